@@ -811,8 +811,8 @@ type Transaction struct {
 	CurrencyCode  *string                   `json:"currencyCode,omitempty"`
 	LocationRef   *string                   `json:"locationRef,omitempty"`
 	MembershipRef *string                   `json:"membershipRef,omitempty"`
-	Status        *string                   `json:"status,omitempty"` // TransactionStatus values
-	Type          *string                   `json:"type,omitempty"`   // TransactionType values
+	Status        *TransactionStatus        `json:"status,omitempty"`
+	Type          *TransactionType          `json:"type,omitempty"`
 	PaymentMethod *PaymentMethod            `json:"paymentMethod,omitempty"`
 	Booking       *TransactionBooking       `json:"booking,omitempty"`
 	Company       *Company                  `json:"company,omitempty"`
@@ -854,20 +854,26 @@ type TransactionTicket struct {
 	Price      *PriceSplit `json:"price,omitempty"`
 }
 
-// Transaction status and type values (the spec lists them in full).
-const (
-	TransactionStatusCanceled   = "canceled"
-	TransactionStatusFailed     = "failed"
-	TransactionStatusPending    = "pending"
-	TransactionStatusProcessing = "processing"
-	TransactionStatusSucceeded  = "succeeded"
+// TransactionStatus is a money transaction's status; the spec lists every value.
+type TransactionStatus string
 
-	TransactionTypeBooking       = "booking"
-	TransactionTypeCreditPackage = "creditPackage"
-	TransactionTypeEventTicket   = "eventTicket"
-	TransactionTypeInvoice       = "invoice"
-	TransactionTypeOrder         = "order"
-	TransactionTypeSubscription  = "subscription"
+// TransactionType is what a money transaction paid for; the spec lists every value.
+type TransactionType string
+
+// Transaction status and type values.
+const (
+	TransactionStatusCanceled   TransactionStatus = "canceled"
+	TransactionStatusFailed     TransactionStatus = "failed"
+	TransactionStatusPending    TransactionStatus = "pending"
+	TransactionStatusProcessing TransactionStatus = "processing"
+	TransactionStatusSucceeded  TransactionStatus = "succeeded"
+
+	TransactionTypeBooking       TransactionType = "booking"
+	TransactionTypeCreditPackage TransactionType = "creditPackage"
+	TransactionTypeEventTicket   TransactionType = "eventTicket"
+	TransactionTypeInvoice       TransactionType = "invoice"
+	TransactionTypeOrder         TransactionType = "order"
+	TransactionTypeSubscription  TransactionType = "subscription"
 )
 
 // ---- Shop ----
@@ -964,16 +970,19 @@ type Order struct {
 	Payment       *ItemPayment   `json:"payment,omitempty"`
 	Product       *Product       `json:"product,omitempty"` // embedded {createDate, description, id, media, title}
 	Quantity      *float64       `json:"quantity,omitempty"`
-	Status        *string        `json:"status,omitempty"` // OrderStatus values
+	Status        *OrderStatus   `json:"status,omitempty"`
 	User          *User          `json:"user,omitempty"`
 }
 
-// Order status values (the spec lists them in full).
+// OrderStatus is a shop order's status; the spec lists every value.
+type OrderStatus string
+
+// Order status values.
 const (
-	OrderStatusNew        = "new"
-	OrderStatusInProgress = "inProgress"
-	OrderStatusCompleted  = "completed"
-	OrderStatusCanceled   = "canceled"
+	OrderStatusNew        OrderStatus = "new"
+	OrderStatusInProgress OrderStatus = "inProgress"
+	OrderStatusCompleted  OrderStatus = "completed"
+	OrderStatusCanceled   OrderStatus = "canceled"
 )
 
 // ---- Discounts ----
