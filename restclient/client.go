@@ -1,0 +1,698 @@
+// Package restclient is a typed client for every operation of the Workspace
+// Network Service REST API (../shared/spec/workspace-network-api.md).
+//
+// A Client holds one service per area of the API (Billing, Transactions,
+// Resources, Visitors, Feed, Shop, Discounts, Events); every method has the
+// shape
+//
+//	func (s *ShopService) GetProduct(ctx context.Context, id string) (*Product, *Response, error)
+//
+// Credentials are fixed per client (WithBasicAuth, WithBearerToken) or travel
+// per call in the context (WithCredentials), which wins. Every non-2xx answer
+// becomes an *ErrorResponse; a failure to get an answer is a *TransportError;
+// a cancelled context returns ctx.Err(). GETs are retried on 429, 502, 503,
+// 504 and connection errors; POST and PUT never are.
+package restclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Defaults of a new Client.
+const (
+	DefaultTimeout     = 10 * time.Second
+	DefaultMaxInFlight = 64
+	DefaultUserAgent   = "workspacenet-facade-restclient/1"
+)
+
+// maxResponseBody caps a successful response body.
+const maxResponseBody = 32 << 20
+
+// RetryPolicy says how GETs are retried. Zero delays take the defaults
+// (BaseDelay 100ms, MaxDelay 2s); MaxRetries 0 disables retries.
+type RetryPolicy struct {
+	MaxRetries int           // retries after the first attempt; default 2
+	BaseDelay  time.Duration // backoff before the first retry (before jitter)
+	MaxDelay   time.Duration // cap of one backoff; a Retry-After above 4*MaxDelay is not waited for
+}
+
+// DefaultRetryPolicy is the policy of a new Client.
+func DefaultRetryPolicy() RetryPolicy {
+	return RetryPolicy{MaxRetries: 2, BaseDelay: 100 * time.Millisecond, MaxDelay: 2 * time.Second}
+}
+
+// CallInfo describes one logical upstream call, after its retries.
+type CallInfo struct {
+	Method   string        // "GET"
+	Route    string        // path template, e.g. "/resources/v1/{id}" (no base path, no ids)
+	Status   int           // last HTTP status, 0 if no response
+	Duration time.Duration // whole call including retries and backoff
+	Retries  int           // attempts - 1
+	Err      error         // nil on success
+}
+
+// Observer sees every upstream call once, when it ends. ctx is the call's
+// context, so per-request collectors can be found in it. It runs on the
+// caller's goroutine and must be quick and safe for concurrent use.
+type Observer func(ctx context.Context, info CallInfo)
+
+// Response is the HTTP answer of a call plus the paging it carried.
+type Response struct {
+	*http.Response         // body already consumed and closed
+	NextPageToken   string // "" on the last page
+	SearchQueryNext string // credit notes and redemptions only
+}
+
+// Client talks to one Workspace Network Service. It is safe for concurrent use.
+type Client struct {
+	base        string // base URL without trailing slash, e.g. http://h:1/api
+	hc          *http.Client
+	fixed       *Credentials
+	timeout     time.Duration
+	retry       RetryPolicy
+	maxInFlight int
+	sem         chan struct{}
+	observer    Observer
+	userAgent   string
+
+	// wait sleeps d or until ctx ends (ctx.Err()); replaced in tests.
+	wait func(ctx context.Context, d time.Duration) error
+	// jitter returns a random duration in [0, d]; replaced in tests.
+	jitter func(d time.Duration) time.Duration
+
+	common service
+
+	Billing      *BillingService
+	Transactions *TransactionsService
+	Resources    *ResourcesService
+	Visitors     *VisitorsService
+	Feed         *FeedService
+	Shop         *ShopService
+	Discounts    *DiscountsService
+	Events       *EventsService
+}
+
+type service struct{ client *Client }
+
+// Option configures a Client.
+type Option func(*Client) error
+
+// WithHTTPClient makes the client send through hc instead of its own tuned
+// *http.Client. The per-attempt timeout still applies.
+func WithHTTPClient(hc *http.Client) Option {
+	return func(c *Client) error {
+		if hc == nil {
+			return errors.New("restclient: WithHTTPClient: nil *http.Client")
+		}
+		c.hc = hc
+		return nil
+	}
+}
+
+// WithBasicAuth sends Authorization: Basic base64(clientID:clientSecret) on
+// calls whose context carries no Credentials.
+func WithBasicAuth(clientID, clientSecret string) Option {
+	return func(c *Client) error {
+		if clientID == "" || strings.Contains(clientID, ":") {
+			return errors.New("restclient: WithBasicAuth: client id must be non-empty and without ':'")
+		}
+		cr := Credentials{Authorization: basicAuthorization(clientID, clientSecret)}
+		if err := cr.validate(); err != nil {
+			return err
+		}
+		c.fixed = &cr
+		return nil
+	}
+}
+
+// WithBearerToken sends Authorization: Bearer token and service-network-id:
+// networkID on calls whose context carries no Credentials.
+func WithBearerToken(token, networkID string) Option {
+	return func(c *Client) error {
+		if token == "" {
+			return errors.New("restclient: WithBearerToken: empty token")
+		}
+		cr := Credentials{Authorization: "Bearer " + token, NetworkID: networkID}
+		if err := cr.validate(); err != nil {
+			return err
+		}
+		c.fixed = &cr
+		return nil
+	}
+}
+
+// WithTimeout sets the timeout of one attempt (default 10s). It is always
+// bounded by the caller's deadline.
+func WithTimeout(d time.Duration) Option {
+	return func(c *Client) error {
+		if d <= 0 {
+			return errors.New("restclient: WithTimeout: timeout must be positive")
+		}
+		c.timeout = d
+		return nil
+	}
+}
+
+// WithRetry sets the retry policy of GETs.
+func WithRetry(p RetryPolicy) Option {
+	return func(c *Client) error {
+		if p.MaxRetries < 0 || p.BaseDelay < 0 || p.MaxDelay < 0 {
+			return errors.New("restclient: WithRetry: negative value")
+		}
+		d := DefaultRetryPolicy()
+		if p.BaseDelay == 0 {
+			p.BaseDelay = d.BaseDelay
+		}
+		if p.MaxDelay == 0 {
+			p.MaxDelay = max(d.MaxDelay, p.BaseDelay)
+		}
+		if p.MaxDelay < p.BaseDelay {
+			return errors.New("restclient: WithRetry: MaxDelay below BaseDelay")
+		}
+		c.retry = p
+		return nil
+	}
+}
+
+// WithMaxInFlight limits the requests in flight at once (default 64); further
+// calls wait for a slot, or for their context to end.
+func WithMaxInFlight(n int) Option {
+	return func(c *Client) error {
+		if n < 1 {
+			return errors.New("restclient: WithMaxInFlight: limit must be at least 1")
+		}
+		c.maxInFlight = n
+		return nil
+	}
+}
+
+// WithObserver installs o, called once per call.
+func WithObserver(o Observer) Option {
+	return func(c *Client) error {
+		c.observer = o
+		return nil
+	}
+}
+
+// WithUserAgent sets the User-Agent header.
+func WithUserAgent(ua string) Option {
+	return func(c *Client) error {
+		if ua == "" || !validHeaderValue(ua) {
+			return errors.New("restclient: WithUserAgent: invalid user agent")
+		}
+		c.userAgent = ua
+		return nil
+	}
+}
+
+// NewClient returns a client of the service at baseURL, an http or https URL
+// that may end in a path prefix (http://host:8080/api). Credentials must not
+// be embedded in the URL.
+func NewClient(baseURL string, opts ...Option) (*Client, error) {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return nil, errors.New("restclient: invalid base URL")
+	}
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return nil, errors.New("restclient: base URL must be http or https")
+	case u.Host == "":
+		return nil, errors.New("restclient: base URL has no host")
+	case u.User != nil:
+		return nil, errors.New("restclient: base URL must not carry credentials; use WithBasicAuth or WithBearerToken")
+	case u.RawQuery != "" || u.Fragment != "":
+		return nil, errors.New("restclient: base URL must not have a query or fragment")
+	}
+	c := &Client{
+		base:        strings.TrimRight(u.String(), "/"),
+		timeout:     DefaultTimeout,
+		retry:       DefaultRetryPolicy(),
+		maxInFlight: DefaultMaxInFlight,
+		userAgent:   DefaultUserAgent,
+		wait:        sleepCtx,
+		jitter:      fullJitter,
+	}
+	for _, o := range opts {
+		if err := o(c); err != nil {
+			return nil, err
+		}
+	}
+	if c.hc == nil {
+		c.hc = newHTTPClient(c.maxInFlight, c.timeout)
+	}
+	c.sem = make(chan struct{}, c.maxInFlight)
+	c.common.client = c
+	c.Billing = (*BillingService)(&c.common)
+	c.Transactions = (*TransactionsService)(&c.common)
+	c.Resources = (*ResourcesService)(&c.common)
+	c.Visitors = (*VisitorsService)(&c.common)
+	c.Feed = (*FeedService)(&c.common)
+	c.Shop = (*ShopService)(&c.common)
+	c.Discounts = (*DiscountsService)(&c.common)
+	c.Events = (*EventsService)(&c.common)
+	return c, nil
+}
+
+// newHTTPClient returns an *http.Client tuned for fan-out to one host: as
+// many pooled and open connections as requests may be in flight, idle
+// connections kept 90s, HTTP/2 when offered. Redirects are not followed (the
+// API has none; following one could carry credentials elsewhere).
+func newHTTPClient(maxInFlight int, timeout time.Duration) *http.Client {
+	dialer := &net.Dialer{Timeout: min(timeout, 5*time.Second), KeepAlive: 30 * time.Second}
+	tr := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           dialer.DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          maxInFlight,
+		MaxIdleConnsPerHost:   maxInFlight,
+		MaxConnsPerHost:       maxInFlight,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   5 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+	return &http.Client{
+		Transport: tr,
+		// A backstop only: each attempt already has a context deadline.
+		Timeout: timeout + time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func fullJitter(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 0
+	}
+	return rand.N(d + 1)
+}
+
+// call is one logical operation.
+type call struct {
+	method string
+	route  string     // path template
+	path   string     // concrete path relative to the base URL, segments escaped
+	query  url.Values // may be nil
+	body   any        // request body, JSON-encoded; nil for none
+	decode decodeFunc // decodes a 2xx body; nil to ignore it
+}
+
+// decodeFunc decodes a 2xx body and returns the paging it carried.
+type decodeFunc func(data []byte) (pageInfo, error)
+
+type pageInfo struct {
+	next, searchQueryNext string
+}
+
+// credentials returns the context's credentials, else the fixed ones.
+func (c *Client) credentials(ctx context.Context) Credentials {
+	if cr, ok := CredentialsFromContext(ctx); ok {
+		return cr
+	}
+	if c.fixed != nil {
+		return *c.fixed
+	}
+	return Credentials{}
+}
+
+// do runs rc with retries and reports it to the observer. A cancelled or
+// expired ctx returns ctx.Err() with a nil Response.
+func (c *Client) do(ctx context.Context, rc call) (resp *Response, err error) {
+	if ctx == nil {
+		return nil, errors.New("restclient: nil context")
+	}
+	start := time.Now()
+	retries := 0
+	if c.observer != nil {
+		defer func() {
+			status := 0
+			if resp != nil && resp.Response != nil {
+				status = resp.StatusCode
+			}
+			c.observer(ctx, CallInfo{
+				Method: rc.method, Route: rc.route, Status: status,
+				Duration: time.Since(start), Retries: retries, Err: err,
+			})
+		}()
+	}
+	creds := c.credentials(ctx)
+	if err := creds.validate(); err != nil {
+		return nil, err
+	}
+	var payload []byte
+	if rc.body != nil {
+		payload, err = json.Marshal(rc.body)
+		if err != nil {
+			return nil, fmt.Errorf("restclient: %s %s: encoding request body: %w", rc.method, rc.route, err)
+		}
+	}
+	target := c.base + rc.path
+	if q := rc.query.Encode(); q != "" {
+		target += "?" + q
+	}
+	for {
+		resp, err = c.attempt(ctx, rc, target, payload, creds)
+		if err == nil {
+			return resp, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		delay, ok := c.retryDelay(rc.method, retries, err)
+		if !ok {
+			return resp, err
+		}
+		if dl, has := ctx.Deadline(); has && time.Until(dl) <= delay {
+			return resp, err // the wait would outlive the caller
+		}
+		if werr := c.wait(ctx, delay); werr != nil {
+			return nil, werr
+		}
+		retries++
+	}
+}
+
+// retryDelay decides whether attempt number retries+1 failing with err is
+// retried, and after how long.
+func (c *Client) retryDelay(method string, retries int, err error) (time.Duration, bool) {
+	if method != http.MethodGet || retries >= c.retry.MaxRetries {
+		return 0, false
+	}
+	if e, ok := asErrorResponse(err); ok {
+		switch e.StatusCode {
+		case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		default:
+			return 0, false
+		}
+		if e.RetryAfter > 0 {
+			if e.RetryAfter > 4*c.retry.MaxDelay {
+				return 0, false
+			}
+			return e.RetryAfter, true
+		}
+		return c.backoff(retries), true
+	}
+	var te *TransportError
+	if errors.As(err, &te) && te.retryable() {
+		return c.backoff(retries), true
+	}
+	return 0, false
+}
+
+// backoff is full jitter over min(MaxDelay, BaseDelay*2^retries).
+func (c *Client) backoff(retries int) time.Duration {
+	d := c.retry.MaxDelay
+	if retries < 30 {
+		d = min(d, c.retry.BaseDelay<<retries)
+	}
+	return c.jitter(d)
+}
+
+func (c *Client) acquire(ctx context.Context) error {
+	select {
+	case c.sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (c *Client) release() { <-c.sem }
+
+// attempt sends one request, holding an in-flight slot for its duration.
+func (c *Client) attempt(ctx context.Context, rc call, target string, payload []byte, creds Credentials) (*Response, error) {
+	if err := c.acquire(ctx); err != nil {
+		return nil, err
+	}
+	defer c.release()
+	actx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+
+	var body io.Reader
+	if payload != nil {
+		body = bytes.NewReader(payload)
+	}
+	req, err := http.NewRequestWithContext(actx, rc.method, target, body)
+	if err != nil {
+		return nil, fmt.Errorf("restclient: %s %s: invalid request", rc.method, rc.route)
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", c.userAgent)
+	if payload != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if creds.Authorization != "" {
+		req.Header.Set("Authorization", creds.Authorization)
+	}
+	if creds.NetworkID != "" {
+		req.Header.Set("service-network-id", creds.NetworkID)
+	}
+
+	hr, err := c.hc.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, newTransportError(rc.method, rc.route, err)
+	}
+	defer func() {
+		// Drain a little so the connection can be reused.
+		_, _ = io.Copy(io.Discard, io.LimitReader(hr.Body, maxErrorBody))
+		hr.Body.Close()
+	}()
+	resp := &Response{Response: hr}
+	if err := checkResponse(rc.method, rc.route, rc.path, hr); err != nil {
+		if e, ok := asErrorResponse(err); ok {
+			e.redact(creds.secrets())
+		}
+		return resp, err
+	}
+	if rc.decode == nil {
+		return resp, nil
+	}
+	data, err := io.ReadAll(io.LimitReader(hr.Body, maxResponseBody+1))
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, newTransportError(rc.method, rc.route, err)
+	}
+	if len(data) > maxResponseBody {
+		return resp, &DecodeError{Method: rc.method, Route: rc.route, Err: fmt.Errorf("body exceeds %d bytes", maxResponseBody)}
+	}
+	page, err := rc.decode(data)
+	if err != nil {
+		return resp, &DecodeError{Method: rc.method, Route: rc.route, Err: err}
+	}
+	resp.NextPageToken, resp.SearchQueryNext = page.next, page.searchQueryNext
+	return resp, nil
+}
+
+// ---- decoding helpers ----
+
+func isNull(raw json.RawMessage) bool {
+	return len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null"
+}
+
+// envelope splits a response object into its top-level keys.
+func envelope(data []byte) (map[string]json.RawMessage, error) {
+	var env map[string]json.RawMessage
+	if err := json.Unmarshal(data, &env); err != nil {
+		return nil, err
+	}
+	if env == nil {
+		return nil, errors.New("response is null, not an object")
+	}
+	return env, nil
+}
+
+// decodeOne decodes the object under key into *dst; a missing or null object
+// is an error.
+func decodeOne[T any](key string, dst **T) decodeFunc {
+	return func(data []byte) (pageInfo, error) {
+		env, err := envelope(data)
+		if err != nil {
+			return pageInfo{}, err
+		}
+		raw, ok := env[key]
+		if !ok || isNull(raw) {
+			return pageInfo{}, fmt.Errorf("response has no %q object", key)
+		}
+		v := new(T)
+		if err := json.Unmarshal(raw, v); err != nil {
+			return pageInfo{}, fmt.Errorf("%s: %w", key, err)
+		}
+		*dst = v
+		return pageInfo{}, nil
+	}
+}
+
+// decodeList decodes the array under key into *dst (missing or null: empty)
+// and the page tokens beside it.
+func decodeList[T any](key string, dst *[]*T) decodeFunc {
+	return func(data []byte) (pageInfo, error) {
+		env, err := envelope(data)
+		if err != nil {
+			return pageInfo{}, err
+		}
+		if raw, ok := env[key]; ok && !isNull(raw) {
+			if err := json.Unmarshal(raw, dst); err != nil {
+				return pageInfo{}, fmt.Errorf("%s: %w", key, err)
+			}
+		}
+		var p pageInfo
+		if p.next, err = optionalString(env, "nextPageToken"); err != nil {
+			return pageInfo{}, err
+		}
+		if p.searchQueryNext, err = optionalString(env, "searchQueryNext"); err != nil {
+			return pageInfo{}, err
+		}
+		return p, nil
+	}
+}
+
+func optionalString(env map[string]json.RawMessage, key string) (string, error) {
+	raw, ok := env[key]
+	if !ok || isNull(raw) {
+		return "", nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", fmt.Errorf("%s: %w", key, err)
+	}
+	return s, nil
+}
+
+// ---- request helpers ----
+
+// escapeID returns id as one escaped path segment. Empty, "." and ".." ids
+// are refused: they would address another route.
+func escapeID(op, id string) (string, error) {
+	if id == "" || id == "." || id == ".." {
+		return "", fmt.Errorf("restclient: %s: invalid id %q", op, id)
+	}
+	return url.PathEscape(id), nil
+}
+
+// ListOptions are the paging parameters of list operations.
+type ListOptions struct {
+	Limit         int    // 0 = upstream default (25); sent as limit
+	NextPageToken string // sent as nextPageToken
+}
+
+func (o ListOptions) encode(q url.Values) {
+	if o.Limit != 0 {
+		q.Set("limit", fmt.Sprint(o.Limit))
+	}
+	if o.NextPageToken != "" {
+		q.Set("nextPageToken", o.NextPageToken)
+	}
+}
+
+// DateRange filters on a timestamp, both ends inclusive and optional. It is
+// sent as createDate[gte] and createDate[lte] in RFC 3339 UTC.
+type DateRange struct {
+	GTE, LTE *time.Time
+}
+
+func (d DateRange) encode(q url.Values, field string) {
+	if d.GTE != nil {
+		q.Set(field+"[gte]", d.GTE.UTC().Format(time.RFC3339Nano))
+	}
+	if d.LTE != nil {
+		q.Set(field+"[lte]", d.LTE.UTC().Format(time.RFC3339Nano))
+	}
+}
+
+func setIf(q url.Values, key, v string) {
+	if v != "" {
+		q.Set(key, v)
+	}
+}
+
+// paginate follows page tokens from first, yielding every item; it stops at
+// the first error (yielded with a nil item) or when the consumer stops.
+func paginate[T any](first string, fetch func(token string) ([]*T, *Response, error)) iter.Seq2[*T, error] {
+	return func(yield func(*T, error) bool) {
+		token := first
+		seen := map[string]bool{token: true}
+		for {
+			items, resp, err := fetch(token)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			for _, it := range items {
+				if !yield(it, nil) {
+					return
+				}
+			}
+			next := resp.NextPageToken
+			if next == "" {
+				return
+			}
+			if seen[next] {
+				yield(nil, errors.New("restclient: upstream repeated a page token; stopping"))
+				return
+			}
+			seen[next] = true
+			token = next
+		}
+	}
+}
+
+// decodeStruct decodes the whole response object into dst.
+func decodeStruct[T any](dst *T) decodeFunc {
+	return func(data []byte) (pageInfo, error) {
+		if _, err := envelope(data); err != nil {
+			return pageInfo{}, err
+		}
+		return pageInfo{}, json.Unmarshal(data, dst)
+	}
+}
+
+// doOne runs a call whose answer wraps one object under key.
+func doOne[T any](ctx context.Context, c *Client, method, route, path, key string, body any) (*T, *Response, error) {
+	var out *T
+	resp, err := c.do(ctx, call{method: method, route: route, path: path, body: body, decode: decodeOne(key, &out)})
+	if err != nil {
+		return nil, resp, err
+	}
+	return out, resp, nil
+}
+
+// doList runs a GET whose answer wraps an array under key.
+func doList[T any](ctx context.Context, c *Client, route, path string, q url.Values, key string) ([]*T, *Response, error) {
+	var out []*T
+	resp, err := c.do(ctx, call{method: http.MethodGet, route: route, path: path, query: q, decode: decodeList(key, &out)})
+	if err != nil {
+		return nil, resp, err
+	}
+	return out, resp, nil
+}

@@ -1,0 +1,140 @@
+package restclient
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"log/slog"
+	"strings"
+)
+
+// Credentials are the two headers that authenticate a call upstream. They are
+// forwarded exactly as given: Authorization is the whole header value
+// ("Basic ..." or "Bearer ..."), NetworkID the service-network-id header
+// (omitted when empty).
+//
+// Credentials never print their values: String, GoString and LogValue redact
+// them, and JSON encoding drops them.
+type Credentials struct {
+	Authorization string `json:"-"`
+	NetworkID     string `json:"-"`
+}
+
+const redacted = "[REDACTED]"
+
+// scheme returns the authentication scheme of the Authorization value when it
+// is one the API knows ("Basic" or "Bearer"), else "".
+func (c Credentials) scheme() string {
+	s, _, _ := strings.Cut(strings.TrimSpace(c.Authorization), " ")
+	switch {
+	case strings.EqualFold(s, "Basic"):
+		return "Basic"
+	case strings.EqualFold(s, "Bearer"):
+		return "Bearer"
+	}
+	return ""
+}
+
+func (c Credentials) redactedAuthorization() string {
+	switch {
+	case c.Authorization == "":
+		return `""`
+	case c.scheme() != "":
+		return c.scheme() + " " + redacted
+	}
+	return redacted
+}
+
+func (c Credentials) redactedNetworkID() string {
+	if c.NetworkID == "" {
+		return `""`
+	}
+	return redacted
+}
+
+// String describes c without revealing any secret: only the scheme of the
+// Authorization value and whether a network id is set.
+func (c Credentials) String() string {
+	return "restclient.Credentials{Authorization: " + c.redactedAuthorization() +
+		", NetworkID: " + c.redactedNetworkID() + "}"
+}
+
+// GoString is String, so %#v redacts too.
+func (c Credentials) GoString() string { return c.String() }
+
+// LogValue makes slog print the redacted form.
+func (c Credentials) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("authorization", c.redactedAuthorization()),
+		slog.String("networkID", c.redactedNetworkID()),
+	)
+}
+
+// secrets lists the strings that must never appear in an error's text: the
+// header value, its credential part and, for Basic, the decoded pair.
+func (c Credentials) secrets() []string {
+	var out []string
+	add := func(s string) {
+		if len(s) >= 4 { // shorter strings would redact innocent text
+			out = append(out, s)
+		}
+	}
+	auth := strings.TrimSpace(c.Authorization)
+	add(auth)
+	if _, cred, ok := strings.Cut(auth, " "); ok {
+		cred = strings.TrimSpace(cred)
+		add(cred)
+		if c.scheme() == "Basic" {
+			if dec, err := base64.StdEncoding.DecodeString(cred); err == nil {
+				add(string(dec))
+				if id, secret, ok := strings.Cut(string(dec), ":"); ok {
+					add(secret)
+					add(id)
+				}
+			}
+		}
+	}
+	add(c.NetworkID)
+	return out
+}
+
+type credentialsKey struct{}
+
+// WithCredentials returns a context carrying c. Calls made with it send c's
+// headers instead of the client's fixed credentials, even when c is empty
+// (a caller without credentials is forwarded as such).
+func WithCredentials(ctx context.Context, c Credentials) context.Context {
+	return context.WithValue(ctx, credentialsKey{}, c)
+}
+
+// CredentialsFromContext returns the credentials stored by WithCredentials.
+func CredentialsFromContext(ctx context.Context) (Credentials, bool) {
+	c, ok := ctx.Value(credentialsKey{}).(Credentials)
+	return c, ok
+}
+
+// validHeaderValue reports whether v can be sent as an HTTP header value
+// (no control characters other than tab).
+func validHeaderValue(v string) bool {
+	for i := 0; i < len(v); i++ {
+		b := v[i]
+		if (b < 0x20 && b != '\t') || b == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+func (c Credentials) validate() error {
+	if !validHeaderValue(c.Authorization) {
+		return errors.New("restclient: Authorization credential contains invalid characters")
+	}
+	if !validHeaderValue(c.NetworkID) {
+		return errors.New("restclient: service-network-id credential contains invalid characters")
+	}
+	return nil
+}
+
+func basicAuthorization(clientID, clientSecret string) string {
+	return "Basic " + base64.StdEncoding.EncodeToString([]byte(clientID+":"+clientSecret))
+}

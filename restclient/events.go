@@ -1,0 +1,21 @@
+package restclient
+
+import (
+	"context"
+	"net/http"
+)
+
+// EventsService covers the events area: events people attend.
+type EventsService service
+
+// GetEvent returns one event. The upstream requires service-network-id even
+// with Basic credentials.
+//
+// REST: GET /events/v1/{id}.
+func (s *EventsService) GetEvent(ctx context.Context, id string) (*Event, *Response, error) {
+	seg, err := escapeID("GetEvent", id)
+	if err != nil {
+		return nil, nil, err
+	}
+	return doOne[Event](ctx, s.client, http.MethodGet, "/events/v1/{id}", "/events/v1/"+seg, "event", nil)
+}
