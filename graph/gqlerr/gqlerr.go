@@ -1,0 +1,212 @@
+// Package gqlerr is the facade's one error vocabulary: it turns every error a
+// resolver returns into a GraphQL error with extensions.code, and makes sure
+// no stack trace, credential or raw upstream body reaches a client.
+package gqlerr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/workspacenet/facade/restclient"
+)
+
+// Codes carried in extensions.code (see the README's error table).
+const (
+	Unauthenticated     = "UNAUTHENTICATED"
+	Forbidden           = "FORBIDDEN"
+	NotFound            = "NOT_FOUND"
+	BadUserInput        = "BAD_USER_INPUT"
+	Conflict            = "CONFLICT"
+	RateLimited         = "RATE_LIMITED"
+	UpstreamUnavailable = "UPSTREAM_UNAVAILABLE"
+	QueryTooComplex     = "QUERY_TOO_COMPLEX"
+	Internal            = "INTERNAL_SERVER_ERROR"
+)
+
+// InputError is a problem with the caller's input found before any upstream
+// call. Field names the argument or input field ("input.startDate").
+type InputError struct {
+	Field   string
+	Message string
+}
+
+func (e *InputError) Error() string { return e.Field + ": " + e.Message }
+
+// Input returns an *InputError for field.
+func Input(field, format string, args ...any) error {
+	return &InputError{Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrNoCredentials is returned for a request that carries no Authorization
+// header when the facade has no credentials of its own.
+var ErrNoCredentials = errors.New("this request carries no credentials: send an Authorization header (and service-network-id with a Bearer token)")
+
+// Coded is an error that already knows its code (limits, for example).
+type Coded struct {
+	Code    string
+	Message string
+	Ext     map[string]any
+}
+
+func (e *Coded) Error() string { return e.Message }
+
+// scopes names the scope each upstream operation needs (spec, Authentication;
+// upstream-facts for the rest), for FORBIDDEN errors.
+var scopes = map[string]string{
+	"POST /billing/credit_notes/v1":       "invoices",
+	"GET /billing/credit_notes/v1":        "invoices.readonly",
+	"GET /billing/invoices/v1/{id}/items": "invoices.readonly",
+	"POST /resources/bookings/v1":         "resources",
+	"GET /resources/v1/{id}":              "resources.readonly",
+	"POST /visitors/visits/v1":            "visitors",
+	"GET /visitors/visits/v1/{id}":        "visitors.readonly",
+	"PUT /visitors/visits/v1/{id}":        "visitors",
+	"POST /visitors/requests/v1":          "visitors",
+	"POST /feed/posts/v1":                 "feed",
+	"PUT /feed/posts/v1/{id}":             "feed",
+	"GET /feed/posts/v1/{id}/comments":    "feed.readonly",
+	"GET /transactions/money/v1":          "transactions.readonly",
+	"GET /shop/products/v1":               "shop.readonly",
+	"GET /shop/products/v1/{productId}":   "shop",
+	"GET /shop/orders/v1":                 "shop.readonly",
+	"GET /discounts/redemptions/v1":       "invoices.readonly",
+	"GET /events/v1/{id}":                 "events",
+}
+
+// Presenter returns gqlgen's error presenter: every error becomes a
+// *gqlerror.Error with extensions.code. Unexpected errors are logged with
+// their detail and shown as "internal error".
+func Presenter(log *slog.Logger) graphql.ErrorPresenterFunc {
+	return func(ctx context.Context, err error) *gqlerror.Error {
+		var gqlErr *gqlerror.Error
+		if errors.As(err, &gqlErr) && gqlErr.Err == nil {
+			// Parser, validation and limit errors built by gqlgen or by us.
+			if gqlErr.Path == nil {
+				gqlErr.Path = graphql.GetPath(ctx)
+			}
+			return gqlErr
+		}
+		out := &gqlerror.Error{Path: graphql.GetPath(ctx), Err: err}
+		if gqlErr != nil {
+			out.Locations = gqlErr.Locations
+			if len(gqlErr.Path) > 0 {
+				out.Path = gqlErr.Path
+			}
+		}
+		code, msg, ext := classify(err)
+		if code == Internal {
+			log.ErrorContext(ctx, "resolver error", "path", out.Path.String(), "err", err)
+		}
+		out.Message = msg
+		out.Extensions = map[string]any{"code": code}
+		for k, v := range ext {
+			out.Extensions[k] = v
+		}
+		return out
+	}
+}
+
+// Recover turns a resolver panic into an INTERNAL_SERVER_ERROR for that field;
+// the panic value and stack are logged, never returned.
+func Recover(log *slog.Logger) graphql.RecoverFunc {
+	return func(ctx context.Context, p any) error {
+		log.ErrorContext(ctx, "resolver panic", "path", graphql.GetPath(ctx).String(), "panic", fmt.Sprint(p), "stack", stack())
+		return &Coded{Code: Internal, Message: "internal error"}
+	}
+}
+
+// Code returns the extensions.code err maps to.
+func Code(err error) string {
+	code, _, _ := classify(err)
+	return code
+}
+
+func classify(err error) (code, msg string, ext map[string]any) {
+	var (
+		inErr  *InputError
+		coded  *Coded
+		resp   *restclient.ErrorResponse
+		trErr  *restclient.TransportError
+		decErr *restclient.DecodeError
+	)
+	switch {
+	case errors.As(err, &inErr):
+		return BadUserInput, inErr.Error(), map[string]any{"field": inErr.Field}
+	case errors.As(err, &coded):
+		return coded.Code, coded.Message, coded.Ext
+	case errors.Is(err, ErrNoCredentials):
+		return Unauthenticated, ErrNoCredentials.Error(), nil
+	case errors.As(err, &resp):
+		return classifyResponse(resp)
+	case errors.As(err, &decErr):
+		return UpstreamUnavailable, "the upstream service sent a response that could not be read",
+			map[string]any{"upstream": upstream(decErr.Method, decErr.Route, 0)}
+	case errors.As(err, &trErr):
+		msg := "the upstream service could not be reached"
+		if trErr.Timeout() {
+			msg = "the upstream service did not answer in time"
+		}
+		return UpstreamUnavailable, msg, map[string]any{"upstream": upstream(trErr.Method, trErr.Route, 0)}
+	case errors.Is(err, context.DeadlineExceeded):
+		return UpstreamUnavailable, "the request ran out of time waiting for the upstream service", nil
+	case errors.Is(err, context.Canceled):
+		return UpstreamUnavailable, "the request was cancelled", nil
+	}
+	return Internal, "internal error", nil
+}
+
+// classifyResponse maps an upstream HTTP error. Upstream messages are passed
+// on for client errors (they describe the caller's input or rights) and never
+// for server errors.
+func classifyResponse(e *restclient.ErrorResponse) (string, string, map[string]any) {
+	ext := map[string]any{"upstream": upstream(e.Method, e.Route, e.StatusCode)}
+	detail := e.Message
+	switch {
+	case e.StatusCode == 401:
+		return Unauthenticated, "the upstream service refused the credentials", ext
+	case e.StatusCode == 403:
+		if s, ok := scopes[e.Method+" "+e.Route]; ok {
+			ext["requiredScope"] = s
+		}
+		return Forbidden, "the credentials lack the scope this operation needs" + suffix(detail), ext
+	case e.StatusCode == 404:
+		return NotFound, "not found" + suffix(detail), ext
+	case e.StatusCode == 409:
+		return Conflict, "conflict" + suffix(detail), ext
+	case e.StatusCode == 429:
+		if e.RetryAfter > 0 {
+			ext["retryAfterSeconds"] = int(math.Ceil(e.RetryAfter.Seconds()))
+		}
+		return RateLimited, "the upstream service is rate limiting these credentials; retry later", ext
+	case e.StatusCode == 400 || e.StatusCode == 422:
+		return BadUserInput, "invalid input" + suffix(detail), ext
+	case e.StatusCode >= 500:
+		return UpstreamUnavailable, fmt.Sprintf("the upstream service failed (%d)", e.StatusCode), ext
+	}
+	return UpstreamUnavailable, fmt.Sprintf("unexpected upstream status %d", e.StatusCode), ext
+}
+
+func suffix(detail string) string {
+	if detail == "" {
+		return ""
+	}
+	const max = 300
+	if len(detail) > max {
+		detail = detail[:max] + "…"
+	}
+	return ": " + detail
+}
+
+func upstream(method, route string, status int) map[string]any {
+	m := map[string]any{"method": method, "path": route}
+	if status != 0 {
+		m["status"] = status
+	}
+	return m
+}

@@ -1,0 +1,198 @@
+package paging
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/workspacenet/facade/graph/gqlerr"
+)
+
+// list is an upstream list of n items paged by an offset token, recording the
+// limits it was asked for.
+type list struct {
+	n      int
+	limits []int
+}
+
+func (l *list) fetch(_ context.Context, token string, limit int) (*Page[int], error) {
+	l.limits = append(l.limits, limit)
+	off := 0
+	if token != "" {
+		off, _ = strconv.Atoi(token)
+	}
+	p := &Page[int]{}
+	for i := off; i < min(off+limit, l.n); i++ {
+		v := i
+		p.Items = append(p.Items, &v)
+	}
+	if off+limit < l.n {
+		p.Next = strconv.Itoa(off + limit)
+	}
+	return p, nil
+}
+
+func values(r *Result[int]) []int {
+	out := make([]int, len(r.Edges))
+	for i, e := range r.Edges {
+		out[i] = *e.Node
+	}
+	return out
+}
+
+func seq(from, to int) []int {
+	var out []int
+	for i := from; i < to; i++ {
+		out = append(out, i)
+	}
+	return out
+}
+
+func equal(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestPaginateFollowsPagesAboveUpstreamLimit(t *testing.T) {
+	l := &list{n: 260}
+	r, err := Paginate(context.Background(), "s", new(250), nil, l.fetch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := values(r); !equal(got, seq(0, 250)) {
+		t.Fatalf("got %d items, first %v", len(got), got[:3])
+	}
+	if !r.HasNextPage {
+		t.Error("HasNextPage = false with 10 items left")
+	}
+	if !equal(l.limits, []int{100, 100, 50}) {
+		t.Errorf("upstream limits = %v, want [100 100 50]", l.limits)
+	}
+}
+
+func TestPaginateLastPage(t *testing.T) {
+	l := &list{n: 30}
+	r, err := Paginate(context.Background(), "s", new(30), nil, l.fetch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.HasNextPage || len(r.Edges) != 30 || len(l.limits) != 1 {
+		t.Fatalf("hasNext=%v edges=%d calls=%d", r.HasNextPage, len(r.Edges), len(l.limits))
+	}
+	if *r.EndCursor() != r.Edges[29].Cursor {
+		t.Error("EndCursor is not the last edge's cursor")
+	}
+}
+
+func TestResumeFromEveryEdgeSeesNothingTwice(t *testing.T) {
+	l := &list{n: 57}
+	first, err := Paginate(context.Background(), "s", new(25), nil, l.fetch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, e := range first.Edges {
+		r, err := Paginate(context.Background(), "s", new(10), &e.Cursor, l.fetch)
+		if err != nil {
+			t.Fatalf("edge %d: %v", k, err)
+		}
+		if want := seq(k+1, k+11); !equal(values(r), want) {
+			t.Fatalf("after edge %d: got %v want %v", k, values(r), want)
+		}
+		if !r.HasNextPage {
+			t.Fatalf("after edge %d: HasNextPage false", k)
+		}
+	}
+	// Walking the whole list by endCursor yields every item exactly once.
+	var all []int
+	var after *string
+	for {
+		r, err := Paginate(context.Background(), "s", new(7), after, l.fetch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, values(r)...)
+		if !r.HasNextPage {
+			break
+		}
+		after = r.EndCursor()
+	}
+	if !equal(all, seq(0, 57)) {
+		t.Fatalf("walk got %v", all)
+	}
+}
+
+func TestBadArgumentsAreInputErrorsWithoutFetching(t *testing.T) {
+	l := &list{n: 10}
+	good, _ := Paginate(context.Background(), "s", new(2), nil, l.fetch)
+	l.limits = nil
+	c := good.Edges[0].Cursor
+	body, sum, _ := strings.Cut(c, ".")
+	tampered := body[:len(body)-2] + "AA." + sum
+	cases := []struct {
+		name  string
+		first *int
+		after string
+		field string
+	}{
+		{"zero first", new(0), "", "first"},
+		{"negative first", new(-1), "", "first"},
+		{"first above max", new(MaxFirst + 1), "", "first"},
+		{"garbage", nil, "not-a-cursor", "after"},
+		{"tampered", nil, tampered, "after"},
+		{"bad base64", nil, "%%%." + sum, "after"},
+		{"other scope", nil, c, "after"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var after *string
+			if tc.after != "" {
+				after = &tc.after
+			}
+			scope := "s"
+			if tc.name == "other scope" {
+				scope = "other"
+			}
+			_, err := Paginate(context.Background(), scope, tc.first, after, l.fetch)
+			var ie *gqlerr.InputError
+			if !errors.As(err, &ie) || ie.Field != tc.field {
+				t.Fatalf("err = %v, want InputError on %s", err, tc.field)
+			}
+		})
+	}
+	if len(l.limits) != 0 {
+		t.Errorf("bad arguments caused %d fetches", len(l.limits))
+	}
+}
+
+func FuzzDecodeCursor(f *testing.F) {
+	f.Add(encode(cursor{Scope: scopeHash("s"), Token: "abc", Limit: 25, Index: 3}))
+	f.Add("")
+	f.Add(".")
+	f.Add("eyJzIjoiIn0.AAAA")
+	f.Fuzz(func(t *testing.T, s string) {
+		c, err := decode(s)
+		if err != nil {
+			return
+		}
+		if c.Limit < 1 || c.Limit > UpstreamMaxLimit || c.Index < 0 || c.Index >= c.Limit {
+			t.Fatalf("decode accepted out-of-range cursor %+v", c)
+		}
+		if encode(c) != s && !strings.Contains(s, "=") {
+			// Re-encoding need not be byte-identical (JSON key order), but
+			// must decode to the same cursor.
+			c2, err := decode(encode(c))
+			if err != nil || c2 != c {
+				t.Fatalf("round trip changed %+v to %+v (%v)", c, c2, err)
+			}
+		}
+	})
+}
