@@ -10,6 +10,7 @@ package playground
 
 import (
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -19,6 +20,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -52,8 +54,9 @@ type Config struct {
 // asset is one embedded file, immutable once Handler has built it.
 type asset struct {
 	body        []byte
+	gzipped     []byte // body gzip-compressed
 	contentType string
-	etag        string
+	etag        string // of body; gzipped has etag with a -gz suffix inside the quotes
 }
 
 // pageConfig is the JSON read by assets/playground.js.
@@ -126,7 +129,7 @@ func Handler(cfg Config) http.Handler {
 		sum := sha256.Sum256(body)
 		hash := hex.EncodeToString(sum[:6])
 		key := hash + "/" + e.Name()
-		h.assets[key] = asset{body: body, contentType: contentType(e.Name()), etag: `"` + hex.EncodeToString(sum[:16]) + `"`}
+		h.assets[key] = asset{body: body, gzipped: gzipBytes(body), contentType: contentType(e.Name()), etag: hex.EncodeToString(sum[:16])}
 		urls[e.Name()] = AssetPrefix + key
 	}
 
@@ -240,8 +243,45 @@ func (h *handler) serveAsset(w http.ResponseWriter, r *http.Request) bool {
 	hd := w.Header()
 	hd.Set("Content-Type", a.contentType)
 	hd.Set("Cache-Control", "public, max-age=31536000, immutable")
-	hd.Set("ETag", a.etag)
 	hd.Set("X-Content-Type-Options", "nosniff")
-	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(a.body))
+	hd.Add("Vary", "Accept-Encoding")
+	body, etag := a.body, a.etag
+	if acceptsGzip(r.Header.Values("Accept-Encoding")) {
+		hd.Set("Content-Encoding", "gzip")
+		body, etag = a.gzipped, etag+"-gz"
+	}
+	hd.Set("ETag", `"`+etag+`"`)
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body))
 	return true
+}
+
+// acceptsGzip reports whether Accept-Encoding values list gzip with a
+// non-zero quality.
+func acceptsGzip(values []string) bool {
+	for _, v := range values {
+		for part := range strings.SplitSeq(v, ",") {
+			name, params, _ := strings.Cut(part, ";")
+			if !strings.EqualFold(strings.TrimSpace(name), "gzip") {
+				continue
+			}
+			q := 1.0
+			for param := range strings.SplitSeq(params, ";") {
+				k, v, _ := strings.Cut(strings.TrimSpace(param), "=")
+				if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && strings.EqualFold(strings.TrimSpace(k), "q") {
+					q = f
+				}
+			}
+			return q > 0
+		}
+	}
+	return false
+}
+
+func gzipBytes(b []byte) []byte {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	// Writes to a bytes.Buffer cannot fail.
+	_, _ = zw.Write(b)
+	_ = zw.Close()
+	return buf.Bytes()
 }

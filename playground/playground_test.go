@@ -1,6 +1,8 @@
 package playground
 
 import (
+	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -280,5 +282,45 @@ func TestServesThroughRealServer(t *testing.T) {
 		if res.StatusCode != http.StatusOK || n == 0 {
 			t.Errorf("GET %s via mux = %d (%d bytes)", m[1], res.StatusCode, n)
 		}
+	}
+}
+
+func TestAssetsGzipWhenAccepted(t *testing.T) {
+	h := Handler(Config{})
+	u := attrRE.FindStringSubmatch(getPage(t, h))[1]
+	want, err := os.ReadFile("assets/" + path.Base(u))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := do(t, h, http.MethodGet, u, nil)
+	if plain.Header().Get("Content-Encoding") != "" || plain.Body.String() != string(want) {
+		t.Errorf("identity response: encoding %q, body equal %v", plain.Header().Get("Content-Encoding"), plain.Body.String() == string(want))
+	}
+	for _, ae := range []string{"gzip", "br, gzip;q=0.8", "GZIP; q=1", "deflate, gzip"} {
+		rr := do(t, h, http.MethodGet, u, map[string]string{"Accept-Encoding": ae})
+		if rr.Header().Get("Content-Encoding") != "gzip" {
+			t.Errorf("Accept-Encoding %q: Content-Encoding %q", ae, rr.Header().Get("Content-Encoding"))
+			continue
+		}
+		if rr.Header().Get("ETag") == plain.Header().Get("ETag") {
+			t.Errorf("gzip and identity share ETag %s", rr.Header().Get("ETag"))
+		}
+		zr, err := gzip.NewReader(bytes.NewReader(rr.Body.Bytes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(zr)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("Accept-Encoding %q: gunzipped body differs (err %v)", ae, err)
+		}
+	}
+	for _, ae := range []string{"br", "gzip;q=0", "gzip; q=0.000", "identity"} {
+		rr := do(t, h, http.MethodGet, u, map[string]string{"Accept-Encoding": ae})
+		if rr.Header().Get("Content-Encoding") != "" {
+			t.Errorf("Accept-Encoding %q: got Content-Encoding %q", ae, rr.Header().Get("Content-Encoding"))
+		}
+	}
+	if v := plain.Header().Get("Vary"); v != "Accept-Encoding" {
+		t.Errorf("Vary = %q", v)
 	}
 }
