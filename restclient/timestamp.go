@@ -2,6 +2,7 @@ package restclient
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"time"
 )
@@ -26,18 +27,23 @@ func (t Timestamp) MarshalJSON() ([]byte, error) {
 	return []byte(`"` + t.UTC().Format(time.RFC3339Nano) + `"`), nil
 }
 
-// UnmarshalJSON accepts an RFC 3339 string, "" or null.
+// UnmarshalJSON accepts an RFC 3339 string (JSON escapes included), "" or null.
 func (t *Timestamp) UnmarshalJSON(b []byte) error {
-	if bytes.Equal(b, []byte("null")) || bytes.Equal(b, []byte(`""`)) {
+	if bytes.Equal(b, []byte("null")) {
 		*t = Timestamp{}
 		return nil
 	}
-	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
 		return fmt.Errorf("restclient: timestamp must be a JSON string, got %.40s", b)
 	}
-	v, err := time.Parse(time.RFC3339Nano, string(b[1:len(b)-1]))
+	if s == "" {
+		*t = Timestamp{}
+		return nil
+	}
+	v, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return fmt.Errorf("restclient: timestamp %.40s is not RFC 3339", b)
+		return fmt.Errorf("restclient: timestamp %.40q is not RFC 3339", s)
 	}
 	*t = Timestamp{v.UTC()}
 	return nil

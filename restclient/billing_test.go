@@ -1,0 +1,154 @@
+package restclient
+
+import (
+	"net/http"
+	"net/url"
+	"slices"
+	"testing"
+)
+
+func TestCreateCreditNote(t *testing.T) {
+	u := newUpstream(t)
+	obs := &observations{}
+	note := fixture(t, "credit_note.json")
+	u.serveJSON("POST /billing/credit_notes/v1", wantRequest{
+		method: "POST", path: "/billing/credit_notes/v1",
+		body: `{"creditNote":{"invoiceRef":"inv-1","reason":"duplicate","lines":[{"invoiceItemRef":"item-1","amount":0,"quantity":2}],
+			"creditAmount":0,"memo":"m","effectiveDate":"2021-05-21T10:00:00Z","outOfBandAmount":1.5,
+			"refunds":[{"amount":3,"id":"r-1","transactionRef":"tx-1"}]}}`,
+	}, http.StatusCreated, `{"creditNote":`+note+`}`)
+	c := u.client(WithObserver(obs.observe))
+
+	got, resp, err := c.Billing.CreateCreditNote(ctxT(t), &CreditNoteCreateRequest{
+		InvoiceRef: new("inv-1"),
+		Reason:     new("duplicate"),
+		Lines:      []CreditNoteLineRequest{{InvoiceItemRef: new("item-1"), Amount: new(0.0), Quantity: new(2.0)}},
+		// An explicit zero amount is sent; absent fields are not.
+		CreditAmount:    new(0.0),
+		EffectiveDate:   NewTimestamp(mustTime(t, "2021-05-21T10:00:00Z")),
+		Memo:            new("m"),
+		OutOfBandAmount: new(1.5),
+		Refunds:         []CreditNoteRefundRequest{{Amount: new(3.0), ID: new("r-1"), TransactionRef: new("tx-1")}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusCreated {
+		t.Errorf("status = %d", resp.StatusCode)
+	}
+	assertComplete(t, got, nil)
+	assertRoundTrip(t, got, note)
+	if *got.CreditAmount != 7.5 || got.Lines[0].Discounts[0].Promocode.Expiration.String() != "2021-05-21T12:30:00Z" {
+		t.Errorf("unexpected values: %v %v", *got.CreditAmount, got.Lines[0].Discounts[0].Promocode.Expiration)
+	}
+	checkObserved(t, obs, "POST", "/billing/credit_notes/v1", 201)
+
+	if _, _, err := c.Billing.CreateCreditNote(ctxT(t), nil); err == nil {
+		t.Error("nil request accepted")
+	}
+}
+
+func TestListCreditNotes(t *testing.T) {
+	u := newUpstream(t)
+	note := fixture(t, "credit_note.json")
+	u.serveJSON("GET /billing/credit_notes/v1", wantRequest{
+		method: "GET", path: "/billing/credit_notes/v1",
+		query: url.Values{"invoiceRef": {"inv-1"}, "locationRef": {"loc-1"}, "limit": {"10"}, "nextPageToken": {"p2"}},
+	}, http.StatusOK, `{"creditNotes":[`+note+`],"nextPageToken":"p3","searchQueryNext":"invoiceRef=inv-1&nextPageToken=p3"}`)
+	c := u.client()
+
+	got, resp, err := c.Billing.ListCreditNotes(ctxT(t), &CreditNoteListOptions{
+		InvoiceRef: "inv-1", LocationRef: "loc-1", ListOptions: ListOptions{Limit: 10, NextPageToken: "p2"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 {
+		t.Fatalf("got %d notes", len(got))
+	}
+	assertComplete(t, got[0], nil)
+	assertRoundTrip(t, got[0], note)
+	if resp.NextPageToken != "p3" || resp.SearchQueryNext != "invoiceRef=inv-1&nextPageToken=p3" {
+		t.Errorf("paging = %q %q", resp.NextPageToken, resp.SearchQueryNext)
+	}
+}
+
+func TestAllCreditNotes(t *testing.T) {
+	u := newUpstream(t)
+	u.handle("GET /billing/credit_notes/v1", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("locationRef") != "loc-1" {
+			t.Errorf("filter lost on page %q", r.URL.Query().Get("nextPageToken"))
+		}
+		switch r.URL.Query().Get("nextPageToken") {
+		case "":
+			w.Write([]byte(`{"creditNotes":[{"id":"a"},{"id":"b"}],"nextPageToken":"t2","searchQueryNext":"x"}`))
+		case "t2":
+			w.Write([]byte(`{"creditNotes":[{"id":"c"}]}`))
+		default:
+			t.Errorf("unexpected token")
+		}
+	})
+	c := u.client()
+	var ids []string
+	for n, err := range c.Billing.AllCreditNotes(ctxT(t), &CreditNoteListOptions{LocationRef: "loc-1"}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, n.ID)
+	}
+	if !slices.Equal(ids, []string{"a", "b", "c"}) {
+		t.Errorf("ids = %v", ids)
+	}
+}
+
+var invoicePartials = map[string][]string{
+	".Customer.User": {"ID", "Name", "PhotoURL", "Surname"},
+}
+
+var invoiceItemPartials = map[string][]string{
+	".Booking.Resource":    {"ID", "Title", "Type"},
+	".Order.Product":       {"ID", "Title"},
+	".Order.ProductOption": {"ID", "Title"},
+	".Ticket.Event":        {"EndDate", "ID", "StartDate", "Title"},
+	".UserCreatedBy":       {"ID", "Name", "Surname"},
+}
+
+func TestListInvoiceItems(t *testing.T) {
+	u := newUpstream(t)
+	inv, item := fixture(t, "invoice.json"), fixture(t, "invoice_item.json")
+	u.serveJSON("GET /billing/invoices/v1/{id}/items", wantRequest{
+		method: "GET", path: "/billing/invoices/v1/inv%2F1/items",
+	}, http.StatusOK, `{"invoice":`+inv+`,"invoiceItems":[`+item+`],"addedLater":{"x":1}}`)
+	c := u.client()
+
+	got, _, err := c.Billing.ListInvoiceItems(ctxT(t), "inv/1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	partials := maps(invoicePartials)
+	for k, v := range invoiceItemPartials {
+		partials[".Items"+k] = v
+	}
+	assertComplete(t, got.Invoice, partials)
+	assertRoundTrip(t, got.Invoice, inv)
+	if len(got.Items) != 1 {
+		t.Fatalf("%d items", len(got.Items))
+	}
+	assertComplete(t, got.Items[0], invoiceItemPartials)
+	assertRoundTrip(t, got.Items[0], item)
+	if string(got.Invoice.Company.Metadata) == "" {
+		t.Error("metadata lost")
+	}
+
+	if _, _, err := c.Billing.ListInvoiceItems(ctxT(t), ".."); err == nil {
+		t.Error(`id ".." accepted`)
+	}
+}
+
+func maps(m map[string][]string) map[string][]string {
+	out := make(map[string][]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

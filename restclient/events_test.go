@@ -1,0 +1,30 @@
+package restclient
+
+import (
+	"net/http"
+	"testing"
+)
+
+func TestGetEvent(t *testing.T) {
+	u := newUpstream(t)
+	e := fixture(t, "event.json")
+	// Basic credentials: the network id still travels (required by GET /events).
+	c, err := NewClient(u.srv.URL+basePath, WithBasicAuth("client-1", "s3cr3t-basic"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.serveJSON("GET /events/v1/{id}", wantRequest{
+		method: "GET", path: "/events/v1/e-1",
+		auth: basicAuthorization("client-1", "s3cr3t-basic"), netID: "net-9",
+	}, http.StatusOK, `{"event":`+e+`}`)
+	ctx := WithCredentials(ctxT(t), Credentials{Authorization: basicAuthorization("client-1", "s3cr3t-basic"), NetworkID: "net-9"})
+	got, _, err := c.Events.GetEvent(ctx, "e-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertComplete(t, got, nil)
+	assertRoundTrip(t, got, e)
+	if _, _, err := c.Events.GetEvent(ctx, ""); err == nil {
+		t.Error("empty id accepted")
+	}
+}

@@ -1,0 +1,345 @@
+package restclient
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// basePath is where the test upstream is mounted: a client that builds
+// absolute paths instead of joining the base URL misses every route.
+const basePath = "/api/v9"
+
+const (
+	testToken   = "tok-SECRET-7f3a9c"
+	testNetwork = "net-0c1d2e3f"
+)
+
+// upstream is an httptest server whose mux lives under basePath.
+type upstream struct {
+	t    *testing.T
+	mux  *http.ServeMux
+	srv  *httptest.Server
+	hits atomic.Int64
+}
+
+func newUpstream(t *testing.T) *upstream {
+	t.Helper()
+	u := &upstream{t: t, mux: http.NewServeMux()}
+	u.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("unexpected request %s %s", r.Method, r.URL.EscapedPath())
+		http.Error(w, `{"message":"no route","type":"not_found"}`, http.StatusNotFound)
+	})
+	u.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u.hits.Add(1)
+		u.mux.ServeHTTP(w, r)
+	}))
+	t.Cleanup(u.srv.Close)
+	return u
+}
+
+// handle registers h for "METHOD /path" under basePath.
+func (u *upstream) handle(pattern string, h http.HandlerFunc) {
+	method, path, _ := strings.Cut(pattern, " ")
+	u.mux.HandleFunc(method+" "+basePath+path, h)
+}
+
+// client returns a client of u with bearer credentials, no real sleeping
+// between retries, and the given options on top.
+func (u *upstream) client(opts ...Option) *Client {
+	u.t.Helper()
+	all := append([]Option{WithBearerToken(testToken, testNetwork)}, opts...)
+	c, err := NewClient(u.srv.URL+basePath+"/", all...)
+	if err != nil {
+		u.t.Fatalf("NewClient: %v", err)
+	}
+	c.wait = func(ctx context.Context, d time.Duration) error { return ctx.Err() }
+	return c
+}
+
+// wantRequest is what a handler expects to receive.
+type wantRequest struct {
+	method string
+	path   string     // escaped path relative to basePath
+	query  url.Values // exact query (nil = none)
+	body   string     // JSON body, compared semantically ("" = no body)
+	auth   string     // Authorization header; "" means the test bearer token
+	netID  string     // service-network-id header; "" means testNetwork
+}
+
+// check asserts r against w.
+func (w wantRequest) check(t *testing.T, r *http.Request) {
+	t.Helper()
+	if r.Method != w.method {
+		t.Errorf("method = %s, want %s", r.Method, w.method)
+	}
+	if got := r.URL.EscapedPath(); got != basePath+w.path {
+		t.Errorf("path = %s, want %s", got, basePath+w.path)
+	}
+	q := r.URL.Query()
+	if len(q) == 0 {
+		q = nil
+	}
+	if !reflect.DeepEqual(q, w.query) {
+		t.Errorf("query = %v, want %v", q, w.query)
+	}
+	auth, netID := cmp.Or(w.auth, "Bearer "+testToken), cmp.Or(w.netID, testNetwork)
+	if got := r.Header.Get("Authorization"); got != auth {
+		t.Errorf("Authorization = %q, want %q", got, auth)
+	}
+	if got := r.Header.Get("service-network-id"); got != netID {
+		t.Errorf("service-network-id = %q, want %q", got, netID)
+	}
+	if got := r.Header.Get("Accept"); got != "application/json" {
+		t.Errorf("Accept = %q", got)
+	}
+	if got := r.Header.Get("User-Agent"); got == "" {
+		t.Error("no User-Agent")
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		t.Errorf("reading body: %v", err)
+	}
+	if w.body == "" {
+		if len(body) != 0 {
+			t.Errorf("unexpected body %s", body)
+		}
+		return
+	}
+	if got := r.Header.Get("Content-Type"); got != "application/json" {
+		t.Errorf("Content-Type = %q", got)
+	}
+	assertJSONEqual(t, body, []byte(w.body))
+}
+
+// serveJSON answers status and body after checking the request against want.
+func (u *upstream) serveJSON(pattern string, want wantRequest, status int, body string) {
+	u.handle(pattern, func(w http.ResponseWriter, r *http.Request) {
+		want.check(u.t, r)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		io.WriteString(w, body)
+	})
+}
+
+// fixture returns testdata/name: a complete example of one object of the spec.
+func fixture(t testing.TB, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(bytes.TrimSpace(b))
+}
+
+// assertJSONEqual compares two JSON texts semantically.
+func assertJSONEqual(t testing.TB, got, want []byte) {
+	t.Helper()
+	var g, w any
+	if err := json.Unmarshal(got, &g); err != nil {
+		t.Fatalf("got invalid JSON %s: %v", got, err)
+	}
+	if err := json.Unmarshal(want, &w); err != nil {
+		t.Fatalf("want invalid JSON %s: %v", want, err)
+	}
+	if !reflect.DeepEqual(g, w) {
+		t.Errorf("JSON differs: %s", strings.Join(jsonDiff("$", g, w), "; "))
+	}
+}
+
+// jsonDiff lists the paths where two decoded JSON values differ.
+func jsonDiff(path string, got, want any) []string {
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			return []string{path + ": not an object"}
+		}
+		var out []string
+		for k, wv := range w {
+			gv, ok := g[k]
+			if !ok {
+				out = append(out, path+"."+k+": missing")
+				continue
+			}
+			out = append(out, jsonDiff(path+"."+k, gv, wv)...)
+		}
+		for k := range g {
+			if _, ok := w[k]; !ok {
+				out = append(out, path+"."+k+": unexpected")
+			}
+		}
+		return out
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(g) != len(w) {
+			return []string{path + ": array differs"}
+		}
+		var out []string
+		for i := range w {
+			out = append(out, jsonDiff(fmt.Sprintf("%s[%d]", path, i), g[i], w[i])...)
+		}
+		return out
+	}
+	if !reflect.DeepEqual(got, want) {
+		return []string{fmt.Sprintf("%s: got %v, want %v", path, got, want)}
+	}
+	return nil
+}
+
+// assertRoundTrip re-encodes v and compares it with the fixture it came from:
+// every field of the fixture was decoded, with its value.
+func assertRoundTrip(t testing.TB, v any, fixtureJSON string) {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatalf("re-encoding: %v", err)
+	}
+	assertJSONEqual(t, b, []byte(fixtureJSON))
+}
+
+var timestampType = reflect.TypeFor[Timestamp]()
+var rawType = reflect.TypeFor[json.RawMessage]()
+
+// assertComplete fails for every field of v left unset after decoding a
+// complete fixture: nil pointers, empty slices, empty strings (ids), zero
+// timestamps. Embedded summaries are listed in partial by field path
+// (".Booking.Resource"): there exactly the named fields must be set and all
+// others must be unset.
+func assertComplete(t testing.TB, v any, partial map[string][]string) {
+	t.Helper()
+	seen := map[string]bool{}
+	walkComplete(t, reflect.ValueOf(v), "", partial, seen)
+	for p := range partial {
+		if !seen[p] {
+			t.Errorf("partial path %s never reached", p)
+		}
+	}
+}
+
+func isUnset(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		return v.IsNil()
+	case reflect.Slice, reflect.Map, reflect.String:
+		return v.Len() == 0
+	}
+	if v.Type() == timestampType {
+		return v.Interface().(Timestamp).IsZero()
+	}
+	return v.IsZero()
+}
+
+func walkComplete(t testing.TB, v reflect.Value, path string, partial map[string][]string, seen map[string]bool) {
+	t.Helper()
+	for v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			t.Errorf("%s is nil", cmp.Or(path, "value"))
+			return
+		}
+		v = v.Elem()
+	}
+	switch {
+	case v.Type() == timestampType:
+		if v.Interface().(Timestamp).IsZero() {
+			t.Errorf("%s is a zero timestamp", path)
+		}
+		return
+	case v.Type() == rawType:
+		if v.Len() == 0 {
+			t.Errorf("%s is empty", path)
+		}
+		return
+	}
+	switch v.Kind() {
+	case reflect.Slice:
+		if v.Len() == 0 {
+			t.Errorf("%s is empty", path)
+		}
+		for i := range v.Len() {
+			walkComplete(t, v.Index(i), path, partial, seen)
+		}
+	case reflect.Struct:
+		only, isPartial := partial[path]
+		if isPartial {
+			seen[path] = true
+		}
+		for i := range v.NumField() {
+			f := v.Type().Field(i)
+			fv := v.Field(i)
+			fp := path + "." + f.Name
+			if isPartial && !slices.Contains(only, f.Name) {
+				if !isUnset(fv) {
+					t.Errorf("%s is set but the spec's summary has no such field", fp)
+				}
+				continue
+			}
+			walkComplete(t, fv, fp, partial, seen)
+		}
+	case reflect.String:
+		if v.Len() == 0 {
+			t.Errorf("%s is empty", path)
+		}
+	}
+}
+
+// observations collects CallInfos.
+type observations struct {
+	mu    sync.Mutex
+	calls []CallInfo
+}
+
+func (o *observations) observe(_ context.Context, ci CallInfo) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.calls = append(o.calls, ci)
+}
+
+func (o *observations) last(t *testing.T) CallInfo {
+	t.Helper()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.calls) == 0 {
+		t.Fatal("observer not called")
+	}
+	return o.calls[len(o.calls)-1]
+}
+
+// checkCall asserts the observer saw one call of method route with status.
+func checkObserved(t *testing.T, o *observations, method, route string, status int) {
+	t.Helper()
+	ci := o.last(t)
+	if ci.Method != method || ci.Route != route || ci.Status != status {
+		t.Errorf("observed %s %s %d, want %s %s %d", ci.Method, ci.Route, ci.Status, method, route, status)
+	}
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func mustTime(t testing.TB, s string) time.Time {
+	t.Helper()
+	v, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
