@@ -1,0 +1,70 @@
+package scalars
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/workspacenet/facade/restclient"
+)
+
+func render(m graphql.Marshaler) string {
+	var b bytes.Buffer
+	m.MarshalGQL(&b)
+	return b.String()
+}
+
+func TestDateTime(t *testing.T) {
+	if got := render(MarshalDateTime(restclient.Timestamp{})); got != "null" {
+		t.Errorf("zero Timestamp = %s, want null", got)
+	}
+	paris := time.FixedZone("CET", 3600)
+	ts := restclient.Timestamp{Time: time.Date(2021, 5, 21, 11, 0, 0, 0, paris)}
+	if got := render(MarshalDateTime(ts)); got != `"2021-05-21T10:00:00Z"` {
+		t.Errorf("marshal = %s, want UTC without fraction", got)
+	}
+	ts.Time = ts.Add(500 * time.Millisecond)
+	if got := render(MarshalDateTime(ts)); got != `"2021-05-21T10:00:00.5Z"` {
+		t.Errorf("marshal = %s, want fractional seconds kept", got)
+	}
+
+	got, err := UnmarshalDateTime("2021-05-21T12:00:00+02:00")
+	if err != nil || !got.Equal(time.Date(2021, 5, 21, 10, 0, 0, 0, time.UTC)) || got.Location() != time.UTC {
+		t.Errorf("unmarshal offset = %v, %v; want 10:00 UTC", got, err)
+	}
+	if got, err := UnmarshalDateTime("2021-05-21T10:00:00.123Z"); err != nil || got.Nanosecond() != 123e6 {
+		t.Errorf("unmarshal fraction = %v, %v", got, err)
+	}
+	for _, bad := range []any{"", "2021-05-21", "yesterday", 1621591200, nil} {
+		if _, err := UnmarshalDateTime(bad); err == nil {
+			t.Errorf("UnmarshalDateTime(%#v) accepted", bad)
+		}
+	}
+}
+
+func TestJSON(t *testing.T) {
+	for raw, want := range map[string]string{
+		``:                          "null",
+		`null`:                      "null",
+		`{"broken"`:                 "null",
+		`{"url":"https://x","n":1}`: `{"url":"https://x","n":1}`,
+		`[1,2]`:                     `[1,2]`,
+	} {
+		var m json.RawMessage
+		if raw != "" {
+			m = json.RawMessage(raw)
+		}
+		if got := render(MarshalJSON(m)); got != want {
+			t.Errorf("MarshalJSON(%q) = %s, want %s", raw, got, want)
+		}
+	}
+	got, err := UnmarshalJSON(map[string]any{"a": []any{1, "b"}})
+	if err != nil || string(got) != `{"a":[1,"b"]}` {
+		t.Errorf("UnmarshalJSON = %s, %v", got, err)
+	}
+	if _, err := UnmarshalJSON(func() {}); err == nil {
+		t.Error("UnmarshalJSON accepted a value that has no JSON form")
+	}
+}
