@@ -508,7 +508,7 @@ func (c *Client) attempt(ctx context.Context, rc call, target string, payload []
 	}
 	page, err := rc.decode(data)
 	if err != nil {
-		return resp, &DecodeError{Method: rc.method, Route: rc.route, Err: err}
+		return resp, &DecodeError{Method: rc.method, Route: rc.route, Err: redactErr(err, creds.secrets())}
 	}
 	resp.NextPageToken, resp.SearchQueryNext = page.next, page.searchQueryNext
 	return resp, nil

@@ -157,6 +157,30 @@ func (e *ErrorResponse) redact(secrets []string) {
 	}
 }
 
+// redactedError hides secrets in the text of the error it wraps.
+type redactedError struct {
+	err     error
+	secrets []string
+}
+
+func (e *redactedError) Error() string {
+	s := e.err.Error()
+	for _, sec := range e.secrets {
+		s = strings.ReplaceAll(s, sec, redacted)
+	}
+	return s
+}
+
+func (e *redactedError) Unwrap() error { return e.err }
+
+// redactErr wraps err so its text never shows one of secrets.
+func redactErr(err error, secrets []string) error {
+	if len(secrets) == 0 {
+		return err
+	}
+	return &redactedError{err: err, secrets: secrets}
+}
+
 // TransportError is a failure to get an HTTP answer at all: timeout, refused
 // or reset connection, a body cut short. A cancelled or expired caller
 // context is not a TransportError: calls then return ctx.Err().

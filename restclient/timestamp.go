@@ -3,7 +3,7 @@ package restclient
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
+	"errors"
 	"time"
 )
 
@@ -35,7 +35,7 @@ func (t *Timestamp) UnmarshalJSON(b []byte) error {
 	}
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("restclient: timestamp must be a JSON string, got %.40s", b)
+		return errors.New("restclient: timestamp must be a JSON string")
 	}
 	if s == "" {
 		*t = Timestamp{}
@@ -43,7 +43,7 @@ func (t *Timestamp) UnmarshalJSON(b []byte) error {
 	}
 	v, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return fmt.Errorf("restclient: timestamp %.40q is not RFC 3339", s)
+		return errors.New("restclient: timestamp is not RFC 3339")
 	}
 	*t = Timestamp{v.UTC()}
 	return nil

@@ -1,0 +1,123 @@
+package restclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+func TestCredentialsRedacted(t *testing.T) {
+	cr := Credentials{Authorization: "Bearer " + testToken, NetworkID: testNetwork}
+	basic := Credentials{Authorization: basicAuthorization("client-id-1", "hunter2-secret")}
+	var logged bytes.Buffer
+	log := slog.New(slog.NewJSONHandler(&logged, nil))
+	log.Info("call", "creds", cr, "basic", basic)
+	js, _ := json.Marshal(struct{ C Credentials }{cr})
+	outs := []string{
+		cr.String(), cr.GoString(), fmt.Sprintf("%v %+v %#v %s %q", cr, cr, cr, cr, cr),
+		fmt.Sprintf("%v %#v", basic, basic), fmt.Sprintf("%+v", struct{ C Credentials }{cr}),
+		logged.String(), string(js),
+	}
+	for _, out := range outs {
+		for _, secret := range []string{testToken, testNetwork, "hunter2-secret", strings.TrimPrefix(basic.Authorization, "Basic ")} {
+			if strings.Contains(out, secret) {
+				t.Errorf("%q leaks %q", out, secret)
+			}
+		}
+	}
+	if cr.String() != "restclient.Credentials{Authorization: Bearer [REDACTED], NetworkID: [REDACTED]}" {
+		t.Errorf("String() = %q", cr.String())
+	}
+	if got := (Credentials{}).String(); got != `restclient.Credentials{Authorization: "", NetworkID: ""}` {
+		t.Errorf("empty: %q", got)
+	}
+	if got := (Credentials{Authorization: "Token abc"}).String(); strings.Contains(got, "abc") || strings.Contains(got, "Token") {
+		t.Errorf("unknown scheme: %q", got)
+	}
+	if !strings.Contains(logged.String(), `"authorization":"Bearer [REDACTED]"`) {
+		t.Errorf("slog output %s", logged.String())
+	}
+}
+
+// TestNoCredentialInErrors drives every kind of error with an upstream that
+// echoes the credentials it received, and checks no error text shows them.
+func TestNoCredentialInErrors(t *testing.T) {
+	const id, secret = "client-7781", "s3cr3t-pa55"
+	basicValue := basicAuthorization(id, secret)
+	secrets := []string{testToken, secret, strings.TrimPrefix(basicValue, "Basic "), id + ":" + secret}
+
+	u := newUpstream(t)
+	echo := func(status int) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			auth := r.Header.Get("Authorization")
+			dec, _ := base64.StdEncoding.DecodeString(strings.TrimPrefix(auth, "Basic "))
+			w.WriteHeader(status)
+			json.NewEncoder(w).Encode(map[string]string{
+				"message": "bad credentials " + auth + " / " + string(dec) + " / " + strings.TrimPrefix(auth, "Bearer "),
+				"type":    "unauthorized:" + auth,
+			})
+		}
+	}
+	u.handle("GET /events/v1/{id}", echo(401))
+	u.handle("GET /resources/v1/{id}", echo(403))
+	u.handle("GET /shop/products/v1/{productId}", echo(503))
+	u.handle("POST /feed/posts/v1", echo(400))
+	u.handle("GET /visitors/visits/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"visit":{"date":"` + r.Header.Get("Authorization") + `"}}`))
+	})
+
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	dead := ln.Addr().String()
+	ln.Close()
+
+	bearer := u.client()
+	basic, err := NewClient(u.srv.URL+basePath, WithBasicAuth(id, secret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadClient, _ := NewClient("http://"+dead, WithBearerToken(testToken, testNetwork), WithRetry(RetryPolicy{MaxRetries: 0}))
+
+	perCall := WithCredentials(ctxT(t), Credentials{Authorization: basicValue, NetworkID: testNetwork})
+	var errs []error
+	collect := func(_ any, _ *Response, err error) { errs = append(errs, err) }
+	for _, c := range []*Client{bearer, basic} {
+		collect(c.Events.GetEvent(ctxT(t), "e"))
+		collect(c.Resources.GetResource(ctxT(t), "r"))
+		collect(c.Shop.GetProduct(ctxT(t), "p"))
+		collect(c.Feed.CreatePost(ctxT(t), &PostCreateRequest{}))
+		collect(c.Visitors.GetVisit(ctxT(t), "v"))
+		collect(c.Events.GetEvent(perCall, "e"))
+	}
+	collect(deadClient.Events.GetEvent(ctxT(t), "e"))
+	collect(bearer.Events.GetEvent(WithCredentials(ctxT(t), Credentials{Authorization: "Bearer " + testToken + "\n"}), "e"))
+	cancelled, cancel := context.WithCancel(WithCredentials(ctxT(t), Credentials{Authorization: basicValue}))
+	cancel()
+	collect(basic.Events.GetEvent(cancelled, "e"))
+
+	for i, err := range errs {
+		if err == nil {
+			t.Fatalf("call %d succeeded", i)
+		}
+		text := err.Error() + fmt.Sprintf(" %v %+v", err, err)
+		var e *ErrorResponse
+		if errors.As(err, &e) {
+			text += e.Message + e.Type
+		}
+		for _, s := range secrets {
+			if strings.Contains(text, s) {
+				t.Errorf("error %d leaks %q: %s", i, s, text)
+			}
+		}
+	}
+	if e, ok := asErrorResponse(errs[0]); !ok || !strings.Contains(e.Message, redacted) {
+		t.Errorf("echoed credentials not redacted: %v", errs[0])
+	}
+}
