@@ -1,0 +1,134 @@
+// Command restserver runs the local Workspace Network Service REST API on
+// SQLite, with deterministic demo data.
+//
+//	go run ./cmd/restserver                 # serve on 127.0.0.1:8081, data in ./data/restserver.db
+//	go run ./cmd/restserver -demo-manifest  # print the demo credentials and ids as JSON
+//
+// Flags (environment variables in brackets):
+//
+//	-addr ADDR        listen address [RESTSERVER_ADDR], default 127.0.0.1:8081
+//	-db PATH          SQLite file, ":memory:" for a throw-away database [RESTSERVER_DB], default ./data/restserver.db
+//	-demo-scale N     demo data scale when the database is empty, 0 = none [RESTSERVER_DEMO_SCALE], default 1
+//	-latency SPEC     injected latency, e.g. "*=20ms+5ms" (repeatable) [RESTSERVER_LATENCY]
+//	-fault SPEC       injected faults, e.g. "GET /resources/v1/{id}=503@0.5" (repeatable) [RESTSERVER_FAULT]
+//	-demo-manifest    print the demo manifest JSON and exit
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/workspacenet/facade/restserver"
+	"github.com/workspacenet/facade/restserver/hooks"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args, os.Getenv, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "restserver:", err)
+		os.Exit(1)
+	}
+}
+
+// run parses args, opens the service and serves until ctx ends. With
+// -demo-manifest it prints the manifest and returns. Once listening it
+// writes "listening on http://ADDR" to stderr.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	envOr := func(key, def string) string {
+		if v := getenv(key); v != "" {
+			return v
+		}
+		return def
+	}
+	h := hooks.New()
+	fs := flag.NewFlagSet(filepath.Base(args[0]), flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", envOr("RESTSERVER_ADDR", "127.0.0.1:8081"), "listen address [RESTSERVER_ADDR]")
+	dbPath := fs.String("db", envOr("RESTSERVER_DB", "./data/restserver.db"), `SQLite database file, ":memory:" for a throw-away one [RESTSERVER_DB]`)
+	scaleDef, err := strconv.Atoi(envOr("RESTSERVER_DEMO_SCALE", "1"))
+	if err != nil {
+		return fmt.Errorf("RESTSERVER_DEMO_SCALE: %w", err)
+	}
+	scale := fs.Int("demo-scale", scaleDef, "demo data scale when the database is empty; 0 = no demo data [RESTSERVER_DEMO_SCALE]")
+	manifest := fs.Bool("demo-manifest", false, "print the demo manifest (credentials and ids) as JSON and exit")
+	fs.Var(h.LatencyFlag(), "latency", `injected latency, e.g. "*=20ms+5ms" or "GET /resources/v1/{id}=50ms" (repeatable) [RESTSERVER_LATENCY]`)
+	fs.Var(h.FaultFlag(), "fault", `injected faults, e.g. "GET /resources/v1/{id}=503@0.5" or "*=429@0.1:2s" (repeatable) [RESTSERVER_FAULT]`)
+	if v := getenv("RESTSERVER_LATENCY"); v != "" {
+		if err := h.ApplyLatencySpec(v); err != nil {
+			return fmt.Errorf("RESTSERVER_LATENCY: %w", err)
+		}
+	}
+	if v := getenv("RESTSERVER_FAULT"); v != "" {
+		if err := h.ApplyFaultSpec(v); err != nil {
+			return fmt.Errorf("RESTSERVER_FAULT: %w", err)
+		}
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if *dbPath != ":memory:" {
+		if err := os.MkdirAll(filepath.Dir(*dbPath), 0o755); err != nil {
+			return err
+		}
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	srv, err := restserver.New(ctx, restserver.Config{DBPath: *dbPath, DemoScale: *scale, Logger: logger, Hooks: h})
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+
+	if *manifest {
+		m, err := srv.Manifest()
+		if err != nil {
+			return err
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(m)
+	}
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{
+		Handler:           srv.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      2 * time.Minute, // injected latency and hangs must fit
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	fmt.Fprintf(stderr, "listening on http://%s (database %s)\n", ln.Addr(), *dbPath)
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(shutdownCtx); err != nil {
+		hs.Close()
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

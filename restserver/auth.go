@@ -1,0 +1,275 @@
+package restserver
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"database/sql"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+)
+
+// ScopeFamilies are the scope families of the API; each has a ".readonly"
+// twin that permits reads only.
+var ScopeFamilies = []string{"events", "feed", "invoices", "resources", "shop", "transactions", "visitors"}
+
+// AllScopes returns every scope: each family and its ".readonly" twin.
+func AllScopes() []string {
+	var s []string
+	for _, f := range ScopeFamilies {
+		s = append(s, f, f+".readonly")
+	}
+	return s
+}
+
+// ReadonlyScopes returns the ".readonly" scope of every family.
+func ReadonlyScopes() []string {
+	var s []string
+	for _, f := range ScopeFamilies {
+		s = append(s, f+".readonly")
+	}
+	return s
+}
+
+// tokenTTL is the life of an access token; refreshTTL of a refresh token.
+const (
+	tokenTTL   = time.Hour
+	refreshTTL = 30 * 24 * time.Hour
+)
+
+// caller is the authenticated principal of a request.
+type caller struct {
+	network    string
+	membership string
+	scopes     []string
+	bearer     bool
+}
+
+// has reports whether the caller holds scope.
+func (c *caller) has(scope string) bool { return slices.Contains(c.scopes, scope) }
+
+// hashSecret hashes an API client secret or a token. Secrets and tokens are
+// random 256-bit values, so a fast hash is right here: there is nothing to
+// brute-force that a slow password hash would protect.
+func hashSecret(s string) []byte {
+	h := sha256.Sum256([]byte(s))
+	return h[:]
+}
+
+// dummyHash is compared against when a client id is unknown, so an unknown
+// id and a wrong secret take the same path.
+var dummyHash = hashSecret("no such client")
+
+// authenticate checks the Authorization header and the service-network-id
+// header. requireNetwork makes service-network-id required even with Basic.
+func (s *Server) authenticate(r *http.Request, requireNetwork bool) (*caller, error) {
+	ctx := r.Context()
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return nil, unauthorizedf("missing Authorization header")
+	}
+	scheme, cred, _ := strings.Cut(h, " ")
+	cred = strings.TrimSpace(cred)
+	var c *caller
+	switch strings.ToLower(scheme) {
+	case "basic":
+		raw, err := base64.StdEncoding.DecodeString(cred)
+		if err != nil {
+			return nil, unauthorizedf("malformed Basic credentials")
+		}
+		id, secret, ok := strings.Cut(string(raw), ":")
+		if !ok || id == "" {
+			return nil, unauthorizedf("malformed Basic credentials")
+		}
+		c, err = s.clientCaller(ctx, s.db.read, id, secret)
+		if err != nil {
+			return nil, err
+		}
+	case "bearer":
+		if cred == "" {
+			return nil, unauthorizedf("missing bearer token")
+		}
+		var (
+			network, membership, scopes string
+			expires                     int64
+		)
+		err := s.db.read.QueryRowContext(ctx, `SELECT network_id, membership_id, scopes, expires_at FROM tokens WHERE hash = ? AND kind = 'access'`,
+			hashSecret(cred)).Scan(&network, &membership, &scopes, &expires)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, unauthorizedf("invalid or expired bearer token")
+		}
+		if err != nil {
+			return nil, err
+		}
+		if s.now().UnixMicro() >= expires {
+			return nil, unauthorizedf("invalid or expired bearer token")
+		}
+		c = &caller{network: network, membership: membership, scopes: strings.Fields(scopes), bearer: true}
+	default:
+		return nil, unauthorizedf("unsupported authorization scheme; use Basic or Bearer")
+	}
+	nh := r.Header.Get("service-network-id")
+	switch {
+	case nh == "" && (c.bearer || requireNetwork):
+		return nil, invalidf("service-network-id: header is required")
+	case nh == "":
+	case !isUUID(nh):
+		return nil, invalidf("service-network-id: must be a uuid")
+	case !strings.EqualFold(nh, c.network):
+		return nil, forbiddenf("service-network-id: the credentials do not give access to this network")
+	}
+	return c, nil
+}
+
+// clientCaller verifies an API client id and secret in constant time.
+func (s *Server) clientCaller(ctx context.Context, q querier, id, secret string) (*caller, error) {
+	var (
+		network, membership, scopes string
+		stored                      []byte
+	)
+	err := q.QueryRowContext(ctx, `SELECT network_id, membership_id, scopes, secret_hash FROM api_clients WHERE id = ?`, id).
+		Scan(&network, &membership, &scopes, &stored)
+	found := err == nil
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, err
+	}
+	if !found {
+		stored = dummyHash
+	}
+	if subtle.ConstantTimeCompare(hashSecret(secret), stored) != 1 || !found {
+		return nil, unauthorizedf("invalid client credentials")
+	}
+	return &caller{network: network, membership: membership, scopes: strings.Fields(scopes)}, nil
+}
+
+// randomToken returns a new 256-bit random token, base64url-encoded.
+func randomToken() string {
+	var b [32]byte
+	rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// putToken stores a token (by hash). renew marks the well-known demo tokens
+// whose expiry the server extends while it runs.
+func putToken(ctx context.Context, q querier, token, kind, network, clientID, membership string, scopes []string, expires time.Time, renew bool) error {
+	_, err := q.ExecContext(ctx, `INSERT INTO tokens (hash, kind, network_id, client_id, membership_id, scopes, expires_at, renew)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (hash) DO UPDATE SET expires_at = excluded.expires_at, scopes = excluded.scopes`,
+		hashSecret(token), kind, network, clientID, membership, strings.Join(scopes, " "), micros(expires), renew)
+	return err
+}
+
+// renewDemoTokens extends the expiry of the demo tokens to now + 1 hour.
+func (s *Server) renewDemoTokens(ctx context.Context) error {
+	return s.db.tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE tokens SET expires_at = ? WHERE renew = 1`, micros(s.now().Add(tokenTTL)))
+		return err
+	})
+}
+
+// tokenResponse is the body of a successful POST /oauth2/token.
+type tokenResponse struct {
+	AccessToken  string `json:"access_token"`
+	ExpiresIn    int    `json:"expires_in"`
+	RefreshToken string `json:"refresh_token"`
+	Scope        string `json:"scope"`
+	TokenType    string `json:"token_type"`
+}
+
+// handleToken is POST /oauth2/token (form-encoded). Grants:
+//   - client_credentials: the client authenticates with Basic or with
+//     client_id and client_secret form fields; scope (space-separated)
+//     narrows the client's scopes, default all of them.
+//   - refresh_token: refresh_token is exchanged for a new access token and a
+//     new refresh token (the old one is revoked); scope may narrow.
+func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+	if err := r.ParseForm(); err != nil {
+		return invalidf("malformed form body")
+	}
+	var requested []string
+	if sc := r.PostForm.Get("scope"); sc != "" {
+		requested = strings.Fields(sc)
+	}
+	var (
+		network, membership, clientID string
+		scopes                        []string
+	)
+	switch grant := r.PostForm.Get("grant_type"); grant {
+	case "client_credentials":
+		id, secret, ok := r.BasicAuth()
+		if !ok {
+			id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+		}
+		if id == "" {
+			return unauthorizedf("client authentication is required")
+		}
+		c, err := s.clientCaller(ctx, s.db.read, id, secret)
+		if err != nil {
+			return err
+		}
+		network, membership, clientID, scopes = c.network, c.membership, id, c.scopes
+	case "refresh_token":
+		rt := r.PostForm.Get("refresh_token")
+		if rt == "" {
+			return invalidf("refresh_token: is required")
+		}
+		var (
+			sc      string
+			expires int64
+			cid     sql.NullString
+		)
+		err := s.db.read.QueryRowContext(ctx, `SELECT network_id, membership_id, client_id, scopes, expires_at FROM tokens WHERE hash = ? AND kind = 'refresh'`,
+			hashSecret(rt)).Scan(&network, &membership, &cid, &sc, &expires)
+		if errors.Is(err, sql.ErrNoRows) || err == nil && s.now().UnixMicro() >= expires {
+			return unauthorizedf("invalid or expired refresh token")
+		}
+		if err != nil {
+			return err
+		}
+		clientID, scopes = cid.String, strings.Fields(sc)
+	case "":
+		return invalidf("grant_type: is required")
+	default:
+		return invalidf("grant_type: unsupported grant type %q; use client_credentials or refresh_token", grant)
+	}
+	if requested != nil {
+		for _, sc := range requested {
+			if !slices.Contains(scopes, sc) {
+				return forbiddenf("scope: %q is not granted to these credentials", sc)
+			}
+		}
+		scopes = requested
+	}
+	access, refresh := randomToken(), randomToken()
+	now := s.now()
+	err := s.db.tx(ctx, func(tx *sql.Tx) error {
+		if rt := r.PostForm.Get("refresh_token"); rt != "" && r.PostForm.Get("grant_type") == "refresh_token" {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM tokens WHERE hash = ? AND kind = 'refresh'`, hashSecret(rt)); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM tokens WHERE expires_at < ? AND renew = 0`, micros(now)); err != nil {
+			return err
+		}
+		if err := putToken(ctx, tx, access, "access", network, clientID, membership, scopes, now.Add(tokenTTL), false); err != nil {
+			return err
+		}
+		return putToken(ctx, tx, refresh, "refresh", network, clientID, membership, scopes, now.Add(refreshTTL), false)
+	})
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, tokenResponse{
+		AccessToken: access, ExpiresIn: int(tokenTTL / time.Second), RefreshToken: refresh,
+		Scope: strings.Join(scopes, " "), TokenType: "Bearer",
+	})
+	return nil
+}

@@ -1,0 +1,279 @@
+package restserver
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // pure-Go SQLite driver, registered as "sqlite"
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// store is the SQLite database. Writes go through one connection
+// (write, MaxOpenConns 1) and every write transaction starts with BEGIN
+// IMMEDIATE, so write transactions are serialized and a read-check-insert
+// (booking capacity, credit-note remaining amounts) inside one is atomic.
+// Reads use the read pool; for ":memory:" both are the same single connection.
+type store struct {
+	write *sql.DB
+	read  *sql.DB
+}
+
+// querier is what both *sql.DB and *sql.Tx offer.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// openStore opens (creating if needed) the database at path, enables WAL,
+// foreign keys and a busy timeout, and applies the embedded migrations that
+// are not applied yet. path ":memory:" opens a private in-memory database.
+func openStore(ctx context.Context, path string) (*store, error) {
+	pragmas := "_pragma=foreign_keys(1)&_pragma=busy_timeout(10000)&_txlock=immediate"
+	if path == ":memory:" {
+		db, err := sql.Open("sqlite", "file::memory:?"+pragmas)
+		if err != nil {
+			return nil, err
+		}
+		db.SetMaxOpenConns(1)
+		db.SetMaxIdleConns(1)
+		db.SetConnMaxLifetime(0)
+		db.SetConnMaxIdleTime(0)
+		s := &store{write: db, read: db}
+		if err := s.migrate(ctx); err != nil {
+			db.Close()
+			return nil, err
+		}
+		return s, nil
+	}
+	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + pragmas + "&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+	w, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, err
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxIdleTime(0)
+	w.SetConnMaxLifetime(0)
+	if err := w.PingContext(ctx); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	r, err := sql.Open("sqlite", dsn+"&_pragma=query_only(1)")
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	r.SetMaxOpenConns(8)
+	r.SetMaxIdleConns(8)
+	s := &store{write: w, read: r}
+	if err := s.migrate(ctx); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *store) close() error {
+	err := s.write.Close()
+	if s.read != s.write {
+		err = errors.Join(err, s.read.Close())
+	}
+	return err
+}
+
+// migrate applies migrations/NNN_*.sql in name order, each in its own
+// transaction, recording applied versions in schema_version.
+func (s *store) migrate(ctx context.Context) error {
+	if _, err := s.write.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL)`); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		base := strings.TrimPrefix(name, "migrations/")
+		num, _, ok := strings.Cut(base, "_")
+		version, err := strconv.Atoi(num)
+		if !ok || err != nil {
+			return fmt.Errorf("migrate: bad migration name %q", base)
+		}
+		var n int
+		if err := s.write.QueryRowContext(ctx, `SELECT count(*) FROM schema_version WHERE version = ?`, version).Scan(&n); err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		if n > 0 {
+			continue
+		}
+		body, err := migrationFiles.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		err = s.tx(ctx, func(tx *sql.Tx) error {
+			if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version, name) VALUES (?, ?)`, version, base)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("migrate %s: %w", base, err)
+		}
+	}
+	return nil
+}
+
+// tx runs fn in a write transaction (BEGIN IMMEDIATE), committing when fn
+// returns nil and rolling back otherwise.
+func (s *store) tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// setting returns the value stored under key, creating it with gen() when
+// it is absent.
+func (s *store) setting(ctx context.Context, key string, gen func() []byte) ([]byte, error) {
+	var v []byte
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, key).Scan(&v)
+		if errors.Is(err, sql.ErrNoRows) {
+			v = gen()
+			_, err = tx.ExecContext(ctx, `INSERT INTO settings (key, value) VALUES (?, ?)`, key, v)
+		}
+		return err
+	})
+	return v, err
+}
+
+// record is one row of a record table: the indexed columns besides id,
+// network_id, create_date and doc are in cols.
+type record struct {
+	table      string
+	id         string
+	network    string
+	createDate time.Time
+	cols       map[string]any
+	doc        any
+}
+
+// insert writes rec; doc is encoded as JSON.
+func insert(ctx context.Context, q querier, rec record) error {
+	doc, err := json.Marshal(rec.doc)
+	if err != nil {
+		return err
+	}
+	names := []string{"id", "network_id", "create_date", "doc"}
+	args := []any{rec.id, rec.network, micros(rec.createDate), string(doc)}
+	keys := make([]string, 0, len(rec.cols))
+	for k := range rec.cols {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		names = append(names, k)
+		args = append(args, rec.cols[k])
+	}
+	ph := strings.TrimSuffix(strings.Repeat("?,", len(names)), ",")
+	_, err = q.ExecContext(ctx, "INSERT INTO "+rec.table+" ("+strings.Join(names, ",")+") VALUES ("+ph+")", args...)
+	return err
+}
+
+// updateDoc replaces the doc of the record id in network.
+func updateDoc(ctx context.Context, q querier, table, network, id string, doc any) error {
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return err
+	}
+	res, err := q.ExecContext(ctx, "UPDATE "+table+" SET doc = ? WHERE network_id = ? AND id = ?", string(b), network, id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return errNotFound
+	}
+	return nil
+}
+
+// errNotFound is returned by the storage helpers when no row matches.
+var errNotFound = errors.New("not found")
+
+// getDoc decodes the doc of record id in network into v; errNotFound when
+// there is none (a record of another network is not found either).
+func getDoc(ctx context.Context, q querier, table, network, id string, v any) error {
+	var doc string
+	err := q.QueryRowContext(ctx, "SELECT doc FROM "+table+" WHERE network_id = ? AND id = ?", network, id).Scan(&doc)
+	if errors.Is(err, sql.ErrNoRows) {
+		return errNotFound
+	}
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal([]byte(doc), v)
+}
+
+// exists reports whether record id is in network.
+func exists(ctx context.Context, q querier, table, network, id string) (bool, error) {
+	var n int
+	err := q.QueryRowContext(ctx, "SELECT count(*) FROM "+table+" WHERE network_id = ? AND id = ?", network, id).Scan(&n)
+	return n > 0, err
+}
+
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+// newID returns a random version-4 uuid.
+func newID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return formatUUID(b)
+}
+
+func formatUUID(b [16]byte) string {
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}
+
+// isUUID reports whether s is a uuid in the canonical 8-4-4-4-12 hex form.
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < 36; i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
+}

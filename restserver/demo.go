@@ -1,0 +1,832 @@
+package restserver
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/workspacenet/facade/restclient"
+)
+
+// Demo data is generated from a fixed seed and a fixed base date, so ids and
+// content are identical on every machine. The credentials are well-known.
+const (
+	demoSeed1, demoSeed2 = 20260105, 42
+
+	DemoClientID          = "demo-client"
+	DemoClientSecret      = "demo-client-secret"
+	DemoBearerToken       = "demo-all-scopes-token"
+	DemoReadonlyToken     = "demo-readonly-token"
+	OtherDemoClientID     = "other-client"
+	OtherDemoClientSecret = "other-client-secret"
+	OtherDemoBearerToken  = "other-all-scopes-token"
+	OtherDemoReadonly     = "other-readonly-token"
+)
+
+// demoBase is the fixed "now" of the demo data: records are dated before it
+// (and some bookings and events after it).
+var demoBase = time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+
+// seedDemo generates the demo networks when the database holds none.
+func (s *Server) seedDemo(ctx context.Context, scale int) error {
+	return s.db.tx(ctx, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM networks`).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			return nil
+		}
+		r := rand.New(rand.NewPCG(demoSeed1, demoSeed2))
+		nets := []demoNetworkCreds{}
+		for i, spec := range []struct {
+			name, client, secret, bearer, readonly string
+			cities                                 []string
+		}{
+			{"Demo Workspace Network", DemoClientID, DemoClientSecret, DemoBearerToken, DemoReadonlyToken, []string{"Amsterdam", "Berlin", "Lisbon"}},
+			{"Other Workspace Network", OtherDemoClientID, OtherDemoClientSecret, OtherDemoBearerToken, OtherDemoReadonly, []string{"Oslo"}},
+		} {
+			g := &gen{ctx: ctx, tx: tx, r: r, scale: scale}
+			g.network = g.uuid()
+			if err := g.network1(spec.name, spec.cities, i == 0); err != nil {
+				return err
+			}
+			if err := putClient(ctx, tx, spec.client, spec.secret, g.network, g.owner, AllScopes(), demoBase); err != nil {
+				return err
+			}
+			if err := putToken(ctx, tx, spec.bearer, "access", g.network, spec.client, g.owner, AllScopes(), demoBase, true); err != nil {
+				return err
+			}
+			if err := putToken(ctx, tx, spec.readonly, "access", g.network, spec.client, g.owner, ReadonlyScopes(), demoBase, true); err != nil {
+				return err
+			}
+			nets = append(nets, demoNetworkCreds{NetworkID: g.network, ClientID: spec.client, ClientSecret: spec.secret, Bearer: spec.bearer, Readonly: spec.readonly})
+		}
+		b, _ := json.Marshal(nets)
+		_, err := tx.ExecContext(ctx, `INSERT INTO settings (key, value) VALUES ('demo', ?)`, b)
+		return err
+	})
+}
+
+// gen generates one demo network inside a transaction.
+type gen struct {
+	ctx     context.Context
+	tx      *sql.Tx
+	r       *rand.Rand
+	scale   int
+	network string
+	owner   string // owner membership
+
+	users       []restclient.User
+	memberships []string
+	companies   []restclient.Company
+	plans       []restclient.Plan
+	// per network, for redemptions
+	allBookings []restclient.Booking
+	allOrders   []restclient.Order
+	allEvents   []restclient.Event
+	locations   []string
+}
+
+func (g *gen) uuid() string {
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:8], g.r.Uint64())
+	binary.LittleEndian.PutUint64(b[8:], g.r.Uint64())
+	return formatUUID(b)
+}
+
+func pick[T any](g *gen, xs []T) T { return xs[g.r.IntN(len(xs))] }
+
+// ago returns a time up to days days before the base date, whole seconds.
+func (g *gen) ago(days int) time.Time {
+	return demoBase.Add(-time.Duration(1+g.r.Int64N(int64(days)*86400)) * time.Second)
+}
+
+func (g *gen) put(table, id string, created time.Time, cols map[string]any, doc any) error {
+	return insert(g.ctx, g.tx, record{table: table, id: id, network: g.network, createDate: created, cols: cols, doc: doc})
+}
+
+func ts(t time.Time) *restclient.Timestamp { return restclient.NewTimestamp(t) }
+
+var (
+	firstNames = []string{"Alex", "Sam", "Maria", "Jonas", "Aisha", "Liam", "Sofia", "Noah", "Yuki", "Lucas", "Emma", "Omar", "Chloe", "Mateo", "Ingrid", "Ravi"}
+	lastNames  = []string{"Jansen", "Müller", "Silva", "Berg", "Okafor", "Novak", "Rossi", "Dubois", "Tanaka", "García", "Larsen", "Kowalski", "Haddad", "Smith"}
+	resTypes   = []string{"dedicatedDesk", "equipment", "hotDesk", "office", "parkingLot", "room", "station", "conferenceRoom", "eventSpace", "meetingRoom", "phoneBooth", "studio"}
+	visibility = []string{"admins", "exclusiveMembers", "members", "networkMembers", "public"}
+	prepMins   = []string{"zeroMinutes", "fiveMinutes", "tenMinutes", "fifteenMinutes", "thirtyMinutes", "sixtyMinutes"}
+	refundThr  = []string{"noRefund", "zeroMinutes", "fifteenMinutes", "thirtyMinutes", "oneHour", "twoHours", "oneDay", "oneWeek"}
+	productSet = []struct{ title, desc string }{
+		{"Coffee beans", "Single-origin beans roasted locally"}, {"Locker rental", "A personal locker for a month"},
+		{"Printing credits", "Black-and-white and colour prints"}, {"Lunch box", "Daily fresh lunch"},
+		{"Notebook", "A5 dotted notebook"}, {"Guest day pass", "Bring a guest for a day"}, {"Phone charger", "USB-C fast charger"},
+	}
+)
+
+// network1 generates a network with a location per city.
+func (g *gen) network1(name string, cities []string, main bool) error {
+	created := demoBase.AddDate(-1, 0, 0)
+	if _, err := g.tx.ExecContext(g.ctx, `INSERT INTO networks (id, name, create_date) VALUES (?, ?, ?)`, g.network, name, micros(created)); err != nil {
+		return err
+	}
+	nUsers := 20*g.scale + 5
+	for i := range nUsers {
+		fn, ln := pick(g, firstNames), pick(g, lastNames)
+		if i == 0 {
+			fn, ln = "Robin", "Owner"
+		}
+		u := restclient.User{ID: g.uuid(), Name: new(fn), Surname: new(ln),
+			Email:       new(asciiEmail(fmt.Sprintf("%s.%s.%d@example.com", fn, ln, i))),
+			PhoneNumber: new(fmt.Sprintf("+31 20 555 %04d", g.r.IntN(10000))), PhotoURL: new(fmt.Sprintf("https://media.workspace.example/avatars/%d.jpg", i)),
+			About: new(fmt.Sprintf("%s works on %s.", fn, pick(g, []string{"design", "software", "marketing", "finance", "research"})))}
+		mid := g.uuid()
+		if err := g.put("users", u.ID, created, nil, u); err != nil {
+			return err
+		}
+		if err := g.put("memberships", mid, created, map[string]any{"user_id": u.ID}, membershipDoc{ID: mid, UserID: u.ID}); err != nil {
+			return err
+		}
+		g.users = append(g.users, u)
+		g.memberships = append(g.memberships, mid)
+	}
+	g.owner = g.memberships[0]
+	for i := range 5 {
+		title := fmt.Sprintf("%s %s", pick(g, []string{"Acme", "Globex", "Initech", "Umbrella", "Stark", "Wayne", "Tyrell"}), pick(g, []string{"Labs", "Studio", "BV", "GmbH", "Ltd"}))
+		g.companies = append(g.companies, restclient.Company{ID: g.uuid(), Title: new(title), LegalName: new(title + " Holding"),
+			TaxID: new(fmt.Sprintf("NL%09dB01", g.r.IntN(1e9))), CreateDate: ts(created.AddDate(0, i, 0)), BillingAddress: new("Keizersgracht 1, Amsterdam"),
+			BusinessAddress: &restclient.Address{City: new("Amsterdam"), CountryCode: new("NL"), Line1: new("Keizersgracht 1"), PostalCode: new("1015 CJ")},
+			Credits:         &restclient.CompanyCredits{Expiring: new(float64(g.r.IntN(50))), Permanent: new(float64(g.r.IntN(200)))},
+			DayPasses:       &restclient.CompanyDayPass{Expiring: new(float64(g.r.IntN(10)))}, Metadata: json.RawMessage(`{"segment":"smb"}`)})
+	}
+	for i, p := range []string{"Flex", "Fixed desk", "Private office", "Nomad"} {
+		g.plans = append(g.plans, restclient.Plan{ID: g.uuid(), Title: new(p), Period: new("month"), Price: new(float64(150 + 100*i)),
+			Credits: new(float64(10 * i)), DayPasses: new(float64(5 + i)), CommitmentCycles: new(float64(i))})
+	}
+	for _, city := range cities {
+		if err := g.location(city); err != nil {
+			return err
+		}
+	}
+	return g.discounts()
+}
+
+// location generates one location with all its records.
+func (g *gen) location(city string) error {
+	loc := restclient.VisitLocation{ID: g.uuid(), Title: new(city + " " + pick(g, []string{"Canal House", "Loft", "Riverside", "Harbour", "Central"})),
+		Address:    new(fmt.Sprintf("%d %s Street, %s", 1+g.r.IntN(200), pick(g, []string{"Market", "Station", "Park", "Harbour"}), city)),
+		TimezoneID: new(map[string]string{"Amsterdam": "Europe/Amsterdam", "Berlin": "Europe/Berlin", "Lisbon": "Europe/Lisbon", "Oslo": "Europe/Oslo"}[city])}
+	lid := loc.ID
+	g.locations = append(g.locations, lid)
+	if err := g.put("locations", lid, demoBase.AddDate(-1, 0, 0), nil, loc); err != nil {
+		return err
+	}
+	locCols := map[string]any{"location_id": lid}
+
+	// Resources: one of every type, then desks inside the offices and rooms.
+	var resources, parents []restclient.Resource
+	mkRes := func(typ string, parent *string, n int) error {
+		capacity := 1.0
+		switch typ {
+		case "room", "meetingRoom", "conferenceRoom":
+			capacity = float64(4 + g.r.IntN(10))
+		case "eventSpace", "office":
+			capacity = float64(10 + g.r.IntN(40))
+		case "hotDesk", "parkingLot":
+			capacity = float64(2 + g.r.IntN(4))
+		}
+		id := g.uuid()
+		title := fmt.Sprintf("%s %s %d", city, typ, n)
+		res := restclient.Resource{ID: id, LocationRef: new(lid), NetworkRef: new(g.network), ParentRef: parent, Title: new(title),
+			Description: new("A " + typ + " in " + city), Locale: new("en"), ImageURL: new("https://media.workspace.example/resources/" + id + ".jpg"),
+			CreateDate: ts(g.ago(300)), Image: &restclient.ResourceImage{Key: new("resources/" + id + ".jpg")}, Type: new(typ),
+			Visibility: new(pick(g, visibility)), BookingPermission: new(pick(g, visibility)), Capacity: new(capacity),
+			BookingStepMinutes: new(30.0), DayPassesEnabled: new(g.r.IntN(2) == 0), PreparationMinutes: new(pick(g, prepMins)),
+			RefundThreshold: new(pick(g, refundThr)), AutoRelease: &restclient.ResourceAutoRelease{Enabled: new(g.r.IntN(2) == 0), Interval: new("fiveMinutes")},
+			CheckIn: &restclient.ResourceCheckIn{Interval: new("zeroMinutes")},
+			ConfirmationEmail: &restclient.ResourceConfirmationEmail{BookingCreatedByAdmin: new(true), BookingCreatedByMember: new(true),
+				BookingCreatedByNetworkMember: new(false), BookingCreatedByPublic: new(false), Template: new("default")},
+			Credits: &restclient.ResourcePricing{Enabled: new(true), Price: new(float64(1 + g.r.IntN(4)))},
+			Money: &restclient.ResourcePricing{Enabled: new(true), Price: new(float64(5 * (1 + g.r.IntN(8)))),
+				Tiers: []restclient.PricingTier{{From: new(0.0), UpTo: new(4.0), UnitAmount: new(10.0), FlatAmount: new(0.0)}, {From: new(4.0), UnitAmount: new(8.0), FlatAmount: new(5.0)}}},
+			DynamicPricing:   &restclient.ResourceDynamicPricing{Enabled: new(false), DeltaAbove: new(10.0), DeltaBelow: new(5.0)},
+			Duration:         &restclient.ResourceDuration{Min: new(30.0), Max: new(600.0), Public: &restclient.ResourcePublicDuration{Enabled: new(false), Min: new(60.0), Max: new(240.0)}},
+			ExternalCalendar: &restclient.ResourceExternalCalendar{ID: new("cal-" + id[:8]), TwoWaySyncEnabled: new(false)},
+			Plans: &restclient.ResourcePlans{Enabled: new(true), Tiers: []restclient.PlanTier{{ID: g.uuid(), Entire: new(true), Plan: &g.plans[g.r.IntN(len(g.plans))],
+				Period: new("month"), Price: new(250.0), Title: new("Monthly"), Discounts: &restclient.PlanTierDiscounts{Desks: new(10.0), Rooms: new(5.0)}}}},
+			Schedule: &restclient.ResourceSchedule{Enabled: new(true), Default: &restclient.ScheduleDefault{ClosedDays: []string{"2026-12-25"},
+				Items: []restclient.ScheduleItem{{Days: &restclient.ScheduleDays{Monday: new(true), Tuesday: new(true), Wednesday: new(true), Thursday: new(true), Friday: new(true), Saturday: new(false), Sunday: new(false)},
+					Hours: &restclient.ScheduleHours{From: new("08:00"), To: new("20:00")}}}}},
+		}
+		if typ == "equipment" {
+			res.AccessVendor3GroupRef = new(float64(g.r.IntN(1000)))
+		}
+		resources = append(resources, res)
+		return g.put("resources", id, res.CreateDate.Time, map[string]any{"location_id": lid, "parent_id": parent}, res)
+	}
+	for _, typ := range resTypes {
+		if err := mkRes(typ, nil, 1); err != nil {
+			return err
+		}
+		if typ == "office" || typ == "room" {
+			parents = append(parents, resources[len(resources)-1])
+		}
+	}
+	for i := range 4 * g.scale {
+		p := parents[i%len(parents)]
+		if err := mkRes(pick(g, []string{"dedicatedDesk", "hotDesk"}), new(p.ID), i+2); err != nil {
+			return err
+		}
+	}
+
+	// Events.
+	var events []restclient.Event
+	for i := range 4 * g.scale {
+		start := demoBase.Add(time.Duration(g.r.IntN(60*24)-30*24) * time.Hour).Truncate(time.Hour)
+		e := restclient.Event{ID: g.uuid(), LocationRef: new(lid), NetworkRef: new(g.network),
+			Title:       new(fmt.Sprintf("%s %s", pick(g, []string{"Breakfast", "Workshop", "Meetup", "Talk", "Yoga"}), pick(g, []string{"Monday", "for founders", "on design", "& networking"}))),
+			Description: new("Join us in " + city), ImageURL: new(fmt.Sprintf("https://media.workspace.example/events/%d.jpg", i)), Venue: new(*loc.Title),
+			CreateDate: ts(g.ago(120)), StartDate: ts(start), EndDate: ts(start.Add(2 * time.Hour)), ApplicationType: new(pick(g, []string{"purchase", "none"})),
+			VisibilityType: new(pick(g, []string{"public", "admins", "networkMembers", "members"})), RefundThreshold: new(pick(g, refundThr)),
+			ShowAttendees: new(true), LimitedAttendees: &restclient.LimitedAttendees{Enabled: new(true), Limit: new(float64(20 + g.r.IntN(80)))},
+			Price: &restclient.EventPrice{Credits: &restclient.CreditsPrice{Amount: new(2.0), Enabled: new(true)}, Money: &restclient.EventMoneyPrice{Amount: new(float64(10 + 5*g.r.IntN(5))), Enabled: new(true)}}}
+		events = append(events, e)
+		if err := g.put("events", e.ID, e.CreateDate.Time, locCols, e); err != nil {
+			return err
+		}
+	}
+	g.allEvents = append(g.allEvents, events...)
+
+	// Products with options.
+	var products []restclient.Product
+	for i := range 5 * g.scale {
+		ps := productSet[(i+len(g.locations))%len(productSet)]
+		created := g.ago(200)
+		p := restclient.Product{ID: g.uuid(), CategoryRef: new(g.uuid()), LocationRef: new(lid), CreateDate: ts(created), UpdateDate: ts(created.Add(48 * time.Hour)),
+			Title: new(ps.title), Description: new(ps.desc), ImageURL: new(fmt.Sprintf("https://media.workspace.example/products/%d.jpg", i)),
+			RefundPolicy: new(pick(g, []string{"noRefund", "statusNew"})), Visibility: new(pick(g, []string{"public", "admins", "members", "networkMembers"})),
+			Featured: new(i == 0), Media: []restclient.Media{{Key: new(fmt.Sprintf("products/%d.jpg", i)), URL: new(fmt.Sprintf("https://media.workspace.example/products/%d.jpg", i))}},
+			Order: &restclient.ProductOrdering{Enabled: new(true), ConfirmationEmail: &restclient.OrderConfirmationEmail{Enabled: new(true), Template: new("order")}}}
+		for j := range 1 + g.r.IntN(3) {
+			p.Options = append(p.Options, restclient.ProductOption{ID: g.uuid(), Available: new(j != 2), CreateDate: ts(created),
+				CustomTax: &restclient.CustomTax{Enabled: new(j == 1), Rate: new(9.0)}, Description: new("Option " + []string{"S", "M", "L"}[j]),
+				Title: new([]string{"Small", "Medium", "Large"}[j]),
+				Price: &restclient.ProductOptionPrice{Credits: &restclient.CreditsPrice{Amount: new(float64(1 + j)), Enabled: new(j == 0)},
+					Money: &restclient.MoneyPrice{Amount: new(float64(4 + 3*j)), CurrencyCode: new("EUR"), Enabled: new(true)}},
+				Stock: &restclient.Stock{Enabled: new(true), Quantity: new(float64(g.r.IntN(100)))}})
+		}
+		products = append(products, p)
+		if err := g.put("products", p.ID, created, locCols, p); err != nil {
+			return err
+		}
+	}
+
+	// Bookings, on distinct 3-hour slots so they never overlap.
+	var bookings []restclient.Booking
+	for i := range 15 * g.scale {
+		res := resources[g.r.IntN(len(resources))]
+		start := demoBase.Add(time.Duration(i*3-20*g.scale) * time.Hour)
+		end := start.Add(time.Duration(1+g.r.IntN(4)) * 30 * time.Minute)
+		mi := g.r.IntN(len(g.memberships))
+		owner := g.users[mi]
+		created := start.Add(-time.Duration(1+g.r.IntN(200)) * time.Hour)
+		if created.After(demoBase) {
+			created = demoBase.Add(-time.Duration(1+i) * time.Minute)
+		}
+		amount := round2(*res.Money.Price * end.Sub(start).Hours())
+		b := restclient.Booking{ID: g.uuid(), ResourceRef: new(res.ID), StartDate: ts(start), EndDate: ts(end), Title: res.Title,
+			Memo: new("Booked via the app"), MembershipRefOwner: new(g.memberships[mi]), UserOwner: &owner, Seats: new(1.0),
+			CreateDate: ts(created), UpdateDate: ts(created),
+			Attendees: []restclient.BookingAttendee{{MembershipRef: new(g.memberships[mi]), User: &owner}},
+			Payment: &restclient.ItemPayment{Amount: new(amount), CurrencyCode: new("EUR"), Status: new("succeeded"), Type: new(pick(g, []string{"credits", "external", "stripe"})),
+				Tax: &restclient.ItemPaymentTax{Inclusive: new(true), Rate: new(taxRate)}, TransactionRef: new(g.uuid())}}
+		if i%3 == 0 {
+			o2 := g.r.IntN(len(g.memberships))
+			b.Attendees = append(b.Attendees, restclient.BookingAttendee{MembershipRef: new(g.memberships[o2]), User: &g.users[o2]})
+		}
+		bookings = append(bookings, b)
+		if err := g.put("bookings", b.ID, created, map[string]any{"location_id": lid, "resource_id": res.ID,
+			"start_date": micros(start), "end_date": micros(end), "seats": 1}, b); err != nil {
+			return err
+		}
+	}
+	g.allBookings = append(g.allBookings, bookings...)
+	resByID := map[string]restclient.Resource{}
+	for _, r := range resources {
+		resByID[r.ID] = r
+	}
+
+	// Orders in every status.
+	var orders []restclient.Order
+	for i := range 30 * g.scale {
+		p := products[g.r.IntN(len(products))]
+		opt := p.Options[g.r.IntN(len(p.Options))]
+		mi := g.r.IntN(len(g.memberships))
+		qty := float64(1 + g.r.IntN(3))
+		created := g.ago(180)
+		o := restclient.Order{ID: g.uuid(), LocationRef: new(lid), MembershipRef: new(g.memberships[mi]), Number: new(float64(1000 + i)),
+			Comment: new(pick(g, []string{"", "Please deliver at reception", "Gift wrap"})), CreateDate: ts(created),
+			Option: &restclient.ProductOption{ID: opt.ID, Title: opt.Title}, Quantity: new(qty),
+			Product: &restclient.Product{ID: p.ID, Title: p.Title, Description: p.Description, CreateDate: p.CreateDate, Media: p.Media},
+			Status:  new([]restclient.OrderStatus{restclient.OrderStatusNew, restclient.OrderStatusInProgress, restclient.OrderStatusCompleted, restclient.OrderStatusCanceled}[i%4]),
+			User:    &g.users[mi],
+			Payment: &restclient.ItemPayment{Amount: new(round2(*opt.Price.Money.Amount * qty)), CurrencyCode: new("EUR"), Status: new("succeeded"),
+				Type: new(pick(g, []string{"credits", "external"})), Tax: &restclient.ItemPaymentTax{Inclusive: new(true), Rate: new(taxRate)}, TransactionRef: new(g.uuid())}}
+		orders = append(orders, o)
+		if err := g.put("orders", o.ID, created, map[string]any{"location_id": lid, "status": string(*o.Status)}, o); err != nil {
+			return err
+		}
+	}
+	g.allOrders = append(g.allOrders, orders...)
+
+	if err := g.billing(lid, resByID, bookings, orders, products, events); err != nil {
+		return err
+	}
+	if err := g.transactions(lid, resByID, bookings, orders, events); err != nil {
+		return err
+	}
+	if err := g.feed(lid); err != nil {
+		return err
+	}
+	return g.visitors(loc)
+}
+
+// itemAmounts fills the amounts of an invoice item: prices include tax at
+// rate percent; total = unit*quantity - discount.
+func itemAmounts(it *restclient.InvoiceItem, unit, qty, discount, rate float64) {
+	gross := round2(unit * qty)
+	total := round2(gross - discount)
+	excl := round2(total / (1 + rate/100))
+	unitExcl := round2(unit / (1 + rate/100))
+	tax := &restclient.Tax{Amount: new(round2(total - excl)), Inclusive: new(true), Rate: new(rate), TaxableAmount: new(excl)}
+	it.UnitAmount, it.UnitExcludingTaxAmount, it.Quantity = new(unit), new(unitExcl), new(qty)
+	it.Amount, it.DiscountedAmount, it.TotalAmount, it.TotalExcludingTaxAmount = new(gross), new(discount), new(total), new(excl)
+	it.NetUnitAmount = new(round2(excl / qty))
+	it.Tax = tax
+	it.CurrencyCode = new("EUR")
+	it.BaseAmounts = &restclient.LineBaseAmounts{CurrencyCode: new("EUR"), DiscountedAmount: new(discount), Tax: tax, TotalAmount: new(total),
+		TotalExcludingTaxAmount: new(excl), UnitAmount: new(unit), UnitExcludingTaxAmount: new(unitExcl)}
+}
+
+var itemTypes = []string{"booking", "order", "eventTicket", "creditPackage", "subscription", "custom"}
+
+// billing generates invoices with items of every product type, then credit
+// notes against them.
+func (g *gen) billing(lid string, resByID map[string]restclient.Resource, bookings []restclient.Booking, orders []restclient.Order, products []restclient.Product, events []restclient.Event) error {
+	type invoiceRec struct {
+		inv      restclient.Invoice
+		items    []restclient.InvoiceItem
+		credited []float64
+		created  time.Time
+	}
+	prodByID := map[string]restclient.Product{}
+	for _, p := range products {
+		prodByID[p.ID] = p
+	}
+	statuses := []string{"paid", "issued", "paid", "draft", "paid", "voided", "issued"}
+	var invs []*invoiceRec
+	for i := range 12 * g.scale {
+		created := g.ago(150)
+		mi := g.r.IntN(len(g.memberships))
+		company := g.companies[g.r.IntN(len(g.companies))]
+		status := statuses[i%len(statuses)]
+		number := fmt.Sprintf("INV-%s-%04d", strings.ToUpper(lid[:4]), i+1)
+		rec := &invoiceRec{created: created}
+		types := itemTypes
+		if i > 0 {
+			types = nil
+			for range 1 + g.r.IntN(4) {
+				types = append(types, pick(g, itemTypes))
+			}
+		}
+		invID := g.uuid()
+		for pos, typ := range types {
+			it := restclient.InvoiceItem{ID: g.uuid(), InvoiceRef: new(invID), CompanyRef: new(company.ID), LocationRef: new(lid),
+				MembershipRef: new(g.memberships[mi]), MembershipRefCreatedBy: new(g.owner), CreateDate: ts(created), Type: new(typ),
+				UserCreatedBy: &restclient.User{ID: g.users[0].ID, Name: g.users[0].Name, Surname: g.users[0].Surname},
+				Period:        &restclient.Period{StartDate: ts(created), EndDate: ts(created.AddDate(0, 1, 0))}}
+			unit, qty, discount, rate := 10.0, 1.0, 0.0, taxRate
+			prod := &restclient.InvoiceItemProduct{Type: new(typ)}
+			switch typ {
+			case "booking":
+				b := bookings[g.r.IntN(len(bookings))]
+				res := resByID[*b.ResourceRef]
+				unit = *b.Payment.Amount
+				prod.BookingRef, prod.Title = new(b.ID), res.Title
+				it.Booking = &restclient.InvoiceItemBooking{ID: b.ID, StartDate: b.StartDate, EndDate: b.EndDate, Resource: &restclient.Resource{ID: res.ID, Title: res.Title, Type: res.Type}}
+			case "order":
+				o := orders[g.r.IntN(len(orders))]
+				p := prodByID[o.Product.ID]
+				for _, op := range p.Options {
+					if op.ID == o.Option.ID {
+						unit = *op.Price.Money.Amount
+					}
+				}
+				qty = *o.Quantity
+				prod.OrderRef, prod.OptionRef, prod.Title = new(o.ID), new(o.Option.ID), p.Title
+				it.Order = &restclient.InvoiceItemOrder{CreateDate: o.CreateDate, Product: &restclient.Product{ID: p.ID, Title: p.Title},
+					ProductOption: &restclient.ProductOption{ID: o.Option.ID, Title: o.Option.Title}, Quantity: o.Quantity}
+			case "eventTicket":
+				e := events[g.r.IntN(len(events))]
+				unit, qty = *e.Price.Money.Amount, float64(1+g.r.IntN(2))
+				prod.EventTicketRef, prod.Title = new(g.uuid()), e.Title
+				it.Ticket = &restclient.InvoiceItemTicket{CreateDate: ts(created), Event: &restclient.Event{ID: e.ID, Title: e.Title, StartDate: e.StartDate, EndDate: e.EndDate}}
+			case "creditPackage":
+				unit, rate = float64(50*(1+g.r.IntN(4))), 0
+				prod.Title = new("Credit package")
+				it.CreditPackage = &restclient.CreditPackageAmount{Amount: new(unit / 5)}
+			case "subscription":
+				pl := g.plans[g.r.IntN(len(g.plans))]
+				unit = *pl.Price
+				discount = round2(unit * 0.1)
+				prod.Title = pl.Title
+				it.SubscriptionRef = new(g.uuid())
+				it.Plan = &restclient.InvoiceItemPlan{ID: pl.ID, Title: pl.Title, StartDate: ts(created), EndDate: ts(created.AddDate(0, 1, 0))}
+				it.Discounts = []restclient.Discount{{Coupon: &restclient.DiscountCoupon{ID: g.uuid(), PercentOff: new(10.0), Type: new("percent"), Duration: new("once")}}}
+			case "custom":
+				unit, qty = 25, float64(1+g.r.IntN(5))
+				prod.Title = new("Custom service")
+			}
+			it.Product = prod
+			it.Description = prod.Title
+			itemAmounts(&it, unit, qty, discount, rate)
+			_ = pos
+			rec.items = append(rec.items, it)
+			rec.credited = append(rec.credited, 0)
+		}
+		var total, excl float64
+		taxes := map[float64]*restclient.Tax{}
+		for _, it := range rec.items {
+			total = round2(total + *it.TotalAmount)
+			excl = round2(excl + *it.TotalExcludingTaxAmount)
+			t := taxes[*it.Tax.Rate]
+			if t == nil {
+				t = &restclient.Tax{Amount: new(0.0), Inclusive: new(true), Rate: it.Tax.Rate, TaxableAmount: new(0.0)}
+				taxes[*it.Tax.Rate] = t
+			}
+			*t.Amount = round2(*t.Amount + *it.Tax.Amount)
+			*t.TaxableAmount = round2(*t.TaxableAmount + *it.Tax.TaxableAmount)
+		}
+		var taxList []restclient.Tax
+		for _, t := range taxes {
+			taxList = append(taxList, *t)
+		}
+		sort.Slice(taxList, func(a, b int) bool { return *taxList[a].Rate < *taxList[b].Rate })
+		u := g.users[mi]
+		paid := 0.0
+		if status == "paid" {
+			paid = total
+		}
+		inv := restclient.Invoice{ID: invID, Number: new(number), Title: new("Invoice " + number), Status: new(status), CreateDate: ts(created),
+			IssueDate: ts(created), DueDate: ts(created.AddDate(0, 0, 14)), DueDays: new(14.0), DueType: new("days"),
+			Amount: new(total), AmountDue: new(total), AmountPaid: new(paid), AmountRemaining: new(round2(total - paid)), AppliedBalance: new(0.0), StartingBalance: new(0.0),
+			SubtotalAmount: new(total), SubtotalExcludingTaxAmount: new(excl), TotalAmount: new(total), TotalExcludingTaxAmount: new(excl),
+			PostPaymentCreditNotesAmount: new(0.0), PrePaymentCreditNotesAmount: new(0.0), PostPaymentCreditAmount: new(0.0), PrePaymentCreditAmount: new(0.0),
+			Taxes: taxList, CurrencyCode: new("EUR"),
+			BaseAmounts: &restclient.InvoiceBaseAmounts{AmountDue: new(total), AppliedBalance: new(0.0), CurrencyCode: new("EUR"), PostPaymentCreditNotesAmount: new(0.0),
+				PrePaymentCreditNotesAmount: new(0.0), SubtotalAmount: new(total), SubtotalExcludingTaxAmount: new(excl), Taxes: taxList, TotalAmount: new(total), TotalExcludingTaxAmount: new(excl)},
+			CompanyRef: new(company.ID), LocationRef: new(lid), MembershipRef: new(g.memberships[mi]), Company: &company,
+			Customer:        &restclient.InvoiceCustomer{ID: company.ID, Title: company.Title, Type: new("company"), User: &restclient.User{ID: u.ID, Name: u.Name, Surname: u.Surname, PhotoURL: u.PhotoURL}},
+			CustomerAddress: company.BusinessAddress, CustomerName: company.Title, CustomerTaxID: company.TaxID, Memo: new("Thank you for your business"),
+			PdfURL: new("https://files.workspace.example/invoices/" + number + ".pdf"), TimezoneID: new("Europe/Amsterdam"), User: &u}
+		if status == "voided" {
+			inv.VoidDate = ts(created.AddDate(0, 0, 3))
+		}
+		if status == "paid" {
+			txID := g.uuid()
+			inv.ReceiptPdfURL = new("https://files.workspace.example/receipts/" + number + ".pdf")
+			inv.Transaction = &restclient.InvoiceTransaction{ID: txID, Amount: new(total), CreateDate: ts(created.Add(time.Hour)), Status: new("succeeded"),
+				PaymentMethod: &restclient.PaymentMethod{Label: new("Visa •••• 4242"), Type: new("stripe")}}
+			inv.Payments = []restclient.InvoicePayment{{CreateDate: ts(created.Add(time.Hour)), Status: new("succeeded"), TransactionRef: new(txID), Refundable: new(true),
+				Method: &restclient.InvoicePaymentMethod{Type: new("card"), PaymentGateway: &restclient.PaymentGateway{Gateway: new("stripe"), Label: new("Stripe")}},
+				Price:  &restclient.InvoicePaymentPrice{Type: new("money"), Money: &restclient.Money{CurrencyCode: new("EUR"), GrossAmount: new(total)}}}}
+			tr := restclient.Transaction{ID: txID, Amount: new(total), CreateDate: ts(created.Add(time.Hour)), CurrencyCode: new("EUR"), LocationRef: new(lid),
+				MembershipRef: new(g.memberships[mi]), Status: new(restclient.TransactionStatusSucceeded), Type: new(restclient.TransactionTypeInvoice),
+				PaymentMethod: &restclient.PaymentMethod{Label: new("Visa •••• 4242"), Type: new("stripe")}, Invoice: &restclient.Invoice{ID: invID, Title: inv.Title},
+				Company: &company, User: &u}
+			if err := g.put("transactions", txID, tr.CreateDate.Time, map[string]any{"location_id": lid, "status": "succeeded", "type": "invoice"}, tr); err != nil {
+				return err
+			}
+		} else if status == "issued" && i%2 == 1 {
+			inv.Payments = []restclient.InvoicePayment{{CreateDate: ts(created.Add(2 * time.Hour)), Status: new("canceled"), TransactionRef: new(g.uuid()), Refundable: new(false),
+				Method: &restclient.InvoicePaymentMethod{Type: new("card"), PaymentGateway: &restclient.PaymentGateway{Gateway: new("stripe"), Label: new("Stripe")}},
+				Price:  &restclient.InvoicePaymentPrice{Type: new("money"), Money: &restclient.Money{CurrencyCode: new("EUR"), GrossAmount: new(total)}}}}
+		}
+		rec.inv = inv
+		invs = append(invs, rec)
+	}
+
+	// Credit notes: amount lines crediting part of the remaining amount, so
+	// nothing is ever over-credited; the first invoice gets some first.
+	type noteRec struct {
+		note    restclient.CreditNote
+		created time.Time
+	}
+	var notes []noteRec
+	perInvoice := map[string]int{}
+	for k := range 30 * g.scale {
+		rec := invs[0]
+		if k >= 3 {
+			rec = invs[g.r.IntN(len(invs))]
+		}
+		if st := *rec.inv.Status; st == "voided" || st == "draft" {
+			continue
+		}
+		idx := g.r.IntN(len(rec.items))
+		it := rec.items[idx]
+		rem := round2(*it.TotalAmount - rec.credited[idx])
+		if rem < 1 {
+			continue
+		}
+		a := round2(rem*0.3 + 0.5)
+		rec.credited[idx] = round2(rec.credited[idx] + a)
+		excl := round2(a * *it.TotalExcludingTaxAmount / *it.TotalAmount)
+		created := rec.created.Add(time.Duration(1+g.r.IntN(20*24)) * time.Hour)
+		if created.After(demoBase) {
+			created = demoBase.Add(-time.Duration(k+1) * time.Minute)
+		}
+		paid := *rec.inv.Status == "paid"
+		perInvoice[rec.inv.ID]++
+		number := fmt.Sprintf("CN-%s-%d", *rec.inv.Number, perInvoice[rec.inv.ID])
+		tax := &restclient.Tax{Amount: new(round2(a - excl)), Inclusive: new(true), Rate: it.Tax.Rate, TaxableAmount: new(excl)}
+		memo := pick(g, []string{"Customer complaint", "Duplicate charge", "Goodwill gesture"})
+		line := restclient.CreditNoteLine{ID: g.uuid(), InvoiceItemRef: new(it.ID), InvoiceRef: new(rec.inv.ID), LocationRef: new(lid), NetworkRef: new(g.network),
+			CreateDate: ts(created), UpdateDate: ts(created), CurrencyCode: new("EUR"), UnitAmount: it.UnitAmount, UnitExcludingTaxAmount: it.UnitExcludingTaxAmount,
+			TotalAmount: new(a), TotalExcludingTaxAmount: new(excl), DiscountedAmount: new(0.0), Tax: tax, Memo: new(memo), Discounts: it.Discounts,
+			BaseAmounts: &restclient.LineBaseAmounts{CurrencyCode: new("EUR"), DiscountedAmount: new(0.0), Tax: tax, TotalAmount: new(a), TotalExcludingTaxAmount: new(excl),
+				UnitAmount: it.UnitAmount, UnitExcludingTaxAmount: it.UnitExcludingTaxAmount}}
+		pre, post, typ, credit := a, 0.0, "prePayment", 0.0
+		var refunds []restclient.CreditNoteRefund
+		if paid {
+			pre, post, typ, credit = 0, a, "postPayment", a
+			if k%2 == 0 && rec.inv.Transaction != nil {
+				credit = 0
+				refunds = []restclient.CreditNoteRefund{{ID: g.uuid(), Amount: new(a), CurrencyCode: new("EUR"), TransactionRef: new(rec.inv.Transaction.ID),
+					Method: &restclient.CreditNoteRefundMethod{Label: new("External"), Type: new("external")}}}
+			}
+		}
+		taxes := []restclient.Tax{*tax}
+		note := restclient.CreditNote{ID: g.uuid(), InvoiceRef: new(rec.inv.ID), LocationRef: new(lid), NetworkRef: new(g.network), CreateDate: ts(created), UpdateDate: ts(created),
+			EffectiveDate: ts(created), CurrencyCode: new("EUR"), Number: new(number), Title: new("Credit note " + number), Status: new("issued"), Type: new(typ),
+			Reason: new(pick(g, creditNoteReasons)), Memo: new(memo), InternalNote: new(memo), Lines: []restclient.CreditNoteLine{line}, Refunds: refunds,
+			CreditAmount: new(credit), OutOfBandAmount: new(0.0), PrePaymentAmount: new(pre), PostPaymentAmount: new(post),
+			SubtotalAmount: new(a), SubtotalAmountExcludingTax: new(excl), TotalAmount: new(a), TotalExcludingTaxAmount: new(excl), Taxes: taxes,
+			PdfURL: new("https://files.workspace.example/credit-notes/" + number + ".pdf"),
+			BaseAmounts: &restclient.CreditNoteBaseAmounts{CurrencyCode: new("EUR"), PrePaymentAmount: new(pre), PostPaymentAmount: new(post), SubtotalAmount: new(a),
+				SubtotalAmountExcludingTax: new(excl), Taxes: taxes, TotalAmount: new(a), TotalExcludingTaxAmount: new(excl)}}
+		applyCreditToInvoice(&rec.inv, a, paid, credit)
+		notes = append(notes, noteRec{note, created})
+	}
+	for _, rec := range invs {
+		if err := g.put("invoices", rec.inv.ID, rec.created, map[string]any{"location_id": lid, "status": *rec.inv.Status}, rec.inv); err != nil {
+			return err
+		}
+		for pos, it := range rec.items {
+			if err := g.put("invoice_items", it.ID, rec.created, map[string]any{"invoice_id": rec.inv.ID, "location_id": lid, "position": pos,
+				"credited_amount": rec.credited[pos]}, it); err != nil {
+				return err
+			}
+		}
+	}
+	for _, n := range notes {
+		if err := g.put("credit_notes", n.note.ID, n.created, map[string]any{"location_id": lid, "invoice_id": *n.note.InvoiceRef}, n.note); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// transactions generates money transactions of every type and status.
+func (g *gen) transactions(lid string, resByID map[string]restclient.Resource, bookings []restclient.Booking, orders []restclient.Order, events []restclient.Event) error {
+	statuses := []restclient.TransactionStatus{"succeeded", "pending", "processing", "failed", "canceled"}
+	types := []restclient.TransactionType{"booking", "order", "eventTicket", "creditPackage", "subscription", "invoice"}
+	var invoices []restclient.Invoice
+	rows, err := g.tx.QueryContext(g.ctx, `SELECT doc FROM invoices WHERE network_id = ? AND location_id = ? ORDER BY rowid`, g.network, lid)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var doc string
+		var inv restclient.Invoice
+		if err := rows.Scan(&doc); err != nil {
+			rows.Close()
+			return err
+		}
+		json.Unmarshal([]byte(doc), &inv)
+		invoices = append(invoices, inv)
+	}
+	rows.Close()
+	split := func(amount float64) *restclient.PriceSplit {
+		net := round2(amount / (1 + taxRate/100))
+		return &restclient.PriceSplit{NetAmount: new(net), TaxAmount: new(round2(amount - net))}
+	}
+	for i := range 150 * g.scale {
+		typ := types[i%len(types)]
+		status := statuses[(i/len(types))%len(statuses)]
+		mi := g.r.IntN(len(g.memberships))
+		created := g.ago(180)
+		amount := float64(5+g.r.IntN(300)) + float64(g.r.IntN(100))/100
+		tr := restclient.Transaction{ID: g.uuid(), Amount: new(amount), CreateDate: ts(created), CurrencyCode: new("EUR"), LocationRef: new(lid),
+			MembershipRef: new(g.memberships[mi]), Status: new(status), Type: new(typ), User: &g.users[mi],
+			PaymentMethod: &restclient.PaymentMethod{Label: new(pick(g, []string{"Visa •••• 4242", "SEPA debit", "Bank transfer"})), Type: new(pick(g, []string{"external", "stripe"}))}}
+		switch typ {
+		case "booking":
+			b := bookings[g.r.IntN(len(bookings))]
+			res := resByID[*b.ResourceRef]
+			tr.Booking = &restclient.TransactionBooking{ID: b.ID, Resource: &restclient.Resource{ID: res.ID, Title: res.Title}, Price: split(amount)}
+		case "order":
+			o := orders[g.r.IntN(len(orders))]
+			tr.Order = &restclient.TransactionOrder{ID: o.ID, Option: &restclient.OptionNameSummary{ID: o.Option.ID, Name: o.Option.Title},
+				Product: &restclient.Product{ID: o.Product.ID, Title: o.Product.Title}, Price: split(amount)}
+		case "eventTicket":
+			e := events[g.r.IntN(len(events))]
+			tr.Ticket = &restclient.TransactionTicket{ID: g.uuid(), CreateDate: ts(created), Price: split(amount),
+				Event: &restclient.Event{ID: e.ID, Title: e.Title, StartDate: e.StartDate, EndDate: e.EndDate}}
+		case "creditPackage":
+			tr.CreditPackage = &restclient.TransactionCreditPackage{Amount: new(float64(10 * (1 + g.r.IntN(10)))), Price: split(amount)}
+		case "subscription":
+			pl := g.plans[g.r.IntN(len(g.plans))]
+			tr.Plan = &restclient.Plan{ID: pl.ID, Title: pl.Title}
+			tr.Company = &g.companies[g.r.IntN(len(g.companies))]
+		case "invoice":
+			inv := invoices[g.r.IntN(len(invoices))]
+			tr.Invoice = &restclient.Invoice{ID: inv.ID, Title: inv.Title}
+			tr.Company = inv.Company
+		}
+		if status == "canceled" {
+			tr.Refund = &restclient.Refund{Amount: new(amount), CreateDate: ts(created.Add(24 * time.Hour))}
+		}
+		if err := g.put("transactions", tr.ID, created, map[string]any{"location_id": lid, "status": string(status), "type": string(typ)}, tr); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// feed generates posts with threaded comments.
+func (g *gen) feed(lid string) error {
+	texts := []string{"Welcome to our new members!", "The coffee machine on floor 2 is fixed.", "Who is up for lunch?", "Reminder: community drinks on Friday.",
+		"Lost a blue umbrella in the lobby.", "New phone booths are available for booking."}
+	for i := range 8 * g.scale {
+		mi := g.r.IntN(len(g.memberships))
+		created := g.ago(90)
+		p := restclient.Post{ID: g.uuid(), CreateDate: ts(created), Liked: new(false), Likes: new(float64(g.r.IntN(30))), Locale: new("en"),
+			LocationRef: new(lid), Membership: &restclient.PostMembership{ID: g.memberships[mi], User: &g.users[mi]}, MembershipRef: new(g.memberships[mi]),
+			Pinned: new(i == 0), Text: new(pick(g, texts)), User: &g.users[mi]}
+		if i%3 == 0 {
+			key := fmt.Sprintf("feed/%d.jpg", i)
+			p.Media = []restclient.PostMedia{{ID: g.uuid(), Key: new(key), URL: new(mediaBaseURL + key), Mime: new("image/jpeg"), Width: new(1200.0), Height: new(800.0)}}
+		}
+		if i%4 == 1 {
+			p.Og = json.RawMessage(`{"url":"https://workspace.example/blog","title":"Our blog"}`)
+		}
+		n := g.r.IntN(7)
+		if i == 0 {
+			n = 6
+		}
+		p.Comments = new(float64(n))
+		if err := g.put("posts", p.ID, created, map[string]any{"location_id": lid}, p); err != nil {
+			return err
+		}
+		var ids []string
+		for k := range n {
+			ci := g.r.IntN(len(g.memberships))
+			u := g.users[ci]
+			c := restclient.Comment{ID: g.uuid(), CreateDate: ts(created.Add(time.Duration(k+1) * time.Hour)), Liked: new(false), Likes: new(float64(g.r.IntN(5))),
+				Membership: &restclient.CommentMembership{ID: g.memberships[ci], User: &restclient.CommentUser{ID: u.ID, Blocked: new(false), Name: u.Name, Surname: u.Surname, PhotoURL: u.PhotoURL}},
+				PostRef:    new(p.ID), Text: new(pick(g, []string{"Great!", "Count me in", "Thanks for sharing", "+1", "Where exactly?"}))}
+			if len(ids) > 0 && (k%2 == 1 || i == 0 && k > 0) {
+				c.ParentCommentRef = new(ids[g.r.IntN(len(ids))])
+			}
+			if k == 2 {
+				c.Mentions = []restclient.CommentMention{{ID: g.users[0].ID, Value: new("@" + *g.users[0].Name)}}
+			}
+			ids = append(ids, c.ID)
+			if err := g.put("comments", c.ID, c.CreateDate.Time, map[string]any{"post_id": p.ID}, c); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// visitors generates visits and visit requests.
+func (g *gen) visitors(loc restclient.VisitLocation) error {
+	visitor := func() *restclient.Visitor {
+		fn, ln := pick(g, firstNames), pick(g, lastNames)
+		return &restclient.Visitor{Name: new(fn), Surname: new(ln), Email: new(asciiEmail(fmt.Sprintf("%s.%s@visitor.example", fn, g.uuid()[:6]))),
+			PhoneNumber: new(fmt.Sprintf("+47 555 %04d", g.r.IntN(10000)))}
+	}
+	for i := range 10 * g.scale {
+		mi := g.r.IntN(len(g.memberships))
+		created := g.ago(60)
+		date := created.Add(time.Duration(24+g.r.IntN(24*10)) * time.Hour)
+		v := restclient.Visit{ID: g.uuid(), Code: new(fmt.Sprintf("%06d", g.r.IntN(1000000))), Comment: new(pick(g, []string{"Interview", "Client meeting", "Delivery"})),
+			CreateDate: ts(created), Date: ts(date), Location: &loc, LocationRef: new(loc.ID), MembershipRefHost: new(g.memberships[mi]),
+			UserHost: &g.users[mi], UserRefHost: new(g.users[mi].ID), Visitor: visitor()}
+		if i%2 == 0 {
+			v.CheckInDate = ts(date.Add(9 * time.Hour))
+			v.CheckOutDate = ts(date.Add(12 * time.Hour))
+		}
+		if err := g.put("visits", v.ID, created, map[string]any{"location_id": loc.ID}, v); err != nil {
+			return err
+		}
+	}
+	for range 6 * g.scale {
+		mi := g.r.IntN(len(g.memberships))
+		created := g.ago(60)
+		vr := restclient.VisitRequest{ID: g.uuid(), CreateDate: ts(created), LocationRef: new(loc.ID), MembershipRefHost: new(g.memberships[mi]),
+			UserHost: &g.users[mi], UserRefHost: new(g.users[mi].ID), Visitor: visitor()}
+		if err := g.put("visit_requests", vr.ID, created, map[string]any{"location_id": loc.ID}, vr); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// discounts generates coupons, promocodes and their redemptions.
+func (g *gen) discounts() error {
+	var coupons []restclient.RedemptionCoupon
+	for i := range 3 * g.scale {
+		c := restclient.RedemptionCoupon{ID: g.uuid(), CurrencyCode: new("EUR"), EnabledForCredits: new(i%2 == 0),
+			Type:              new([]string{"creditPackages", "bookings", "shop"}[i%3]),
+			LimitedRedemption: &restclient.LimitedRedemption{Enabled: new(i%2 == 1), Usage: new(0.0), Value: new(500.0)},
+			LimitedItems:      &restclient.LimitedItems{Enabled: new(false)}}
+		if i%2 == 0 {
+			c.PercentOff = new(float64(10 + 5*i))
+		} else {
+			c.AmountOff = new(float64(5 * (i + 1)))
+		}
+		coupons = append(coupons, c)
+		if err := g.put("coupons", c.ID, demoBase.AddDate(0, -6, i), nil, c); err != nil {
+			return err
+		}
+	}
+	type promo struct {
+		p      restclient.RedemptionPromocode
+		coupon int
+	}
+	var promos []promo
+	for i := range 3 * g.scale {
+		p := restclient.RedemptionPromocode{ID: g.uuid(), Code: new(fmt.Sprintf("WELCOME%02d", i+1)), LimitByFirstPurchase: new(i%2 == 0),
+			Expiration:        &restclient.PromocodeExpiration{Enabled: new(true), Date: ts(demoBase.AddDate(0, 6, 0))},
+			LimitedRedemption: &restclient.LimitedRedemption{Enabled: new(false), Usage: new(0.0), Value: new(0.0)}}
+		promos = append(promos, promo{p, i % len(coupons)})
+		if err := g.put("promocodes", p.ID, demoBase.AddDate(0, -5, i), nil, p); err != nil {
+			return err
+		}
+	}
+	for i := range 60 * g.scale {
+		ci := g.r.IntN(len(coupons))
+		if i < 30*g.scale {
+			ci = 0
+		}
+		c := coupons[ci]
+		*c.LimitedRedemption.Usage++
+		var pr *promo
+		for k := range promos {
+			if promos[k].coupon == ci && g.r.IntN(2) == 0 {
+				pr = &promos[k]
+				break
+			}
+		}
+		mi := g.r.IntN(len(g.memberships))
+		u := g.users[mi]
+		created := g.ago(150)
+		prod := &restclient.RedemptionProduct{}
+		switch i % 3 {
+		case 0:
+			b := g.allBookings[g.r.IntN(len(g.allBookings))]
+			prod.Type, prod.BookingRef, prod.Title = new("booking"), new(b.ID), b.Title
+		case 1:
+			o := g.allOrders[g.r.IntN(len(g.allOrders))]
+			prod.Type, prod.OrderRef, prod.OptionRef, prod.Title = new("order"), new(o.ID), new(o.Option.ID), o.Product.Title
+		case 2:
+			e := g.allEvents[g.r.IntN(len(g.allEvents))]
+			prod.Type, prod.EventTicketRef, prod.Title = new("eventTicket"), new(g.uuid()), e.Title
+		}
+		red := restclient.Redemption{CreateDate: ts(created), LocationRef: new(g.locations[g.r.IntN(len(g.locations))]), NetworkRef: new(g.network),
+			Coupon:   &c,
+			Customer: &restclient.RedemptionCustomer{ID: u.ID, Title: new(*u.Name + " " + *u.Surname), Type: new(pick(g, []string{"person", "user"})), User: &restclient.User{ID: u.ID, Name: u.Name, Surname: u.Surname, PhotoURL: u.PhotoURL}},
+			Product:  prod}
+		cols := map[string]any{"coupon_id": c.ID}
+		if pr != nil {
+			p := pr.p
+			red.Promocode, red.PromocodeRef = &p, new(p.ID)
+			cols["promocode_id"] = p.ID
+		}
+		if err := g.put("redemptions", g.uuid(), created, cols, red); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// asciiEmail lowercases an address and folds the accents of the demo names.
+func asciiEmail(s string) string {
+	return strings.NewReplacer("ü", "ue", "í", "i").Replace(strings.ToLower(s))
+}

@@ -1,0 +1,21 @@
+package restserver
+
+import (
+	"net/http"
+
+	"github.com/workspacenet/facade/restclient"
+)
+
+// getEvent is GET /events/v1/{id} (service-network-id required even with
+// Basic).
+func (s *Server) getEvent(r *http.Request, c *caller) (int, any, error) {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return 0, nil, err
+	}
+	var e restclient.Event
+	if err := getDoc(r.Context(), s.db.read, "events", c.network, id, &e); err != nil {
+		return 0, nil, notFound(err, "event not found")
+	}
+	return http.StatusOK, map[string]any{"event": e}, nil
+}

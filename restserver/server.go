@@ -1,0 +1,325 @@
+// Package restserver is a local implementation of the Workspace Network
+// Service REST API (../shared/spec/workspace-network-api.md) on SQLite: all 18
+// operations, Basic and Bearer authentication with scopes, tenancy per
+// network, signed page tokens, deterministic demo data and test hooks.
+package restserver
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"reflect"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/workspacenet/facade/restserver/hooks"
+	"github.com/workspacenet/facade/restserver/openapi"
+)
+
+// Config configures a Server.
+type Config struct {
+	DBPath    string           // SQLite file path; ":memory:" for a private in-memory database
+	DemoScale int              // >0: if the database holds no network, generate demo data at this scale
+	Now       func() time.Time // clock; nil = time.Now
+	Logger    *slog.Logger     // nil = discard
+	Hooks     *hooks.Hooks     // nil = a fresh one
+}
+
+// Server is the REST service. It is safe for concurrent use.
+type Server struct {
+	db      *store
+	hooks   *hooks.Hooks
+	now     func() time.Time
+	log     *slog.Logger
+	pageKey []byte
+	handler http.Handler
+
+	stop     context.CancelFunc
+	wg       sync.WaitGroup
+	closeErr error
+	once     sync.Once
+}
+
+// maxBodyBytes caps request bodies; a larger body is a 400.
+const maxBodyBytes = 1 << 20
+
+// New opens the database (WAL), applies the embedded migrations, generates
+// demo data when cfg.DemoScale > 0 and the database holds no network yet, and
+// renews the demo bearer tokens now and every 30 minutes until Close.
+func New(ctx context.Context, cfg Config) (*Server, error) {
+	if cfg.DBPath == "" {
+		return nil, errors.New("restserver: Config.DBPath is required (use \":memory:\" for tests)")
+	}
+	s := &Server{now: cfg.Now, log: cfg.Logger, hooks: cfg.Hooks}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.hooks == nil {
+		s.hooks = hooks.New()
+	}
+	db, err := openStore(ctx, cfg.DBPath)
+	if err != nil {
+		return nil, err
+	}
+	s.db = db
+	s.pageKey, err = db.setting(ctx, "page_token_key", func() []byte {
+		b := make([]byte, 32)
+		rand.Read(b)
+		return b
+	})
+	if err != nil {
+		db.close()
+		return nil, err
+	}
+	if cfg.DemoScale > 0 {
+		if err := s.seedDemo(ctx, cfg.DemoScale); err != nil {
+			db.close()
+			return nil, err
+		}
+	}
+	if err := s.renewDemoTokens(ctx); err != nil {
+		db.close()
+		return nil, err
+	}
+	bg, stop := context.WithCancel(context.Background())
+	s.stop = stop
+	s.wg.Go(func() {
+		t := time.NewTicker(30 * time.Minute)
+		defer t.Stop()
+		for {
+			select {
+			case <-bg.Done():
+				return
+			case <-t.C:
+				if err := s.renewDemoTokens(bg); err != nil && bg.Err() == nil {
+					s.log.Error("renew demo tokens", "err", err)
+				}
+			}
+		}
+	})
+	s.handler = s.routes()
+	return s, nil
+}
+
+// Handler returns the HTTP handler of every route.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Hooks returns the latency, fault and counter hooks.
+func (s *Server) Hooks() *hooks.Hooks { return s.hooks }
+
+// Close stops background work and closes the database. It is idempotent.
+func (s *Server) Close() error {
+	s.once.Do(func() {
+		s.stop()
+		s.wg.Wait()
+		s.closeErr = s.db.close()
+	})
+	return s.closeErr
+}
+
+// handlerFunc handles an authenticated request: it returns the status and the
+// body to write, or an error written by writeError.
+type handlerFunc func(r *http.Request, c *caller) (int, any, error)
+
+// route is one operation: its ServeMux pattern (also its hooks key), the
+// scopes of which one is needed, and its authentication rules.
+type route struct {
+	pattern        string
+	scopes         []string
+	bearerOnly     bool
+	requireNetwork bool
+	handle         handlerFunc
+}
+
+func read(family string) []string  { return []string{family, family + ".readonly"} }
+func write(family string) []string { return []string{family} }
+
+// routes registers every route in one place.
+func (s *Server) routes() http.Handler {
+	ops := []route{
+		{pattern: "POST /billing/credit_notes/v1", scopes: write("invoices"), handle: s.createCreditNote},
+		{pattern: "GET /billing/credit_notes/v1", scopes: read("invoices"), handle: s.listCreditNotes},
+		{pattern: "GET /billing/invoices/v1/{id}/items", scopes: read("invoices"), handle: s.getInvoiceItems},
+		{pattern: "POST /resources/bookings/v1", scopes: write("resources"), handle: s.createBooking},
+		{pattern: "GET /resources/v1/{id}", scopes: read("resources"), handle: s.getResource},
+		{pattern: "POST /visitors/visits/v1", scopes: write("visitors"), bearerOnly: true, handle: s.createVisit},
+		{pattern: "GET /visitors/visits/v1/{id}", scopes: read("visitors"), handle: s.getVisit},
+		{pattern: "PUT /visitors/visits/v1/{id}", scopes: write("visitors"), handle: s.updateVisit},
+		{pattern: "POST /visitors/requests/v1", scopes: write("visitors"), handle: s.createVisitRequest},
+		{pattern: "POST /feed/posts/v1", scopes: write("feed"), bearerOnly: true, handle: s.createPost},
+		{pattern: "PUT /feed/posts/v1/{id}", scopes: write("feed"), handle: s.updatePost},
+		{pattern: "GET /feed/posts/v1/{id}/comments", scopes: read("feed"), handle: s.listComments},
+		{pattern: "GET /transactions/money/v1", scopes: read("transactions"), handle: s.listTransactions},
+		{pattern: "GET /shop/products/v1", scopes: read("shop"), handle: s.listProducts},
+		{pattern: "GET /shop/products/v1/{productId}", scopes: write("shop"), handle: s.getProduct},
+		{pattern: "GET /shop/orders/v1", scopes: read("shop"), handle: s.listOrders},
+		{pattern: "GET /discounts/redemptions/v1", scopes: read("invoices"), handle: s.listRedemptions},
+		{pattern: "GET /events/v1/{id}", scopes: write("events"), requireNetwork: true, handle: s.getEvent},
+	}
+	mux := http.NewServeMux()
+	for _, op := range ops {
+		mux.Handle(op.pattern, s.hooks.Wrap(op.pattern, s.operation(op)))
+	}
+	mux.Handle("POST /oauth2/token", s.hooks.Wrap("POST /oauth2/token", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := s.handleToken(w, r); err != nil {
+			writeError(w, r, s.log, err)
+		}
+	})))
+	stats := s.hooks.StatsHandler()
+	mux.Handle("/_stats", stats)
+	mux.Handle("/_stats/reset", stats)
+	mux.Handle("GET /openapi.json", openapi.Handler())
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		if err := s.db.read.PingContext(r.Context()); err != nil {
+			writeError(w, r, s.log, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, s.log, notFoundf("no operation %s %s", r.Method, r.URL.Path))
+	})
+	return mux
+}
+
+// operation authenticates, checks the scope and runs op.
+func (s *Server) operation(op route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		status, body, err := func() (int, any, error) {
+			c, err := s.authenticate(r, op.requireNetwork)
+			if err != nil {
+				return 0, nil, err
+			}
+			if op.bearerOnly && !c.bearer {
+				return 0, nil, unauthorizedf("this operation accepts Bearer authentication only")
+			}
+			ok := false
+			for _, sc := range op.scopes {
+				ok = ok || c.has(sc)
+			}
+			if !ok {
+				return 0, nil, forbiddenf("missing scope: %s", strings.Join(op.scopes, " or "))
+			}
+			return op.handle(r, c)
+		}()
+		if err != nil {
+			writeError(w, r, s.log, err)
+			return
+		}
+		writeJSON(w, status, body)
+	})
+}
+
+// decodeBody reads a JSON body of the form {key: {...}} into dst (a pointer
+// to a request struct). Unknown fields, a missing key, malformed JSON, wrong
+// types and bodies over maxBodyBytes are 400s naming the field.
+func decodeBody(r *http.Request, key string, dst any) error {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || mt != "application/json" {
+			return invalidf("Content-Type: must be application/json")
+		}
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
+	if err != nil {
+		return invalidf("could not read the request body")
+	}
+	if len(body) > maxBodyBytes {
+		return invalidf("request body exceeds %d bytes", maxBodyBytes)
+	}
+	var env map[string]json.RawMessage
+	if err := json.Unmarshal(body, &env); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return invalidf("body must be a JSON object {%q: {...}}", key)
+		}
+		return invalidf("malformed JSON body")
+	}
+	if env == nil {
+		return invalidf("body must be a JSON object {%q: {...}}", key)
+	}
+	for k := range env {
+		if k != key {
+			return invalidf("%s: unknown field", k)
+		}
+	}
+	raw, ok := env[key]
+	if !ok || string(raw) == "null" {
+		return invalidf("%s: is required", key)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return fieldError(key, raw, dst, err)
+	}
+	return nil
+}
+
+// fieldError turns a decoding error of the object under key into a 400 that
+// names the offending field.
+func fieldError(key string, raw json.RawMessage, dst any, err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field == "" {
+			return invalidf("%s: must be a JSON object", key)
+		}
+		return invalidf("%s.%s: must be a JSON %s", key, te.Field, te.Type.Kind().String())
+	}
+	if msg, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return invalidf("%s.%s: unknown field", key, strings.Trim(msg, `"`))
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return invalidf("malformed JSON body")
+	}
+	// A field's own UnmarshalJSON failed (a timestamp): find which one.
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(raw, &fields) == nil {
+		t := reflect.TypeOf(dst).Elem()
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			v, ok := fields[name]
+			if !ok {
+				continue
+			}
+			if json.Unmarshal(v, reflect.New(f.Type).Interface()) != nil {
+				if f.Type == reflect.TypeFor[*restTimestamp]() {
+					return invalidf("%s.%s: must be an RFC 3339 timestamp", key, name)
+				}
+				return invalidf("%s.%s: invalid value", key, name)
+			}
+		}
+	}
+	return invalidf("%s: invalid value", key)
+}
+
+// pathID reads the uuid path parameter name; a malformed one is a 400.
+func pathID(r *http.Request, name string) (string, error) {
+	v := r.PathValue(name)
+	if !isUUID(v) {
+		return "", invalidf("%s: must be a uuid", name)
+	}
+	return strings.ToLower(v), nil
+}
+
+// refParam validates a required uuid reference of a request body.
+func refParam(v *string, field string) (string, error) {
+	if v == nil || *v == "" {
+		return "", invalidf("%s: is required", field)
+	}
+	if !isUUID(*v) {
+		return "", invalidf("%s: must be a uuid", field)
+	}
+	return strings.ToLower(*v), nil
+}
