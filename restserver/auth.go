@@ -242,7 +242,7 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) error {
 	if requested != nil {
 		for _, sc := range requested {
 			if !slices.Contains(scopes, sc) {
-				return forbiddenf("scope: %q is not granted to these credentials", sc)
+				return invalidf("scope: %q is not granted to these credentials", sc)
 			}
 		}
 		scopes = requested
