@@ -7,311 +7,395 @@ package graph
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/workspacenet/facade/graph/generated"
+	"github.com/workspacenet/facade/graph/loaders"
 	"github.com/workspacenet/facade/graph/model"
 	"github.com/workspacenet/facade/restclient"
 )
 
 // Resource is the resolver for the resource field.
 func (r *bookingResolver) Resource(ctx context.Context, obj *restclient.Booking) (*restclient.Resource, error) {
-	panic(fmt.Errorf("not implemented: Resource - resource"))
+	return resourceByRef(ctx, obj.ResourceRef)
 }
 
 // ParentComment is the resolver for the parentComment field.
 func (r *commentResolver) ParentComment(ctx context.Context, obj *restclient.Comment) (*restclient.Comment, error) {
-	panic(fmt.Errorf("not implemented: ParentComment - parentComment"))
+	return parentComment(ctx, obj)
 }
 
 // Replies is the resolver for the replies field.
 func (r *commentResolver) Replies(ctx context.Context, obj *restclient.Comment) ([]*restclient.Comment, error) {
-	panic(fmt.Errorf("not implemented: Replies - replies"))
+	return replies(ctx, obj)
 }
 
 // Location is the resolver for the location field.
 func (r *companyResolver) Location(ctx context.Context, obj *restclient.Company) (*model.Location, error) {
-	panic(fmt.Errorf("not implemented: Location - location"))
+	return location(obj.LocationRef)
 }
 
 // Invoice is the resolver for the invoice field.
 func (r *creditNoteResolver) Invoice(ctx context.Context, obj *restclient.CreditNote) (*restclient.Invoice, error) {
-	panic(fmt.Errorf("not implemented: Invoice - invoice"))
+	return invoiceByRef(ctx, obj.InvoiceRef)
 }
 
 // Location is the resolver for the location field.
 func (r *creditNoteResolver) Location(ctx context.Context, obj *restclient.CreditNote) (*model.Location, error) {
-	panic(fmt.Errorf("not implemented: Location - location"))
+	return location(obj.LocationRef)
 }
 
 // InvoiceItem is the resolver for the invoiceItem field.
 func (r *creditNoteLineResolver) InvoiceItem(ctx context.Context, obj *restclient.CreditNoteLine) (*restclient.InvoiceItem, error) {
-	panic(fmt.Errorf("not implemented: InvoiceItem - invoiceItem"))
+	if obj.InvoiceRef == nil || obj.InvoiceItemRef == nil {
+		return nil, nil
+	}
+	return loaders.InvoiceItem(ctx, *obj.InvoiceRef, *obj.InvoiceItemRef)
 }
 
 // Invoice is the resolver for the invoice field.
 func (r *creditNoteLineResolver) Invoice(ctx context.Context, obj *restclient.CreditNoteLine) (*restclient.Invoice, error) {
-	panic(fmt.Errorf("not implemented: Invoice - invoice"))
+	return invoiceByRef(ctx, obj.InvoiceRef)
 }
 
 // Location is the resolver for the location field.
 func (r *creditNoteLineResolver) Location(ctx context.Context, obj *restclient.CreditNoteLine) (*model.Location, error) {
-	panic(fmt.Errorf("not implemented: Location - location"))
+	return location(obj.LocationRef)
 }
 
 // Location is the resolver for the location field.
 func (r *eventResolver) Location(ctx context.Context, obj *restclient.Event) (*model.Location, error) {
-	panic(fmt.Errorf("not implemented: Location - location"))
+	return location(obj.LocationRef)
 }
 
 // Location is the resolver for the location field.
 func (r *invoiceResolver) Location(ctx context.Context, obj *restclient.Invoice) (*model.Location, error) {
-	panic(fmt.Errorf("not implemented: Location - location"))
+	return location(obj.LocationRef)
 }
 
 // CreditNotes is the resolver for the creditNotes field.
 func (r *invoiceResolver) CreditNotes(ctx context.Context, obj *restclient.Invoice, first *int, after *string) (*model.CreditNoteConnection, error) {
-	panic(fmt.Errorf("not implemented: CreditNotes - creditNotes"))
+	return creditNoteConnection(ctx, obj.ID, "", first, after)
 }
 
 // Invoice is the resolver for the invoice field.
 func (r *invoiceItemResolver) Invoice(ctx context.Context, obj *restclient.InvoiceItem) (*restclient.Invoice, error) {
-	panic(fmt.Errorf("not implemented: Invoice - invoice"))
+	return invoiceByRef(ctx, obj.InvoiceRef)
 }
 
 // Location is the resolver for the location field.
 func (r *invoiceItemResolver) Location(ctx context.Context, obj *restclient.InvoiceItem) (*model.Location, error) {
-	panic(fmt.Errorf("not implemented: Location - location"))
+	return location(obj.LocationRef)
 }
 
 // Order is the resolver for the order field.
 func (r *invoiceItemResolver) Order(ctx context.Context, obj *restclient.InvoiceItem) (*model.InvoiceItemOrder, error) {
-	panic(fmt.Errorf("not implemented: Order - order"))
+	return model.InvoiceItemOrderOf(obj), nil
 }
 
 // Resource is the resolver for the resource field.
 func (r *invoiceItemBookingResolver) Resource(ctx context.Context, obj *restclient.InvoiceItemBooking) (*restclient.Resource, error) {
-	panic(fmt.Errorf("not implemented: Resource - resource"))
+	return embeddedResourceOr(ctx, obj.Resource, embeddedItemResource)
 }
 
 // Product is the resolver for the product field.
 func (r *invoiceItemOrderResolver) Product(ctx context.Context, obj *model.InvoiceItemOrder) (*restclient.Product, error) {
-	panic(fmt.Errorf("not implemented: Product - product"))
+	return embeddedProductOr(ctx, obj.Product, embeddedIDTitle, obj.LocationRef)
 }
 
 // ProductOption is the resolver for the productOption field.
 func (r *invoiceItemOrderResolver) ProductOption(ctx context.Context, obj *model.InvoiceItemOrder) (*restclient.ProductOption, error) {
-	panic(fmt.Errorf("not implemented: ProductOption - productOption"))
+	return embeddedOptionOr(ctx, obj.ProductOption, obj.Product, obj.LocationRef)
 }
 
 // Event is the resolver for the event field.
 func (r *invoiceItemTicketResolver) Event(ctx context.Context, obj *restclient.InvoiceItemTicket) (*restclient.Event, error) {
-	panic(fmt.Errorf("not implemented: Event - event"))
+	return embeddedEventOr(ctx, obj.Event)
 }
 
 // Products is the resolver for the products field.
 func (r *locationResolver) Products(ctx context.Context, obj *model.Location) ([]*restclient.Product, error) {
-	panic(fmt.Errorf("not implemented: Products - products"))
+	return loaders.ProductsInLocation(ctx, obj.ID)
 }
 
 // Orders is the resolver for the orders field.
 func (r *locationResolver) Orders(ctx context.Context, obj *model.Location, status *restclient.OrderStatus, createDate *model.DateRangeInput, first *int, after *string) (*model.OrderConnection, error) {
-	panic(fmt.Errorf("not implemented: Orders - orders"))
+	return orderConnection(ctx, obj.ID, status, createDate, first, after)
 }
 
 // Transactions is the resolver for the transactions field.
 func (r *locationResolver) Transactions(ctx context.Context, obj *model.Location, status *restclient.TransactionStatus, typeArg *restclient.TransactionType, createDate *model.DateRangeInput, first *int, after *string) (*model.TransactionConnection, error) {
-	panic(fmt.Errorf("not implemented: Transactions - transactions"))
+	return transactionConnection(ctx, obj.ID, status, typeArg, createDate, first, after)
 }
 
 // CreditNotes is the resolver for the creditNotes field.
 func (r *locationResolver) CreditNotes(ctx context.Context, obj *model.Location, first *int, after *string) (*model.CreditNoteConnection, error) {
-	panic(fmt.Errorf("not implemented: CreditNotes - creditNotes"))
+	return creditNoteConnection(ctx, "", obj.ID, first, after)
 }
 
 // CreateCreditNote is the resolver for the createCreditNote field.
 func (r *mutationResolver) CreateCreditNote(ctx context.Context, input model.CreateCreditNoteInput) (*model.CreateCreditNotePayload, error) {
-	panic(fmt.Errorf("not implemented: CreateCreditNote - createCreditNote"))
+	req, err := createCreditNoteRequest(input)
+	cn, err := mutate(ctx, req, err, r.client.Billing.CreateCreditNote)
+	if err != nil {
+		return nil, err
+	}
+	return &model.CreateCreditNotePayload{CreditNote: cn}, nil
 }
 
 // CreateBooking is the resolver for the createBooking field.
 func (r *mutationResolver) CreateBooking(ctx context.Context, input model.CreateBookingInput) (*model.CreateBookingPayload, error) {
-	panic(fmt.Errorf("not implemented: CreateBooking - createBooking"))
+	req, err := createBookingRequest(input)
+	b, err := mutate(ctx, req, err, r.client.Resources.CreateBooking)
+	if err != nil {
+		return nil, err
+	}
+	return &model.CreateBookingPayload{Booking: b}, nil
 }
 
 // CreateVisit is the resolver for the createVisit field.
 func (r *mutationResolver) CreateVisit(ctx context.Context, input model.CreateVisitInput) (*model.CreateVisitPayload, error) {
-	panic(fmt.Errorf("not implemented: CreateVisit - createVisit"))
+	req, err := createVisitRequest(input)
+	v, err := mutate(ctx, req, err, r.client.Visitors.CreateVisit)
+	if err != nil {
+		return nil, err
+	}
+	return &model.CreateVisitPayload{Visit: v}, nil
 }
 
 // UpdateVisit is the resolver for the updateVisit field.
 func (r *mutationResolver) UpdateVisit(ctx context.Context, id string, input model.UpdateVisitInput) (*model.UpdateVisitPayload, error) {
-	panic(fmt.Errorf("not implemented: UpdateVisit - updateVisit"))
+	req, err := updateVisitRequest(id, input)
+	v, err := mutate(ctx, req, err, func(ctx context.Context, req *restclient.VisitUpdateRequest) (*restclient.Visit, *restclient.Response, error) {
+		return r.client.Visitors.UpdateVisit(ctx, id, req)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &model.UpdateVisitPayload{Visit: v}, nil
 }
 
 // CreateVisitRequest is the resolver for the createVisitRequest field.
 func (r *mutationResolver) CreateVisitRequest(ctx context.Context, input model.CreateVisitRequestInput) (*model.CreateVisitRequestPayload, error) {
-	panic(fmt.Errorf("not implemented: CreateVisitRequest - createVisitRequest"))
+	req, err := createVisitRequestRequest(input)
+	v, err := mutate(ctx, req, err, r.client.Visitors.CreateVisitRequest)
+	if err != nil {
+		return nil, err
+	}
+	return &model.CreateVisitRequestPayload{VisitRequest: v}, nil
 }
 
 // CreatePost is the resolver for the createPost field.
 func (r *mutationResolver) CreatePost(ctx context.Context, input model.CreatePostInput) (*model.CreatePostPayload, error) {
-	panic(fmt.Errorf("not implemented: CreatePost - createPost"))
+	req, err := createPostRequest(input)
+	p, err := mutate(ctx, req, err, r.client.Feed.CreatePost)
+	if err != nil {
+		return nil, err
+	}
+	return &model.CreatePostPayload{Post: p}, nil
 }
 
 // UpdatePost is the resolver for the updatePost field.
 func (r *mutationResolver) UpdatePost(ctx context.Context, id string, input model.UpdatePostInput) (*model.UpdatePostPayload, error) {
-	panic(fmt.Errorf("not implemented: UpdatePost - updatePost"))
+	req, err := updatePostRequest(id, input)
+	p, err := mutate(ctx, req, err, func(ctx context.Context, req *restclient.PostUpdateRequest) (*restclient.Post, *restclient.Response, error) {
+		return r.client.Feed.UpdatePost(ctx, id, req)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &model.UpdatePostPayload{Post: p}, nil
 }
 
 // Location is the resolver for the location field.
 func (r *orderResolver) Location(ctx context.Context, obj *restclient.Order) (*model.Location, error) {
-	panic(fmt.Errorf("not implemented: Location - location"))
+	return location(obj.LocationRef)
 }
 
 // Option is the resolver for the option field.
 func (r *orderResolver) Option(ctx context.Context, obj *restclient.Order) (*restclient.ProductOption, error) {
-	panic(fmt.Errorf("not implemented: Option - option"))
+	return embeddedOptionOr(ctx, obj.Option, obj.Product, obj.LocationRef)
 }
 
 // Product is the resolver for the product field.
 func (r *orderResolver) Product(ctx context.Context, obj *restclient.Order) (*restclient.Product, error) {
-	panic(fmt.Errorf("not implemented: Product - product"))
+	return embeddedProductOr(ctx, obj.Product, embeddedOrderProduct, obj.LocationRef)
 }
 
 // Comments is the resolver for the comments field.
 func (r *postResolver) Comments(ctx context.Context, obj *restclient.Post) ([]*restclient.Comment, error) {
-	panic(fmt.Errorf("not implemented: Comments - comments"))
+	return loaders.Comments(ctx, obj.ID)
 }
 
 // Location is the resolver for the location field.
 func (r *postResolver) Location(ctx context.Context, obj *restclient.Post) (*model.Location, error) {
-	panic(fmt.Errorf("not implemented: Location - location"))
+	return location(obj.LocationRef)
 }
 
 // Location is the resolver for the location field.
 func (r *productResolver) Location(ctx context.Context, obj *restclient.Product) (*model.Location, error) {
-	panic(fmt.Errorf("not implemented: Location - location"))
+	return location(obj.LocationRef)
 }
 
 // Resource is the resolver for the resource field.
 func (r *queryResolver) Resource(ctx context.Context, id string) (*restclient.Resource, error) {
-	panic(fmt.Errorf("not implemented: Resource - resource"))
+	if err := checkID("id", id); err != nil {
+		return nil, err
+	}
+	return loaders.Resource(ctx, id)
 }
 
 // Event is the resolver for the event field.
 func (r *queryResolver) Event(ctx context.Context, id string) (*restclient.Event, error) {
-	panic(fmt.Errorf("not implemented: Event - event"))
+	if err := checkID("id", id); err != nil {
+		return nil, err
+	}
+	return loaders.Event(ctx, id)
 }
 
 // Visit is the resolver for the visit field.
 func (r *queryResolver) Visit(ctx context.Context, id string) (*restclient.Visit, error) {
-	panic(fmt.Errorf("not implemented: Visit - visit"))
+	if err := checkID("id", id); err != nil {
+		return nil, err
+	}
+	return loaders.Visit(ctx, id)
 }
 
 // Product is the resolver for the product field.
 func (r *queryResolver) Product(ctx context.Context, id string) (*restclient.Product, error) {
-	panic(fmt.Errorf("not implemented: Product - product"))
+	if err := checkID("id", id); err != nil {
+		return nil, err
+	}
+	return loaders.Product(ctx, id)
 }
 
 // Products is the resolver for the products field.
 func (r *queryResolver) Products(ctx context.Context, locationID string) ([]*restclient.Product, error) {
-	panic(fmt.Errorf("not implemented: Products - products"))
+	if err := checkID("locationId", locationID); err != nil {
+		return nil, err
+	}
+	return loaders.ProductsInLocation(ctx, locationID)
 }
 
 // Invoice is the resolver for the invoice field.
 func (r *queryResolver) Invoice(ctx context.Context, id string) (*restclient.Invoice, error) {
-	panic(fmt.Errorf("not implemented: Invoice - invoice"))
+	if err := checkID("id", id); err != nil {
+		return nil, err
+	}
+	return invoiceByRef(ctx, &id)
 }
 
 // CreditNotes is the resolver for the creditNotes field.
 func (r *queryResolver) CreditNotes(ctx context.Context, invoiceID *string, locationID *string, first *int, after *string) (*model.CreditNoteConnection, error) {
-	panic(fmt.Errorf("not implemented: CreditNotes - creditNotes"))
+	if err := checkOptIDs("invoiceId", invoiceID, "locationId", locationID); err != nil {
+		return nil, err
+	}
+	return creditNoteConnection(ctx, deref(invoiceID), deref(locationID), first, after)
 }
 
 // Transactions is the resolver for the transactions field.
 func (r *queryResolver) Transactions(ctx context.Context, locationID string, status *restclient.TransactionStatus, typeArg *restclient.TransactionType, createDate *model.DateRangeInput, first *int, after *string) (*model.TransactionConnection, error) {
-	panic(fmt.Errorf("not implemented: Transactions - transactions"))
+	if err := checkID("locationId", locationID); err != nil {
+		return nil, err
+	}
+	return transactionConnection(ctx, locationID, status, typeArg, createDate, first, after)
 }
 
 // Orders is the resolver for the orders field.
 func (r *queryResolver) Orders(ctx context.Context, locationID string, status *restclient.OrderStatus, createDate *model.DateRangeInput, first *int, after *string) (*model.OrderConnection, error) {
-	panic(fmt.Errorf("not implemented: Orders - orders"))
+	if err := checkID("locationId", locationID); err != nil {
+		return nil, err
+	}
+	return orderConnection(ctx, locationID, status, createDate, first, after)
 }
 
 // Redemptions is the resolver for the redemptions field.
 func (r *queryResolver) Redemptions(ctx context.Context, couponID *string, promocodeID *string, first *int, after *string) (*model.RedemptionConnection, error) {
-	panic(fmt.Errorf("not implemented: Redemptions - redemptions"))
+	if err := checkOptIDs("couponId", couponID, "promocodeId", promocodeID); err != nil {
+		return nil, err
+	}
+	return redemptionConnection(ctx, deref(couponID), deref(promocodeID), first, after)
 }
 
 // PostComments is the resolver for the postComments field.
 func (r *queryResolver) PostComments(ctx context.Context, postID string) ([]*restclient.Comment, error) {
-	panic(fmt.Errorf("not implemented: PostComments - postComments"))
+	if err := checkID("postId", postID); err != nil {
+		return nil, err
+	}
+	return loaders.Comments(ctx, postID)
 }
 
 // Location is the resolver for the location field.
 func (r *queryResolver) Location(ctx context.Context, id string) (*model.Location, error) {
-	panic(fmt.Errorf("not implemented: Location - location"))
+	if err := checkID("id", id); err != nil {
+		return nil, err
+	}
+	return &model.Location{ID: id}, nil
 }
 
 // Location is the resolver for the location field.
 func (r *redemptionResolver) Location(ctx context.Context, obj *restclient.Redemption) (*model.Location, error) {
-	panic(fmt.Errorf("not implemented: Location - location"))
+	return location(obj.LocationRef)
 }
 
 // Location is the resolver for the location field.
 func (r *resourceResolver) Location(ctx context.Context, obj *restclient.Resource) (*model.Location, error) {
-	panic(fmt.Errorf("not implemented: Location - location"))
+	return location(obj.LocationRef)
 }
 
 // Parent is the resolver for the parent field.
 func (r *resourceResolver) Parent(ctx context.Context, obj *restclient.Resource) (*restclient.Resource, error) {
-	panic(fmt.Errorf("not implemented: Parent - parent"))
+	return resourceByRef(ctx, obj.ParentRef)
 }
 
 // Location is the resolver for the location field.
 func (r *transactionResolver) Location(ctx context.Context, obj *restclient.Transaction) (*model.Location, error) {
-	panic(fmt.Errorf("not implemented: Location - location"))
+	return location(obj.LocationRef)
 }
 
 // Invoice is the resolver for the invoice field.
 func (r *transactionResolver) Invoice(ctx context.Context, obj *restclient.Transaction) (*restclient.Invoice, error) {
-	panic(fmt.Errorf("not implemented: Invoice - invoice"))
+	if obj.Invoice == nil || obj.Invoice.ID == "" {
+		return nil, nil
+	}
+	if embeddedSuffices(ctx, embeddedIDTitle) {
+		return obj.Invoice, nil
+	}
+	return invoiceByRef(ctx, &obj.Invoice.ID)
 }
 
 // Order is the resolver for the order field.
 func (r *transactionResolver) Order(ctx context.Context, obj *restclient.Transaction) (*model.TransactionOrder, error) {
-	panic(fmt.Errorf("not implemented: Order - order"))
+	return model.TransactionOrderOf(obj), nil
 }
 
 // Resource is the resolver for the resource field.
 func (r *transactionBookingResolver) Resource(ctx context.Context, obj *restclient.TransactionBooking) (*restclient.Resource, error) {
-	panic(fmt.Errorf("not implemented: Resource - resource"))
+	return embeddedResourceOr(ctx, obj.Resource, embeddedResource)
 }
 
 // Option is the resolver for the option field.
 func (r *transactionOrderResolver) Option(ctx context.Context, obj *model.TransactionOrder) (*restclient.ProductOption, error) {
-	panic(fmt.Errorf("not implemented: Option - option"))
+	return embeddedOptionOr(ctx, model.OptionFromNameSummary(obj.Option), obj.Product, obj.LocationRef)
 }
 
 // Product is the resolver for the product field.
 func (r *transactionOrderResolver) Product(ctx context.Context, obj *model.TransactionOrder) (*restclient.Product, error) {
-	panic(fmt.Errorf("not implemented: Product - product"))
+	return embeddedProductOr(ctx, obj.Product, embeddedIDTitle, obj.LocationRef)
 }
 
 // Event is the resolver for the event field.
 func (r *transactionTicketResolver) Event(ctx context.Context, obj *restclient.TransactionTicket) (*restclient.Event, error) {
-	panic(fmt.Errorf("not implemented: Event - event"))
+	return embeddedEventOr(ctx, obj.Event)
 }
 
 // Location is the resolver for the location field.
 func (r *visitResolver) Location(ctx context.Context, obj *restclient.Visit) (*model.Location, error) {
-	panic(fmt.Errorf("not implemented: Location - location"))
+	return model.LocationOfVisit(obj), nil
 }
 
 // Location is the resolver for the location field.
 func (r *visitRequestResolver) Location(ctx context.Context, obj *restclient.VisitRequest) (*model.Location, error) {
-	panic(fmt.Errorf("not implemented: Location - location"))
+	return location(obj.LocationRef)
 }
 
 // Booking returns generated.BookingResolver implementation.
