@@ -528,7 +528,7 @@ func (g *gen) billing(lid string, resByID map[string]restclient.Resource, bookin
 	}
 	var notes []noteRec
 	perInvoice := map[string]int{}
-	for k := range 30 * g.scale {
+	for k := 0; len(notes) < 30*g.scale && k < 300*g.scale; k++ {
 		rec := invs[0]
 		if k >= 3 {
 			rec = invs[g.r.IntN(len(invs))]
