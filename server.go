@@ -163,7 +163,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		upstreamURL, demo = emb.url, emb.manifest
 	}
 
-	client, err := restclient.NewClient(upstreamURL, restclient.WithTimeout(cfg.upstreamTimeout))
+	client, err := restclient.NewClient(upstreamURL,
+		restclient.WithTimeout(cfg.upstreamTimeout),
+		restclient.WithObserver(graph.ObserveUpstream))
 	if err != nil {
 		return fmt.Errorf("upstream %q: %w", upstreamURL, err)
 	}
@@ -249,6 +251,11 @@ func newServer(d serverDeps) http.Handler {
 	if d.playground != nil {
 		mux.Handle("GET /{$}", d.playground)
 		mux.Handle("GET /playground/", d.playground)
+	}
+	if len(d.corsOrigins) == 0 {
+		// rs/cors treats an empty allowlist as "*": with no origins
+		// configured, browsers get same-origin only.
+		return mux
 	}
 	c := cors.New(cors.Options{
 		AllowedOrigins:   d.corsOrigins,

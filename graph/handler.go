@@ -23,7 +23,9 @@ import (
 
 // Options configure the GraphQL endpoint.
 type Options struct {
-	// Client reaches the REST API. Required.
+	// Client reaches the REST API. Required; build it with
+	// restclient.WithObserver(ObserveUpstream) so each request's upstream
+	// calls are counted and reported.
 	Client *restclient.Client
 	// Loaders tunes the per-request loaders.
 	Loaders loaders.Config
@@ -41,6 +43,10 @@ type Options struct {
 	// it inherits the deadline. 0 means 30s.
 	RequestTimeout time.Duration
 }
+
+// ObserveUpstream is the restclient.Observer that records each upstream call
+// in the report of the GraphQL request it was made for.
+func ObserveUpstream(ctx context.Context, info restclient.CallInfo) { calls.Observe(ctx, info) }
 
 // TraceHeader is the request header that asks for the upstream call report.
 const TraceHeader = "X-Upstream-Trace"

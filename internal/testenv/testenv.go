@@ -63,7 +63,7 @@ func New(tb testing.TB, o Options) *Env {
 	if err != nil {
 		tb.Fatalf("manifest: %v", err)
 	}
-	client, err := restclient.NewClient(up.URL, o.ClientOpts...)
+	client, err := restclient.NewClient(up.URL, append([]restclient.Option{restclient.WithObserver(graph.ObserveUpstream)}, o.ClientOpts...)...)
 	if err != nil {
 		tb.Fatalf("restclient: %v", err)
 	}
@@ -137,6 +137,19 @@ func (e *Env) ID(tb testing.TB, kind string, i int) string {
 		tb.Fatalf("demo data has %d %s ids, want index %d", len(ids), kind, i)
 	}
 	return ids[i]
+}
+
+// REST returns a client of the upstream that calls it directly (not through
+// the facade), and a context carrying c, to compare the facade's answers with
+// what the REST service holds. Its calls count in the upstream counters.
+func (e *Env) REST(tb testing.TB, c Creds) (*restclient.Client, context.Context) {
+	tb.Helper()
+	client, err := restclient.NewClient(e.UpstreamURL, restclient.WithRetry(restclient.RetryPolicy{}))
+	if err != nil {
+		tb.Fatalf("restclient: %v", err)
+	}
+	ctx := restclient.WithCredentials(tb.Context(), restclient.Credentials{Authorization: c.Authorization, NetworkID: c.NetworkID})
+	return client, ctx
 }
 
 // Response is a decoded GraphQL response.

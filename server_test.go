@@ -1,0 +1,367 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/workspacenet/facade/restserver"
+)
+
+// started is a facade started by run in a test.
+type started struct {
+	base  string             // http://127.0.0.1:port
+	lines []string           // what run printed before serving
+	done  chan error         // run's result
+	stop  context.CancelFunc // cancels run's context (graceful shutdown)
+}
+
+// startRun calls run with env and waits until it prints its listening line.
+func startRun(t *testing.T, env map[string]string, args ...string) *started {
+	t.Helper()
+	if _, ok := env["ADDR"]; !ok {
+		env["ADDR"] = "127.0.0.1:0"
+	}
+	if _, ok := env["DATA_DIR"]; !ok {
+		env["DATA_DIR"] = t.TempDir()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	s := &started{done: make(chan error, 1), stop: cancel}
+	go func() {
+		err := run(ctx, args, func(k string) string { return env[k] }, pw, io.Discard)
+		pw.Close()
+		s.done <- err
+	}()
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+		io.Copy(io.Discard, pr)
+	}()
+	deadline := time.After(60 * time.Second)
+	for s.base == "" || !strings.Contains(strings.Join(s.lines, "\n"), "Upstream:") || (env["UPSTREAM_URL"] == "" && !strings.Contains(strings.Join(s.lines, "\n"), "Bearer")) {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				cancel()
+				t.Fatalf("run exited before serving: %v; output:\n%s", <-s.done, strings.Join(s.lines, "\n"))
+			}
+			s.lines = append(s.lines, l)
+			if m := regexp.MustCompile(`listening on (http://\S+)`).FindStringSubmatch(l); m != nil {
+				s.base = m[1]
+			}
+		case <-deadline:
+			cancel()
+			t.Fatalf("run did not start within 60s; output:\n%s", strings.Join(s.lines, "\n"))
+		}
+	}
+	go func() {
+		for range lines {
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-s.done:
+		case <-time.After(20 * time.Second):
+			t.Error("run did not return after its context was cancelled")
+		}
+	})
+	return s
+}
+
+// header returns the value after prefix on the first printed line holding it.
+func (s *started) printed(t *testing.T, re string) []string {
+	t.Helper()
+	rx := regexp.MustCompile(re)
+	for _, l := range s.lines {
+		if m := rx.FindStringSubmatch(l); m != nil {
+			return m
+		}
+	}
+	t.Fatalf("output has no line matching %s:\n%s", re, strings.Join(s.lines, "\n"))
+	return nil
+}
+
+func getJSON(t *testing.T, u string, hdr map[string]string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, u, nil)
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var m map[string]any
+	body, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(body, &m); err != nil {
+		t.Fatalf("GET %s: not JSON (%d): %.200s", u, resp.StatusCode, body)
+	}
+	return resp.StatusCode, m
+}
+
+func postGraphQL(t *testing.T, base string, hdr map[string]string, query string) (int, map[string]any) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": query})
+	req, _ := http.NewRequest(http.MethodPost, base+"/graphql", strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var m map[string]any
+	raw, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("POST /graphql: not JSON (%d): %.300s", resp.StatusCode, raw)
+	}
+	return resp.StatusCode, m
+}
+
+func TestRunEmbeddedDemo(t *testing.T) {
+	s := startRun(t, map[string]string{})
+	m := s.printed(t, `Authorization: Bearer (\S+)\s+\(with service-network-id: (\S+)\)`)
+	token, network := m[1], m[2]
+	basic := s.printed(t, `Authorization: (Basic \S+)`)[1]
+	auth := map[string]string{"Authorization": "Bearer " + token, "service-network-id": network}
+
+	t.Run("health and readiness", func(t *testing.T) {
+		if code, body := getJSON(t, s.base+"/healthz", nil); code != 200 || body["status"] != "ok" {
+			t.Fatalf("/healthz = %d %v", code, body)
+		}
+		if code, body := getJSON(t, s.base+"/readyz", nil); code != 200 || body["status"] != "ready" {
+			t.Fatalf("/readyz = %d %v", code, body)
+		}
+	})
+
+	t.Run("playground is prefilled with the demo headers and a query", func(t *testing.T) {
+		resp, err := http.Get(s.base + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+			t.Fatalf("GET / = %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+		for _, want := range []string{token, network, "query Dashboard", "service-network-id"} {
+			if !strings.Contains(string(page), want) {
+				t.Errorf("playground page lacks %q", want)
+			}
+		}
+	})
+
+	t.Run("the demo query answers with data over POST", func(t *testing.T) {
+		q := demoQuery
+		loc := regexp.MustCompile(`location\(id: "([0-9a-f-]{36})"\)`)
+		page, _ := http.Get(s.base + "/")
+		b, _ := io.ReadAll(page.Body)
+		page.Body.Close()
+		// The playground's query carries a real location id; use the same.
+		if mm := loc.FindStringSubmatch(strings.ReplaceAll(string(b), `\"`, `"`)); mm != nil {
+			q = strings.Replace(q, "query Dashboard($location: ID!) {\n  location(id: $location) {", "query Dashboard {\n  location(id: \""+mm[1]+"\") {", 1)
+		} else {
+			t.Fatal("playground query has no location id")
+		}
+		code, body := postGraphQL(t, s.base, auth, q)
+		if code != 200 || body["errors"] != nil {
+			t.Fatalf("dashboard: %d %v", code, body["errors"])
+		}
+		loc2 := body["data"].(map[string]any)["location"].(map[string]any)
+		if len(loc2["products"].([]any)) == 0 || len(loc2["transactions"].(map[string]any)["nodes"].([]any)) == 0 {
+			t.Fatalf("dashboard has no products or transactions: %v", loc2)
+		}
+	})
+
+	t.Run("Basic credentials printed work too", func(t *testing.T) {
+		_, body := postGraphQL(t, s.base, map[string]string{"Authorization": basic, "service-network-id": network},
+			`{ location(id: "00000000-0000-4000-8000-000000000000") { id } }`)
+		if body["errors"] != nil {
+			t.Fatalf("errors: %v", body["errors"])
+		}
+	})
+
+	t.Run("GET serves queries and refuses mutations", func(t *testing.T) {
+		q := url.QueryEscape(`{ __typename }`)
+		code, body := getJSON(t, s.base+"/graphql?query="+q, auth)
+		if code != 200 || body["data"].(map[string]any)["__typename"] != "Query" {
+			t.Fatalf("GET query = %d %v", code, body)
+		}
+		mq := url.QueryEscape(`mutation { updateVisit(id: "00000000-0000-4000-8000-000000000000", input: {date: "2026-01-01T00:00:00Z"}) { visit { id } } }`)
+		_, body = getJSON(t, s.base+"/graphql?query="+mq, auth)
+		if body["errors"] == nil || body["data"] != nil {
+			t.Fatalf("GET mutation was not refused: %v", body)
+		}
+	})
+
+	t.Run("no credentials: UNAUTHENTICATED", func(t *testing.T) {
+		_, body := postGraphQL(t, s.base, nil, `{ resource(id: "00000000-0000-4000-8000-000000000000") { id } }`)
+		errs, _ := body["errors"].([]any)
+		if len(errs) != 1 || errs[0].(map[string]any)["extensions"].(map[string]any)["code"] != "UNAUTHENTICATED" {
+			t.Fatalf("errors = %v", body["errors"])
+		}
+	})
+
+	t.Run("upstream trace is on with the embedded demo", func(t *testing.T) {
+		hdr := map[string]string{"X-Upstream-Trace": "1"}
+		for k, v := range auth {
+			hdr[k] = v
+		}
+		_, body := postGraphQL(t, s.base, hdr, `{ location(id: "00000000-0000-4000-8000-000000000000") { products { id } } }`)
+		ext, _ := body["extensions"].(map[string]any)
+		up, _ := ext["upstream"].(map[string]any)
+		if up == nil || up["count"].(float64) != 1 {
+			t.Fatalf("extensions = %v", body["extensions"])
+		}
+		if strings.Contains(mustJSON(body["extensions"]), token) {
+			t.Fatal("the call report holds the token")
+		}
+	})
+
+	t.Run("CORS: no origin allowed unless configured", func(t *testing.T) {
+		req, _ := http.NewRequest(http.MethodOptions, s.base+"/graphql", nil)
+		req.Header.Set("Origin", "https://evil.example")
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := resp.Header.Get("Access-Control-Allow-Origin"); got != "" {
+			t.Fatalf("Access-Control-Allow-Origin = %q", got)
+		}
+	})
+
+	t.Run("graceful shutdown", func(t *testing.T) {
+		s.stop()
+		select {
+		case err := <-s.done:
+			if err != nil {
+				t.Fatalf("run returned %v", err)
+			}
+			s.done <- nil // for the cleanup
+		case <-time.After(20 * time.Second):
+			t.Fatal("run did not return after cancellation")
+		}
+		if _, err := http.Get(s.base + "/healthz"); err == nil {
+			t.Fatal("server still answers after shutdown")
+		}
+	})
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func TestRunWithUpstreamURLAndCORS(t *testing.T) {
+	rs, err := restserver.New(context.Background(), restserver.Config{DBPath: ":memory:", DemoScale: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Close()
+	man, err := rs.Manifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := httptest.NewServer(rs.Handler())
+	s := startRun(t, map[string]string{
+		"UPSTREAM_URL": up.URL,
+		"CORS_ORIGINS": "https://app.example, https://admin.example",
+	}, "-playground=false")
+
+	if strings.Contains(strings.Join(s.lines, "\n"), "Bearer") {
+		t.Error("demo credentials printed with an external upstream")
+	}
+	resp, err := http.Get(s.base + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("GET / with -playground=false = %d, want 404", resp.StatusCode)
+	}
+
+	// Allowed origin: preflight answered with that origin and credentials.
+	req, _ := http.NewRequest(http.MethodOptions, s.base+"/graphql", nil)
+	req.Header.Set("Origin", "https://admin.example")
+	req.Header.Set("Access-Control-Request-Method", "POST")
+	req.Header.Set("Access-Control-Request-Headers", "authorization, content-type, service-network-id")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got := resp.Header.Get("Access-Control-Allow-Origin"); got != "https://admin.example" {
+		t.Errorf("allowed origin: Access-Control-Allow-Origin = %q", got)
+	}
+	if resp.Header.Get("Access-Control-Allow-Credentials") != "true" {
+		t.Error("allowed origin: credentials not allowed")
+	}
+
+	// Trace is off by default with an external upstream.
+	_, body := postGraphQL(t, s.base, map[string]string{
+		"Authorization": man.BasicAuth, "service-network-id": man.NetworkID, "X-Upstream-Trace": "1",
+	}, `{ location(id: "`+man.IDs["location"][0]+`") { products { id } } }`)
+	if body["errors"] != nil {
+		t.Fatalf("errors: %v", body["errors"])
+	}
+	if body["extensions"] != nil {
+		t.Errorf("call report returned with an external upstream: %v", body["extensions"])
+	}
+
+	// Ready while the upstream answers; not ready once it is gone.
+	if code, _ := getJSON(t, s.base+"/readyz", nil); code != 200 {
+		t.Fatalf("/readyz = %d with the upstream up", code)
+	}
+	up.Close()
+	if code, body := getJSON(t, s.base+"/readyz", nil); code != http.StatusServiceUnavailable {
+		t.Fatalf("/readyz = %d %v with the upstream down", code, body)
+	}
+}
+
+func TestRunRejectsBadConfiguration(t *testing.T) {
+	cases := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{"wildcard CORS", map[string]string{"CORS_ORIGINS": "*"}, nil, "'*' is refused"},
+		{"bad duration", map[string]string{"REQUEST_TIMEOUT": "soon"}, nil, "REQUEST_TIMEOUT"},
+		{"bad integer", map[string]string{"DEMO_SCALE": "many"}, nil, "DEMO_SCALE"},
+		{"bad boolean", map[string]string{"PLAYGROUND": "maybe"}, nil, "PLAYGROUND"},
+		{"bad trace mode", nil, []string{"-upstream-trace=sometimes"}, "upstream-trace"},
+		{"stray argument", nil, []string{"serve"}, "unexpected arguments"},
+		{"bad log level", map[string]string{"LOG_LEVEL": "loud"}, nil, "log-level"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env := tc.env
+			if env == nil {
+				env = map[string]string{}
+			}
+			err := run(context.Background(), tc.args, func(k string) string { return env[k] }, io.Discard, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("run = %v, want an error mentioning %q", err, tc.want)
+			}
+		})
+	}
+}
