@@ -1,0 +1,133 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/workspacenet/facade/restserver"
+)
+
+// addrWriter collects output and reports the address of "listening on".
+type addrWriter struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	addr chan string
+	sent bool
+}
+
+var listening = regexp.MustCompile(`listening on (http://\S+)`)
+
+func (w *addrWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	if m := listening.FindSubmatch(w.buf.Bytes()); m != nil && !w.sent {
+		w.sent = true
+		w.addr <- string(m[1])
+	}
+	return len(p), nil
+}
+
+func TestRunServesDemoData(t *testing.T) {
+	dir := t.TempDir()
+	env := map[string]string{"RESTSERVER_DB": filepath.Join(dir, "sub", "rs.db"), "RESTSERVER_ADDR": "127.0.0.1:0", "RESTSERVER_LATENCY": "*=1ms"}
+	getenv := func(k string) string { return env[k] }
+
+	var manifest bytes.Buffer
+	if err := run(context.Background(), []string{"restserver", "-demo-manifest"}, getenv, &manifest, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	var m restserver.DemoManifest
+	if err := json.Unmarshal(manifest.Bytes(), &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.BearerToken != restserver.DemoBearerToken || len(m.IDs["resource"]) == 0 || len(m.OtherNetworks) != 1 {
+		t.Fatalf("manifest = %s", manifest.Bytes()[:200])
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stderr := &addrWriter{addr: make(chan string, 1)}
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"restserver", "-fault", "GET /events/v1/{id}=503"}, getenv, io.Discard, stderr) }()
+	var base string
+	select {
+	case base = <-stderr.addr:
+	case err := <-done:
+		t.Fatalf("run: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("server did not start")
+	}
+	client := &http.Client{Timeout: 10 * time.Second}
+	get := func(path string, auth string) int {
+		req, _ := http.NewRequest("GET", base+path, nil)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+			req.Header.Set("service-network-id", m.NetworkID)
+		}
+		res, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	if st := get("/healthz", ""); st != 200 {
+		t.Fatalf("healthz %d", st)
+	}
+	if st := get("/resources/v1/"+m.IDs["resource"][0], "Bearer "+m.BearerToken); st != 200 {
+		t.Fatalf("resource %d", st)
+	}
+	if st := get("/resources/v1/"+m.IDs["resource"][0], m.BasicAuth); st != 200 {
+		t.Fatalf("resource with Basic %d", st)
+	}
+	if st := get("/events/v1/"+m.IDs["event"][0], "Bearer "+m.BearerToken); st != 503 {
+		t.Fatalf("event with injected fault %d", st)
+	}
+	if st := get("/openapi.json", ""); st != 200 {
+		t.Fatalf("openapi %d", st)
+	}
+	var stats struct{ Total int64 }
+	res, err := client.Get(base + "/_stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	json.NewDecoder(res.Body).Decode(&stats)
+	res.Body.Close()
+	if stats.Total != 3 {
+		t.Fatalf("stats total %d", stats.Total)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("run returned %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("run did not return after cancel")
+	}
+}
+
+func TestRunRejectsBadFlags(t *testing.T) {
+	getenv := func(string) string { return "" }
+	if err := run(context.Background(), []string{"restserver", "-fault", "GET /x=explode"}, getenv, io.Discard, io.Discard); err == nil {
+		t.Fatal("bad -fault accepted")
+	}
+	bad := func(k string) string {
+		if k == "RESTSERVER_DEMO_SCALE" {
+			return "many"
+		}
+		return ""
+	}
+	if err := run(context.Background(), []string{"restserver"}, bad, io.Discard, io.Discard); err == nil {
+		t.Fatal("bad RESTSERVER_DEMO_SCALE accepted")
+	}
+}
