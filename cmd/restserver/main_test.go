@@ -57,7 +57,9 @@ func TestRunServesDemoData(t *testing.T) {
 	defer cancel()
 	stderr := &addrWriter{addr: make(chan string, 1)}
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"restserver", "-fault", "GET /events/v1/{id}=503"}, getenv, io.Discard, stderr) }()
+	go func() {
+		done <- run(ctx, []string{"restserver", "-fault", "GET /events/v1/{id}=503"}, getenv, io.Discard, stderr)
+	}()
 	var base string
 	select {
 	case base = <-stderr.addr:
