@@ -249,6 +249,7 @@ func newServer(d serverDeps) http.Handler {
 	})
 	mux.Handle("GET /readyz", readyHandler(d.upstreamURL))
 	if d.playground != nil {
+		mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
 		mux.Handle("GET /{$}", d.playground)
 		mux.Handle("GET /playground/", d.playground)
 	}
@@ -298,15 +299,29 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // demoQuery is the query the playground opens with in demo mode.
 const demoQuery = `# Welcome to the Workspace Network GraphQL facade.
-# The demo credentials are already in the Headers tab below. Press Run.
+# The demo credentials are already in the Headers tab below: press Run.
 query Dashboard($location: ID!) {
   location(id: $location) {
-    products { id title options { title price { money { amount currencyCode } } } }
+    products {
+      title
+      options { title price { money { amount currencyCode } } }
+    }
     orders(first: 5) {
-      nodes { number status product { title } option { title } }
+      nodes {
+        number
+        status
+        product { title }
+        option { title }
+      }
     }
     transactions(first: 5) {
-      nodes { amount currencyCode type status booking { resource { title capacity } } }
+      nodes {
+        amount
+        currencyCode
+        type
+        status
+        booking { resource { title capacity } }
+      }
       pageInfo { hasNextPage endCursor }
     }
   }
