@@ -168,10 +168,12 @@ func listPage(ctx context.Context, q querier, ls listSpec) ([]json.RawMessage, *
 	return docs, &last, nil
 }
 
-// dateRange reads createDate[gte] and createDate[lte] (RFC 3339, both
-// inclusive) into SQL conditions and canonical filter values.
+// dateRange reads name[gte] and name[lte] (RFC 3339, both inclusive) into
+// SQL conditions on create_date and canonical filter values; lte before gte
+// is a 400.
 func dateRange(q url.Values, name string, filters map[string]string, ls *listSpec) error {
-	for _, op := range []string{"gte", "lte"} {
+	var bounds [2]int64
+	for i, op := range []string{"gte", "lte"} {
 		key := name + "[" + op + "]"
 		v := q.Get(key)
 		if v == "" {
@@ -181,20 +183,13 @@ func dateRange(q url.Values, name string, filters map[string]string, ls *listSpe
 		if err != nil {
 			return invalidf("%s: must be an RFC 3339 timestamp", key)
 		}
-		filters[key] = strconv.FormatInt(t.UnixMicro(), 10)
-		if op == "gte" {
-			ls.where = append(ls.where, "create_date >= ?")
-		} else {
-			ls.where = append(ls.where, "create_date <= ?")
-		}
-		ls.args = append(ls.args, t.UnixMicro())
+		bounds[i] = t.UnixMicro()
+		filters[key] = strconv.FormatInt(bounds[i], 10)
+		ls.where = append(ls.where, map[string]string{"gte": "create_date >= ?", "lte": "create_date <= ?"}[op])
+		ls.args = append(ls.args, bounds[i])
 	}
-	if g, l := q.Get(name+"[gte]"), q.Get(name+"[lte]"); g != "" && l != "" && filters[name+"[gte]"] > "" {
-		gi, _ := strconv.ParseInt(filters[name+"[gte]"], 10, 64)
-		li, _ := strconv.ParseInt(filters[name+"[lte]"], 10, 64)
-		if gi > li {
-			return invalidf("%s[lte]: must not be before %s[gte]", name, name)
-		}
+	if filters[name+"[gte]"] != "" && filters[name+"[lte]"] != "" && bounds[0] > bounds[1] {
+		return invalidf("%s[lte]: must not be before %s[gte]", name, name)
 	}
 	return nil
 }
