@@ -12,6 +12,11 @@
 // becomes an *ErrorResponse; a failure to get an answer is a *TransportError;
 // a cancelled context returns ctx.Err(). GETs are retried on 429, 502, 503,
 // 504 and connection errors; POST and PUT never are.
+//
+// Each route has a circuit breaker (breaker.go): while a route keeps failing
+// with 5xx answers or transport errors, its calls fail fast with a
+// *CircuitOpenError. Identical concurrent GETs with the same credentials
+// share one upstream call (shared.go).
 package restclient
 
 import (
@@ -61,6 +66,9 @@ type CallInfo struct {
 	Duration time.Duration // whole call including retries and backoff
 	Retries  int           // attempts - 1
 	Err      error         // nil on success
+	// Shared is true when the call waited for an identical GET another
+	// caller had started (WithSharedGets) instead of calling upstream itself.
+	Shared bool
 }
 
 // Observer sees every upstream call once, when it ends. ctx is the call's
@@ -86,6 +94,15 @@ type Client struct {
 	sem         chan struct{}
 	observer    Observer
 	userAgent   string
+
+	breakerSettings BreakerSettings
+	onBreakerChange BreakerStateFunc
+	breakers        breakers
+	shareGets       bool
+	flights         flights
+	// testFlightJoined, when set, is called each time a caller has joined
+	// (or started) a shared GET; tests use it to know all callers wait.
+	testFlightJoined func(joined bool)
 
 	// wait sleeps d or until ctx ends (ctx.Err()); replaced in tests.
 	wait func(ctx context.Context, d time.Duration) error
@@ -243,6 +260,9 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 		userAgent:   DefaultUserAgent,
 		wait:        sleepCtx,
 		jitter:      fullJitter,
+
+		breakerSettings: DefaultBreakerSettings(),
+		shareGets:       true,
 	}
 	for _, o := range opts {
 		if err := o(c); err != nil {
@@ -253,6 +273,7 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 		c.hc = newHTTPClient(c.maxInFlight, c.timeout)
 	}
 	c.sem = make(chan struct{}, c.maxInFlight)
+	c.breakers.settings, c.breakers.onChange = c.breakerSettings, c.onBreakerChange
 	c.common.client = c
 	c.Billing = (*BillingService)(&c.common)
 	c.Transactions = (*TransactionsService)(&c.common)
@@ -341,14 +362,18 @@ func (c *Client) credentials(ctx context.Context) Credentials {
 	return Credentials{}
 }
 
-// do runs rc with retries and reports it to the observer. A cancelled or
-// expired ctx returns ctx.Err() with a nil Response.
+// do runs rc (through its route's breaker, with retries, shared when it is a
+// GET and sharing is on), decodes the answer and reports the call to the
+// observer. A cancelled or expired ctx returns ctx.Err() with a nil Response.
 func (c *Client) do(ctx context.Context, rc call) (resp *Response, err error) {
 	if ctx == nil {
 		return nil, errors.New("restclient: nil context")
 	}
 	start := time.Now()
-	retries := 0
+	var (
+		f      fetched
+		shared bool
+	)
 	if c.observer != nil {
 		defer func() {
 			status := 0
@@ -357,7 +382,7 @@ func (c *Client) do(ctx context.Context, rc call) (resp *Response, err error) {
 			}
 			c.observer(ctx, CallInfo{
 				Method: rc.method, Route: rc.route, Status: status,
-				Duration: time.Since(start), Retries: retries, Err: err,
+				Duration: time.Since(start), Retries: f.retries, Err: err, Shared: shared,
 			})
 		}()
 	}
@@ -376,25 +401,66 @@ func (c *Client) do(ctx context.Context, rc call) (resp *Response, err error) {
 	if q := rc.query.Encode(); q != "" {
 		target += "?" + q
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if rc.method == http.MethodGet && c.shareGets {
+		f, shared, err = c.sharedFetch(ctx, rc, target, creds)
+		if f.hr != nil {
+			f.hr = copyResponse(f.hr) // the flight's answer is every waiter's
+		}
+	} else {
+		f, err = c.guardedFetch(ctx, rc, target, payload, creds, ctx.Deadline)
+	}
+	if f.hr != nil {
+		resp = &Response{Response: f.hr}
+	}
+	if err != nil {
+		return resp, err
+	}
+	if rc.decode == nil {
+		return resp, nil
+	}
+	page, err := rc.decode(f.data)
+	if err != nil {
+		return resp, &DecodeError{Method: rc.method, Route: rc.route, Err: redactErr(err, creds.secrets())}
+	}
+	resp.NextPageToken, resp.SearchQueryNext = page.next, page.searchQueryNext
+	return resp, nil
+}
+
+// fetched is the outcome of one logical exchange, before decoding.
+type fetched struct {
+	hr      *http.Response // last answer, body consumed and closed; nil if none
+	data    []byte         // the 2xx body
+	retries int            // attempts - 1
+}
+
+// fetch runs the attempts of rc with retries. deadline is the latest time
+// the result is still wanted: no backoff is waited past it. A done ctx
+// returns ctx.Err() and no answer.
+func (c *Client) fetch(ctx context.Context, rc call, target string, payload []byte, creds Credentials, deadline func() (time.Time, bool)) (fetched, error) {
+	var f fetched
 	for {
-		resp, err = c.attempt(ctx, rc, target, payload, creds)
+		hr, data, err := c.attempt(ctx, rc, target, payload, creds)
+		f.hr, f.data = hr, data
 		if err == nil {
-			return resp, nil
+			return f, nil
 		}
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return fetched{retries: f.retries}, ctx.Err()
 		}
-		delay, ok := c.retryDelay(rc.method, retries, err)
+		delay, ok := c.retryDelay(rc.method, f.retries, err)
 		if !ok {
-			return resp, err
+			return f, err
 		}
-		if dl, has := ctx.Deadline(); has && time.Until(dl) <= delay {
-			return resp, err // the wait would outlive the caller
+		if dl, has := deadline(); has && time.Until(dl) <= delay {
+			return f, err // the wait would outlive the callers
 		}
 		if werr := c.wait(ctx, delay); werr != nil {
-			return nil, werr
+			return fetched{retries: f.retries}, werr
 		}
-		retries++
+		f.retries++
 	}
 }
 
@@ -445,10 +511,12 @@ func (c *Client) acquire(ctx context.Context) error {
 
 func (c *Client) release() { <-c.sem }
 
-// attempt sends one request, holding an in-flight slot for its duration.
-func (c *Client) attempt(ctx context.Context, rc call, target string, payload []byte, creds Credentials) (*Response, error) {
+// attempt sends one request, holding an in-flight slot for its duration. It
+// returns the answer (nil if none) and, for a 2xx, the body; non-2xx answers
+// are *ErrorResponse.
+func (c *Client) attempt(ctx context.Context, rc call, target string, payload []byte, creds Credentials) (*http.Response, []byte, error) {
 	if err := c.acquire(ctx); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer c.release()
 	actx, cancel := context.WithTimeout(ctx, c.timeout)
@@ -460,7 +528,7 @@ func (c *Client) attempt(ctx context.Context, rc call, target string, payload []
 	}
 	req, err := http.NewRequestWithContext(actx, rc.method, target, body)
 	if err != nil {
-		return nil, fmt.Errorf("restclient: %s %s: invalid request", rc.method, rc.route)
+		return nil, nil, fmt.Errorf("restclient: %s %s: invalid request", rc.method, rc.route)
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", c.userAgent)
@@ -477,41 +545,32 @@ func (c *Client) attempt(ctx context.Context, rc call, target string, payload []
 	hr, err := c.hc.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		}
-		return nil, newTransportError(rc.method, rc.route, err)
+		return nil, nil, newTransportError(rc.method, rc.route, err)
 	}
 	defer func() {
 		// Drain a little so the connection can be reused.
 		_, _ = io.Copy(io.Discard, io.LimitReader(hr.Body, maxErrorBody))
 		hr.Body.Close()
 	}()
-	resp := &Response{Response: hr}
 	if err := checkResponse(rc.method, rc.route, rc.path, hr); err != nil {
 		if e, ok := asErrorResponse(err); ok {
 			e.redact(creds.secrets())
 		}
-		return resp, err
-	}
-	if rc.decode == nil {
-		return resp, nil
+		return hr, nil, err
 	}
 	data, err := io.ReadAll(io.LimitReader(hr.Body, maxResponseBody+1))
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		}
-		return nil, newTransportError(rc.method, rc.route, err)
+		return nil, nil, newTransportError(rc.method, rc.route, err)
 	}
 	if len(data) > maxResponseBody {
-		return resp, &DecodeError{Method: rc.method, Route: rc.route, Err: fmt.Errorf("body exceeds %d bytes", maxResponseBody)}
+		return hr, nil, &DecodeError{Method: rc.method, Route: rc.route, Err: fmt.Errorf("body exceeds %d bytes", maxResponseBody)}
 	}
-	page, err := rc.decode(data)
-	if err != nil {
-		return resp, &DecodeError{Method: rc.method, Route: rc.route, Err: redactErr(err, creds.secrets())}
-	}
-	resp.NextPageToken, resp.SearchQueryNext = page.next, page.searchQueryNext
-	return resp, nil
+	return hr, data, nil
 }
 
 // ---- decoding helpers ----

@@ -435,7 +435,7 @@ func TestMaxInFlight(t *testing.T) {
 		cur.Add(-1)
 		w.Write([]byte(`{"event":{"id":"e"}}`))
 	})
-	c := u.client(WithMaxInFlight(2))
+	c := u.client(WithMaxInFlight(2), WithSharedGets(false)) // 4 identical GETs, 4 upstream calls
 	var wg sync.WaitGroup
 	errs := make(chan error, 4)
 	for range 4 {

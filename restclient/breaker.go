@@ -1,0 +1,295 @@
+package restclient
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/sony/gobreaker/v2"
+)
+
+// Circuit breaking
+//
+// A Client keeps one circuit breaker per upstream operation, keyed by
+// "METHOD route-template" (e.g. "GET /resources/v1/{id}"). A breaker guards
+// the whole logical call: the retries of one call are one outcome, so a
+// failing route is not hit MaxRetries+1 times per failure count, and a call
+// that fails fast is never retried. Shared GETs (WithSharedGets) pass through
+// the breaker once per upstream call, not once per waiter.
+//
+// Outcomes:
+//   - failure: a 5xx answer or a *TransportError (timeout, refused, reset,
+//     body cut short) — the upstream is unwell;
+//   - ignored: a 429 (the caller is being throttled, the upstream is fine)
+//     and the caller's own cancellation or deadline, which say nothing about
+//     the upstream;
+//   - success: everything else, including 4xx answers and 2xx bodies that do
+//     not decode (the upstream answered).
+//
+// While a breaker is open, calls fail at once, without any network I/O, with
+// a *CircuitOpenError. After OpenTimeout it lets HalfOpenProbes calls through;
+// if they all succeed it closes, and the first failure opens it again.
+
+// ErrCircuitOpen is the sentinel every *CircuitOpenError unwraps to.
+var ErrCircuitOpen = errors.New("restclient: circuit open")
+
+// CircuitOpenError is the failure of a call refused by an open (or half-open
+// and busy probing) circuit breaker: the upstream route was not called.
+type CircuitOpenError struct {
+	Method, Route string // Route is the path template
+}
+
+// Error formats e as "GET /resources/v1/{id}: circuit open: upstream route unavailable, not called".
+func (e *CircuitOpenError) Error() string {
+	return e.Method + " " + e.Route + ": circuit open: upstream route unavailable, not called"
+}
+
+// Unwrap returns ErrCircuitOpen.
+func (e *CircuitOpenError) Unwrap() error { return ErrCircuitOpen }
+
+// IsCircuitOpen reports whether err is a call refused by an open breaker.
+func IsCircuitOpen(err error) bool { return errors.Is(err, ErrCircuitOpen) }
+
+// BreakerState is the state of one route's circuit breaker.
+type BreakerState int
+
+// The states of a breaker.
+const (
+	BreakerClosed   BreakerState = iota // calls pass; outcomes are counted
+	BreakerHalfOpen                     // a few probe calls pass
+	BreakerOpen                         // calls fail fast
+)
+
+// String returns "closed", "half-open" or "open".
+func (s BreakerState) String() string {
+	switch s {
+	case BreakerClosed:
+		return "closed"
+	case BreakerHalfOpen:
+		return "half-open"
+	case BreakerOpen:
+		return "open"
+	}
+	return "unknown"
+}
+
+func breakerState(s gobreaker.State) BreakerState {
+	switch s {
+	case gobreaker.StateHalfOpen:
+		return BreakerHalfOpen
+	case gobreaker.StateOpen:
+		return BreakerOpen
+	}
+	return BreakerClosed
+}
+
+// BreakerSettings configure the circuit breakers of a Client. Zero fields
+// take the defaults of DefaultBreakerSettings.
+type BreakerSettings struct {
+	// Disabled turns circuit breaking off.
+	Disabled bool
+	// ConsecutiveFailures opens the breaker after this many failures in a
+	// row (default 5).
+	ConsecutiveFailures uint32
+	// FailureRatio opens the breaker when failures/(failures+successes)
+	// reaches it over at least MinRequests counted calls within Window
+	// (default 0.5; at most 1).
+	FailureRatio float64
+	// MinRequests is the number of counted calls the ratio needs (default 10).
+	MinRequests uint32
+	// Window is the rolling window of the closed state's counts (default 10s).
+	Window time.Duration
+	// OpenTimeout is how long the breaker stays open before probing (default 5s).
+	OpenTimeout time.Duration
+	// HalfOpenProbes is how many calls a half-open breaker lets through; all
+	// must succeed to close it (default 3).
+	HalfOpenProbes uint32
+}
+
+// DefaultBreakerSettings are the breaker settings of a new Client.
+func DefaultBreakerSettings() BreakerSettings {
+	return BreakerSettings{
+		ConsecutiveFailures: 5,
+		FailureRatio:        0.5,
+		MinRequests:         10,
+		Window:              10 * time.Second,
+		OpenTimeout:         5 * time.Second,
+		HalfOpenProbes:      3,
+	}
+}
+
+// BreakerStateFunc is told of every state change of a route's breaker. route
+// is "METHOD template" ("GET /resources/v1/{id}"). It runs while the breaker
+// is locked, on the goroutine of the call that caused the change: it must be
+// quick and must not make calls through the Client.
+type BreakerStateFunc func(route string, from, to BreakerState)
+
+// WithCircuitBreaker sets the circuit breaker settings (zero fields take the
+// defaults); BreakerSettings{Disabled: true} turns breaking off.
+func WithCircuitBreaker(s BreakerSettings) Option {
+	return func(c *Client) error {
+		if s.Disabled {
+			c.breakerSettings = BreakerSettings{Disabled: true}
+			return nil
+		}
+		if s.FailureRatio < 0 || s.FailureRatio > 1 || s.Window < 0 || s.OpenTimeout < 0 {
+			return errors.New("restclient: WithCircuitBreaker: FailureRatio must be in [0, 1] and durations non-negative")
+		}
+		d := DefaultBreakerSettings()
+		if s.ConsecutiveFailures == 0 {
+			s.ConsecutiveFailures = d.ConsecutiveFailures
+		}
+		if s.FailureRatio == 0 {
+			s.FailureRatio = d.FailureRatio
+		}
+		if s.MinRequests == 0 {
+			s.MinRequests = d.MinRequests
+		}
+		if s.Window == 0 {
+			s.Window = d.Window
+		}
+		if s.OpenTimeout == 0 {
+			s.OpenTimeout = d.OpenTimeout
+		}
+		if s.HalfOpenProbes == 0 {
+			s.HalfOpenProbes = d.HalfOpenProbes
+		}
+		c.breakerSettings = s
+		return nil
+	}
+}
+
+// WithBreakerStateChange installs fn, told of every breaker state change.
+func WithBreakerStateChange(fn BreakerStateFunc) Option {
+	return func(c *Client) error {
+		c.onBreakerChange = fn
+		return nil
+	}
+}
+
+// breakerBuckets is the number of buckets of the rolling window.
+const breakerBuckets = 10
+
+// breakers holds a Client's breakers, made on first use of a route.
+type breakers struct {
+	settings BreakerSettings
+	onChange BreakerStateFunc
+
+	mu sync.Mutex
+	m  map[string]*gobreaker.TwoStepCircuitBreaker[struct{}]
+}
+
+// get returns the breaker of method route, or nil when breaking is off.
+func (b *breakers) get(method, route string) *gobreaker.TwoStepCircuitBreaker[struct{}] {
+	if b.settings.Disabled {
+		return nil
+	}
+	name := method + " " + route
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if cb, ok := b.m[name]; ok {
+		return cb
+	}
+	s := b.settings
+	st := gobreaker.Settings{
+		Name:         name,
+		MaxRequests:  s.HalfOpenProbes,
+		Interval:     s.Window,
+		BucketPeriod: max(s.Window/breakerBuckets, time.Millisecond),
+		Timeout:      s.OpenTimeout,
+		ReadyToTrip: func(n gobreaker.Counts) bool {
+			if n.ConsecutiveFailures >= s.ConsecutiveFailures {
+				return true
+			}
+			// Requests also counts ignored outcomes: use the counted ones.
+			counted := n.TotalFailures + n.TotalSuccesses
+			return counted >= s.MinRequests && float64(n.TotalFailures) >= s.FailureRatio*float64(counted)
+		},
+	}
+	if fn := b.onChange; fn != nil {
+		st.OnStateChange = func(name string, from, to gobreaker.State) {
+			fn(name, breakerState(from), breakerState(to))
+		}
+	}
+	cb := gobreaker.NewTwoStepCircuitBreaker[struct{}](st)
+	if b.m == nil {
+		b.m = make(map[string]*gobreaker.TwoStepCircuitBreaker[struct{}])
+	}
+	b.m[name] = cb
+	return cb
+}
+
+// state returns the current state of method route's breaker (closed when
+// breaking is off). Reading it moves an open breaker whose timeout passed to
+// half-open.
+func (b *breakers) state(method, route string) BreakerState {
+	cb := b.get(method, route)
+	if cb == nil {
+		return BreakerClosed
+	}
+	return breakerState(cb.State())
+}
+
+// BreakerState returns the state of the breaker of the operation method route
+// (route is the path template, e.g. "/resources/v1/{id}"); closed when
+// circuit breaking is off or the route has not been called.
+func (c *Client) BreakerState(method, route string) BreakerState {
+	return c.breakers.state(method, route)
+}
+
+type outcome int
+
+const (
+	outcomeSuccess outcome = iota
+	outcomeFailure
+	outcomeIgnored
+)
+
+// classify says what err, the result of a logical call made with ctx, tells
+// about the upstream's health.
+func classify(ctx context.Context, err error) outcome {
+	switch {
+	case err == nil:
+		return outcomeSuccess
+	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		return outcomeIgnored // the caller gave up
+	case StatusCode(err) == http.StatusTooManyRequests:
+		return outcomeIgnored
+	case IsServerError(err), IsTransport(err):
+		return outcomeFailure
+	}
+	return outcomeSuccess
+}
+
+// guardedFetch runs fetch through the breaker of rc's route. A refused call
+// returns a *CircuitOpenError without network I/O.
+func (c *Client) guardedFetch(ctx context.Context, rc call, target string, payload []byte, creds Credentials, deadline func() (time.Time, bool)) (fetched, error) {
+	cb := c.breakers.get(rc.method, rc.route)
+	if cb == nil {
+		return c.fetch(ctx, rc, target, payload, creds, deadline)
+	}
+	halfOpen := cb.State() == gobreaker.StateHalfOpen
+	done, err := cb.Allow()
+	if err != nil {
+		return fetched{}, &CircuitOpenError{Method: rc.method, Route: rc.route}
+	}
+	f, err := c.fetch(ctx, rc, target, payload, creds, deadline)
+	switch classify(ctx, err) {
+	case outcomeSuccess:
+		done(true)
+	case outcomeFailure:
+		done(false)
+	case outcomeIgnored:
+		// gobreaker has no "ignore": in the closed state the outcome is
+		// simply not reported (ReadyToTrip only looks at counted outcomes).
+		// A half-open breaker must get its probe slot back or it would stay
+		// half-open for good: report a success, as the call is no evidence
+		// of failure.
+		if halfOpen {
+			done(true)
+		}
+	}
+	return f, err
+}

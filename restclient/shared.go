@@ -1,0 +1,177 @@
+package restclient
+
+import (
+	"context"
+	"crypto/sha256"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Shared GETs
+//
+// Identical GETs in flight at the same time — same method, same full URL
+// (path and query) and the same credentials (Authorization and
+// service-network-id) — share one upstream call: the first caller starts it,
+// later ones wait for it. Calls with different credentials never share. Each
+// caller decodes the shared body itself, so every caller gets its own objects;
+// response headers are copied per caller too. POST and PUT are never shared.
+//
+// The shared call runs detached from any single caller: a caller whose
+// context ends returns ctx.Err() at once and the call goes on for the others.
+// When the last waiter has left, the call is cancelled. Retries wait for a
+// backoff only when some waiter's deadline leaves room for it; each attempt
+// is bounded by the per-attempt timeout.
+//
+// Observation: every caller's Observer still sees its own logical call.
+// CallInfo.Shared is false for the caller that started the upstream call and
+// true for those that waited for it, so counting CallInfos with Shared false
+// counts real upstream calls. Status and Retries are the shared call's;
+// Duration is each caller's own wait.
+
+// WithSharedGets turns sharing of identical concurrent GETs on or off
+// (default on).
+func WithSharedGets(on bool) Option {
+	return func(c *Client) error {
+		c.shareGets = on
+		return nil
+	}
+}
+
+// flightKey identifies a GET for sharing. Hashing keeps the credentials out
+// of the map.
+type flightKey [sha256.Size]byte
+
+func newFlightKey(method, target string, creds Credentials) flightKey {
+	h := sha256.New()
+	for _, s := range []string{method, target, creds.Authorization, creds.NetworkID} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	var k flightKey
+	h.Sum(k[:0])
+	return k
+}
+
+// flight is one shared upstream call.
+type flight struct {
+	done   chan struct{} // closed when res and err are set
+	cancel context.CancelFunc
+	res    fetched
+	err    error
+
+	// Guarded by flights.mu.
+	waiters   int
+	latest    time.Time // latest deadline of the waiters
+	unbounded bool      // some waiter had no deadline
+}
+
+// flights holds a Client's shared calls in flight.
+type flights struct {
+	mu sync.Mutex
+	m  map[flightKey]*flight
+}
+
+// deadline returns the latest deadline of the flight's waiters so far.
+func (g *flights) deadline(f *flight) (time.Time, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if f.unbounded {
+		return time.Time{}, false
+	}
+	return f.latest, true
+}
+
+// leave removes a waiter that gave up; the last one cancels the call.
+func (g *flights) leave(key flightKey, f *flight) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	f.waiters--
+	if f.waiters == 0 {
+		if g.m[key] == f {
+			delete(g.m, key) // later callers start afresh
+		}
+		f.cancel()
+	}
+}
+
+// sharedFetch joins or starts the shared call of a GET. joined reports
+// whether another caller had started it. A done ctx returns ctx.Err().
+func (c *Client) sharedFetch(ctx context.Context, rc call, target string, creds Credentials) (res fetched, joined bool, err error) {
+	key := newFlightKey(rc.method, target, creds)
+	dl, hasDL := ctx.Deadline()
+	g := &c.flights
+
+	g.mu.Lock()
+	f, joined := g.m[key]
+	if !joined {
+		fctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		f = &flight{done: make(chan struct{}), cancel: cancel}
+		if g.m == nil {
+			g.m = make(map[flightKey]*flight)
+		}
+		g.m[key] = f
+		go c.runFlight(fctx, key, f, rc, target, creds)
+	}
+	f.waiters++
+	if !hasDL {
+		f.unbounded = true
+	} else if dl.After(f.latest) {
+		f.latest = dl
+	}
+	g.mu.Unlock()
+	if c.testFlightJoined != nil {
+		c.testFlightJoined(joined)
+	}
+
+	select {
+	case <-f.done:
+		return f.res, joined, copyError(f.err)
+	case <-ctx.Done():
+		g.leave(key, f)
+		return fetched{}, joined, ctx.Err()
+	}
+}
+
+// runFlight makes the shared call and hands its result to the waiters.
+func (c *Client) runFlight(ctx context.Context, key flightKey, f *flight, rc call, target string, creds Credentials) {
+	res, err := c.guardedFetch(ctx, rc, target, nil, creds, func() (time.Time, bool) { return c.flights.deadline(f) })
+	g := &c.flights
+	g.mu.Lock()
+	if g.m[key] == f {
+		delete(g.m, key)
+	}
+	f.res, f.err = res, err
+	g.mu.Unlock()
+	f.cancel()
+	close(f.done)
+}
+
+// copyError returns a copy of the error types callers may inspect, so one
+// caller cannot alter what another sees.
+func copyError(err error) error {
+	switch e := err.(type) {
+	case *ErrorResponse:
+		cp := *e
+		return &cp
+	case *TransportError:
+		cp := *e
+		return &cp
+	case *DecodeError:
+		cp := *e
+		return &cp
+	case *CircuitOpenError:
+		cp := *e
+		return &cp
+	}
+	return err
+}
+
+// copyResponse returns a copy of hr with its own header maps (the body is
+// already consumed and closed).
+func copyResponse(hr *http.Response) *http.Response {
+	cp := *hr
+	cp.Header = hr.Header.Clone()
+	cp.Trailer = hr.Trailer.Clone()
+	return &cp
+}
