@@ -1,0 +1,72 @@
+package graph_test
+
+// The nested queries the README shows. They are constants here so the README
+// can be pasted from them and TestReadmeQueries keeps them working and keeps
+// their upstream call counts at one call per distinct thing they need.
+
+// ReadmeFirstQuery: a resource with its parent and its location's id.
+// Upstream: GET /resources/v1/{id} for the resource, and once more for its
+// parent when it has one; location is free.
+const ReadmeFirstQuery = `query FirstQuery($id: ID!) {
+  resource(id: $id) {
+    id
+    title
+    type
+    capacity
+    location { id }
+    parent { id title type capacity }
+  }
+}`
+
+// ReadmeDashboardQuery: a location's products, its recent orders with their
+// product and option, its recent transactions with their booking's resource
+// (capacity is not embedded, so resources are loaded), their order's product
+// and their ticket's event, and its credit notes with their invoice.
+// Upstream: one call per list, one GET /resources/v1/{id} per distinct
+// resource, one GET /events/v1/{id} per distinct event, one invoice call per
+// distinct invoice; products and options come from the one product list.
+const ReadmeDashboardQuery = `query Dashboard($locationId: ID!) {
+  location(id: $locationId) {
+    id
+    products { id title options { id title } }
+    orders(first: 10) {
+      nodes {
+        id number status createDate
+        product { id title visibility }
+        option { id title price { money { amount currencyCode } } }
+      }
+    }
+    transactions(first: 50) {
+      nodes {
+        id type status amount createDate
+        booking { resource { id title capacity } }
+        order { product { id title description } }
+        ticket { event { id title venue } }
+      }
+      pageInfo { hasNextPage endCursor }
+    }
+    creditNotes(first: 10) {
+      nodes { id number totalAmount invoice { id number status amountDue } }
+    }
+  }
+}`
+
+// ReadmeInvoiceQuery: an invoice with its items, the resources of its
+// bookings, and its credit notes with their lines and the invoice items they
+// credit. Upstream: one invoice call (it also answers every invoiceItem), one
+// GET /resources/v1/{id} per distinct resource, one credit notes list.
+const ReadmeInvoiceQuery = `query InvoiceDetail($id: ID!) {
+  invoice(id: $id) {
+    id number status totalAmount currencyCode customerName
+    items {
+      id description totalAmount
+      booking { startDate endDate resource { id title capacity } }
+    }
+    creditNotes(first: 10) {
+      nodes {
+        id number reason totalAmount
+        lines { id totalAmount invoiceItem { id description totalAmount } }
+      }
+    }
+  }
+}`
