@@ -13,6 +13,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/workspacenet/facade/graph/calls"
 	"github.com/workspacenet/facade/graph/generated"
@@ -126,7 +127,9 @@ func CallCount(ctx context.Context) int {
 func requireCredentials(ctx context.Context, next graphql.RootResolver) graphql.Marshaler {
 	rc := graphql.GetRootFieldContext(ctx)
 	if rc != nil && !strings.HasPrefix(rc.Field.Name, "__") && !scopeFrom(ctx).hasCredentials {
-		graphql.AddError(ctx, gqlerr.ErrNoCredentials)
+		// The root field context has no field path yet: name the field so the
+		// error sits on it, as every other field error does.
+		graphql.AddError(ctx, &gqlerror.Error{Err: gqlerr.ErrNoCredentials, Path: ast.Path{ast.PathName(rc.Field.Alias)}})
 		return graphql.Null
 	}
 	return next(ctx)
