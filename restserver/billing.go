@@ -19,7 +19,7 @@ var creditNoteReasons = []string{"duplicate", "orderChange", "productUnsatisfact
 // amountEpsilon absorbs float rounding when comparing amounts (half a cent).
 const amountEpsilon = 0.005
 
-// createCreditNote is POST /billing/credit_notes/v1. See DECISIONS.md for
+// createCreditNote is POST /billing/credit_notes/v1. See README.md ("Amount rules") for
 // the amount rules.
 func (s *Server) createCreditNote(r *http.Request, c *caller) (int, any, error) {
 	ctx := r.Context()
