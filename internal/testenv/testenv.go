@@ -34,6 +34,10 @@ type Options struct {
 	Logger      *slog.Logger
 	NoTrace     bool // disable the upstream call report
 	ServerCreds *restclient.Credentials
+	// OnUpstreamRequest, when set, sees every request the upstream receives
+	// (headers included) before it is served. It must be safe for concurrent
+	// use.
+	OnUpstreamRequest func(*http.Request)
 }
 
 // Env is a running upstream plus facade.
@@ -58,7 +62,15 @@ func New(tb testing.TB, o Options) *Env {
 	if err != nil {
 		tb.Fatalf("restserver: %v", err)
 	}
-	up := httptest.NewServer(rs.Handler())
+	var uh http.Handler = rs.Handler()
+	if f := o.OnUpstreamRequest; f != nil {
+		next := uh
+		uh = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			f(r)
+			next.ServeHTTP(w, r)
+		})
+	}
+	up := httptest.NewServer(uh)
 	man, err := rs.Manifest()
 	if err != nil {
 		tb.Fatalf("manifest: %v", err)
