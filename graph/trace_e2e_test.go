@@ -1,0 +1,106 @@
+package graph_test
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/workspacenet/facade/graph"
+	"github.com/workspacenet/facade/internal/testenv"
+)
+
+var uuidRE = regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`)
+
+type upstreamReport struct {
+	Count int `json:"count"`
+	Calls []struct {
+		Method     string   `json:"method"`
+		Path       string   `json:"path"`
+		Status     int      `json:"status"`
+		DurationMs *float64 `json:"durationMs"`
+	} `json:"calls"`
+}
+
+var traceOn = map[string]string{graph.TraceHeader: "1"}
+
+// TestUpstreamReport: X-Upstream-Trace: 1 returns extensions.upstream
+// matching the upstream's own counters, with route templates and no
+// credentials; without the header, or with the report disabled, there is none.
+func TestUpstreamReport(t *testing.T) {
+	env := testenv.New(t, testenv.Options{})
+	creds := env.Bearer()
+	vars := map[string]any{"locationId": env.ID(t, "location", 0)}
+
+	env.ResetCalls()
+	r := env.Do(t, creds, ReadmeDashboardQuery, vars, traceOn)
+	if len(r.Errors) > 0 {
+		t.Fatalf("errors: %+v", r.Errors)
+	}
+	counts, total := env.Calls()
+	raw, ok := r.Extensions["upstream"]
+	if !ok {
+		t.Fatalf("no extensions.upstream: %v", r.Extensions)
+	}
+	if strings.Contains(string(raw), env.Manifest.BearerToken) || strings.Contains(string(raw), "Bearer") || strings.Contains(string(raw), env.Manifest.NetworkID) {
+		t.Fatalf("the report carries credentials: %s", raw)
+	}
+	var rep upstreamReport
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if int64(rep.Count) != total || len(rep.Calls) != rep.Count || total < 5 {
+		t.Fatalf("report count %d with %d calls; upstream counted %d", rep.Count, len(rep.Calls), total)
+	}
+	byRoute := map[string]int64{}
+	for _, c := range rep.Calls {
+		byRoute[c.Method+" "+c.Path]++
+		if uuidRE.MatchString(c.Path) || strings.Contains(c.Path, "?") {
+			t.Errorf("path is not a route template: %s", c.Path)
+		}
+		if c.Status != 200 || c.DurationMs == nil || *c.DurationMs < 0 {
+			t.Errorf("call %+v", c)
+		}
+	}
+	for k, n := range counts {
+		if byRoute[k] != n {
+			t.Errorf("route %s: report %d, upstream %d", k, byRoute[k], n)
+		}
+	}
+	if byRoute[rGetResource] == 0 { // reported as the template "/resources/v1/{id}"
+		t.Errorf("no templated resource call in %v", byRoute)
+	}
+
+	// A failed call is reported with its status.
+	r = env.Do(t, creds, `query($id: ID!) { resource(id: $id) { id } }`, map[string]any{"id": unknownUUID}, traceOn)
+	if err := json.Unmarshal(r.Extensions["upstream"], &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Count != 1 || rep.Calls[0].Status != 404 || rep.Calls[0].Path != "/resources/v1/{id}" {
+		t.Errorf("report of a 404: %+v", rep)
+	}
+
+	// No header, another header value: no report.
+	for _, h := range []map[string]string{nil, {graph.TraceHeader: "0"}} {
+		r = env.Do(t, creds, ReadmeDashboardQuery, vars, h)
+		if len(r.Errors) > 0 {
+			t.Fatalf("errors: %+v", r.Errors)
+		}
+		if _, ok := r.Extensions["upstream"]; ok {
+			t.Errorf("report without asking (%v)", h)
+		}
+	}
+
+	// Disabled by configuration: no report even when asked.
+	off := testenv.New(t, testenv.Options{NoTrace: true})
+	r = off.Do(t, off.Bearer(), ReadmeDashboardQuery, vars, traceOn)
+	if len(r.Errors) > 0 {
+		t.Fatalf("errors: %+v", r.Errors)
+	}
+	if len(r.Data) < 100 {
+		t.Fatalf("no data: %s", r.Data)
+	}
+	if _, ok := r.Extensions["upstream"]; ok {
+		t.Errorf("report with NoTrace")
+	}
+}
