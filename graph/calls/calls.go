@@ -6,6 +6,7 @@ package calls
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"github.com/workspacenet/facade/restclient"
@@ -28,8 +29,38 @@ type Report struct {
 
 // Collector records the calls of one GraphQL request. Safe for concurrent use.
 type Collector struct {
-	mu    sync.Mutex
-	calls []Call
+	// Max caps the upstream calls one request may start (Reserve); 0 means
+	// no cap. Set it before the collector is shared.
+	Max int
+
+	mu       sync.Mutex
+	calls    []Call
+	reserved int
+}
+
+// LimitError is returned by Reserve once the request's cap is reached.
+type LimitError struct{ Max int }
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("this request reached its limit of %d upstream calls; ask for less in one operation", e.Max)
+}
+
+// Reserve counts one upstream call about to be made for the request of ctx
+// and returns a *LimitError, without counting it, when the request's cap is
+// reached. Every code path that calls the upstream for a GraphQL request
+// calls Reserve first. A ctx without a collector is never limited.
+func Reserve(ctx context.Context) error {
+	c := FromContext(ctx)
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.Max > 0 && c.reserved >= c.Max {
+		return &LimitError{Max: c.Max}
+	}
+	c.reserved++
+	return nil
 }
 
 type ctxKey struct{}

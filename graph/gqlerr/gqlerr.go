@@ -13,6 +13,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/workspacenet/facade/graph/calls"
 	"github.com/workspacenet/facade/restclient"
 )
 
@@ -27,6 +28,16 @@ const (
 	UpstreamUnavailable = "UPSTREAM_UNAVAILABLE"
 	QueryTooComplex     = "QUERY_TOO_COMPLEX"
 	Internal            = "INTERNAL_SERVER_ERROR"
+	// RequestLimitExceeded: the request reached its cap of upstream calls;
+	// the fields that needed more are null, the rest of the data arrives.
+	RequestLimitExceeded = "REQUEST_LIMIT_EXCEEDED"
+	// Refusals of the HTTP request itself (no GraphQL execution at all).
+	CSRFPrevented   = "CSRF_PREVENTED"
+	BadRequest      = "BAD_REQUEST"
+	RequestTooLarge = "REQUEST_TOO_LARGE"
+	// Persisted and trusted documents.
+	PersistedQueryNotFound = "PERSISTED_QUERY_NOT_FOUND"
+	OperationNotTrusted    = "OPERATION_NOT_TRUSTED"
 )
 
 // InputError is a problem with the caller's input found before any upstream
@@ -129,17 +140,26 @@ func Code(err error) string {
 
 func classify(err error) (code, msg string, ext map[string]any) {
 	var (
-		inErr  *InputError
-		coded  *Coded
-		resp   *restclient.ErrorResponse
-		trErr  *restclient.TransportError
-		decErr *restclient.DecodeError
+		inErr   *InputError
+		coded   *Coded
+		resp    *restclient.ErrorResponse
+		trErr   *restclient.TransportError
+		decErr  *restclient.DecodeError
+		limErr  *calls.LimitError
+		openErr *restclient.CircuitOpenError
 	)
 	switch {
 	case errors.As(err, &inErr):
 		return BadUserInput, inErr.Error(), map[string]any{"field": inErr.Field}
 	case errors.As(err, &coded):
 		return coded.Code, coded.Message, coded.Ext
+	case errors.As(err, &limErr):
+		return RequestLimitExceeded, limErr.Error(), map[string]any{"maximum": limErr.Max}
+	case errors.As(err, &openErr):
+		return UpstreamUnavailable, "the upstream service is failing on this route; not called, retry later",
+			map[string]any{"upstream": upstream(openErr.Method, openErr.Route, 0)}
+	case restclient.IsCircuitOpen(err):
+		return UpstreamUnavailable, "the upstream service is failing on this route; not called, retry later", nil
 	case errors.Is(err, ErrNoCredentials):
 		return Unauthenticated, ErrNoCredentials.Error(), nil
 	case errors.As(err, &resp):

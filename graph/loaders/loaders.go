@@ -17,6 +17,7 @@ import (
 
 	"github.com/graph-gophers/dataloader/v7"
 
+	"github.com/workspacenet/facade/graph/calls"
 	"github.com/workspacenet/facade/restclient"
 )
 
@@ -146,6 +147,10 @@ func newLoader[K comparable, V any](l *Loaders, fetch func(context.Context, K) (
 					return
 				}
 				defer func() { <-l.sem }()
+				if err := calls.Reserve(ctx); err != nil {
+					out[i] = &dataloader.Result[V]{Error: err}
+					return
+				}
 				v, err := fetch(ctx, k)
 				out[i] = &dataloader.Result[V]{Data: v, Error: err}
 			}()

@@ -1,0 +1,139 @@
+// Package guard holds the checks the facade makes on an HTTP request before
+// GraphQL sees it: CSRF prevention, the body size limit, refusal of batched
+// (array) bodies, and the request id. A refused request is answered with a
+// GraphQL-shaped JSON error and never reaches a resolver, so it costs no
+// upstream call.
+package guard
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+)
+
+// DefaultMaxBodyBytes is the default limit of a request body (2 MiB).
+const DefaultMaxBodyBytes = 2 << 20
+
+// PreflightHeaders are the request headers that prove a browser sent a CORS
+// preflight first (a cross-site page cannot set them otherwise). Any
+// non-empty value counts.
+var PreflightHeaders = []string{"X-Requested-With", "GraphQL-Require-Preflight", "Apollo-Require-Preflight"}
+
+// Refusal is a request refused before GraphQL: the HTTP status and the
+// GraphQL error's code and message.
+type Refusal struct {
+	Status  int
+	Code    string
+	Message string
+}
+
+func (r *Refusal) Error() string { return r.Message }
+
+// Write answers w with r as {"errors":[{"message","extensions":{"code"}}]}.
+func (r *Refusal) Write(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(r.Status)
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"errors": []any{map[string]any{"message": r.Message, "extensions": map[string]any{"code": r.Code}}},
+	})
+}
+
+// CSRF refuses a request that a browser could send cross-site without a CORS
+// preflight: a GET, or a POST whose content type is not application/json
+// (text/plain, multipart/form-data, application/x-www-form-urlencoded, or
+// none), unless it carries one of PreflightHeaders. Other methods pass (they
+// are preflighted, or answered by the transport).
+func CSRF(r *http.Request, code string) *Refusal {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+	case http.MethodPost:
+		if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err == nil && mt == "application/json" {
+			return nil
+		}
+	default:
+		return nil
+	}
+	for _, h := range PreflightHeaders {
+		if r.Header.Get(h) != "" {
+			return nil
+		}
+	}
+	return &Refusal{
+		Status: http.StatusBadRequest,
+		Code:   code,
+		Message: "this request could have been sent by a browser without a CORS preflight, so it is refused (CSRF prevention): " +
+			"send a JSON POST (Content-Type: application/json), or add the header GraphQL-Require-Preflight: 1",
+	}
+}
+
+// ReadBody reads r's body up to max bytes (<= 0: DefaultMaxBodyBytes) and
+// returns it; a larger body is a 413 refusal with tooLargeCode, an unreadable
+// one a 400 with badCode.
+func ReadBody(w http.ResponseWriter, r *http.Request, max int64, tooLargeCode, badCode string) ([]byte, *Refusal) {
+	if max <= 0 {
+		max = DefaultMaxBodyBytes
+	}
+	tooLarge := &Refusal{Status: http.StatusRequestEntityTooLarge, Code: tooLargeCode,
+		Message: fmt.Sprintf("the request body is larger than the limit of %d bytes", max)}
+	if r.ContentLength > max {
+		return nil, tooLarge
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+	if err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			return nil, tooLarge
+		}
+		return nil, &Refusal{Status: http.StatusBadRequest, Code: badCode, Message: "the request body could not be read"}
+	}
+	return body, nil
+}
+
+// CheckJSONBody refuses a JSON body that is not one GraphQL request object:
+// malformed JSON, or a batch (an array of requests), which the facade does
+// not serve. The refusal never echoes the body.
+func CheckJSONBody(body []byte, badCode string) *Refusal {
+	t := bytes.TrimLeft(body, " \t\r\n")
+	switch {
+	case len(t) > 0 && t[0] == '[':
+		return &Refusal{Status: http.StatusBadRequest, Code: badCode,
+			Message: "batched requests (a JSON array) are not supported: send one operation per request"}
+	case !json.Valid(t) || len(t) == 0 || t[0] != '{':
+		return &Refusal{Status: http.StatusBadRequest, Code: badCode,
+			Message: "the request body is not a JSON object {\"query\", \"variables\", \"operationName\", \"extensions\"}"}
+	}
+	return nil
+}
+
+// RequestIDHeader carries the request id, in and out.
+const RequestIDHeader = "X-Request-Id"
+
+// RequestID returns the incoming X-Request-Id when it is sane (1 to 128
+// characters of letters, digits and -_.:), else a new random id.
+func RequestID(r *http.Request) string {
+	if id := r.Header.Get(RequestIDHeader); saneID(id) {
+		return id
+	}
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func saneID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for _, c := range []byte(id) {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_', c == '.', c == ':':
+		default:
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,319 @@
+// Package limits bounds what one GraphQL operation may ask for, checked after
+// validation and before execution, so a refused operation costs no upstream
+// call. It measures the operation's depth, aliases, root fields and cost with
+// fragments resolved; introspection fields (__schema, __type) are answered
+// locally, bounded by the validator's own introspection-depth rule, and count
+// as one field each.
+//
+// Cost: every object (or list element) the response can hold costs 1; a
+// connection field multiplies the cost of its edges and nodes by its `first`
+// argument (its default when absent); any other list multiplies its elements
+// by Config.ListEstimate (the upstream does not page products, comments,
+// invoice items and the like). Scalars and enums are free.
+package limits
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/errcode"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+)
+
+// Code is the extensions.code of every limit error.
+const Code = "QUERY_TOO_COMPLEX"
+
+// Names of the limits, as carried in extensions.limit.
+const (
+	Depth      = "depth"
+	Aliases    = "aliases"
+	RootFields = "rootFields"
+	Cost       = "cost"
+	Tokens     = "tokens"
+)
+
+// Defaults: they let GraphiQL's introspection query and every README query
+// through with a wide margin.
+const (
+	DefaultMaxDepth      = 12
+	DefaultMaxAliases    = 30
+	DefaultMaxRootFields = 20
+	DefaultMaxCost       = 10000
+	DefaultMaxTokens     = 15000
+	DefaultListEstimate  = 10
+)
+
+// walkBudget bounds the work of one measurement: fragments spread many times
+// can make an expanded operation exponentially larger than its text.
+const walkBudget = 200000
+
+func init() {
+	// A limit error is a problem with the document, answered like parse and
+	// validation errors (HTTP 422).
+	errcode.RegisterErrorType(Code, errcode.KindProtocol)
+}
+
+// Config holds the maximums. Zero means the default; a negative value turns
+// that limit off.
+type Config struct {
+	MaxDepth      int
+	MaxAliases    int
+	MaxRootFields int
+	MaxCost       int
+	// MaxTokens is the parser's token limit (handler.Server.SetParserTokenLimit),
+	// enforced by the parser; see TokenLimit.
+	MaxTokens int
+	// ListEstimate is the assumed length of a list that has no `first`.
+	ListEstimate int
+}
+
+func pick(v, def int) int {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0 // off
+	}
+	return v
+}
+
+// WithDefaults returns c with zero values replaced by the defaults and
+// negative ones by 0 (no limit).
+func (c Config) WithDefaults() Config {
+	c.MaxDepth = pick(c.MaxDepth, DefaultMaxDepth)
+	c.MaxAliases = pick(c.MaxAliases, DefaultMaxAliases)
+	c.MaxRootFields = pick(c.MaxRootFields, DefaultMaxRootFields)
+	c.MaxCost = pick(c.MaxCost, DefaultMaxCost)
+	c.MaxTokens = pick(c.MaxTokens, DefaultMaxTokens)
+	if c.ListEstimate <= 0 {
+		c.ListEstimate = DefaultListEstimate
+	}
+	return c
+}
+
+// Stats is what Measure finds in one operation.
+type Stats struct {
+	Depth      int
+	Aliases    int
+	RootFields int
+	Cost       int
+	// Truncated reports that the walk stopped at its work budget; Cost is
+	// then a lower bound.
+	Truncated bool
+}
+
+// Options of Measure.
+type Options struct {
+	ListEstimate int
+	// CountIntrospection descends into __schema and __type instead of
+	// counting them as one field (to measure the introspection query itself).
+	CountIntrospection bool
+}
+
+// Measure walks op (validated against its schema, so field definitions are
+// set) with fragments expanded and returns its statistics. vars are the
+// operation's coerced variables.
+func Measure(op *ast.OperationDefinition, vars map[string]any, o Options) Stats {
+	if o.ListEstimate <= 0 {
+		o.ListEstimate = DefaultListEstimate
+	}
+	w := &walker{vars: vars, opts: o, active: map[string]bool{}}
+	var s Stats
+	s.Cost, s.Depth = w.selectionSet(op.SelectionSet, 1, "", 0)
+	s.RootFields = w.roots
+	s.Aliases = w.aliases
+	s.Truncated = w.steps > walkBudget
+	if s.Truncated && s.Cost < walkBudget {
+		s.Cost = walkBudget
+	}
+	return s
+}
+
+type walker struct {
+	vars    map[string]any
+	opts    Options
+	active  map[string]bool // fragments on the current path (cycle guard)
+	steps   int
+	roots   int
+	aliases int
+}
+
+// selectionSet returns the cost of one instance of the object holding set and
+// the depth below it (counting its own fields as level depth). parent is the
+// holding type's name; connFirst the `first` of the connection holding it.
+func (w *walker) selectionSet(set ast.SelectionSet, depth int, parent string, connFirst int) (cost, maxDepth int) {
+	for _, sel := range set {
+		w.steps++
+		if w.steps > walkBudget {
+			return cost, maxDepth
+		}
+		var c, d int
+		switch s := sel.(type) {
+		case *ast.Field:
+			c, d = w.field(s, depth, parent, connFirst)
+		case *ast.InlineFragment:
+			c, d = w.selectionSet(s.SelectionSet, depth, parent, connFirst)
+		case *ast.FragmentSpread:
+			if s.Definition == nil || w.active[s.Name] {
+				continue
+			}
+			w.active[s.Name] = true
+			c, d = w.selectionSet(s.Definition.SelectionSet, depth, parent, connFirst)
+			delete(w.active, s.Name)
+		}
+		cost += c
+		maxDepth = max(maxDepth, d)
+	}
+	return cost, maxDepth
+}
+
+func (w *walker) field(f *ast.Field, depth int, parent string, connFirst int) (cost, maxDepth int) {
+	if depth == 1 {
+		w.roots++
+	}
+	if f.Alias != "" && f.Alias != f.Name {
+		w.aliases++
+	}
+	if strings.HasPrefix(f.Name, "__") && !w.opts.CountIntrospection {
+		if f.Name == "__typename" {
+			return 0, depth
+		}
+		return 1, depth
+	}
+	if len(f.SelectionSet) == 0 || f.Definition == nil {
+		return 0, depth // scalar or enum
+	}
+	typ := f.Definition.Type
+	mult := 1
+	if typ.Elem != nil {
+		mult = w.opts.ListEstimate
+		if strings.HasSuffix(parent, "Connection") && connFirst > 0 {
+			mult = connFirst
+		}
+	}
+	childFirst := 0
+	if def := f.Definition.Arguments.ForName("first"); def != nil {
+		childFirst = w.first(f, def)
+	}
+	c, d := w.selectionSet(f.SelectionSet, depth+1, typ.Name(), childFirst)
+	return sat(mult, 1+c), max(depth, d)
+}
+
+// first returns the value of f's `first` argument (a literal, a variable or
+// the definition's default), or the list estimate when it has none.
+func (w *walker) first(f *ast.Field, def *ast.ArgumentDefinition) int {
+	var v any
+	if a := f.Arguments.ForName("first"); a != nil {
+		if a.Value.Kind == ast.Variable {
+			v = w.vars[a.Value.Raw]
+		} else if x, err := a.Value.Value(w.vars); err == nil {
+			v = x
+		}
+	} else if def.DefaultValue != nil {
+		v, _ = def.DefaultValue.Value(nil)
+	}
+	switch n := v.(type) {
+	case int:
+		return n
+	case int32:
+		return int(n)
+	case int64:
+		return int(n)
+	case float64:
+		return int(n)
+	case json.Number:
+		if i, err := n.Int64(); err == nil {
+			return int(i)
+		}
+	}
+	return w.opts.ListEstimate
+}
+
+// sat multiplies without overflow.
+func sat(a, b int) int {
+	const ceiling = 1 << 40
+	if a <= 0 || b <= 0 {
+		return 0
+	}
+	if a > ceiling/b {
+		return ceiling
+	}
+	return a * b
+}
+
+// Error returns the QUERY_TOO_COMPLEX error for limit (one of the names
+// above) with the value found and the maximum.
+func Error(limit string, value, maximum int) *gqlerror.Error {
+	e := gqlerror.Errorf("the operation exceeds the %s limit: %d, maximum %d", limit, value, maximum)
+	e.Extensions = map[string]any{"code": Code, "limit": limit, "value": value, "maximum": maximum}
+	return e
+}
+
+// TokenLimit rewrites the parser's "exceeded token limit" error into the
+// QUERY_TOO_COMPLEX vocabulary; other errors are returned unchanged.
+func TokenLimit(e *gqlerror.Error, maxTokens int) *gqlerror.Error {
+	if e == nil || maxTokens <= 0 || !strings.HasPrefix(e.Message, "exceeded token limit of ") {
+		return e
+	}
+	out := Error(Tokens, maxTokens+1, maxTokens)
+	out.Message = fmt.Sprintf("the operation exceeds the tokens limit: more than %d tokens", maxTokens)
+	out.Locations = e.Locations
+	delete(out.Extensions, "value")
+	return out
+}
+
+// Extension is the gqlgen handler extension enforcing the limits.
+type Extension struct{ cfg Config }
+
+// New returns the extension for c (defaults applied).
+func New(c Config) *Extension { return &Extension{cfg: c.WithDefaults()} }
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationContextMutator
+} = (*Extension)(nil)
+
+// ExtensionName implements graphql.HandlerExtension.
+func (*Extension) ExtensionName() string { return "OperationLimits" }
+
+// Validate implements graphql.HandlerExtension.
+func (*Extension) Validate(graphql.ExecutableSchema) error { return nil }
+
+const statsKey = "OperationLimits"
+
+// MutateOperationContext measures the operation and refuses it when a limit
+// is exceeded. It runs after validation, before any resolver.
+func (x *Extension) MutateOperationContext(ctx context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
+	if opCtx.Operation == nil {
+		return nil
+	}
+	s := Measure(opCtx.Operation, opCtx.Variables, Options{ListEstimate: x.cfg.ListEstimate})
+	opCtx.Stats.SetExtension(statsKey, &s)
+	c := x.cfg
+	switch {
+	case c.MaxRootFields > 0 && s.RootFields > c.MaxRootFields:
+		return Error(RootFields, s.RootFields, c.MaxRootFields)
+	case c.MaxAliases > 0 && s.Aliases > c.MaxAliases:
+		return Error(Aliases, s.Aliases, c.MaxAliases)
+	case c.MaxDepth > 0 && s.Depth > c.MaxDepth:
+		return Error(Depth, s.Depth, c.MaxDepth)
+	case c.MaxCost > 0 && s.Cost > c.MaxCost:
+		return Error(Cost, s.Cost, c.MaxCost)
+	case s.Truncated:
+		return Error(Cost, s.Cost, c.MaxCost)
+	}
+	return nil
+}
+
+// StatsFrom returns the statistics measured for the operation of ctx, or nil.
+func StatsFrom(ctx context.Context) *Stats {
+	if !graphql.HasOperationContext(ctx) {
+		return nil
+	}
+	s, _ := graphql.GetOperationContext(ctx).Stats.GetExtension(statsKey).(*Stats)
+	return s
+}
