@@ -1,0 +1,150 @@
+package limits_test
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+	"github.com/vektah/gqlparser/v2/parser"
+	"github.com/vektah/gqlparser/v2/validator"
+
+	"github.com/workspacenet/facade/graph/generated"
+	"github.com/workspacenet/facade/graph/limits"
+)
+
+func schema() *ast.Schema { return generated.NewExecutableSchema(generated.Config{}).Schema() }
+
+func validated(t *testing.T, q string) *ast.QueryDocument {
+	t.Helper()
+	doc, err := parser.ParseQuery(&ast.Source{Input: q})
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	if errs := validator.Validate(schema(), doc); len(errs) > 0 {
+		t.Fatalf("validate: %v", errs)
+	}
+	return doc
+}
+
+func TestMeasureCountsDepthAliasesRootsAndCost(t *testing.T) {
+	q := `query Q($n: Int) {
+  a: resource(id: "x") { title parent { title parent { id } } }
+  location(id: "y") {
+    transactions(first: $n) { nodes { booking { resource { title } } } pageInfo { hasNextPage } }
+    products { options { title } }
+    ...F
+  }
+  __typename
+}
+fragment F on Location { orders { edges { node { product { title } } } } }`
+	doc := validated(t, q)
+	s := limits.Measure(doc.Operations[0], map[string]any{"n": int64(40)}, limits.Options{})
+	// a(1) > parent(2) > parent(3) > id(4); location > transactions > nodes > booking > resource > title = 6.
+	if s.Depth != 6 || s.Aliases != 1 || s.RootFields != 3 {
+		t.Errorf("depth/aliases/roots = %d/%d/%d, want 6/1/3", s.Depth, s.Aliases, s.RootFields)
+	}
+	// resource 1+1+1 = 3; location 1 + transactions (1 + nodes 40*(1+2) + pageInfo 1 = 122)
+	// + products 10*(1 + options 10*1) = 110 + orders default 25: 1 + edges 25*(1 + node(1 + product 1)) = 76.
+	want := 3 + 1 + 122 + 110 + 76
+	if s.Cost != want {
+		t.Errorf("cost = %d, want %d", s.Cost, want)
+	}
+}
+
+func TestMeasureIntrospectionCountsOnce(t *testing.T) {
+	doc := validated(t, IntrospectionQuery)
+	s := limits.Measure(doc.Operations[0], nil, limits.Options{})
+	if s.Depth != 1 || s.Cost != 1 || s.RootFields != 1 {
+		t.Errorf("introspection query: %+v, want depth 1 cost 1", s)
+	}
+	full := limits.Measure(doc.Operations[0], nil, limits.Options{CountIntrospection: true})
+	t.Logf("GraphiQL's introspection query walked in full: depth %d, cost %d, aliases %d (limits skip __schema/__type: depth 1, cost 1)", full.Depth, full.Cost, full.Aliases)
+	if full.Depth < 10 {
+		t.Errorf("full walk depth = %d: the walk did not descend", full.Depth)
+	}
+}
+
+// TestMeasureSurvivesFragmentCycles builds a document the validator would
+// refuse (a fragment spreading itself) and checks the walk ends.
+func TestMeasureSurvivesFragmentCycles(t *testing.T) {
+	doc, err := parser.ParseQuery(&ast.Source{Input: `{ ...A } fragment A on Query { __typename ...B } fragment B on Query { ...A x: __typename }`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var link func(ast.SelectionSet)
+	link = func(set ast.SelectionSet) {
+		for _, s := range set {
+			if fs, ok := s.(*ast.FragmentSpread); ok {
+				fs.Definition = doc.Fragments.ForName(fs.Name)
+			}
+		}
+	}
+	link(doc.Operations[0].SelectionSet)
+	for _, f := range doc.Fragments {
+		link(f.SelectionSet)
+	}
+	s := limits.Measure(doc.Operations[0], nil, limits.Options{})
+	if s.RootFields != 2 || s.Aliases != 1 {
+		t.Errorf("cyclic fragments: %+v", s)
+	}
+}
+
+// TestMeasureBoundsExponentialFragments: fragments spread twice per level
+// expand to 2^24 fields; the walk stops at its budget and reports it.
+func TestMeasureBoundsExponentialFragments(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("{ ...F0 }\n")
+	const levels = 24
+	for i := range levels {
+		if i == levels-1 {
+			b.WriteString("fragment F23 on Query { __typename }\n")
+			continue
+		}
+		b.WriteString("fragment F" + itoa(i) + " on Query { ...F" + itoa(i+1) + " ...F" + itoa(i+1) + " }\n")
+	}
+	doc, err := parser.ParseQuery(&ast.Source{Input: b.String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range append(ast.FragmentDefinitionList{}, doc.Fragments...) {
+		for _, s := range f.SelectionSet {
+			if fs, ok := s.(*ast.FragmentSpread); ok {
+				fs.Definition = doc.Fragments.ForName(fs.Name)
+			}
+		}
+	}
+	doc.Operations[0].SelectionSet[0].(*ast.FragmentSpread).Definition = doc.Fragments.ForName("F0")
+	s := limits.Measure(doc.Operations[0], nil, limits.Options{})
+	if !s.Truncated {
+		t.Fatalf("2^24 expansion not truncated: %+v", s)
+	}
+	x := limits.New(limits.Config{})
+	oc := &graphql.OperationContext{Operation: doc.Operations[0]}
+	if e := x.MutateOperationContext(context.Background(), oc); e == nil || e.Extensions["code"] != limits.Code {
+		t.Fatalf("truncated walk not refused: %v", e)
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+func TestConfigDefaultsAndOff(t *testing.T) {
+	c := limits.Config{MaxDepth: -1, MaxCost: 7}.WithDefaults()
+	if c.MaxDepth != 0 || c.MaxCost != 7 || c.MaxAliases != limits.DefaultMaxAliases || c.MaxTokens != limits.DefaultMaxTokens || c.ListEstimate != limits.DefaultListEstimate {
+		t.Fatalf("WithDefaults = %+v", c)
+	}
+}
+
+func TestTokenLimitRewritesOnlyTheParserError(t *testing.T) {
+	e := limits.TokenLimit(gqlerror.Errorf("exceeded token limit of 100"), 100)
+	if e.Extensions["code"] != limits.Code || e.Extensions["limit"] != limits.Tokens || e.Extensions["maximum"] != 100 {
+		t.Fatalf("token error = %+v", e)
+	}
+	other := gqlerror.Errorf("Unexpected Name")
+	if limits.TokenLimit(other, 100) != other {
+		t.Fatal("other parse errors must pass unchanged")
+	}
+}
