@@ -1,0 +1,259 @@
+package hardening_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/workspacenet/facade/graph"
+	"github.com/workspacenet/facade/graph/limits"
+	"github.com/workspacenet/facade/internal/testenv"
+)
+
+// The README's queries, pasted verbatim: they must pass the default limits.
+const (
+	readmeFirstLook = `query FirstLook {
+  resource(id: "f302cbe6-4927-49a2-baca-cbeb3a5f0274") {
+    title
+    type
+    capacity
+    money { enabled price }
+    parent { title type capacity }
+    location { id }
+  }
+}`
+	readmeCurl      = `{ resource(id: "f302cbe6-4927-49a2-baca-cbeb3a5f0274") { title parent { title } } }`
+	readmeDashboard = `query LocationDashboard {
+  location(id: "a1ee47b3-6872-4b88-852c-288830aca7b5") {
+    products {
+      title
+      options { title price { money { amount currencyCode } } }
+    }
+    orders(first: 10) {
+      nodes {
+        number
+        status
+        quantity
+        product { title description featured }
+        option { title price { money { amount } } }
+      }
+    }
+    transactions(first: 20) {
+      nodes {
+        amount
+        currencyCode
+        type
+        status
+        booking { resource { title type capacity } }
+        order { product { title } }
+        ticket { event { title startDate } }
+      }
+      pageInfo { hasNextPage endCursor }
+    }
+  }
+}`
+	readmeInvoice = `query InvoiceDetail {
+  invoice(id: "1c1947f8-ebbd-42b3-8c5f-47ac147bf4bb") {
+    number
+    status
+    totalAmount
+    currencyCode
+    items {
+      description
+      type
+      totalAmount
+      booking { startDate resource { title capacity } }
+      order { product { title } productOption { title } }
+    }
+    creditNotes(first: 10) {
+      nodes {
+        number
+        totalAmount
+        lines { quantity totalAmount invoiceItem { description } }
+      }
+    }
+  }
+}`
+	// The playground's opening query (server.go demoQuery), with its variable.
+	playgroundDashboard = `query Dashboard($location: ID!) {
+  location(id: $location) {
+    products {
+      title
+      options { title price { money { amount currencyCode } } }
+    }
+    orders(first: 5) {
+      nodes {
+        number
+        status
+        product { title }
+        option { title }
+      }
+    }
+    transactions(first: 5) {
+      nodes {
+        amount
+        currencyCode
+        type
+        status
+        booking { resource { title capacity } }
+      }
+      pageInfo { hasNextPage endCursor }
+    }
+  }
+}`
+)
+
+func TestDefaultLimitsLetReadmeQueriesAndIntrospectionThrough(t *testing.T) {
+	env := testenv.New(t, testenv.Options{})
+	for name, q := range map[string]string{
+		"FirstLook": readmeFirstLook, "curl": readmeCurl, "LocationDashboard": readmeDashboard,
+		"InvoiceDetail": readmeInvoice, "playground": playgroundDashboard,
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := query(t, env, env.Bearer(), q, map[string]any{"location": env.ID(t, "location", 0)})
+			if r.status != http.StatusOK || len(r.body.Errors) > 0 || string(r.body.Data) == "null" {
+				t.Fatalf("%d %s", r.status, r.raw)
+			}
+		})
+	}
+	t.Run("GraphiQL introspection", func(t *testing.T) {
+		r := query(t, env, testenv.Creds{}, introspectionQuery, nil)
+		if r.status != http.StatusOK || len(r.body.Errors) > 0 || !strings.Contains(string(r.body.Data), `"queryType":{"name":"Query"}`) {
+			t.Fatalf("%d %.500s", r.status, r.raw)
+		}
+	})
+}
+
+func TestLimitsRefuseBeforeAnyUpstreamCall(t *testing.T) {
+	env := testenv.New(t, testenv.Options{})
+	res := env.ID(t, "resource", 0)
+	loc := env.ID(t, "location", 0)
+	repeat := func(s string, n int) string {
+		var b strings.Builder
+		for i := range n {
+			b.WriteString(strings.ReplaceAll(s, "#", string(rune('a'+i%26))+strings.Repeat("x", i/26)))
+		}
+		return b.String()
+	}
+	deep := `{ resource(id: "` + res + `") { ` + strings.Repeat("parent { ", 12) + "id" + strings.Repeat(" }", 12) + " } }"
+	cases := []struct {
+		name, q, limit string
+		value, max     int
+	}{
+		{"depth", deep, limits.Depth, 14, limits.DefaultMaxDepth},
+		{"aliases", `{ location(id: "` + loc + `") { ` + repeat("#: id ", 31) + ` } }`, limits.Aliases, 31, limits.DefaultMaxAliases},
+		{"root fields", `{ ` + repeat(`#: resource(id: "`+res+`") { id } `, 21) + ` }`, limits.RootFields, 21, limits.DefaultMaxRootFields},
+		{"cost", `{ location(id: "` + loc + `") { transactions(first: 500) { nodes { invoice { creditNotes(first: 100) { nodes { id invoice { id } } } } } } } }`,
+			// location 1 + transactions 1 + nodes 500 × (node 1 + invoice 1 + creditNotes 1 + nodes 100 × (node 1 + invoice 1))
+			limits.Cost, 1 + 1 + 500*(1+1+1+100*(1+1)), limits.DefaultMaxCost},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env.ResetCalls()
+			r := query(t, env, env.Bearer(), tc.q, nil)
+			e := r.only(t, limits.Code)
+			if e.Extensions["limit"] != tc.limit || e.Extensions["value"] != float64(tc.value) || e.Extensions["maximum"] != float64(tc.max) {
+				t.Errorf("extensions = %v, want limit %s value %d maximum %d", e.Extensions, tc.limit, tc.value, tc.max)
+			}
+			if r.status != http.StatusUnprocessableEntity || string(r.body.Data) != "" && string(r.body.Data) != "null" {
+				t.Errorf("status %d data %s", r.status, r.body.Data)
+			}
+			noCalls(t, env)
+		})
+	}
+	t.Run("tokens", func(t *testing.T) {
+		env.ResetCalls()
+		q := `{ resource(id: "` + res + `") { id } ` + strings.Repeat("__typename ", limits.DefaultMaxTokens) + "}"
+		r := query(t, env, env.Bearer(), q, nil)
+		e := r.only(t, limits.Code)
+		if e.Extensions["limit"] != limits.Tokens || e.Extensions["maximum"] != float64(limits.DefaultMaxTokens) {
+			t.Errorf("extensions = %v", e.Extensions)
+		}
+		noCalls(t, env)
+	})
+	t.Run("first from a variable", func(t *testing.T) {
+		env.ResetCalls()
+		q := `query($n: Int) { location(id: "` + loc + `") { transactions(first: $n) { nodes { invoice { creditNotes { nodes { id } } } } } } }`
+		r := query(t, env, env.Bearer(), q, map[string]any{"n": 400})
+		if e := r.only(t, limits.Code); e.Extensions["limit"] != limits.Cost {
+			t.Errorf("extensions = %v", e.Extensions)
+		}
+		noCalls(t, env)
+		// The same document with a small page passes.
+		r = query(t, env, env.Bearer(), q, map[string]any{"n": 2})
+		if len(r.body.Errors) > 0 {
+			t.Fatalf("n=2: %s", r.raw)
+		}
+	})
+}
+
+func TestLimitsAreConfigurable(t *testing.T) {
+	env := testenv.New(t, testenv.Options{GraphOpts: func(o *graph.Options) {
+		o.Limits = limits.Config{MaxDepth: 2, MaxCost: -1}
+	}})
+	res := env.ID(t, "resource", 0)
+	r := query(t, env, env.Bearer(), `{ resource(id: "`+res+`") { parent { id } } }`, nil)
+	if e := r.only(t, limits.Code); e.Extensions["limit"] != limits.Depth || e.Extensions["maximum"] != float64(2) {
+		t.Fatalf("extensions = %v", e.Extensions)
+	}
+	r = query(t, env, env.Bearer(), `{ resource(id: "`+res+`") { id } }`, nil)
+	if len(r.body.Errors) > 0 {
+		t.Fatal(r.raw)
+	}
+}
+
+func TestUpstreamCallCap(t *testing.T) {
+	env := testenv.New(t, testenv.Options{GraphOpts: func(o *graph.Options) { o.MaxUpstreamCalls = 2 }})
+	loc := env.ID(t, "location", 0)
+	env.ResetCalls()
+	r := query(t, env, env.Bearer(), `{ location(id: "`+loc+`") {
+		products { id }
+		orders(first: 2) { nodes { id } }
+		transactions(first: 2) { nodes { id } }
+		creditNotes(first: 2) { nodes { id } } } }`, nil)
+	if r.status != http.StatusOK {
+		t.Fatalf("status %d", r.status)
+	}
+	if len(r.body.Errors) != 2 {
+		t.Fatalf("want 2 REQUEST_LIMIT_EXCEEDED errors (4 calls needed, cap 2): %s", r.raw)
+	}
+	for _, e := range r.body.Errors {
+		if e.Code() != "REQUEST_LIMIT_EXCEEDED" || e.Extensions["maximum"] != float64(2) || len(e.Path) != 2 {
+			t.Errorf("error %+v", e)
+		}
+	}
+	var d struct {
+		Location map[string]json.RawMessage `json:"location"`
+	}
+	if err := json.Unmarshal(r.body.Data, &d); err != nil {
+		t.Fatal(err)
+	}
+	filled := 0
+	for _, v := range d.Location {
+		if string(v) != "null" {
+			filled++
+		}
+	}
+	if filled != 2 {
+		t.Errorf("%d fields have data, want 2 (the rest of the data still arrives): %s", filled, r.body.Data)
+	}
+	if _, n := env.Calls(); n != 2 {
+		t.Errorf("upstream calls = %d, want the cap 2", n)
+	}
+
+	t.Run("mutations respect it", func(t *testing.T) {
+		env.ResetCalls()
+		in := map[string]any{"locationRef": loc, "text": "cap"}
+		r := query(t, env, env.Bearer(), `mutation($in: CreatePostInput!) {
+			a: createPost(input: $in) { post { id } }
+			b: createPost(input: $in) { post { id } }
+			c: createPost(input: $in) { post { id } } }`, map[string]any{"in": in})
+		if got := r.codes(); len(got) != 1 || got[0] != "REQUEST_LIMIT_EXCEEDED" || r.body.Errors[0].PathString() != "c" {
+			t.Fatalf("errors: %s", r.raw)
+		}
+		if _, n := env.Calls(); n != 2 {
+			t.Errorf("upstream calls = %d, want 2", n)
+		}
+	})
+}
