@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSuiteCallsEqualMinimum runs the whole suite in its smallest form (one
+// latency, a handful of executions per run) and checks the call counts, which
+// do not depend on timing: the batched facade makes exactly the minimum calls
+// the data requires, and fewer than the naive baseline wherever the baseline
+// is above the minimum. It asserts no timings.
+func TestSuiteCallsEqualMinimum(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the REST service and the facade")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := Run(ctx, Config{
+		Scale: 1, Latencies: []time.Duration{0}, Conc: []int{2}, Sweep: []int{1, 2}, Waits: []time.Duration{0},
+		Dur: time.Millisecond, MinN: 2, CostDur: time.Millisecond, CostMinN: 2, Child: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Queries) != 5 {
+		t.Fatalf("%d queries, want 5", len(res.Queries))
+	}
+	var totalBatched, totalNaive int64
+	for _, q := range res.Queries {
+		b, n := callsAt(q, modeBatched, "0"), callsAt(q, modeNaive, "0")
+		totalBatched += b
+		totalNaive += n
+		if q.MinCalls < 1 || q.Rounds < 1 {
+			t.Errorf("%s: minimum %d calls in %d rounds", q.Name, q.MinCalls, q.Rounds)
+		}
+		if b != int64(q.MinCalls) {
+			t.Errorf("%s: batched facade made %d upstream calls, minimum is %d\n  minimum: %s\n  made:    %s",
+				q.Name, b, q.MinCalls, formatRoutes(q.MinByRoute), formatRoutes(q.Modes[modeBatched].CallsByRoute))
+		}
+		if n < b || (n > int64(q.MinCalls) && b >= n) {
+			t.Errorf("%s: batched %d calls, naive %d", q.Name, b, n)
+		}
+		for _, mode := range modes {
+			m := q.Modes[mode]
+			if m.Cost == nil || m.Cost.N < 2 || m.Cost.AllocsPerQ <= 0 {
+				t.Errorf("%s %s: cost not measured: %+v", q.Name, mode, m.Cost)
+			}
+			for _, r := range m.Runs {
+				if r.Errors > 0 || r.N < r.Conc {
+					t.Errorf("%s %s: run %+v", q.Name, mode, r)
+				}
+			}
+		}
+	}
+	if totalBatched >= totalNaive {
+		t.Errorf("batched %d calls in total, naive %d", totalBatched, totalNaive)
+	}
+	if want := map[string]int{"dashboard": 2, "invoice": 2, "feed": 2, "thread": 1, "booking": 2}; true {
+		for _, q := range res.Queries {
+			if q.Rounds != want[q.Name] {
+				t.Errorf("%s: %d dependent rounds, want %d", q.Name, q.Rounds, want[q.Name])
+			}
+		}
+	}
+	if res.FacadeRSSKB <= 0 || res.UpstreamRSSKB <= 0 {
+		t.Errorf("peak RSS facade %d KB, upstream %d KB", res.FacadeRSSKB, res.UpstreamRSSKB)
+	}
+
+	// The report and the plots render from these results.
+	dir := t.TempDir()
+	files, err := writePlots(res, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("plot %s: %v", f, err)
+		}
+	}
+	md := filepath.Join(dir, "B.md")
+	if err := os.WriteFile(md, []byte("# Title\n\nprose before\n\n"+markBegin+"\nold\n"+markEnd+"\nprose after\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeMarkdown(md, markdown(res, res, files)); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(md)
+	s := string(b)
+	for _, want := range []string{"prose before", "prose after", "| dashboard |", "Δ CPU", "feed"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("BENCHMARKS.md lacks %q", want)
+		}
+	}
+	if strings.Contains(s, "\nold\n") || strings.Count(s, markBegin) != 1 {
+		t.Errorf("generated section not replaced:\n%s", s)
+	}
+}
+
+func TestNeedsKeepEarliestRound(t *testing.T) {
+	n := needs{}
+	n.add(routeInvoice, "a", 3)
+	n.add(routeInvoice, "a", 1)
+	n.add(routeResource, "r", 2)
+	n.add(routeResource, "r", 2)
+	n.add(routeTransactions, "", 1)
+	if n.Calls() != 3 || n.Rounds() != 2 {
+		t.Fatalf("calls %d rounds %d, want 3 and 2", n.Calls(), n.Rounds())
+	}
+	if got := n.ByRoute(); got[routeInvoice] != 1 || got[routeResource] != 1 || got[routeTransactions] != 1 {
+		t.Fatalf("by route %v", got)
+	}
+}
+
+func TestPercentileNearestRank(t *testing.T) {
+	var s []time.Duration
+	for i := 1; i <= 100; i++ {
+		s = append(s, time.Duration(i))
+	}
+	for p, want := range map[float64]time.Duration{0.5: 50, 0.95: 95, 0.99: 99, 1: 100} {
+		if got := percentile(s, p); got != want {
+			t.Errorf("p%v = %v, want %v", p, got, want)
+		}
+	}
+	if percentile(nil, 0.5) != 0 {
+		t.Error("empty")
+	}
+}

@@ -1,0 +1,137 @@
+// Command bench measures the GraphQL facade against the local REST service:
+// upstream calls per query against the minimum the data requires, latency
+// (p50/p95/p99) at several concurrencies against the critical-path bound,
+// throughput, the facade's CPU time and allocations per query, and peak RSS,
+// each for the facade as built (batched, embedded-first) and for a naive
+// baseline (one upstream call per field). It writes the tables into
+// BENCHMARKS.md, PNG plots into docs/bench/, and the raw results into
+// bench/results.json (the next run reports CPU and allocation changes
+// against it).
+//
+//	go run ./bench            # full run, about 3 minutes on 2 cores
+//	go run ./bench -quick     # smoke run, about 20 seconds
+//
+// Everything runs on loopback: the REST service in a child process (this
+// binary re-executed), the facade and the load generator in this one. The
+// bench stops by itself; the child exits when this process does.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func main() {
+	if maybeServeUpstream() {
+		return
+	}
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func parseDurations(s string) ([]time.Duration, error) {
+	var out []time.Duration
+	for f := range strings.SplitSeq(s, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(f))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for f := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("bad count %q", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	quick := fs.Bool("quick", false, "smoke run (~20 s): short runs, fewer concurrency levels")
+	scale := fs.Int("scale", 1, "demo data scale")
+	lats := fs.String("latency", "0ms,20ms", "injected upstream latencies, comma-separated")
+	conc := fs.String("conc", "1,32", "concurrency levels of the per-query runs")
+	sweep := fs.String("sweep", "1,2,4,8,16,32,64", "concurrency levels of the dashboard sweep")
+	waits := fs.String("waits", "0,1ms,16ms", "loader batch waits tried on the dashboard")
+	dur := fs.Duration("dur", 1500*time.Millisecond, "duration of each load run")
+	minN := fs.Int("min-samples", 20, "minimum samples per load run (bounded by 4×dur)")
+	costDur := fs.Duration("cost-dur", time.Second, "duration of each CPU/allocation run")
+	out := fs.String("out", "BENCHMARKS.md", "markdown file to update")
+	plots := fs.String("plots", "docs/bench", "directory for the PNG plots")
+	resultsPath := fs.String("results", "bench/results.json", "raw results (also the baseline of the next run)")
+	inProcess := fs.Bool("in-process", false, "serve the REST service in this process (CPU figures then include it)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg := Config{Scale: *scale, Dur: *dur, MinN: *minN, CostDur: *costDur, CostMinN: 20, Child: !*inProcess, Log: os.Stderr}
+	var err error
+	if cfg.Latencies, err = parseDurations(*lats); err != nil {
+		return fmt.Errorf("-latency: %w", err)
+	}
+	if cfg.Waits, err = parseDurations(*waits); err != nil {
+		return fmt.Errorf("-waits: %w", err)
+	}
+	if cfg.Conc, err = parseInts(*conc); err != nil {
+		return fmt.Errorf("-conc: %w", err)
+	}
+	if cfg.Sweep, err = parseInts(*sweep); err != nil {
+		return fmt.Errorf("-sweep: %w", err)
+	}
+	if *quick {
+		cfg.Dur, cfg.MinN, cfg.CostDur, cfg.CostMinN = 250*time.Millisecond, 5, 200*time.Millisecond, 5
+		cfg.Sweep = []int{1, 8, 32}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+
+	res, err := Run(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	res.Command = strings.TrimSpace("go run ./bench " + strings.Join(args, " "))
+
+	var prev *Results
+	if b, err := os.ReadFile(*resultsPath); err == nil {
+		prev = new(Results)
+		if json.Unmarshal(b, prev) != nil {
+			prev = nil
+		}
+	}
+	if err := os.MkdirAll(*plots, 0o755); err != nil {
+		return err
+	}
+	files, err := writePlots(res, *plots)
+	if err != nil {
+		return fmt.Errorf("plots: %w", err)
+	}
+	if err := writeMarkdown(*out, markdown(res, prev, files)); err != nil {
+		return err
+	}
+	b, _ := json.MarshalIndent(res, "", "  ")
+	if err := os.MkdirAll(filepath.Dir(*resultsPath), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(*resultsPath, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "wrote %s, %s/{%s}, %s in %.0f s\n", *out, *plots, strings.Join(files, ","), *resultsPath, res.ElapsedSec)
+	return nil
+}

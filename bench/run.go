@@ -1,0 +1,325 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/workspacenet/facade/graph"
+	"github.com/workspacenet/facade/graph/loaders"
+	"github.com/workspacenet/facade/restclient"
+)
+
+// facade is the GraphQL facade served on a loopback listener of the bench
+// process, configured as in production except for the loaders.
+type facade struct {
+	url     string
+	handler http.Handler
+	close   func()
+}
+
+func startFacade(upstreamURL string, cfg loaders.Config) (*facade, error) {
+	// The naive baseline also turns off the client's sharing of identical
+	// concurrent GETs, so it really makes one upstream call per field.
+	client, err := restclient.NewClient(upstreamURL, restclient.WithObserver(graph.ObserveUpstream), restclient.WithSharedGets(!cfg.Naive))
+	if err != nil {
+		return nil, err
+	}
+	h := graph.NewHandler(graph.Options{Client: client, Loaders: cfg})
+	mux := http.NewServeMux()
+	mux.Handle("/graphql", h)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(ln) }()
+	return &facade{url: "http://" + ln.Addr().String() + "/graphql", handler: h, close: func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(ctx)
+	}}, nil
+}
+
+// caller is the demo credentials sent with every GraphQL request.
+type caller struct {
+	Authorization, NetworkID string
+}
+
+// gqlClient posts GraphQL requests to a facade.
+type gqlClient struct {
+	url string
+	hc  *http.Client
+	who caller
+}
+
+func newGQLClient(url string, who caller) *gqlClient {
+	return &gqlClient{url: url, who: who, hc: &http.Client{Timeout: time.Minute,
+		Transport: &http.Transport{MaxIdleConnsPerHost: 256, MaxIdleConns: 256}}}
+}
+
+func requestBody(q *benchQuery) []byte {
+	b, _ := json.Marshal(map[string]any{"query": q.Text, "variables": q.Vars()})
+	return b
+}
+
+func (w caller) set(h http.Header) {
+	h.Set("Content-Type", "application/json")
+	h.Set("Authorization", w.Authorization)
+	h.Set("service-network-id", w.NetworkID)
+}
+
+// gqlError is a GraphQL response with errors.
+type gqlError struct{ body []byte }
+
+func (e *gqlError) Error() string { return fmt.Sprintf("GraphQL errors: %.400s", e.body) }
+
+// decodeResponse returns data, or an error when the response has errors.
+func decodeResponse(status int, raw []byte) (json.RawMessage, error) {
+	var out struct {
+		Data   json.RawMessage   `json:"data"`
+		Errors []json.RawMessage `json:"errors"`
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, fmt.Errorf("status %d, body not JSON: %.200s", status, raw)
+	}
+	if len(out.Errors) > 0 || status != http.StatusOK {
+		return nil, &gqlError{raw}
+	}
+	return out.Data, nil
+}
+
+// Do runs q once.
+func (c *gqlClient) Do(ctx context.Context, q *benchQuery) (json.RawMessage, error) {
+	return c.post(ctx, requestBody(q))
+}
+
+func (c *gqlClient) post(ctx context.Context, body []byte) (json.RawMessage, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	c.who.set(req.Header)
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	return decodeResponse(resp.StatusCode, raw)
+}
+
+// LatRun is one closed-loop load run: Conc clients issuing the query back to
+// back.
+type LatRun struct {
+	LatencyMs float64 `json:"latencyMs"` // injected upstream latency
+	Conc      int     `json:"conc"`
+	N         int     `json:"n"`
+	Errors    int     `json:"errors"`
+	P50Ms     float64 `json:"p50Ms"`
+	P95Ms     float64 `json:"p95Ms"`
+	P99Ms     float64 `json:"p99Ms"`
+	QPS       float64 `json:"qps"`
+	FirstErr  string  `json:"firstErr,omitempty"`
+}
+
+// loadRun runs q with conc concurrent clients until dur has passed and at
+// least minN queries completed, or 4*dur has passed.
+func loadRun(ctx context.Context, c *gqlClient, q *benchQuery, conc int, dur time.Duration, minN int) LatRun {
+	var (
+		mu       sync.Mutex
+		samples  []time.Duration
+		errs     int
+		firstErr string
+		wg       sync.WaitGroup
+	)
+	start := time.Now()
+	hard := start.Add(4 * dur)
+	ctx, cancel := context.WithDeadline(ctx, hard.Add(30*time.Second))
+	defer cancel()
+	done := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		el := time.Since(start)
+		return (el >= dur && len(samples)+errs >= minN) || time.Now().After(hard) || ctx.Err() != nil
+	}
+	for range conc {
+		wg.Go(func() {
+			for first := true; first || !done(); first = false { // every client sends at least one query
+				body := requestBody(q)
+				t0 := time.Now()
+				_, err := c.post(ctx, body)
+				el := time.Since(t0)
+				mu.Lock()
+				if err != nil {
+					errs++
+					if firstErr == "" {
+						firstErr = err.Error()
+					}
+				} else {
+					samples = append(samples, el)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	slices.Sort(samples)
+	r := LatRun{Conc: conc, N: len(samples), Errors: errs, FirstErr: firstErr,
+		P50Ms: ms(percentile(samples, 0.50)), P95Ms: ms(percentile(samples, 0.95)), P99Ms: ms(percentile(samples, 0.99)),
+		QPS: float64(len(samples)) / elapsed.Seconds()}
+	return r
+}
+
+// percentile is the nearest-rank percentile of sorted samples.
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(float64(len(sorted))*p+0.999999) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// Cost is the facade's own work per query: this process's CPU time (user +
+// system, including GC) and heap allocations, over sequential executions
+// through the handler (no HTTP client or server in the loop; the upstream
+// runs in another process).
+type Cost struct {
+	N             int     `json:"n"`
+	CPUMsPerQuery float64 `json:"cpuMsPerQuery"`
+	AllocsPerQ    float64 `json:"allocsPerQuery"`
+	KBPerQuery    float64 `json:"kbPerQuery"`
+}
+
+// discardWriter is a minimal http.ResponseWriter that keeps the body (to
+// check for errors) in a reused buffer.
+type discardWriter struct {
+	h      http.Header
+	status int
+	buf    bytes.Buffer
+}
+
+func (w *discardWriter) Header() http.Header         { return w.h }
+func (w *discardWriter) Write(b []byte) (int, error) { return w.buf.Write(b) }
+func (w *discardWriter) WriteHeader(s int)           { w.status = s }
+
+// costRun executes q through h sequentially for at least dur and minN
+// executions and returns the per-query cost.
+func costRun(h http.Handler, who caller, q *benchQuery, dur time.Duration, minN int) (Cost, error) {
+	// Bodies are built outside the measured loop (mutations need fresh vars).
+	bodies := make([][]byte, 0, 64)
+	next := func(i int) []byte {
+		for len(bodies) <= i {
+			bodies = append(bodies, requestBody(q))
+		}
+		return bodies[i]
+	}
+	w := &discardWriter{h: http.Header{}}
+	exec := func(body []byte) error {
+		req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
+		who.set(req.Header)
+		clear(w.h)
+		w.buf.Reset()
+		w.status = http.StatusOK
+		h.ServeHTTP(w, req)
+		_, err := decodeResponse(w.status, w.buf.Bytes())
+		return err
+	}
+	// Warm up (query cache, connections), and size the run.
+	t0 := time.Now()
+	for i := range 3 {
+		if err := exec(next(i)); err != nil {
+			return Cost{}, err
+		}
+	}
+	per := time.Since(t0) / 3
+	n := max(minN, int(dur/max(per, time.Microsecond)))
+	n = min(n, 5000)
+	bodies = bodies[:0]
+	for i := range n {
+		next(i)
+	}
+	runtime.GC()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	c0 := cpuTime()
+	for i := range n {
+		if err := exec(bodies[i]); err != nil {
+			return Cost{}, err
+		}
+	}
+	c1 := cpuTime()
+	runtime.ReadMemStats(&m1)
+	return Cost{
+		N:             n,
+		CPUMsPerQuery: ms(c1-c0) / float64(n),
+		AllocsPerQ:    float64(m1.Mallocs-m0.Mallocs) / float64(n),
+		KBPerQuery:    float64(m1.TotalAlloc-m0.TotalAlloc) / 1024 / float64(n),
+	}, nil
+}
+
+// cpuTime is this process's user + system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// peakRSSKB returns VmHWM of a process ("self" or a pid) in KiB, 0 if unknown.
+func peakRSSKB(pid string) int64 {
+	b, err := os.ReadFile("/proc/" + pid + "/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			f := strings.Fields(v)
+			if len(f) > 0 {
+				n, _ := strconv.ParseInt(f[0], 10, 64)
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+// callsOf runs q once and returns the upstream calls it made, by route, and
+// the response data.
+func callsOf(ctx context.Context, up *upstream, c *gqlClient, q *benchQuery) (map[string]int64, int64, json.RawMessage, error) {
+	if err := up.ResetStats(); err != nil {
+		return nil, 0, nil, err
+	}
+	data, err := c.Do(ctx, q)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	s, err := up.Stats()
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	return s.Routes, s.Total, data, nil
+}
+
+var errNoFixture = errors.New("no suitable demo data")

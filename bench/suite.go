@@ -1,0 +1,369 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"runtime"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/workspacenet/facade/graph/loaders"
+)
+
+// Config is one benchmark run.
+type Config struct {
+	Scale     int             // demo data scale
+	Latencies []time.Duration // injected upstream latencies
+	Conc      []int           // concurrency levels of the per-query tables
+	Sweep     []int           // concurrency levels of the dashboard sweep (plot)
+	Waits     []time.Duration // loader batch waits tried on the dashboard
+	Dur       time.Duration   // per load run
+	MinN      int             // minimum samples per load run
+	CostDur   time.Duration   // per cost run
+	CostMinN  int
+	Child     bool      // serve the upstream from a child process
+	Log       io.Writer // progress
+}
+
+// Modes of the facade.
+const (
+	modeBatched = "batched"
+	modeNaive   = "naive"
+)
+
+var modes = []string{modeBatched, modeNaive}
+
+func loaderConfig(mode string) loaders.Config {
+	return loaders.Config{Naive: mode == modeNaive}
+}
+
+// Results is everything a run measured (also written as JSON, so the next
+// run can show regressions).
+type Results struct {
+	Date          string         `json:"date"`
+	Command       string         `json:"command"`
+	Machine       string         `json:"machine"`
+	GoVersion     string         `json:"goVersion"`
+	Scale         int            `json:"scale"`
+	DurPerRun     string         `json:"durPerRun"`
+	Fixtures      map[string]any `json:"fixtures"`
+	Queries       []*QueryResult `json:"queries"`
+	Waits         []WaitResult   `json:"waits"`
+	Sweep         []SweepPoint   `json:"sweep"`
+	FacadeRSSKB   int64          `json:"facadePeakRssKB"`
+	UpstreamRSSKB int64          `json:"upstreamPeakRssKB"`
+	ElapsedSec    float64        `json:"elapsedSec"`
+}
+
+// QueryResult is one query of the suite.
+type QueryResult struct {
+	Name       string                 `json:"name"`
+	Title      string                 `json:"title"`
+	Text       string                 `json:"text"`
+	MinCalls   int                    `json:"minCalls"`
+	MinByRoute map[string]int64       `json:"minByRoute"`
+	Rounds     int                    `json:"rounds"`
+	Modes      map[string]*ModeResult `json:"modes"`
+}
+
+// ModeResult is one query in one facade mode.
+type ModeResult struct {
+	Calls        map[string]int64 `json:"calls"` // latency (ms, as text) -> total upstream calls of one execution
+	CallsByRoute map[string]int64 `json:"callsByRoute"`
+	Runs         []LatRun         `json:"runs"`
+	Cost         *Cost            `json:"cost,omitempty"`
+}
+
+// WaitResult is the dashboard at one loader batch wait.
+type WaitResult struct {
+	WaitMs    float64 `json:"waitMs"`
+	LatencyMs float64 `json:"latencyMs"`
+	Calls     int64   `json:"calls"`
+	Run       LatRun  `json:"run"`
+}
+
+// SweepPoint is the dashboard at one concurrency.
+type SweepPoint struct {
+	Mode string `json:"mode"`
+	LatRun
+}
+
+func latKey(d time.Duration) string { return strconv.FormatFloat(ms(d), 'f', -1, 64) }
+
+func (c Config) logf(format string, args ...any) {
+	if c.Log != nil {
+		fmt.Fprintf(c.Log, format+"\n", args...)
+	}
+}
+
+// Run starts the upstream and the facade and measures the suite.
+func Run(ctx context.Context, cfg Config) (*Results, error) {
+	began := time.Now()
+	start := startUpstreamInProcess
+	if cfg.Child {
+		start = startUpstreamChild
+	}
+	cfg.logf("starting the upstream (demo scale %d, child process %v)", cfg.Scale, cfg.Child)
+	up, err := start(cfg.Scale)
+	if err != nil {
+		return nil, fmt.Errorf("upstream: %w", err)
+	}
+	defer up.Close()
+	who := caller{Authorization: "Bearer " + up.manifest.BearerToken, NetworkID: up.manifest.NetworkID}
+
+	fx, err := findFixtures(ctx, up, who)
+	if err != nil {
+		return nil, err
+	}
+	cfg.logf("fixtures: location %s, invoice %s, post %s, resource %s", fx.Location, fx.Invoice, fx.Post, fx.Resource)
+	queries := suite(fx)
+	res := &Results{
+		Date: time.Now().UTC().Format(time.RFC3339), Machine: machine(), GoVersion: runtime.Version(),
+		Scale: cfg.Scale, DurPerRun: cfg.Dur.String(),
+		Fixtures: map[string]any{"location": fx.Location, "invoice": fx.Invoice, "post": fx.Post, "resource": fx.Resource},
+	}
+	for _, q := range queries {
+		res.Queries = append(res.Queries, &QueryResult{Name: q.Name, Title: q.Title, Text: q.Text, Modes: map[string]*ModeResult{}})
+	}
+
+	for _, lat := range cfg.Latencies {
+		if err := up.SetLatency(lat); err != nil {
+			return nil, err
+		}
+		for _, mode := range modes {
+			f, err := startFacade(up.url, loaderConfig(mode))
+			if err != nil {
+				return nil, err
+			}
+			c := newGQLClient(f.url, who)
+			for i, q := range queries {
+				qr := res.Queries[i]
+				mr := qr.Modes[mode]
+				if mr == nil {
+					mr = &ModeResult{Calls: map[string]int64{}}
+					qr.Modes[mode] = mr
+				}
+				if _, err := c.Do(ctx, q); err != nil { // warm up
+					f.close()
+					return nil, fmt.Errorf("%s (%s, %v): %w", q.Name, mode, lat, err)
+				}
+				routes, total, data, err := callsOf(ctx, up, c, q)
+				if err != nil {
+					f.close()
+					return nil, fmt.Errorf("%s (%s, %v): %w", q.Name, mode, lat, err)
+				}
+				mr.Calls[latKey(lat)] = total
+				if mr.CallsByRoute == nil {
+					mr.CallsByRoute = routes
+				}
+				if mode == modeBatched && qr.MinByRoute == nil {
+					n, err := q.Needs(data)
+					if err != nil {
+						f.close()
+						return nil, fmt.Errorf("%s: minimum: %w", q.Name, err)
+					}
+					qr.MinCalls, qr.MinByRoute, qr.Rounds = n.Calls(), n.ByRoute(), n.Rounds()
+				}
+				for _, conc := range cfg.Conc {
+					r := loadRun(ctx, c, q, conc, cfg.Dur, cfg.MinN)
+					r.LatencyMs = ms(lat)
+					mr.Runs = append(mr.Runs, r)
+					cfg.logf("%-9s %-7s lat=%-5v c=%-3d calls=%-4d p50=%7.2fms p95=%7.2fms p99=%7.2fms qps=%7.1f n=%d err=%d %s",
+						q.Name, mode, lat, conc, total, r.P50Ms, r.P95Ms, r.P99Ms, r.QPS, r.N, r.Errors, r.FirstErr)
+				}
+				if lat == 0 && mr.Cost == nil {
+					cost, err := costRun(f.handler, who, q, cfg.CostDur, cfg.CostMinN)
+					if err != nil {
+						f.close()
+						return nil, fmt.Errorf("%s cost (%s): %w", q.Name, mode, err)
+					}
+					mr.Cost = &cost
+					cfg.logf("%-9s %-7s cost: %.3f ms CPU, %.0f allocs, %.1f KB per query (n=%d)", q.Name, mode, cost.CPUMsPerQuery, cost.AllocsPerQ, cost.KBPerQuery, cost.N)
+				}
+			}
+			f.close()
+		}
+	}
+
+	// The dashboard against concurrency, and against the batch wait, at the
+	// highest latency of the run.
+	lat := cfg.Latencies[len(cfg.Latencies)-1]
+	if err := up.SetLatency(lat); err != nil {
+		return nil, err
+	}
+	dash := queries[0]
+	for _, mode := range modes {
+		f, err := startFacade(up.url, loaderConfig(mode))
+		if err != nil {
+			return nil, err
+		}
+		c := newGQLClient(f.url, who)
+		for _, conc := range cfg.Sweep {
+			r := loadRun(ctx, c, dash, conc, cfg.Dur, cfg.MinN)
+			r.LatencyMs = ms(lat)
+			res.Sweep = append(res.Sweep, SweepPoint{Mode: mode, LatRun: r})
+			cfg.logf("sweep     %-7s lat=%-5v c=%-3d p50=%7.2fms p95=%7.2fms qps=%7.1f", mode, lat, conc, r.P50Ms, r.P95Ms, r.QPS)
+		}
+		f.close()
+	}
+	for _, w := range cfg.Waits {
+		f, err := startFacade(up.url, loaders.Config{Wait: w})
+		if err != nil {
+			return nil, err
+		}
+		c := newGQLClient(f.url, who)
+		if _, err := c.Do(ctx, dash); err != nil {
+			f.close()
+			return nil, err
+		}
+		_, total, _, err := callsOf(ctx, up, c, dash)
+		if err != nil {
+			f.close()
+			return nil, err
+		}
+		r := loadRun(ctx, c, dash, 1, cfg.Dur, cfg.MinN)
+		r.LatencyMs = ms(lat)
+		res.Waits = append(res.Waits, WaitResult{WaitMs: ms(w), LatencyMs: ms(lat), Calls: total, Run: r})
+		cfg.logf("wait=%-6v lat=%-5v calls=%d p50=%7.2fms p95=%7.2fms", w, lat, total, r.P50Ms, r.P95Ms)
+		f.close()
+	}
+
+	res.FacadeRSSKB = peakRSSKB("self")
+	if up.pid != 0 {
+		res.UpstreamRSSKB = peakRSSKB(strconv.Itoa(up.pid))
+	}
+	res.ElapsedSec = time.Since(began).Seconds()
+	return res, nil
+}
+
+// findFixtures picks demo data that exercises every link: the first location,
+// the invoice (among those with credit notes there) with the most booking
+// items and credit notes, the post with the most replies, and a resource that
+// accepts one-hour bookings.
+func findFixtures(ctx context.Context, up *upstream, who caller) (*fixtures, error) {
+	f, err := startFacade(up.url, loaders.Config{})
+	if err != nil {
+		return nil, err
+	}
+	defer f.close()
+	c := newGQLClient(f.url, who)
+	ask := func(text string, vars map[string]any, v any) error {
+		data, err := c.Do(ctx, &benchQuery{Text: text, Vars: func() map[string]any { return vars }})
+		if err != nil {
+			return err
+		}
+		return json.Unmarshal(data, v)
+	}
+	ids := up.manifest.IDs
+	if len(ids["location"]) == 0 || len(ids["post"]) == 0 || len(ids["resource"]) == 0 {
+		return nil, errNoFixture
+	}
+	fx := &fixtures{Location: ids["location"][0]}
+
+	var cn struct {
+		Location struct {
+			CreditNotes struct {
+				Nodes []struct {
+					InvoiceRef string `json:"invoiceRef"`
+				} `json:"nodes"`
+			} `json:"creditNotes"`
+		} `json:"location"`
+	}
+	if err := ask(`query($l: ID!) { location(id: $l) { creditNotes(first: 100) { nodes { invoiceRef } } } }`, map[string]any{"l": fx.Location}, &cn); err != nil {
+		return nil, fmt.Errorf("fixtures: %w", err)
+	}
+	seen := map[string]bool{}
+	best := -1
+	for _, n := range cn.Location.CreditNotes.Nodes {
+		if n.InvoiceRef == "" || seen[n.InvoiceRef] || len(seen) >= 30 {
+			continue
+		}
+		seen[n.InvoiceRef] = true
+		var inv struct {
+			Invoice struct {
+				Items []struct {
+					Booking *ref `json:"booking"`
+				} `json:"items"`
+				CreditNotes struct {
+					Nodes []ref `json:"nodes"`
+				} `json:"creditNotes"`
+			} `json:"invoice"`
+		}
+		if err := ask(`query($id: ID!) { invoice(id: $id) { items { booking { id } } creditNotes(first: 25) { nodes { id } } } }`, map[string]any{"id": n.InvoiceRef}, &inv); err != nil {
+			return nil, fmt.Errorf("fixtures: %w", err)
+		}
+		bookings := 0
+		for _, it := range inv.Invoice.Items {
+			if it.Booking != nil {
+				bookings++
+			}
+		}
+		score := len(inv.Invoice.Items) + bookings + len(inv.Invoice.CreditNotes.Nodes)
+		if bookings > 0 && score > best {
+			best, fx.Invoice = score, n.InvoiceRef
+		}
+	}
+	if fx.Invoice == "" {
+		return nil, fmt.Errorf("fixtures: no invoice with booking items and credit notes: %w", errNoFixture)
+	}
+
+	best = -1
+	for i, p := range ids["post"] {
+		if i >= 40 {
+			break
+		}
+		var th struct {
+			PostComments []struct {
+				ParentCommentRef *string `json:"parentCommentRef"`
+			} `json:"postComments"`
+		}
+		if err := ask(`query($p: ID!) { postComments(postId: $p) { parentCommentRef } }`, map[string]any{"p": p}, &th); err != nil {
+			return nil, fmt.Errorf("fixtures: %w", err)
+		}
+		replies := 0
+		for _, cm := range th.PostComments {
+			if cm.ParentCommentRef != nil {
+				replies++
+			}
+		}
+		if score := 2*replies + len(th.PostComments); score > best {
+			best, fx.Post = score, p
+		}
+	}
+
+	// Bookings add transactions to their resource's location: book in
+	// another location, so the dashboard and the feed read the same data on
+	// every execution.
+	var lastErr error
+	for _, r := range ids["resource"] {
+		var res struct {
+			Resource struct {
+				LocationRef string `json:"locationRef"`
+			} `json:"resource"`
+		}
+		if err := ask(`query($id: ID!) { resource(id: $id) { locationRef } }`, map[string]any{"id": r}, &res); err != nil {
+			return nil, fmt.Errorf("fixtures: %w", err)
+		}
+		if res.Resource.LocationRef == fx.Location {
+			continue
+		}
+		fx.Resource = r
+		q := suite(fx)[4]
+		if _, err := c.Do(ctx, q); err == nil {
+			return fx, nil
+		} else {
+			lastErr = err
+		}
+	}
+	return nil, fmt.Errorf("fixtures: no resource accepts a one-hour booking: %w", errors.Join(errNoFixture, lastErr))
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	return slices.Sorted(maps.Keys(m))
+}

@@ -1,0 +1,228 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"time"
+
+	"github.com/workspacenet/facade/restserver"
+	"github.com/workspacenet/facade/restserver/hooks"
+)
+
+// childEnv, when set to a demo scale, makes the bench binary (or the test
+// binary, see TestMain) serve the upstream REST service instead of running the
+// suite: the parent re-executes itself with it so that the facade's CPU and
+// allocations, measured in the parent, exclude the REST service's.
+const childEnv = "FACADE_BENCH_UPSTREAM"
+
+// childHello is the one line a child writes to stdout once it listens.
+type childHello struct {
+	URL      string                   `json:"url"`
+	Manifest *restserver.DemoManifest `json:"manifest"`
+}
+
+// maybeServeUpstream runs the child mode when childEnv is set and reports
+// whether it did. The child serves until its stdin closes (the parent exited
+// or closed the pipe), so it never outlives the bench.
+func maybeServeUpstream() bool {
+	v := os.Getenv(childEnv)
+	if v == "" {
+		return false
+	}
+	scale, err := strconv.Atoi(v)
+	if err != nil || scale < 1 {
+		fmt.Fprintf(os.Stderr, "bench upstream: bad %s=%q\n", childEnv, v)
+		os.Exit(2)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin) // returns at EOF: the parent is gone
+		cancel()
+	}()
+	up, err := startUpstreamInProcess(scale)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench upstream:", err)
+		os.Exit(1)
+	}
+	b, _ := json.Marshal(childHello{URL: up.url, Manifest: up.manifest})
+	fmt.Println(string(b))
+	<-ctx.Done()
+	_ = up.Close()
+	return true
+}
+
+// upstream is a running local REST service, controlled over loopback HTTP:
+// GET/DELETE /_stats (per-route counters) and PUT /_bench/latency?d=20ms.
+type upstream struct {
+	url      string
+	manifest *restserver.DemoManifest
+	hc       *http.Client
+	pid      int // child process id; 0 when in-process
+	close    func() error
+}
+
+// Close stops the service.
+func (u *upstream) Close() error { return u.close() }
+
+// upstreamMux is the REST service plus the bench's latency control.
+func upstreamMux(rs *restserver.Server) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/", rs.Handler())
+	mux.HandleFunc("PUT /_bench/latency", func(w http.ResponseWriter, r *http.Request) {
+		d, err := time.ParseDuration(r.URL.Query().Get("d"))
+		if err != nil || d < 0 {
+			http.Error(w, "bad d", http.StatusBadRequest)
+			return
+		}
+		rs.Hooks().ClearLatencies()
+		rs.Hooks().SetLatency(hooks.AllRoutes, hooks.Latency{Fixed: d})
+		w.WriteHeader(http.StatusNoContent)
+	})
+	return mux
+}
+
+// startUpstreamInProcess serves the REST service (in-memory SQLite, demo data
+// at scale) on a loopback listener of this process.
+func startUpstreamInProcess(scale int) (*upstream, error) {
+	rs, err := restserver.New(context.Background(), restserver.Config{DBPath: ":memory:", DemoScale: scale, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return nil, err
+	}
+	man, err := rs.Manifest()
+	if err != nil {
+		rs.Close()
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		rs.Close()
+		return nil, err
+	}
+	hs := &http.Server{Handler: upstreamMux(rs), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(ln) }()
+	return &upstream{
+		url: "http://" + ln.Addr().String(), manifest: man, hc: newLoopbackClient(),
+		close: func() error {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = hs.Shutdown(ctx)
+			return rs.Close()
+		},
+	}, nil
+}
+
+// startUpstreamChild re-executes this binary in child mode and waits (at
+// most 2 minutes: demo data generation) for it to listen.
+func startUpstreamChild(scale int) (*upstream, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), childEnv+"="+strconv.Itoa(scale))
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	stop := func() error {
+		_ = stdin.Close()
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			return <-done
+		}
+	}
+	hello := make(chan childHello, 1)
+	errc := make(chan error, 1)
+	go func() {
+		line, err := bufio.NewReaderSize(stdout, 1<<20).ReadBytes('\n')
+		var h childHello
+		if err == nil {
+			err = json.Unmarshal(line, &h)
+		}
+		if err != nil {
+			errc <- fmt.Errorf("child hello: %w", err)
+			return
+		}
+		hello <- h
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	select {
+	case h := <-hello:
+		return &upstream{url: h.URL, manifest: h.Manifest, hc: newLoopbackClient(), pid: cmd.Process.Pid, close: stop}, nil
+	case err := <-errc:
+		_ = stop()
+		return nil, err
+	case <-time.After(2 * time.Minute):
+		_ = stop()
+		return nil, errors.New("upstream child did not start within 2 minutes")
+	}
+}
+
+func newLoopbackClient() *http.Client {
+	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 128, MaxIdleConns: 128}}
+}
+
+// SetLatency sets the injected latency of every route.
+func (u *upstream) SetLatency(d time.Duration) error {
+	req, _ := http.NewRequest(http.MethodPut, u.url+"/_bench/latency?d="+d.String(), nil)
+	resp, err := u.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		return fmt.Errorf("set latency: %s", resp.Status)
+	}
+	return nil
+}
+
+// Stats returns the per-route counters since the last ResetStats.
+func (u *upstream) Stats() (hooks.Stats, error) {
+	var s hooks.Stats
+	resp, err := u.hc.Get(u.url + "/_stats")
+	if err != nil {
+		return s, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return s, fmt.Errorf("stats: %s", resp.Status)
+	}
+	return s, json.NewDecoder(resp.Body).Decode(&s)
+}
+
+// ResetStats zeroes the counters.
+func (u *upstream) ResetStats() error {
+	req, _ := http.NewRequest(http.MethodDelete, u.url+"/_stats", nil)
+	resp, err := u.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		return fmt.Errorf("reset stats: %s", resp.Status)
+	}
+	return nil
+}
