@@ -5,7 +5,8 @@
 //
 // A cursor holds the upstream page token of the page its edge came from, the
 // page size that page was fetched with, the edge's index in it, and a hash of
-// the list and filters it belongs to. It carries a checksum, so a malformed or
+// the list and filters it belongs to; the last edge of a page instead points
+// at the start of the next page, so resuming there needs no refetch. It carries a checksum, so a malformed or
 // modified cursor is rejected with BAD_USER_INPUT instead of giving a wrong
 // page. The checksum is an integrity check, not a secret: cursors give access
 // to nothing, as every page is fetched with the caller's own credentials.
@@ -98,6 +99,9 @@ func Paginate[T any](ctx context.Context, scope string, first *int, after *strin
 			return nil, gqlerr.Input("after", "the cursor belongs to another list or to other filters")
 		}
 		token, limit, skip = c.Token, c.Limit, c.Index+1
+		if c.Index == startOfPage {
+			limit = min(n, UpstreamMaxLimit)
+		}
 	}
 	res := &Result[T]{}
 	for {
@@ -110,10 +114,13 @@ func Paginate[T any](ctx context.Context, scope string, first *int, after *strin
 				res.HasNextPage = true
 				return res, nil
 			}
-			res.Edges = append(res.Edges, Edge[T]{
-				Cursor: encode(cursor{Scope: scopeHash(scope), Token: token, Limit: limit, Index: i}),
-				Node:   page.Items[i],
-			})
+			c := cursor{Scope: scopeHash(scope), Token: token, Limit: limit, Index: i}
+			if i == len(page.Items)-1 && page.Next != "" {
+				// The last edge of a page resumes at the start of the
+				// next one: walking by endCursor costs one call per page.
+				c.Token, c.Index = page.Next, startOfPage
+			}
+			res.Edges = append(res.Edges, Edge[T]{Cursor: encode(c), Node: page.Items[i]})
 		}
 		if page.Next == "" {
 			return res, nil
@@ -125,6 +132,10 @@ func Paginate[T any](ctx context.Context, scope string, first *int, after *strin
 		token, limit, skip = page.Next, min(n-len(res.Edges), UpstreamMaxLimit), 0
 	}
 }
+
+// startOfPage is the index of a cursor that points before the first item of
+// the page its token names.
+const startOfPage = -1
 
 type cursor struct {
 	Scope string `json:"s"`
@@ -162,7 +173,7 @@ func decode(s string) (cursor, error) {
 	if err != nil || checksum(b) != sum {
 		return c, errCursor
 	}
-	if err := json.Unmarshal(b, &c); err != nil || c.Limit < 1 || c.Limit > UpstreamMaxLimit || c.Index < 0 || c.Index >= c.Limit {
+	if err := json.Unmarshal(b, &c); err != nil || c.Limit < 1 || c.Limit > UpstreamMaxLimit || c.Index < startOfPage || c.Index >= c.Limit || (c.Index == startOfPage && c.Token == "") {
 		return c, errCursor
 	}
 	return c, nil

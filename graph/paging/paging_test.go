@@ -130,6 +130,29 @@ func TestResumeFromEveryEdgeSeesNothingTwice(t *testing.T) {
 	}
 }
 
+func TestWalkingByEndCursorFetchesEachPageOnce(t *testing.T) {
+	l := &list{n: 95}
+	var after *string
+	var all []int
+	for {
+		r, err := Paginate(context.Background(), "s", new(20), after, l.fetch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, values(r)...)
+		if !r.HasNextPage {
+			break
+		}
+		after = r.EndCursor()
+	}
+	if !equal(all, seq(0, 95)) {
+		t.Fatalf("walk got %v", all)
+	}
+	if len(l.limits) != 5 {
+		t.Errorf("walking 95 items by 20 made %d upstream calls, want 5", len(l.limits))
+	}
+}
+
 func TestBadArgumentsAreInputErrorsWithoutFetching(t *testing.T) {
 	l := &list{n: 10}
 	good, _ := Paginate(context.Background(), "s", new(2), nil, l.fetch)
@@ -183,7 +206,7 @@ func FuzzDecodeCursor(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if c.Limit < 1 || c.Limit > UpstreamMaxLimit || c.Index < 0 || c.Index >= c.Limit {
+		if c.Limit < 1 || c.Limit > UpstreamMaxLimit || c.Index < startOfPage || c.Index >= c.Limit {
 			t.Fatalf("decode accepted out-of-range cursor %+v", c)
 		}
 		if encode(c) != s && !strings.Contains(s, "=") {
