@@ -24,7 +24,10 @@ import (
 	"github.com/rs/cors"
 
 	"github.com/workspacenet/facade/graph"
+	"github.com/workspacenet/facade/graph/guard"
+	"github.com/workspacenet/facade/graph/limits"
 	"github.com/workspacenet/facade/graph/loaders"
+	"github.com/workspacenet/facade/graph/trusted"
 	"github.com/workspacenet/facade/playground"
 	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/restserver"
@@ -55,6 +58,18 @@ type config struct {
 	upstreamTrace   string // "auto", "on" or "off"
 	loaderWait      time.Duration
 	logLevel        string
+	// Hardening (README, Hardening).
+	production       bool
+	csrfPrevention   bool
+	maxDepth         int
+	maxAliases       int
+	maxRootFields    int
+	maxCost          int
+	maxTokens        int
+	maxUpstreamCalls int
+	maxBodyBytes     int
+	apqCacheSize     int
+	trustedDocuments string
 	// Server-to-server credentials come from the environment only, never
 	// from flags (command lines are visible to every local user).
 	serverAuthorization string
@@ -77,6 +92,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	fs.StringVar(&c.corsOrigins, "cors-origins", env("CORS_ORIGINS", ""), "comma-separated browser origins allowed to call /graphql (CORS_ORIGINS); '*' is refused")
 	fs.StringVar(&c.upstreamTrace, "upstream-trace", env("UPSTREAM_TRACE", "auto"), "allow X-Upstream-Trace: 1 to return the upstream call report: auto (on with the embedded demo upstream), on, off (UPSTREAM_TRACE)")
 	fs.StringVar(&c.logLevel, "log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (LOG_LEVEL)")
+	fs.StringVar(&c.trustedDocuments, "trusted-documents", env("TRUSTED_DOCUMENTS", ""), "JSON file of sha256 -> document: only these operations are executed (TRUSTED_DOCUMENTS)")
 	var errs []error
 	intVar := func(p *int, name, envName string, def int, usage string) {
 		v, err := strconv.Atoi(env(envName, strconv.Itoa(def)))
@@ -106,6 +122,16 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	durVar(&c.loaderWait, "loader-wait", "LOADER_WAIT", 0, "batch window of the loaders; 0 dispatches at once")
 	boolVar(&c.playground, "playground", "PLAYGROUND", true, "serve GraphiQL at /")
 	boolVar(&c.introspection, "introspection", "INTROSPECTION", true, "allow introspection queries")
+	boolVar(&c.production, "production", "PRODUCTION", false, "turn introspection, field suggestions, the playground and the upstream call report off, whatever their own flags say")
+	boolVar(&c.csrfPrevention, "csrf-prevention", "CSRF_PREVENTION", true, "refuse GET and non-JSON POST requests that carry no preflight-forcing header")
+	intVar(&c.maxDepth, "max-depth", "MAX_DEPTH", limits.DefaultMaxDepth, "maximum field nesting of an operation; 0 = no limit")
+	intVar(&c.maxAliases, "max-aliases", "MAX_ALIASES", limits.DefaultMaxAliases, "maximum aliased fields in an operation; 0 = no limit")
+	intVar(&c.maxRootFields, "max-root-fields", "MAX_ROOT_FIELDS", limits.DefaultMaxRootFields, "maximum root fields of an operation; 0 = no limit")
+	intVar(&c.maxCost, "max-cost", "MAX_COST", limits.DefaultMaxCost, "maximum cost of an operation (README, Hardening); 0 = no limit")
+	intVar(&c.maxTokens, "max-tokens", "MAX_TOKENS", limits.DefaultMaxTokens, "maximum parser tokens of a document; 0 = no limit")
+	intVar(&c.maxUpstreamCalls, "max-upstream-calls", "MAX_UPSTREAM_CALLS", graph.DefaultMaxUpstreamCalls, "maximum upstream calls of one request; 0 = no limit")
+	intVar(&c.maxBodyBytes, "max-body-bytes", "MAX_BODY_BYTES", guard.DefaultMaxBodyBytes, "maximum size of a request body in bytes")
+	intVar(&c.apqCacheSize, "apq-cache-size", "APQ_CACHE_SIZE", 1000, "automatic persisted queries remembered; 0 = APQ off")
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
@@ -120,6 +146,19 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	default:
 		return nil, fmt.Errorf("-upstream-trace: %q is not auto, on or off", c.upstreamTrace)
 	}
+	for name, v := range map[string]int{"-max-depth": c.maxDepth, "-max-aliases": c.maxAliases, "-max-root-fields": c.maxRootFields,
+		"-max-cost": c.maxCost, "-max-tokens": c.maxTokens, "-max-upstream-calls": c.maxUpstreamCalls, "-apq-cache-size": c.apqCacheSize} {
+		if v < 0 {
+			return nil, fmt.Errorf("%s: %d is negative (0 turns the limit off)", name, v)
+		}
+	}
+	if c.maxBodyBytes <= 0 {
+		return nil, fmt.Errorf("-max-body-bytes: %d must be positive", c.maxBodyBytes)
+	}
+	if c.production {
+		// Production wins over the individual switches.
+		c.introspection, c.playground, c.upstreamTrace = false, false, "off"
+	}
 	for _, o := range splitList(c.corsOrigins) {
 		if o == "*" {
 			return nil, errors.New("-cors-origins: '*' is refused because requests carry credentials; list the origins")
@@ -128,6 +167,14 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	c.serverAuthorization = getenv("UPSTREAM_AUTHORIZATION")
 	c.serverNetworkID = getenv("UPSTREAM_NETWORK_ID")
 	return c, nil
+}
+
+// offIfZero maps a flag's "0 = off" to graph.Options' "negative = off".
+func offIfZero(v int) int {
+	if v == 0 {
+		return -1
+	}
+	return v
 }
 
 func splitList(s string) []string {
@@ -151,6 +198,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return fmt.Errorf("-log-level: %w", err)
 	}
 	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
+	var docs trusted.Documents
+	if cfg.trustedDocuments != "" {
+		if docs, err = trusted.Load(cfg.trustedDocuments); err != nil {
+			return fmt.Errorf("-trusted-documents: %w", err)
+		}
+	}
+	if cfg.production {
+		logger.Info("production mode: introspection, field suggestions, the playground and the upstream call report are off")
+	}
 
 	upstreamURL := cfg.upstream
 	var demo *restserver.DemoManifest
@@ -183,6 +239,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		UpstreamTrace:     trace,
 		ServerCredentials: serverCreds,
 		RequestTimeout:    cfg.requestTimeout,
+		Limits: limits.Config{
+			MaxDepth: offIfZero(cfg.maxDepth), MaxAliases: offIfZero(cfg.maxAliases), MaxRootFields: offIfZero(cfg.maxRootFields),
+			MaxCost: offIfZero(cfg.maxCost), MaxTokens: offIfZero(cfg.maxTokens),
+		},
+		MaxUpstreamCalls:      offIfZero(cfg.maxUpstreamCalls),
+		MaxBodyBytes:          int64(cfg.maxBodyBytes),
+		DisableCSRFPrevention: !cfg.csrfPrevention,
+		DisableSuggestions:    cfg.production,
+		APQCacheSize:          offIfZero(cfg.apqCacheSize),
+		TrustedDocuments:      docs,
 	})
 	handler := newServer(serverDeps{
 		graphql:     gql,
@@ -261,7 +327,8 @@ func newServer(d serverDeps) http.Handler {
 	c := cors.New(cors.Options{
 		AllowedOrigins:   d.corsOrigins,
 		AllowedMethods:   []string{http.MethodGet, http.MethodPost},
-		AllowedHeaders:   []string{"Authorization", "Content-Type", "service-network-id", graph.TraceHeader, "X-Requested-With", "GraphQL-Require-Preflight", "Apollo-Require-Preflight"},
+		AllowedHeaders:   []string{"Authorization", "Content-Type", "service-network-id", graph.TraceHeader, "X-Requested-With", "GraphQL-Require-Preflight", "Apollo-Require-Preflight", guard.RequestIDHeader},
+		ExposedHeaders:   []string{guard.RequestIDHeader},
 		AllowCredentials: true,
 		MaxAge:           600,
 	})

@@ -141,6 +141,7 @@ func TestRunEmbeddedDemo(t *testing.T) {
 	token, network := m[1], m[2]
 	basic := s.printed(t, `Authorization: (Basic \S+)`)[1]
 	auth := map[string]string{"Authorization": "Bearer " + token, "service-network-id": network}
+	auth0 := auth
 
 	t.Run("health and readiness", func(t *testing.T) {
 		if code, body := getJSON(t, s.base+"/healthz", nil); code != 200 || body["status"] != "ok" {
@@ -199,6 +200,11 @@ func TestRunEmbeddedDemo(t *testing.T) {
 	})
 
 	t.Run("GET serves queries and refuses mutations", func(t *testing.T) {
+		// A GET must force a CORS preflight (CSRF prevention).
+		auth := map[string]string{"GraphQL-Require-Preflight": "1"}
+		for k, v := range auth0 {
+			auth[k] = v
+		}
 		q := url.QueryEscape(`{ __typename }`)
 		code, body := getJSON(t, s.base+"/graphql?query="+q, auth)
 		if code != 200 || body["data"].(map[string]any)["__typename"] != "Query" {
@@ -206,8 +212,8 @@ func TestRunEmbeddedDemo(t *testing.T) {
 		}
 		mq := url.QueryEscape(`mutation { updateVisit(id: "00000000-0000-4000-8000-000000000000", input: {date: "2026-01-01T00:00:00Z"}) { visit { id } } }`)
 		_, body = getJSON(t, s.base+"/graphql?query="+mq, auth)
-		if body["errors"] == nil || body["data"] != nil {
-			t.Fatalf("GET mutation was not refused: %v", body)
+		if body["errors"] == nil || body["data"] != nil || strings.Contains(mustJSON(body), "CSRF") {
+			t.Fatalf("GET mutation was not refused for being a mutation: %v", body)
 		}
 	})
 
@@ -327,6 +333,37 @@ func TestRunWithUpstreamURLAndCORS(t *testing.T) {
 		t.Errorf("call report returned with an external upstream: %v", body["extensions"])
 	}
 
+	// CSRF prevention: a bare GET and a text/plain POST are refused with a
+	// GraphQL-shaped 400 and no upstream call; the request id is echoed.
+	rs.Hooks().Reset()
+	q := `{ location(id: "` + man.IDs["location"][0] + `") { products { id } } }`
+	creds := map[string]string{"Authorization": man.BasicAuth, "service-network-id": man.NetworkID}
+	code, body := getJSON(t, s.base+"/graphql?query="+url.QueryEscape(q), creds)
+	if code != http.StatusBadRequest || !strings.Contains(mustJSON(body), "CSRF_PREVENTED") {
+		t.Errorf("bare GET = %d %v", code, body)
+	}
+	req, _ = http.NewRequest(http.MethodPost, s.base+"/graphql", strings.NewReader(mustJSON(map[string]string{"query": q})))
+	req.Header.Set("Content-Type", "text/plain")
+	req.Header.Set("X-Request-Id", "csrf-check-1")
+	for k, v := range creds {
+		req.Header.Set(k, v)
+	}
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(raw), `"code":"CSRF_PREVENTED"`) {
+		t.Errorf("text/plain POST = %d %s", resp.StatusCode, raw)
+	}
+	if got := resp.Header.Get("X-Request-Id"); got != "csrf-check-1" {
+		t.Errorf("X-Request-Id = %q", got)
+	}
+	if n := rs.Hooks().Total(); n != 0 {
+		t.Errorf("refused requests made %d upstream calls", n)
+	}
+
 	// Ready while the upstream answers; not ready once it is gone.
 	if code, _ := getJSON(t, s.base+"/readyz", nil); code != 200 {
 		t.Fatalf("/readyz = %d with the upstream up", code)
@@ -351,6 +388,11 @@ func TestRunRejectsBadConfiguration(t *testing.T) {
 		{"bad trace mode", nil, []string{"-upstream-trace=sometimes"}, "upstream-trace"},
 		{"stray argument", nil, []string{"serve"}, "unexpected arguments"},
 		{"bad log level", map[string]string{"LOG_LEVEL": "loud"}, nil, "log-level"},
+		{"bad limit", map[string]string{"MAX_DEPTH": "deep"}, nil, "MAX_DEPTH"},
+		{"negative limit", nil, []string{"-max-cost=-5"}, "max-cost"},
+		{"zero body limit", map[string]string{"MAX_BODY_BYTES": "0"}, nil, "max-body-bytes"},
+		{"bad production switch", map[string]string{"PRODUCTION": "sure"}, nil, "PRODUCTION"},
+		{"missing trusted documents", nil, []string{"-trusted-documents=/nonexistent/docs.json"}, "trusted-documents"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -363,5 +405,47 @@ func TestRunRejectsBadConfiguration(t *testing.T) {
 				t.Fatalf("run = %v, want an error mentioning %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestRunProduction: -production turns introspection, suggestions, the
+// playground and the call report off even when their own switches say on;
+// the operation limits and the trusted documents flag are wired.
+func TestRunProduction(t *testing.T) {
+	rs, err := restserver.New(context.Background(), restserver.Config{DBPath: ":memory:", DemoScale: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Close()
+	man, err := rs.Manifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := httptest.NewServer(rs.Handler())
+	defer up.Close()
+	s := startRun(t, map[string]string{"UPSTREAM_URL": up.URL, "PRODUCTION": "true", "MAX_DEPTH": "3"},
+		"-playground=true", "-introspection=true", "-upstream-trace=on")
+	auth := map[string]string{"Authorization": man.BasicAuth, "service-network-id": man.NetworkID, "X-Upstream-Trace": "1"}
+
+	if resp, err := http.Get(s.base + "/"); err != nil {
+		t.Fatal(err)
+	} else if resp.Body.Close(); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("playground served in production: %d", resp.StatusCode)
+	}
+	_, body := postGraphQL(t, s.base, auth, `{ __schema { types { name } } }`)
+	if body["errors"] == nil || body["data"] != nil && strings.Contains(mustJSON(body["data"]), "types") {
+		t.Errorf("introspection answered in production: %v", body)
+	}
+	_, body = postGraphQL(t, s.base, auth, `{ resourc(id: "x") { id } }`)
+	if body["errors"] == nil || strings.Contains(mustJSON(body), "Did you mean") {
+		t.Errorf("suggestions in production: %v", body)
+	}
+	_, body = postGraphQL(t, s.base, auth, `{ location(id: "`+man.IDs["location"][0]+`") { products { id } } }`)
+	if body["errors"] != nil || body["extensions"] != nil {
+		t.Errorf("production answer: errors %v, extensions %v", body["errors"], body["extensions"])
+	}
+	_, body = postGraphQL(t, s.base, auth, `{ resource(id: "`+man.IDs["resource"][0]+`") { parent { parent { id } } } }`)
+	if !strings.Contains(mustJSON(body["errors"]), `"limit":"depth"`) {
+		t.Errorf("MAX_DEPTH=3 not applied: %v", body["errors"])
 	}
 }
