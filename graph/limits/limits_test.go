@@ -148,3 +148,21 @@ func TestTokenLimitRewritesOnlyTheParserError(t *testing.T) {
 		t.Fatal("other parse errors must pass unchanged")
 	}
 }
+
+func TestReadmeDashboardCost(t *testing.T) {
+	doc := validated(t, `query LocationDashboard {
+  location(id: "a1ee47b3-6872-4b88-852c-288830aca7b5") {
+    products { title options { title price { money { amount currencyCode } } } }
+    orders(first: 10) { nodes { number status quantity product { title description featured } option { title price { money { amount } } } } }
+    transactions(first: 20) {
+      nodes { amount currencyCode type status booking { resource { title type capacity } } order { product { title } } ticket { event { title startDate } } }
+      pageInfo { hasNextPage endCursor }
+    }
+  }
+}`)
+	s := limits.Measure(doc.Operations[0], nil, limits.Options{})
+	t.Logf("README dashboard: %+v", s)
+	if s.Cost > limits.DefaultMaxCost/10 || s.Depth != 7 {
+		t.Errorf("README dashboard: %+v", s)
+	}
+}
