@@ -1,0 +1,51 @@
+package gqlerr_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"testing"
+
+	"github.com/workspacenet/facade/graph/calls"
+	"github.com/workspacenet/facade/graph/gqlerr"
+	"github.com/workspacenet/facade/restclient"
+)
+
+func TestHardeningCodes(t *testing.T) {
+	open := &restclient.CircuitOpenError{Method: "GET", Route: "/resources/v1/{id}"}
+	cases := []struct {
+		err  error
+		code string
+	}{
+		{open, gqlerr.UpstreamUnavailable},
+		{fmt.Errorf("loading: %w", open), gqlerr.UpstreamUnavailable},
+		{fmt.Errorf("x: %w", restclient.ErrCircuitOpen), gqlerr.UpstreamUnavailable},
+		{&calls.LimitError{Max: 3}, gqlerr.RequestLimitExceeded},
+	}
+	for _, tc := range cases {
+		if got := gqlerr.Code(tc.err); got != tc.code {
+			t.Errorf("Code(%v) = %s, want %s", tc.err, got, tc.code)
+		}
+	}
+	e := gqlerr.Presenter(slog.New(slog.DiscardHandler))(context.Background(), open)
+	up, _ := e.Extensions["upstream"].(map[string]any)
+	if up["path"] != "/resources/v1/{id}" || e.Extensions["code"] != gqlerr.UpstreamUnavailable {
+		t.Errorf("presented circuit-open error: %+v", e.Extensions)
+	}
+}
+
+func TestReserveCapsCalls(t *testing.T) {
+	c := &calls.Collector{Max: 2}
+	ctx := calls.WithCollector(context.Background(), c)
+	for i := range 2 {
+		if err := calls.Reserve(ctx); err != nil {
+			t.Fatalf("call %d refused: %v", i, err)
+		}
+	}
+	if err := calls.Reserve(ctx); gqlerr.Code(err) != gqlerr.RequestLimitExceeded {
+		t.Fatalf("third call: %v", err)
+	}
+	if err := calls.Reserve(context.Background()); err != nil {
+		t.Fatalf("no collector: %v", err)
+	}
+}
