@@ -1,0 +1,342 @@
+package reliability_test
+
+import (
+	"context"
+	"net/http"
+	"regexp"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+
+	"github.com/workspacenet/facade/graph"
+	"github.com/workspacenet/facade/internal/testenv"
+	"github.com/workspacenet/facade/restclient"
+	"github.com/workspacenet/facade/restserver/hooks"
+)
+
+// deadline is the per-request deadline of the fault tests; margin is how much
+// longer the test's HTTP client waits for the answer.
+const (
+	deadline       = 1500 * time.Millisecond
+	margin         = 3 * time.Second
+	attemptTimeout = 250 * time.Millisecond
+)
+
+// faultCase is one misbehaviour of one upstream route.
+type faultCase struct {
+	name    string
+	fault   hooks.Fault
+	latency time.Duration // above attemptTimeout: an upstream timeout
+	// noAttemptTimeout keeps the client's default per-attempt timeout, so
+	// only the request deadline ends a hanging call.
+	noAttemptTimeout bool
+	code             string
+	retryAfter       float64 // extensions.retryAfterSeconds expected (0: not checked)
+}
+
+var faultCases = []faultCase{
+	{name: "500", fault: hooks.Fault{Kind: hooks.Fault500, Rate: 1}, code: "UPSTREAM_UNAVAILABLE"},
+	{name: "503", fault: hooks.Fault{Kind: hooks.Fault503, Rate: 1}, code: "UPSTREAM_UNAVAILABLE"},
+	// Retry-After 1s: the client waits once (the wait fits the deadline),
+	// then the next wait would outlive it, so the 429 is the answer.
+	{name: "429 with Retry-After", fault: hooks.Fault{Kind: hooks.Fault429, Rate: 1, RetryAfter: time.Second}, code: "RATE_LIMITED", retryAfter: 1},
+	// Retry-After beyond the deadline: not waited for at all.
+	{name: "429 with long Retry-After", fault: hooks.Fault{Kind: hooks.Fault429, Rate: 1, RetryAfter: 5 * time.Second}, code: "RATE_LIMITED", retryAfter: 5},
+	{name: "429 without Retry-After", fault: hooks.Fault{Kind: hooks.Fault429, Rate: 1}, code: "RATE_LIMITED"},
+	{name: "timeout", latency: 5 * time.Second, code: "UPSTREAM_UNAVAILABLE"},
+	{name: "hang", fault: hooks.Fault{Kind: hooks.FaultHang, Rate: 1}, code: "UPSTREAM_UNAVAILABLE"},
+	{name: "hang past the request deadline", fault: hooks.Fault{Kind: hooks.FaultHang, Rate: 1}, noAttemptTimeout: true, code: "UPSTREAM_UNAVAILABLE"},
+	{name: "malformed JSON", fault: hooks.Fault{Kind: hooks.FaultMalformed, Rate: 1}, code: "UPSTREAM_UNAVAILABLE"},
+	{name: "truncated", fault: hooks.Fault{Kind: hooks.FaultTruncated, Rate: 1}, code: "UPSTREAM_UNAVAILABLE"},
+	{name: "connection reset", fault: hooks.Fault{Kind: hooks.FaultReset, Rate: 1}, code: "UPSTREAM_UNAVAILABLE"},
+}
+
+// faultTarget is a query with one relation served by the broken route.
+type faultTarget struct {
+	name, route, query string
+	errPath            *regexp.Regexp // where every error must sit
+	check              func(t *testing.T, env *testenv.Env, data any)
+}
+
+func faultTargets(env *testenv.Env, t *testing.T) []faultTarget {
+	loc, res := env.ID(t, "location", 0), env.ID(t, "resource", 0)
+	return []faultTarget{
+		{
+			name:  "nested relation",
+			route: "GET /resources/v1/{id}",
+			query: `{ location(id: "` + loc + `") {
+				products { id }
+				transactions(first: 30, type: BOOKING) { nodes { id booking { resource { id capacity } } } } } }`,
+			errPath: regexp.MustCompile(`^location\.transactions\.nodes\.\d+\.booking\.resource$`),
+			check: func(t *testing.T, env *testenv.Env, data any) {
+				if ps, _ := field(data, "location.products").([]any); len(ps) == 0 {
+					t.Errorf("products missing: %v", data)
+				}
+				nodes, _ := field(data, "location.transactions.nodes").([]any)
+				if len(nodes) == 0 {
+					t.Fatalf("transactions missing: %v", data)
+				}
+				for _, n := range nodes {
+					if id, _ := field(n, "id").(string); id == "" {
+						t.Errorf("a transaction without its id: %v", n)
+					}
+				}
+			},
+		},
+		{
+			name:    "root list",
+			route:   "GET /shop/orders/v1",
+			query:   `{ orders(locationId: "` + loc + `", first: 5) { nodes { id } } resource(id: "` + res + `") { id title } products(locationId: "` + loc + `") { id } }`,
+			errPath: regexp.MustCompile(`^orders$`),
+			check: func(t *testing.T, env *testenv.Env, data any) {
+				if field(data, "orders") != nil {
+					t.Errorf("orders should be null: %v", data)
+				}
+				if field(data, "resource.id") != res {
+					t.Errorf("resource missing: %v", data)
+				}
+				if ps, _ := field(data, "products").([]any); len(ps) == 0 {
+					t.Errorf("products missing: %v", data)
+				}
+			},
+		},
+	}
+}
+
+// TestFaultMatrix injects every fault kind on one relation of a nested query
+// and on a root list, with a short request deadline: the answer arrives, the
+// unaffected data is there, every error carries the fault's code on the
+// affected field, and no goroutine outlives the test. The cases run in
+// parallel, each with its own upstream and facade.
+func TestFaultMatrix(t *testing.T) {
+	noLeaks(t) // checked once every parallel case has ended
+	for _, fc := range faultCases {
+		t.Run(fc.name, func(t *testing.T) {
+			t.Parallel()
+			opts := []restclient.Option{}
+			if !fc.noAttemptTimeout {
+				opts = append(opts, restclient.WithTimeout(attemptTimeout))
+			}
+			for i, name := range []string{"nested relation", "root list"} {
+				t.Run(name, func(t *testing.T) {
+					// A fresh env per target: the breaker the first target
+					// opens must not decide the second.
+					env := testenv.New(t, testenv.Options{
+						ClientOpts: opts,
+						GraphOpts:  func(o *graph.Options) { o.RequestTimeout = deadline },
+					})
+					tg := faultTargets(env, t)[i]
+					if fc.fault.Kind != "" {
+						env.Hooks().SetFault(tg.route, fc.fault)
+					}
+					if fc.latency > 0 {
+						env.Hooks().SetLatency(tg.route, hooks.Latency{Fixed: fc.latency})
+					}
+					env.ResetCalls()
+					r := gql(t, env, deadline+margin, env.Bearer(), tg.query, nil)
+					if r.status != http.StatusOK || len(r.body.Errors) == 0 {
+						t.Fatalf("want 200 with errors, got %d %.600s", r.status, r.raw)
+					}
+					for _, e := range r.body.Errors {
+						if e.Code() != fc.code || !tg.errPath.MatchString(e.PathString()) {
+							t.Errorf("error %s at %q (%s), want %s at %s", e.Code(), e.PathString(), e.Message, fc.code, tg.errPath)
+						}
+						if fc.retryAfter > 0 && e.Extensions["retryAfterSeconds"] != fc.retryAfter {
+							t.Errorf("retryAfterSeconds = %v, want %v", e.Extensions["retryAfterSeconds"], fc.retryAfter)
+						}
+					}
+					tg.check(t, env, decode(t, r.body.Data))
+					if m, _ := env.Calls(); m[tg.route] == 0 {
+						t.Errorf("the broken route was not called:\n%s", testenv.FormatCalls(m))
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestCircuitBreaker: a route that keeps failing opens its breaker; later
+// queries fail fast with UPSTREAM_UNAVAILABLE without calling it; once the
+// route recovers and the open timeout has passed, a probe closes the breaker.
+func TestCircuitBreaker(t *testing.T) {
+	noLeaks(t)
+	const route = "GET /resources/v1/{id}"
+	var (
+		mu          sync.Mutex
+		transitions []string
+		opened      = make(chan struct{}, 1)
+	)
+	env := testenv.New(t, testenv.Options{
+		ClientOpts: []restclient.Option{
+			restclient.WithRetry(restclient.RetryPolicy{}),
+			restclient.WithCircuitBreaker(restclient.BreakerSettings{ConsecutiveFailures: 3, OpenTimeout: 300 * time.Millisecond, HalfOpenProbes: 1}),
+			restclient.WithBreakerStateChange(func(r string, from, to restclient.BreakerState) {
+				if r != route {
+					return
+				}
+				mu.Lock()
+				transitions = append(transitions, from.String()+">"+to.String())
+				mu.Unlock()
+				if to == restclient.BreakerOpen {
+					select {
+					case opened <- struct{}{}:
+					default:
+					}
+				}
+			}),
+		},
+		GraphOpts: func(o *graph.Options) { o.RequestTimeout = deadline },
+	})
+	q := `{ resource(id: "` + env.ID(t, "resource", 0) + `") { id title } }`
+	env.Hooks().SetFault(route, hooks.Fault{Kind: hooks.Fault500, Rate: 1})
+
+	// Three failures in a row open the breaker.
+	for i := range 3 {
+		r := gql(t, env, deadline+margin, env.Bearer(), q, nil)
+		if c := r.codes(); len(c) != 1 || c[0] != "UPSTREAM_UNAVAILABLE" {
+			t.Fatalf("failure %d: %s", i, r.raw)
+		}
+	}
+	select {
+	case <-opened:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the breaker did not open after 3 failures")
+	}
+	calls := env.Hooks().Counts()[route]
+	if calls != 3 {
+		t.Fatalf("%d upstream calls before opening, want 3", calls)
+	}
+	// Open: fail fast, no upstream call. The fault is cleared, so any call
+	// that got through would succeed: only the breaker can refuse.
+	env.Hooks().ClearFaults()
+	for range 3 {
+		r := gql(t, env, deadline+margin, env.Bearer(), q, nil)
+		if c := r.codes(); len(c) != 1 || c[0] != "UPSTREAM_UNAVAILABLE" || r.body.Errors[0].PathString() != "resource" {
+			// The open timeout may have passed already on a slow machine.
+			if len(r.body.Errors) == 0 {
+				break
+			}
+			t.Fatalf("while open: %s", r.raw)
+		}
+		if n := env.Hooks().Counts()[route]; n != calls {
+			t.Fatalf("an open breaker let a call through: %d calls, was %d", n, calls)
+		}
+	}
+	// Recovery: after the open timeout a probe passes and closes the breaker.
+	stop := time.Now().Add(10 * time.Second)
+	for {
+		r := gql(t, env, deadline+margin, env.Bearer(), q, nil)
+		if len(r.body.Errors) == 0 {
+			break
+		}
+		if time.Now().After(stop) {
+			t.Fatalf("the breaker never closed again: %s", r.raw)
+		}
+		time.Sleep(50 * time.Millisecond) // polling a time-based state, bounded above
+	}
+	mu.Lock()
+	got := slices.Clone(transitions)
+	mu.Unlock()
+	want := []string{"closed>open", "open>half-open", "half-open>closed"}
+	if !slices.Equal(got, want) {
+		t.Errorf("transitions %v, want %v", got, want)
+	}
+	// Closed: every query calls the upstream again.
+	before := env.Hooks().Counts()[route]
+	gql(t, env, deadline+margin, env.Bearer(), q, nil)
+	if after := env.Hooks().Counts()[route]; after != before+1 {
+		t.Errorf("closed breaker: %d calls, want %d", after, before+1)
+	}
+}
+
+// TestSharedUpstreamCalls: two concurrent GraphQL requests with the same
+// credentials that need the same resource share one upstream call; with
+// different credentials of the same network (demo Bearer and demo Basic)
+// they do not.
+func TestSharedUpstreamCalls(t *testing.T) {
+	noLeaks(t)
+	const route = "GET /resources/v1/{id}"
+	var (
+		arrived = make(chan struct{}, 16) // one per upstream resource call
+		release = make(chan struct{})
+		entered = make(chan struct{}, 16) // one per GraphQL request reaching Query.resource
+	)
+	var gate atomic.Pointer[chan struct{}]
+	gate.Store(&release)
+	env := testenv.New(t, testenv.Options{
+		OnUpstreamRequest: func(r *http.Request) {
+			if r.Method == http.MethodGet && regexp.MustCompile(`^/resources/v1/[^/]+$`).MatchString(r.URL.Path) {
+				arrived <- struct{}{}
+				select {
+				case <-*gate.Load():
+				case <-r.Context().Done():
+				}
+			}
+		},
+		GraphOpts: func(o *graph.Options) {
+			o.RequestTimeout = 10 * time.Second
+			o.FieldMiddleware = func(ctx context.Context, next graphql.Resolver) (any, error) {
+				if fc := graphql.GetFieldContext(ctx); fc.Object == "Query" && fc.Field.Name == "resource" {
+					entered <- struct{}{}
+				}
+				return next(ctx)
+			}
+		},
+	})
+	q := `{ resource(id: "` + env.ID(t, "resource", 0) + `") { id title } }`
+	wait := func(ch chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-ch:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+	run := func(a, b testenv.Creds, wantCalls int64) {
+		t.Helper()
+		rel := make(chan struct{})
+		gate.Store(&rel)
+		env.ResetCalls()
+		var wg sync.WaitGroup
+		replies := make([]*reply, 2)
+		for i, c := range []testenv.Creds{a, b} {
+			wg.Go(func() {
+				r, err := post(env, 15*time.Second, c, q, nil)
+				if err != nil {
+					t.Error(err)
+				}
+				replies[i] = r
+			})
+		}
+		wait(entered, "the first request")
+		wait(entered, "the second request")
+		wait(arrived, "the first upstream call")
+		if wantCalls == 2 {
+			wait(arrived, "the second upstream call")
+		} else {
+			// Both requests are past their resolver entry; a second call,
+			// if the client made one, would arrive while the first is held.
+			select {
+			case <-arrived:
+				t.Error("a second upstream call was made for the same GET with the same credentials")
+			case <-time.After(300 * time.Millisecond):
+			}
+		}
+		close(rel)
+		wg.Wait()
+		for i, r := range replies {
+			if r == nil || len(r.body.Errors) > 0 || field(decode(t, r.body.Data), "resource.title") == nil {
+				t.Fatalf("request %d: %+v", i, r)
+			}
+		}
+		if n := env.Hooks().Counts()[route]; n != wantCalls {
+			t.Errorf("%d upstream calls, want %d", n, wantCalls)
+		}
+	}
+	t.Run("same credentials share", func(t *testing.T) { run(env.Bearer(), env.Bearer(), 1) })
+	t.Run("different credentials do not", func(t *testing.T) { run(env.Bearer(), env.Basic(), 2) })
+}
