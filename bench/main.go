@@ -10,6 +10,7 @@
 //
 //	go run ./bench            # full run, about 3 minutes on 2 cores
 //	go run ./bench -quick     # smoke run, about 20 seconds
+//	go run ./bench -replot    # redraw plots and tables from bench/results.json
 //
 // Everything runs on loopback: the REST service in a child process (this
 // binary re-executed), the facade and the load generator in this one. The
@@ -78,8 +79,24 @@ func run(args []string) error {
 	plots := fs.String("plots", "docs/bench", "directory for the PNG plots")
 	resultsPath := fs.String("results", "bench/results.json", "raw results (also the baseline of the next run)")
 	inProcess := fs.Bool("in-process", false, "serve the REST service in this process (CPU figures then include it)")
+	replot := fs.Bool("replot", false, "measure nothing: redraw the plots and the markdown tables from -results")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *replot {
+		b, err := os.ReadFile(*resultsPath)
+		if err != nil {
+			return err
+		}
+		res := new(Results)
+		if err := json.Unmarshal(b, res); err != nil {
+			return fmt.Errorf("%s: %w", *resultsPath, err)
+		}
+		files, err := writePlots(res, *plots)
+		if err != nil {
+			return fmt.Errorf("plots: %w", err)
+		}
+		return writeMarkdown(*out, markdown(res, nil, files))
 	}
 	cfg := Config{Scale: *scale, Dur: *dur, MinN: *minN, CostDur: *costDur, CostMinN: 20, Child: !*inProcess, Log: os.Stderr}
 	var err error

@@ -142,7 +142,7 @@ func plotSweep(res *Results) (*plot.Plot, error) {
 	}
 	p.X.Tick.Marker = plot.ConstantTicks(xt)
 	p.X.Min, p.X.Max = xs[0]/1.2, xs[len(xs)-1]*1.2
-	p.Y.Min, p.Y.Max = lo*0.8, hi*1.25
+	p.Y.Min, p.Y.Max = lo*0.8, hi*2.5 // room for the legend above the lines
 	p.Y.Tick.Marker = ticks125(p.Y.Min, p.Y.Max)
 	return p, nil
 }

@@ -144,8 +144,9 @@ func markdown(res *Results, prev *Results, plots []string) string {
 	w("## Summary against the targets\n\n")
 	w("Minimum = distinct upstream things the query needed, computed from the data it returned. ")
 	w("Bound = dependent REST rounds (from the data) × injected latency. Latencies are at concurrency 1, upstream latency %g ms.\n\n", hiLat)
-	w("| query | min calls | batched calls | naive calls | naive ÷ batched | calls = min | rounds | bound | batched p50 | p50 − bound | p50 ≤ bound + %g ms |\n", targetSlackMs)
-	w("|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---|\n")
+	w("The last column but two is the same query's p50 with no injected latency: the facade's and the REST service's own time, which a 20 ms upstream adds to the bound.\n\n")
+	w("| query | min calls | batched calls | naive calls | naive ÷ batched | calls = min | rounds | bound | batched p50 | naive p50 | p50 at 0 ms | p50 − bound | p50 ≤ bound + %g ms |\n", targetSlackMs)
+	w("|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, q := range res.Queries {
 		bc, nc := callsAt(q, modeBatched, ""), callsAt(q, modeNaive, "")
 		r := runAt(q, modeBatched, hiLat, 1)
@@ -154,8 +155,9 @@ func markdown(res *Results, prev *Results, plots []string) string {
 		if bc > 0 {
 			ratio = fmt.Sprintf("%.1f×", float64(nc)/float64(bc))
 		}
-		w("| %s | %d | %d | %d | %s | %s | %d | %.0f ms | %.2f ms | %+.2f ms | %s |\n", q.Name, q.MinCalls, bc, nc, ratio,
-			yesNo(callsEqualMin(q)), q.Rounds, bound, r.P50Ms, r.P50Ms-bound, yesNo(r.N > 0 && r.P50Ms <= bound+targetSlackMs))
+		w("| %s | %d | %d | %d | %s | %s | %d | %.0f ms | %.2f ms | %.2f ms | %.2f ms | %+.2f ms | %s |\n", q.Name, q.MinCalls, bc, nc, ratio,
+			yesNo(callsEqualMin(q)), q.Rounds, bound, r.P50Ms, runAt(q, modeNaive, hiLat, 1).P50Ms, runAt(q, modeBatched, 0, 1).P50Ms,
+			r.P50Ms-bound, yesNo(r.N > 0 && r.P50Ms <= bound+targetSlackMs))
 	}
 	w("\n")
 
