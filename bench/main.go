@@ -8,8 +8,8 @@
 // bench/results.json (the next run reports CPU and allocation changes
 // against it).
 //
-//	go run ./bench            # full run, about 3 minutes on 2 cores
-//	go run ./bench -quick     # smoke run, about 20 seconds
+//	go run ./bench            # full run, about 2 minutes on 2 cores
+//	go run ./bench -quick     # smoke run, about 30 seconds
 //	go run ./bench -replot    # redraw plots and tables from bench/results.json
 //
 // Everything runs on loopback: the REST service in a child process (this
@@ -66,7 +66,7 @@ func parseInts(s string) ([]int, error) {
 
 func run(args []string) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	quick := fs.Bool("quick", false, "smoke run (~20 s): short runs, fewer concurrency levels")
+	quick := fs.Bool("quick", false, "smoke run (~30 s): short runs, fewer concurrency levels")
 	scale := fs.Int("scale", 1, "demo data scale")
 	lats := fs.String("latency", "0ms,20ms", "injected upstream latencies, comma-separated")
 	conc := fs.String("conc", "1,32", "concurrency levels of the per-query runs")
@@ -91,6 +91,9 @@ func run(args []string) error {
 		res := new(Results)
 		if err := json.Unmarshal(b, res); err != nil {
 			return fmt.Errorf("%s: %w", *resultsPath, err)
+		}
+		if err := os.MkdirAll(*plots, 0o755); err != nil {
+			return err
 		}
 		files, err := writePlots(res, *plots)
 		if err != nil {

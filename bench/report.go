@@ -266,7 +266,7 @@ func writeMarkdown(path, section string) error {
 	case i >= 0 && j > i:
 		out = s[:i] + section + strings.TrimPrefix(s[j+len(markEnd):], "\n")
 	case s == "":
-		out = "# Benchmarks\n\nReproduce with `go run ./bench` (about 3 minutes on 2 cores; `go run ./bench -quick` for a smoke run).\n\n" + section
+		out = "# Benchmarks\n\nReproduce with `go run ./bench` (about 2 minutes on 2 cores; `go run ./bench -quick` for a smoke run).\n\n" + section
 	default:
 		out = s + "\n" + section
 	}
