@@ -173,3 +173,16 @@ func deref(s *string) string {
 	}
 	return *s
 }
+
+// ptrs returns pointers to the elements of s (resolvers return []*T; the
+// wire types embed []T).
+func ptrs[T any](s []T) []*T {
+	if s == nil {
+		return nil
+	}
+	out := make([]*T, len(s))
+	for i := range s {
+		out[i] = &s[i]
+	}
+	return out
+}

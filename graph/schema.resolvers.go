@@ -39,6 +39,11 @@ func (r *creditNoteResolver) Invoice(ctx context.Context, obj *restclient.Credit
 	return invoiceByRef(ctx, obj.InvoiceRef)
 }
 
+// Lines is the resolver for the lines field.
+func (r *creditNoteResolver) Lines(ctx context.Context, obj *restclient.CreditNote) ([]*restclient.CreditNoteLine, error) {
+	return ptrs(obj.Lines), nil
+}
+
 // Location is the resolver for the location field.
 func (r *creditNoteResolver) Location(ctx context.Context, obj *restclient.CreditNote) (*model.Location, error) {
 	return location(obj.LocationRef)
@@ -72,6 +77,11 @@ func (r *invoiceResolver) Location(ctx context.Context, obj *restclient.Invoice)
 	return location(obj.LocationRef)
 }
 
+// Items is the resolver for the items field.
+func (r *invoiceResolver) Items(ctx context.Context, obj *restclient.Invoice) ([]*restclient.InvoiceItem, error) {
+	return ptrs(obj.Items), nil
+}
+
 // CreditNotes is the resolver for the creditNotes field.
 func (r *invoiceResolver) CreditNotes(ctx context.Context, obj *restclient.Invoice, first *int, after *string) (*model.CreditNoteConnection, error) {
 	return creditNoteConnection(ctx, obj.ID, "", first, after)
@@ -87,9 +97,19 @@ func (r *invoiceItemResolver) Location(ctx context.Context, obj *restclient.Invo
 	return location(obj.LocationRef)
 }
 
+// Booking is the resolver for the booking field.
+func (r *invoiceItemResolver) Booking(ctx context.Context, obj *restclient.InvoiceItem) (*restclient.InvoiceItemBooking, error) {
+	return obj.Booking, nil
+}
+
 // Order is the resolver for the order field.
 func (r *invoiceItemResolver) Order(ctx context.Context, obj *restclient.InvoiceItem) (*model.InvoiceItemOrder, error) {
 	return model.InvoiceItemOrderOf(obj), nil
+}
+
+// Ticket is the resolver for the ticket field.
+func (r *invoiceItemResolver) Ticket(ctx context.Context, obj *restclient.InvoiceItem) (*restclient.InvoiceItemTicket, error) {
+	return obj.Ticket, nil
 }
 
 // Resource is the resolver for the resource field.
@@ -352,6 +372,11 @@ func (r *transactionResolver) Location(ctx context.Context, obj *restclient.Tran
 	return location(obj.LocationRef)
 }
 
+// Booking is the resolver for the booking field.
+func (r *transactionResolver) Booking(ctx context.Context, obj *restclient.Transaction) (*restclient.TransactionBooking, error) {
+	return obj.Booking, nil
+}
+
 // Invoice is the resolver for the invoice field.
 func (r *transactionResolver) Invoice(ctx context.Context, obj *restclient.Transaction) (*restclient.Invoice, error) {
 	if obj.Invoice == nil || obj.Invoice.ID == "" {
@@ -366,6 +391,11 @@ func (r *transactionResolver) Invoice(ctx context.Context, obj *restclient.Trans
 // Order is the resolver for the order field.
 func (r *transactionResolver) Order(ctx context.Context, obj *restclient.Transaction) (*model.TransactionOrder, error) {
 	return model.TransactionOrderOf(obj), nil
+}
+
+// Ticket is the resolver for the ticket field.
+func (r *transactionResolver) Ticket(ctx context.Context, obj *restclient.Transaction) (*restclient.TransactionTicket, error) {
+	return obj.Ticket, nil
 }
 
 // Resource is the resolver for the resource field.

@@ -1138,6 +1138,8 @@ type CompanyResolver interface {
 type CreditNoteResolver interface {
 	Invoice(ctx context.Context, obj *restclient.CreditNote) (*restclient.Invoice, error)
 
+	Lines(ctx context.Context, obj *restclient.CreditNote) ([]*restclient.CreditNoteLine, error)
+
 	Location(ctx context.Context, obj *restclient.CreditNote) (*model.Location, error)
 }
 type CreditNoteLineResolver interface {
@@ -1153,6 +1155,8 @@ type EventResolver interface {
 type InvoiceResolver interface {
 	Location(ctx context.Context, obj *restclient.Invoice) (*model.Location, error)
 
+	Items(ctx context.Context, obj *restclient.Invoice) ([]*restclient.InvoiceItem, error)
+
 	CreditNotes(ctx context.Context, obj *restclient.Invoice, first *int, after *string) (*model.CreditNoteConnection, error)
 }
 type InvoiceItemResolver interface {
@@ -1160,7 +1164,11 @@ type InvoiceItemResolver interface {
 
 	Location(ctx context.Context, obj *restclient.InvoiceItem) (*model.Location, error)
 
+	Booking(ctx context.Context, obj *restclient.InvoiceItem) (*restclient.InvoiceItemBooking, error)
+
 	Order(ctx context.Context, obj *restclient.InvoiceItem) (*model.InvoiceItemOrder, error)
+
+	Ticket(ctx context.Context, obj *restclient.InvoiceItem) (*restclient.InvoiceItemTicket, error)
 }
 type InvoiceItemBookingResolver interface {
 	Resource(ctx context.Context, obj *restclient.InvoiceItemBooking) (*restclient.Resource, error)
@@ -1227,8 +1235,12 @@ type ResourceResolver interface {
 type TransactionResolver interface {
 	Location(ctx context.Context, obj *restclient.Transaction) (*model.Location, error)
 
+	Booking(ctx context.Context, obj *restclient.Transaction) (*restclient.TransactionBooking, error)
+
 	Invoice(ctx context.Context, obj *restclient.Transaction) (*restclient.Invoice, error)
 	Order(ctx context.Context, obj *restclient.Transaction) (*model.TransactionOrder, error)
+
+	Ticket(ctx context.Context, obj *restclient.Transaction) (*restclient.TransactionTicket, error)
 }
 type TransactionBookingResolver interface {
 	Resource(ctx context.Context, obj *restclient.TransactionBooking) (*restclient.Resource, error)
@@ -12772,11 +12784,11 @@ func (ec *executionContext) _CreditNote_lines(ctx context.Context, field graphql
 			return ec.fieldContext_CreditNote_lines(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Lines, nil
+			return ec.Resolvers.CreditNote().Lines(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []restclient.CreditNoteLine) graphql.Marshaler {
-			return ec.marshalOCreditNoteLine2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNoteLineᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*restclient.CreditNoteLine) graphql.Marshaler {
+			return ec.marshalOCreditNoteLine2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNoteLineᚄ(ctx, selections, v)
 		},
 		true,
 		false,
@@ -12786,8 +12798,8 @@ func (ec *executionContext) fieldContext_CreditNote_lines(_ context.Context, fie
 	fc = &graphql.FieldContext{
 		Object:     "CreditNote",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_CreditNoteLine(ctx, field)
 		},
@@ -16391,11 +16403,11 @@ func (ec *executionContext) _Invoice_items(ctx context.Context, field graphql.Co
 			return ec.fieldContext_Invoice_items(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Items, nil
+			return ec.Resolvers.Invoice().Items(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []restclient.InvoiceItem) graphql.Marshaler {
-			return ec.marshalOInvoiceItem2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceItemᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*restclient.InvoiceItem) graphql.Marshaler {
+			return ec.marshalOInvoiceItem2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceItemᚄ(ctx, selections, v)
 		},
 		true,
 		false,
@@ -16405,8 +16417,8 @@ func (ec *executionContext) fieldContext_Invoice_items(_ context.Context, field 
 	fc = &graphql.FieldContext{
 		Object:     "Invoice",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_InvoiceItem(ctx, field)
 		},
@@ -17619,7 +17631,7 @@ func (ec *executionContext) _InvoiceItem_booking(ctx context.Context, field grap
 			return ec.fieldContext_InvoiceItem_booking(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Booking, nil
+			return ec.Resolvers.InvoiceItem().Booking(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.InvoiceItemBooking) graphql.Marshaler {
@@ -17633,8 +17645,8 @@ func (ec *executionContext) fieldContext_InvoiceItem_booking(_ context.Context, 
 	fc = &graphql.FieldContext{
 		Object:     "InvoiceItem",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_InvoiceItemBooking(ctx, field)
 		},
@@ -17747,7 +17759,7 @@ func (ec *executionContext) _InvoiceItem_ticket(ctx context.Context, field graph
 			return ec.fieldContext_InvoiceItem_ticket(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Ticket, nil
+			return ec.Resolvers.InvoiceItem().Ticket(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.InvoiceItemTicket) graphql.Marshaler {
@@ -17761,8 +17773,8 @@ func (ec *executionContext) fieldContext_InvoiceItem_ticket(_ context.Context, f
 	fc = &graphql.FieldContext{
 		Object:     "InvoiceItem",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_InvoiceItemTicket(ctx, field)
 		},
@@ -27197,7 +27209,7 @@ func (ec *executionContext) _Transaction_booking(ctx context.Context, field grap
 			return ec.fieldContext_Transaction_booking(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Booking, nil
+			return ec.Resolvers.Transaction().Booking(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.TransactionBooking) graphql.Marshaler {
@@ -27211,8 +27223,8 @@ func (ec *executionContext) fieldContext_Transaction_booking(_ context.Context, 
 	fc = &graphql.FieldContext{
 		Object:     "Transaction",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_TransactionBooking(ctx, field)
 		},
@@ -27421,7 +27433,7 @@ func (ec *executionContext) _Transaction_ticket(ctx context.Context, field graph
 			return ec.fieldContext_Transaction_ticket(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Ticket, nil
+			return ec.Resolvers.Transaction().Ticket(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.TransactionTicket) graphql.Marshaler {
@@ -27435,8 +27447,8 @@ func (ec *executionContext) fieldContext_Transaction_ticket(_ context.Context, f
 	fc = &graphql.FieldContext{
 		Object:     "Transaction",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_TransactionTicket(ctx, field)
 		},
@@ -31759,10 +31771,43 @@ func (ec *executionContext) _CreditNote(ctx context.Context, sel ast.SelectionSe
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "lines":
-			out.Values[i] = ec._CreditNote_lines(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._CreditNote_lines(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "locationRef":
 			out.Values[i] = ec._CreditNote_locationRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -33215,10 +33260,43 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "items":
-			out.Values[i] = ec._Invoice_items(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Invoice_items(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "payments":
 			out.Values[i] = ec._Invoice_payments(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -33648,10 +33726,43 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "booking":
-			out.Values[i] = ec._InvoiceItem_booking(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._InvoiceItem_booking(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "creditPackage":
 			out.Values[i] = ec._InvoiceItem_creditPackage(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -33701,10 +33812,43 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "ticket":
-			out.Values[i] = ec._InvoiceItem_ticket(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._InvoiceItem_ticket(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -38727,10 +38871,43 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "booking":
-			out.Values[i] = ec._Transaction_booking(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Transaction_booking(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "company":
 			out.Values[i] = ec._Transaction_company(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -38828,10 +39005,43 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "ticket":
-			out.Values[i] = ec._Transaction_ticket(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Transaction_ticket(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "user":
 			out.Values[i] = ec._Transaction_user(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -40278,8 +40488,14 @@ func (ec *executionContext) marshalNCreditNoteEdge2ᚖgithubᚗcomᚋworkspacene
 	return ec._CreditNoteEdge(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNCreditNoteLine2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNoteLine(ctx context.Context, sel ast.SelectionSet, v restclient.CreditNoteLine) graphql.Marshaler {
-	return ec._CreditNoteLine(ctx, sel, &v)
+func (ec *executionContext) marshalNCreditNoteLine2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNoteLine(ctx context.Context, sel ast.SelectionSet, v *restclient.CreditNoteLine) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CreditNoteLine(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNCreditNoteLineInput2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐCreditNoteLineInputᚄ(ctx context.Context, v any) ([]*model.CreditNoteLineInput, error) {
@@ -40346,8 +40562,14 @@ func (ec *executionContext) marshalNID2string(ctx context.Context, sel ast.Selec
 	return res
 }
 
-func (ec *executionContext) marshalNInvoiceItem2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceItem(ctx context.Context, sel ast.SelectionSet, v restclient.InvoiceItem) graphql.Marshaler {
-	return ec._InvoiceItem(ctx, sel, &v)
+func (ec *executionContext) marshalNInvoiceItem2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceItem(ctx context.Context, sel ast.SelectionSet, v *restclient.InvoiceItem) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._InvoiceItem(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNInvoicePayment2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoicePayment(ctx context.Context, sel ast.SelectionSet, v restclient.InvoicePayment) graphql.Marshaler {
@@ -40945,14 +41167,14 @@ func (ec *executionContext) marshalOCreditNoteConnection2ᚖgithubᚗcomᚋworks
 	return ec._CreditNoteConnection(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOCreditNoteLine2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNoteLineᚄ(ctx context.Context, sel ast.SelectionSet, v []restclient.CreditNoteLine) graphql.Marshaler {
+func (ec *executionContext) marshalOCreditNoteLine2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNoteLineᚄ(ctx context.Context, sel ast.SelectionSet, v []*restclient.CreditNoteLine) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNCreditNoteLine2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNoteLine(ctx, sel, v[i])
+		return ec.marshalNCreditNoteLine2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNoteLine(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -41182,14 +41404,14 @@ func (ec *executionContext) marshalOInvoiceCustomer2ᚖgithubᚗcomᚋworkspacen
 	return ec._InvoiceCustomer(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOInvoiceItem2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceItemᚄ(ctx context.Context, sel ast.SelectionSet, v []restclient.InvoiceItem) graphql.Marshaler {
+func (ec *executionContext) marshalOInvoiceItem2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceItemᚄ(ctx context.Context, sel ast.SelectionSet, v []*restclient.InvoiceItem) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNInvoiceItem2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceItem(ctx, sel, v[i])
+		return ec.marshalNInvoiceItem2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceItem(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
