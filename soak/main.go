@@ -1,0 +1,518 @@
+// Command soak runs the facade against the local REST service with injected
+// faults for a bounded time, drives mixed GraphQL traffic at a fixed
+// concurrency over loopback, reports throughput, errors by code, RSS,
+// goroutines and heap at a fixed interval, and checks at the end that memory
+// and goroutines stayed flat and that every error is one the injected faults
+// (or the deliberately bad inputs) explain. It exits non-zero on failure.
+//
+//	go run ./soak -duration 3m
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/workspacenet/facade/graph"
+	"github.com/workspacenet/facade/restclient"
+	"github.com/workspacenet/facade/restserver"
+	"github.com/workspacenet/facade/restserver/hooks"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "soak:", err)
+		os.Exit(1)
+	}
+}
+
+// config is the command line.
+type config struct {
+	duration    time.Duration
+	interval    time.Duration
+	concurrency int
+	faults      string
+	seed        uint64
+	tolerance   float64 // allowed growth of RSS and heap, last third vs first third
+}
+
+// defaultFaults are the injected faults: a small fraction of each kind on a
+// few routes.
+const defaultFaults = "GET /resources/v1/{id}=500@0.03," +
+	"GET /events/v1/{id}=503@0.05," +
+	"GET /shop/orders/v1=429@0.05:1s," +
+	"GET /billing/invoices/v1/{id}/items=hang@0.01," +
+	"GET /feed/posts/v1/{id}/comments=reset@0.03," +
+	"GET /transactions/money/v1=truncated@0.01"
+
+func parseFlags(args []string, out io.Writer) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("soak", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.DurationVar(&c.duration, "duration", 3*time.Minute, "how long to drive traffic")
+	fs.DurationVar(&c.interval, "interval", 10*time.Second, "reporting interval")
+	fs.IntVar(&c.concurrency, "concurrency", 4, "concurrent callers")
+	fs.StringVar(&c.faults, "faults", defaultFaults, "injected faults (restserver -fault syntax, comma-separated)")
+	fs.Uint64Var(&c.seed, "seed", 1, "seed of the fault draws and the traffic mix")
+	fs.Float64Var(&c.tolerance, "tolerance", 0.25, "allowed growth of RSS and heap in use, last third vs first third")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if c.duration <= 0 || c.interval <= 0 || c.concurrency < 1 {
+		return c, errors.New("-duration and -interval must be positive, -concurrency at least 1")
+	}
+	return c, nil
+}
+
+// faultCounter counts the faults the upstream actually injected, by route
+// and kind: X-Injected-Fault answers, hijacked (reset) connections, and
+// requests that wrote nothing before their context ended (hang).
+type faultCounter struct {
+	mu sync.Mutex
+	m  map[string]map[string]int64 // route -> kind -> n
+}
+
+func (f *faultCounter) add(route, kind string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.m[route] == nil {
+		f.m[route] = map[string]int64{}
+	}
+	f.m[route][kind]++
+}
+
+func (f *faultCounter) snapshot() map[string]map[string]int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string]map[string]int64{}
+	for r, k := range f.m {
+		out[r] = map[string]int64{}
+		for kk, n := range k {
+			out[r][kk] = n
+		}
+	}
+	return out
+}
+
+// routeOf maps a request to its route template (the routes that carry
+// faults; others are "").
+func routeOf(r *http.Request, routes []string) string {
+	for _, rt := range routes {
+		method, tmpl, _ := strings.Cut(rt, " ")
+		if method == r.Method && matchTemplate(tmpl, r.URL.Path) {
+			return rt
+		}
+	}
+	return ""
+}
+
+func matchTemplate(tmpl, path string) bool {
+	a, b := strings.Split(tmpl, "/"), strings.Split(path, "/")
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !strings.HasPrefix(a[i], "{") && a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// recorder notes what the wrapped handler did.
+type recorder struct {
+	http.ResponseWriter
+	wrote    bool
+	hijacked bool
+}
+
+func (r *recorder) WriteHeader(code int) { r.wrote = true; r.ResponseWriter.WriteHeader(code) }
+func (r *recorder) Write(p []byte) (int, error) {
+	r.wrote = true
+	return r.ResponseWriter.Write(p)
+}
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+func (r *recorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	r.hijacked = true
+	return http.NewResponseController(r.ResponseWriter).Hijack()
+}
+
+func (f *faultCounter) wrap(next http.Handler, routes []string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &recorder{ResponseWriter: w}
+		next.ServeHTTP(rec, r)
+		route := routeOf(r, routes)
+		if route == "" {
+			return
+		}
+		switch {
+		case rec.hijacked:
+			f.add(route, string(hooks.FaultReset))
+		case w.Header().Get(hooks.FaultHeader) != "":
+			f.add(route, w.Header().Get(hooks.FaultHeader))
+		case !rec.wrote && r.Context().Err() != nil:
+			f.add(route, string(hooks.FaultHang))
+		}
+	})
+}
+
+// sample is one report line.
+type sample struct {
+	at         time.Duration
+	requests   int64
+	rps        float64
+	codes      map[string]int64 // errors by code in the interval
+	rssKB      int64
+	goroutines int
+	heapInuse  uint64
+}
+
+// stats are the counters the workers update.
+type stats struct {
+	requests atomic.Int64
+	mu       sync.Mutex
+	codes    map[string]int64            // interval
+	total    map[string]int64            // whole run
+	byRoute  map[string]map[string]int64 // "METHOD route" -> code -> n, fault codes only
+	problems []string                    // unexpected outcomes (first few)
+	nProblem int64
+}
+
+func (s *stats) problem(format string, args ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nProblem++
+	if len(s.problems) < 20 {
+		s.problems = append(s.problems, fmt.Sprintf(format, args...))
+	}
+}
+
+func run(ctx context.Context, args []string, out io.Writer) error {
+	cfg, err := parseFlags(args, out)
+	if err != nil {
+		return err
+	}
+	faults, err := hooks.ParseSpec(cfg.faults)
+	if err != nil {
+		return fmt.Errorf("-faults: %w", err)
+	}
+
+	// The upstream: the local REST service on an in-memory database.
+	h := hooks.New()
+	h.Seed(cfg.seed)
+	rs, err := restserver.New(ctx, restserver.Config{DBPath: ":memory:", DemoScale: 1, Hooks: h})
+	if err != nil {
+		return err
+	}
+	defer rs.Close()
+	for _, r := range faults {
+		if r.Route == hooks.AllRoutes {
+			return errors.New("-faults: name routes, not *, so errors can be attributed")
+		}
+	}
+	fc := &faultCounter{m: map[string]map[string]int64{}}
+	upURL, stopUp, err := serve(fc.wrap(rs.Handler(), faultRoutes(faults)))
+	if err != nil {
+		return err
+	}
+	defer stopUp()
+	man, err := rs.Manifest()
+	if err != nil {
+		return err
+	}
+
+	// The facade.
+	client, err := restclient.NewClient(upURL, restclient.WithObserver(graph.ObserveUpstream), restclient.WithTimeout(2*time.Second))
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/graphql", graph.NewHandler(graph.Options{Client: client, RequestTimeout: 5 * time.Second, Logger: slog.New(slog.DiscardHandler)}))
+	facadeURL, stopFacade, err := serve(mux)
+	if err != nil {
+		return err
+	}
+	defer stopFacade()
+	facadeURL += "/graphql"
+
+	// Faults on from the start; the upstream counts them.
+	h.Apply(faults...)
+	fmt.Fprintf(out, "soak: %v at concurrency %d, report every %v, faults %s\n\n", cfg.duration, cfg.concurrency, cfg.interval, cfg.faults)
+
+	st := &stats{codes: map[string]int64{}, total: map[string]int64{}, byRoute: map[string]map[string]int64{}}
+	mix := newMix(man)
+	runCtx, cancel := context.WithTimeout(ctx, cfg.duration)
+	defer cancel()
+	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: cfg.concurrency}}
+	defer hc.CloseIdleConnections()
+	var wg sync.WaitGroup
+	for i := range cfg.concurrency {
+		rng := rand.New(rand.NewPCG(cfg.seed, uint64(i)))
+		wg.Go(func() {
+			for runCtx.Err() == nil {
+				mix.one(runCtx, hc, facadeURL, rng, st)
+			}
+		})
+	}
+
+	fmt.Fprintln(out, "| t | requests | req/s | errors by code | RSS MiB | goroutines | heap in use MiB |")
+	fmt.Fprintln(out, "|---|---|---|---|---|---|---|")
+	var samples []sample
+	start := time.Now()
+	tick := time.NewTicker(cfg.interval)
+	defer tick.Stop()
+	var last int64
+	lastAt := start
+	report := func() {
+		now := time.Now()
+		n := st.requests.Load()
+		st.mu.Lock()
+		codes := st.codes
+		st.codes = map[string]int64{}
+		st.mu.Unlock()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		s := sample{
+			at: now.Sub(start).Round(time.Second), requests: n - last,
+			rps: float64(n-last) / now.Sub(lastAt).Seconds(), codes: codes,
+			rssKB: rssKB(), goroutines: runtime.NumGoroutine(), heapInuse: ms.HeapInuse,
+		}
+		last, lastAt = n, now
+		samples = append(samples, s)
+		fmt.Fprintf(out, "| %v | %d | %.0f | %s | %.1f | %d | %.1f |\n", s.at, s.requests, s.rps, formatCodes(s.codes),
+			float64(s.rssKB)/1024, s.goroutines, float64(s.heapInuse)/(1<<20))
+	}
+loop:
+	for {
+		select {
+		case <-runCtx.Done():
+			break loop
+		case <-tick.C:
+			report()
+		}
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	// Let in-flight upstream calls of abandoned requests end before the
+	// last sample, so it shows the idle state.
+	hc.CloseIdleConnections()
+	report()
+
+	return verdict(out, cfg, st, samples, fc.snapshot(), faults)
+}
+
+// serve listens on a loopback port and serves h; stop shuts it down.
+func serve(h http.Handler) (url string, stop func(), err error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = srv.Serve(ln) }()
+	return "http://" + ln.Addr().String(), func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		<-done
+	}, nil
+}
+
+// rssKB reads VmRSS from /proc/self/status (0 where there is none).
+func rssKB() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, ln := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(ln, "VmRSS:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+func formatCodes(m map[string]int64) string {
+	if len(m) == 0 {
+		return "-"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// faultCodes are the codes an injected fault can cause, by fault kind.
+var faultCodes = map[hooks.FaultKind]string{
+	hooks.Fault500: "UPSTREAM_UNAVAILABLE", hooks.Fault503: "UPSTREAM_UNAVAILABLE",
+	hooks.FaultHang: "UPSTREAM_UNAVAILABLE", hooks.FaultReset: "UPSTREAM_UNAVAILABLE",
+	hooks.FaultTruncated: "UPSTREAM_UNAVAILABLE", hooks.FaultMalformed: "UPSTREAM_UNAVAILABLE",
+	hooks.Fault429: "RATE_LIMITED",
+}
+
+// verdict prints the summary and returns an error when a check fails.
+func verdict(out io.Writer, cfg config, st *stats, samples []sample, injected map[string]map[string]int64, faults []hooks.Rule) error {
+	var fails []string
+	st.mu.Lock()
+	defer st.mu.Unlock()
+
+	fmt.Fprintf(out, "\nrequests: %d; errors by code over the run: %s\n", st.requests.Load(), formatCodes(st.total))
+	fmt.Fprintln(out, "injected faults (counted by the upstream):")
+	routes := make([]string, 0, len(injected))
+	for r := range injected {
+		routes = append(routes, r)
+	}
+	sort.Strings(routes)
+	for _, r := range routes {
+		fmt.Fprintf(out, "  %s: %s\n", r, formatCodes(injected[r]))
+	}
+	fmt.Fprintln(out, "fault-coded errors by upstream route:")
+	eroutes := make([]string, 0, len(st.byRoute))
+	for r := range st.byRoute {
+		eroutes = append(eroutes, r)
+	}
+	sort.Strings(eroutes)
+	for _, r := range eroutes {
+		fmt.Fprintf(out, "  %s: %s\n", r, formatCodes(st.byRoute[r]))
+	}
+
+	// Errors: nothing unexpected, and every fault-coded error on a route
+	// where a fault of a kind causing that code was injected.
+	if st.nProblem > 0 {
+		fails = append(fails, fmt.Sprintf("%d unexpected outcomes, e.g.:\n    %s", st.nProblem, strings.Join(st.problems, "\n    ")))
+	}
+	for _, r := range eroutes {
+		for code := range st.byRoute[r] {
+			ok := false
+			for kind, n := range injected[r] {
+				if n > 0 && faultCodes[hooks.FaultKind(kind)] == code {
+					ok = true
+				}
+			}
+			if !ok {
+				fails = append(fails, fmt.Sprintf("%s errors on %s, where no fault causing them was injected", code, r))
+			}
+		}
+	}
+	if len(injected) == 0 && len(faultRoutes(faults)) > 0 && st.requests.Load() > 1000 {
+		fails = append(fails, "no fault was injected: the fault hooks did not work")
+	}
+
+	// Flatness: after a warm-up sample, the last third against the first.
+	if len(samples) >= 7 {
+		s := samples[1:]
+		third := len(s) / 3
+		first, lastT := s[:third], s[len(s)-third:]
+		med := func(xs []sample, f func(sample) float64) float64 {
+			v := make([]float64, len(xs))
+			for i, x := range xs {
+				v[i] = f(x)
+			}
+			slices.Sort(v)
+			return v[len(v)/2]
+		}
+		check := func(name string, f func(sample) float64, slack float64) {
+			a, b := med(first, f), med(lastT, f)
+			limit := a*(1+cfg.tolerance) + slack
+			fmt.Fprintf(out, "%s: first third %.1f, last third %.1f (limit %.1f)\n", name, a, b, limit)
+			if b > limit {
+				fails = append(fails, fmt.Sprintf("%s grew from %.1f to %.1f (limit %.1f)", name, a, b, limit))
+			}
+		}
+		check("RSS MiB", func(x sample) float64 { return float64(x.rssKB) / 1024 }, 8)
+		check("heap in use MiB", func(x sample) float64 { return float64(x.heapInuse) / (1 << 20) }, 8)
+		check("goroutines", func(x sample) float64 { return float64(x.goroutines) }, float64(4*cfg.concurrency))
+	} else {
+		fmt.Fprintf(out, "flatness: not checked (%d samples; needs 7)\n", len(samples))
+	}
+	if len(fails) > 0 {
+		fmt.Fprintf(out, "\nverdict: FAIL\n  - %s\n", strings.Join(fails, "\n  - "))
+		return fmt.Errorf("%d checks failed", len(fails))
+	}
+	fmt.Fprintln(out, "\nverdict: PASS")
+	return nil
+}
+
+func faultRoutes(rules []hooks.Rule) []string {
+	var out []string
+	for _, r := range rules {
+		if r.Fault != nil {
+			out = append(out, r.Route)
+		}
+	}
+	return out
+}
+
+// gqlError is the part of a GraphQL error the soak looks at.
+type gqlError struct {
+	Message    string `json:"message"`
+	Extensions struct {
+		Code     string `json:"code"`
+		Upstream *struct {
+			Method string `json:"method"`
+			Path   string `json:"path"`
+		} `json:"upstream"`
+	} `json:"extensions"`
+}
+
+// post sends one GraphQL request and returns the HTTP status, errors and data.
+func post(ctx context.Context, hc *http.Client, url, auth, network, query string, vars map[string]any) (int, []gqlError, json.RawMessage, error) {
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", auth)
+	req.Header.Set("service-network-id", network)
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return resp.StatusCode, nil, nil, err
+	}
+	var out struct {
+		Data   json.RawMessage `json:"data"`
+		Errors []gqlError      `json:"errors"`
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return resp.StatusCode, nil, nil, fmt.Errorf("answer is not JSON (%d): %.200s", resp.StatusCode, raw)
+	}
+	if bytes.Contains(raw, []byte("goroutine ")) || bytes.Contains(raw, []byte(".go:")) {
+		return resp.StatusCode, out.Errors, nil, fmt.Errorf("answer holds a stack trace: %.200s", raw)
+	}
+	return resp.StatusCode, out.Errors, out.Data, nil
+}

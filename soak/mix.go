@@ -1,0 +1,192 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"time"
+
+	"github.com/workspacenet/facade/restserver"
+)
+
+// The README's queries (see README.md "A first query" and "A dashboard in
+// one request"), a paging walk, updates and deliberately bad inputs.
+const (
+	qFirst = `query FirstQuery($id: ID!) {
+  resource(id: $id) { id title type capacity location { id } parent { id title type capacity } } }`
+	qDashboard = `query Dashboard($locationId: ID!) {
+  location(id: $locationId) {
+    id
+    products { id title options { id title } }
+    orders(first: 10) { nodes { id number status createDate product { id title visibility } option { id title price { money { amount currencyCode } } } } }
+    transactions(first: 50) {
+      nodes { id type status amount createDate booking { resource { id title capacity } } order { product { id title description } } ticket { event { id title venue } } }
+      pageInfo { hasNextPage endCursor }
+    }
+    creditNotes(first: 10) { nodes { id number totalAmount invoice { id number status amountDue } } }
+  } }`
+	qInvoice = `query InvoiceDetail($id: ID!) {
+  invoice(id: $id) {
+    id number status totalAmount currencyCode customerName
+    items { id description totalAmount booking { startDate endDate resource { id title capacity } } }
+    creditNotes(first: 10) { nodes { id number reason totalAmount lines { id totalAmount invoiceItem { id description totalAmount } } } }
+  } }`
+	qPage = `query Walk($l: ID!, $after: String) {
+  transactions(locationId: $l, first: 40, after: $after) { nodes { id } pageInfo { hasNextPage endCursor } } }`
+	qComments    = `query Comments($p: ID!) { postComments(postId: $p) { id text parentComment { id } replies { id } } }`
+	qUpdateVisit = `mutation UV($id: ID!, $in: UpdateVisitInput!) { updateVisit(id: $id, input: $in) { visit { id date } } }`
+	qUpdatePost  = `mutation UP($id: ID!, $in: UpdatePostInput!) { updatePost(id: $id, input: $in) { post { id text } } }`
+	qBadID       = `{ resource(id: "not-a-uuid") { id } }`
+	qUnknownID   = `{ resource(id: "00000000-0000-4000-8000-000000000000") { id } }`
+	qBadFirst    = `query($l: ID!) { transactions(locationId: $l, first: 0) { nodes { id } } }`
+)
+
+// faultCodeSet are the codes injected faults cause; any query may get them.
+var faultCodeSet = map[string]bool{"UPSTREAM_UNAVAILABLE": true, "RATE_LIMITED": true}
+
+// mix picks requests from the demo data.
+type mix struct {
+	locations, resources, invoices, posts, visits []string
+	creds                                         []cred
+}
+
+type cred struct{ auth, network string }
+
+func newMix(m *restserver.DemoManifest) *mix {
+	first := func(ids []string, n int) []string { return ids[:min(n, len(ids))] }
+	x := &mix{
+		locations: first(m.IDs["location"], 3),
+		resources: m.IDs["resource"],
+		invoices:  first(m.IDs["invoice"], 20),
+		posts:     m.IDs["post"],
+		visits:    m.IDs["visit"],
+		creds:     []cred{{"Bearer " + m.BearerToken, m.NetworkID}, {m.BasicAuth, m.NetworkID}},
+	}
+	return x
+}
+
+func pick[T any](rng *rand.Rand, xs []T) T { return xs[rng.IntN(len(xs))] }
+
+// one runs one scenario and records its outcome in st.
+func (x *mix) one(ctx context.Context, hc *http.Client, url string, rng *rand.Rand, st *stats) {
+	c := pick(rng, x.creds)
+	type req struct {
+		name  string
+		query string
+		vars  map[string]any
+		want  string // the code this request must get ("" = none)
+	}
+	var r req
+	switch n := rng.IntN(100); {
+	case n < 20:
+		r = req{"first", qFirst, map[string]any{"id": pick(rng, x.resources)}, ""}
+	case n < 35:
+		r = req{"dashboard", qDashboard, map[string]any{"locationId": pick(rng, x.locations)}, ""}
+	case n < 50:
+		r = req{"invoice", qInvoice, map[string]any{"id": pick(rng, x.invoices)}, ""}
+	case n < 62:
+		x.walk(ctx, hc, url, c, pick(rng, x.locations), st)
+		return
+	case n < 72:
+		r = req{"comments", qComments, map[string]any{"p": pick(rng, x.posts)}, ""}
+	case n < 78:
+		date := time.Date(2026, 7, 1+rng.IntN(28), 9, 0, 0, 0, time.UTC).Format(time.RFC3339)
+		r = req{"updateVisit", qUpdateVisit, map[string]any{"id": pick(rng, x.visits), "in": map[string]any{"date": date, "comment": "soak"}}, ""}
+	case n < 84:
+		r = req{"updatePost", qUpdatePost, map[string]any{"id": pick(rng, x.posts), "in": map[string]any{"text": fmt.Sprintf("soak %d", rng.IntN(1000))}}, ""}
+	case n < 90:
+		r = req{"badID", qBadID, nil, "BAD_USER_INPUT"}
+	case n < 95:
+		r = req{"unknownID", qUnknownID, nil, "NOT_FOUND"}
+	default:
+		r = req{"badFirst", qBadFirst, map[string]any{"l": pick(rng, x.locations)}, "BAD_USER_INPUT"}
+	}
+	status, errs, _, err := x.send(ctx, hc, url, c, r.query, r.vars)
+	x.record(ctx, st, r.name, r.want, status, errs, err)
+}
+
+// walk follows a location's transactions by endCursor for up to 3 pages.
+func (x *mix) walk(ctx context.Context, hc *http.Client, url string, c cred, loc string, st *stats) {
+	var after any
+	for range 3 {
+		status, errs, data, err := x.send(ctx, hc, url, c, qPage, map[string]any{"l": loc, "after": after})
+		x.record(ctx, st, "walk", "", status, errs, err)
+		if err != nil || len(errs) > 0 {
+			return
+		}
+		var d struct {
+			Transactions struct {
+				Nodes    []struct{ ID string } `json:"nodes"`
+				PageInfo struct {
+					HasNextPage bool   `json:"hasNextPage"`
+					EndCursor   string `json:"endCursor"`
+				} `json:"pageInfo"`
+			} `json:"transactions"`
+		}
+		if json.Unmarshal(data, &d) != nil || len(d.Transactions.Nodes) == 0 {
+			st.problem("walk: a page without transactions: %.200s", data)
+			return
+		}
+		if !d.Transactions.PageInfo.HasNextPage {
+			return
+		}
+		after = d.Transactions.PageInfo.EndCursor
+	}
+}
+
+func (x *mix) send(ctx context.Context, hc *http.Client, url string, c cred, query string, vars map[string]any) (int, []gqlError, json.RawMessage, error) {
+	return post(ctx, hc, url, c.auth, c.network, query, vars)
+}
+
+// record checks one answer: 200, JSON, no stack trace; the wanted code when
+// there is one; otherwise only codes injected faults cause, each attributed
+// to its upstream route.
+func (x *mix) record(ctx context.Context, st *stats, name, want string, status int, errs []gqlError, err error) {
+	if err != nil {
+		if ctx.Err() != nil {
+			return // the run ended mid-request
+		}
+		st.problem("%s: %v", name, err)
+		return
+	}
+	st.requests.Add(1)
+	if status != http.StatusOK {
+		st.problem("%s: HTTP %d", name, status)
+	}
+	got, faulted := false, false
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, e := range errs {
+		code := e.Extensions.Code
+		st.codes[code]++
+		st.total[code]++
+		switch {
+		case want != "" && code == want:
+			got = true
+		case faultCodeSet[code]:
+			faulted = true
+			route := "(no upstream route)"
+			if u := e.Extensions.Upstream; u != nil {
+				route = u.Method + " " + u.Path
+			}
+			if st.byRoute[route] == nil {
+				st.byRoute[route] = map[string]int64{}
+			}
+			st.byRoute[route][code]++
+		default:
+			st.nProblem++
+			if len(st.problems) < 20 {
+				st.problems = append(st.problems, fmt.Sprintf("%s: unexpected %s: %s", name, code, e.Message))
+			}
+		}
+	}
+	// A fault on the route may stand in for the wanted answer.
+	if want != "" && !got && !faulted {
+		st.nProblem++
+		if len(st.problems) < 20 {
+			st.problems = append(st.problems, fmt.Sprintf("%s: no %s error", name, want))
+		}
+	}
+}
