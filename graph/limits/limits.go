@@ -69,6 +69,10 @@ type Config struct {
 	MaxTokens int
 	// ListEstimate is the assumed length of a list that has no `first`.
 	ListEstimate int
+	// MaxSelections and MaxDirectives bound the document as written, before
+	// validation (document.go).
+	MaxSelections int
+	MaxDirectives int
 }
 
 func pick(v, def int) int {
@@ -89,6 +93,8 @@ func (c Config) WithDefaults() Config {
 	c.MaxRootFields = pick(c.MaxRootFields, DefaultMaxRootFields)
 	c.MaxCost = pick(c.MaxCost, DefaultMaxCost)
 	c.MaxTokens = pick(c.MaxTokens, DefaultMaxTokens)
+	c.MaxSelections = pick(c.MaxSelections, DefaultMaxSelections)
+	c.MaxDirectives = pick(c.MaxDirectives, DefaultMaxDirectives)
 	if c.ListEstimate <= 0 {
 		c.ListEstimate = DefaultListEstimate
 	}

@@ -1,0 +1,82 @@
+package limits
+
+import (
+	"context"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+	"github.com/vektah/gqlparser/v2/parser"
+)
+
+// Document limits are checked on the parsed document before validation:
+// some validation rules (overlapping fields) take time quadratic in the
+// number of selections, and a document's validation errors are one per
+// offending node, so a 20 kB document of repeated fields or directives could
+// cost seconds of CPU or a multi-megabyte error list. The counts are of the
+// document as written (fragments counted once, not expanded).
+const (
+	// Selections: fields, fragment spreads and inline fragments.
+	Selections = "selections"
+	// Directives: directive uses (@include, @skip, unknown ones).
+	Directives = "directives"
+
+	DefaultMaxSelections = 1000
+	DefaultMaxDirectives = 50
+)
+
+var _ graphql.OperationParameterMutator = (*Extension)(nil)
+
+// MutateOperationParameters refuses a document with more selections or
+// directives than allowed, before gqlgen validates it. Documents that do not
+// parse are left to gqlgen, which reports the parse error.
+func (x *Extension) MutateOperationParameters(_ context.Context, p *graphql.RawParams) *gqlerror.Error {
+	maxSel, maxDir := x.cfg.MaxSelections, x.cfg.MaxDirectives // defaults applied by New; 0 = off
+	if p.Query == "" || maxSel == 0 && maxDir == 0 {
+		return nil
+	}
+	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: p.Query}, x.cfg.MaxTokens)
+	if err != nil {
+		return nil
+	}
+	sel, dir := CountDocument(doc)
+	switch {
+	case maxSel > 0 && sel > maxSel:
+		return Error(Selections, sel, maxSel)
+	case maxDir > 0 && dir > maxDir:
+		return Error(Directives, dir, maxDir)
+	}
+	return nil
+}
+
+// CountDocument returns the selections and directive uses written in doc.
+func CountDocument(doc *ast.QueryDocument) (selections, directives int) {
+	var walk func(ast.SelectionSet)
+	walk = func(set ast.SelectionSet) {
+		for _, s := range set {
+			selections++
+			switch s := s.(type) {
+			case *ast.Field:
+				directives += len(s.Directives)
+				walk(s.SelectionSet)
+			case *ast.InlineFragment:
+				directives += len(s.Directives)
+				walk(s.SelectionSet)
+			case *ast.FragmentSpread:
+				directives += len(s.Directives)
+			}
+		}
+	}
+	for _, op := range doc.Operations {
+		directives += len(op.Directives)
+		for _, v := range op.VariableDefinitions {
+			directives += len(v.Directives)
+		}
+		walk(op.SelectionSet)
+	}
+	for _, f := range doc.Fragments {
+		directives += len(f.Directives)
+		walk(f.SelectionSet)
+	}
+	return selections, directives
+}

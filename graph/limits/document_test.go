@@ -1,0 +1,46 @@
+package limits
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/parser"
+)
+
+func TestCountDocument(t *testing.T) {
+	doc, err := parser.ParseQuery(&ast.Source{Input: `query Q($v: Int @a) @b { x @include(if: true) { y ...F ... on T @skip(if: false) { z } } }
+		fragment F on T @c { w @d @e }`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Selections: x, y, ...F, inline, z, w. Directives: a, b, include, skip, c, d, e.
+	if s, d := CountDocument(doc); s != 6 || d != 7 {
+		t.Fatalf("CountDocument = %d selections, %d directives; want 6, 7", s, d)
+	}
+}
+
+func TestDocumentLimits(t *testing.T) {
+	x := New(Config{})
+	for _, tc := range []struct {
+		name, q, limit string
+	}{
+		{"selections", "{ " + strings.Repeat("a ", DefaultMaxSelections+1) + "}", Selections},
+		{"directives", "{ a " + strings.Repeat("@x ", DefaultMaxDirectives+1) + "}", Directives},
+	} {
+		err := x.MutateOperationParameters(t.Context(), &graphql.RawParams{Query: tc.q})
+		if err == nil || err.Extensions["limit"] != tc.limit {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+	for _, q := range []string{"{ " + strings.Repeat("a ", DefaultMaxSelections) + "}", "{ a @x }", "{ broken", ""} {
+		if err := x.MutateOperationParameters(t.Context(), &graphql.RawParams{Query: q}); err != nil {
+			t.Errorf("%.30q refused: %v", q, err)
+		}
+	}
+	off := New(Config{MaxSelections: -1, MaxDirectives: -1})
+	if err := off.MutateOperationParameters(t.Context(), &graphql.RawParams{Query: "{ a " + strings.Repeat("@x ", 100) + "}"}); err != nil {
+		t.Errorf("limits off: %v", err)
+	}
+}
