@@ -107,6 +107,26 @@ func CheckJSONBody(body []byte, badCode string) *Refusal {
 		return &Refusal{Status: http.StatusBadRequest, Code: badCode,
 			Message: "the request body is not a JSON object {\"query\", \"variables\", \"operationName\", \"extensions\"}"}
 	}
+	// Members of the wrong type would reach gqlgen's decoder, whose error
+	// has no code and echoes the body.
+	var p struct {
+		Query, OperationName, DocumentID json.RawMessage
+		Variables, Extensions            json.RawMessage
+	}
+	_ = json.Unmarshal(t, &p)
+	for _, m := range []struct {
+		name string
+		raw  json.RawMessage
+		kind byte
+	}{{"query", p.Query, '"'}, {"operationName", p.OperationName, '"'}, {"documentId", p.DocumentID, '"'}, {"variables", p.Variables, '{'}, {"extensions", p.Extensions, '{'}} {
+		if len(m.raw) > 0 && m.raw[0] != m.kind && string(m.raw) != "null" {
+			what := "a string"
+			if m.kind == '{' {
+				what = "an object"
+			}
+			return &Refusal{Status: http.StatusBadRequest, Code: badCode, Message: "the request member \"" + m.name + "\" must be " + what}
+		}
+	}
 	return nil
 }
 
