@@ -1,0 +1,369 @@
+package restclient
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// joins returns a channel told of every caller that joined or started a
+// shared GET of c (true: joined another's call).
+func joins(c *Client) chan bool {
+	ch := make(chan bool, 64)
+	c.testFlightJoined = func(joined bool) { ch <- joined }
+	return ch
+}
+
+// awaitJoins waits until n callers are waiting on shared calls and returns
+// how many of them started one.
+func awaitJoins(t *testing.T, ch chan bool, n int) (started int) {
+	t.Helper()
+	for range n {
+		select {
+		case joined := <-ch:
+			if !joined {
+				started++
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("callers did not reach the shared call")
+		}
+	}
+	return started
+}
+
+// blockingResource serves GET /resources/v1/{id} once release is closed.
+func blockingResource(t *testing.T, u *upstream, release chan struct{}) {
+	u.handle("GET /resources/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-time.After(10 * time.Second):
+			t.Error("never released")
+		}
+		if r.Context().Err() != nil {
+			t.Error("the shared upstream call was cancelled")
+		}
+		w.Header().Set("X-Upstream", "1")
+		io.WriteString(w, `{"resource":{"id":"`+r.PathValue("id")+`","title":"Room","capacity":4}}`)
+	})
+}
+
+type result struct {
+	r    *Resource
+	resp *Response
+	err  error
+}
+
+func TestSharedGetsOneUpstreamCall(t *testing.T) {
+	u := newUpstream(t)
+	release := make(chan struct{})
+	blockingResource(t, u, release)
+	obs := &observations{}
+	c := u.client(WithObserver(obs.observe))
+	joined := joins(c)
+	const n = 8
+	results := make(chan result, n)
+	ctx := WithCredentials(ctxT(t), Credentials{Authorization: "Bearer same", NetworkID: "net"})
+	for range n {
+		go func() {
+			r, resp, err := c.Resources.GetResource(ctx, "r1")
+			results <- result{r, resp, err}
+		}()
+	}
+	if started := awaitJoins(t, joined, n); started != 1 {
+		t.Fatalf("%d upstream calls started for identical GETs", started)
+	}
+	close(release)
+	var got []result
+	for range n {
+		res := <-results
+		if res.err != nil || res.r.ID != "r1" || *res.r.Title != "Room" || res.resp.StatusCode != 200 || res.resp.Header.Get("X-Upstream") != "1" {
+			t.Fatalf("%+v", res)
+		}
+		got = append(got, res)
+	}
+	if u.hits.Load() != 1 {
+		t.Errorf("%d upstream hits, want 1", u.hits.Load())
+	}
+	// Every caller owns its result: mutating one leaves the others alone.
+	*got[0].r.Title = "changed"
+	*got[0].r.Capacity = 99
+	got[0].resp.Header.Set("X-Upstream", "changed")
+	for _, res := range got[1:] {
+		if res.r == got[0].r || *res.r.Title != "Room" || *res.r.Capacity != 4 || res.resp.Header.Get("X-Upstream") != "1" {
+			t.Fatalf("results are not independent: %+v", res.r)
+		}
+	}
+	// One observed call made the upstream call; the others are marked shared.
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	var own, shared int
+	for _, ci := range obs.calls {
+		if ci.Status != 200 || ci.Err != nil || ci.Route != "/resources/v1/{id}" {
+			t.Errorf("observed %+v", ci)
+		}
+		if ci.Shared {
+			shared++
+		} else {
+			own++
+		}
+	}
+	if own != 1 || shared != n-1 {
+		t.Errorf("observed %d own and %d shared calls", own, shared)
+	}
+}
+
+func TestSharedGetsNeverAcrossCredentials(t *testing.T) {
+	u := newUpstream(t)
+	release := make(chan struct{})
+	var mu sync.Mutex
+	seen := map[string]int{}
+	u.handle("GET /events/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen[r.Header.Get("Authorization")+"|"+r.Header.Get("service-network-id")]++
+		mu.Unlock()
+		<-release
+		io.WriteString(w, `{"event":{"id":"e"}}`)
+	})
+	c := u.client()
+	joined := joins(c)
+	creds := []Credentials{
+		{Authorization: "Bearer a", NetworkID: "n1"},
+		{Authorization: "Bearer a", NetworkID: "n2"},
+		{Authorization: "Bearer b", NetworkID: "n1"},
+		{Authorization: "Bearer b", NetworkID: "n1"}, // same as the one before: shares
+	}
+	errs := make(chan error, len(creds))
+	for _, cr := range creds {
+		go func() {
+			_, _, err := c.Events.GetEvent(WithCredentials(ctxT(t), cr), "e")
+			errs <- err
+		}()
+	}
+	if started := awaitJoins(t, joined, len(creds)); started != 3 {
+		t.Errorf("%d upstream calls started, want 3", started)
+	}
+	close(release)
+	for range creds {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if u.hits.Load() != 3 || seen["Bearer a|n1"] != 1 || seen["Bearer a|n2"] != 1 || seen["Bearer b|n1"] != 1 {
+		t.Errorf("%d hits: %v", u.hits.Load(), seen)
+	}
+}
+
+func TestSharedGetsCancelledWaiter(t *testing.T) {
+	u := newUpstream(t)
+	release := make(chan struct{})
+	blockingResource(t, u, release)
+	c := u.client()
+	joined := joins(c)
+
+	// The caller that starts the upstream call leaves; the others still get it.
+	leaderCtx, cancelLeader := context.WithCancel(ctxT(t))
+	defer cancelLeader()
+	leader := make(chan result, 1)
+	go func() {
+		r, resp, err := c.Resources.GetResource(leaderCtx, "r1")
+		leader <- result{r, resp, err}
+	}()
+	if awaitJoins(t, joined, 1) != 1 {
+		t.Fatal("first caller did not start the call")
+	}
+	waiterCtx, cancelWaiter := context.WithCancel(ctxT(t))
+	defer cancelWaiter()
+	others := make(chan result, 3)
+	for i := range 3 {
+		ctx := ctxT(t)
+		if i == 0 {
+			ctx = waiterCtx
+		}
+		go func() {
+			r, resp, err := c.Resources.GetResource(ctx, "r1")
+			others <- result{r, resp, err}
+		}()
+	}
+	if awaitJoins(t, joined, 3) != 0 {
+		t.Fatal("an identical GET started its own call")
+	}
+	cancelLeader()
+	cancelWaiter()
+	for _, ch := range []chan result{leader, others} {
+		select {
+		case res := <-ch:
+			if res.err != context.Canceled || res.resp != nil || res.r != nil {
+				t.Fatalf("cancelled caller got %+v", res)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a cancelled caller did not return promptly")
+		}
+	}
+	close(release)
+	for range 2 {
+		if res := <-others; res.err != nil || res.r.ID != "r1" {
+			t.Errorf("%+v", res)
+		}
+	}
+	if u.hits.Load() != 1 {
+		t.Errorf("%d hits", u.hits.Load())
+	}
+}
+
+func TestSharedGetAbandonedIsCancelled(t *testing.T) {
+	u := newUpstream(t)
+	var n atomic.Int64
+	entered, gone := make(chan struct{}), make(chan struct{})
+	u.handle("GET /events/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == 1 {
+			close(entered)
+			<-r.Context().Done() // the last waiter left: the call is cancelled
+			close(gone)
+			return
+		}
+		io.WriteString(w, `{"event":{"id":"e"}}`)
+	})
+	c := u.client()
+	ctx, cancel := context.WithCancel(ctxT(t))
+	errc := make(chan error, 1)
+	go func() { _, _, err := c.Events.GetEvent(ctx, "e"); errc <- err }()
+	select {
+	case <-entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("request did not arrive")
+	}
+	cancel()
+	if err := <-errc; err != context.Canceled {
+		t.Fatalf("err %v", err)
+	}
+	select {
+	case <-gone:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the abandoned upstream call was not cancelled")
+	}
+	// A later identical GET starts afresh instead of joining the dead call.
+	if ev, _, err := c.Events.GetEvent(ctxT(t), "e"); err != nil || ev.ID != "e" || n.Load() != 2 {
+		t.Errorf("%v after %d hits", err, n.Load())
+	}
+}
+
+func TestSharedGetsShareErrors(t *testing.T) {
+	u := newUpstream(t)
+	release := make(chan struct{})
+	u.handle("GET /events/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+		<-release
+		w.WriteHeader(404)
+		io.WriteString(w, `{"message":"no such event","type":"not_found"}`)
+	})
+	obs := &observations{}
+	c := u.client(WithObserver(obs.observe))
+	joined := joins(c)
+	errs := make(chan error, 3)
+	for range 3 {
+		go func() { _, _, err := c.Events.GetEvent(ctxT(t), "e"); errs <- err }()
+	}
+	awaitJoins(t, joined, 3)
+	close(release)
+	var got []*ErrorResponse
+	for range 3 {
+		var e *ErrorResponse
+		if err := <-errs; !errors.As(err, &e) || e.Message != "no such event" {
+			t.Fatalf("err %v", err)
+		}
+		got = append(got, e)
+	}
+	if got[0] == got[1] || got[1] == got[2] || u.hits.Load() != 1 {
+		t.Errorf("errors shared by pointer or %d hits", u.hits.Load())
+	}
+	if ci := obs.last(t); ci.Status != 404 || !IsNotFound(ci.Err) {
+		t.Errorf("observed %+v", ci)
+	}
+}
+
+// concurrentHits runs two identical calls and reports whether both reached
+// the upstream at the same time (the handler waits for the second).
+func concurrentHits(t *testing.T, u *upstream, pattern string, body string, call func() error) {
+	t.Helper()
+	entered := make(chan struct{}, 2)
+	release := make(chan struct{})
+	u.handle(pattern, func(w http.ResponseWriter, r *http.Request) {
+		entered <- struct{}{}
+		<-release
+		io.WriteString(w, body)
+	})
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() { errs <- call() }()
+	}
+	for range 2 {
+		select {
+		case <-entered:
+		case <-time.After(10 * time.Second):
+			close(release)
+			t.Fatal("the identical calls did not both reach the upstream")
+		}
+	}
+	close(release)
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func TestSharedGetsOffAndWritesNeverShared(t *testing.T) {
+	u := newUpstream(t)
+	c := u.client(WithSharedGets(false))
+	concurrentHits(t, u, "GET /events/v1/{id}", `{"event":{"id":"e"}}`, func() error {
+		_, _, err := c.Events.GetEvent(ctxT(t), "e")
+		return err
+	})
+	c = u.client() // sharing on: still one call per write
+	concurrentHits(t, u, "PUT /visitors/visits/v1/{id}", `{"visit":{"id":"v"}}`, func() error {
+		_, _, err := c.Visitors.UpdateVisit(ctxT(t), "v", &VisitUpdateRequest{})
+		return err
+	})
+	concurrentHits(t, u, "POST /feed/posts/v1", `{"post":{"id":"p"}}`, func() error {
+		_, _, err := c.Feed.CreatePost(ctxT(t), &PostCreateRequest{})
+		return err
+	})
+	if u.hits.Load() != 6 {
+		t.Errorf("%d hits, want 6", u.hits.Load())
+	}
+}
+
+func TestFlightKey(t *testing.T) {
+	base := newFlightKey("GET", "http://h/a?x=1", Credentials{Authorization: "Bearer t", NetworkID: "n"})
+	for name, k := range map[string]flightKey{
+		"method":  newFlightKey("PUT", "http://h/a?x=1", Credentials{Authorization: "Bearer t", NetworkID: "n"}),
+		"query":   newFlightKey("GET", "http://h/a?x=2", Credentials{Authorization: "Bearer t", NetworkID: "n"}),
+		"auth":    newFlightKey("GET", "http://h/a?x=1", Credentials{Authorization: "Bearer u", NetworkID: "n"}),
+		"network": newFlightKey("GET", "http://h/a?x=1", Credentials{Authorization: "Bearer t", NetworkID: "m"}),
+		"shifted": newFlightKey("GET", "http://h/a?x=1", Credentials{Authorization: "Bearer tn"}),
+	} {
+		if k == base {
+			t.Errorf("%s: same key", name)
+		}
+	}
+	if base != newFlightKey("GET", "http://h/a?x=1", Credentials{Authorization: "Bearer t", NetworkID: "n"}) {
+		t.Error("key not deterministic")
+	}
+}
+
+func TestCopyError(t *testing.T) {
+	plain := errors.New("x")
+	if copyError(plain) != plain || copyError(nil) != nil {
+		t.Error("other errors are returned as they are")
+	}
+	for _, err := range []error{&ErrorResponse{StatusCode: 500}, &TransportError{Err: plain}, &DecodeError{Err: plain}, &CircuitOpenError{Method: "GET"}} {
+		cp := copyError(err)
+		if cp == err || cp.Error() != err.Error() {
+			t.Errorf("%T not copied", err)
+		}
+	}
+}
