@@ -123,7 +123,8 @@ func DefaultBreakerSettings() BreakerSettings {
 // BreakerStateFunc is told of every state change of a route's breaker. route
 // is "METHOD template" ("GET /resources/v1/{id}"). It runs while the breaker
 // is locked, on the goroutine of the call that caused the change: it must be
-// quick and must not make calls through the Client.
+// quick and must not use the Client (no calls, no BreakerState): that would
+// deadlock.
 type BreakerStateFunc func(route string, from, to BreakerState)
 
 // WithCircuitBreaker sets the circuit breaker settings (zero fields take the
