@@ -575,37 +575,63 @@ func (c *Client) attempt(ctx context.Context, rc call, target string, payload []
 
 // ---- decoding helpers ----
 
-func isNull(raw json.RawMessage) bool {
-	return len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null"
+
+// scanEnvelope reads a response object in one pass, calling field for each
+// top-level key with the decoder positioned at its value; field must consume
+// the value (decode it, or skip it with skipValue). Trailing data after the
+// object is an error, as with json.Unmarshal.
+func scanEnvelope(data []byte, field func(key string, dec *json.Decoder) error) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return errors.New("response is not a JSON object")
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		key, _ := tok.(string)
+		if err := field(key, dec); err != nil {
+			return err
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing '}'
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("data after the response object")
+	}
+	return nil
 }
 
-// envelope splits a response object into its top-level keys.
-func envelope(data []byte) (map[string]json.RawMessage, error) {
-	var env map[string]json.RawMessage
-	if err := json.Unmarshal(data, &env); err != nil {
-		return nil, err
-	}
-	if env == nil {
-		return nil, errors.New("response is null, not an object")
-	}
-	return env, nil
+func skipValue(dec *json.Decoder) error {
+	var skip json.RawMessage
+	return dec.Decode(&skip)
 }
 
 // decodeOne decodes the object under key into *dst; a missing or null object
 // is an error.
 func decodeOne[T any](key string, dst **T) decodeFunc {
 	return func(data []byte) (pageInfo, error) {
-		env, err := envelope(data)
+		var v *T
+		err := scanEnvelope(data, func(k string, dec *json.Decoder) error {
+			if k != key {
+				return skipValue(dec)
+			}
+			if err := dec.Decode(&v); err != nil {
+				return fmt.Errorf("%s: %w", key, err)
+			}
+			return nil
+		})
 		if err != nil {
 			return pageInfo{}, err
 		}
-		raw, ok := env[key]
-		if !ok || isNull(raw) {
+		if v == nil {
 			return pageInfo{}, fmt.Errorf("response has no %q object", key)
-		}
-		v := new(T)
-		if err := json.Unmarshal(raw, v); err != nil {
-			return pageInfo{}, fmt.Errorf("%s: %w", key, err)
 		}
 		*dst = v
 		return pageInfo{}, nil
@@ -616,36 +642,41 @@ func decodeOne[T any](key string, dst **T) decodeFunc {
 // and the page tokens beside it.
 func decodeList[T any](key string, dst *[]*T) decodeFunc {
 	return func(data []byte) (pageInfo, error) {
-		env, err := envelope(data)
-		if err != nil {
-			return pageInfo{}, err
-		}
-		if raw, ok := env[key]; ok && !isNull(raw) {
-			if err := json.Unmarshal(raw, dst); err != nil {
-				return pageInfo{}, fmt.Errorf("%s: %w", key, err)
-			}
-		}
 		var p pageInfo
-		if p.next, err = optionalString(env, "nextPageToken"); err != nil {
-			return pageInfo{}, err
-		}
-		if p.searchQueryNext, err = optionalString(env, "searchQueryNext"); err != nil {
+		err := scanEnvelope(data, func(k string, dec *json.Decoder) error {
+			var err error
+			switch k {
+			case key:
+				err = dec.Decode(dst)
+			case "nextPageToken":
+				err = optionalString(dec, &p.next)
+			case "searchQueryNext":
+				err = optionalString(dec, &p.searchQueryNext)
+			default:
+				return skipValue(dec)
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %w", k, err)
+			}
+			return nil
+		})
+		if err != nil {
 			return pageInfo{}, err
 		}
 		return p, nil
 	}
 }
 
-func optionalString(env map[string]json.RawMessage, key string) (string, error) {
-	raw, ok := env[key]
-	if !ok || isNull(raw) {
-		return "", nil
+// optionalString decodes a string or null (left "") into *dst.
+func optionalString(dec *json.Decoder, dst *string) error {
+	var s *string
+	if err := dec.Decode(&s); err != nil {
+		return err
 	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", fmt.Errorf("%s: %w", key, err)
+	if s != nil {
+		*dst = *s
 	}
-	return s, nil
+	return nil
 }
 
 // ---- request helpers ----
@@ -729,10 +760,13 @@ func paginate[T any](first string, fetch func(token string) ([]*T, *Response, er
 // decodeStruct decodes the whole response object into dst.
 func decodeStruct[T any](dst *T) decodeFunc {
 	return func(data []byte) (pageInfo, error) {
-		if _, err := envelope(data); err != nil {
+		if err := json.Unmarshal(data, dst); err != nil {
 			return pageInfo{}, err
 		}
-		return pageInfo{}, json.Unmarshal(data, dst)
+		if bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
+			return pageInfo{}, errors.New("response is null, not an object")
+		}
+		return pageInfo{}, nil
 	}
 }
 
