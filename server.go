@@ -221,7 +221,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	client, err := restclient.NewClient(upstreamURL,
 		restclient.WithTimeout(cfg.upstreamTimeout),
-		restclient.WithObserver(graph.ObserveUpstream))
+		restclient.WithObserver(graph.ObserveUpstream),
+		restclient.WithBreakerStateChange(func(route string, from, to restclient.BreakerState) {
+			logger.Warn("upstream circuit breaker", "route", route, "from", from.String(), "to", to.String())
+		}))
 	if err != nil {
 		return fmt.Errorf("upstream %q: %w", upstreamURL, err)
 	}

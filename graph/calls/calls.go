@@ -19,6 +19,9 @@ type Call struct {
 	Status     int     `json:"status"`
 	DurationMs float64 `json:"durationMs"`
 	Retries    int     `json:"retries,omitempty"`
+	// Shared is true when this request waited on an identical call another
+	// request had already made (same credentials): no call of its own.
+	Shared bool `json:"shared,omitempty"`
 }
 
 // Report is the value of extensions.upstream.
@@ -90,6 +93,7 @@ func Observe(ctx context.Context, info restclient.CallInfo) {
 		Status:     info.Status,
 		DurationMs: float64(info.Duration.Microseconds()) / 1000,
 		Retries:    info.Retries,
+		Shared:     info.Shared,
 	})
 	c.mu.Unlock()
 }
