@@ -101,6 +101,14 @@ func Presenter(log *slog.Logger) graphql.ErrorPresenterFunc {
 			if gqlErr.Path == nil {
 				gqlErr.Path = graphql.GetPath(ctx)
 			}
+			if _, ok := gqlErr.Extensions["code"]; !ok {
+				// gqlgen's own request errors without a code (APQ version
+				// or hash mismatch, ...): every error carries one.
+				if gqlErr.Extensions == nil {
+					gqlErr.Extensions = map[string]any{}
+				}
+				gqlErr.Extensions["code"] = BadRequest
+			}
 			return gqlErr
 		}
 		out := &gqlerror.Error{Path: graphql.GetPath(ctx), Err: err}

@@ -10,8 +10,15 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/workspacenet/facade/graph/gqlerr"
 	"github.com/workspacenet/facade/restclient"
 )
+
+// badInput is the BAD_USER_INPUT error of a malformed scalar value (the
+// error sits on the argument's path).
+func badInput(format string, args ...any) error {
+	return &gqlerr.Coded{Code: gqlerr.BadUserInput, Message: fmt.Sprintf(format, args...)}
+}
 
 // MarshalDateTime writes t as an RFC 3339 string in UTC, with fractional
 // seconds only when set. The zero Timestamp (an upstream "" or an unset value)
@@ -30,11 +37,11 @@ func MarshalDateTime(t restclient.Timestamp) graphql.Marshaler {
 func UnmarshalDateTime(v any) (restclient.Timestamp, error) {
 	s, ok := v.(string)
 	if !ok {
-		return restclient.Timestamp{}, fmt.Errorf("DateTime must be an RFC 3339 string such as 2021-05-21T10:00:00Z, got %T", v)
+		return restclient.Timestamp{}, badInput("DateTime must be an RFC 3339 string such as 2021-05-21T10:00:00Z, got %T", v)
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return restclient.Timestamp{}, fmt.Errorf("DateTime must be an RFC 3339 string such as 2021-05-21T10:00:00Z, got %.40q", s)
+		return restclient.Timestamp{}, badInput("DateTime must be an RFC 3339 string such as 2021-05-21T10:00:00Z, got %.40q", s)
 	}
 	return restclient.Timestamp{Time: t.UTC()}, nil
 }
@@ -54,7 +61,7 @@ func MarshalJSON(m json.RawMessage) graphql.Marshaler {
 func UnmarshalJSON(v any) (json.RawMessage, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return nil, fmt.Errorf("JSON value cannot be encoded: %w", err)
+		return nil, badInput("JSON value cannot be encoded: %v", err)
 	}
 	return b, nil
 }
