@@ -134,3 +134,33 @@ func TestIntrospectionOffAsInProduction(t *testing.T) {
 		t.Fatalf("__typename: %s", r.raw)
 	}
 }
+
+// TestMalformedScalarsAndProtocolErrorsAreCoded: what the fuzzer found. A
+// DateTime literal that is not RFC 3339 is BAD_USER_INPUT on the argument
+// (it was INTERNAL_SERVER_ERROR), with no upstream call; gqlgen's APQ errors
+// carry a code (they had none).
+func TestMalformedScalarsAndProtocolErrorsAreCoded(t *testing.T) {
+	noLeaks(t)
+	env := testenv.New(t, testenv.Options{})
+	res := env.ID(t, "resource", 0)
+	for _, date := range []string{"", "2", "tomorrow", "2026-13-01T00:00:00Z"} {
+		env.ResetCalls()
+		r := gql(t, env, 10*time.Second, env.Bearer(), `mutation { createBooking(input: {resourceRef: "`+res+`", startDate: "`+date+`", endDate: "2026-06-01T10:00:00Z"}) { booking { id } } }`, nil)
+		if len(r.body.Errors) != 1 || r.body.Errors[0].Code() != "BAD_USER_INPUT" {
+			t.Errorf("startDate %q: %s", date, r.raw)
+		}
+		noCalls(t, env)
+	}
+	env.ResetCalls()
+	r := gql(t, env, 10*time.Second, env.Bearer(), `mutation($d: DateTime!) { createBooking(input: {resourceRef: "`+res+`", startDate: $d, endDate: "2026-06-01T10:00:00Z"}) { booking { id } } }`, map[string]any{"d": "x"})
+	if len(r.body.Errors) != 1 || r.body.Errors[0].Code() == "" || r.body.Errors[0].Code() == "INTERNAL_SERVER_ERROR" {
+		t.Errorf("DateTime variable: %s", r.raw)
+	}
+	noCalls(t, env)
+	for _, ext := range []string{`{"persistedQuery": {"version": 2, "sha256Hash": "x"}}`, `{"persistedQuery": {"version": 1, "sha256Hash": "00"}}`} {
+		r := do(t, env, 10*time.Second, http.MethodPost, headers(env.Bearer()), []byte(`{"query": "{ __typename }", "extensions": `+ext+`}`))
+		if len(r.body.Errors) != 1 || r.body.Errors[0].Code() == "" {
+			t.Errorf("APQ %s: %s", ext, r.raw)
+		}
+	}
+}
