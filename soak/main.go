@@ -243,7 +243,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 
 	// The facade.
-	client, err := restclient.NewClient(upURL, restclient.WithObserver(graph.ObserveUpstream), restclient.WithTimeout(2*time.Second))
+	// The facade's own HTTP client, so its idle connections can be closed
+	// at the end and the goroutines at rest compared with the start.
+	upTransport := &http.Transport{MaxIdleConnsPerHost: restclient.DefaultMaxInFlight, MaxConnsPerHost: restclient.DefaultMaxInFlight}
+	defer upTransport.CloseIdleConnections()
+	client, err := restclient.NewClient(upURL, restclient.WithObserver(graph.ObserveUpstream), restclient.WithTimeout(2*time.Second),
+		restclient.WithHTTPClient(&http.Client{Transport: upTransport, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}))
 	if err != nil {
 		return err
 	}
@@ -266,6 +271,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	defer cancel()
 	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: cfg.concurrency}}
 	defer hc.CloseIdleConnections()
+	restingBefore := runtime.NumGoroutine()
 	var wg sync.WaitGroup
 	for i := range cfg.concurrency {
 		rng := rand.New(rand.NewPCG(cfg.seed, uint64(i)))
@@ -316,13 +322,31 @@ loop:
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	// Let in-flight upstream calls of abandoned requests end before the
-	// last sample, so it shows the idle state.
-	hc.CloseIdleConnections()
+	// At rest: once the calls of abandoned requests have ended and idle
+	// connections are closed, the goroutines return to their count before
+	// the load (a leak would keep some per request).
+	restingAfter := runtime.NumGoroutine()
+	for wait := time.Now().Add(15 * time.Second); ; {
+		hc.CloseIdleConnections()
+		upTransport.CloseIdleConnections()
+		restingAfter = runtime.NumGoroutine()
+		if restingAfter <= restingBefore+restSlack || time.Now().After(wait) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond) // polling a count, bounded above
+	}
 	report()
+	fmt.Fprintf(out, "\ngoroutines at rest: %d before the load, %d after (limit %d)\n", restingBefore, restingAfter, restingBefore+restSlack)
+	if restingAfter > restingBefore+restSlack {
+		st.problem("goroutines at rest grew from %d to %d: a leak", restingBefore, restingAfter)
+	}
 
 	return verdict(out, cfg, st, samples, fc.snapshot(), faults)
 }
+
+// restSlack is how many more goroutines than before the load may remain at
+// rest (timers and pool housekeeping).
+const restSlack = 5
 
 // serve listens on a loopback port and serves h; stop shuts it down.
 func serve(h http.Handler) (url string, stop func(), err error) {
@@ -430,7 +454,7 @@ func verdict(out io.Writer, cfg config, st *stats, samples []sample, injected ma
 
 	// Flatness: after a warm-up sample, the last third against the first.
 	if len(samples) >= 7 {
-		s := samples[1:]
+		s := samples[1 : len(samples)-1] // no warm-up, no resting sample
 		third := len(s) / 3
 		first, lastT := s[:third], s[len(s)-third:]
 		med := func(xs []sample, f func(sample) float64) float64 {
@@ -451,7 +475,10 @@ func verdict(out io.Writer, cfg config, st *stats, samples []sample, injected ma
 		}
 		check("RSS MiB", func(x sample) float64 { return float64(x.rssKB) / 1024 }, 8)
 		check("heap in use MiB", func(x sample) float64 { return float64(x.heapInuse) / (1 << 20) }, 8)
-		check("goroutines", func(x sample) float64 { return float64(x.goroutines) }, float64(4*cfg.concurrency))
+		// Under load the count follows the requests in flight (a hang holds
+		// a few goroutines for seconds): a wide margin; the check at rest
+		// is the precise one.
+		check("goroutines under load", func(x sample) float64 { return float64(x.goroutines) }, float64(max(16*cfg.concurrency, 64)))
 	} else {
 		fmt.Fprintf(out, "flatness: not checked (%d samples; needs 7)\n", len(samples))
 	}
