@@ -66,6 +66,8 @@ type config struct {
 	maxRootFields    int
 	maxCost          int
 	maxTokens        int
+	maxSelections    int
+	maxDirectives    int
 	maxUpstreamCalls int
 	maxBodyBytes     int
 	apqCacheSize     int
@@ -129,6 +131,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 	intVar(&c.maxRootFields, "max-root-fields", "MAX_ROOT_FIELDS", limits.DefaultMaxRootFields, "maximum root fields of an operation; 0 = no limit")
 	intVar(&c.maxCost, "max-cost", "MAX_COST", limits.DefaultMaxCost, "maximum cost of an operation (README, Hardening); 0 = no limit")
 	intVar(&c.maxTokens, "max-tokens", "MAX_TOKENS", limits.DefaultMaxTokens, "maximum parser tokens of a document; 0 = no limit")
+	intVar(&c.maxSelections, "max-selections", "MAX_SELECTIONS", limits.DefaultMaxSelections, "maximum field selections written in a document (checked before validation); 0 = no limit")
+	intVar(&c.maxDirectives, "max-directives", "MAX_DIRECTIVES", limits.DefaultMaxDirectives, "maximum directives written in a document; 0 = no limit")
 	intVar(&c.maxUpstreamCalls, "max-upstream-calls", "MAX_UPSTREAM_CALLS", graph.DefaultMaxUpstreamCalls, "maximum upstream calls of one request; 0 = no limit")
 	intVar(&c.maxBodyBytes, "max-body-bytes", "MAX_BODY_BYTES", guard.DefaultMaxBodyBytes, "maximum size of a request body in bytes")
 	intVar(&c.apqCacheSize, "apq-cache-size", "APQ_CACHE_SIZE", 1000, "automatic persisted queries remembered; 0 = APQ off")
@@ -147,7 +151,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (*
 		return nil, fmt.Errorf("-upstream-trace: %q is not auto, on or off", c.upstreamTrace)
 	}
 	for name, v := range map[string]int{"-max-depth": c.maxDepth, "-max-aliases": c.maxAliases, "-max-root-fields": c.maxRootFields,
-		"-max-cost": c.maxCost, "-max-tokens": c.maxTokens, "-max-upstream-calls": c.maxUpstreamCalls, "-apq-cache-size": c.apqCacheSize} {
+		"-max-cost": c.maxCost, "-max-tokens": c.maxTokens, "-max-selections": c.maxSelections, "-max-directives": c.maxDirectives, "-max-upstream-calls": c.maxUpstreamCalls, "-apq-cache-size": c.apqCacheSize} {
 		if v < 0 {
 			return nil, fmt.Errorf("%s: %d is negative (0 turns the limit off)", name, v)
 		}
@@ -245,6 +249,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Limits: limits.Config{
 			MaxDepth: offIfZero(cfg.maxDepth), MaxAliases: offIfZero(cfg.maxAliases), MaxRootFields: offIfZero(cfg.maxRootFields),
 			MaxCost: offIfZero(cfg.maxCost), MaxTokens: offIfZero(cfg.maxTokens),
+			MaxSelections: offIfZero(cfg.maxSelections), MaxDirectives: offIfZero(cfg.maxDirectives),
 		},
 		MaxUpstreamCalls:      offIfZero(cfg.maxUpstreamCalls),
 		MaxBodyBytes:          int64(cfg.maxBodyBytes),
