@@ -575,7 +575,6 @@ func (c *Client) attempt(ctx context.Context, rc call, target string, payload []
 
 // ---- decoding helpers ----
 
-
 // scanEnvelope reads a response object in one pass, calling field for each
 // top-level key with the decoder positioned at its value; field must consume
 // the value (decode it, or skip it with skipValue). Trailing data after the
