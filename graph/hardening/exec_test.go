@@ -102,7 +102,7 @@ func TestTrustedDocuments(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			env.ResetCalls()
 			postJSON(t, env, env.Bearer(), tc.req, nil).only(t, tc.code)
-			noCalls(t, env)
+			env.ExpectNoCalls(t)
 		})
 	}
 	accepted := map[string]map[string]any{
@@ -132,7 +132,7 @@ func TestTrustedDocuments(t *testing.T) {
 // TestRequestLogHoldsNoCredentials runs requests with the Bearer token and
 // Basic credentials through a logger writing to a buffer.
 func TestRequestLogHoldsNoCredentials(t *testing.T) {
-	var buf logBuffer
+	var buf testenv.LogBuffer
 	env := testenv.New(t, testenv.Options{Logger: slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	res := env.ID(t, "resource", 0)
 	q := `query Logged { resource(id: "` + res + `") { id parent { id } } missing: resource(id: "00000000-0000-4000-8000-000000000000") { id } }`
@@ -150,7 +150,7 @@ func TestRequestLogHoldsNoCredentials(t *testing.T) {
 			t.Errorf("the log holds %q", secret)
 		}
 	}
-	lines := buf.lines(t, "graphql request")
+	lines := logLines(t, &buf, "graphql request")
 	if len(lines) != 3 {
 		t.Fatalf("%d request lines, want 3:\n%s", len(lines), out)
 	}
@@ -180,7 +180,7 @@ func TestRequestLogHoldsNoCredentials(t *testing.T) {
 // middleware around Resource.title) is INTERNAL_SERVER_ERROR for that field,
 // the other fields arrive, the stack is logged and never returned.
 func TestPanicBecomesInternalError(t *testing.T) {
-	var buf logBuffer
+	var buf testenv.LogBuffer
 	env := testenv.New(t, testenv.Options{
 		Logger: slog.New(slog.NewJSONHandler(&buf, nil)),
 		GraphOpts: func(o *graph.Options) {
@@ -203,7 +203,7 @@ func TestPanicBecomesInternalError(t *testing.T) {
 	if !strings.Contains(string(r.body.Data), `"id"`) {
 		t.Errorf("other fields missing: %s", r.body.Data)
 	}
-	panics := buf.lines(t, "resolver panic")
+	panics := logLines(t, &buf, "resolver panic")
 	if len(panics) != 1 || !strings.Contains(panics[0]["stack"].(string), "goroutine") || panics[0]["panic"] != "boom in title" || panics[0]["request_id"] == nil {
 		t.Fatalf("panic log: %v", panics)
 	}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -91,34 +90,8 @@ func query(t *testing.T, env *testenv.Env, c testenv.Creds, q string, vars map[s
 	return postJSON(t, env, c, map[string]any{"query": q, "variables": vars}, nil)
 }
 
-// noCalls fails t if the upstream was called since the last reset.
-func noCalls(t *testing.T, env *testenv.Env) {
-	t.Helper()
-	if m, n := env.Calls(); n != 0 {
-		t.Fatalf("refused request made %d upstream calls:\n%s", n, testenv.FormatCalls(m))
-	}
-}
-
-// logBuffer is a concurrency-safe log sink.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// lines returns the JSON log records whose msg is msg.
-func (l *logBuffer) lines(t *testing.T, msg string) []map[string]any {
+// logLines returns the JSON log records of l whose msg is msg.
+func logLines(t *testing.T, l *testenv.LogBuffer, msg string) []map[string]any {
 	t.Helper()
 	var out []map[string]any
 	for _, ln := range strings.Split(l.String(), "\n") {

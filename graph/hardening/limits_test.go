@@ -118,7 +118,7 @@ func TestDefaultLimitsLetReadmeQueriesAndIntrospectionThrough(t *testing.T) {
 		})
 	}
 	t.Run("GraphiQL introspection", func(t *testing.T) {
-		r := query(t, env, testenv.Creds{}, introspectionQuery, nil)
+		r := query(t, env, testenv.Creds{}, testenv.IntrospectionQuery, nil)
 		if r.status != http.StatusOK || len(r.body.Errors) > 0 || !strings.Contains(string(r.body.Data), `"queryType":{"name":"Query"}`) {
 			t.Fatalf("%d %.500s", r.status, r.raw)
 		}
@@ -159,7 +159,7 @@ func TestLimitsRefuseBeforeAnyUpstreamCall(t *testing.T) {
 			if r.status != http.StatusUnprocessableEntity || string(r.body.Data) != "" && string(r.body.Data) != "null" {
 				t.Errorf("status %d data %s", r.status, r.body.Data)
 			}
-			noCalls(t, env)
+			env.ExpectNoCalls(t)
 		})
 	}
 	t.Run("tokens", func(t *testing.T) {
@@ -170,7 +170,7 @@ func TestLimitsRefuseBeforeAnyUpstreamCall(t *testing.T) {
 		if e.Extensions["limit"] != limits.Tokens || e.Extensions["maximum"] != float64(limits.DefaultMaxTokens) {
 			t.Errorf("extensions = %v", e.Extensions)
 		}
-		noCalls(t, env)
+		env.ExpectNoCalls(t)
 	})
 	t.Run("first from a variable", func(t *testing.T) {
 		env.ResetCalls()
@@ -179,7 +179,7 @@ func TestLimitsRefuseBeforeAnyUpstreamCall(t *testing.T) {
 		if e := r.only(t, limits.Code); e.Extensions["limit"] != limits.Cost {
 			t.Errorf("extensions = %v", e.Extensions)
 		}
-		noCalls(t, env)
+		env.ExpectNoCalls(t)
 		// The same document with a small page passes.
 		r = query(t, env, env.Bearer(), q, map[string]any{"n": 2})
 		if len(r.body.Errors) > 0 {

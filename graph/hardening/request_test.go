@@ -49,7 +49,7 @@ func TestCSRFPrevention(t *testing.T) {
 			if r.status != http.StatusBadRequest {
 				t.Errorf("status %d, want 400", r.status)
 			}
-			noCalls(t, env)
+			env.ExpectNoCalls(t)
 		})
 	}
 	for _, h := range []string{"GraphQL-Require-Preflight", "X-Requested-With", "Apollo-Require-Preflight"} {
@@ -91,7 +91,7 @@ func TestBodyLimitsAndBatches(t *testing.T) {
 		if r.status != http.StatusRequestEntityTooLarge {
 			t.Errorf("status %d, want 413", r.status)
 		}
-		noCalls(t, env)
+		env.ExpectNoCalls(t)
 	})
 	t.Run("body without Content-Length: 413", func(t *testing.T) {
 		env.ResetCalls()
@@ -108,7 +108,7 @@ func TestBodyLimitsAndBatches(t *testing.T) {
 		if resp.StatusCode != http.StatusRequestEntityTooLarge {
 			t.Errorf("chunked oversized body: status %d", resp.StatusCode)
 		}
-		noCalls(t, env)
+		env.ExpectNoCalls(t)
 	})
 	t.Run("batched array: 400, body not echoed", func(t *testing.T) {
 		env.ResetCalls()
@@ -118,7 +118,7 @@ func TestBodyLimitsAndBatches(t *testing.T) {
 		if r.status != http.StatusBadRequest || strings.Contains(r.raw, res) {
 			t.Errorf("%d %s", r.status, r.raw)
 		}
-		noCalls(t, env)
+		env.ExpectNoCalls(t)
 	})
 	t.Run("malformed JSON: 400", func(t *testing.T) {
 		r := send(t, env, http.MethodPost, env.FacadeURL, jsonHdr, []byte(`{"query": "{ __typename }"`))

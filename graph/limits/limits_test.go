@@ -14,6 +14,7 @@ import (
 
 	"github.com/workspacenet/facade/graph/generated"
 	"github.com/workspacenet/facade/graph/limits"
+	"github.com/workspacenet/facade/internal/testenv"
 )
 
 func schema() *ast.Schema { return generated.NewExecutableSchema(generated.Config{}).Schema() }
@@ -56,7 +57,7 @@ fragment F on Location { orders { edges { node { product { title } } } } }`
 }
 
 func TestMeasureIntrospectionCountsOnce(t *testing.T) {
-	doc := validated(t, IntrospectionQuery)
+	doc := validated(t, testenv.IntrospectionQuery)
 	s := limits.Measure(doc.Operations[0], nil, limits.Options{})
 	if s.Depth != 1 || s.Cost != 1 || s.RootFields != 1 {
 		t.Errorf("introspection query: %+v, want depth 1 cost 1", s)

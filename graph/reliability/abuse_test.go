@@ -66,7 +66,7 @@ func TestAbuseIsRefusedWithoutUpstreamCalls(t *testing.T) {
 			if r.status != http.StatusUnprocessableEntity || len(r.raw) > 2048 {
 				t.Errorf("status %d, %d bytes", r.status, len(r.raw))
 			}
-			noCalls(t, env)
+			env.ExpectNoCalls(t)
 		})
 	}
 
@@ -91,7 +91,7 @@ func TestAbuseIsRefusedWithoutUpstreamCalls(t *testing.T) {
 			if r.status != tc.status || len(r.body.Errors) != 1 || tc.code != "" && r.body.Errors[0].Code() != tc.code {
 				t.Fatalf("want %d %s, got %d %.400s", tc.status, tc.code, r.status, r.raw)
 			}
-			noCalls(t, env)
+			env.ExpectNoCalls(t)
 		})
 	}
 }
@@ -125,7 +125,7 @@ func TestIntrospectionOffAsInProduction(t *testing.T) {
 				t.Fatalf("introspection answered: %d %.400s", r.status, r.raw)
 			}
 			if name != "with a real field" { // the real field is still served
-				noCalls(t, env)
+				env.ExpectNoCalls(t)
 			}
 		})
 	}
@@ -149,14 +149,14 @@ func TestMalformedScalarsAndProtocolErrorsAreCoded(t *testing.T) {
 		if len(r.body.Errors) != 1 || r.body.Errors[0].Code() != "BAD_USER_INPUT" {
 			t.Errorf("startDate %q: %s", date, r.raw)
 		}
-		noCalls(t, env)
+		env.ExpectNoCalls(t)
 	}
 	env.ResetCalls()
 	r := gql(t, env, 10*time.Second, env.Bearer(), `mutation($d: DateTime!) { createBooking(input: {resourceRef: "`+res+`", startDate: $d, endDate: "2026-06-01T10:00:00Z"}) { booking { id } } }`, map[string]any{"d": "x"})
 	if len(r.body.Errors) != 1 || r.body.Errors[0].Code() == "" || r.body.Errors[0].Code() == "INTERNAL_SERVER_ERROR" {
 		t.Errorf("DateTime variable: %s", r.raw)
 	}
-	noCalls(t, env)
+	env.ExpectNoCalls(t)
 	for _, ext := range []string{`{"persistedQuery": {"version": 2, "sha256Hash": "x"}}`, `{"persistedQuery": {"version": 1, "sha256Hash": "00"}}`} {
 		r := do(t, env, 10*time.Second, http.MethodPost, headers(env.Bearer()), []byte(`{"query": "{ __typename }", "extensions": `+ext+`}`))
 		if len(r.body.Errors) != 1 || r.body.Errors[0].Code() == "" {

@@ -11,7 +11,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -110,32 +109,6 @@ func gql(t testing.TB, env *testenv.Env, timeout time.Duration, c testenv.Creds,
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
 	return do(t, env, timeout, http.MethodPost, headers(c), body)
-}
-
-// noCalls fails t if the upstream was called since the last reset.
-func noCalls(t testing.TB, env *testenv.Env) {
-	t.Helper()
-	if m, n := env.Calls(); n != 0 {
-		t.Fatalf("%d upstream calls, want none:\n%s", n, testenv.FormatCalls(m))
-	}
-}
-
-// logBuffer is a log sink safe for concurrent use.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // field walks decoded JSON along a dotted path of object keys.

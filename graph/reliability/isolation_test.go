@@ -48,7 +48,7 @@ func collectStrings(v any, seen map[string]bool) {
 // JSON log of the run holds no credential.
 func TestIsolationUnderConcurrentLoad(t *testing.T) {
 	noLeaks(t)
-	var logs logBuffer
+	var logs testenv.LogBuffer
 	env := testenv.New(t, testenv.Options{Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	om := env.Manifest.OtherNetworks[0]
 	mine, theirs := idsOf(env.Manifest), idsOf(&om)

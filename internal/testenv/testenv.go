@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sort"
+	"sync"
 	"testing"
 
 	"github.com/workspacenet/facade/graph"
@@ -265,4 +266,31 @@ func FormatCalls(m map[string]int64) string {
 		fmt.Fprintf(&b, "  %s: %d\n", k, m[k])
 	}
 	return b.String()
+}
+
+// ExpectNoCalls fails tb if the upstream was called since the last reset.
+func (e *Env) ExpectNoCalls(tb testing.TB) {
+	tb.Helper()
+	if m, n := e.Calls(); n != 0 {
+		tb.Fatalf("%d upstream calls, want none:\n%s", n, FormatCalls(m))
+	}
+}
+
+// LogBuffer is a log sink safe for concurrent use, for asserting on what a
+// run logged.
+type LogBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *LogBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *LogBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

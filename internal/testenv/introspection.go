@@ -1,9 +1,9 @@
-package hardening_test
+package testenv
 
-// introspectionQuery is graphql-js getIntrospectionQuery({descriptions: true,
+// IntrospectionQuery is graphql-js getIntrospectionQuery({descriptions: true,
 // specifiedByUrl: true, directiveIsRepeatable: true, inputValueDeprecation:
 // true}): what GraphiQL sends to load the schema.
-const introspectionQuery = `
+const IntrospectionQuery = `
     query IntrospectionQuery {
       __schema {
         queryType { name }
