@@ -1,11 +1,8 @@
 package graph_test
 
 import (
-	"encoding/json"
-	"os"
 	"regexp"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/workspacenet/facade/internal/testenv"
@@ -17,43 +14,28 @@ import (
 // variables on the demo data it answers without errors in exactly the number
 // of upstream calls the README states.
 func TestReadmeShowsTheGuardedQueries(t *testing.T) {
-	raw, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme := string(raw)
 	guarded := map[string]bool{ReadmeFirstQuery: true, ReadmeDashboardQuery: true, ReadmeInvoiceQuery: true}
-	block := regexp.MustCompile("(?s)```graphql\n(.*?)```\n\nVariables:\n\n```json\n(.*?)```\n\n(.*?)\n\n")
 	calls := regexp.MustCompile(`\*\*(\d+) REST calls\*\*`)
-	matches := block.FindAllStringSubmatch(readme, -1)
-	if n := strings.Count(readme, "```graphql"); n != len(matches) {
-		t.Fatalf("README has %d graphql blocks, %d of them followed by Variables and a call count", n, len(matches))
-	}
 	env := testenv.New(t, testenv.Options{})
 	shown := map[string]bool{}
-	for _, m := range matches {
-		query, varsJSON, prose := strings.TrimSpace(m[1]), m[2], m[3]
-		if !guarded[query] {
-			t.Errorf("README shows a query that is not a guarded Readme* constant:\n%s", query)
+	for _, rq := range testenv.ReadmeQueries(t, "../README.md") {
+		if !guarded[rq.Query] {
+			t.Errorf("README shows a query that is not a guarded Readme* constant:\n%s", rq.Query)
 			continue
 		}
-		shown[query] = true
-		var vars map[string]any
-		if err := json.Unmarshal([]byte(varsJSON), &vars); err != nil {
-			t.Fatalf("variables of %.30q: %v", query, err)
-		}
-		cm := calls.FindStringSubmatch(prose)
+		shown[rq.Query] = true
+		cm := calls.FindStringSubmatch(rq.Prose)
 		if cm == nil {
-			t.Fatalf("no '**N REST calls**' after %.30q: %q", query, prose)
+			t.Fatalf("no '**N REST calls**' after %.30q: %q", rq.Query, rq.Prose)
 		}
 		want, _ := strconv.Atoi(cm[1])
 		env.ResetCalls()
-		r := env.Query(t, env.Bearer(), query, vars)
+		r := env.Query(t, env.Bearer(), rq.Query, rq.Vars)
 		if len(r.Errors) > 0 {
-			t.Fatalf("%.30q: %+v", query, r.Errors)
+			t.Fatalf("%.30q: %+v", rq.Query, r.Errors)
 		}
 		if _, got := env.Calls(); got != int64(want) {
-			t.Errorf("%.30q makes %d upstream calls, the README says %d", query, got, want)
+			t.Errorf("%.30q makes %d upstream calls, the README says %d", rq.Query, got, want)
 		}
 	}
 	for q := range guarded {

@@ -2,6 +2,7 @@ package hardening_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -11,107 +12,11 @@ import (
 	"github.com/workspacenet/facade/internal/testenv"
 )
 
-// The README's queries, pasted verbatim: they must pass the default limits.
-const (
-	readmeFirstLook = `query FirstLook {
-  resource(id: "f302cbe6-4927-49a2-baca-cbeb3a5f0274") {
-    title
-    type
-    capacity
-    money { enabled price }
-    parent { title type capacity }
-    location { id }
-  }
-}`
-	readmeCurl      = `{ resource(id: "f302cbe6-4927-49a2-baca-cbeb3a5f0274") { title parent { title } } }`
-	readmeDashboard = `query LocationDashboard {
-  location(id: "a1ee47b3-6872-4b88-852c-288830aca7b5") {
-    products {
-      title
-      options { title price { money { amount currencyCode } } }
-    }
-    orders(first: 10) {
-      nodes {
-        number
-        status
-        quantity
-        product { title description featured }
-        option { title price { money { amount } } }
-      }
-    }
-    transactions(first: 20) {
-      nodes {
-        amount
-        currencyCode
-        type
-        status
-        booking { resource { title type capacity } }
-        order { product { title } }
-        ticket { event { title startDate } }
-      }
-      pageInfo { hasNextPage endCursor }
-    }
-  }
-}`
-	readmeInvoice = `query InvoiceDetail {
-  invoice(id: "1c1947f8-ebbd-42b3-8c5f-47ac147bf4bb") {
-    number
-    status
-    totalAmount
-    currencyCode
-    items {
-      description
-      type
-      totalAmount
-      booking { startDate resource { title capacity } }
-      order { product { title } productOption { title } }
-    }
-    creditNotes(first: 10) {
-      nodes {
-        number
-        totalAmount
-        lines { quantity totalAmount invoiceItem { description } }
-      }
-    }
-  }
-}`
-	// The playground's opening query (server.go demoQuery), with its variable.
-	playgroundDashboard = `query Dashboard($location: ID!) {
-  location(id: $location) {
-    products {
-      title
-      options { title price { money { amount currencyCode } } }
-    }
-    orders(first: 5) {
-      nodes {
-        number
-        status
-        product { title }
-        option { title }
-      }
-    }
-    transactions(first: 5) {
-      nodes {
-        amount
-        currencyCode
-        type
-        status
-        booking { resource { title capacity } }
-      }
-      pageInfo { hasNextPage endCursor }
-    }
-  }
-}`
-)
-
 func TestDefaultLimitsLetReadmeQueriesAndIntrospectionThrough(t *testing.T) {
 	env := testenv.New(t, testenv.Options{})
-	for name, q := range map[string]string{
-		"FirstLook": readmeFirstLook, "curl": readmeCurl, "LocationDashboard": readmeDashboard,
-		"InvoiceDetail": readmeInvoice, "playground": playgroundDashboard,
-	} {
-		t.Run(name, func(t *testing.T) {
-			r := query(t, env, env.Bearer(), q, map[string]any{"location": env.ID(t, "location", 0)})
+	for i, rq := range testenv.ReadmeQueries(t, "../../README.md") {
+		t.Run(fmt.Sprintf("README query %d", i+1), func(t *testing.T) {
+			r := query(t, env, env.Bearer(), rq.Query, rq.Vars)
 			if r.status != http.StatusOK || len(r.body.Errors) > 0 || string(r.body.Data) == "null" {
 				t.Fatalf("%d %s", r.status, r.raw)
 			}

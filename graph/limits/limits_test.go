@@ -2,6 +2,9 @@ package limits_test
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -150,20 +153,31 @@ func TestTokenLimitRewritesOnlyTheParserError(t *testing.T) {
 	}
 }
 
-func TestReadmeDashboardCost(t *testing.T) {
-	doc := validated(t, `query LocationDashboard {
-  location(id: "a1ee47b3-6872-4b88-852c-288830aca7b5") {
-    products { title options { title price { money { amount currencyCode } } } }
-    orders(first: 10) { nodes { number status quantity product { title description featured } option { title price { money { amount } } } } }
-    transactions(first: 20) {
-      nodes { amount currencyCode type status booking { resource { title type capacity } } order { product { title } } ticket { event { title startDate } } }
-      pageInfo { hasNextPage endCursor }
-    }
-  }
-}`)
-	s := limits.Measure(doc.Operations[0], nil, limits.Options{})
-	t.Logf("README dashboard: %+v", s)
-	if s.Cost > limits.DefaultMaxCost/10 || s.Depth != 7 {
-		t.Errorf("README dashboard: %+v", s)
+// TestReadmeStatesTheDashboardsDepthAndCost keeps the README's figures for
+// its dashboard query measured: "... query has depth D and costs C".
+func TestReadmeStatesTheDashboardsDepthAndCost(t *testing.T) {
+	raw, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
 	}
+	m := regexp.MustCompile(`dashboard\s+query has depth (\d+) and costs (\d+)`).FindStringSubmatch(string(raw))
+	if m == nil {
+		t.Fatal("README does not state the dashboard query's depth and cost")
+	}
+	for _, rq := range testenv.ReadmeQueries(t, "../../README.md") {
+		if !strings.HasPrefix(rq.Query, "query Dashboard") {
+			continue
+		}
+		doc := validated(t, rq.Query)
+		s := limits.Measure(doc.Operations[0], rq.Vars, limits.Options{})
+		t.Logf("README dashboard: %+v", s)
+		if got := fmt.Sprintf("depth %d and costs %d", s.Depth, s.Cost); got != fmt.Sprintf("depth %s and costs %s", m[1], m[2]) {
+			t.Errorf("README dashboard measures %s; the README says depth %s and costs %s", got, m[1], m[2])
+		}
+		if s.Cost > limits.DefaultMaxCost/10 {
+			t.Errorf("the README dashboard uses %d of the default cost limit %d", s.Cost, limits.DefaultMaxCost)
+		}
+		return
+	}
+	t.Fatal("README has no dashboard query")
 }
