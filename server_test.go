@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -95,9 +96,10 @@ func (s *started) printed(t *testing.T, re string) []string {
 	return nil
 }
 
-func getJSON(t *testing.T, u string, hdr map[string]string) (int, map[string]any) {
+// doJSON sends a request with hdr and decodes the JSON object it answers.
+func doJSON(t *testing.T, method, u string, hdr map[string]string, body io.Reader) (int, map[string]any) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, u, nil)
+	req, _ := http.NewRequest(method, u, body)
 	for k, v := range hdr {
 		req.Header.Set(k, v)
 	}
@@ -106,33 +108,27 @@ func getJSON(t *testing.T, u string, hdr map[string]string) (int, map[string]any
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
 	var m map[string]any
-	body, _ := io.ReadAll(resp.Body)
-	if err := json.Unmarshal(body, &m); err != nil {
-		t.Fatalf("GET %s: not JSON (%d): %.200s", u, resp.StatusCode, body)
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("%s %s: not JSON (%d): %.300s", method, u, resp.StatusCode, raw)
 	}
 	return resp.StatusCode, m
+}
+
+func getJSON(t *testing.T, u string, hdr map[string]string) (int, map[string]any) {
+	t.Helper()
+	return doJSON(t, http.MethodGet, u, hdr, nil)
 }
 
 func postGraphQL(t *testing.T, base string, hdr map[string]string, query string) (int, map[string]any) {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"query": query})
-	req, _ := http.NewRequest(http.MethodPost, base+"/graphql", strings.NewReader(string(body)))
-	req.Header.Set("Content-Type", "application/json")
+	h := map[string]string{"Content-Type": "application/json"}
 	for k, v := range hdr {
-		req.Header.Set(k, v)
+		h[k] = v
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var m map[string]any
-	raw, _ := io.ReadAll(resp.Body)
-	if err := json.Unmarshal(raw, &m); err != nil {
-		t.Fatalf("POST /graphql: not JSON (%d): %.300s", resp.StatusCode, raw)
-	}
-	return resp.StatusCode, m
+	return doJSON(t, http.MethodPost, base+"/graphql", h, bytes.NewReader(body))
 }
 
 func TestRunEmbeddedDemo(t *testing.T) {

@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"runtime"
-	"slices"
 	"strconv"
 	"time"
 
@@ -361,9 +359,4 @@ func findFixtures(ctx context.Context, up *upstream, who caller) (*fixtures, err
 		}
 	}
 	return nil, fmt.Errorf("fixtures: no resource accepts a one-hour booking: %w", errors.Join(errNoFixture, lastErr))
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	return slices.Sorted(maps.Keys(m))
 }

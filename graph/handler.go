@@ -3,7 +3,6 @@ package graph
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -151,20 +150,16 @@ func NewHandler(o Options) http.Handler {
 		}
 		if r.Method == http.MethodPost {
 			body, ref := guard.ReadBody(sw, r, o.MaxBodyBytes, gqlerr.RequestTooLarge, gqlerr.BadRequest)
+			var documentID string
 			if ref == nil && isJSON(r) {
-				ref = guard.CheckJSONBody(body, gqlerr.BadRequest)
+				documentID, ref = guard.CheckJSONBody(body, gqlerr.BadRequest)
 			}
 			if ref != nil {
 				sc.refuse(sw, ref)
 				return
 			}
-			if len(o.TrustedDocuments) > 0 {
-				var p struct {
-					DocumentID string `json:"documentId"`
-				}
-				if json.Unmarshal(body, &p) == nil && p.DocumentID != "" {
-					ctx = trusted.WithDocumentID(ctx, p.DocumentID)
-				}
+			if documentID != "" && len(o.TrustedDocuments) > 0 {
+				ctx = trusted.WithDocumentID(ctx, documentID)
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
 		} else if id := r.URL.Query().Get("documentId"); id != "" && len(o.TrustedDocuments) > 0 {
@@ -221,15 +216,6 @@ func scopeFrom(ctx context.Context) *scope {
 		return s
 	}
 	return &scope{}
-}
-
-// CallCount returns the number of upstream calls made so far for the GraphQL
-// request of ctx (for logs).
-func CallCount(ctx context.Context) int {
-	if c := scopeFrom(ctx).calls; c != nil {
-		return c.Count()
-	}
-	return 0
 }
 
 // requireCredentials answers every root field that could reach the upstream

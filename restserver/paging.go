@@ -206,6 +206,15 @@ func uuidParam(q url.Values, name string) (string, error) {
 	return strings.ToLower(v), nil
 }
 
+// requiredUUIDParam is uuidParam for a parameter the operation requires.
+func requiredUUIDParam(q url.Values, name string) (string, error) {
+	v, err := uuidParam(q, name)
+	if err == nil && v == "" {
+		err = invalidf("%s: is required", name)
+	}
+	return v, err
+}
+
 // searchQueryNext renders the ready-made query string of the next page: the
 // given filters plus limit and nextPageToken (no leading "?").
 func searchQueryNext(params map[string]string, limit int, token string) string {

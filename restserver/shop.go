@@ -13,12 +13,9 @@ var orderStatuses = []string{"new", "inProgress", "completed", "canceled"}
 // first. Not paged.
 func (s *Server) listProducts(r *http.Request, c *caller) (int, any, error) {
 	q := r.URL.Query()
-	location, err := uuidParam(q, "locationRef")
+	location, err := requiredUUIDParam(q, "locationRef")
 	if err != nil {
 		return 0, nil, err
-	}
-	if location == "" {
-		return 0, nil, invalidf("locationRef: is required")
 	}
 	rows, err := s.db.read.QueryContext(r.Context(), `SELECT doc FROM products WHERE network_id = ? AND location_id = ? ORDER BY create_date DESC, rowid DESC`, c.network, location)
 	if err != nil {
@@ -63,12 +60,9 @@ type ordersPage struct {
 func (s *Server) listOrders(r *http.Request, c *caller) (int, any, error) {
 	const route = "GET /shop/orders/v1"
 	q := r.URL.Query()
-	location, err := uuidParam(q, "locationRef")
+	location, err := requiredUUIDParam(q, "locationRef")
 	if err != nil {
 		return 0, nil, err
-	}
-	if location == "" {
-		return 0, nil, invalidf("locationRef: is required")
 	}
 	status, err := enumParam(q, "status", orderStatuses)
 	if err != nil {

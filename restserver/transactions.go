@@ -38,12 +38,9 @@ type transactionsPage struct {
 func (s *Server) listTransactions(r *http.Request, c *caller) (int, any, error) {
 	const route = "GET /transactions/money/v1"
 	q := r.URL.Query()
-	location, err := uuidParam(q, "locationRef")
+	location, err := requiredUUIDParam(q, "locationRef")
 	if err != nil {
 		return 0, nil, err
-	}
-	if location == "" {
-		return 0, nil, invalidf("locationRef: is required")
 	}
 	status, err := enumParam(q, "status", transactionStatuses)
 	if err != nil {

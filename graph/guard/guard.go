@@ -33,8 +33,6 @@ type Refusal struct {
 	Message string
 }
 
-func (r *Refusal) Error() string { return r.Message }
-
 // Write answers w with r as {"errors":[{"message","extensions":{"code"}}]}.
 func (r *Refusal) Write(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "application/json")
@@ -97,23 +95,23 @@ func ReadBody(w http.ResponseWriter, r *http.Request, max int64, tooLargeCode, b
 // CheckJSONBody refuses a JSON body that is not one GraphQL request object:
 // malformed JSON, or a batch (an array of requests), which the facade does
 // not serve. The refusal never echoes the body.
-func CheckJSONBody(body []byte, badCode string) *Refusal {
+func CheckJSONBody(body []byte, badCode string) (documentID string, ref *Refusal) {
 	t := bytes.TrimLeft(body, " \t\r\n")
-	switch {
-	case len(t) > 0 && t[0] == '[':
-		return &Refusal{Status: http.StatusBadRequest, Code: badCode,
+	if len(t) > 0 && t[0] == '[' {
+		return "", &Refusal{Status: http.StatusBadRequest, Code: badCode,
 			Message: "batched requests (a JSON array) are not supported: send one operation per request"}
-	case !json.Valid(t) || len(t) == 0 || t[0] != '{':
-		return &Refusal{Status: http.StatusBadRequest, Code: badCode,
-			Message: "the request body is not a JSON object {\"query\", \"variables\", \"operationName\", \"extensions\"}"}
 	}
 	// Members of the wrong type would reach gqlgen's decoder, whose error
-	// has no code and echoes the body.
+	// has no code and echoes the body. One Unmarshal both validates the
+	// JSON and reads the members.
 	var p struct {
 		Query, OperationName, DocumentID json.RawMessage
 		Variables, Extensions            json.RawMessage
 	}
-	_ = json.Unmarshal(t, &p)
+	if len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &p) != nil {
+		return "", &Refusal{Status: http.StatusBadRequest, Code: badCode,
+			Message: "the request body is not a JSON object {\"query\", \"variables\", \"operationName\", \"extensions\"}"}
+	}
 	for _, m := range []struct {
 		name string
 		raw  json.RawMessage
@@ -124,10 +122,13 @@ func CheckJSONBody(body []byte, badCode string) *Refusal {
 			if m.kind == '{' {
 				what = "an object"
 			}
-			return &Refusal{Status: http.StatusBadRequest, Code: badCode, Message: "the request member \"" + m.name + "\" must be " + what}
+			return "", &Refusal{Status: http.StatusBadRequest, Code: badCode, Message: "the request member \"" + m.name + "\" must be " + what}
 		}
 	}
-	return nil
+	if len(p.DocumentID) > 0 && p.DocumentID[0] == '"' {
+		_ = json.Unmarshal(p.DocumentID, &documentID) // a valid JSON string: cannot fail
+	}
+	return documentID, nil
 }
 
 // RequestIDHeader carries the request id, in and out.

@@ -78,13 +78,6 @@ func Comments(ctx context.Context, postID string) ([]*restclient.Comment, error)
 	return For(ctx).comments.Load(ctx, postID)()
 }
 
-// PrimeComments stores a post's comments fetched by a root field.
-func PrimeComments(ctx context.Context, postID string, cs []*restclient.Comment) {
-	if l := For(ctx); !l.cfg.Naive {
-		l.comments.Prime(ctx, postID, cs)
-	}
-}
-
 // CreditNotePageKey identifies one upstream page of credit notes.
 type CreditNotePageKey struct {
 	InvoiceRef, LocationRef string

@@ -13,6 +13,7 @@ package loaders
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/graph-gophers/dataloader/v7"
@@ -135,30 +136,32 @@ func (l *Loaders) Naive() bool { return l.cfg.Naive }
 // batch's distinct keys, bounded by the request's semaphore, and returns
 // results aligned with the keys.
 func newLoader[K comparable, V any](l *Loaders, fetch func(context.Context, K) (V, error)) *dataloader.Loader[K, V] {
+	one := func(ctx context.Context, k K) *dataloader.Result[V] {
+		select {
+		case l.sem <- struct{}{}:
+		case <-ctx.Done():
+			return &dataloader.Result[V]{Error: ctx.Err()}
+		}
+		defer func() { <-l.sem }()
+		if err := calls.Reserve(ctx); err != nil {
+			return &dataloader.Result[V]{Error: err}
+		}
+		v, err := fetch(ctx, k)
+		return &dataloader.Result[V]{Data: v, Error: err}
+	}
 	batch := func(ctx context.Context, keys []K) []*dataloader.Result[V] {
 		out := make([]*dataloader.Result[V], len(keys))
-		done := make(chan struct{}, len(keys))
+		if len(keys) == 1 {
+			// The default (Wait 0) dispatches each key alone: the batch
+			// goroutine makes the call itself.
+			out[0] = one(ctx, keys[0])
+			return out
+		}
+		var wg sync.WaitGroup
 		for i, k := range keys {
-			go func() {
-				defer func() { done <- struct{}{} }()
-				select {
-				case l.sem <- struct{}{}:
-				case <-ctx.Done():
-					out[i] = &dataloader.Result[V]{Error: ctx.Err()}
-					return
-				}
-				defer func() { <-l.sem }()
-				if err := calls.Reserve(ctx); err != nil {
-					out[i] = &dataloader.Result[V]{Error: err}
-					return
-				}
-				v, err := fetch(ctx, k)
-				out[i] = &dataloader.Result[V]{Data: v, Error: err}
-			}()
+			wg.Go(func() { out[i] = one(ctx, k) })
 		}
-		for range keys {
-			<-done
-		}
+		wg.Wait()
 		return out
 	}
 	opts := []dataloader.Option[K, V]{}

@@ -90,9 +90,6 @@ func NewValidator() (*Validator, error) {
 	return &Validator{doc: doc, router: router}, nil
 }
 
-// Doc returns the parsed document (shared; do not modify).
-func (v *Validator) Doc() *openapi3.T { return v.doc }
-
 var validationOptions = openapi3filter.Options{
 	AuthenticationFunc:    openapi3filter.NoopAuthenticationFunc, // any credentials pass here
 	IncludeResponseStatus: true,                                  // undocumented statuses are violations
