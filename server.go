@@ -225,7 +225,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	client, err := restclient.NewClient(upstreamURL,
 		restclient.WithTimeout(cfg.upstreamTimeout),
-		restclient.WithObserver(graph.ObserveUpstream),
 		restclient.WithBreakerStateChange(func(route string, from, to restclient.BreakerState) {
 			logger.Warn("upstream circuit breaker", "route", route, "from", from.String(), "to", to.String())
 		}))

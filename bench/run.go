@@ -35,7 +35,7 @@ type facade struct {
 func startFacade(upstreamURL string, cfg loaders.Config) (*facade, error) {
 	// The naive baseline also turns off the client's sharing of identical
 	// concurrent GETs, so it really makes one upstream call per field.
-	client, err := restclient.NewClient(upstreamURL, restclient.WithObserver(graph.ObserveUpstream), restclient.WithSharedGets(!cfg.Naive))
+	client, err := restclient.NewClient(upstreamURL, restclient.WithSharedGets(!cfg.Naive))
 	if err != nil {
 		return nil, err
 	}

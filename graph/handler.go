@@ -31,9 +31,8 @@ import (
 // Options configure the GraphQL endpoint. The zero value of every hardening
 // option is the safe default.
 type Options struct {
-	// Client reaches the REST API. Required; build it with
-	// restclient.WithObserver(ObserveUpstream) so each request's upstream
-	// calls are counted and reported.
+	// Client reaches the REST API. Required. Each request's calls go through
+	// the call hooks the handler installs (cap, report).
 	Client *restclient.Client
 	// Loaders tunes the per-request loaders.
 	Loaders loaders.Config
@@ -77,10 +76,6 @@ type Options struct {
 
 // DefaultMaxUpstreamCalls is the default cap of upstream calls per request.
 const DefaultMaxUpstreamCalls = 200
-
-// ObserveUpstream is the restclient.Observer that records each upstream call
-// in the report of the GraphQL request it was made for.
-func ObserveUpstream(ctx context.Context, info restclient.CallInfo) { calls.Observe(ctx, info) }
 
 // TraceHeader is the request header that asks for the upstream call report.
 const TraceHeader = "X-Upstream-Trace"
@@ -181,7 +176,7 @@ func NewHandler(o Options) http.Handler {
 		}
 		sc.calls = &calls.Collector{Max: o.MaxUpstreamCalls}
 		ctx = context.WithValue(ctx, scopeKey{}, sc)
-		ctx = calls.WithCollector(ctx, sc.calls)
+		ctx = restclient.WithCallHooks(ctx, sc.calls.Hooks())
 		ctx = loaders.WithLoaders(ctx, loaders.New(o.Client, o.Loaders))
 		srv.ServeHTTP(sw, r.WithContext(ctx))
 	})

@@ -6,7 +6,6 @@ import (
 	"net/mail"
 	"strings"
 
-	"github.com/workspacenet/facade/graph/calls"
 	"github.com/workspacenet/facade/graph/gqlerr"
 	"github.com/workspacenet/facade/graph/model"
 	"github.com/workspacenet/facade/restclient"
@@ -214,9 +213,6 @@ func mutate[Req, Res any](ctx context.Context, req Req, verr error, call func(co
 	var zero Res
 	if verr != nil {
 		return zero, verr
-	}
-	if err := calls.Reserve(ctx); err != nil {
-		return zero, err
 	}
 	res, _, err := call(ctx, req)
 	if err != nil {

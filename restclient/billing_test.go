@@ -17,9 +17,9 @@ func TestCreateCreditNote(t *testing.T) {
 			"creditAmount":0,"memo":"m","effectiveDate":"2021-05-21T10:00:00Z","outOfBandAmount":1.5,
 			"refunds":[{"amount":3,"id":"r-1","transactionRef":"tx-1"}]}}`,
 	}, http.StatusCreated, `{"creditNote":`+note+`}`)
-	c := u.client(WithObserver(obs.observe))
+	c := u.client()
 
-	got, resp, err := c.Billing.CreateCreditNote(ctxT(t), &CreditNoteCreateRequest{
+	got, resp, err := c.Billing.CreateCreditNote(obs.ctx(t), &CreditNoteCreateRequest{
 		InvoiceRef: new("inv-1"),
 		Reason:     new("duplicate"),
 		Lines:      []CreditNoteLineRequest{{InvoiceItemRef: new("item-1"), Amount: new(0.0), Quantity: new(2.0)}},
@@ -43,7 +43,7 @@ func TestCreateCreditNote(t *testing.T) {
 	}
 	checkObserved(t, obs, "POST", "/billing/credit_notes/v1", 201)
 
-	if _, _, err := c.Billing.CreateCreditNote(ctxT(t), nil); err == nil {
+	if _, _, err := c.Billing.CreateCreditNote(obs.ctx(t), nil); err == nil {
 		t.Error("nil request accepted")
 	}
 }

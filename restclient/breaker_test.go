@@ -68,9 +68,9 @@ func TestBreakerOpensAndFailsFast(t *testing.T) {
 	bad.Store(true)
 	n := failingRoute(u, "GET /events/v1/{id}", http.StatusServiceUnavailable, bad)
 	obs, log := &observations{}, &stateLog{}
-	c := u.client(WithObserver(obs.observe), WithBreakerStateChange(log.record)) // default breaker, 2 retries
+	c := u.client(WithBreakerStateChange(log.record)) // default breaker, 2 retries
 	for i := range 5 {
-		if _, _, err := c.Events.GetEvent(ctxT(t), "e"); StatusCode(err) != 503 {
+		if _, _, err := c.Events.GetEvent(obs.ctx(t), "e"); StatusCode(err) != 503 {
 			t.Fatalf("call %d: %v", i, err)
 		}
 	}
@@ -85,7 +85,7 @@ func TestBreakerOpensAndFailsFast(t *testing.T) {
 		t.Error("breaker not open")
 	}
 	for _, id := range []string{"e", "other"} { // the route, not the id, is broken
-		ev, resp, err := c.Events.GetEvent(ctxT(t), id)
+		ev, resp, err := c.Events.GetEvent(obs.ctx(t), id)
 		var ce *CircuitOpenError
 		if !errors.As(err, &ce) || ev != nil || resp != nil {
 			t.Fatalf("err %T %v", err, err)

@@ -16,7 +16,8 @@
 // Each route has a circuit breaker (breaker.go): while a route keeps failing
 // with 5xx answers or transport errors, its calls fail fast with a
 // *CircuitOpenError. Identical concurrent GETs with the same credentials
-// share one upstream call (shared.go).
+// share one upstream call (shared.go). Every call passes through the call
+// hooks of its context (hooks.go): the per-request cap and call report.
 package restclient
 
 import (
@@ -58,24 +59,6 @@ func DefaultRetryPolicy() RetryPolicy {
 	return RetryPolicy{MaxRetries: 2, BaseDelay: 100 * time.Millisecond, MaxDelay: 2 * time.Second}
 }
 
-// CallInfo describes one logical upstream call, after its retries.
-type CallInfo struct {
-	Method   string        // "GET"
-	Route    string        // path template, e.g. "/resources/v1/{id}" (no base path, no ids)
-	Status   int           // last HTTP status, 0 if no response
-	Duration time.Duration // whole call including retries and backoff
-	Retries  int           // attempts - 1
-	Err      error         // nil on success
-	// Shared is true when the call waited for an identical GET another
-	// caller had started (WithSharedGets) instead of calling upstream itself.
-	Shared bool
-}
-
-// Observer sees every upstream call once, when it ends. ctx is the call's
-// context, so per-request collectors can be found in it. It runs on the
-// caller's goroutine and must be quick and safe for concurrent use.
-type Observer func(ctx context.Context, info CallInfo)
-
 // Response is the HTTP answer of a call plus the paging it carried.
 type Response struct {
 	*http.Response         // body already consumed and closed
@@ -92,7 +75,6 @@ type Client struct {
 	retry       RetryPolicy
 	maxInFlight int
 	sem         chan struct{}
-	observer    Observer
 	userAgent   string
 
 	breakerSettings BreakerSettings
@@ -100,9 +82,6 @@ type Client struct {
 	breakers        breakers
 	shareGets       bool
 	flights         flights
-	// testFlightJoined, when set, is called each time a caller has joined
-	// (or started) a shared GET; tests use it to know all callers wait.
-	testFlightJoined func(joined bool)
 
 	// wait sleeps d or until ctx ends (ctx.Err()); replaced in tests.
 	wait func(ctx context.Context, d time.Duration) error
@@ -211,14 +190,6 @@ func WithMaxInFlight(n int) Option {
 			return errors.New("restclient: WithMaxInFlight: limit must be at least 1")
 		}
 		c.maxInFlight = n
-		return nil
-	}
-}
-
-// WithObserver installs o, called once per call.
-func WithObserver(o Observer) Option {
-	return func(c *Client) error {
-		c.observer = o
 		return nil
 	}
 }
@@ -362,9 +333,10 @@ func (c *Client) credentials(ctx context.Context) Credentials {
 	return Credentials{}
 }
 
-// do runs rc (through its route's breaker, with retries, shared when it is a
-// GET and sharing is on), decodes the answer and reports the call to the
-// observer. A cancelled or expired ctx returns ctx.Err() with a nil Response.
+// do runs rc through the call hooks of ctx, then (through its route's
+// breaker, with retries, shared when it is a GET and sharing is on) makes it
+// and decodes the answer. A cancelled or expired ctx returns ctx.Err() with a
+// nil Response.
 func (c *Client) do(ctx context.Context, rc call) (resp *Response, err error) {
 	if ctx == nil {
 		return nil, errors.New("restclient: nil context")
@@ -374,17 +346,21 @@ func (c *Client) do(ctx context.Context, rc call) (resp *Response, err error) {
 		f      fetched
 		shared bool
 	)
-	if c.observer != nil {
+	chain, err := before(ctx, callHooks(ctx), CallStart{Method: rc.method, Route: rc.route})
+	if len(chain) > 0 {
 		defer func() {
 			status := 0
 			if resp != nil && resp.Response != nil {
 				status = resp.StatusCode
 			}
-			c.observer(ctx, CallInfo{
+			after(ctx, chain, CallInfo{
 				Method: rc.method, Route: rc.route, Status: status,
 				Duration: time.Since(start), Retries: f.retries, Err: err, Shared: shared,
 			})
 		}()
+	}
+	if err != nil {
+		return nil, err
 	}
 	creds := c.credentials(ctx)
 	if err := creds.validate(); err != nil {

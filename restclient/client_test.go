@@ -115,11 +115,11 @@ func TestRetryGET(t *testing.T) {
 	u := newUpstream(t)
 	obs := &observations{}
 	n := statusSequence(t, u, "GET /resources/v1/{id}", nil, []int{503, 502}, `{"resource":{"id":"r"}}`)
-	c := u.client(WithObserver(obs.observe))
+	c := u.client()
 	var waits []time.Duration
 	c.wait = func(ctx context.Context, d time.Duration) error { waits = append(waits, d); return nil }
 	c.jitter = func(d time.Duration) time.Duration { return d } // the cap itself
-	r, resp, err := c.Resources.GetResource(ctxT(t), "r")
+	r, resp, err := c.Resources.GetResource(obs.ctx(t), "r")
 	if err != nil || r.ID != "r" || resp.StatusCode != 200 {
 		t.Fatalf("%v %v", r, err)
 	}
@@ -139,8 +139,8 @@ func TestRetryExhausted(t *testing.T) {
 	u := newUpstream(t)
 	obs := &observations{}
 	n := statusSequence(t, u, "GET /events/v1/{id}", nil, []int{504, 504, 504, 504}, `{}`)
-	c := u.client(WithObserver(obs.observe), WithRetry(RetryPolicy{MaxRetries: 3, BaseDelay: time.Millisecond}))
-	_, resp, err := c.Events.GetEvent(ctxT(t), "e")
+	c := u.client(WithRetry(RetryPolicy{MaxRetries: 3, BaseDelay: time.Millisecond}))
+	_, resp, err := c.Events.GetEvent(obs.ctx(t), "e")
 	if !IsServerError(err) || StatusCode(err) != 504 || resp == nil || resp.StatusCode != 504 {
 		t.Fatalf("err %v", err)
 	}
@@ -295,13 +295,13 @@ func TestConnectionRefusedRetried(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	obs := &observations{}
-	c, err := NewClient("http://"+addr+"/api", WithObserver(obs.observe), WithBearerToken(testToken, testNetwork))
+	c, err := NewClient("http://"+addr+"/api", WithBearerToken(testToken, testNetwork))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var waits int
 	c.wait = func(ctx context.Context, d time.Duration) error { waits++; return nil }
-	_, resp, err := c.Resources.GetResource(ctxT(t), "r")
+	_, resp, err := c.Resources.GetResource(obs.ctx(t), "r")
 	var te *TransportError
 	if !errors.As(err, &te) || !IsTransport(err) || te.Timeout() || resp != nil {
 		t.Fatalf("err %T %v", err, err)
@@ -317,7 +317,7 @@ func TestConnectionRefusedRetried(t *testing.T) {
 	}
 	// POST is not retried on connection errors either.
 	waits = 0
-	if _, _, err := c.Resources.CreateBooking(ctxT(t), &BookingCreateRequest{}); !IsTransport(err) || waits != 0 {
+	if _, _, err := c.Resources.CreateBooking(obs.ctx(t), &BookingCreateRequest{}); !IsTransport(err) || waits != 0 {
 		t.Errorf("POST: err %v waits %d", err, waits)
 	}
 }
@@ -338,7 +338,7 @@ func TestConnectionDroppedRetried(t *testing.T) {
 		w.Write([]byte(`{"event":{"id":"e"}}`))
 	})
 	obs := &observations{}
-	ev, _, err := u.client(WithObserver(obs.observe)).Events.GetEvent(ctxT(t), "e")
+	ev, _, err := u.client().Events.GetEvent(obs.ctx(t), "e")
 	if err != nil || ev.ID != "e" {
 		t.Fatalf("%v", err)
 	}
@@ -377,8 +377,8 @@ func TestCancelInFlight(t *testing.T) {
 		<-r.Context().Done()
 	})
 	obs := &observations{}
-	c := u.client(WithObserver(obs.observe))
-	ctx, cancel := context.WithCancel(ctxT(t))
+	c := u.client()
+	ctx, cancel := context.WithCancel(obs.ctx(t))
 	go func() {
 		select {
 		case <-entered:
@@ -626,18 +626,18 @@ func TestRedirectNotFollowed(t *testing.T) {
 	}
 }
 
-func TestObserverSeesErrors(t *testing.T) {
+func TestCallHooksSeeErrors(t *testing.T) {
 	u := newUpstream(t)
 	u.serveJSON("POST /visitors/requests/v1", wantRequest{method: "POST", path: "/visitors/requests/v1", body: `{"request":{}}`},
 		http.StatusConflict, `{"message":"exists","type":"conflict"}`)
 	obs := &observations{}
-	c := u.client(WithObserver(func(ctx context.Context, ci CallInfo) {
+	ctx := WithCallHooks(ctxT(t), CallHooks{After: func(ctx context.Context, ci CallInfo) {
 		if _, ok := ctx.Deadline(); !ok {
-			t.Error("observer did not get the call's context")
+			t.Error("After did not get the call's context")
 		}
 		obs.observe(ctx, ci)
-	}))
-	_, _, err := c.Visitors.CreateVisitRequest(ctxT(t), &VisitRequestCreateRequest{})
+	}})
+	_, _, err := u.client().Visitors.CreateVisitRequest(ctx, &VisitRequestCreateRequest{})
 	if !IsConflict(err) {
 		t.Fatalf("err %v", err)
 	}

@@ -329,6 +329,11 @@ func checkObserved(t *testing.T, o *observations, method, route string, status i
 	}
 }
 
+// ctx returns a test context whose calls o observes (an After hook).
+func (o *observations) ctx(t *testing.T) context.Context {
+	return WithCallHooks(ctxT(t), CallHooks{After: o.observe})
+}
+
 func ctxT(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	t.Cleanup(cancel)

@@ -46,8 +46,8 @@ func TestGetResource(t *testing.T) {
 		}
 		w.Write([]byte(`{"resource":` + r + `}`))
 	})
-	c := u.client(WithObserver(obs.observe))
-	got, _, err := c.Resources.GetResource(ctxT(t), "a/b c?")
+	c := u.client()
+	got, _, err := c.Resources.GetResource(obs.ctx(t), "a/b c?")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestGetResource(t *testing.T) {
 	}
 	checkObserved(t, obs, "GET", "/resources/v1/{id}", 200)
 	for _, bad := range []string{"", ".", ".."} {
-		if _, _, err := c.Resources.GetResource(ctxT(t), bad); err == nil {
+		if _, _, err := c.Resources.GetResource(obs.ctx(t), bad); err == nil {
 			t.Errorf("id %q accepted", bad)
 		}
 	}

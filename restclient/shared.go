@@ -23,7 +23,7 @@ import (
 // backoff only when some waiter's deadline leaves room for it; each attempt
 // is bounded by the per-attempt timeout.
 //
-// Observation: every caller's Observer still sees its own logical call.
+// Call hooks: every caller's hooks (hooks.go) still see its own logical call.
 // CallInfo.Shared is false for the caller that started the upstream call and
 // true for those that waited for it, so counting CallInfos with Shared false
 // counts real upstream calls. Status and Retries are the shared call's;
@@ -120,9 +120,6 @@ func (c *Client) sharedFetch(ctx context.Context, rc call, target string, creds 
 		f.latest = dl
 	}
 	g.mu.Unlock()
-	if c.testFlightJoined != nil {
-		c.testFlightJoined(joined)
-	}
 
 	select {
 	case <-f.done:

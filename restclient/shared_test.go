@@ -11,29 +11,27 @@ import (
 	"time"
 )
 
-// joins returns a channel told of every caller that joined or started a
-// shared GET of c (true: joined another's call).
-func joins(c *Client) chan bool {
-	ch := make(chan bool, 64)
-	c.testFlightJoined = func(joined bool) { ch <- joined }
-	return ch
-}
-
-// awaitJoins waits until n callers are waiting on shared calls and returns
-// how many of them started one.
-func awaitJoins(t *testing.T, ch chan bool, n int) (started int) {
+// awaitWaiters waits until n callers in all are waiting on shared GETs of c
+// and returns how many upstream calls they share (flights in progress).
+func awaitWaiters(t *testing.T, c *Client, n int) (flights int) {
 	t.Helper()
-	for range n {
-		select {
-		case joined := <-ch:
-			if !joined {
-				started++
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatal("callers did not reach the shared call")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c.flights.mu.Lock()
+		waiters := 0
+		for _, f := range c.flights.m {
+			waiters += f.waiters
 		}
+		flights = len(c.flights.m)
+		c.flights.mu.Unlock()
+		if waiters == n {
+			return flights
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d callers waiting on shared calls, want %d", waiters, n)
+		}
+		time.Sleep(time.Millisecond)
 	}
-	return started
 }
 
 // blockingResource serves GET /resources/v1/{id} once release is closed.
@@ -63,18 +61,17 @@ func TestSharedGetsOneUpstreamCall(t *testing.T) {
 	release := make(chan struct{})
 	blockingResource(t, u, release)
 	obs := &observations{}
-	c := u.client(WithObserver(obs.observe))
-	joined := joins(c)
+	c := u.client()
 	const n = 8
 	results := make(chan result, n)
-	ctx := WithCredentials(ctxT(t), Credentials{Authorization: "Bearer same", NetworkID: "net"})
+	ctx := WithCredentials(obs.ctx(t), Credentials{Authorization: "Bearer same", NetworkID: "net"})
 	for range n {
 		go func() {
 			r, resp, err := c.Resources.GetResource(ctx, "r1")
 			results <- result{r, resp, err}
 		}()
 	}
-	if started := awaitJoins(t, joined, n); started != 1 {
+	if started := awaitWaiters(t, c, n); started != 1 {
 		t.Fatalf("%d upstream calls started for identical GETs", started)
 	}
 	close(release)
@@ -130,7 +127,6 @@ func TestSharedGetsNeverAcrossCredentials(t *testing.T) {
 		io.WriteString(w, `{"event":{"id":"e"}}`)
 	})
 	c := u.client()
-	joined := joins(c)
 	creds := []Credentials{
 		{Authorization: "Bearer a", NetworkID: "n1"},
 		{Authorization: "Bearer a", NetworkID: "n2"},
@@ -144,7 +140,7 @@ func TestSharedGetsNeverAcrossCredentials(t *testing.T) {
 			errs <- err
 		}()
 	}
-	if started := awaitJoins(t, joined, len(creds)); started != 3 {
+	if started := awaitWaiters(t, c, len(creds)); started != 3 {
 		t.Errorf("%d upstream calls started, want 3", started)
 	}
 	close(release)
@@ -163,7 +159,6 @@ func TestSharedGetsCancelledWaiter(t *testing.T) {
 	release := make(chan struct{})
 	blockingResource(t, u, release)
 	c := u.client()
-	joined := joins(c)
 
 	// The caller that starts the upstream call leaves; the others still get it.
 	leaderCtx, cancelLeader := context.WithCancel(ctxT(t))
@@ -173,7 +168,7 @@ func TestSharedGetsCancelledWaiter(t *testing.T) {
 		r, resp, err := c.Resources.GetResource(leaderCtx, "r1")
 		leader <- result{r, resp, err}
 	}()
-	if awaitJoins(t, joined, 1) != 1 {
+	if awaitWaiters(t, c, 1) != 1 {
 		t.Fatal("first caller did not start the call")
 	}
 	waiterCtx, cancelWaiter := context.WithCancel(ctxT(t))
@@ -189,7 +184,7 @@ func TestSharedGetsCancelledWaiter(t *testing.T) {
 			others <- result{r, resp, err}
 		}()
 	}
-	if awaitJoins(t, joined, 3) != 0 {
+	if awaitWaiters(t, c, 4) != 1 {
 		t.Fatal("an identical GET started its own call")
 	}
 	cancelLeader()
@@ -261,13 +256,12 @@ func TestSharedGetsShareErrors(t *testing.T) {
 		io.WriteString(w, `{"message":"no such event","type":"not_found"}`)
 	})
 	obs := &observations{}
-	c := u.client(WithObserver(obs.observe))
-	joined := joins(c)
+	c := u.client()
 	errs := make(chan error, 3)
 	for range 3 {
-		go func() { _, _, err := c.Events.GetEvent(ctxT(t), "e"); errs <- err }()
+		go func() { _, _, err := c.Events.GetEvent(obs.ctx(t), "e"); errs <- err }()
 	}
-	awaitJoins(t, joined, 3)
+	awaitWaiters(t, c, 3)
 	close(release)
 	var got []*ErrorResponse
 	for range 3 {

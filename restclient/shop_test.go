@@ -37,15 +37,15 @@ func TestGetProduct(t *testing.T) {
 	obs := &observations{}
 	p := fixture(t, "product.json")
 	u.serveJSON("GET /shop/products/v1/{productId}", wantRequest{method: "GET", path: "/shop/products/v1/prod-1"}, http.StatusOK, `{"product":`+p+`}`)
-	c := u.client(WithObserver(obs.observe))
-	got, _, err := c.Shop.GetProduct(ctxT(t), "prod-1")
+	c := u.client()
+	got, _, err := c.Shop.GetProduct(obs.ctx(t), "prod-1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	assertComplete(t, got, nil)
 	assertRoundTrip(t, got, p)
 	checkObserved(t, obs, "GET", "/shop/products/v1/{productId}", 200)
-	if _, _, err := c.Shop.GetProduct(ctxT(t), ""); err == nil {
+	if _, _, err := c.Shop.GetProduct(obs.ctx(t), ""); err == nil {
 		t.Error("empty id accepted")
 	}
 }

@@ -247,7 +247,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	// at the end and the goroutines at rest compared with the start.
 	upTransport := &http.Transport{MaxIdleConnsPerHost: restclient.DefaultMaxInFlight, MaxConnsPerHost: restclient.DefaultMaxInFlight}
 	defer upTransport.CloseIdleConnections()
-	client, err := restclient.NewClient(upURL, restclient.WithObserver(graph.ObserveUpstream), restclient.WithTimeout(2*time.Second),
+	client, err := restclient.NewClient(upURL, restclient.WithTimeout(2*time.Second),
 		restclient.WithHTTPClient(&http.Client{Transport: upTransport, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}))
 	if err != nil {
 		return err

@@ -32,8 +32,8 @@ type Report struct {
 
 // Collector records the calls of one GraphQL request. Safe for concurrent use.
 type Collector struct {
-	// Max caps the upstream calls one request may start (Reserve); 0 means
-	// no cap. Set it before the collector is shared.
+	// Max caps the upstream calls one request may start; 0 means no cap.
+	// Set it before the collector is shared.
 	Max int
 
 	mu       sync.Mutex
@@ -41,22 +41,23 @@ type Collector struct {
 	reserved int
 }
 
-// LimitError is returned by Reserve once the request's cap is reached.
+// LimitError refuses a call once the request's cap is reached.
 type LimitError struct{ Max int }
 
 func (e *LimitError) Error() string {
 	return fmt.Sprintf("this request reached its limit of %d upstream calls; ask for less in one operation", e.Max)
 }
 
-// Reserve counts one upstream call about to be made for the request of ctx
-// and returns a *LimitError, without counting it, when the request's cap is
-// reached. Every code path that calls the upstream for a GraphQL request
-// calls Reserve first. A ctx without a collector is never limited.
-func Reserve(ctx context.Context) error {
-	c := FromContext(ctx)
-	if c == nil {
-		return nil
-	}
+// Hooks returns the restclient call hooks that cap and record the calls of
+// c's request; graph's handler installs them on every request's context, so
+// no code path can skip the cap or the report.
+func (c *Collector) Hooks() restclient.CallHooks {
+	return restclient.CallHooks{Before: c.reserve, After: c.observe}
+}
+
+// reserve counts one call about to be made and refuses it with a
+// *LimitError, without counting it, once the request's cap is reached.
+func (c *Collector) reserve(context.Context, restclient.CallStart) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.Max > 0 && c.reserved >= c.Max {
@@ -66,27 +67,10 @@ func Reserve(ctx context.Context) error {
 	return nil
 }
 
-type ctxKey struct{}
-
-// WithCollector returns ctx carrying c.
-func WithCollector(ctx context.Context, c *Collector) context.Context {
-	return context.WithValue(ctx, ctxKey{}, c)
-}
-
-// FromContext returns the request's collector, or nil.
-func FromContext(ctx context.Context) *Collector {
-	c, _ := ctx.Value(ctxKey{}).(*Collector)
-	return c
-}
-
-// Observe is a restclient.Observer: it records info in the collector of ctx,
-// if any.
-func Observe(ctx context.Context, info restclient.CallInfo) {
-	c := FromContext(ctx)
-	if c == nil {
-		return
-	}
+// observe records a call that ended.
+func (c *Collector) observe(_ context.Context, info restclient.CallInfo) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.calls = append(c.calls, Call{
 		Method:     info.Method,
 		Path:       info.Route,
@@ -95,7 +79,6 @@ func Observe(ctx context.Context, info restclient.CallInfo) {
 		Retries:    info.Retries,
 		Shared:     info.Shared,
 	})
-	c.mu.Unlock()
 }
 
 // Count returns the number of calls recorded so far.

@@ -34,18 +34,17 @@ func TestHardeningCodes(t *testing.T) {
 	}
 }
 
-func TestReserveCapsCalls(t *testing.T) {
-	c := &calls.Collector{Max: 2}
-	ctx := calls.WithCollector(context.Background(), c)
+func TestCollectorCapsCalls(t *testing.T) {
+	before := (&calls.Collector{Max: 2}).Hooks().Before
 	for i := range 2 {
-		if err := calls.Reserve(ctx); err != nil {
+		if err := before(context.Background(), restclient.CallStart{}); err != nil {
 			t.Fatalf("call %d refused: %v", i, err)
 		}
 	}
-	if err := calls.Reserve(ctx); gqlerr.Code(err) != gqlerr.RequestLimitExceeded {
+	if err := before(context.Background(), restclient.CallStart{}); gqlerr.Code(err) != gqlerr.RequestLimitExceeded {
 		t.Fatalf("third call: %v", err)
 	}
-	if err := calls.Reserve(context.Background()); err != nil {
-		t.Fatalf("no collector: %v", err)
+	if err := (&calls.Collector{}).Hooks().Before(context.Background(), restclient.CallStart{}); err != nil {
+		t.Fatalf("no cap: %v", err)
 	}
 }

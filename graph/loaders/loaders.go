@@ -18,7 +18,6 @@ import (
 
 	"github.com/graph-gophers/dataloader/v7"
 
-	"github.com/workspacenet/facade/graph/calls"
 	"github.com/workspacenet/facade/restclient"
 )
 
@@ -143,9 +142,6 @@ func newLoader[K comparable, V any](l *Loaders, fetch func(context.Context, K) (
 			return &dataloader.Result[V]{Error: ctx.Err()}
 		}
 		defer func() { <-l.sem }()
-		if err := calls.Reserve(ctx); err != nil {
-			return &dataloader.Result[V]{Error: err}
-		}
 		v, err := fetch(ctx, k)
 		return &dataloader.Result[V]{Data: v, Error: err}
 	}

@@ -76,7 +76,7 @@ func New(tb testing.TB, o Options) *Env {
 	if err != nil {
 		tb.Fatalf("manifest: %v", err)
 	}
-	client, err := restclient.NewClient(up.URL, append([]restclient.Option{restclient.WithObserver(graph.ObserveUpstream)}, o.ClientOpts...)...)
+	client, err := restclient.NewClient(up.URL, o.ClientOpts...)
 	if err != nil {
 		tb.Fatalf("restclient: %v", err)
 	}

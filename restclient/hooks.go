@@ -1,0 +1,89 @@
+package restclient
+
+import (
+	"context"
+	"time"
+)
+
+// The call pipeline
+//
+// Every logical call (one operation, with its retries) passes through the
+// call hooks its context carries, installed per request with WithCallHooks:
+//
+//	Before(ctx, CallStart)  may refuse the call: nothing is sent and the
+//	                        caller gets Before's error as is;
+//	... the call: shared GET or breaker, attempts, retries, decoding ...
+//	After(ctx, CallInfo)    sees the call's outcome once, when it ends.
+//
+// A joined shared GET is a logical call of its caller too: Before and After
+// run for it (CallInfo.Shared tells it made no upstream request of its own).
+// Hooks run on the caller's goroutine and must be safe for concurrent use.
+// Several hook sets nest: the one installed first (outermost) runs Before
+// first and After last. When a Before refuses, the hook sets outside it,
+// which admitted the call, see After with the refusal as CallInfo.Err; the
+// refusing set and those inside it see nothing more.
+
+// CallStart describes a logical call about to be made.
+type CallStart struct {
+	Method string // "GET"
+	Route  string // path template, e.g. "/resources/v1/{id}"
+}
+
+// CallInfo describes one logical upstream call, after its retries.
+type CallInfo struct {
+	Method   string        // "GET"
+	Route    string        // path template, e.g. "/resources/v1/{id}" (no base path, no ids)
+	Status   int           // last HTTP status, 0 if no response
+	Duration time.Duration // whole call including retries and backoff
+	Retries  int           // attempts - 1
+	Err      error         // nil on success
+	// Shared is true when the call waited for an identical GET another
+	// caller had started (WithSharedGets) instead of calling upstream itself.
+	Shared bool
+}
+
+// CallHooks are the per-call hooks of one context. Either may be nil.
+type CallHooks struct {
+	// Before runs before the call; a non-nil error refuses it.
+	Before func(ctx context.Context, call CallStart) error
+	// After runs once when a call this set admitted ends.
+	After func(ctx context.Context, info CallInfo)
+}
+
+type hooksKey struct{}
+
+// WithCallHooks returns ctx carrying h inside the hooks ctx already carries.
+func WithCallHooks(ctx context.Context, h CallHooks) context.Context {
+	outer, _ := ctx.Value(hooksKey{}).([]CallHooks)
+	chain := make([]CallHooks, len(outer), len(outer)+1)
+	copy(chain, outer)
+	return context.WithValue(ctx, hooksKey{}, append(chain, h))
+}
+
+func callHooks(ctx context.Context) []CallHooks {
+	h, _ := ctx.Value(hooksKey{}).([]CallHooks)
+	return h
+}
+
+// before runs the Before hooks outermost first. When one refuses, it returns
+// the hooks that admitted the call (whose After must still run) and the error.
+func before(ctx context.Context, chain []CallHooks, cs CallStart) ([]CallHooks, error) {
+	for i, h := range chain {
+		if h.Before == nil {
+			continue
+		}
+		if err := h.Before(ctx, cs); err != nil {
+			return chain[:i], err
+		}
+	}
+	return chain, nil
+}
+
+// after runs the After hooks innermost first.
+func after(ctx context.Context, chain []CallHooks, info CallInfo) {
+	for i := len(chain) - 1; i >= 0; i-- {
+		if f := chain[i].After; f != nil {
+			f(ctx, info)
+		}
+	}
+}
