@@ -165,23 +165,32 @@ func TestRunEmbeddedDemo(t *testing.T) {
 		}
 	})
 
-	t.Run("the demo query answers with data over POST", func(t *testing.T) {
-		q := demoQuery
-		loc := regexp.MustCompile(`location\(id: "([0-9a-f-]{36})"\)`)
-		page, _ := http.Get(s.base + "/")
+	t.Run("the playground's query and variables answer with data over POST", func(t *testing.T) {
+		page, err := http.Get(s.base + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
 		b, _ := io.ReadAll(page.Body)
 		page.Body.Close()
-		// The playground's query carries a real location id; use the same.
-		if mm := loc.FindStringSubmatch(strings.ReplaceAll(string(b), `\"`, `"`)); mm != nil {
-			q = strings.Replace(q, "query Dashboard($location: ID!) {\n  location(id: $location) {", "query Dashboard {\n  location(id: \""+mm[1]+"\") {", 1)
-		} else {
-			t.Fatal("playground query has no location id")
+		m := regexp.MustCompile(`(?s)<script id="playground-config" type="application/json">(.*?)</script>`).FindSubmatch(b)
+		if m == nil {
+			t.Fatal("playground page has no config")
 		}
-		code, body := postGraphQL(t, s.base, auth, q)
-		if code != 200 || body["errors"] != nil {
-			t.Fatalf("dashboard: %d %v", code, body["errors"])
+		var pc struct{ Query, Variables string }
+		if err := json.Unmarshal(m[1], &pc); err != nil {
+			t.Fatal(err)
 		}
-		loc2 := body["data"].(map[string]any)["location"].(map[string]any)
+		var vars map[string]any
+		if err := json.Unmarshal([]byte(pc.Variables), &vars); err != nil || vars["location"] == nil {
+			t.Fatalf("playground variables %q: %v", pc.Variables, err)
+		}
+		body, _ := json.Marshal(map[string]any{"query": pc.Query, "variables": vars})
+		code, resp := doJSON(t, http.MethodPost, s.base+"/graphql", map[string]string{"Content-Type": "application/json",
+			"Authorization": auth["Authorization"], "service-network-id": auth["service-network-id"]}, bytes.NewReader(body))
+		if code != 200 || resp["errors"] != nil {
+			t.Fatalf("dashboard: %d %v", code, resp["errors"])
+		}
+		loc2 := resp["data"].(map[string]any)["location"].(map[string]any)
 		if len(loc2["products"].([]any)) == 0 || len(loc2["transactions"].(map[string]any)["nodes"].([]any)) == 0 {
 			t.Fatalf("dashboard has no products or transactions: %v", loc2)
 		}

@@ -19,40 +19,38 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/workspacenet/facade/graph"
 	"github.com/workspacenet/facade/graph/loaders"
+	"github.com/workspacenet/facade/internal/stack"
 	"github.com/workspacenet/facade/restclient"
 )
 
 // facade is the GraphQL facade served on a loopback listener of the bench
-// process, configured as in production except for the loaders.
+// process, started as the program starts it (internal/stack) except for the
+// loaders.
 type facade struct {
 	url     string
-	handler http.Handler
+	handler http.Handler // every route, middleware included
 	close   func()
 }
 
-func startFacade(upstreamURL string, cfg loaders.Config) (*facade, error) {
+func startFacade(upstreamURL string, lc loaders.Config) (*facade, error) {
+	cfg := stack.DefaultConfig()
+	cfg.Upstream, cfg.Playground = upstreamURL, false
+	cfg.Graph.Loaders = lc
 	// The naive baseline also turns off the client's sharing of identical
 	// concurrent GETs, so it really makes one upstream call per field.
-	client, err := restclient.NewClient(upstreamURL, restclient.WithSharedGets(!cfg.Naive))
+	cfg.ClientOptions = []restclient.Option{restclient.WithSharedGets(!lc.Naive)}
+	st, err := stack.Start(context.Background(), cfg, nil)
 	if err != nil {
 		return nil, err
 	}
-	h := graph.NewHandler(graph.Options{Client: client, Loaders: cfg})
-	mux := http.NewServeMux()
-	mux.Handle("/graphql", h)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
+		st.Close()
 		return nil, err
 	}
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = hs.Serve(ln) }()
-	return &facade{url: "http://" + ln.Addr().String() + "/graphql", handler: h, close: func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = hs.Shutdown(ctx)
-	}}, nil
+	go func() { _ = st.Serve(ln) }()
+	return &facade{url: "http://" + ln.Addr().String() + "/graphql", handler: st.Handler, close: func() { _ = st.Close() }}, nil
 }
 
 // caller is the demo credentials sent with every GraphQL request.

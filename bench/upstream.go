@@ -7,14 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
 	"time"
 
+	"github.com/workspacenet/facade/internal/stack"
 	"github.com/workspacenet/facade/restserver"
 	"github.com/workspacenet/facade/restserver/hooks"
 )
@@ -74,51 +73,35 @@ type upstream struct {
 // Close stops the service.
 func (u *upstream) Close() error { return u.close() }
 
-// upstreamMux is the REST service plus the bench's latency control.
-func upstreamMux(rs *restserver.Server) http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("/", rs.Handler())
-	mux.HandleFunc("PUT /_bench/latency", func(w http.ResponseWriter, r *http.Request) {
-		d, err := time.ParseDuration(r.URL.Query().Get("d"))
-		if err != nil || d < 0 {
-			http.Error(w, "bad d", http.StatusBadRequest)
-			return
-		}
-		rs.Hooks().ClearLatencies()
-		rs.Hooks().SetLatency(hooks.AllRoutes, hooks.Latency{Fixed: d})
-		w.WriteHeader(http.StatusNoContent)
-	})
-	return mux
+// latencyControl adds the bench's latency control (PUT /_bench/latency?d=)
+// in front of the REST service's handler.
+func latencyControl(h *hooks.Hooks) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		mux := http.NewServeMux()
+		mux.Handle("/", next)
+		mux.HandleFunc("PUT /_bench/latency", func(w http.ResponseWriter, r *http.Request) {
+			d, err := time.ParseDuration(r.URL.Query().Get("d"))
+			if err != nil || d < 0 {
+				http.Error(w, "bad d", http.StatusBadRequest)
+				return
+			}
+			h.ClearLatencies()
+			h.SetLatency(hooks.AllRoutes, hooks.Latency{Fixed: d})
+			w.WriteHeader(http.StatusNoContent)
+		})
+		return mux
+	}
 }
 
 // startUpstreamInProcess serves the REST service (in-memory SQLite, demo data
-// at scale) on a loopback listener of this process.
+// at scale) on a loopback listener of this process, as internal/stack does.
 func startUpstreamInProcess(scale int) (*upstream, error) {
-	rs, err := restserver.New(context.Background(), restserver.Config{DBPath: ":memory:", DemoScale: scale, Logger: slog.New(slog.DiscardHandler)})
+	h := hooks.New()
+	up, err := stack.StartUpstream(context.Background(), stack.UpstreamConfig{DemoScale: scale, Hooks: h, Middleware: latencyControl(h)})
 	if err != nil {
 		return nil, err
 	}
-	man, err := rs.Manifest()
-	if err != nil {
-		rs.Close()
-		return nil, err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		rs.Close()
-		return nil, err
-	}
-	hs := &http.Server{Handler: upstreamMux(rs), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = hs.Serve(ln) }()
-	return &upstream{
-		url: "http://" + ln.Addr().String(), manifest: man, hc: newLoopbackClient(),
-		close: func() error {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			_ = hs.Shutdown(ctx)
-			return rs.Close()
-		},
-	}, nil
+	return &upstream{url: up.URL, manifest: up.Manifest, hc: newLoopbackClient(), close: up.Close}, nil
 }
 
 // startUpstreamChild re-executes this binary in child mode and waits (at

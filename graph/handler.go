@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -25,19 +24,21 @@ import (
 	"github.com/workspacenet/facade/graph/limits"
 	"github.com/workspacenet/facade/graph/loaders"
 	"github.com/workspacenet/facade/graph/trusted"
+	"github.com/workspacenet/facade/internal/accesslog"
 	"github.com/workspacenet/facade/restclient"
 )
 
-// Options configure the GraphQL endpoint. The zero value of every hardening
-// option is the safe default.
+// Options configure the GraphQL endpoint. One convention throughout: 0 (or
+// false, nil) turns a limit or feature off. Start from DefaultOptions, which
+// the program's flags take their defaults from.
 type Options struct {
 	// Client reaches the REST API. Required. Each request's calls go through
 	// the call hooks the handler installs (cap, report).
 	Client *restclient.Client
 	// Loaders tunes the per-request loaders.
 	Loaders loaders.Config
-	// Logger receives one line per request, resolver errors and panics;
-	// nil discards.
+	// Logger receives resolver errors and panics (with the request id of
+	// the access log, internal/accesslog); nil discards.
 	Logger *slog.Logger
 	// Introspection enables __schema and __type queries.
 	Introspection bool
@@ -48,109 +49,108 @@ type Options struct {
 	// Authorization header (server-to-server use).
 	ServerCredentials *restclient.Credentials
 	// RequestTimeout bounds each GraphQL request; every upstream call made for
-	// it inherits the deadline. 0 means 30s.
+	// it inherits the deadline. 0: no deadline.
 	RequestTimeout time.Duration
 
-	// Limits bound each operation before it runs (zero fields: defaults).
+	// Limits bound each operation before it runs.
 	Limits limits.Config
 	// MaxUpstreamCalls caps the upstream calls of one request: beyond it the
-	// fields that need more are null with REQUEST_LIMIT_EXCEEDED. 0 means
-	// DefaultMaxUpstreamCalls, negative no cap.
+	// fields that need more are null with REQUEST_LIMIT_EXCEEDED. 0: no cap.
 	MaxUpstreamCalls int
-	// MaxBodyBytes bounds a request body (0: guard.DefaultMaxBodyBytes).
+	// MaxBodyBytes bounds a request body. 0: no limit.
 	MaxBodyBytes int64
 	// DisableCSRFPrevention accepts GET and non-JSON POST requests without a
 	// preflight-forcing header (only behind something else that stops CSRF).
 	DisableCSRFPrevention bool
 	// DisableSuggestions removes "Did you mean ...?" from validation errors.
 	DisableSuggestions bool
-	// APQCacheSize is the number of Automatic Persisted Queries remembered
-	// (0: 1000; negative: APQ off). Ignored with TrustedDocuments.
+	// APQCacheSize is the number of Automatic Persisted Queries remembered.
+	// 0: APQ off. Ignored with TrustedDocuments.
 	APQCacheSize int
 	// TrustedDocuments, when non-empty, are the only operations executed.
 	TrustedDocuments trusted.Documents
-	// FieldMiddleware, when set, wraps every field resolver (instrumentation
-	// and tests).
-	FieldMiddleware graphql.FieldMiddleware
+	// Extensions are added to the GraphQL server after the facade's own
+	// (instrumentation, and tests that need a field interceptor).
+	Extensions []graphql.HandlerExtension
 }
 
-// DefaultMaxUpstreamCalls is the default cap of upstream calls per request.
-const DefaultMaxUpstreamCalls = 200
+// Defaults of DefaultOptions.
+const (
+	DefaultRequestTimeout   = 30 * time.Second
+	DefaultMaxUpstreamCalls = 200
+	DefaultMaxBodyBytes     = 2 << 20
+	DefaultAPQCacheSize     = 1000
+)
+
+// DefaultOptions returns the safe defaults: every limit on, introspection on,
+// the upstream call report off. Client must still be set.
+func DefaultOptions() Options {
+	return Options{
+		Introspection:    true,
+		RequestTimeout:   DefaultRequestTimeout,
+		Limits:           limits.DefaultConfig(),
+		MaxUpstreamCalls: DefaultMaxUpstreamCalls,
+		MaxBodyBytes:     DefaultMaxBodyBytes,
+		APQCacheSize:     DefaultAPQCacheSize,
+	}
+}
 
 // TraceHeader is the request header that asks for the upstream call report.
 const TraceHeader = "X-Upstream-Trace"
 
 // NewHandler returns the http.Handler serving GraphQL (POST, and GET for
-// queries only).
+// queries only). Mount it behind internal/accesslog's middleware, which
+// gives each request its id and log line.
 func NewHandler(o Options) http.Handler {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	o.Logger = slog.New(requestIDHandler{o.Logger.Handler()})
-	if o.RequestTimeout <= 0 {
-		o.RequestTimeout = 30 * time.Second
-	}
-	switch {
-	case o.MaxUpstreamCalls == 0:
-		o.MaxUpstreamCalls = DefaultMaxUpstreamCalls
-	case o.MaxUpstreamCalls < 0:
-		o.MaxUpstreamCalls = 0
-	}
-	lim := o.Limits.WithDefaults()
+	o.Logger = slog.New(accesslog.Handler(o.Logger.Handler()))
 
 	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: &Resolver{client: o.Client}}))
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
-	srv.SetParserTokenLimit(lim.MaxTokens)
+	srv.SetParserTokenLimit(o.Limits.MaxTokens)
 	srv.SetDisableSuggestion(o.DisableSuggestions)
 	if o.Introspection {
 		srv.Use(extension.Introspection{})
 	}
 	if len(o.TrustedDocuments) > 0 {
 		srv.Use(trusted.Extension{Docs: o.TrustedDocuments})
-	} else if o.APQCacheSize >= 0 {
-		size := o.APQCacheSize
-		if size == 0 {
-			size = 1000
-		}
-		srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](size)})
+	} else if o.APQCacheSize > 0 {
+		srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](o.APQCacheSize)})
 	}
-	srv.Use(limits.New(lim))
+	srv.Use(limits.New(o.Limits))
 	present := gqlerr.Presenter(o.Logger)
 	srv.SetErrorPresenter(func(ctx context.Context, err error) *gqlerror.Error {
-		return limits.TokenLimit(present(ctx, err), lim.MaxTokens)
+		return limits.TokenLimit(present(ctx, err), o.Limits.MaxTokens)
 	})
 	srv.SetRecoverFunc(gqlerr.Recover(o.Logger))
 	srv.AroundRootFields(requireCredentials)
-	if o.FieldMiddleware != nil {
-		srv.AroundFields(o.FieldMiddleware)
+	for _, x := range o.Extensions {
+		srv.Use(x)
 	}
 	srv.AroundResponses(upstreamReport)
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		sc := &scope{requestID: guard.RequestID(r)}
-		w.Header().Set(guard.RequestIDHeader, sc.requestID)
-		sw := &statusWriter{ResponseWriter: w}
-		defer func() { logRequest(r.Context(), o.Logger, r, sw.status(), sc, time.Since(start)) }()
-
 		ctx := r.Context()
+		entry := accesslog.From(ctx)
 		if !o.DisableCSRFPrevention {
 			if ref := guard.CSRF(r, gqlerr.CSRFPrevented); ref != nil {
-				sc.refuse(sw, ref)
+				refuse(w, entry, ref)
 				return
 			}
 		}
 		if r.Method == http.MethodPost {
-			body, ref := guard.ReadBody(sw, r, o.MaxBodyBytes, gqlerr.RequestTooLarge, gqlerr.BadRequest)
+			body, ref := guard.ReadBody(w, r, o.MaxBodyBytes, gqlerr.RequestTooLarge, gqlerr.BadRequest)
 			var documentID string
 			if ref == nil && isJSON(r) {
 				documentID, ref = guard.CheckJSONBody(body, gqlerr.BadRequest)
 			}
 			if ref != nil {
-				sc.refuse(sw, ref)
+				refuse(w, entry, ref)
 				return
 			}
 			if documentID != "" && len(o.TrustedDocuments) > 0 {
@@ -161,24 +161,27 @@ func NewHandler(o Options) http.Handler {
 			ctx = trusted.WithDocumentID(ctx, id)
 		}
 
-		ctx, cancel := context.WithTimeout(ctx, o.RequestTimeout)
-		defer cancel()
-		sc.trace = o.UpstreamTrace && r.Header.Get(TraceHeader) == "1"
+		if o.RequestTimeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, o.RequestTimeout)
+			defer cancel()
+		}
+		req := &request{trace: o.UpstreamTrace && r.Header.Get(TraceHeader) == "1", calls: &calls.Collector{Max: o.MaxUpstreamCalls}}
 		if auth := strings.TrimSpace(r.Header.Get("Authorization")); auth != "" {
 			ctx = restclient.WithCredentials(ctx, restclient.Credentials{
 				Authorization: auth,
 				NetworkID:     strings.TrimSpace(r.Header.Get("service-network-id")),
 			})
-			sc.hasCredentials = true
+			req.hasCredentials = true
 		} else if o.ServerCredentials != nil {
 			ctx = restclient.WithCredentials(ctx, *o.ServerCredentials)
-			sc.hasCredentials = true
+			req.hasCredentials = true
 		}
-		sc.calls = &calls.Collector{Max: o.MaxUpstreamCalls}
-		ctx = context.WithValue(ctx, scopeKey{}, sc)
-		ctx = restclient.WithCallHooks(ctx, sc.calls.Hooks())
+		ctx = context.WithValue(ctx, requestKey{}, req)
+		ctx = restclient.WithCallHooks(ctx, req.calls.Hooks())
 		ctx = loaders.WithLoaders(ctx, loaders.New(o.Client, o.Loaders))
-		srv.ServeHTTP(sw, r.WithContext(ctx))
+		srv.ServeHTTP(w, r.WithContext(ctx))
+		entry.SetUpstreamCalls(req.calls.Count())
 	})
 }
 
@@ -187,30 +190,25 @@ func isJSON(r *http.Request) bool {
 	return strings.HasPrefix(strings.TrimSpace(ct), "application/json")
 }
 
-// scope is what the facade knows about the GraphQL request being served.
-type scope struct {
-	requestID      string
-	hasCredentials bool
-	trace          bool
-	calls          *calls.Collector
-	// Filled as the response is built, for the request log line.
-	operation string
-	codes     []string
-	stats     *limits.Stats
-}
-
-func (sc *scope) refuse(w http.ResponseWriter, ref *guard.Refusal) {
-	sc.codes = append(sc.codes, ref.Code)
+func refuse(w http.ResponseWriter, entry *accesslog.Entry, ref *guard.Refusal) {
+	entry.AddCodes(ref.Code)
 	ref.Write(w)
 }
 
-type scopeKey struct{}
+// request is what the facade knows about the GraphQL request being served.
+type request struct {
+	hasCredentials bool
+	trace          bool
+	calls          *calls.Collector
+}
 
-func scopeFrom(ctx context.Context) *scope {
-	if s, ok := ctx.Value(scopeKey{}).(*scope); ok {
-		return s
+type requestKey struct{}
+
+func requestFrom(ctx context.Context) *request {
+	if r, ok := ctx.Value(requestKey{}).(*request); ok {
+		return r
 	}
-	return &scope{}
+	return &request{}
 }
 
 // requireCredentials answers every root field that could reach the upstream
@@ -218,7 +216,7 @@ func scopeFrom(ctx context.Context) *scope {
 // credentials. Introspection and __typename work without them.
 func requireCredentials(ctx context.Context, next graphql.RootResolver) graphql.Marshaler {
 	rc := graphql.GetRootFieldContext(ctx)
-	if rc != nil && !strings.HasPrefix(rc.Field.Name, "__") && !scopeFrom(ctx).hasCredentials {
+	if rc != nil && !strings.HasPrefix(rc.Field.Name, "__") && !requestFrom(ctx).hasCredentials {
 		// The root field context has no field path yet: name the field so the
 		// error sits on it, as every other field error does.
 		graphql.AddError(ctx, &gqlerror.Error{Err: gqlerr.ErrNoCredentials, Path: ast.Path{ast.PathName(rc.Field.Alias)}})
@@ -228,110 +226,34 @@ func requireCredentials(ctx context.Context, next graphql.RootResolver) graphql.
 }
 
 // upstreamReport adds extensions.upstream when the request asked for it, and
-// notes the operation name and error codes for the request log.
+// gives the access log the operation name, cost and error codes.
 func upstreamReport(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	resp := next(ctx)
-	sc := scopeFrom(ctx)
+	entry := accesslog.From(ctx)
 	if graphql.HasOperationContext(ctx) {
 		oc := graphql.GetOperationContext(ctx)
-		sc.operation = oc.OperationName
-		if sc.operation == "" && oc.Operation != nil {
-			sc.operation = oc.Operation.Name
+		name := oc.OperationName
+		if name == "" && oc.Operation != nil {
+			name = oc.Operation.Name
 		}
-		sc.stats = limits.StatsFrom(ctx)
+		entry.SetOperation(name)
+		if s := limits.StatsFrom(ctx); s != nil {
+			entry.SetCost(s.Cost, s.Depth)
+		}
 	}
 	if resp == nil {
 		return nil
 	}
 	for _, e := range resp.Errors {
 		if c, ok := e.Extensions["code"].(string); ok {
-			sc.codes = append(sc.codes, c)
+			entry.AddCodes(c)
 		}
 	}
-	if sc.trace && sc.calls != nil {
+	if req := requestFrom(ctx); req.trace && req.calls != nil {
 		if resp.Extensions == nil {
 			resp.Extensions = map[string]any{}
 		}
-		resp.Extensions["upstream"] = sc.calls.Report()
+		resp.Extensions["upstream"] = req.calls.Report()
 	}
 	return resp
-}
-
-// logRequest writes the one line of a request. It names no header value:
-// credentials, tokens and cookies never reach the log.
-func logRequest(ctx context.Context, log *slog.Logger, r *http.Request, status int, sc *scope, d time.Duration) {
-	codes := slices.Clone(sc.codes)
-	slices.Sort(codes)
-	codes = slices.Compact(codes)
-	attrs := []slog.Attr{
-		slog.String("request_id", sc.requestID),
-		slog.String("method", r.Method),
-		slog.Int("status", status),
-		slog.String("operation", sc.operation),
-		slog.Float64("duration_ms", float64(d.Microseconds())/1000),
-		slog.Int("upstream_calls", sc.callCount()),
-	}
-	if len(codes) > 0 {
-		attrs = append(attrs, slog.Any("error_codes", codes))
-	}
-	if s := sc.stats; s != nil {
-		attrs = append(attrs, slog.Int("cost", s.Cost), slog.Int("depth", s.Depth))
-	}
-	log.LogAttrs(ctx, slog.LevelInfo, "graphql request", attrs...)
-}
-
-func (sc *scope) callCount() int {
-	if sc.calls == nil {
-		return 0
-	}
-	return sc.calls.Count()
-}
-
-// statusWriter remembers the status written.
-type statusWriter struct {
-	http.ResponseWriter
-	code int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.code == 0 {
-		w.code = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.code == 0 {
-		w.code = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *statusWriter) status() int {
-	if w.code == 0 {
-		return http.StatusOK
-	}
-	return w.code
-}
-
-// Unwrap lets http.ResponseController reach the underlying writer.
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// requestIDHandler adds the request id of ctx to every record logged with it
-// (resolver errors and panics name the request they belong to).
-type requestIDHandler struct{ slog.Handler }
-
-func (h requestIDHandler) Handle(ctx context.Context, rec slog.Record) error {
-	if sc, ok := ctx.Value(scopeKey{}).(*scope); ok && rec.Message != "graphql request" {
-		rec.AddAttrs(slog.String("request_id", sc.requestID))
-	}
-	return h.Handler.Handle(ctx, rec)
-}
-
-func (h requestIDHandler) WithAttrs(as []slog.Attr) slog.Handler {
-	return requestIDHandler{h.Handler.WithAttrs(as)}
-}
-
-func (h requestIDHandler) WithGroup(name string) slog.Handler {
-	return requestIDHandler{h.Handler.WithGroup(name)}
 }

@@ -49,7 +49,7 @@ func mustRun(t *testing.T, env *testenv.Env, c testenv.Creds, query string, vars
 	t.Helper()
 	r := run(t, env, c, query, vars)
 	var v any
-	r.MustData(t, &v)
+	testenv.MustData(t, r, &v)
 	return v
 }
 

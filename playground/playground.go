@@ -49,6 +49,9 @@ type Config struct {
 	// DefaultQuery pre-fills the query editor when the browser has no saved
 	// tab state; GraphiQL's own welcome text when empty.
 	DefaultQuery string
+	// DefaultVariables pre-fill the variables editor (as a JSON object) along
+	// with DefaultQuery.
+	DefaultVariables map[string]any
 }
 
 // asset is one embedded file, immutable once Handler has built it.
@@ -64,6 +67,7 @@ type pageConfig struct {
 	Endpoint string `json:"endpoint"`
 	Query    string `json:"query,omitempty"`
 	Headers  string `json:"headers,omitempty"`
+	Vars     string `json:"variables,omitempty"`
 }
 
 type pageData struct {
@@ -135,16 +139,10 @@ func Handler(cfg Config) http.Handler {
 
 	data := pageData{Title: cfg.Title, Config: pageConfig{Endpoint: cfg.Endpoint, Query: cfg.DefaultQuery}}
 	if len(cfg.DefaultHeaders) > 0 {
-		// Shown verbatim in the headers editor, so no HTML escaping here; the
-		// page template escapes the whole config for the <script> element.
-		var b strings.Builder
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(cfg.DefaultHeaders); err != nil { // impossible for map[string]string
-			panic("playground: default headers: " + err.Error())
-		}
-		data.Config.Headers = strings.TrimSuffix(b.String(), "\n")
+		data.Config.Headers = editorJSON("default headers", cfg.DefaultHeaders)
+	}
+	if len(cfg.DefaultVariables) > 0 {
+		data.Config.Vars = editorJSON("default variables", cfg.DefaultVariables)
 	}
 	for _, name := range cssFiles {
 		data.CSS = append(data.CSS, mustURL(urls, name))
@@ -284,4 +282,18 @@ func gzipBytes(b []byte) []byte {
 	_, _ = zw.Write(b)
 	_ = zw.Close()
 	return buf.Bytes()
+}
+
+// editorJSON renders v as indented JSON for an editor. Shown verbatim, so no
+// HTML escaping here; the page template escapes the whole config for the
+// <script> element. v must be encodable (a programming error otherwise).
+func editorJSON(what string, v any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		panic("playground: " + what + ": " + err.Error())
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }

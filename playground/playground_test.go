@@ -159,10 +159,14 @@ func TestEveryReferencedAssetIsServed(t *testing.T) {
 func TestDefaultsAreJSONEncoded(t *testing.T) {
 	headers := map[string]string{"Authorization": "Bearer abc", "X-Workspace": "ws-1"}
 	query := "query Me {\n  me { id \"quoted\" }\n}"
-	page := getPage(t, Handler(Config{Endpoint: "/api/graphql", DefaultHeaders: headers, DefaultQuery: query}))
+	page := getPage(t, Handler(Config{Endpoint: "/api/graphql", DefaultHeaders: headers, DefaultQuery: query, DefaultVariables: map[string]any{"location": "loc-1"}}))
 	c := pageConfigOf(t, page)
 	if c.Endpoint != "/api/graphql" || c.Query != query {
 		t.Errorf("config = %+v", c)
+	}
+	var vars map[string]any
+	if err := json.Unmarshal([]byte(c.Vars), &vars); err != nil || len(vars) != 1 || vars["location"] != "loc-1" {
+		t.Errorf("variables %q: %v", c.Vars, err)
 	}
 	var got map[string]string
 	if err := json.Unmarshal([]byte(c.Headers), &got); err != nil {

@@ -764,3 +764,7 @@ func doList[T any](ctx context.Context, c *Client, route, path string, q url.Val
 	}
 	return out, resp, nil
 }
+
+// CloseIdleConnections closes the client's idle keep-alive connections
+// (on shutdown, so nothing lingers).
+func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }

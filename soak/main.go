@@ -253,7 +253,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/graphql", graph.NewHandler(graph.Options{Client: client, RequestTimeout: 5 * time.Second, Logger: slog.New(slog.DiscardHandler)}))
+	gopts := graph.DefaultOptions()
+	gopts.Client, gopts.RequestTimeout, gopts.Logger = client, 5*time.Second, slog.New(slog.DiscardHandler)
+	mux.Handle("/graphql", graph.NewHandler(gopts))
 	facadeURL, stopFacade, err := serve(mux)
 	if err != nil {
 		return err

@@ -1,14 +1,12 @@
 // Package guard holds the checks the facade makes on an HTTP request before
 // GraphQL sees it: CSRF prevention, the body size limit, refusal of batched
-// (array) bodies, and the request id. A refused request is answered with a
+// (array) bodies. A refused request is answered with a
 // GraphQL-shaped JSON error and never reaches a resolver, so it costs no
 // upstream call.
 package guard
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,9 +14,6 @@ import (
 	"mime"
 	"net/http"
 )
-
-// DefaultMaxBodyBytes is the default limit of a request body (2 MiB).
-const DefaultMaxBodyBytes = 2 << 20
 
 // PreflightHeaders are the request headers that prove a browser sent a CORS
 // preflight first (a cross-site page cannot set them otherwise). Any
@@ -70,12 +65,16 @@ func CSRF(r *http.Request, code string) *Refusal {
 	}
 }
 
-// ReadBody reads r's body up to max bytes (<= 0: DefaultMaxBodyBytes) and
-// returns it; a larger body is a 413 refusal with tooLargeCode, an unreadable
-// one a 400 with badCode.
+// ReadBody reads r's body up to max bytes (0: no limit) and returns it; a
+// larger body is a 413 refusal with tooLargeCode, an unreadable one a 400
+// with badCode.
 func ReadBody(w http.ResponseWriter, r *http.Request, max int64, tooLargeCode, badCode string) ([]byte, *Refusal) {
 	if max <= 0 {
-		max = DefaultMaxBodyBytes
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return nil, &Refusal{Status: http.StatusBadRequest, Code: badCode, Message: "the request body could not be read"}
+		}
+		return body, nil
 	}
 	tooLarge := &Refusal{Status: http.StatusRequestEntityTooLarge, Code: tooLargeCode,
 		Message: fmt.Sprintf("the request body is larger than the limit of %d bytes", max)}
@@ -129,32 +128,4 @@ func CheckJSONBody(body []byte, badCode string) (documentID string, ref *Refusal
 		_ = json.Unmarshal(p.DocumentID, &documentID) // a valid JSON string: cannot fail
 	}
 	return documentID, nil
-}
-
-// RequestIDHeader carries the request id, in and out.
-const RequestIDHeader = "X-Request-Id"
-
-// RequestID returns the incoming X-Request-Id when it is sane (1 to 128
-// characters of letters, digits and -_.:), else a new random id.
-func RequestID(r *http.Request) string {
-	if id := r.Header.Get(RequestIDHeader); saneID(id) {
-		return id
-	}
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
-func saneID(id string) bool {
-	if id == "" || len(id) > 128 {
-		return false
-	}
-	for _, c := range []byte(id) {
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_', c == '.', c == ':':
-		default:
-			return false
-		}
-	}
-	return true
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/workspacenet/facade/graph"
 	"github.com/workspacenet/facade/graph/trusted"
+	"github.com/workspacenet/facade/internal/accesslog"
 	"github.com/workspacenet/facade/internal/testenv"
 	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/restserver/hooks"
@@ -150,7 +151,7 @@ func TestRequestLogHoldsNoCredentials(t *testing.T) {
 			t.Errorf("the log holds %q", secret)
 		}
 	}
-	lines := logLines(t, &buf, "graphql request")
+	lines := logLines(t, &buf, accesslog.Message)
 	if len(lines) != 3 {
 		t.Fatalf("%d request lines, want 3:\n%s", len(lines), out)
 	}
@@ -184,12 +185,12 @@ func TestPanicBecomesInternalError(t *testing.T) {
 	env := testenv.New(t, testenv.Options{
 		Logger: slog.New(slog.NewJSONHandler(&buf, nil)),
 		GraphOpts: func(o *graph.Options) {
-			o.FieldMiddleware = func(ctx context.Context, next graphql.Resolver) (any, error) {
+			o.Extensions = append(o.Extensions, testenv.FieldInterceptor(func(ctx context.Context, next graphql.Resolver) (any, error) {
 				if fc := graphql.GetFieldContext(ctx); fc.Object == "Resource" && fc.Field.Name == "title" {
 					panic(errors.New("boom in title"))
 				}
 				return next(ctx)
-			}
+			}))
 		},
 	})
 	r := query(t, env, env.Bearer(), `{ resource(id: "`+env.ID(t, "resource", 0)+`") { id title } }`, nil)

@@ -95,7 +95,7 @@ func TestLimitsRefuseBeforeAnyUpstreamCall(t *testing.T) {
 
 func TestLimitsAreConfigurable(t *testing.T) {
 	env := testenv.New(t, testenv.Options{GraphOpts: func(o *graph.Options) {
-		o.Limits = limits.Config{MaxDepth: 2, MaxCost: -1}
+		o.Limits.MaxDepth, o.Limits.MaxCost = 2, 0
 	}})
 	res := env.ID(t, "resource", 0)
 	r := query(t, env, env.Bearer(), `{ resource(id: "`+res+`") { parent { id } } }`, nil)

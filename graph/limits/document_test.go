@@ -22,7 +22,7 @@ func TestCountDocument(t *testing.T) {
 }
 
 func TestDocumentLimits(t *testing.T) {
-	x := New(Config{})
+	x := New(DefaultConfig())
 	for _, tc := range []struct {
 		name, q, limit string
 	}{
@@ -39,7 +39,7 @@ func TestDocumentLimits(t *testing.T) {
 			t.Errorf("%.30q refused: %v", q, err)
 		}
 	}
-	off := New(Config{MaxSelections: -1, MaxDirectives: -1})
+	off := New(Config{}) // 0 = off
 	if err := off.MutateOperationParameters(t.Context(), &graphql.RawParams{Query: "{ a " + strings.Repeat("@x ", 100) + "}"}); err != nil {
 		t.Errorf("limits off: %v", err)
 	}

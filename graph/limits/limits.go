@@ -36,8 +36,8 @@ const (
 	Tokens     = "tokens"
 )
 
-// Defaults: they let GraphiQL's introspection query and every README query
-// through with a wide margin.
+// Defaults (DefaultConfig): they let GraphiQL's introspection query and
+// every README query through with a wide margin.
 const (
 	DefaultMaxDepth      = 12
 	DefaultMaxAliases    = 30
@@ -57,8 +57,7 @@ func init() {
 	errcode.RegisterErrorType(Code, errcode.KindProtocol)
 }
 
-// Config holds the maximums. Zero means the default; a negative value turns
-// that limit off.
+// Config holds the maximums; 0 turns a limit off. Start from DefaultConfig.
 type Config struct {
 	MaxDepth      int
 	MaxAliases    int
@@ -67,7 +66,8 @@ type Config struct {
 	// MaxTokens is the parser's token limit (handler.Server.SetParserTokenLimit),
 	// enforced by the parser; see TokenLimit.
 	MaxTokens int
-	// ListEstimate is the assumed length of a list that has no `first`.
+	// ListEstimate is the assumed length of a list that has no `first`. An
+	// estimate, not a limit: 0 means DefaultListEstimate.
 	ListEstimate int
 	// MaxSelections and MaxDirectives bound the document as written, before
 	// validation (document.go).
@@ -75,30 +75,18 @@ type Config struct {
 	MaxDirectives int
 }
 
-func pick(v, def int) int {
-	switch {
-	case v == 0:
-		return def
-	case v < 0:
-		return 0 // off
+// DefaultConfig returns the default limits.
+func DefaultConfig() Config {
+	return Config{
+		MaxDepth:      DefaultMaxDepth,
+		MaxAliases:    DefaultMaxAliases,
+		MaxRootFields: DefaultMaxRootFields,
+		MaxCost:       DefaultMaxCost,
+		MaxTokens:     DefaultMaxTokens,
+		ListEstimate:  DefaultListEstimate,
+		MaxSelections: DefaultMaxSelections,
+		MaxDirectives: DefaultMaxDirectives,
 	}
-	return v
-}
-
-// WithDefaults returns c with zero values replaced by the defaults and
-// negative ones by 0 (no limit).
-func (c Config) WithDefaults() Config {
-	c.MaxDepth = pick(c.MaxDepth, DefaultMaxDepth)
-	c.MaxAliases = pick(c.MaxAliases, DefaultMaxAliases)
-	c.MaxRootFields = pick(c.MaxRootFields, DefaultMaxRootFields)
-	c.MaxCost = pick(c.MaxCost, DefaultMaxCost)
-	c.MaxTokens = pick(c.MaxTokens, DefaultMaxTokens)
-	c.MaxSelections = pick(c.MaxSelections, DefaultMaxSelections)
-	c.MaxDirectives = pick(c.MaxDirectives, DefaultMaxDirectives)
-	if c.ListEstimate <= 0 {
-		c.ListEstimate = DefaultListEstimate
-	}
-	return c
 }
 
 // Stats is what Measure finds in one operation.
@@ -275,8 +263,8 @@ func TokenLimit(e *gqlerror.Error, maxTokens int) *gqlerror.Error {
 // Extension is the gqlgen handler extension enforcing the limits.
 type Extension struct{ cfg Config }
 
-// New returns the extension for c (defaults applied).
-func New(c Config) *Extension { return &Extension{cfg: c.WithDefaults()} }
+// New returns the extension enforcing c.
+func New(c Config) *Extension { return &Extension{cfg: c} }
 
 var _ interface {
 	graphql.HandlerExtension
@@ -307,9 +295,8 @@ func (x *Extension) MutateOperationContext(ctx context.Context, opCtx *graphql.O
 		return Error(Aliases, s.Aliases, c.MaxAliases)
 	case c.MaxDepth > 0 && s.Depth > c.MaxDepth:
 		return Error(Depth, s.Depth, c.MaxDepth)
-	case c.MaxCost > 0 && s.Cost > c.MaxCost:
-		return Error(Cost, s.Cost, c.MaxCost)
-	case s.Truncated:
+	case c.MaxCost > 0 && (s.Cost > c.MaxCost || s.Truncated):
+		// A truncated walk's cost is a lower bound above any sane maximum.
 		return Error(Cost, s.Cost, c.MaxCost)
 	}
 	return nil

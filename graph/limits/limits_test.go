@@ -126,19 +126,48 @@ func TestMeasureBoundsExponentialFragments(t *testing.T) {
 	if !s.Truncated {
 		t.Fatalf("2^24 expansion not truncated: %+v", s)
 	}
-	x := limits.New(limits.Config{})
+	x := limits.New(limits.DefaultConfig())
 	oc := &graphql.OperationContext{Operation: doc.Operations[0]}
 	if e := x.MutateOperationContext(context.Background(), oc); e == nil || e.Extensions["code"] != limits.Code {
 		t.Fatalf("truncated walk not refused: %v", e)
+	}
+	// With the cost limit off (0), the walk's budget bounds the measuring,
+	// not the operation.
+	if e := limits.New(limits.Config{}).MutateOperationContext(context.Background(), oc); e != nil {
+		t.Fatalf("truncated walk refused with the cost limit off: %v", e)
 	}
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
-func TestConfigDefaultsAndOff(t *testing.T) {
-	c := limits.Config{MaxDepth: -1, MaxCost: 7}.WithDefaults()
-	if c.MaxDepth != 0 || c.MaxCost != 7 || c.MaxAliases != limits.DefaultMaxAliases || c.MaxTokens != limits.DefaultMaxTokens || c.ListEstimate != limits.DefaultListEstimate {
-		t.Fatalf("WithDefaults = %+v", c)
+func TestZeroTurnsEachLimitOff(t *testing.T) {
+	doc, err := parser.ParseQuery(&ast.Source{Input: `{ a: location(id: "1") { b: orders(first: 500) { nodes { id } } } c: location(id: "2") { id } }`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := validator.Validate(schema(), doc); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	op := &graphql.OperationContext{Operation: doc.Operations[0]}
+	// Each limit alone, set to 1, refuses the operation; set to 0, it does not.
+	for _, tc := range []struct {
+		name string
+		set  func(*limits.Config, int)
+	}{
+		{limits.RootFields, func(c *limits.Config, v int) { c.MaxRootFields = v }},
+		{limits.Aliases, func(c *limits.Config, v int) { c.MaxAliases = v }},
+		{limits.Depth, func(c *limits.Config, v int) { c.MaxDepth = v }},
+		{limits.Cost, func(c *limits.Config, v int) { c.MaxCost = v }},
+	} {
+		var c limits.Config
+		tc.set(&c, 1)
+		if e := limits.New(c).MutateOperationContext(context.Background(), op); e == nil || e.Extensions["limit"] != tc.name {
+			t.Errorf("%s = 1: %v", tc.name, e)
+		}
+		tc.set(&c, 0)
+		if e := limits.New(c).MutateOperationContext(context.Background(), op); e != nil {
+			t.Errorf("%s = 0 still refuses: %v", tc.name, e)
+		}
 	}
 }
 

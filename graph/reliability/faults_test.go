@@ -291,12 +291,12 @@ func TestSharedUpstreamCalls(t *testing.T) {
 		},
 		GraphOpts: func(o *graph.Options) {
 			o.RequestTimeout = 10 * time.Second
-			o.FieldMiddleware = func(ctx context.Context, next graphql.Resolver) (any, error) {
+			o.Extensions = append(o.Extensions, testenv.FieldInterceptor(func(ctx context.Context, next graphql.Resolver) (any, error) {
 				if fc := graphql.GetFieldContext(ctx); fc.Object == "Query" && fc.Field.Name == "resource" {
 					entered <- struct{}{}
 				}
 				return next(ctx)
-			}
+			}))
 		},
 	})
 	q := `{ resource(id: "` + env.ID(t, "resource", 0) + `") { id title } }`

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workspacenet/facade/internal/accesslog"
 	"github.com/workspacenet/facade/internal/testenv"
 	"github.com/workspacenet/facade/restserver"
 )
@@ -151,7 +152,7 @@ func TestIsolationUnderConcurrentLoad(t *testing.T) {
 	}
 
 	out := logs.String()
-	if !strings.Contains(out, `"msg":"graphql request"`) {
+	if !strings.Contains(out, `"msg":"`+accesslog.Message+`"`) {
 		t.Fatal("the run logged no request line")
 	}
 	basicValue := strings.TrimPrefix(env.Manifest.BasicAuth, "Basic ")

@@ -1,37 +1,41 @@
-// Package testenv starts the whole product for a test or a benchmark: the
-// local REST service on SQLite (in memory, demo data) behind a real HTTP
-// listener, and the GraphQL facade in front of it, talking to each other over
-// loopback HTTP exactly as in production. It hands the caller a way to query,
-// the demo credentials, and the upstream's per-route call counters and fault
-// hooks.
+// Package testenv starts the whole product for a test, through the same
+// internal/stack the program uses: the local REST service on SQLite (in
+// memory, demo data) behind a real HTTP listener, and the facade's router in
+// front of it, talking over loopback HTTP exactly as in production. It is a
+// thin testing.TB wrapper: the demo credentials, a GraphQL client
+// (internal/gqlclient), and the upstream's per-route counters and fault hooks.
 package testenv
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"log/slog"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"sort"
 	"sync"
 	"testing"
 
 	"github.com/workspacenet/facade/graph"
 	"github.com/workspacenet/facade/graph/loaders"
+	"github.com/workspacenet/facade/internal/gqlclient"
+	"github.com/workspacenet/facade/internal/stack"
 	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/restserver"
 	"github.com/workspacenet/facade/restserver/hooks"
 )
 
-// Options adjust an Env.
+// Options adjust an Env. The facade starts from stack.DefaultConfig with the
+// REST service in memory and the upstream call report on.
 type Options struct {
 	DemoScale   int // default 1
 	Loaders     loaders.Config
 	ClientOpts  []restclient.Option
-	GraphOpts   func(*graph.Options) // last word on the facade's options
+	GraphOpts   func(*graph.Options) // the facade's GraphQL options, after the rest
+	Config      func(*stack.Config)  // last word on the whole configuration
 	Logger      *slog.Logger
 	NoTrace     bool // disable the upstream call report
 	ServerCreds *restclient.Credentials
@@ -43,69 +47,78 @@ type Options struct {
 
 // Env is a running upstream plus facade.
 type Env struct {
+	Stack       *stack.Stack
 	Upstream    *restserver.Server
 	UpstreamURL string
-	FacadeURL   string // .../graphql
+	BaseURL     string // the facade's root, http://127.0.0.1:port
+	FacadeURL   string // BaseURL + "/graphql"
 	Manifest    *restserver.DemoManifest
 	HTTP        *http.Client
+	// GraphQL is a client of FacadeURL sending no credentials by itself.
+	GraphQL *gqlclient.Client
 }
 
 // New starts an Env and registers its shutdown with tb.Cleanup.
 func New(tb testing.TB, o Options) *Env {
 	tb.Helper()
-	if o.DemoScale == 0 {
-		o.DemoScale = 1
+	cfg := stack.DefaultConfig()
+	cfg.DataDir = "" // in memory
+	if o.DemoScale > 0 {
+		cfg.DemoScale = o.DemoScale
 	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
+	cfg.UpstreamTrace = "on"
+	if o.NoTrace {
+		cfg.UpstreamTrace = "off"
 	}
-	rs, err := restserver.New(context.Background(), restserver.Config{DBPath: ":memory:", DemoScale: o.DemoScale, Logger: o.Logger})
-	if err != nil {
-		tb.Fatalf("restserver: %v", err)
-	}
-	var uh http.Handler = rs.Handler()
+	cfg.ClientOptions = o.ClientOpts
+	cfg.Graph.Loaders = o.Loaders
+	cfg.Graph.ServerCredentials = o.ServerCreds
 	if f := o.OnUpstreamRequest; f != nil {
-		next := uh
-		uh = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			f(r)
-			next.ServeHTTP(w, r)
-		})
-	}
-	up := httptest.NewServer(uh)
-	man, err := rs.Manifest()
-	if err != nil {
-		tb.Fatalf("manifest: %v", err)
-	}
-	client, err := restclient.NewClient(up.URL, o.ClientOpts...)
-	if err != nil {
-		tb.Fatalf("restclient: %v", err)
-	}
-	gopts := graph.Options{
-		Client:            client,
-		Loaders:           o.Loaders,
-		Logger:            o.Logger,
-		Introspection:     true,
-		UpstreamTrace:     !o.NoTrace,
-		ServerCredentials: o.ServerCreds,
+		cfg.UpstreamMiddleware = func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				f(r)
+				next.ServeHTTP(w, r)
+			})
+		}
 	}
 	if o.GraphOpts != nil {
-		o.GraphOpts(&gopts)
+		o.GraphOpts(&cfg.Graph)
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/graphql", graph.NewHandler(gopts))
-	fs := httptest.NewServer(mux)
+	if o.Config != nil {
+		o.Config(&cfg)
+	}
+	st, err := stack.Start(context.Background(), cfg, o.Logger)
+	if err != nil {
+		tb.Fatalf("stack: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		st.Close()
+		tb.Fatal(err)
+	}
+	go func() { _ = st.Serve(ln) }()
+	tr := &http.Transport{MaxIdleConnsPerHost: 64}
+	hc := &http.Client{Transport: tr}
 	tb.Cleanup(func() {
-		fs.Close()
-		up.Close()
-		rs.Close()
+		if err := st.Close(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			tb.Errorf("stack close: %v", err)
+		}
+		tr.CloseIdleConnections()
 	})
-	rs.Hooks().Reset()
+	if st.Embedded == nil {
+		tb.Fatal("testenv: the stack has no local REST service")
+	}
+	st.Embedded.Server.Hooks().Reset()
+	base := "http://" + ln.Addr().String()
 	return &Env{
-		Upstream:    rs,
-		UpstreamURL: up.URL,
-		FacadeURL:   fs.URL + "/graphql",
-		Manifest:    man,
-		HTTP:        fs.Client(),
+		Stack:       st,
+		Upstream:    st.Embedded.Server,
+		UpstreamURL: st.UpstreamURL,
+		BaseURL:     base,
+		FacadeURL:   base + "/graphql",
+		Manifest:    st.Embedded.Manifest,
+		HTTP:        hc,
+		GraphQL:     &gqlclient.Client{URL: base + "/graphql", HTTP: hc},
 	}
 }
 
@@ -166,34 +179,13 @@ func (e *Env) REST(tb testing.TB, c Creds) (*restclient.Client, context.Context)
 }
 
 // Response is a decoded GraphQL response.
-type Response struct {
-	Status     int
-	Data       json.RawMessage `json:"data"`
-	Errors     []Error         `json:"errors"`
-	Extensions map[string]json.RawMessage
-}
+type Response = gqlclient.Response
 
 // Error is one GraphQL error.
-type Error struct {
-	Message    string         `json:"message"`
-	Path       []any          `json:"path"`
-	Extensions map[string]any `json:"extensions"`
-}
+type Error = gqlclient.Error
 
-// Code returns extensions.code.
-func (e Error) Code() string { s, _ := e.Extensions["code"].(string); return s }
-
-// PathString renders the path as "a.0.b".
-func (e Error) PathString() string {
-	var b bytes.Buffer
-	for i, p := range e.Path {
-		if i > 0 {
-			b.WriteByte('.')
-		}
-		fmt.Fprint(&b, p)
-	}
-	return b.String()
-}
+// Header returns c as request headers.
+func (c Creds) Header() http.Header { return gqlclient.Credentials(c.Authorization, c.NetworkID) }
 
 // Query posts a GraphQL request with creds (zero Creds sends none) and
 // decodes the response. It fails tb on transport errors only.
@@ -205,37 +197,19 @@ func (e *Env) Query(tb testing.TB, c Creds, query string, vars map[string]any) *
 // Do is Query with extra request headers.
 func (e *Env) Do(tb testing.TB, c Creds, query string, vars map[string]any, headers map[string]string) *Response {
 	tb.Helper()
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	req, _ := http.NewRequest(http.MethodPost, e.FacadeURL, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	if c.Authorization != "" {
-		req.Header.Set("Authorization", c.Authorization)
-	}
-	if c.NetworkID != "" {
-		req.Header.Set("service-network-id", c.NetworkID)
-	}
+	h := c.Header()
 	for k, v := range headers {
-		req.Header.Set(k, v)
+		h.Set(k, v)
 	}
-	resp, err := e.HTTP.Do(req)
+	resp, err := e.GraphQL.Post(context.Background(), gqlclient.Request{Query: query, Variables: vars}, h)
 	if err != nil {
 		tb.Fatalf("POST /graphql: %v", err)
 	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	var out struct {
-		Data       json.RawMessage            `json:"data"`
-		Errors     []Error                    `json:"errors"`
-		Extensions map[string]json.RawMessage `json:"extensions"`
-	}
-	if err := json.Unmarshal(raw, &out); err != nil {
-		tb.Fatalf("response is not JSON (%d): %s", resp.StatusCode, raw)
-	}
-	return &Response{Status: resp.StatusCode, Data: out.Data, Errors: out.Errors, Extensions: out.Extensions}
+	return resp
 }
 
 // MustData fails tb if the response has errors, and decodes data into v.
-func (r *Response) MustData(tb testing.TB, v any) {
+func MustData(tb testing.TB, r *Response, v any) {
 	tb.Helper()
 	if len(r.Errors) > 0 {
 		tb.Fatalf("unexpected errors: %+v", r.Errors)

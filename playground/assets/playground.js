@@ -52,6 +52,11 @@
   if (typeof cfg.headers === 'string') {
     props.defaultHeaders = cfg.headers;
   }
+  if (typeof cfg.variables === 'string') {
+    // GraphiQL has no defaultVariables: a first tab carries them (used only
+    // when the browser has no saved tabs, like defaultQuery).
+    props.defaultTabs = [{query: cfg.query || '', variables: cfg.variables, headers: cfg.headers}];
+  }
 
   var root = ReactDOM.createRoot(document.getElementById('graphiql'));
   root.render(React.createElement(GraphiQL, props));

@@ -1,0 +1,182 @@
+// Package accesslog is the facade's HTTP middleware for every route: it gives
+// each request an id (X-Request-Id, echoed or made) and writes one JSON log
+// line when the request ends. Handlers add what they know to the request's
+// Entry (From); records logged with the request's context carry its id
+// (Handler). The line names no header value: credentials, tokens and cookies
+// never reach the log.
+package accesslog
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+)
+
+// RequestIDHeader carries the request id, in and out.
+const RequestIDHeader = "X-Request-Id"
+
+// Message is the message of the access log line.
+const Message = "http request"
+
+// Entry is what one request's log line says beyond method, path, status and
+// duration. Safe for concurrent use.
+type Entry struct {
+	RequestID string
+
+	mu            sync.Mutex
+	operation     string
+	codes         []string
+	upstreamCalls int
+	cost, depth   int
+	measured      bool
+}
+
+// SetOperation records the GraphQL operation name.
+func (e *Entry) SetOperation(name string) { e.mu.Lock(); e.operation = name; e.mu.Unlock() }
+
+// AddCodes records error codes (extensions.code) the response carried.
+func (e *Entry) AddCodes(codes ...string) {
+	e.mu.Lock()
+	e.codes = append(e.codes, codes...)
+	e.mu.Unlock()
+}
+
+// SetUpstreamCalls records how many upstream calls the request made.
+func (e *Entry) SetUpstreamCalls(n int) { e.mu.Lock(); e.upstreamCalls = n; e.mu.Unlock() }
+
+// SetCost records the operation's measured cost and depth.
+func (e *Entry) SetCost(cost, depth int) {
+	e.mu.Lock()
+	e.cost, e.depth, e.measured = cost, depth, true
+	e.mu.Unlock()
+}
+
+type ctxKey struct{}
+
+// From returns the request's entry; a context the middleware did not make
+// gets a throwaway one, so handlers need no nil checks.
+func From(ctx context.Context) *Entry {
+	if e, ok := ctx.Value(ctxKey{}).(*Entry); ok {
+		return e
+	}
+	return &Entry{}
+}
+
+// Middleware wraps next: request id in and out, and one line on log per
+// request.
+func Middleware(log *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		e := &Entry{RequestID: requestID(r)}
+		w.Header().Set(RequestIDHeader, e.RequestID)
+		sw := &statusWriter{ResponseWriter: w}
+		ctx := context.WithValue(r.Context(), ctxKey{}, e)
+		defer func() { e.write(ctx, log, r, sw.status(), time.Since(start)) }()
+		next.ServeHTTP(sw, r.WithContext(ctx))
+	})
+}
+
+func (e *Entry) write(ctx context.Context, log *slog.Logger, r *http.Request, status int, d time.Duration) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	attrs := []slog.Attr{
+		slog.String("request_id", e.RequestID),
+		slog.String("method", r.Method),
+		slog.String("path", r.URL.Path),
+		slog.Int("status", status),
+		slog.Float64("duration_ms", float64(d.Microseconds())/1000),
+	}
+	if e.operation != "" {
+		attrs = append(attrs, slog.String("operation", e.operation))
+	}
+	if e.upstreamCalls > 0 {
+		attrs = append(attrs, slog.Int("upstream_calls", e.upstreamCalls))
+	}
+	if len(e.codes) > 0 {
+		codes := slices.Clone(e.codes)
+		slices.Sort(codes)
+		attrs = append(attrs, slog.Any("error_codes", slices.Compact(codes)))
+	}
+	if e.measured {
+		attrs = append(attrs, slog.Int("cost", e.cost), slog.Int("depth", e.depth))
+	}
+	log.LogAttrs(ctx, slog.LevelInfo, Message, attrs...)
+}
+
+// requestID returns the incoming X-Request-Id when it is sane (1 to 128
+// characters of letters, digits and -_.:), else a new random id.
+func requestID(r *http.Request) string {
+	if id := r.Header.Get(RequestIDHeader); saneID(id) {
+		return id
+	}
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func saneID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for _, c := range []byte(id) {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_', c == '.', c == ':':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// statusWriter remembers the status written.
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) status() int {
+	if w.code == 0 {
+		return http.StatusOK
+	}
+	return w.code
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Handler wraps h so that every record logged with a request's context,
+// except the access line itself, carries the request id (resolver errors and
+// panics name the request they belong to).
+func Handler(h slog.Handler) slog.Handler { return idHandler{h} }
+
+type idHandler struct{ slog.Handler }
+
+func (h idHandler) Handle(ctx context.Context, rec slog.Record) error {
+	if e, ok := ctx.Value(ctxKey{}).(*Entry); ok && rec.Message != Message {
+		rec.AddAttrs(slog.String("request_id", e.RequestID))
+	}
+	return h.Handler.Handle(ctx, rec)
+}
+
+func (h idHandler) WithAttrs(as []slog.Attr) slog.Handler { return idHandler{h.Handler.WithAttrs(as)} }
+
+func (h idHandler) WithGroup(name string) slog.Handler { return idHandler{h.Handler.WithGroup(name)} }

@@ -1,0 +1,198 @@
+package stack
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/workspacenet/facade/graph"
+	"github.com/workspacenet/facade/restclient"
+)
+
+// Config is the whole configuration of the facade program. Every field but
+// the programmatic ones at the end is a flag (ParseFlags); Graph's fields that
+// are flags take their defaults from graph.DefaultOptions. As in graph, 0
+// turns a limit off.
+type Config struct {
+	Addr            string        // listen address of the program (Serve's caller)
+	Upstream        string        // base URL of the REST API; "" starts the local REST service
+	DataDir         string        // embedded REST service's SQLite directory; "" keeps it in memory
+	DemoScale       int           // size of the embedded demo data
+	UpstreamTimeout time.Duration // timeout of one upstream attempt
+	ShutdownTimeout time.Duration // time given to in-flight requests on shutdown
+	CORSOrigins     []string      // browser origins allowed to call /graphql
+	Playground      bool          // serve GraphiQL at /
+	UpstreamTrace   string        // "auto" (on with the embedded upstream), "on" or "off"
+	Production      bool          // introspection, suggestions, playground and trace off
+	TrustedDocs     string        // JSON file of sha256 -> document; "" = any operation
+	LogLevel        slog.Level
+
+	// Graph configures the GraphQL endpoint; Start sets its Client, Logger
+	// and TrustedDocuments, and applies Production and UpstreamTrace.
+	Graph graph.Options
+
+	// Programmatic only (tests, benchmark, soak).
+
+	// ClientOptions are added to the upstream client's options.
+	ClientOptions []restclient.Option
+	// UpstreamMiddleware wraps the embedded REST service's handler.
+	UpstreamMiddleware func(http.Handler) http.Handler
+}
+
+// DefaultConfig returns the program's defaults (those of `go run .`).
+func DefaultConfig() Config {
+	return Config{
+		Addr:            "127.0.0.1:8080",
+		DataDir:         "data",
+		DemoScale:       1,
+		UpstreamTimeout: restclient.DefaultTimeout,
+		ShutdownTimeout: 15 * time.Second,
+		Playground:      true,
+		UpstreamTrace:   "auto",
+		LogLevel:        slog.LevelInfo,
+		Graph:           graph.DefaultOptions(),
+	}
+}
+
+// ParseFlags returns DefaultConfig overridden by the environment (getenv)
+// and then by the command line args. Server-to-server credentials come from
+// the environment only (UPSTREAM_AUTHORIZATION, UPSTREAM_NETWORK_ID): command
+// lines are visible to every local user.
+func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Config, error) {
+	c := DefaultConfig()
+	fs := flag.NewFlagSet("facade", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var errs []error
+	env := func(name, def string) string {
+		if v := getenv(name); v != "" {
+			return v
+		}
+		return def
+	}
+	str := func(p *string, name, envName, usage string) {
+		fs.StringVar(p, name, env(envName, *p), usage+" ("+envName+")")
+	}
+	num := func(p *int, name, envName, usage string) {
+		v, err := strconv.Atoi(env(envName, strconv.Itoa(*p)))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %q is not an integer", envName, getenv(envName)))
+		}
+		fs.IntVar(p, name, v, usage+" ("+envName+")")
+	}
+	dur := func(p *time.Duration, name, envName, usage string) {
+		v, err := time.ParseDuration(env(envName, p.String()))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %q is not a duration", envName, getenv(envName)))
+		}
+		fs.DurationVar(p, name, v, usage+" ("+envName+")")
+	}
+	boolean := func(p *bool, name, envName, usage string) {
+		v, err := strconv.ParseBool(env(envName, strconv.FormatBool(*p)))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %q is not a boolean", envName, getenv(envName)))
+		}
+		fs.BoolVar(p, name, v, usage+" ("+envName+")")
+	}
+	g, l := &c.Graph, &c.Graph.Limits
+	csrf := !g.DisableCSRFPrevention
+	var cors, level string
+	bodyBytes := int(g.MaxBodyBytes)
+	str(&c.Addr, "addr", "ADDR", "listen address")
+	str(&c.Upstream, "upstream", "UPSTREAM_URL", "base URL of the REST API; empty starts the local REST service on demo data")
+	str(&c.DataDir, "data-dir", "DATA_DIR", "directory of the embedded REST service's SQLite file")
+	str(&cors, "cors-origins", "CORS_ORIGINS", "comma-separated browser origins allowed to call /graphql; '*' is refused")
+	str(&c.UpstreamTrace, "upstream-trace", "UPSTREAM_TRACE", "allow X-Upstream-Trace: 1 to return the upstream call report: auto (on with the embedded demo upstream), on, off")
+	level = "info"
+	str(&level, "log-level", "LOG_LEVEL", "debug, info, warn or error")
+	str(&c.TrustedDocs, "trusted-documents", "TRUSTED_DOCUMENTS", "JSON file of sha256 -> document: only these operations are executed")
+	num(&c.DemoScale, "demo-scale", "DEMO_SCALE", "size of the embedded demo data")
+	dur(&g.RequestTimeout, "request-timeout", "REQUEST_TIMEOUT", "deadline of one GraphQL request, inherited by its upstream calls; 0 = none")
+	dur(&c.UpstreamTimeout, "upstream-timeout", "UPSTREAM_TIMEOUT", "timeout of one upstream attempt")
+	dur(&c.ShutdownTimeout, "shutdown-timeout", "SHUTDOWN_TIMEOUT", "time given to in-flight requests on SIGINT/SIGTERM")
+	dur(&g.Loaders.Wait, "loader-wait", "LOADER_WAIT", "batch window of the loaders; 0 dispatches at once")
+	boolean(&c.Playground, "playground", "PLAYGROUND", "serve GraphiQL at /")
+	boolean(&g.Introspection, "introspection", "INTROSPECTION", "allow introspection queries")
+	boolean(&c.Production, "production", "PRODUCTION", "turn introspection, field suggestions, the playground and the upstream call report off, whatever their own flags say")
+	boolean(&csrf, "csrf-prevention", "CSRF_PREVENTION", "refuse GET and non-JSON POST requests that carry no preflight-forcing header")
+	num(&l.MaxDepth, "max-depth", "MAX_DEPTH", "maximum field nesting of an operation; 0 = no limit")
+	num(&l.MaxAliases, "max-aliases", "MAX_ALIASES", "maximum aliased fields in an operation; 0 = no limit")
+	num(&l.MaxRootFields, "max-root-fields", "MAX_ROOT_FIELDS", "maximum root fields of an operation; 0 = no limit")
+	num(&l.MaxCost, "max-cost", "MAX_COST", "maximum cost of an operation (README, Hardening); 0 = no limit")
+	num(&l.MaxTokens, "max-tokens", "MAX_TOKENS", "maximum parser tokens of a document; 0 = no limit")
+	num(&l.MaxSelections, "max-selections", "MAX_SELECTIONS", "maximum field selections written in a document (checked before validation); 0 = no limit")
+	num(&l.MaxDirectives, "max-directives", "MAX_DIRECTIVES", "maximum directives written in a document; 0 = no limit")
+	num(&g.MaxUpstreamCalls, "max-upstream-calls", "MAX_UPSTREAM_CALLS", "maximum upstream calls of one request; 0 = no limit")
+	num(&bodyBytes, "max-body-bytes", "MAX_BODY_BYTES", "maximum size of a request body in bytes (at least 1)")
+	num(&g.APQCacheSize, "apq-cache-size", "APQ_CACHE_SIZE", "automatic persisted queries remembered; 0 = APQ off")
+	if len(errs) > 0 {
+		return Config{}, errors.Join(errs...)
+	}
+	if err := fs.Parse(args); err != nil {
+		return Config{}, err
+	}
+	if fs.NArg() > 0 {
+		return Config{}, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	if err := c.LogLevel.UnmarshalText([]byte(level)); err != nil {
+		return Config{}, fmt.Errorf("-log-level: %w", err)
+	}
+	g.DisableCSRFPrevention = !csrf
+	g.MaxBodyBytes = int64(bodyBytes)
+	c.CORSOrigins = splitList(cors)
+	if a := getenv("UPSTREAM_AUTHORIZATION"); a != "" {
+		g.ServerCredentials = &restclient.Credentials{Authorization: a, NetworkID: getenv("UPSTREAM_NETWORK_ID")}
+	}
+	return c, c.Validate()
+}
+
+// Validate reports the first setting that makes no sense.
+func (c *Config) Validate() error {
+	switch c.UpstreamTrace {
+	case "auto", "on", "off":
+	default:
+		return fmt.Errorf("-upstream-trace: %q is not auto, on or off", c.UpstreamTrace)
+	}
+	l := c.Graph.Limits
+	for name, v := range map[string]int{"-max-depth": l.MaxDepth, "-max-aliases": l.MaxAliases, "-max-root-fields": l.MaxRootFields,
+		"-max-cost": l.MaxCost, "-max-tokens": l.MaxTokens, "-max-selections": l.MaxSelections, "-max-directives": l.MaxDirectives,
+		"-max-upstream-calls": c.Graph.MaxUpstreamCalls, "-apq-cache-size": c.Graph.APQCacheSize} {
+		if v < 0 {
+			return fmt.Errorf("%s: %d is negative (0 turns it off)", name, v)
+		}
+	}
+	if c.Graph.MaxBodyBytes <= 0 {
+		// A body limit stays on: graph's 0 (no limit) is not offered here.
+		return fmt.Errorf("-max-body-bytes: %d must be positive", c.Graph.MaxBodyBytes)
+	}
+	if c.Graph.RequestTimeout < 0 {
+		return fmt.Errorf("-request-timeout: %v is negative (0 = no deadline)", c.Graph.RequestTimeout)
+	}
+	if c.UpstreamTimeout <= 0 {
+		return fmt.Errorf("-upstream-timeout: %v must be positive", c.UpstreamTimeout)
+	}
+	if c.Upstream == "" && c.DemoScale < 1 {
+		return fmt.Errorf("-demo-scale: %d must be at least 1", c.DemoScale)
+	}
+	for _, o := range c.CORSOrigins {
+		if o == "*" {
+			return errors.New("-cors-origins: '*' is refused because requests carry credentials; list the origins")
+		}
+	}
+	return nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,129 @@
+package stack
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/rs/cors"
+
+	"github.com/workspacenet/facade/graph"
+	"github.com/workspacenet/facade/internal/accesslog"
+	"github.com/workspacenet/facade/playground"
+	"github.com/workspacenet/facade/restclient"
+)
+
+// routes are everything newRouter serves.
+type routes struct {
+	graphql    http.Handler
+	playground http.Handler // nil: no playground
+	client     *restclient.Client
+	cors       []string
+	logger     *slog.Logger
+}
+
+// newRouter adds every route of the facade in one place, behind the access
+// log (request id, one line per request) and, when origins are configured,
+// CORS.
+func newRouter(d routes) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/graphql", d.graphql)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.Handle("GET /readyz", readyHandler(d.client))
+	if d.playground != nil {
+		mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
+		mux.Handle("GET /{$}", d.playground)
+		mux.Handle("GET /playground/", d.playground)
+	}
+	var h http.Handler = mux
+	if len(d.cors) > 0 {
+		// rs/cors treats an empty allowlist as "*": with no origins
+		// configured no CORS handler is installed (same-origin only).
+		h = cors.New(cors.Options{
+			AllowedOrigins:   d.cors,
+			AllowedMethods:   []string{http.MethodGet, http.MethodPost},
+			AllowedHeaders:   []string{"Authorization", "Content-Type", "service-network-id", graph.TraceHeader, "X-Requested-With", "GraphQL-Require-Preflight", "Apollo-Require-Preflight", accesslog.RequestIDHeader},
+			ExposedHeaders:   []string{accesslog.RequestIDHeader},
+			AllowCredentials: true,
+			MaxAge:           600,
+		}).Handler(h)
+	}
+	return accesslog.Middleware(d.logger, h)
+}
+
+// readyHandler reports ready when the upstream answers HTTP at all
+// (restclient's Ping), within 2 s.
+func readyHandler(client *restclient.Client) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := client.Ping(ctx); err != nil {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": "the upstream REST API does not answer"})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// demoQuery is the query the playground opens with in demo mode, with the
+// first demo location as $location.
+const demoQuery = `# Welcome to the Workspace Network GraphQL facade.
+# The demo credentials are already in the Headers tab below: press Run.
+query Dashboard($location: ID!) {
+  location(id: $location) {
+    products {
+      title
+      options { title price { money { amount currencyCode } } }
+    }
+    orders(first: 5) {
+      nodes {
+        number
+        status
+        product { title }
+        option { title }
+      }
+    }
+    transactions(first: 5) {
+      nodes {
+        amount
+        currencyCode
+        type
+        status
+        booking { resource { title capacity } }
+      }
+      pageInfo { hasNextPage endCursor }
+    }
+  }
+}
+`
+
+// playgroundHandler is GraphiQL, prefilled with the demo credentials and
+// query when the upstream is the embedded demo; nil when c turns it off.
+func playgroundHandler(c Config, demo *Upstream) http.Handler {
+	if !c.Playground {
+		return nil
+	}
+	pc := playground.Config{Title: "Workspace Network GraphQL", Endpoint: "/graphql"}
+	if demo != nil {
+		m := demo.Manifest
+		pc.DefaultHeaders = map[string]string{
+			"Authorization":      "Bearer " + m.BearerToken,
+			"service-network-id": m.NetworkID,
+		}
+		pc.DefaultQuery = demoQuery
+		if locs := m.IDs["location"]; len(locs) > 0 {
+			pc.DefaultVariables = map[string]any{"location": locs[0]}
+		}
+	}
+	return playground.Handler(pc)
+}

@@ -1,0 +1,192 @@
+// Package stack starts the product the one way the program does: the local
+// REST service when no upstream URL is configured, the upstream client, the
+// GraphQL endpoint and every HTTP route with its middleware. The facade
+// program, the end-to-end tests (internal/testenv), the benchmark and the
+// soak run all start through it, so what they test is what ships.
+package stack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/workspacenet/facade/graph"
+	"github.com/workspacenet/facade/graph/trusted"
+	"github.com/workspacenet/facade/restclient"
+	"github.com/workspacenet/facade/restserver"
+	"github.com/workspacenet/facade/restserver/hooks"
+)
+
+// UpstreamConfig configures a local REST service.
+type UpstreamConfig struct {
+	DataDir    string // directory of its SQLite file; "" keeps the data in memory
+	DemoScale  int    // demo data generated into an empty database (at least 1)
+	Logger     *slog.Logger
+	Hooks      *hooks.Hooks                    // latency, faults, counters; nil: a fresh set
+	Middleware func(http.Handler) http.Handler // wraps its handler; nil: none
+}
+
+// Upstream is a local REST service served on a loopback listener.
+type Upstream struct {
+	URL      string
+	Server   *restserver.Server
+	Manifest *restserver.DemoManifest
+	hs       *http.Server
+}
+
+// StartUpstream opens (or creates) the REST service's database, fills it
+// with demo data when empty, and serves it on 127.0.0.1 at a free port.
+func StartUpstream(ctx context.Context, c UpstreamConfig) (*Upstream, error) {
+	dbPath := ":memory:"
+	if c.DataDir != "" {
+		if err := os.MkdirAll(c.DataDir, 0o755); err != nil {
+			return nil, fmt.Errorf("data directory: %w", err)
+		}
+		dbPath = filepath.Join(c.DataDir, "restserver.db")
+	}
+	rs, err := restserver.New(ctx, restserver.Config{DBPath: dbPath, DemoScale: c.DemoScale, Logger: c.Logger, Hooks: c.Hooks})
+	if err != nil {
+		return nil, fmt.Errorf("local REST service: %w", err)
+	}
+	manifest, err := rs.Manifest()
+	if err != nil {
+		rs.Close()
+		return nil, fmt.Errorf("local REST service demo data: %w", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		rs.Close()
+		return nil, err
+	}
+	h := rs.Handler()
+	if c.Middleware != nil {
+		h = c.Middleware(h)
+	}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(ln) }()
+	return &Upstream{URL: "http://" + ln.Addr().String(), Server: rs, Manifest: manifest, hs: hs}, nil
+}
+
+// Close stops serving (giving requests in flight up to 5 s) and closes the
+// database.
+func (u *Upstream) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return errors.Join(u.hs.Shutdown(ctx), u.Server.Close())
+}
+
+// Stack is a running facade.
+type Stack struct {
+	// Handler serves every route of the facade (router.go).
+	Handler http.Handler
+	// UpstreamURL is the REST API the facade calls.
+	UpstreamURL string
+	// Embedded is the local REST service started in-process; nil with a
+	// configured upstream URL.
+	Embedded *Upstream
+	// Client is the upstream client every request uses.
+	Client *restclient.Client
+	// Config is the configuration in force (Production applied).
+	Config Config
+
+	server *http.Server
+}
+
+// Start builds the facade of c, starting the local REST service first when c
+// names no upstream. Close (or Shutdown) releases it.
+func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Production {
+		// Production wins over the individual switches.
+		c.Graph.Introspection, c.Playground, c.UpstreamTrace, c.Graph.DisableSuggestions = false, false, "off", true
+		logger.Info("production mode: introspection, field suggestions, the playground and the upstream call report are off")
+	}
+	if c.TrustedDocs != "" {
+		docs, err := trusted.Load(c.TrustedDocs)
+		if err != nil {
+			return nil, fmt.Errorf("-trusted-documents: %w", err)
+		}
+		c.Graph.TrustedDocuments = docs
+	}
+	st := &Stack{UpstreamURL: c.Upstream}
+	if c.Upstream == "" {
+		up, err := StartUpstream(ctx, UpstreamConfig{DataDir: c.DataDir, DemoScale: c.DemoScale,
+			Logger: logger.With("component", "restserver"), Middleware: c.UpstreamMiddleware})
+		if err != nil {
+			return nil, err
+		}
+		st.Embedded, st.UpstreamURL = up, up.URL
+	}
+	opts := append([]restclient.Option{
+		restclient.WithTimeout(c.UpstreamTimeout),
+		restclient.WithBreakerStateChange(func(route string, from, to restclient.BreakerState) {
+			logger.Warn("upstream circuit breaker", "route", route, "from", from.String(), "to", to.String())
+		}),
+	}, c.ClientOptions...)
+	client, err := restclient.NewClient(st.UpstreamURL, opts...)
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("upstream %q: %w", st.UpstreamURL, err)
+	}
+	st.Client = client
+	c.Graph.Client, c.Graph.Logger = client, logger
+	c.Graph.UpstreamTrace = c.UpstreamTrace == "on" || (c.UpstreamTrace == "auto" && st.Embedded != nil)
+	st.Config = c
+	st.Handler = newRouter(routes{
+		graphql:    graph.NewHandler(c.Graph),
+		playground: playgroundHandler(c, st.Embedded),
+		client:     client,
+		cors:       c.CORSOrigins,
+		logger:     logger,
+	})
+	st.server = &http.Server{
+		Handler:           st.Handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	if c.Graph.RequestTimeout > 0 {
+		st.server.WriteTimeout = c.Graph.RequestTimeout + 5*time.Second
+	}
+	return st, nil
+}
+
+// Serve serves the stack on ln until Shutdown or Close; it returns
+// http.ErrServerClosed then.
+func (s *Stack) Serve(ln net.Listener) error { return s.server.Serve(ln) }
+
+// Shutdown stops accepting requests, waits for those in flight until ctx
+// ends, then stops the embedded REST service.
+func (s *Stack) Shutdown(ctx context.Context) error {
+	err := s.server.Shutdown(ctx)
+	s.Client.CloseIdleConnections()
+	if s.Embedded != nil {
+		err = errors.Join(err, s.Embedded.Close())
+	}
+	return err
+}
+
+// Close is Shutdown with the configured shutdown timeout.
+func (s *Stack) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), max(s.Config.ShutdownTimeout, time.Second))
+	defer cancel()
+	if s.server == nil { // Start failed half-way
+		if s.Embedded != nil {
+			return s.Embedded.Close()
+		}
+		return nil
+	}
+	return s.Shutdown(ctx)
+}

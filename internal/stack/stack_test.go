@@ -1,0 +1,181 @@
+package stack_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/99designs/gqlgen/graphql"
+
+	"github.com/workspacenet/facade/internal/accesslog"
+	"github.com/workspacenet/facade/internal/gqlclient"
+	"github.com/workspacenet/facade/internal/stack"
+	"github.com/workspacenet/facade/internal/testenv"
+)
+
+// start parses args as the program does, lets adjust change the result,
+// and serves the stack on a loopback port.
+func start(t *testing.T, log io.Writer, adjust func(*stack.Config), args ...string) (*stack.Stack, string) {
+	t.Helper()
+	cfg, err := stack.ParseFlags(append([]string{"-data-dir="}, args...), func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if adjust != nil {
+		adjust(&cfg)
+	}
+	if log == nil {
+		log = io.Discard
+	}
+	st, err := stack.Start(t.Context(), cfg, slog.New(slog.NewJSONHandler(log, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = st.Serve(ln) }()
+	t.Cleanup(func() { _ = st.Close() })
+	return st, "http://" + ln.Addr().String()
+}
+
+// TestEveryRouteIsLogged: the request id and the access log line are the
+// router's, so health, readiness and the playground get them as /graphql does.
+func TestEveryRouteIsLogged(t *testing.T) {
+	var buf testenv.LogBuffer
+	st, base := start(t, &buf, nil)
+	m := st.Embedded.Manifest
+	hc := &http.Client{}
+	for _, tc := range []struct {
+		method, path string
+		status       int
+	}{
+		{"GET", "/healthz", 200}, {"GET", "/readyz", 200}, {"GET", "/", 200}, {"POST", "/graphql", 200}, {"GET", "/nowhere", 404},
+	} {
+		req, _ := http.NewRequest(tc.method, base+tc.path, strings.NewReader(`{"query":"{ __typename }"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+m.BearerToken)
+		req.Header.Set(accesslog.RequestIDHeader, "id-"+strings.Trim(strings.ReplaceAll(tc.path, "/", "-"), "-"))
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.status || resp.Header.Get(accesslog.RequestIDHeader) != req.Header.Get(accesslog.RequestIDHeader) {
+			t.Errorf("%s %s: %d, request id %q", tc.method, tc.path, resp.StatusCode, resp.Header.Get(accesslog.RequestIDHeader))
+		}
+	}
+	var lines []map[string]any
+	for ln := range strings.SplitSeq(buf.String(), "\n") {
+		var l map[string]any
+		if json.Unmarshal([]byte(ln), &l) == nil && l["msg"] == accesslog.Message {
+			lines = append(lines, l)
+		}
+	}
+	got := make([]string, len(lines))
+	for i, l := range lines {
+		got[i] = fmt.Sprintf("%s %s %v %s", l["method"], l["path"], l["status"], l["request_id"])
+	}
+	want := []string{"GET /healthz 200 id-healthz", "GET /readyz 200 id-readyz", "GET / 200 id-", "POST /graphql 200 id-graphql", "GET /nowhere 404 id-nowhere"}
+	if !slices.Equal(got, want) {
+		t.Errorf("access log:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if strings.Contains(buf.String(), m.BearerToken) {
+		t.Error("the log holds the bearer token")
+	}
+}
+
+// TestZeroTurnsOff: every flag documented "0 = off" lets through, set to 0,
+// a request its default refuses.
+func TestZeroTurnsOff(t *testing.T) {
+	repeat := func(format string, n int) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, format, i)
+		}
+		return b.String()
+	}
+	type probe func(t *testing.T, st *stack.Stack, c *gqlclient.Client) (refused bool)
+	// byCode sends q and reports whether an error carries code.
+	byCode := func(code, q string, extra map[string]any) probe {
+		return func(t *testing.T, st *stack.Stack, c *gqlclient.Client) bool {
+			m := st.Embedded.Manifest
+			q = strings.ReplaceAll(q, "$LOC", m.IDs["location"][0])
+			q = strings.ReplaceAll(q, "$RES", m.IDs["resource"][0])
+			r, err := c.Post(t.Context(), gqlclient.Request{Query: q, Extensions: extra}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return slices.Contains(r.Codes(), code)
+		}
+	}
+	for _, tc := range []struct {
+		flag  string
+		probe probe
+	}{
+		{"max-depth", byCode("QUERY_TOO_COMPLEX", `{ resource(id: "$RES") { `+strings.Repeat("parent { ", 12)+"id"+strings.Repeat(" }", 12)+" } }", nil)},
+		{"max-aliases", byCode("QUERY_TOO_COMPLEX", `{ location(id: "$LOC") { `+repeat("a%d: id ", 31)+` } }`, nil)},
+		{"max-root-fields", byCode("QUERY_TOO_COMPLEX", `{ `+repeat(`r%d: resource(id: "$RES") { id } `, 21)+` }`, nil)},
+		{"max-cost", byCode("QUERY_TOO_COMPLEX", `{ location(id: "$LOC") { transactions(first: 500) { nodes { invoice { creditNotes(first: 100) { nodes { id } } } } } } }`, nil)},
+		{"max-tokens", byCode("QUERY_TOO_COMPLEX", `query Q(`+repeat("$v%d: Int ", 3751)+`) { __typename }`, nil)},
+		{"max-selections", byCode("QUERY_TOO_COMPLEX", `{ location(id: "$LOC") { `+strings.Repeat("id ", 1001)+`} }`, nil)},
+		{"max-directives", byCode("QUERY_TOO_COMPLEX", `{ __typename `+strings.Repeat("@include(if: true) ", 51)+`}`, nil)},
+		{"apq-cache-size", byCode("PERSISTED_QUERY_NOT_FOUND", ``, map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": strings.Repeat("ab", 32)}})},
+		{"max-upstream-calls", func(t *testing.T, st *stack.Stack, c *gqlclient.Client) bool {
+			// 201 distinct resources: one call each, one more than the default cap.
+			q := "{ "
+			for i := range 201 {
+				q += fmt.Sprintf(`r%d: resource(id: "00000000-0000-4000-8000-%012d") { id } `, i, i)
+			}
+			return byCode("REQUEST_LIMIT_EXCEEDED", q+"}", nil)(t, st, c)
+		}},
+		{"request-timeout", func(t *testing.T, st *stack.Stack, c *gqlclient.Client) bool {
+			q := `{ resource(id: "` + st.Embedded.Manifest.IDs["resource"][0] + `") { id } }`
+			_, err := c.Post(t.Context(), gqlclient.Request{Query: q}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return deadlineSeen
+		}},
+	} {
+		t.Run(tc.flag, func(t *testing.T) {
+			run := func(args ...string) bool {
+				st, base := start(t, nil, func(c *stack.Config) {
+					if tc.flag == "max-upstream-calls" { // let the 201 fields through the other limits
+						c.Graph.Limits.MaxRootFields, c.Graph.Limits.MaxAliases = 0, 0
+					}
+					c.Graph.Extensions = append(c.Graph.Extensions, testenv.FieldInterceptor(watchDeadline))
+				}, args...)
+				m := st.Embedded.Manifest
+				c := &gqlclient.Client{URL: base + "/graphql", Header: gqlclient.Credentials("Bearer "+m.BearerToken, m.NetworkID)}
+				deadlineSeen = false
+				return tc.probe(t, st, c)
+			}
+			if !run() {
+				t.Fatalf("-%s: the default does not refuse the probe", tc.flag)
+			}
+			if run("-" + tc.flag + "=0") {
+				t.Errorf("-%s=0 still refuses", tc.flag)
+			}
+		})
+	}
+}
+
+// deadlineSeen records whether a resolver ran with a deadline (tests in this
+// file run one request at a time).
+var deadlineSeen bool
+
+func watchDeadline(ctx context.Context, next graphql.Resolver) (any, error) {
+	if _, ok := ctx.Deadline(); ok {
+		deadlineSeen = true
+	}
+	return next(ctx)
+}
