@@ -13,7 +13,7 @@ func FieldInterceptor(f graphql.FieldMiddleware) graphql.HandlerExtension { retu
 
 type fieldInterceptor graphql.FieldMiddleware
 
-func (fieldInterceptor) ExtensionName() string                  { return "TestFieldInterceptor" }
+func (fieldInterceptor) ExtensionName() string                   { return "TestFieldInterceptor" }
 func (fieldInterceptor) Validate(graphql.ExecutableSchema) error { return nil }
 func (f fieldInterceptor) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
 	return f(ctx, next)
