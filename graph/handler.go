@@ -19,6 +19,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/workspacenet/facade/graph/calls"
+	"github.com/workspacenet/facade/graph/errcode"
 	"github.com/workspacenet/facade/graph/generated"
 	"github.com/workspacenet/facade/graph/gqlerr"
 	"github.com/workspacenet/facade/graph/guard"
@@ -143,16 +144,16 @@ func NewHandler(o Options) http.Handler {
 
 		ctx := r.Context()
 		if !o.DisableCSRFPrevention {
-			if ref := guard.CSRF(r, gqlerr.CSRFPrevented); ref != nil {
+			if ref := guard.CSRF(r, errcode.CSRFPrevented); ref != nil {
 				sc.refuse(sw, ref)
 				return
 			}
 		}
 		if r.Method == http.MethodPost {
-			body, ref := guard.ReadBody(sw, r, o.MaxBodyBytes, gqlerr.RequestTooLarge, gqlerr.BadRequest)
+			body, ref := guard.ReadBody(sw, r, o.MaxBodyBytes, errcode.RequestTooLarge, errcode.BadRequest)
 			var documentID string
 			if ref == nil && isJSON(r) {
-				documentID, ref = guard.CheckJSONBody(body, gqlerr.BadRequest)
+				documentID, ref = guard.CheckJSONBody(body, errcode.BadRequest)
 			}
 			if ref != nil {
 				sc.refuse(sw, ref)

@@ -26,7 +26,9 @@ const DefaultMaxBodyBytes = 2 << 20
 var PreflightHeaders = []string{"X-Requested-With", "GraphQL-Require-Preflight", "Apollo-Require-Preflight"}
 
 // Refusal is a request refused before GraphQL: the HTTP status and the
-// GraphQL error's code and message.
+// GraphQL error's code and message. The checks take their codes from the
+// caller, which passes graph/errcode's (CSRFPrevented, RequestTooLarge,
+// BadRequest).
 type Refusal struct {
 	Status  int
 	Code    string
