@@ -138,16 +138,16 @@ func NewHandler(o Options) http.Handler {
 		ctx := r.Context()
 		entry := accesslog.From(ctx)
 		if !o.DisableCSRFPrevention {
-			if ref := guard.CSRF(r, gqlerr.CSRFPrevented); ref != nil {
+			if ref := guard.CSRF(r); ref != nil {
 				refuse(w, entry, ref)
 				return
 			}
 		}
 		if r.Method == http.MethodPost {
-			body, ref := guard.ReadBody(w, r, o.MaxBodyBytes, gqlerr.RequestTooLarge, gqlerr.BadRequest)
+			body, ref := guard.ReadBody(w, r, o.MaxBodyBytes)
 			var documentID string
 			if ref == nil && isJSON(r) {
-				documentID, ref = guard.CheckJSONBody(body, gqlerr.BadRequest)
+				documentID, ref = guard.CheckJSONBody(body)
 			}
 			if ref != nil {
 				refuse(w, entry, ref)

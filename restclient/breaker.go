@@ -173,17 +173,25 @@ func WithBreakerStateChange(fn BreakerStateFunc) Option {
 // breakerBuckets is the number of buckets of the rolling window.
 const breakerBuckets = 10
 
+// breaker is the part of a route's breaker the Client uses: a
+// *gobreaker.TwoStepCircuitBreaker[struct{}] (tests wrap one to choose when
+// its Allow runs).
+type breaker interface {
+	State() gobreaker.State
+	Allow() (done func(success bool), err error)
+}
+
 // breakers holds a Client's breakers, made on first use of a route.
 type breakers struct {
 	settings BreakerSettings
 	onChange BreakerStateFunc
 
 	mu sync.Mutex
-	m  map[string]*gobreaker.TwoStepCircuitBreaker[struct{}]
+	m  map[string]breaker
 }
 
 // get returns the breaker of method route, or nil when breaking is off.
-func (b *breakers) get(method, route string) *gobreaker.TwoStepCircuitBreaker[struct{}] {
+func (b *breakers) get(method, route string) breaker {
 	if b.settings.Disabled {
 		return nil
 	}
@@ -216,7 +224,7 @@ func (b *breakers) get(method, route string) *gobreaker.TwoStepCircuitBreaker[st
 	}
 	cb := gobreaker.NewTwoStepCircuitBreaker[struct{}](st)
 	if b.m == nil {
-		b.m = make(map[string]*gobreaker.TwoStepCircuitBreaker[struct{}])
+		b.m = make(map[string]breaker)
 	}
 	b.m[name] = cb
 	return cb
@@ -271,7 +279,6 @@ func (c *Client) guardedFetch(ctx context.Context, rc call, target string, paylo
 	if cb == nil {
 		return c.fetch(ctx, rc, target, payload, creds, deadline)
 	}
-	halfOpen := cb.State() == gobreaker.StateHalfOpen
 	done, err := cb.Allow()
 	if err != nil {
 		return fetched{}, &CircuitOpenError{Method: rc.method, Route: rc.route}
@@ -286,9 +293,23 @@ func (c *Client) guardedFetch(ctx context.Context, rc call, target string, paylo
 		// gobreaker has no "ignore": in the closed state the outcome is
 		// simply not reported (ReadyToTrip only looks at counted outcomes).
 		// A half-open breaker must get its probe slot back or it would stay
-		// half-open for good: report a success, as the call is no evidence
-		// of failure.
-		if halfOpen {
+		// half-open for good (half-open has no timeout) and refuse every
+		// call: report a success, as the call is no evidence of failure.
+		//
+		// The state the call was admitted in is read here, after the call,
+		// and never before Allow: Allow itself moves an open breaker whose
+		// timeout has passed to half-open, so a read before it could say
+		// "open" for a call admitted as a probe, whose slot then leaked.
+		// Reading afterwards cannot misjudge a call whose report counts:
+		// gobreaker starts a new generation on every state change, and done
+		// drops the report of a call admitted in an older generation. So if
+		// the report counts, the generation is still the call's, and the
+		// state read now is the state the call was admitted in (a concurrent
+		// change between this read and done only makes done a no-op). When
+		// the state has changed since Allow, done is a no-op whatever we
+		// pass, and the new generation started with cleared counts: there is
+		// no slot of this call's left to return.
+		if cb.State() == gobreaker.StateHalfOpen {
 			done(true)
 		}
 	}

@@ -8,9 +8,11 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -463,5 +465,119 @@ func TestClassify(t *testing.T) {
 		if got := classify(tc.ctx, tc.err); got != tc.want {
 			t.Errorf("%s: %d, want %d", name, got, tc.want)
 		}
+	}
+}
+
+// lateAllow is a route's real breaker whose next Allow, once armed, runs only
+// after the open timeout has passed: a call that read the breaker's state
+// just before Allow saw "open", and Allow then moves the breaker to half-open
+// and admits the call as a probe. Tests use it in a synctest bubble, where
+// the sleep passes fake time at once.
+type lateAllow struct {
+	breaker
+	delay time.Duration
+	armed bool
+}
+
+func (b *lateAllow) Allow() (func(bool), error) {
+	if b.armed {
+		b.armed = false
+		time.Sleep(b.delay)
+	}
+	return b.breaker.Allow()
+}
+
+// TestBreakerIgnoredProbeAdmittedByAllowReturnsItsSlot reproduces the probe
+// slot leak: the open timeout passes between a call's last look at the
+// breaker (open) and its Allow, which admits it as the one half-open probe;
+// the probe's outcome is ignored (a 429, or the caller's cancellation). The
+// probe's slot must come back: later calls are admitted, not refused for
+// good.
+func TestBreakerIgnoredProbeAdmittedByAllowReturnsItsSlot(t *testing.T) {
+	const (
+		route       = "/events/v1/{id}"
+		openTimeout = 5 * time.Second
+	)
+	for _, ignored := range []string{"429", "caller cancelled"} {
+		t.Run(ignored, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var (
+					answers    = []int{503, 0, 200} // 0: the ignored outcome
+					hits       int
+					cancelCall context.CancelFunc
+				)
+				hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					status := answers[hits]
+					hits++
+					if status == 0 && ignored == "caller cancelled" {
+						cancelCall()
+						return nil, r.Context().Err()
+					}
+					if status == 0 {
+						status = http.StatusTooManyRequests
+					}
+					body := `{"event":{"id":"e"}}`
+					if status != 200 {
+						body = `{"message":"no","type":"unavailable"}`
+					}
+					return &http.Response{
+						StatusCode: status, Header: http.Header{}, Request: r,
+						Body: io.NopCloser(strings.NewReader(body)),
+					}, nil
+				})}
+				log := &stateLog{}
+				c, err := NewClient("http://upstream.test/api", noRetry, WithHTTPClient(hc), WithSharedGets(false),
+					WithBearerToken(testToken, testNetwork), WithBreakerStateChange(log.record),
+					WithCircuitBreaker(BreakerSettings{ConsecutiveFailures: 1, OpenTimeout: openTimeout, HalfOpenProbes: 1}))
+				if err != nil {
+					t.Fatal(err)
+				}
+				// gobreaker moves to half-open once its open expiry is
+				// strictly before now.
+				late := &lateAllow{breaker: c.breakers.get("GET", route), delay: openTimeout + time.Millisecond}
+				c.breakers.mu.Lock()
+				c.breakers.m["GET "+route] = late
+				c.breakers.mu.Unlock()
+
+				if _, _, err := c.Events.GetEvent(t.Context(), "e"); StatusCode(err) != 503 {
+					t.Fatalf("tripping call: %v", err)
+				}
+				// Fake time stands still until the goroutine sleeps: the
+				// breaker is open at the call's start, and turns half-open
+				// inside its Allow.
+				if s := c.BreakerState("GET", route); s != BreakerOpen {
+					t.Fatalf("before the probe: %s", s)
+				}
+				late.armed = true
+				ctx, cancel := context.WithCancel(t.Context())
+				defer cancel()
+				cancelCall = cancel
+				_, _, err = c.Events.GetEvent(ctx, "e")
+				if wantStatus := map[string]int{"429": 429, "caller cancelled": 0}[ignored]; StatusCode(err) != wantStatus ||
+					(ignored == "caller cancelled") != errors.Is(err, context.Canceled) {
+					t.Fatalf("probe: %v", err)
+				}
+				if hits != 2 || late.armed {
+					t.Fatalf("the probe was not admitted: %d upstream calls", hits)
+				}
+
+				// Half-open has no timeout: a leaked slot refuses calls
+				// however long one waits.
+				time.Sleep(10 * openTimeout)
+				if _, _, err := c.Events.GetEvent(t.Context(), "e"); err != nil {
+					t.Fatalf("after the ignored probe: %v (probe slot leaked, breaker %s)", err, c.BreakerState("GET", route))
+				}
+				if hits != 3 || c.BreakerState("GET", route) != BreakerClosed {
+					t.Errorf("%d upstream calls, breaker %s", hits, c.BreakerState("GET", route))
+				}
+				want := []string{"closed->open", "open->half-open", "half-open->closed"}
+				for i := range want {
+					want[i] = "GET " + route + ": " + want[i]
+				}
+				if got := log.get(); !slices.Equal(got, want) {
+					t.Errorf("changes %v\nwant %v", got, want)
+				}
+			})
+		})
 	}
 }

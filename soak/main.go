@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/workspacenet/facade/graph"
+	"github.com/workspacenet/facade/graph/errcode"
 	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/restserver"
 	"github.com/workspacenet/facade/restserver/hooks"
@@ -400,10 +401,10 @@ func formatCodes(m map[string]int64) string {
 
 // faultCodes are the codes an injected fault can cause, by fault kind.
 var faultCodes = map[hooks.FaultKind]string{
-	hooks.Fault500: "UPSTREAM_UNAVAILABLE", hooks.Fault503: "UPSTREAM_UNAVAILABLE",
-	hooks.FaultHang: "UPSTREAM_UNAVAILABLE", hooks.FaultReset: "UPSTREAM_UNAVAILABLE",
-	hooks.FaultTruncated: "UPSTREAM_UNAVAILABLE", hooks.FaultMalformed: "UPSTREAM_UNAVAILABLE",
-	hooks.Fault429: "RATE_LIMITED",
+	hooks.Fault500: errcode.UpstreamUnavailable, hooks.Fault503: errcode.UpstreamUnavailable,
+	hooks.FaultHang: errcode.UpstreamUnavailable, hooks.FaultReset: errcode.UpstreamUnavailable,
+	hooks.FaultTruncated: errcode.UpstreamUnavailable, hooks.FaultMalformed: errcode.UpstreamUnavailable,
+	hooks.Fault429: errcode.RateLimited,
 }
 
 // verdict prints the summary and returns an error when a check fails.

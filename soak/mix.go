@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/workspacenet/facade/graph/errcode"
 	"github.com/workspacenet/facade/restserver"
 )
 
@@ -44,7 +45,7 @@ const (
 )
 
 // faultCodeSet are the codes injected faults cause; any query may get them.
-var faultCodeSet = map[string]bool{"UPSTREAM_UNAVAILABLE": true, "RATE_LIMITED": true}
+var faultCodeSet = map[string]bool{errcode.UpstreamUnavailable: true, errcode.RateLimited: true}
 
 // mix picks requests from the demo data.
 type mix struct {
@@ -97,11 +98,11 @@ func (x *mix) one(ctx context.Context, hc *http.Client, url string, rng *rand.Ra
 	case n < 84:
 		r = req{"updatePost", qUpdatePost, map[string]any{"id": pick(rng, x.posts), "in": map[string]any{"text": fmt.Sprintf("soak %d", rng.IntN(1000))}}, ""}
 	case n < 90:
-		r = req{"badID", qBadID, nil, "BAD_USER_INPUT"}
+		r = req{"badID", qBadID, nil, errcode.BadUserInput}
 	case n < 95:
-		r = req{"unknownID", qUnknownID, nil, "NOT_FOUND"}
+		r = req{"unknownID", qUnknownID, nil, errcode.NotFound}
 	default:
-		r = req{"badFirst", qBadFirst, map[string]any{"l": pick(rng, x.locations)}, "BAD_USER_INPUT"}
+		r = req{"badFirst", qBadFirst, map[string]any{"l": pick(rng, x.locations)}, errcode.BadUserInput}
 	}
 	status, errs, _, err := x.send(ctx, hc, url, c, r.query, r.vars)
 	x.record(ctx, st, r.name, r.want, status, errs, err)

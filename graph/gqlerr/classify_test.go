@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/workspacenet/facade/graph/calls"
+	"github.com/workspacenet/facade/graph/errcode"
 	"github.com/workspacenet/facade/graph/gqlerr"
 	"github.com/workspacenet/facade/restclient"
 )
@@ -17,10 +18,10 @@ func TestHardeningCodes(t *testing.T) {
 		err  error
 		code string
 	}{
-		{open, gqlerr.UpstreamUnavailable},
-		{fmt.Errorf("loading: %w", open), gqlerr.UpstreamUnavailable},
-		{fmt.Errorf("x: %w", restclient.ErrCircuitOpen), gqlerr.UpstreamUnavailable},
-		{&calls.LimitError{Max: 3}, gqlerr.RequestLimitExceeded},
+		{open, errcode.UpstreamUnavailable},
+		{fmt.Errorf("loading: %w", open), errcode.UpstreamUnavailable},
+		{fmt.Errorf("x: %w", restclient.ErrCircuitOpen), errcode.UpstreamUnavailable},
+		{&calls.LimitError{Max: 3}, errcode.RequestLimitExceeded},
 	}
 	for _, tc := range cases {
 		if got := gqlerr.Code(tc.err); got != tc.code {
@@ -29,7 +30,7 @@ func TestHardeningCodes(t *testing.T) {
 	}
 	e := gqlerr.Presenter(slog.New(slog.DiscardHandler))(context.Background(), open)
 	up, _ := e.Extensions["upstream"].(map[string]any)
-	if up["path"] != "/resources/v1/{id}" || e.Extensions["code"] != gqlerr.UpstreamUnavailable {
+	if up["path"] != "/resources/v1/{id}" || e.Extensions["code"] != errcode.UpstreamUnavailable {
 		t.Errorf("presented circuit-open error: %+v", e.Extensions)
 	}
 }
@@ -41,7 +42,7 @@ func TestCollectorCapsCalls(t *testing.T) {
 			t.Fatalf("call %d refused: %v", i, err)
 		}
 	}
-	if err := before(context.Background(), restclient.CallStart{}); gqlerr.Code(err) != gqlerr.RequestLimitExceeded {
+	if err := before(context.Background(), restclient.CallStart{}); gqlerr.Code(err) != errcode.RequestLimitExceeded {
 		t.Fatalf("third call: %v", err)
 	}
 	if err := (&calls.Collector{}).Hooks().Before(context.Background(), restclient.CallStart{}); err != nil {

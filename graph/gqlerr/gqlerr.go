@@ -1,6 +1,6 @@
-// Package gqlerr is the facade's one error vocabulary: it turns every error a
-// resolver returns into a GraphQL error with extensions.code, and makes sure
-// no stack trace, credential or raw upstream body reaches a client.
+// Package gqlerr turns every error a resolver returns into a GraphQL error
+// with extensions.code (one of graph/errcode's codes), and makes sure no
+// stack trace, credential or raw upstream body reaches a client.
 package gqlerr
 
 import (
@@ -14,30 +14,8 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/workspacenet/facade/graph/calls"
+	"github.com/workspacenet/facade/graph/errcode"
 	"github.com/workspacenet/facade/restclient"
-)
-
-// Codes carried in extensions.code (see the README's error table).
-const (
-	Unauthenticated     = "UNAUTHENTICATED"
-	Forbidden           = "FORBIDDEN"
-	NotFound            = "NOT_FOUND"
-	BadUserInput        = "BAD_USER_INPUT"
-	Conflict            = "CONFLICT"
-	RateLimited         = "RATE_LIMITED"
-	UpstreamUnavailable = "UPSTREAM_UNAVAILABLE"
-	QueryTooComplex     = "QUERY_TOO_COMPLEX"
-	Internal            = "INTERNAL_SERVER_ERROR"
-	// RequestLimitExceeded: the request reached its cap of upstream calls;
-	// the fields that needed more are null, the rest of the data arrives.
-	RequestLimitExceeded = "REQUEST_LIMIT_EXCEEDED"
-	// Refusals of the HTTP request itself (no GraphQL execution at all).
-	CSRFPrevented   = "CSRF_PREVENTED"
-	BadRequest      = "BAD_REQUEST"
-	RequestTooLarge = "REQUEST_TOO_LARGE"
-	// Persisted and trusted documents.
-	PersistedQueryNotFound = "PERSISTED_QUERY_NOT_FOUND"
-	OperationNotTrusted    = "OPERATION_NOT_TRUSTED"
 )
 
 // InputError is a problem with the caller's input found before any upstream
@@ -107,7 +85,7 @@ func Presenter(log *slog.Logger) graphql.ErrorPresenterFunc {
 				if gqlErr.Extensions == nil {
 					gqlErr.Extensions = map[string]any{}
 				}
-				gqlErr.Extensions["code"] = BadRequest
+				gqlErr.Extensions["code"] = errcode.BadRequest
 			}
 			return gqlErr
 		}
@@ -119,7 +97,7 @@ func Presenter(log *slog.Logger) graphql.ErrorPresenterFunc {
 			}
 		}
 		code, msg, ext := classify(err)
-		if code == Internal {
+		if code == errcode.Internal {
 			log.ErrorContext(ctx, "resolver error", "path", out.Path.String(), "err", err)
 		}
 		out.Message = msg
@@ -136,7 +114,7 @@ func Presenter(log *slog.Logger) graphql.ErrorPresenterFunc {
 func Recover(log *slog.Logger) graphql.RecoverFunc {
 	return func(ctx context.Context, p any) error {
 		log.ErrorContext(ctx, "resolver panic", "path", graphql.GetPath(ctx).String(), "panic", fmt.Sprint(p), "stack", stack())
-		return &Coded{Code: Internal, Message: "internal error"}
+		return &Coded{Code: errcode.Internal, Message: "internal error"}
 	}
 }
 
@@ -158,35 +136,35 @@ func classify(err error) (code, msg string, ext map[string]any) {
 	)
 	switch {
 	case errors.As(err, &inErr):
-		return BadUserInput, inErr.Error(), map[string]any{"field": inErr.Field}
+		return errcode.BadUserInput, inErr.Error(), map[string]any{"field": inErr.Field}
 	case errors.As(err, &coded):
 		return coded.Code, coded.Message, coded.Ext
 	case errors.As(err, &limErr):
-		return RequestLimitExceeded, limErr.Error(), map[string]any{"maximum": limErr.Max}
+		return errcode.RequestLimitExceeded, limErr.Error(), map[string]any{"maximum": limErr.Max}
 	case errors.As(err, &openErr):
-		return UpstreamUnavailable, "the upstream service is failing on this route; not called, retry later",
+		return errcode.UpstreamUnavailable, "the upstream service is failing on this route; not called, retry later",
 			map[string]any{"upstream": upstream(openErr.Method, openErr.Route, 0)}
 	case restclient.IsCircuitOpen(err):
-		return UpstreamUnavailable, "the upstream service is failing on this route; not called, retry later", nil
+		return errcode.UpstreamUnavailable, "the upstream service is failing on this route; not called, retry later", nil
 	case errors.Is(err, ErrNoCredentials):
-		return Unauthenticated, ErrNoCredentials.Error(), nil
+		return errcode.Unauthenticated, ErrNoCredentials.Error(), nil
 	case errors.As(err, &resp):
 		return classifyResponse(resp)
 	case errors.As(err, &decErr):
-		return UpstreamUnavailable, "the upstream service sent a response that could not be read",
+		return errcode.UpstreamUnavailable, "the upstream service sent a response that could not be read",
 			map[string]any{"upstream": upstream(decErr.Method, decErr.Route, 0)}
 	case errors.As(err, &trErr):
 		msg := "the upstream service could not be reached"
 		if trErr.Timeout() {
 			msg = "the upstream service did not answer in time"
 		}
-		return UpstreamUnavailable, msg, map[string]any{"upstream": upstream(trErr.Method, trErr.Route, 0)}
+		return errcode.UpstreamUnavailable, msg, map[string]any{"upstream": upstream(trErr.Method, trErr.Route, 0)}
 	case errors.Is(err, context.DeadlineExceeded):
-		return UpstreamUnavailable, "the request ran out of time waiting for the upstream service", nil
+		return errcode.UpstreamUnavailable, "the request ran out of time waiting for the upstream service", nil
 	case errors.Is(err, context.Canceled):
-		return UpstreamUnavailable, "the request was cancelled", nil
+		return errcode.UpstreamUnavailable, "the request was cancelled", nil
 	}
-	return Internal, "internal error", nil
+	return errcode.Internal, "internal error", nil
 }
 
 // classifyResponse maps an upstream HTTP error. Upstream messages are passed
@@ -197,27 +175,27 @@ func classifyResponse(e *restclient.ErrorResponse) (string, string, map[string]a
 	detail := e.Message
 	switch {
 	case e.StatusCode == 401:
-		return Unauthenticated, "the upstream service refused the credentials", ext
+		return errcode.Unauthenticated, "the upstream service refused the credentials", ext
 	case e.StatusCode == 403:
 		if s, ok := scopes[e.Method+" "+e.Route]; ok {
 			ext["requiredScope"] = s
 		}
-		return Forbidden, "the credentials lack the scope this operation needs" + suffix(detail), ext
+		return errcode.Forbidden, "the credentials lack the scope this operation needs" + suffix(detail), ext
 	case e.StatusCode == 404:
-		return NotFound, "not found" + suffix(detail), ext
+		return errcode.NotFound, "not found" + suffix(detail), ext
 	case e.StatusCode == 409:
-		return Conflict, "conflict" + suffix(detail), ext
+		return errcode.Conflict, "conflict" + suffix(detail), ext
 	case e.StatusCode == 429:
 		if e.RetryAfter > 0 {
 			ext["retryAfterSeconds"] = int(math.Ceil(e.RetryAfter.Seconds()))
 		}
-		return RateLimited, "the upstream service is rate limiting these credentials; retry later", ext
+		return errcode.RateLimited, "the upstream service is rate limiting these credentials; retry later", ext
 	case e.StatusCode == 400 || e.StatusCode == 422:
-		return BadUserInput, "invalid input" + suffix(detail), ext
+		return errcode.BadUserInput, "invalid input" + suffix(detail), ext
 	case e.StatusCode >= 500:
-		return UpstreamUnavailable, fmt.Sprintf("the upstream service failed (%d)", e.StatusCode), ext
+		return errcode.UpstreamUnavailable, fmt.Sprintf("the upstream service failed (%d)", e.StatusCode), ext
 	}
-	return UpstreamUnavailable, fmt.Sprintf("unexpected upstream status %d", e.StatusCode), ext
+	return errcode.UpstreamUnavailable, fmt.Sprintf("unexpected upstream status %d", e.StatusCode), ext
 }
 
 func suffix(detail string) string {

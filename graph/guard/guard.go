@@ -13,6 +13,8 @@ import (
 	"io"
 	"mime"
 	"net/http"
+
+	"github.com/workspacenet/facade/graph/errcode"
 )
 
 // PreflightHeaders are the request headers that prove a browser sent a CORS
@@ -21,7 +23,7 @@ import (
 var PreflightHeaders = []string{"X-Requested-With", "GraphQL-Require-Preflight", "Apollo-Require-Preflight"}
 
 // Refusal is a request refused before GraphQL: the HTTP status and the
-// GraphQL error's code and message.
+// GraphQL error's code (graph/errcode) and message.
 type Refusal struct {
 	Status  int
 	Code    string
@@ -42,7 +44,7 @@ func (r *Refusal) Write(w http.ResponseWriter) {
 // (text/plain, multipart/form-data, application/x-www-form-urlencoded, or
 // none), unless it carries one of PreflightHeaders. Other methods pass (they
 // are preflighted, or answered by the transport).
-func CSRF(r *http.Request, code string) *Refusal {
+func CSRF(r *http.Request) *Refusal {
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
 	case http.MethodPost:
@@ -59,24 +61,24 @@ func CSRF(r *http.Request, code string) *Refusal {
 	}
 	return &Refusal{
 		Status: http.StatusBadRequest,
-		Code:   code,
+		Code:   errcode.CSRFPrevented,
 		Message: "this request could have been sent by a browser without a CORS preflight, so it is refused (CSRF prevention): " +
 			"send a JSON POST (Content-Type: application/json), or add the header GraphQL-Require-Preflight: 1",
 	}
 }
 
 // ReadBody reads r's body up to max bytes (0: no limit) and returns it; a
-// larger body is a 413 refusal with tooLargeCode, an unreadable one a 400
-// with badCode.
-func ReadBody(w http.ResponseWriter, r *http.Request, max int64, tooLargeCode, badCode string) ([]byte, *Refusal) {
+// larger body is a 413 REQUEST_TOO_LARGE, an unreadable one a 400
+// BAD_REQUEST.
+func ReadBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, *Refusal) {
 	if max <= 0 {
 		body, err := io.ReadAll(r.Body)
 		if err != nil {
-			return nil, &Refusal{Status: http.StatusBadRequest, Code: badCode, Message: "the request body could not be read"}
+			return nil, &Refusal{Status: http.StatusBadRequest, Code: errcode.BadRequest, Message: "the request body could not be read"}
 		}
 		return body, nil
 	}
-	tooLarge := &Refusal{Status: http.StatusRequestEntityTooLarge, Code: tooLargeCode,
+	tooLarge := &Refusal{Status: http.StatusRequestEntityTooLarge, Code: errcode.RequestTooLarge,
 		Message: fmt.Sprintf("the request body is larger than the limit of %d bytes", max)}
 	if r.ContentLength > max {
 		return nil, tooLarge
@@ -86,7 +88,7 @@ func ReadBody(w http.ResponseWriter, r *http.Request, max int64, tooLargeCode, b
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			return nil, tooLarge
 		}
-		return nil, &Refusal{Status: http.StatusBadRequest, Code: badCode, Message: "the request body could not be read"}
+		return nil, &Refusal{Status: http.StatusBadRequest, Code: errcode.BadRequest, Message: "the request body could not be read"}
 	}
 	return body, nil
 }
@@ -94,10 +96,10 @@ func ReadBody(w http.ResponseWriter, r *http.Request, max int64, tooLargeCode, b
 // CheckJSONBody refuses a JSON body that is not one GraphQL request object:
 // malformed JSON, or a batch (an array of requests), which the facade does
 // not serve. The refusal never echoes the body.
-func CheckJSONBody(body []byte, badCode string) (documentID string, ref *Refusal) {
+func CheckJSONBody(body []byte) (documentID string, ref *Refusal) {
 	t := bytes.TrimLeft(body, " \t\r\n")
 	if len(t) > 0 && t[0] == '[' {
-		return "", &Refusal{Status: http.StatusBadRequest, Code: badCode,
+		return "", &Refusal{Status: http.StatusBadRequest, Code: errcode.BadRequest,
 			Message: "batched requests (a JSON array) are not supported: send one operation per request"}
 	}
 	// Members of the wrong type would reach gqlgen's decoder, whose error
@@ -108,7 +110,7 @@ func CheckJSONBody(body []byte, badCode string) (documentID string, ref *Refusal
 		Variables, Extensions            json.RawMessage
 	}
 	if len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &p) != nil {
-		return "", &Refusal{Status: http.StatusBadRequest, Code: badCode,
+		return "", &Refusal{Status: http.StatusBadRequest, Code: errcode.BadRequest,
 			Message: "the request body is not a JSON object {\"query\", \"variables\", \"operationName\", \"extensions\"}"}
 	}
 	for _, m := range []struct {
@@ -121,7 +123,7 @@ func CheckJSONBody(body []byte, badCode string) (documentID string, ref *Refusal
 			if m.kind == '{' {
 				what = "an object"
 			}
-			return "", &Refusal{Status: http.StatusBadRequest, Code: badCode, Message: "the request member \"" + m.name + "\" must be " + what}
+			return "", &Refusal{Status: http.StatusBadRequest, Code: errcode.BadRequest, Message: "the request member \"" + m.name + "\" must be " + what}
 		}
 	}
 	if len(p.DocumentID) > 0 && p.DocumentID[0] == '"' {

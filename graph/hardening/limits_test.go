@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/workspacenet/facade/graph"
+	"github.com/workspacenet/facade/graph/errcode"
 	"github.com/workspacenet/facade/graph/limits"
 	"github.com/workspacenet/facade/internal/testenv"
 )
@@ -57,7 +58,7 @@ func TestLimitsRefuseBeforeAnyUpstreamCall(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			env.ResetCalls()
 			r := query(t, env, env.Bearer(), tc.q, nil)
-			e := r.only(t, limits.Code)
+			e := r.only(t, errcode.QueryTooComplex)
 			if e.Extensions["limit"] != tc.limit || e.Extensions["value"] != float64(tc.value) || e.Extensions["maximum"] != float64(tc.max) {
 				t.Errorf("extensions = %v, want limit %s value %d maximum %d", e.Extensions, tc.limit, tc.value, tc.max)
 			}
@@ -71,7 +72,7 @@ func TestLimitsRefuseBeforeAnyUpstreamCall(t *testing.T) {
 		env.ResetCalls()
 		q := `{ resource(id: "` + res + `") { id } ` + strings.Repeat("__typename ", limits.DefaultMaxTokens) + "}"
 		r := query(t, env, env.Bearer(), q, nil)
-		e := r.only(t, limits.Code)
+		e := r.only(t, errcode.QueryTooComplex)
 		if e.Extensions["limit"] != limits.Tokens || e.Extensions["maximum"] != float64(limits.DefaultMaxTokens) {
 			t.Errorf("extensions = %v", e.Extensions)
 		}
@@ -81,7 +82,7 @@ func TestLimitsRefuseBeforeAnyUpstreamCall(t *testing.T) {
 		env.ResetCalls()
 		q := `query($n: Int) { location(id: "` + loc + `") { transactions(first: $n) { nodes { invoice { creditNotes { nodes { id } } } } } } }`
 		r := query(t, env, env.Bearer(), q, map[string]any{"n": 400})
-		if e := r.only(t, limits.Code); e.Extensions["limit"] != limits.Cost {
+		if e := r.only(t, errcode.QueryTooComplex); e.Extensions["limit"] != limits.Cost {
 			t.Errorf("extensions = %v", e.Extensions)
 		}
 		env.ExpectNoCalls(t)
@@ -99,7 +100,7 @@ func TestLimitsAreConfigurable(t *testing.T) {
 	}})
 	res := env.ID(t, "resource", 0)
 	r := query(t, env, env.Bearer(), `{ resource(id: "`+res+`") { parent { id } } }`, nil)
-	if e := r.only(t, limits.Code); e.Extensions["limit"] != limits.Depth || e.Extensions["maximum"] != float64(2) {
+	if e := r.only(t, errcode.QueryTooComplex); e.Extensions["limit"] != limits.Depth || e.Extensions["maximum"] != float64(2) {
 		t.Fatalf("extensions = %v", e.Extensions)
 	}
 	r = query(t, env, env.Bearer(), `{ resource(id: "`+res+`") { id } }`, nil)

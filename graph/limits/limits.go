@@ -19,13 +19,12 @@ import (
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/errcode"
+	gqlerrcode "github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
-)
 
-// Code is the extensions.code of every limit error.
-const Code = "QUERY_TOO_COMPLEX"
+	"github.com/workspacenet/facade/graph/errcode"
+)
 
 // Names of the limits, as carried in extensions.limit.
 const (
@@ -54,7 +53,7 @@ const walkBudget = 200000
 func init() {
 	// A limit error is a problem with the document, answered like parse and
 	// validation errors (HTTP 422).
-	errcode.RegisterErrorType(Code, errcode.KindProtocol)
+	gqlerrcode.RegisterErrorType(errcode.QueryTooComplex, gqlerrcode.KindProtocol)
 }
 
 // Config holds the maximums; 0 turns a limit off. Start from DefaultConfig.
@@ -243,7 +242,7 @@ func sat(a, b int) int {
 // above) with the value found and the maximum.
 func Error(limit string, value, maximum int) *gqlerror.Error {
 	e := gqlerror.Errorf("the operation exceeds the %s limit: %d, maximum %d", limit, value, maximum)
-	e.Extensions = map[string]any{"code": Code, "limit": limit, "value": value, "maximum": maximum}
+	e.Extensions = map[string]any{"code": errcode.QueryTooComplex, "limit": limit, "value": value, "maximum": maximum}
 	return e
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/vektah/gqlparser/v2/parser"
 	"github.com/vektah/gqlparser/v2/validator"
 
+	"github.com/workspacenet/facade/graph/errcode"
 	"github.com/workspacenet/facade/graph/generated"
 	"github.com/workspacenet/facade/graph/limits"
 	"github.com/workspacenet/facade/internal/testenv"
@@ -128,7 +129,7 @@ func TestMeasureBoundsExponentialFragments(t *testing.T) {
 	}
 	x := limits.New(limits.DefaultConfig())
 	oc := &graphql.OperationContext{Operation: doc.Operations[0]}
-	if e := x.MutateOperationContext(context.Background(), oc); e == nil || e.Extensions["code"] != limits.Code {
+	if e := x.MutateOperationContext(context.Background(), oc); e == nil || e.Extensions["code"] != errcode.QueryTooComplex {
 		t.Fatalf("truncated walk not refused: %v", e)
 	}
 	// With the cost limit off (0), the walk's budget bounds the measuring,
@@ -173,7 +174,7 @@ func TestZeroTurnsEachLimitOff(t *testing.T) {
 
 func TestTokenLimitRewritesOnlyTheParserError(t *testing.T) {
 	e := limits.TokenLimit(gqlerror.Errorf("exceeded token limit of 100"), 100)
-	if e.Extensions["code"] != limits.Code || e.Extensions["limit"] != limits.Tokens || e.Extensions["maximum"] != 100 {
+	if e.Extensions["code"] != errcode.QueryTooComplex || e.Extensions["limit"] != limits.Tokens || e.Extensions["maximum"] != 100 {
 		t.Fatalf("token error = %+v", e)
 	}
 	other := gqlerror.Errorf("Unexpected Name")

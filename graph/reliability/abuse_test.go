@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/workspacenet/facade/graph"
+	"github.com/workspacenet/facade/graph/errcode"
 	"github.com/workspacenet/facade/graph/limits"
 	"github.com/workspacenet/facade/internal/testenv"
 )
@@ -39,19 +40,19 @@ func TestAbuseIsRefusedWithoutUpstreamCalls(t *testing.T) {
 	queries := []struct {
 		name, q, code, limit string
 	}{
-		{"2000 aliases", `{ resource(id: "` + res + `") { ` + numbered("a%d: id ", 2000) + `} }`, limits.Code, limits.Selections},
-		{"500 aliases", `{ resource(id: "` + res + `") { ` + numbered("a%d: id ", 500) + `} }`, limits.Code, limits.Aliases},
-		{"5000 copies of one field", `{ resource(id: "` + res + `") { ` + rep("id ", 5000) + `} }`, limits.Code, limits.Selections},
-		{"7000 root __typename", `{ ` + rep("__typename ", 7000) + `}`, limits.Code, limits.Selections},
-		{"5000 @include on one field", `{ resource(id: "` + res + `") { id ` + rep("@include(if: true) ", 5000) + `} }`, limits.Code, limits.Tokens},
-		{"1000 @include on one field", `{ resource(id: "` + res + `") { id ` + rep("@include(if: true) ", 1000) + `} }`, limits.Code, limits.Directives},
-		{"7000 unknown directives", `{ resource(id: "` + res + `") { id ` + rep("@a ", 7000) + `} }`, limits.Code, limits.Directives},
-		{"one @skip on each of 1500 fields", `{ resource(id: "` + res + `") { ` + rep("id @skip(if: false) ", 1500) + `} }`, limits.Code, limits.Selections},
+		{"2000 aliases", `{ resource(id: "` + res + `") { ` + numbered("a%d: id ", 2000) + `} }`, errcode.QueryTooComplex, limits.Selections},
+		{"500 aliases", `{ resource(id: "` + res + `") { ` + numbered("a%d: id ", 500) + `} }`, errcode.QueryTooComplex, limits.Aliases},
+		{"5000 copies of one field", `{ resource(id: "` + res + `") { ` + rep("id ", 5000) + `} }`, errcode.QueryTooComplex, limits.Selections},
+		{"7000 root __typename", `{ ` + rep("__typename ", 7000) + `}`, errcode.QueryTooComplex, limits.Selections},
+		{"5000 @include on one field", `{ resource(id: "` + res + `") { id ` + rep("@include(if: true) ", 5000) + `} }`, errcode.QueryTooComplex, limits.Tokens},
+		{"1000 @include on one field", `{ resource(id: "` + res + `") { id ` + rep("@include(if: true) ", 1000) + `} }`, errcode.QueryTooComplex, limits.Directives},
+		{"7000 unknown directives", `{ resource(id: "` + res + `") { id ` + rep("@a ", 7000) + `} }`, errcode.QueryTooComplex, limits.Directives},
+		{"one @skip on each of 1500 fields", `{ resource(id: "` + res + `") { ` + rep("id @skip(if: false) ", 1500) + `} }`, errcode.QueryTooComplex, limits.Selections},
 		{"nesting 1000 deep", `{ resource(id: "` + res + `") { ` + rep("parent { ", 1000) + "id" + rep(" }", 1000) + " } }", "GRAPHQL_PARSE_FAILED", ""},
-		{"nesting 100 deep", `{ resource(id: "` + res + `") { ` + rep("parent { ", 100) + "id" + rep(" }", 100) + " } }", limits.Code, limits.Depth},
+		{"nesting 100 deep", `{ resource(id: "` + res + `") { ` + rep("parent { ", 100) + "id" + rep(" }", 100) + " } }", errcode.QueryTooComplex, limits.Depth},
 		{"fragment cycle", `{ resource(id: "` + res + `") { ...A } } fragment A on Resource { parent { ...B } } fragment B on Resource { parent { ...A } }`, "GRAPHQL_VALIDATION_FAILED", ""},
 		{"fragment spreading itself", `{ resource(id: "` + res + `") { ...A } } fragment A on Resource { id ...A }`, "GRAPHQL_VALIDATION_FAILED", ""},
-		{"fragment fan-out 2^20", fanout.String(), limits.Code, ""},
+		{"fragment fan-out 2^20", fanout.String(), errcode.QueryTooComplex, ""},
 	}
 	for _, tc := range queries {
 		t.Run(tc.name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/workspacenet/facade/graph/errcode"
 	"github.com/workspacenet/facade/graph/gqlerr"
 	"github.com/workspacenet/facade/restclient"
 )
@@ -17,7 +18,7 @@ import (
 // badInput is the BAD_USER_INPUT error of a malformed scalar value (the
 // error sits on the argument's path).
 func badInput(format string, args ...any) error {
-	return &gqlerr.Coded{Code: gqlerr.BadUserInput, Message: fmt.Sprintf(format, args...)}
+	return &gqlerr.Coded{Code: errcode.BadUserInput, Message: fmt.Sprintf(format, args...)}
 }
 
 // MarshalDateTime writes t as an RFC 3339 string in UTC, with fractional

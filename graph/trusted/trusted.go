@@ -21,12 +21,8 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
-)
 
-// Codes of refused requests.
-const (
-	CodeNotFound   = "PERSISTED_QUERY_NOT_FOUND"
-	CodeNotTrusted = "OPERATION_NOT_TRUSTED"
+	"github.com/workspacenet/facade/graph/errcode"
 )
 
 // Documents maps sha256 hex to document.
@@ -99,15 +95,15 @@ func (x Extension) MutateOperationParameters(ctx context.Context, p *graphql.Raw
 		id, _ = pq["sha256Hash"].(string)
 	}
 	if id == "" {
-		return refuse(CodeNotTrusted, "this server executes registered operations only: send extensions.persistedQuery.sha256Hash or documentId")
+		return refuse(errcode.OperationNotTrusted, "this server executes registered operations only: send extensions.persistedQuery.sha256Hash or documentId")
 	}
 	id = strings.ToLower(strings.TrimPrefix(id, "sha256:"))
 	doc, ok := x.Docs[id]
 	if !ok {
-		return refuse(CodeNotFound, "no registered operation has this hash")
+		return refuse(errcode.PersistedQueryNotFound, "no registered operation has this hash")
 	}
 	if p.Query != "" && p.Query != doc {
-		return refuse(CodeNotTrusted, "the query sent is not the registered operation of this hash")
+		return refuse(errcode.OperationNotTrusted, "the query sent is not the registered operation of this hash")
 	}
 	p.Query = doc
 	return nil

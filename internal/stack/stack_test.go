@@ -14,6 +14,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
+	"github.com/workspacenet/facade/graph/errcode"
 	"github.com/workspacenet/facade/internal/accesslog"
 	"github.com/workspacenet/facade/internal/gqlclient"
 	"github.com/workspacenet/facade/internal/stack"
@@ -121,21 +122,21 @@ func TestZeroTurnsOff(t *testing.T) {
 		flag  string
 		probe probe
 	}{
-		{"max-depth", byCode("QUERY_TOO_COMPLEX", `{ resource(id: "$RES") { `+strings.Repeat("parent { ", 12)+"id"+strings.Repeat(" }", 12)+" } }", nil)},
-		{"max-aliases", byCode("QUERY_TOO_COMPLEX", `{ location(id: "$LOC") { `+repeat("a%d: id ", 31)+` } }`, nil)},
-		{"max-root-fields", byCode("QUERY_TOO_COMPLEX", `{ `+repeat(`r%d: resource(id: "$RES") { id } `, 21)+` }`, nil)},
-		{"max-cost", byCode("QUERY_TOO_COMPLEX", `{ location(id: "$LOC") { transactions(first: 500) { nodes { invoice { creditNotes(first: 100) { nodes { id } } } } } } }`, nil)},
-		{"max-tokens", byCode("QUERY_TOO_COMPLEX", `query Q(`+repeat("$v%d: Int ", 3751)+`) { __typename }`, nil)},
-		{"max-selections", byCode("QUERY_TOO_COMPLEX", `{ location(id: "$LOC") { `+strings.Repeat("id ", 1001)+`} }`, nil)},
-		{"max-directives", byCode("QUERY_TOO_COMPLEX", `{ __typename `+strings.Repeat("@include(if: true) ", 51)+`}`, nil)},
-		{"apq-cache-size", byCode("PERSISTED_QUERY_NOT_FOUND", ``, map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": strings.Repeat("ab", 32)}})},
+		{"max-depth", byCode(errcode.QueryTooComplex, `{ resource(id: "$RES") { `+strings.Repeat("parent { ", 12)+"id"+strings.Repeat(" }", 12)+" } }", nil)},
+		{"max-aliases", byCode(errcode.QueryTooComplex, `{ location(id: "$LOC") { `+repeat("a%d: id ", 31)+` } }`, nil)},
+		{"max-root-fields", byCode(errcode.QueryTooComplex, `{ `+repeat(`r%d: resource(id: "$RES") { id } `, 21)+` }`, nil)},
+		{"max-cost", byCode(errcode.QueryTooComplex, `{ location(id: "$LOC") { transactions(first: 500) { nodes { invoice { creditNotes(first: 100) { nodes { id } } } } } } }`, nil)},
+		{"max-tokens", byCode(errcode.QueryTooComplex, `query Q(`+repeat("$v%d: Int ", 3751)+`) { __typename }`, nil)},
+		{"max-selections", byCode(errcode.QueryTooComplex, `{ location(id: "$LOC") { `+strings.Repeat("id ", 1001)+`} }`, nil)},
+		{"max-directives", byCode(errcode.QueryTooComplex, `{ __typename `+strings.Repeat("@include(if: true) ", 51)+`}`, nil)},
+		{"apq-cache-size", byCode(errcode.PersistedQueryNotFound, ``, map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": strings.Repeat("ab", 32)}})},
 		{"max-upstream-calls", func(t *testing.T, st *stack.Stack, c *gqlclient.Client) bool {
 			// 201 distinct resources: one call each, one more than the default cap.
 			q := "{ "
 			for i := range 201 {
 				q += fmt.Sprintf(`r%d: resource(id: "00000000-0000-4000-8000-%012d") { id } `, i, i)
 			}
-			return byCode("REQUEST_LIMIT_EXCEEDED", q+"}", nil)(t, st, c)
+			return byCode(errcode.RequestLimitExceeded, q+"}", nil)(t, st, c)
 		}},
 		{"request-timeout", func(t *testing.T, st *stack.Stack, c *gqlclient.Client) bool {
 			q := `{ resource(id: "` + st.Embedded.Manifest.IDs["resource"][0] + `") { id } }`

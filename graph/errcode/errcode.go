@@ -1,0 +1,45 @@
+// Package errcode is the facade's error vocabulary: every extensions.code a
+// GraphQL error of the facade carries, whoever emits it (graph/gqlerr for
+// resolver errors, graph/limits, graph/trusted, the handler's graph/guard
+// refusals, and gqlgen itself for parse and validation errors). It imports
+// nothing, so every package can use it. README.md's error table is the
+// reference; a test keeps the two equal. The strings are wire format: clients
+// match on them, so they never change.
+package errcode
+
+const (
+	// Unauthenticated: the request carries no credentials, or the upstream answered 401.
+	Unauthenticated = "UNAUTHENTICATED"
+	// Forbidden: the upstream answered 403; extensions.requiredScope names the scope the operation needs.
+	Forbidden = "FORBIDDEN"
+	// NotFound: the upstream answered 404 (unknown id, or a record of another network).
+	NotFound = "NOT_FOUND"
+	// BadUserInput: the facade's own input validation (extensions.field names the argument or input field), or an upstream 400/422.
+	BadUserInput = "BAD_USER_INPUT"
+	// Conflict: the upstream answered 409 (a booking over capacity, crediting more than remains).
+	Conflict = "CONFLICT"
+	// RateLimited: the upstream answered 429; extensions.retryAfterSeconds when it said.
+	RateLimited = "RATE_LIMITED"
+	// UpstreamUnavailable: a 5xx, timeout, refused or reset connection, open circuit breaker or unreadable upstream response.
+	UpstreamUnavailable = "UPSTREAM_UNAVAILABLE"
+	// QueryTooComplex: the operation exceeds a limit of graph/limits, checked before it runs (HTTP 422, no upstream call).
+	QueryTooComplex = "QUERY_TOO_COMPLEX"
+	// RequestLimitExceeded: the request reached its cap of upstream calls; the fields that needed more are null, the rest of the data arrives.
+	RequestLimitExceeded = "REQUEST_LIMIT_EXCEEDED"
+	// CSRFPrevented: HTTP 400 refusal of a GET or non-JSON POST that carries no preflight-forcing header.
+	CSRFPrevented = "CSRF_PREVENTED"
+	// BadRequest: HTTP 400 refusal of a body that is not one JSON request object, and the code of gqlgen request errors that carry none.
+	BadRequest = "BAD_REQUEST"
+	// RequestTooLarge: HTTP 413 refusal of a body larger than the limit.
+	RequestTooLarge = "REQUEST_TOO_LARGE"
+	// PersistedQueryNotFound: a persisted-query hash the server does not know (APQ, or trusted documents).
+	PersistedQueryNotFound = "PERSISTED_QUERY_NOT_FOUND"
+	// OperationNotTrusted: with trusted documents, a free-form query, or a query that is not the document of its hash.
+	OperationNotTrusted = "OPERATION_NOT_TRUSTED"
+	// Internal: a bug in the facade or a resolver panic: logged with detail, shown as "internal error".
+	Internal = "INTERNAL_SERVER_ERROR"
+	// ParseFailed: the document is not valid GraphQL (set by gqlgen, as its errcode.ParseFailed).
+	ParseFailed = "GRAPHQL_PARSE_FAILED"
+	// ValidationFailed: the document is not valid for the schema (set by gqlgen, as its errcode.ValidationFailed).
+	ValidationFailed = "GRAPHQL_VALIDATION_FAILED"
+)
