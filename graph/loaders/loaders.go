@@ -100,23 +100,7 @@ func New(client *restclient.Client, cfg Config) *Loaders {
 	})
 	l.invoice = newLoader(l, func(ctx context.Context, id string) (*restclient.InvoiceItems, error) {
 		v, _, err := client.Billing.ListInvoiceItems(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		if v.Invoice != nil && len(v.Invoice.Items) == 0 && len(v.Items) > 0 {
-			// The response carries the items twice (invoice.items and
-			// invoiceItems); either may be the one filled.
-			v.Invoice.Items = make([]restclient.InvoiceItem, len(v.Items))
-			for i, it := range v.Items {
-				v.Invoice.Items[i] = *it
-			}
-		}
-		if v.Invoice != nil && len(v.Items) == 0 {
-			for i := range v.Invoice.Items {
-				v.Items = append(v.Items, &v.Invoice.Items[i])
-			}
-		}
-		return v, nil
+		return v, err
 	})
 	l.comments = newLoader(l, func(ctx context.Context, postID string) ([]*restclient.Comment, error) {
 		v, _, err := client.Feed.ListComments(ctx, postID)
