@@ -2,8 +2,8 @@ package loaders
 
 import (
 	"context"
-	"time"
 
+	"github.com/workspacenet/facade/graph/paging"
 	"github.com/workspacenet/facade/restclient"
 )
 
@@ -78,107 +78,51 @@ func Comments(ctx context.Context, postID string) ([]*restclient.Comment, error)
 	return For(ctx).comments.Load(ctx, postID)()
 }
 
-// CreditNotePageKey identifies one upstream page of credit notes.
-type CreditNotePageKey struct {
-	InvoiceRef, LocationRef string
-	Token                   string
-	Limit                   int
-}
-
-// TransactionPageKey identifies one upstream page of money transactions.
-type TransactionPageKey struct {
-	LocationRef string
-	Status      restclient.TransactionStatus
-	Type        restclient.TransactionType
-	GTE, LTE    string // RFC 3339 or ""
-	Token       string
-	Limit       int
-}
-
-// OrderPageKey identifies one upstream page of shop orders.
-type OrderPageKey struct {
-	LocationRef string
-	Status      restclient.OrderStatus
-	GTE, LTE    string
-	Token       string
-	Limit       int
-}
-
-// RedemptionPageKey identifies one upstream page of redemptions.
-type RedemptionPageKey struct {
-	CouponRef, PromocodeRef string
-	Token                   string
-	Limit                   int
-}
+// The list helpers load one page of a list: o holds the list's filters and
+// the page's Limit and NextPageToken. Equal options (==) are fetched once per
+// request, so the ends of a CreateDate filter must be UTC without a monotonic
+// clock reading.
 
 // CreditNotes loads one page of GET /billing/credit_notes/v1.
-func CreditNotes(ctx context.Context, k CreditNotePageKey) (*Page[restclient.CreditNote], error) {
-	return For(ctx).creditNotes.Load(ctx, k)()
+func CreditNotes(ctx context.Context, o restclient.CreditNoteListOptions) (*paging.Page[restclient.CreditNote], error) {
+	return For(ctx).creditNotes.Load(ctx, o)()
 }
 
 // Transactions loads one page of GET /transactions/money/v1.
-func Transactions(ctx context.Context, k TransactionPageKey) (*Page[restclient.Transaction], error) {
-	return For(ctx).transactions.Load(ctx, k)()
+func Transactions(ctx context.Context, o restclient.TransactionListOptions) (*paging.Page[restclient.Transaction], error) {
+	return For(ctx).transactions.Load(ctx, o)()
 }
 
 // Orders loads one page of GET /shop/orders/v1.
-func Orders(ctx context.Context, k OrderPageKey) (*Page[restclient.Order], error) {
-	return For(ctx).orders.Load(ctx, k)()
+func Orders(ctx context.Context, o restclient.OrderListOptions) (*paging.Page[restclient.Order], error) {
+	return For(ctx).orders.Load(ctx, o)()
 }
 
 // Redemptions loads one page of GET /discounts/redemptions/v1.
-func Redemptions(ctx context.Context, k RedemptionPageKey) (*Page[restclient.Redemption], error) {
-	return For(ctx).redemptions.Load(ctx, k)()
+func Redemptions(ctx context.Context, o restclient.RedemptionListOptions) (*paging.Page[restclient.Redemption], error) {
+	return For(ctx).redemptions.Load(ctx, o)()
 }
 
-func (l *Loaders) fetchCreditNotes(ctx context.Context, k CreditNotePageKey) (*Page[restclient.CreditNote], error) {
-	v, resp, err := l.client.Billing.ListCreditNotes(ctx, &restclient.CreditNoteListOptions{
-		InvoiceRef: k.InvoiceRef, LocationRef: k.LocationRef,
-		ListOptions: restclient.ListOptions{Limit: k.Limit, NextPageToken: k.Token},
-	})
-	return page(v, resp, err)
+func (l *Loaders) fetchCreditNotes(ctx context.Context, o restclient.CreditNoteListOptions) (*paging.Page[restclient.CreditNote], error) {
+	return page(l.client.Billing.ListCreditNotes(ctx, &o))
 }
 
-func (l *Loaders) fetchTransactions(ctx context.Context, k TransactionPageKey) (*Page[restclient.Transaction], error) {
-	v, resp, err := l.client.Transactions.ListTransactions(ctx, &restclient.TransactionListOptions{
-		LocationRef: k.LocationRef, Status: k.Status, Type: k.Type, CreateDate: dateRange(k.GTE, k.LTE),
-		ListOptions: restclient.ListOptions{Limit: k.Limit, NextPageToken: k.Token},
-	})
-	return page(v, resp, err)
+func (l *Loaders) fetchTransactions(ctx context.Context, o restclient.TransactionListOptions) (*paging.Page[restclient.Transaction], error) {
+	return page(l.client.Transactions.ListTransactions(ctx, &o))
 }
 
-func (l *Loaders) fetchOrders(ctx context.Context, k OrderPageKey) (*Page[restclient.Order], error) {
-	v, resp, err := l.client.Shop.ListOrders(ctx, &restclient.OrderListOptions{
-		LocationRef: k.LocationRef, Status: k.Status, CreateDate: dateRange(k.GTE, k.LTE),
-		ListOptions: restclient.ListOptions{Limit: k.Limit, NextPageToken: k.Token},
-	})
-	return page(v, resp, err)
+func (l *Loaders) fetchOrders(ctx context.Context, o restclient.OrderListOptions) (*paging.Page[restclient.Order], error) {
+	return page(l.client.Shop.ListOrders(ctx, &o))
 }
 
-func (l *Loaders) fetchRedemptions(ctx context.Context, k RedemptionPageKey) (*Page[restclient.Redemption], error) {
-	v, resp, err := l.client.Discounts.ListRedemptions(ctx, &restclient.RedemptionListOptions{
-		CouponRef: k.CouponRef, PromocodeRef: k.PromocodeRef,
-		ListOptions: restclient.ListOptions{Limit: k.Limit, NextPageToken: k.Token},
-	})
-	return page(v, resp, err)
+func (l *Loaders) fetchRedemptions(ctx context.Context, o restclient.RedemptionListOptions) (*paging.Page[restclient.Redemption], error) {
+	return page(l.client.Discounts.ListRedemptions(ctx, &o))
 }
 
-func page[T any](items []*T, resp *restclient.Response, err error) (*Page[T], error) {
+// page returns a list call's answer as a paging.Page.
+func page[T any](items []*T, resp *restclient.Response, err error) (*paging.Page[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Page[T]{Items: items, Next: resp.NextPageToken}, nil
-}
-
-// dateRange parses the RFC 3339 bounds of a page key (validated by the
-// resolver that built the key).
-func dateRange(gte, lte string) restclient.DateRange {
-	var r restclient.DateRange
-	if t, err := time.Parse(time.RFC3339Nano, gte); err == nil {
-		r.GTE = &t
-	}
-	if t, err := time.Parse(time.RFC3339Nano, lte); err == nil {
-		r.LTE = &t
-	}
-	return r
+	return &paging.Page[T]{Items: items, Next: resp.NextPageToken}, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/graph-gophers/dataloader/v7"
 
 	"github.com/workspacenet/facade/graph/calls"
+	"github.com/workspacenet/facade/graph/paging"
 	"github.com/workspacenet/facade/restclient"
 )
 
@@ -57,16 +58,10 @@ type Loaders struct {
 	productsByLocation *dataloader.Loader[string, []*restclient.Product]
 	invoice            *dataloader.Loader[string, *restclient.InvoiceItems]
 	comments           *dataloader.Loader[string, []*restclient.Comment]
-	creditNotes        *dataloader.Loader[CreditNotePageKey, *Page[restclient.CreditNote]]
-	transactions       *dataloader.Loader[TransactionPageKey, *Page[restclient.Transaction]]
-	orders             *dataloader.Loader[OrderPageKey, *Page[restclient.Order]]
-	redemptions        *dataloader.Loader[RedemptionPageKey, *Page[restclient.Redemption]]
-}
-
-// Page is one upstream page of a list.
-type Page[T any] struct {
-	Items []*T
-	Next  string
+	creditNotes        *dataloader.Loader[restclient.CreditNoteListOptions, *paging.Page[restclient.CreditNote]]
+	transactions       *dataloader.Loader[restclient.TransactionListOptions, *paging.Page[restclient.Transaction]]
+	orders             *dataloader.Loader[restclient.OrderListOptions, *paging.Page[restclient.Order]]
+	redemptions        *dataloader.Loader[restclient.RedemptionListOptions, *paging.Page[restclient.Redemption]]
 }
 
 // New returns fresh loaders for one request.
