@@ -21,6 +21,7 @@ import (
 
 	"github.com/workspacenet/facade/graph"
 	"github.com/workspacenet/facade/graph/loaders"
+	"github.com/workspacenet/facade/graph/loaders/naive"
 	"github.com/workspacenet/facade/restclient"
 )
 
@@ -32,14 +33,21 @@ type facade struct {
 	close   func()
 }
 
-func startFacade(upstreamURL string, cfg loaders.Config) (*facade, error) {
+// startFacade serves the facade in mode: modeBatched with the loaders tuned
+// by cfg, or modeNaive (cfg unused).
+func startFacade(upstreamURL, mode string, cfg loaders.Config) (*facade, error) {
+	isNaive := mode == modeNaive
 	// The naive baseline also turns off the client's sharing of identical
 	// concurrent GETs, so it really makes one upstream call per field.
-	client, err := restclient.NewClient(upstreamURL, restclient.WithObserver(graph.ObserveUpstream), restclient.WithSharedGets(!cfg.Naive))
+	client, err := restclient.NewClient(upstreamURL, restclient.WithObserver(graph.ObserveUpstream), restclient.WithSharedGets(!isNaive))
 	if err != nil {
 		return nil, err
 	}
-	h := graph.NewHandler(graph.Options{Client: client, Loaders: cfg})
+	opts := graph.Options{Client: client, Loaders: cfg}
+	if isNaive {
+		opts.NewLoaders = naive.New
+	}
+	h := graph.NewHandler(opts)
 	mux := http.NewServeMux()
 	mux.Handle("/graphql", h)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -37,6 +37,10 @@ type Options struct {
 	Client *restclient.Client
 	// Loaders tunes the per-request loaders.
 	Loaders loaders.Config
+	// NewLoaders, when set, returns each request's Source in place of the
+	// batching loaders (the benchmark's naive baseline, naive.New of
+	// graph/loaders/naive); Loaders is then unused.
+	NewLoaders func(*restclient.Client) loaders.Source
 	// Logger receives one line per request, resolver errors and panics;
 	// nil discards.
 	Logger *slog.Logger
@@ -182,7 +186,7 @@ func NewHandler(o Options) http.Handler {
 		sc.calls = &calls.Collector{Max: o.MaxUpstreamCalls}
 		ctx = context.WithValue(ctx, scopeKey{}, sc)
 		ctx = calls.WithCollector(ctx, sc.calls)
-		ctx = loaders.WithLoaders(ctx, loaders.New(o.Client, o.Loaders))
+		ctx = loaders.WithLoaders(ctx, o.newLoaders())
 		srv.ServeHTTP(sw, r.WithContext(ctx))
 	})
 }

@@ -13,7 +13,7 @@ import (
 
 // The connection builders below serve every paged list, whether reached from
 // Query or from a Location or Invoice: same arguments, same validation, same
-// loaders, so identical pages asked twice in a request are fetched once.
+// Source, so identical pages asked twice in a request are fetched once.
 
 func creditNoteConnection(ctx context.Context, invoiceID, locationID string, first *int, after *string) (*model.CreditNoteConnection, error) {
 	if invoiceID == "" && locationID == "" {
@@ -24,7 +24,7 @@ func creditNoteConnection(ctx context.Context, invoiceID, locationID string, fir
 	return connection(ctx, scope, first, after, func(ctx context.Context, token string, limit int) (*paging.Page[restclient.CreditNote], error) {
 		o := opts
 		o.ListOptions = restclient.ListOptions{Limit: limit, NextPageToken: token}
-		return loaders.CreditNotes(ctx, o)
+		return loaders.For(ctx).CreditNotes(ctx, o)
 	}, newCreditNoteEdge, newCreditNoteConnection)
 }
 
@@ -44,7 +44,7 @@ func transactionConnection(ctx context.Context, locationID string, status *restc
 	return connection(ctx, scope, first, after, func(ctx context.Context, token string, limit int) (*paging.Page[restclient.Transaction], error) {
 		o := opts
 		o.ListOptions = restclient.ListOptions{Limit: limit, NextPageToken: token}
-		return loaders.Transactions(ctx, o)
+		return loaders.For(ctx).Transactions(ctx, o)
 	}, newTransactionEdge, newTransactionConnection)
 }
 
@@ -61,7 +61,7 @@ func orderConnection(ctx context.Context, locationID string, status *restclient.
 	return connection(ctx, scope, first, after, func(ctx context.Context, token string, limit int) (*paging.Page[restclient.Order], error) {
 		o := opts
 		o.ListOptions = restclient.ListOptions{Limit: limit, NextPageToken: token}
-		return loaders.Orders(ctx, o)
+		return loaders.For(ctx).Orders(ctx, o)
 	}, newOrderEdge, newOrderConnection)
 }
 
@@ -74,7 +74,7 @@ func redemptionConnection(ctx context.Context, couponID, promocodeID string, fir
 	return connection(ctx, scope, first, after, func(ctx context.Context, token string, limit int) (*paging.Page[restclient.Redemption], error) {
 		o := opts
 		o.ListOptions = restclient.ListOptions{Limit: limit, NextPageToken: token}
-		return loaders.Redemptions(ctx, o)
+		return loaders.For(ctx).Redemptions(ctx, o)
 	}, newRedemptionEdge, newRedemptionConnection)
 }
 
