@@ -21,6 +21,7 @@ import (
 
 	"github.com/workspacenet/facade/graph/loaders"
 	"github.com/workspacenet/facade/internal/stack"
+	"github.com/workspacenet/facade/graph/loaders/naive"
 	"github.com/workspacenet/facade/restclient"
 )
 
@@ -33,13 +34,19 @@ type facade struct {
 	close   func()
 }
 
-func startFacade(upstreamURL string, lc loaders.Config) (*facade, error) {
+// startFacade serves the facade in mode: modeBatched with the loaders tuned
+// by lc, or modeNaive (lc unused).
+func startFacade(upstreamURL, mode string, lc loaders.Config) (*facade, error) {
 	cfg := stack.DefaultConfig()
 	cfg.Upstream, cfg.Playground = upstreamURL, false
 	cfg.Graph.Loaders = lc
+	isNaive := mode == modeNaive
+	if isNaive {
+		cfg.Graph.NewLoaders = naive.New
+	}
 	// The naive baseline also turns off the client's sharing of identical
 	// concurrent GETs, so it really makes one upstream call per field.
-	cfg.ClientOptions = []restclient.Option{restclient.WithSharedGets(!lc.Naive)}
+	cfg.ClientOptions = []restclient.Option{restclient.WithSharedGets(!isNaive)}
 	st, err := stack.Start(context.Background(), cfg, nil)
 	if err != nil {
 		return nil, err

@@ -36,10 +36,6 @@ const (
 
 var modes = []string{modeBatched, modeNaive}
 
-func loaderConfig(mode string) loaders.Config {
-	return loaders.Config{Naive: mode == modeNaive}
-}
-
 // Results is everything a run measured (also written as JSON, so the next
 // run can show regressions).
 type Results struct {
@@ -134,7 +130,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 			return nil, err
 		}
 		for _, mode := range modes {
-			f, err := startFacade(up.url, loaderConfig(mode))
+			f, err := startFacade(up.url, mode, loaders.DefaultConfig())
 			if err != nil {
 				return nil, err
 			}
@@ -196,7 +192,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	}
 	dash := queries[0]
 	for _, mode := range modes {
-		f, err := startFacade(up.url, loaderConfig(mode))
+		f, err := startFacade(up.url, mode, loaders.DefaultConfig())
 		if err != nil {
 			return nil, err
 		}
@@ -210,7 +206,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		f.close()
 	}
 	for _, w := range cfg.Waits {
-		f, err := startFacade(up.url, loaders.Config{Wait: w})
+		f, err := startFacade(up.url, modeBatched, loaders.Config{Wait: w, MaxConcurrency: loaders.DefaultMaxConcurrency})
 		if err != nil {
 			return nil, err
 		}
@@ -244,7 +240,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 // items and credit notes, the post with the most replies, and a resource that
 // accepts one-hour bookings.
 func findFixtures(ctx context.Context, up *upstream, who caller) (*fixtures, error) {
-	f, err := startFacade(up.url, loaders.Config{})
+	f, err := startFacade(up.url, modeBatched, loaders.DefaultConfig())
 	if err != nil {
 		return nil, err
 	}

@@ -35,8 +35,12 @@ type Options struct {
 	// Client reaches the REST API. Required. Each request's calls go through
 	// the call hooks the handler installs (cap, report).
 	Client *restclient.Client
-	// Loaders tunes the per-request loaders.
+	// Loaders tunes the per-request batching loaders.
 	Loaders loaders.Config
+	// NewLoaders, when set, returns each request's Source in place of the
+	// batching loaders (the benchmark's naive baseline, naive.New of
+	// graph/loaders/naive); Loaders is then unused.
+	NewLoaders func(*restclient.Client) loaders.Source
 	// Logger receives resolver errors and panics (with the request id of
 	// the access log, internal/accesslog); nil discards.
 	Logger *slog.Logger
@@ -87,6 +91,7 @@ const (
 func DefaultOptions() Options {
 	return Options{
 		Introspection:    true,
+		Loaders:          loaders.DefaultConfig(),
 		RequestTimeout:   DefaultRequestTimeout,
 		Limits:           limits.DefaultConfig(),
 		MaxUpstreamCalls: DefaultMaxUpstreamCalls,
@@ -179,7 +184,7 @@ func NewHandler(o Options) http.Handler {
 		}
 		ctx = context.WithValue(ctx, requestKey{}, req)
 		ctx = restclient.WithCallHooks(ctx, req.calls.Hooks())
-		ctx = loaders.WithLoaders(ctx, loaders.New(o.Client, o.Loaders))
+		ctx = loaders.WithLoaders(ctx, o.newLoaders())
 		srv.ServeHTTP(w, r.WithContext(ctx))
 		entry.SetUpstreamCalls(req.calls.Count())
 	})

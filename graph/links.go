@@ -30,9 +30,9 @@ func fieldSet(names ...string) map[string]bool {
 
 // embeddedSuffices reports whether every field the query selects on the
 // current field's object is in the embedded summary (graph.md, "embedded
-// first"). Always false in the benchmark's naive mode.
+// first"). Always false when the request's Source is not EmbeddedFirst.
 func embeddedSuffices(ctx context.Context, embedded map[string]bool) bool {
-	if loaders.For(ctx).Naive() {
+	if !loaders.For(ctx).EmbeddedFirst() {
 		return false
 	}
 	for _, f := range graphql.CollectFieldsCtx(ctx, nil) {
@@ -48,7 +48,7 @@ func resourceByRef(ctx context.Context, ref *string) (*restclient.Resource, erro
 	if ref == nil || *ref == "" {
 		return nil, nil
 	}
-	return loaders.Resource(ctx, *ref)
+	return loaders.For(ctx).Resource(ctx, *ref)
 }
 
 // embeddedResourceOr answers with the embedded summary when it suffices, else
@@ -60,7 +60,7 @@ func embeddedResourceOr(ctx context.Context, emb *restclient.Resource, fields ma
 	if embeddedSuffices(ctx, fields) {
 		return emb, nil
 	}
-	return loaders.Resource(ctx, emb.ID)
+	return loaders.For(ctx).Resource(ctx, emb.ID)
 }
 
 // embeddedEventOr answers a ticket's event from its summary when it suffices.
@@ -71,7 +71,7 @@ func embeddedEventOr(ctx context.Context, emb *restclient.Event) (*restclient.Ev
 	if embeddedSuffices(ctx, embeddedEvent) {
 		return emb, nil
 	}
-	return loaders.Event(ctx, emb.ID)
+	return loaders.For(ctx).Event(ctx, emb.ID)
 }
 
 // invoiceByRef loads an invoice (with its items) by ref.
@@ -79,11 +79,26 @@ func invoiceByRef(ctx context.Context, ref *string) (*restclient.Invoice, error)
 	if ref == nil || *ref == "" {
 		return nil, nil
 	}
-	inv, err := loaders.Invoice(ctx, *ref)
+	inv, err := loaders.For(ctx).Invoice(ctx, *ref)
 	if err != nil {
 		return nil, err
 	}
 	return inv.Invoice, nil
+}
+
+// invoiceItem finds item itemID of invoice invoiceID with the invoice's call.
+// It returns nil, nil when the invoice has no such item.
+func invoiceItem(ctx context.Context, invoiceID, itemID string) (*restclient.InvoiceItem, error) {
+	inv, err := loaders.For(ctx).Invoice(ctx, invoiceID)
+	if err != nil {
+		return nil, err
+	}
+	for _, it := range inv.Items {
+		if it.ID == itemID {
+			return it, nil
+		}
+	}
+	return nil, nil
 }
 
 // embeddedProductOr answers a product link: the embedded summary when it
@@ -96,7 +111,7 @@ func embeddedProductOr(ctx context.Context, emb *restclient.Product, fields map[
 	if embeddedSuffices(ctx, fields) {
 		return emb, nil
 	}
-	return loaders.ProductInLocation(ctx, deref(locationRef), emb.ID)
+	return loaders.For(ctx).ProductInLocation(ctx, deref(locationRef), emb.ID)
 }
 
 // embeddedOptionOr answers an option link: the embedded {id, title} when it
@@ -112,7 +127,7 @@ func embeddedOptionOr(ctx context.Context, emb *restclient.ProductOption, produc
 	if product == nil || product.ID == "" {
 		return nil, nil
 	}
-	p, err := loaders.ProductInLocation(ctx, deref(locationRef), product.ID)
+	p, err := loaders.For(ctx).ProductInLocation(ctx, deref(locationRef), product.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +144,7 @@ func commentsOf(ctx context.Context, c *restclient.Comment) ([]*restclient.Comme
 	if c.PostRef == nil || *c.PostRef == "" {
 		return nil, nil
 	}
-	return loaders.Comments(ctx, *c.PostRef)
+	return loaders.For(ctx).Comments(ctx, *c.PostRef)
 }
 
 // parentComment finds c's parent in its post's comment list (already loaded

@@ -13,125 +13,144 @@ import (
 
 // The connection builders below serve every paged list, whether reached from
 // Query or from a Location or Invoice: same arguments, same validation, same
-// loaders, so identical pages asked twice in a request are fetched once.
-
-func pageInfo[T any](r *paging.Result[T]) *model.PageInfo {
-	return &model.PageInfo{HasNextPage: r.HasNextPage, EndCursor: r.EndCursor()}
-}
+// Source, so identical pages asked twice in a request are fetched once.
 
 func creditNoteConnection(ctx context.Context, invoiceID, locationID string, first *int, after *string) (*model.CreditNoteConnection, error) {
 	if invoiceID == "" && locationID == "" {
 		return nil, gqlerr.Input("invoiceId", "one of invoiceId and locationId is required")
 	}
+	opts := restclient.CreditNoteListOptions{InvoiceRef: invoiceID, LocationRef: locationID}
 	scope := paging.Scope("creditNotes", invoiceID, locationID)
-	r, err := paging.Paginate(ctx, scope, first, after, func(ctx context.Context, token string, limit int) (*paging.Page[restclient.CreditNote], error) {
-		p, err := loaders.CreditNotes(ctx, loaders.CreditNotePageKey{InvoiceRef: invoiceID, LocationRef: locationID, Token: token, Limit: limit})
-		return toPage(p, err)
-	})
-	if err != nil {
-		return nil, err
-	}
-	c := &model.CreditNoteConnection{Nodes: r.Nodes(), PageInfo: pageInfo(r), Edges: make([]*model.CreditNoteEdge, len(r.Edges))}
-	for i, e := range r.Edges {
-		c.Edges[i] = &model.CreditNoteEdge{Cursor: e.Cursor, Node: e.Node}
-	}
-	return c, nil
+	return connection(ctx, scope, first, after, func(ctx context.Context, token string, limit int) (*paging.Page[restclient.CreditNote], error) {
+		o := opts
+		o.ListOptions = restclient.ListOptions{Limit: limit, NextPageToken: token}
+		return loaders.For(ctx).CreditNotes(ctx, o)
+	}, newCreditNoteEdge, newCreditNoteConnection)
 }
 
 func transactionConnection(ctx context.Context, locationID string, status *restclient.TransactionStatus, typ *restclient.TransactionType, createDate *model.DateRangeInput, first *int, after *string) (*model.TransactionConnection, error) {
-	gte, lte, err := dateRange(createDate)
+	dates, err := dateRange(createDate)
 	if err != nil {
 		return nil, err
 	}
-	key := loaders.TransactionPageKey{LocationRef: locationID, GTE: gte, LTE: lte}
+	opts := restclient.TransactionListOptions{LocationRef: locationID, CreateDate: dates}
 	if status != nil {
-		key.Status = *status
+		opts.Status = *status
 	}
 	if typ != nil {
-		key.Type = *typ
+		opts.Type = *typ
 	}
-	scope := paging.Scope("transactions", locationID, string(key.Status), string(key.Type), gte, lte)
-	r, err := paging.Paginate(ctx, scope, first, after, func(ctx context.Context, token string, limit int) (*paging.Page[restclient.Transaction], error) {
-		k := key
-		k.Token, k.Limit = token, limit
-		p, err := loaders.Transactions(ctx, k)
-		return toPage(p, err)
-	})
-	if err != nil {
-		return nil, err
-	}
-	c := &model.TransactionConnection{Nodes: r.Nodes(), PageInfo: pageInfo(r), Edges: make([]*model.TransactionEdge, len(r.Edges))}
-	for i, e := range r.Edges {
-		c.Edges[i] = &model.TransactionEdge{Cursor: e.Cursor, Node: e.Node}
-	}
-	return c, nil
+	scope := paging.Scope("transactions", locationID, string(opts.Status), string(opts.Type), scopeTime(dates.GTE), scopeTime(dates.LTE))
+	return connection(ctx, scope, first, after, func(ctx context.Context, token string, limit int) (*paging.Page[restclient.Transaction], error) {
+		o := opts
+		o.ListOptions = restclient.ListOptions{Limit: limit, NextPageToken: token}
+		return loaders.For(ctx).Transactions(ctx, o)
+	}, newTransactionEdge, newTransactionConnection)
 }
 
 func orderConnection(ctx context.Context, locationID string, status *restclient.OrderStatus, createDate *model.DateRangeInput, first *int, after *string) (*model.OrderConnection, error) {
-	gte, lte, err := dateRange(createDate)
+	dates, err := dateRange(createDate)
 	if err != nil {
 		return nil, err
 	}
-	key := loaders.OrderPageKey{LocationRef: locationID, GTE: gte, LTE: lte}
+	opts := restclient.OrderListOptions{LocationRef: locationID, CreateDate: dates}
 	if status != nil {
-		key.Status = *status
+		opts.Status = *status
 	}
-	scope := paging.Scope("orders", locationID, string(key.Status), gte, lte)
-	r, err := paging.Paginate(ctx, scope, first, after, func(ctx context.Context, token string, limit int) (*paging.Page[restclient.Order], error) {
-		k := key
-		k.Token, k.Limit = token, limit
-		p, err := loaders.Orders(ctx, k)
-		return toPage(p, err)
-	})
-	if err != nil {
-		return nil, err
-	}
-	c := &model.OrderConnection{Nodes: r.Nodes(), PageInfo: pageInfo(r), Edges: make([]*model.OrderEdge, len(r.Edges))}
-	for i, e := range r.Edges {
-		c.Edges[i] = &model.OrderEdge{Cursor: e.Cursor, Node: e.Node}
-	}
-	return c, nil
+	scope := paging.Scope("orders", locationID, string(opts.Status), scopeTime(dates.GTE), scopeTime(dates.LTE))
+	return connection(ctx, scope, first, after, func(ctx context.Context, token string, limit int) (*paging.Page[restclient.Order], error) {
+		o := opts
+		o.ListOptions = restclient.ListOptions{Limit: limit, NextPageToken: token}
+		return loaders.For(ctx).Orders(ctx, o)
+	}, newOrderEdge, newOrderConnection)
 }
 
 func redemptionConnection(ctx context.Context, couponID, promocodeID string, first *int, after *string) (*model.RedemptionConnection, error) {
 	if couponID == "" && promocodeID == "" {
 		return nil, gqlerr.Input("couponId", "one of couponId and promocodeId is required")
 	}
+	opts := restclient.RedemptionListOptions{CouponRef: couponID, PromocodeRef: promocodeID}
 	scope := paging.Scope("redemptions", couponID, promocodeID)
-	r, err := paging.Paginate(ctx, scope, first, after, func(ctx context.Context, token string, limit int) (*paging.Page[restclient.Redemption], error) {
-		p, err := loaders.Redemptions(ctx, loaders.RedemptionPageKey{CouponRef: couponID, PromocodeRef: promocodeID, Token: token, Limit: limit})
-		return toPage(p, err)
-	})
+	return connection(ctx, scope, first, after, func(ctx context.Context, token string, limit int) (*paging.Page[restclient.Redemption], error) {
+		o := opts
+		o.ListOptions = restclient.ListOptions{Limit: limit, NextPageToken: token}
+		return loaders.For(ctx).Redemptions(ctx, o)
+	}, newRedemptionEdge, newRedemptionConnection)
+}
+
+// connection serves `first` items after the cursor `after` of the list
+// identified by scope (paging.Paginate) as a connection C with edges E:
+// edge and conn are the generated model types' constructors.
+func connection[T, E, C any](ctx context.Context, scope string, first *int, after *string, fetch paging.FetchFunc[T],
+	edge func(cursor string, node *T) E, conn func(edges []E, nodes []*T, info *model.PageInfo) C) (C, error) {
+	r, err := paging.Paginate(ctx, scope, first, after, fetch)
 	if err != nil {
-		return nil, err
+		var none C
+		return none, err
 	}
-	c := &model.RedemptionConnection{Nodes: r.Nodes(), PageInfo: pageInfo(r), Edges: make([]*model.RedemptionEdge, len(r.Edges))}
+	edges := make([]E, len(r.Edges))
 	for i, e := range r.Edges {
-		c.Edges[i] = &model.RedemptionEdge{Cursor: e.Cursor, Node: e.Node}
+		edges[i] = edge(e.Cursor, e.Node)
 	}
-	return c, nil
+	return conn(edges, r.Nodes(), &model.PageInfo{HasNextPage: r.HasNextPage, EndCursor: r.EndCursor()}), nil
 }
 
-func toPage[T any](p *loaders.Page[T], err error) (*paging.Page[T], error) {
-	if err != nil {
-		return nil, err
-	}
-	return &paging.Page[T]{Items: p.Items, Next: p.Next}, nil
+func newCreditNoteEdge(c string, n *restclient.CreditNote) *model.CreditNoteEdge {
+	return &model.CreditNoteEdge{Cursor: c, Node: n}
 }
 
-// dateRange validates a createDate filter and renders its bounds as RFC 3339.
-func dateRange(r *model.DateRangeInput) (gte, lte string, err error) {
+func newCreditNoteConnection(e []*model.CreditNoteEdge, n []*restclient.CreditNote, p *model.PageInfo) *model.CreditNoteConnection {
+	return &model.CreditNoteConnection{Edges: e, Nodes: n, PageInfo: p}
+}
+
+func newTransactionEdge(c string, n *restclient.Transaction) *model.TransactionEdge {
+	return &model.TransactionEdge{Cursor: c, Node: n}
+}
+
+func newTransactionConnection(e []*model.TransactionEdge, n []*restclient.Transaction, p *model.PageInfo) *model.TransactionConnection {
+	return &model.TransactionConnection{Edges: e, Nodes: n, PageInfo: p}
+}
+
+func newOrderEdge(c string, n *restclient.Order) *model.OrderEdge {
+	return &model.OrderEdge{Cursor: c, Node: n}
+}
+
+func newOrderConnection(e []*model.OrderEdge, n []*restclient.Order, p *model.PageInfo) *model.OrderConnection {
+	return &model.OrderConnection{Edges: e, Nodes: n, PageInfo: p}
+}
+
+func newRedemptionEdge(c string, n *restclient.Redemption) *model.RedemptionEdge {
+	return &model.RedemptionEdge{Cursor: c, Node: n}
+}
+
+func newRedemptionConnection(e []*model.RedemptionEdge, n []*restclient.Redemption, p *model.PageInfo) *model.RedemptionConnection {
+	return &model.RedemptionConnection{Edges: e, Nodes: n, PageInfo: p}
+}
+
+// dateRange validates a createDate filter and returns it as sent upstream:
+// ends in UTC without a monotonic clock reading (so equal filters are equal
+// loader keys), a missing or zero end left zero.
+func dateRange(r *model.DateRangeInput) (restclient.DateRange, error) {
+	var d restclient.DateRange
 	if r == nil {
-		return "", "", nil
+		return d, nil
 	}
-	if r.Gte != nil && !r.Gte.IsZero() {
-		gte = r.Gte.UTC().Format(time.RFC3339Nano)
+	if r.Gte != nil {
+		d.GTE = r.Gte.UTC().Round(0)
 	}
-	if r.Lte != nil && !r.Lte.IsZero() {
-		lte = r.Lte.UTC().Format(time.RFC3339Nano)
+	if r.Lte != nil {
+		d.LTE = r.Lte.UTC().Round(0)
 	}
-	if gte != "" && lte != "" && r.Lte.Before(r.Gte.Time) {
-		return "", "", gqlerr.Input("createDate", "lte is before gte")
+	if !d.GTE.IsZero() && !d.LTE.IsZero() && d.LTE.Before(d.GTE) {
+		return restclient.DateRange{}, gqlerr.Input("createDate", "lte is before gte")
 	}
-	return gte, lte, nil
+	return d, nil
+}
+
+// scopeTime renders a date filter's end for paging.Scope ("" when absent).
+func scopeTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.Format(time.RFC3339Nano)
 }

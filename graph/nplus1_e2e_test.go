@@ -3,7 +3,8 @@ package graph_test
 import (
 	"testing"
 
-	"github.com/workspacenet/facade/graph/loaders"
+	"github.com/workspacenet/facade/graph"
+	"github.com/workspacenet/facade/graph/loaders/naive"
 	"github.com/workspacenet/facade/internal/testenv"
 	"github.com/workspacenet/facade/restclient"
 )
@@ -14,7 +15,7 @@ import (
 // embedded first) are run too, and must need more calls.
 func TestReadmeQueries(t *testing.T) {
 	env := testenv.New(t, testenv.Options{})
-	naive := testenv.New(t, testenv.Options{Loaders: loaders.Config{Naive: true}})
+	naiveEnv := testenv.New(t, testenv.Options{GraphOpts: func(o *graph.Options) { o.NewLoaders = naive.New }})
 	creds := env.Bearer()
 	rc, ctx := env.REST(t, creds)
 
@@ -22,11 +23,11 @@ func TestReadmeQueries(t *testing.T) {
 		t.Helper()
 		expectCalls(t, env, want)
 		byRoute, got := env.Calls()
-		r := run(t, naive, naive.Bearer(), query, vars)
+		r := run(t, naiveEnv, naiveEnv.Bearer(), query, vars)
 		if len(r.Errors) > 0 {
 			t.Fatalf("naive: %+v", r.Errors)
 		}
-		_, n := naive.Calls()
+		_, n := naiveEnv.Calls()
 		if n <= got {
 			t.Errorf("%s: naive loaders made %d calls, batched %d", name, n, got)
 		}

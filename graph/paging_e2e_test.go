@@ -183,7 +183,7 @@ func TestPaging(t *testing.T) {
 				func(n any) bool { return str(n, "type") == "CREDIT_PACKAGE" }},
 			{map[string]any{"status": "FAILED", "type": "BOOKING"}, restclient.TransactionListOptions{Status: restclient.TransactionStatusFailed, Type: restclient.TransactionTypeBooking},
 				func(n any) bool { return str(n, "status") == "FAILED" && str(n, "type") == "BOOKING" }},
-			{map[string]any{"from": from, "to": to}, restclient.TransactionListOptions{CreateDate: restclient.DateRange{GTE: &fromT, LTE: &toT}},
+			{map[string]any{"from": from, "to": to}, restclient.TransactionListOptions{CreateDate: restclient.DateRange{GTE: fromT, LTE: toT}},
 				func(n any) bool {
 					c, err := time.Parse(time.RFC3339, str(n, "createDate"))
 					return err == nil && !c.Before(fromT) && !c.After(toT)
@@ -217,8 +217,23 @@ func TestPaging(t *testing.T) {
 				t.Errorf("filter %v: %d items, REST %d", c.vars, len(got), len(want))
 			}
 		}
+		// One range written with other offsets is the same page: one call,
+		// and the cursors of one list resume the other.
+		d := mustRun(t, env, creds, `query($l: ID!, $from: DateTime, $to: DateTime, $from2: DateTime, $to2: DateTime) {
+  a: transactions(locationId: $l, first: 5, createDate: {gte: $from, lte: $to}) { nodes { id } pageInfo { endCursor } }
+  b: transactions(locationId: $l, first: 5, createDate: {gte: $from2, lte: $to2}) { nodes { id } }
+}`, map[string]any{"l": loc, "from": from, "to": to, "from2": "2025-11-01T01:00:00+01:00", "to2": "2025-12-14T19:00:00.000-05:00"})
+		expectCalls(t, env, calls{rListTx: 1})
+		if a, b := ids(d, "a.nodes.*"), ids(d, "b.nodes.*"); len(a) != 5 || !equalStrings(a, b) {
+			t.Errorf("same range, other offsets: %v and %v", a, b)
+		}
+		ten := ids(mustRun(t, env, creds, txPage, map[string]any{"l": loc, "first": 10, "from": from, "to": to}), "transactions.nodes.*")
+		next := mustRun(t, env, creds, txPage, map[string]any{"l": loc, "first": 5, "from": "2025-11-01T01:00:00+01:00", "to": "2025-12-14T19:00:00.000-05:00", "after": str(d, "a.pageInfo.endCursor")})
+		if got := ids(next, "transactions.nodes.*"); len(ten) != 10 || !equalStrings(got, ten[5:]) {
+			t.Errorf("resumed with other offsets: %v, want the second half of %v", got, ten)
+		}
 		// Orders by status.
-		d := mustRun(t, env, creds, `query($l: ID!) { orders(locationId: $l, status: COMPLETED, first: 100) { nodes { id status } } }`, map[string]any{"l": loc})
+		d = mustRun(t, env, creds, `query($l: ID!) { orders(locationId: $l, status: COMPLETED, first: 100) { nodes { id status } } }`, map[string]any{"l": loc})
 		expectCalls(t, env, calls{rListOrders: 1})
 		nodes := list(d, "orders.nodes")
 		if len(nodes) == 0 {

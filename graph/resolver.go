@@ -1,6 +1,9 @@
 package graph
 
-import "github.com/workspacenet/facade/restclient"
+import (
+	"github.com/workspacenet/facade/graph/loaders"
+	"github.com/workspacenet/facade/restclient"
+)
 
 // This file will not be regenerated automatically.
 //
@@ -10,4 +13,13 @@ import "github.com/workspacenet/facade/restclient"
 // Resolver is the root resolver: it holds what every field resolver needs.
 type Resolver struct {
 	client *restclient.Client
+}
+
+// newLoaders returns the Source of one request: NewLoaders' when set, else
+// the batching loaders tuned by Loaders.
+func (o *Options) newLoaders() loaders.Source {
+	if o.NewLoaders != nil {
+		return o.NewLoaders(o.Client)
+	}
+	return loaders.New(o.Client, o.Loaders)
 }

@@ -54,7 +54,7 @@ func (r *creditNoteLineResolver) InvoiceItem(ctx context.Context, obj *restclien
 	if obj.InvoiceRef == nil || obj.InvoiceItemRef == nil {
 		return nil, nil
 	}
-	return loaders.InvoiceItem(ctx, *obj.InvoiceRef, *obj.InvoiceItemRef)
+	return invoiceItem(ctx, *obj.InvoiceRef, *obj.InvoiceItemRef)
 }
 
 // Invoice is the resolver for the invoice field.
@@ -134,7 +134,7 @@ func (r *invoiceItemTicketResolver) Event(ctx context.Context, obj *restclient.I
 
 // Products is the resolver for the products field.
 func (r *locationResolver) Products(ctx context.Context, obj *model.Location) ([]*restclient.Product, error) {
-	return loaders.ProductsInLocation(ctx, obj.ID)
+	return loaders.For(ctx).ProductsInLocation(ctx, obj.ID)
 }
 
 // Orders is the resolver for the orders field.
@@ -243,7 +243,7 @@ func (r *orderResolver) Product(ctx context.Context, obj *restclient.Order) (*re
 
 // Comments is the resolver for the comments field.
 func (r *postResolver) Comments(ctx context.Context, obj *restclient.Post) ([]*restclient.Comment, error) {
-	return loaders.Comments(ctx, obj.ID)
+	return loaders.For(ctx).Comments(ctx, obj.ID)
 }
 
 // Location is the resolver for the location field.
@@ -261,7 +261,7 @@ func (r *queryResolver) Resource(ctx context.Context, id string) (*restclient.Re
 	if err := checkID("id", id); err != nil {
 		return nil, err
 	}
-	return loaders.Resource(ctx, id)
+	return loaders.For(ctx).Resource(ctx, id)
 }
 
 // Event is the resolver for the event field.
@@ -269,7 +269,7 @@ func (r *queryResolver) Event(ctx context.Context, id string) (*restclient.Event
 	if err := checkID("id", id); err != nil {
 		return nil, err
 	}
-	return loaders.Event(ctx, id)
+	return loaders.For(ctx).Event(ctx, id)
 }
 
 // Visit is the resolver for the visit field.
@@ -277,7 +277,7 @@ func (r *queryResolver) Visit(ctx context.Context, id string) (*restclient.Visit
 	if err := checkID("id", id); err != nil {
 		return nil, err
 	}
-	return loaders.Visit(ctx, id)
+	return loaders.For(ctx).Visit(ctx, id)
 }
 
 // Product is the resolver for the product field.
@@ -285,7 +285,7 @@ func (r *queryResolver) Product(ctx context.Context, id string) (*restclient.Pro
 	if err := checkID("id", id); err != nil {
 		return nil, err
 	}
-	return loaders.Product(ctx, id)
+	return loaders.For(ctx).Product(ctx, id)
 }
 
 // Products is the resolver for the products field.
@@ -293,7 +293,7 @@ func (r *queryResolver) Products(ctx context.Context, locationID string) ([]*res
 	if err := checkID("locationId", locationID); err != nil {
 		return nil, err
 	}
-	return loaders.ProductsInLocation(ctx, locationID)
+	return loaders.For(ctx).ProductsInLocation(ctx, locationID)
 }
 
 // Invoice is the resolver for the invoice field.
@@ -341,7 +341,7 @@ func (r *queryResolver) PostComments(ctx context.Context, postID string) ([]*res
 	if err := checkID("postId", postID); err != nil {
 		return nil, err
 	}
-	return loaders.Comments(ctx, postID)
+	return loaders.For(ctx).Comments(ctx, postID)
 }
 
 // Location is the resolver for the location field.

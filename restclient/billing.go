@@ -3,6 +3,7 @@ package restclient
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 	"net/http"
 	"net/url"
@@ -70,7 +71,11 @@ type InvoiceItems struct {
 	Items   []*InvoiceItem `json:"invoiceItems"`
 }
 
-// ListInvoiceItems returns an invoice with its items.
+// ListInvoiceItems returns an invoice with its items. The response carries
+// the items twice, as invoice.items and as invoiceItems, and either may be
+// the one filled: when Invoice is non-nil and one of the two is empty, it is
+// filled from the other, so both Invoice.Items and Items hold the items. A
+// null in invoiceItems is a *DecodeError.
 //
 // REST: GET /billing/invoices/v1/{id}/items.
 func (s *BillingService) ListInvoiceItems(ctx context.Context, invoiceID string) (*InvoiceItems, *Response, error) {
@@ -83,10 +88,41 @@ func (s *BillingService) ListInvoiceItems(ctx context.Context, invoiceID string)
 		method: http.MethodGet,
 		route:  "/billing/invoices/v1/{id}/items",
 		path:   "/billing/invoices/v1/" + id + "/items",
-		decode: decodeStruct(out),
+		decode: func(data []byte) (pageInfo, error) {
+			if _, err := decodeStruct(out)(data); err != nil {
+				return pageInfo{}, err
+			}
+			return pageInfo{}, out.fillItems()
+		},
 	})
 	if err != nil {
 		return nil, resp, err
 	}
 	return out, resp, nil
+}
+
+// fillItems fills whichever of Invoice.Items and Items is empty from the
+// other (see ListInvoiceItems): Items then points into Invoice.Items, or
+// Invoice.Items holds copies of Items.
+func (v *InvoiceItems) fillItems() error {
+	for i, it := range v.Items {
+		if it == nil {
+			return fmt.Errorf("invoiceItems[%d] is null", i)
+		}
+	}
+	if v.Invoice == nil {
+		return nil
+	}
+	if len(v.Invoice.Items) == 0 && len(v.Items) > 0 {
+		v.Invoice.Items = make([]InvoiceItem, len(v.Items))
+		for i, it := range v.Items {
+			v.Invoice.Items[i] = *it
+		}
+	}
+	if len(v.Items) == 0 {
+		for i := range v.Invoice.Items {
+			v.Items = append(v.Items, &v.Invoice.Items[i])
+		}
+	}
+	return nil
 }

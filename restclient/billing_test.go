@@ -1,8 +1,10 @@
 package restclient
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -151,4 +153,62 @@ func maps(m map[string][]string) map[string][]string {
 		out[k] = v
 	}
 	return out
+}
+
+// TestListInvoiceItemsShapes: whichever of invoice.items and invoiceItems the
+// upstream fills, ListInvoiceItems returns both filled with the same items in
+// upstream order.
+func TestListInvoiceItemsShapes(t *testing.T) {
+	const items = `[{"id":"a","invoiceRef":"inv-1"},{"id":"b","invoiceRef":"inv-1"}]`
+	cases := []struct{ name, body string }{
+		{"only invoice.items", `{"invoice":{"id":"inv-1","items":` + items + `}}`},
+		{"only invoiceItems", `{"invoice":{"id":"inv-1"},"invoiceItems":` + items + `}`},
+		{"invoiceItems with empty invoice.items", `{"invoice":{"id":"inv-1","items":[]},"invoiceItems":` + items + `}`},
+		{"both", `{"invoice":{"id":"inv-1","items":` + items + `},"invoiceItems":` + items + `}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			u := newUpstream(t)
+			u.serveJSON("GET /billing/invoices/v1/{id}/items", wantRequest{method: "GET", path: "/billing/invoices/v1/inv-1/items"}, http.StatusOK, tc.body)
+			got, _, err := u.client().Billing.ListInvoiceItems(ctxT(t), "inv-1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Invoice == nil || got.Invoice.ID != "inv-1" {
+				t.Fatalf("invoice %+v", got.Invoice)
+			}
+			if len(got.Invoice.Items) != 2 || len(got.Items) != 2 {
+				t.Fatalf("%d invoice.items, %d invoiceItems", len(got.Invoice.Items), len(got.Items))
+			}
+			for i, id := range []string{"a", "b"} {
+				if got.Invoice.Items[i].ID != id || got.Items[i].ID != id {
+					t.Errorf("item %d: invoice.items %q, invoiceItems %q, want %q", i, got.Invoice.Items[i].ID, got.Items[i].ID, id)
+				}
+				if got.Items[i].InvoiceRef == nil || *got.Items[i].InvoiceRef != "inv-1" || !reflect.DeepEqual(got.Items[i], &got.Invoice.Items[i]) {
+					t.Errorf("item %d differs: %+v, %+v", i, got.Items[i], got.Invoice.Items[i])
+				}
+			}
+		})
+	}
+
+	t.Run("no invoice", func(t *testing.T) {
+		u := newUpstream(t)
+		u.serveJSON("GET /billing/invoices/v1/{id}/items", wantRequest{method: "GET", path: "/billing/invoices/v1/inv-1/items"}, http.StatusOK, `{"invoiceItems":`+items+`}`)
+		got, _, err := u.client().Billing.ListInvoiceItems(ctxT(t), "inv-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Invoice != nil || len(got.Items) != 2 {
+			t.Errorf("invoice %+v, %d items", got.Invoice, len(got.Items))
+		}
+	})
+
+	t.Run("null item", func(t *testing.T) {
+		u := newUpstream(t)
+		u.serveJSON("GET /billing/invoices/v1/{id}/items", wantRequest{method: "GET", path: "/billing/invoices/v1/inv-1/items"}, http.StatusOK, `{"invoice":{"id":"inv-1"},"invoiceItems":[{"id":"a"},null]}`)
+		var de *DecodeError
+		if _, _, err := u.client().Billing.ListInvoiceItems(ctxT(t), "inv-1"); !errors.As(err, &de) {
+			t.Errorf("null item: %v", err)
+		}
+	})
 }

@@ -680,17 +680,20 @@ func (o ListOptions) encode(q url.Values) {
 	}
 }
 
-// DateRange filters on a timestamp, both ends inclusive and optional. It is
-// sent as createDate[gte] and createDate[lte] in RFC 3339 UTC.
+// DateRange filters on a timestamp, both ends inclusive; a zero end is
+// absent. It is sent as createDate[gte] and createDate[lte] in RFC 3339 UTC.
+// Ranges whose ends are in UTC without a monotonic clock reading
+// (t.UTC().Round(0)) compare equal with == when they are the same range, so
+// list options holding one can be map keys.
 type DateRange struct {
-	GTE, LTE *time.Time
+	GTE, LTE time.Time
 }
 
 func (d DateRange) encode(q url.Values, field string) {
-	if d.GTE != nil {
+	if !d.GTE.IsZero() {
 		q.Set(field+"[gte]", d.GTE.UTC().Format(time.RFC3339Nano))
 	}
-	if d.LTE != nil {
+	if !d.LTE.IsZero() {
 		q.Set(field+"[lte]", d.LTE.UTC().Format(time.RFC3339Nano))
 	}
 }

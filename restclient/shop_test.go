@@ -63,7 +63,7 @@ func TestListOrders(t *testing.T) {
 	}}, http.StatusOK, `{"orders":[`+o+`],"nextPageToken":"n2"}`)
 	lte := mustTime(t, "2021-06-01T00:00:00Z")
 	got, resp, err := u.client().Shop.ListOrders(ctxT(t), &OrderListOptions{
-		LocationRef: "loc-1", Status: OrderStatusInProgress, CreateDate: DateRange{LTE: &lte}, ListOptions: ListOptions{Limit: 100},
+		LocationRef: "loc-1", Status: OrderStatusInProgress, CreateDate: DateRange{LTE: lte}, ListOptions: ListOptions{Limit: 100},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -39,7 +39,7 @@ func TestListTransactions(t *testing.T) {
 	lte := mustTime(t, "2021-05-31T23:59:59.5Z")
 	got, resp, err := u.client().Transactions.ListTransactions(ctxT(t), &TransactionListOptions{
 		LocationRef: "loc-1", Status: TransactionStatusSucceeded, Type: TransactionTypeBooking,
-		CreateDate:  DateRange{GTE: &gte, LTE: &lte},
+		CreateDate:  DateRange{GTE: gte, LTE: lte},
 		ListOptions: ListOptions{Limit: 50, NextPageToken: "tok 1"},
 	})
 	if err != nil {

@@ -1,14 +1,16 @@
-// Package loaders holds the per-request batching loaders that turn ids into
-// upstream objects with as few REST calls as possible. The REST API has no
-// batch-get endpoints, so a "batch" means: collect the keys of one window,
-// de-duplicate them, fetch them concurrently (bounded per request), and cache
-// every result for the rest of the request. Lists that return the objects a
-// query needs (a location's products) are preferred over single gets.
+// Package loaders defines Source, through which resolvers fetch upstream
+// objects (For), and the facade's implementation of it: per-request batching
+// loaders that turn ids into upstream objects with as few REST calls as
+// possible. The REST API has no batch-get endpoints, so a "batch" means:
+// collect the keys of one window, de-duplicate them, fetch them concurrently
+// (bounded per request), and cache every result for the rest of the request.
+// Lists that return the objects a query needs (a location's products) are
+// preferred over single gets, and links are answered from embedded summaries
+// when those suffice.
 //
-// A *Loaders is created for each GraphQL request (Middleware) and never shared
-// between requests, so nothing fetched with one caller's credentials is served
-// to another. Resolvers use the typed helpers of this package (Resource,
-// Event, ProductInLocation, ...), never the loader types directly.
+// A Source is created for each GraphQL request by the facade's handler and
+// never shared between requests, so nothing fetched with one caller's
+// credentials is served to another.
 package loaders
 
 import (
@@ -18,36 +20,35 @@ import (
 
 	"github.com/graph-gophers/dataloader/v7"
 
+	"github.com/workspacenet/facade/graph/paging"
 	"github.com/workspacenet/facade/restclient"
 )
 
-// Config tunes the loaders.
+// DefaultMaxConcurrency is DefaultConfig's MaxConcurrency.
+const DefaultMaxConcurrency = 32
+
+// Config tunes the batching loaders.
 type Config struct {
 	// Wait is the batch window. The REST API has no batch endpoint, so a
 	// window only delays calls; 0 (the default) dispatches each key at once
 	// while still de-duplicating and caching (see BENCHMARKS.md).
 	Wait time.Duration
 	// MaxConcurrency bounds the upstream calls in flight for one GraphQL
-	// request (default 32: a feed of 100 transactions needs about 20 calls
-	// in one round, and they should not wait for each other).
+	// request; 0: no bound. DefaultMaxConcurrency: a feed of 100
+	// transactions needs about 20 calls in one round, and they should not
+	// wait for each other.
 	MaxConcurrency int
-	// Naive turns batching, caching and embedded-first off: every field makes
-	// its own upstream call. Only for the benchmark baseline.
-	Naive bool
 }
 
-func (c Config) withDefaults() Config {
-	if c.MaxConcurrency <= 0 {
-		c.MaxConcurrency = 32
-	}
-	return c
-}
+// DefaultConfig returns the default tuning (part of graph.DefaultOptions).
+func DefaultConfig() Config { return Config{MaxConcurrency: DefaultMaxConcurrency} }
 
-// Loaders are one request's loaders.
+// Loaders are one request's batching loaders: the facade's Source. List
+// pages are keyed by their options, so equal options asked twice in a
+// request are fetched once.
 type Loaders struct {
-	client *restclient.Client
-	cfg    Config
-	sem    chan struct{}
+	cfg Config
+	sem chan struct{}
 
 	resource           *dataloader.Loader[string, *restclient.Resource]
 	event              *dataloader.Loader[string, *restclient.Event]
@@ -56,92 +57,54 @@ type Loaders struct {
 	productsByLocation *dataloader.Loader[string, []*restclient.Product]
 	invoice            *dataloader.Loader[string, *restclient.InvoiceItems]
 	comments           *dataloader.Loader[string, []*restclient.Comment]
-	creditNotes        *dataloader.Loader[CreditNotePageKey, *Page[restclient.CreditNote]]
-	transactions       *dataloader.Loader[TransactionPageKey, *Page[restclient.Transaction]]
-	orders             *dataloader.Loader[OrderPageKey, *Page[restclient.Order]]
-	redemptions        *dataloader.Loader[RedemptionPageKey, *Page[restclient.Redemption]]
-}
-
-// Page is one upstream page of a list.
-type Page[T any] struct {
-	Items []*T
-	Next  string
+	creditNotes        *dataloader.Loader[restclient.CreditNoteListOptions, *paging.Page[restclient.CreditNote]]
+	transactions       *dataloader.Loader[restclient.TransactionListOptions, *paging.Page[restclient.Transaction]]
+	orders             *dataloader.Loader[restclient.OrderListOptions, *paging.Page[restclient.Order]]
+	redemptions        *dataloader.Loader[restclient.RedemptionListOptions, *paging.Page[restclient.Redemption]]
 }
 
 // New returns fresh loaders for one request.
 func New(client *restclient.Client, cfg Config) *Loaders {
-	cfg = cfg.withDefaults()
-	l := &Loaders{client: client, cfg: cfg, sem: make(chan struct{}, cfg.MaxConcurrency)}
-	l.resource = newLoader(l, func(ctx context.Context, id string) (*restclient.Resource, error) {
-		v, _, err := client.Resources.GetResource(ctx, id)
-		return v, err
-	})
-	l.event = newLoader(l, func(ctx context.Context, id string) (*restclient.Event, error) {
-		v, _, err := client.Events.GetEvent(ctx, id)
-		return v, err
-	})
-	l.visit = newLoader(l, func(ctx context.Context, id string) (*restclient.Visit, error) {
-		v, _, err := client.Visitors.GetVisit(ctx, id)
-		return v, err
-	})
-	l.product = newLoader(l, func(ctx context.Context, id string) (*restclient.Product, error) {
-		v, _, err := client.Shop.GetProduct(ctx, id)
-		return v, err
-	})
+	up := Upstream{Client: client}
+	l := &Loaders{cfg: cfg}
+	if cfg.MaxConcurrency > 0 {
+		l.sem = make(chan struct{}, cfg.MaxConcurrency)
+	}
+	l.resource = newLoader(l, up.Resource)
+	l.event = newLoader(l, up.Event)
+	l.visit = newLoader(l, up.Visit)
+	l.product = newLoader(l, up.Product)
 	l.productsByLocation = newLoader(l, func(ctx context.Context, loc string) ([]*restclient.Product, error) {
-		v, _, err := client.Shop.ListProducts(ctx, &restclient.ProductListOptions{LocationRef: loc})
-		if err == nil && !l.cfg.Naive {
+		v, err := up.ProductsInLocation(ctx, loc)
+		if err == nil {
 			for _, p := range v {
 				l.product.Prime(ctx, p.ID, p)
 			}
 		}
 		return v, err
 	})
-	l.invoice = newLoader(l, func(ctx context.Context, id string) (*restclient.InvoiceItems, error) {
-		v, _, err := client.Billing.ListInvoiceItems(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		if v.Invoice != nil && len(v.Invoice.Items) == 0 && len(v.Items) > 0 {
-			// The response carries the items twice (invoice.items and
-			// invoiceItems); either may be the one filled.
-			v.Invoice.Items = make([]restclient.InvoiceItem, len(v.Items))
-			for i, it := range v.Items {
-				v.Invoice.Items[i] = *it
-			}
-		}
-		if v.Invoice != nil && len(v.Items) == 0 {
-			for i := range v.Invoice.Items {
-				v.Items = append(v.Items, &v.Invoice.Items[i])
-			}
-		}
-		return v, nil
-	})
-	l.comments = newLoader(l, func(ctx context.Context, postID string) ([]*restclient.Comment, error) {
-		v, _, err := client.Feed.ListComments(ctx, postID)
-		return v, err
-	})
-	l.creditNotes = newLoader(l, l.fetchCreditNotes)
-	l.transactions = newLoader(l, l.fetchTransactions)
-	l.orders = newLoader(l, l.fetchOrders)
-	l.redemptions = newLoader(l, l.fetchRedemptions)
+	l.invoice = newLoader(l, up.Invoice)
+	l.comments = newLoader(l, up.Comments)
+	l.creditNotes = newLoader(l, up.CreditNotes)
+	l.transactions = newLoader(l, up.Transactions)
+	l.orders = newLoader(l, up.Orders)
+	l.redemptions = newLoader(l, up.Redemptions)
 	return l
 }
-
-// Naive reports whether the loaders run in the benchmark's naive mode.
-func (l *Loaders) Naive() bool { return l.cfg.Naive }
 
 // newLoader builds a loader whose batch function fans fetch out over the
 // batch's distinct keys, bounded by the request's semaphore, and returns
 // results aligned with the keys.
 func newLoader[K comparable, V any](l *Loaders, fetch func(context.Context, K) (V, error)) *dataloader.Loader[K, V] {
 	one := func(ctx context.Context, k K) *dataloader.Result[V] {
-		select {
-		case l.sem <- struct{}{}:
-		case <-ctx.Done():
-			return &dataloader.Result[V]{Error: ctx.Err()}
+		if l.sem != nil {
+			select {
+			case l.sem <- struct{}{}:
+			case <-ctx.Done():
+				return &dataloader.Result[V]{Error: ctx.Err()}
+			}
+			defer func() { <-l.sem }()
 		}
-		defer func() { <-l.sem }()
 		v, err := fetch(ctx, k)
 		return &dataloader.Result[V]{Data: v, Error: err}
 	}
@@ -162,8 +125,6 @@ func newLoader[K comparable, V any](l *Loaders, fetch func(context.Context, K) (
 	}
 	opts := []dataloader.Option[K, V]{}
 	switch {
-	case l.cfg.Naive:
-		opts = append(opts, dataloader.WithCache[K, V](&dataloader.NoCache[K, V]{}), dataloader.WithBatchCapacity[K, V](1))
 	case l.cfg.Wait <= 0:
 		opts = append(opts, dataloader.WithBatchCapacity[K, V](1))
 	default:
@@ -174,17 +135,17 @@ func newLoader[K comparable, V any](l *Loaders, fetch func(context.Context, K) (
 
 type ctxKey struct{}
 
-// WithLoaders returns ctx carrying l.
-func WithLoaders(ctx context.Context, l *Loaders) context.Context {
-	return context.WithValue(ctx, ctxKey{}, l)
+// WithLoaders returns ctx carrying s, the request's Source.
+func WithLoaders(ctx context.Context, s Source) context.Context {
+	return context.WithValue(ctx, ctxKey{}, s)
 }
 
-// For returns the request's loaders. It panics if the request was not set up
-// by the facade's middleware: a programming error, not a runtime condition.
-func For(ctx context.Context) *Loaders {
-	l, ok := ctx.Value(ctxKey{}).(*Loaders)
+// For returns the request's Source. It panics if the request was not set up
+// by the facade's handler: a programming error, not a runtime condition.
+func For(ctx context.Context) Source {
+	s, ok := ctx.Value(ctxKey{}).(Source)
 	if !ok {
 		panic("loaders: no loaders in context (missing middleware)")
 	}
-	return l
+	return s
 }

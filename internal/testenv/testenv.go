@@ -20,7 +20,6 @@ import (
 	"testing"
 
 	"github.com/workspacenet/facade/graph"
-	"github.com/workspacenet/facade/graph/loaders"
 	"github.com/workspacenet/facade/internal/gqlclient"
 	"github.com/workspacenet/facade/internal/stack"
 	"github.com/workspacenet/facade/restclient"
@@ -32,7 +31,6 @@ import (
 // REST service in memory and the upstream call report on.
 type Options struct {
 	DemoScale   int // default 1
-	Loaders     loaders.Config
 	ClientOpts  []restclient.Option
 	GraphOpts   func(*graph.Options) // the facade's GraphQL options, after the rest
 	Config      func(*stack.Config)  // last word on the whole configuration
@@ -71,7 +69,6 @@ func New(tb testing.TB, o Options) *Env {
 		cfg.UpstreamTrace = "off"
 	}
 	cfg.ClientOptions = o.ClientOpts
-	cfg.Graph.Loaders = o.Loaders
 	cfg.Graph.ServerCredentials = o.ServerCreds
 	if f := o.OnUpstreamRequest; f != nil {
 		cfg.UpstreamMiddleware = func(next http.Handler) http.Handler {
