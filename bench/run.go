@@ -20,8 +20,8 @@ import (
 	"time"
 
 	"github.com/workspacenet/facade/graph/loaders"
-	"github.com/workspacenet/facade/internal/stack"
 	"github.com/workspacenet/facade/graph/loaders/naive"
+	"github.com/workspacenet/facade/internal/stack"
 	"github.com/workspacenet/facade/restclient"
 )
 
