@@ -5,6 +5,7 @@ import (
 
 	"github.com/workspacenet/facade/graph"
 	"github.com/workspacenet/facade/graph/loaders/naive"
+	"github.com/workspacenet/facade/internal/queries"
 	"github.com/workspacenet/facade/internal/testenv"
 	"github.com/workspacenet/facade/restclient"
 )
@@ -47,7 +48,7 @@ func TestReadmeQueries(t *testing.T) {
 			}
 		}
 		vars := map[string]any{"id": child}
-		d := mustRun(t, env, creds, ReadmeFirstQuery, vars)
+		d := mustRun(t, env, creds, queries.First, vars)
 		if str(d, "resource.parent.id") == "" || str(d, "resource.location.id") == "" {
 			t.Fatalf("first query: %s", pretty(d))
 		}
@@ -58,7 +59,7 @@ func TestReadmeQueries(t *testing.T) {
 		expectCalls(t, env, calls{rGetResource: int64(len(resources))})
 		t.Logf("first query: %d upstream calls", len(resources))
 		// The parent link of a resource without a parent is free.
-		d = mustRun(t, env, creds, ReadmeFirstQuery, map[string]any{"id": str(d, "resource.parent.id")})
+		d = mustRun(t, env, creds, queries.First, map[string]any{"id": str(d, "resource.parent.id")})
 		if get(d, "resource.parent") != nil {
 			t.Fatalf("parent of a parent: %s", pretty(d))
 		}
@@ -67,7 +68,7 @@ func TestReadmeQueries(t *testing.T) {
 
 	t.Run("dashboard", func(t *testing.T) {
 		vars := map[string]any{"locationId": env.ID(t, "location", 0)}
-		d := mustRun(t, env, creds, ReadmeDashboardQuery, vars)
+		d := mustRun(t, env, creds, queries.Dashboard, vars)
 		l := get(d, "location")
 		resources := distinct(l, "transactions.nodes.*.booking.resource.id")
 		events := distinct(l, "transactions.nodes.*.ticket.event.id")
@@ -89,7 +90,7 @@ func TestReadmeQueries(t *testing.T) {
 		}
 		want := calls{rListProducts: 1, rListOrders: 1, rListTx: 1, rListCreditNotes: 1,
 			rGetResource: int64(len(resources)), rGetEvent: int64(len(events)), rGetInvoice: int64(len(invoices))}
-		compare(t, "dashboard", ReadmeDashboardQuery, vars, want)
+		compare(t, "dashboard", queries.Dashboard, vars, want)
 		// Loaded values are the REST service's.
 		checkResources(t, rc, ctx, l, "transactions.nodes.*.booking.resource")
 		checkEvents(t, rc, ctx, l, "transactions.nodes.*.ticket.event")
@@ -125,7 +126,7 @@ func TestReadmeQueries(t *testing.T) {
 			t.Fatal("no invoice with bookings and credit notes")
 		}
 		vars := map[string]any{"id": best}
-		d := mustRun(t, env, creds, ReadmeInvoiceQuery, vars)
+		d := mustRun(t, env, creds, queries.Invoice, vars)
 		inv := get(d, "invoice")
 		resources := distinct(inv, "items.*.booking.resource.id")
 		if len(resources) != bestN || len(list(inv, "creditNotes.nodes")) == 0 {
@@ -137,7 +138,7 @@ func TestReadmeQueries(t *testing.T) {
 				t.Errorf("credited item %s is not an item of the invoice", str(it, "id"))
 			}
 		})
-		compare(t, "invoice", ReadmeInvoiceQuery, vars, calls{rGetInvoice: 1, rListCreditNotes: 1, rGetResource: int64(len(resources))})
+		compare(t, "invoice", queries.Invoice, vars, calls{rGetInvoice: 1, rListCreditNotes: 1, rGetResource: int64(len(resources))})
 		checkResources(t, rc, ctx, inv, "items.*.booking.resource")
 	})
 }

@@ -5,22 +5,23 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/workspacenet/facade/internal/queries"
 	"github.com/workspacenet/facade/internal/testenv"
 )
 
 // TestReadmeShowsTheGuardedQueries keeps README.md honest: every GraphQL
-// query it shows is one of the Readme* constants that TestReadmeQueries
+// query it shows is one of the queries constants that TestReadmeQueries
 // guards against N+1, each is followed by its variables, and run with those
 // variables on the demo data it answers without errors in exactly the number
 // of upstream calls the README states.
 func TestReadmeShowsTheGuardedQueries(t *testing.T) {
-	guarded := map[string]bool{ReadmeFirstQuery: true, ReadmeDashboardQuery: true, ReadmeInvoiceQuery: true}
+	guarded := map[string]bool{queries.First: true, queries.Dashboard: true, queries.Invoice: true}
 	calls := regexp.MustCompile(`\*\*(\d+) REST calls\*\*`)
 	env := testenv.New(t, testenv.Options{})
 	shown := map[string]bool{}
 	for _, rq := range testenv.ReadmeQueries(t, "../README.md") {
 		if !guarded[rq.Query] {
-			t.Errorf("README shows a query that is not a guarded Readme* constant:\n%s", rq.Query)
+			t.Errorf("README shows a query that is not a guarded queries constant:\n%s", rq.Query)
 			continue
 		}
 		shown[rq.Query] = true

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/workspacenet/facade/graph"
+	"github.com/workspacenet/facade/internal/queries"
 	"github.com/workspacenet/facade/internal/testenv"
 )
 
@@ -33,7 +34,7 @@ func TestUpstreamReport(t *testing.T) {
 	vars := map[string]any{"locationId": env.ID(t, "location", 0)}
 
 	env.ResetCalls()
-	r := env.Do(t, creds, ReadmeDashboardQuery, vars, traceOn)
+	r := env.Do(t, creds, queries.Dashboard, vars, traceOn)
 	if len(r.Errors) > 0 {
 		t.Fatalf("errors: %+v", r.Errors)
 	}
@@ -82,7 +83,7 @@ func TestUpstreamReport(t *testing.T) {
 
 	// No header, another header value: no report.
 	for _, h := range []map[string]string{nil, {graph.TraceHeader: "0"}} {
-		r = env.Do(t, creds, ReadmeDashboardQuery, vars, h)
+		r = env.Do(t, creds, queries.Dashboard, vars, h)
 		if len(r.Errors) > 0 {
 			t.Fatalf("errors: %+v", r.Errors)
 		}
@@ -93,7 +94,7 @@ func TestUpstreamReport(t *testing.T) {
 
 	// Disabled by configuration: no report even when asked.
 	off := testenv.New(t, testenv.Options{NoTrace: true})
-	r = off.Do(t, off.Bearer(), ReadmeDashboardQuery, vars, traceOn)
+	r = off.Do(t, off.Bearer(), queries.Dashboard, vars, traceOn)
 	if len(r.Errors) > 0 {
 		t.Fatalf("errors: %+v", r.Errors)
 	}

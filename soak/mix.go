@@ -9,31 +9,13 @@ import (
 	"time"
 
 	"github.com/workspacenet/facade/graph/errcode"
+	"github.com/workspacenet/facade/internal/queries"
 	"github.com/workspacenet/facade/restserver"
 )
 
-// The README's queries (see README.md "A first query" and "A dashboard in
-// one request"), a paging walk, updates and deliberately bad inputs.
+// A paging walk, updates and deliberately bad inputs, beside the README's
+// queries (internal/queries).
 const (
-	qFirst = `query FirstQuery($id: ID!) {
-  resource(id: $id) { id title type capacity location { id } parent { id title type capacity } } }`
-	qDashboard = `query Dashboard($locationId: ID!) {
-  location(id: $locationId) {
-    id
-    products { id title options { id title } }
-    orders(first: 10) { nodes { id number status createDate product { id title visibility } option { id title price { money { amount currencyCode } } } } }
-    transactions(first: 50) {
-      nodes { id type status amount createDate booking { resource { id title capacity } } order { product { id title description } } ticket { event { id title venue } } }
-      pageInfo { hasNextPage endCursor }
-    }
-    creditNotes(first: 10) { nodes { id number totalAmount invoice { id number status amountDue } } }
-  } }`
-	qInvoice = `query InvoiceDetail($id: ID!) {
-  invoice(id: $id) {
-    id number status totalAmount currencyCode customerName
-    items { id description totalAmount booking { startDate endDate resource { id title capacity } } }
-    creditNotes(first: 10) { nodes { id number reason totalAmount lines { id totalAmount invoiceItem { id description totalAmount } } } }
-  } }`
 	qPage = `query Walk($l: ID!, $after: String) {
   transactions(locationId: $l, first: 40, after: $after) { nodes { id } pageInfo { hasNextPage endCursor } } }`
 	qComments    = `query Comments($p: ID!) { postComments(postId: $p) { id text parentComment { id } replies { id } } }`
@@ -82,11 +64,11 @@ func (x *mix) one(ctx context.Context, hc *http.Client, url string, rng *rand.Ra
 	var r req
 	switch n := rng.IntN(100); {
 	case n < 20:
-		r = req{"first", qFirst, map[string]any{"id": pick(rng, x.resources)}, ""}
+		r = req{"first", queries.First, map[string]any{"id": pick(rng, x.resources)}, ""}
 	case n < 35:
-		r = req{"dashboard", qDashboard, map[string]any{"locationId": pick(rng, x.locations)}, ""}
+		r = req{"dashboard", queries.Dashboard, map[string]any{"locationId": pick(rng, x.locations)}, ""}
 	case n < 50:
-		r = req{"invoice", qInvoice, map[string]any{"id": pick(rng, x.invoices)}, ""}
+		r = req{"invoice", queries.Invoice, map[string]any{"id": pick(rng, x.invoices)}, ""}
 	case n < 62:
 		x.walk(ctx, hc, url, c, pick(rng, x.locations), st)
 		return

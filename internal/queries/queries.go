@@ -1,13 +1,13 @@
-package graph_test
+// Package queries holds the GraphQL queries the README shows, once: the
+// README's blocks must equal them (graph's TestReadmeShowsTheGuardedQueries),
+// graph's TestReadmeQueries keeps them working at one upstream call per
+// distinct thing they need, and the soak run sends them.
+package queries
 
-// The nested queries the README shows. They are constants here so the README
-// can be pasted from them and TestReadmeQueries keeps them working and keeps
-// their upstream call counts at one call per distinct thing they need.
-
-// ReadmeFirstQuery: a resource with its parent and its location's id.
+// First: a resource with its parent and its location's id.
 // Upstream: GET /resources/v1/{id} for the resource, and once more for its
 // parent when it has one; location is free.
-const ReadmeFirstQuery = `query FirstQuery($id: ID!) {
+const First = `query FirstQuery($id: ID!) {
   resource(id: $id) {
     id
     title
@@ -18,14 +18,14 @@ const ReadmeFirstQuery = `query FirstQuery($id: ID!) {
   }
 }`
 
-// ReadmeDashboardQuery: a location's products, its recent orders with their
+// Dashboard: a location's products, its recent orders with their
 // product and option, its recent transactions with their booking's resource
 // (capacity is not embedded, so resources are loaded), their order's product
 // and their ticket's event, and its credit notes with their invoice.
 // Upstream: one call per list, one GET /resources/v1/{id} per distinct
 // resource, one GET /events/v1/{id} per distinct event, one invoice call per
 // distinct invoice; products and options come from the one product list.
-const ReadmeDashboardQuery = `query Dashboard($locationId: ID!) {
+const Dashboard = `query Dashboard($locationId: ID!) {
   location(id: $locationId) {
     id
     products { id title options { id title } }
@@ -51,11 +51,11 @@ const ReadmeDashboardQuery = `query Dashboard($locationId: ID!) {
   }
 }`
 
-// ReadmeInvoiceQuery: an invoice with its items, the resources of its
+// Invoice: an invoice with its items, the resources of its
 // bookings, and its credit notes with their lines and the invoice items they
 // credit. Upstream: one invoice call (it also answers every invoiceItem), one
 // GET /resources/v1/{id} per distinct resource, one credit notes list.
-const ReadmeInvoiceQuery = `query InvoiceDetail($id: ID!) {
+const Invoice = `query InvoiceDetail($id: ID!) {
   invoice(id: $id) {
     id number status totalAmount currencyCode customerName
     items {
