@@ -3,10 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/workspacenet/facade/internal/counts"
 )
 
 // The upstream routes a query may need, as the REST service counts them.
@@ -337,15 +338,4 @@ func suite(fx *fixtures) []*benchQuery {
 }
 
 // formatRoutes renders per-route counts sorted by route.
-func formatRoutes(m map[string]int64) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var parts []string
-	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s ×%d", k, m[k]))
-	}
-	return strings.Join(parts, ", ")
-}
+func formatRoutes(m map[string]int64) string { return counts.Format(m, "%s ×%d", ", ") }

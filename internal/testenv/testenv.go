@@ -11,15 +11,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
-	"sort"
 	"sync"
 	"testing"
 
 	"github.com/workspacenet/facade/graph"
+	"github.com/workspacenet/facade/internal/counts"
 	"github.com/workspacenet/facade/internal/gqlclient"
 	"github.com/workspacenet/facade/internal/stack"
 	"github.com/workspacenet/facade/restclient"
@@ -226,18 +225,7 @@ func (e *Env) Calls() (map[string]int64, int64) {
 func (e *Env) ResetCalls() { e.Hooks().Reset() }
 
 // FormatCalls renders counts sorted, for failure messages.
-func FormatCalls(m map[string]int64) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b bytes.Buffer
-	for _, k := range keys {
-		fmt.Fprintf(&b, "  %s: %d\n", k, m[k])
-	}
-	return b.String()
-}
+func FormatCalls(m map[string]int64) string { return counts.Format(m, "  %s: %d\n", "") }
 
 // ExpectNoCalls fails tb if the upstream was called since the last reset.
 func (e *Env) ExpectNoCalls(tb testing.TB) {
