@@ -17,7 +17,8 @@
 // with 5xx answers or transport errors, its calls fail fast with a
 // *CircuitOpenError. Identical concurrent GETs with the same credentials
 // share one upstream call (shared.go). Every call passes through the call
-// hooks of its context (hooks.go): the per-request cap and call report.
+// hooks its context carries (hooks.go), where a caller caps and records the
+// calls made on its behalf.
 package restclient
 
 import (
