@@ -356,7 +356,8 @@ func (c *Client) do(ctx context.Context, rc call) (resp *Response, err error) {
 			}
 			after(ctx, chain, CallInfo{
 				Method: rc.method, Route: rc.route, Status: status,
-				Duration: time.Since(start), Retries: f.retries, Err: err, Shared: shared,
+				Duration: time.Since(start), Retries: f.retries, RateLimited: f.rateLimited, Waited: f.waited,
+				Err: err, Shared: shared,
 			})
 		}()
 	}
@@ -408,26 +409,51 @@ func (c *Client) do(ctx context.Context, rc call) (resp *Response, err error) {
 
 // fetched is the outcome of one logical exchange, before decoding.
 type fetched struct {
-	hr      *http.Response // last answer, body consumed and closed; nil if none
-	data    []byte         // the 2xx body
-	retries int            // attempts - 1
+	hr          *http.Response // last answer, body consumed and closed; nil if none
+	data        []byte         // the 2xx body
+	retries     int            // attempts - 1
+	rateLimited int            // retries after a 429
+	waited      time.Duration  // time spent in Send hooks
+	sent        bool           // at least one request was sent
 }
 
-// fetch runs the attempts of rc with retries. deadline is the latest time
-// the result is still wanted: no backoff is waited past it. A done ctx
-// returns ctx.Err() and no answer.
+// counts returns f's accounting without its answer.
+func (f fetched) counts() fetched {
+	return fetched{retries: f.retries, rateLimited: f.rateLimited, waited: f.waited, sent: f.sent}
+}
+
+// fetch runs the attempts of rc with retries, each through the Send and
+// Answered hooks of ctx. deadline is the latest time the result is still
+// wanted: no backoff is waited past it, and Send hooks see it as their
+// context's deadline. A done ctx returns ctx.Err() and no answer.
 func (c *Client) fetch(ctx context.Context, rc call, target string, payload []byte, creds Credentials, deadline func() (time.Time, bool)) (fetched, error) {
 	var f fetched
+	chain := callHooks(ctx)
+	cs := CallStart{Method: rc.method, Route: rc.route}
 	for {
+		if len(chain) > 0 {
+			waited, err := sendWithin(ctx, chain, cs, deadline)
+			f.waited += waited
+			if err != nil {
+				if ctx.Err() != nil {
+					return f.counts(), ctx.Err()
+				}
+				return f, err
+			}
+		}
+		f.sent = true
 		hr, data, err := c.attempt(ctx, rc, target, payload, creds)
 		f.hr, f.data = hr, data
+		if hr != nil && len(chain) > 0 {
+			answered(ctx, chain, cs, hr)
+		}
 		if err == nil {
 			return f, nil
 		}
 		if ctx.Err() != nil {
-			return fetched{retries: f.retries}, ctx.Err()
+			return f.counts(), ctx.Err()
 		}
-		delay, ok := c.retryDelay(rc.method, f.retries, err)
+		delay, ok := c.retryDelay(rc.method, f, err)
 		if !ok {
 			return f, err
 		}
@@ -435,21 +461,59 @@ func (c *Client) fetch(ctx context.Context, rc call, target string, payload []by
 			return f, err // the wait would outlive the callers
 		}
 		if werr := c.wait(ctx, delay); werr != nil {
-			return fetched{retries: f.retries}, werr
+			return f.counts(), werr
 		}
 		f.retries++
+		if StatusCode(err) == http.StatusTooManyRequests {
+			f.rateLimited++
+		}
 	}
 }
 
-// retryDelay decides whether attempt number retries+1 failing with err is
-// retried, and after how long.
-func (c *Client) retryDelay(method string, retries int, err error) (time.Duration, bool) {
-	if method != http.MethodGet || retries >= c.retry.MaxRetries {
+// sendWithin runs the Send hooks with deadline as their context's deadline
+// (a shared GET's context has none of its own: its waiters' is used).
+func sendWithin(ctx context.Context, chain []CallHooks, cs CallStart, deadline func() (time.Time, bool)) (time.Duration, error) {
+	if dl, ok := deadline(); ok {
+		if cur, has := ctx.Deadline(); !has || dl.Before(cur) {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithDeadline(ctx, dl)
+			defer cancel()
+		}
+	}
+	return send(ctx, chain, cs)
+}
+
+// max429Retries bounds the retries after 429 answers of one call; the
+// caller's deadline usually ends them first.
+const max429Retries = 8
+
+// retryDelay decides whether the call so far (f), whose last attempt failed
+// with err, is retried, and after how long. GETs only, and never with
+// MaxRetries 0. A 429 is retried after its Retry-After, whatever it says, or
+// else after an exponential back-off from one second; its retries do not
+// count against MaxRetries (the caller's deadline bounds them, and
+// max429Retries). Other retryable failures follow the RetryPolicy.
+func (c *Client) retryDelay(method string, f fetched, err error) (time.Duration, bool) {
+	if method != http.MethodGet || c.retry.MaxRetries == 0 {
+		return 0, false
+	}
+	if e, ok := asErrorResponse(err); ok && e.StatusCode == http.StatusTooManyRequests {
+		if f.rateLimited >= max429Retries {
+			return 0, false
+		}
+		if e.RetryAfter > 0 {
+			return e.RetryAfter, true
+		}
+		d := rateLimitBackoff << min(f.rateLimited, 5)
+		return d/2 + c.jitter(d/2), true
+	}
+	retries := f.retries - f.rateLimited
+	if retries >= c.retry.MaxRetries {
 		return 0, false
 	}
 	if e, ok := asErrorResponse(err); ok {
 		switch e.StatusCode {
-		case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
 		default:
 			return 0, false
 		}
@@ -467,6 +531,11 @@ func (c *Client) retryDelay(method string, retries int, err error) (time.Duratio
 	}
 	return 0, false
 }
+
+// rateLimitBackoff is the first back-off after a 429 without Retry-After
+// (doubled for each further one): a throttled client must slow down for
+// about a second, not retry within milliseconds.
+const rateLimitBackoff = time.Second
 
 // backoff is full jitter over min(MaxDelay, BaseDelay*2^retries).
 func (c *Client) backoff(retries int) time.Duration {

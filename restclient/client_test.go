@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -210,14 +211,49 @@ func TestRetryAfter(t *testing.T) {
 	}
 }
 
-func TestRetryAfterTooLong(t *testing.T) {
+func TestRetryAfterLongIsWaitedWithinTheDeadline(t *testing.T) {
 	u := newUpstream(t)
-	// 9s exceeds 4 * MaxDelay (2s): give up at once.
-	n := statusSequence(t, u, "GET /events/v1/{id}", []http.Header{{"Retry-After": {"9"}}}, []int{429}, `{}`)
-	_, _, err := u.client().Events.GetEvent(ctxT(t), "e")
+	// 9s is above 4 * MaxDelay (2s), which bounds 503's Retry-After; a 429's
+	// is waited whatever it says when the deadline (30s) leaves room.
+	n := statusSequence(t, u, "GET /events/v1/{id}", []http.Header{{"Retry-After": {"9"}}}, []int{429}, `{"event":{"id":"e"}}`)
+	c := u.client()
+	var waits []time.Duration
+	c.wait = func(ctx context.Context, d time.Duration) error { waits = append(waits, d); return nil }
+	obs := &observations{}
+	if _, _, err := c.Events.GetEvent(obs.ctx(t), "e"); err != nil || n.Load() != 2 {
+		t.Fatalf("err %v after %d", err, n.Load())
+	}
+	if len(waits) != 1 || waits[0] != 9*time.Second {
+		t.Errorf("waits %v, want [9s]", waits)
+	}
+	if ci := obs.last(t); ci.Retries != 1 || ci.RateLimited != 1 {
+		t.Errorf("observed %+v", ci)
+	}
+}
+
+func TestRetryAfterBeyondTheDeadline(t *testing.T) {
+	u := newUpstream(t)
+	n := statusSequence(t, u, "GET /events/v1/{id}", []http.Header{{"Retry-After": {"60"}}}, []int{429}, `{}`)
+	_, _, err := u.client().Events.GetEvent(ctxT(t), "e") // 30s deadline
 	d, ok := IsRateLimited(err)
-	if !ok || d != 9*time.Second || n.Load() != 1 {
+	if !ok || d != 60*time.Second || n.Load() != 1 {
 		t.Errorf("err %v (%v %v) after %d", err, d, ok, n.Load())
+	}
+}
+
+func Test429WithoutRetryAfterBacksOffFromOneSecond(t *testing.T) {
+	u := newUpstream(t)
+	n := statusSequence(t, u, "GET /events/v1/{id}", nil, []int{429, 429, 429, 429}, `{"event":{"id":"e"}}`)
+	c := u.client() // default policy: 2 retries, which 429s do not use up
+	var waits []time.Duration
+	c.wait = func(ctx context.Context, d time.Duration) error { waits = append(waits, d); return nil }
+	c.jitter = func(d time.Duration) time.Duration { return d }
+	if _, _, err := c.Events.GetEvent(ctxT(t), "e"); err != nil || n.Load() != 5 {
+		t.Fatalf("err %v after %d", err, n.Load())
+	}
+	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second}
+	if !slices.Equal(waits, want) {
+		t.Errorf("waits %v, want %v", waits, want)
 	}
 }
 

@@ -2,7 +2,9 @@ package restclient
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"log/slog"
 	"strings"
@@ -137,4 +139,15 @@ func (c Credentials) validate() error {
 
 func basicAuthorization(clientID, clientSecret string) string {
 	return "Basic " + base64.StdEncoding.EncodeToString([]byte(clientID+":"+clientSecret))
+}
+
+// Identity names the upstream client c authenticates as, without revealing
+// it: a hash of the Authorization value and the network id. Rate budgets,
+// in-flight bounds and per-client circuit breakers are keyed by it.
+func (c Credentials) Identity() string {
+	h := sha256.New()
+	h.Write([]byte(c.Authorization))
+	h.Write([]byte{0})
+	h.Write([]byte(c.NetworkID))
+	return hex.EncodeToString(h.Sum(nil)[:16])
 }

@@ -2,6 +2,7 @@ package restclient
 
 import (
 	"context"
+	"net/http"
 	"time"
 )
 
@@ -12,11 +13,18 @@ import (
 //
 //	Before(ctx, CallStart)  may refuse the call: nothing is sent and the
 //	                        caller gets Before's error as is;
-//	... the call: shared GET or breaker, attempts, retries, decoding ...
+//	... the call: shared GET or breaker, then for each HTTP attempt:
+//	    Send(ctx, CallStart)      may wait (a rate budget) or refuse the
+//	                              attempt (the call ends with its error);
+//	    Answered(ctx, CallStart, *http.Response)  sees every answer, any
+//	                              status, before the retry decision;
+//	... retries, decoding ...
 //	After(ctx, CallInfo)    sees the call's outcome once, when it ends.
 //
 // A joined shared GET is a logical call of its caller too: Before and After
-// run for it (CallInfo.Shared tells it made no upstream request of its own).
+// run for it (CallInfo.Shared tells it made no upstream request of its own);
+// Send and Answered run for the requests actually sent, with the hooks of the
+// caller that started the shared call.
 // Hooks run on the caller's goroutine and must be safe for concurrent use.
 // Several hook sets nest: the one installed first (outermost) runs Before
 // first and After last. When a Before refuses, the hook sets outside it,
@@ -36,7 +44,12 @@ type CallInfo struct {
 	Status   int           // last HTTP status, 0 if no response
 	Duration time.Duration // whole call including retries and backoff
 	Retries  int           // attempts - 1
-	Err      error         // nil on success
+	// RateLimited counts the 429 answers the call was retried after.
+	RateLimited int
+	// Waited is the time the call's attempts spent in Send hooks (waiting
+	// for a rate budget's slot).
+	Waited time.Duration
+	Err    error // nil on success
 	// Shared is true when the call waited for an identical GET another
 	// caller had started (WithSharedGets) instead of calling upstream itself.
 	Shared bool
@@ -46,6 +59,11 @@ type CallInfo struct {
 type CallHooks struct {
 	// Before runs before the call; a non-nil error refuses it.
 	Before func(ctx context.Context, call CallStart) error
+	// Send runs before each HTTP request of the call; it may block, and a
+	// non-nil error ends the call unsent with that error.
+	Send func(ctx context.Context, call CallStart) error
+	// Answered sees each HTTP answer of the call.
+	Answered func(ctx context.Context, call CallStart, resp *http.Response)
 	// After runs once when a call this set admitted ends.
 	After func(ctx context.Context, info CallInfo)
 }
@@ -84,6 +102,29 @@ func after(ctx context.Context, chain []CallHooks, info CallInfo) {
 	for i := len(chain) - 1; i >= 0; i-- {
 		if f := chain[i].After; f != nil {
 			f(ctx, info)
+		}
+	}
+}
+
+// send runs the Send hooks outermost first, timing them.
+func send(ctx context.Context, chain []CallHooks, cs CallStart) (time.Duration, error) {
+	start := time.Now()
+	for _, h := range chain {
+		if h.Send == nil {
+			continue
+		}
+		if err := h.Send(ctx, cs); err != nil {
+			return time.Since(start), err
+		}
+	}
+	return time.Since(start), nil
+}
+
+// answered runs the Answered hooks.
+func answered(ctx context.Context, chain []CallHooks, cs CallStart, hr *http.Response) {
+	for _, h := range chain {
+		if h.Answered != nil {
+			h.Answered(ctx, cs, hr)
 		}
 	}
 }
