@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/workspacenet/facade/internal/ids"
 )
 
 // ScopeFamilies are the scope families of the API; each has a ".readonly"
@@ -118,7 +120,7 @@ func (s *Server) authenticate(r *http.Request, requireNetwork bool) (*caller, er
 	case nh == "" && (c.bearer || requireNetwork):
 		return nil, invalidf("service-network-id: header is required")
 	case nh == "":
-	case !isUUID(nh):
+	case !ids.IsUUID(nh):
 		return nil, invalidf("service-network-id: must be a uuid")
 	case !strings.EqualFold(nh, c.network):
 		return nil, forbiddenf("service-network-id: the credentials do not give access to this network")

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/workspacenet/facade/internal/ids"
 	"github.com/workspacenet/facade/restclient"
 )
 
@@ -78,7 +79,7 @@ func (s *Server) createCreditNote(r *http.Request, c *caller) (int, any, error) 
 		if err != nil {
 			return 0, nil, err
 		}
-		if rf.ID != nil && !isUUID(*rf.ID) {
+		if rf.ID != nil && !ids.IsUUID(*rf.ID) {
 			return 0, nil, invalidf("%s.id: must be a uuid", f)
 		}
 		refundTxIDs[i] = id

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/workspacenet/facade/internal/ids"
 )
 
 // Page sizes.
@@ -200,7 +202,7 @@ func uuidParam(q url.Values, name string) (string, error) {
 	if v == "" {
 		return "", nil
 	}
-	if !isUUID(v) {
+	if !ids.IsUUID(v) {
 		return "", invalidf("%s: must be a uuid", name)
 	}
 	return strings.ToLower(v), nil

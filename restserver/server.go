@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/workspacenet/facade/internal/ids"
 	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/restserver/hooks"
 	"github.com/workspacenet/facade/restserver/openapi"
@@ -354,7 +355,7 @@ func fieldError(key string, raw json.RawMessage, dst any, err error) error {
 // pathID reads the uuid path parameter name; a malformed one is a 400.
 func pathID(r *http.Request, name string) (string, error) {
 	v := r.PathValue(name)
-	if !isUUID(v) {
+	if !ids.IsUUID(v) {
 		return "", invalidf("%s: must be a uuid", name)
 	}
 	return strings.ToLower(v), nil
@@ -365,7 +366,7 @@ func refParam(v *string, field string) (string, error) {
 	if v == nil || *v == "" {
 		return "", invalidf("%s: is required", field)
 	}
-	if !isUUID(*v) {
+	if !ids.IsUUID(*v) {
 		return "", invalidf("%s: must be a uuid", field)
 	}
 	return strings.ToLower(*v), nil

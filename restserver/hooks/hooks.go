@@ -60,6 +60,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/workspacenet/facade/internal/clock"
 )
 
 // AllRoutes is the route key that applies a latency or fault to every route.
@@ -132,7 +134,7 @@ func New() *Hooks {
 		latency: map[string]Latency{},
 		faults:  map[string]Fault{},
 		rng:     rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
-		sleep:   sleepCtx,
+		sleep:   clock.Sleep,
 	}
 }
 
@@ -141,20 +143,6 @@ func (h *Hooks) Seed(seed uint64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // SetLatency sets the latency of route ("*" = every route without its own
