@@ -5,23 +5,17 @@
 package restserver
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"mime"
 	"net/http"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/workspacenet/facade/internal/ids"
 	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/restserver/hooks"
 	"github.com/workspacenet/facade/restserver/openapi"
@@ -50,9 +44,6 @@ type Server struct {
 	closeErr error
 	once     sync.Once
 }
-
-// maxBodyBytes caps request bodies; a larger body is a 400.
-const maxBodyBytes = 1 << 20
 
 // New opens the database (WAL), applies the embedded migrations, generates
 // demo data when cfg.DemoScale > 0 and the database holds no network yet, and
@@ -227,7 +218,7 @@ func (s *Server) routes() (http.Handler, error) {
 	mux.Handle("/_stats/reset", stats)
 	mux.Handle("GET /openapi.json", openapi.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		if err := s.db.read.PingContext(r.Context()); err != nil {
+		if err := s.db.ping(r.Context()); err != nil {
 			writeError(w, r, s.log, err)
 			return
 		}
@@ -266,108 +257,4 @@ func (s *Server) operation(rt route) http.Handler {
 		}
 		writeJSON(w, status, body)
 	})
-}
-
-// decodeBody reads a JSON body of the form {key: {...}} into dst (a pointer
-// to a request struct). Unknown fields, a missing key, malformed JSON, wrong
-// types and bodies over maxBodyBytes are 400s naming the field.
-func decodeBody(r *http.Request, key string, dst any) error {
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || mt != "application/json" {
-			return invalidf("Content-Type: must be application/json")
-		}
-	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
-	if err != nil {
-		return invalidf("could not read the request body")
-	}
-	if len(body) > maxBodyBytes {
-		return invalidf("request body exceeds %d bytes", maxBodyBytes)
-	}
-	var env map[string]json.RawMessage
-	if err := json.Unmarshal(body, &env); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return invalidf("body must be a JSON object {%q: {...}}", key)
-		}
-		return invalidf("malformed JSON body")
-	}
-	if env == nil {
-		return invalidf("body must be a JSON object {%q: {...}}", key)
-	}
-	for k := range env {
-		if k != key {
-			return invalidf("%s: unknown field", k)
-		}
-	}
-	raw, ok := env[key]
-	if !ok || string(raw) == "null" {
-		return invalidf("%s: is required", key)
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
-		return fieldError(key, raw, dst, err)
-	}
-	return nil
-}
-
-// fieldError turns a decoding error of the object under key into a 400 that
-// names the offending field.
-func fieldError(key string, raw json.RawMessage, dst any, err error) error {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		if te.Field == "" {
-			return invalidf("%s: must be a JSON object", key)
-		}
-		return invalidf("%s.%s: must be a JSON %s", key, te.Field, te.Type.Kind().String())
-	}
-	if msg, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return invalidf("%s.%s: unknown field", key, strings.Trim(msg, `"`))
-	}
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return invalidf("malformed JSON body")
-	}
-	// A field's own UnmarshalJSON failed (a timestamp): find which one.
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(raw, &fields) == nil {
-		t := reflect.TypeOf(dst).Elem()
-		for i := range t.NumField() {
-			f := t.Field(i)
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			v, ok := fields[name]
-			if !ok {
-				continue
-			}
-			if json.Unmarshal(v, reflect.New(f.Type).Interface()) != nil {
-				if f.Type == reflect.TypeFor[*restTimestamp]() {
-					return invalidf("%s.%s: must be an RFC 3339 timestamp", key, name)
-				}
-				return invalidf("%s.%s: invalid value", key, name)
-			}
-		}
-	}
-	return invalidf("%s: invalid value", key)
-}
-
-// pathID reads the uuid path parameter name; a malformed one is a 400.
-func pathID(r *http.Request, name string) (string, error) {
-	v := r.PathValue(name)
-	if !ids.IsUUID(v) {
-		return "", invalidf("%s: must be a uuid", name)
-	}
-	return strings.ToLower(v), nil
-}
-
-// refParam validates a required uuid reference of a request body.
-func refParam(v *string, field string) (string, error) {
-	if v == nil || *v == "" {
-		return "", invalidf("%s: is required", field)
-	}
-	if !ids.IsUUID(*v) {
-		return "", invalidf("%s: must be a uuid", field)
-	}
-	return strings.ToLower(*v), nil
 }
