@@ -5,13 +5,14 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
-	"database/sql"
 	"encoding/base64"
 	"errors"
 	"net/http"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/workspacenet/facade/internal/ids"
 )
 
 // ScopeFamilies are the scope families of the API; each has a ".readonly"
@@ -86,7 +87,7 @@ func (s *Server) authenticate(r *http.Request, requireNetwork bool) (*caller, er
 		if !ok || id == "" {
 			return nil, unauthorizedf("malformed Basic credentials")
 		}
-		c, err = s.clientCaller(ctx, s.db.read, id, secret)
+		c, err = s.clientCaller(ctx, id, secret)
 		if err != nil {
 			return nil, err
 		}
@@ -94,13 +95,8 @@ func (s *Server) authenticate(r *http.Request, requireNetwork bool) (*caller, er
 		if cred == "" {
 			return nil, unauthorizedf("missing bearer token")
 		}
-		var (
-			network, membership, scopes string
-			expires                     int64
-		)
-		err := s.db.read.QueryRowContext(ctx, `SELECT network_id, membership_id, scopes, expires_at FROM tokens WHERE hash = ? AND kind = 'access'`,
-			hashSecret(cred)).Scan(&network, &membership, &scopes, &expires)
-		if errors.Is(err, sql.ErrNoRows) {
+		g, expires, err := s.db.token(ctx, "access", cred)
+		if errors.Is(err, errNotFound) {
 			return nil, unauthorizedf("invalid or expired bearer token")
 		}
 		if err != nil {
@@ -109,7 +105,7 @@ func (s *Server) authenticate(r *http.Request, requireNetwork bool) (*caller, er
 		if s.now().UnixMicro() >= expires {
 			return nil, unauthorizedf("invalid or expired bearer token")
 		}
-		c = &caller{network: network, membership: membership, scopes: strings.Fields(scopes), bearer: true}
+		c = &caller{network: g.network, membership: g.membership, scopes: g.scopes, bearer: true}
 	default:
 		return nil, unauthorizedf("unsupported authorization scheme; use Basic or Bearer")
 	}
@@ -118,7 +114,7 @@ func (s *Server) authenticate(r *http.Request, requireNetwork bool) (*caller, er
 	case nh == "" && (c.bearer || requireNetwork):
 		return nil, invalidf("service-network-id: header is required")
 	case nh == "":
-	case !isUUID(nh):
+	case !ids.IsUUID(nh):
 		return nil, invalidf("service-network-id: must be a uuid")
 	case !strings.EqualFold(nh, c.network):
 		return nil, forbiddenf("service-network-id: the credentials do not give access to this network")
@@ -127,15 +123,10 @@ func (s *Server) authenticate(r *http.Request, requireNetwork bool) (*caller, er
 }
 
 // clientCaller verifies an API client id and secret in constant time.
-func (s *Server) clientCaller(ctx context.Context, q querier, id, secret string) (*caller, error) {
-	var (
-		network, membership, scopes string
-		stored                      []byte
-	)
-	err := q.QueryRowContext(ctx, `SELECT network_id, membership_id, scopes, secret_hash FROM api_clients WHERE id = ?`, id).
-		Scan(&network, &membership, &scopes, &stored)
+func (s *Server) clientCaller(ctx context.Context, id, secret string) (*caller, error) {
+	g, stored, err := s.db.apiClient(ctx, id)
 	found := err == nil
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+	if err != nil && !errors.Is(err, errNotFound) {
 		return nil, err
 	}
 	if !found {
@@ -144,7 +135,7 @@ func (s *Server) clientCaller(ctx context.Context, q querier, id, secret string)
 	if subtle.ConstantTimeCompare(hashSecret(secret), stored) != 1 || !found {
 		return nil, unauthorizedf("invalid client credentials")
 	}
-	return &caller{network: network, membership: membership, scopes: strings.Fields(scopes)}, nil
+	return &caller{network: g.network, membership: g.membership, scopes: g.scopes}, nil
 }
 
 // randomToken returns a new 256-bit random token, base64url-encoded.
@@ -154,22 +145,9 @@ func randomToken() string {
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// putToken stores a token (by hash). renew marks the well-known demo tokens
-// whose expiry the server extends while it runs.
-func putToken(ctx context.Context, q querier, token, kind, network, clientID, membership string, scopes []string, expires time.Time, renew bool) error {
-	_, err := q.ExecContext(ctx, `INSERT INTO tokens (hash, kind, network_id, client_id, membership_id, scopes, expires_at, renew)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (hash) DO UPDATE SET expires_at = excluded.expires_at, scopes = excluded.scopes`,
-		hashSecret(token), kind, network, clientID, membership, strings.Join(scopes, " "), micros(expires), renew)
-	return err
-}
-
 // renewDemoTokens extends the expiry of the demo tokens to now + 1 hour.
 func (s *Server) renewDemoTokens(ctx context.Context) error {
-	return s.db.tx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE tokens SET expires_at = ? WHERE renew = 1`, micros(s.now().Add(tokenTTL)))
-		return err
-	})
+	return s.db.renewTokens(ctx, s.now().Add(tokenTTL))
 }
 
 // tokenResponse is the body of a successful POST /oauth2/token.
@@ -198,10 +176,10 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) error {
 		requested = strings.Fields(sc)
 	}
 	var (
-		network, membership, clientID string
-		scopes                        []string
+		g      grant
+		revoke string // the refresh token exchanged
 	)
-	switch grant := r.PostForm.Get("grant_type"); grant {
+	switch grantType := r.PostForm.Get("grant_type"); grantType {
 	case "client_credentials":
 		id, secret, ok := r.BasicAuth()
 		if !ok {
@@ -210,66 +188,50 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) error {
 		if id == "" {
 			return unauthorizedf("client authentication is required")
 		}
-		c, err := s.clientCaller(ctx, s.db.read, id, secret)
+		c, err := s.clientCaller(ctx, id, secret)
 		if err != nil {
 			return err
 		}
-		network, membership, clientID, scopes = c.network, c.membership, id, c.scopes
+		g = grant{network: c.network, membership: c.membership, clientID: id, scopes: c.scopes}
 	case "refresh_token":
 		rt := r.PostForm.Get("refresh_token")
 		if rt == "" {
 			return invalidf("refresh_token: is required")
 		}
 		var (
-			sc      string
 			expires int64
-			cid     sql.NullString
+			err     error
 		)
-		err := s.db.read.QueryRowContext(ctx, `SELECT network_id, membership_id, client_id, scopes, expires_at FROM tokens WHERE hash = ? AND kind = 'refresh'`,
-			hashSecret(rt)).Scan(&network, &membership, &cid, &sc, &expires)
-		if errors.Is(err, sql.ErrNoRows) || err == nil && s.now().UnixMicro() >= expires {
+		g, expires, err = s.db.token(ctx, "refresh", rt)
+		if errors.Is(err, errNotFound) || err == nil && s.now().UnixMicro() >= expires {
 			return unauthorizedf("invalid or expired refresh token")
 		}
 		if err != nil {
 			return err
 		}
-		clientID, scopes = cid.String, strings.Fields(sc)
+		revoke = rt
 	case "":
 		return invalidf("grant_type: is required")
 	default:
-		return invalidf("grant_type: unsupported grant type %q; use client_credentials or refresh_token", grant)
+		return invalidf("grant_type: unsupported grant type %q; use client_credentials or refresh_token", grantType)
 	}
 	if requested != nil {
 		for _, sc := range requested {
-			if !slices.Contains(scopes, sc) {
+			if !slices.Contains(g.scopes, sc) {
 				return invalidf("scope: %q is not granted to these credentials", sc)
 			}
 		}
-		scopes = requested
+		g.scopes = requested
 	}
 	access, refresh := randomToken(), randomToken()
 	now := s.now()
-	err := s.db.tx(ctx, func(tx *sql.Tx) error {
-		if rt := r.PostForm.Get("refresh_token"); rt != "" && r.PostForm.Get("grant_type") == "refresh_token" {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM tokens WHERE hash = ? AND kind = 'refresh'`, hashSecret(rt)); err != nil {
-				return err
-			}
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM tokens WHERE expires_at < ? AND renew = 0`, micros(now)); err != nil {
-			return err
-		}
-		if err := putToken(ctx, tx, access, "access", network, clientID, membership, scopes, now.Add(tokenTTL), false); err != nil {
-			return err
-		}
-		return putToken(ctx, tx, refresh, "refresh", network, clientID, membership, scopes, now.Add(refreshTTL), false)
-	})
-	if err != nil {
+	if err := s.db.issueTokens(ctx, g, access, refresh, revoke, now, now.Add(tokenTTL), now.Add(refreshTTL)); err != nil {
 		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusOK, tokenResponse{
 		AccessToken: access, ExpiresIn: int(tokenTTL / time.Second), RefreshToken: refresh,
-		Scope: strings.Join(scopes, " "), TokenType: "Bearer",
+		Scope: strings.Join(g.scopes, " "), TokenType: "Bearer",
 	})
 	return nil
 }

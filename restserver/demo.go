@@ -36,8 +36,8 @@ var demoBase = time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
 // seedDemo generates the demo networks when the database holds none.
 func (s *Server) seedDemo(ctx context.Context, scale int) error {
 	return s.db.tx(ctx, func(tx *sql.Tx) error {
-		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM networks`).Scan(&n); err != nil {
+		n, err := countNetworks(ctx, tx)
+		if err != nil {
 			return err
 		}
 		if n > 0 {
@@ -68,9 +68,7 @@ func (s *Server) seedDemo(ctx context.Context, scale int) error {
 			}
 			nets = append(nets, demoNetworkCreds{NetworkID: g.network, ClientID: spec.client, ClientSecret: spec.secret, Bearer: spec.bearer, Readonly: spec.readonly})
 		}
-		b, _ := json.Marshal(nets)
-		_, err := tx.ExecContext(ctx, `INSERT INTO settings (key, value) VALUES ('demo', ?)`, b)
-		return err
+		return putDemoNetworks(ctx, tx, nets)
 	})
 }
 
@@ -131,7 +129,7 @@ var (
 // network1 generates a network with a location per city.
 func (g *gen) network1(name string, cities []string, main bool) error {
 	created := demoBase.AddDate(-1, 0, 0)
-	if _, err := g.tx.ExecContext(g.ctx, `INSERT INTO networks (id, name, create_date) VALUES (?, ?, ?)`, g.network, name, micros(created)); err != nil {
+	if err := insertNetwork(g.ctx, g.tx, g.network, name, created); err != nil {
 		return err
 	}
 	nUsers := 20*g.scale + 5
@@ -604,22 +602,10 @@ func (g *gen) billing(lid string, resByID map[string]restclient.Resource, bookin
 func (g *gen) transactions(lid string, resByID map[string]restclient.Resource, bookings []restclient.Booking, orders []restclient.Order, events []restclient.Event) error {
 	statuses := []restclient.TransactionStatus{"succeeded", "pending", "processing", "failed", "canceled"}
 	types := []restclient.TransactionType{"booking", "order", "eventTicket", "creditPackage", "subscription", "invoice"}
-	var invoices []restclient.Invoice
-	rows, err := g.tx.QueryContext(g.ctx, `SELECT doc FROM invoices WHERE network_id = ? AND location_id = ? ORDER BY rowid`, g.network, lid)
+	invoices, err := invoicesOfLocation(g.ctx, g.tx, g.network, lid)
 	if err != nil {
 		return err
 	}
-	for rows.Next() {
-		var doc string
-		var inv restclient.Invoice
-		if err := rows.Scan(&doc); err != nil {
-			rows.Close()
-			return err
-		}
-		json.Unmarshal([]byte(doc), &inv)
-		invoices = append(invoices, inv)
-	}
-	rows.Close()
 	split := func(amount float64) *restclient.PriceSplit {
 		net := round2(amount / (1 + taxRate/100))
 		return &restclient.PriceSplit{NetAmount: new(net), TaxAmount: new(round2(amount - net))}

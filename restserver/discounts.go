@@ -33,24 +33,18 @@ func (s *Server) listRedemptions(r *http.Request, c *caller) (int, any, error) {
 		return 0, nil, err
 	}
 	filters := map[string]string{"couponRef": coupon, "promocodeRef": promocode}
-	ls := listSpec{table: "redemptions", network: c.network, limit: limit}
-	if coupon != "" {
-		ls.where, ls.args = append(ls.where, "coupon_id = ?"), append(ls.args, coupon)
-	}
-	if promocode != "" {
-		ls.where, ls.args = append(ls.where, "promocode_id = ?"), append(ls.args, promocode)
-	}
-	if ls.after, err = s.decodePageToken(q.Get("nextPageToken"), route, c.network, filters); err != nil {
-		return 0, nil, err
-	}
-	docs, next, err := listPage(r.Context(), s.db.read, ls)
+	after, err := s.decodePageToken(q.Get("nextPageToken"), route, c.network, filters)
 	if err != nil {
 		return 0, nil, err
 	}
-	page := redemptionsPage{Redemptions: nonNil(docs)}
-	if next != nil {
-		page.NextPageToken = s.encodePageToken(route, c.network, filters, *next)
-		page.SearchQueryNext = searchQueryNext(filters, limit, page.NextPageToken)
+	docs, next, err := s.db.redemptions(r.Context(), c.network, coupon, promocode, pageRequest{limit: limit, after: after})
+	if err != nil {
+		return 0, nil, err
 	}
-	return http.StatusOK, page, nil
+	body := redemptionsPage{Redemptions: docs}
+	if next != nil {
+		body.NextPageToken = s.encodePageToken(route, c.network, filters, *next)
+		body.SearchQueryNext = searchQueryNext(filters, limit, body.NextPageToken)
+	}
+	return http.StatusOK, body, nil
 }

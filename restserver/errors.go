@@ -1,7 +1,6 @@
 package restserver
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -61,6 +60,15 @@ func forbiddenf(format string, args ...any) error {
 	return &apiError{kindForbidden, fmt.Sprintf(format, args...)}
 }
 
+// notFound maps errNotFound (from the store) to a 404 with msg and passes
+// other errors on.
+func notFound(err error, msg string) error {
+	if errors.Is(err, errNotFound) {
+		return notFoundf("%s", msg)
+	}
+	return err
+}
+
 // errorBody is the body of every error response.
 type errorBody struct {
 	Message string `json:"message"`
@@ -79,16 +87,4 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		w.Header().Set("WWW-Authenticate", `Basic realm="workspace-network", Bearer`)
 	}
 	writeJSON(w, statusOf[ae.Kind], errorBody{Message: ae.Message, Type: string(ae.Kind)})
-}
-
-// writeJSON writes v as JSON with the given status.
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		status = http.StatusInternalServerError
-		b = []byte(`{"message":"internal error","type":"internal"}`)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	w.Write(append(b, '\n'))
 }

@@ -2,8 +2,6 @@ package restserver
 
 import (
 	"net/http"
-
-	"github.com/workspacenet/facade/restclient"
 )
 
 // getEvent is GET /events/v1/{id} (service-network-id required even with
@@ -13,8 +11,8 @@ func (s *Server) getEvent(r *http.Request, c *caller) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	var e restclient.Event
-	if err := getDoc(r.Context(), s.db.read, "events", c.network, id, &e); err != nil {
+	e, err := s.db.event(r.Context(), c.network, id)
+	if err != nil {
 		return 0, nil, notFound(err, "event not found")
 	}
 	return http.StatusOK, map[string]any{"event": e}, nil

@@ -1,9 +1,7 @@
 package restserver
 
 import (
-	"database/sql"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/url"
 	"path"
@@ -63,7 +61,6 @@ func postOG(og *restclient.PostOG, field string) (json.RawMessage, error) {
 // createPost is POST /feed/posts/v1 (Bearer only); the caller's membership
 // is the author. A post needs text or media.
 func (s *Server) createPost(r *http.Request, c *caller) (int, any, error) {
-	ctx := r.Context()
 	var req restclient.PostCreateRequest
 	if err := decodeBody(r, "post", &req); err != nil {
 		return 0, nil, err
@@ -87,33 +84,45 @@ func (s *Server) createPost(r *http.Request, c *caller) (int, any, error) {
 		return 0, nil, err
 	}
 	now := s.now().UTC()
-	var p restclient.Post
-	err = s.db.tx(ctx, func(tx *sql.Tx) error {
-		if ok, err := exists(ctx, tx, "locations", c.network, locationID); err != nil || !ok {
-			return notFound(orNotFound(err), "post.locationRef: location not found")
-		}
-		m, user, err := member(ctx, tx, c.network, c.membership)
-		if err != nil {
-			return err
-		}
-		p = restclient.Post{
-			ID: newID(), Comments: new(0.0), CreateDate: restclient.NewTimestamp(now), Liked: new(false), Likes: new(0.0),
-			Locale: new("en"), LocationRef: new(locationID), Media: media, Membership: &restclient.PostMembership{ID: m.ID, User: user},
-			MembershipRef: new(m.ID), Og: og, Pinned: new(false), Text: req.Text, User: user,
-		}
-		return insert(ctx, tx, record{table: "posts", id: p.ID, network: c.network, createDate: now, doc: p,
-			cols: map[string]any{"location_id": locationID}})
-	})
-	if err != nil {
+	p := &restclient.Post{
+		ID: newID(), Comments: new(0.0), CreateDate: restclient.NewTimestamp(now), Liked: new(false), Likes: new(0.0),
+		Locale: new("en"), LocationRef: new(locationID), Media: media, Og: og, Pinned: new(false), Text: req.Text,
+	}
+	if err := s.db.createPost(r.Context(), c.network, c.membership, now, p); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusCreated, map[string]any{"post": p}, nil
 }
 
+// postUpdate is a validated PUT /feed/posts/v1/{id} body: each field
+// replaces the post's when set.
+type postUpdate struct {
+	text     *string
+	media    []restclient.PostMedia
+	setMedia bool // media was sent (an empty list clears the media)
+	og       json.RawMessage
+}
+
+// apply changes p as upd says; the result still needs text or media (400).
+func (upd postUpdate) apply(p *restclient.Post) error {
+	if upd.text != nil {
+		p.Text = upd.text
+	}
+	if upd.setMedia {
+		p.Media = upd.media
+	}
+	if upd.og != nil {
+		p.Og = upd.og
+	}
+	if (p.Text == nil || strings.TrimSpace(*p.Text) == "") && len(p.Media) == 0 {
+		return invalidf("post.text: a post needs text or media")
+	}
+	return nil
+}
+
 // updatePost is PUT /feed/posts/v1/{id}: text, media and og replace the
 // post's when sent; an empty media list clears the media.
 func (s *Server) updatePost(r *http.Request, c *caller) (int, any, error) {
-	ctx := r.Context()
 	id, err := pathID(r, "id")
 	if err != nil {
 		return 0, nil, err
@@ -125,37 +134,18 @@ func (s *Server) updatePost(r *http.Request, c *caller) (int, any, error) {
 	if err := maxLen(req.Text, 10000, "post.text"); err != nil {
 		return 0, nil, err
 	}
-	var media []restclient.PostMedia
-	if req.Media != nil {
-		if media, err = postMedia(req.Media, "post.media"); err != nil {
+	upd := postUpdate{text: req.Text, setMedia: req.Media != nil}
+	if upd.setMedia {
+		if upd.media, err = postMedia(req.Media, "post.media"); err != nil {
 			return 0, nil, err
 		}
 	}
-	og, err := postOG(req.Og, "post.og")
-	if err != nil {
+	if upd.og, err = postOG(req.Og, "post.og"); err != nil {
 		return 0, nil, err
 	}
-	var p restclient.Post
-	err = s.db.tx(ctx, func(tx *sql.Tx) error {
-		if err := getDoc(ctx, tx, "posts", c.network, id, &p); err != nil {
-			return notFound(err, "post not found")
-		}
-		if req.Text != nil {
-			p.Text = req.Text
-		}
-		if req.Media != nil {
-			p.Media = media
-		}
-		if og != nil {
-			p.Og = og
-		}
-		if (p.Text == nil || strings.TrimSpace(*p.Text) == "") && len(p.Media) == 0 {
-			return invalidf("post.text: a post needs text or media")
-		}
-		return updateDoc(ctx, tx, "posts", c.network, id, p)
-	})
+	p, err := s.db.updatePost(r.Context(), c.network, id, upd)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, notFound(err, "post not found")
 	}
 	return http.StatusOK, map[string]any{"post": p}, nil
 }
@@ -163,29 +153,13 @@ func (s *Server) updatePost(r *http.Request, c *caller) (int, any, error) {
 // listComments is GET /feed/posts/v1/{id}/comments: every comment of the
 // post, oldest first (a reply always follows its parent). Not paged.
 func (s *Server) listComments(r *http.Request, c *caller) (int, any, error) {
-	ctx := r.Context()
 	id, err := pathID(r, "id")
 	if err != nil {
 		return 0, nil, err
 	}
-	if ok, err := exists(ctx, s.db.read, "posts", c.network, id); err != nil || !ok {
-		return 0, nil, notFound(orNotFound(err), "post not found")
-	}
-	rows, err := s.db.read.QueryContext(ctx, `SELECT doc FROM comments WHERE network_id = ? AND post_id = ? ORDER BY create_date, rowid`, c.network, id)
+	comments, err := s.db.comments(r.Context(), c.network, id)
 	if err != nil {
-		return 0, nil, err
-	}
-	defer rows.Close()
-	comments := []json.RawMessage{}
-	for rows.Next() {
-		var doc string
-		if err := rows.Scan(&doc); err != nil {
-			return 0, nil, err
-		}
-		comments = append(comments, json.RawMessage(doc))
-	}
-	if err := rows.Err(); err != nil {
-		return 0, nil, fmt.Errorf("list comments: %w", err)
+		return 0, nil, notFound(err, "post not found")
 	}
 	return http.StatusOK, map[string]any{"comments": comments}, nil
 }

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/workspacenet/facade/restserver/openapi"
+	"github.com/workspacenet/facade/restserver/openapi/openapitest"
 )
 
 // testServer is a Server behind a real HTTP listener, with the demo data at
@@ -38,9 +38,9 @@ func newTestServerConfig(t testing.TB, cfg Config) *testServer {
 		t.Fatalf("New: %v", err)
 	}
 	// Every response of every test is checked against the OpenAPI document.
-	v, err := openapi.NewValidator()
+	v, err := openapitest.NewValidator()
 	if err != nil {
-		t.Fatalf("openapi.NewValidator: %v", err)
+		t.Fatalf("openapitest.NewValidator: %v", err)
 	}
 	h := v.Wrap(s.Handler(), func(err error) { t.Errorf("OpenAPI violation: %v", err) })
 	hs := httptest.NewServer(h)

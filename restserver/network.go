@@ -2,9 +2,7 @@ package restserver
 
 import (
 	"context"
-	"database/sql"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"strings"
 	"time"
@@ -34,18 +32,9 @@ func (s *Server) CreateNetwork(ctx context.Context, name string, scopes []string
 	now := s.now().UTC()
 	cr := &Credentials{NetworkID: newID(), LocationID: newID(), UserID: newID(), MembershipID: newID(),
 		ClientID: "client-" + newID(), ClientSecret: randomToken(), BearerToken: randomToken()}
-	err := s.db.tx(ctx, func(tx *sql.Tx) error {
-		loc := restclient.VisitLocation{ID: cr.LocationID, Title: new(name + " HQ"), Address: new("1 Main Street"), TimezoneID: new("UTC")}
-		user := restclient.User{ID: cr.UserID, Name: new("Owner"), Surname: new(name), Email: new("owner@" + strings.ReplaceAll(strings.ToLower(name), " ", "-") + ".example")}
-		if err := createNetworkTx(ctx, tx, cr.NetworkID, name, now, loc, user, cr.MembershipID); err != nil {
-			return err
-		}
-		if err := putClient(ctx, tx, cr.ClientID, cr.ClientSecret, cr.NetworkID, cr.MembershipID, scopes, now); err != nil {
-			return err
-		}
-		return putToken(ctx, tx, cr.BearerToken, "access", cr.NetworkID, cr.ClientID, cr.MembershipID, scopes, now.Add(tokenTTL), false)
-	})
-	if err != nil {
+	loc := restclient.VisitLocation{ID: cr.LocationID, Title: new(name + " HQ"), Address: new("1 Main Street"), TimezoneID: new("UTC")}
+	user := restclient.User{ID: cr.UserID, Name: new("Owner"), Surname: new(name), Email: new("owner@" + strings.ReplaceAll(strings.ToLower(name), " ", "-") + ".example")}
+	if err := s.db.createNetwork(ctx, cr, name, now, loc, user, scopes, now.Add(tokenTTL)); err != nil {
 		return nil, err
 	}
 	cr.BasicAuth = basicHeader(cr.ClientID, cr.ClientSecret)
@@ -56,36 +45,11 @@ func (s *Server) CreateNetwork(ctx context.Context, name string, scopes []string
 // scopes, expiring at expires, and returns it.
 func (s *Server) IssueToken(ctx context.Context, networkID, membershipID string, scopes []string, expires time.Time) (string, error) {
 	tok := randomToken()
-	err := s.db.tx(ctx, func(tx *sql.Tx) error {
-		return putToken(ctx, tx, tok, "access", networkID, "", membershipID, scopes, expires, false)
-	})
-	return tok, err
+	return tok, s.db.putAccessToken(ctx, tok, networkID, membershipID, scopes, expires)
 }
 
 func basicHeader(id, secret string) string {
 	return "Basic " + base64.StdEncoding.EncodeToString([]byte(id+":"+secret))
-}
-
-// createNetworkTx inserts a network with one location and its owner.
-func createNetworkTx(ctx context.Context, tx *sql.Tx, id, name string, now time.Time, loc restclient.VisitLocation, owner restclient.User, membershipID string) error {
-	if _, err := tx.ExecContext(ctx, `INSERT INTO networks (id, name, create_date) VALUES (?, ?, ?)`, id, name, micros(now)); err != nil {
-		return err
-	}
-	if err := insert(ctx, tx, record{table: "locations", id: loc.ID, network: id, createDate: now, doc: loc}); err != nil {
-		return err
-	}
-	if err := insert(ctx, tx, record{table: "users", id: owner.ID, network: id, createDate: now, doc: owner}); err != nil {
-		return err
-	}
-	return insert(ctx, tx, record{table: "memberships", id: membershipID, network: id, createDate: now,
-		cols: map[string]any{"user_id": owner.ID}, doc: membershipDoc{ID: membershipID, UserID: owner.ID}})
-}
-
-// putClient stores an API client with its hashed secret.
-func putClient(ctx context.Context, q querier, id, secret, network, membership string, scopes []string, now time.Time) error {
-	_, err := q.ExecContext(ctx, `INSERT INTO api_clients (id, network_id, secret_hash, scopes, membership_id, create_date) VALUES (?, ?, ?, ?, ?, ?)`,
-		id, network, hashSecret(secret), strings.Join(scopes, " "), membership, micros(now))
-	return err
 }
 
 // DemoManifest lists the demo credentials and the ids of the demo data.
@@ -120,16 +84,11 @@ type demoNetworkCreds struct {
 // others are in OtherNetworks.
 func (s *Server) Manifest() (*DemoManifest, error) {
 	ctx := context.Background()
-	var raw []byte
-	err := s.db.read.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = 'demo'`).Scan(&raw)
-	if errors.Is(err, sql.ErrNoRows) {
+	nets, err := s.db.demoNetworks(ctx)
+	if errors.Is(err, errNotFound) {
 		return nil, errors.New("restserver: the database holds no demo data")
 	}
 	if err != nil {
-		return nil, err
-	}
-	var nets []demoNetworkCreds
-	if err := json.Unmarshal(raw, &nets); err != nil {
 		return nil, err
 	}
 	var out []DemoManifest
@@ -137,21 +96,8 @@ func (s *Server) Manifest() (*DemoManifest, error) {
 		m := DemoManifest{NetworkID: n.NetworkID, BasicAuth: basicHeader(n.ClientID, n.ClientSecret),
 			BearerToken: n.Bearer, ReadonlyBearerToken: n.Readonly, IDs: map[string][]string{}}
 		for kind, table := range manifestKinds {
-			rows, err := s.db.read.QueryContext(ctx, "SELECT id FROM "+table+" WHERE network_id = ? ORDER BY rowid", n.NetworkID)
+			ids, err := s.db.recordIDs(ctx, table, n.NetworkID)
 			if err != nil {
-				return nil, err
-			}
-			ids := []string{}
-			for rows.Next() {
-				var id string
-				if err := rows.Scan(&id); err != nil {
-					rows.Close()
-					return nil, err
-				}
-				ids = append(ids, id)
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
 				return nil, err
 			}
 			m.IDs[kind] = ids

@@ -1,7 +1,6 @@
 package restserver
 
 import (
-	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -10,35 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 )
-
-// Page sizes.
-const (
-	defaultLimit = 25
-	maxLimit     = 100
-)
-
-// limitParam reads the "limit" query parameter. With coerce (credit notes,
-// orders) a missing or invalid value is 25 and a value above 100 is 100;
-// without (transactions, redemptions) anything but an integer 1..100 is a
-// 400. A missing limit is 25 in both cases.
-func limitParam(q url.Values, coerce bool) (int, error) {
-	v := q.Get("limit")
-	if v == "" {
-		return defaultLimit, nil
-	}
-	n, err := strconv.Atoi(v)
-	switch {
-	case coerce && (err != nil || n < 1):
-		return defaultLimit, nil
-	case coerce && n > maxLimit:
-		return maxLimit, nil
-	case err != nil || n < 1 || n > maxLimit:
-		return 0, invalidf("limit: must be an integer from 1 to 100")
-	}
-	return n, nil
-}
 
 // cursor is the position after the last item of a page, in the list order
 // (create_date DESC, rowid DESC).
@@ -114,105 +85,6 @@ func (s *Server) decodePageToken(tok, route, network string, filters map[string]
 		return nil, invalidf("nextPageToken: the page token was issued for other filters; repeat the same filters")
 	}
 	return &cursor{createDate: p.Date, rowid: p.Rowid}, nil
-}
-
-// listSpec describes one paged list query over a record table.
-type listSpec struct {
-	table   string
-	network string
-	where   []string // extra conditions, each with its args in args
-	args    []any
-	limit   int
-	after   *cursor
-}
-
-// listPage returns up to limit docs of the list in (create_date DESC, rowid
-// DESC) order after the cursor, and the cursor of the last one when more
-// follow (nil on the last page).
-func listPage(ctx context.Context, q querier, ls listSpec) ([]json.RawMessage, *cursor, error) {
-	where := append([]string{"network_id = ?"}, ls.where...)
-	args := append([]any{ls.network}, ls.args...)
-	if ls.after != nil {
-		where = append(where, "(create_date < ? OR (create_date = ? AND rowid < ?))")
-		args = append(args, ls.after.createDate, ls.after.createDate, ls.after.rowid)
-	}
-	args = append(args, ls.limit+1)
-	rows, err := q.QueryContext(ctx, "SELECT doc, create_date, rowid FROM "+ls.table+" WHERE "+strings.Join(where, " AND ")+
-		" ORDER BY create_date DESC, rowid DESC LIMIT ?", args...)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer rows.Close()
-	var (
-		docs []json.RawMessage
-		last cursor
-		more bool
-	)
-	for rows.Next() {
-		if len(docs) == ls.limit {
-			more = true
-			break
-		}
-		var doc string
-		if err := rows.Scan(&doc, &last.createDate, &last.rowid); err != nil {
-			return nil, nil, err
-		}
-		docs = append(docs, json.RawMessage(doc))
-	}
-	if err := rows.Err(); err != nil {
-		return nil, nil, err
-	}
-	if !more {
-		return docs, nil, nil
-	}
-	return docs, &last, nil
-}
-
-// dateRange reads name[gte] and name[lte] (RFC 3339, both inclusive) into
-// SQL conditions on create_date and canonical filter values; lte before gte
-// is a 400.
-func dateRange(q url.Values, name string, filters map[string]string, ls *listSpec) error {
-	var bounds [2]int64
-	for i, op := range []string{"gte", "lte"} {
-		key := name + "[" + op + "]"
-		v := q.Get(key)
-		if v == "" {
-			continue
-		}
-		t, err := time.Parse(time.RFC3339Nano, v)
-		if err != nil {
-			return invalidf("%s: must be an RFC 3339 timestamp", key)
-		}
-		bounds[i] = t.UnixMicro()
-		filters[key] = strconv.FormatInt(bounds[i], 10)
-		ls.where = append(ls.where, map[string]string{"gte": "create_date >= ?", "lte": "create_date <= ?"}[op])
-		ls.args = append(ls.args, bounds[i])
-	}
-	if filters[name+"[gte]"] != "" && filters[name+"[lte]"] != "" && bounds[0] > bounds[1] {
-		return invalidf("%s[lte]: must not be before %s[gte]", name, name)
-	}
-	return nil
-}
-
-// uuidParam reads an optional uuid query parameter, lowercased.
-func uuidParam(q url.Values, name string) (string, error) {
-	v := q.Get(name)
-	if v == "" {
-		return "", nil
-	}
-	if !isUUID(v) {
-		return "", invalidf("%s: must be a uuid", name)
-	}
-	return strings.ToLower(v), nil
-}
-
-// requiredUUIDParam is uuidParam for a parameter the operation requires.
-func requiredUUIDParam(q url.Values, name string) (string, error) {
-	v, err := uuidParam(q, name)
-	if err == nil && v == "" {
-		err = invalidf("%s: is required", name)
-	}
-	return v, err
 }
 
 // searchQueryNext renders the ready-made query string of the next page: the

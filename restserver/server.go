@@ -5,20 +5,18 @@
 package restserver
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
-	"io"
+	"fmt"
 	"log/slog"
-	"mime"
 	"net/http"
-	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/restserver/hooks"
 	"github.com/workspacenet/facade/restserver/openapi"
 )
@@ -47,9 +45,6 @@ type Server struct {
 	once     sync.Once
 }
 
-// maxBodyBytes caps request bodies; a larger body is a 400.
-const maxBodyBytes = 1 << 20
-
 // New opens the database (WAL), applies the embedded migrations, generates
 // demo data when cfg.DemoScale > 0 and the database holds no network yet, and
 // renews the demo bearer tokens now and every 30 minutes until Close.
@@ -67,6 +62,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if s.hooks == nil {
 		s.hooks = hooks.New()
 	}
+	handler, err := s.routes()
+	if err != nil {
+		return nil, err
+	}
+	s.handler = handler
 	db, err := openStore(ctx, cfg.DBPath)
 	if err != nil {
 		return nil, err
@@ -107,7 +107,6 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			}
 		}
 	})
-	s.handler = s.routes()
 	return s, nil
 }
 
@@ -131,44 +130,83 @@ func (s *Server) Close() error {
 // body to write, or an error written by writeError.
 type handlerFunc func(r *http.Request, c *caller) (int, any, error)
 
-// route is one operation: its ServeMux pattern (also its hooks key), the
-// scopes of which one is needed, and its authentication rules.
+// route is one operation of restclient's table with its handler.
 type route struct {
-	pattern        string
-	scopes         []string
-	bearerOnly     bool
-	requireNetwork bool
-	handle         handlerFunc
+	op     restclient.Operation
+	handle handlerFunc
 }
 
-func read(family string) []string  { return []string{family, family + ".readonly"} }
-func write(family string) []string { return []string{family} }
+// handlers returns the handler of each operation, by its pattern
+// ("METHOD /path/template", also its hooks key).
+func (s *Server) handlers() map[string]handlerFunc {
+	return map[string]handlerFunc{
+		"POST /billing/credit_notes/v1":       s.createCreditNote,
+		"GET /billing/credit_notes/v1":        s.listCreditNotes,
+		"GET /billing/invoices/v1/{id}/items": s.getInvoiceItems,
+		"POST /resources/bookings/v1":         s.createBooking,
+		"GET /resources/v1/{id}":              s.getResource,
+		"POST /visitors/visits/v1":            s.createVisit,
+		"GET /visitors/visits/v1/{id}":        s.getVisit,
+		"PUT /visitors/visits/v1/{id}":        s.updateVisit,
+		"POST /visitors/requests/v1":          s.createVisitRequest,
+		"POST /feed/posts/v1":                 s.createPost,
+		"PUT /feed/posts/v1/{id}":             s.updatePost,
+		"GET /feed/posts/v1/{id}/comments":    s.listComments,
+		"GET /transactions/money/v1":          s.listTransactions,
+		"GET /shop/products/v1":               s.listProducts,
+		"GET /shop/products/v1/{productId}":   s.getProduct,
+		"GET /shop/orders/v1":                 s.listOrders,
+		"GET /discounts/redemptions/v1":       s.listRedemptions,
+		"GET /events/v1/{id}":                 s.getEvent,
+	}
+}
 
-// routes registers every route in one place.
-func (s *Server) routes() http.Handler {
-	ops := []route{
-		{pattern: "POST /billing/credit_notes/v1", scopes: write("invoices"), handle: s.createCreditNote},
-		{pattern: "GET /billing/credit_notes/v1", scopes: read("invoices"), handle: s.listCreditNotes},
-		{pattern: "GET /billing/invoices/v1/{id}/items", scopes: read("invoices"), handle: s.getInvoiceItems},
-		{pattern: "POST /resources/bookings/v1", scopes: write("resources"), handle: s.createBooking},
-		{pattern: "GET /resources/v1/{id}", scopes: read("resources"), handle: s.getResource},
-		{pattern: "POST /visitors/visits/v1", scopes: write("visitors"), bearerOnly: true, handle: s.createVisit},
-		{pattern: "GET /visitors/visits/v1/{id}", scopes: read("visitors"), handle: s.getVisit},
-		{pattern: "PUT /visitors/visits/v1/{id}", scopes: write("visitors"), handle: s.updateVisit},
-		{pattern: "POST /visitors/requests/v1", scopes: write("visitors"), handle: s.createVisitRequest},
-		{pattern: "POST /feed/posts/v1", scopes: write("feed"), bearerOnly: true, handle: s.createPost},
-		{pattern: "PUT /feed/posts/v1/{id}", scopes: write("feed"), handle: s.updatePost},
-		{pattern: "GET /feed/posts/v1/{id}/comments", scopes: read("feed"), handle: s.listComments},
-		{pattern: "GET /transactions/money/v1", scopes: read("transactions"), handle: s.listTransactions},
-		{pattern: "GET /shop/products/v1", scopes: read("shop"), handle: s.listProducts},
-		{pattern: "GET /shop/products/v1/{productId}", scopes: write("shop"), handle: s.getProduct},
-		{pattern: "GET /shop/orders/v1", scopes: read("shop"), handle: s.listOrders},
-		{pattern: "GET /discounts/redemptions/v1", scopes: read("invoices"), handle: s.listRedemptions},
-		{pattern: "GET /events/v1/{id}", scopes: write("events"), requireNetwork: true, handle: s.getEvent},
+// bindRoutes pairs every operation of ops with its handler by pattern. An
+// operation without a handler, or a handler of no operation, is an error.
+func bindRoutes(ops []restclient.Operation, handlers map[string]handlerFunc) ([]route, error) {
+	var routes []route
+	var missing []string
+	seen := make(map[string]bool, len(ops))
+	for _, op := range ops {
+		p := op.Pattern()
+		seen[p] = true
+		h, ok := handlers[p]
+		if !ok || h == nil {
+			missing = append(missing, p)
+			continue
+		}
+		routes = append(routes, route{op: op, handle: h})
+	}
+	var extra []string
+	for p := range handlers {
+		if !seen[p] {
+			extra = append(extra, p)
+		}
+	}
+	slices.Sort(extra)
+	var errs []error
+	if len(missing) > 0 {
+		errs = append(errs, fmt.Errorf("restserver: operations without a handler: %s", strings.Join(missing, ", ")))
+	}
+	if len(extra) > 0 {
+		errs = append(errs, fmt.Errorf("restserver: handlers of no operation: %s", strings.Join(extra, ", ")))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return routes, nil
+}
+
+// routes registers every route in one place: the operations of restclient's
+// table, the token endpoint, the stats, the OpenAPI document and /healthz.
+func (s *Server) routes() (http.Handler, error) {
+	ops, err := bindRoutes(restclient.Operations(), s.handlers())
+	if err != nil {
+		return nil, err
 	}
 	mux := http.NewServeMux()
-	for _, op := range ops {
-		mux.Handle(op.pattern, s.hooks.Wrap(op.pattern, s.operation(op)))
+	for _, rt := range ops {
+		mux.Handle(rt.op.Pattern(), s.hooks.Wrap(rt.op.Pattern(), s.operation(rt)))
 	}
 	mux.Handle("POST /oauth2/token", s.hooks.Wrap("POST /oauth2/token", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := s.handleToken(w, r); err != nil {
@@ -180,7 +218,7 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("/_stats/reset", stats)
 	mux.Handle("GET /openapi.json", openapi.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		if err := s.db.read.PingContext(r.Context()); err != nil {
+		if err := s.db.ping(r.Context()); err != nil {
 			writeError(w, r, s.log, err)
 			return
 		}
@@ -189,28 +227,29 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, notFoundf("no operation %s %s", r.Method, r.URL.Path))
 	})
-	return mux
+	return mux, nil
 }
 
-// operation authenticates, checks the scope and runs op.
-func (s *Server) operation(op route) http.Handler {
+// operation authenticates, checks the scope and runs rt's handler.
+func (s *Server) operation(rt route) http.Handler {
+	scopes := rt.op.Scopes()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		status, body, err := func() (int, any, error) {
-			c, err := s.authenticate(r, op.requireNetwork)
+			c, err := s.authenticate(r, rt.op.RequireNetwork)
 			if err != nil {
 				return 0, nil, err
 			}
-			if op.bearerOnly && !c.bearer {
+			if rt.op.BearerOnly && !c.bearer {
 				return 0, nil, unauthorizedf("this operation accepts Bearer authentication only")
 			}
 			ok := false
-			for _, sc := range op.scopes {
+			for _, sc := range scopes {
 				ok = ok || c.has(sc)
 			}
 			if !ok {
-				return 0, nil, forbiddenf("missing scope: %s", strings.Join(op.scopes, " or "))
+				return 0, nil, forbiddenf("missing scope: %s", strings.Join(scopes, " or "))
 			}
-			return op.handle(r, c)
+			return rt.handle(r, c)
 		}()
 		if err != nil {
 			writeError(w, r, s.log, err)
@@ -218,108 +257,4 @@ func (s *Server) operation(op route) http.Handler {
 		}
 		writeJSON(w, status, body)
 	})
-}
-
-// decodeBody reads a JSON body of the form {key: {...}} into dst (a pointer
-// to a request struct). Unknown fields, a missing key, malformed JSON, wrong
-// types and bodies over maxBodyBytes are 400s naming the field.
-func decodeBody(r *http.Request, key string, dst any) error {
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || mt != "application/json" {
-			return invalidf("Content-Type: must be application/json")
-		}
-	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
-	if err != nil {
-		return invalidf("could not read the request body")
-	}
-	if len(body) > maxBodyBytes {
-		return invalidf("request body exceeds %d bytes", maxBodyBytes)
-	}
-	var env map[string]json.RawMessage
-	if err := json.Unmarshal(body, &env); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return invalidf("body must be a JSON object {%q: {...}}", key)
-		}
-		return invalidf("malformed JSON body")
-	}
-	if env == nil {
-		return invalidf("body must be a JSON object {%q: {...}}", key)
-	}
-	for k := range env {
-		if k != key {
-			return invalidf("%s: unknown field", k)
-		}
-	}
-	raw, ok := env[key]
-	if !ok || string(raw) == "null" {
-		return invalidf("%s: is required", key)
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
-		return fieldError(key, raw, dst, err)
-	}
-	return nil
-}
-
-// fieldError turns a decoding error of the object under key into a 400 that
-// names the offending field.
-func fieldError(key string, raw json.RawMessage, dst any, err error) error {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		if te.Field == "" {
-			return invalidf("%s: must be a JSON object", key)
-		}
-		return invalidf("%s.%s: must be a JSON %s", key, te.Field, te.Type.Kind().String())
-	}
-	if msg, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return invalidf("%s.%s: unknown field", key, strings.Trim(msg, `"`))
-	}
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return invalidf("malformed JSON body")
-	}
-	// A field's own UnmarshalJSON failed (a timestamp): find which one.
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(raw, &fields) == nil {
-		t := reflect.TypeOf(dst).Elem()
-		for i := range t.NumField() {
-			f := t.Field(i)
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			v, ok := fields[name]
-			if !ok {
-				continue
-			}
-			if json.Unmarshal(v, reflect.New(f.Type).Interface()) != nil {
-				if f.Type == reflect.TypeFor[*restTimestamp]() {
-					return invalidf("%s.%s: must be an RFC 3339 timestamp", key, name)
-				}
-				return invalidf("%s.%s: invalid value", key, name)
-			}
-		}
-	}
-	return invalidf("%s: invalid value", key)
-}
-
-// pathID reads the uuid path parameter name; a malformed one is a 400.
-func pathID(r *http.Request, name string) (string, error) {
-	v := r.PathValue(name)
-	if !isUUID(v) {
-		return "", invalidf("%s: must be a uuid", name)
-	}
-	return strings.ToLower(v), nil
-}
-
-// refParam validates a required uuid reference of a request body.
-func refParam(v *string, field string) (string, error) {
-	if v == nil || *v == "" {
-		return "", invalidf("%s: is required", field)
-	}
-	if !isUUID(*v) {
-		return "", invalidf("%s: must be a uuid", field)
-	}
-	return strings.ToLower(*v), nil
 }

@@ -2,10 +2,11 @@ package restserver
 
 import (
 	"crypto/rand"
-	"database/sql"
 	"fmt"
 	"math/big"
 	"net/http"
+	"net/mail"
+	"strings"
 
 	"github.com/workspacenet/facade/restclient"
 )
@@ -16,10 +17,29 @@ func visitCode() string {
 	return fmt.Sprintf("%06d", n.Int64())
 }
 
+// validVisitor checks a visitor's required email and name.
+func validVisitor(v *restclient.Visitor, field string) error {
+	if v == nil {
+		return invalidf("%s: is required", field)
+	}
+	if v.Email == nil || strings.TrimSpace(*v.Email) == "" {
+		return invalidf("%s.email: is required", field)
+	}
+	if a, err := mail.ParseAddress(*v.Email); err != nil || a.Address != strings.TrimSpace(*v.Email) {
+		return invalidf("%s.email: must be an email address", field)
+	}
+	if v.Name == nil || strings.TrimSpace(*v.Name) == "" {
+		return invalidf("%s.name: is required", field)
+	}
+	if len(*v.Name) > 200 || v.Surname != nil && len(*v.Surname) > 200 {
+		return invalidf("%s.name: at most 200 characters", field)
+	}
+	return nil
+}
+
 // createVisit is POST /visitors/visits/v1 (Bearer only). The caller's
 // membership hosts the visit.
 func (s *Server) createVisit(r *http.Request, c *caller) (int, any, error) {
-	ctx := r.Context()
 	var req restclient.VisitCreateRequest
 	if err := decodeBody(r, "visit", &req); err != nil {
 		return 0, nil, err
@@ -38,25 +58,11 @@ func (s *Server) createVisit(r *http.Request, c *caller) (int, any, error) {
 		return 0, nil, err
 	}
 	now := s.now().UTC()
-	var v restclient.Visit
-	err = s.db.tx(ctx, func(tx *sql.Tx) error {
-		var loc restclient.VisitLocation
-		if err := getDoc(ctx, tx, "locations", c.network, locationID, &loc); err != nil {
-			return notFound(err, "visit.locationRef: location not found")
-		}
-		m, user, err := member(ctx, tx, c.network, c.membership)
-		if err != nil {
-			return err
-		}
-		v = restclient.Visit{
-			ID: newID(), Code: new(visitCode()), Comment: req.Comment, CreateDate: restclient.NewTimestamp(now),
-			Date: restclient.NewTimestamp(req.Date.UTC()), Location: &loc, LocationRef: new(locationID),
-			MembershipRefHost: new(m.ID), UserHost: user, UserRefHost: new(user.ID), Visitor: req.Visitor,
-		}
-		return insert(ctx, tx, record{table: "visits", id: v.ID, network: c.network, createDate: now, doc: v,
-			cols: map[string]any{"location_id": locationID}})
-	})
-	if err != nil {
+	v := &restclient.Visit{
+		ID: newID(), Code: new(visitCode()), Comment: req.Comment, CreateDate: restclient.NewTimestamp(now),
+		Date: restclient.NewTimestamp(req.Date.UTC()), LocationRef: new(locationID), Visitor: req.Visitor,
+	}
+	if err := s.db.createVisit(r.Context(), c.network, c.membership, now, v); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusCreated, map[string]any{"visit": v}, nil
@@ -68,17 +74,30 @@ func (s *Server) getVisit(r *http.Request, c *caller) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	var v restclient.Visit
-	if err := getDoc(r.Context(), s.db.read, "visits", c.network, id, &v); err != nil {
+	v, err := s.db.visit(r.Context(), c.network, id)
+	if err != nil {
 		return 0, nil, notFound(err, "visit not found")
 	}
 	return http.StatusOK, map[string]any{"visit": v}, nil
 }
 
+// visitUpdate is a validated PUT /visitors/visits/v1/{id} body.
+type visitUpdate struct {
+	date    *restclient.Timestamp // replaces the date
+	comment *string               // replaces the comment when not nil
+}
+
+// apply changes v as upd says.
+func (upd visitUpdate) apply(v *restclient.Visit) {
+	v.Date = upd.date
+	if upd.comment != nil {
+		v.Comment = upd.comment
+	}
+}
+
 // updateVisit is PUT /visitors/visits/v1/{id}: date is required; comment,
 // when sent, replaces the comment.
 func (s *Server) updateVisit(r *http.Request, c *caller) (int, any, error) {
-	ctx := r.Context()
 	id, err := pathID(r, "id")
 	if err != nil {
 		return 0, nil, err
@@ -93,19 +112,9 @@ func (s *Server) updateVisit(r *http.Request, c *caller) (int, any, error) {
 	if err := maxLen(req.Comment, 2000, "visit.comment"); err != nil {
 		return 0, nil, err
 	}
-	var v restclient.Visit
-	err = s.db.tx(ctx, func(tx *sql.Tx) error {
-		if err := getDoc(ctx, tx, "visits", c.network, id, &v); err != nil {
-			return notFound(err, "visit not found")
-		}
-		v.Date = restclient.NewTimestamp(req.Date.UTC())
-		if req.Comment != nil {
-			v.Comment = req.Comment
-		}
-		return updateDoc(ctx, tx, "visits", c.network, id, v)
-	})
+	v, err := s.db.updateVisit(r.Context(), c.network, id, visitUpdate{date: restclient.NewTimestamp(req.Date.UTC()), comment: req.Comment})
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, notFound(err, "visit not found")
 	}
 	return http.StatusOK, map[string]any{"visit": v}, nil
 }
@@ -113,7 +122,6 @@ func (s *Server) updateVisit(r *http.Request, c *caller) (int, any, error) {
 // createVisitRequest is POST /visitors/requests/v1: a request to admit a
 // visitor, hosted by the user userRefHost of the network.
 func (s *Server) createVisitRequest(r *http.Request, c *caller) (int, any, error) {
-	ctx := r.Context()
 	var req restclient.VisitRequestCreateRequest
 	if err := decodeBody(r, "request", &req); err != nil {
 		return 0, nil, err
@@ -130,36 +138,11 @@ func (s *Server) createVisitRequest(r *http.Request, c *caller) (int, any, error
 		return 0, nil, err
 	}
 	now := s.now().UTC()
-	var vr restclient.VisitRequest
-	err = s.db.tx(ctx, func(tx *sql.Tx) error {
-		if ok, err := exists(ctx, tx, "locations", c.network, locationID); err != nil || !ok {
-			return notFound(orNotFound(err), "request.locationRef: location not found")
-		}
-		var host restclient.User
-		if err := getDoc(ctx, tx, "users", c.network, hostID, &host); err != nil {
-			return notFound(err, "request.userRefHost: user not found")
-		}
-		mid, err := membershipOfUser(ctx, tx, c.network, hostID)
-		if err != nil {
-			return notFound(err, "request.userRefHost: user not found")
-		}
-		vr = restclient.VisitRequest{
-			ID: newID(), CreateDate: restclient.NewTimestamp(now), LocationRef: new(locationID), MembershipRefHost: new(mid),
-			UserHost: &host, UserRefHost: new(hostID), Visitor: req.Visitor,
-		}
-		return insert(ctx, tx, record{table: "visit_requests", id: vr.ID, network: c.network, createDate: now, doc: vr,
-			cols: map[string]any{"location_id": locationID}})
-	})
-	if err != nil {
+	vr := &restclient.VisitRequest{
+		ID: newID(), CreateDate: restclient.NewTimestamp(now), LocationRef: new(locationID), UserRefHost: new(hostID), Visitor: req.Visitor,
+	}
+	if err := s.db.createVisitRequest(r.Context(), c.network, now, vr); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusCreated, map[string]any{"request": vr}, nil
-}
-
-// orNotFound turns a nil error (a row that does not exist) into errNotFound.
-func orNotFound(err error) error {
-	if err == nil {
-		return errNotFound
-	}
-	return err
 }

@@ -45,29 +45,6 @@ type Coded struct {
 
 func (e *Coded) Error() string { return e.Message }
 
-// scopes names the scope each upstream operation needs (spec, Authentication;
-// upstream-facts for the rest), for FORBIDDEN errors.
-var scopes = map[string]string{
-	"POST /billing/credit_notes/v1":       "invoices",
-	"GET /billing/credit_notes/v1":        "invoices.readonly",
-	"GET /billing/invoices/v1/{id}/items": "invoices.readonly",
-	"POST /resources/bookings/v1":         "resources",
-	"GET /resources/v1/{id}":              "resources.readonly",
-	"POST /visitors/visits/v1":            "visitors",
-	"GET /visitors/visits/v1/{id}":        "visitors.readonly",
-	"PUT /visitors/visits/v1/{id}":        "visitors",
-	"POST /visitors/requests/v1":          "visitors",
-	"POST /feed/posts/v1":                 "feed",
-	"PUT /feed/posts/v1/{id}":             "feed",
-	"GET /feed/posts/v1/{id}/comments":    "feed.readonly",
-	"GET /transactions/money/v1":          "transactions.readonly",
-	"GET /shop/products/v1":               "shop.readonly",
-	"GET /shop/products/v1/{productId}":   "shop",
-	"GET /shop/orders/v1":                 "shop.readonly",
-	"GET /discounts/redemptions/v1":       "invoices.readonly",
-	"GET /events/v1/{id}":                 "events",
-}
-
 // Presenter returns gqlgen's error presenter: every error becomes a
 // *gqlerror.Error with extensions.code. Unexpected errors are logged with
 // their detail and shown as "internal error".
@@ -177,7 +154,7 @@ func classifyResponse(e *restclient.ErrorResponse) (string, string, map[string]a
 	case e.StatusCode == 401:
 		return errcode.Unauthenticated, "the upstream service refused the credentials", ext
 	case e.StatusCode == 403:
-		if s, ok := scopes[e.Method+" "+e.Route]; ok {
+		if s := restclient.RequiredScope(e.Method, e.Route); s != "" {
 			ext["requiredScope"] = s
 		}
 		return errcode.Forbidden, "the credentials lack the scope this operation needs" + suffix(detail), ext

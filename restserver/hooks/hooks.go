@@ -28,6 +28,12 @@
 //
 // A fault replaces the route's handler: the wrapped handler is not called.
 //
+// Injected faults are counted by route and kind (Injected, and "injected" in
+// GET /_stats). A fault counts when its injection begins, so a hang counts
+// while it still hangs; a request whose context ends during its latency
+// injects nothing and counts nothing. A fault set on "*" counts under the
+// route of the request it hit.
+//
 // # Flag syntax (ParseSpec)
 //
 // A spec is a comma-separated list of ROUTE=VALUE items (a flag may also be
@@ -60,6 +66,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/workspacenet/facade/internal/clock"
 )
 
 // AllRoutes is the route key that applies a latency or fault to every route.
@@ -112,12 +120,13 @@ type Fault struct {
 
 // Hooks holds counters, latencies and faults. It is safe for concurrent use.
 type Hooks struct {
-	mu      sync.Mutex
-	counts  map[string]int64
-	total   int64
-	latency map[string]Latency
-	faults  map[string]Fault
-	rng     *rand.Rand
+	mu       sync.Mutex
+	counts   map[string]int64
+	total    int64
+	injected map[string]map[FaultKind]int64 // route -> kind -> faults injected
+	latency  map[string]Latency
+	faults   map[string]Fault
+	rng      *rand.Rand
 
 	// sleep waits d or until ctx ends, returning ctx.Err() in that case;
 	// replaced in tests.
@@ -128,11 +137,12 @@ type Hooks struct {
 // source is seeded randomly (see Seed).
 func New() *Hooks {
 	return &Hooks{
-		counts:  map[string]int64{},
-		latency: map[string]Latency{},
-		faults:  map[string]Fault{},
-		rng:     rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
-		sleep:   sleepCtx,
+		counts:   map[string]int64{},
+		injected: map[string]map[FaultKind]int64{},
+		latency:  map[string]Latency{},
+		faults:   map[string]Fault{},
+		rng:      rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
+		sleep:    clock.Sleep,
 	}
 }
 
@@ -141,20 +151,6 @@ func (h *Hooks) Seed(seed uint64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // SetLatency sets the latency of route ("*" = every route without its own
@@ -201,6 +197,10 @@ func (h *Hooks) ClearFaults() {
 func (h *Hooks) Counts() map[string]int64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	return h.countsLocked()
+}
+
+func (h *Hooks) countsLocked() map[string]int64 {
 	out := make(map[string]int64, len(h.counts))
 	for k, v := range h.counts {
 		if v > 0 {
@@ -210,6 +210,45 @@ func (h *Hooks) Counts() map[string]int64 {
 	return out
 }
 
+// Injected returns route -> fault kind -> number of faults injected since
+// the last Reset (see the package documentation for what counts). Routes
+// are the keys given to Wrap ("GET /resources/v1/{id}", never "*"); only
+// routes and kinds with at least one injected fault appear. The result is a
+// copy the caller owns.
+func (h *Hooks) Injected() map[string]map[FaultKind]int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.injectedLocked()
+}
+
+func (h *Hooks) injectedLocked() map[string]map[FaultKind]int64 {
+	out := make(map[string]map[FaultKind]int64, len(h.injected))
+	for route, kinds := range h.injected {
+		m := make(map[FaultKind]int64, len(kinds))
+		for k, n := range kinds {
+			if n > 0 {
+				m[k] = n
+			}
+		}
+		if len(m) > 0 {
+			out[route] = m
+		}
+	}
+	return out
+}
+
+// countInjected counts one fault of kind injected on route.
+func (h *Hooks) countInjected(route string, kind FaultKind) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	m := h.injected[route]
+	if m == nil {
+		m = map[FaultKind]int64{}
+		h.injected[route] = m
+	}
+	m[kind]++
+}
+
 // Total returns the number of requests to every route since the last Reset.
 func (h *Hooks) Total() int64 {
 	h.mu.Lock()
@@ -217,11 +256,13 @@ func (h *Hooks) Total() int64 {
 	return h.total
 }
 
-// Reset sets every counter to zero. Latencies and faults are kept.
+// Reset sets every counter to zero: requests and injected faults.
+// Latencies and faults are kept.
 func (h *Hooks) Reset() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	clear(h.counts)
+	clear(h.injected)
 	h.total = 0
 }
 
@@ -256,9 +297,10 @@ func (h *Hooks) plan(route string) (time.Duration, *Fault) {
 }
 
 // Wrap counts every request to route (before anything else, so the count is
-// what the client sent), then applies the route's latency and fault, then
-// calls next. If the request context ends during the latency, next is not
-// called and nothing is written.
+// what the client sent), then applies the route's latency and fault (counting
+// the fault as injected under route), then calls next. If the request context
+// ends during the latency, next is not called, nothing is written and no
+// fault is injected.
 func (h *Hooks) Wrap(route string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		delay, fault := h.plan(route)
@@ -268,6 +310,7 @@ func (h *Hooks) Wrap(route string, next http.Handler) http.Handler {
 			}
 		}
 		if fault != nil {
+			h.countInjected(route, fault.Kind)
 			injectFault(w, r, *fault)
 			return
 		}
@@ -277,7 +320,9 @@ func (h *Hooks) Wrap(route string, next http.Handler) http.Handler {
 
 // StatsHandler serves the counters:
 //
-//	GET    /_stats        200 {"routes": {route: n, ...}, "total": n}
+//	GET    /_stats        200 {"routes": {route: n, ...},
+//	                           "injected": {route: {kind: n, ...}, ...},
+//	                           "total": n}
 //	DELETE /_stats        204, counters reset
 //	POST   /_stats/reset  204, counters reset
 //
@@ -292,13 +337,7 @@ func (h *Hooks) StatsHandler() http.Handler {
 			w.WriteHeader(http.StatusNoContent)
 		case !isReset && (r.Method == http.MethodGet || r.Method == http.MethodHead):
 			h.mu.Lock()
-			routes := make(map[string]int64, len(h.counts))
-			for k, v := range h.counts {
-				if v > 0 {
-					routes[k] = v
-				}
-			}
-			stats := Stats{Routes: routes, Total: h.total}
+			stats := Stats{Routes: h.countsLocked(), Injected: h.injectedLocked(), Total: h.total}
 			h.mu.Unlock()
 			w.Header().Set("Content-Type", "application/json")
 			w.Header().Set("Cache-Control", "no-store")
@@ -314,8 +353,10 @@ func (h *Hooks) StatsHandler() http.Handler {
 	})
 }
 
-// Stats is the body of GET /_stats.
+// Stats is the body of GET /_stats: requests by route (Counts), injected
+// faults by route and kind (Injected) and the total of requests (Total).
 type Stats struct {
-	Routes map[string]int64 `json:"routes"`
-	Total  int64            `json:"total"`
+	Routes   map[string]int64               `json:"routes"`
+	Injected map[string]map[FaultKind]int64 `json:"injected"`
+	Total    int64                          `json:"total"`
 }

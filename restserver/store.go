@@ -2,11 +2,8 @@ package restserver
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
 	"embed"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,7 +11,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	_ "modernc.org/sqlite" // pure-Go SQLite driver, registered as "sqlite"
 )
@@ -22,11 +18,16 @@ import (
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-// store is the SQLite database. Writes go through one connection
-// (write, MaxOpenConns 1) and every write transaction starts with BEGIN
-// IMMEDIATE, so write transactions are serialized and a read-check-insert
-// (booking capacity, credit-note remaining amounts) inside one is atomic.
-// Reads use the read pool; for ":memory:" both are the same single connection.
+// store is the SQLite database, and the one place that holds SQL: every
+// statement of the service is in a store method or a store function of the
+// store*.go files, and handlers call those. Store functions that take a
+// querier run inside the caller's transaction; store methods run their own.
+//
+// Writes go through one connection (write, MaxOpenConns 1) and every write
+// transaction starts with BEGIN IMMEDIATE, so write transactions are
+// serialized and a read-check-insert (booking capacity, credit-note
+// remaining amounts) inside one is atomic. Reads use the read pool; for
+// ":memory:" both are the same single connection.
 type store struct {
 	write *sql.DB
 	read  *sql.DB
@@ -153,6 +154,9 @@ func (s *store) tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return tx.Commit()
 }
 
+// ping checks that the database answers.
+func (s *store) ping(ctx context.Context) error { return s.read.PingContext(ctx) }
+
 // setting returns the value stored under key, creating it with gen() when
 // it is absent.
 func (s *store) setting(ctx context.Context, key string, gen func() []byte) ([]byte, error) {
@@ -166,114 +170,4 @@ func (s *store) setting(ctx context.Context, key string, gen func() []byte) ([]b
 		return err
 	})
 	return v, err
-}
-
-// record is one row of a record table: the indexed columns besides id,
-// network_id, create_date and doc are in cols.
-type record struct {
-	table      string
-	id         string
-	network    string
-	createDate time.Time
-	cols       map[string]any
-	doc        any
-}
-
-// insert writes rec; doc is encoded as JSON.
-func insert(ctx context.Context, q querier, rec record) error {
-	doc, err := json.Marshal(rec.doc)
-	if err != nil {
-		return err
-	}
-	names := []string{"id", "network_id", "create_date", "doc"}
-	args := []any{rec.id, rec.network, micros(rec.createDate), string(doc)}
-	keys := make([]string, 0, len(rec.cols))
-	for k := range rec.cols {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		names = append(names, k)
-		args = append(args, rec.cols[k])
-	}
-	ph := strings.TrimSuffix(strings.Repeat("?,", len(names)), ",")
-	_, err = q.ExecContext(ctx, "INSERT INTO "+rec.table+" ("+strings.Join(names, ",")+") VALUES ("+ph+")", args...)
-	return err
-}
-
-// updateDoc replaces the doc of the record id in network.
-func updateDoc(ctx context.Context, q querier, table, network, id string, doc any) error {
-	b, err := json.Marshal(doc)
-	if err != nil {
-		return err
-	}
-	res, err := q.ExecContext(ctx, "UPDATE "+table+" SET doc = ? WHERE network_id = ? AND id = ?", string(b), network, id)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return errNotFound
-	}
-	return nil
-}
-
-// errNotFound is returned by the storage helpers when no row matches.
-var errNotFound = errors.New("not found")
-
-// getDoc decodes the doc of record id in network into v; errNotFound when
-// there is none (a record of another network is not found either).
-func getDoc(ctx context.Context, q querier, table, network, id string, v any) error {
-	var doc string
-	err := q.QueryRowContext(ctx, "SELECT doc FROM "+table+" WHERE network_id = ? AND id = ?", network, id).Scan(&doc)
-	if errors.Is(err, sql.ErrNoRows) {
-		return errNotFound
-	}
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal([]byte(doc), v)
-}
-
-// exists reports whether record id is in network.
-func exists(ctx context.Context, q querier, table, network, id string) (bool, error) {
-	var n int
-	err := q.QueryRowContext(ctx, "SELECT count(*) FROM "+table+" WHERE network_id = ? AND id = ?", network, id).Scan(&n)
-	return n > 0, err
-}
-
-func micros(t time.Time) int64 { return t.UnixMicro() }
-
-// newID returns a random version-4 uuid.
-func newID() string {
-	var b [16]byte
-	rand.Read(b[:])
-	return formatUUID(b)
-}
-
-func formatUUID(b [16]byte) string {
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
-}
-
-// isUUID reports whether s is a uuid in the canonical 8-4-4-4-12 hex form.
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < 36; i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-				return false
-			}
-		}
-	}
-	return true
 }

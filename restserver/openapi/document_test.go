@@ -1,0 +1,252 @@
+package openapi_test
+
+// The document's own tests: they parse it with kin-openapi through
+// openapitest, so they live in the external test package (openapitest
+// imports openapi).
+
+import (
+	"encoding/json"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/workspacenet/facade/restclient"
+	"github.com/workspacenet/facade/restserver/openapi"
+	"github.com/workspacenet/facade/restserver/openapi/openapitest"
+)
+
+func load(t *testing.T) *openapi3.T {
+	t.Helper()
+	doc, err := openapitest.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+func TestDocumentLoadsAndValidates(t *testing.T) {
+	doc := load(t)
+	if !strings.HasPrefix(doc.OpenAPI, "3.0.") {
+		t.Fatalf("openapi %q", doc.OpenAPI)
+	}
+	for _, name := range []string{"basic", "bearer"} {
+		if doc.Components.SecuritySchemes[name] == nil {
+			t.Errorf("security scheme %s missing", name)
+		}
+	}
+	if !json.Valid(openapi.Document()) {
+		t.Fatal("Document() is not JSON")
+	}
+}
+
+func TestExactlyTheDocumentedOperations(t *testing.T) {
+	want := []string{
+		"POST /billing/credit_notes/v1",
+		"GET /billing/credit_notes/v1",
+		"GET /billing/invoices/v1/{id}/items",
+		"POST /resources/bookings/v1",
+		"GET /resources/v1/{id}",
+		"POST /visitors/visits/v1",
+		"GET /visitors/visits/v1/{id}",
+		"PUT /visitors/visits/v1/{id}",
+		"POST /visitors/requests/v1",
+		"POST /feed/posts/v1",
+		"PUT /feed/posts/v1/{id}",
+		"GET /feed/posts/v1/{id}/comments",
+		"GET /transactions/money/v1",
+		"GET /shop/products/v1",
+		"GET /shop/products/v1/{productId}",
+		"GET /shop/orders/v1",
+		"GET /discounts/redemptions/v1",
+		"GET /events/v1/{id}",
+		"POST /oauth2/token",
+	}
+	doc := load(t)
+	var got []string
+	for path, item := range doc.Paths.Map() {
+		for method := range item.Operations() {
+			got = append(got, method+" "+path)
+		}
+	}
+	sort.Strings(got)
+	sort.Strings(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("operations:\n got %q\nwant %q", got, want)
+	}
+}
+
+func TestEveryOperationDocumentsErrorsAndWrapping(t *testing.T) {
+	doc := load(t)
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			name := method + " " + path
+			codes := []string{"400", "401", "429", "5XX"}
+			if path != "/oauth2/token" {
+				codes = append(codes, "403", "404", "409")
+				hasNet := false
+				for _, p := range op.Parameters {
+					if p.Value.In == "header" && p.Value.Name == "service-network-id" {
+						hasNet = true
+						if p.Value.Required != (path == "/events/v1/{id}") {
+							t.Errorf("%s: service-network-id required=%v", name, p.Value.Required)
+						}
+					}
+				}
+				if !hasNet {
+					t.Errorf("%s: no service-network-id header parameter", name)
+				}
+			}
+			for _, c := range codes {
+				r := op.Responses.Value(c)
+				if r == nil {
+					t.Errorf("%s: no %s response", name, c)
+					continue
+				}
+				s := r.Value.Content.Get("application/json").Schema.Value
+				if _, ok := s.Properties["message"]; !ok || !slices.Contains(s.Required, "type") {
+					t.Errorf("%s %s: not the error body", name, c)
+				}
+			}
+			okCode := "200"
+			if method == "POST" && path != "/oauth2/token" {
+				okCode = "201"
+			}
+			r := op.Responses.Value(okCode)
+			if r == nil {
+				t.Errorf("%s: no %s response", name, okCode)
+				continue
+			}
+			if path == "/oauth2/token" {
+				continue
+			}
+			s := r.Value.Content.Get("application/json").Schema.Value
+			wantKeys := 1
+			if path == "/billing/invoices/v1/{id}/items" {
+				wantKeys = 2 // invoice and invoiceItems
+			}
+			if len(s.Required) != wantKeys || s.AdditionalProperties.Has == nil || *s.AdditionalProperties.Has {
+				t.Errorf("%s: success body must be closed and wrap a single required key, got required %v", name, s.Required)
+			}
+			for k := range s.Properties {
+				if k != s.Required[0] && k != "nextPageToken" && k != "searchQueryNext" && !(k == "invoiceItems" && path == "/billing/invoices/v1/{id}/items") {
+					t.Errorf("%s: unexpected top-level key %q", name, k)
+				}
+			}
+		}
+	}
+}
+
+// TestSchemasMatchRestclient checks that every documented property exists,
+// with a compatible type, in the restclient wire type of the same object, and
+// that the full objects document every field restclient has.
+func TestSchemasMatchRestclient(t *testing.T) {
+	doc := load(t)
+	pairs := map[string]any{
+		"Tax": restclient.Tax{}, "User": restclient.User{}, "Visitor": restclient.Visitor{}, "Address": restclient.Address{},
+		"Discount": restclient.Discount{}, "ItemPayment": restclient.ItemPayment{}, "Company": restclient.Company{},
+		"PriceSplit": restclient.PriceSplit{}, "CreditNote": restclient.CreditNote{}, "CreditNoteLine": restclient.CreditNoteLine{},
+		"Booking": restclient.Booking{}, "Resource": restclient.Resource{}, "Visit": restclient.Visit{},
+		"VisitRequest": restclient.VisitRequest{}, "Post": restclient.Post{}, "Comment": restclient.Comment{},
+		"Invoice": restclient.Invoice{}, "InvoiceItem": restclient.InvoiceItem{}, "Transaction": restclient.Transaction{},
+		"Product": restclient.Product{}, "ProductOption": restclient.ProductOption{}, "Order": restclient.Order{},
+		"Redemption": restclient.Redemption{}, "Event": restclient.Event{},
+		"CreditNoteCreate": restclient.CreditNoteCreateRequest{}, "BookingCreate": restclient.BookingCreateRequest{},
+		"VisitCreate": restclient.VisitCreateRequest{}, "VisitUpdate": restclient.VisitUpdateRequest{},
+		"VisitRequestCreate": restclient.VisitRequestCreateRequest{}, "PostCreate": restclient.PostCreateRequest{},
+		"PostUpdate": restclient.PostUpdateRequest{},
+	}
+	for name, v := range pairs {
+		ref := doc.Components.Schemas[name]
+		if ref == nil {
+			t.Errorf("schema %s missing", name)
+			continue
+		}
+		typ := reflect.TypeOf(v)
+		// Both directions at the top level.
+		fields := jsonFields(typ)
+		for f := range fields {
+			if _, ok := ref.Value.Properties[f]; !ok {
+				t.Errorf("%s: restclient field %q not documented", name, f)
+			}
+		}
+		// Documented -> decodable, recursively.
+		compareSchema(t, name, ref.Value, typ)
+	}
+}
+
+func jsonFields(typ reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		out[name] = f.Type
+	}
+	return out
+}
+
+var (
+	timestampType = reflect.TypeOf(restclient.Timestamp{})
+	rawType       = reflect.TypeOf(json.RawMessage{})
+)
+
+func compareSchema(t *testing.T, where string, s *openapi3.Schema, typ reflect.Type) {
+	t.Helper()
+	for typ.Kind() == reflect.Pointer {
+		typ = typ.Elem()
+	}
+	switch {
+	case typ == timestampType:
+		if s.Format != "date-time" || !s.Nullable {
+			t.Errorf("%s: timestamp schema is %q nullable=%v", where, s.Format, s.Nullable)
+		}
+		return
+	case typ == rawType:
+		if !s.Type.Is("object") {
+			t.Errorf("%s: free object documented as %v", where, s.Type)
+		}
+		return
+	}
+	switch typ.Kind() {
+	case reflect.String:
+		if !s.Type.Is("string") {
+			t.Errorf("%s: string in restclient, %v documented", where, s.Type)
+		}
+	case reflect.Float64:
+		if !s.Type.Is("number") {
+			t.Errorf("%s: number in restclient, %v documented", where, s.Type)
+		}
+	case reflect.Bool:
+		if !s.Type.Is("boolean") {
+			t.Errorf("%s: boolean in restclient, %v documented", where, s.Type)
+		}
+	case reflect.Slice:
+		if !s.Type.Is("array") {
+			t.Errorf("%s: array in restclient, %v documented", where, s.Type)
+			return
+		}
+		compareSchema(t, where+"[]", s.Items.Value, typ.Elem())
+	case reflect.Struct:
+		if !s.Type.Is("object") {
+			t.Errorf("%s: object in restclient, %v documented", where, s.Type)
+			return
+		}
+		fields := jsonFields(typ)
+		for name, p := range s.Properties {
+			ft, ok := fields[name]
+			if !ok {
+				t.Errorf("%s: documented property %q is not in restclient.%s", where, name, typ.Name())
+				continue
+			}
+			compareSchema(t, where+"."+name, p.Value, ft)
+		}
+	default:
+		t.Errorf("%s: unexpected Go kind %s", where, typ.Kind())
+	}
+}

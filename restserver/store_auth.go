@@ -1,0 +1,117 @@
+package restserver
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+	"time"
+)
+
+// API clients and tokens. Secrets and tokens are stored as hashes
+// (hashSecret), scopes as one space-separated string.
+
+// grant is what a stored client or token grants: a membership of a network
+// with scopes.
+type grant struct {
+	network    string
+	membership string
+	clientID   string // "" when the token has no client (IssueToken)
+	scopes     []string
+}
+
+// putClient stores an API client with its hashed secret.
+func putClient(ctx context.Context, q querier, id, secret, network, membership string, scopes []string, now time.Time) error {
+	_, err := q.ExecContext(ctx, `INSERT INTO api_clients (id, network_id, secret_hash, scopes, membership_id, create_date) VALUES (?, ?, ?, ?, ?, ?)`,
+		id, network, hashSecret(secret), strings.Join(scopes, " "), membership, micros(now))
+	return err
+}
+
+// apiClient returns what client id grants and its stored secret hash;
+// errNotFound when there is no such client.
+func (s *store) apiClient(ctx context.Context, id string) (grant, []byte, error) {
+	var (
+		g      = grant{clientID: id}
+		scopes string
+		hash   []byte
+	)
+	err := s.read.QueryRowContext(ctx, `SELECT network_id, membership_id, scopes, secret_hash FROM api_clients WHERE id = ?`, id).
+		Scan(&g.network, &g.membership, &scopes, &hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		return grant{}, nil, errNotFound
+	}
+	if err != nil {
+		return grant{}, nil, err
+	}
+	g.scopes = strings.Fields(scopes)
+	return g, hash, nil
+}
+
+// putToken stores a token (by hash). renew marks the well-known demo tokens
+// whose expiry the server extends while it runs.
+func putToken(ctx context.Context, q querier, token, kind, network, clientID, membership string, scopes []string, expires time.Time, renew bool) error {
+	_, err := q.ExecContext(ctx, `INSERT INTO tokens (hash, kind, network_id, client_id, membership_id, scopes, expires_at, renew)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (hash) DO UPDATE SET expires_at = excluded.expires_at, scopes = excluded.scopes`,
+		hashSecret(token), kind, network, clientID, membership, strings.Join(scopes, " "), micros(expires), renew)
+	return err
+}
+
+// putAccessToken stores an access token of membership in network with
+// scopes, expiring at expires.
+func (s *store) putAccessToken(ctx context.Context, token, network, membership string, scopes []string, expires time.Time) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		return putToken(ctx, tx, token, "access", network, "", membership, scopes, expires, false)
+	})
+}
+
+// token returns what the token of kind ("access" or "refresh") grants and
+// when it expires (Unix microseconds); errNotFound when there is no such
+// token, expired or not.
+func (s *store) token(ctx context.Context, kind, token string) (grant, int64, error) {
+	var (
+		g       grant
+		scopes  string
+		client  sql.NullString
+		expires int64
+	)
+	err := s.read.QueryRowContext(ctx, `SELECT network_id, membership_id, client_id, scopes, expires_at FROM tokens WHERE hash = ? AND kind = ?`,
+		hashSecret(token), kind).Scan(&g.network, &g.membership, &client, &scopes, &expires)
+	if errors.Is(err, sql.ErrNoRows) {
+		return grant{}, 0, errNotFound
+	}
+	if err != nil {
+		return grant{}, 0, err
+	}
+	g.clientID, g.scopes = client.String, strings.Fields(scopes)
+	return g, expires, nil
+}
+
+// issueTokens stores, in one transaction, a new access token and a new
+// refresh token for g (expiring at accessExpires and refreshExpires),
+// revokes the refresh token revoke (when not ""), and deletes the tokens
+// that expired before now (but not the renewed demo tokens).
+func (s *store) issueTokens(ctx context.Context, g grant, access, refresh, revoke string, now, accessExpires, refreshExpires time.Time) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		if revoke != "" {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM tokens WHERE hash = ? AND kind = 'refresh'`, hashSecret(revoke)); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM tokens WHERE expires_at < ? AND renew = 0`, micros(now)); err != nil {
+			return err
+		}
+		if err := putToken(ctx, tx, access, "access", g.network, g.clientID, g.membership, g.scopes, accessExpires, false); err != nil {
+			return err
+		}
+		return putToken(ctx, tx, refresh, "refresh", g.network, g.clientID, g.membership, g.scopes, refreshExpires, false)
+	})
+}
+
+// renewTokens extends the expiry of the demo tokens (renew = 1) to expires.
+func (s *store) renewTokens(ctx context.Context, expires time.Time) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE tokens SET expires_at = ? WHERE renew = 1`, micros(expires))
+		return err
+	})
+}

@@ -1,0 +1,18 @@
+package restserver
+
+import (
+	"context"
+
+	"github.com/workspacenet/facade/restclient"
+)
+
+// Events.
+
+// event returns event id of network; errNotFound when there is none.
+func (s *store) event(ctx context.Context, network, id string) (*restclient.Event, error) {
+	var e restclient.Event
+	if err := getDoc(ctx, s.read, "events", network, id, &e); err != nil {
+		return nil, err
+	}
+	return &e, nil
+}

@@ -1,0 +1,79 @@
+package restserver
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/workspacenet/facade/restclient"
+)
+
+// Visits and visit requests.
+
+// createVisit stores the new visit v in network, hosted by membership,
+// created at now: it loads the location of v.LocationRef (404) and the host,
+// fills in v's location and host, and stores it, in one write transaction.
+func (s *store) createVisit(ctx context.Context, network, membership string, now time.Time, v *restclient.Visit) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		var loc restclient.VisitLocation
+		if err := getDoc(ctx, tx, "locations", network, *v.LocationRef, &loc); err != nil {
+			return notFound(err, "visit.locationRef: location not found")
+		}
+		m, user, err := member(ctx, tx, network, membership)
+		if err != nil {
+			return err
+		}
+		v.Location, v.MembershipRefHost, v.UserHost, v.UserRefHost = &loc, new(m.ID), user, new(user.ID)
+		return insert(ctx, tx, record{table: "visits", id: v.ID, network: network, createDate: now, doc: v,
+			cols: map[string]any{"location_id": *v.LocationRef}})
+	})
+}
+
+// visit returns visit id of network; errNotFound when there is none.
+func (s *store) visit(ctx context.Context, network, id string) (*restclient.Visit, error) {
+	var v restclient.Visit
+	if err := getDoc(ctx, s.read, "visits", network, id, &v); err != nil {
+		return nil, err
+	}
+	return &v, nil
+}
+
+// updateVisit applies upd to visit id of network and stores it, in one write
+// transaction; errNotFound when there is no such visit.
+func (s *store) updateVisit(ctx context.Context, network, id string, upd visitUpdate) (*restclient.Visit, error) {
+	var v restclient.Visit
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		if err := getDoc(ctx, tx, "visits", network, id, &v); err != nil {
+			return err
+		}
+		upd.apply(&v)
+		return updateDoc(ctx, tx, "visits", network, id, v)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &v, nil
+}
+
+// createVisitRequest stores the new visit request vr in network, created at
+// now: it checks its location (404), loads the host user of vr.UserRefHost
+// and that user's membership (404), fills them in and stores vr, in one
+// write transaction.
+func (s *store) createVisitRequest(ctx context.Context, network string, now time.Time, vr *restclient.VisitRequest) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		if err := mustExist(ctx, tx, "locations", network, *vr.LocationRef); err != nil {
+			return notFound(err, "request.locationRef: location not found")
+		}
+		var host restclient.User
+		if err := getDoc(ctx, tx, "users", network, *vr.UserRefHost, &host); err != nil {
+			return notFound(err, "request.userRefHost: user not found")
+		}
+		mid, err := membershipOfUser(ctx, tx, network, *vr.UserRefHost)
+		if err != nil {
+			return notFound(err, "request.userRefHost: user not found")
+		}
+		vr.UserHost, vr.MembershipRefHost = &host, new(mid)
+		return insert(ctx, tx, record{table: "visit_requests", id: vr.ID, network: network, createDate: now, doc: vr,
+			cols: map[string]any{"location_id": *vr.LocationRef}})
+	})
+}
