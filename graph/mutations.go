@@ -8,6 +8,7 @@ import (
 
 	"github.com/workspacenet/facade/graph/gqlerr"
 	"github.com/workspacenet/facade/graph/model"
+	"github.com/workspacenet/facade/internal/ids"
 	"github.com/workspacenet/facade/restclient"
 )
 
@@ -25,7 +26,7 @@ func (v *validator) fail(field, format string, args ...any) {
 }
 
 func (v *validator) uuid(field, s string) {
-	if !isUUID(s) {
+	if !ids.IsUUID(s) {
 		v.fail(field, "must be a uuid, got %q", truncate(s))
 	}
 }
@@ -61,29 +62,9 @@ func (v *validator) email(field, s string) {
 	}
 }
 
-// isUUID reports whether s has the 8-4-4-4-12 hex form of a uuid.
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i, c := range s {
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 // checkID validates an id argument of a query field.
 func checkID(field, id string) error {
-	if !isUUID(id) {
+	if !ids.IsUUID(id) {
 		return gqlerr.Input(field, "must be a uuid, got %q", truncate(id))
 	}
 	return nil

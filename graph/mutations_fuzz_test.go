@@ -9,6 +9,7 @@ import (
 
 	"github.com/workspacenet/facade/graph/gqlerr"
 	"github.com/workspacenet/facade/graph/model"
+	"github.com/workspacenet/facade/internal/ids"
 	"github.com/workspacenet/facade/restclient"
 )
 
@@ -51,7 +52,7 @@ func FuzzMutationInputs(f *testing.F) {
 		b, err := createBookingRequest(model.CreateBookingInput{ResourceRef: ref, StartDate: startTS, EndDate: endTS, MembershipRefOwner: &ref})
 		check("createBooking", err)
 		if err == nil {
-			if !isUUID(*b.ResourceRef) || *b.ResourceRef != ref || !b.EndDate.After(b.StartDate.Time) || b.StartDate.IsZero() {
+			if !ids.IsUUID(*b.ResourceRef) || *b.ResourceRef != ref || !b.EndDate.After(b.StartDate.Time) || b.StartDate.IsZero() {
 				t.Fatalf("createBooking accepted %q %v..%v", ref, startTS, endTS)
 			}
 		}
@@ -63,7 +64,7 @@ func FuzzMutationInputs(f *testing.F) {
 		})
 		check("createCreditNote", err)
 		if err == nil {
-			if !isUUID(*cn.InvoiceRef) || strings.TrimSpace(*cn.Reason) == "" || amount < 0 || qty <= 0 || len(cn.Lines) != 1 || len(cn.Refunds) != 1 {
+			if !ids.IsUUID(*cn.InvoiceRef) || strings.TrimSpace(*cn.Reason) == "" || amount < 0 || qty <= 0 || len(cn.Lines) != 1 || len(cn.Refunds) != 1 {
 				t.Fatalf("createCreditNote accepted %q reason %q amount %v qty %v", ref, name, amount, qty)
 			}
 		}

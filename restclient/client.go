@@ -35,6 +35,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/workspacenet/facade/internal/clock"
 )
 
 // Defaults of a new Client.
@@ -230,7 +232,7 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 		retry:       DefaultRetryPolicy(),
 		maxInFlight: DefaultMaxInFlight,
 		userAgent:   DefaultUserAgent,
-		wait:        sleepCtx,
+		wait:        clock.Sleep,
 		jitter:      fullJitter,
 
 		breakerSettings: DefaultBreakerSettings(),
@@ -282,20 +284,6 @@ func newHTTPClient(maxInFlight int, timeout time.Duration) *http.Client {
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		},
-	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }
 

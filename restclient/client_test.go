@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/workspacenet/facade/internal/clock"
 )
 
 func TestNewClientValidation(t *testing.T) {
@@ -280,7 +282,7 @@ func TestCancelDuringBackoff(t *testing.T) {
 	ctx, cancel := context.WithCancel(ctxT(t))
 	c.wait = func(ctx context.Context, d time.Duration) error {
 		cancel()
-		return sleepCtx(ctx, time.Hour)
+		return clock.Sleep(ctx, time.Hour)
 	}
 	_, resp, err := c.Events.GetEvent(ctx, "e")
 	if err != context.Canceled || resp != nil {
@@ -306,20 +308,6 @@ func TestBackoff(t *testing.T) {
 	}
 	if fullJitter(0) != 0 {
 		t.Error("jitter of 0")
-	}
-}
-
-func TestSleepCtx(t *testing.T) {
-	if err := sleepCtx(t.Context(), time.Nanosecond); err != nil {
-		t.Error(err)
-	}
-	if err := sleepCtx(t.Context(), 0); err != nil {
-		t.Error(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
-	if err := sleepCtx(ctx, time.Hour); err != context.Canceled {
-		t.Errorf("err %v", err)
 	}
 }
 
