@@ -3,8 +3,11 @@ package restclient
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/sony/gobreaker/v2"
@@ -12,19 +15,31 @@ import (
 
 // Circuit breaking
 //
-// A Client keeps one circuit breaker per upstream operation, keyed by
-// "METHOD route-template" (e.g. "GET /resources/v1/{id}"). A breaker guards
-// the whole logical call: the retries of one call are one outcome, so a
-// failing route is not hit MaxRetries+1 times per failure count, and a call
-// that fails fast is never retried. Shared GETs (WithSharedGets) pass through
-// the breaker once per upstream call, not once per waiter.
+// A Client keeps two kinds of circuit breakers per upstream operation,
+// "METHOD route-template" (e.g. "GET /resources/v1/{id}"):
+//
+//   - one per operation and upstream client (Credentials.Identity): it counts
+//     every failure of that client's calls and refuses only that client's
+//     calls when it opens, so one tenant's failing calls (its 5xx answers, its
+//     timeouts) cannot refuse another tenant's;
+//   - one per operation for everyone: it counts only evidence that the
+//     upstream itself is unwell: a connection that could not be made
+//     (refused, unreachable), or failures of at least two distinct clients
+//     within the window. An upstream-wide outage therefore opens it as fast
+//     as before, for every client.
+//
+// A breaker guards the whole logical call: the retries of one call are one
+// outcome, so a failing route is not hit MaxRetries+1 times per failure
+// count, and a call that fails fast is never retried. Shared GETs
+// (WithSharedGets) pass through the breakers once per upstream call, not once
+// per waiter.
 //
 // Outcomes:
 //   - failure: a 5xx answer or a *TransportError (timeout, refused, reset,
 //     body cut short) — the upstream is unwell;
-//   - ignored: a 429 (the caller is being throttled, the upstream is fine)
-//     and the caller's own cancellation or deadline, which say nothing about
-//     the upstream;
+//   - ignored: a 429 (the caller is being throttled, the upstream is fine),
+//     the caller's own cancellation or deadline, and calls a Send hook
+//     refused before anything was sent; they say nothing about the upstream;
 //   - success: everything else, including 4xx answers and 2xx bodies that do
 //     not decode (the upstream answered).
 //
@@ -39,10 +54,17 @@ var ErrCircuitOpen = errors.New("restclient: circuit open")
 // and busy probing) circuit breaker: the upstream route was not called.
 type CircuitOpenError struct {
 	Method, Route string // Route is the path template
+	// Client is true when the caller's own breaker refused the call (its
+	// calls of this route kept failing), false for the route's breaker
+	// (the upstream route is unwell for everyone).
+	Client bool
 }
 
 // Error formats e as "GET /resources/v1/{id}: circuit open: upstream route unavailable, not called".
 func (e *CircuitOpenError) Error() string {
+	if e.Client {
+		return e.Method + " " + e.Route + ": circuit open: this client's calls of the route keep failing, not called"
+	}
 	return e.Method + " " + e.Route + ": circuit open: upstream route unavailable, not called"
 }
 
@@ -181,21 +203,31 @@ type breaker interface {
 	Allow() (done func(success bool), err error)
 }
 
-// breakers holds a Client's breakers, made on first use of a route.
+// breakers holds a Client's breakers, made on first use.
 type breakers struct {
 	settings BreakerSettings
 	onChange BreakerStateFunc
 
-	mu sync.Mutex
-	m  map[string]breaker
+	mu      sync.Mutex
+	m       map[string]breaker          // by name: "METHOD route" or "METHOD route client <id>"
+	clients int                         // per-client breakers in m
+	failing map[string]map[string]int64 // route -> client -> unix nanos of its last failure
 }
 
-// get returns the breaker of method route, or nil when breaking is off.
-func (b *breakers) get(method, route string) breaker {
+// maxClientBreakers bounds the per-client breakers kept: beyond it, closed
+// ones are forgotten (a forgotten breaker only loses its counts).
+const maxClientBreakers = 4096
+
+// get returns the breaker of method route for everyone (client "") or for
+// one client identity; nil when breaking is off.
+func (b *breakers) get(method, route, client string) breaker {
 	if b.settings.Disabled {
 		return nil
 	}
 	name := method + " " + route
+	if client != "" {
+		name += " client " + client[:8]
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if cb, ok := b.m[name]; ok {
@@ -226,26 +258,93 @@ func (b *breakers) get(method, route string) breaker {
 	if b.m == nil {
 		b.m = make(map[string]breaker)
 	}
+	if client != "" {
+		if b.clients >= maxClientBreakers {
+			b.forgetClosedClients()
+		}
+		b.clients++
+	}
 	b.m[name] = cb
 	return cb
 }
 
-// state returns the current state of method route's breaker (closed when
-// breaking is off). Reading it moves an open breaker whose timeout passed to
-// half-open.
-func (b *breakers) state(method, route string) BreakerState {
-	cb := b.get(method, route)
+func (b *breakers) forgetClosedClients() {
+	for name, cb := range b.m {
+		if strings.Contains(name, " client ") && cb.State() == gobreaker.StateClosed {
+			delete(b.m, name)
+			b.clients--
+		}
+	}
+}
+
+// upstreamWide reports whether a failure of client on method route is
+// evidence against the upstream itself: a connection that could not be made,
+// or another client's failure on the route within the window.
+func (b *breakers) upstreamWide(method, route, client string, err error, now time.Time) bool {
+	if connectFailed(err) {
+		return true
+	}
+	key := method + " " + route
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.failing == nil {
+		b.failing = map[string]map[string]int64{}
+	}
+	f := b.failing[key]
+	if f == nil {
+		f = map[string]int64{}
+		b.failing[key] = f
+	}
+	since := now.Add(-b.settings.Window).UnixNano()
+	others := false
+	for c, at := range f {
+		switch {
+		case at < since:
+			delete(f, c)
+		case c != client:
+			others = true
+		}
+	}
+	f[client] = now.UnixNano()
+	return others
+}
+
+// connectFailed reports whether err is a transport error that happened
+// before any request reached the upstream: refused, unreachable, no route.
+func connectFailed(err error) bool {
+	te, ok := errors.AsType[*TransportError](err)
+	if !ok {
+		return false
+	}
+	if op, ok := errors.AsType[*net.OpError](te.Err); ok && op.Op == "dial" {
+		return true
+	}
+	return errors.Is(te.Err, syscall.ECONNREFUSED)
+}
+
+// state returns the current state of method route's breaker for everyone
+// (closed when breaking is off). Reading it moves an open breaker whose
+// timeout passed to half-open.
+func (b *breakers) state(method, route, client string) BreakerState {
+	cb := b.get(method, route, client)
 	if cb == nil {
 		return BreakerClosed
 	}
 	return breakerState(cb.State())
 }
 
-// BreakerState returns the state of the breaker of the operation method route
-// (route is the path template, e.g. "/resources/v1/{id}"); closed when
-// circuit breaking is off or the route has not been called.
+// BreakerState returns the state of the route breaker (for everyone) of the
+// operation method route (route is the path template, e.g.
+// "/resources/v1/{id}"); closed when circuit breaking is off or the route has
+// not been called.
 func (c *Client) BreakerState(method, route string) BreakerState {
-	return c.breakers.state(method, route)
+	return c.breakers.state(method, route, "")
+}
+
+// ClientBreakerState returns the state of the breaker of creds' client for
+// the operation method route.
+func (c *Client) ClientBreakerState(method, route string, creds Credentials) BreakerState {
+	return c.breakers.state(method, route, creds.Identity())
 }
 
 type outcome int
@@ -272,19 +371,42 @@ func classify(ctx context.Context, err error) outcome {
 	return outcomeSuccess
 }
 
-// guardedFetch runs fetch through the breaker of rc's route. A refused call
-// returns a *CircuitOpenError without network I/O.
+// guardedFetch runs fetch through the breakers of rc's route: the route's
+// and the caller's. A refused call returns a *CircuitOpenError without
+// network I/O.
 func (c *Client) guardedFetch(ctx context.Context, rc call, target string, payload []byte, creds Credentials, deadline func() (time.Time, bool)) (fetched, error) {
-	cb := c.breakers.get(rc.method, rc.route)
-	if cb == nil {
+	id := creds.Identity()
+	rb := c.breakers.get(rc.method, rc.route, "")
+	if rb == nil {
 		return c.fetch(ctx, rc, target, payload, creds, deadline)
 	}
-	done, err := cb.Allow()
+	cb := c.breakers.get(rc.method, rc.route, id)
+	routeDone, err := rb.Allow()
 	if err != nil {
 		return fetched{}, &CircuitOpenError{Method: rc.method, Route: rc.route}
 	}
+	clientDone, err := cb.Allow()
+	if err != nil {
+		report(rb, routeDone, outcomeIgnored)
+		return fetched{}, &CircuitOpenError{Method: rc.method, Route: rc.route, Client: true}
+	}
 	f, err := c.fetch(ctx, rc, target, payload, creds, deadline)
-	switch classify(ctx, err) {
+	o := classify(ctx, err)
+	if !f.sent {
+		o = outcomeIgnored // refused by a Send hook: the upstream saw nothing
+	}
+	report(cb, clientDone, o)
+	if o == outcomeFailure && !c.breakers.upstreamWide(rc.method, rc.route, id, err, time.Now()) {
+		o = outcomeIgnored // one client's failure: its own breaker counts it
+	}
+	report(rb, routeDone, o)
+	return f, err
+}
+
+// report tells breaker cb, through the done of the call it admitted, what
+// the call's outcome says.
+func report(cb breaker, done func(bool), o outcome) {
+	switch o {
 	case outcomeSuccess:
 		done(true)
 	case outcomeFailure:
@@ -313,5 +435,4 @@ func (c *Client) guardedFetch(ctx context.Context, rc call, target string, paylo
 			done(true)
 		}
 	}
-	return f, err
 }

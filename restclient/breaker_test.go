@@ -56,9 +56,9 @@ var noRetry = WithRetry(RetryPolicy{MaxRetries: 0})
 func waitState(t *testing.T, c *Client, method, route string, want BreakerState) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for c.BreakerState(method, route) != want {
+	for c.ClientBreakerState(method, route, testCreds) != want {
 		if time.Now().After(deadline) {
-			t.Fatalf("breaker of %s %s is %s, never became %s", method, route, c.BreakerState(method, route), want)
+			t.Fatalf("breaker of %s %s is %s, never became %s", method, route, c.ClientBreakerState(method, route, testCreds), want)
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -80,10 +80,10 @@ func TestBreakerOpensAndFailsFast(t *testing.T) {
 	if n.Load() != 15 {
 		t.Errorf("%d upstream hits, want 15", n.Load())
 	}
-	if got := log.get(); !slices.Equal(got, []string{"GET /events/v1/{id}: closed->open"}) {
+	if got := log.get(); !slices.Equal(got, []string{"GET /events/v1/{id} client "+testID[:8]+": closed->open"}) {
 		t.Errorf("state changes %v", got)
 	}
-	if c.BreakerState("GET", "/events/v1/{id}") != BreakerOpen {
+	if c.ClientBreakerState("GET", "/events/v1/{id}", testCreds) != BreakerOpen {
 		t.Error("breaker not open")
 	}
 	for _, id := range []string{"e", "other"} { // the route, not the id, is broken
@@ -98,7 +98,7 @@ func TestBreakerOpensAndFailsFast(t *testing.T) {
 		if IsTransport(err) || IsServerError(err) || StatusCode(err) != 0 {
 			t.Error("circuit open mistaken for another failure")
 		}
-		if err.Error() != "GET /events/v1/{id}: circuit open: upstream route unavailable, not called" {
+		if err.Error() != "GET /events/v1/{id}: circuit open: this client's calls of the route keep failing, not called" {
 			t.Errorf("text %q", err)
 		}
 	}
@@ -128,7 +128,7 @@ func TestBreakerIgnoresClientErrorsAndThrottling(t *testing.T) {
 					t.Fatalf("call %d: %v", i, err)
 				}
 			}
-			if n.Load() != 20 || len(log.get()) != 0 || c.BreakerState("GET", "/events/v1/{id}") != BreakerClosed {
+			if n.Load() != 20 || len(log.get()) != 0 || c.ClientBreakerState("GET", "/events/v1/{id}", testCreds) != BreakerClosed {
 				t.Errorf("%d hits, changes %v", n.Load(), log.get())
 			}
 		})
@@ -151,7 +151,7 @@ func TestBreakerSuccessResetsConsecutiveFailures(t *testing.T) {
 			t.Fatal("opened")
 		}
 	}
-	if n.Load() != 9 || c.BreakerState("GET", "/events/v1/{id}") != BreakerClosed {
+	if n.Load() != 9 || c.ClientBreakerState("GET", "/events/v1/{id}", testCreds) != BreakerClosed {
 		t.Errorf("%d hits", n.Load())
 	}
 }
@@ -169,12 +169,12 @@ func TestBreakerFailureRatio(t *testing.T) {
 	c := u.client(noRetry)
 	// success, failure, ...: the 10th call makes 5 failures of 10.
 	for i := 1; i <= 10; i++ {
-		if got := c.BreakerState("GET", "/events/v1/{id}"); got != BreakerClosed {
+		if got := c.ClientBreakerState("GET", "/events/v1/{id}", testCreds); got != BreakerClosed {
 			t.Fatalf("before call %d: %s", i, got)
 		}
 		c.Events.GetEvent(ctxT(t), "e")
 	}
-	if c.BreakerState("GET", "/events/v1/{id}") != BreakerOpen {
+	if c.ClientBreakerState("GET", "/events/v1/{id}", testCreds) != BreakerOpen {
 		t.Error("a 50% failure ratio over 10 calls did not open the breaker")
 	}
 }
@@ -219,8 +219,8 @@ func TestBreakerIgnoresCallerCancellation(t *testing.T) {
 			return err
 		})
 	}
-	if len(log.get()) != 0 || c.BreakerState("GET", "/events/v1/{id}") != BreakerClosed ||
-		c.BreakerState("POST", "/resources/bookings/v1") != BreakerClosed {
+	if len(log.get()) != 0 || c.ClientBreakerState("GET", "/events/v1/{id}", testCreds) != BreakerClosed ||
+		c.ClientBreakerState("POST", "/resources/bookings/v1", testCreds) != BreakerClosed {
 		t.Errorf("cancellations moved a breaker: %v", log.get())
 	}
 	if u.hits.Load() != 16 {
@@ -243,7 +243,7 @@ func TestBreakerHalfOpenRecovery(t *testing.T) {
 		for range 2 {
 			c.Events.GetEvent(ctxT(t), "e")
 		}
-		if c.BreakerState("GET", route) != BreakerOpen {
+		if c.ClientBreakerState("GET", route, testCreds) != BreakerOpen {
 			t.Fatal("not open")
 		}
 	}
@@ -258,7 +258,7 @@ func TestBreakerHalfOpenRecovery(t *testing.T) {
 	if _, _, err := c.Events.GetEvent(ctxT(t), "e"); StatusCode(err) != 500 || n.Load() != hits+1 {
 		t.Fatalf("probe: %v", err)
 	}
-	if c.BreakerState("GET", route) != BreakerOpen {
+	if c.ClientBreakerState("GET", route, testCreds) != BreakerOpen {
 		t.Fatal("failed probe did not reopen the breaker")
 	}
 
@@ -269,16 +269,16 @@ func TestBreakerHalfOpenRecovery(t *testing.T) {
 		if _, _, err := c.Events.GetEvent(ctxT(t), "e"); err != nil {
 			t.Fatalf("probe %d: %v", i, err)
 		}
-		if i == 0 && c.BreakerState("GET", route) != BreakerHalfOpen {
+		if i == 0 && c.ClientBreakerState("GET", route, testCreds) != BreakerHalfOpen {
 			t.Error("closed after one of two probes")
 		}
 	}
-	if c.BreakerState("GET", route) != BreakerClosed || n.Load() != hits+3 {
-		t.Errorf("state %s after recovery, %d hits", c.BreakerState("GET", route), n.Load()-hits)
+	if c.ClientBreakerState("GET", route, testCreds) != BreakerClosed || n.Load() != hits+3 {
+		t.Errorf("state %s after recovery, %d hits", c.ClientBreakerState("GET", route, testCreds), n.Load()-hits)
 	}
 	want := []string{"closed->open", "open->half-open", "half-open->open", "open->half-open", "half-open->closed"}
 	for i := range want {
-		want[i] = "GET " + route + ": " + want[i]
+		want[i] = "GET " + route + " client " + testID[:8] + ": " + want[i]
 	}
 	if got := log.get(); !slices.Equal(got, want) {
 		t.Errorf("changes %v\nwant %v", got, want)
@@ -341,8 +341,8 @@ func TestBreakerHalfOpenProbeLimitAndAbandonedProbe(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond) // the shared call records its outcome after the caller left
 	}
-	if c.BreakerState("GET", route) != BreakerClosed {
-		t.Errorf("state %s", c.BreakerState("GET", route))
+	if c.ClientBreakerState("GET", route, testCreds) != BreakerClosed {
+		t.Errorf("state %s", c.ClientBreakerState("GET", route, testCreds))
 	}
 }
 
@@ -367,7 +367,7 @@ func TestBreakerPerRoute(t *testing.T) {
 	if _, _, err := c.Resources.CreateBooking(ctxT(t), &BookingCreateRequest{}); err != nil || bookings.Load() != 1 {
 		t.Errorf("bookings: %v", err)
 	}
-	if c.BreakerState("GET", "/shop/products/v1/{productId}") != BreakerClosed {
+	if c.ClientBreakerState("GET", "/shop/products/v1/{productId}", testCreds) != BreakerClosed {
 		t.Error("products breaker moved")
 	}
 	// Breakers are per client.
@@ -408,7 +408,7 @@ func TestBreakerDisabled(t *testing.T) {
 			t.Fatalf("err %v", err)
 		}
 	}
-	if n.Load() != 12 || c.BreakerState("GET", "/events/v1/{id}") != BreakerClosed {
+	if n.Load() != 12 || c.ClientBreakerState("GET", "/events/v1/{id}", testCreds) != BreakerClosed {
 		t.Errorf("%d hits", n.Load())
 	}
 }
@@ -534,9 +534,9 @@ func TestBreakerIgnoredProbeAdmittedByAllowReturnsItsSlot(t *testing.T) {
 				}
 				// gobreaker moves to half-open once its open expiry is
 				// strictly before now.
-				late := &lateAllow{breaker: c.breakers.get("GET", route), delay: openTimeout + time.Millisecond}
+				late := &lateAllow{breaker: c.breakers.get("GET", route, testID), delay: openTimeout + time.Millisecond}
 				c.breakers.mu.Lock()
-				c.breakers.m["GET "+route] = late
+				c.breakers.m["GET "+route+" client "+testID[:8]] = late
 				c.breakers.mu.Unlock()
 
 				if _, _, err := c.Events.GetEvent(t.Context(), "e"); StatusCode(err) != 503 {
@@ -545,7 +545,7 @@ func TestBreakerIgnoredProbeAdmittedByAllowReturnsItsSlot(t *testing.T) {
 				// Fake time stands still until the goroutine sleeps: the
 				// breaker is open at the call's start, and turns half-open
 				// inside its Allow.
-				if s := c.BreakerState("GET", route); s != BreakerOpen {
+				if s := c.ClientBreakerState("GET", route, testCreds); s != BreakerOpen {
 					t.Fatalf("before the probe: %s", s)
 				}
 				late.armed = true
@@ -565,14 +565,14 @@ func TestBreakerIgnoredProbeAdmittedByAllowReturnsItsSlot(t *testing.T) {
 				// however long one waits.
 				time.Sleep(10 * openTimeout)
 				if _, _, err := c.Events.GetEvent(t.Context(), "e"); err != nil {
-					t.Fatalf("after the ignored probe: %v (probe slot leaked, breaker %s)", err, c.BreakerState("GET", route))
+					t.Fatalf("after the ignored probe: %v (probe slot leaked, breaker %s)", err, c.ClientBreakerState("GET", route, testCreds))
 				}
-				if hits != 3 || c.BreakerState("GET", route) != BreakerClosed {
-					t.Errorf("%d upstream calls, breaker %s", hits, c.BreakerState("GET", route))
+				if hits != 3 || c.ClientBreakerState("GET", route, testCreds) != BreakerClosed {
+					t.Errorf("%d upstream calls, breaker %s", hits, c.ClientBreakerState("GET", route, testCreds))
 				}
 				want := []string{"closed->open", "open->half-open", "half-open->closed"}
 				for i := range want {
-					want[i] = "GET " + route + ": " + want[i]
+					want[i] = "GET " + route + " client " + testID[:8] + ": " + want[i]
 				}
 				if got := log.get(); !slices.Equal(got, want) {
 					t.Errorf("changes %v\nwant %v", got, want)

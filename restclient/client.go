@@ -43,6 +43,9 @@ import (
 const (
 	DefaultTimeout     = 10 * time.Second
 	DefaultMaxInFlight = 64
+	// DefaultMaxInFlightPerClient bounds one upstream identity's share of
+	// the in-flight requests, so that no tenant can hold them all.
+	DefaultMaxInFlightPerClient = 16
 	DefaultUserAgent   = "workspacenet-facade-restclient/1"
 )
 
@@ -77,7 +80,8 @@ type Client struct {
 	timeout     time.Duration
 	retry       RetryPolicy
 	maxInFlight int
-	sem         chan struct{}
+	perClient   int
+	slots       *slots
 	userAgent   string
 
 	breakerSettings BreakerSettings
@@ -186,13 +190,27 @@ func WithRetry(p RetryPolicy) Option {
 }
 
 // WithMaxInFlight limits the requests in flight at once (default 64); further
-// calls wait for a slot, or for their context to end.
+// calls wait for a slot, or for their context to end. Waiting upstream
+// identities are served round-robin (slots.go).
 func WithMaxInFlight(n int) Option {
 	return func(c *Client) error {
 		if n < 1 {
 			return errors.New("restclient: WithMaxInFlight: limit must be at least 1")
 		}
 		c.maxInFlight = n
+		return nil
+	}
+}
+
+// WithMaxInFlightPerClient limits the requests in flight for one upstream
+// identity (Credentials.Identity; default 16, at most WithMaxInFlight), so
+// one tenant's flood of slow calls leaves slots to the others.
+func WithMaxInFlightPerClient(n int) Option {
+	return func(c *Client) error {
+		if n < 1 {
+			return errors.New("restclient: WithMaxInFlightPerClient: limit must be at least 1")
+		}
+		c.perClient = n
 		return nil
 	}
 }
@@ -231,6 +249,7 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 		timeout:     DefaultTimeout,
 		retry:       DefaultRetryPolicy(),
 		maxInFlight: DefaultMaxInFlight,
+		perClient:   DefaultMaxInFlightPerClient,
 		userAgent:   DefaultUserAgent,
 		wait:        clock.Sleep,
 		jitter:      fullJitter,
@@ -246,7 +265,7 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 	if c.hc == nil {
 		c.hc = newHTTPClient(c.maxInFlight, c.timeout)
 	}
-	c.sem = make(chan struct{}, c.maxInFlight)
+	c.slots = newSlots(c.maxInFlight, min(c.perClient, c.maxInFlight))
 	c.breakers.settings, c.breakers.onChange = c.breakerSettings, c.onBreakerChange
 	c.common.client = c
 	c.Billing = (*BillingService)(&c.common)
@@ -534,25 +553,15 @@ func (c *Client) backoff(retries int) time.Duration {
 	return c.jitter(d)
 }
 
-func (c *Client) acquire(ctx context.Context) error {
-	select {
-	case c.sem <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (c *Client) release() { <-c.sem }
-
 // attempt sends one request, holding an in-flight slot for its duration. It
 // returns the answer (nil if none) and, for a 2xx, the body; non-2xx answers
 // are *ErrorResponse.
 func (c *Client) attempt(ctx context.Context, rc call, target string, payload []byte, creds Credentials) (*http.Response, []byte, error) {
-	if err := c.acquire(ctx); err != nil {
+	id := creds.Identity()
+	if err := c.slots.acquire(ctx, id); err != nil {
 		return nil, nil, err
 	}
-	defer c.release()
+	defer c.slots.release(id)
 	actx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 

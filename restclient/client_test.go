@@ -53,7 +53,7 @@ func TestNewClientValidation(t *testing.T) {
 	if tr.MaxIdleConnsPerHost != 7 || tr.MaxConnsPerHost != 7 || tr.IdleConnTimeout != 90*time.Second || !tr.ForceAttemptHTTP2 {
 		t.Errorf("transport not tuned: %+v", tr)
 	}
-	if c.hc == http.DefaultClient || c.hc.Timeout == 0 || cap(c.sem) != 7 {
+	if c.hc == http.DefaultClient || c.hc.Timeout == 0 || c.slots.max != 7 {
 		t.Error("http client not owned or unbounded")
 	}
 	if c.Billing == nil || c.Transactions == nil || c.Resources == nil || c.Visitors == nil ||
@@ -498,7 +498,9 @@ func TestMaxInFlight(t *testing.T) {
 
 func TestMaxInFlightWaitCancelled(t *testing.T) {
 	c, _ := NewClient("http://h", WithMaxInFlight(1))
-	c.sem <- struct{}{} // the only slot is taken
+	if err := c.slots.acquire(t.Context(), "someone"); err != nil { // the only slot is taken
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(t.Context(), time.Millisecond)
 	defer cancel()
 	if _, _, err := c.Events.GetEvent(ctx, "e"); !errors.Is(err, context.DeadlineExceeded) {

@@ -348,3 +348,9 @@ func mustTime(t testing.TB, s string) time.Time {
 	}
 	return v
 }
+
+// testCreds are the test client's fixed credentials; testID their identity.
+var (
+	testCreds = Credentials{Authorization: "Bearer " + testToken, NetworkID: testNetwork}
+	testID    = testCreds.Identity()
+)
