@@ -80,7 +80,7 @@ func TestBreakerOpensAndFailsFast(t *testing.T) {
 	if n.Load() != 15 {
 		t.Errorf("%d upstream hits, want 15", n.Load())
 	}
-	if got := log.get(); !slices.Equal(got, []string{"GET /events/v1/{id} client "+testID[:8]+": closed->open"}) {
+	if got := log.get(); !slices.Equal(got, []string{"GET /events/v1/{id} client " + testID[:8] + ": closed->open"}) {
 		t.Errorf("state changes %v", got)
 	}
 	if c.ClientBreakerState("GET", "/events/v1/{id}", testCreds) != BreakerOpen {

@@ -46,7 +46,7 @@ const (
 	// DefaultMaxInFlightPerClient bounds one upstream identity's share of
 	// the in-flight requests, so that no tenant can hold them all.
 	DefaultMaxInFlightPerClient = 16
-	DefaultUserAgent   = "workspacenet-facade-restclient/1"
+	DefaultUserAgent            = "workspacenet-facade-restclient/1"
 )
 
 // maxResponseBody caps a successful response body.
