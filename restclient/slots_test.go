@@ -59,9 +59,9 @@ func TestSlotsServeWaitingClientsRoundRobin(t *testing.T) {
 	queue("B", 3) // B's flood queues first
 	queue("A", 1) // then A's one call
 	// Each release grants one slot; A's turn comes second, not after B's 3.
-	for range 4 {
+	for i := range 4 {
 		s.release("B")
-		waitGranted(t, g, len(g.snapshot())+1)
+		waitGranted(t, g, i+1)
 	}
 	wg.Wait()
 	if got := g.snapshot(); !slices.Equal(got, []string{"B", "A", "B", "B"}) {
