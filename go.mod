@@ -10,6 +10,7 @@ require (
 	github.com/sony/gobreaker/v2 v2.3.0
 	github.com/vektah/gqlparser/v2 v2.5.64
 	go.uber.org/goleak v1.3.0
+	golang.org/x/time v0.14.0
 	gonum.org/v1/plot v0.15.2
 	modernc.org/sqlite v1.40.1
 )

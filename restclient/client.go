@@ -441,9 +441,9 @@ func (c *Client) fetch(ctx context.Context, rc call, target string, payload []by
 		if len(chain) > 0 {
 			waited, err := sendWithin(ctx, chain, cs, deadline)
 			f.waited += waited
-			if err != nil {
-				if ctx.Err() != nil {
-					return f.counts(), ctx.Err()
+			if err != nil { // the hook's error as is (a rate budget's refusal)
+				if err == ctx.Err() {
+					return f.counts(), err
 				}
 				return f, err
 			}

@@ -79,7 +79,7 @@ func checkResponse(method, route, path string, r *http.Response) error {
 		Method:     method,
 		Route:      route,
 		Path:       path,
-		RetryAfter: parseRetryAfter(r.Header.Get("Retry-After"), time.Now()),
+		RetryAfter: ParseRetryAfter(r.Header.Get("Retry-After"), time.Now()),
 	}
 	if r.Body != nil {
 		data, _ := io.ReadAll(io.LimitReader(r.Body, maxErrorBody))
@@ -122,9 +122,10 @@ func cleanText(v any) string {
 // maxRetryAfter bounds a parsed Retry-After so arithmetic cannot overflow.
 const maxRetryAfter = 24 * time.Hour
 
-// parseRetryAfter reads a Retry-After value: delay-seconds or an HTTP date.
-// It returns 0 when the header is absent, malformed or in the past.
-func parseRetryAfter(v string, now time.Time) time.Duration {
+// ParseRetryAfter reads a Retry-After value: delay-seconds or an HTTP date,
+// at most 24 hours. It returns 0 when the value is empty, malformed or in the
+// past.
+func ParseRetryAfter(v string, now time.Time) time.Duration {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return 0

@@ -144,8 +144,8 @@ func TestParseRetryAfter(t *testing.T) {
 		"Mon, 01 Jan 2024 11:00:00 GMT": 0,
 		"Tue, 09 Jan 2024 12:00:00 GMT": maxRetryAfter,
 	} {
-		if got := parseRetryAfter(in, now); got != want {
-			t.Errorf("parseRetryAfter(%q) = %v, want %v", in, got, want)
+		if got := ParseRetryAfter(in, now); got != want {
+			t.Errorf("ParseRetryAfter(%q) = %v, want %v", in, got, want)
 		}
 	}
 }
