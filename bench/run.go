@@ -21,6 +21,7 @@ import (
 
 	"github.com/workspacenet/facade/graph/loaders"
 	"github.com/workspacenet/facade/graph/loaders/naive"
+	"github.com/workspacenet/facade/internal/budget"
 	"github.com/workspacenet/facade/internal/stack"
 	"github.com/workspacenet/facade/restclient"
 )
@@ -39,6 +40,7 @@ type facade struct {
 func startFacade(upstreamURL, mode string, lc loaders.Config) (*facade, error) {
 	cfg := stack.DefaultConfig()
 	cfg.Upstream, cfg.Playground = upstreamURL, false
+	cfg.Budget = budget.Config{} // these scenarios measure the facade, not the pacing
 	cfg.Graph.Loaders = lc
 	isNaive := mode == modeNaive
 	if isNaive {

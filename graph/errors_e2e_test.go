@@ -214,8 +214,8 @@ func TestErrors(t *testing.T) {
 		// A Retry-After longer than the client waits is not retried.
 		expectCalls(t, env, calls{rGetResource: 1})
 		noLeak(t, env, r)
-		if e.Extensions["retryAfterSeconds"] != float64(30) {
-			t.Errorf("retryAfterSeconds = %v", e.Extensions["retryAfterSeconds"])
+		if e.Extensions["retryAfter"] != float64(30) {
+			t.Errorf("retryAfter = %v", e.Extensions["retryAfter"])
 		}
 	})
 

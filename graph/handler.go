@@ -25,6 +25,7 @@ import (
 	"github.com/workspacenet/facade/graph/loaders"
 	"github.com/workspacenet/facade/graph/trusted"
 	"github.com/workspacenet/facade/internal/accesslog"
+	"github.com/workspacenet/facade/internal/budget"
 	"github.com/workspacenet/facade/restclient"
 )
 
@@ -49,6 +50,9 @@ type Options struct {
 	// UpstreamTrace lets a request ask, with "X-Upstream-Trace: 1", for the
 	// upstream call report in extensions.upstream.
 	UpstreamTrace bool
+	// Budget paces every upstream request per upstream client (the real API
+	// allows 10 per second per client); nil: no pacing.
+	Budget *budget.Budget
 	// ServerCredentials, when set, are used for requests that carry no
 	// Authorization header (server-to-server use).
 	ServerCredentials *restclient.Credentials
@@ -172,21 +176,25 @@ func NewHandler(o Options) http.Handler {
 			defer cancel()
 		}
 		req := &request{trace: o.UpstreamTrace && r.Header.Get(TraceHeader) == "1", calls: &calls.Collector{Max: o.MaxUpstreamCalls}}
+		var creds restclient.Credentials
 		if auth := strings.TrimSpace(r.Header.Get("Authorization")); auth != "" {
-			ctx = restclient.WithCredentials(ctx, restclient.Credentials{
-				Authorization: auth,
-				NetworkID:     strings.TrimSpace(r.Header.Get("service-network-id")),
-			})
+			creds = restclient.Credentials{Authorization: auth, NetworkID: strings.TrimSpace(r.Header.Get("service-network-id"))}
 			req.hasCredentials = true
 		} else if o.ServerCredentials != nil {
-			ctx = restclient.WithCredentials(ctx, *o.ServerCredentials)
+			creds = *o.ServerCredentials
 			req.hasCredentials = true
+		}
+		if req.hasCredentials {
+			ctx = restclient.WithCredentials(ctx, creds)
 		}
 		ctx = context.WithValue(ctx, requestKey{}, req)
 		ctx = restclient.WithCallHooks(ctx, req.calls.Hooks())
+		if o.Budget != nil {
+			ctx = restclient.WithCallHooks(ctx, budgetHooks(o.Budget, creds.Identity()))
+		}
 		ctx = loaders.WithLoaders(ctx, o.newLoaders())
 		srv.ServeHTTP(w, r.WithContext(ctx))
-		entry.SetUpstreamCalls(req.calls.Count())
+		entry.SetUpstreamCalls(req.calls.Count(), req.calls.Waited())
 	})
 }
 
@@ -198,6 +206,32 @@ func isJSON(r *http.Request) bool {
 func refuse(w http.ResponseWriter, entry *accesslog.Entry, ref *guard.Refusal) {
 	entry.AddCodes(ref.Code)
 	ref.Write(w)
+}
+
+// budgetHooks pace a request's upstream requests with b, as client (the
+// request's upstream identity), and let b learn from every answer. A call's
+// priority is the depth of the field it loads for: lists and objects whose
+// children load more go before the leaf lookups of the same request.
+func budgetHooks(b *budget.Budget, client string) restclient.CallHooks {
+	return restclient.CallHooks{
+		Send: func(ctx context.Context, _ restclient.CallStart) error {
+			_, err := b.Wait(ctx, client, fieldDepth(ctx))
+			return err
+		},
+		Answered: func(_ context.Context, _ restclient.CallStart, resp *http.Response) {
+			b.Learn(client, resp.StatusCode, resp.Header)
+		},
+	}
+}
+
+// fieldDepth is the length of the path of the field ctx resolves (0 outside
+// any field).
+func fieldDepth(ctx context.Context) int {
+	n := 0
+	for fc := graphql.GetFieldContext(ctx); fc != nil; fc = fc.Parent {
+		n++
+	}
+	return n
 }
 
 // request is what the facade knows about the GraphQL request being served.

@@ -28,6 +28,9 @@ type Config struct {
 	Now       func() time.Time // clock; nil = time.Now
 	Logger    *slog.Logger     // nil = discard
 	Hooks     *hooks.Hooks     // nil = a fresh one
+	// RateLimit, when PerSecond > 0, answers 429 above that many requests
+	// per second per client, as the real API does (hooks.RateLimit).
+	RateLimit hooks.RateLimit
 }
 
 // Server is the REST service. It is safe for concurrent use.
@@ -61,6 +64,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if s.hooks == nil {
 		s.hooks = hooks.New()
+	}
+	if cfg.RateLimit.PerSecond < 0 {
+		return nil, fmt.Errorf("restserver: RateLimit.PerSecond %d is negative", cfg.RateLimit.PerSecond)
+	}
+	if cfg.RateLimit.PerSecond > 0 {
+		s.hooks.SetRateLimit(cfg.RateLimit)
 	}
 	handler, err := s.routes()
 	if err != nil {

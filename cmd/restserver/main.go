@@ -11,6 +11,8 @@
 //	-demo-scale N     demo data scale when the database is empty, 0 = none [RESTSERVER_DEMO_SCALE], default 1
 //	-latency SPEC     injected latency, e.g. "*=20ms+5ms" (repeatable) [RESTSERVER_LATENCY]
 //	-fault SPEC       injected faults, e.g. "GET /resources/v1/{id}=503@0.5" (repeatable) [RESTSERVER_FAULT]
+//	-rate-limit N     requests per second per client, as the real API (10); above it 429 [RESTSERVER_RATE_LIMIT], default 0 = off
+//	-rate-limit-no-retry-after   answer those 429s without Retry-After [RESTSERVER_RATE_LIMIT_NO_RETRY_AFTER]
 //	-demo-manifest    print the demo manifest JSON and exit
 package main
 
@@ -64,6 +66,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return fmt.Errorf("RESTSERVER_DEMO_SCALE: %w", err)
 	}
 	scale := fs.Int("demo-scale", scaleDef, "demo data scale when the database is empty; 0 = no demo data [RESTSERVER_DEMO_SCALE]")
+	rateDef, err := strconv.Atoi(envOr("RESTSERVER_RATE_LIMIT", "0"))
+	if err != nil {
+		return fmt.Errorf("RESTSERVER_RATE_LIMIT: %w", err)
+	}
+	rateLimit := fs.Int("rate-limit", rateDef, "requests per second per client (the real API allows 10); above it 429; 0 = off [RESTSERVER_RATE_LIMIT]")
+	noRetryAfter := fs.Bool("rate-limit-no-retry-after", getenv("RESTSERVER_RATE_LIMIT_NO_RETRY_AFTER") == "true",
+		"answer rate-limited requests without Retry-After, as the real API may [RESTSERVER_RATE_LIMIT_NO_RETRY_AFTER]")
 	manifest := fs.Bool("demo-manifest", false, "print the demo manifest (credentials and ids) as JSON and exit")
 	fs.Var(h.LatencyFlag(), "latency", `injected latency, e.g. "*=20ms+5ms" or "GET /resources/v1/{id}=50ms" (repeatable) [RESTSERVER_LATENCY]`)
 	fs.Var(h.FaultFlag(), "fault", `injected faults, e.g. "GET /resources/v1/{id}=503@0.5" or "*=429@0.1:2s" (repeatable) [RESTSERVER_FAULT]`)
@@ -80,13 +89,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
+	if *rateLimit < 0 {
+		return fmt.Errorf("-rate-limit: %d is negative (0 = off)", *rateLimit)
+	}
 	if *dbPath != ":memory:" {
 		if err := os.MkdirAll(filepath.Dir(*dbPath), 0o755); err != nil {
 			return err
 		}
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
-	srv, err := restserver.New(ctx, restserver.Config{DBPath: *dbPath, DemoScale: *scale, Logger: logger, Hooks: h})
+	srv, err := restserver.New(ctx, restserver.Config{DBPath: *dbPath, DemoScale: *scale, Logger: logger, Hooks: h,
+		RateLimit: hooks.RateLimit{PerSecond: *rateLimit, OmitRetryAfter: *noRetryAfter}})
 	if err != nil {
 		return err
 	}

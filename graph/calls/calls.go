@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/workspacenet/facade/restclient"
 )
@@ -22,6 +23,10 @@ type Call struct {
 	// Shared is true when this request waited on an identical call another
 	// request had already made (same credentials): no call of its own.
 	Shared bool `json:"shared,omitempty"`
+	// WaitedMs is the time the call waited for its upstream rate budget.
+	WaitedMs float64 `json:"waitedMs,omitempty"`
+	// RateLimited counts the 429 answers the call was retried after.
+	RateLimited int `json:"rateLimited,omitempty"`
 }
 
 // Report is the value of extensions.upstream.
@@ -39,6 +44,7 @@ type Collector struct {
 	mu       sync.Mutex
 	calls    []Call
 	reserved int
+	waited   time.Duration
 }
 
 // LimitError refuses a call once the request's cap is reached.
@@ -72,14 +78,26 @@ func (c *Collector) observe(_ context.Context, info restclient.CallInfo) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.calls = append(c.calls, Call{
-		Method:     info.Method,
-		Path:       info.Route,
-		Status:     info.Status,
-		DurationMs: float64(info.Duration.Microseconds()) / 1000,
-		Retries:    info.Retries,
-		Shared:     info.Shared,
+		Method:      info.Method,
+		Path:        info.Route,
+		Status:      info.Status,
+		DurationMs:  ms(info.Duration),
+		Retries:     info.Retries,
+		Shared:      info.Shared,
+		WaitedMs:    ms(info.Waited),
+		RateLimited: info.RateLimited,
 	})
+	c.waited += info.Waited
 }
+
+// Waited returns the time the request's calls waited for the rate budget.
+func (c *Collector) Waited() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.waited
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // Count returns the number of calls recorded so far.
 func (c *Collector) Count() int {

@@ -18,7 +18,7 @@ const (
 	BadUserInput = "BAD_USER_INPUT"
 	// Conflict: the upstream answered 409 (a booking over capacity, crediting more than remains).
 	Conflict = "CONFLICT"
-	// RateLimited: the upstream answered 429; extensions.retryAfterSeconds when it said.
+	// RateLimited: the credentials' rate budget has no slot before the request's deadline, or the upstream answered 429; extensions.retryAfter in seconds.
 	RateLimited = "RATE_LIMITED"
 	// UpstreamUnavailable: a 5xx, timeout, refused or reset connection, open circuit breaker or unreadable upstream response.
 	UpstreamUnavailable = "UPSTREAM_UNAVAILABLE"

@@ -9,12 +9,14 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/workspacenet/facade/graph/calls"
 	"github.com/workspacenet/facade/graph/errcode"
+	"github.com/workspacenet/facade/internal/budget"
 	"github.com/workspacenet/facade/restclient"
 )
 
@@ -110,6 +112,7 @@ func classify(err error) (code, msg string, ext map[string]any) {
 		decErr  *restclient.DecodeError
 		limErr  *calls.LimitError
 		openErr *restclient.CircuitOpenError
+		budErr  *budget.Error
 	)
 	switch {
 	case errors.As(err, &inErr):
@@ -118,9 +121,15 @@ func classify(err error) (code, msg string, ext map[string]any) {
 		return coded.Code, coded.Message, coded.Ext
 	case errors.As(err, &limErr):
 		return errcode.RequestLimitExceeded, limErr.Error(), map[string]any{"maximum": limErr.Max}
+	case errors.As(err, &budErr):
+		return errcode.RateLimited, "the upstream allows these credentials no more requests before this request's deadline; not called, retry later",
+			map[string]any{"retryAfter": retryAfter(budErr.RetryAfter)}
 	case errors.As(err, &openErr):
-		return errcode.UpstreamUnavailable, "the upstream service is failing on this route; not called, retry later",
-			map[string]any{"upstream": upstream(openErr.Method, openErr.Route, 0)}
+		msg := "the upstream service is failing on this route; not called, retry later"
+		if openErr.Client {
+			msg = "the upstream service keeps failing this route for these credentials; not called, retry later"
+		}
+		return errcode.UpstreamUnavailable, msg, map[string]any{"upstream": upstream(openErr.Method, openErr.Route, 0)}
 	case restclient.IsCircuitOpen(err):
 		return errcode.UpstreamUnavailable, "the upstream service is failing on this route; not called, retry later", nil
 	case errors.Is(err, ErrNoCredentials):
@@ -164,7 +173,7 @@ func classifyResponse(e *restclient.ErrorResponse) (string, string, map[string]a
 		return errcode.Conflict, "conflict" + suffix(detail), ext
 	case e.StatusCode == 429:
 		if e.RetryAfter > 0 {
-			ext["retryAfterSeconds"] = int(math.Ceil(e.RetryAfter.Seconds()))
+			ext["retryAfter"] = retryAfter(e.RetryAfter)
 		}
 		return errcode.RateLimited, "the upstream service is rate limiting these credentials; retry later", ext
 	case e.StatusCode == 400 || e.StatusCode == 422:
@@ -174,6 +183,9 @@ func classifyResponse(e *restclient.ErrorResponse) (string, string, map[string]a
 	}
 	return errcode.UpstreamUnavailable, fmt.Sprintf("unexpected upstream status %d", e.StatusCode), ext
 }
+
+// retryAfter renders a wait as whole seconds, rounded up (at least 1).
+func retryAfter(d time.Duration) int { return max(1, int(math.Ceil(d.Seconds()))) }
 
 func suffix(detail string) string {
 	if detail == "" {

@@ -32,6 +32,7 @@ type Entry struct {
 	operation     string
 	codes         []string
 	upstreamCalls int
+	budgetWait    time.Duration
 	cost, depth   int
 	measured      bool
 }
@@ -46,8 +47,13 @@ func (e *Entry) AddCodes(codes ...string) {
 	e.mu.Unlock()
 }
 
-// SetUpstreamCalls records how many upstream calls the request made.
-func (e *Entry) SetUpstreamCalls(n int) { e.mu.Lock(); e.upstreamCalls = n; e.mu.Unlock() }
+// SetUpstreamCalls records how many upstream calls the request made and how
+// long they waited in all for the upstream rate budget.
+func (e *Entry) SetUpstreamCalls(n int, budgetWait time.Duration) {
+	e.mu.Lock()
+	e.upstreamCalls, e.budgetWait = n, budgetWait
+	e.mu.Unlock()
+}
 
 // SetCost records the operation's measured cost and depth.
 func (e *Entry) SetCost(cost, depth int) {
@@ -95,7 +101,8 @@ func (e *Entry) write(ctx context.Context, log *slog.Logger, r *http.Request, st
 		attrs = append(attrs, slog.String("operation", e.operation))
 	}
 	if e.upstreamCalls > 0 {
-		attrs = append(attrs, slog.Int("upstream_calls", e.upstreamCalls))
+		attrs = append(attrs, slog.Int("upstream_calls", e.upstreamCalls),
+			slog.Float64("budget_wait_ms", float64(e.budgetWait.Microseconds())/1000))
 	}
 	if len(e.codes) > 0 {
 		codes := slices.Clone(e.codes)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/workspacenet/facade/graph"
+	"github.com/workspacenet/facade/internal/budget"
 	"github.com/workspacenet/facade/restclient"
 )
 
@@ -32,6 +33,11 @@ type Config struct {
 	Production      bool          // introspection, suggestions, playground and trace off
 	TrustedDocs     string        // JSON file of sha256 -> document; "" = any operation
 	LogLevel        slog.Level
+	// Budget paces upstream requests per upstream client (RPS 0 = off).
+	Budget budget.Config
+	// DemoRateLimit is the embedded REST service's rate limit, requests per
+	// second per client as the real API enforces (0 = off).
+	DemoRateLimit int
 
 	// Graph configures the GraphQL endpoint; Start sets its Client, Logger
 	// and TrustedDocuments, and applies Production and UpstreamTrace.
@@ -56,6 +62,8 @@ func DefaultConfig() Config {
 		Playground:      true,
 		UpstreamTrace:   "auto",
 		LogLevel:        slog.LevelInfo,
+		Budget:          budget.Config{RPS: budget.DefaultRPS, Burst: budget.DefaultBurst},
+		DemoRateLimit:   budget.DefaultRPS,
 		Graph:           graph.DefaultOptions(),
 	}
 }
@@ -112,6 +120,10 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	str(&level, "log-level", "LOG_LEVEL", "debug, info, warn or error")
 	str(&c.TrustedDocs, "trusted-documents", "TRUSTED_DOCUMENTS", "JSON file of sha256 -> document: only these operations are executed")
 	num(&c.DemoScale, "demo-scale", "DEMO_SCALE", "size of the embedded demo data")
+	num(&c.DemoRateLimit, "demo-rate-limit", "DEMO_RATE_LIMIT", "the embedded REST service's rate limit, requests per second per client as the real API; 0 = off")
+	rps := int(c.Budget.RPS)
+	num(&rps, "upstream-rps", "UPSTREAM_RPS", "most upstream requests per second per upstream client (the real API allows 10); 0 = no pacing")
+	num(&c.Budget.Burst, "upstream-burst", "UPSTREAM_BURST", "of them, how many may go back to back (1 to -upstream-rps)")
 	dur(&g.RequestTimeout, "request-timeout", "REQUEST_TIMEOUT", "deadline of one GraphQL request, inherited by its upstream calls; 0 = none")
 	dur(&c.UpstreamTimeout, "upstream-timeout", "UPSTREAM_TIMEOUT", "timeout of one upstream attempt")
 	dur(&c.ShutdownTimeout, "shutdown-timeout", "SHUTDOWN_TIMEOUT", "time given to in-flight requests on SIGINT/SIGTERM")
@@ -142,6 +154,7 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	if err := c.LogLevel.UnmarshalText([]byte(level)); err != nil {
 		return Config{}, fmt.Errorf("-log-level: %w", err)
 	}
+	c.Budget.RPS = float64(rps)
 	g.DisableCSRFPrevention = !csrf
 	g.MaxBodyBytes = int64(bodyBytes)
 	c.CORSOrigins = splitList(cors)
@@ -165,6 +178,12 @@ func (c *Config) Validate() error {
 		if v < 0 {
 			return fmt.Errorf("%s: %d is negative (0 turns it off)", name, v)
 		}
+	}
+	if err := c.Budget.Validate(); err != nil {
+		return fmt.Errorf("-upstream-rps/-upstream-burst: %w", err)
+	}
+	if c.DemoRateLimit < 0 {
+		return fmt.Errorf("-demo-rate-limit: %d is negative (0 = off)", c.DemoRateLimit)
 	}
 	if c.Graph.MaxBodyBytes <= 0 {
 		// A body limit stays on: graph's 0 (no limit) is not offered here.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/workspacenet/facade/graph"
 	"github.com/workspacenet/facade/graph/trusted"
+	"github.com/workspacenet/facade/internal/budget"
 	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/restserver"
 	"github.com/workspacenet/facade/restserver/hooks"
@@ -29,6 +30,7 @@ type UpstreamConfig struct {
 	DemoScale  int    // demo data generated into an empty database (at least 1)
 	Logger     *slog.Logger
 	Hooks      *hooks.Hooks                    // latency, faults, counters; nil: a fresh set
+	RateLimit  int                             // requests per second per client, as the real API; 0 = off
 	Middleware func(http.Handler) http.Handler // wraps its handler; nil: none
 }
 
@@ -50,7 +52,8 @@ func StartUpstream(ctx context.Context, c UpstreamConfig) (*Upstream, error) {
 		}
 		dbPath = filepath.Join(c.DataDir, "restserver.db")
 	}
-	rs, err := restserver.New(ctx, restserver.Config{DBPath: dbPath, DemoScale: c.DemoScale, Logger: c.Logger, Hooks: c.Hooks})
+	rs, err := restserver.New(ctx, restserver.Config{DBPath: dbPath, DemoScale: c.DemoScale, Logger: c.Logger, Hooks: c.Hooks,
+		RateLimit: hooks.RateLimit{PerSecond: c.RateLimit}})
 	if err != nil {
 		return nil, fmt.Errorf("local REST service: %w", err)
 	}
@@ -121,7 +124,7 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
 	}
 	st := &Stack{UpstreamURL: c.Upstream}
 	if c.Upstream == "" {
-		up, err := StartUpstream(ctx, UpstreamConfig{DataDir: c.DataDir, DemoScale: c.DemoScale,
+		up, err := StartUpstream(ctx, UpstreamConfig{DataDir: c.DataDir, DemoScale: c.DemoScale, RateLimit: c.DemoRateLimit,
 			Logger: logger.With("component", "restserver"), Middleware: c.UpstreamMiddleware})
 		if err != nil {
 			return nil, err
@@ -141,6 +144,7 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
 	}
 	st.Client = client
 	c.Graph.Client, c.Graph.Logger = client, logger
+	c.Graph.Budget = budget.New(c.Budget)
 	c.Graph.UpstreamTrace = c.UpstreamTrace == "on" || (c.UpstreamTrace == "auto" && st.Embedded != nil)
 	st.Config = c
 	st.Handler = newRouter(routes{

@@ -118,18 +118,26 @@ func TestZeroTurnsOff(t *testing.T) {
 			return slices.Contains(r.Codes(), code)
 		}
 	}
+	manyCalls := func(n int) string {
+		q := "{ "
+		for i := range n {
+			q += fmt.Sprintf(`r%d: resource(id: "00000000-0000-4000-8000-%012d") { id } `, i, i)
+		}
+		return q + "}"
+	}
 	for _, tc := range []struct {
 		flag  string
 		probe probe
+		args  []string // besides the flag; the pacing of both sides is off unless a case turns it on
 	}{
-		{"max-depth", byCode(errcode.QueryTooComplex, `{ resource(id: "$RES") { `+strings.Repeat("parent { ", 12)+"id"+strings.Repeat(" }", 12)+" } }", nil)},
-		{"max-aliases", byCode(errcode.QueryTooComplex, `{ location(id: "$LOC") { `+repeat("a%d: id ", 31)+` } }`, nil)},
-		{"max-root-fields", byCode(errcode.QueryTooComplex, `{ `+repeat(`r%d: resource(id: "$RES") { id } `, 21)+` }`, nil)},
-		{"max-cost", byCode(errcode.QueryTooComplex, `{ location(id: "$LOC") { transactions(first: 500) { nodes { invoice { creditNotes(first: 100) { nodes { id } } } } } } }`, nil)},
-		{"max-tokens", byCode(errcode.QueryTooComplex, `query Q(`+repeat("$v%d: Int ", 3751)+`) { __typename }`, nil)},
-		{"max-selections", byCode(errcode.QueryTooComplex, `{ location(id: "$LOC") { `+strings.Repeat("id ", 1001)+`} }`, nil)},
-		{"max-directives", byCode(errcode.QueryTooComplex, `{ __typename `+strings.Repeat("@include(if: true) ", 51)+`}`, nil)},
-		{"apq-cache-size", byCode(errcode.PersistedQueryNotFound, ``, map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": strings.Repeat("ab", 32)}})},
+		{"max-depth", byCode(errcode.QueryTooComplex, `{ resource(id: "$RES") { `+strings.Repeat("parent { ", 12)+"id"+strings.Repeat(" }", 12)+" } }", nil), nil},
+		{"max-aliases", byCode(errcode.QueryTooComplex, `{ location(id: "$LOC") { `+repeat("a%d: id ", 31)+` } }`, nil), nil},
+		{"max-root-fields", byCode(errcode.QueryTooComplex, `{ `+repeat(`r%d: resource(id: "$RES") { id } `, 21)+` }`, nil), nil},
+		{"max-cost", byCode(errcode.QueryTooComplex, `{ location(id: "$LOC") { transactions(first: 500) { nodes { invoice { creditNotes(first: 100) { nodes { id } } } } } } }`, nil), nil},
+		{"max-tokens", byCode(errcode.QueryTooComplex, `query Q(`+repeat("$v%d: Int ", 3751)+`) { __typename }`, nil), nil},
+		{"max-selections", byCode(errcode.QueryTooComplex, `{ location(id: "$LOC") { `+strings.Repeat("id ", 1001)+`} }`, nil), nil},
+		{"max-directives", byCode(errcode.QueryTooComplex, `{ __typename `+strings.Repeat("@include(if: true) ", 51)+`}`, nil), nil},
+		{"apq-cache-size", byCode(errcode.PersistedQueryNotFound, ``, map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": strings.Repeat("ab", 32)}}), nil},
 		{"max-upstream-calls", func(t *testing.T, st *stack.Stack, c *gqlclient.Client) bool {
 			// 201 distinct resources: one call each, one more than the default cap.
 			q := "{ "
@@ -137,7 +145,12 @@ func TestZeroTurnsOff(t *testing.T) {
 				q += fmt.Sprintf(`r%d: resource(id: "00000000-0000-4000-8000-%012d") { id } `, i, i)
 			}
 			return byCode(errcode.RequestLimitExceeded, q+"}", nil)(t, st, c)
-		}},
+		}, nil},
+		// 30 calls at about 8.6 a second need more than the 1 s deadline.
+		{"upstream-rps", byCode(errcode.RateLimited, manyCalls(30), nil), []string{"-request-timeout=1s", "-max-root-fields=0", "-max-aliases=0", "-upstream-rps=10", "-upstream-burst=2"}},
+		// 60 calls at once: the demo service refuses those past 10 in a
+		// second, and their Retry-After outlasts the 500 ms deadline.
+		{"demo-rate-limit", byCode(errcode.RateLimited, manyCalls(60), nil), []string{"-request-timeout=500ms", "-max-root-fields=0", "-max-aliases=0", "-demo-rate-limit=10"}},
 		{"request-timeout", func(t *testing.T, st *stack.Stack, c *gqlclient.Client) bool {
 			q := `{ resource(id: "` + st.Embedded.Manifest.IDs["resource"][0] + `") { id } }`
 			_, err := c.Post(t.Context(), gqlclient.Request{Query: q}, nil)
@@ -145,10 +158,12 @@ func TestZeroTurnsOff(t *testing.T) {
 				t.Fatal(err)
 			}
 			return deadlineSeen
-		}},
+		}, nil},
 	} {
 		t.Run(tc.flag, func(t *testing.T) {
-			run := func(args ...string) bool {
+			run := func(flags ...string) bool {
+				args := append([]string{"-upstream-rps=0", "-demo-rate-limit=0"}, tc.args...)
+				args = append(args, flags...)
 				st, base := start(t, nil, func(c *stack.Config) {
 					if tc.flag == "max-upstream-calls" { // let the 201 fields through the other limits
 						c.Graph.Limits.MaxRootFields, c.Graph.Limits.MaxAliases = 0, 0

@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/workspacenet/facade/graph"
+	"github.com/workspacenet/facade/internal/budget"
 	"github.com/workspacenet/facade/internal/counts"
 	"github.com/workspacenet/facade/internal/gqlclient"
 	"github.com/workspacenet/facade/internal/stack"
@@ -63,6 +64,9 @@ func New(tb testing.TB, o Options) *Env {
 	if o.DemoScale > 0 {
 		cfg.DemoScale = o.DemoScale
 	}
+	// The upstream's rate limit and the facade's budget are off unless a
+	// test turns them on (Options.Config): most tests count calls, not time.
+	cfg.Budget, cfg.DemoRateLimit = budget.Config{}, 0
 	cfg.UpstreamTrace = "on"
 	if o.NoTrace {
 		cfg.UpstreamTrace = "off"

@@ -127,6 +127,7 @@ type Hooks struct {
 	latency  map[string]Latency
 	faults   map[string]Fault
 	rng      *rand.Rand
+	rates    rates // the per-client rate limit and one-second counters
 
 	// sleep waits d or until ctx ends, returning ctx.Err() in that case;
 	// replaced in tests.
@@ -142,6 +143,7 @@ func New() *Hooks {
 		latency:  map[string]Latency{},
 		faults:   map[string]Fault{},
 		rng:      rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
+		rates:    rates{now: time.Now},
 		sleep:    clock.Sleep,
 	}
 }
@@ -264,6 +266,7 @@ func (h *Hooks) Reset() {
 	clear(h.counts)
 	clear(h.injected)
 	h.total = 0
+	h.rates.reset()
 }
 
 // plan counts a request to route and draws its delay and fault (nil: none).
@@ -304,6 +307,10 @@ func (h *Hooks) plan(route string) (time.Duration, *Fault) {
 func (h *Hooks) Wrap(route string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		delay, fault := h.plan(route)
+		if retryAfter, refused := h.rates.admit(r); refused {
+			h.rates.refuse(w, retryAfter)
+			return
+		}
 		if delay > 0 {
 			if err := h.sleep(r.Context(), delay); err != nil {
 				return
@@ -339,6 +346,7 @@ func (h *Hooks) StatsHandler() http.Handler {
 			h.mu.Lock()
 			stats := Stats{Routes: h.countsLocked(), Injected: h.injectedLocked(), Total: h.total}
 			h.mu.Unlock()
+			stats.PerSecond, stats.RateLimited = h.MaxPerSecond(), h.RateLimited()
 			w.Header().Set("Content-Type", "application/json")
 			w.Header().Set("Cache-Control", "no-store")
 			_ = json.NewEncoder(w).Encode(stats)
@@ -359,4 +367,8 @@ type Stats struct {
 	Routes   map[string]int64               `json:"routes"`
 	Injected map[string]map[FaultKind]int64 `json:"injected"`
 	Total    int64                          `json:"total"`
+	// PerSecond is, per client, the most requests it sent in any one
+	// second (MaxPerSecond); RateLimited the requests the rate limit refused.
+	PerSecond   map[string]int `json:"perSecond"`
+	RateLimited int64          `json:"rateLimited"`
 }
