@@ -5,7 +5,7 @@
 // Each client has a token bucket (golang.org/x/time/rate) sized so that no
 // rolling second ever holds more than RPS requests: Burst of them may go
 // back to back, and the steady pace is then (RPS+1-Burst) per second minus a
-// little slack for network jitter. A request without a token waits for one;
+// little slack (100 ms a second) for network jitter. A request without a token waits for one;
 // waiters of one client are served by priority (lower first: calls on a
 // request's critical path before leaf lookups), then in arrival order. A
 // request whose deadline comes before its estimated turn is refused at once
@@ -51,7 +51,7 @@ const (
 // jitterSlack is added to each rolling second the pace is computed for, so
 // that requests sent on time do not arrive more than RPS to a second when
 // the network delays some more than others.
-const jitterSlack = 50 * time.Millisecond
+const jitterSlack = 100 * time.Millisecond
 
 // Validate reports a configuration that cannot pace.
 func (c Config) Validate() error {

@@ -1,0 +1,127 @@
+package graph_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/workspacenet/facade/graph"
+	"github.com/workspacenet/facade/internal/budget"
+	"github.com/workspacenet/facade/internal/queries"
+	"github.com/workspacenet/facade/internal/stack"
+	"github.com/workspacenet/facade/internal/testenv"
+	"github.com/workspacenet/facade/restserver/hooks"
+)
+
+// realLimit is an Env whose upstream enforces the real API's 10 requests per
+// second per client (with or without Retry-After) and whose facade paces with
+// its default budget.
+func realLimit(t *testing.T, retryAfter bool, adjust func(*graph.Options)) *testenv.Env {
+	t.Helper()
+	env := testenv.New(t, testenv.Options{
+		Config: func(c *stack.Config) {
+			c.Budget = budget.Config{RPS: budget.DefaultRPS, Burst: budget.DefaultBurst}
+		},
+		GraphOpts: adjust,
+	})
+	env.Hooks().SetRateLimit(hooks.RateLimit{PerSecond: 10, OmitRetryAfter: !retryAfter})
+	return env
+}
+
+// expectPaced fails t unless the upstream saw at most 10 requests of any
+// client in any one second and refused none.
+func expectPaced(t *testing.T, env *testenv.Env) {
+	t.Helper()
+	for client, n := range env.Hooks().MaxPerSecond() {
+		if n > 10 {
+			t.Errorf("client %s sent %d requests within one second, the limit is 10", client, n)
+		}
+	}
+	if n := env.Hooks().RateLimited(); n != 0 {
+		t.Errorf("the upstream refused %d requests with 429", n)
+	}
+}
+
+// TestReadmeQueriesUnderTheRealRateLimit: the README's dashboard (18 calls)
+// and invoice (3) come back complete, without a single 429, whether or not
+// the upstream sends Retry-After.
+func TestReadmeQueriesUnderTheRealRateLimit(t *testing.T) {
+	readme := testenv.ReadmeQueries(t, "../README.md")
+	for _, retryAfter := range []bool{true, false} {
+		t.Run(fmt.Sprint("Retry-After ", retryAfter), func(t *testing.T) {
+			env := realLimit(t, retryAfter, nil)
+			for _, rq := range readme {
+				if rq.Query != queries.Dashboard && rq.Query != queries.Invoice {
+					continue
+				}
+				r := env.Do(t, env.Bearer(), rq.Query, rq.Vars, map[string]string{graph.TraceHeader: "1"})
+				if len(r.Errors) > 0 {
+					t.Fatalf("%.30q: %+v", rq.Query, r.Errors)
+				}
+				var rep struct {
+					Count int
+					Calls []struct{ WaitedMs float64 }
+				}
+				if err := json.Unmarshal(r.Extensions["upstream"], &rep); err != nil {
+					t.Fatalf("extensions.upstream: %v", err)
+				}
+				waited := 0.0
+				for _, c := range rep.Calls {
+					waited += c.WaitedMs
+				}
+				t.Logf("%.24q: %d calls, %.0f ms waited for the budget in all", rq.Query, rep.Count, waited)
+			}
+			_, total := env.Calls()
+			if total != 18+3 {
+				t.Errorf("%d upstream calls, want 21 (18 + 3)", total)
+			}
+			expectPaced(t, env)
+		})
+	}
+}
+
+// TestBudgetRefusesWhatTheDeadlineCannotPace: 30 resources in a request
+// whose deadline is 1 s: the budget sends what fits (the burst of 2, then
+// about 9 a second) and answers the rest RATE_LIMITED with retryAfter at
+// once, without sending them.
+func TestBudgetRefusesWhatTheDeadlineCannotPace(t *testing.T) {
+	env := realLimit(t, true, func(o *graph.Options) {
+		o.RequestTimeout = timeoutForPacing
+		o.Limits.MaxRootFields, o.Limits.MaxAliases = 0, 0
+	})
+	var q strings.Builder
+	q.WriteString("{ ")
+	for i := range 30 {
+		fmt.Fprintf(&q, `r%d: resource(id: "00000000-0000-4000-8000-%012d") { id } `, i, i)
+	}
+	q.WriteString("}")
+	r := env.Query(t, env.Bearer(), q.String(), nil)
+	limited, notFound := 0, 0
+	for _, e := range r.Errors {
+		switch e.Code() {
+		case "RATE_LIMITED":
+			limited++
+			if s, _ := e.Extensions["retryAfter"].(float64); s < 1 {
+				t.Errorf("RATE_LIMITED without retryAfter: %+v", e)
+			}
+		case "NOT_FOUND":
+			notFound++
+		default:
+			t.Errorf("unexpected error %+v", e)
+		}
+	}
+	_, sent := env.Calls()
+	if limited == 0 || notFound == 0 || limited+notFound != 30 || int64(notFound) != sent {
+		t.Errorf("%d RATE_LIMITED, %d NOT_FOUND, %d upstream calls: want both kinds, 30 in all, one call per NOT_FOUND", limited, notFound, sent)
+	}
+	// What was sent fits the deadline at the budget's pace.
+	pace := budget.Config{RPS: 10, Burst: 2}
+	if maxSent := int64(2 + timeoutForPacing/pace.Interval()); sent > maxSent {
+		t.Errorf("%d calls sent within %v, the budget allows %d", sent, timeoutForPacing, maxSent)
+	}
+	expectPaced(t, env)
+}
+
+const timeoutForPacing = time.Second
