@@ -148,10 +148,10 @@ func TestFaultMatrix(t *testing.T) {
 							}
 							env.ResetCalls()
 							r := gql(t, env, deadline+margin, env.Bearer(), tg.query, nil)
-							if r.status != http.StatusOK || len(r.body.Errors) == 0 {
-								t.Fatalf("want 200 with errors, got %d %.600s", r.status, r.raw)
+							if r.Status != http.StatusOK || len(r.Errors) == 0 {
+								t.Fatalf("want 200 with errors, got %d %.600s", r.Status, r.Raw)
 							}
-							for _, e := range r.body.Errors {
+							for _, e := range r.Errors {
 								if e.Code() != fc.code || !tg.errPath.MatchString(e.PathString()) {
 									t.Errorf("error %s at %q (%s), want %s at %s", e.Code(), e.PathString(), e.Message, fc.code, tg.errPath)
 								}
@@ -159,7 +159,7 @@ func TestFaultMatrix(t *testing.T) {
 									t.Errorf("retryAfterSeconds = %v, want %v", e.Extensions["retryAfterSeconds"], fc.retryAfter)
 								}
 							}
-							tg.check(t, env, decode(t, r.body.Data))
+							tg.check(t, env, decode(t, r.Data))
 							if m, _ := env.Calls(); m[tg.route] == 0 {
 								t.Errorf("the broken route was not called:\n%s", testenv.FormatCalls(m))
 							}
@@ -209,8 +209,8 @@ func TestCircuitBreaker(t *testing.T) {
 	// Three failures in a row open the breaker.
 	for i := range 3 {
 		r := gql(t, env, deadline+margin, env.Bearer(), q, nil)
-		if c := r.codes(); len(c) != 1 || c[0] != "UPSTREAM_UNAVAILABLE" {
-			t.Fatalf("failure %d: %s", i, r.raw)
+		if c := r.Codes(); len(c) != 1 || c[0] != "UPSTREAM_UNAVAILABLE" {
+			t.Fatalf("failure %d: %s", i, r.Raw)
 		}
 	}
 	select {
@@ -227,12 +227,12 @@ func TestCircuitBreaker(t *testing.T) {
 	env.Hooks().ClearFaults()
 	for range 3 {
 		r := gql(t, env, deadline+margin, env.Bearer(), q, nil)
-		if c := r.codes(); len(c) != 1 || c[0] != "UPSTREAM_UNAVAILABLE" || r.body.Errors[0].PathString() != "resource" {
+		if c := r.Codes(); len(c) != 1 || c[0] != "UPSTREAM_UNAVAILABLE" || r.Errors[0].PathString() != "resource" {
 			// The open timeout may have passed already on a slow machine.
-			if len(r.body.Errors) == 0 {
+			if len(r.Errors) == 0 {
 				break
 			}
-			t.Fatalf("while open: %s", r.raw)
+			t.Fatalf("while open: %s", r.Raw)
 		}
 		if n := env.Hooks().Counts()[route]; n != calls {
 			t.Fatalf("an open breaker let a call through: %d calls, was %d", n, calls)
@@ -242,11 +242,11 @@ func TestCircuitBreaker(t *testing.T) {
 	stop := time.Now().Add(10 * time.Second)
 	for {
 		r := gql(t, env, deadline+margin, env.Bearer(), q, nil)
-		if len(r.body.Errors) == 0 {
+		if len(r.Errors) == 0 {
 			break
 		}
 		if time.Now().After(stop) {
-			t.Fatalf("the breaker never closed again: %s", r.raw)
+			t.Fatalf("the breaker never closed again: %s", r.Raw)
 		}
 		time.Sleep(50 * time.Millisecond) // polling a time-based state, bounded above
 	}
@@ -314,7 +314,7 @@ func TestSharedUpstreamCalls(t *testing.T) {
 		gate.Store(&rel)
 		env.ResetCalls()
 		var wg sync.WaitGroup
-		replies := make([]*reply, 2)
+		replies := make([]*testenv.Response, 2)
 		for i, c := range []testenv.Creds{a, b} {
 			wg.Go(func() {
 				r, err := post(env, 15*time.Second, c, q, nil)
@@ -341,7 +341,7 @@ func TestSharedUpstreamCalls(t *testing.T) {
 		close(rel)
 		wg.Wait()
 		for i, r := range replies {
-			if r == nil || len(r.body.Errors) > 0 || field(decode(t, r.body.Data), "resource.title") == nil {
+			if r == nil || len(r.Errors) > 0 || field(decode(t, r.Data), "resource.title") == nil {
 				t.Fatalf("request %d: %+v", i, r)
 			}
 		}
