@@ -2,18 +2,17 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/workspacenet/facade/internal/gqlclient"
 	"github.com/workspacenet/facade/restserver"
 )
 
@@ -96,39 +95,48 @@ func (s *started) printed(t *testing.T, re string) []string {
 	return nil
 }
 
-// doJSON sends a request with hdr and decodes the JSON object it answers.
-func doJSON(t *testing.T, method, u string, hdr map[string]string, body io.Reader) (int, map[string]any) {
+// graphQL is a GraphQL client of the facade at base.
+func graphQL(base string) *gqlclient.Client { return &gqlclient.Client{URL: base + "/graphql"} }
+
+// postGraphQL posts query to the facade at base with hdr, failing t unless a
+// JSON answer arrives.
+func postGraphQL(t *testing.T, base string, hdr http.Header, query string) *gqlclient.Response {
 	t.Helper()
-	req, _ := http.NewRequest(method, u, body)
-	for k, v := range hdr {
-		req.Header.Set(k, v)
+	r, err := graphQL(base).Post(t.Context(), gqlclient.Request{Query: query}, hdr)
+	if err != nil {
+		t.Fatal(err)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	return r
+}
+
+// getGraphQL sends query as a GET to the facade at base with hdr.
+func getGraphQL(t *testing.T, base string, hdr http.Header, query string) *gqlclient.Response {
+	t.Helper()
+	r, err := graphQL(base).Get(t.Context(), gqlclient.Request{Query: query}, hdr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// hasData reports whether r carries data that is not null.
+func hasData(r *gqlclient.Response) bool { return len(r.Data) > 0 && string(r.Data) != "null" }
+
+// health GETs a status route (/healthz, /readyz): its HTTP status and the
+// "status" of its JSON body.
+func health(t *testing.T, u string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(u)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		t.Fatalf("%s %s: not JSON (%d): %.300s", method, u, resp.StatusCode, raw)
+	var body struct{ Status string }
+	if err := json.Unmarshal(raw, &body); err != nil {
+		t.Fatalf("GET %s: not JSON (%d): %.300s", u, resp.StatusCode, raw)
 	}
-	return resp.StatusCode, m
-}
-
-func getJSON(t *testing.T, u string, hdr map[string]string) (int, map[string]any) {
-	t.Helper()
-	return doJSON(t, http.MethodGet, u, hdr, nil)
-}
-
-func postGraphQL(t *testing.T, base string, hdr map[string]string, query string) (int, map[string]any) {
-	t.Helper()
-	body, _ := json.Marshal(map[string]any{"query": query})
-	h := map[string]string{"Content-Type": "application/json"}
-	for k, v := range hdr {
-		h[k] = v
-	}
-	return doJSON(t, http.MethodPost, base+"/graphql", h, bytes.NewReader(body))
+	return resp.StatusCode, body.Status
 }
 
 func TestRunEmbeddedDemo(t *testing.T) {
@@ -136,15 +144,14 @@ func TestRunEmbeddedDemo(t *testing.T) {
 	m := s.printed(t, `Authorization: Bearer (\S+)\s+\(with service-network-id: (\S+)\)`)
 	token, network := m[1], m[2]
 	basic := s.printed(t, `Authorization: (Basic \S+)`)[1]
-	auth := map[string]string{"Authorization": "Bearer " + token, "service-network-id": network}
-	auth0 := auth
+	auth := gqlclient.Credentials("Bearer "+token, network)
 
 	t.Run("health and readiness", func(t *testing.T) {
-		if code, body := getJSON(t, s.base+"/healthz", nil); code != 200 || body["status"] != "ok" {
-			t.Fatalf("/healthz = %d %v", code, body)
+		if code, status := health(t, s.base+"/healthz"); code != 200 || status != "ok" {
+			t.Fatalf("/healthz = %d %v", code, status)
 		}
-		if code, body := getJSON(t, s.base+"/readyz", nil); code != 200 || body["status"] != "ready" {
-			t.Fatalf("/readyz = %d %v", code, body)
+		if code, status := health(t, s.base+"/readyz"); code != 200 || status != "ready" {
+			t.Fatalf("/readyz = %d %v", code, status)
 		}
 	})
 
@@ -184,64 +191,65 @@ func TestRunEmbeddedDemo(t *testing.T) {
 		if err := json.Unmarshal([]byte(pc.Variables), &vars); err != nil || vars["location"] == nil {
 			t.Fatalf("playground variables %q: %v", pc.Variables, err)
 		}
-		body, _ := json.Marshal(map[string]any{"query": pc.Query, "variables": vars})
-		code, resp := doJSON(t, http.MethodPost, s.base+"/graphql", map[string]string{"Content-Type": "application/json",
-			"Authorization": auth["Authorization"], "service-network-id": auth["service-network-id"]}, bytes.NewReader(body))
-		if code != 200 || resp["errors"] != nil {
-			t.Fatalf("dashboard: %d %v", code, resp["errors"])
+		resp, err := graphQL(s.base).Post(t.Context(), gqlclient.Request{Query: pc.Query, Variables: vars}, auth)
+		if err != nil {
+			t.Fatal(err)
 		}
-		loc2 := resp["data"].(map[string]any)["location"].(map[string]any)
-		if len(loc2["products"].([]any)) == 0 || len(loc2["transactions"].(map[string]any)["nodes"].([]any)) == 0 {
-			t.Fatalf("dashboard has no products or transactions: %v", loc2)
+		if resp.Status != 200 || resp.Errors != nil {
+			t.Fatalf("dashboard: %d %v", resp.Status, resp.Errors)
+		}
+		var d struct {
+			Location struct {
+				Products     []any
+				Transactions struct{ Nodes []any }
+			}
+		}
+		if err := json.Unmarshal(resp.Data, &d); err != nil || len(d.Location.Products) == 0 || len(d.Location.Transactions.Nodes) == 0 {
+			t.Fatalf("dashboard has no products or transactions: %v %s", err, resp.Data)
 		}
 	})
 
 	t.Run("Basic credentials printed work too", func(t *testing.T) {
-		_, body := postGraphQL(t, s.base, map[string]string{"Authorization": basic, "service-network-id": network},
+		r := postGraphQL(t, s.base, gqlclient.Credentials(basic, network),
 			`{ location(id: "00000000-0000-4000-8000-000000000000") { id } }`)
-		if body["errors"] != nil {
-			t.Fatalf("errors: %v", body["errors"])
+		if r.Errors != nil {
+			t.Fatalf("errors: %v", r.Errors)
 		}
 	})
 
 	t.Run("GET serves queries and refuses mutations", func(t *testing.T) {
 		// A GET must force a CORS preflight (CSRF prevention).
-		auth := map[string]string{"GraphQL-Require-Preflight": "1"}
-		for k, v := range auth0 {
-			auth[k] = v
+		auth := auth.Clone()
+		auth.Set("GraphQL-Require-Preflight", "1")
+		r := getGraphQL(t, s.base, auth, `{ __typename }`)
+		var d struct {
+			Typename string `json:"__typename"`
 		}
-		q := url.QueryEscape(`{ __typename }`)
-		code, body := getJSON(t, s.base+"/graphql?query="+q, auth)
-		if code != 200 || body["data"].(map[string]any)["__typename"] != "Query" {
-			t.Fatalf("GET query = %d %v", code, body)
+		if r.Status != 200 || json.Unmarshal(r.Data, &d) != nil || d.Typename != "Query" {
+			t.Fatalf("GET query = %d %s", r.Status, r.Raw)
 		}
-		mq := url.QueryEscape(`mutation { updateVisit(id: "00000000-0000-4000-8000-000000000000", input: {date: "2026-01-01T00:00:00Z"}) { visit { id } } }`)
-		_, body = getJSON(t, s.base+"/graphql?query="+mq, auth)
-		if body["errors"] == nil || body["data"] != nil || strings.Contains(mustJSON(body), "CSRF") {
-			t.Fatalf("GET mutation was not refused for being a mutation: %v", body)
+		r = getGraphQL(t, s.base, auth, `mutation { updateVisit(id: "00000000-0000-4000-8000-000000000000", input: {date: "2026-01-01T00:00:00Z"}) { visit { id } } }`)
+		if r.Errors == nil || hasData(r) || strings.Contains(string(r.Raw), "CSRF") {
+			t.Fatalf("GET mutation was not refused for being a mutation: %s", r.Raw)
 		}
 	})
 
 	t.Run("no credentials: UNAUTHENTICATED", func(t *testing.T) {
-		_, body := postGraphQL(t, s.base, nil, `{ resource(id: "00000000-0000-4000-8000-000000000000") { id } }`)
-		errs, _ := body["errors"].([]any)
-		if len(errs) != 1 || errs[0].(map[string]any)["extensions"].(map[string]any)["code"] != "UNAUTHENTICATED" {
-			t.Fatalf("errors = %v", body["errors"])
+		r := postGraphQL(t, s.base, nil, `{ resource(id: "00000000-0000-4000-8000-000000000000") { id } }`)
+		if len(r.Errors) != 1 || r.Errors[0].Code() != "UNAUTHENTICATED" {
+			t.Fatalf("errors = %v", r.Errors)
 		}
 	})
 
 	t.Run("upstream trace is on with the embedded demo", func(t *testing.T) {
-		hdr := map[string]string{"X-Upstream-Trace": "1"}
-		for k, v := range auth {
-			hdr[k] = v
+		hdr := auth.Clone()
+		hdr.Set("X-Upstream-Trace", "1")
+		r := postGraphQL(t, s.base, hdr, `{ location(id: "00000000-0000-4000-8000-000000000000") { products { id } } }`)
+		var up *struct{ Count float64 }
+		if err := json.Unmarshal(r.Extensions["upstream"], &up); err != nil || up == nil || up.Count != 1 {
+			t.Fatalf("extensions = %s", mustJSON(r.Extensions))
 		}
-		_, body := postGraphQL(t, s.base, hdr, `{ location(id: "00000000-0000-4000-8000-000000000000") { products { id } } }`)
-		ext, _ := body["extensions"].(map[string]any)
-		up, _ := ext["upstream"].(map[string]any)
-		if up == nil || up["count"].(float64) != 1 {
-			t.Fatalf("extensions = %v", body["extensions"])
-		}
-		if strings.Contains(mustJSON(body["extensions"]), token) {
+		if strings.Contains(mustJSON(r.Extensions), token) {
 			t.Fatal("the call report holds the token")
 		}
 	})
@@ -328,41 +336,35 @@ func TestRunWithUpstreamURLAndCORS(t *testing.T) {
 	}
 
 	// Trace is off by default with an external upstream.
-	_, body := postGraphQL(t, s.base, map[string]string{
-		"Authorization": man.BasicAuth, "service-network-id": man.NetworkID, "X-Upstream-Trace": "1",
-	}, `{ location(id: "`+man.IDs["location"][0]+`") { products { id } } }`)
-	if body["errors"] != nil {
-		t.Fatalf("errors: %v", body["errors"])
+	creds := gqlclient.Credentials(man.BasicAuth, man.NetworkID)
+	traced := creds.Clone()
+	traced.Set("X-Upstream-Trace", "1")
+	r := postGraphQL(t, s.base, traced, `{ location(id: "`+man.IDs["location"][0]+`") { products { id } } }`)
+	if r.Errors != nil {
+		t.Fatalf("errors: %v", r.Errors)
 	}
-	if body["extensions"] != nil {
-		t.Errorf("call report returned with an external upstream: %v", body["extensions"])
+	if r.Extensions != nil {
+		t.Errorf("call report returned with an external upstream: %s", mustJSON(r.Extensions))
 	}
 
 	// CSRF prevention: a bare GET and a text/plain POST are refused with a
 	// GraphQL-shaped 400 and no upstream call; the request id is echoed.
 	rs.Hooks().Reset()
 	q := `{ location(id: "` + man.IDs["location"][0] + `") { products { id } } }`
-	creds := map[string]string{"Authorization": man.BasicAuth, "service-network-id": man.NetworkID}
-	code, body := getJSON(t, s.base+"/graphql?query="+url.QueryEscape(q), creds)
-	if code != http.StatusBadRequest || !strings.Contains(mustJSON(body), "CSRF_PREVENTED") {
-		t.Errorf("bare GET = %d %v", code, body)
+	r = getGraphQL(t, s.base, creds, q)
+	if r.Status != http.StatusBadRequest || !strings.Contains(string(r.Raw), "CSRF_PREVENTED") {
+		t.Errorf("bare GET = %d %s", r.Status, r.Raw)
 	}
-	req, _ = http.NewRequest(http.MethodPost, s.base+"/graphql", strings.NewReader(mustJSON(map[string]string{"query": q})))
-	req.Header.Set("Content-Type", "text/plain")
-	req.Header.Set("X-Request-Id", "csrf-check-1")
-	for k, v := range creds {
-		req.Header.Set(k, v)
-	}
-	resp, err = http.DefaultClient.Do(req)
+	withID := creds.Clone()
+	withID.Set("X-Request-Id", "csrf-check-1")
+	r, err = graphQL(s.base).PostBody(t.Context(), "text/plain", []byte(mustJSON(map[string]string{"query": q})), withID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(raw), `"code":"CSRF_PREVENTED"`) {
-		t.Errorf("text/plain POST = %d %s", resp.StatusCode, raw)
+	if r.Status != http.StatusBadRequest || !strings.Contains(string(r.Raw), `"code":"CSRF_PREVENTED"`) {
+		t.Errorf("text/plain POST = %d %s", r.Status, r.Raw)
 	}
-	if got := resp.Header.Get("X-Request-Id"); got != "csrf-check-1" {
+	if got := r.Header.Get("X-Request-Id"); got != "csrf-check-1" {
 		t.Errorf("X-Request-Id = %q", got)
 	}
 	if n := rs.Hooks().Total(); n != 0 {
@@ -370,12 +372,12 @@ func TestRunWithUpstreamURLAndCORS(t *testing.T) {
 	}
 
 	// Ready while the upstream answers; not ready once it is gone.
-	if code, _ := getJSON(t, s.base+"/readyz", nil); code != 200 {
+	if code, _ := health(t, s.base+"/readyz"); code != 200 {
 		t.Fatalf("/readyz = %d with the upstream up", code)
 	}
 	up.Close()
-	if code, body := getJSON(t, s.base+"/readyz", nil); code != http.StatusServiceUnavailable {
-		t.Fatalf("/readyz = %d %v with the upstream down", code, body)
+	if code, status := health(t, s.base+"/readyz"); code != http.StatusServiceUnavailable {
+		t.Fatalf("/readyz = %d %v with the upstream down", code, status)
 	}
 }
 
@@ -430,27 +432,28 @@ func TestRunProduction(t *testing.T) {
 	defer up.Close()
 	s := startRun(t, map[string]string{"UPSTREAM_URL": up.URL, "PRODUCTION": "true", "MAX_DEPTH": "3"},
 		"-playground=true", "-introspection=true", "-upstream-trace=on")
-	auth := map[string]string{"Authorization": man.BasicAuth, "service-network-id": man.NetworkID, "X-Upstream-Trace": "1"}
+	auth := gqlclient.Credentials(man.BasicAuth, man.NetworkID)
+	auth.Set("X-Upstream-Trace", "1")
 
 	if resp, err := http.Get(s.base + "/"); err != nil {
 		t.Fatal(err)
 	} else if resp.Body.Close(); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("playground served in production: %d", resp.StatusCode)
 	}
-	_, body := postGraphQL(t, s.base, auth, `{ __schema { types { name } } }`)
-	if body["errors"] == nil || body["data"] != nil && strings.Contains(mustJSON(body["data"]), "types") {
-		t.Errorf("introspection answered in production: %v", body)
+	r := postGraphQL(t, s.base, auth, `{ __schema { types { name } } }`)
+	if r.Errors == nil || hasData(r) && strings.Contains(string(r.Data), "types") {
+		t.Errorf("introspection answered in production: %s", r.Raw)
 	}
-	_, body = postGraphQL(t, s.base, auth, `{ resourc(id: "x") { id } }`)
-	if body["errors"] == nil || strings.Contains(mustJSON(body), "Did you mean") {
-		t.Errorf("suggestions in production: %v", body)
+	r = postGraphQL(t, s.base, auth, `{ resourc(id: "x") { id } }`)
+	if r.Errors == nil || strings.Contains(string(r.Raw), "Did you mean") {
+		t.Errorf("suggestions in production: %s", r.Raw)
 	}
-	_, body = postGraphQL(t, s.base, auth, `{ location(id: "`+man.IDs["location"][0]+`") { products { id } } }`)
-	if body["errors"] != nil || body["extensions"] != nil {
-		t.Errorf("production answer: errors %v, extensions %v", body["errors"], body["extensions"])
+	r = postGraphQL(t, s.base, auth, `{ location(id: "`+man.IDs["location"][0]+`") { products { id } } }`)
+	if r.Errors != nil || r.Extensions != nil {
+		t.Errorf("production answer: errors %v, extensions %s", r.Errors, mustJSON(r.Extensions))
 	}
-	_, body = postGraphQL(t, s.base, auth, `{ resource(id: "`+man.IDs["resource"][0]+`") { parent { parent { id } } } }`)
-	if !strings.Contains(mustJSON(body["errors"]), `"limit":"depth"`) {
-		t.Errorf("MAX_DEPTH=3 not applied: %v", body["errors"])
+	r = postGraphQL(t, s.base, auth, `{ resource(id: "`+man.IDs["resource"][0]+`") { parent { parent { id } } } }`)
+	if !strings.Contains(mustJSON(r.Errors), `"limit":"depth"`) {
+		t.Errorf("MAX_DEPTH=3 not applied: %v", r.Errors)
 	}
 }

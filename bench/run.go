@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -22,6 +22,7 @@ import (
 	"github.com/workspacenet/facade/graph/loaders"
 	"github.com/workspacenet/facade/graph/loaders/naive"
 	"github.com/workspacenet/facade/internal/budget"
+	"github.com/workspacenet/facade/internal/gqlclient"
 	"github.com/workspacenet/facade/internal/stack"
 	"github.com/workspacenet/facade/restclient"
 )
@@ -62,32 +63,17 @@ func startFacade(upstreamURL, mode string, lc loaders.Config) (*facade, error) {
 	return &facade{url: "http://" + ln.Addr().String() + "/graphql", handler: st.Handler, close: func() { _ = st.Close() }}, nil
 }
 
-// caller is the demo credentials sent with every GraphQL request.
-type caller struct {
-	Authorization, NetworkID string
-}
-
-// gqlClient posts GraphQL requests to a facade.
-type gqlClient struct {
-	url string
-	hc  *http.Client
-	who caller
-}
-
-func newGQLClient(url string, who caller) *gqlClient {
-	return &gqlClient{url: url, who: who, hc: &http.Client{Timeout: time.Minute,
+// newGQLClient returns a GraphQL client of a facade sending who (the demo
+// credentials, gqlclient.Credentials) with every request, over a connection
+// pool sized for the load runs' concurrency.
+func newGQLClient(url string, who http.Header) *gqlclient.Client {
+	return &gqlclient.Client{URL: url, Header: who, HTTP: &http.Client{Timeout: time.Minute,
 		Transport: &http.Transport{MaxIdleConnsPerHost: 256, MaxIdleConns: 256}}}
 }
 
 func requestBody(q *benchQuery) []byte {
-	b, _ := json.Marshal(map[string]any{"query": q.Text, "variables": q.Vars()})
+	b, _ := json.Marshal(gqlclient.Request{Query: q.Text, Variables: q.Vars()})
 	return b
-}
-
-func (w caller) set(h http.Header) {
-	h.Set("Content-Type", "application/json")
-	h.Set("Authorization", w.Authorization)
-	h.Set("service-network-id", w.NetworkID)
 }
 
 // gqlError is a GraphQL response with errors.
@@ -95,42 +81,29 @@ type gqlError struct{ body []byte }
 
 func (e *gqlError) Error() string { return fmt.Sprintf("GraphQL errors: %.400s", e.body) }
 
-// decodeResponse returns data, or an error when the response has errors.
-func decodeResponse(status int, raw []byte) (json.RawMessage, error) {
-	var out struct {
-		Data   json.RawMessage   `json:"data"`
-		Errors []json.RawMessage `json:"errors"`
+// dataOf returns the data of an answer, or an error when there is none to
+// trust: no answer, not JSON, GraphQL errors, or a status other than 200.
+func dataOf(r *gqlclient.Response, err error) (json.RawMessage, error) {
+	var notJSON *gqlclient.NotJSONError
+	switch {
+	case errors.As(err, &notJSON):
+		return nil, fmt.Errorf("status %d, body not JSON: %.200s", notJSON.Status, notJSON.Body)
+	case err != nil:
+		return nil, err
+	case len(r.Errors) > 0 || r.Status != http.StatusOK:
+		return nil, &gqlError{r.Raw}
 	}
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return nil, fmt.Errorf("status %d, body not JSON: %.200s", status, raw)
-	}
-	if len(out.Errors) > 0 || status != http.StatusOK {
-		return nil, &gqlError{raw}
-	}
-	return out.Data, nil
+	return r.Data, nil
 }
 
-// Do runs q once.
-func (c *gqlClient) Do(ctx context.Context, q *benchQuery) (json.RawMessage, error) {
-	return c.post(ctx, requestBody(q))
+// do runs q once.
+func do(ctx context.Context, c *gqlclient.Client, q *benchQuery) (json.RawMessage, error) {
+	return post(ctx, c, requestBody(q))
 }
 
-func (c *gqlClient) post(ctx context.Context, body []byte) (json.RawMessage, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	c.who.set(req.Header)
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	return decodeResponse(resp.StatusCode, raw)
+// post sends a request body built beforehand (out of the timed section).
+func post(ctx context.Context, c *gqlclient.Client, body []byte) (json.RawMessage, error) {
+	return dataOf(c.PostBody(ctx, "application/json", body, nil))
 }
 
 // LatRun is one closed-loop load run: Conc clients issuing the query back to
@@ -149,7 +122,7 @@ type LatRun struct {
 
 // loadRun runs q with conc concurrent clients until dur has passed and at
 // least minN queries completed, or 4*dur has passed.
-func loadRun(ctx context.Context, c *gqlClient, q *benchQuery, conc int, dur time.Duration, minN int) LatRun {
+func loadRun(ctx context.Context, c *gqlclient.Client, q *benchQuery, conc int, dur time.Duration, minN int) LatRun {
 	var (
 		mu       sync.Mutex
 		samples  []time.Duration
@@ -172,7 +145,7 @@ func loadRun(ctx context.Context, c *gqlClient, q *benchQuery, conc int, dur tim
 			for first := true; first || !done(); first = false { // every client sends at least one query
 				body := requestBody(q)
 				t0 := time.Now()
-				_, err := c.post(ctx, body)
+				_, err := post(ctx, c, body)
 				el := time.Since(t0)
 				mu.Lock()
 				if err != nil {
@@ -232,7 +205,7 @@ func (w *discardWriter) WriteHeader(s int)           { w.status = s }
 
 // costRun executes q through h sequentially for at least dur and minN
 // executions and returns the per-query cost.
-func costRun(h http.Handler, who caller, q *benchQuery, dur time.Duration, minN int) (Cost, error) {
+func costRun(h http.Handler, who http.Header, q *benchQuery, dur time.Duration, minN int) (Cost, error) {
 	// Bodies are built outside the measured loop (mutations need fresh vars).
 	bodies := make([][]byte, 0, 64)
 	next := func(i int) []byte {
@@ -242,14 +215,16 @@ func costRun(h http.Handler, who caller, q *benchQuery, dur time.Duration, minN 
 		return bodies[i]
 	}
 	w := &discardWriter{h: http.Header{}}
+	header := who.Clone() // what gqlclient sends: the credentials and the content type
+	header.Set("Content-Type", "application/json")
 	exec := func(body []byte) error {
 		req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
-		who.set(req.Header)
+		maps.Copy(req.Header, header)
 		clear(w.h)
 		w.buf.Reset()
 		w.status = http.StatusOK
 		h.ServeHTTP(w, req)
-		_, err := decodeResponse(w.status, w.buf.Bytes())
+		_, err := dataOf(gqlclient.Decode(w.status, w.h, w.buf.Bytes()))
 		return err
 	}
 	// Warm up (query cache, connections), and size the run.
@@ -314,11 +289,11 @@ func peakRSSKB(pid string) int64 {
 
 // callsOf runs q once and returns the upstream calls it made, by route, and
 // the response data.
-func callsOf(ctx context.Context, up *upstream, c *gqlClient, q *benchQuery) (map[string]int64, int64, json.RawMessage, error) {
+func callsOf(ctx context.Context, up *upstream, c *gqlclient.Client, q *benchQuery) (map[string]int64, int64, json.RawMessage, error) {
 	if err := up.ResetStats(); err != nil {
 		return nil, 0, nil, err
 	}
-	data, err := c.Do(ctx, q)
+	data, err := do(ctx, c, q)
 	if err != nil {
 		return nil, 0, nil, err
 	}

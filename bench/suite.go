@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"runtime"
 	"strconv"
 	"time"
 
 	"github.com/workspacenet/facade/graph/loaders"
+	"github.com/workspacenet/facade/internal/gqlclient"
 )
 
 // Config is one benchmark run.
@@ -108,7 +110,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		return nil, fmt.Errorf("upstream: %w", err)
 	}
 	defer up.Close()
-	who := caller{Authorization: "Bearer " + up.manifest.BearerToken, NetworkID: up.manifest.NetworkID}
+	who := gqlclient.Credentials("Bearer "+up.manifest.BearerToken, up.manifest.NetworkID)
 
 	fx, err := findFixtures(ctx, up, who)
 	if err != nil {
@@ -142,7 +144,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 					mr = &ModeResult{Calls: map[string]int64{}}
 					qr.Modes[mode] = mr
 				}
-				if _, err := c.Do(ctx, q); err != nil { // warm up
+				if _, err := do(ctx, c, q); err != nil { // warm up
 					f.close()
 					return nil, fmt.Errorf("%s (%s, %v): %w", q.Name, mode, lat, err)
 				}
@@ -211,7 +213,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 			return nil, err
 		}
 		c := newGQLClient(f.url, who)
-		if _, err := c.Do(ctx, dash); err != nil {
+		if _, err := do(ctx, c, dash); err != nil {
 			f.close()
 			return nil, err
 		}
@@ -239,7 +241,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 // the invoice (among those with credit notes there) with the most booking
 // items and credit notes, the post with the most replies, and a resource that
 // accepts one-hour bookings.
-func findFixtures(ctx context.Context, up *upstream, who caller) (*fixtures, error) {
+func findFixtures(ctx context.Context, up *upstream, who http.Header) (*fixtures, error) {
 	f, err := startFacade(up.url, modeBatched, loaders.DefaultConfig())
 	if err != nil {
 		return nil, err
@@ -247,7 +249,7 @@ func findFixtures(ctx context.Context, up *upstream, who caller) (*fixtures, err
 	defer f.close()
 	c := newGQLClient(f.url, who)
 	ask := func(text string, vars map[string]any, v any) error {
-		data, err := c.Do(ctx, &benchQuery{Text: text, Vars: func() map[string]any { return vars }})
+		data, err := do(ctx, c, &benchQuery{Text: text, Vars: func() map[string]any { return vars }})
 		if err != nil {
 			return err
 		}
@@ -348,7 +350,7 @@ func findFixtures(ctx context.Context, up *upstream, who caller) (*fixtures, err
 		}
 		fx.Resource = r
 		q := suite(fx)[4]
-		if _, err := c.Do(ctx, q); err == nil {
+		if _, err := do(ctx, c, q); err == nil {
 			return fx, nil
 		} else {
 			lastErr = err

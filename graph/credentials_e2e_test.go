@@ -1,7 +1,7 @@
 package graph_test
 
 import (
-	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/workspacenet/facade/internal/gqlclient"
 	"github.com/workspacenet/facade/internal/testenv"
 	"github.com/workspacenet/facade/restclient"
 )
@@ -178,27 +179,18 @@ func TestConcurrentCallersOfDifferentNetworks(t *testing.T) {
 
 // post runs a query from any goroutine; errors are returned, not reported.
 func post(env *testenv.Env, c testenv.Creds, query string, vars map[string]any) (any, error) {
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	req, _ := http.NewRequest(http.MethodPost, env.FacadeURL, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", c.Authorization)
-	req.Header.Set("service-network-id", c.NetworkID)
-	resp, err := env.HTTP.Do(req)
+	r, err := env.GraphQL.Post(context.Background(), gqlclient.Request{Query: query, Variables: vars}, c.Header())
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
-	var out struct {
-		Data   any               `json:"data"`
-		Errors []json.RawMessage `json:"errors"`
+	if len(r.Errors) > 0 {
+		return nil, fmt.Errorf("errors: %+v", r.Errors[0])
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+	var data any
+	if err := json.Unmarshal(r.Data, &data); err != nil {
 		return nil, err
 	}
-	if len(out.Errors) > 0 {
-		return nil, fmt.Errorf("errors: %s", out.Errors[0])
-	}
-	return out.Data, nil
+	return data, nil
 }
 
 // TestServerCredentials: with server credentials configured, a request

@@ -228,61 +228,69 @@ func TestBreakerIgnoresCallerCancellation(t *testing.T) {
 	}
 }
 
+// TestBreakerHalfOpenRecovery runs in a synctest bubble: the open timeout
+// (50ms) is fake time, which stands still between a call and the test's look
+// at the breaker, however slow the machine.
 func TestBreakerHalfOpenRecovery(t *testing.T) {
-	u := newUpstream(t)
-	bad := new(atomic.Bool)
-	bad.Store(true)
-	n := failingRoute(u, "GET /events/v1/{id}", 500, bad)
-	log := &stateLog{}
-	const route = "/events/v1/{id}"
-	c := u.client(noRetry, WithBreakerStateChange(log.record), WithCircuitBreaker(BreakerSettings{
-		ConsecutiveFailures: 2, OpenTimeout: 50 * time.Millisecond, HalfOpenProbes: 2,
-	}))
-	trip := func() {
-		t.Helper()
-		for range 2 {
-			c.Events.GetEvent(ctxT(t), "e")
+	synctest.Test(t, func(t *testing.T) {
+		bad := new(atomic.Bool)
+		bad.Store(true)
+		log := &stateLog{}
+		const route = "/events/v1/{id}"
+		c, n := memUpstream(t, func(*http.Request) int {
+			if bad.Load() {
+				return http.StatusInternalServerError
+			}
+			return http.StatusOK
+		}, noRetry, WithBreakerStateChange(log.record), WithCircuitBreaker(BreakerSettings{
+			ConsecutiveFailures: 2, OpenTimeout: 50 * time.Millisecond, HalfOpenProbes: 2,
+		}))
+		trip := func() {
+			t.Helper()
+			for range 2 {
+				c.Events.GetEvent(ctxT(t), "e")
+			}
+			if c.ClientBreakerState("GET", route, testCreds) != BreakerOpen {
+				t.Fatal("not open")
+			}
+		}
+		trip()
+		hits := n.Load()
+		if _, _, err := c.Events.GetEvent(ctxT(t), "e"); !IsCircuitOpen(err) || n.Load() != hits {
+			t.Fatalf("open breaker: %v, %d hits", err, n.Load()-hits)
+		}
+
+		// Still failing when half-open: the first probe's failure reopens it.
+		waitState(t, c, "GET", route, BreakerHalfOpen)
+		if _, _, err := c.Events.GetEvent(ctxT(t), "e"); StatusCode(err) != 500 || n.Load() != hits+1 {
+			t.Fatalf("probe: %v", err)
 		}
 		if c.ClientBreakerState("GET", route, testCreds) != BreakerOpen {
-			t.Fatal("not open")
+			t.Fatal("failed probe did not reopen the breaker")
 		}
-	}
-	trip()
-	hits := n.Load()
-	if _, _, err := c.Events.GetEvent(ctxT(t), "e"); !IsCircuitOpen(err) || n.Load() != hits {
-		t.Fatalf("open breaker: %v, %d hits", err, n.Load()-hits)
-	}
 
-	// Still failing when half-open: the first probe's failure reopens it.
-	waitState(t, c, "GET", route, BreakerHalfOpen)
-	if _, _, err := c.Events.GetEvent(ctxT(t), "e"); StatusCode(err) != 500 || n.Load() != hits+1 {
-		t.Fatalf("probe: %v", err)
-	}
-	if c.ClientBreakerState("GET", route, testCreds) != BreakerOpen {
-		t.Fatal("failed probe did not reopen the breaker")
-	}
-
-	// Recovered: both probes must succeed to close it.
-	bad.Store(false)
-	waitState(t, c, "GET", route, BreakerHalfOpen)
-	for i := range 2 {
-		if _, _, err := c.Events.GetEvent(ctxT(t), "e"); err != nil {
-			t.Fatalf("probe %d: %v", i, err)
+		// Recovered: both probes must succeed to close it.
+		bad.Store(false)
+		waitState(t, c, "GET", route, BreakerHalfOpen)
+		for i := range 2 {
+			if _, _, err := c.Events.GetEvent(ctxT(t), "e"); err != nil {
+				t.Fatalf("probe %d: %v", i, err)
+			}
+			if i == 0 && c.ClientBreakerState("GET", route, testCreds) != BreakerHalfOpen {
+				t.Error("closed after one of two probes")
+			}
 		}
-		if i == 0 && c.ClientBreakerState("GET", route, testCreds) != BreakerHalfOpen {
-			t.Error("closed after one of two probes")
+		if c.ClientBreakerState("GET", route, testCreds) != BreakerClosed || n.Load() != hits+3 {
+			t.Errorf("state %s after recovery, %d hits", c.ClientBreakerState("GET", route, testCreds), n.Load()-hits)
 		}
-	}
-	if c.ClientBreakerState("GET", route, testCreds) != BreakerClosed || n.Load() != hits+3 {
-		t.Errorf("state %s after recovery, %d hits", c.ClientBreakerState("GET", route, testCreds), n.Load()-hits)
-	}
-	want := []string{"closed->open", "open->half-open", "half-open->open", "open->half-open", "half-open->closed"}
-	for i := range want {
-		want[i] = "GET " + route + " client " + testID[:8] + ": " + want[i]
-	}
-	if got := log.get(); !slices.Equal(got, want) {
-		t.Errorf("changes %v\nwant %v", got, want)
-	}
+		want := []string{"closed->open", "open->half-open", "half-open->open", "open->half-open", "half-open->closed"}
+		for i := range want {
+			want[i] = "GET " + route + " client " + testID[:8] + ": " + want[i]
+		}
+		if got := log.get(); !slices.Equal(got, want) {
+			t.Errorf("changes %v\nwant %v", got, want)
+		}
+	})
 }
 
 func TestBreakerHalfOpenProbeLimitAndAbandonedProbe(t *testing.T) {

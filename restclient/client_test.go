@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/workspacenet/facade/internal/clock"
@@ -371,26 +372,26 @@ func TestConnectionDroppedRetried(t *testing.T) {
 	}
 }
 
+// TestAttemptTimeout: an attempt the upstream never answers ends with the
+// attempt timeout, as a timeout TransportError, and is not retried. The
+// upstream is in memory in a synctest bubble: the timeout runs on fake time,
+// so a slow machine cannot spend it before the request reaches the upstream.
 func TestAttemptTimeout(t *testing.T) {
-	u := newUpstream(t)
-	var n atomic.Int64
-	u.handle("GET /events/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
-		n.Add(1)
-		select {
-		case <-r.Context().Done():
-		case <-time.After(10 * time.Second):
-			t.Error("client did not give up")
+	synctest.Test(t, func(t *testing.T) {
+		c, n := memUpstream(t, func(*http.Request) int { return 0 }, WithTimeout(20*time.Millisecond))
+		start := time.Now()
+		_, _, err := c.Events.GetEvent(t.Context(), "e")
+		var te *TransportError
+		if !errors.As(err, &te) || !te.Timeout() {
+			t.Fatalf("err %T %v, want a timeout TransportError", err, err)
+		}
+		if n.Load() != 1 {
+			t.Errorf("%d attempts: timeouts are not retried", n.Load())
+		}
+		if d := time.Since(start); d != 20*time.Millisecond {
+			t.Errorf("gave up after %v, want the attempt timeout (20ms)", d)
 		}
 	})
-	c := u.client(WithTimeout(20 * time.Millisecond))
-	_, _, err := c.Events.GetEvent(ctxT(t), "e")
-	var te *TransportError
-	if !errors.As(err, &te) || !te.Timeout() {
-		t.Fatalf("err %T %v, want a timeout TransportError", err, err)
-	}
-	if n.Load() != 1 {
-		t.Errorf("%d attempts: timeouts are not retried", n.Load())
-	}
 }
 
 func TestCancelInFlight(t *testing.T) {

@@ -334,6 +334,36 @@ func (o *observations) ctx(t *testing.T) context.Context {
 	return WithCallHooks(ctxT(t), CallHooks{After: o.observe})
 }
 
+// memUpstream is an upstream answered in memory, for tests in a synctest
+// bubble, where fake time stands still while goroutines work (a network
+// upstream runs outside the bubble, and the goroutines of its connections
+// never block durably). status gives each answer's status: 200 answers an
+// event, any other an error body, and 0 waits until the attempt's context
+// ends, as an upstream that never answers. It returns a client of it with
+// bearer credentials and opts, and the requests it received.
+func memUpstream(t *testing.T, status func(*http.Request) int, opts ...Option) (*Client, *atomic.Int64) {
+	t.Helper()
+	var n atomic.Int64
+	hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		n.Add(1)
+		code := status(r)
+		if code == 0 {
+			<-r.Context().Done()
+			return nil, r.Context().Err()
+		}
+		body := `{"event":{"id":"e"}}`
+		if code != http.StatusOK {
+			body = `{"message":"down","type":"unavailable"}`
+		}
+		return &http.Response{StatusCode: code, Header: http.Header{}, Request: r, Body: io.NopCloser(strings.NewReader(body))}, nil
+	})}
+	c, err := NewClient("http://upstream.test/api", append([]Option{WithHTTPClient(hc), WithBearerToken(testToken, testNetwork)}, opts...)...)
+	if err != nil {
+		t.Fatalf("NewClient: %v", err)
+	}
+	return c, &n
+}
+
 func ctxT(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	t.Cleanup(cancel)

@@ -1,14 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"time"
 
 	"github.com/workspacenet/facade/graph/errcode"
+	"github.com/workspacenet/facade/internal/gqlclient"
 	"github.com/workspacenet/facade/internal/queries"
 	"github.com/workspacenet/facade/restserver"
 )
@@ -32,10 +35,8 @@ var faultCodeSet = map[string]bool{errcode.UpstreamUnavailable: true, errcode.Ra
 // mix picks requests from the demo data.
 type mix struct {
 	locations, resources, invoices, posts, visits []string
-	creds                                         []cred
+	creds                                         []http.Header // the demo's Bearer and Basic credentials
 }
-
-type cred struct{ auth, network string }
 
 func newMix(m *restserver.DemoManifest) *mix {
 	first := func(ids []string, n int) []string { return ids[:min(n, len(ids))] }
@@ -45,7 +46,7 @@ func newMix(m *restserver.DemoManifest) *mix {
 		invoices:  first(m.IDs["invoice"], 20),
 		posts:     m.IDs["post"],
 		visits:    m.IDs["visit"],
-		creds:     []cred{{"Bearer " + m.BearerToken, m.NetworkID}, {m.BasicAuth, m.NetworkID}},
+		creds:     []http.Header{gqlclient.Credentials("Bearer "+m.BearerToken, m.NetworkID), gqlclient.Credentials(m.BasicAuth, m.NetworkID)},
 	}
 	return x
 }
@@ -53,7 +54,7 @@ func newMix(m *restserver.DemoManifest) *mix {
 func pick[T any](rng *rand.Rand, xs []T) T { return xs[rng.IntN(len(xs))] }
 
 // one runs one scenario and records its outcome in st.
-func (x *mix) one(ctx context.Context, hc *http.Client, url string, rng *rand.Rand, st *stats) {
+func (x *mix) one(ctx context.Context, gc *gqlclient.Client, rng *rand.Rand, st *stats) {
 	c := pick(rng, x.creds)
 	type req struct {
 		name  string
@@ -70,7 +71,7 @@ func (x *mix) one(ctx context.Context, hc *http.Client, url string, rng *rand.Ra
 	case n < 50:
 		r = req{"invoice", queries.Invoice, map[string]any{"id": pick(rng, x.invoices)}, ""}
 	case n < 62:
-		x.walk(ctx, hc, url, c, pick(rng, x.locations), st)
+		x.walk(ctx, gc, c, pick(rng, x.locations), st)
 		return
 	case n < 72:
 		r = req{"comments", qComments, map[string]any{"p": pick(rng, x.posts)}, ""}
@@ -86,15 +87,15 @@ func (x *mix) one(ctx context.Context, hc *http.Client, url string, rng *rand.Ra
 	default:
 		r = req{"badFirst", qBadFirst, map[string]any{"l": pick(rng, x.locations)}, errcode.BadUserInput}
 	}
-	status, errs, _, err := x.send(ctx, hc, url, c, r.query, r.vars)
+	status, errs, _, err := send(ctx, gc, c, r.query, r.vars)
 	x.record(ctx, st, r.name, r.want, status, errs, err)
 }
 
 // walk follows a location's transactions by endCursor for up to 3 pages.
-func (x *mix) walk(ctx context.Context, hc *http.Client, url string, c cred, loc string, st *stats) {
+func (x *mix) walk(ctx context.Context, gc *gqlclient.Client, c http.Header, loc string, st *stats) {
 	var after any
 	for range 3 {
-		status, errs, data, err := x.send(ctx, hc, url, c, qPage, map[string]any{"l": loc, "after": after})
+		status, errs, data, err := send(ctx, gc, c, qPage, map[string]any{"l": loc, "after": after})
 		x.record(ctx, st, "walk", "", status, errs, err)
 		if err != nil || len(errs) > 0 {
 			return
@@ -119,14 +120,39 @@ func (x *mix) walk(ctx context.Context, hc *http.Client, url string, c cred, loc
 	}
 }
 
-func (x *mix) send(ctx context.Context, hc *http.Client, url string, c cred, query string, vars map[string]any) (int, []gqlError, json.RawMessage, error) {
-	return post(ctx, hc, url, c.auth, c.network, query, vars)
+// send posts one GraphQL request and returns the HTTP status, errors and
+// data; an answer that is not JSON or holds a stack trace is an error.
+func send(ctx context.Context, gc *gqlclient.Client, creds http.Header, query string, vars map[string]any) (int, []gqlclient.Error, json.RawMessage, error) {
+	r, err := gc.Post(ctx, gqlclient.Request{Query: query, Variables: vars}, creds)
+	var notJSON *gqlclient.NotJSONError
+	if errors.As(err, &notJSON) {
+		return notJSON.Status, nil, nil, fmt.Errorf("answer is not JSON (%d): %.200s", notJSON.Status, notJSON.Body)
+	}
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	if bytes.Contains(r.Raw, []byte("goroutine ")) || bytes.Contains(r.Raw, []byte(".go:")) {
+		return r.Status, r.Errors, nil, fmt.Errorf("answer holds a stack trace: %.200s", r.Raw)
+	}
+	return r.Status, r.Errors, r.Data, nil
+}
+
+// upstreamRoute is "METHOD /route" of the upstream call an error names in
+// extensions.upstream, or "".
+func upstreamRoute(e gqlclient.Error) string {
+	up, ok := e.Extensions["upstream"].(map[string]any)
+	if !ok {
+		return ""
+	}
+	method, _ := up["method"].(string)
+	path, _ := up["path"].(string)
+	return method + " " + path
 }
 
 // record checks one answer: 200, JSON, no stack trace; the wanted code when
 // there is one; otherwise only codes injected faults cause, each attributed
 // to its upstream route.
-func (x *mix) record(ctx context.Context, st *stats, name, want string, status int, errs []gqlError, err error) {
+func (x *mix) record(ctx context.Context, st *stats, name, want string, status int, errs []gqlclient.Error, err error) {
 	if err != nil {
 		if ctx.Err() != nil {
 			return // the run ended mid-request
@@ -142,7 +168,7 @@ func (x *mix) record(ctx context.Context, st *stats, name, want string, status i
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	for _, e := range errs {
-		code := e.Extensions.Code
+		code := e.Code()
 		st.codes[code]++
 		st.total[code]++
 		switch {
@@ -151,8 +177,8 @@ func (x *mix) record(ctx context.Context, st *stats, name, want string, status i
 		case faultCodeSet[code]:
 			faulted = true
 			route := "(no upstream route)"
-			if u := e.Extensions.Upstream; u != nil {
-				route = u.Method + " " + u.Path
+			if u := upstreamRoute(e); u != "" {
+				route = u
 			}
 			if st.byRoute[route] == nil {
 				st.byRoute[route] = map[string]int64{}

@@ -1,93 +1,73 @@
 package hardening_test
 
 import (
-	"bytes"
+	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/workspacenet/facade/internal/gqlclient"
 	"github.com/workspacenet/facade/internal/testenv"
 )
 
-// reply is a raw HTTP answer of the facade.
-type reply struct {
-	status int
-	header http.Header
-	raw    string
-	body   struct {
-		Data       json.RawMessage `json:"data"`
-		Errors     []testenv.Error `json:"errors"`
-		Extensions map[string]any  `json:"extensions"`
-	}
-}
-
-func (r *reply) codes() []string {
-	var out []string
-	for _, e := range r.body.Errors {
-		out = append(out, e.Code())
-	}
-	return out
-}
-
-// only fails t unless the reply holds exactly one error, of code.
-func (r *reply) only(t *testing.T, code string) testenv.Error {
+// only fails t unless r holds exactly one error, of code.
+func only(t *testing.T, r *testenv.Response, code string) testenv.Error {
 	t.Helper()
-	if len(r.body.Errors) != 1 || r.body.Errors[0].Code() != code {
-		t.Fatalf("want one %s error, got %d %s", code, r.status, r.raw)
+	if len(r.Errors) != 1 || r.Errors[0].Code() != code {
+		t.Fatalf("want one %s error, got %d %s", code, r.Status, r.Raw)
 	}
-	return r.body.Errors[0]
+	return r.Errors[0]
 }
 
-// send makes one raw request to the facade with a client that gives up a
-// few seconds after any deadline under test.
-func send(t *testing.T, env *testenv.Env, method, target string, hdr map[string]string, body []byte) *reply {
+// answerTimeout is how long a test waits for an answer: a few seconds after
+// any deadline under test.
+const answerTimeout = 10 * time.Second
+
+// answered fails t unless the request got a JSON answer.
+func answered(t *testing.T, what string, r *testenv.Response, err error) *testenv.Response {
 	t.Helper()
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequest(method, target, rd)
 	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	hc := &http.Client{Timeout: 10 * time.Second}
-	resp, err := hc.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, target, err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	r := &reply{status: resp.StatusCode, header: resp.Header, raw: string(raw)}
-	if err := json.Unmarshal(raw, &r.body); err != nil {
-		t.Fatalf("%s %s: answer is not JSON (%d): %.300s", method, target, resp.StatusCode, raw)
+		t.Fatalf("%s: %v", what, err)
 	}
 	return r
 }
 
-// postJSON posts {"query", "variables", "extensions"...} as JSON with creds.
-func postJSON(t *testing.T, env *testenv.Env, c testenv.Creds, req map[string]any, hdr map[string]string) *reply {
+// get sends req as a GET with hdr.
+func get(t *testing.T, env *testenv.Env, req gqlclient.Request, hdr http.Header) *testenv.Response {
 	t.Helper()
-	body, _ := json.Marshal(req)
-	h := map[string]string{"Content-Type": "application/json"}
-	if c.Authorization != "" {
-		h["Authorization"] = c.Authorization
-		h["service-network-id"] = c.NetworkID
-	}
-	for k, v := range hdr {
-		h[k] = v
-	}
-	return send(t, env, http.MethodPost, env.FacadeURL, h, body)
+	ctx, cancel := context.WithTimeout(t.Context(), answerTimeout)
+	defer cancel()
+	r, err := env.GraphQL.Get(ctx, req, hdr)
+	return answered(t, "GET /graphql", r, err)
 }
 
-func query(t *testing.T, env *testenv.Env, c testenv.Creds, q string, vars map[string]any) *reply {
+// postBody posts body as it is with contentType ("" sends none) and hdr.
+func postBody(t *testing.T, env *testenv.Env, contentType string, body []byte, hdr http.Header) *testenv.Response {
 	t.Helper()
-	return postJSON(t, env, c, map[string]any{"query": q, "variables": vars}, nil)
+	ctx, cancel := context.WithTimeout(t.Context(), answerTimeout)
+	defer cancel()
+	r, err := env.GraphQL.PostBody(ctx, contentType, body, hdr)
+	return answered(t, "POST /graphql", r, err)
+}
+
+// post posts req as JSON with creds and the extra headers.
+func post(t *testing.T, env *testenv.Env, c testenv.Creds, req gqlclient.Request, extra http.Header) *testenv.Response {
+	t.Helper()
+	h := c.Header()
+	for k, vs := range extra {
+		h[http.CanonicalHeaderKey(k)] = vs
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), answerTimeout)
+	defer cancel()
+	r, err := env.GraphQL.Post(ctx, req, h)
+	return answered(t, "POST /graphql", r, err)
+}
+
+func query(t *testing.T, env *testenv.Env, c testenv.Creds, q string, vars map[string]any) *testenv.Response {
+	t.Helper()
+	return post(t, env, c, gqlclient.Request{Query: q, Variables: vars}, nil)
 }
 
 // logLines returns the JSON log records of l whose msg is msg.

@@ -18,15 +18,15 @@ func TestDefaultLimitsLetReadmeQueriesAndIntrospectionThrough(t *testing.T) {
 	for i, rq := range testenv.ReadmeQueries(t, "../../README.md") {
 		t.Run(fmt.Sprintf("README query %d", i+1), func(t *testing.T) {
 			r := query(t, env, env.Bearer(), rq.Query, rq.Vars)
-			if r.status != http.StatusOK || len(r.body.Errors) > 0 || string(r.body.Data) == "null" {
-				t.Fatalf("%d %s", r.status, r.raw)
+			if r.Status != http.StatusOK || len(r.Errors) > 0 || string(r.Data) == "null" {
+				t.Fatalf("%d %s", r.Status, r.Raw)
 			}
 		})
 	}
 	t.Run("GraphiQL introspection", func(t *testing.T) {
 		r := query(t, env, testenv.Creds{}, testenv.IntrospectionQuery, nil)
-		if r.status != http.StatusOK || len(r.body.Errors) > 0 || !strings.Contains(string(r.body.Data), `"queryType":{"name":"Query"}`) {
-			t.Fatalf("%d %.500s", r.status, r.raw)
+		if r.Status != http.StatusOK || len(r.Errors) > 0 || !strings.Contains(string(r.Data), `"queryType":{"name":"Query"}`) {
+			t.Fatalf("%d %.500s", r.Status, r.Raw)
 		}
 	})
 }
@@ -58,12 +58,12 @@ func TestLimitsRefuseBeforeAnyUpstreamCall(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			env.ResetCalls()
 			r := query(t, env, env.Bearer(), tc.q, nil)
-			e := r.only(t, errcode.QueryTooComplex)
+			e := only(t, r, errcode.QueryTooComplex)
 			if e.Extensions["limit"] != tc.limit || e.Extensions["value"] != float64(tc.value) || e.Extensions["maximum"] != float64(tc.max) {
 				t.Errorf("extensions = %v, want limit %s value %d maximum %d", e.Extensions, tc.limit, tc.value, tc.max)
 			}
-			if r.status != http.StatusUnprocessableEntity || string(r.body.Data) != "" && string(r.body.Data) != "null" {
-				t.Errorf("status %d data %s", r.status, r.body.Data)
+			if r.Status != http.StatusUnprocessableEntity || string(r.Data) != "" && string(r.Data) != "null" {
+				t.Errorf("status %d data %s", r.Status, r.Data)
 			}
 			env.ExpectNoCalls(t)
 		})
@@ -72,7 +72,7 @@ func TestLimitsRefuseBeforeAnyUpstreamCall(t *testing.T) {
 		env.ResetCalls()
 		q := `{ resource(id: "` + res + `") { id } ` + strings.Repeat("__typename ", limits.DefaultMaxTokens) + "}"
 		r := query(t, env, env.Bearer(), q, nil)
-		e := r.only(t, errcode.QueryTooComplex)
+		e := only(t, r, errcode.QueryTooComplex)
 		if e.Extensions["limit"] != limits.Tokens || e.Extensions["maximum"] != float64(limits.DefaultMaxTokens) {
 			t.Errorf("extensions = %v", e.Extensions)
 		}
@@ -82,14 +82,14 @@ func TestLimitsRefuseBeforeAnyUpstreamCall(t *testing.T) {
 		env.ResetCalls()
 		q := `query($n: Int) { location(id: "` + loc + `") { transactions(first: $n) { nodes { invoice { creditNotes { nodes { id } } } } } } }`
 		r := query(t, env, env.Bearer(), q, map[string]any{"n": 400})
-		if e := r.only(t, errcode.QueryTooComplex); e.Extensions["limit"] != limits.Cost {
+		if e := only(t, r, errcode.QueryTooComplex); e.Extensions["limit"] != limits.Cost {
 			t.Errorf("extensions = %v", e.Extensions)
 		}
 		env.ExpectNoCalls(t)
 		// The same document with a small page passes.
 		r = query(t, env, env.Bearer(), q, map[string]any{"n": 2})
-		if len(r.body.Errors) > 0 {
-			t.Fatalf("n=2: %s", r.raw)
+		if len(r.Errors) > 0 {
+			t.Fatalf("n=2: %s", r.Raw)
 		}
 	})
 }
@@ -100,12 +100,12 @@ func TestLimitsAreConfigurable(t *testing.T) {
 	}})
 	res := env.ID(t, "resource", 0)
 	r := query(t, env, env.Bearer(), `{ resource(id: "`+res+`") { parent { id } } }`, nil)
-	if e := r.only(t, errcode.QueryTooComplex); e.Extensions["limit"] != limits.Depth || e.Extensions["maximum"] != float64(2) {
+	if e := only(t, r, errcode.QueryTooComplex); e.Extensions["limit"] != limits.Depth || e.Extensions["maximum"] != float64(2) {
 		t.Fatalf("extensions = %v", e.Extensions)
 	}
 	r = query(t, env, env.Bearer(), `{ resource(id: "`+res+`") { id } }`, nil)
-	if len(r.body.Errors) > 0 {
-		t.Fatal(r.raw)
+	if len(r.Errors) > 0 {
+		t.Fatal(r.Raw)
 	}
 }
 
@@ -118,13 +118,13 @@ func TestUpstreamCallCap(t *testing.T) {
 		orders(first: 2) { nodes { id } }
 		transactions(first: 2) { nodes { id } }
 		creditNotes(first: 2) { nodes { id } } } }`, nil)
-	if r.status != http.StatusOK {
-		t.Fatalf("status %d", r.status)
+	if r.Status != http.StatusOK {
+		t.Fatalf("status %d", r.Status)
 	}
-	if len(r.body.Errors) != 2 {
-		t.Fatalf("want 2 REQUEST_LIMIT_EXCEEDED errors (4 calls needed, cap 2): %s", r.raw)
+	if len(r.Errors) != 2 {
+		t.Fatalf("want 2 REQUEST_LIMIT_EXCEEDED errors (4 calls needed, cap 2): %s", r.Raw)
 	}
-	for _, e := range r.body.Errors {
+	for _, e := range r.Errors {
 		if e.Code() != "REQUEST_LIMIT_EXCEEDED" || e.Extensions["maximum"] != float64(2) || len(e.Path) != 2 {
 			t.Errorf("error %+v", e)
 		}
@@ -132,7 +132,7 @@ func TestUpstreamCallCap(t *testing.T) {
 	var d struct {
 		Location map[string]json.RawMessage `json:"location"`
 	}
-	if err := json.Unmarshal(r.body.Data, &d); err != nil {
+	if err := json.Unmarshal(r.Data, &d); err != nil {
 		t.Fatal(err)
 	}
 	filled := 0
@@ -142,7 +142,7 @@ func TestUpstreamCallCap(t *testing.T) {
 		}
 	}
 	if filled != 2 {
-		t.Errorf("%d fields have data, want 2 (the rest of the data still arrives): %s", filled, r.body.Data)
+		t.Errorf("%d fields have data, want 2 (the rest of the data still arrives): %s", filled, r.Data)
 	}
 	if _, n := env.Calls(); n != 2 {
 		t.Errorf("upstream calls = %d, want the cap 2", n)
@@ -155,8 +155,8 @@ func TestUpstreamCallCap(t *testing.T) {
 			a: createPost(input: $in) { post { id } }
 			b: createPost(input: $in) { post { id } }
 			c: createPost(input: $in) { post { id } } }`, map[string]any{"in": in})
-		if got := r.codes(); len(got) != 1 || got[0] != "REQUEST_LIMIT_EXCEEDED" || r.body.Errors[0].PathString() != "c" {
-			t.Fatalf("errors: %s", r.raw)
+		if got := r.Codes(); len(got) != 1 || got[0] != "REQUEST_LIMIT_EXCEEDED" || r.Errors[0].PathString() != "c" {
+			t.Fatalf("errors: %s", r.Raw)
 		}
 		if _, n := env.Calls(); n != 2 {
 			t.Errorf("upstream calls = %d, want 2", n)

@@ -2,6 +2,7 @@ package hardening_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/workspacenet/facade/graph"
+	"github.com/workspacenet/facade/internal/gqlclient"
 	"github.com/workspacenet/facade/internal/testenv"
 )
 
@@ -16,61 +18,59 @@ func TestCSRFPrevention(t *testing.T) {
 	env := testenv.New(t, testenv.Options{})
 	res := env.ID(t, "resource", 0)
 	q := `{ resource(id: "` + res + `") { id } }`
-	auth := map[string]string{"Authorization": env.Bearer().Authorization, "service-network-id": env.Bearer().NetworkID}
-	with := func(extra map[string]string) map[string]string {
-		h := map[string]string{}
-		for k, v := range auth {
-			h[k] = v
-		}
-		for k, v := range extra {
-			h[k] = v
-		}
+	auth := env.Bearer().Header()
+	with := func(name, value string) http.Header {
+		h := auth.Clone()
+		h.Set(name, value)
 		return h
 	}
-	getURL := env.FacadeURL + "?query=" + url.QueryEscape(q)
 	jsonBody, _ := json.Marshal(map[string]any{"query": q})
 
 	refused := []struct {
-		name, method, target string
-		hdr                  map[string]string
-		body                 []byte
+		name, method, contentType string // a GET sends q in its query string
+		body                      []byte
 	}{
-		{"bare GET", http.MethodGet, getURL, with(nil), nil},
-		{"text/plain POST", http.MethodPost, env.FacadeURL, with(map[string]string{"Content-Type": "text/plain"}), jsonBody},
-		{"form POST", http.MethodPost, env.FacadeURL, with(map[string]string{"Content-Type": "application/x-www-form-urlencoded"}), []byte("query=" + url.QueryEscape(q))},
-		{"multipart POST", http.MethodPost, env.FacadeURL, with(map[string]string{"Content-Type": "multipart/form-data; boundary=x"}), []byte("--x--")},
-		{"POST without content type", http.MethodPost, env.FacadeURL, with(nil), jsonBody},
+		{"bare GET", http.MethodGet, "", nil},
+		{"text/plain POST", http.MethodPost, "text/plain", jsonBody},
+		{"form POST", http.MethodPost, "application/x-www-form-urlencoded", []byte("query=" + url.QueryEscape(q))},
+		{"multipart POST", http.MethodPost, "multipart/form-data; boundary=x", []byte("--x--")},
+		{"POST without content type", http.MethodPost, "", jsonBody},
 	}
 	for _, tc := range refused {
 		t.Run("refused: "+tc.name, func(t *testing.T) {
 			env.ResetCalls()
-			r := send(t, env, tc.method, tc.target, tc.hdr, tc.body)
-			r.only(t, "CSRF_PREVENTED")
-			if r.status != http.StatusBadRequest {
-				t.Errorf("status %d, want 400", r.status)
+			var r *testenv.Response
+			if tc.method == http.MethodGet {
+				r = get(t, env, gqlclient.Request{Query: q}, auth)
+			} else {
+				r = postBody(t, env, tc.contentType, tc.body, auth)
+			}
+			only(t, r, "CSRF_PREVENTED")
+			if r.Status != http.StatusBadRequest {
+				t.Errorf("status %d, want 400", r.Status)
 			}
 			env.ExpectNoCalls(t)
 		})
 	}
 	for _, h := range []string{"GraphQL-Require-Preflight", "X-Requested-With", "Apollo-Require-Preflight"} {
 		t.Run("GET with "+h, func(t *testing.T) {
-			r := send(t, env, http.MethodGet, getURL, with(map[string]string{h: "1"}), nil)
-			if r.status != http.StatusOK || len(r.body.Errors) > 0 || !strings.Contains(string(r.body.Data), res) {
-				t.Fatalf("%d %s", r.status, r.raw)
+			r := get(t, env, gqlclient.Request{Query: q}, with(h, "1"))
+			if r.Status != http.StatusOK || len(r.Errors) > 0 || !strings.Contains(string(r.Data), res) {
+				t.Fatalf("%d %s", r.Status, r.Raw)
 			}
 		})
 	}
 	t.Run("JSON POST passes", func(t *testing.T) {
-		r := send(t, env, http.MethodPost, env.FacadeURL, with(map[string]string{"Content-Type": "application/json; charset=utf-8"}), jsonBody)
-		if r.status != http.StatusOK || len(r.body.Errors) > 0 {
-			t.Fatalf("%d %s", r.status, r.raw)
+		r := postBody(t, env, "application/json; charset=utf-8", jsonBody, auth)
+		if r.Status != http.StatusOK || len(r.Errors) > 0 {
+			t.Fatalf("%d %s", r.Status, r.Raw)
 		}
 	})
 	t.Run("switched off", func(t *testing.T) {
 		off := testenv.New(t, testenv.Options{GraphOpts: func(o *graph.Options) { o.DisableCSRFPrevention = true }})
-		r := send(t, off, http.MethodGet, off.FacadeURL+"?query="+url.QueryEscape(`{ __typename }`), nil, nil)
-		if r.status != http.StatusOK || len(r.body.Errors) > 0 {
-			t.Fatalf("%d %s", r.status, r.raw)
+		r := get(t, off, gqlclient.Request{Query: `{ __typename }`}, nil)
+		if r.Status != http.StatusOK || len(r.Errors) > 0 {
+			t.Fatalf("%d %s", r.Status, r.Raw)
 		}
 	})
 }
@@ -78,7 +78,11 @@ func TestCSRFPrevention(t *testing.T) {
 func TestBodyLimitsAndBatches(t *testing.T) {
 	env := testenv.New(t, testenv.Options{GraphOpts: func(o *graph.Options) { o.MaxBodyBytes = 64 << 10 }})
 	res := env.ID(t, "resource", 0)
-	jsonHdr := map[string]string{"Content-Type": "application/json", "Authorization": env.Bearer().Authorization, "service-network-id": env.Bearer().NetworkID}
+	creds := env.Bearer().Header()
+	postJSON := func(t *testing.T, body []byte) *testenv.Response {
+		t.Helper()
+		return postBody(t, env, "application/json", body, creds)
+	}
 
 	t.Run("huge variables: 413", func(t *testing.T) {
 		env.ResetCalls()
@@ -86,53 +90,51 @@ func TestBodyLimitsAndBatches(t *testing.T) {
 			"query":     `query($id: ID!) { resource(id: $id) { id } }`,
 			"variables": map[string]any{"id": res, "pad": strings.Repeat("x", 100<<10)},
 		})
-		r := send(t, env, http.MethodPost, env.FacadeURL, jsonHdr, body)
-		r.only(t, "REQUEST_TOO_LARGE")
-		if r.status != http.StatusRequestEntityTooLarge {
-			t.Errorf("status %d, want 413", r.status)
+		r := postJSON(t, body)
+		only(t, r, "REQUEST_TOO_LARGE")
+		if r.Status != http.StatusRequestEntityTooLarge {
+			t.Errorf("status %d, want 413", r.Status)
 		}
 		env.ExpectNoCalls(t)
 	})
 	t.Run("body without Content-Length: 413", func(t *testing.T) {
 		env.ResetCalls()
 		big := `{"query": "{ __typename }", "variables": {"pad": "` + strings.Repeat("y", 100<<10) + `"}}`
-		req, _ := http.NewRequest(http.MethodPost, env.FacadeURL, struct{ *strings.Reader }{strings.NewReader(big)}) // hides the length: chunked
-		for k, v := range jsonHdr {
-			req.Header.Set(k, v)
-		}
-		resp, err := env.HTTP.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusRequestEntityTooLarge {
-			t.Errorf("chunked oversized body: status %d", resp.StatusCode)
+		ctx, cancel := context.WithTimeout(t.Context(), answerTimeout)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, env.FacadeURL, struct{ *strings.Reader }{strings.NewReader(big)}) // hides the length: chunked
+		req.Header = creds.Clone()
+		req.Header.Set("Content-Type", "application/json")
+		r, err := env.GraphQL.Do(req)
+		r = answered(t, "chunked POST", r, err)
+		if r.Status != http.StatusRequestEntityTooLarge {
+			t.Errorf("chunked oversized body: status %d", r.Status)
 		}
 		env.ExpectNoCalls(t)
 	})
 	t.Run("batched array: 400, body not echoed", func(t *testing.T) {
 		env.ResetCalls()
 		body := []byte(`[{"query":"{ resource(id: \"` + res + `\") { id } }"},{"query":"{ __typename }"}]`)
-		r := send(t, env, http.MethodPost, env.FacadeURL, jsonHdr, body)
-		r.only(t, "BAD_REQUEST")
-		if r.status != http.StatusBadRequest || strings.Contains(r.raw, res) {
-			t.Errorf("%d %s", r.status, r.raw)
+		r := postJSON(t, body)
+		only(t, r, "BAD_REQUEST")
+		if r.Status != http.StatusBadRequest || strings.Contains(string(r.Raw), res) {
+			t.Errorf("%d %s", r.Status, r.Raw)
 		}
 		env.ExpectNoCalls(t)
 	})
 	t.Run("malformed JSON: 400", func(t *testing.T) {
-		r := send(t, env, http.MethodPost, env.FacadeURL, jsonHdr, []byte(`{"query": "{ __typename }"`))
-		r.only(t, "BAD_REQUEST")
-		if r.status != http.StatusBadRequest {
-			t.Errorf("status %d", r.status)
+		r := postJSON(t, []byte(`{"query": "{ __typename }"`))
+		only(t, r, "BAD_REQUEST")
+		if r.Status != http.StatusBadRequest {
+			t.Errorf("status %d", r.Status)
 		}
 	})
 	t.Run("within the limit: served", func(t *testing.T) {
 		body := bytes.Repeat([]byte(" "), 32<<10)
 		body = append(body, `{"query": "{ __typename }"}`...)
-		r := send(t, env, http.MethodPost, env.FacadeURL, jsonHdr, body)
-		if r.status != http.StatusOK || len(r.body.Errors) > 0 {
-			t.Fatalf("%d %s", r.status, r.raw)
+		r := postJSON(t, body)
+		if r.Status != http.StatusOK || len(r.Errors) > 0 {
+			t.Fatalf("%d %s", r.Status, r.Raw)
 		}
 	})
 }
@@ -140,19 +142,19 @@ func TestBodyLimitsAndBatches(t *testing.T) {
 func TestSuggestionsCanBeDisabled(t *testing.T) {
 	q := `{ resourc(id: "x") { id } }`
 	on := testenv.New(t, testenv.Options{})
-	if r := query(t, on, on.Bearer(), q, nil); !strings.Contains(r.raw, "Did you mean") {
-		t.Fatalf("default: no suggestion in %s", r.raw)
+	if r := query(t, on, on.Bearer(), q, nil); !strings.Contains(string(r.Raw), "Did you mean") {
+		t.Fatalf("default: no suggestion in %s", r.Raw)
 	}
 	off := testenv.New(t, testenv.Options{GraphOpts: func(o *graph.Options) {
 		o.DisableSuggestions = true
 		o.Introspection = false
 	}})
 	r := query(t, off, off.Bearer(), q, nil)
-	if len(r.body.Errors) == 0 || strings.Contains(r.raw, "Did you mean") || strings.Contains(r.raw, `"resource"`) {
-		t.Fatalf("suggestions off: %s", r.raw)
+	if len(r.Errors) == 0 || strings.Contains(string(r.Raw), "Did you mean") || strings.Contains(string(r.Raw), `"resource"`) {
+		t.Fatalf("suggestions off: %s", r.Raw)
 	}
 	r = query(t, off, testenv.Creds{}, `{ __schema { types { name } } }`, nil)
-	if len(r.body.Errors) == 0 || strings.Contains(r.raw, `"types"`) {
-		t.Fatalf("introspection off: %s", r.raw)
+	if len(r.Errors) == 0 || strings.Contains(string(r.Raw), `"types"`) {
+		t.Fatalf("introspection off: %s", r.Raw)
 	}
 }

@@ -58,14 +58,14 @@ func TestAbuseIsRefusedWithoutUpstreamCalls(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			env.ResetCalls()
 			r := gql(t, env, 10*time.Second, env.Bearer(), tc.q, nil)
-			if len(r.body.Errors) != 1 || r.body.Errors[0].Code() != tc.code {
-				t.Fatalf("want one %s error, got %d errors (%d bytes): %.400s", tc.code, len(r.body.Errors), len(r.raw), r.raw)
+			if len(r.Errors) != 1 || r.Errors[0].Code() != tc.code {
+				t.Fatalf("want one %s error, got %d errors (%d bytes): %.400s", tc.code, len(r.Errors), len(r.Raw), r.Raw)
 			}
-			if tc.limit != "" && r.body.Errors[0].Extensions["limit"] != tc.limit {
-				t.Errorf("limit %v, want %s", r.body.Errors[0].Extensions["limit"], tc.limit)
+			if tc.limit != "" && r.Errors[0].Extensions["limit"] != tc.limit {
+				t.Errorf("limit %v, want %s", r.Errors[0].Extensions["limit"], tc.limit)
 			}
-			if r.status != http.StatusUnprocessableEntity || len(r.raw) > 2048 {
-				t.Errorf("status %d, %d bytes", r.status, len(r.raw))
+			if r.Status != http.StatusUnprocessableEntity || len(r.Raw) > 2048 {
+				t.Errorf("status %d, %d bytes", r.Status, len(r.Raw))
 			}
 			env.ExpectNoCalls(t)
 		})
@@ -88,9 +88,9 @@ func TestAbuseIsRefusedWithoutUpstreamCalls(t *testing.T) {
 	for _, tc := range bodies {
 		t.Run(tc.name, func(t *testing.T) {
 			env.ResetCalls()
-			r := do(t, env, 10*time.Second, http.MethodPost, headers(env.Bearer()), []byte(tc.body))
-			if r.status != tc.status || len(r.body.Errors) != 1 || tc.code != "" && r.body.Errors[0].Code() != tc.code {
-				t.Fatalf("want %d %s, got %d %.400s", tc.status, tc.code, r.status, r.raw)
+			r := postBody(t, env, 10*time.Second, env.Bearer(), []byte(tc.body))
+			if r.Status != tc.status || len(r.Errors) != 1 || tc.code != "" && r.Errors[0].Code() != tc.code {
+				t.Fatalf("want %d %s, got %d %.400s", tc.status, tc.code, r.Status, r.Raw)
 			}
 			env.ExpectNoCalls(t)
 		})
@@ -122,8 +122,8 @@ func TestIntrospectionOffAsInProduction(t *testing.T) {
 				c = testenv.Creds{}
 			}
 			r := gql(t, env, 10*time.Second, c, q, nil)
-			if len(r.body.Errors) == 0 || strings.Contains(r.raw, `"queryType"`) || strings.Contains(r.raw, `"fields"`) || strings.Contains(r.raw, `"types"`) {
-				t.Fatalf("introspection answered: %d %.400s", r.status, r.raw)
+			if len(r.Errors) == 0 || strings.Contains(string(r.Raw), `"queryType"`) || strings.Contains(string(r.Raw), `"fields"`) || strings.Contains(string(r.Raw), `"types"`) {
+				t.Fatalf("introspection answered: %d %.400s", r.Status, r.Raw)
 			}
 			if name != "with a real field" { // the real field is still served
 				env.ExpectNoCalls(t)
@@ -131,8 +131,8 @@ func TestIntrospectionOffAsInProduction(t *testing.T) {
 		})
 	}
 	r := gql(t, env, 10*time.Second, env.Bearer(), `{ __typename }`, nil)
-	if len(r.body.Errors) > 0 || !strings.Contains(string(r.body.Data), "Query") {
-		t.Fatalf("__typename: %s", r.raw)
+	if len(r.Errors) > 0 || !strings.Contains(string(r.Data), "Query") {
+		t.Fatalf("__typename: %s", r.Raw)
 	}
 }
 
@@ -147,21 +147,21 @@ func TestMalformedScalarsAndProtocolErrorsAreCoded(t *testing.T) {
 	for _, date := range []string{"", "2", "tomorrow", "2026-13-01T00:00:00Z"} {
 		env.ResetCalls()
 		r := gql(t, env, 10*time.Second, env.Bearer(), `mutation { createBooking(input: {resourceRef: "`+res+`", startDate: "`+date+`", endDate: "2026-06-01T10:00:00Z"}) { booking { id } } }`, nil)
-		if len(r.body.Errors) != 1 || r.body.Errors[0].Code() != "BAD_USER_INPUT" {
-			t.Errorf("startDate %q: %s", date, r.raw)
+		if len(r.Errors) != 1 || r.Errors[0].Code() != "BAD_USER_INPUT" {
+			t.Errorf("startDate %q: %s", date, r.Raw)
 		}
 		env.ExpectNoCalls(t)
 	}
 	env.ResetCalls()
 	r := gql(t, env, 10*time.Second, env.Bearer(), `mutation($d: DateTime!) { createBooking(input: {resourceRef: "`+res+`", startDate: $d, endDate: "2026-06-01T10:00:00Z"}) { booking { id } } }`, map[string]any{"d": "x"})
-	if len(r.body.Errors) != 1 || r.body.Errors[0].Code() == "" || r.body.Errors[0].Code() == "INTERNAL_SERVER_ERROR" {
-		t.Errorf("DateTime variable: %s", r.raw)
+	if len(r.Errors) != 1 || r.Errors[0].Code() == "" || r.Errors[0].Code() == "INTERNAL_SERVER_ERROR" {
+		t.Errorf("DateTime variable: %s", r.Raw)
 	}
 	env.ExpectNoCalls(t)
 	for _, ext := range []string{`{"persistedQuery": {"version": 2, "sha256Hash": "x"}}`, `{"persistedQuery": {"version": 1, "sha256Hash": "00"}}`} {
-		r := do(t, env, 10*time.Second, http.MethodPost, headers(env.Bearer()), []byte(`{"query": "{ __typename }", "extensions": `+ext+`}`))
-		if len(r.body.Errors) != 1 || r.body.Errors[0].Code() == "" {
-			t.Errorf("APQ %s: %s", ext, r.raw)
+		r := postBody(t, env, 10*time.Second, env.Bearer(), []byte(`{"query": "{ __typename }", "extensions": `+ext+`}`))
+		if len(r.Errors) != 1 || r.Errors[0].Code() == "" {
+			t.Errorf("APQ %s: %s", ext, r.Raw)
 		}
 	}
 }

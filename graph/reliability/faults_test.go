@@ -20,11 +20,16 @@ import (
 )
 
 // deadline is the per-request deadline of the fault tests; margin is how much
-// longer the test's HTTP client waits for the answer.
+// longer the test's HTTP client waits for the answer. attemptTimeout ends the
+// attempts of the "timeout" and "hang" cases; every healthy call of those
+// queries must be answered within it, and every healthy part of a query
+// within the deadline, so both leave a wide margin for a loaded machine (the
+// matrix itself starts eight envs at once). The cases' durations are not
+// asserted.
 const (
-	deadline       = 2500 * time.Millisecond
-	margin         = 3 * time.Second
-	attemptTimeout = time.Second // healthy calls stay well within it on a loaded machine
+	deadline       = 4 * time.Second
+	margin         = 10 * time.Second
+	attemptTimeout = 2 * time.Second
 )
 
 // faultCase is one misbehaviour of one upstream route.
@@ -149,10 +154,10 @@ func TestFaultMatrix(t *testing.T) {
 							}
 							env.ResetCalls()
 							r := gql(t, env, deadline+margin, env.Bearer(), tg.query, nil)
-							if r.status != http.StatusOK || len(r.body.Errors) == 0 {
-								t.Fatalf("want 200 with errors, got %d %.600s", r.status, r.raw)
+							if r.Status != http.StatusOK || len(r.Errors) == 0 {
+								t.Fatalf("want 200 with errors, got %d %.600s", r.Status, r.Raw)
 							}
-							for _, e := range r.body.Errors {
+							for _, e := range r.Errors {
 								if e.Code() != fc.code || !tg.errPath.MatchString(e.PathString()) {
 									t.Errorf("error %s at %q (%s), want %s at %s", e.Code(), e.PathString(), e.Message, fc.code, tg.errPath)
 								}
@@ -160,7 +165,7 @@ func TestFaultMatrix(t *testing.T) {
 									t.Errorf("retryAfter = %v, want %v", e.Extensions["retryAfter"], fc.retryAfter)
 								}
 							}
-							tg.check(t, env, decode(t, r.body.Data))
+							tg.check(t, env, decode(t, r.Data))
 							if m, _ := env.Calls(); m[tg.route] == 0 {
 								t.Errorf("the broken route was not called:\n%s", testenv.FormatCalls(m))
 							}
@@ -175,113 +180,141 @@ func TestFaultMatrix(t *testing.T) {
 // TestCircuitBreaker: a route that keeps failing opens its breaker; later
 // queries fail fast with UPSTREAM_UNAVAILABLE without calling it; once the
 // route recovers and the open timeout has passed, a probe closes the breaker.
+// Each phase has its own env: an open timeout far beyond the test keeps the
+// breaker open however slow the machine is, a short one lets it recover.
 func TestCircuitBreaker(t *testing.T) {
 	noLeaks(t)
 	const route = "GET /resources/v1/{id}"
-	var (
-		mu          sync.Mutex
-		transitions []string
-		opened      = make(chan struct{}, 1)
-	)
-	env := testenv.New(t, testenv.Options{
-		ClientOpts: []restclient.Option{
-			restclient.WithRetry(restclient.RetryPolicy{}),
-			restclient.WithCircuitBreaker(restclient.BreakerSettings{ConsecutiveFailures: 3, OpenTimeout: 300 * time.Millisecond, HalfOpenProbes: 1}),
-			restclient.WithBreakerStateChange(func(r string, from, to restclient.BreakerState) {
-				// One client's failures open that client's breaker of the
-				// route ("GET /resources/v1/{id} client <id>").
-				if !strings.HasPrefix(r, route+" client ") {
-					return
-				}
-				mu.Lock()
-				transitions = append(transitions, from.String()+">"+to.String())
-				mu.Unlock()
-				if to == restclient.BreakerOpen {
-					select {
-					case opened <- struct{}{}:
-					default:
+	// trip starts an env whose breaker opens after 3 consecutive failures for
+	// openTimeout, opens it with a failing route, and clears the fault, so
+	// that any call let through would succeed. It returns the env, the query
+	// and the breaker's transitions so far.
+	trip := func(t *testing.T, openTimeout time.Duration) (*testenv.Env, string, func() []string) {
+		t.Helper()
+		var (
+			mu          sync.Mutex
+			transitions []string
+			opened      = make(chan struct{}, 1)
+		)
+		env := testenv.New(t, testenv.Options{
+			ClientOpts: []restclient.Option{
+				restclient.WithRetry(restclient.RetryPolicy{}),
+				restclient.WithCircuitBreaker(restclient.BreakerSettings{ConsecutiveFailures: 3, OpenTimeout: openTimeout, HalfOpenProbes: 1}),
+				restclient.WithBreakerStateChange(func(r string, from, to restclient.BreakerState) {
+					// One client's failures open that client's breaker of
+					// the route ("GET /resources/v1/{id} client <id>").
+					if !strings.HasPrefix(r, route+" client ") {
+						return
 					}
-				}
-			}),
-		},
-		GraphOpts: func(o *graph.Options) { o.RequestTimeout = deadline },
-	})
-	q := `{ resource(id: "` + env.ID(t, "resource", 0) + `") { id title } }`
-	env.Hooks().SetFault(route, hooks.Fault{Kind: hooks.Fault500, Rate: 1})
+					mu.Lock()
+					transitions = append(transitions, from.String()+">"+to.String())
+					mu.Unlock()
+					if to == restclient.BreakerOpen {
+						select {
+						case opened <- struct{}{}:
+						default:
+						}
+					}
+				}),
+			},
+			GraphOpts: func(o *graph.Options) { o.RequestTimeout = deadline },
+		})
+		q := `{ resource(id: "` + env.ID(t, "resource", 0) + `") { id title } }`
+		env.Hooks().SetFault(route, hooks.Fault{Kind: hooks.Fault500, Rate: 1})
 
-	// Three failures in a row open the breaker.
-	for i := range 3 {
-		r := gql(t, env, deadline+margin, env.Bearer(), q, nil)
-		if c := r.codes(); len(c) != 1 || c[0] != "UPSTREAM_UNAVAILABLE" {
-			t.Fatalf("failure %d: %s", i, r.raw)
+		// Three failures in a row open the breaker.
+		for i := range 3 {
+			r := gql(t, env, deadline+margin, env.Bearer(), q, nil)
+			if c := r.Codes(); len(c) != 1 || c[0] != "UPSTREAM_UNAVAILABLE" {
+				t.Fatalf("failure %d: %s", i, r.Raw)
+			}
+		}
+		select {
+		case <-opened:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the breaker did not open after 3 failures")
+		}
+		if calls := env.Hooks().Counts()[route]; calls != 3 {
+			t.Fatalf("%d upstream calls before opening, want 3", calls)
+		}
+		env.Hooks().ClearFaults()
+		return env, q, func() []string {
+			mu.Lock()
+			defer mu.Unlock()
+			return slices.Clone(transitions)
 		}
 	}
-	select {
-	case <-opened:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the breaker did not open after 3 failures")
-	}
-	calls := env.Hooks().Counts()[route]
-	if calls != 3 {
-		t.Fatalf("%d upstream calls before opening, want 3", calls)
-	}
-	// Open: fail fast, no upstream call. The fault is cleared, so any call
-	// that got through would succeed: only the breaker can refuse.
-	env.Hooks().ClearFaults()
-	for range 3 {
-		r := gql(t, env, deadline+margin, env.Bearer(), q, nil)
-		if c := r.codes(); len(c) != 1 || c[0] != "UPSTREAM_UNAVAILABLE" || r.body.Errors[0].PathString() != "resource" {
-			// The open timeout may have passed already on a slow machine.
-			if len(r.body.Errors) == 0 {
+
+	t.Run("open: fails fast without calling", func(t *testing.T) {
+		env, q, transitions := trip(t, time.Hour)
+		for range 3 {
+			r := gql(t, env, deadline+margin, env.Bearer(), q, nil)
+			if c := r.Codes(); len(c) != 1 || c[0] != "UPSTREAM_UNAVAILABLE" || r.Errors[0].PathString() != "resource" {
+				t.Fatalf("while open: %s", r.Raw)
+			}
+			if n := env.Hooks().Counts()[route]; n != 3 {
+				t.Fatalf("an open breaker let a call through: %d calls, was 3", n)
+			}
+		}
+		if got, want := transitions(), []string{"closed>open"}; !slices.Equal(got, want) {
+			t.Errorf("transitions %v, want %v", got, want)
+		}
+	})
+
+	t.Run("recovery", func(t *testing.T) {
+		env, q, transitions := trip(t, 300*time.Millisecond)
+		// After the open timeout a probe passes and closes the breaker.
+		stop := time.Now().Add(10 * time.Second)
+		for {
+			r := gql(t, env, deadline+margin, env.Bearer(), q, nil)
+			if len(r.Errors) == 0 {
 				break
 			}
-			t.Fatalf("while open: %s", r.raw)
+			if time.Now().After(stop) {
+				t.Fatalf("the breaker never closed again: %s", r.Raw)
+			}
+			time.Sleep(50 * time.Millisecond) // polling a time-based state, bounded above
 		}
-		if n := env.Hooks().Counts()[route]; n != calls {
-			t.Fatalf("an open breaker let a call through: %d calls, was %d", n, calls)
+		if got, want := transitions(), []string{"closed>open", "open>half-open", "half-open>closed"}; !slices.Equal(got, want) {
+			t.Errorf("transitions %v, want %v", got, want)
 		}
-	}
-	// Recovery: after the open timeout a probe passes and closes the breaker.
-	stop := time.Now().Add(10 * time.Second)
-	for {
-		r := gql(t, env, deadline+margin, env.Bearer(), q, nil)
-		if len(r.body.Errors) == 0 {
-			break
+		// Closed: every query calls the upstream again.
+		before := env.Hooks().Counts()[route]
+		gql(t, env, deadline+margin, env.Bearer(), q, nil)
+		if after := env.Hooks().Counts()[route]; after != before+1 {
+			t.Errorf("closed breaker: %d calls, want %d", after, before+1)
 		}
-		if time.Now().After(stop) {
-			t.Fatalf("the breaker never closed again: %s", r.raw)
-		}
-		time.Sleep(50 * time.Millisecond) // polling a time-based state, bounded above
-	}
-	mu.Lock()
-	got := slices.Clone(transitions)
-	mu.Unlock()
-	want := []string{"closed>open", "open>half-open", "half-open>closed"}
-	if !slices.Equal(got, want) {
-		t.Errorf("transitions %v, want %v", got, want)
-	}
-	// Closed: every query calls the upstream again.
-	before := env.Hooks().Counts()[route]
-	gql(t, env, deadline+margin, env.Bearer(), q, nil)
-	if after := env.Hooks().Counts()[route]; after != before+1 {
-		t.Errorf("closed breaker: %d calls, want %d", after, before+1)
-	}
+	})
 }
 
 // TestSharedUpstreamCalls: two concurrent GraphQL requests with the same
 // credentials that need the same resource share one upstream call; with
 // different credentials of the same network (demo Bearer and demo Basic)
 // they do not.
+//
+// The upstream holds every resource call until the test releases it, and the
+// test releases it only once both requests have started their logical
+// upstream call (restclient's Before hook): from there a request joins a
+// shared call in flight without waiting for anything, while the held call
+// still has to answer over HTTP. A second upstream call, if the client made
+// one, is held too and counted once released.
 func TestSharedUpstreamCalls(t *testing.T) {
 	noLeaks(t)
 	const route = "GET /resources/v1/{id}"
 	var (
 		arrived = make(chan struct{}, 16) // one per upstream resource call
 		release = make(chan struct{})
-		entered = make(chan struct{}, 16) // one per GraphQL request reaching Query.resource
+		started = make(chan struct{}, 16) // one per logical resource call of a request
 	)
 	var gate atomic.Pointer[chan struct{}]
 	gate.Store(&release)
+	// onCall reports each logical resource call a request starts.
+	onCall := restclient.CallHooks{Before: func(_ context.Context, c restclient.CallStart) error {
+		if c.Method == http.MethodGet && c.Route == "/resources/v1/{id}" {
+			started <- struct{}{}
+		}
+		return nil
+	}}
 	env := testenv.New(t, testenv.Options{
 		OnUpstreamRequest: func(r *http.Request) {
 			if r.Method == http.MethodGet && regexp.MustCompile(`^/resources/v1/[^/]+$`).MatchString(r.URL.Path) {
@@ -296,28 +329,31 @@ func TestSharedUpstreamCalls(t *testing.T) {
 			o.RequestTimeout = 10 * time.Second
 			o.Extensions = append(o.Extensions, testenv.FieldInterceptor(func(ctx context.Context, next graphql.Resolver) (any, error) {
 				if fc := graphql.GetFieldContext(ctx); fc.Object == "Query" && fc.Field.Name == "resource" {
-					entered <- struct{}{}
+					ctx = restclient.WithCallHooks(ctx, onCall)
 				}
 				return next(ctx)
 			}))
 		},
 	})
 	q := `{ resource(id: "` + env.ID(t, "resource", 0) + `") { id title } }`
-	wait := func(ch chan struct{}, what string) {
+	wait := func(t *testing.T, ch chan struct{}, what string) {
 		t.Helper()
 		select {
 		case <-ch:
-		case <-time.After(5 * time.Second):
+		case <-time.After(10 * time.Second):
 			t.Fatalf("timed out waiting for %s", what)
 		}
 	}
-	run := func(a, b testenv.Creds, wantCalls int64) {
+	run := func(t *testing.T, a, b testenv.Creds, wantCalls int64) {
 		t.Helper()
 		rel := make(chan struct{})
 		gate.Store(&rel)
+		releaseCalls := sync.OnceFunc(func() { close(rel) })
 		env.ResetCalls()
 		var wg sync.WaitGroup
-		replies := make([]*reply, 2)
+		defer wg.Wait()
+		defer releaseCalls() // also when t fails early: the held calls end
+		replies := make([]*testenv.Response, 2)
 		for i, c := range []testenv.Creds{a, b} {
 			wg.Go(func() {
 				r, err := post(env, 15*time.Second, c, q, nil)
@@ -327,31 +363,32 @@ func TestSharedUpstreamCalls(t *testing.T) {
 				replies[i] = r
 			})
 		}
-		wait(entered, "the first request")
-		wait(entered, "the second request")
-		wait(arrived, "the first upstream call")
+		wait(t, started, "the first request's upstream call")
+		wait(t, started, "the second request's upstream call")
+		wait(t, arrived, "the first upstream call")
 		if wantCalls == 2 {
-			wait(arrived, "the second upstream call")
-		} else {
-			// Both requests are past their resolver entry; a second call,
-			// if the client made one, would arrive while the first is held.
-			select {
-			case <-arrived:
-				t.Error("a second upstream call was made for the same GET with the same credentials")
-			case <-time.After(300 * time.Millisecond):
-			}
+			wait(t, arrived, "the second upstream call")
 		}
-		close(rel)
+		select {
+		case <-arrived:
+			t.Errorf("%d upstream calls arrived, want %d", wantCalls+1, wantCalls)
+		default:
+		}
+		releaseCalls()
 		wg.Wait()
 		for i, r := range replies {
-			if r == nil || len(r.body.Errors) > 0 || field(decode(t, r.body.Data), "resource.title") == nil {
-				t.Fatalf("request %d: %+v", i, r)
+			if r == nil || len(r.Errors) > 0 || field(decode(t, r.Data), "resource.title") == nil {
+				var raw []byte
+				if r != nil {
+					raw = r.Raw
+				}
+				t.Fatalf("request %d: %s", i, raw)
 			}
 		}
 		if n := env.Hooks().Counts()[route]; n != wantCalls {
 			t.Errorf("%d upstream calls, want %d", n, wantCalls)
 		}
 	}
-	t.Run("same credentials share", func(t *testing.T) { run(env.Bearer(), env.Bearer(), 1) })
-	t.Run("different credentials do not", func(t *testing.T) { run(env.Bearer(), env.Basic(), 2) })
+	t.Run("same credentials share", func(t *testing.T) { run(t, env.Bearer(), env.Bearer(), 1) })
+	t.Run("different credentials do not", func(t *testing.T) { run(t, env.Bearer(), env.Basic(), 2) })
 }

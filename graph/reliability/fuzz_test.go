@@ -2,14 +2,14 @@ package reliability_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
-	"io"
-	"net/http"
-	"strings"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/workspacenet/facade/graph"
+	"github.com/workspacenet/facade/internal/gqlclient"
 	"github.com/workspacenet/facade/internal/testenv"
 )
 
@@ -49,41 +49,33 @@ func FuzzGraphQLRequest(f *testing.F) {
 	} {
 		f.Add([]byte(b), false)
 	}
-	hc := &http.Client{Timeout: 30 * time.Second}
-	f.Cleanup(hc.CloseIdleConnections)
-	bearer := env.Bearer()
+	bearer := env.Bearer().Header()
 	f.Fuzz(func(t *testing.T, in []byte, asQuery bool) {
 		body := in
 		if asQuery {
-			body, _ = json.Marshal(map[string]any{"query": string(in), "variables": map[string]any{"id": res}})
+			body, _ = json.Marshal(gqlclient.Request{Query: string(in), Variables: map[string]any{"id": res}})
 		}
-		req, _ := http.NewRequest(http.MethodPost, env.FacadeURL, bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", bearer.Authorization)
-		req.Header.Set("service-network-id", bearer.NetworkID)
-		resp, err := hc.Do(req)
-		if err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		r, err := env.GraphQL.PostBody(ctx, "application/json", body, bearer)
+		var notJSON *gqlclient.NotJSONError
+		if err != nil && !errors.As(err, &notJSON) {
 			t.Fatalf("no answer: %v", err)
 		}
-		raw, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode >= 500 {
-			t.Fatalf("status %d: %.300s", resp.StatusCode, raw)
+		if r.Status >= 500 {
+			t.Fatalf("status %d: %.300s", r.Status, r.Raw)
 		}
-		var out struct {
-			Errors []testenv.Error `json:"errors"`
-		}
-		if err := json.Unmarshal(raw, &out); err != nil {
-			t.Fatalf("answer is not JSON (%d): %.300s", resp.StatusCode, raw)
+		if err != nil {
+			t.Fatal(err) // answer is not JSON
 		}
 		for _, leak := range []string{"goroutine ", ".go:", "panic", "runtime."} {
-			if strings.Contains(string(raw), leak) && !bytes.Contains(body, []byte(leak)) {
-				t.Fatalf("answer holds %q: %.500s", leak, raw)
+			if bytes.Contains(r.Raw, []byte(leak)) && !bytes.Contains(body, []byte(leak)) {
+				t.Fatalf("answer holds %q: %.500s", leak, r.Raw)
 			}
 		}
-		for _, e := range out.Errors {
+		for _, e := range r.Errors {
 			if e.Code() == "" || e.Code() == "INTERNAL_SERVER_ERROR" {
-				t.Fatalf("error without a proper code (%d): %+v", resp.StatusCode, e)
+				t.Fatalf("error without a proper code (%d): %+v", r.Status, e)
 			}
 		}
 	})

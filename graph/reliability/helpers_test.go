@@ -5,17 +5,17 @@
 package reliability_test
 
 import (
-	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
+	"github.com/workspacenet/facade/internal/gqlclient"
 	"github.com/workspacenet/facade/internal/testenv"
 )
 
@@ -28,87 +28,45 @@ func noLeaks(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t, opt) })
 }
 
-// reply is one raw HTTP answer of the facade.
-type reply struct {
-	status int
-	raw    string
-	body   struct {
-		Data       json.RawMessage `json:"data"`
-		Errors     []testenv.Error `json:"errors"`
-		Extensions map[string]any  `json:"extensions"`
-	}
+// post sends query with vars and creds through the env's GraphQL client,
+// giving up after timeout (the deadline under test plus a margin). It is safe
+// to call from any goroutine; an answer that is not JSON is an error.
+func post(env *testenv.Env, timeout time.Duration, c testenv.Creds, query string, vars map[string]any) (*testenv.Response, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	r, err := env.GraphQL.Post(ctx, gqlclient.Request{Query: query, Variables: vars}, c.Header())
+	return r, answerErr(err, timeout)
 }
 
-func (r *reply) codes() []string {
-	var out []string
-	for _, e := range r.body.Errors {
-		out = append(out, e.Code())
-	}
-	return out
-}
-
-// send sends one request to the facade with a client that gives up after
-// timeout (the deadline under test plus a margin). It is safe to call from
-// any goroutine; an answer that is not JSON is an error.
-func send(env *testenv.Env, timeout time.Duration, method string, hdr map[string]string, body []byte) (*reply, error) {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequest(method, env.FacadeURL, rd)
-	if err != nil {
-		return nil, err
-	}
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	tr := &http.Transport{}
-	defer tr.CloseIdleConnections()
-	hc := &http.Client{Timeout: timeout, Transport: tr}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("%s /graphql: no answer within %v: %w", method, timeout, err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	r := &reply{status: resp.StatusCode, raw: string(raw)}
-	if err := json.Unmarshal(raw, &r.body); err != nil {
-		return r, fmt.Errorf("answer is not JSON (%d): %.300s", resp.StatusCode, raw)
-	}
-	return r, nil
-}
-
-// do is send failing t on errors.
-func do(t testing.TB, env *testenv.Env, timeout time.Duration, method string, hdr map[string]string, body []byte) *reply {
+// gql is post failing t on errors.
+func gql(t testing.TB, env *testenv.Env, timeout time.Duration, c testenv.Creds, query string, vars map[string]any) *testenv.Response {
 	t.Helper()
-	r, err := send(env, timeout, method, hdr, body)
+	r, err := post(env, timeout, c, query, vars)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return r
 }
 
-// headers returns the JSON POST headers carrying c.
-func headers(c testenv.Creds) map[string]string {
-	h := map[string]string{"Content-Type": "application/json"}
-	if c.Authorization != "" {
-		h["Authorization"] = c.Authorization
-		h["service-network-id"] = c.NetworkID
-	}
-	return h
-}
-
-// post is gql for any goroutine: errors are returned.
-func post(env *testenv.Env, timeout time.Duration, c testenv.Creds, query string, vars map[string]any) (*reply, error) {
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	return send(env, timeout, http.MethodPost, headers(c), body)
-}
-
-// gql posts query with vars and creds.
-func gql(t testing.TB, env *testenv.Env, timeout time.Duration, c testenv.Creds, query string, vars map[string]any) *reply {
+// postBody posts body as it is, as JSON with creds, failing t on errors.
+func postBody(t testing.TB, env *testenv.Env, timeout time.Duration, c testenv.Creds, body []byte) *testenv.Response {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	return do(t, env, timeout, http.MethodPost, headers(c), body)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	r, err := env.GraphQL.PostBody(ctx, "application/json", body, c.Header())
+	if err = answerErr(err, timeout); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// answerErr names a transport failure as the lack of an answer.
+func answerErr(err error, timeout time.Duration) error {
+	var nj *gqlclient.NotJSONError
+	if err == nil || errors.As(err, &nj) {
+		return err
+	}
+	return fmt.Errorf("POST /graphql: no answer within %v: %w", timeout, err)
 }
 
 // field walks decoded JSON along a dotted path of object keys.

@@ -114,7 +114,7 @@ func TestIsolationUnderConcurrentLoad(t *testing.T) {
 				}
 				seen := map[string]bool{}
 				var data any
-				if err := json.Unmarshal(r.body.Data, &data); err != nil {
+				if err := json.Unmarshal(r.Data, &data); err != nil {
 					errs <- err
 					return
 				}
@@ -125,22 +125,22 @@ func TestIsolationUnderConcurrentLoad(t *testing.T) {
 						own++
 					}
 					if c.foreign[s] {
-						errs <- fmt.Errorf("%s got %s, an id of the other network (query %d): %.300s", c.name, s, k%6, r.raw)
+						errs <- fmt.Errorf("%s got %s, an id of the other network (query %d): %.300s", c.name, s, k%6, r.Raw)
 						return
 					}
 				}
 				if k%6 < 4 && own == 0 {
-					errs <- fmt.Errorf("%s query %d: no id of its own network: %.300s", c.name, k%6, r.raw)
+					errs <- fmt.Errorf("%s query %d: no id of its own network: %.300s", c.name, k%6, r.Raw)
 				}
-				for _, e := range r.body.Errors {
+				for _, e := range r.Errors {
 					// Only the foreign ids asked for directly may fail, as
 					// NOT_FOUND (a foreign list filter gives an empty list).
 					if k%6 != 4 || e.Code() != "NOT_FOUND" || e.PathString() != "resource" && e.PathString() != "invoice" {
 						errs <- fmt.Errorf("%s query %d: %s at %s: %s", c.name, k%6, e.Code(), e.PathString(), e.Message)
 					}
 				}
-				if k%6 == 4 && len(r.body.Errors) != 2 {
-					errs <- fmt.Errorf("%s: foreign ids: %d errors, want 2 NOT_FOUND: %.300s", c.name, len(r.body.Errors), r.raw)
+				if k%6 == 4 && len(r.Errors) != 2 {
+					errs <- fmt.Errorf("%s: foreign ids: %d errors, want 2 NOT_FOUND: %.300s", c.name, len(r.Errors), r.Raw)
 				}
 			}
 		})

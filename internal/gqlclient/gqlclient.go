@@ -28,13 +28,15 @@ type Request struct {
 	OperationName string         `json:"operationName,omitempty"`
 	Variables     map[string]any `json:"variables,omitempty"`
 	Extensions    map[string]any `json:"extensions,omitempty"`
+	// DocumentID names a trusted (persisted) document instead of Query.
+	DocumentID string `json:"documentId,omitempty"`
 }
 
 // Response is an HTTP answer of the endpoint, decoded when it is JSON.
 type Response struct {
-	Status     int
-	Header     http.Header
-	Raw        []byte
+	Status     int                        `json:"-"`
+	Header     http.Header                `json:"-"`
+	Raw        []byte                     `json:"-"`
 	Data       json.RawMessage            `json:"data"`
 	Errors     []Error                    `json:"errors"`
 	Extensions map[string]json.RawMessage `json:"extensions"`
@@ -108,6 +110,9 @@ func (c *Client) Get(ctx context.Context, req Request, header http.Header) (*Res
 	if req.OperationName != "" {
 		q.Set("operationName", req.OperationName)
 	}
+	if req.DocumentID != "" {
+		q.Set("documentId", req.DocumentID)
+	}
 	for name, m := range map[string]map[string]any{"variables": req.Variables, "extensions": req.Extensions} {
 		if m != nil {
 			b, err := json.Marshal(m)
@@ -154,9 +159,17 @@ func (c *Client) send(hr *http.Request, header http.Header) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &Response{Status: resp.StatusCode, Header: resp.Header, Raw: raw}
+	return Decode(resp.StatusCode, resp.Header, raw)
+}
+
+// Decode decodes an answer the caller already holds (a handler's recorded
+// response, when the endpoint is served in-process without HTTP) as the
+// client's methods decode theirs: the Response, and a *NotJSONError with it
+// when raw is not JSON.
+func Decode(status int, header http.Header, raw []byte) (*Response, error) {
+	out := &Response{Status: status, Header: header, Raw: raw}
 	if err := json.Unmarshal(raw, out); err != nil {
-		return out, &NotJSONError{Status: resp.StatusCode, Body: raw}
+		return out, &NotJSONError{Status: status, Body: raw}
 	}
 	return out, nil
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -157,7 +158,7 @@ func TestZeroTurnsOff(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return deadlineSeen
+			return deadlineSeen.Load()
 		}, nil},
 	} {
 		t.Run(tc.flag, func(t *testing.T) {
@@ -172,7 +173,7 @@ func TestZeroTurnsOff(t *testing.T) {
 				}, args...)
 				m := st.Embedded.Manifest
 				c := &gqlclient.Client{URL: base + "/graphql", Header: gqlclient.Credentials("Bearer "+m.BearerToken, m.NetworkID)}
-				deadlineSeen = false
+				deadlineSeen.Store(false)
 				return tc.probe(t, st, c)
 			}
 			if !run() {
@@ -187,11 +188,11 @@ func TestZeroTurnsOff(t *testing.T) {
 
 // deadlineSeen records whether a resolver ran with a deadline (tests in this
 // file run one request at a time).
-var deadlineSeen bool
+var deadlineSeen atomic.Bool
 
 func watchDeadline(ctx context.Context, next graphql.Resolver) (any, error) {
 	if _, ok := ctx.Deadline(); ok {
-		deadlineSeen = true
+		deadlineSeen.Store(true)
 	}
 	return next(ctx)
 }
