@@ -242,6 +242,21 @@ func markdown(res *Results, prev *Results, plots []string) string {
 		}
 		w("\n")
 	}
+	if ru := res.RealUpstream; ru != nil {
+		w("## Against the real API's limit (%d requests/s per client, %g ms upstream latency)\n\n", ru.RPS, ru.LatencyMs)
+		w("The README's dashboard through the facade with its default rate budget (10/s, burst 2), one client.\n\n")
+		w("| mode | calls | dashboard p50 | p95 | errors | dashboards/min sustained (%d in flight) | errors | upstream: most requests in one second | 429s |\n", realConc)
+		w("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		for _, mode := range modes {
+			m := ru.Modes[mode]
+			if m == nil {
+				continue
+			}
+			w("| %s | %d | %.0f ms | %.0f ms | %d | %.1f | %d | %d | %d |\n", mode, m.Calls, m.Latency.P50Ms, m.Latency.P95Ms, m.Latency.Errors,
+				m.PerMinute, m.Sustained.Errors, m.MaxPerSecond, m.Refused)
+		}
+		w("\n")
+	}
 	if len(plots) > 0 {
 		w("## Plots\n\n")
 		for _, p := range slices.Sorted(slices.Values(plots)) {

@@ -39,9 +39,14 @@ type facade struct {
 // startFacade serves the facade in mode: modeBatched with the loaders tuned
 // by lc, or modeNaive (lc unused).
 func startFacade(upstreamURL, mode string, lc loaders.Config) (*facade, error) {
+	return startFacadeWith(upstreamURL, mode, lc, budget.Config{}) // these scenarios measure the facade, not the pacing
+}
+
+// startFacadeWith is startFacade with a rate budget.
+func startFacadeWith(upstreamURL, mode string, lc loaders.Config, bc budget.Config) (*facade, error) {
 	cfg := stack.DefaultConfig()
 	cfg.Upstream, cfg.Playground = upstreamURL, false
-	cfg.Budget = budget.Config{} // these scenarios measure the facade, not the pacing
+	cfg.Budget = bc
 	cfg.Graph.Loaders = lc
 	isNaive := mode == modeNaive
 	if isNaive {

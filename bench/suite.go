@@ -26,8 +26,9 @@ type Config struct {
 	MinN      int             // minimum samples per load run
 	CostDur   time.Duration   // per cost run
 	CostMinN  int
-	Child     bool      // serve the upstream from a child process
-	Log       io.Writer // progress
+	RealDur   time.Duration // the "real upstream" scenario's sustained run; 0 skips it
+	Child     bool          // serve the upstream from a child process
+	Log       io.Writer     // progress
 }
 
 // Modes of the facade.
@@ -51,6 +52,7 @@ type Results struct {
 	Queries       []*QueryResult `json:"queries"`
 	Waits         []WaitResult   `json:"waits"`
 	Sweep         []SweepPoint   `json:"sweep"`
+	RealUpstream  *RealUpstream  `json:"realUpstream,omitempty"`
 	FacadeRSSKB   int64          `json:"facadePeakRssKB"`
 	UpstreamRSSKB int64          `json:"upstreamPeakRssKB"`
 	ElapsedSec    float64        `json:"elapsedSec"`
@@ -227,6 +229,12 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		res.Waits = append(res.Waits, WaitResult{WaitMs: ms(w), LatencyMs: ms(lat), Calls: total, Run: r})
 		cfg.logf("wait=%-6v lat=%-5v calls=%d p50=%7.2fms p95=%7.2fms", w, lat, total, r.P50Ms, r.P95Ms)
 		f.close()
+	}
+
+	if cfg.RealDur > 0 {
+		if res.RealUpstream, err = runRealUpstream(ctx, cfg, up, fx); err != nil {
+			return nil, err
+		}
 	}
 
 	res.FacadeRSSKB = peakRSSKB("self")

@@ -73,9 +73,10 @@ type upstream struct {
 // Close stops the service.
 func (u *upstream) Close() error { return u.close() }
 
-// latencyControl adds the bench's latency control (PUT /_bench/latency?d=)
-// in front of the REST service's handler.
-func latencyControl(h *hooks.Hooks) func(http.Handler) http.Handler {
+// benchControl adds the bench's controls in front of the REST service's
+// handler: PUT /_bench/latency?d= (every route) and PUT /_bench/ratelimit?n=
+// (requests per second per client, 0 = off).
+func benchControl(h *hooks.Hooks) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		mux := http.NewServeMux()
 		mux.Handle("/", next)
@@ -89,6 +90,15 @@ func latencyControl(h *hooks.Hooks) func(http.Handler) http.Handler {
 			h.SetLatency(hooks.AllRoutes, hooks.Latency{Fixed: d})
 			w.WriteHeader(http.StatusNoContent)
 		})
+		mux.HandleFunc("PUT /_bench/ratelimit", func(w http.ResponseWriter, r *http.Request) {
+			n, err := strconv.Atoi(r.URL.Query().Get("n"))
+			if err != nil || n < 0 {
+				http.Error(w, "bad n", http.StatusBadRequest)
+				return
+			}
+			h.SetRateLimit(hooks.RateLimit{PerSecond: n})
+			w.WriteHeader(http.StatusNoContent)
+		})
 		return mux
 	}
 }
@@ -97,7 +107,7 @@ func latencyControl(h *hooks.Hooks) func(http.Handler) http.Handler {
 // at scale) on a loopback listener of this process, as internal/stack does.
 func startUpstreamInProcess(scale int) (*upstream, error) {
 	h := hooks.New()
-	up, err := stack.StartUpstream(context.Background(), stack.UpstreamConfig{DemoScale: scale, Hooks: h, Middleware: latencyControl(h)})
+	up, err := stack.StartUpstream(context.Background(), stack.UpstreamConfig{DemoScale: scale, Hooks: h, Middleware: benchControl(h)})
 	if err != nil {
 		return nil, err
 	}
@@ -178,6 +188,20 @@ func (u *upstream) SetLatency(d time.Duration) error {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusNoContent {
 		return fmt.Errorf("set latency: %s", resp.Status)
+	}
+	return nil
+}
+
+// SetRateLimit sets the upstream's per-client rate limit (0 = off).
+func (u *upstream) SetRateLimit(n int) error {
+	req, _ := http.NewRequest(http.MethodPut, u.url+"/_bench/ratelimit?n="+strconv.Itoa(n), nil)
+	resp, err := u.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		return fmt.Errorf("set rate limit: %s", resp.Status)
 	}
 	return nil
 }
