@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/workspacenet/facade/internal/counts"
+	"github.com/workspacenet/facade/internal/queries"
 )
 
 // The upstream routes a query may need, as the REST service counts them.
@@ -92,16 +93,7 @@ type ref struct {
 	ID string `json:"id"`
 }
 
-const dashboardQuery = `query Dashboard($l: ID!) { location(id: $l) {
-  id
-  products { id title description visibility options { id title } }
-  orders(first: 10) { nodes { id number status locationRef product { id title visibility } } }
-  transactions(first: 20) { nodes { id amount status type locationRef
-    booking { id resource { id title capacity type } }
-    order { id product { id title visibility } }
-    ticket { id event { id title venue } } } }
-  creditNotes(first: 10) { nodes { id number totalAmount invoice { id number status totalAmount } } }
-} }`
+const dashboardQuery = queries.BenchDashboard
 
 func dashboardNeeds(data json.RawMessage) (needs, error) {
 	var d struct {

@@ -1,7 +1,8 @@
-// Package queries holds the GraphQL queries the README shows, once: the
-// README's blocks must equal them (graph's TestReadmeShowsTheGuardedQueries),
-// graph's TestReadmeQueries keeps them working at one upstream call per
-// distinct thing they need, and the soak run sends them.
+// Package queries holds, once, the GraphQL queries more than one place sends:
+// those the README shows (the README's blocks must equal them: graph's
+// TestReadmeShowsTheGuardedQueries; graph's TestReadmeQueries keeps them
+// working at one upstream call per distinct thing they need; the soak run
+// and the benchmark send them) and the benchmark's dashboard.
 package queries
 
 // First: a resource with its parent and its location's id.
@@ -70,3 +71,17 @@ const Invoice = `query InvoiceDetail($id: ID!) {
     }
   }
 }`
+
+// BenchDashboard: the benchmark suite's location dashboard (go run ./bench,
+// graph's BenchmarkNestedQuery): four lists and every kind of nested link
+// (resource, product via the location's list, event, invoice).
+const BenchDashboard = `query Dashboard($l: ID!) { location(id: $l) {
+  id
+  products { id title description visibility options { id title } }
+  orders(first: 10) { nodes { id number status locationRef product { id title visibility } } }
+  transactions(first: 20) { nodes { id amount status type locationRef
+    booking { id resource { id title capacity type } }
+    order { id product { id title visibility } }
+    ticket { id event { id title venue } } } }
+  creditNotes(first: 10) { nodes { id number totalAmount invoice { id number status totalAmount } } }
+} }`
