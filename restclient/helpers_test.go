@@ -315,12 +315,12 @@ func (o *observations) last(t *testing.T) CallInfo {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if len(o.calls) == 0 {
-		t.Fatal("observer not called")
+		t.Fatal("no After hook saw a call")
 	}
 	return o.calls[len(o.calls)-1]
 }
 
-// checkCall asserts the observer saw one call of method route with status.
+// checkCall asserts the After hook saw one call of method route with status.
 func checkObserved(t *testing.T, o *observations, method, route string, status int) {
 	t.Helper()
 	ci := o.last(t)
