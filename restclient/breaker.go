@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -209,9 +208,22 @@ type breakers struct {
 	onChange BreakerStateFunc
 
 	mu      sync.Mutex
-	m       map[string]breaker          // by name: "METHOD route" or "METHOD route client <id>"
-	clients int                         // per-client breakers in m
-	failing map[string]map[string]int64 // route -> client -> unix nanos of its last failure
+	m       map[breakerKey]breaker
+	clients int                              // per-client breakers in m
+	failing map[breakerKey]map[string]int64 // operation -> client -> unix nanos of its last failure
+}
+
+// breakerKey names a breaker: an operation, and a client identity ("" for
+// the breaker for everyone).
+type breakerKey struct{ method, route, client string }
+
+// name is the breaker's name in state changes: "GET /resources/v1/{id}", or
+// with " client <first 8 hex of the identity>".
+func (k breakerKey) name() string {
+	if k.client == "" {
+		return k.method + " " + k.route
+	}
+	return k.method + " " + k.route + " client " + k.client[:8]
 }
 
 // maxClientBreakers bounds the per-client breakers kept: beyond it, closed
@@ -224,18 +236,15 @@ func (b *breakers) get(method, route, client string) breaker {
 	if b.settings.Disabled {
 		return nil
 	}
-	name := method + " " + route
-	if client != "" {
-		name += " client " + client[:8]
-	}
+	key := breakerKey{method, route, client}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if cb, ok := b.m[name]; ok {
+	if cb, ok := b.m[key]; ok {
 		return cb
 	}
 	s := b.settings
 	st := gobreaker.Settings{
-		Name:         name,
+		Name:         key.name(),
 		MaxRequests:  s.HalfOpenProbes,
 		Interval:     s.Window,
 		BucketPeriod: max(s.Window/breakerBuckets, time.Millisecond),
@@ -256,7 +265,7 @@ func (b *breakers) get(method, route, client string) breaker {
 	}
 	cb := gobreaker.NewTwoStepCircuitBreaker[struct{}](st)
 	if b.m == nil {
-		b.m = make(map[string]breaker)
+		b.m = make(map[breakerKey]breaker)
 	}
 	if client != "" {
 		if b.clients >= maxClientBreakers {
@@ -264,14 +273,14 @@ func (b *breakers) get(method, route, client string) breaker {
 		}
 		b.clients++
 	}
-	b.m[name] = cb
+	b.m[key] = cb
 	return cb
 }
 
 func (b *breakers) forgetClosedClients() {
-	for name, cb := range b.m {
-		if strings.Contains(name, " client ") && cb.State() == gobreaker.StateClosed {
-			delete(b.m, name)
+	for key, cb := range b.m {
+		if key.client != "" && cb.State() == gobreaker.StateClosed {
+			delete(b.m, key)
 			b.clients--
 		}
 	}
@@ -284,11 +293,11 @@ func (b *breakers) upstreamWide(method, route, client string, err error, now tim
 	if connectFailed(err) {
 		return true
 	}
-	key := method + " " + route
+	key := breakerKey{method: method, route: route}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.failing == nil {
-		b.failing = map[string]map[string]int64{}
+		b.failing = map[breakerKey]map[string]int64{}
 	}
 	f := b.failing[key]
 	if f == nil {
@@ -374,8 +383,8 @@ func classify(ctx context.Context, err error) outcome {
 // guardedFetch runs fetch through the breakers of rc's route: the route's
 // and the caller's. A refused call returns a *CircuitOpenError without
 // network I/O.
-func (c *Client) guardedFetch(ctx context.Context, rc call, target string, payload []byte, creds Credentials, deadline func() (time.Time, bool)) (fetched, error) {
-	id := creds.Identity()
+func (c *Client) guardedFetch(ctx context.Context, rc call, target string, payload []byte, creds who, deadline func() (time.Time, bool)) (fetched, error) {
+	id := creds.id
 	rb := c.breakers.get(rc.method, rc.route, "")
 	if rb == nil {
 		return c.fetch(ctx, rc, target, payload, creds, deadline)

@@ -544,7 +544,7 @@ func TestBreakerIgnoredProbeAdmittedByAllowReturnsItsSlot(t *testing.T) {
 				// strictly before now.
 				late := &lateAllow{breaker: c.breakers.get("GET", route, testID), delay: openTimeout + time.Millisecond}
 				c.breakers.mu.Lock()
-				c.breakers.m["GET "+route+" client "+testID[:8]] = late
+				c.breakers.m[breakerKey{"GET", route, testID}] = late
 				c.breakers.mu.Unlock()
 
 				if _, _, err := c.Events.GetEvent(t.Context(), "e"); StatusCode(err) != 503 {

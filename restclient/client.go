@@ -76,7 +76,7 @@ type Response struct {
 type Client struct {
 	base        string // base URL without trailing slash, e.g. http://h:1/api
 	hc          *http.Client
-	fixed       *Credentials
+	fixed       *who
 	timeout     time.Duration
 	retry       RetryPolicy
 	maxInFlight int
@@ -135,7 +135,8 @@ func WithBasicAuth(clientID, clientSecret string) Option {
 		if err := cr.validate(); err != nil {
 			return err
 		}
-		c.fixed = &cr
+		w := identify(cr)
+		c.fixed = &w
 		return nil
 	}
 }
@@ -151,7 +152,8 @@ func WithBearerToken(token, networkID string) Option {
 		if err := cr.validate(); err != nil {
 			return err
 		}
-		c.fixed = &cr
+		w := identify(cr)
+		c.fixed = &w
 		return nil
 	}
 }
@@ -331,14 +333,14 @@ type pageInfo struct {
 }
 
 // credentials returns the context's credentials, else the fixed ones.
-func (c *Client) credentials(ctx context.Context) Credentials {
-	if cr, ok := CredentialsFromContext(ctx); ok {
-		return cr
+func (c *Client) credentials(ctx context.Context) who {
+	if w, ok := ctx.Value(credentialsKey{}).(who); ok {
+		return w
 	}
 	if c.fixed != nil {
 		return *c.fixed
 	}
-	return Credentials{}
+	return anonymous
 }
 
 // do runs rc through the call hooks of ctx, then (through its route's
@@ -433,7 +435,7 @@ func (f fetched) counts() fetched {
 // Answered hooks of ctx. deadline is the latest time the result is still
 // wanted: no backoff is waited past it, and Send hooks see it as their
 // context's deadline. A done ctx returns ctx.Err() and no answer.
-func (c *Client) fetch(ctx context.Context, rc call, target string, payload []byte, creds Credentials, deadline func() (time.Time, bool)) (fetched, error) {
+func (c *Client) fetch(ctx context.Context, rc call, target string, payload []byte, creds who, deadline func() (time.Time, bool)) (fetched, error) {
 	var f fetched
 	chain := callHooks(ctx)
 	cs := CallStart{Method: rc.method, Route: rc.route}
@@ -556,8 +558,8 @@ func (c *Client) backoff(retries int) time.Duration {
 // attempt sends one request, holding an in-flight slot for its duration. It
 // returns the answer (nil if none) and, for a 2xx, the body; non-2xx answers
 // are *ErrorResponse.
-func (c *Client) attempt(ctx context.Context, rc call, target string, payload []byte, creds Credentials) (*http.Response, []byte, error) {
-	id := creds.Identity()
+func (c *Client) attempt(ctx context.Context, rc call, target string, payload []byte, creds who) (*http.Response, []byte, error) {
+	id := creds.id
 	if err := c.slots.acquire(ctx, id); err != nil {
 		return nil, nil, err
 	}

@@ -106,14 +106,26 @@ type credentialsKey struct{}
 // headers instead of the client's fixed credentials, even when c is empty
 // (a caller without credentials is forwarded as such).
 func WithCredentials(ctx context.Context, c Credentials) context.Context {
-	return context.WithValue(ctx, credentialsKey{}, c)
+	return context.WithValue(ctx, credentialsKey{}, identify(c))
 }
 
 // CredentialsFromContext returns the credentials stored by WithCredentials.
 func CredentialsFromContext(ctx context.Context) (Credentials, bool) {
-	c, ok := ctx.Value(credentialsKey{}).(Credentials)
-	return c, ok
+	w, ok := ctx.Value(credentialsKey{}).(who)
+	return w.Credentials, ok
 }
+
+// who is credentials with their Identity, computed once (per request, or per
+// client for fixed credentials) rather than for every call.
+type who struct {
+	Credentials
+	id string
+}
+
+func identify(c Credentials) who { return who{Credentials: c, id: c.Identity()} }
+
+// anonymous is who of no credentials.
+var anonymous = identify(Credentials{})
 
 // validHeaderValue reports whether v can be sent as an HTTP header value
 // (no control characters other than tab).

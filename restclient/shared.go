@@ -97,8 +97,8 @@ func (g *flights) leave(key flightKey, f *flight) {
 
 // sharedFetch joins or starts the shared call of a GET. joined reports
 // whether another caller had started it. A done ctx returns ctx.Err().
-func (c *Client) sharedFetch(ctx context.Context, rc call, target string, creds Credentials) (res fetched, joined bool, err error) {
-	key := newFlightKey(rc.method, target, creds)
+func (c *Client) sharedFetch(ctx context.Context, rc call, target string, creds who) (res fetched, joined bool, err error) {
+	key := newFlightKey(rc.method, target, creds.Credentials)
 	dl, hasDL := ctx.Deadline()
 	g := &c.flights
 
@@ -131,7 +131,7 @@ func (c *Client) sharedFetch(ctx context.Context, rc call, target string, creds 
 }
 
 // runFlight makes the shared call and hands its result to the waiters.
-func (c *Client) runFlight(ctx context.Context, key flightKey, f *flight, rc call, target string, creds Credentials) {
+func (c *Client) runFlight(ctx context.Context, key flightKey, f *flight, rc call, target string, creds who) {
 	res, err := c.guardedFetch(ctx, rc, target, nil, creds, func() (time.Time, bool) { return c.flights.deadline(f) })
 	g := &c.flights
 	g.mu.Lock()
