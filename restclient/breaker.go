@@ -209,7 +209,7 @@ type breakers struct {
 
 	mu      sync.Mutex
 	m       map[breakerKey]breaker
-	clients int                              // per-client breakers in m
+	clients int                             // per-client breakers in m
 	failing map[breakerKey]map[string]int64 // operation -> client -> unix nanos of its last failure
 }
 
