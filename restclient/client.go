@@ -84,6 +84,8 @@ type Client struct {
 	slots       *slots
 	userAgent   string
 
+	cache ResponseCache
+
 	breakerSettings BreakerSettings
 	onBreakerChange BreakerStateFunc
 	breakers        breakers
@@ -356,6 +358,20 @@ func (c *Client) do(ctx context.Context, rc call) (resp *Response, err error) {
 		f      fetched
 		shared bool
 	)
+	creds := c.credentials(ctx)
+	cacheable := rc.method == http.MethodGet && c.cache != nil && rc.decode != nil
+	uri := rc.path
+	if q := rc.query.Encode(); q != "" {
+		uri += "?" + q
+	}
+	if cacheable && cacheReads(ctx) && creds.validate() == nil {
+		if body, ok := c.cache.Get(ctx, creds.Credentials, rc.route, uri); ok {
+			if resp, err := c.fromCache(ctx, rc, body, start); err == nil {
+				return resp, nil
+			}
+			// An entry that does not decode is a miss: fetch afresh.
+		}
+	}
 	chain, err := before(ctx, callHooks(ctx), CallStart{Method: rc.method, Route: rc.route})
 	if len(chain) > 0 {
 		defer func() {
@@ -373,7 +389,6 @@ func (c *Client) do(ctx context.Context, rc call) (resp *Response, err error) {
 	if err != nil {
 		return nil, err
 	}
-	creds := c.credentials(ctx)
 	if err := creds.validate(); err != nil {
 		return nil, err
 	}
@@ -384,10 +399,7 @@ func (c *Client) do(ctx context.Context, rc call) (resp *Response, err error) {
 			return nil, fmt.Errorf("restclient: %s %s: encoding request body: %w", rc.method, rc.route, err)
 		}
 	}
-	target := c.base + rc.path
-	if q := rc.query.Encode(); q != "" {
-		target += "?" + q
-	}
+	target := c.base + uri
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -413,7 +425,20 @@ func (c *Client) do(ctx context.Context, rc call) (resp *Response, err error) {
 		return resp, &DecodeError{Method: rc.method, Route: rc.route, Err: redactErr(err, creds.secrets())}
 	}
 	resp.NextPageToken, resp.SearchQueryNext = page.next, page.searchQueryNext
+	if cacheable && !shared {
+		c.cache.Put(ctx, creds.Credentials, rc.route, uri, f.data)
+	}
 	return resp, nil
+}
+
+// fromCache answers rc with a cached body, and tells the After hooks.
+func (c *Client) fromCache(ctx context.Context, rc call, body []byte, start time.Time) (*Response, error) {
+	page, err := rc.decode(body)
+	if err != nil {
+		return nil, err
+	}
+	after(ctx, callHooks(ctx), CallInfo{Method: rc.method, Route: rc.route, Status: http.StatusOK, Duration: time.Since(start), Cached: true})
+	return &Response{Response: cachedResponse(), NextPageToken: page.next, SearchQueryNext: page.searchQueryNext}, nil
 }
 
 // fetched is the outcome of one logical exchange, before decoding.

@@ -53,6 +53,9 @@ type CallInfo struct {
 	// Shared is true when the call waited for an identical GET another
 	// caller had started (WithSharedGets) instead of calling upstream itself.
 	Shared bool
+	// Cached is true when the response cache answered (WithCache): no
+	// upstream call, and no Before or Send hook ran.
+	Cached bool
 }
 
 // CallHooks are the per-call hooks of one context. Either may be nil.

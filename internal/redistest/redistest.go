@@ -1,0 +1,166 @@
+// Package redistest gives tests a real Redis server: its own redis-server
+// process on a free loopback port when the binary is on the PATH (so a test
+// may stop and restart it), else the server at REDIS_URL. Without either the
+// test is skipped with a message saying how to run it — unless REDIS_REQUIRED
+// is set (CI sets it), when it fails instead.
+package redistest
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Server is a Redis server for one test.
+type Server struct {
+	URL  string // redis://127.0.0.1:port/0
+	addr string
+	dir  string
+	cmd  *exec.Cmd // nil for REDIS_URL's server
+	tb   testing.TB
+}
+
+// unavailable skips (or, under REDIS_REQUIRED, fails) tb.
+func unavailable(tb testing.TB, why string) {
+	tb.Helper()
+	msg := why + ": this test needs Redis. Install redis-server (apt-get install redis-server) or set REDIS_URL=redis://host:6379/0"
+	if os.Getenv("REDIS_REQUIRED") != "" {
+		tb.Fatal(msg + " (REDIS_REQUIRED is set)")
+	}
+	tb.Skip(msg)
+}
+
+// Start returns a Redis server for tb, emptied, and stopped at cleanup when
+// it is the test's own.
+func Start(tb testing.TB) *Server {
+	tb.Helper()
+	if _, err := exec.LookPath("redis-server"); err == nil {
+		return StartOwn(tb)
+	}
+	url := os.Getenv("REDIS_URL")
+	if url == "" {
+		unavailable(tb, "no redis-server on the PATH and no REDIS_URL")
+	}
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		tb.Fatalf("REDIS_URL: %v", err)
+	}
+	s := &Server{URL: url, addr: opt.Addr, tb: tb}
+	s.flush()
+	return s
+}
+
+// StartOwn starts a redis-server process for tb (needed by tests that stop
+// and restart it).
+func StartOwn(tb testing.TB) *Server {
+	tb.Helper()
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		unavailable(tb, "no redis-server on the PATH")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	s := &Server{URL: "redis://" + addr + "/0", addr: addr, dir: tb.TempDir(), tb: tb}
+	s.Restart()
+	tb.Cleanup(s.Stop)
+	return s
+}
+
+// Client returns a go-redis client of the server, closed at cleanup.
+func (s *Server) Client() *redis.Client {
+	opt, err := redis.ParseURL(s.URL)
+	if err != nil {
+		s.tb.Fatal(err)
+	}
+	c := redis.NewClient(opt)
+	s.tb.Cleanup(func() { c.Close() })
+	return c
+}
+
+// Stop kills the server's process (its own only); the port stays free for
+// Restart.
+func (s *Server) Stop() {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return
+	}
+	_ = s.cmd.Process.Kill()
+	_ = s.cmd.Wait()
+	s.cmd = nil
+}
+
+// Restart starts the server's process again on the same port, with no data.
+func (s *Server) Restart() {
+	s.tb.Helper()
+	if s.dir == "" {
+		s.tb.Fatal("redistest: only a test's own server can be restarted")
+	}
+	s.Stop()
+	_, port, _ := net.SplitHostPort(s.addr)
+	cmd := exec.Command("redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--dir", s.dir, "--logfile", filepath.Join(s.dir, "redis.log"))
+	if err := cmd.Start(); err != nil {
+		s.tb.Fatalf("redis-server: %v", err)
+	}
+	s.cmd = cmd
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if err := s.ping(); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(filepath.Join(s.dir, "redis.log"))
+			s.tb.Fatalf("redis-server on %s did not answer: %s", s.addr, lastLines(string(log), 5))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (s *Server) ping() error {
+	c, err := net.DialTimeout("tcp", s.addr, time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(time.Second))
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+		return err
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if !strings.HasPrefix(line, "+PONG") {
+		return fmt.Errorf("PING answered %q", line)
+	}
+	return nil
+}
+
+// flush empties the server's current database.
+func (s *Server) flush() {
+	c := s.Client()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.FlushDB(ctx).Err(); err != nil {
+		s.tb.Fatalf("FLUSHDB on %s: %v", s.addr, err)
+	}
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
