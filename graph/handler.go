@@ -50,6 +50,9 @@ type Options struct {
 	// UpstreamTrace lets a request ask, with "X-Upstream-Trace: 1", for the
 	// upstream call report in extensions.upstream.
 	UpstreamTrace bool
+	// Cache, when the upstream client has a response cache
+	// (restclient.WithCache), is told what each write makes stale.
+	Cache Invalidator
 	// Budget paces every upstream request per upstream client (the real API
 	// allows 10 per second per client); nil: no pacing.
 	Budget *budget.Budget
@@ -116,7 +119,7 @@ func NewHandler(o Options) http.Handler {
 	}
 	o.Logger = slog.New(accesslog.Handler(o.Logger.Handler()))
 
-	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: &Resolver{client: o.Client}}))
+	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: &Resolver{client: o.Client, cache: o.Cache}}))
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
@@ -187,6 +190,9 @@ func NewHandler(o Options) http.Handler {
 		if req.hasCredentials {
 			ctx = restclient.WithCredentials(ctx, creds)
 		}
+		if noCache(r) {
+			ctx = restclient.WithoutCacheReads(ctx)
+		}
 		ctx = context.WithValue(ctx, requestKey{}, req)
 		ctx = restclient.WithCallHooks(ctx, req.calls.Hooks())
 		if o.Budget != nil {
@@ -194,8 +200,22 @@ func NewHandler(o Options) http.Handler {
 		}
 		ctx = loaders.WithLoaders(ctx, o.newLoaders())
 		srv.ServeHTTP(w, r.WithContext(ctx))
-		entry.SetUpstreamCalls(req.calls.Count(), req.calls.Waited())
+		entry.SetUpstreamCalls(req.calls.Count(), req.calls.CacheHits(), req.calls.Waited())
 	})
+}
+
+// noCache reports whether the request asks not to be answered from caches
+// (Cache-Control: no-cache or no-store, or Pragma: no-cache).
+func noCache(r *http.Request) bool {
+	for _, v := range r.Header.Values("Cache-Control") {
+		for d := range strings.SplitSeq(v, ",") {
+			switch strings.ToLower(strings.TrimSpace(d)) {
+			case "no-cache", "no-store":
+				return true
+			}
+		}
+	}
+	return strings.EqualFold(strings.TrimSpace(r.Header.Get("Pragma")), "no-cache")
 }
 
 func isJSON(r *http.Request) bool {

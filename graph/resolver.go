@@ -13,6 +13,7 @@ import (
 // Resolver is the root resolver: it holds what every field resolver needs.
 type Resolver struct {
 	client *restclient.Client
+	cache  Invalidator // nil: no response cache
 }
 
 // newLoaders returns the Source of one request: NewLoaders' when set, else

@@ -27,12 +27,16 @@ type Call struct {
 	WaitedMs float64 `json:"waitedMs,omitempty"`
 	// RateLimited counts the 429 answers the call was retried after.
 	RateLimited int `json:"rateLimited,omitempty"`
+	// Cached is true when the response cache answered: no upstream call.
+	Cached bool `json:"cached,omitempty"`
 }
 
 // Report is the value of extensions.upstream.
 type Report struct {
-	Count int    `json:"count"`
-	Calls []Call `json:"calls"`
+	Count int `json:"count"` // calls made (cache hits excluded)
+	// CacheHits counts the calls the response cache answered.
+	CacheHits int    `json:"cacheHits,omitempty"`
+	Calls     []Call `json:"calls"`
 }
 
 // Collector records the calls of one GraphQL request. Safe for concurrent use.
@@ -45,6 +49,7 @@ type Collector struct {
 	calls    []Call
 	reserved int
 	waited   time.Duration
+	hits     int
 }
 
 // LimitError refuses a call once the request's cap is reached.
@@ -86,7 +91,11 @@ func (c *Collector) observe(_ context.Context, info restclient.CallInfo) {
 		Shared:      info.Shared,
 		WaitedMs:    ms(info.Waited),
 		RateLimited: info.RateLimited,
+		Cached:      info.Cached,
 	})
+	if info.Cached {
+		c.hits++
+	}
 	c.waited += info.Waited
 }
 
@@ -99,11 +108,18 @@ func (c *Collector) Waited() time.Duration {
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// Count returns the number of calls recorded so far.
+// Count returns the number of calls made so far (cache hits excluded).
 func (c *Collector) Count() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.calls)
+	return len(c.calls) - c.hits
+}
+
+// CacheHits returns the number of calls the response cache answered.
+func (c *Collector) CacheHits() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.hits
 }
 
 // Report returns a snapshot of the calls recorded so far, in completion order.
@@ -112,5 +128,5 @@ func (c *Collector) Report() Report {
 	defer c.mu.Unlock()
 	out := make([]Call, len(c.calls))
 	copy(out, c.calls)
-	return Report{Count: len(out), Calls: out}
+	return Report{Count: len(out) - c.hits, CacheHits: c.hits, Calls: out}
 }

@@ -32,6 +32,7 @@ type Entry struct {
 	operation     string
 	codes         []string
 	upstreamCalls int
+	cacheHits     int
 	budgetWait    time.Duration
 	cost, depth   int
 	measured      bool
@@ -47,11 +48,12 @@ func (e *Entry) AddCodes(codes ...string) {
 	e.mu.Unlock()
 }
 
-// SetUpstreamCalls records how many upstream calls the request made and how
-// long they waited in all for the upstream rate budget.
-func (e *Entry) SetUpstreamCalls(n int, budgetWait time.Duration) {
+// SetUpstreamCalls records how many upstream calls the request made, how
+// many the response cache answered instead, and how long the calls waited in
+// all for the upstream rate budget.
+func (e *Entry) SetUpstreamCalls(n, cacheHits int, budgetWait time.Duration) {
 	e.mu.Lock()
-	e.upstreamCalls, e.budgetWait = n, budgetWait
+	e.upstreamCalls, e.cacheHits, e.budgetWait = n, cacheHits, budgetWait
 	e.mu.Unlock()
 }
 
@@ -100,8 +102,8 @@ func (e *Entry) write(ctx context.Context, log *slog.Logger, r *http.Request, st
 	if e.operation != "" {
 		attrs = append(attrs, slog.String("operation", e.operation))
 	}
-	if e.upstreamCalls > 0 {
-		attrs = append(attrs, slog.Int("upstream_calls", e.upstreamCalls),
+	if e.upstreamCalls > 0 || e.cacheHits > 0 {
+		attrs = append(attrs, slog.Int("upstream_calls", e.upstreamCalls), slog.Int("cache_hits", e.cacheHits),
 			slog.Float64("budget_wait_ms", float64(e.budgetWait.Microseconds())/1000))
 	}
 	if len(e.codes) > 0 {

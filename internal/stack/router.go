@@ -46,7 +46,7 @@ func newRouter(d routes) http.Handler {
 		h = cors.New(cors.Options{
 			AllowedOrigins:   d.cors,
 			AllowedMethods:   []string{http.MethodGet, http.MethodPost},
-			AllowedHeaders:   []string{"Authorization", "Content-Type", "service-network-id", graph.TraceHeader, "X-Requested-With", "GraphQL-Require-Preflight", "Apollo-Require-Preflight", accesslog.RequestIDHeader},
+			AllowedHeaders:   []string{"Authorization", "Content-Type", "service-network-id", graph.TraceHeader, "X-Requested-With", "GraphQL-Require-Preflight", "Apollo-Require-Preflight", "Cache-Control", accesslog.RequestIDHeader},
 			ExposedHeaders:   []string{accesslog.RequestIDHeader},
 			AllowCredentials: true,
 			MaxAge:           600,
