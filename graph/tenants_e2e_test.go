@@ -102,9 +102,12 @@ func TestOneTenantCannotOpenABreakerForAnother(t *testing.T) {
 			t.Fatalf("B's lookup %d: %+v", i, r.Errors)
 		}
 	}
-	// On a loaded machine a timed-out request may reach the upstream after
-	// the facade gave up on it: count from when all five have arrived.
-	waitFor(t, "B's five lookups to reach the upstream", func() bool { return arrivedB.Load() == 5 })
+	// The hook holds each of B's lookups before the service counts it, so the
+	// counts arrive after the facade gave up: count from when all five have.
+	waitFor(t, "the upstream to count B's five lookups", func() bool {
+		m, _ := env.Calls()
+		return arrivedB.Load() == 5 && m["GET /resources/v1/{id}"] == 5
+	})
 	env.ResetCalls()
 	if r := env.Query(t, b, q, nil); len(r.Errors) != 1 || !strings.Contains(r.Errors[0].Message, "not called") {
 		t.Fatalf("B's sixth lookup was not refused by its breaker: %+v", r.Errors)
