@@ -7,11 +7,11 @@ import (
 )
 
 // Invalidator drops the cached upstream answers a write made stale, for
-// every caller and every replica (internal/cache). ref identifies the
-// entries of route: the id of a route with a path parameter, or a list's
-// filter as "param=value".
+// every caller and every replica (internal/cache): the entries of route
+// whose param (its path parameter, or a list's filter) is value. It fails
+// only for a route or param it cannot invalidate, a programming error.
 type Invalidator interface {
-	Invalidate(ctx context.Context, route, ref string)
+	Invalidate(ctx context.Context, route, param, value string) error
 }
 
 // What each write makes stale. A booking creates a transaction, but its
@@ -25,17 +25,25 @@ func (r *Resolver) creditNoteWritten(ctx context.Context, cn *restclient.CreditN
 		return
 	}
 	if inv := deref(cn.InvoiceRef); inv != "" {
-		r.cache.Invalidate(ctx, "/billing/invoices/v1/{id}/items", inv)
-		r.cache.Invalidate(ctx, "/billing/credit_notes/v1", "invoiceRef="+inv)
+		r.invalidate(ctx, "/billing/invoices/v1/{id}/items", "id", inv)
+		r.invalidate(ctx, "/billing/credit_notes/v1", "invoiceRef", inv)
 	}
 	if loc := deref(cn.LocationRef); loc != "" {
-		r.cache.Invalidate(ctx, "/billing/credit_notes/v1", "locationRef="+loc)
+		r.invalidate(ctx, "/billing/credit_notes/v1", "locationRef", loc)
 	}
 }
 
 // visitUpdated: that visit.
 func (r *Resolver) visitUpdated(ctx context.Context, id string) {
 	if r.cache != nil {
-		r.cache.Invalidate(ctx, "/visitors/visits/v1/{id}", id)
+		r.invalidate(ctx, "/visitors/visits/v1/{id}", "id", id)
+	}
+}
+
+// invalidate logs the programming error an Invalidator reports; the write
+// itself succeeded.
+func (r *Resolver) invalidate(ctx context.Context, route, param, value string) {
+	if err := r.cache.Invalidate(ctx, route, param, value); err != nil {
+		r.log.ErrorContext(ctx, "cache invalidation", "route", route, "param", param, "err", err)
 	}
 }

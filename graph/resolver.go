@@ -1,6 +1,8 @@
 package graph
 
 import (
+	"log/slog"
+
 	"github.com/workspacenet/facade/graph/loaders"
 	"github.com/workspacenet/facade/restclient"
 )
@@ -14,6 +16,7 @@ import (
 type Resolver struct {
 	client *restclient.Client
 	cache  Invalidator // nil: no response cache
+	log    *slog.Logger
 }
 
 // newLoaders returns the Source of one request: NewLoaders' when set, else
