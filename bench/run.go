@@ -47,6 +47,7 @@ func startFacadeWith(upstreamURL, mode string, lc loaders.Config, bc budget.Conf
 	cfg := stack.DefaultConfig()
 	cfg.Upstream, cfg.Playground = upstreamURL, false
 	cfg.Budget = bc
+	cfg.CacheTTL = "" // every execution makes its own calls
 	cfg.Graph.Loaders = lc
 	isNaive := mode == modeNaive
 	if isNaive {

@@ -170,12 +170,13 @@ func soak(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 
 	// The facade and its upstream, the local REST service on an in-memory
 	// database, whose hooks inject the faults and count them. No rate
-	// budget: the soak measures the facade's stability, not the pacing.
+	// budget and no response cache: the soak measures the facade's
+	// stability, and every request's faults, not the pacing.
 	sc := stack.DefaultConfig()
 	sc.DataDir = ""
 	sc.UpstreamTimeout = 2 * time.Second
 	sc.Graph.RequestTimeout = 5 * time.Second
-	sc.Budget, sc.DemoRateLimit = budget.Config{}, 0
+	sc.Budget, sc.DemoRateLimit, sc.CacheTTL = budget.Config{}, 0, ""
 	st, err := stack.Start(ctx, sc, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return nil, err

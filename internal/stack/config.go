@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/workspacenet/facade/graph"
 	"github.com/workspacenet/facade/internal/budget"
+	"github.com/workspacenet/facade/internal/cache"
 	"github.com/workspacenet/facade/restclient"
 )
 
@@ -38,6 +40,13 @@ type Config struct {
 	// DemoRateLimit is the embedded REST service's rate limit, requests per
 	// second per client as the real API enforces (0 = off).
 	DemoRateLimit int
+	// CacheTTL is the response cache's TTL per route family
+	// (cache.ParseTTLs); "" caches nothing.
+	CacheTTL string
+	// Secret keys the response cache (and anything else replicas must
+	// agree on); from FACADE_SECRET (hex, at least 32 bytes) only, never a
+	// flag. Empty: a random secret for this process.
+	Secret []byte
 
 	// Graph configures the GraphQL endpoint; Start sets its Client, Logger
 	// and TrustedDocuments, and applies Production and UpstreamTrace.
@@ -64,6 +73,7 @@ func DefaultConfig() Config {
 		LogLevel:        slog.LevelInfo,
 		Budget:          budget.Config{RPS: budget.DefaultRPS, Burst: budget.DefaultBurst},
 		DemoRateLimit:   budget.DefaultRPS,
+		CacheTTL:        cache.DefaultTTLSpec,
 		Graph:           graph.DefaultOptions(),
 	}
 }
@@ -119,6 +129,7 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	level = "info"
 	str(&level, "log-level", "LOG_LEVEL", "debug, info, warn or error")
 	str(&c.TrustedDocs, "trusted-documents", "TRUSTED_DOCUMENTS", "JSON file of sha256 -> document: only these operations are executed")
+	str(&c.CacheTTL, "cache-ttl", "CACHE_TTL", "response cache TTL per route family, e.g. resources=30s,events=30s,products=30s; empty caches nothing")
 	num(&c.DemoScale, "demo-scale", "DEMO_SCALE", "size of the embedded demo data")
 	num(&c.DemoRateLimit, "demo-rate-limit", "DEMO_RATE_LIMIT", "the embedded REST service's rate limit, requests per second per client as the real API; 0 = off")
 	rps := int(c.Budget.RPS)
@@ -158,6 +169,13 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	g.DisableCSRFPrevention = !csrf
 	g.MaxBodyBytes = int64(bodyBytes)
 	c.CORSOrigins = splitList(cors)
+	if v := getenv("FACADE_SECRET"); v != "" {
+		secret, err := hex.DecodeString(strings.TrimSpace(v))
+		if err != nil || len(secret) < cache.MinSecretLen {
+			return Config{}, fmt.Errorf("FACADE_SECRET: want at least %d bytes as hex (openssl rand -hex 32)", cache.MinSecretLen)
+		}
+		c.Secret = secret
+	}
 	if a := getenv("UPSTREAM_AUTHORIZATION"); a != "" {
 		g.ServerCredentials = &restclient.Credentials{Authorization: a, NetworkID: getenv("UPSTREAM_NETWORK_ID")}
 	}
@@ -181,6 +199,12 @@ func (c *Config) Validate() error {
 	}
 	if err := c.Budget.Validate(); err != nil {
 		return fmt.Errorf("-upstream-rps/-upstream-burst: %w", err)
+	}
+	if _, err := cache.ParseTTLs(c.CacheTTL); err != nil {
+		return fmt.Errorf("-cache-ttl: %w", err)
+	}
+	if len(c.Secret) > 0 && len(c.Secret) < cache.MinSecretLen {
+		return fmt.Errorf("secret: %d bytes, want at least %d", len(c.Secret), cache.MinSecretLen)
 	}
 	if c.DemoRateLimit < 0 {
 		return fmt.Errorf("-demo-rate-limit: %d is negative (0 = off)", c.DemoRateLimit)

@@ -7,6 +7,7 @@ package stack
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -19,6 +20,7 @@ import (
 	"github.com/workspacenet/facade/graph"
 	"github.com/workspacenet/facade/graph/trusted"
 	"github.com/workspacenet/facade/internal/budget"
+	"github.com/workspacenet/facade/internal/cache"
 	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/restserver"
 	"github.com/workspacenet/facade/restserver/hooks"
@@ -131,12 +133,21 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
 		}
 		st.Embedded, st.UpstreamURL = up, up.URL
 	}
-	opts := append([]restclient.Option{
+	rc, err := newCache(c)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	opts := []restclient.Option{
 		restclient.WithTimeout(c.UpstreamTimeout),
 		restclient.WithBreakerStateChange(func(route string, from, to restclient.BreakerState) {
 			logger.Warn("upstream circuit breaker", "route", route, "from", from.String(), "to", to.String())
 		}),
-	}, c.ClientOptions...)
+	}
+	if rc != nil {
+		opts = append(opts, restclient.WithCache(rc))
+	}
+	opts = append(opts, c.ClientOptions...)
 	client, err := restclient.NewClient(st.UpstreamURL, opts...)
 	if err != nil {
 		st.Close()
@@ -144,6 +155,9 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
 	}
 	st.Client = client
 	c.Graph.Client, c.Graph.Logger = client, logger
+	if rc != nil {
+		c.Graph.Cache = rc
+	}
 	c.Graph.Budget = budget.New(c.Budget)
 	c.Graph.UpstreamTrace = c.UpstreamTrace == "on" || (c.UpstreamTrace == "auto" && st.Embedded != nil)
 	st.Config = c
@@ -193,4 +207,19 @@ func (s *Stack) Close() error {
 		return nil
 	}
 	return s.Shutdown(ctx)
+}
+
+// newCache returns the response cache of c, nil when c caches nothing. It
+// keeps entries in this process.
+func newCache(c Config) (*cache.Cache, error) {
+	ttl, err := cache.ParseTTLs(c.CacheTTL)
+	if err != nil || len(ttl) == 0 {
+		return nil, err
+	}
+	secret := c.Secret
+	if len(secret) == 0 {
+		secret = make([]byte, cache.MinSecretLen)
+		_, _ = rand.Read(secret)
+	}
+	return cache.New(cache.Config{Secret: secret, TTL: ttl, Store: cache.NewMemoryStore(cache.DefaultMemoryBytes)})
 }

@@ -64,9 +64,10 @@ func New(tb testing.TB, o Options) *Env {
 	if o.DemoScale > 0 {
 		cfg.DemoScale = o.DemoScale
 	}
-	// The upstream's rate limit and the facade's budget are off unless a
-	// test turns them on (Options.Config): most tests count calls, not time.
-	cfg.Budget, cfg.DemoRateLimit = budget.Config{}, 0
+	// The upstream's rate limit, the facade's budget and its response cache
+	// are off unless a test turns them on (Options.Config): most tests count
+	// the calls of one request, not time.
+	cfg.Budget, cfg.DemoRateLimit, cfg.CacheTTL = budget.Config{}, 0, ""
 	cfg.UpstreamTrace = "on"
 	if o.NoTrace {
 		cfg.UpstreamTrace = "off"
