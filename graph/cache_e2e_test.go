@@ -120,7 +120,9 @@ func TestWritesInvalidateWhatTheyMakeStale(t *testing.T) {
 	testenv.MustData(t, first, &before)
 	m := env.Query(t, creds, `mutation($in: CreateCreditNoteInput!) { createCreditNote(input: $in) { creditNote { id } } }`,
 		map[string]any{"in": map[string]any{"invoiceRef": inv, "reason": "other", "lines": []any{map[string]any{"invoiceItemRef": before.Invoice.Items[0].ID, "amount": 0.01}}}})
-	var created struct{ CreateCreditNote struct{ CreditNote struct{ ID string } } }
+	var created struct {
+		CreateCreditNote struct{ CreditNote struct{ ID string } }
+	}
 	testenv.MustData(t, m, &created)
 
 	after := env.Do(t, creds, read, vars, trace)
