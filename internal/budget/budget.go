@@ -15,6 +15,18 @@
 // whole budget until its Retry-After, or, without one, for one second,
 // doubling with each further 429; RateLimit-* and X-RateLimit-* headers that
 // say nothing remains pause it until their reset.
+//
+// Replicas. With Config.Redis, every replica using the same Redis paces a
+// client together: the tokens come from one GCRA in Redis (redis_rate, key
+// wnf:budget:<client>) with the same rate and burst as the local bucket, and
+// a learned pause is shared too (key wnf:pause:<client>, expiring when the
+// pause ends), so every replica respects a 429 that one of them got. The
+// order of the waiters (priority, then arrival) holds within each replica;
+// across replicas the token goes to whoever asks first once it is due.
+// Redis never fails a request: while it is unavailable (redisx degraded)
+// each replica paces alone with its share of the budget, RPS/Replicas
+// (Config.Share), and its own pause, and it uses Redis again when Redis is
+// back. Each Redis operation is bounded by redisx's OpTimeout.
 package budget
 
 import (
@@ -28,8 +40,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/redis/go-redis/v9"
 	"golang.org/x/time/rate"
 
+	"github.com/workspacenet/facade/internal/redisx"
 	"github.com/workspacenet/facade/restclient"
 )
 
@@ -40,6 +55,13 @@ type Config struct {
 	RPS float64
 	// Burst is how many of them may go back to back (at least 1, at most RPS).
 	Burst int
+	// Redis, when set and healthy, holds the budget every replica shares
+	// (see the package doc). Nil: each replica paces alone with its Share.
+	Redis *redisx.Client
+	// Replicas is how many replicas send with the same upstream clients (0
+	// counts as 1). A replica that paces alone (no Redis, or Redis
+	// unavailable) keeps to its Share so that together they keep to RPS.
+	Replicas int
 }
 
 // Defaults: the real API's limit, with a small burst.
@@ -58,6 +80,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.RPS < 0 || math.IsNaN(c.RPS) || math.IsInf(c.RPS, 0):
 		return fmt.Errorf("rps %v must be a non-negative number (0 = off)", c.RPS)
+	case c.Replicas < 0:
+		return fmt.Errorf("replicas %d must not be negative", c.Replicas)
 	case c.RPS == 0:
 		return nil
 	case c.Burst < 1:
@@ -79,11 +103,37 @@ func (c Config) Interval() time.Duration {
 	return time.Duration(float64(time.Second+jitterSlack) / (c.RPS + 1 - float64(c.Burst)))
 }
 
+// Share is the RPS and Burst one of Replicas replicas keeps to when it
+// paces alone: RPS/Replicas, rounded down to whole requests when at least
+// one (with a fractional rate the sizing formula would let some seconds hold
+// one request more), Burst at most that and at least 1. With Replicas at
+// most RPS the replicas together never send more than RPS in any rolling
+// second; with more replicas than that, only on average. With Replicas 0
+// or 1 it is RPS and Burst as they are.
+func (c Config) Share() Config {
+	n := max(c.Replicas, 1)
+	if n == 1 || c.RPS == 0 {
+		return Config{RPS: c.RPS, Burst: c.Burst}
+	}
+	rps, burst := c.RPS/float64(n), 1
+	if rps >= 1 {
+		rps = math.Floor(rps)
+		burst = max(1, min(c.Burst, int(rps)))
+	}
+	return Config{RPS: rps, Burst: burst}
+}
+
 // Budget paces requests per client. A nil *Budget paces nothing. Safe for
 // concurrent use.
 type Budget struct {
 	cfg      Config
-	interval time.Duration
+	interval time.Duration // between two tokens of the shared budget
+	local    Config        // cfg.Share(): the bucket kept in each replica
+	localInt time.Duration // local.Interval()
+
+	rc    *redisx.Client // nil: local only
+	gcra  *redis_rate.Limiter
+	limit redis_rate.Limit
 
 	mu      sync.Mutex
 	clients map[string]*bucket
@@ -95,7 +145,14 @@ func New(c Config) *Budget {
 	if c.RPS == 0 {
 		return nil
 	}
-	return &Budget{cfg: c, interval: c.Interval(), clients: map[string]*bucket{}}
+	b := &Budget{cfg: c, interval: c.Interval(), local: c.Share(), clients: map[string]*bucket{}}
+	b.localInt = b.local.Interval()
+	if c.Redis != nil {
+		b.rc = c.Redis
+		b.gcra = redis_rate.NewLimiter(unprefixed{c.Redis.Redis()})
+		b.limit = redis_rate.Limit{Rate: 1, Period: b.interval, Burst: c.Burst}
+	}
+	return b
 }
 
 // Error refuses a request that could not get a slot before its deadline.
@@ -111,12 +168,21 @@ func (e *Error) Error() string {
 // maxIdleClients bounds the buckets kept; beyond it idle ones are dropped.
 const maxIdleClients = 4096
 
+// Redis keys of a client's shared budget.
+const (
+	gcraKeyPrefix  = "wnf:budget:" // redis_rate's GCRA state
+	pauseKeyPrefix = "wnf:pause:"  // a learned pause, expiring when it ends
+)
+
 // bucket is one client's budget.
 type bucket struct {
-	lim *rate.Limiter
+	lim      *rate.Limiter // the local pace: alone, or without Redis
+	gcraKey  string
+	pauseKey string
 
 	mu      sync.Mutex
 	paused  time.Time // no request before this
+	next    time.Time // the shared GCRA's next token, as Redis last said
 	strikes int       // 429s in a row without Retry-After
 	queue   waiters
 	seq     uint64
@@ -132,7 +198,12 @@ func (b *Budget) bucket(client string) *bucket {
 		if len(b.clients) >= maxIdleClients {
 			b.dropIdle()
 		}
-		bk = &bucket{lim: rate.NewLimiter(rate.Every(b.interval), b.cfg.Burst), wake: make(chan struct{}, 1)}
+		bk = &bucket{
+			lim:      rate.NewLimiter(rate.Every(b.localInt), b.local.Burst),
+			gcraKey:  gcraKeyPrefix + client,
+			pauseKey: pauseKeyPrefix + client,
+			wake:     make(chan struct{}, 1),
+		}
 		b.clients[client] = bk
 	}
 	return bk
@@ -143,7 +214,7 @@ func (b *Budget) dropIdle() {
 	now := time.Now()
 	for id, bk := range b.clients {
 		bk.mu.Lock()
-		idle := len(bk.queue) == 0 && !now.Before(bk.paused) && bk.lim.TokensAt(now) >= float64(b.cfg.Burst)
+		idle := len(bk.queue) == 0 && !now.Before(bk.paused) && bk.lim.TokensAt(now) >= float64(b.local.Burst)
 		bk.mu.Unlock()
 		if idle {
 			delete(b.clients, id)
@@ -155,19 +226,21 @@ func (b *Budget) dropIdle() {
 // waited. priority orders the waiters of one client (lower first). It
 // returns an *Error at once when ctx's deadline comes before the estimated
 // turn, and when the deadline passes while waiting; ctx.Err() when ctx is
-// cancelled.
+// cancelled. With Redis healthy every request asks Redis for its token
+// (through the client's pump); Redis failing never makes Wait fail.
 func (b *Budget) Wait(ctx context.Context, client string, priority int) (time.Duration, error) {
 	if b == nil {
 		return 0, nil
 	}
 	bk := b.bucket(client)
 	now := time.Now()
+	shared := b.shared()
 	bk.mu.Lock()
-	if len(bk.queue) == 0 && !now.Before(bk.paused) && bk.lim.AllowN(now, 1) {
+	if !shared && len(bk.queue) == 0 && !now.Before(bk.paused) && bk.lim.AllowN(now, 1) {
 		bk.mu.Unlock()
 		return 0, nil
 	}
-	eta := bk.eta(now, priority, b.interval)
+	eta := b.eta(bk, now, priority, shared)
 	if dl, ok := ctx.Deadline(); ok && eta.After(dl) {
 		bk.mu.Unlock()
 		return 0, &Error{RetryAfter: eta.Sub(now)}
@@ -177,7 +250,7 @@ func (b *Budget) Wait(ctx context.Context, client string, priority int) (time.Du
 	heap.Push(&bk.queue, w)
 	if !bk.pumping {
 		bk.pumping = true
-		go bk.pump()
+		go b.pump(bk)
 	}
 	bk.mu.Unlock()
 
@@ -194,14 +267,19 @@ func (b *Budget) Wait(ctx context.Context, client string, priority int) (time.Du
 	}
 	bk.mu.Unlock()
 	if ctx.Err() == context.DeadlineExceeded {
-		return time.Since(now), &Error{RetryAfter: time.Until(bk.etaLocked(priority, b.interval))}
+		return time.Since(now), &Error{RetryAfter: time.Until(b.etaLocked(bk, priority))}
 	}
 	return time.Since(now), ctx.Err()
 }
 
+// shared reports whether tokens come from Redis now.
+func (b *Budget) shared() bool { return b.rc != nil && b.rc.Healthy() }
+
 // eta estimates when a new waiter of priority would get its token: after
-// the pause, after every queued waiter that goes before it.
-func (bk *bucket) eta(now time.Time, priority int, interval time.Duration) time.Time {
+// the pause, after every queued waiter that goes before it. Shared, the
+// first token is due when Redis last said (bk.next) and the others follow
+// at the shared pace; other replicas' waiters are not counted.
+func (b *Budget) eta(bk *bucket, now time.Time, priority int, shared bool) time.Time {
 	start := now
 	if bk.paused.After(start) {
 		start = bk.paused
@@ -212,17 +290,24 @@ func (bk *bucket) eta(now time.Time, priority int, interval time.Duration) time.
 			ahead++
 		}
 	}
+	if shared {
+		if bk.next.After(start) {
+			start = bk.next
+		}
+		return start.Add(time.Duration(ahead) * b.interval)
+	}
 	need := float64(ahead+1) - bk.lim.TokensAt(start)
 	if need <= 0 {
 		return start
 	}
-	return start.Add(time.Duration(need * float64(interval)))
+	return start.Add(time.Duration(need * float64(b.localInt)))
 }
 
-func (bk *bucket) etaLocked(priority int, interval time.Duration) time.Time {
+func (b *Budget) etaLocked(bk *bucket, priority int) time.Time {
+	shared := b.shared()
 	bk.mu.Lock()
 	defer bk.mu.Unlock()
-	return bk.eta(time.Now(), priority, interval)
+	return b.eta(bk, time.Now(), priority, shared)
 }
 
 // poke wakes the pump (bk.mu held).
@@ -233,8 +318,9 @@ func (bk *bucket) poke() {
 	}
 }
 
-// pump hands tokens to the queued waiters, best first, until none is left.
-func (bk *bucket) pump() {
+// pump hands tokens to the queued waiters, best first, until none is left:
+// from Redis while it is healthy, else from the local bucket.
+func (b *Budget) pump(bk *bucket) {
 	for {
 		bk.mu.Lock()
 		if len(bk.queue) == 0 {
@@ -248,6 +334,28 @@ func (bk *bucket) pump() {
 			bk.mu.Unlock()
 			bk.sleep(d)
 			continue
+		}
+		if b.shared() {
+			if now.Before(bk.next) {
+				d := bk.next.Sub(now)
+				bk.mu.Unlock()
+				bk.sleep(d)
+				continue
+			}
+			bk.mu.Unlock()
+			a, err := b.ask(bk)
+			bk.mu.Lock()
+			if err == nil {
+				b.take(bk, a)
+				bk.mu.Unlock()
+				continue
+			}
+			// Redis failed and is degraded now: pace locally.
+			now = time.Now()
+			if now.Before(bk.paused) || len(bk.queue) == 0 {
+				bk.mu.Unlock()
+				continue
+			}
 		}
 		r := bk.lim.ReserveN(now, 1)
 		d := r.DelayFrom(now)
@@ -268,6 +376,62 @@ func (bk *bucket) pump() {
 	}
 }
 
+// answer is what Redis said to a request for a token.
+type answer struct {
+	granted bool
+	paused  bool      // a shared pause runs until until
+	until   time.Time // when paused or refused: when to ask again
+}
+
+// ask asks Redis for one token of bk's client: refused while the shared
+// pause runs, else the GCRA's answer.
+func (b *Budget) ask(bk *bucket) (answer, error) {
+	var a answer
+	err := b.rc.Do(context.Background(), func(ctx context.Context, r redis.UniversalClient) error {
+		ttl, err := r.PTTL(ctx, bk.pauseKey).Result()
+		if err != nil {
+			return err
+		}
+		if ttl > 0 {
+			a.paused, a.until = true, time.Now().Add(ttl)
+			return nil
+		}
+		res, err := b.gcra.Allow(ctx, bk.gcraKey, b.limit)
+		if err != nil {
+			return err
+		}
+		a.granted = res.Allowed > 0
+		if !a.granted {
+			a.until = time.Now().Add(max(res.RetryAfter, time.Millisecond))
+		}
+		return nil
+	})
+	return a, err
+}
+
+// take acts on Redis's answer (bk.mu held): a token goes to the best
+// waiter, unless it has left or a pause began meanwhile (the token is then
+// lost: Redis cannot take it back). A shared grant also spends a local
+// token when one is there, so that a replica falling back to its local
+// bucket does not start with a full burst right after its shared requests.
+func (b *Budget) take(bk *bucket, a answer) {
+	now := time.Now()
+	switch {
+	case a.granted:
+		bk.lim.AllowN(now, 1)
+		if len(bk.queue) > 0 && !now.Before(bk.paused) {
+			w := heap.Pop(&bk.queue).(*waiter)
+			close(w.ready)
+		}
+	case a.paused:
+		if a.until.After(bk.paused) {
+			bk.paused = a.until
+		}
+	default:
+		bk.next = a.until
+	}
+}
+
 // sleep waits d, or until poked (false).
 func (bk *bucket) sleep(d time.Duration) bool {
 	t := time.NewTimer(d)
@@ -283,6 +447,11 @@ func (bk *bucket) sleep(d time.Duration) bool {
 // Learn reads an answer the upstream gave client: a 429 pauses the client's
 // budget (Retry-After, else one second doubling with each 429 in a row), and
 // rate limit headers saying nothing remains pause it until their reset.
+// With Redis, a pause that extends this replica's is shared with the other
+// replicas (one Redis operation, bounded by its OpTimeout). The strikes of
+// 429s without Retry-After are counted per replica, and the correction of
+// the local tokens by a RateLimit-Remaining below them applies to the local
+// bucket only.
 func (b *Budget) Learn(client string, status int, h http.Header) {
 	if b == nil {
 		return
@@ -290,7 +459,6 @@ func (b *Budget) Learn(client string, status int, h http.Header) {
 	now := time.Now()
 	bk := b.bucket(client)
 	bk.mu.Lock()
-	defer bk.mu.Unlock()
 	until := time.Time{}
 	if status == http.StatusTooManyRequests {
 		if ra := restclient.ParseRetryAfter(h.Get("Retry-After"), now); ra > 0 {
@@ -310,24 +478,97 @@ func (b *Budget) Learn(client string, status int, h http.Header) {
 			bk.lim.AllowN(now, int(tokens)-remaining) // the upstream counts more than we did
 		}
 	}
-	if until.After(bk.paused) {
+	extended := until.After(bk.paused)
+	if extended {
 		bk.paused = until
 		bk.poke()
 	}
+	bk.mu.Unlock()
+	if extended && b.rc != nil {
+		b.sharePause(bk, until)
+	}
 }
 
-// PausedUntil returns when client's pause ends (zero when not paused).
+// extendPause sets KEYS[1] to expire in ARGV[1] ms unless it already lives
+// longer; its value is the pause's end in Unix ms (ARGV[2]), for people.
+var extendPause = redis.NewScript(`
+if redis.call("PTTL", KEYS[1]) < tonumber(ARGV[1]) then
+  redis.call("SET", KEYS[1], ARGV[2], "PX", ARGV[1])
+end
+return 0
+`)
+
+// sharePause makes every replica respect bk's pause until until (best
+// effort: without Redis the pause stays this replica's).
+func (b *Budget) sharePause(bk *bucket, until time.Time) {
+	ms := (time.Until(until) + time.Millisecond - 1) / time.Millisecond
+	if ms <= 0 {
+		return
+	}
+	_ = b.rc.Do(context.Background(), func(ctx context.Context, r redis.UniversalClient) error {
+		return extendPause.Run(ctx, r, []string{bk.pauseKey}, int64(ms), until.UnixMilli()).Err()
+	})
+}
+
+// PausedUntil returns when client's pause ends (zero when not paused): this
+// replica's, or the shared one when Redis answers and it ends later.
 func (b *Budget) PausedUntil(client string) time.Time {
 	if b == nil {
 		return time.Time{}
 	}
 	bk := b.bucket(client)
+	var shared time.Time
+	if b.rc != nil {
+		_ = b.rc.Do(context.Background(), func(ctx context.Context, r redis.UniversalClient) error {
+			ttl, err := r.PTTL(ctx, bk.pauseKey).Result()
+			if err == nil && ttl > 0 {
+				shared = time.Now().Add(ttl)
+			}
+			return err
+		})
+	}
 	bk.mu.Lock()
 	defer bk.mu.Unlock()
-	if time.Now().Before(bk.paused) {
-		return bk.paused
+	until := bk.paused
+	if shared.After(until) {
+		until = shared
+	}
+	if time.Now().Before(until) {
+		return until
 	}
 	return time.Time{}
+}
+
+// unprefixed drops the "rate:" that redis_rate puts before its keys, so
+// that the facade's keys all start with wnf: (one ACL key pattern, one SCAN).
+type unprefixed struct{ redis.UniversalClient }
+
+func strip(keys []string) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = strings.TrimPrefix(k, "rate:")
+	}
+	return out
+}
+
+func (u unprefixed) Eval(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd {
+	return u.UniversalClient.Eval(ctx, script, strip(keys), args...)
+}
+
+func (u unprefixed) EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd {
+	return u.UniversalClient.EvalSha(ctx, sha1, strip(keys), args...)
+}
+
+func (u unprefixed) EvalRO(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd {
+	return u.UniversalClient.EvalRO(ctx, script, strip(keys), args...)
+}
+
+func (u unprefixed) EvalShaRO(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd {
+	return u.UniversalClient.EvalShaRO(ctx, sha1, strip(keys), args...)
+}
+
+func (u unprefixed) Del(ctx context.Context, keys ...string) *redis.IntCmd {
+	return u.UniversalClient.Del(ctx, strip(keys)...)
 }
 
 // rateLimitHeaders reads the remaining requests and the reset time from

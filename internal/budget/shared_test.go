@@ -1,0 +1,457 @@
+package budget
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/workspacenet/facade/internal/redistest"
+	"github.com/workspacenet/facade/internal/redisx"
+)
+
+// These tests run against a real Redis server, in real time. They assert
+// on counts, on events, on lower bounds of durations (a slower machine only
+// makes them longer) and on generous upper bounds.
+
+// decision is a GCRA call Redis answered "allowed": Redis decided between
+// sent and answered.
+type decision struct{ sent, answered time.Time }
+
+// redisLog watches one replica's Redis commands: the tokens the shared GCRA
+// granted for key, and every command sent but the prober's PINGs. While
+// gate is set, GCRA calls for key wait for it to be closed.
+type redisLog struct {
+	key string
+
+	cmds    atomic.Int64
+	blocked atomic.Int64
+
+	mu      sync.Mutex
+	allowed []decision
+	gate    chan struct{}
+}
+
+func (l *redisLog) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (l *redisLog) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+func (l *redisLog) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if cmd.Name() != "ping" {
+			l.cmds.Add(1)
+		}
+		args := cmd.Args()
+		gcra := (cmd.Name() == "evalsha" || cmd.Name() == "eval") && len(args) > 3 && args[3] == l.key
+		if gcra {
+			l.mu.Lock()
+			gate := l.gate
+			l.mu.Unlock()
+			if gate != nil {
+				l.blocked.Add(1)
+				select {
+				case <-gate:
+				case <-ctx.Done():
+					cmd.SetErr(ctx.Err())
+					return ctx.Err()
+				}
+			}
+		}
+		sent := time.Now()
+		err := next(ctx, cmd)
+		answered := time.Now()
+		if gcra && err == nil {
+			if v, ok := cmd.(*redis.Cmd).Val().([]any); ok && len(v) > 0 && v[0] == int64(1) {
+				l.mu.Lock()
+				l.allowed = append(l.allowed, decision{sent, answered})
+				l.mu.Unlock()
+			}
+		}
+		return err
+	}
+}
+
+func (l *redisLog) grants() []decision {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.allowed)
+}
+
+// replica opens a Redis client of its own for a budget of cfg on url and
+// watches its GCRA calls for client.
+func replica(t *testing.T, url string, cfg Config, client string, opTimeout time.Duration) (*Budget, *redisx.Client, *redisLog) {
+	t.Helper()
+	rc, err := redisx.Open(url, redisx.Options{Logger: slog.New(slog.DiscardHandler), OpTimeout: opTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rc.Close() })
+	if !rc.Healthy() {
+		t.Fatalf("redis at %s: %+v", url, rc.Status())
+	}
+	log := &redisLog{key: gcraKeyPrefix + client}
+	rc.Redis().AddHook(log)
+	cfg.Redis = rc
+	return New(cfg), rc, log
+}
+
+// waitAll runs n Waits of client on b at once and returns when each
+// returned.
+func waitAll(t *testing.T, b *Budget, client string, n int, wg *sync.WaitGroup, mu *sync.Mutex, at *[]time.Time) {
+	for range n {
+		wg.Go(func() {
+			if _, err := b.Wait(t.Context(), client, 0); err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			*at = append(*at, time.Now())
+			mu.Unlock()
+		})
+	}
+}
+
+// surelyWithin reports whether some k of ds were certainly decided within
+// less than window: their latest answer comes less than window after their
+// earliest sending.
+func surelyWithin(ds []decision, k int, window time.Duration) bool {
+	for _, first := range ds {
+		var answers []time.Time
+		for _, d := range ds {
+			if !d.sent.Before(first.sent) {
+				answers = append(answers, d.answered)
+			}
+		}
+		if len(answers) < k {
+			continue
+		}
+		slices.SortFunc(answers, func(a, b time.Time) int { return a.Compare(b) })
+		if answers[k-1].Sub(first.sent) < window {
+			return true
+		}
+	}
+	return false
+}
+
+func TestReplicasShareOneBudget(t *testing.T) {
+	s := redistest.Start(t)
+	cfg := Config{RPS: 10, Burst: 2, Replicas: 2}
+	const client, perReplica = "shared", 15
+	// A generous op timeout: this test is about the pace, not the fallback.
+	a, rca, la := replica(t, s.URL, cfg, client, 5*time.Second)
+	b, rcb, lb := replica(t, s.URL, cfg, client, 5*time.Second)
+
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var returned []time.Time
+	start := time.Now()
+	waitAll(t, a, client, perReplica, &wg, &mu, &returned)
+	waitAll(t, b, client, perReplica, &wg, &mu, &returned)
+	wg.Wait()
+	took := time.Since(start)
+	if !rca.Healthy() || !rcb.Healthy() {
+		t.Fatalf("Redis degraded during the test: %+v %+v", rca.Status(), rcb.Status())
+	}
+
+	// Every request had exactly one token of the shared GCRA.
+	ga, gb := la.grants(), lb.grants()
+	if len(ga) != perReplica || len(gb) != perReplica {
+		t.Fatalf("Redis granted %d and %d tokens, want %d each", len(ga), len(gb), perReplica)
+	}
+	all := append(ga, gb...)
+	if surelyWithin(all, int(cfg.RPS)+1, time.Second) {
+		t.Errorf("Redis granted more than %v tokens within a second", cfg.RPS)
+	}
+	// Together as slow as one budget: after the burst, one token per
+	// interval. Two budgets each alone would take about half as long.
+	first, last := all[0].sent, all[0].answered
+	for _, d := range all {
+		first, last = minTime(first, d.sent), maxTime(last, d.answered)
+	}
+	floor := time.Duration(2*perReplica-cfg.Burst) * cfg.Interval()
+	if got := last.Sub(first); got < floor-time.Millisecond {
+		t.Errorf("%d tokens granted in %v, want at least %v", 2*perReplica, got, floor)
+	}
+	slices.SortFunc(returned, func(a, b time.Time) int { return a.Compare(b) })
+	t.Logf("%d Waits on two replicas took %v (floor %v); at most %d returned within any second",
+		2*perReplica, took.Round(time.Millisecond), floor, maxInWindow(returned, time.Second))
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func TestA429LearnedByOneReplicaPausesTheOther(t *testing.T) {
+	s := redistest.Start(t)
+	cfg := Config{RPS: 10, Burst: 2, Replicas: 2}
+	const client = "paused"
+	a, _, _ := replica(t, s.URL, cfg, client, 5*time.Second)
+	b, _, lb := replica(t, s.URL, cfg, client, 5*time.Second)
+
+	learned := time.Now()
+	a.Learn(client, http.StatusTooManyRequests, http.Header{"Retry-After": {"2"}})
+	// Redis keeps the pause 2s from when a learned it, to the millisecond.
+	if until := b.PausedUntil(client); until.Before(learned.Add(2*time.Second - 5*time.Millisecond)) {
+		t.Errorf("the other replica sees the pause ending %v after it was learned, want 2s", until.Sub(learned))
+	}
+	if _, err := b.Wait(t.Context(), client, 0); err != nil {
+		t.Fatal(err)
+	}
+	if waited := time.Since(learned); waited < 2*time.Second-5*time.Millisecond {
+		t.Errorf("the other replica sent %v after the 429, want after its Retry-After 2s", waited)
+	}
+	if n := len(lb.grants()); n != 1 {
+		t.Errorf("the other replica had %d tokens from Redis, want 1", n)
+	}
+	raw := s.Client()
+	if n, err := raw.Exists(t.Context(), gcraKeyPrefix+client).Result(); err != nil || n != 1 {
+		t.Errorf("no key %s%s in Redis (%v)", gcraKeyPrefix, client, err)
+	}
+	// A longer pause learned later replaces it; a shorter one, learned by
+	// the other replica, does not.
+	a.Learn(client, http.StatusTooManyRequests, http.Header{"Retry-After": {"30"}})
+	b.Learn(client, http.StatusTooManyRequests, http.Header{"Retry-After": {"1"}})
+	if ttl, err := raw.PTTL(t.Context(), pauseKeyPrefix+client).Result(); err != nil || ttl < 25*time.Second {
+		t.Errorf("pause key %s%s lives %v (%v), want about 30s", pauseKeyPrefix, client, ttl, err)
+	}
+}
+
+func TestWithoutRedisEachReplicaPacesAtItsShare(t *testing.T) {
+	s := redistest.StartOwn(t)
+	cfg := Config{RPS: 10, Burst: 2, Replicas: 2}
+	share := cfg.Share()
+	const client, n = "fallback", 8
+	a, rca, la := replica(t, s.URL, cfg, client, redisx.DefaultOpTimeout)
+	b, rcb, lb := replica(t, s.URL, cfg, client, redisx.DefaultOpTimeout)
+	for _, bud := range []*Budget{a, b} {
+		if _, err := bud.Wait(t.Context(), client, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(la.grants()) != 1 || len(lb.grants()) != 1 {
+		t.Fatalf("healthy Redis granted %d and %d tokens, want 1 each", len(la.grants()), len(lb.grants()))
+	}
+
+	s.Stop()
+	cmdsA, cmdsB := la.cmds.Load(), lb.cmds.Load()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var atA, atB []time.Time
+	start := time.Now()
+	waitAll(t, a, client, n, &wg, &mu, &atA)
+	waitAll(t, b, client, n, &wg, &mu, &atB)
+	wg.Wait()
+	if rca.Healthy() || rcb.Healthy() {
+		t.Fatal("Redis is stopped but the clients are healthy")
+	}
+	// One command found Redis gone; the rest never tried it.
+	if da, db := la.cmds.Load()-cmdsA, lb.cmds.Load()-cmdsB; da != 1 || db != 1 {
+		t.Errorf("%d and %d commands sent to the stopped Redis, want 1 each", da, db)
+	}
+	// Each replica at its share of the pace (5/s), not the whole budget's.
+	floor := time.Duration(n-share.Burst) * share.Interval()
+	for name, at := range map[string][]time.Time{"a": atA, "b": atB} {
+		if len(at) != n {
+			t.Fatalf("replica %s: %d of %d Waits succeeded", name, len(at), n)
+		}
+		last := slices.MaxFunc(at, func(a, b time.Time) int { return a.Compare(b) })
+		if got := last.Sub(start); got < floor-time.Millisecond || got > floor+10*time.Second {
+			t.Errorf("replica %s: %d Waits took %v, want at least %v (and not 10s more)", name, n, got, floor)
+		}
+		t.Logf("replica %s without Redis: %d Waits in %v (floor %v)", name, n, last.Sub(start).Round(time.Millisecond), floor)
+	}
+
+	s.Restart()
+	for _, rc := range []*redisx.Client{rca, rcb} {
+		deadline := time.Now().Add(10 * time.Second)
+		for !rc.Healthy() {
+			if time.Now().After(deadline) {
+				t.Fatalf("not healthy 10s after Restart: %+v", rc.Status())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if _, err := a.Wait(t.Context(), client, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(la.grants()); got != 2 {
+		t.Errorf("after Restart: %d tokens from Redis in all, want 2", got)
+	}
+	if n, err := s.Client().Exists(t.Context(), gcraKeyPrefix+client).Result(); err != nil || n != 1 {
+		t.Errorf("after Restart the GCRA key is not in Redis (%d, %v)", n, err)
+	}
+}
+
+func TestHungRedisCostsOneOpTimeout(t *testing.T) {
+	s := redistest.StartOwn(t)
+	const client = "hung"
+	b, rc, log := replica(t, s.URL, Config{RPS: 10, Burst: 2, Replicas: 2}, client, redisx.DefaultOpTimeout)
+	raw := redis.NewClient(&redis.Options{Addr: strings.TrimSuffix(strings.TrimPrefix(s.URL, "redis://"), "/0"), ReadTimeout: time.Minute})
+	defer raw.Close()
+	// CLIENT PAUSE holds every client's commands: Redis hangs for 3s.
+	if err := raw.Do(t.Context(), "CLIENT", "PAUSE", 3000, "ALL").Err(); err != nil {
+		t.Fatal(err)
+	}
+	pauseOver := make(chan struct{})
+	go func() { raw.Ping(context.Background()); close(pauseOver) }()
+
+	cmds := log.cmds.Load()
+	for range 3 {
+		if _, err := b.Wait(t.Context(), client, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case <-pauseOver:
+		t.Error("the Waits lasted as long as Redis hung")
+	default:
+	}
+	if n := log.cmds.Load() - cmds; n != 1 {
+		t.Errorf("%d commands sent to the hung Redis, want 1 (timed out, then local)", n)
+	}
+	if rc.Healthy() {
+		t.Error("a hung Redis did not degrade the client")
+	}
+	<-pauseOver
+}
+
+func TestPriorityOrderWithRedis(t *testing.T) {
+	s := redistest.Start(t)
+	const client = "prio"
+	b, _, log := replica(t, s.URL, Config{RPS: 10, Burst: 1}, client, 10*time.Second)
+	if _, err := b.Wait(t.Context(), client, 0); err != nil { // spend the burst
+		t.Fatal(err)
+	}
+	// Hold the pump's next GCRA call until every waiter is queued.
+	gate := make(chan struct{})
+	log.mu.Lock()
+	log.gate = gate
+	log.mu.Unlock()
+	bk := b.bucket(client)
+	queued := func() int {
+		bk.mu.Lock()
+		defer bk.mu.Unlock()
+		return len(bk.queue)
+	}
+	var mu sync.Mutex
+	var order []int
+	var wg sync.WaitGroup
+	for i, p := range []int{5, 5, 2, 9, 2} {
+		wg.Go(func() {
+			if _, err := b.Wait(t.Context(), client, p); err != nil {
+				t.Error(err)
+			}
+			mu.Lock()
+			order = append(order, p)
+			mu.Unlock()
+		})
+		poll(t, func() bool { return queued() == i+1 && log.blocked.Load() == 1 })
+	}
+	close(gate)
+	wg.Wait()
+	if !slices.Equal(order, []int{2, 2, 5, 5, 9}) {
+		t.Errorf("served %v, want by priority", order)
+	}
+	if n := len(log.grants()); n != 6 {
+		t.Errorf("%d tokens from Redis, want 6", n)
+	}
+}
+
+func TestRefusedAtOnceWhenPausedWithRedis(t *testing.T) {
+	s := redistest.Start(t)
+	const client = "refused"
+	b, _, _ := replica(t, s.URL, Config{RPS: 10, Burst: 2}, client, 5*time.Second)
+	b.Learn(client, http.StatusTooManyRequests, http.Header{"Retry-After": {"60"}})
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	_, err := b.Wait(ctx, client, 0)
+	var e *Error
+	if !errors.As(err, &e) || ctx.Err() != nil {
+		t.Fatalf("err %v (context: %v), want an *Error before the deadline", err, ctx.Err())
+	}
+	if e.RetryAfter < 50*time.Second || e.RetryAfter > 60*time.Second {
+		t.Errorf("RetryAfter %v, want about 60s", e.RetryAfter)
+	}
+}
+
+// poll waits for cond, 10s at most.
+func poll(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 10s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// Without Redis, Replicas alone sizes the local bucket: each replica keeps
+// to its share.
+func TestReplicasWithoutRedisPaceAtTheirShare(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := Config{RPS: 10, Burst: 2, Replicas: 2}
+		b := New(cfg)
+		start := time.Now()
+		at := grantTimes(t, b, "a", 20)
+		if n := maxInWindow(at, time.Second+90*time.Millisecond); n > 5 {
+			t.Errorf("%d requests within 1.09 s, want at most 5", n)
+		}
+		if got, want := at[19].Sub(start), 18*cfg.Share().Interval(); got != want {
+			t.Errorf("20 requests took %v, want %v", got, want)
+		}
+	})
+}
+
+func TestShare(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  Config
+		want Config
+	}{
+		{Config{RPS: 10, Burst: 2}, Config{RPS: 10, Burst: 2}},
+		{Config{RPS: 10, Burst: 2, Replicas: 1}, Config{RPS: 10, Burst: 2}},
+		{Config{RPS: 10, Burst: 2, Replicas: 2}, Config{RPS: 5, Burst: 2}},
+		{Config{RPS: 10, Burst: 2, Replicas: 3}, Config{RPS: 3, Burst: 2}},
+		{Config{RPS: 10, Burst: 4, Replicas: 4}, Config{RPS: 2, Burst: 2}},
+		{Config{RPS: 10, Burst: 2, Replicas: 10}, Config{RPS: 1, Burst: 1}},
+		{Config{RPS: 10, Burst: 2, Replicas: 20}, Config{RPS: 0.5, Burst: 1}},
+	} {
+		got := tc.cfg.Share()
+		if got != tc.want {
+			t.Errorf("%+v: share %+v, want %+v", tc.cfg, got, tc.want)
+		}
+		if err := got.Validate(); err != nil {
+			t.Errorf("%+v: share %+v: %v", tc.cfg, got, err)
+		}
+		// The replicas' shares together keep to RPS in any second (when
+		// there are at most RPS replicas).
+		if n := max(tc.cfg.Replicas, 1); float64(n) <= tc.cfg.RPS {
+			perSecond := got.Burst + int(time.Second/got.Interval())
+			if perSecond*n > int(tc.cfg.RPS) {
+				t.Errorf("%+v: %d replicas may send %d each in a second", tc.cfg, n, perSecond)
+			}
+		}
+	}
+	if (Config{RPS: 10, Burst: 2, Replicas: -1}).Validate() == nil {
+		t.Error("negative replicas accepted")
+	}
+}

@@ -1,0 +1,456 @@
+// Package redisx is the facade's one Redis client, shared by every part
+// that keeps state in Redis across replicas (rate budgets, persisted
+// queries). Redis is never allowed to fail a request: every operation runs
+// with a short timeout (Options.OpTimeout) and no retries, and the first
+// failure marks Redis degraded. While degraded, Do refuses at once with
+// ErrUnavailable, without touching the network, and callers use their local
+// state; a background prober PINGs Redis every ProbeInterval and marks it
+// healthy again when it answers. Each transition is logged once (WARN when
+// degraded, INFO when back) and Status reports it for /readyz.
+//
+// Accepted URLs (Open):
+//
+//	redis://[[user]:password@]host[:port][/db][?option=value&...]
+//	rediss://...                  the same over TLS
+//	redis://[[user]:password@]host1[:port],host2[:port][,...][?option=value&...]
+//	                              Redis Cluster: two or more seed addresses (or
+//	                              redis://host:port?addr=host2:port&addr=...)
+//	redis-cluster://[[user]:password@]host[:port][,...][?option=value&...]
+//	rediss-cluster://...          Redis Cluster from one seed or more
+//	redis-sentinel://[[user]:password@]host1[:26379][,host2[:26379]...]/master[?db=N&sentinel_username=u&sentinel_password=p&option=value&...]
+//	rediss-sentinel://...         Sentinel; user and password are the master's
+//
+// The options are go-redis's URL options (client_name, protocol, pool_size,
+// ...; see redis.ParseURL and redis.ParseClusterURL). Timeouts and retries
+// are not taken from the URL: they come from Options.
+//
+// Importing redisx sends go-redis's own log lines (one per failed dial, for
+// instance) to slog.Default at DEBUG level: the transitions are what this
+// package logs.
+package redisx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+)
+
+func init() { redis.SetLogger(debugLogger{}) }
+
+// debugLogger passes go-redis's log lines to slog.Default at DEBUG level.
+type debugLogger struct{}
+
+func (debugLogger) Printf(ctx context.Context, format string, v ...any) {
+	slog.Default().DebugContext(ctx, "go-redis: "+fmt.Sprintf(format, v...))
+}
+
+// ErrUnavailable is returned by Do while Redis is degraded, and wraps the
+// error of the operation that degraded it.
+var ErrUnavailable = errors.New("redis unavailable")
+
+// DefaultOpTimeout bounds one operation when Options.OpTimeout is zero.
+const DefaultOpTimeout = 100 * time.Millisecond
+
+// ProbeInterval is how often a degraded client PINGs Redis.
+const ProbeInterval = 500 * time.Millisecond
+
+// Options tune a Client.
+type Options struct {
+	// Logger receives the transitions (nil: slog.Default()).
+	Logger *slog.Logger
+	// OpTimeout bounds each operation, connecting included for the caller
+	// (0: DefaultOpTimeout).
+	OpTimeout time.Duration
+}
+
+// Client is a Redis client with a health state. Safe for concurrent use.
+type Client struct {
+	rdb      redis.UniversalClient
+	log      *slog.Logger
+	timeout  time.Duration
+	desc     string // the servers, without credentials
+	password []string
+
+	healthy atomic.Bool
+
+	mu      sync.Mutex
+	since   time.Time
+	lastErr string
+	closed  bool
+
+	ctx    context.Context // cancelled by Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // the prober
+}
+
+// Status is the health of a Client, for /readyz.
+type Status struct {
+	// Healthy is false while Redis is degraded.
+	Healthy bool `json:"healthy"`
+	// Since is when the client entered this state (Open, or the transition).
+	Since time.Time `json:"since"`
+	// LastError is the failure that degraded Redis, then the last probe's
+	// ("" while healthy).
+	LastError string `json:"lastError,omitempty"`
+}
+
+// Open parses rawURL (see the package doc), builds the client and PINGs
+// Redis once (within OpTimeout). Only a URL it cannot use is an error: an
+// unreachable Redis gives a degraded client, probed until it answers.
+func Open(rawURL string, o Options) (*Client, error) {
+	uo, desc, err := parseURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	if o.OpTimeout <= 0 {
+		o.OpTimeout = DefaultOpTimeout
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	applyTimeouts(uo, o.OpTimeout)
+	c := &Client{
+		rdb:     redis.NewUniversalClient(uo),
+		log:     o.Logger,
+		timeout: o.OpTimeout,
+		desc:    desc,
+		since:   time.Now(),
+	}
+	for _, p := range []string{uo.Password, uo.SentinelPassword} {
+		if p != "" {
+			c.password = append(c.password, p)
+		}
+	}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.healthy.Store(true)
+	_ = c.Do(c.ctx, func(ctx context.Context, r redis.UniversalClient) error { return r.Ping(ctx).Err() })
+	return c, nil
+}
+
+// applyTimeouts makes every operation short and never retried. A new
+// connection may take longer than one operation (TCP, TLS, AUTH): it goes
+// on in the background for up to 5 OpTimeouts and serves later operations,
+// while the operation that asked for it gives up at OpTimeout.
+func applyTimeouts(uo *redis.UniversalOptions, op time.Duration) {
+	uo.DialTimeout = 5 * op
+	uo.ReadTimeout = op
+	uo.WriteTimeout = op
+	uo.PoolTimeout = op
+	uo.ContextTimeoutEnabled = true
+	uo.MaxRetries = -1
+	// Hitless-upgrade notifications (Redis Enterprise) would add handoff
+	// goroutines and a CLIENT command per connection; not needed here.
+	uo.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+}
+
+// Redis returns the underlying client. Operations through it bypass the
+// health state: use Do.
+func (c *Client) Redis() redis.UniversalClient { return c.rdb }
+
+// Do runs op with a context bounded by OpTimeout. op must return only the
+// errors of its Redis commands. Do returns op's error as is when it is nil
+// or redis.Nil, or when ctx itself ended (the caller gave up: not a Redis
+// failure); any other failure marks Redis degraded and is returned wrapping
+// ErrUnavailable. While degraded, Do returns ErrUnavailable at once and op
+// is not called.
+func (c *Client) Do(ctx context.Context, op func(ctx context.Context, r redis.UniversalClient) error) error {
+	if !c.healthy.Load() {
+		return ErrUnavailable
+	}
+	octx, cancel := context.WithTimeout(ctx, c.timeout)
+	err := op(octx, c.rdb)
+	cancel()
+	if err == nil || errors.Is(err, redis.Nil) || ctx.Err() != nil {
+		return err
+	}
+	c.degrade(err)
+	return fmt.Errorf("%w: %w", ErrUnavailable, err)
+}
+
+// Healthy reports whether Do will try Redis.
+func (c *Client) Healthy() bool { return c.healthy.Load() }
+
+// Status returns the health state.
+func (c *Client) Status() Status {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return Status{Healthy: c.healthy.Load(), Since: c.since, LastError: c.lastErr}
+}
+
+// String names the servers, without credentials.
+func (c *Client) String() string { return c.desc }
+
+// Close stops the prober, waits for it and closes the connections. Do
+// returns ErrUnavailable after Close.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	c.healthy.Store(false)
+	c.mu.Unlock()
+	c.cancel()
+	c.wg.Wait()
+	return c.rdb.Close()
+}
+
+// degrade marks Redis degraded after err, logging and starting the prober
+// on the transition only.
+func (c *Client) degrade(err error) {
+	msg := c.redact(err.Error())
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return
+	}
+	c.lastErr = msg
+	if !c.healthy.Load() {
+		return
+	}
+	c.healthy.Store(false)
+	c.since = time.Now()
+	c.log.Warn("redis unavailable: degraded to local state", "redis", c.desc, "err", msg)
+	c.wg.Add(1)
+	go c.probe()
+}
+
+// probe PINGs every ProbeInterval until Redis answers or Close.
+func (c *Client) probe() {
+	defer c.wg.Done()
+	t := time.NewTicker(ProbeInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(c.ctx, c.timeout)
+		err := c.rdb.Ping(ctx).Err()
+		cancel()
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			return
+		}
+		if err != nil {
+			c.lastErr = c.redact(err.Error())
+			c.mu.Unlock()
+			continue
+		}
+		down := time.Since(c.since)
+		c.since, c.lastErr = time.Now(), ""
+		c.healthy.Store(true)
+		c.log.Info("redis available again", "redis", c.desc, "down", down.Round(time.Millisecond).String())
+		c.mu.Unlock()
+		return
+	}
+}
+
+// redact removes the URL's passwords from msg (defence in depth: go-redis
+// errors are not known to quote them).
+func (c *Client) redact(msg string) string {
+	for _, p := range c.password {
+		msg = strings.ReplaceAll(msg, p, "xxxxx")
+	}
+	return msg
+}
+
+// parseURL turns rawURL into client options and a description without
+// credentials. Its errors never quote rawURL.
+func parseURL(rawURL string) (*redis.UniversalOptions, string, error) {
+	// url.Parse takes no host list: parse the URL with a placeholder host.
+	scheme, rest, ok := strings.Cut(rawURL, "://")
+	if !ok {
+		return nil, "", errors.New("redis URL: no scheme://")
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	userinfo, hostList := "", rest[:end]
+	if i := strings.LastIndex(hostList, "@"); i >= 0 {
+		userinfo, hostList = hostList[:i+1], hostList[i+1:]
+	}
+	u, err := url.Parse(scheme + "://" + userinfo + "placeholder" + rest[end:])
+	if err != nil {
+		return nil, "", fmt.Errorf("redis URL: %v", clean(err))
+	}
+	scheme, mode, _ := strings.Cut(u.Scheme, "-")
+	if scheme != "redis" && scheme != "rediss" {
+		return nil, "", fmt.Errorf("redis URL: scheme %q: want redis, rediss, redis-cluster or redis-sentinel (or rediss-...)", u.Scheme)
+	}
+	if hostList == "" {
+		return nil, "", errors.New("redis URL: no host")
+	}
+	hosts := strings.Split(hostList, ",")
+	switch {
+	case mode == "sentinel":
+		return parseSentinel(u, scheme, hosts)
+	case mode == "cluster" || len(hosts) > 1 || u.Query().Has("addr"):
+		return parseCluster(u, scheme, hosts)
+	case mode != "":
+		return nil, "", fmt.Errorf("redis URL: scheme %q: want redis, rediss, redis-cluster or redis-sentinel (or rediss-...)", u.Scheme)
+	}
+	addrs, err := hostPorts(hosts, "6379")
+	if err != nil {
+		return nil, "", err
+	}
+	u.Host = addrs[0]
+	o, err := redis.ParseURL(u.String())
+	if err != nil {
+		return nil, "", fmt.Errorf("redis URL: %v", clean(err))
+	}
+	uo := &redis.UniversalOptions{
+		Addrs:           []string{o.Addr},
+		DB:              o.DB,
+		ClientName:      o.ClientName,
+		Protocol:        o.Protocol,
+		Username:        o.Username,
+		Password:        o.Password,
+		PoolFIFO:        o.PoolFIFO,
+		PoolSize:        o.PoolSize,
+		MinIdleConns:    o.MinIdleConns,
+		MaxIdleConns:    o.MaxIdleConns,
+		MaxActiveConns:  o.MaxActiveConns,
+		ConnMaxIdleTime: o.ConnMaxIdleTime,
+		ConnMaxLifetime: o.ConnMaxLifetime,
+		TLSConfig:       o.TLSConfig,
+	}
+	return uo, fmt.Sprintf("%s://%s/%d", scheme, o.Addr, o.DB), nil
+}
+
+// parseCluster reads a cluster URL: hosts are seeds, more may come as addr
+// options; no database but 0.
+func parseCluster(u *url.URL, scheme string, hosts []string) (*redis.UniversalOptions, string, error) {
+	if p := strings.Trim(u.Path, "/"); p != "" && p != "0" {
+		return nil, "", fmt.Errorf("redis URL: a cluster has only database 0, not %q", p)
+	}
+	addrs, err := hostPorts(hosts, "6379")
+	if err != nil {
+		return nil, "", err
+	}
+	v := *u
+	v.Scheme, v.Host, v.Path = scheme, addrs[0], ""
+	q := u.Query()
+	for _, a := range addrs[1:] {
+		q.Add("addr", a)
+	}
+	v.RawQuery = q.Encode()
+	o, err := redis.ParseClusterURL(v.String())
+	if err != nil {
+		return nil, "", fmt.Errorf("redis URL: %v", clean(err))
+	}
+	uo := &redis.UniversalOptions{
+		Addrs:           o.Addrs,
+		IsClusterMode:   true,
+		ClientName:      o.ClientName,
+		Protocol:        o.Protocol,
+		Username:        o.Username,
+		Password:        o.Password,
+		MaxRedirects:    o.MaxRedirects,
+		ReadOnly:        o.ReadOnly,
+		RouteByLatency:  o.RouteByLatency,
+		RouteRandomly:   o.RouteRandomly,
+		PoolFIFO:        o.PoolFIFO,
+		PoolSize:        o.PoolSize,
+		MinIdleConns:    o.MinIdleConns,
+		MaxIdleConns:    o.MaxIdleConns,
+		MaxActiveConns:  o.MaxActiveConns,
+		ConnMaxIdleTime: o.ConnMaxIdleTime,
+		ConnMaxLifetime: o.ConnMaxLifetime,
+		TLSConfig:       o.TLSConfig,
+	}
+	if uo.TLSConfig != nil {
+		uo.TLSConfig.ServerName = "" // each node's own name, not the first seed's
+	}
+	return uo, fmt.Sprintf("%s-cluster://%s", scheme, strings.Join(o.Addrs, ",")), nil
+}
+
+// parseSentinel reads a sentinel URL: hosts are the sentinels, the path
+// names the master.
+func parseSentinel(u *url.URL, scheme string, hosts []string) (*redis.UniversalOptions, string, error) {
+	master := strings.Trim(u.Path, "/")
+	if master == "" || strings.Contains(master, "/") {
+		return nil, "", errors.New("redis URL: a sentinel URL names its master as its path: redis-sentinel://host:26379,.../mymaster")
+	}
+	addrs, err := hostPorts(hosts, "26379")
+	if err != nil {
+		return nil, "", err
+	}
+	q := u.Query()
+	sentinelUser, sentinelPassword := q.Get("sentinel_username"), q.Get("sentinel_password")
+	q.Del("sentinel_username")
+	q.Del("sentinel_password")
+	// The other options are a master connection's: let ParseURL read them.
+	v := *u
+	v.Scheme, v.Host, v.Path, v.RawQuery = scheme, addrs[0], "", q.Encode()
+	o, err := redis.ParseURL(v.String())
+	if err != nil {
+		return nil, "", fmt.Errorf("redis URL: %v", clean(err))
+	}
+	uo := &redis.UniversalOptions{
+		Addrs:            addrs,
+		MasterName:       master,
+		DB:               o.DB,
+		ClientName:       o.ClientName,
+		Protocol:         o.Protocol,
+		Username:         o.Username,
+		Password:         o.Password,
+		SentinelUsername: sentinelUser,
+		SentinelPassword: sentinelPassword,
+		PoolFIFO:         o.PoolFIFO,
+		PoolSize:         o.PoolSize,
+		MinIdleConns:     o.MinIdleConns,
+		MaxIdleConns:     o.MaxIdleConns,
+		MaxActiveConns:   o.MaxActiveConns,
+		ConnMaxIdleTime:  o.ConnMaxIdleTime,
+		ConnMaxLifetime:  o.ConnMaxLifetime,
+		TLSConfig:        o.TLSConfig,
+	}
+	if uo.TLSConfig != nil {
+		uo.TLSConfig.ServerName = "" // each server's own name, not the first sentinel's
+	}
+	return uo, fmt.Sprintf("%s-sentinel://%s/%s/%d", scheme, strings.Join(addrs, ","), master, o.DB), nil
+}
+
+// hostPorts checks each host[:port] and gives it port def when it has none.
+func hostPorts(hosts []string, def string) ([]string, error) {
+	out := make([]string, 0, len(hosts))
+	for _, h := range hosts {
+		if h == "" {
+			return nil, errors.New("redis URL: an empty address in the host list")
+		}
+		host, port, err := net.SplitHostPort(h)
+		if err != nil {
+			host, port = strings.Trim(h, "[]"), def
+		}
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 || host == "" {
+			return nil, fmt.Errorf("redis URL: bad address %q", h)
+		}
+		out = append(out, net.JoinHostPort(host, port))
+	}
+	return out, nil
+}
+
+// clean drops the URL that a *url.Error quotes, password included.
+func clean(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
