@@ -78,6 +78,9 @@ type Options struct {
 	// APQCacheSize is the number of Automatic Persisted Queries remembered.
 	// 0: APQ off. Ignored with TrustedDocuments.
 	APQCacheSize int
+	// APQCache, when set, stores them instead of an in-process LRU of
+	// APQCacheSize (internal/apq: shared by replicas through Redis).
+	APQCache graphql.Cache[string]
 	// TrustedDocuments, when non-empty, are the only operations executed.
 	TrustedDocuments trusted.Documents
 	// Extensions are added to the GraphQL server after the facade's own
@@ -132,7 +135,11 @@ func NewHandler(o Options) http.Handler {
 	if len(o.TrustedDocuments) > 0 {
 		srv.Use(trusted.Extension{Docs: o.TrustedDocuments})
 	} else if o.APQCacheSize > 0 {
-		srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](o.APQCacheSize)})
+		store := o.APQCache
+		if store == nil {
+			store = lru.New[string](o.APQCacheSize)
+		}
+		srv.Use(extension.AutomaticPersistedQuery{Cache: store})
 	}
 	srv.Use(limits.New(o.Limits))
 	present := gqlerr.Presenter(o.Logger)

@@ -43,6 +43,13 @@ type Config struct {
 	// CacheTTL is the response cache's TTL per route family
 	// (cache.ParseTTLs); "" caches nothing.
 	CacheTTL string
+	// RedisURL, when set, shares the rate budget, the response cache and
+	// the APQ store between replicas (redisx URL forms: standalone,
+	// Cluster, Sentinel).
+	RedisURL string
+	// Replicas is the number of replicas the operator runs: without Redis
+	// (or while it is down) each paces at RPS/Replicas.
+	Replicas int
 	// Secret keys the response cache (and anything else replicas must
 	// agree on); from FACADE_SECRET (hex, at least 32 bytes) only, never a
 	// flag. Empty: a random secret for this process.
@@ -74,6 +81,7 @@ func DefaultConfig() Config {
 		Budget:          budget.Config{RPS: budget.DefaultRPS, Burst: budget.DefaultBurst},
 		DemoRateLimit:   budget.DefaultRPS,
 		CacheTTL:        cache.DefaultTTLSpec,
+		Replicas:        1,
 		Graph:           graph.DefaultOptions(),
 	}
 }
@@ -129,6 +137,8 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	level = "info"
 	str(&level, "log-level", "LOG_LEVEL", "debug, info, warn or error")
 	str(&c.TrustedDocs, "trusted-documents", "TRUSTED_DOCUMENTS", "JSON file of sha256 -> document: only these operations are executed")
+	str(&c.RedisURL, "redis-url", "REDIS_URL", "Redis (redis://, rediss://, a comma list for Cluster, redis-sentinel://) shared by replicas: rate budget, response cache, persisted queries; empty keeps them in this process")
+	num(&c.Replicas, "replicas", "REPLICAS", "replicas sharing the upstream clients: without Redis, or while it is down, each paces at -upstream-rps divided by this")
 	str(&c.CacheTTL, "cache-ttl", "CACHE_TTL", "response cache TTL per route family, e.g. resources=30s,events=30s,products=30s; empty caches nothing")
 	num(&c.DemoScale, "demo-scale", "DEMO_SCALE", "size of the embedded demo data")
 	num(&c.DemoRateLimit, "demo-rate-limit", "DEMO_RATE_LIMIT", "the embedded REST service's rate limit, requests per second per client as the real API; 0 = off")
@@ -199,6 +209,9 @@ func (c *Config) Validate() error {
 	}
 	if err := c.Budget.Validate(); err != nil {
 		return fmt.Errorf("-upstream-rps/-upstream-burst: %w", err)
+	}
+	if c.Replicas < 1 {
+		return fmt.Errorf("-replicas: %d must be at least 1", c.Replicas)
 	}
 	if _, err := cache.ParseTTLs(c.CacheTTL); err != nil {
 		return fmt.Errorf("-cache-ttl: %w", err)

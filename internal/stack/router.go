@@ -11,6 +11,7 @@ import (
 
 	"github.com/workspacenet/facade/graph"
 	"github.com/workspacenet/facade/internal/accesslog"
+	"github.com/workspacenet/facade/internal/redisx"
 	"github.com/workspacenet/facade/playground"
 	"github.com/workspacenet/facade/restclient"
 )
@@ -20,6 +21,7 @@ type routes struct {
 	graphql    http.Handler
 	playground http.Handler // nil: no playground
 	client     *restclient.Client
+	redis      *redisx.Client // nil: no shared store
 	cors       []string
 	logger     *slog.Logger
 }
@@ -33,7 +35,7 @@ func newRouter(d routes) http.Handler {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
-	mux.Handle("GET /readyz", readyHandler(d.client))
+	mux.Handle("GET /readyz", readyHandler(d.client, d.redis))
 	if d.playground != nil {
 		mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
 		mux.Handle("GET /{$}", d.playground)
@@ -56,16 +58,27 @@ func newRouter(d routes) http.Handler {
 }
 
 // readyHandler reports ready when the upstream answers HTTP at all
-// (restclient's Ping), within 2 s.
-func readyHandler(client *restclient.Client) http.Handler {
+// (restclient's Ping), within 2 s. A Redis that is down does not make the
+// facade unready (it serves without it), but the details say so:
+// "redis": {"healthy": false, ...} and "degraded": ["redis"].
+func readyHandler(client *restclient.Client, rc *redisx.Client) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
+		body := map[string]any{"status": "ready"}
+		if rc != nil {
+			st := rc.Status()
+			body["redis"] = st
+			if !st.Healthy {
+				body["degraded"] = []string{"redis"}
+			}
+		}
 		if err := client.Ping(ctx); err != nil {
-			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": "the upstream REST API does not answer"})
+			body["status"], body["reason"] = "unavailable", "the upstream REST API does not answer"
+			writeJSON(w, http.StatusServiceUnavailable, body)
 			return
 		}
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+		writeJSON(w, http.StatusOK, body)
 	})
 }
 

@@ -19,8 +19,10 @@ import (
 
 	"github.com/workspacenet/facade/graph"
 	"github.com/workspacenet/facade/graph/trusted"
+	"github.com/workspacenet/facade/internal/apq"
 	"github.com/workspacenet/facade/internal/budget"
 	"github.com/workspacenet/facade/internal/cache"
+	"github.com/workspacenet/facade/internal/redisx"
 	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/restserver"
 	"github.com/workspacenet/facade/restserver/hooks"
@@ -99,6 +101,8 @@ type Stack struct {
 	Client *restclient.Client
 	// Config is the configuration in force (Production applied).
 	Config Config
+	// Redis is the shared store, nil without RedisURL.
+	Redis *redisx.Client
 
 	server *http.Server
 }
@@ -133,7 +137,18 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
 		}
 		st.Embedded, st.UpstreamURL = up, up.URL
 	}
-	rc, err := newCache(c)
+	if c.RedisURL != "" {
+		r, err := redisx.Open(c.RedisURL, redisx.Options{Logger: logger.With("component", "redis")})
+		if err != nil {
+			st.Close()
+			return nil, fmt.Errorf("-redis-url: %w", err)
+		}
+		st.Redis = r
+		if len(c.Secret) == 0 {
+			logger.Warn("FACADE_SECRET is not set: this replica's cache entries are sealed with a random secret, so replicas do not share them")
+		}
+	}
+	rc, err := newCache(c, st.Redis)
 	if err != nil {
 		st.Close()
 		return nil, err
@@ -158,13 +173,19 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
 	if rc != nil {
 		c.Graph.Cache = rc
 	}
-	c.Graph.Budget = budget.New(c.Budget)
+	bc := c.Budget
+	bc.Redis, bc.Replicas = st.Redis, c.Replicas
+	c.Graph.Budget = budget.New(bc)
+	if st.Redis != nil && c.Graph.APQCacheSize > 0 {
+		c.Graph.APQCache = apq.New(st.Redis, c.Graph.APQCacheSize)
+	}
 	c.Graph.UpstreamTrace = c.UpstreamTrace == "on" || (c.UpstreamTrace == "auto" && st.Embedded != nil)
 	st.Config = c
 	st.Handler = newRouter(routes{
 		graphql:    graph.NewHandler(c.Graph),
 		playground: playgroundHandler(c, st.Embedded),
 		client:     client,
+		redis:      st.Redis,
 		cors:       c.CORSOrigins,
 		logger:     logger,
 	})
@@ -190,6 +211,9 @@ func (s *Stack) Serve(ln net.Listener) error { return s.server.Serve(ln) }
 func (s *Stack) Shutdown(ctx context.Context) error {
 	err := s.server.Shutdown(ctx)
 	s.Client.CloseIdleConnections()
+	if s.Redis != nil {
+		err = errors.Join(err, s.Redis.Close())
+	}
 	if s.Embedded != nil {
 		err = errors.Join(err, s.Embedded.Close())
 	}
@@ -201,17 +225,21 @@ func (s *Stack) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), max(s.Config.ShutdownTimeout, time.Second))
 	defer cancel()
 	if s.server == nil { // Start failed half-way
-		if s.Embedded != nil {
-			return s.Embedded.Close()
+		var err error
+		if s.Redis != nil {
+			err = s.Redis.Close()
 		}
-		return nil
+		if s.Embedded != nil {
+			err = errors.Join(err, s.Embedded.Close())
+		}
+		return err
 	}
 	return s.Shutdown(ctx)
 }
 
 // newCache returns the response cache of c, nil when c caches nothing. It
-// keeps entries in this process.
-func newCache(c Config) (*cache.Cache, error) {
+// keeps entries in Redis when there is one, else in this process.
+func newCache(c Config, r *redisx.Client) (*cache.Cache, error) {
 	ttl, err := cache.ParseTTLs(c.CacheTTL)
 	if err != nil || len(ttl) == 0 {
 		return nil, err
@@ -221,5 +249,9 @@ func newCache(c Config) (*cache.Cache, error) {
 		secret = make([]byte, cache.MinSecretLen)
 		_, _ = rand.Read(secret)
 	}
-	return cache.New(cache.Config{Secret: secret, TTL: ttl, Store: cache.NewMemoryStore(cache.DefaultMemoryBytes)})
+	var store cache.Store = cache.NewMemoryStore(cache.DefaultMemoryBytes)
+	if r != nil {
+		store = newHealthStore(r)
+	}
+	return cache.New(cache.Config{Secret: secret, TTL: ttl, Store: store})
 }
