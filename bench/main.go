@@ -75,6 +75,7 @@ func run(args []string) error {
 	dur := fs.Duration("dur", 1500*time.Millisecond, "duration of each load run")
 	minN := fs.Int("min-samples", 20, "minimum samples per load run (bounded by 4×dur)")
 	costDur := fs.Duration("cost-dur", time.Second, "duration of each CPU/allocation run")
+	refresh := fs.Int("refresh-rounds", 3, `rounds of the "refresh" scenario: 20 clients of one credential refreshing the dashboard every 5 s, cold then warm cache; 0 skips it`)
 	realDur := fs.Duration("real-dur", 30*time.Second, `sustained run of the "real upstream" scenario (10 requests/s per client, 20 ms); 0 skips it`)
 	out := fs.String("out", "BENCHMARKS.md", "markdown file to update")
 	plots := fs.String("plots", "docs/bench", "directory for the PNG plots")
@@ -102,7 +103,7 @@ func run(args []string) error {
 		}
 		return writeMarkdown(*out, markdown(res, nil, files))
 	}
-	cfg := Config{Scale: *scale, Dur: *dur, MinN: *minN, CostDur: *costDur, CostMinN: 20, RealDur: *realDur, Child: !*inProcess, Log: os.Stderr}
+	cfg := Config{Scale: *scale, Dur: *dur, MinN: *minN, CostDur: *costDur, CostMinN: 20, RealDur: *realDur, RefreshRounds: *refresh, Child: !*inProcess, Log: os.Stderr}
 	var err error
 	if cfg.Latencies, err = parseDurations(*lats); err != nil {
 		return fmt.Errorf("-latency: %w", err)
@@ -120,6 +121,7 @@ func run(args []string) error {
 		cfg.Dur, cfg.MinN, cfg.CostDur, cfg.CostMinN = 250*time.Millisecond, 5, 200*time.Millisecond, 5
 		cfg.Sweep = []int{1, 8, 32}
 		cfg.RealDur = min(cfg.RealDur, 6*time.Second)
+		cfg.RefreshRounds = min(cfg.RefreshRounds, 2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()

@@ -58,7 +58,7 @@ func runRealUpstream(ctx context.Context, cfg Config, up *upstream, fx *fixtures
 		Vars: func() map[string]any { return map[string]any{"locationId": fx.Location} }}
 	res := &RealUpstream{RPS: realRPS, LatencyMs: ms(realLatency), Modes: map[string]*RealMode{}}
 	for _, mode := range modes {
-		f, err := startFacadeWith(up.url, mode, loaders.DefaultConfig(), budget.Config{RPS: budget.DefaultRPS, Burst: budget.DefaultBurst})
+		f, err := startFacadeWith(up.url, mode, loaders.DefaultConfig(), budget.Config{RPS: budget.DefaultRPS, Burst: budget.DefaultBurst}, "")
 		if err != nil {
 			return nil, err
 		}

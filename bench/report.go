@@ -257,6 +257,15 @@ func markdown(res *Results, prev *Results, plots []string) string {
 		}
 		w("\n")
 	}
+	if rf := res.Refresh; rf != nil {
+		w("## A dashboard on %d screens (one credential, refreshed every %g s, 10 requests/s per client, %g ms)\n\n", rf.Clients, rf.EverySec, ms(realLatency))
+		w("Each round, every screen asks for the README's dashboard at once; the response cache keeps `%s`.\n\n", rf.CacheTTL)
+		w("| round | cache | upstream calls | p50 | slowest | errors |\n|---:|---|---:|---:|---:|---:|\n")
+		for _, r := range rf.Rounds {
+			w("| %d | %s | %d | %.0f ms | %.0f ms | %d |\n", r.Round, map[bool]string{false: "cold", true: "warm"}[r.Warm], r.Calls, r.P50Ms, r.MaxMs, r.Errors)
+		}
+		w("\n")
+	}
 	if len(plots) > 0 {
 		w("## Plots\n\n")
 		for _, p := range slices.Sorted(slices.Values(plots)) {

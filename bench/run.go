@@ -39,15 +39,17 @@ type facade struct {
 // startFacade serves the facade in mode: modeBatched with the loaders tuned
 // by lc, or modeNaive (lc unused).
 func startFacade(upstreamURL, mode string, lc loaders.Config) (*facade, error) {
-	return startFacadeWith(upstreamURL, mode, lc, budget.Config{}) // these scenarios measure the facade, not the pacing
+	// These scenarios measure the facade, not the pacing; every execution
+	// makes its own calls (no response cache).
+	return startFacadeWith(upstreamURL, mode, lc, budget.Config{}, "")
 }
 
-// startFacadeWith is startFacade with a rate budget.
-func startFacadeWith(upstreamURL, mode string, lc loaders.Config, bc budget.Config) (*facade, error) {
+// startFacadeWith is startFacade with a rate budget and a response cache
+// (cache.ParseTTLs; "" for none, in process).
+func startFacadeWith(upstreamURL, mode string, lc loaders.Config, bc budget.Config, cacheTTL string) (*facade, error) {
 	cfg := stack.DefaultConfig()
 	cfg.Upstream, cfg.Playground = upstreamURL, false
-	cfg.Budget = bc
-	cfg.CacheTTL = "" // every execution makes its own calls
+	cfg.Budget, cfg.CacheTTL = bc, cacheTTL
 	cfg.Graph.Loaders = lc
 	isNaive := mode == modeNaive
 	if isNaive {

@@ -17,18 +17,19 @@ import (
 
 // Config is one benchmark run.
 type Config struct {
-	Scale     int             // demo data scale
-	Latencies []time.Duration // injected upstream latencies
-	Conc      []int           // concurrency levels of the per-query tables
-	Sweep     []int           // concurrency levels of the dashboard sweep (plot)
-	Waits     []time.Duration // loader batch waits tried on the dashboard
-	Dur       time.Duration   // per load run
-	MinN      int             // minimum samples per load run
-	CostDur   time.Duration   // per cost run
-	CostMinN  int
-	RealDur   time.Duration // the "real upstream" scenario's sustained run; 0 skips it
-	Child     bool          // serve the upstream from a child process
-	Log       io.Writer     // progress
+	Scale         int             // demo data scale
+	Latencies     []time.Duration // injected upstream latencies
+	Conc          []int           // concurrency levels of the per-query tables
+	Sweep         []int           // concurrency levels of the dashboard sweep (plot)
+	Waits         []time.Duration // loader batch waits tried on the dashboard
+	Dur           time.Duration   // per load run
+	MinN          int             // minimum samples per load run
+	CostDur       time.Duration   // per cost run
+	CostMinN      int
+	RealDur       time.Duration // the "real upstream" scenario's sustained run; 0 skips it
+	RefreshRounds int           // rounds of the "refresh" scenario (cold, then warm); 0 skips it
+	Child         bool          // serve the upstream from a child process
+	Log           io.Writer     // progress
 }
 
 // Modes of the facade.
@@ -53,6 +54,7 @@ type Results struct {
 	Waits         []WaitResult   `json:"waits"`
 	Sweep         []SweepPoint   `json:"sweep"`
 	RealUpstream  *RealUpstream  `json:"realUpstream,omitempty"`
+	Refresh       *Refresh       `json:"refresh,omitempty"`
 	FacadeRSSKB   int64          `json:"facadePeakRssKB"`
 	UpstreamRSSKB int64          `json:"upstreamPeakRssKB"`
 	ElapsedSec    float64        `json:"elapsedSec"`
@@ -233,6 +235,12 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 
 	if cfg.RealDur > 0 {
 		if res.RealUpstream, err = runRealUpstream(ctx, cfg, up, fx); err != nil {
+			return nil, err
+		}
+	}
+
+	if cfg.RefreshRounds > 0 {
+		if res.Refresh, err = runRefresh(ctx, cfg, up, fx); err != nil {
 			return nil, err
 		}
 	}
