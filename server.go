@@ -70,6 +70,9 @@ func printBanner(w io.Writer, base string, st *stack.Stack) {
 		fmt.Fprintf(w, "  Playground:       %s/\n", base)
 	}
 	fmt.Fprintf(w, "  Upstream:         %s\n", st.UpstreamURL)
+	if st.Redis != nil {
+		fmt.Fprintf(w, "  Shared state:     %s\n", st.Redis)
+	}
 	if demo := st.Embedded; demo != nil {
 		fmt.Fprintf(w, "Demo credentials (paste as request headers):\n")
 		fmt.Fprintf(w, "  Authorization: %s\n", demo.Manifest.BasicAuth)
