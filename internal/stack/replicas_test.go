@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -44,17 +43,8 @@ func replicas(t *testing.T, n int, redisURL string, up *stack.Upstream) []*repli
 		cfg.Upstream, cfg.RedisURL, cfg.Secret, cfg.Replicas = up.URL, redisURL, secret, n
 		cfg.Playground, cfg.UpstreamTrace = false, "on"
 		cfg.Budget = budget.Config{RPS: budget.DefaultRPS, Burst: budget.DefaultBurst}
-		st, err := stack.Start(t.Context(), cfg, slog.New(slog.DiscardHandler))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		go func() { _ = st.Serve(ln) }()
-		t.Cleanup(func() { _ = st.Close() })
-		out = append(out, &replica{st: st, base: "http://" + ln.Addr().String()})
+		st, base := serve(t, cfg, slog.New(slog.DiscardHandler))
+		out = append(out, &replica{st: st, base: base})
 	}
 	return out
 }
