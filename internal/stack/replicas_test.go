@@ -264,9 +264,11 @@ func TestRedisKilledMidLoad(t *testing.T) {
 	waitUntil(t, "a replica to report Redis degraded in /readyz", func() bool { return readyRedis(t, reps[0].base) == "degraded" })
 	waitServed("requests during the outage", 10)
 	rs.Restart()
+	back := time.Now()
 	waitUntil(t, "both replicas to use Redis again", func() bool {
 		return readyRedis(t, reps[0].base) == "healthy" && readyRedis(t, reps[1].base) == "healthy"
 	})
+	t.Logf("both replicas used Redis again %v after it restarted", time.Since(back).Round(time.Millisecond))
 	waitServed("requests after the outage", 10)
 	close(stop)
 	wg.Wait()
