@@ -14,7 +14,6 @@ package limits
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -24,6 +23,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/workspacenet/facade/graph/errcode"
+	"github.com/workspacenet/facade/graph/scalars"
 )
 
 // Names of the limits, as carried in extensions.limit.
@@ -196,8 +196,13 @@ func (w *walker) field(f *ast.Field, depth int, parent string, connFirst int) (c
 	return sat(mult, 1+c), max(depth, d)
 }
 
-// first returns the value of f's `first` argument (a literal, a variable or
-// the definition's default), or the list estimate when it has none.
+// first returns the value of f's `first` argument as the resolver gets it:
+// a literal, a variable (the coerced value, in any numeric form the
+// coercion leaves: int, int64, float64, json.Number), or the definition's
+// default when the argument or its variable is absent or null, as
+// ast.ArgumentMap and the paging do. A value the strict Int scalar refuses
+// (a string, a fraction) never reaches a resolver; it counts as the list
+// estimate here and CheckVariables refuses the operation.
 func (w *walker) first(f *ast.Field, def *ast.ArgumentDefinition) int {
 	var v any
 	if a := f.Arguments.ForName("first"); a != nil {
@@ -206,24 +211,67 @@ func (w *walker) first(f *ast.Field, def *ast.ArgumentDefinition) int {
 		} else if x, err := a.Value.Value(w.vars); err == nil {
 			v = x
 		}
-	} else if def.DefaultValue != nil {
+	}
+	if v == nil && def.DefaultValue != nil {
 		v, _ = def.DefaultValue.Value(nil)
 	}
-	switch n := v.(type) {
-	case int:
+	if n, ok := scalars.IntValue(v); ok {
 		return n
-	case int32:
-		return int(n)
-	case int64:
-		return int(n)
-	case float64:
-		return int(n)
-	case json.Number:
-		if i, err := n.Int64(); err == nil {
-			return int(i)
-		}
 	}
 	return w.opts.ListEstimate
+}
+
+// CheckVariables refuses an operation whose Int variables hold values the
+// GraphQL spec's Int coercion refuses (gqlparser's variable coercion lets a
+// string such as "500" through). It answers BAD_USER_INPUT naming the
+// variable, before execution, so such an operation costs no upstream call
+// and the cost is always measured from the values the resolvers will use.
+func CheckVariables(op *ast.OperationDefinition, vars map[string]any) *gqlerror.Error {
+	for _, d := range op.VariableDefinitions {
+		v, ok := vars[d.Variable]
+		if !ok || !holdsInt(d.Type) {
+			continue
+		}
+		if bad, ok := badInt(d.Type, v); !ok {
+			e := gqlerror.Errorf("variable $%s: Int must be a whole number between -2147483648 and 2147483647, got %s", d.Variable, bad)
+			e.Extensions = map[string]any{"code": errcode.BadUserInput, "field": "$" + d.Variable}
+			return e
+		}
+	}
+	return nil
+}
+
+func holdsInt(t *ast.Type) bool {
+	for t.Elem != nil {
+		t = t.Elem
+	}
+	return t.NamedType == "Int"
+}
+
+// badInt checks v against t (Int or a list of Int, at any depth) and
+// describes the first refused value.
+func badInt(t *ast.Type, v any) (string, bool) {
+	if v == nil {
+		return "", true // nullability is checked by the variable coercion
+	}
+	if t.Elem != nil {
+		if l, ok := v.([]any); ok {
+			for _, x := range l {
+				if d, ok := badInt(t.Elem, x); !ok {
+					return d, false
+				}
+			}
+			return "", true
+		}
+		return badInt(t.Elem, v) // a single value coerced to a list
+	}
+	if _, ok := scalars.IntValue(v); ok {
+		return "", true
+	}
+	if s, ok := v.(string); ok {
+		return fmt.Sprintf("the string %.40q", s), false
+	}
+	return fmt.Sprintf("%.40v", v), false
 }
 
 // sat multiplies without overflow.
@@ -283,6 +331,9 @@ const statsKey = "OperationLimits"
 func (x *Extension) MutateOperationContext(ctx context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
 	if opCtx.Operation == nil {
 		return nil
+	}
+	if e := CheckVariables(opCtx.Operation, opCtx.Variables); e != nil {
+		return e
 	}
 	s := Measure(opCtx.Operation, opCtx.Variables, Options{ListEstimate: x.cfg.ListEstimate})
 	opCtx.Stats.SetExtension(statsKey, &s)

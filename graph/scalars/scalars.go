@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"time"
 
@@ -65,4 +66,71 @@ func UnmarshalJSON(v any) (json.RawMessage, error) {
 		return nil, badInput("JSON value cannot be encoded: %v", err)
 	}
 	return b, nil
+}
+
+// MarshalInt writes i; Int is bound here (gqlgen.yml) for its input coercion.
+func MarshalInt(i int) graphql.Marshaler { return graphql.MarshalInt(i) }
+
+// UnmarshalInt coerces an Int input as the GraphQL spec defines it: a
+// whole number within 32 bits. Unlike gqlgen's graphql.UnmarshalInt it
+// refuses strings ("500"), booleans and fractions (BAD_USER_INPUT), so the
+// value a resolver uses is the value the cost limit measured.
+func UnmarshalInt(v any) (int, error) {
+	n, ok := IntValue(v)
+	if !ok {
+		return 0, badInput("Int must be a whole number between %d and %d, got %s", math.MinInt32, math.MaxInt32, describe(v))
+	}
+	return n, nil
+}
+
+// IntValue converts the forms an Int input value takes (a literal's int64,
+// a variable's json.Number, int64 or float64, an int from Go) to int; it
+// reports false for anything the spec's Int coercion refuses.
+func IntValue(v any) (int, bool) {
+	var n int64
+	switch x := v.(type) {
+	case int:
+		n = int64(x)
+	case int32:
+		n = int64(x)
+	case int64:
+		n = x
+	case json.Number:
+		i, err := strconv.ParseInt(string(x), 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		n = i
+	case float64:
+		if x != math.Trunc(x) || math.IsInf(x, 0) || x < math.MinInt32 || x > math.MaxInt32 {
+			return 0, false
+		}
+		n = int64(x)
+	default:
+		return 0, false
+	}
+	if n < math.MinInt32 || n > math.MaxInt32 {
+		return 0, false
+	}
+	return int(n), true
+}
+
+// describe names an input value's kind for an error message, quoting at most
+// 40 bytes of a string.
+func describe(v any) string {
+	switch x := v.(type) {
+	case string:
+		return fmt.Sprintf("the string %.40q", x)
+	case nil:
+		return "null"
+	case bool:
+		return fmt.Sprintf("the boolean %t", x)
+	case json.Number:
+		return string(x)
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case int, int32, int64:
+		return fmt.Sprint(x)
+	}
+	return fmt.Sprintf("a %T", v)
 }
