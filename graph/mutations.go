@@ -3,8 +3,11 @@ package graph
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/mail"
+	"net/url"
 	"strings"
+	"time"
 
 	"github.com/workspacenet/facade/graph/gqlerr"
 	"github.com/workspacenet/facade/graph/model"
@@ -50,15 +53,70 @@ func (v *validator) date(field string, t restclient.Timestamp) {
 }
 
 func (v *validator) nonNegative(field string, f *float64) {
-	if f != nil && *f < 0 {
+	if f != nil && (*f < 0 || math.IsInf(*f, 0)) {
 		v.fail(field, "must not be negative")
 	}
 }
 
 func (v *validator) email(field, s string) {
 	v.nonEmpty(field, s)
+	v.maxLen(field, &s, maxEmailLen)
 	if _, err := mail.ParseAddress(s); err != nil && strings.TrimSpace(s) != "" {
 		v.fail(field, "is not an email address")
+	}
+}
+
+// Input limits, checked before the upstream call (README.md, "Mutation
+// input limits"). Lengths are in bytes of UTF-8, as the upstream counts.
+// The upstream's own limits (restserver, the local service) are copied;
+// the others are our choice, where the spec and the public reference are
+// silent.
+const (
+	maxCreditNoteLines = 100   // upstream: creditNote.lines, at most 100
+	maxRefunds         = 100   // our choice
+	maxNoteLen         = 2000  // upstream: creditNote.memo, booking.memo, visit.comment
+	maxTitleLen        = 200   // upstream: booking.title
+	maxPostTextLen     = 10000 // upstream: post.text
+	maxReasonLen       = 100   // our choice (the reference's reasons are short words)
+	maxNameLen         = 200   // our choice: visitor name and surname
+	maxEmailLen        = 254   // RFC 5321's longest usable address
+	maxPhoneLen        = 50    // our choice
+	maxMedia           = 20    // our choice: files on one post
+	maxMediaKeyLen     = 1024  // our choice (an object-store key)
+	maxURLLen          = 2048  // our choice
+	maxOgTextLen       = 2000  // our choice: og title, description and type
+	// maxBookingLength is our choice: the upstream checks each resource's
+	// duration.max (minutes), which the facade does not know before the call.
+	maxBookingLength = 31 * 24 * time.Hour
+)
+
+func (v *validator) maxLen(field string, s *string, n int) {
+	if s != nil && len(*s) > n {
+		v.fail(field, "must be at most %d bytes, got %d", n, len(*s))
+	}
+}
+
+func (v *validator) positive(field string, f *float64, required bool) {
+	switch {
+	case f == nil && required:
+		v.fail(field, "is required")
+	case f != nil && !(*f > 0):
+		v.fail(field, "must be greater than 0")
+	case f != nil && math.IsInf(*f, 0):
+		v.fail(field, "must be finite")
+	}
+}
+
+// httpURL checks an absolute http(s) URL: no javascript:, data: or other
+// scheme reaches a client that renders the link.
+func (v *validator) httpURL(field string, s *string) {
+	if s == nil {
+		return
+	}
+	v.maxLen(field, s, maxURLLen)
+	u, err := url.Parse(*s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		v.fail(field, "must be an absolute http or https URL")
 	}
 }
 
@@ -81,29 +139,47 @@ func createCreditNoteRequest(in model.CreateCreditNoteInput) (*restclient.Credit
 	var v validator
 	v.uuid("input.invoiceRef", in.InvoiceRef)
 	v.nonEmpty("input.reason", in.Reason)
-	if len(in.Lines) == 0 {
+	v.maxLen("input.reason", &in.Reason, maxReasonLen)
+	switch {
+	case len(in.Lines) == 0:
 		v.fail("input.lines", "must hold at least one line")
+	case len(in.Lines) > maxCreditNoteLines:
+		v.fail("input.lines", "must hold at most %d lines, got %d", maxCreditNoteLines, len(in.Lines))
+	}
+	if len(in.Refunds) > maxRefunds {
+		v.fail("input.refunds", "must hold at most %d refunds, got %d", maxRefunds, len(in.Refunds))
 	}
 	v.nonNegative("input.creditAmount", in.CreditAmount)
 	v.nonNegative("input.outOfBandAmount", in.OutOfBandAmount)
+	v.maxLen("input.memo", in.Memo, maxNoteLen)
+	v.maxLen("input.internalNote", in.InternalNote, maxNoteLen)
+	if v.err != nil {
+		return nil, v.err // before walking a list that may be huge
+	}
 	req := &restclient.CreditNoteCreateRequest{
 		InvoiceRef: &in.InvoiceRef, Reason: &in.Reason, CreditAmount: in.CreditAmount,
 		EffectiveDate: in.EffectiveDate, Memo: in.Memo, InternalNote: in.InternalNote, OutOfBandAmount: in.OutOfBandAmount,
 	}
+	seen := make(map[string]int, len(in.Lines))
 	for i, l := range in.Lines {
-		f := fmt.Sprintf("input.lines.%d", i)
+		f := fmt.Sprintf("input.lines[%d]", i)
 		v.uuid(f+".invoiceItemRef", l.InvoiceItemRef)
-		v.nonNegative(f+".amount", l.Amount)
-		if l.Quantity != nil && *l.Quantity <= 0 {
-			v.fail(f+".quantity", "must be positive")
+		if j, dup := seen[strings.ToLower(l.InvoiceItemRef)]; dup {
+			v.fail(f+".invoiceItemRef", "the item is already credited by input.lines[%d]", j)
 		}
+		seen[strings.ToLower(l.InvoiceItemRef)] = i
+		v.positive(f+".amount", l.Amount, false)
+		v.positive(f+".quantity", l.Quantity, false)
 		req.Lines = append(req.Lines, restclient.CreditNoteLineRequest{InvoiceItemRef: &l.InvoiceItemRef, Amount: l.Amount, Quantity: l.Quantity})
 	}
 	for i, r := range in.Refunds {
-		f := fmt.Sprintf("input.refunds.%d", i)
+		f := fmt.Sprintf("input.refunds[%d]", i)
+		v.positive(f+".amount", r.Amount, true)
 		v.optUUID(f+".id", r.ID)
+		if r.TransactionRef == nil {
+			v.fail(f+".transactionRef", "is required")
+		}
 		v.optUUID(f+".transactionRef", r.TransactionRef)
-		v.nonNegative(f+".amount", r.Amount)
 		req.Refunds = append(req.Refunds, restclient.CreditNoteRefundRequest{Amount: r.Amount, ID: r.ID, TransactionRef: r.TransactionRef})
 	}
 	return req, v.err
@@ -116,8 +192,12 @@ func createBookingRequest(in model.CreateBookingInput) (*restclient.BookingCreat
 	v.date("input.endDate", in.EndDate)
 	if !in.StartDate.IsZero() && !in.EndDate.IsZero() && !in.EndDate.After(in.StartDate.Time) {
 		v.fail("input.endDate", "must be after startDate")
+	} else if in.EndDate.Sub(in.StartDate.Time) > maxBookingLength {
+		v.fail("input.endDate", "a booking lasts at most %d days", int(maxBookingLength/(24*time.Hour)))
 	}
 	v.optUUID("input.membershipRefOwner", in.MembershipRefOwner)
+	v.maxLen("input.memo", in.Memo, maxNoteLen)
+	v.maxLen("input.title", in.Title, maxTitleLen)
 	return &restclient.BookingCreateRequest{
 		ResourceRef: &in.ResourceRef, StartDate: &in.StartDate, EndDate: &in.EndDate,
 		Memo: in.Memo, Title: in.Title, MembershipRefOwner: in.MembershipRefOwner,
@@ -131,6 +211,9 @@ func visitor(v *validator, field string, in *model.VisitorInput) *restclient.Vis
 	}
 	v.email(field+".email", in.Email)
 	v.nonEmpty(field+".name", in.Name)
+	v.maxLen(field+".name", &in.Name, maxNameLen)
+	v.maxLen(field+".surname", in.Surname, maxNameLen)
+	v.maxLen(field+".phoneNumber", in.PhoneNumber, maxPhoneLen)
 	return &restclient.Visitor{Email: &in.Email, Name: &in.Name, PhoneNumber: in.PhoneNumber, Surname: in.Surname}
 }
 
@@ -139,6 +222,7 @@ func createVisitRequest(in model.CreateVisitInput) (*restclient.VisitCreateReque
 	v.date("input.date", in.Date)
 	v.uuid("input.locationRef", in.LocationRef)
 	vis := visitor(&v, "input.visitor", in.Visitor)
+	v.maxLen("input.comment", in.Comment, maxNoteLen)
 	return &restclient.VisitCreateRequest{Date: &in.Date, LocationRef: &in.LocationRef, Visitor: vis, Comment: in.Comment}, v.err
 }
 
@@ -146,6 +230,7 @@ func updateVisitRequest(id string, in model.UpdateVisitInput) (*restclient.Visit
 	var v validator
 	v.uuid("id", id)
 	v.date("input.date", in.Date)
+	v.maxLen("input.comment", in.Comment, maxNoteLen)
 	return &restclient.VisitUpdateRequest{Date: &in.Date, Comment: in.Comment}, v.err
 }
 
@@ -161,9 +246,15 @@ func media(v *validator, field string, in []*model.MediaKeyInput) []restclient.M
 	if in == nil {
 		return nil
 	}
+	if len(in) > maxMedia {
+		v.fail(field, "must hold at most %d files, got %d", maxMedia, len(in))
+		return nil
+	}
 	out := make([]restclient.MediaInput, 0, len(in))
 	for i, m := range in {
-		v.nonEmpty(fmt.Sprintf("%s.%d.key", field, i), m.Key)
+		f := fmt.Sprintf("%s[%d].key", field, i)
+		v.nonEmpty(f, m.Key)
+		v.maxLen(f, &m.Key, maxMediaKeyLen)
 		out = append(out, restclient.MediaInput{Key: &m.Key})
 	}
 	return out
@@ -174,18 +265,29 @@ func og(v *validator, field string, in *model.PostOgInput) *restclient.PostOG {
 		return nil
 	}
 	v.nonEmpty(field+".url", in.URL)
+	v.httpURL(field+".url", &in.URL)
+	v.httpURL(field+".image", in.Image)
+	v.httpURL(field+".videoUrl", in.VideoURL)
+	v.maxLen(field+".title", in.Title, maxOgTextLen)
+	v.maxLen(field+".description", in.Description, maxOgTextLen)
+	v.maxLen(field+".type", in.Type, maxOgTextLen)
 	return &restclient.PostOG{URL: &in.URL, Title: in.Title, Description: in.Description, Image: in.Image, Type: in.Type, VideoURL: in.VideoURL}
 }
 
 func createPostRequest(in model.CreatePostInput) (*restclient.PostCreateRequest, error) {
 	var v validator
 	v.uuid("input.locationRef", in.LocationRef)
+	v.maxLen("input.text", in.Text, maxPostTextLen)
+	if (in.Text == nil || strings.TrimSpace(*in.Text) == "") && len(in.Media) == 0 {
+		v.fail("input.text", "a post needs text or media")
+	}
 	return &restclient.PostCreateRequest{LocationRef: &in.LocationRef, Text: in.Text, Media: media(&v, "input.media", in.Media), Og: og(&v, "input.og", in.Og)}, v.err
 }
 
 func updatePostRequest(id string, in model.UpdatePostInput) (*restclient.PostUpdateRequest, error) {
 	var v validator
 	v.uuid("id", id)
+	v.maxLen("input.text", in.Text, maxPostTextLen)
 	return &restclient.PostUpdateRequest{Text: in.Text, Media: media(&v, "input.media", in.Media), Og: og(&v, "input.og", in.Og)}, v.err
 }
 
