@@ -175,10 +175,21 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) error {
 	if sc := r.PostForm.Get("scope"); sc != "" {
 		requested = strings.Fields(sc)
 	}
-	var (
-		g      grant
-		revoke string // the refresh token exchanged
-	)
+	// narrow applies the requested scopes to g.
+	narrow := func(g grant) (grant, error) {
+		if requested != nil {
+			for _, sc := range requested {
+				if !slices.Contains(g.scopes, sc) {
+					return grant{}, invalidf("scope: %q is not granted to these credentials", sc)
+				}
+			}
+			g.scopes = requested
+		}
+		return g, nil
+	}
+	var g grant
+	access, refresh := randomToken(), randomToken()
+	now := s.now()
 	switch grantType := r.PostForm.Get("grant_type"); grantType {
 	case "client_credentials":
 		id, secret, ok := r.BasicAuth()
@@ -192,41 +203,36 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		g = grant{network: c.network, membership: c.membership, clientID: id, scopes: c.scopes}
+		if g, err = narrow(grant{network: c.network, membership: c.membership, clientID: id, scopes: c.scopes}); err != nil {
+			return err
+		}
+		if err := s.db.issueTokens(ctx, g, access, refresh, now, now.Add(tokenTTL), now.Add(refreshTTL)); err != nil {
+			return err
+		}
 	case "refresh_token":
 		rt := r.PostForm.Get("refresh_token")
 		if rt == "" {
 			return invalidf("refresh_token: is required")
 		}
-		var (
-			expires int64
-			err     error
-		)
-		g, expires, err = s.db.token(ctx, "refresh", rt)
-		if errors.Is(err, errNotFound) || err == nil && s.now().UnixMicro() >= expires {
+		// The lookup, the checks, the revocation and the new pair are one
+		// write transaction: of concurrent refreshes of one token, one wins.
+		var err error
+		g, err = s.db.redeemRefreshToken(ctx, rt, func(stored grant, expires int64) (grant, error) {
+			if now.UnixMicro() >= expires {
+				return grant{}, errNotFound
+			}
+			return narrow(stored)
+		}, access, refresh, now, now.Add(tokenTTL), now.Add(refreshTTL))
+		if errors.Is(err, errNotFound) {
 			return unauthorizedf("invalid or expired refresh token")
 		}
 		if err != nil {
 			return err
 		}
-		revoke = rt
 	case "":
 		return invalidf("grant_type: is required")
 	default:
 		return invalidf("grant_type: unsupported grant type %q; use client_credentials or refresh_token", grantType)
-	}
-	if requested != nil {
-		for _, sc := range requested {
-			if !slices.Contains(g.scopes, sc) {
-				return invalidf("scope: %q is not granted to these credentials", sc)
-			}
-		}
-		g.scopes = requested
-	}
-	access, refresh := randomToken(), randomToken()
-	now := s.now()
-	if err := s.db.issueTokens(ctx, g, access, refresh, revoke, now, now.Add(tokenTTL), now.Add(refreshTTL)); err != nil {
-		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusOK, tokenResponse{
