@@ -150,6 +150,23 @@ func (s *Server) renewDemoTokens(ctx context.Context) error {
 	return s.db.renewTokens(ctx, s.now().Add(tokenTTL))
 }
 
+// tokenClient authenticates the client of a token request: Basic, or the
+// client_id and client_secret form fields.
+func (s *Server) tokenClient(r *http.Request) (string, *caller, error) {
+	id, secret, ok := r.BasicAuth()
+	if !ok {
+		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+	}
+	if id == "" {
+		return "", nil, unauthorizedf("client authentication is required")
+	}
+	c, err := s.clientCaller(r.Context(), id, secret)
+	if err != nil {
+		return "", nil, err
+	}
+	return id, c, nil
+}
+
 // tokenResponse is the body of a successful POST /oauth2/token.
 type tokenResponse struct {
 	AccessToken  string `json:"access_token"`
@@ -163,8 +180,11 @@ type tokenResponse struct {
 //   - client_credentials: the client authenticates with Basic or with
 //     client_id and client_secret form fields; scope (space-separated)
 //     narrows the client's scopes, default all of them.
-//   - refresh_token: refresh_token is exchanged for a new access token and a
-//     new refresh token (the old one is revoked); scope may narrow.
+//   - refresh_token: the client authenticates as for client_credentials,
+//     and refresh_token, which must have been issued to that client, is
+//     exchanged for a new access token and a new refresh token (the old one
+//     is revoked, once: of concurrent refreshes of one token one wins);
+//     scope may narrow.
 func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
@@ -192,14 +212,7 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) error {
 	now := s.now()
 	switch grantType := r.PostForm.Get("grant_type"); grantType {
 	case "client_credentials":
-		id, secret, ok := r.BasicAuth()
-		if !ok {
-			id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
-		}
-		if id == "" {
-			return unauthorizedf("client authentication is required")
-		}
-		c, err := s.clientCaller(ctx, id, secret)
+		id, c, err := s.tokenClient(r)
 		if err != nil {
 			return err
 		}
@@ -214,11 +227,18 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) error {
 		if rt == "" {
 			return invalidf("refresh_token: is required")
 		}
+		// A confidential client authenticates (RFC 6749 section 6), and
+		// the refresh token must have been issued to it.
+		id, _, err := s.tokenClient(r)
+		if err != nil {
+			return err
+		}
 		// The lookup, the checks, the revocation and the new pair are one
 		// write transaction: of concurrent refreshes of one token, one wins.
-		var err error
 		g, err = s.db.redeemRefreshToken(ctx, rt, func(stored grant, expires int64) (grant, error) {
-			if now.UnixMicro() >= expires {
+			// Another client's token is answered as an unknown one and
+			// stays valid for its client.
+			if now.UnixMicro() >= expires || stored.clientID != id {
 				return grant{}, errNotFound
 			}
 			return narrow(stored)

@@ -65,3 +65,40 @@ func TestRefreshTokenIsRedeemedOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestRefreshRequiresItsClient: a refresh without client authentication is
+// 401, a refresh with another client's credentials (valid ones) is refused,
+// and neither revokes the token: its own client can still redeem it.
+func TestRefreshRequiresItsClient(t *testing.T) {
+	ts := newTestServer(t)
+	other := ts.Manifest.OtherNetworks[0]
+	tok := clientCredentialsToken(t, ts, ts.Manifest.BasicAuth)
+	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.RefreshToken}}
+
+	r := postForm(t, ts, "", form)
+	r.wantError(t, 401, "unauthorized", "client authentication is required")
+	if r.header.Get("WWW-Authenticate") == "" {
+		t.Error("401 without WWW-Authenticate")
+	}
+	wrong := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.RefreshToken}, "client_id": {DemoClientID}, "client_secret": {"wrong"}}
+	postForm(t, ts, "", wrong).wantError(t, 401, "unauthorized", "invalid client credentials")
+
+	// Another network's client, authenticated with its own valid secret.
+	if got := clientCredentialsToken(t, ts, other.BasicAuth); got.AccessToken == "" {
+		t.Fatal("the other client's credentials do not work")
+	}
+	postForm(t, ts, other.BasicAuth, form).wantError(t, 401, "unauthorized", "refresh token")
+
+	// Its own client, Basic or form fields, may.
+	r = postForm(t, ts, ts.Manifest.BasicAuth, form)
+	if r.status != 200 {
+		t.Fatalf("refresh by its client: %d %s", r.status, r.body)
+	}
+	var tok2 tokenResponse
+	r.json(t, &tok2)
+	r = postForm(t, ts, "", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok2.RefreshToken},
+		"client_id": {DemoClientID}, "client_secret": {DemoClientSecret}})
+	if r.status != 200 {
+		t.Fatalf("refresh by its client (form credentials): %d %s", r.status, r.body)
+	}
+}
