@@ -243,9 +243,33 @@ func (s *Server) routes() (http.Handler, error) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		// A known path with another method: 405 with the path's methods.
+		if allow := allowedMethods(mux, r); len(allow) > 0 {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			writeError(w, r, s.log, &apiError{kindMethod, fmt.Sprintf("method %s is not allowed on %s; allowed: %s",
+				r.Method, r.URL.Path, strings.Join(allow, ", "))})
+			return
+		}
 		writeError(w, r, s.log, notFoundf("no operation %s %s", r.Method, r.URL.Path))
 	})
 	return mux, nil
+}
+
+// routeMethods are the methods the routes use, in the order Allow lists
+// them.
+var routeMethods = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+
+// allowedMethods returns the methods of routeMethods that mux routes r's
+// path to a pattern other than the catch-all "/": none for an unknown path.
+func allowedMethods(mux *http.ServeMux, r *http.Request) []string {
+	var allow []string
+	for _, m := range routeMethods {
+		probe := &http.Request{Method: m, URL: r.URL, Host: r.Host, Header: http.Header{}}
+		if _, pattern := mux.Handler(probe); pattern != "" && pattern != "/" {
+			allow = append(allow, m)
+		}
+	}
+	return allow
 }
 
 // operation authenticates, checks the scope and runs rt's handler.
