@@ -107,7 +107,9 @@ func benchControl(h *hooks.Hooks) func(http.Handler) http.Handler {
 // at scale) on a loopback listener of this process, as internal/stack does.
 func startUpstreamInProcess(scale int) (*upstream, error) {
 	h := hooks.New()
-	up, err := stack.StartUpstream(context.Background(), stack.UpstreamConfig{DemoScale: scale, Hooks: h, Middleware: benchControl(h)})
+	// The bench reads and resets the counters over HTTP (/_stats).
+	up, err := stack.StartUpstream(context.Background(), stack.UpstreamConfig{DemoScale: scale, Hooks: h, Middleware: benchControl(h),
+		TestEndpoints: true})
 	if err != nil {
 		return nil, err
 	}

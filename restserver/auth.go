@@ -150,6 +150,23 @@ func (s *Server) renewDemoTokens(ctx context.Context) error {
 	return s.db.renewTokens(ctx, s.now().Add(tokenTTL))
 }
 
+// tokenClient authenticates the client of a token request: Basic, or the
+// client_id and client_secret form fields.
+func (s *Server) tokenClient(r *http.Request) (string, *caller, error) {
+	id, secret, ok := r.BasicAuth()
+	if !ok {
+		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+	}
+	if id == "" {
+		return "", nil, unauthorizedf("client authentication is required")
+	}
+	c, err := s.clientCaller(r.Context(), id, secret)
+	if err != nil {
+		return "", nil, err
+	}
+	return id, c, nil
+}
+
 // tokenResponse is the body of a successful POST /oauth2/token.
 type tokenResponse struct {
 	AccessToken  string `json:"access_token"`
@@ -163,8 +180,11 @@ type tokenResponse struct {
 //   - client_credentials: the client authenticates with Basic or with
 //     client_id and client_secret form fields; scope (space-separated)
 //     narrows the client's scopes, default all of them.
-//   - refresh_token: refresh_token is exchanged for a new access token and a
-//     new refresh token (the old one is revoked); scope may narrow.
+//   - refresh_token: the client authenticates as for client_credentials,
+//     and refresh_token, which must have been issued to that client, is
+//     exchanged for a new access token and a new refresh token (the old one
+//     is revoked, once: of concurrent refreshes of one token one wins);
+//     scope may narrow.
 func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
@@ -175,58 +195,64 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) error {
 	if sc := r.PostForm.Get("scope"); sc != "" {
 		requested = strings.Fields(sc)
 	}
-	var (
-		g      grant
-		revoke string // the refresh token exchanged
-	)
+	// narrow applies the requested scopes to g.
+	narrow := func(g grant) (grant, error) {
+		if requested != nil {
+			for _, sc := range requested {
+				if !slices.Contains(g.scopes, sc) {
+					return grant{}, invalidf("scope: %q is not granted to these credentials", sc)
+				}
+			}
+			g.scopes = requested
+		}
+		return g, nil
+	}
+	var g grant
+	access, refresh := randomToken(), randomToken()
+	now := s.now()
 	switch grantType := r.PostForm.Get("grant_type"); grantType {
 	case "client_credentials":
-		id, secret, ok := r.BasicAuth()
-		if !ok {
-			id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
-		}
-		if id == "" {
-			return unauthorizedf("client authentication is required")
-		}
-		c, err := s.clientCaller(ctx, id, secret)
+		id, c, err := s.tokenClient(r)
 		if err != nil {
 			return err
 		}
-		g = grant{network: c.network, membership: c.membership, clientID: id, scopes: c.scopes}
+		if g, err = narrow(grant{network: c.network, membership: c.membership, clientID: id, scopes: c.scopes}); err != nil {
+			return err
+		}
+		if err := s.db.issueTokens(ctx, g, access, refresh, now, now.Add(tokenTTL), now.Add(refreshTTL)); err != nil {
+			return err
+		}
 	case "refresh_token":
 		rt := r.PostForm.Get("refresh_token")
 		if rt == "" {
 			return invalidf("refresh_token: is required")
 		}
-		var (
-			expires int64
-			err     error
-		)
-		g, expires, err = s.db.token(ctx, "refresh", rt)
-		if errors.Is(err, errNotFound) || err == nil && s.now().UnixMicro() >= expires {
+		// A confidential client authenticates (RFC 6749 section 6), and
+		// the refresh token must have been issued to it.
+		id, _, err := s.tokenClient(r)
+		if err != nil {
+			return err
+		}
+		// The lookup, the checks, the revocation and the new pair are one
+		// write transaction: of concurrent refreshes of one token, one wins.
+		g, err = s.db.redeemRefreshToken(ctx, rt, func(stored grant, expires int64) (grant, error) {
+			// Another client's token is answered as an unknown one and
+			// stays valid for its client.
+			if now.UnixMicro() >= expires || stored.clientID != id {
+				return grant{}, errNotFound
+			}
+			return narrow(stored)
+		}, access, refresh, now, now.Add(tokenTTL), now.Add(refreshTTL))
+		if errors.Is(err, errNotFound) {
 			return unauthorizedf("invalid or expired refresh token")
 		}
 		if err != nil {
 			return err
 		}
-		revoke = rt
 	case "":
 		return invalidf("grant_type: is required")
 	default:
 		return invalidf("grant_type: unsupported grant type %q; use client_credentials or refresh_token", grantType)
-	}
-	if requested != nil {
-		for _, sc := range requested {
-			if !slices.Contains(g.scopes, sc) {
-				return invalidf("scope: %q is not granted to these credentials", sc)
-			}
-		}
-		g.scopes = requested
-	}
-	access, refresh := randomToken(), randomToken()
-	now := s.now()
-	if err := s.db.issueTokens(ctx, g, access, refresh, revoke, now, now.Add(tokenTTL), now.Add(refreshTTL)); err != nil {
-		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusOK, tokenResponse{

@@ -203,7 +203,7 @@ func TestTokenEndpoint(t *testing.T) {
 	ts.do(t, auth{"Bearer " + tok.AccessToken, net}, "GET", "/shop/products/v1?locationRef="+ts.Manifest.IDs["location"][0], nil).wantError(t, 403, "forbidden", "shop")
 
 	// Refresh: a new pair; the old refresh token is revoked.
-	r = postForm(t, ts, "", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.RefreshToken}})
+	r = postForm(t, ts, ts.Manifest.BasicAuth, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.RefreshToken}})
 	if r.status != 200 {
 		t.Fatalf("refresh: %d %s", r.status, r.body)
 	}
@@ -213,7 +213,7 @@ func TestTokenEndpoint(t *testing.T) {
 		t.Fatalf("refreshed = %+v", tok2)
 	}
 	ts.ok(t, auth{"Bearer " + tok2.AccessToken, net}, 200, "GET", res, nil)
-	postForm(t, ts, "", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.RefreshToken}}).wantError(t, 401, "unauthorized", "refresh token")
+	postForm(t, ts, ts.Manifest.BasicAuth, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.RefreshToken}}).wantError(t, 401, "unauthorized", "refresh token")
 
 	// Form credentials, scope beyond the client's, bad grants.
 	r = postForm(t, ts, "", url.Values{"grant_type": {"client_credentials"}, "client_id": {DemoClientID}, "client_secret": {DemoClientSecret}})

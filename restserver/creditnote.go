@@ -180,8 +180,8 @@ type creditAmounts struct {
 // in.lines[i], nil when there is no such item). It does no I/O. Its errors
 // name the field at fault, checked in the order: the invoice (voided: 409),
 // then each line in order (unknown item: 404; item of another invoice: 400;
-// nothing left, too much quantity or amount: 409), then the split of the
-// total (400).
+// nothing left, too much quantity or amount: 409; an amount that rounds to
+// 0.00: 400), then the split of the total (400).
 func computeCreditNote(in *creditNoteInput, inv *restclient.Invoice, items []*creditItem) (*creditAmounts, error) {
 	if inv.Status != nil && *inv.Status == "voided" {
 		return nil, conflictf("creditNote.invoiceRef: the invoice is voided")
@@ -229,6 +229,15 @@ func computeCreditNote(in *creditNoteInput, inv *restclient.Invoice, items []*cr
 		}
 		if a > remA+amountEpsilon {
 			return nil, conflictf("%s.amount: exceeds the item's remaining amount %.2f", f, remA)
+		}
+		if a < amountEpsilon {
+			// Rounded to cents the line credits nothing: refused rather
+			// than issued as a note (and a number) of 0.00.
+			field := f + ".amount"
+			if l.amount == nil {
+				field = f + ".quantity"
+			}
+			return nil, invalidf("%s: credits 0.00 once rounded to cents; a line must credit at least 0.01", field)
 		}
 		lineExcl := a
 		if itemTotal > 0 && item.TotalExcludingTaxAmount != nil {

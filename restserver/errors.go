@@ -17,6 +17,7 @@ const (
 	kindForbidden    errKind = "forbidden"
 	kindNotFound     errKind = "not_found"
 	kindConflict     errKind = "conflict"
+	kindMethod       errKind = "method_not_allowed"
 	kindRateLimited  errKind = "rate_limited"
 	kindInternal     errKind = "internal"
 )
@@ -28,6 +29,7 @@ var statusOf = map[errKind]int{
 	kindForbidden:    http.StatusForbidden,
 	kindNotFound:     http.StatusNotFound,
 	kindConflict:     http.StatusConflict,
+	kindMethod:       http.StatusMethodNotAllowed,
 	kindRateLimited:  http.StatusTooManyRequests,
 	kindInternal:     http.StatusInternalServerError,
 }

@@ -31,6 +31,10 @@ type Config struct {
 	// RateLimit, when PerSecond > 0, answers 429 above that many requests
 	// per second per client, as the real API does (hooks.RateLimit).
 	RateLimit hooks.RateLimit
+	// TestEndpoints serves the test-only endpoints: GET /_stats (the
+	// counters), DELETE /_stats and POST /_stats/reset (reset them). Off,
+	// they answer 404 like any unknown path; Server.Hooks is there either way.
+	TestEndpoints bool
 }
 
 // Server is the REST service. It is safe for concurrent use.
@@ -41,6 +45,8 @@ type Server struct {
 	log     *slog.Logger
 	pageKey []byte
 	handler http.Handler
+	// testEndpoints is Config.TestEndpoints.
+	testEndpoints bool
 
 	stop     context.CancelFunc
 	wg       sync.WaitGroup
@@ -55,7 +61,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.DBPath == "" {
 		return nil, errors.New("restserver: Config.DBPath is required (use \":memory:\" for tests)")
 	}
-	s := &Server{now: cfg.Now, log: cfg.Logger, hooks: cfg.Hooks}
+	s := &Server{now: cfg.Now, log: cfg.Logger, hooks: cfg.Hooks, testEndpoints: cfg.TestEndpoints}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -207,7 +213,8 @@ func bindRoutes(ops []restclient.Operation, handlers map[string]handlerFunc) ([]
 }
 
 // routes registers every route in one place: the operations of restclient's
-// table, the token endpoint, the stats, the OpenAPI document and /healthz.
+// table, the token endpoint, the stats (with Config.TestEndpoints only), the
+// OpenAPI document and /healthz.
 func (s *Server) routes() (http.Handler, error) {
 	ops, err := bindRoutes(restclient.Operations(), s.handlers())
 	if err != nil {
@@ -222,9 +229,11 @@ func (s *Server) routes() (http.Handler, error) {
 			writeError(w, r, s.log, err)
 		}
 	})))
-	stats := s.hooks.StatsHandler()
-	mux.Handle("/_stats", stats)
-	mux.Handle("/_stats/reset", stats)
+	if s.testEndpoints {
+		stats := s.hooks.StatsHandler()
+		mux.Handle("/_stats", stats)
+		mux.Handle("/_stats/reset", stats)
+	}
 	mux.Handle("GET /openapi.json", openapi.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		if err := s.db.ping(r.Context()); err != nil {
@@ -234,9 +243,33 @@ func (s *Server) routes() (http.Handler, error) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		// A known path with another method: 405 with the path's methods.
+		if allow := allowedMethods(mux, r); len(allow) > 0 {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			writeError(w, r, s.log, &apiError{kindMethod, fmt.Sprintf("method %s is not allowed on %s; allowed: %s",
+				r.Method, r.URL.Path, strings.Join(allow, ", "))})
+			return
+		}
 		writeError(w, r, s.log, notFoundf("no operation %s %s", r.Method, r.URL.Path))
 	})
 	return mux, nil
+}
+
+// routeMethods are the methods the routes use, in the order Allow lists
+// them.
+var routeMethods = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+
+// allowedMethods returns the methods of routeMethods that mux routes r's
+// path to a pattern other than the catch-all "/": none for an unknown path.
+func allowedMethods(mux *http.ServeMux, r *http.Request) []string {
+	var allow []string
+	for _, m := range routeMethods {
+		probe := &http.Request{Method: m, URL: r.URL, Host: r.Host, Header: http.Header{}}
+		if _, pattern := mux.Handler(probe); pattern != "" && pattern != "/" {
+			allow = append(allow, m)
+		}
+	}
+	return allow
 }
 
 // operation authenticates, checks the scope and runs rt's handler.

@@ -69,13 +69,18 @@ func (s *store) putAccessToken(ctx context.Context, token, network, membership s
 // when it expires (Unix microseconds); errNotFound when there is no such
 // token, expired or not.
 func (s *store) token(ctx context.Context, kind, token string) (grant, int64, error) {
+	return tokenGrant(ctx, s.read, kind, token)
+}
+
+// tokenGrant is token on q.
+func tokenGrant(ctx context.Context, q querier, kind, token string) (grant, int64, error) {
 	var (
 		g       grant
 		scopes  string
 		client  sql.NullString
 		expires int64
 	)
-	err := s.read.QueryRowContext(ctx, `SELECT network_id, membership_id, client_id, scopes, expires_at FROM tokens WHERE hash = ? AND kind = ?`,
+	err := q.QueryRowContext(ctx, `SELECT network_id, membership_id, client_id, scopes, expires_at FROM tokens WHERE hash = ? AND kind = ?`,
 		hashSecret(token), kind).Scan(&g.network, &g.membership, &client, &scopes, &expires)
 	if errors.Is(err, sql.ErrNoRows) {
 		return grant{}, 0, errNotFound
@@ -88,24 +93,56 @@ func (s *store) token(ctx context.Context, kind, token string) (grant, int64, er
 }
 
 // issueTokens stores, in one transaction, a new access token and a new
-// refresh token for g (expiring at accessExpires and refreshExpires),
-// revokes the refresh token revoke (when not ""), and deletes the tokens
-// that expired before now (but not the renewed demo tokens).
-func (s *store) issueTokens(ctx context.Context, g grant, access, refresh, revoke string, now, accessExpires, refreshExpires time.Time) error {
+// refresh token for g (expiring at accessExpires and refreshExpires) and
+// deletes the tokens that expired before now (but not the renewed demo
+// tokens).
+func (s *store) issueTokens(ctx context.Context, g grant, access, refresh string, now, accessExpires, refreshExpires time.Time) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		if revoke != "" {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM tokens WHERE hash = ? AND kind = 'refresh'`, hashSecret(revoke)); err != nil {
-				return err
-			}
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM tokens WHERE expires_at < ? AND renew = 0`, micros(now)); err != nil {
-			return err
-		}
-		if err := putToken(ctx, tx, access, "access", g.network, g.clientID, g.membership, g.scopes, accessExpires, false); err != nil {
-			return err
-		}
-		return putToken(ctx, tx, refresh, "refresh", g.network, g.clientID, g.membership, g.scopes, refreshExpires, false)
+		return putTokenPair(ctx, tx, g, access, refresh, now, accessExpires, refreshExpires)
 	})
+}
+
+// redeemRefreshToken exchanges the refresh token old for a new pair in one
+// write transaction (write transactions are serialized), so a refresh token
+// is redeemed at most once however many requests race for it: it looks old
+// up (errNotFound when there is none), passes its grant and expiry to check,
+// which returns the grant of the new pair or an error that aborts, deletes
+// old and stores the new pair as issueTokens does.
+func (s *store) redeemRefreshToken(ctx context.Context, old string, check func(g grant, expires int64) (grant, error),
+	access, refresh string, now, accessExpires, refreshExpires time.Time) (grant, error) {
+	var g grant
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		stored, expires, err := tokenGrant(ctx, tx, "refresh", old)
+		if err != nil {
+			return err
+		}
+		if g, err = check(stored, expires); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM tokens WHERE hash = ? AND kind = 'refresh'`, hashSecret(old))
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n != 1 {
+			return errNotFound
+		}
+		return putTokenPair(ctx, tx, g, access, refresh, now, accessExpires, refreshExpires)
+	})
+	return g, err
+}
+
+// putTokenPair stores an access and a refresh token for g and deletes the
+// tokens that expired before now (but not the renewed demo tokens).
+func putTokenPair(ctx context.Context, tx *sql.Tx, g grant, access, refresh string, now, accessExpires, refreshExpires time.Time) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM tokens WHERE expires_at < ? AND renew = 0`, micros(now)); err != nil {
+		return err
+	}
+	if err := putToken(ctx, tx, access, "access", g.network, g.clientID, g.membership, g.scopes, accessExpires, false); err != nil {
+		return err
+	}
+	return putToken(ctx, tx, refresh, "refresh", g.network, g.clientID, g.membership, g.scopes, refreshExpires, false)
 }
 
 // renewTokens extends the expiry of the demo tokens (renew = 1) to expires.

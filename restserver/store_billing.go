@@ -41,6 +41,17 @@ func (s *store) createCreditNote(ctx context.Context, network string, now time.T
 			if err := mustExist(ctx, tx, "transactions", network, rf.transactionID); err != nil {
 				return notFound(err, fmt.Sprintf("creditNote.refunds[%d].transactionRef: transaction not found", i))
 			}
+			// A refund id that names a transaction must name one of this
+			// network; another network's is answered as an unknown one.
+			if rf.id != "" {
+				other, err := existsElsewhere(ctx, tx, "transactions", network, rf.id)
+				if err != nil {
+					return err
+				}
+				if other {
+					return notFoundf("creditNote.refunds[%d].id: transaction not found", i)
+				}
+			}
 		}
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM credit_notes WHERE network_id = ? AND invoice_id = ?`, network, in.invoiceID).Scan(&n); err != nil {

@@ -13,6 +13,7 @@
 //	-fault SPEC       injected faults, e.g. "GET /resources/v1/{id}=503@0.5" (repeatable) [RESTSERVER_FAULT]
 //	-rate-limit N     requests per second per client, as the real API (10); above it 429 [RESTSERVER_RATE_LIMIT], default 0 = off
 //	-rate-limit-no-retry-after   answer those 429s without Retry-After [RESTSERVER_RATE_LIMIT_NO_RETRY_AFTER]
+//	-test-endpoints   serve GET/DELETE /_stats and POST /_stats/reset (off: 404) [RESTSERVER_TEST_ENDPOINTS]
 //	-demo-manifest    print the demo manifest JSON and exit
 package main
 
@@ -73,6 +74,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	rateLimit := fs.Int("rate-limit", rateDef, "requests per second per client (the real API allows 10); above it 429; 0 = off [RESTSERVER_RATE_LIMIT]")
 	noRetryAfter := fs.Bool("rate-limit-no-retry-after", getenv("RESTSERVER_RATE_LIMIT_NO_RETRY_AFTER") == "true",
 		"answer rate-limited requests without Retry-After, as the real API may [RESTSERVER_RATE_LIMIT_NO_RETRY_AFTER]")
+	testDef := false
+	if v := getenv("RESTSERVER_TEST_ENDPOINTS"); v != "" {
+		if testDef, err = strconv.ParseBool(v); err != nil {
+			return fmt.Errorf("RESTSERVER_TEST_ENDPOINTS: %w", err)
+		}
+	}
+	testEndpoints := fs.Bool("test-endpoints", testDef,
+		"serve the test-only endpoints: GET /_stats (request counters), DELETE /_stats and POST /_stats/reset; off they answer 404 [RESTSERVER_TEST_ENDPOINTS]")
 	manifest := fs.Bool("demo-manifest", false, "print the demo manifest (credentials and ids) as JSON and exit")
 	fs.Var(h.LatencyFlag(), "latency", `injected latency, e.g. "*=20ms+5ms" or "GET /resources/v1/{id}=50ms" (repeatable) [RESTSERVER_LATENCY]`)
 	fs.Var(h.FaultFlag(), "fault", `injected faults, e.g. "GET /resources/v1/{id}=503@0.5" or "*=429@0.1:2s" (repeatable) [RESTSERVER_FAULT]`)
@@ -99,7 +108,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	srv, err := restserver.New(ctx, restserver.Config{DBPath: *dbPath, DemoScale: *scale, Logger: logger, Hooks: h,
-		RateLimit: hooks.RateLimit{PerSecond: *rateLimit, OmitRetryAfter: *noRetryAfter}})
+		RateLimit: hooks.RateLimit{PerSecond: *rateLimit, OmitRetryAfter: *noRetryAfter}, TestEndpoints: *testEndpoints})
 	if err != nil {
 		return err
 	}

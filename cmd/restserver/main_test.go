@@ -39,7 +39,8 @@ func (w *addrWriter) Write(p []byte) (int, error) {
 
 func TestRunServesDemoData(t *testing.T) {
 	dir := t.TempDir()
-	env := map[string]string{"RESTSERVER_DB": filepath.Join(dir, "sub", "rs.db"), "RESTSERVER_ADDR": "127.0.0.1:0", "RESTSERVER_LATENCY": "*=1ms"}
+	env := map[string]string{"RESTSERVER_DB": filepath.Join(dir, "sub", "rs.db"), "RESTSERVER_ADDR": "127.0.0.1:0", "RESTSERVER_LATENCY": "*=1ms",
+		"RESTSERVER_TEST_ENDPOINTS": "true"}
 	getenv := func(k string) string { return env[k] }
 
 	var manifest bytes.Buffer
@@ -181,5 +182,61 @@ func TestRunRateLimit(t *testing.T) {
 			cancel()
 			<-done
 		})
+	}
+}
+
+// TestRunTestEndpoints: /_stats answers 404 unless -test-endpoints (or
+// RESTSERVER_TEST_ENDPOINTS=true) turns it on.
+func TestRunTestEndpoints(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+		env  string
+		want int
+	}{
+		{"default", nil, "", http.StatusNotFound},
+		{"flag", []string{"-test-endpoints"}, "", http.StatusOK},
+		{"env", nil, "true", http.StatusOK},
+		{"env off", nil, "false", http.StatusNotFound},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			env := map[string]string{"RESTSERVER_DB": ":memory:", "RESTSERVER_ADDR": "127.0.0.1:0", "RESTSERVER_DEMO_SCALE": "0",
+				"RESTSERVER_TEST_ENDPOINTS": c.env}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			stderr := &addrWriter{addr: make(chan string, 1)}
+			done := make(chan error, 1)
+			go func() {
+				done <- run(ctx, append([]string{"restserver"}, c.args...), func(k string) string { return env[k] }, io.Discard, stderr)
+			}()
+			var base string
+			select {
+			case base = <-stderr.addr:
+			case err := <-done:
+				t.Fatalf("run: %v", err)
+			}
+			res, err := http.Get(base + "/_stats")
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			if res.StatusCode != c.want {
+				t.Fatalf("GET /_stats: %d %s, want %d", res.StatusCode, body, c.want)
+			}
+			cancel()
+			if err := <-done; err != nil {
+				t.Fatalf("run returned %v", err)
+			}
+		})
+	}
+	bad := func(k string) string {
+		if k == "RESTSERVER_TEST_ENDPOINTS" {
+			return "maybe"
+		}
+		return ""
+	}
+	if err := run(context.Background(), []string{"restserver"}, bad, io.Discard, io.Discard); err == nil {
+		t.Fatal("bad RESTSERVER_TEST_ENDPOINTS accepted")
 	}
 }

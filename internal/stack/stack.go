@@ -36,6 +36,9 @@ type UpstreamConfig struct {
 	Hooks      *hooks.Hooks                    // latency, faults, counters; nil: a fresh set
 	RateLimit  int                             // requests per second per client, as the real API; 0 = off
 	Middleware func(http.Handler) http.Handler // wraps its handler; nil: none
+	// TestEndpoints serves GET/DELETE /_stats and POST /_stats/reset
+	// (restserver.Config.TestEndpoints); off they answer 404.
+	TestEndpoints bool
 }
 
 // Upstream is a local REST service served on a loopback listener.
@@ -57,7 +60,7 @@ func StartUpstream(ctx context.Context, c UpstreamConfig) (*Upstream, error) {
 		dbPath = filepath.Join(c.DataDir, "restserver.db")
 	}
 	rs, err := restserver.New(ctx, restserver.Config{DBPath: dbPath, DemoScale: c.DemoScale, Logger: c.Logger, Hooks: c.Hooks,
-		RateLimit: hooks.RateLimit{PerSecond: c.RateLimit}})
+		RateLimit: hooks.RateLimit{PerSecond: c.RateLimit}, TestEndpoints: c.TestEndpoints})
 	if err != nil {
 		return nil, fmt.Errorf("local REST service: %w", err)
 	}
@@ -131,7 +134,10 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
 	st := &Stack{UpstreamURL: c.Upstream}
 	if c.Upstream == "" {
 		up, err := StartUpstream(ctx, UpstreamConfig{DataDir: c.DataDir, DemoScale: c.DemoScale, RateLimit: c.DemoRateLimit,
-			Logger: logger.With("component", "restserver"), Middleware: c.UpstreamMiddleware})
+			Logger: logger.With("component", "restserver"), Middleware: c.UpstreamMiddleware,
+			// The embedded demo serves the counters on loopback, for the
+			// tests (internal/testenv) and the soak that run on it.
+			TestEndpoints: true})
 		if err != nil {
 			return nil, err
 		}
