@@ -50,10 +50,14 @@ func TestCreditNoteRefundIDOfAnotherNetwork(t *testing.T) {
 		return b
 	}
 	notes := ts.count(t, "credit_notes")
-	ts.do(t, ts.basic(), "POST", "/billing/credit_notes/v1", body(foreign)).
-		wantError(t, 404, "not_found", "creditNote.refunds[0].id: transaction not found")
+	// Another network's transaction and an id that names nothing get the
+	// same answer: the 404 reveals nothing about other tenants.
+	for _, id := range []string{foreign, "00000000-0000-4000-8000-0000000000aa"} {
+		ts.do(t, ts.basic(), "POST", "/billing/credit_notes/v1", body(id)).
+			wantError(t, 404, "not_found", "creditNote.refunds[0].id: transaction not found")
+	}
 	if n := ts.count(t, "credit_notes"); n != notes {
-		t.Fatalf("a credit note with another network's transaction as refund id was stored")
+		t.Fatalf("a credit note with a refund id outside the caller's transactions was stored")
 	}
 	var out struct{ CreditNote restclient.CreditNote }
 	ts.ok(t, ts.basic(), 201, "POST", "/billing/credit_notes/v1", body(own)).json(t, &out)

@@ -41,15 +41,12 @@ func (s *store) createCreditNote(ctx context.Context, network string, now time.T
 			if err := mustExist(ctx, tx, "transactions", network, rf.transactionID); err != nil {
 				return notFound(err, fmt.Sprintf("creditNote.refunds[%d].transactionRef: transaction not found", i))
 			}
-			// A refund id that names a transaction must name one of this
-			// network; another network's is answered as an unknown one.
+			// A refund id names a transaction of this network; another
+			// network's and an unknown one get the same 404, so the answer
+			// reveals nothing of other tenants.
 			if rf.id != "" {
-				other, err := existsElsewhere(ctx, tx, "transactions", network, rf.id)
-				if err != nil {
-					return err
-				}
-				if other {
-					return notFoundf("creditNote.refunds[%d].id: transaction not found", i)
+				if err := mustExist(ctx, tx, "transactions", network, rf.id); err != nil {
+					return notFound(err, fmt.Sprintf("creditNote.refunds[%d].id: transaction not found", i))
 				}
 			}
 		}

@@ -90,14 +90,6 @@ func exists(ctx context.Context, q querier, table, network, id string) (bool, er
 	return n > 0, err
 }
 
-// existsElsewhere reports whether record id is in a network other than
-// network.
-func existsElsewhere(ctx context.Context, q querier, table, network, id string) (bool, error) {
-	var n int
-	err := q.QueryRowContext(ctx, "SELECT count(*) FROM "+table+" WHERE network_id <> ? AND id = ?", network, id).Scan(&n)
-	return n > 0, err
-}
-
 // mustExist is exists as an error: errNotFound when record id is not in
 // network.
 func mustExist(ctx context.Context, q querier, table, network, id string) error {
