@@ -162,6 +162,10 @@ func NewHandler(o Options) http.Handler {
 				return
 			}
 		}
+		if ref := guard.CredentialHeaders(r); ref != nil {
+			refuse(w, entry, ref)
+			return
+		}
 		if r.Method == http.MethodPost {
 			body, ref := guard.ReadBody(w, r, o.MaxBodyBytes)
 			var documentID string

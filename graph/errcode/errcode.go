@@ -8,7 +8,7 @@
 package errcode
 
 const (
-	// Unauthenticated: the request carries no credentials, or the upstream answered 401.
+	// Unauthenticated: the request carries no credentials, or the upstream answered 401 (to this call, or to an earlier call of the request: the rest are not sent).
 	Unauthenticated = "UNAUTHENTICATED"
 	// Forbidden: the upstream answered 403; extensions.requiredScope names the scope the operation needs.
 	Forbidden = "FORBIDDEN"
@@ -28,7 +28,7 @@ const (
 	RequestLimitExceeded = "REQUEST_LIMIT_EXCEEDED"
 	// CSRFPrevented: HTTP 400 refusal of a GET or non-JSON POST that carries no preflight-forcing header.
 	CSRFPrevented = "CSRF_PREVENTED"
-	// BadRequest: HTTP 400 refusal of a body that is not one JSON request object, and the code of gqlgen request errors that carry none.
+	// BadRequest: HTTP 400 refusal of a body that is not one JSON request object or of credential headers that cannot be right (above 4 KiB, a service-network-id that is not a uuid), and the code of gqlgen request errors that carry none.
 	BadRequest = "BAD_REQUEST"
 	// RequestTooLarge: HTTP 413 refusal of a body larger than the limit.
 	RequestTooLarge = "REQUEST_TOO_LARGE"

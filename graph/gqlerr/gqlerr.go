@@ -111,6 +111,7 @@ func classify(err error) (code, msg string, ext map[string]any) {
 		trErr   *restclient.TransportError
 		decErr  *restclient.DecodeError
 		limErr  *calls.LimitError
+		refErr  *calls.CredentialsRefusedError
 		openErr *restclient.CircuitOpenError
 		budErr  *budget.Error
 	)
@@ -119,6 +120,9 @@ func classify(err error) (code, msg string, ext map[string]any) {
 		return errcode.BadUserInput, inErr.Error(), map[string]any{"field": inErr.Field}
 	case errors.As(err, &coded):
 		return coded.Code, coded.Message, coded.Ext
+	case errors.As(err, &refErr):
+		// An earlier call of the request was answered 401: this one was not sent.
+		return errcode.Unauthenticated, msgRefused, nil
 	case errors.As(err, &limErr):
 		return errcode.RequestLimitExceeded, limErr.Error(), map[string]any{"maximum": limErr.Max}
 	case errors.As(err, &budErr):
@@ -153,6 +157,8 @@ func classify(err error) (code, msg string, ext map[string]any) {
 	return errcode.Internal, "internal error", nil
 }
 
+const msgRefused = "the upstream service refused the credentials"
+
 // classifyResponse maps an upstream HTTP error. Upstream messages are passed
 // on for client errors (they describe the caller's input or rights) and never
 // for server errors.
@@ -161,7 +167,7 @@ func classifyResponse(e *restclient.ErrorResponse) (string, string, map[string]a
 	detail := e.Message
 	switch {
 	case e.StatusCode == 401:
-		return errcode.Unauthenticated, "the upstream service refused the credentials", ext
+		return errcode.Unauthenticated, msgRefused, ext
 	case e.StatusCode == 403:
 		if s := restclient.RequiredScope(e.Method, e.Route); s != "" {
 			ext["requiredScope"] = s

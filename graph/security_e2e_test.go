@@ -1,0 +1,85 @@
+package graph_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/workspacenet/facade/graph"
+	"github.com/workspacenet/facade/internal/testenv"
+)
+
+// manyResources selects n resource root fields, each with its own id: n
+// distinct upstream calls.
+func manyResources(n int) string {
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range n {
+		fmt.Fprintf(&b, " r%d: resource(id: \"00000000-0000-4000-8000-%012d\") { id }", i, i)
+	}
+	b.WriteString(" }")
+	return b.String()
+}
+
+// After the upstream answered 401 to one call of a request, the request's
+// other calls fail at once with the same error, unsent. The calls that can
+// reach the upstream are those that had passed the call hooks before the
+// first 401 came back; all of them were then in flight together, so there
+// are at most the per-request concurrency (loaders.Config.MaxConcurrency),
+// whatever the machine's speed. With 1, exactly one.
+func TestFailedCredentialsDoNotAmplify(t *testing.T) {
+	const fields = 20
+	for _, conc := range []int{1, 4} {
+		t.Run(fmt.Sprintf("concurrency %d", conc), func(t *testing.T) {
+			env := testenv.New(t, testenv.Options{GraphOpts: func(o *graph.Options) { o.Loaders.MaxConcurrency = conc }})
+			bad := testenv.Creds{Authorization: "Bearer garbage-" + strings.Repeat("x", 100), NetworkID: env.Manifest.NetworkID}
+			r := run(t, env, bad, manyResources(fields), nil)
+			if len(r.Errors) != fields {
+				t.Fatalf("want %d errors, got %d: %+v", fields, len(r.Errors), r.Errors)
+			}
+			for _, e := range r.Errors {
+				if e.Code() != "UNAUTHENTICATED" || e.Message != "the upstream service refused the credentials" {
+					t.Errorf("%s: %s %q", e.PathString(), e.Code(), e.Message)
+				}
+			}
+			m, n := env.Calls()
+			if n < 1 || n > int64(conc) {
+				t.Fatalf("%d upstream calls for one request with refused credentials, want 1..%d:\n%s", n, conc, testenv.FormatCalls(m))
+			}
+			if conc == 1 && n != 1 {
+				t.Fatalf("%d upstream calls, want exactly 1", n)
+			}
+		})
+	}
+}
+
+// Credential headers that cannot be right are refused before GraphQL: no
+// upstream call, 400 BAD_REQUEST.
+func TestCredentialHeadersRefused(t *testing.T) {
+	env := testenv.New(t, testenv.Options{})
+	good := env.Bearer()
+	for _, c := range []struct {
+		name  string
+		creds testenv.Creds
+	}{
+		{"huge Authorization", testenv.Creds{Authorization: "Bearer " + strings.Repeat("A", 900<<10), NetworkID: good.NetworkID}},
+		{"Authorization just above 4 KiB", testenv.Creds{Authorization: "Bearer " + strings.Repeat("A", 4<<10), NetworkID: good.NetworkID}},
+		{"huge service-network-id", testenv.Creds{Authorization: good.Authorization, NetworkID: strings.Repeat("a", 5<<10)}},
+		{"malformed service-network-id", testenv.Creds{Authorization: good.Authorization, NetworkID: "not-a-uuid"}},
+		{"service-network-id with a trailing garbage", testenv.Creds{Authorization: good.Authorization, NetworkID: good.NetworkID + "x"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := run(t, env, c.creds, manyResources(3), nil)
+			env.ExpectNoCalls(t)
+			if r.Status != 400 || len(r.Errors) != 1 || r.Errors[0].Code() != "BAD_REQUEST" {
+				t.Fatalf("status %d, errors %+v; want 400 BAD_REQUEST", r.Status, r.Errors)
+			}
+			if strings.Contains(r.Errors[0].Message, "AAAA") {
+				t.Errorf("the refusal echoes the header: %.100s", r.Errors[0].Message)
+			}
+		})
+	}
+	t.Run("the good credentials pass", func(t *testing.T) {
+		mustRun(t, env, good, `query($id: ID!) { resource(id: $id) { id } }`, map[string]any{"id": env.ID(t, "resource", 0)})
+	})
+}
