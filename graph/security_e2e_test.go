@@ -2,10 +2,12 @@ package graph_test
 
 import (
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 
 	"github.com/workspacenet/facade/graph"
+	"github.com/workspacenet/facade/internal/stack"
 	"github.com/workspacenet/facade/internal/testenv"
 )
 
@@ -82,4 +84,66 @@ func TestCredentialHeadersRefused(t *testing.T) {
 	t.Run("the good credentials pass", func(t *testing.T) {
 		mustRun(t, env, good, `query($id: ID!) { resource(id: $id) { id } }`, map[string]any{"id": env.ID(t, "resource", 0)})
 	})
+}
+
+// productionEnv starts the stack as -production does, logging to a buffer.
+func productionEnv(t *testing.T) (*testenv.Env, *testenv.LogBuffer) {
+	t.Helper()
+	logs := &testenv.LogBuffer{}
+	env := testenv.New(t, testenv.Options{
+		Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Config: func(c *stack.Config) { c.Production = true },
+	})
+	return env, logs
+}
+
+// In production no validation error suggests a name of the schema.
+func TestProductionSuggestsNoNames(t *testing.T) {
+	env, _ := productionEnv(t)
+	loc := env.ID(t, "location", 0)
+	for _, c := range []struct{ name, query string }{
+		{"field", `{ resourc(id: "` + loc + `") { id } }`},
+		{"argument", `{ resource(idd: "` + loc + `") { id } }`},
+		{"enum value", `{ transactions(locationId: "` + loc + `", status: SUCEEDED) { nodes { id } } }`},
+		{"input field", `{ transactions(locationId: "` + loc + `", createDate: {gtee: "2024-01-01T00:00:00Z"}) { nodes { id } } }`},
+		{"type", `query($s: TransactionStatuss) { transactions(locationId: "` + loc + `", status: $s) { nodes { id } } }`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := run(t, env, env.Bearer(), c.query, nil)
+			env.ExpectNoCalls(t)
+			if len(r.Errors) == 0 {
+				t.Fatalf("no error for %s", c.query)
+			}
+			for _, e := range r.Errors {
+				if e.Code() != "GRAPHQL_VALIDATION_FAILED" {
+					t.Errorf("code %s: %q", e.Code(), e.Message)
+				}
+				if strings.Contains(e.Message, "Did you mean") || strings.Contains(e.Message, "SUCCEEDED") {
+					t.Errorf("suggestion in production: %q", e.Message)
+				}
+			}
+		})
+	}
+}
+
+// In production an introspection probe is a coded client error, not an
+// internal error, and logs no ERROR line.
+func TestProductionIntrospectionIsClientError(t *testing.T) {
+	env, logs := productionEnv(t)
+	for _, q := range []string{`{ __schema { queryType { name } } }`, `{ __type(name: "Query") { name } }`, `{ t: __type(name: "Query") { name } __typename }`} {
+		for _, c := range []testenv.Creds{{}, env.Bearer()} {
+			r := run(t, env, c, q, nil)
+			env.ExpectNoCalls(t)
+			if len(r.Errors) != 1 || r.Errors[0].Code() != "INTROSPECTION_DISABLED" || r.Errors[0].Message != "introspection is disabled on this server" {
+				t.Fatalf("%s: errors %+v; want one INTROSPECTION_DISABLED", q, r.Errors)
+			}
+		}
+	}
+	d := mustRun(t, env, testenv.Creds{}, `{ __typename }`, nil)
+	if str(d, "__typename") != "Query" {
+		t.Errorf("__typename: %v", d)
+	}
+	if strings.Contains(logs.String(), `"level":"ERROR"`) {
+		t.Errorf("introspection probes logged errors:\n%s", logs.String())
+	}
 }

@@ -36,6 +36,8 @@ const (
 	PersistedQueryNotFound = "PERSISTED_QUERY_NOT_FOUND"
 	// OperationNotTrusted: with trusted documents, a free-form query, or a query that is not the document of its hash.
 	OperationNotTrusted = "OPERATION_NOT_TRUSTED"
+	// IntrospectionDisabled: a __schema or __type field on a server with introspection off (-production); the field is null, nothing is logged.
+	IntrospectionDisabled = "INTROSPECTION_DISABLED"
 	// Internal: a bug in the facade or a resolver panic: logged with detail, shown as "internal error".
 	Internal = "INTERNAL_SERVER_ERROR"
 	// ParseFailed: the document is not valid GraphQL (set by gqlgen, as its errcode.ParseFailed).

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -86,6 +87,20 @@ func Presenter(log *slog.Logger) graphql.ErrorPresenterFunc {
 		}
 		return out
 	}
+}
+
+// WithoutSuggestions removes the "Did you mean ...?" the GraphQL validator
+// appends to its messages (unknown fields, arguments, enum values, types,
+// input fields), which would reveal the schema's names when introspection is
+// off. gqlgen's own switch covers the field suggestions only.
+func WithoutSuggestions(e *gqlerror.Error) *gqlerror.Error {
+	if e == nil {
+		return nil
+	}
+	if i := strings.Index(e.Message, " Did you mean "); i >= 0 {
+		e.Message = e.Message[:i]
+	}
+	return e
 }
 
 // Recover turns a resolver panic into an INTERNAL_SERVER_ERROR for that field;
