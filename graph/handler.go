@@ -213,6 +213,9 @@ func NewHandler(o Options) http.Handler {
 			ctx = restclient.WithoutCacheReads(ctx)
 		}
 		ctx = context.WithValue(ctx, requestKey{}, req)
+		if req.hasCredentials && !isBearer(creds.Authorization) {
+			ctx = restclient.WithCallHooks(ctx, restclient.CallHooks{Before: refuseBearerOnly})
+		}
 		ctx = restclient.WithCallHooks(ctx, req.calls.Hooks())
 		if o.Budget != nil {
 			ctx = restclient.WithCallHooks(ctx, budgetHooks(o.Budget, creds.Identity()))
@@ -221,6 +224,21 @@ func NewHandler(o Options) http.Handler {
 		srv.ServeHTTP(w, r.WithContext(ctx))
 		entry.SetUpstreamCalls(req.calls.Count(), req.calls.CacheHits(), req.calls.Waited())
 	})
+}
+
+// isBearer reports whether an Authorization value is of the Bearer scheme.
+func isBearer(auth string) bool {
+	scheme, _, _ := strings.Cut(strings.TrimSpace(auth), " ")
+	return strings.EqualFold(scheme, "Bearer")
+}
+
+// refuseBearerOnly is the Before hook of requests whose credentials are not
+// Bearer: the operations the API accepts with Bearer only are refused unsent.
+func refuseBearerOnly(_ context.Context, cs restclient.CallStart) error {
+	if op, ok := restclient.LookupOperation(cs.Method, cs.Route); ok && op.BearerOnly {
+		return &gqlerr.BearerRequired{Method: cs.Method, Route: cs.Route}
+	}
+	return nil
 }
 
 // noCache reports whether the request asks not to be answered from caches

@@ -9,6 +9,7 @@ import (
 	"github.com/workspacenet/facade/graph"
 	"github.com/workspacenet/facade/internal/stack"
 	"github.com/workspacenet/facade/internal/testenv"
+	"github.com/workspacenet/facade/restserver/hooks"
 )
 
 // manyResources selects n resource root fields, each with its own id: n
@@ -145,5 +146,82 @@ func TestProductionIntrospectionIsClientError(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), `"level":"ERROR"`) {
 		t.Errorf("introspection probes logged errors:\n%s", logs.String())
+	}
+}
+
+// A Bearer token sent with another network's service-network-id is a
+// network mismatch, not a missing scope.
+func TestNetworkMismatchIsNotMissingScope(t *testing.T) {
+	env := testenv.New(t, testenv.Options{})
+	mismatch := testenv.Creds{Authorization: env.Bearer().Authorization, NetworkID: env.Manifest.OtherNetworks[0].NetworkID}
+	r := run(t, env, mismatch, `query($id: ID!) { resource(id: $id) { id } }`, map[string]any{"id": env.ID(t, "resource", 0)})
+	e := expectErr(t, r, "FORBIDDEN")
+	expectCalls(t, env, calls{rGetResource: 1})
+	if _, ok := e.Extensions["requiredScope"]; ok {
+		t.Errorf("a network mismatch reported as a missing scope: %+v", e)
+	}
+	if !strings.Contains(e.Message, "do not belong to the network") || strings.Contains(e.Message, "scope") {
+		t.Errorf("message %q", e.Message)
+	}
+	// A real missing scope still names it.
+	r = run(t, env, env.ReadOnly(), `query($id: ID!) { product(id: $id) { id } }`, map[string]any{"id": env.ID(t, "product", 0)})
+	if e := expectErr(t, r, "FORBIDDEN"); e.Extensions["requiredScope"] != "shop" {
+		t.Errorf("missing scope: %+v", e)
+	}
+}
+
+// createVisit and createPost accept Bearer only: Basic credentials are
+// refused by the facade, unsent, saying Bearer is required.
+func TestBearerOnlyMutationsWithBasic(t *testing.T) {
+	env := testenv.New(t, testenv.Options{})
+	loc := env.ID(t, "location", 0)
+	for _, c := range []struct{ name, query string }{
+		{"createVisit", `mutation($l: ID!) { createVisit(input: {date: "2030-04-01T09:00:00Z", locationRef: $l, visitor: {email: "ada@example.com", name: "Ada", surname: "Lovelace"}}) { visit { id } } }`},
+		{"createPost", `mutation($l: ID!) { createPost(input: {locationRef: $l, text: "hi"}) { post { id } } }`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := run(t, env, env.Basic(), c.query, map[string]any{"l": loc})
+			e := expectErr(t, r, "UNAUTHENTICATED")
+			env.ExpectNoCalls(t)
+			if !strings.Contains(e.Message, "Bearer authentication only") || strings.Contains(e.Message, "refused the credentials") {
+				t.Errorf("message %q", e.Message)
+			}
+			if e.PathString() != c.name {
+				t.Errorf("path %q", e.PathString())
+			}
+		})
+	}
+	// Basic still works where the API accepts it.
+	mustRun(t, env, env.Basic(), `query($id: ID!) { resource(id: $id) { id } }`, map[string]any{"id": env.ID(t, "resource", 0)})
+}
+
+// A write whose request reached the upstream but whose answer was lost has
+// an unknown outcome: OUTCOME_UNKNOWN, not "could not be reached".
+func TestWriteWithLostAnswerIsOutcomeUnknown(t *testing.T) {
+	env := testenv.New(t, testenv.Options{})
+	loc := env.ID(t, "location", 0)
+	for _, kind := range []hooks.FaultKind{hooks.FaultReset, hooks.FaultTruncated} {
+		t.Run(string(kind), func(t *testing.T) {
+			env.Hooks().ClearFaults()
+			env.Hooks().SetFault(rCreatePost, hooks.Fault{Kind: kind, Rate: 1})
+			env.Hooks().SetFault(rGetResource, hooks.Fault{Kind: kind, Rate: 1})
+			r := run(t, env, env.Bearer(), `mutation($l: ID!) { createPost(input: {locationRef: $l, text: "lost"}) { post { id } } }`, map[string]any{"l": loc})
+			e := expectErr(t, r, "OUTCOME_UNKNOWN")
+			expectCalls(t, env, calls{rCreatePost: 1})
+			if strings.Contains(e.Message, "could not be reached") || !strings.Contains(e.Message, "may or may not have been applied") {
+				t.Errorf("message %q", e.Message)
+			}
+			if up, _ := e.Extensions["upstream"].(map[string]any); up["method"] != "POST" || up["path"] != "/feed/posts/v1" {
+				t.Errorf("extensions.upstream = %v", e.Extensions["upstream"])
+			}
+			// A PUT too.
+			env.Hooks().SetFault(rUpdatePost, hooks.Fault{Kind: kind, Rate: 1})
+			r = run(t, env, env.Bearer(), `mutation { updatePost(id: "00000000-0000-4000-8000-000000000001", input: {text: "lost"}) { post { id } } }`, nil)
+			expectErr(t, r, "OUTCOME_UNKNOWN")
+			expectCalls(t, env, calls{rUpdatePost: 1})
+			// A read that failed the same way is only unavailable: it can be repeated.
+			r = run(t, env, env.Bearer(), `query($id: ID!) { resource(id: $id) { id } }`, map[string]any{"id": env.ID(t, "resource", 0)})
+			expectErr(t, r, "UPSTREAM_UNAVAILABLE")
+		})
 	}
 }

@@ -8,9 +8,9 @@
 package errcode
 
 const (
-	// Unauthenticated: the request carries no credentials, or the upstream answered 401 (to this call, or to an earlier call of the request: the rest are not sent).
+	// Unauthenticated: the request carries no credentials, Basic credentials for a Bearer-only operation, or the upstream answered 401 (to this call, or to an earlier call of the request: the rest are not sent).
 	Unauthenticated = "UNAUTHENTICATED"
-	// Forbidden: the upstream answered 403; extensions.requiredScope names the scope the operation needs.
+	// Forbidden: the upstream answered 403; extensions.requiredScope names the scope the operation needs, absent when the token is not of the service-network-id's network.
 	Forbidden = "FORBIDDEN"
 	// NotFound: the upstream answered 404 (unknown id, or a record of another network).
 	NotFound = "NOT_FOUND"
@@ -22,6 +22,8 @@ const (
 	RateLimited = "RATE_LIMITED"
 	// UpstreamUnavailable: a 5xx, timeout, refused or reset connection, open circuit breaker or unreadable upstream response.
 	UpstreamUnavailable = "UPSTREAM_UNAVAILABLE"
+	// OutcomeUnknown: a write (POST, PUT) was sent but its answer was lost (connection reset, body cut short, timeout): it may or may not have been applied.
+	OutcomeUnknown = "OUTCOME_UNKNOWN"
 	// QueryTooComplex: the operation exceeds a limit of graph/limits, checked before it runs (HTTP 422, no upstream call).
 	QueryTooComplex = "QUERY_TOO_COMPLEX"
 	// RequestLimitExceeded: the request reached its cap of upstream calls; the fields that needed more are null, the rest of the data arrives.

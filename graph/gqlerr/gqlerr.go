@@ -127,6 +127,7 @@ func classify(err error) (code, msg string, ext map[string]any) {
 		decErr  *restclient.DecodeError
 		limErr  *calls.LimitError
 		refErr  *calls.CredentialsRefusedError
+		bearErr *BearerRequired
 		openErr *restclient.CircuitOpenError
 		budErr  *budget.Error
 	)
@@ -138,6 +139,9 @@ func classify(err error) (code, msg string, ext map[string]any) {
 	case errors.As(err, &refErr):
 		// An earlier call of the request was answered 401: this one was not sent.
 		return errcode.Unauthenticated, msgRefused, nil
+	case errors.As(err, &bearErr):
+		return errcode.Unauthenticated, "this operation accepts Bearer authentication only: send Authorization: Bearer <token> with service-network-id; not called",
+			map[string]any{"upstream": upstream(bearErr.Method, bearErr.Route, 0)}
 	case errors.As(err, &limErr):
 		return errcode.RequestLimitExceeded, limErr.Error(), map[string]any{"maximum": limErr.Max}
 	case errors.As(err, &budErr):
@@ -158,6 +162,9 @@ func classify(err error) (code, msg string, ext map[string]any) {
 	case errors.As(err, &decErr):
 		return errcode.UpstreamUnavailable, "the upstream service sent a response that could not be read",
 			map[string]any{"upstream": upstream(decErr.Method, decErr.Route, 0)}
+	case errors.As(err, &trErr) && trErr.OutcomeUnknown():
+		return errcode.OutcomeUnknown, "the request was sent to the upstream service but its answer was lost: it may or may not have been applied; check before repeating it",
+			map[string]any{"upstream": upstream(trErr.Method, trErr.Route, 0)}
 	case errors.As(err, &trErr):
 		msg := "the upstream service could not be reached"
 		if trErr.Timeout() {
@@ -183,6 +190,8 @@ func classifyResponse(e *restclient.ErrorResponse) (string, string, map[string]a
 	switch {
 	case e.StatusCode == 401:
 		return errcode.Unauthenticated, msgRefused, ext
+	case e.StatusCode == 403 && networkMismatch(e):
+		return errcode.Forbidden, "the credentials do not belong to the network named by the service-network-id header", ext
 	case e.StatusCode == 403:
 		if s := restclient.RequiredScope(e.Method, e.Route); s != "" {
 			ext["requiredScope"] = s
@@ -203,6 +212,22 @@ func classifyResponse(e *restclient.ErrorResponse) (string, string, map[string]a
 		return errcode.UpstreamUnavailable, fmt.Sprintf("the upstream service failed (%d)", e.StatusCode), ext
 	}
 	return errcode.UpstreamUnavailable, fmt.Sprintf("unexpected upstream status %d", e.StatusCode), ext
+}
+
+// networkMismatch reports whether a 403 says the credentials are not those
+// of the service-network-id's network (the service names the header in its
+// message), rather than that they lack a scope.
+func networkMismatch(e *restclient.ErrorResponse) bool {
+	return strings.HasPrefix(strings.ToLower(e.Message), "service-network-id")
+}
+
+// BearerRequired refuses, before any upstream call, an operation the API
+// accepts with Bearer authentication only when the request's credentials
+// are of another scheme.
+type BearerRequired struct{ Method, Route string }
+
+func (e *BearerRequired) Error() string {
+	return e.Method + " " + e.Route + " accepts Bearer authentication only"
 }
 
 // retryAfter renders a wait as whole seconds, rounded up (at least 1).
