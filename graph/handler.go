@@ -18,6 +18,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/workspacenet/facade/graph/calls"
+	"github.com/workspacenet/facade/graph/errcode"
 	"github.com/workspacenet/facade/graph/generated"
 	"github.com/workspacenet/facade/graph/gqlerr"
 	"github.com/workspacenet/facade/graph/guard"
@@ -144,9 +145,16 @@ func NewHandler(o Options) http.Handler {
 	srv.Use(limits.New(o.Limits))
 	present := gqlerr.Presenter(o.Logger)
 	srv.SetErrorPresenter(func(ctx context.Context, err error) *gqlerror.Error {
-		return limits.TokenLimit(present(ctx, err), o.Limits.MaxTokens)
+		e := limits.TokenLimit(present(ctx, err), o.Limits.MaxTokens)
+		if o.DisableSuggestions {
+			e = gqlerr.WithoutSuggestions(e)
+		}
+		return e
 	})
 	srv.SetRecoverFunc(gqlerr.Recover(o.Logger))
+	if !o.Introspection {
+		srv.AroundRootFields(refuseIntrospection)
+	}
 	srv.AroundRootFields(requireCredentials)
 	for _, x := range o.Extensions {
 		srv.Use(x)
@@ -161,6 +169,10 @@ func NewHandler(o Options) http.Handler {
 				refuse(w, entry, ref)
 				return
 			}
+		}
+		if ref := guard.CredentialHeaders(r); ref != nil {
+			refuse(w, entry, ref)
+			return
 		}
 		if r.Method == http.MethodPost {
 			body, ref := guard.ReadBody(w, r, o.MaxBodyBytes)
@@ -201,6 +213,9 @@ func NewHandler(o Options) http.Handler {
 			ctx = restclient.WithoutCacheReads(ctx)
 		}
 		ctx = context.WithValue(ctx, requestKey{}, req)
+		if req.hasCredentials && !isBearer(creds.Authorization) {
+			ctx = restclient.WithCallHooks(ctx, restclient.CallHooks{Before: refuseBearerOnly})
+		}
 		ctx = restclient.WithCallHooks(ctx, req.calls.Hooks())
 		if o.Budget != nil {
 			ctx = restclient.WithCallHooks(ctx, budgetHooks(o.Budget, creds.Identity()))
@@ -209,6 +224,21 @@ func NewHandler(o Options) http.Handler {
 		srv.ServeHTTP(w, r.WithContext(ctx))
 		entry.SetUpstreamCalls(req.calls.Count(), req.calls.CacheHits(), req.calls.Waited())
 	})
+}
+
+// isBearer reports whether an Authorization value is of the Bearer scheme.
+func isBearer(auth string) bool {
+	scheme, _, _ := strings.Cut(strings.TrimSpace(auth), " ")
+	return strings.EqualFold(scheme, "Bearer")
+}
+
+// refuseBearerOnly is the Before hook of requests whose credentials are not
+// Bearer: the operations the API accepts with Bearer only are refused unsent.
+func refuseBearerOnly(_ context.Context, cs restclient.CallStart) error {
+	if op, ok := restclient.LookupOperation(cs.Method, cs.Route); ok && op.BearerOnly {
+		return &gqlerr.BearerRequired{Method: cs.Method, Route: cs.Route}
+	}
+	return nil
 }
 
 // noCache reports whether the request asks not to be answered from caches
@@ -286,6 +316,20 @@ func requireCredentials(ctx context.Context, next graphql.RootResolver) graphql.
 		// The root field context has no field path yet: name the field so the
 		// error sits on it, as every other field error does.
 		graphql.AddError(ctx, &gqlerror.Error{Err: gqlerr.ErrNoCredentials, Path: ast.Path{ast.PathName(rc.Field.Alias)}})
+		return graphql.Null
+	}
+	return next(ctx)
+}
+
+// refuseIntrospection answers __schema and __type with
+// INTROSPECTION_DISABLED (a client error, not logged) when introspection is
+// off; __typename still works.
+func refuseIntrospection(ctx context.Context, next graphql.RootResolver) graphql.Marshaler {
+	if rc := graphql.GetRootFieldContext(ctx); rc != nil && (rc.Field.Name == "__schema" || rc.Field.Name == "__type") {
+		graphql.AddError(ctx, &gqlerror.Error{
+			Err:  &gqlerr.Coded{Code: errcode.IntrospectionDisabled, Message: "introspection is disabled on this server"},
+			Path: ast.Path{ast.PathName(rc.Field.Alias)},
+		})
 		return graphql.Null
 	}
 	return next(ctx)

@@ -32,8 +32,10 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/workspacenet/facade/internal/clock"
@@ -596,6 +598,14 @@ func (c *Client) attempt(ctx context.Context, rc call, target string, payload []
 	if payload != nil {
 		body = bytes.NewReader(payload)
 	}
+	// wrote turns true once the whole request is on the wire: from then on
+	// the upstream may have acted on it, whatever happens to the answer.
+	var wrote atomic.Bool
+	actx = httptrace.WithClientTrace(actx, &httptrace.ClientTrace{WroteRequest: func(i httptrace.WroteRequestInfo) {
+		if i.Err == nil {
+			wrote.Store(true)
+		}
+	}})
 	req, err := http.NewRequestWithContext(actx, rc.method, target, body)
 	if err != nil {
 		return nil, nil, fmt.Errorf("restclient: %s %s: invalid request", rc.method, rc.route)
@@ -617,7 +627,9 @@ func (c *Client) attempt(ctx context.Context, rc call, target string, payload []
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
 		}
-		return nil, nil, newTransportError(rc.method, rc.route, err)
+		te := newTransportError(rc.method, rc.route, err)
+		te.Sent = wrote.Load()
+		return nil, nil, te
 	}
 	defer func() {
 		// Drain a little so the connection can be reused.
@@ -635,7 +647,9 @@ func (c *Client) attempt(ctx context.Context, rc call, target string, payload []
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
 		}
-		return nil, nil, newTransportError(rc.method, rc.route, err)
+		te := newTransportError(rc.method, rc.route, err)
+		te.Sent, te.Answered = true, true
+		return nil, nil, te
 	}
 	if len(data) > maxResponseBody {
 		return hr, nil, &DecodeError{Method: rc.method, Route: rc.route, Err: fmt.Errorf("body exceeds %d bytes", maxResponseBody)}

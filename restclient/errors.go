@@ -188,6 +188,18 @@ func redactErr(err error, secrets []string) error {
 type TransportError struct {
 	Method, Route string
 	Err           error
+	// Sent: the whole request was written before the failure, so the
+	// upstream may have received it and acted on it.
+	Sent bool
+	// Answered: the status line and headers arrived; the body was cut short.
+	Answered bool
+}
+
+// OutcomeUnknown reports whether e ended a write (anything but GET and HEAD)
+// that was sent: the upstream may or may not have applied it, and repeating
+// it blindly may apply it twice.
+func (e *TransportError) OutcomeUnknown() bool {
+	return e.Sent && e.Method != http.MethodGet && e.Method != http.MethodHead
 }
 
 // Error names the call and the cause, never the URL or its query.

@@ -50,6 +50,18 @@ type Collector struct {
 	reserved int
 	waited   time.Duration
 	hits     int
+	refused  *CredentialsRefusedError // set by the first 401
+}
+
+// CredentialsRefusedError refuses a call once the upstream has answered 401
+// to an earlier call of the same request: the credentials are the same, so
+// the answer would be too (and a bad header is not sent again and again).
+type CredentialsRefusedError struct {
+	Method, Route string // the call the upstream answered 401
+}
+
+func (e *CredentialsRefusedError) Error() string {
+	return "the upstream service refused this request's credentials on " + e.Method + " " + e.Route + "; not called"
 }
 
 // LimitError refuses a call once the request's cap is reached.
@@ -66,11 +78,15 @@ func (c *Collector) Hooks() restclient.CallHooks {
 	return restclient.CallHooks{Before: c.reserve, After: c.observe}
 }
 
-// reserve counts one call about to be made and refuses it with a
-// *LimitError, without counting it, once the request's cap is reached.
+// reserve counts one call about to be made. It refuses it, without counting
+// it, with a *CredentialsRefusedError once an earlier call of the request was
+// answered 401, and with a *LimitError once the request's cap is reached.
 func (c *Collector) reserve(context.Context, restclient.CallStart) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.refused != nil {
+		return c.refused
+	}
 	if c.Max > 0 && c.reserved >= c.Max {
 		return &LimitError{Max: c.Max}
 	}
@@ -78,10 +94,13 @@ func (c *Collector) reserve(context.Context, restclient.CallStart) error {
 	return nil
 }
 
-// observe records a call that ended.
+// observe records a call that ended, and the first 401 of the request.
 func (c *Collector) observe(_ context.Context, info restclient.CallInfo) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.refused == nil && restclient.IsUnauthorized(info.Err) {
+		c.refused = &CredentialsRefusedError{Method: info.Method, Route: info.Route}
+	}
 	c.calls = append(c.calls, Call{
 		Method:      info.Method,
 		Path:        info.Route,

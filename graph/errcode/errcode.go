@@ -8,9 +8,9 @@
 package errcode
 
 const (
-	// Unauthenticated: the request carries no credentials, or the upstream answered 401.
+	// Unauthenticated: the request carries no credentials, Basic credentials for a Bearer-only operation, or the upstream answered 401 (to this call, or to an earlier call of the request: the rest are not sent).
 	Unauthenticated = "UNAUTHENTICATED"
-	// Forbidden: the upstream answered 403; extensions.requiredScope names the scope the operation needs.
+	// Forbidden: the upstream answered 403; extensions.requiredScope names the scope the operation needs, absent when the token is not of the service-network-id's network.
 	Forbidden = "FORBIDDEN"
 	// NotFound: the upstream answered 404 (unknown id, or a record of another network).
 	NotFound = "NOT_FOUND"
@@ -22,13 +22,15 @@ const (
 	RateLimited = "RATE_LIMITED"
 	// UpstreamUnavailable: a 5xx, timeout, refused or reset connection, open circuit breaker or unreadable upstream response.
 	UpstreamUnavailable = "UPSTREAM_UNAVAILABLE"
+	// OutcomeUnknown: a write (POST, PUT) was sent but its answer was lost (connection reset, body cut short, timeout): it may or may not have been applied.
+	OutcomeUnknown = "OUTCOME_UNKNOWN"
 	// QueryTooComplex: the operation exceeds a limit of graph/limits, checked before it runs (HTTP 422, no upstream call).
 	QueryTooComplex = "QUERY_TOO_COMPLEX"
 	// RequestLimitExceeded: the request reached its cap of upstream calls; the fields that needed more are null, the rest of the data arrives.
 	RequestLimitExceeded = "REQUEST_LIMIT_EXCEEDED"
 	// CSRFPrevented: HTTP 400 refusal of a GET or non-JSON POST that carries no preflight-forcing header.
 	CSRFPrevented = "CSRF_PREVENTED"
-	// BadRequest: HTTP 400 refusal of a body that is not one JSON request object, and the code of gqlgen request errors that carry none.
+	// BadRequest: HTTP 400 refusal of a body that is not one JSON request object or of credential headers that cannot be right (above 4 KiB, a service-network-id that is not a uuid), and the code of gqlgen request errors that carry none.
 	BadRequest = "BAD_REQUEST"
 	// RequestTooLarge: HTTP 413 refusal of a body larger than the limit.
 	RequestTooLarge = "REQUEST_TOO_LARGE"
@@ -36,6 +38,8 @@ const (
 	PersistedQueryNotFound = "PERSISTED_QUERY_NOT_FOUND"
 	// OperationNotTrusted: with trusted documents, a free-form query, or a query that is not the document of its hash.
 	OperationNotTrusted = "OPERATION_NOT_TRUSTED"
+	// IntrospectionDisabled: a __schema or __type field on a server with introspection off (-production); the field is null, nothing is logged.
+	IntrospectionDisabled = "INTROSPECTION_DISABLED"
 	// Internal: a bug in the facade or a resolver panic: logged with detail, shown as "internal error".
 	Internal = "INTERNAL_SERVER_ERROR"
 	// ParseFailed: the document is not valid GraphQL (set by gqlgen, as its errcode.ParseFailed).

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -88,6 +89,20 @@ func Presenter(log *slog.Logger) graphql.ErrorPresenterFunc {
 	}
 }
 
+// WithoutSuggestions removes the "Did you mean ...?" the GraphQL validator
+// appends to its messages (unknown fields, arguments, enum values, types,
+// input fields), which would reveal the schema's names when introspection is
+// off. gqlgen's own switch covers the field suggestions only.
+func WithoutSuggestions(e *gqlerror.Error) *gqlerror.Error {
+	if e == nil {
+		return nil
+	}
+	if i := strings.Index(e.Message, " Did you mean "); i >= 0 {
+		e.Message = e.Message[:i]
+	}
+	return e
+}
+
 // Recover turns a resolver panic into an INTERNAL_SERVER_ERROR for that field;
 // the panic value and stack are logged, never returned.
 func Recover(log *slog.Logger) graphql.RecoverFunc {
@@ -111,6 +126,8 @@ func classify(err error) (code, msg string, ext map[string]any) {
 		trErr   *restclient.TransportError
 		decErr  *restclient.DecodeError
 		limErr  *calls.LimitError
+		refErr  *calls.CredentialsRefusedError
+		bearErr *BearerRequired
 		openErr *restclient.CircuitOpenError
 		budErr  *budget.Error
 	)
@@ -119,6 +136,12 @@ func classify(err error) (code, msg string, ext map[string]any) {
 		return errcode.BadUserInput, inErr.Error(), map[string]any{"field": inErr.Field}
 	case errors.As(err, &coded):
 		return coded.Code, coded.Message, coded.Ext
+	case errors.As(err, &refErr):
+		// An earlier call of the request was answered 401: this one was not sent.
+		return errcode.Unauthenticated, msgRefused, nil
+	case errors.As(err, &bearErr):
+		return errcode.Unauthenticated, "this operation accepts Bearer authentication only: send Authorization: Bearer <token> with service-network-id; not called",
+			map[string]any{"upstream": upstream(bearErr.Method, bearErr.Route, 0)}
 	case errors.As(err, &limErr):
 		return errcode.RequestLimitExceeded, limErr.Error(), map[string]any{"maximum": limErr.Max}
 	case errors.As(err, &budErr):
@@ -139,6 +162,9 @@ func classify(err error) (code, msg string, ext map[string]any) {
 	case errors.As(err, &decErr):
 		return errcode.UpstreamUnavailable, "the upstream service sent a response that could not be read",
 			map[string]any{"upstream": upstream(decErr.Method, decErr.Route, 0)}
+	case errors.As(err, &trErr) && trErr.OutcomeUnknown():
+		return errcode.OutcomeUnknown, "the request was sent to the upstream service but its answer was lost: it may or may not have been applied; check before repeating it",
+			map[string]any{"upstream": upstream(trErr.Method, trErr.Route, 0)}
 	case errors.As(err, &trErr):
 		msg := "the upstream service could not be reached"
 		if trErr.Timeout() {
@@ -153,6 +179,8 @@ func classify(err error) (code, msg string, ext map[string]any) {
 	return errcode.Internal, "internal error", nil
 }
 
+const msgRefused = "the upstream service refused the credentials"
+
 // classifyResponse maps an upstream HTTP error. Upstream messages are passed
 // on for client errors (they describe the caller's input or rights) and never
 // for server errors.
@@ -161,7 +189,9 @@ func classifyResponse(e *restclient.ErrorResponse) (string, string, map[string]a
 	detail := e.Message
 	switch {
 	case e.StatusCode == 401:
-		return errcode.Unauthenticated, "the upstream service refused the credentials", ext
+		return errcode.Unauthenticated, msgRefused, ext
+	case e.StatusCode == 403 && networkMismatch(e):
+		return errcode.Forbidden, "the credentials do not belong to the network named by the service-network-id header", ext
 	case e.StatusCode == 403:
 		if s := restclient.RequiredScope(e.Method, e.Route); s != "" {
 			ext["requiredScope"] = s
@@ -182,6 +212,22 @@ func classifyResponse(e *restclient.ErrorResponse) (string, string, map[string]a
 		return errcode.UpstreamUnavailable, fmt.Sprintf("the upstream service failed (%d)", e.StatusCode), ext
 	}
 	return errcode.UpstreamUnavailable, fmt.Sprintf("unexpected upstream status %d", e.StatusCode), ext
+}
+
+// networkMismatch reports whether a 403 says the credentials are not those
+// of the service-network-id's network (the service names the header in its
+// message), rather than that they lack a scope.
+func networkMismatch(e *restclient.ErrorResponse) bool {
+	return strings.HasPrefix(strings.ToLower(e.Message), "service-network-id")
+}
+
+// BearerRequired refuses, before any upstream call, an operation the API
+// accepts with Bearer authentication only when the request's credentials
+// are of another scheme.
+type BearerRequired struct{ Method, Route string }
+
+func (e *BearerRequired) Error() string {
+	return e.Method + " " + e.Route + " accepts Bearer authentication only"
 }
 
 // retryAfter renders a wait as whole seconds, rounded up (at least 1).

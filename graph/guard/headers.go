@@ -1,0 +1,37 @@
+package guard
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/workspacenet/facade/graph/errcode"
+	"github.com/workspacenet/facade/internal/ids"
+)
+
+// MaxCredentialHeaderBytes bounds the Authorization and service-network-id
+// headers: real credentials are far shorter, and whatever the facade accepts
+// it forwards on every upstream call of the request.
+const MaxCredentialHeaderBytes = 4 << 10
+
+// CredentialHeaders refuses, with 400 BAD_REQUEST, a request whose
+// Authorization or service-network-id header is longer than
+// MaxCredentialHeaderBytes (all its values together), or whose
+// service-network-id is not a uuid: such credentials cannot be right, so no
+// upstream call is made with them.
+func CredentialHeaders(r *http.Request) *Refusal {
+	for _, name := range []string{"Authorization", "service-network-id"} {
+		n := 0
+		for _, v := range r.Header.Values(name) {
+			n += len(v)
+		}
+		if n > MaxCredentialHeaderBytes {
+			return &Refusal{Status: http.StatusBadRequest, Code: errcode.BadRequest,
+				Message: "the " + name + " header is longer than 4 KiB; no credentials are that long"}
+		}
+	}
+	if v := strings.TrimSpace(r.Header.Get("service-network-id")); v != "" && !ids.IsUUID(v) {
+		return &Refusal{Status: http.StatusBadRequest, Code: errcode.BadRequest,
+			Message: "the service-network-id header must be a uuid"}
+	}
+	return nil
+}
