@@ -30,6 +30,10 @@ const cursorPage = `query($l: ID!, $first: Int, $after: String) {
   }
 }`
 
+// jsonKey is a JSON object key, as in {"t":"..."}: random bytes practically
+// never hold one.
+var jsonKey = regexp.MustCompile(`"[A-Za-z_]{1,16}"\s*:`)
+
 func newSecret() []byte {
 	b := make([]byte, 32)
 	_, _ = rand.Read(b)
@@ -103,7 +107,7 @@ func TestCursorsRevealNothing(t *testing.T) {
 			}
 		}
 		for _, l := range layers {
-			if json.Valid([]byte(l)) || strings.Contains(l, `{"`) || strings.Contains(l, `":`) {
+			if json.Valid([]byte(l)) || jsonKey.MatchString(l) {
 				t.Fatalf("cursor %s decodes to readable JSON: %q", c, l)
 			}
 			if uuidRE.MatchString(l) || strings.Contains(l, loc) || strings.Contains(l, creds.NetworkID) {
