@@ -24,6 +24,7 @@ import (
 	"github.com/workspacenet/facade/graph/guard"
 	"github.com/workspacenet/facade/graph/limits"
 	"github.com/workspacenet/facade/graph/loaders"
+	"github.com/workspacenet/facade/graph/paging"
 	"github.com/workspacenet/facade/graph/trusted"
 	"github.com/workspacenet/facade/internal/accesslog"
 	"github.com/workspacenet/facade/internal/budget"
@@ -60,6 +61,12 @@ type Options struct {
 	// ServerCredentials, when set, are used for requests that carry no
 	// Authorization header (server-to-server use).
 	ServerCredentials *restclient.Credentials
+	// CursorSecret keys the connections' cursors (graph/paging: AES-256-GCM
+	// under an HKDF-derived key), so clients can neither read nor forge
+	// them. Replicas must share it, or one replica's cursors are refused by
+	// another (internal/stack sets it from FACADE_SECRET). Empty: a random
+	// secret for this handler.
+	CursorSecret []byte
 	// RequestTimeout bounds each GraphQL request; every upstream call made for
 	// it inherits the deadline. 0: no deadline.
 	RequestTimeout time.Duration
@@ -123,7 +130,7 @@ func NewHandler(o Options) http.Handler {
 	}
 	o.Logger = slog.New(accesslog.Handler(o.Logger.Handler()))
 
-	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: &Resolver{client: o.Client, cache: o.Cache, log: o.Logger}}))
+	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: &Resolver{client: o.Client, cache: o.Cache, log: o.Logger, cursors: paging.NewCodec(o.CursorSecret)}}))
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})

@@ -15,20 +15,20 @@ import (
 // Query or from a Location or Invoice: same arguments, same validation, same
 // Source, so identical pages asked twice in a request are fetched once.
 
-func creditNoteConnection(ctx context.Context, invoiceID, locationID string, first *int, after *string) (*model.CreditNoteConnection, error) {
+func creditNoteConnection(ctx context.Context, cursors *paging.Codec, invoiceID, locationID string, first *int, after *string) (*model.CreditNoteConnection, error) {
 	if invoiceID == "" && locationID == "" {
 		return nil, gqlerr.Input("invoiceId", "one of invoiceId and locationId is required")
 	}
 	opts := restclient.CreditNoteListOptions{InvoiceRef: invoiceID, LocationRef: locationID}
 	scope := paging.Scope("creditNotes", invoiceID, locationID)
-	return connection(ctx, scope, first, after, func(ctx context.Context, token string, limit int) (*paging.Page[restclient.CreditNote], error) {
+	return connection(ctx, cursors, scope, first, after, func(ctx context.Context, token string, limit int) (*paging.Page[restclient.CreditNote], error) {
 		o := opts
 		o.ListOptions = restclient.ListOptions{Limit: limit, NextPageToken: token}
 		return loaders.For(ctx).CreditNotes(ctx, o)
 	}, newCreditNoteEdge, newCreditNoteConnection)
 }
 
-func transactionConnection(ctx context.Context, locationID string, status *restclient.TransactionStatus, typ *restclient.TransactionType, createDate *model.DateRangeInput, first *int, after *string) (*model.TransactionConnection, error) {
+func transactionConnection(ctx context.Context, cursors *paging.Codec, locationID string, status *restclient.TransactionStatus, typ *restclient.TransactionType, createDate *model.DateRangeInput, first *int, after *string) (*model.TransactionConnection, error) {
 	dates, err := dateRange(createDate)
 	if err != nil {
 		return nil, err
@@ -41,14 +41,14 @@ func transactionConnection(ctx context.Context, locationID string, status *restc
 		opts.Type = *typ
 	}
 	scope := paging.Scope("transactions", locationID, string(opts.Status), string(opts.Type), scopeTime(dates.GTE), scopeTime(dates.LTE))
-	return connection(ctx, scope, first, after, func(ctx context.Context, token string, limit int) (*paging.Page[restclient.Transaction], error) {
+	return connection(ctx, cursors, scope, first, after, func(ctx context.Context, token string, limit int) (*paging.Page[restclient.Transaction], error) {
 		o := opts
 		o.ListOptions = restclient.ListOptions{Limit: limit, NextPageToken: token}
 		return loaders.For(ctx).Transactions(ctx, o)
 	}, newTransactionEdge, newTransactionConnection)
 }
 
-func orderConnection(ctx context.Context, locationID string, status *restclient.OrderStatus, createDate *model.DateRangeInput, first *int, after *string) (*model.OrderConnection, error) {
+func orderConnection(ctx context.Context, cursors *paging.Codec, locationID string, status *restclient.OrderStatus, createDate *model.DateRangeInput, first *int, after *string) (*model.OrderConnection, error) {
 	dates, err := dateRange(createDate)
 	if err != nil {
 		return nil, err
@@ -58,20 +58,20 @@ func orderConnection(ctx context.Context, locationID string, status *restclient.
 		opts.Status = *status
 	}
 	scope := paging.Scope("orders", locationID, string(opts.Status), scopeTime(dates.GTE), scopeTime(dates.LTE))
-	return connection(ctx, scope, first, after, func(ctx context.Context, token string, limit int) (*paging.Page[restclient.Order], error) {
+	return connection(ctx, cursors, scope, first, after, func(ctx context.Context, token string, limit int) (*paging.Page[restclient.Order], error) {
 		o := opts
 		o.ListOptions = restclient.ListOptions{Limit: limit, NextPageToken: token}
 		return loaders.For(ctx).Orders(ctx, o)
 	}, newOrderEdge, newOrderConnection)
 }
 
-func redemptionConnection(ctx context.Context, couponID, promocodeID string, first *int, after *string) (*model.RedemptionConnection, error) {
+func redemptionConnection(ctx context.Context, cursors *paging.Codec, couponID, promocodeID string, first *int, after *string) (*model.RedemptionConnection, error) {
 	if couponID == "" && promocodeID == "" {
 		return nil, gqlerr.Input("couponId", "one of couponId and promocodeId is required")
 	}
 	opts := restclient.RedemptionListOptions{CouponRef: couponID, PromocodeRef: promocodeID}
 	scope := paging.Scope("redemptions", couponID, promocodeID)
-	return connection(ctx, scope, first, after, func(ctx context.Context, token string, limit int) (*paging.Page[restclient.Redemption], error) {
+	return connection(ctx, cursors, scope, first, after, func(ctx context.Context, token string, limit int) (*paging.Page[restclient.Redemption], error) {
 		o := opts
 		o.ListOptions = restclient.ListOptions{Limit: limit, NextPageToken: token}
 		return loaders.For(ctx).Redemptions(ctx, o)
@@ -79,11 +79,11 @@ func redemptionConnection(ctx context.Context, couponID, promocodeID string, fir
 }
 
 // connection serves `first` items after the cursor `after` of the list
-// identified by scope (paging.Paginate) as a connection C with edges E:
+// identified by scope (paging.Paginate, cursors sealed by cursors) as a connection C with edges E:
 // edge and conn are the generated model types' constructors.
-func connection[T, E, C any](ctx context.Context, scope string, first *int, after *string, fetch paging.FetchFunc[T],
+func connection[T, E, C any](ctx context.Context, cursors *paging.Codec, scope string, first *int, after *string, fetch paging.FetchFunc[T],
 	edge func(cursor string, node *T) E, conn func(edges []E, nodes []*T, info *model.PageInfo) C) (C, error) {
-	r, err := paging.Paginate(ctx, scope, first, after, fetch)
+	r, err := paging.Paginate(ctx, cursors, scope, first, after, fetch)
 	if err != nil {
 		var none C
 		return none, err

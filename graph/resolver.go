@@ -4,6 +4,7 @@ import (
 	"log/slog"
 
 	"github.com/workspacenet/facade/graph/loaders"
+	"github.com/workspacenet/facade/graph/paging"
 	"github.com/workspacenet/facade/restclient"
 )
 
@@ -17,6 +18,8 @@ type Resolver struct {
 	client *restclient.Client
 	cache  Invalidator // nil: no response cache
 	log    *slog.Logger
+	// cursors seals the connections' cursors (Options.CursorSecret).
+	cursors *paging.Codec
 }
 
 // newLoaders returns the Source of one request: NewLoaders' when set, else

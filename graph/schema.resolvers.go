@@ -84,7 +84,7 @@ func (r *invoiceResolver) Items(ctx context.Context, obj *restclient.Invoice) ([
 
 // CreditNotes is the resolver for the creditNotes field.
 func (r *invoiceResolver) CreditNotes(ctx context.Context, obj *restclient.Invoice, first *int, after *string) (*model.CreditNoteConnection, error) {
-	return creditNoteConnection(ctx, obj.ID, "", first, after)
+	return creditNoteConnection(ctx, r.cursors, obj.ID, "", first, after)
 }
 
 // Invoice is the resolver for the invoice field.
@@ -139,17 +139,17 @@ func (r *locationResolver) Products(ctx context.Context, obj *model.Location) ([
 
 // Orders is the resolver for the orders field.
 func (r *locationResolver) Orders(ctx context.Context, obj *model.Location, status *restclient.OrderStatus, createDate *model.DateRangeInput, first *int, after *string) (*model.OrderConnection, error) {
-	return orderConnection(ctx, obj.ID, status, createDate, first, after)
+	return orderConnection(ctx, r.cursors, obj.ID, status, createDate, first, after)
 }
 
 // Transactions is the resolver for the transactions field.
 func (r *locationResolver) Transactions(ctx context.Context, obj *model.Location, status *restclient.TransactionStatus, typeArg *restclient.TransactionType, createDate *model.DateRangeInput, first *int, after *string) (*model.TransactionConnection, error) {
-	return transactionConnection(ctx, obj.ID, status, typeArg, createDate, first, after)
+	return transactionConnection(ctx, r.cursors, obj.ID, status, typeArg, createDate, first, after)
 }
 
 // CreditNotes is the resolver for the creditNotes field.
 func (r *locationResolver) CreditNotes(ctx context.Context, obj *model.Location, first *int, after *string) (*model.CreditNoteConnection, error) {
-	return creditNoteConnection(ctx, "", obj.ID, first, after)
+	return creditNoteConnection(ctx, r.cursors, "", obj.ID, first, after)
 }
 
 // CreateCreditNote is the resolver for the createCreditNote field.
@@ -311,7 +311,7 @@ func (r *queryResolver) CreditNotes(ctx context.Context, invoiceID *string, loca
 	if err := checkOptIDs("invoiceId", invoiceID, "locationId", locationID); err != nil {
 		return nil, err
 	}
-	return creditNoteConnection(ctx, deref(invoiceID), deref(locationID), first, after)
+	return creditNoteConnection(ctx, r.cursors, deref(invoiceID), deref(locationID), first, after)
 }
 
 // Transactions is the resolver for the transactions field.
@@ -319,7 +319,7 @@ func (r *queryResolver) Transactions(ctx context.Context, locationID string, sta
 	if err := checkID("locationId", locationID); err != nil {
 		return nil, err
 	}
-	return transactionConnection(ctx, locationID, status, typeArg, createDate, first, after)
+	return transactionConnection(ctx, r.cursors, locationID, status, typeArg, createDate, first, after)
 }
 
 // Orders is the resolver for the orders field.
@@ -327,7 +327,7 @@ func (r *queryResolver) Orders(ctx context.Context, locationID string, status *r
 	if err := checkID("locationId", locationID); err != nil {
 		return nil, err
 	}
-	return orderConnection(ctx, locationID, status, createDate, first, after)
+	return orderConnection(ctx, r.cursors, locationID, status, createDate, first, after)
 }
 
 // Redemptions is the resolver for the redemptions field.
@@ -335,7 +335,7 @@ func (r *queryResolver) Redemptions(ctx context.Context, couponID *string, promo
 	if err := checkOptIDs("couponId", couponID, "promocodeId", promocodeID); err != nil {
 		return nil, err
 	}
-	return redemptionConnection(ctx, deref(couponID), deref(promocodeID), first, after)
+	return redemptionConnection(ctx, r.cursors, deref(couponID), deref(promocodeID), first, after)
 }
 
 // PostComments is the resolver for the postComments field.

@@ -1,32 +1,57 @@
 package restserver
 
 import (
-	"crypto/hmac"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/hkdf"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
+	"encoding/binary"
 	"net/url"
 	"sort"
 	"strconv"
-	"strings"
 )
 
 // cursor is the position after the last item of a page, in the list order
-// (create_date DESC, rowid DESC).
+// (create_date DESC, rowid DESC), named by that item's own sort key: its
+// create_date and its id (listPage finds the id's row for the tie-break).
+// The global rowid, which counts the rows of every network, never leaves the
+// database.
 type cursor struct {
 	createDate int64
-	rowid      int64
+	id         string
 }
 
-// pageToken is the signed payload of a nextPageToken. It binds the route,
-// the network and the filters, so a token is only valid for the list it
-// came from.
-type pageToken struct {
-	Route   string `json:"r"`
-	Network string `json:"n"`
-	Filters string `json:"f"`
-	Date    int64  `json:"d"`
-	Rowid   int64  `json:"i"`
+// A nextPageToken is base64url(nonce || AES-256-GCM(plaintext)) under a key
+// derived (HKDF-SHA256) from the database's paging secret, with a random
+// nonce and the route and network as additional data. The plaintext is
+// version (1 byte) || SHA-256(canonical filters)[:16] || create_date (8 bytes,
+// big endian) || id. A token reveals nothing (not the position, not a
+// counter), and any modified, forged or foreign token fails to open.
+const (
+	pageTokenVersion = 2
+	pageFiltersLen   = 16
+	pageTokenInfo    = "restserver nextPageToken v2"
+	maxPageTokenLen  = 1024
+)
+
+// newPageAEAD returns the AEAD sealing page tokens under key.
+func newPageAEAD(key []byte) (cipher.AEAD, error) {
+	k, err := hkdf.Key(sha256.New, key, nil, pageTokenInfo, 32)
+	if err != nil {
+		return nil, err
+	}
+	block, err := aes.NewCipher(k)
+	if err != nil {
+		return nil, err
+	}
+	return cipher.NewGCM(block)
+}
+
+// pageTokenAD binds a token to its route and network.
+func pageTokenAD(route, network string) []byte {
+	return []byte(route + "\x00" + network)
 }
 
 // canonicalFilters renders filters (empty values dropped) in a stable form.
@@ -40,51 +65,52 @@ func canonicalFilters(filters map[string]string) string {
 	return v.Encode()
 }
 
-// encodePageToken signs the position c of a list: base64url(JSON payload) "."
-// base64url(HMAC-SHA256(payload)) with the database's paging secret.
-func (s *Server) encodePageToken(route, network string, filters map[string]string, c cursor) string {
-	p, _ := json.Marshal(pageToken{Route: route, Network: network, Filters: canonicalFilters(filters), Date: c.createDate, Rowid: c.rowid})
-	body := base64.RawURLEncoding.EncodeToString(p)
-	m := hmac.New(sha256.New, s.pageKey)
-	m.Write([]byte(body))
-	return body + "." + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+func filtersHash(filters map[string]string) []byte {
+	h := sha256.Sum256([]byte(canonicalFilters(filters)))
+	return h[:pageFiltersLen]
 }
 
-// decodePageToken verifies a nextPageToken for this route, network and
+// encodePageToken seals the position c of a list (see pageTokenVersion).
+func (s *Server) encodePageToken(route, network string, filters map[string]string, c cursor) string {
+	plain := make([]byte, 0, 1+pageFiltersLen+8+len(c.id))
+	plain = append(plain, pageTokenVersion)
+	plain = append(plain, filtersHash(filters)...)
+	plain = binary.BigEndian.AppendUint64(plain, uint64(c.createDate))
+	plain = append(plain, c.id...)
+	ns := s.pageAEAD.NonceSize()
+	out := make([]byte, ns, ns+len(plain)+s.pageAEAD.Overhead())
+	_, _ = rand.Read(out)
+	out = s.pageAEAD.Seal(out, out[:ns], plain, pageTokenAD(route, network))
+	return base64.RawURLEncoding.EncodeToString(out)
+}
+
+// decodePageToken opens a nextPageToken for this route, network and
 // filters. Any modified, foreign or malformed token is a 400.
 func (s *Server) decodePageToken(tok, route, network string, filters map[string]string) (*cursor, error) {
 	if tok == "" {
 		return nil, nil
 	}
 	bad := invalidf("nextPageToken: invalid page token")
-	body, sig, ok := strings.Cut(tok, ".")
-	if !ok {
+	if len(tok) > maxPageTokenLen {
 		return nil, bad
 	}
-	got, err := base64.RawURLEncoding.DecodeString(sig)
-	if err != nil {
+	raw, err := base64.RawURLEncoding.Strict().DecodeString(tok)
+	ns := s.pageAEAD.NonceSize()
+	if err != nil || len(raw) < ns+s.pageAEAD.Overhead() {
 		return nil, bad
 	}
-	m := hmac.New(sha256.New, s.pageKey)
-	m.Write([]byte(body))
-	if !hmac.Equal(got, m.Sum(nil)) {
+	plain, err := s.pageAEAD.Open(nil, raw[:ns], raw[ns:], pageTokenAD(route, network))
+	if err != nil || len(plain) <= 1+pageFiltersLen+8 || plain[0] != pageTokenVersion {
 		return nil, bad
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(body)
-	if err != nil {
-		return nil, bad
-	}
-	var p pageToken
-	if err := json.Unmarshal(raw, &p); err != nil {
-		return nil, bad
-	}
-	if p.Route != route || p.Network != network {
-		return nil, bad
-	}
-	if p.Filters != canonicalFilters(filters) {
+	if string(plain[1:1+pageFiltersLen]) != string(filtersHash(filters)) {
 		return nil, invalidf("nextPageToken: the page token was issued for other filters; repeat the same filters")
 	}
-	return &cursor{createDate: p.Date, rowid: p.Rowid}, nil
+	c := &cursor{
+		createDate: int64(binary.BigEndian.Uint64(plain[1+pageFiltersLen:])),
+		id:         string(plain[1+pageFiltersLen+8:]),
+	}
+	return c, nil
 }
 
 // searchQueryNext renders the ready-made query string of the next page: the

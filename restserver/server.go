@@ -1,11 +1,12 @@
 // Package restserver is a local implementation of the Workspace Network
 // Service REST API (../shared/spec/workspace-network-api.md) on SQLite: all 18
 // operations, Basic and Bearer authentication with scopes, tenancy per
-// network, signed page tokens, deterministic demo data and test hooks.
+// network, encrypted page tokens, deterministic demo data and test hooks.
 package restserver
 
 import (
 	"context"
+	"crypto/cipher"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -44,7 +45,9 @@ type Server struct {
 	now     func() time.Time
 	log     *slog.Logger
 	pageKey []byte
-	handler http.Handler
+	// pageAEAD seals nextPageTokens (paging.go), keyed from pageKey.
+	pageAEAD cipher.AEAD
+	handler  http.Handler
 	// testEndpoints is Config.TestEndpoints.
 	testEndpoints bool
 
@@ -92,6 +95,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		rand.Read(b)
 		return b
 	})
+	if err == nil {
+		s.pageAEAD, err = newPageAEAD(s.pageKey)
+	}
 	if err != nil {
 		db.close()
 		return nil, err

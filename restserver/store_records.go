@@ -165,11 +165,14 @@ func listPage(ctx context.Context, q querier, ls listSpec) ([]json.RawMessage, *
 	where := append([]string{"network_id = ?"}, ls.where...)
 	args := append([]any{ls.network}, ls.args...)
 	if ls.page.after != nil {
-		where = append(where, "(create_date < ? OR (create_date = ? AND rowid < ?))")
-		args = append(args, ls.page.after.createDate, ls.page.after.createDate, ls.page.after.rowid)
+		// The cursor names its item by (create_date, id); the tie-break
+		// among equal create_dates is that item's rowid, looked up here
+		// and never given out.
+		where = append(where, "(create_date < ? OR (create_date = ? AND rowid < (SELECT rowid FROM "+ls.table+" WHERE network_id = ? AND id = ?)))")
+		args = append(args, ls.page.after.createDate, ls.page.after.createDate, ls.network, ls.page.after.id)
 	}
 	args = append(args, ls.page.limit+1)
-	rows, err := q.QueryContext(ctx, "SELECT doc, create_date, rowid FROM "+ls.table+" WHERE "+strings.Join(where, " AND ")+
+	rows, err := q.QueryContext(ctx, "SELECT doc, create_date, id FROM "+ls.table+" WHERE "+strings.Join(where, " AND ")+
 		" ORDER BY create_date DESC, rowid DESC LIMIT ?", args...)
 	if err != nil {
 		return nil, nil, err
@@ -186,7 +189,7 @@ func listPage(ctx context.Context, q querier, ls listSpec) ([]json.RawMessage, *
 			break
 		}
 		var doc string
-		if err := rows.Scan(&doc, &last.createDate, &last.rowid); err != nil {
+		if err := rows.Scan(&doc, &last.createDate, &last.id); err != nil {
 			return nil, nil, err
 		}
 		docs = append(docs, json.RawMessage(doc))

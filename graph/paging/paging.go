@@ -6,17 +6,22 @@
 // A cursor holds the upstream page token of the page its edge came from, the
 // page size that page was fetched with, the edge's index in it, and a hash of
 // the list and filters it belongs to; the last edge of a page instead points
-// at the start of the next page, so resuming there needs no refetch. It carries a checksum, so a malformed or
-// modified cursor is rejected with BAD_USER_INPUT instead of giving a wrong
-// page. The checksum is an integrity check, not a secret: cursors give access
-// to nothing, as every page is fetched with the caller's own credentials.
+// at the start of the next page, so resuming there needs no refetch. Cursors
+// are sealed with AES-256-GCM under a key derived (HKDF-SHA256) from the
+// server secret (Codec): a client can neither read them (the upstream token,
+// the list, the position) nor make or alter one, and a cursor that does not
+// open, or that belongs to another list, is BAD_USER_INPUT on `after`.
+// Replicas must share the secret for one replica's cursors to work on another.
 package paging
 
 import (
 	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/hkdf"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"strings"
 
@@ -80,8 +85,8 @@ func Scope(parts ...string) string { return strings.Join(parts, "\x1f") }
 // start) of the list identified by scope, fetching upstream pages as needed:
 // ceil(first/100) calls from the start, one more when resuming mid-page.
 // Argument errors are *gqlerr.InputError naming "first" or "after", returned
-// before any fetch.
-func Paginate[T any](ctx context.Context, scope string, first *int, after *string, fetch FetchFunc[T]) (*Result[T], error) {
+// before any fetch. codec seals and opens the cursors.
+func Paginate[T any](ctx context.Context, codec *Codec, scope string, first *int, after *string, fetch FetchFunc[T]) (*Result[T], error) {
 	n := DefaultFirst
 	if first != nil {
 		n = *first
@@ -91,7 +96,7 @@ func Paginate[T any](ctx context.Context, scope string, first *int, after *strin
 	}
 	token, limit, skip := "", min(n, UpstreamMaxLimit), 0
 	if after != nil {
-		c, err := decode(*after)
+		c, err := codec.decode(*after)
 		if err != nil {
 			return nil, gqlerr.Input("after", "malformed cursor")
 		}
@@ -120,7 +125,7 @@ func Paginate[T any](ctx context.Context, scope string, first *int, after *strin
 				// next one: walking by endCursor costs one call per page.
 				c.Token, c.Index = page.Next, startOfPage
 			}
-			res.Edges = append(res.Edges, Edge[T]{Cursor: encode(c), Node: page.Items[i]})
+			res.Edges = append(res.Edges, Edge[T]{Cursor: codec.encode(c), Node: page.Items[i]})
 		}
 		if page.Next == "" {
 			return res, nil
@@ -138,42 +143,94 @@ func Paginate[T any](ctx context.Context, scope string, first *int, after *strin
 const startOfPage = -1
 
 type cursor struct {
-	Scope string `json:"s"`
-	Token string `json:"t,omitempty"`
-	Limit int    `json:"l"`
-	Index int    `json:"i"`
+	Scope [scopeLen]byte // scopeHash of the list
+	Token string         // upstream page token ("" = first page)
+	Limit int            // page size the token's page is fetched with
+	Index int            // the edge's index in the page, or startOfPage
 }
 
-const checksumKey = "wsn-facade-cursor-v1"
+const (
+	scopeLen = 16
+	// cursorVersion is the first byte of a cursor's plaintext.
+	cursorVersion = 2
+	// maxCursorLen bounds the cursors decode looks at.
+	maxCursorLen = 4096
+	// hkdfInfo separates the cursor key from anything else derived from
+	// the server secret.
+	hkdfInfo = "wsn-facade graph/paging cursor key v2"
+)
 
-func scopeHash(scope string) string {
+func scopeHash(scope string) [scopeLen]byte {
 	h := sha256.Sum256([]byte(scope))
-	return base64.RawURLEncoding.EncodeToString(h[:6])
+	return [scopeLen]byte(h[:scopeLen])
 }
 
-func checksum(payload []byte) string {
-	h := sha256.Sum256(append([]byte(checksumKey), payload...))
-	return base64.RawURLEncoding.EncodeToString(h[:6])
+// Codec seals and opens cursors with AES-256-GCM under a key derived by
+// HKDF-SHA256 from a server secret. It is safe for concurrent use.
+type Codec struct {
+	aead cipher.AEAD
 }
 
-func encode(c cursor) string {
-	b, _ := json.Marshal(c) // cannot fail: plain strings and ints
-	return base64.RawURLEncoding.EncodeToString(b) + "." + checksum(b)
+// NewCodec returns the Codec of secret. Facades that must accept each
+// other's cursors (replicas) need the same secret; an empty secret draws a
+// random one, good for this process only.
+func NewCodec(secret []byte) *Codec {
+	if len(secret) == 0 {
+		secret = make([]byte, 32)
+		_, _ = rand.Read(secret)
+	}
+	key, err := hkdf.Key(sha256.New, secret, nil, hkdfInfo, 32)
+	if err != nil {
+		panic("paging: hkdf: " + err.Error()) // cannot happen: 32 bytes of SHA-256
+	}
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		panic("paging: aes: " + err.Error()) // cannot happen: a 32-byte key
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		panic("paging: gcm: " + err.Error())
+	}
+	return &Codec{aead: aead}
+}
+
+// encode seals c: base64url(nonce || AES-GCM(version, scope, limit,
+// index+1, token)), with a random nonce.
+func (k *Codec) encode(c cursor) string {
+	plain := make([]byte, 0, 1+scopeLen+2+len(c.Token))
+	plain = append(plain, cursorVersion)
+	plain = append(plain, c.Scope[:]...)
+	plain = append(plain, byte(c.Limit), byte(c.Index+1))
+	plain = append(plain, c.Token...)
+	ns := k.aead.NonceSize()
+	out := make([]byte, ns, ns+len(plain)+k.aead.Overhead())
+	_, _ = rand.Read(out)
+	out = k.aead.Seal(out, out[:ns], plain, []byte(hkdfInfo))
+	return base64.RawURLEncoding.EncodeToString(out)
 }
 
 var errCursor = errors.New("malformed cursor")
 
-func decode(s string) (cursor, error) {
+// decode opens a cursor sealed by encode with the same secret; any other
+// string is errCursor.
+func (k *Codec) decode(s string) (cursor, error) {
 	var c cursor
-	body, sum, ok := strings.Cut(s, ".")
-	if !ok || len(s) > 4096 {
+	if len(s) > maxCursorLen {
 		return c, errCursor
 	}
-	b, err := base64.RawURLEncoding.DecodeString(body)
-	if err != nil || checksum(b) != sum {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	ns := k.aead.NonceSize()
+	if err != nil || len(b) < ns+k.aead.Overhead() {
 		return c, errCursor
 	}
-	if err := json.Unmarshal(b, &c); err != nil || c.Limit < 1 || c.Limit > UpstreamMaxLimit || c.Index < startOfPage || c.Index >= c.Limit || (c.Index == startOfPage && c.Token == "") {
+	plain, err := k.aead.Open(nil, b[:ns], b[ns:], []byte(hkdfInfo))
+	if err != nil || len(plain) < 1+scopeLen+2 || plain[0] != cursorVersion {
+		return c, errCursor
+	}
+	c.Scope = [scopeLen]byte(plain[1 : 1+scopeLen])
+	c.Limit, c.Index = int(plain[1+scopeLen]), int(plain[2+scopeLen])-1
+	c.Token = string(plain[3+scopeLen:])
+	if c.Limit < 1 || c.Limit > UpstreamMaxLimit || c.Index < startOfPage || c.Index >= c.Limit || (c.Index == startOfPage && c.Token == "") {
 		return c, errCursor
 	}
 	return c, nil

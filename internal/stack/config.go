@@ -50,9 +50,10 @@ type Config struct {
 	// Replicas is the number of replicas the operator runs: without Redis
 	// (or while it is down) each paces at RPS/Replicas.
 	Replicas int
-	// Secret keys the response cache (and anything else replicas must
-	// agree on); from FACADE_SECRET (hex, at least 32 bytes) only, never a
-	// flag. Empty: a random secret for this process.
+	// Secret keys the response cache and the connections' cursors (and
+	// anything else replicas must agree on); from FACADE_SECRET (hex, at
+	// least 32 bytes) only, never a flag. Empty: a random secret drawn once
+	// by Start for this process. Start sets Graph.CursorSecret from it.
 	Secret []byte
 
 	// Graph configures the GraphQL endpoint; Start sets its Client, Logger

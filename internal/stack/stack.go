@@ -151,10 +151,18 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
 		}
 		st.Redis = r
 		if len(c.Secret) == 0 {
-			logger.Warn("FACADE_SECRET is not set: this replica's cache entries are sealed with a random secret, so replicas do not share them")
+			logger.Warn("FACADE_SECRET is not set: this replica's cache entries and cursors are sealed with a random secret, so replicas do not share them")
 		}
 	}
-	rc, err := newCache(c, st.Redis)
+	// The one secret of this process, given or drawn once here, keys both
+	// the response cache and the connections' cursors.
+	secret := c.Secret
+	if len(secret) == 0 {
+		secret = make([]byte, cache.MinSecretLen)
+		_, _ = rand.Read(secret)
+	}
+	c.Graph.CursorSecret = secret
+	rc, err := newCache(c, secret, st.Redis)
 	if err != nil {
 		st.Close()
 		return nil, err
@@ -243,17 +251,13 @@ func (s *Stack) Close() error {
 	return s.Shutdown(ctx)
 }
 
-// newCache returns the response cache of c, nil when c caches nothing. It
-// keeps entries in Redis when there is one, else in this process.
-func newCache(c Config, r *redisx.Client) (*cache.Cache, error) {
+// newCache returns the response cache of c keyed by secret, nil when c
+// caches nothing. It keeps entries in Redis when there is one, else in this
+// process.
+func newCache(c Config, secret []byte, r *redisx.Client) (*cache.Cache, error) {
 	ttl, err := cache.ParseTTLs(c.CacheTTL)
 	if err != nil || len(ttl) == 0 {
 		return nil, err
-	}
-	secret := c.Secret
-	if len(secret) == 0 {
-		secret = make([]byte, cache.MinSecretLen)
-		_, _ = rand.Read(secret)
 	}
 	var store cache.Store = cache.NewMemoryStore(cache.DefaultMemoryBytes)
 	if r != nil {
