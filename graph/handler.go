@@ -3,6 +3,7 @@ package graph
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/workspacenet/facade/graph/admission"
 	"github.com/workspacenet/facade/graph/calls"
 	"github.com/workspacenet/facade/graph/errcode"
 	"github.com/workspacenet/facade/graph/generated"
@@ -78,6 +80,17 @@ type Options struct {
 	MaxUpstreamCalls int
 	// MaxBodyBytes bounds a request body. 0: no limit.
 	MaxBodyBytes int64
+	// MaxCostInFlight bounds the summed cost (graph/limits) of the
+	// operations executing at once; beyond it an operation waits up to
+	// AdmissionWait for room, then is refused with OVERLOADED, HTTP 503
+	// (graph/admission). 0: no bound.
+	MaxCostInFlight int
+	// AdmissionWait is how long an operation waits for room under
+	// MaxCostInFlight; 0 refuses at once.
+	AdmissionWait time.Duration
+	// MaxResponseBytes bounds the data of a response: a larger one is
+	// answered with RESPONSE_TOO_LARGE alone. 0: no limit.
+	MaxResponseBytes int
 	// DisableCSRFPrevention accepts GET and non-JSON POST requests without a
 	// preflight-forcing header (only behind something else that stops CSRF).
 	DisableCSRFPrevention bool
@@ -102,6 +115,9 @@ const (
 	DefaultMaxUpstreamCalls = 200
 	DefaultMaxBodyBytes     = 2 << 20
 	DefaultAPQCacheSize     = 1000
+	DefaultMaxCostInFlight  = admission.DefaultMaxCostInFlight
+	DefaultAdmissionWait    = admission.DefaultWait
+	DefaultMaxResponseBytes = 8 << 20
 )
 
 // DefaultOptions returns the safe defaults: every limit on, introspection on,
@@ -115,6 +131,9 @@ func DefaultOptions() Options {
 		MaxUpstreamCalls: DefaultMaxUpstreamCalls,
 		MaxBodyBytes:     DefaultMaxBodyBytes,
 		APQCacheSize:     DefaultAPQCacheSize,
+		MaxCostInFlight:  DefaultMaxCostInFlight,
+		AdmissionWait:    DefaultAdmissionWait,
+		MaxResponseBytes: DefaultMaxResponseBytes,
 	}
 }
 
@@ -150,6 +169,11 @@ func NewHandler(o Options) http.Handler {
 		srv.Use(extension.AutomaticPersistedQuery{Cache: store})
 	}
 	srv.Use(limits.New(o.Limits))
+	// Admission runs after the limits extension, whose cost it admits.
+	admit := admission.New(admission.Config{MaxCostInFlight: o.MaxCostInFlight, Wait: o.AdmissionWait})
+	if admit != nil {
+		srv.Use(admit.Extension())
+	}
 	present := gqlerr.Presenter(o.Logger)
 	srv.SetErrorPresenter(func(ctx context.Context, err error) *gqlerror.Error {
 		e := limits.TokenLimit(present(ctx, err), o.Limits.MaxTokens)
@@ -167,6 +191,15 @@ func NewHandler(o Options) http.Handler {
 		srv.Use(x)
 	}
 	srv.AroundResponses(upstreamReport)
+	if o.MaxResponseBytes > 0 {
+		// Registered after upstreamReport, so inside it: the access log sees
+		// RESPONSE_TOO_LARGE.
+		srv.AroundResponses(capResponse(o.MaxResponseBytes))
+	}
+	var gql http.Handler = srv
+	if admit != nil {
+		gql = admit.Wrap(srv) // holds the cost units until the response is written; 503 on refusal
+	}
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
@@ -228,7 +261,7 @@ func NewHandler(o Options) http.Handler {
 			ctx = restclient.WithCallHooks(ctx, budgetHooks(o.Budget, creds.Identity()))
 		}
 		ctx = loaders.WithLoaders(ctx, o.newLoaders())
-		srv.ServeHTTP(w, r.WithContext(ctx))
+		gql.ServeHTTP(w, r.WithContext(ctx))
 		entry.SetUpstreamCalls(req.calls.Count(), req.calls.CacheHits(), req.calls.Waited())
 	})
 }
@@ -373,4 +406,26 @@ func upstreamReport(ctx context.Context, next graphql.ResponseHandler) *graphql.
 		resp.Extensions["upstream"] = req.calls.Report()
 	}
 	return resp
+}
+
+// capResponse answers RESPONSE_TOO_LARGE, data null, in place of a response
+// whose data is larger than maxBytes. gqlgen's executor has the data
+// marshalled in one buffer by then (its size is bounded by the cost limit and
+// admission, not here); the cap keeps that buffer from being copied again by
+// the transport's JSON encoding and sent.
+func capResponse(maxBytes int) graphql.ResponseMiddleware {
+	return func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+		resp := next(ctx)
+		if resp == nil || len(resp.Data) <= maxBytes {
+			return resp
+		}
+		size := len(resp.Data)
+		return &graphql.Response{
+			Data: []byte("null"),
+			Errors: gqlerror.List{{
+				Message:    fmt.Sprintf("the response is larger than the limit: %d bytes of data, maximum %d; ask for fewer fields or smaller pages", size, maxBytes),
+				Extensions: map[string]any{"code": errcode.ResponseTooLarge, "value": size, "maximum": maxBytes},
+			}},
+		}
+	}
 }

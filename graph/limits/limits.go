@@ -357,6 +357,13 @@ func StatsFrom(ctx context.Context) *Stats {
 	if !graphql.HasOperationContext(ctx) {
 		return nil
 	}
-	s, _ := graphql.GetOperationContext(ctx).Stats.GetExtension(statsKey).(*Stats)
+	return Of(graphql.GetOperationContext(ctx))
+}
+
+// Of returns the statistics measured for oc, or nil: for the operation
+// context mutators that run after the extension (graph/admission), before
+// the operation context is in the request context.
+func Of(oc *graphql.OperationContext) *Stats {
+	s, _ := oc.Stats.GetExtension(statsKey).(*Stats)
 	return s
 }

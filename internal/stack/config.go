@@ -163,6 +163,9 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	num(&l.MaxDirectives, "max-directives", "MAX_DIRECTIVES", "maximum directives written in a document; 0 = no limit")
 	num(&g.MaxUpstreamCalls, "max-upstream-calls", "MAX_UPSTREAM_CALLS", "maximum upstream calls of one request; 0 = no limit")
 	num(&bodyBytes, "max-body-bytes", "MAX_BODY_BYTES", "maximum size of a request body in bytes (at least 1)")
+	num(&g.MaxCostInFlight, "max-cost-in-flight", "MAX_COST_IN_FLIGHT", "maximum summed cost of the operations executing at once (README, Hardening); beyond it an operation waits -admission-wait, then gets 503 OVERLOADED; 0 = no limit")
+	dur(&g.AdmissionWait, "admission-wait", "ADMISSION_WAIT", "how long an operation waits for room under -max-cost-in-flight before 503 OVERLOADED; 0 refuses at once")
+	num(&g.MaxResponseBytes, "max-response-bytes", "MAX_RESPONSE_BYTES", "maximum size of a response's data in bytes: larger is answered RESPONSE_TOO_LARGE; 0 = no limit")
 	num(&g.APQCacheSize, "apq-cache-size", "APQ_CACHE_SIZE", "automatic persisted queries remembered; 0 = APQ off")
 	if len(errs) > 0 {
 		return Config{}, errors.Join(errs...)
@@ -203,7 +206,8 @@ func (c *Config) Validate() error {
 	l := c.Graph.Limits
 	for name, v := range map[string]int{"-max-depth": l.MaxDepth, "-max-aliases": l.MaxAliases, "-max-root-fields": l.MaxRootFields,
 		"-max-cost": l.MaxCost, "-max-tokens": l.MaxTokens, "-max-selections": l.MaxSelections, "-max-directives": l.MaxDirectives,
-		"-max-upstream-calls": c.Graph.MaxUpstreamCalls, "-apq-cache-size": c.Graph.APQCacheSize} {
+		"-max-upstream-calls": c.Graph.MaxUpstreamCalls, "-apq-cache-size": c.Graph.APQCacheSize,
+		"-max-cost-in-flight": c.Graph.MaxCostInFlight, "-max-response-bytes": c.Graph.MaxResponseBytes} {
 		if v < 0 {
 			return fmt.Errorf("%s: %d is negative (0 turns it off)", name, v)
 		}
@@ -229,6 +233,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Graph.RequestTimeout < 0 {
 		return fmt.Errorf("-request-timeout: %v is negative (0 = no deadline)", c.Graph.RequestTimeout)
+	}
+	if c.Graph.AdmissionWait < 0 {
+		return fmt.Errorf("-admission-wait: %v is negative (0 refuses at once)", c.Graph.AdmissionWait)
 	}
 	if c.UpstreamTimeout <= 0 {
 		return fmt.Errorf("-upstream-timeout: %v must be positive", c.UpstreamTimeout)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -160,6 +161,38 @@ func TestZeroTurnsOff(t *testing.T) {
 		// 60 calls at once: the demo service refuses those past 10 in a
 		// second, and their Retry-After outlasts the 500 ms deadline.
 		{"demo-rate-limit", byCode(errcode.RateLimited, manyCalls(60), nil), []string{"-request-timeout=500ms", "-max-root-fields=0", "-max-aliases=0", "-demo-rate-limit=10"}},
+		// 5 aliases of a 10202-cost operation (the cost limit off) hold the
+		// whole default bound while the upstream holds its first call; a
+		// cost-1 operation then finds no room and is refused at once.
+		{"max-cost-in-flight", func(t *testing.T, st *stack.Stack, c *gqlclient.Client) bool {
+			m := st.Embedded.Manifest
+			heavy := "{ "
+			for i := range 5 {
+				heavy += fmt.Sprintf(`h%d: location(id: %q) { transactions(first: 100) { nodes { invoice { creditNotes(first: 100) { nodes { id } } } } } } `, i, m.IDs["location"][0])
+			}
+			hold.arm()
+			arrived, release := hold.arrived, hold.release
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				if _, err := c.Post(t.Context(), gqlclient.Request{Query: heavy + "}"}, nil); err != nil {
+					t.Error(err)
+				}
+			}()
+			select {
+			case <-arrived:
+			case <-done:
+				t.Fatal("the heavy operation answered without an upstream call")
+			}
+			refused := byCode(errcode.Overloaded, `{ resource(id: "$RES") { id } }`, nil)(t, st, c)
+			close(release)
+			<-done
+			return refused
+		}, []string{"-max-cost=0", "-admission-wait=0"}},
+		// 100 introspections of the schema's types: about 12 MB of data, no
+		// upstream call, above the default 8 MiB.
+		{"max-response-bytes", byCode(errcode.ResponseTooLarge, `{ `+repeat(`s%d: __schema { types { name description fields { name description args { name description } type { name kind ofType { name kind } } } } } `, 100)+`}`, nil),
+			[]string{"-max-aliases=0", "-max-root-fields=0", "-max-selections=0"}},
 		{"request-timeout", func(t *testing.T, st *stack.Stack, c *gqlclient.Client) bool {
 			q := `{ resource(id: "` + st.Embedded.Manifest.IDs["resource"][0] + `") { id } }`
 			_, err := c.Post(t.Context(), gqlclient.Request{Query: q}, nil)
@@ -174,6 +207,9 @@ func TestZeroTurnsOff(t *testing.T) {
 				args := append([]string{"-upstream-rps=0", "-demo-rate-limit=0"}, tc.args...)
 				args = append(args, flags...)
 				st, base := start(t, nil, func(c *stack.Config) {
+					if tc.flag == "max-cost-in-flight" {
+						c.UpstreamMiddleware = hold.middleware
+					}
 					if tc.flag == "max-upstream-calls" { // let the 201 fields through the other limits
 						c.Graph.Limits.MaxRootFields, c.Graph.Limits.MaxAliases = 0, 0
 					}
@@ -192,6 +228,43 @@ func TestZeroTurnsOff(t *testing.T) {
 			}
 		})
 	}
+}
+
+// hold, once armed, holds the first upstream request it sees until release
+// is closed (the max-cost-in-flight probe; tests in this file run one
+// request at a time).
+var hold = &holder{}
+
+type holder struct {
+	mu      sync.Mutex
+	armed   bool
+	arrived chan struct{}
+	release chan struct{}
+}
+
+// arm makes the next upstream request wait for release.
+func (h *holder) arm() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.armed, h.arrived, h.release = true, make(chan struct{}), make(chan struct{})
+}
+
+func (h *holder) middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.mu.Lock()
+		held := h.armed
+		h.armed = false
+		arrived, release := h.arrived, h.release
+		h.mu.Unlock()
+		if held {
+			close(arrived)
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // deadlineSeen records whether a resolver ran with a deadline (tests in this
