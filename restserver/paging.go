@@ -1,10 +1,6 @@
 package restserver
 
 import (
-	"crypto/aes"
-	"crypto/cipher"
-	"crypto/hkdf"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
@@ -36,19 +32,6 @@ const (
 	maxPageTokenLen  = 1024
 )
 
-// newPageAEAD returns the AEAD sealing page tokens under key.
-func newPageAEAD(key []byte) (cipher.AEAD, error) {
-	k, err := hkdf.Key(sha256.New, key, nil, pageTokenInfo, 32)
-	if err != nil {
-		return nil, err
-	}
-	block, err := aes.NewCipher(k)
-	if err != nil {
-		return nil, err
-	}
-	return cipher.NewGCM(block)
-}
-
 // pageTokenAD binds a token to its route and network.
 func pageTokenAD(route, network string) []byte {
 	return []byte(route + "\x00" + network)
@@ -77,11 +60,7 @@ func (s *Server) encodePageToken(route, network string, filters map[string]strin
 	plain = append(plain, filtersHash(filters)...)
 	plain = binary.BigEndian.AppendUint64(plain, uint64(c.createDate))
 	plain = append(plain, c.id...)
-	ns := s.pageAEAD.NonceSize()
-	out := make([]byte, ns, ns+len(plain)+s.pageAEAD.Overhead())
-	_, _ = rand.Read(out)
-	out = s.pageAEAD.Seal(out, out[:ns], plain, pageTokenAD(route, network))
-	return base64.RawURLEncoding.EncodeToString(out)
+	return base64.RawURLEncoding.EncodeToString(s.pageBox.Seal(nil, plain, pageTokenAD(route, network)))
 }
 
 // decodePageToken opens a nextPageToken for this route, network and
@@ -95,11 +74,10 @@ func (s *Server) decodePageToken(tok, route, network string, filters map[string]
 		return nil, bad
 	}
 	raw, err := base64.RawURLEncoding.Strict().DecodeString(tok)
-	ns := s.pageAEAD.NonceSize()
-	if err != nil || len(raw) < ns+s.pageAEAD.Overhead() {
+	if err != nil {
 		return nil, bad
 	}
-	plain, err := s.pageAEAD.Open(nil, raw[:ns], raw[ns:], pageTokenAD(route, network))
+	plain, err := s.pageBox.Open(raw, pageTokenAD(route, network))
 	if err != nil || len(plain) <= 1+pageFiltersLen+8 || plain[0] != pageTokenVersion {
 		return nil, bad
 	}

@@ -6,7 +6,6 @@ package restserver
 
 import (
 	"context"
-	"crypto/cipher"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -16,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/workspacenet/facade/internal/sealbox"
 
 	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/restserver/hooks"
@@ -45,9 +46,9 @@ type Server struct {
 	now     func() time.Time
 	log     *slog.Logger
 	pageKey []byte
-	// pageAEAD seals nextPageTokens (paging.go), keyed from pageKey.
-	pageAEAD cipher.AEAD
-	handler  http.Handler
+	// pageBox seals nextPageTokens (paging.go), keyed from pageKey.
+	pageBox *sealbox.Box
+	handler http.Handler
 	// testEndpoints is Config.TestEndpoints.
 	testEndpoints bool
 
@@ -96,7 +97,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return b
 	})
 	if err == nil {
-		s.pageAEAD, err = newPageAEAD(s.pageKey)
+		s.pageBox = sealbox.New(s.pageKey, pageTokenInfo)
 	}
 	if err != nil {
 		db.close()

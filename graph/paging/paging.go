@@ -16,9 +16,6 @@ package paging
 
 import (
 	"context"
-	"crypto/aes"
-	"crypto/cipher"
-	"crypto/hkdf"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -26,6 +23,7 @@ import (
 	"strings"
 
 	"github.com/workspacenet/facade/graph/gqlerr"
+	"github.com/workspacenet/facade/internal/sealbox"
 )
 
 const (
@@ -165,10 +163,10 @@ func scopeHash(scope string) [scopeLen]byte {
 	return [scopeLen]byte(h[:scopeLen])
 }
 
-// Codec seals and opens cursors with AES-256-GCM under a key derived by
-// HKDF-SHA256 from a server secret. It is safe for concurrent use.
+// Codec seals and opens cursors (internal/sealbox: AES-256-GCM under a key
+// derived by HKDF-SHA256 from a server secret). It is safe for concurrent use.
 type Codec struct {
-	aead cipher.AEAD
+	box *sealbox.Box
 }
 
 // NewCodec returns the Codec of secret. Facades that must accept each
@@ -179,19 +177,7 @@ func NewCodec(secret []byte) *Codec {
 		secret = make([]byte, 32)
 		_, _ = rand.Read(secret)
 	}
-	key, err := hkdf.Key(sha256.New, secret, nil, hkdfInfo, 32)
-	if err != nil {
-		panic("paging: hkdf: " + err.Error()) // cannot happen: 32 bytes of SHA-256
-	}
-	block, err := aes.NewCipher(key)
-	if err != nil {
-		panic("paging: aes: " + err.Error()) // cannot happen: a 32-byte key
-	}
-	aead, err := cipher.NewGCM(block)
-	if err != nil {
-		panic("paging: gcm: " + err.Error())
-	}
-	return &Codec{aead: aead}
+	return &Codec{box: sealbox.New(secret, hkdfInfo)}
 }
 
 // encode seals c: base64url(nonce || AES-GCM(version, scope, limit,
@@ -202,11 +188,7 @@ func (k *Codec) encode(c cursor) string {
 	plain = append(plain, c.Scope[:]...)
 	plain = append(plain, byte(c.Limit), byte(c.Index+1))
 	plain = append(plain, c.Token...)
-	ns := k.aead.NonceSize()
-	out := make([]byte, ns, ns+len(plain)+k.aead.Overhead())
-	_, _ = rand.Read(out)
-	out = k.aead.Seal(out, out[:ns], plain, []byte(hkdfInfo))
-	return base64.RawURLEncoding.EncodeToString(out)
+	return base64.RawURLEncoding.EncodeToString(k.box.Seal(nil, plain, []byte(hkdfInfo)))
 }
 
 var errCursor = errors.New("malformed cursor")
@@ -219,11 +201,10 @@ func (k *Codec) decode(s string) (cursor, error) {
 		return c, errCursor
 	}
 	b, err := base64.RawURLEncoding.DecodeString(s)
-	ns := k.aead.NonceSize()
-	if err != nil || len(b) < ns+k.aead.Overhead() {
+	if err != nil {
 		return c, errCursor
 	}
-	plain, err := k.aead.Open(nil, b[:ns], b[ns:], []byte(hkdfInfo))
+	plain, err := k.box.Open(b, []byte(hkdfInfo))
 	if err != nil || len(plain) < 1+scopeLen+2 || plain[0] != cursorVersion {
 		return c, errCursor
 	}

@@ -1,8 +1,6 @@
 package cache
 
 import (
-	"crypto/aes"
-	"crypto/cipher"
 	"crypto/hkdf"
 	"crypto/hmac"
 	"crypto/rand"
@@ -11,6 +9,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"hash"
+
+	"github.com/workspacenet/facade/internal/sealbox"
 
 	"github.com/workspacenet/facade/restclient"
 )
@@ -33,7 +33,6 @@ const (
 	tagPrefix   = keyPrefix + "t:"
 
 	sealFormat byte = 1
-	nonceLen        = 12
 	tokenLen        = 16 // a tag version: random bytes
 )
 
@@ -86,49 +85,31 @@ func (k keys) tagKey(route string, t tag) string {
 	return tagPrefix + hex.EncodeToString(h.Sum(nil))
 }
 
-// aead returns the cipher of creds' entries: its key depends on the server
+// box returns the sealer of creds' entries: its key depends on the server
 // secret and on the whole credential, not only its identity hash.
-func (k keys) aead(creds restclient.Credentials) (cipher.AEAD, error) {
+func (k keys) box(creds restclient.Credentials) *sealbox.Box {
 	ikm := make([]byte, 0, len(k.sealRoot)+8+len(creds.Authorization)+len(creds.NetworkID))
 	ikm = append(ikm, k.sealRoot...)
 	for _, f := range []string{creds.Authorization, creds.NetworkID} {
 		ikm = binary.BigEndian.AppendUint32(ikm, uint32(len(f)))
 		ikm = append(ikm, f...)
 	}
-	key, err := hkdf.Key(sha256.New, ikm, nil, "wnf:cache:v1 seal", 32)
-	if err != nil {
-		return nil, err
-	}
-	block, err := aes.NewCipher(key)
-	if err != nil {
-		return nil, err
-	}
-	return cipher.NewGCM(block)
+	return sealbox.New(ikm, "wnf:cache:v1 seal")
 }
 
-// seal encrypts plaintext for creds under store key.
+// seal encrypts plaintext for creds under store key: a format byte, then
+// the sealbox value.
 func (k keys) seal(creds restclient.Credentials, key string, plaintext []byte) ([]byte, error) {
-	a, err := k.aead(creds)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]byte, 1+nonceLen, 1+nonceLen+len(plaintext)+a.Overhead())
-	out[0] = sealFormat
-	rand.Read(out[1:])
-	return a.Seal(out, out[1:1+nonceLen], plaintext, []byte(key)), nil
+	return k.box(creds).Seal([]byte{sealFormat}, plaintext, []byte(key)), nil
 }
 
 // open decrypts what seal returned for the same creds and key; any other
 // credential, key or a modified value is errUnsealed.
 func (k keys) open(creds restclient.Credentials, key string, sealed []byte) ([]byte, error) {
-	if len(sealed) < 1+nonceLen || sealed[0] != sealFormat {
+	if len(sealed) < 1 || sealed[0] != sealFormat {
 		return nil, errUnsealed
 	}
-	a, err := k.aead(creds)
-	if err != nil {
-		return nil, err
-	}
-	pt, err := a.Open(nil, sealed[1:1+nonceLen], sealed[1+nonceLen:], []byte(key))
+	pt, err := k.box(creds).Open(sealed[1:], []byte(key))
 	if err != nil {
 		return nil, errUnsealed
 	}
