@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"regexp"
 	"strings"
@@ -52,18 +51,8 @@ func replicaFacade(t *testing.T, env *testenv.Env, secret []byte) *gqlclient.Cli
 	cfg := stack.DefaultConfig()
 	cfg.Upstream, cfg.Secret = env.UpstreamURL, secret
 	cfg.Budget, cfg.CacheTTL, cfg.UpstreamTrace = budget.Config{}, "", "off"
-	st, err := stack.Start(t.Context(), cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		st.Close()
-		t.Fatal(err)
-	}
-	go func() { _ = st.Serve(ln) }()
-	t.Cleanup(func() { _ = st.Close() })
-	return &gqlclient.Client{URL: "http://" + ln.Addr().String() + "/graphql", HTTP: &http.Client{}}
+	_, base := testenv.Serve(t, cfg, nil)
+	return &gqlclient.Client{URL: base + "/graphql", HTTP: &http.Client{}}
 }
 
 func postOn(t *testing.T, c *gqlclient.Client, creds testenv.Creds, query string, vars map[string]any) *testenv.Response {

@@ -258,7 +258,7 @@ func NewHandler(o Options) http.Handler {
 		}
 		ctx = restclient.WithCallHooks(ctx, req.calls.Hooks())
 		if o.Budget != nil {
-			ctx = restclient.WithCallHooks(ctx, budgetHooks(o.Budget, creds.Identity()))
+			ctx = restclient.WithCallHooks(ctx, budgetHooks(o.Budget, restclient.IdentityFromContext(ctx)))
 		}
 		ctx = loaders.WithLoaders(ctx, o.newLoaders())
 		gql.ServeHTTP(w, r.WithContext(ctx))

@@ -55,7 +55,7 @@ func TestOneTenantsFloodLeavesRoomForAnother(t *testing.T) {
 	}
 	// Wait until B holds all the calls it may hold, and the rest of its
 	// flood waits in the facade.
-	waitFor(t, "B's calls to reach the upstream", func() bool { return heldB.Load() == restclient.DefaultMaxInFlightPerClient })
+	testenv.WaitFor(t, "B's calls to reach the upstream", func() bool { return heldB.Load() == restclient.DefaultMaxInFlightPerClient })
 
 	start := time.Now()
 	r := env.Query(t, env.Bearer(), `{ resource(id: "`+env.ID(t, "resource", 0)+`") { id title } }`, nil)
@@ -104,7 +104,7 @@ func TestOneTenantCannotOpenABreakerForAnother(t *testing.T) {
 	}
 	// The hook holds each of B's lookups before the service counts it, so the
 	// counts arrive after the facade gave up: count from when all five have.
-	waitFor(t, "the upstream to count B's five lookups", func() bool {
+	testenv.WaitFor(t, "the upstream to count B's five lookups", func() bool {
 		m, _ := env.Calls()
 		return arrivedB.Load() == 5 && m["GET /resources/v1/{id}"] == 5
 	})
@@ -119,17 +119,5 @@ func TestOneTenantCannotOpenABreakerForAnother(t *testing.T) {
 	}
 	if _, n := env.Calls(); n != 1 {
 		t.Errorf("A's lookup made %d upstream calls, want 1", n)
-	}
-}
-
-// waitFor polls cond (an event count, not a duration) for up to 30 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
 	}
 }

@@ -115,6 +115,13 @@ func CredentialsFromContext(ctx context.Context) (Credentials, bool) {
 	return w.Credentials, ok
 }
 
+// IdentityFromContext returns the Identity of the credentials stored by
+// WithCredentials, computed once when they were stored ("" without any).
+func IdentityFromContext(ctx context.Context) string {
+	w, _ := ctx.Value(credentialsKey{}).(who)
+	return w.id
+}
+
 // who is credentials with their Identity, computed once (per request, or per
 // client for fixed credentials) rather than for every call.
 type who struct {

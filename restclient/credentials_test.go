@@ -121,3 +121,13 @@ func TestNoCredentialInErrors(t *testing.T) {
 		t.Errorf("echoed credentials not redacted: %v", errs[0])
 	}
 }
+
+func TestIdentityFromContext(t *testing.T) {
+	c := Credentials{Authorization: "Bearer x", NetworkID: "n"}
+	if got := IdentityFromContext(WithCredentials(t.Context(), c)); got != c.Identity() || got == "" {
+		t.Errorf("IdentityFromContext = %q, want %q", got, c.Identity())
+	}
+	if got := IdentityFromContext(t.Context()); got != "" {
+		t.Errorf("without credentials: %q", got)
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"github.com/workspacenet/facade/internal/queries"
 	"github.com/workspacenet/facade/internal/redistest"
 	"github.com/workspacenet/facade/internal/stack"
+	"github.com/workspacenet/facade/internal/testenv"
 )
 
 // replica is one facade process of a replicated deployment, as the program
@@ -43,7 +44,7 @@ func replicas(t *testing.T, n int, redisURL string, up *stack.Upstream) []*repli
 		cfg.Upstream, cfg.RedisURL, cfg.Secret, cfg.Replicas = up.URL, redisURL, secret, n
 		cfg.Playground, cfg.UpstreamTrace = false, "on"
 		cfg.Budget = budget.Config{RPS: budget.DefaultRPS, Burst: budget.DefaultBurst}
-		st, base := serve(t, cfg, slog.New(slog.DiscardHandler))
+		st, base := testenv.Serve(t, cfg, slog.New(slog.DiscardHandler))
 		out = append(out, &replica{st: st, base: base})
 	}
 	return out
@@ -271,15 +272,15 @@ func TestRedisKilledMidLoad(t *testing.T) {
 	waitServed := func(what string, n int64) {
 		t.Helper()
 		target := served.Load() + n
-		waitUntil(t, what, func() bool { return served.Load() >= target })
+		testenv.WaitFor(t, what, func() bool { return served.Load() >= target })
 	}
 	waitServed("requests before the outage", 10)
 	rs.Stop()
-	waitUntil(t, "a replica to report Redis degraded in /readyz", func() bool { return readyRedis(t, reps[0].base) == "degraded" })
+	testenv.WaitFor(t, "a replica to report Redis degraded in /readyz", func() bool { return readyRedis(t, reps[0].base) == "degraded" })
 	waitServed("requests during the outage", 10)
 	rs.Restart()
 	back := time.Now()
-	waitUntil(t, "both replicas to use Redis again", func() bool {
+	testenv.WaitFor(t, "both replicas to use Redis again", func() bool {
 		return readyRedis(t, reps[0].base) == "healthy" && readyRedis(t, reps[1].base) == "healthy"
 	})
 	t.Logf("both replicas used Redis again %v after it restarted", time.Since(back).Round(time.Millisecond))
@@ -313,16 +314,4 @@ func readyRedis(t *testing.T, base string) string {
 		return "degraded"
 	}
 	return "healthy"
-}
-
-// waitUntil polls cond (events, not durations) for up to 30 s.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }

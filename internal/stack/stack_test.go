@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -37,25 +36,7 @@ func start(t *testing.T, log io.Writer, adjust func(*stack.Config), args ...stri
 	if log == nil {
 		log = io.Discard
 	}
-	return serve(t, cfg, slog.New(slog.NewJSONHandler(log, nil)))
-}
-
-// serve starts the stack of cfg as the program does, on a loopback port,
-// closed at cleanup, and returns it with its base URL.
-func serve(t *testing.T, cfg stack.Config, logger *slog.Logger) (*stack.Stack, string) {
-	t.Helper()
-	st, err := stack.Start(t.Context(), cfg, logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		st.Close()
-		t.Fatal(err)
-	}
-	go func() { _ = st.Serve(ln) }()
-	t.Cleanup(func() { _ = st.Close() })
-	return st, "http://" + ln.Addr().String()
+	return testenv.Serve(t, cfg, slog.New(slog.NewJSONHandler(log, nil)))
 }
 
 // TestEveryRouteIsLogged: the request id and the access log line are the

@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/workspacenet/facade/graph"
 	"github.com/workspacenet/facade/internal/budget"
@@ -88,29 +89,14 @@ func New(tb testing.TB, o Options) *Env {
 	if o.Config != nil {
 		o.Config(&cfg)
 	}
-	st, err := stack.Start(context.Background(), cfg, o.Logger)
-	if err != nil {
-		tb.Fatalf("stack: %v", err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		st.Close()
-		tb.Fatal(err)
-	}
-	go func() { _ = st.Serve(ln) }()
+	st, base := Serve(tb, cfg, o.Logger)
 	tr := &http.Transport{MaxIdleConnsPerHost: 64}
 	hc := &http.Client{Transport: tr}
-	tb.Cleanup(func() {
-		if err := st.Close(); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			tb.Errorf("stack close: %v", err)
-		}
-		tr.CloseIdleConnections()
-	})
+	tb.Cleanup(tr.CloseIdleConnections)
 	if st.Embedded == nil {
 		tb.Fatal("testenv: the stack has no local REST service")
 	}
 	st.Embedded.Server.Hooks().Reset()
-	base := "http://" + ln.Addr().String()
 	return &Env{
 		Stack:       st,
 		Upstream:    st.Embedded.Server,
@@ -120,6 +106,44 @@ func New(tb testing.TB, o Options) *Env {
 		Manifest:    st.Embedded.Manifest,
 		HTTP:        hc,
 		GraphQL:     &gqlclient.Client{URL: base + "/graphql", HTTP: hc},
+	}
+}
+
+// Serve starts the stack of cfg as the program does and serves it on a
+// loopback port until tb's cleanup; it returns the stack and its base URL
+// (http://127.0.0.1:port). For tests that need a stack of their own beside
+// an Env (another replica) or without one.
+func Serve(tb testing.TB, cfg stack.Config, logger *slog.Logger) (*stack.Stack, string) {
+	tb.Helper()
+	st, err := stack.Start(context.Background(), cfg, logger)
+	if err != nil {
+		tb.Fatalf("stack: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		st.Close()
+		tb.Fatal(err)
+	}
+	go func() { _ = st.Serve(ln) }()
+	tb.Cleanup(func() {
+		if err := st.Close(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			tb.Errorf("stack close: %v", err)
+		}
+	})
+	return st, "http://" + ln.Addr().String()
+}
+
+// WaitFor polls cond every 5 ms until it holds, for at most 30 s, and
+// fails tb after that. Tests wait on events and counts with it, never on a
+// duration: the bound only stops a test that would hang.
+func WaitFor(tb testing.TB, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
