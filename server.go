@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/workspacenet/facade/internal/stack"
@@ -74,8 +75,12 @@ func printBanner(w io.Writer, base string, st *stack.Stack) {
 		fmt.Fprintf(w, "  Shared state:     %s\n", st.Redis)
 	}
 	if demo := st.Embedded; demo != nil {
+		if dir := st.Config.DataDir; dir != "" {
+			fmt.Fprintf(w, "  Demo data:        %s (to reset: stop, delete it, start again)\n", filepath.Clean(dir))
+		}
 		fmt.Fprintf(w, "Demo credentials (paste as request headers):\n")
 		fmt.Fprintf(w, "  Authorization: %s\n", demo.Manifest.BasicAuth)
 		fmt.Fprintf(w, "  Authorization: Bearer %s   (with service-network-id: %s)\n", demo.Manifest.BearerToken, demo.Manifest.NetworkID)
+		fmt.Fprintf(w, "  Authorization: Bearer %s   (read-only; with service-network-id: %s)\n", demo.Manifest.ReadonlyBearerToken, demo.Manifest.NetworkID)
 	}
 }

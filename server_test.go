@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -22,6 +24,8 @@ type started struct {
 	lines []string           // what run printed before serving
 	done  chan error         // run's result
 	stop  context.CancelFunc // cancels run's context (graceful shutdown)
+	// dataDir is the DATA_DIR run was given.
+	dataDir string
 }
 
 // startRun calls run with env and waits until it prints its listening line.
@@ -33,9 +37,10 @@ func startRun(t *testing.T, env map[string]string, args ...string) *started {
 	if _, ok := env["DATA_DIR"]; !ok {
 		env["DATA_DIR"] = t.TempDir()
 	}
+	s0 := env["DATA_DIR"]
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
-	s := &started{done: make(chan error, 1), stop: cancel}
+	s := &started{done: make(chan error, 1), stop: cancel, dataDir: s0}
 	go func() {
 		err := run(ctx, args, func(k string) string { return env[k] }, pw, io.Discard)
 		pw.Close()
@@ -51,7 +56,7 @@ func startRun(t *testing.T, env map[string]string, args ...string) *started {
 		io.Copy(io.Discard, pr)
 	}()
 	deadline := time.After(60 * time.Second)
-	for s.base == "" || !strings.Contains(strings.Join(s.lines, "\n"), "Upstream:") || (env["UPSTREAM_URL"] == "" && !strings.Contains(strings.Join(s.lines, "\n"), "Bearer")) {
+	for s.base == "" || !strings.Contains(strings.Join(s.lines, "\n"), "Upstream:") || (env["UPSTREAM_URL"] == "" && !strings.Contains(strings.Join(s.lines, "\n"), "read-only")) {
 		select {
 		case l, ok := <-lines:
 			if !ok {
@@ -145,6 +150,28 @@ func TestRunEmbeddedDemo(t *testing.T) {
 	token, network := m[1], m[2]
 	basic := s.printed(t, `Authorization: (Basic \S+)`)[1]
 	auth := gqlclient.Credentials("Bearer "+token, network)
+
+	t.Run("the banner prints every credential of the README's table, and the data directory", func(t *testing.T) {
+		raw, err := os.ReadFile("README.md")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The table that follows "the credentials (also printed by `go run .`)".
+		_, after, _ := strings.Cut(string(raw), "the credentials (also printed by `go run .`)")
+		table := regexp.MustCompile(`^[^|]*?\n\n((?:\|.*\n)+)`).FindStringSubmatch(after)
+		if table == nil {
+			t.Fatal("README has no credentials table after \"the credentials (also printed by `go run .`)\"")
+		}
+		creds := regexp.MustCompile("\\| `((?:Bearer|Basic) [^`]+)`").FindAllStringSubmatch(table[1], -1)
+		if len(creds) != 3 {
+			t.Fatalf("README's credentials table has %d Authorization values, want 3:\n%s", len(creds), table[1])
+		}
+		for _, c := range creds {
+			s.printed(t, "Authorization: "+regexp.QuoteMeta(c[1])+`(\s|$)`)
+		}
+		s.printed(t, "read-only; with service-network-id: "+network)
+		s.printed(t, "Demo data: +"+regexp.QuoteMeta(filepath.Clean(s.dataDir))+" ")
+	})
 
 	t.Run("health and readiness", func(t *testing.T) {
 		if code, status := health(t, s.base+"/healthz"); code != 200 || status != "ok" {

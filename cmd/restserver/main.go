@@ -1,13 +1,13 @@
 // Command restserver runs the local Workspace Network Service REST API on
 // SQLite, with deterministic demo data.
 //
-//	go run ./cmd/restserver                 # serve on 127.0.0.1:8081, data in ./data/restserver.db
+//	go run ./cmd/restserver                 # serve on 127.0.0.1:8081, data in ./data/restserver/restserver.db
 //	go run ./cmd/restserver -demo-manifest  # print the demo credentials and ids as JSON
 //
 // Flags (environment variables in brackets):
 //
 //	-addr ADDR        listen address [RESTSERVER_ADDR], default 127.0.0.1:8081
-//	-db PATH          SQLite file, ":memory:" for a throw-away database [RESTSERVER_DB], default ./data/restserver.db
+//	-db PATH          SQLite file, ":memory:" for a throw-away database [RESTSERVER_DB], default ./data/restserver/restserver.db
 //	-demo-scale N     demo data scale when the database is empty, 0 = none [RESTSERVER_DEMO_SCALE], default 1
 //	-latency SPEC     injected latency, e.g. "*=20ms+5ms" (repeatable) [RESTSERVER_LATENCY]
 //	-fault SPEC       injected faults, e.g. "GET /resources/v1/{id}=503@0.5" (repeatable) [RESTSERVER_FAULT]
@@ -38,6 +38,11 @@ import (
 	"github.com/workspacenet/facade/restserver/hooks"
 )
 
+// defaultDB is the service's SQLite file: a directory of its own beside the
+// facade's data/facade/ (`go run .`), so the README's REST examples never
+// change the data behind its GraphQL examples. Delete it to reset the demo.
+const defaultDB = "./data/restserver/restserver.db"
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -61,7 +66,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs := flag.NewFlagSet(filepath.Base(args[0]), flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", envOr("RESTSERVER_ADDR", "127.0.0.1:8081"), "listen address [RESTSERVER_ADDR]")
-	dbPath := fs.String("db", envOr("RESTSERVER_DB", "./data/restserver.db"), `SQLite database file, ":memory:" for a throw-away one [RESTSERVER_DB]`)
+	dbPath := fs.String("db", envOr("RESTSERVER_DB", defaultDB), `SQLite database file, ":memory:" for a throw-away one [RESTSERVER_DB]`)
 	scaleDef, err := strconv.Atoi(envOr("RESTSERVER_DEMO_SCALE", "1"))
 	if err != nil {
 		return fmt.Errorf("RESTSERVER_DEMO_SCALE: %w", err)

@@ -25,7 +25,7 @@ import (
 type Config struct {
 	Addr            string        // listen address of the program (Serve's caller)
 	Upstream        string        // base URL of the REST API; "" starts the local REST service
-	DataDir         string        // embedded REST service's SQLite directory; "" keeps it in memory
+	DataDir         string        // embedded REST service's SQLite directory; "" keeps it in memory (DefaultDataDir)
 	DemoScale       int           // size of the embedded demo data
 	UpstreamTimeout time.Duration // timeout of one upstream attempt
 	ShutdownTimeout time.Duration // time given to in-flight requests on shutdown
@@ -68,11 +68,17 @@ type Config struct {
 	UpstreamMiddleware func(http.Handler) http.Handler
 }
 
+// DefaultDataDir is where `go run .` keeps its embedded REST service's data:
+// a directory of its own, so what is done with `go run ./cmd/restserver`
+// (./data/restserver/) never changes the playground's data. Deleting it
+// resets the demo (README, "Demo data").
+const DefaultDataDir = "data/facade"
+
 // DefaultConfig returns the program's defaults (those of `go run .`).
 func DefaultConfig() Config {
 	return Config{
 		Addr:            "127.0.0.1:8080",
-		DataDir:         "data",
+		DataDir:         DefaultDataDir,
 		DemoScale:       1,
 		UpstreamTimeout: restclient.DefaultTimeout,
 		ShutdownTimeout: 15 * time.Second,
@@ -132,7 +138,7 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	bodyBytes := int(g.MaxBodyBytes)
 	str(&c.Addr, "addr", "ADDR", "listen address")
 	str(&c.Upstream, "upstream", "UPSTREAM_URL", "base URL of the REST API; empty starts the local REST service on demo data")
-	str(&c.DataDir, "data-dir", "DATA_DIR", "directory of the embedded REST service's SQLite file")
+	str(&c.DataDir, "data-dir", "DATA_DIR", "directory of the embedded REST service's SQLite file; delete it to reset the demo data")
 	str(&cors, "cors-origins", "CORS_ORIGINS", "comma-separated browser origins allowed to call /graphql; '*' is refused")
 	str(&c.UpstreamTrace, "upstream-trace", "UPSTREAM_TRACE", "allow X-Upstream-Trace: 1 to return the upstream call report: auto (on with the embedded demo upstream), on, off")
 	level = "info"
