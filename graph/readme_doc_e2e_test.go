@@ -1,42 +1,52 @@
 package graph_test
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/workspacenet/facade/graph/errcode"
 	"github.com/workspacenet/facade/internal/queries"
+	"github.com/workspacenet/facade/internal/stack"
 	"github.com/workspacenet/facade/internal/testenv"
 )
 
-// TestReadmeShowsTheGuardedQueries keeps README.md honest: every GraphQL
-// query it shows is one of the queries constants that TestReadmeQueries
-// guards against N+1, each is followed by its variables, and run with those
-// variables on the demo data it answers without errors in exactly the number
-// of upstream calls the README states.
-func TestReadmeShowsTheGuardedQueries(t *testing.T) {
+// The README's local servers: `go run .` and `go run ./cmd/restserver`.
+const readmeFacade, readmeREST = "http://127.0.0.1:8080", "http://127.0.0.1:8081"
+
+// TestReadmeExamplesHoldOnEveryRun keeps README.md true for a reader who
+// runs its examples, in order, again and again. Every GraphQL query it shows
+// is one of the queries constants that TestReadmeQueries guards against N+1,
+// followed by its variables. Then every example (GraphQL queries and curl
+// commands, GraphQL and REST) runs in document order against one demo
+// instance on a data directory, twice, the program restarted in between
+// (the stack stopped and started again on the same directory): every example
+// succeeds both times, each GraphQL query makes exactly the upstream calls
+// the README states, each REST example exactly one, and every GraphQL
+// example answers the second time exactly as the first. The REST examples
+// run against the very service behind the GraphQL ones (as with
+// `go run . -upstream http://127.0.0.1:8081`), so an example that changes
+// what another shows fails here.
+func TestReadmeExamplesHoldOnEveryRun(t *testing.T) {
+	examples := testenv.ReadmeExamples(t, "../README.md")
 	guarded := map[string]bool{queries.First: true, queries.Dashboard: true, queries.Invoice: true}
-	calls := regexp.MustCompile(`\*\*(\d+) REST calls\*\*`)
-	env := testenv.New(t, testenv.Options{})
 	shown := map[string]bool{}
-	for _, rq := range testenv.ReadmeQueries(t, "../README.md") {
-		if !guarded[rq.Query] {
-			t.Errorf("README shows a query that is not a guarded queries constant:\n%s", rq.Query)
-			continue
-		}
-		shown[rq.Query] = true
-		cm := calls.FindStringSubmatch(rq.Prose)
-		if cm == nil {
-			t.Fatalf("no '**N REST calls**' after %.30q: %q", rq.Query, rq.Prose)
-		}
-		want, _ := strconv.Atoi(cm[1])
-		env.ResetCalls()
-		r := env.Query(t, env.Bearer(), rq.Query, rq.Vars)
-		if len(r.Errors) > 0 {
-			t.Fatalf("%.30q: %+v", rq.Query, r.Errors)
-		}
-		if _, got := env.Calls(); got != int64(want) {
-			t.Errorf("%.30q makes %d upstream calls, the README says %d", rq.Query, got, want)
+	var nQueries, nREST int
+	for _, ex := range examples {
+		switch {
+		case ex.Query != nil:
+			nQueries++
+			if !guarded[ex.Query.Query] {
+				t.Errorf("README line %d shows a query that is not a guarded queries constant:\n%s", ex.Line, ex.Query.Query)
+			}
+			shown[ex.Query.Query] = true
+		case strings.HasPrefix(ex.Curl.URL, readmeREST):
+			nREST++
 		}
 	}
 	for q := range guarded {
@@ -44,4 +54,123 @@ func TestReadmeShowsTheGuardedQueries(t *testing.T) {
 			t.Errorf("README does not show %.40q", q)
 		}
 	}
+	if nQueries < 3 || nREST < 18 {
+		t.Fatalf("README examples: %d GraphQL queries and %d REST curl commands, want at least 3 and 18 (the parser lost some)", nQueries, nREST)
+	}
+
+	dir := t.TempDir()
+	answers := [2]map[int]string{{}, {}}
+	for run := range 2 {
+		t.Run(fmt.Sprintf("run %d", run+1), func(t *testing.T) {
+			// A program run: stopped at the end of this subtest (cleanup).
+			env := testenv.New(t, testenv.Options{Config: func(c *stack.Config) { c.DataDir = dir }})
+			origins := map[string]string{readmeFacade: env.BaseURL, readmeREST: env.UpstreamURL}
+			for _, ex := range examples {
+				answers[run][ex.Line] = runReadmeExample(t, env, ex, origins)
+			}
+			if run == 0 {
+				checkReadmeCostExample(t, env)
+			}
+		})
+	}
+	for _, ex := range examples {
+		if first, second := answers[0][ex.Line], answers[1][ex.Line]; first != second && (ex.Query != nil || ex.Curl.URL == readmeFacade+"/graphql") {
+			t.Errorf("README line %d answers differently once every example has run and the program restarted: an example drifts the demo data\nfirst:  %.600s\nsecond: %.600s", ex.Line, first, second)
+		}
+	}
+}
+
+// runReadmeExample runs ex on env and returns the data it answers (cursors
+// blanked: each is sealed with a random nonce), failing t on any error or a
+// call count other than the README's.
+func runReadmeExample(t *testing.T, env *testenv.Env, ex testenv.ReadmeExample, origins map[string]string) string {
+	t.Helper()
+	env.ResetCalls()
+	if q := ex.Query; q != nil {
+		cm := regexp.MustCompile(`\*\*(\d+) REST calls\*\*`).FindStringSubmatch(q.Prose)
+		if cm == nil {
+			t.Fatalf("README line %d: no '**N REST calls**' after the query: %q", ex.Line, q.Prose)
+		}
+		want, _ := strconv.Atoi(cm[1])
+		r := env.Query(t, env.Bearer(), q.Query, q.Vars)
+		if len(r.Errors) > 0 {
+			t.Fatalf("README line %d: %+v", ex.Line, r.Errors)
+		}
+		if m, got := env.Calls(); got != int64(want) {
+			t.Errorf("README line %d: %.30q makes %d upstream calls, the README says %d:\n%s", ex.Line, q.Query, got, want, testenv.FormatCalls(m))
+		}
+		return blankCursors(t, r.Data)
+	}
+	status, body, err := ex.Curl.Do(t.Context(), env.HTTP, origins)
+	if err != nil {
+		t.Fatalf("README line %d: %v\n%s", ex.Line, err, ex.Curl.Text)
+	}
+	if status/100 != 2 || !json.Valid(body) {
+		t.Fatalf("README line %d answers %d: %.300s\n%s", ex.Line, status, body, ex.Curl.Text)
+	}
+	if strings.HasPrefix(ex.Curl.URL, readmeREST) {
+		if m, n := env.Calls(); n != 1 {
+			t.Errorf("README line %d: the REST service counted %d requests, want 1:\n%s", ex.Line, n, testenv.FormatCalls(m))
+		}
+		return string(body) // writes answer new ids: not compared
+	}
+	var r testenv.Response
+	if err := json.Unmarshal(body, &r); err != nil || len(r.Errors) > 0 || len(r.Data) == 0 {
+		t.Fatalf("README line %d: %v %+v %.300s", ex.Line, err, r.Errors, body)
+	}
+	return blankCursors(t, r.Data)
+}
+
+// blankCursors returns data as JSON with every cursor replaced by "".
+func blankCursors(t *testing.T, data json.RawMessage) string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatal(err)
+	}
+	var walk func(any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				if k == "cursor" || k == "endCursor" || k == "startCursor" {
+					v[k] = ""
+				}
+				walk(x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	walk(v)
+	out, _ := json.Marshal(v)
+	return string(out)
+}
+
+// checkReadmeCostExample: the query Hardening says is refused for its cost
+// parses, validates and is refused for exactly the cost the README states,
+// with no upstream call.
+func checkReadmeCostExample(t *testing.T, env *testenv.Env) {
+	t.Helper()
+	raw, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)`(\\{ transactions\\(.*?\\} \\})` costs ([0-9,]+) and is\\s+refused").FindSubmatch(raw)
+	if m == nil {
+		t.Fatal("README's Hardening does not state \"`{ transactions(...) ... }` costs N and is refused\"")
+	}
+	query := string(bytes.Join(bytes.Fields(m[1]), []byte(" ")))
+	want, _ := strconv.Atoi(strings.ReplaceAll(string(m[2]), ",", ""))
+	env.ResetCalls()
+	r := env.Query(t, env.Bearer(), query, nil)
+	if len(r.Errors) != 1 || r.Errors[0].Extensions["code"] != errcode.QueryTooComplex || r.Errors[0].Extensions["limit"] != "cost" {
+		t.Fatalf("README's cost example %s: %+v", query, r.Errors)
+	}
+	if got := r.Errors[0].Extensions["value"]; fmt.Sprint(got) != strconv.Itoa(want) {
+		t.Errorf("README's cost example costs %v, the README says %d", got, want)
+	}
+	env.ExpectNoCalls(t)
 }

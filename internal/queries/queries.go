@@ -1,6 +1,6 @@
 // Package queries holds, once, the GraphQL queries more than one place sends:
 // those the README shows (the README's blocks must equal them: graph's
-// TestReadmeShowsTheGuardedQueries; graph's TestReadmeQueries keeps them
+// TestReadmeExamplesHoldOnEveryRun; graph's TestReadmeQueries keeps them
 // working at one upstream call per distinct thing they need; the soak run
 // and the benchmark send them) and the benchmark's dashboard.
 package queries

@@ -1,0 +1,344 @@
+package testenv
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// ReadmeExample is one example README.md asks its reader to run, in the
+// order of the document: a GraphQL query (Query) or a curl command (Curl).
+type ReadmeExample struct {
+	Line  int // where it starts in README.md (1-based)
+	Query *ReadmeQuery
+	Curl  *Curl
+}
+
+// Curl is one curl command of the README as bash runs it: variables
+// expanded, quotes removed.
+type Curl struct {
+	Method string
+	URL    string
+	Header http.Header
+	Body   string // -d; "" = none
+	Text   string // the command as written, for failure messages
+}
+
+var (
+	shBlock    = regexp.MustCompile("(?s)```sh\n(.*?)```")
+	assignment = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*)=(.*)$`)
+)
+
+// ReadmeExamples returns every example of the README at path in document
+// order: its ```graphql blocks (ReadmeQueries) and the curl commands of its
+// ```sh blocks. A ```sh block holding a curl command may hold only comments,
+// variable assignments (X=..., X=(...)) and curl commands with the options
+// -s, -u, -X, -H and -d: anything else fails tb, so no example escapes the
+// tests that run them. Variables are local to their block.
+func ReadmeExamples(tb testing.TB, path string) []ReadmeExample {
+	tb.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	readme := string(raw)
+	lineAt := func(offset int) int { return 1 + strings.Count(readme[:offset], "\n") }
+	var out []ReadmeExample
+	at := readmeBlock.FindAllStringIndex(readme, -1)
+	for i, q := range ReadmeQueries(tb, path) {
+		out = append(out, ReadmeExample{Line: lineAt(at[i][0]), Query: &q})
+	}
+	for _, m := range shBlock.FindAllStringSubmatchIndex(readme, -1) {
+		block := readme[m[2]:m[3]]
+		if !regexp.MustCompile(`(?m)^\s*curl\s`).MatchString(block) {
+			continue
+		}
+		curls, err := parseShell(block, lineAt(m[2]))
+		if err != nil {
+			tb.Fatalf("%s: %v", path, err)
+		}
+		for _, c := range curls {
+			out = append(out, ReadmeExample{Line: c.line, Curl: c.Curl})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Line < out[j].Line })
+	return out
+}
+
+type lineCurl struct {
+	*Curl
+	line int
+}
+
+// parseShell interprets block, whose first line is line first of the
+// README, as bash would: joined continuation lines, assignments, curl.
+func parseShell(block string, first int) ([]lineCurl, error) {
+	vars := map[string][]string{}
+	var out []lineCurl
+	lines := strings.Split(block, "\n")
+	for i := 0; i < len(lines); i++ {
+		start, stmt := first+i, lines[i]
+		for strings.HasSuffix(stmt, `\`) && i+1 < len(lines) {
+			i++
+			stmt = strings.TrimSuffix(stmt, `\`) + " " + strings.TrimSpace(lines[i])
+		}
+		stmt = strings.TrimSpace(stmt)
+		fail := func(err error) ([]lineCurl, error) { return nil, fmt.Errorf("line %d: %w: %s", start, err, stmt) }
+		if stmt == "" || stmt[0] == '#' {
+			continue
+		}
+		if m := assignment.FindStringSubmatch(stmt); m != nil {
+			if strings.HasPrefix(m[2], "(") {
+				words, rest, err := shellWords(m[2][1:], vars, true)
+				if err != nil {
+					return fail(err)
+				}
+				if rest = strings.TrimSpace(rest); rest != "" && rest[0] != '#' {
+					return fail(fmt.Errorf("text after the array: %q", rest))
+				}
+				vars[m[1]] = words
+				continue
+			}
+			words, _, err := shellWords(m[2], vars, false)
+			if err != nil || len(words) > 1 {
+				return fail(fmt.Errorf("not one word (%v)", err))
+			}
+			vars[m[1]] = append(words, "")[:1]
+			continue
+		}
+		words, _, err := shellWords(stmt, vars, false)
+		if err != nil {
+			return fail(err)
+		}
+		if words[0] != "curl" {
+			return fail(errors.New("the README test runs only assignments and curl in a block with curl"))
+		}
+		c, err := parseCurl(words[1:])
+		if err != nil {
+			return fail(err)
+		}
+		c.Text = stmt
+		out = append(out, lineCurl{c, start})
+	}
+	return out, nil
+}
+
+// shellWords splits s into words as bash does for the forms the README
+// uses: '...', "..." with \" \\ \$ escapes and $X / ${X} inside, unquoted
+// $X and ${X}, "${A[@]}" (one word per element), and # comments. An unset
+// variable, or an unquoted one holding blanks (bash would split it), is an
+// error. With array set it stops at an unquoted ')' and returns the rest.
+func shellWords(s string, vars map[string][]string, array bool) (words []string, rest string, err error) {
+	var cur strings.Builder
+	in := false
+	flush := func() {
+		if in {
+			words = append(words, cur.String())
+		}
+		cur.Reset()
+		in = false
+	}
+	lookup := func(at string) (val []string, n int, all bool, err error) {
+		m := regexp.MustCompile(`^\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)(\[@\])?\})`).FindStringSubmatch(at)
+		if m == nil {
+			return nil, 0, false, fmt.Errorf("unsupported $ form at %.20q", at)
+		}
+		name := m[1] + m[2]
+		v, ok := vars[name]
+		if !ok {
+			return nil, 0, false, fmt.Errorf("$%s is not set", name)
+		}
+		return v, len(m[0]), m[3] != "", nil
+	}
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t':
+			flush()
+			i++
+		case c == '#' && !in:
+			return words, "", nil
+		case c == ')' && array:
+			flush()
+			return words, s[i+1:], nil
+		case c == '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				return nil, "", errors.New("unterminated '")
+			}
+			cur.WriteString(s[i+1 : i+1+j])
+			in, i = true, i+j+2
+		case strings.HasPrefix(s[i:], `"${`) && !in:
+			// "${A[@]}" alone: one word per element.
+			v, n, all, err := lookup(s[i+1:])
+			if err != nil {
+				return nil, "", err
+			}
+			if all && strings.HasPrefix(s[i+1+n:], `"`) {
+				words = append(words, v...)
+				i += n + 2
+				continue
+			}
+			fallthrough
+		case c == '"':
+			in = true
+			for i++; ; {
+				if i >= len(s) {
+					return nil, "", errors.New(`unterminated "`)
+				}
+				c := s[i]
+				if c == '"' {
+					i++
+					break
+				}
+				if c == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`", s[i+1]) >= 0 {
+					cur.WriteByte(s[i+1])
+					i += 2
+					continue
+				}
+				if c == '$' {
+					v, n, all, err := lookup(s[i:])
+					if err != nil {
+						return nil, "", err
+					}
+					if all || len(v) != 1 {
+						return nil, "", errors.New(`an array inside "..." with other text`)
+					}
+					cur.WriteString(v[0])
+					i += n
+					continue
+				}
+				cur.WriteByte(c)
+				i++
+			}
+		case c == '\\' && i+1 < len(s):
+			cur.WriteByte(s[i+1])
+			in, i = true, i+2
+		case c == '$':
+			v, n, all, err := lookup(s[i:])
+			if err != nil {
+				return nil, "", err
+			}
+			if all || len(v) != 1 || strings.ContainsAny(v[0], " \t") {
+				return nil, "", fmt.Errorf("unquoted %s would be split by the shell", s[i:i+n])
+			}
+			cur.WriteString(v[0])
+			in, i = true, i+n
+		default:
+			cur.WriteByte(c)
+			in, i = true, i+1
+		}
+	}
+	flush()
+	if array {
+		return nil, "", errors.New("unterminated (")
+	}
+	return words, "", nil
+}
+
+// parseCurl reads the curl options the README uses.
+func parseCurl(args []string) (*Curl, error) {
+	c := &Curl{Header: http.Header{}}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		val := func() (string, error) {
+			if i+1 >= len(args) {
+				return "", fmt.Errorf("%s without a value", a)
+			}
+			i++
+			return args[i], nil
+		}
+		var v string
+		var err error
+		switch a {
+		case "-s", "--silent":
+			continue
+		case "-u", "--user", "-X", "--request", "-H", "--header", "-d", "--data":
+			if v, err = val(); err != nil {
+				return nil, err
+			}
+		default:
+			if strings.HasPrefix(a, "-") {
+				return nil, fmt.Errorf("curl option %s is not understood by the README test (internal/testenv)", a)
+			}
+			if c.URL != "" {
+				return nil, fmt.Errorf("two URLs: %s and %s", c.URL, a)
+			}
+			c.URL = a
+			continue
+		}
+		switch a {
+		case "-u", "--user":
+			c.Header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(v)))
+		case "-X", "--request":
+			c.Method = v
+		case "-H", "--header":
+			k, hv, ok := strings.Cut(v, ":")
+			if !ok {
+				return nil, fmt.Errorf("header %q has no ':'", v)
+			}
+			c.Header.Add(strings.TrimSpace(k), strings.TrimSpace(hv))
+		case "-d", "--data":
+			if c.Body != "" {
+				return nil, errors.New("two -d")
+			}
+			c.Body = v
+		}
+	}
+	if c.URL == "" {
+		return nil, errors.New("no URL")
+	}
+	if c.Method == "" {
+		c.Method = http.MethodGet
+		if c.Body != "" {
+			c.Method = http.MethodPost // as curl -d
+		}
+	}
+	if c.Body != "" && c.Header.Get("Content-Type") == "" {
+		c.Header.Set("Content-Type", "application/x-www-form-urlencoded") // as curl -d
+	}
+	if c.Header.Get("Accept") == "" {
+		c.Header.Set("Accept", "*/*") // as curl
+	}
+	return c, nil
+}
+
+// Do sends c as curl would, with the URL's origin replaced by its entry in
+// origins (README origin, such as http://127.0.0.1:8081, to a test server's
+// base URL): an origin not in origins is an error, so a README example
+// never reaches the network. It returns the status and the body.
+func (c *Curl) Do(ctx context.Context, hc *http.Client, origins map[string]string) (int, []byte, error) {
+	u := ""
+	for from, to := range origins {
+		if rest, ok := strings.CutPrefix(c.URL, from); ok && (rest == "" || rest[0] == '/' || rest[0] == '?') {
+			u = to + rest
+		}
+	}
+	if u == "" {
+		return 0, nil, fmt.Errorf("%s is not one of the README's local servers", c.URL)
+	}
+	var body io.Reader
+	if c.Body != "" {
+		body = strings.NewReader(c.Body)
+	}
+	req, err := http.NewRequestWithContext(ctx, c.Method, u, body)
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header = c.Header.Clone()
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, raw, err
+}
