@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"regexp"
 	"strconv"
@@ -31,12 +32,14 @@ const readmeFacade, readmeREST = "http://127.0.0.1:8080", "http://127.0.0.1:8081
 // example answers the second time exactly as the first. The REST examples
 // run against the very service behind the GraphQL ones (as with
 // `go run . -upstream http://127.0.0.1:8081`), so an example that changes
-// what another shows fails here.
+// what another shows fails here. The README's Hardening cost example is
+// refused at its stated cost, and the REST examples it says run out do so
+// at the run it states.
 func TestReadmeExamplesHoldOnEveryRun(t *testing.T) {
 	examples := testenv.ReadmeExamples(t, "../README.md")
 	guarded := map[string]bool{queries.First: true, queries.Dashboard: true, queries.Invoice: true}
 	shown := map[string]bool{}
-	var nQueries, nREST int
+	var nQueries, nREST, nCurlGraphQL int
 	for _, ex := range examples {
 		switch {
 		case ex.Query != nil:
@@ -47,6 +50,8 @@ func TestReadmeExamplesHoldOnEveryRun(t *testing.T) {
 			shown[ex.Query.Query] = true
 		case strings.HasPrefix(ex.Curl.URL, readmeREST):
 			nREST++
+		case ex.Curl.URL == readmeFacade+"/graphql":
+			nCurlGraphQL++
 		}
 	}
 	for q := range guarded {
@@ -54,8 +59,8 @@ func TestReadmeExamplesHoldOnEveryRun(t *testing.T) {
 			t.Errorf("README does not show %.40q", q)
 		}
 	}
-	if nQueries < 3 || nREST < 18 {
-		t.Fatalf("README examples: %d GraphQL queries and %d REST curl commands, want at least 3 and 18 (the parser lost some)", nQueries, nREST)
+	if nQueries < 3 || nREST < 18 || nCurlGraphQL < 1 {
+		t.Fatalf("README examples: %d GraphQL queries, %d REST and %d GraphQL curl commands; want at least 3, 18 and 1 (the parser lost some)", nQueries, nREST, nCurlGraphQL)
 	}
 
 	dir := t.TempDir()
@@ -70,6 +75,8 @@ func TestReadmeExamplesHoldOnEveryRun(t *testing.T) {
 			}
 			if run == 0 {
 				checkReadmeCostExample(t, env)
+			} else {
+				checkReadmeExamplesRunOut(t, env, examples, origins)
 			}
 		})
 	}
@@ -173,4 +180,47 @@ func checkReadmeCostExample(t *testing.T, env *testenv.Env) {
 		t.Errorf("README's cost example costs %v, the README says %d", got, want)
 	}
 	env.ExpectNoCalls(t)
+}
+
+// checkReadmeExamplesRunOut, after two runs of every example: each REST
+// example the README says runs out ("N credits ... (the Kth run answers
+// 409" after the block, N its "# N" comment) succeeds until its (K-1)th run
+// and answers 409 on its Kth.
+func checkReadmeExamplesRunOut(t *testing.T, env *testenv.Env, examples []testenv.ReadmeExample, origins map[string]string) {
+	t.Helper()
+	raw, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stated := regexp.MustCompile(`(\d+) (?:credits|takes) [^(]*\(the (\d+)(?:st|nd|rd|th) run answers 409`).FindAllStringSubmatch(string(raw), -1)
+	if len(stated) == 0 {
+		t.Fatal("README states no REST example that runs out (\"N takes ... (the Kth run answers 409\")")
+	}
+	number := regexp.MustCompile(`#\s*(\d+)\b[^#]*$`)
+	for _, st := range stated {
+		var ex *testenv.ReadmeExample
+		for i := range examples {
+			if c := examples[i].Curl; c != nil && c.Method == "POST" {
+				if m := number.FindStringSubmatch(c.Text); m != nil && m[1] == st[1] {
+					ex = &examples[i]
+				}
+			}
+		}
+		if ex == nil {
+			t.Fatalf("README says example %s runs out, but no POST example is numbered # %s", st[1], st[1])
+		}
+		last, _ := strconv.Atoi(st[2])
+		for run := 3; run <= last; run++ { // runs 1 and 2 are done
+			status, body, err := ex.Curl.Do(t.Context(), env.HTTP, origins)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if run < last && status != http.StatusCreated {
+				t.Fatalf("README line %d, run %d: %d %.300s; the README says it runs out at run %d", ex.Line, run, status, body, last)
+			}
+			if run == last && status != http.StatusConflict {
+				t.Fatalf("README line %d, run %d: %d %.300s; the README says 409", ex.Line, run, status, body)
+			}
+		}
+	}
 }
