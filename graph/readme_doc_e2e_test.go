@@ -63,6 +63,7 @@ func TestReadmeExamplesHoldOnEveryRun(t *testing.T) {
 		t.Fatalf("README examples: %d GraphQL queries, %d REST and %d GraphQL curl commands; want at least 3, 18 and 1 (the parser lost some)", nQueries, nREST, nCurlGraphQL)
 	}
 
+	checkReadmeResetNamesTheDataDirectory(t)
 	dir := t.TempDir()
 	answers := [2]map[int]string{{}, {}}
 	for run := range 2 {
@@ -221,6 +222,21 @@ func checkReadmeExamplesRunOut(t *testing.T, env *testenv.Env, examples []testen
 			if run == last && status != http.StatusConflict {
 				t.Fatalf("README line %d, run %d: %d %.300s; the README says 409", ex.Line, run, status, body)
 			}
+		}
+	}
+}
+
+// checkReadmeResetNamesTheDataDirectory: the directory the README tells a
+// reader to delete, and the -data-dir default it states, are the program's.
+func checkReadmeResetNamesTheDataDirectory(t *testing.T) {
+	t.Helper()
+	raw, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"`rm -rf " + stack.DefaultDataDir + "`", "| `-data-dir` | `DATA_DIR` | `" + stack.DefaultDataDir + "` |"} {
+		if !bytes.Contains(raw, []byte(want)) {
+			t.Errorf("README does not say %s: the program keeps its demo data in %s", want, stack.DefaultDataDir)
 		}
 	}
 }

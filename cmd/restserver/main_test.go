@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -238,5 +240,19 @@ func TestRunTestEndpoints(t *testing.T) {
 	}
 	if err := run(context.Background(), []string{"restserver"}, bad, io.Discard, io.Discard); err == nil {
 		t.Fatal("bad RESTSERVER_TEST_ENDPOINTS accepted")
+	}
+}
+
+// TestReadmeNamesTheDefaultDatabase: the README's -db default and the
+// directory it tells a reader to delete to reset the demo are the program's.
+func TestReadmeNamesTheDefaultDatabase(t *testing.T) {
+	raw, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| `-db` | `RESTSERVER_DB` | `" + defaultDB + "` |", "delete `" + defaultDB[:strings.LastIndex(defaultDB, "/")+1] + "`"} {
+		if !bytes.Contains(raw, []byte(want)) {
+			t.Errorf("README does not say %s", want)
+		}
 	}
 }
