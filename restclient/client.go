@@ -493,8 +493,11 @@ func (c *Client) fetch(ctx context.Context, rc call, target string, payload []by
 		if !ok {
 			return f, err
 		}
-		if dl, has := deadline(); has && time.Until(dl) <= delay {
-			return f, err // the wait would outlive the callers
+		// The wait must leave the retry time to answer: as long again as
+		// the wait, at most one attempt's timeout. Otherwise the callers
+		// get this answer now rather than a deadline error later.
+		if dl, has := deadline(); has && time.Until(dl) <= delay+min(delay, c.timeout) {
+			return f, err
 		}
 		if werr := c.wait(ctx, delay); werr != nil {
 			return f.counts(), werr

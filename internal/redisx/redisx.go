@@ -158,6 +158,9 @@ func applyTimeouts(uo *redis.UniversalOptions, op time.Duration) {
 // health state: use Do.
 func (c *Client) Redis() redis.UniversalClient { return c.rdb }
 
+// OpTimeout is the bound of each operation.
+func (c *Client) OpTimeout() time.Duration { return c.timeout }
+
 // Do runs op with a context bounded by OpTimeout. op must return only the
 // errors of its Redis commands. Do returns op's error as is when it is nil
 // or redis.Nil, or when ctx itself ended (the caller gave up: not a Redis

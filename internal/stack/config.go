@@ -47,6 +47,9 @@ type Config struct {
 	// the APQ store between replicas (redisx URL forms: standalone,
 	// Cluster, Sentinel).
 	RedisURL string
+	// RedisOpTimeout bounds each Redis operation (0: redisx.DefaultOpTimeout);
+	// one that fails or runs late degrades the replica to its own state.
+	RedisOpTimeout time.Duration
 	// Replicas is the number of replicas the operator runs: without Redis
 	// (or while it is down) each paces at RPS/Replicas.
 	Replicas int

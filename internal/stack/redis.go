@@ -20,7 +20,7 @@ type healthStore struct {
 }
 
 func newHealthStore(rc *redisx.Client) healthStore {
-	return healthStore{rc: rc, inner: cache.NewRedisStore(rc.Redis(), redisx.DefaultOpTimeout)}
+	return healthStore{rc: rc, inner: cache.NewRedisStore(rc.Redis(), rc.OpTimeout())}
 }
 
 func (s healthStore) Get(ctx context.Context, keys ...string) (out [][]byte, err error) {

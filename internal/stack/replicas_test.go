@@ -44,6 +44,10 @@ func replicas(t *testing.T, n int, redisURL string, up *stack.Upstream) []*repli
 		cfg.Upstream, cfg.RedisURL, cfg.Secret, cfg.Replicas = up.URL, redisURL, secret, n
 		cfg.Playground, cfg.UpstreamTrace = false, "on"
 		cfg.Budget = budget.Config{RPS: budget.DefaultRPS, Burst: budget.DefaultBurst}
+		// Redis answers in microseconds, but a loaded CI machine can stall
+		// an operation past the 100 ms default and degrade the replica to
+		// its own state; these tests are about sharing, not about that.
+		cfg.RedisOpTimeout = 5 * time.Second
 		st, base := testenv.Serve(t, cfg, slog.New(slog.DiscardHandler))
 		out = append(out, &replica{st: st, base: base})
 	}

@@ -144,7 +144,7 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
 		st.Embedded, st.UpstreamURL = up, up.URL
 	}
 	if c.RedisURL != "" {
-		r, err := redisx.Open(c.RedisURL, redisx.Options{Logger: logger.With("component", "redis")})
+		r, err := redisx.Open(c.RedisURL, redisx.Options{Logger: logger.With("component", "redis"), OpTimeout: c.RedisOpTimeout})
 		if err != nil {
 			st.Close()
 			return nil, fmt.Errorf("-redis-url: %w", err)
