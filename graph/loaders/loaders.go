@@ -111,8 +111,10 @@ func newLoader[K comparable, V any](l *Loaders, name string, fetch func(context.
 		v, err := fetch(ctx, k)
 		return &dataloader.Result[V]{Data: v, Error: err}
 	}
-	batch := func(ctx context.Context, keys []K) []*dataloader.Result[V] {
-		ctx, span := batchSpan(ctx, name, len(keys))
+	batch := func(parent context.Context, keys []K) []*dataloader.Result[V] {
+		// ctx is assigned once, so the goroutines below capture it by value
+		// (reassigning it would move it to the heap on every dispatch).
+		ctx, span := batchSpan(parent, name, len(keys))
 		if span != nil {
 			defer span.End()
 		}
