@@ -6,7 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
 	"github.com/workspacenet/facade/internal/queries"
+	"github.com/workspacenet/facade/internal/stack"
 	"github.com/workspacenet/facade/internal/testenv"
 	"github.com/workspacenet/facade/internal/tracing"
 )
@@ -76,5 +80,44 @@ func TestTracingOff(t *testing.T) {
 		if _, ok := m[tracing.TraceIDKey]; ok {
 			t.Errorf("log line with a trace_id while tracing is off: %s", line)
 		}
+	}
+}
+
+// A trace the sampler drops still has ids: log lines carry them and the
+// service receives traceparent (flagged not sampled), but nothing is
+// exported.
+func TestUnsampledRequestKeepsIDs(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp), sdktrace.WithSampler(sdktrace.NeverSample()))
+	logs := &testenv.LogBuffer{}
+	env := testenv.New(t, testenv.Options{
+		Logger: slog.New(slog.NewJSONHandler(logs, nil)),
+		Config: func(c *stack.Config) { c.TracerProvider = tp },
+	})
+	resp := env.Do(t, env.Bearer(), `query FirstQuery($id: ID!) { resource(id: $id) { id parent { id } } }`,
+		map[string]any{"id": env.ID(t, "resource", 0)}, map[string]string{"traceparent": callerParent})
+	var data struct{ Resource struct{ ID string } }
+	testenv.MustData(t, resp, &data)
+	seen := env.Hooks().Seen()
+	if len(seen) == 0 {
+		t.Fatal("the service saw no request")
+	}
+	for _, s := range seen {
+		if !strings.HasPrefix(s.Traceparent, "00-"+callerTrace+"-") || !strings.HasSuffix(s.Traceparent, "-00") {
+			t.Errorf("%s received traceparent %q, want the caller's trace, not sampled", s.Route, s.Traceparent)
+		}
+	}
+	testenv.WaitFor(t, "the access line", func() bool { return strings.Contains(logs.String(), `"msg":"http request"`) })
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		if m["msg"] == "http request" && (m[tracing.TraceIDKey] != callerTrace || m[tracing.SpanIDKey] == nil) {
+			t.Errorf("access line without the trace ids: %s", line)
+		}
+	}
+	if n := len(exp.GetSpans()); n != 0 {
+		t.Errorf("%d spans exported for a dropped trace", n)
 	}
 }
