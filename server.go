@@ -15,8 +15,10 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/workspacenet/facade/internal/stack"
+	"github.com/workspacenet/facade/internal/tracing"
 )
 
 func main() {
@@ -36,6 +38,21 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	// Traces go where the standard OTEL_* variables say; none set: off.
+	tp, err := tracing.FromEnv(ctx, getenv)
+	if err != nil {
+		return err
+	}
+	if tp != nil {
+		cfg.TracerProvider, cfg.UpstreamTracerProvider = tp.Facade, tp.Upstream
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := tp.Shutdown(sctx); err != nil {
+				logger.Warn("flushing traces", "err", err)
+			}
+		}()
+	}
 	st, err := stack.Start(ctx, cfg, logger)
 	if err != nil {
 		return err

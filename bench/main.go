@@ -11,6 +11,7 @@
 //	go run ./bench            # full run, about 2 minutes on 2 cores
 //	go run ./bench -quick     # smoke run, about 30 seconds
 //	go run ./bench -replot    # redraw plots and tables from bench/results.json
+//	go run ./bench -trace-overhead 5  # dashboard CPU per query, tracing off vs on
 //
 // Everything runs on loopback: the REST service in a child process (this
 // binary re-executed), the facade and the load generator in this one. The
@@ -82,6 +83,7 @@ func run(args []string) error {
 	resultsPath := fs.String("results", "bench/results.json", "raw results (also the baseline of the next run)")
 	inProcess := fs.Bool("in-process", false, "serve the REST service in this process (CPU figures then include it)")
 	replot := fs.Bool("replot", false, "measure nothing: redraw the plots and the markdown tables from -results")
+	traceRounds := fs.Int("trace-overhead", 0, "measure only the dashboard's CPU per query with tracing off and on (100% sampled, discarding exporter), alternating this many rounds; writes nothing")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -125,6 +127,9 @@ func run(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if *traceRounds > 0 {
+		return traceOverhead(ctx, cfg, *traceRounds) // tracing.go
+	}
 
 	res, err := Run(ctx, cfg)
 	if err != nil {

@@ -462,8 +462,11 @@ func (f fetched) counts() fetched {
 // Answered hooks of ctx. deadline is the latest time the result is still
 // wanted: no backoff is waited past it, and Send hooks see it as their
 // context's deadline. A done ctx returns ctx.Err() and no answer.
-func (c *Client) fetch(ctx context.Context, rc call, target string, payload []byte, creds who, deadline func() (time.Time, bool)) (fetched, error) {
-	var f fetched
+func (c *Client) fetch(ctx context.Context, rc call, target string, payload []byte, creds who, deadline func() (time.Time, bool)) (f fetched, err error) {
+	ctx, span := startCallSpan(ctx, rc, target) // tracing.go; nil when untraced
+	if span != nil {
+		defer func() { endCallSpan(span, f, err) }()
+	}
 	chain := callHooks(ctx)
 	cs := CallStart{Method: rc.method, Route: rc.route}
 	for {
@@ -624,6 +627,7 @@ func (c *Client) attempt(ctx context.Context, rc call, target string, payload []
 	if creds.NetworkID != "" {
 		req.Header.Set("service-network-id", creds.NetworkID)
 	}
+	injectTrace(actx, req)
 
 	hr, err := c.hc.Do(req)
 	if err != nil {

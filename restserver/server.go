@@ -16,7 +16,10 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/workspacenet/facade/internal/sealbox"
+	"github.com/workspacenet/facade/internal/tracing"
 
 	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/restserver/hooks"
@@ -37,6 +40,11 @@ type Config struct {
 	// counters), DELETE /_stats and POST /_stats/reset (reset them). Off,
 	// they answer 404 like any unknown path; Server.Hooks is there either way.
 	TestEndpoints bool
+	// TracerProvider, when set, traces the service: a server span per
+	// request continuing the caller's trace (traceparent), named by its
+	// route ("GET /resources/v1/{id}"), and a child span per SQL statement.
+	// nil: no tracing.
+	TracerProvider trace.TracerProvider
 }
 
 // Server is the REST service. It is safe for concurrent use.
@@ -85,8 +93,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.TracerProvider != nil {
+		tracing.SetPropagator()
+		handler = tracing.Handler(handler, cfg.TracerProvider)
+	}
 	s.handler = handler
-	db, err := openStore(ctx, cfg.DBPath)
+	db, err := openStore(ctx, cfg.DBPath, cfg.TracerProvider)
 	if err != nil {
 		return nil, err
 	}

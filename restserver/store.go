@@ -3,6 +3,7 @@ package restserver
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"embed"
 	"errors"
 	"fmt"
@@ -12,6 +13,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/XSAM/otelsql"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 	_ "modernc.org/sqlite" // pure-Go SQLite driver, registered as "sqlite"
 )
 
@@ -43,10 +47,13 @@ type querier interface {
 // openStore opens (creating if needed) the database at path, enables WAL,
 // foreign keys and a busy timeout, and applies the embedded migrations that
 // are not applied yet. path ":memory:" opens a private in-memory database.
-func openStore(ctx context.Context, path string) (*store, error) {
+// With a tracer provider, each statement run for a traced request is a span
+// (sqlOpen).
+func openStore(ctx context.Context, path string, tp trace.TracerProvider) (*store, error) {
+	open := func(dsn string) (*sql.DB, error) { return sqlOpen(dsn, tp) }
 	pragmas := "_pragma=foreign_keys(1)&_pragma=busy_timeout(10000)&_txlock=immediate"
 	if path == ":memory:" {
-		db, err := sql.Open("sqlite", "file::memory:?"+pragmas)
+		db, err := open("file::memory:?" + pragmas)
 		if err != nil {
 			return nil, err
 		}
@@ -62,7 +69,7 @@ func openStore(ctx context.Context, path string) (*store, error) {
 		return s, nil
 	}
 	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + pragmas + "&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
-	w, err := sql.Open("sqlite", dsn)
+	w, err := open(dsn)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +81,7 @@ func openStore(ctx context.Context, path string) (*store, error) {
 		w.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	r, err := sql.Open("sqlite", dsn+"&_pragma=query_only(1)")
+	r, err := open(dsn + "&_pragma=query_only(1)")
 	if err != nil {
 		w.Close()
 		return nil, err
@@ -87,6 +94,25 @@ func openStore(ctx context.Context, path string) (*store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// sqlOpen opens the SQLite database dsn; with tp, through otelsql: a span
+// per statement (and transaction) run with a context that carries a valid
+// span, named by its method ("sql.conn.query"), with db.system.name sqlite
+// and the statement text; nothing for statements outside a traced request
+// (migrations, demo data, token renewal).
+func sqlOpen(dsn string, tp trace.TracerProvider) (*sql.DB, error) {
+	if tp == nil {
+		return sql.Open("sqlite", dsn)
+	}
+	return otelsql.Open("sqlite", dsn, otelsql.WithTracerProvider(tp),
+		otelsql.WithAttributes(attribute.String("db.system.name", "sqlite")),
+		otelsql.WithSpanOptions(otelsql.SpanOptions{
+			OmitConnResetSession: true, OmitRows: true, OmitConnPrepare: true,
+			SpanFilter: func(ctx context.Context, _ otelsql.Method, _ string, _ []driver.NamedValue) bool {
+				return trace.SpanContextFromContext(ctx).IsValid()
+			},
+		}))
 }
 
 func (s *store) close() error {

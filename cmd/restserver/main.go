@@ -34,6 +34,9 @@ import (
 	"syscall"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/workspacenet/facade/internal/tracing"
 	"github.com/workspacenet/facade/restserver"
 	"github.com/workspacenet/facade/restserver/hooks"
 )
@@ -112,8 +115,29 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	// Traces as the facade's (README, Traces): OTEL_* names the exporter;
+	// the service reports as workspace-network-service unless
+	// OTEL_SERVICE_NAME says otherwise.
+	providers, err := tracing.FromEnv(ctx, getenv)
+	if err != nil {
+		return err
+	}
+	var tp trace.TracerProvider
+	if providers != nil {
+		tp = providers.Upstream
+		if getenv("OTEL_SERVICE_NAME") != "" {
+			tp = providers.Facade
+		}
+		logger = slog.New(tracing.LogHandler(logger.Handler()))
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = providers.Shutdown(sctx)
+		}()
+	}
 	srv, err := restserver.New(ctx, restserver.Config{DBPath: *dbPath, DemoScale: *scale, Logger: logger, Hooks: h,
-		RateLimit: hooks.RateLimit{PerSecond: *rateLimit, OmitRetryAfter: *noRetryAfter}, TestEndpoints: *testEndpoints})
+		RateLimit: hooks.RateLimit{PerSecond: *rateLimit, OmitRetryAfter: *noRetryAfter}, TestEndpoints: *testEndpoints,
+		TracerProvider: tp})
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/graph-gophers/dataloader/v7"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/workspacenet/facade/graph/paging"
 	"github.com/workspacenet/facade/restclient"
@@ -70,11 +72,11 @@ func New(client *restclient.Client, cfg Config) *Loaders {
 	if cfg.MaxConcurrency > 0 {
 		l.sem = make(chan struct{}, cfg.MaxConcurrency)
 	}
-	l.resource = newLoader(l, up.Resource)
-	l.event = newLoader(l, up.Event)
-	l.visit = newLoader(l, up.Visit)
-	l.product = newLoader(l, up.Product)
-	l.productsByLocation = newLoader(l, func(ctx context.Context, loc string) ([]*restclient.Product, error) {
+	l.resource = newLoader(l, "resource", up.Resource)
+	l.event = newLoader(l, "event", up.Event)
+	l.visit = newLoader(l, "visit", up.Visit)
+	l.product = newLoader(l, "product", up.Product)
+	l.productsByLocation = newLoader(l, "productsByLocation", func(ctx context.Context, loc string) ([]*restclient.Product, error) {
 		v, err := up.ProductsInLocation(ctx, loc)
 		if err == nil {
 			for _, p := range v {
@@ -83,19 +85,20 @@ func New(client *restclient.Client, cfg Config) *Loaders {
 		}
 		return v, err
 	})
-	l.invoice = newLoader(l, up.Invoice)
-	l.comments = newLoader(l, up.Comments)
-	l.creditNotes = newLoader(l, up.CreditNotes)
-	l.transactions = newLoader(l, up.Transactions)
-	l.orders = newLoader(l, up.Orders)
-	l.redemptions = newLoader(l, up.Redemptions)
+	l.invoice = newLoader(l, "invoice", up.Invoice)
+	l.comments = newLoader(l, "comments", up.Comments)
+	l.creditNotes = newLoader(l, "creditNotes", up.CreditNotes)
+	l.transactions = newLoader(l, "transactions", up.Transactions)
+	l.orders = newLoader(l, "orders", up.Orders)
+	l.redemptions = newLoader(l, "redemptions", up.Redemptions)
 	return l
 }
 
 // newLoader builds a loader whose batch function fans fetch out over the
 // batch's distinct keys, bounded by the request's semaphore, and returns
-// results aligned with the keys.
-func newLoader[K comparable, V any](l *Loaders, fetch func(context.Context, K) (V, error)) *dataloader.Loader[K, V] {
+// results aligned with the keys. In a traced request each dispatch is a span
+// "loader <name>" (batchSpan), parent of the batch's upstream calls.
+func newLoader[K comparable, V any](l *Loaders, name string, fetch func(context.Context, K) (V, error)) *dataloader.Loader[K, V] {
 	one := func(ctx context.Context, k K) *dataloader.Result[V] {
 		if l.sem != nil {
 			select {
@@ -108,7 +111,13 @@ func newLoader[K comparable, V any](l *Loaders, fetch func(context.Context, K) (
 		v, err := fetch(ctx, k)
 		return &dataloader.Result[V]{Data: v, Error: err}
 	}
-	batch := func(ctx context.Context, keys []K) []*dataloader.Result[V] {
+	batch := func(parent context.Context, keys []K) []*dataloader.Result[V] {
+		// ctx is assigned once, so the goroutines below capture it by value
+		// (reassigning it would move it to the heap on every dispatch).
+		ctx, span := batchSpan(parent, name, len(keys))
+		if span != nil {
+			defer span.End()
+		}
 		out := make([]*dataloader.Result[V], len(keys))
 		if len(keys) == 1 {
 			// The default (Wait 0) dispatches each key alone: the batch
@@ -148,4 +157,18 @@ func For(ctx context.Context) Source {
 		panic("loaders: no loaders in context (missing middleware)")
 	}
 	return s
+}
+
+// batchSpan starts the span of one loader dispatch of n keys as a child of
+// ctx's span; nil (and no allocation) when ctx carries no valid span.
+func batchSpan(ctx context.Context, name string, n int) (context.Context, trace.Span) {
+	parent := trace.SpanFromContext(ctx)
+	if !parent.SpanContext().IsValid() {
+		return ctx, nil
+	}
+	ctx, span := parent.TracerProvider().Tracer("github.com/workspacenet/facade/graph/loaders").Start(ctx, "loader "+name)
+	if span.IsRecording() {
+		span.SetAttributes(attribute.String("facade.loader", name), attribute.Int("facade.loader.keys", n))
+	}
+	return ctx, span
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/workspacenet/facade/graph"
 	"github.com/workspacenet/facade/internal/budget"
 	"github.com/workspacenet/facade/internal/cache"
@@ -69,6 +71,16 @@ type Config struct {
 	ClientOptions []restclient.Option
 	// UpstreamMiddleware wraps the embedded REST service's handler.
 	UpstreamMiddleware func(http.Handler) http.Handler
+	// TracerProvider, when set, traces the stack (internal/tracing): a
+	// server span per request, the GraphQL operation's name on it, loader
+	// and upstream call spans, traceparent to the upstream, trace_id and
+	// span_id on the request's log lines. nil: tracing off, nothing
+	// installed. The program sets it from the OTEL_* environment
+	// (tracing.FromEnv); tests pass one with an in-memory exporter.
+	TracerProvider trace.TracerProvider
+	// UpstreamTracerProvider traces the embedded REST service (server span
+	// per route, SQL spans); nil: TracerProvider.
+	UpstreamTracerProvider trace.TracerProvider
 }
 
 // DefaultDataDir is where `go run .` keeps its embedded REST service's data:

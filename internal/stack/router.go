@@ -8,10 +8,12 @@ import (
 	"time"
 
 	"github.com/rs/cors"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/workspacenet/facade/graph"
 	"github.com/workspacenet/facade/internal/accesslog"
 	"github.com/workspacenet/facade/internal/redisx"
+	"github.com/workspacenet/facade/internal/tracing"
 	"github.com/workspacenet/facade/playground"
 	"github.com/workspacenet/facade/restclient"
 )
@@ -24,6 +26,7 @@ type routes struct {
 	redis      *redisx.Client // nil: no shared store
 	cors       []string
 	logger     *slog.Logger
+	tracer     trace.TracerProvider // nil: no tracing
 }
 
 // newRouter adds every route of the facade in one place, behind the access
@@ -54,7 +57,12 @@ func newRouter(d routes) http.Handler {
 			MaxAge:           600,
 		}).Handler(h)
 	}
-	return accesslog.Middleware(d.logger, h)
+	h = accesslog.Middleware(d.logger, h)
+	if d.tracer != nil {
+		// Outside the access log, so its line carries the request's span.
+		h = tracing.Handler(h, d.tracer, "/graphql", "/healthz", "/readyz")
+	}
+	return h
 }
 
 // readyHandler reports ready when the upstream answers HTTP at all

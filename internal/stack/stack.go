@@ -15,7 +15,10 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/workspacenet/facade/graph"
 	"github.com/workspacenet/facade/graph/trusted"
@@ -23,6 +26,7 @@ import (
 	"github.com/workspacenet/facade/internal/budget"
 	"github.com/workspacenet/facade/internal/cache"
 	"github.com/workspacenet/facade/internal/redisx"
+	"github.com/workspacenet/facade/internal/tracing"
 	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/restserver"
 	"github.com/workspacenet/facade/restserver/hooks"
@@ -39,6 +43,9 @@ type UpstreamConfig struct {
 	// TestEndpoints serves GET/DELETE /_stats and POST /_stats/reset
 	// (restserver.Config.TestEndpoints); off they answer 404.
 	TestEndpoints bool
+	// TracerProvider traces the service (restserver.Config.TracerProvider);
+	// nil: off.
+	TracerProvider trace.TracerProvider
 }
 
 // Upstream is a local REST service served on a loopback listener.
@@ -60,7 +67,8 @@ func StartUpstream(ctx context.Context, c UpstreamConfig) (*Upstream, error) {
 		dbPath = filepath.Join(c.DataDir, "restserver.db")
 	}
 	rs, err := restserver.New(ctx, restserver.Config{DBPath: dbPath, DemoScale: c.DemoScale, Logger: c.Logger, Hooks: c.Hooks,
-		RateLimit: hooks.RateLimit{PerSecond: c.RateLimit}, TestEndpoints: c.TestEndpoints})
+		RateLimit: hooks.RateLimit{PerSecond: c.RateLimit}, TestEndpoints: c.TestEndpoints,
+		TracerProvider: c.TracerProvider})
 	if err != nil {
 		return nil, fmt.Errorf("local REST service: %w", err)
 	}
@@ -119,6 +127,14 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	if c.TracerProvider != nil {
+		tracing.SetPropagator()
+		logger = slog.New(tracing.LogHandler(logger.Handler())) // trace_id, span_id
+		c.Graph.Extensions = append(slices.Clip(c.Graph.Extensions), tracing.Operation{})
+		if c.UpstreamTracerProvider == nil {
+			c.UpstreamTracerProvider = c.TracerProvider
+		}
+	}
 	if c.Production {
 		// Production wins over the individual switches.
 		c.Graph.Introspection, c.Playground, c.UpstreamTrace, c.Graph.DisableSuggestions = false, false, "off", true
@@ -137,7 +153,7 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
 			Logger: logger.With("component", "restserver"), Middleware: c.UpstreamMiddleware,
 			// The embedded demo serves the counters on loopback, for the
 			// tests (internal/testenv) and the soak that run on it.
-			TestEndpoints: true})
+			TestEndpoints: true, TracerProvider: c.UpstreamTracerProvider})
 		if err != nil {
 			return nil, err
 		}
@@ -196,6 +212,7 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
 	c.Graph.UpstreamTrace = c.UpstreamTrace == "on" || (c.UpstreamTrace == "auto" && st.Embedded != nil)
 	st.Config = c
 	st.Handler = newRouter(routes{
+		tracer:     c.TracerProvider,
 		graphql:    graph.NewHandler(c.Graph),
 		playground: playgroundHandler(c, st.Embedded),
 		client:     client,

@@ -127,7 +127,8 @@ type Hooks struct {
 	latency  map[string]Latency
 	faults   map[string]Fault
 	rng      *rand.Rand
-	rates    rates // the per-client rate limit and one-second counters
+	rates    rates   // the per-client rate limit and one-second counters
+	seen     seenLog // trace headers of the requests (traceparent.go)
 
 	// sleep waits d or until ctx ends, returning ctx.Err() in that case;
 	// replaced in tests.
@@ -267,6 +268,7 @@ func (h *Hooks) Reset() {
 	clear(h.injected)
 	h.total = 0
 	h.rates.reset()
+	h.seen.reset()
 }
 
 // plan counts a request to route and draws its delay and fault (nil: none).
@@ -306,6 +308,7 @@ func (h *Hooks) plan(route string) (time.Duration, *Fault) {
 // fault is injected.
 func (h *Hooks) Wrap(route string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.seen.record(route, r)
 		delay, fault := h.plan(route)
 		if retryAfter, refused := h.rates.admit(r); refused {
 			h.rates.refuse(w, retryAfter)
@@ -347,6 +350,7 @@ func (h *Hooks) StatsHandler() http.Handler {
 			stats := Stats{Routes: h.countsLocked(), Injected: h.injectedLocked(), Total: h.total}
 			h.mu.Unlock()
 			stats.PerSecond, stats.RateLimited = h.MaxPerSecond(), h.RateLimited()
+			stats.Traceparent = h.Traceparents()
 			w.Header().Set("Content-Type", "application/json")
 			w.Header().Set("Cache-Control", "no-store")
 			_ = json.NewEncoder(w).Encode(stats)
@@ -371,4 +375,7 @@ type Stats struct {
 	// second (MaxPerSecond); RateLimited the requests the rate limit refused.
 	PerSecond   map[string]int `json:"perSecond"`
 	RateLimited int64          `json:"rateLimited"`
+	// Traceparent is, per route, the requests that carried a W3C
+	// traceparent header (Traceparents).
+	Traceparent map[string]int64 `json:"traceparent"`
 }

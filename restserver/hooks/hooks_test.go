@@ -169,7 +169,7 @@ func TestStatsEmptyRoutesIsObject(t *testing.T) {
 	h := New()
 	rec := httptest.NewRecorder()
 	h.StatsHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/_stats", nil))
-	if got := strings.TrimSpace(rec.Body.String()); got != `{"routes":{},"injected":{},"total":0,"perSecond":{},"rateLimited":0}` {
+	if got := strings.TrimSpace(rec.Body.String()); got != `{"routes":{},"injected":{},"total":0,"perSecond":{},"rateLimited":0,"traceparent":{}}` {
 		t.Fatalf("body %s", got)
 	}
 	if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
@@ -189,8 +189,8 @@ func getStats(t *testing.T, f *fixture) Stats {
 	}
 	var raw map[string]json.RawMessage
 	b, _ := io.ReadAll(resp.Body)
-	if err := json.Unmarshal(b, &raw); err != nil || len(raw) != 5 || raw["routes"] == nil || raw["injected"] == nil || raw["total"] == nil ||
-		raw["perSecond"] == nil || raw["rateLimited"] == nil {
+	if err := json.Unmarshal(b, &raw); err != nil || len(raw) != 6 || raw["routes"] == nil || raw["injected"] == nil || raw["total"] == nil ||
+		raw["perSecond"] == nil || raw["rateLimited"] == nil || raw["traceparent"] == nil {
 		t.Fatalf("GET /_stats body %s (%v)", b, err)
 	}
 	var s Stats

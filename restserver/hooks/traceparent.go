@@ -1,0 +1,79 @@
+package hooks
+
+import (
+	"net/http"
+	"sync"
+)
+
+// Request headers the service records for tests: the W3C Trace Context a
+// caller propagates (a facade with tracing on sends it on every call).
+
+// Seen is one request as Wrap saw it: its route and its trace headers (""
+// when absent). Tests assert with it that every call carried traceparent.
+type Seen struct {
+	Route       string
+	Traceparent string
+	Tracestate  string
+}
+
+// maxSeen bounds the requests Seen keeps (the most recent), so a long demo
+// run does not grow without end.
+const maxSeen = 4096
+
+type seenLog struct {
+	mu     sync.Mutex
+	recent []Seen           // ring of the last maxSeen requests
+	next   int              // where the next one goes once recent is full
+	traced map[string]int64 // route -> requests with a traceparent
+}
+
+func (l *seenLog) record(route string, r *http.Request) {
+	s := Seen{Route: route, Traceparent: r.Header.Get("traceparent"), Tracestate: r.Header.Get("tracestate")}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if s.Traceparent != "" {
+		if l.traced == nil {
+			l.traced = map[string]int64{}
+		}
+		l.traced[route]++
+	}
+	if len(l.recent) < maxSeen {
+		l.recent = append(l.recent, s)
+		return
+	}
+	l.recent[l.next] = s
+	l.next = (l.next + 1) % maxSeen
+}
+
+func (l *seenLog) reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.recent, l.next = nil, 0
+	clear(l.traced)
+}
+
+// Seen returns the requests to wrapped routes since the last Reset, oldest
+// first (the last 4096 at most), with their trace headers.
+func (h *Hooks) Seen() []Seen {
+	l := &h.seen
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]Seen, 0, len(l.recent))
+	out = append(out, l.recent[l.next:]...)
+	return append(out, l.recent[:l.next]...)
+}
+
+// Traceparents returns route -> requests that carried a traceparent header
+// since the last Reset ("traceparent" in GET /_stats); compare with Counts.
+func (h *Hooks) Traceparents() map[string]int64 {
+	l := &h.seen
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make(map[string]int64, len(l.traced))
+	for k, v := range l.traced {
+		if v > 0 {
+			out[k] = v
+		}
+	}
+	return out
+}
