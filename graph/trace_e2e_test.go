@@ -105,3 +105,41 @@ func TestUpstreamReport(t *testing.T) {
 		t.Errorf("report with NoTrace")
 	}
 }
+
+// TestUpstreamReportStartOffsets: each call carries startMs, its start in ms
+// since the request's start (the playground draws the waterfall from it): a
+// call that needs an earlier call's answer starts after that call ended.
+func TestUpstreamReportStartOffsets(t *testing.T) {
+	env := testenv.New(t, testenv.Options{})
+	for i := range env.Manifest.IDs["resource"] {
+		r := env.Do(t, env.Bearer(), queries.First, map[string]any{"id": env.ID(t, "resource", i)}, traceOn)
+		var d struct {
+			Resource struct {
+				Parent *struct{ ID string } `json:"parent"`
+			} `json:"resource"`
+		}
+		testenv.MustData(t, r, &d)
+		if d.Resource.Parent == nil {
+			continue
+		}
+		var rep struct {
+			Calls []struct {
+				StartMs    *float64 `json:"startMs"`
+				DurationMs float64  `json:"durationMs"`
+			} `json:"calls"`
+		}
+		if err := json.Unmarshal(r.Extensions["upstream"], &rep); err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Calls) != 2 || rep.Calls[0].StartMs == nil || rep.Calls[1].StartMs == nil {
+			t.Fatalf("report of a resource and its parent: %s", r.Extensions["upstream"])
+		}
+		first, second := rep.Calls[0], rep.Calls[1]
+		// Offsets are truncated to microseconds: allow one.
+		if *first.StartMs < 0 || *second.StartMs < *first.StartMs+first.DurationMs-0.001 {
+			t.Errorf("the parent's call starts before the resource's call ended: %s", r.Extensions["upstream"])
+		}
+		return
+	}
+	t.Fatal("no demo resource has a parent")
+}
