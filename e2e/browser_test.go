@@ -2,9 +2,11 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"html/template"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,7 +26,10 @@ type playgroundRun struct {
 				Calls     []struct {
 					Method string `json:"method"`
 					Path   string `json:"path"`
+					Status int    `json:"status"`
 					Cached bool   `json:"cached"`
+					Shared bool   `json:"shared"`
+					Batch  int    `json:"batch"`
 				} `json:"calls"`
 			} `json:"upstream"`
 		} `json:"extensions"`
@@ -38,6 +43,8 @@ type playgroundRun struct {
 		Route    string  `json:"route"`
 		Status   int     `json:"status"`
 		Cached   bool    `json:"cached"`
+		Shared   bool    `json:"shared"`
+		Batch    int     `json:"batch"`
 		BarWidth float64 `json:"barWidth"`
 	} `json:"calls"`
 }
@@ -108,6 +115,19 @@ func TestBrowserPlaygroundWaterfall(t *testing.T) {
 		if run.Count != rep.Count || run.CacheHits != rep.CacheHits || len(run.Calls) != len(rep.Calls) {
 			t.Errorf("run %d: panel shows count %d, cache hits %d, %d rows; the report has %d, %d, %d calls",
 				i+1, run.Count, run.CacheHits, len(run.Calls), rep.Count, rep.CacheHits, len(rep.Calls))
+		}
+		// Row by row (the panel sorts by start), the same calls and marks.
+		var rows, reported []string
+		for _, c := range run.Calls {
+			rows = append(rows, fmt.Sprintf("%s %d cached=%t shared=%t batch=%d", c.Route, c.Status, c.Cached, c.Shared, c.Batch))
+		}
+		for _, c := range rep.Calls {
+			reported = append(reported, fmt.Sprintf("%s %s %d cached=%t shared=%t batch=%d", c.Method, c.Path, c.Status, c.Cached, c.Shared, c.Batch))
+		}
+		slices.Sort(rows)
+		slices.Sort(reported)
+		if !slices.Equal(rows, reported) {
+			t.Errorf("run %d: the panel's rows\n%s\nare not the report's calls\n%s", i+1, strings.Join(rows, "\n"), strings.Join(reported, "\n"))
 		}
 		cached := 0
 		for _, c := range run.Calls {

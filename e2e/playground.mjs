@@ -3,7 +3,7 @@
 // presses Run `runs` times (default 2) and prints what the page showed after
 // each run:
 // {panelOpen, headersEditor, runs: [{response, traceHeader, resultShown,
-//  count, cacheHits, summary, calls: [{route, status, cached, shared,
+//  count, cacheHits, summary, calls: [{route, status, cached, shared, batch,
 //  barWidth}]}], consoleErrors, pageErrors, cspViolations}.
 // Without the panel, a run has only response, traceHeader and resultShown.
 // $PLAYGROUND_SCREENSHOT, when set, is where a screenshot after the last run
@@ -53,6 +53,7 @@ main(() => withPage(async (page) => {
           status: Number(e.dataset.status),
           cached: e.dataset.cached === 'true',
           shared: e.dataset.shared === 'true',
+          batch: Number(e.dataset.batch),
           barWidth: e.querySelector('.upstream-bar')?.getBoundingClientRect().width || 0,
         })),
       };

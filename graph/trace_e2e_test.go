@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/workspacenet/facade/graph"
 	"github.com/workspacenet/facade/internal/queries"
@@ -142,4 +143,49 @@ func TestUpstreamReportStartOffsets(t *testing.T) {
 		return
 	}
 	t.Fatal("no demo resource has a parent")
+}
+
+// TestUpstreamReportBatch: with a loader window (-loader-wait), the calls a
+// loader made for the keys it dispatched together carry the batch's size;
+// with the default (no window) every key is dispatched alone and no call
+// carries one. Whether a given key lands in a window depends on scheduling,
+// so the windowed run checks what is marked, not how much (unit test:
+// graph/calls).
+func TestUpstreamReportBatch(t *testing.T) {
+	type report struct {
+		Calls []struct {
+			Method string `json:"method"`
+			Path   string `json:"path"`
+			Batch  int    `json:"batch"`
+		} `json:"calls"`
+	}
+	run := func(env *testenv.Env) report {
+		r := env.Do(t, env.Bearer(), queries.Dashboard, map[string]any{"locationId": env.ID(t, "location", 0)}, traceOn)
+		if len(r.Errors) > 0 {
+			t.Fatalf("errors: %+v", r.Errors)
+		}
+		var rep report
+		if err := json.Unmarshal(r.Extensions["upstream"], &rep); err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	for _, c := range run(testenv.New(t, testenv.Options{})).Calls {
+		if c.Batch != 0 {
+			t.Errorf("without a loader window: %s %s marked batch %d", c.Method, c.Path, c.Batch)
+		}
+	}
+	windowed := testenv.New(t, testenv.Options{GraphOpts: func(o *graph.Options) { o.Loaders.Wait = 50 * time.Millisecond }})
+	rep := run(windowed)
+	batched := 0
+	for _, c := range rep.Calls {
+		if c.Batch == 0 {
+			continue
+		}
+		batched++
+		if c.Batch < 2 {
+			t.Errorf("%s %s marked batch %d: a batch holds at least two keys", c.Method, c.Path, c.Batch)
+		}
+	}
+	t.Logf("with a 50ms loader window, %d of %d calls were made in batches", batched, len(rep.Calls))
 }

@@ -32,6 +32,20 @@ type Call struct {
 	RateLimited int `json:"rateLimited,omitempty"`
 	// Cached is true when the response cache answered: no upstream call.
 	Cached bool `json:"cached,omitempty"`
+	// Batch is, for a call a loader made for one of several keys it
+	// dispatched together (WithBatch), the number of those keys; each key is
+	// its own call (the REST API has no batch endpoint), made concurrently.
+	// 0 otherwise (with -loader-wait 0 every key is dispatched alone).
+	Batch int `json:"batch,omitempty"`
+}
+
+type batchKey struct{}
+
+// WithBatch returns ctx marking the calls made with it as made for one of n
+// keys a loader dispatched together (n > 1); the report shows n as
+// Call.Batch.
+func WithBatch(ctx context.Context, n int) context.Context {
+	return context.WithValue(ctx, batchKey{}, n)
 }
 
 // Report is the value of extensions.upstream.
@@ -102,7 +116,8 @@ func (c *Collector) reserve(context.Context, restclient.CallStart) error {
 }
 
 // observe records a call that ended, and the first 401 of the request.
-func (c *Collector) observe(_ context.Context, info restclient.CallInfo) {
+func (c *Collector) observe(ctx context.Context, info restclient.CallInfo) {
+	batch, _ := ctx.Value(batchKey{}).(int)
 	began := time.Now().Add(-info.Duration)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -123,6 +138,7 @@ func (c *Collector) observe(_ context.Context, info restclient.CallInfo) {
 		WaitedMs:    ms(info.Waited),
 		RateLimited: info.RateLimited,
 		Cached:      info.Cached,
+		Batch:       batch,
 	})
 	if info.Cached {
 		c.hits++

@@ -20,6 +20,7 @@ import (
 
 	"github.com/graph-gophers/dataloader/v7"
 
+	"github.com/workspacenet/facade/graph/calls"
 	"github.com/workspacenet/facade/graph/paging"
 	"github.com/workspacenet/facade/restclient"
 )
@@ -116,9 +117,11 @@ func newLoader[K comparable, V any](l *Loaders, fetch func(context.Context, K) (
 			out[0] = one(ctx, keys[0])
 			return out
 		}
+		// The report marks each call with the batch's size.
+		bctx := calls.WithBatch(ctx, len(keys))
 		var wg sync.WaitGroup
 		for i, k := range keys {
-			wg.Go(func() { out[i] = one(ctx, k) })
+			wg.Go(func() { out[i] = one(bctx, k) })
 		}
 		wg.Wait()
 		return out

@@ -10,7 +10,7 @@
 // the headers editor sets that header itself), and the "Upstream calls"
 // plugin, open by default, draws the extensions.upstream report of the last
 // response as a waterfall: one row per REST call with its route, status,
-// duration and markers (cached, shared, retries, rate-limit waits).
+// duration and markers (cached, shared, batch, retries, rate-limit waits).
 (function () {
   'use strict';
 
@@ -99,6 +99,7 @@
     var m = [];
     if (c.cached) { m.push('cached'); }
     if (c.shared) { m.push('shared'); }
+    if (c.batch) { m.push('batch of ' + c.batch); }
     if (c.retries) { m.push('retries ' + c.retries); }
     if (c.rateLimited) { m.push('429 \u00d7' + c.rateLimited); }
     if (c.waitedMs >= 0.05) { m.push('waited ' + fmtMs(c.waitedMs) + ' for the rate budget'); }
@@ -151,6 +152,7 @@
           'data-status': c.status,
           'data-cached': c.cached ? 'true' : 'false',
           'data-shared': c.shared ? 'true' : 'false',
+          'data-batch': c.batch || 0,
           title: c.method + ' ' + c.path + ': ' + (c.status || 'no answer') + ', started at ' + fmtMs(c.startMs) + ', took ' + fmtMs(c.durationMs)
         },
         h('div', { className: 'upstream-call-head' },
@@ -158,7 +160,9 @@
           h('span', { className: 'upstream-status' }, c.status ? String(c.status) : '\u2014'),
           h('span', { className: 'upstream-duration' }, fmtMs(c.durationMs))),
         h('div', { className: 'upstream-track' },
-          h('div', { className: 'upstream-bar', style: { left: left + '%', width: width + '%' } })),
+          h('div', { className: 'upstream-bar', style: { left: left + '%', width: width + '%' } },
+            // The part spent waiting for the rate budget, lighter.
+            c.waitedMs > 0 && c.durationMs > 0 ? h('div', { className: 'upstream-bar-wait', style: { width: Math.min(100, 100 * c.waitedMs / c.durationMs) + '%' } }) : null)),
         markers(c).length ? h('div', { className: 'upstream-markers' }, markers(c).map(function (m) {
           return h('span', { key: m, className: 'upstream-marker' }, m);
         })) : null);
