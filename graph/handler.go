@@ -237,7 +237,7 @@ func NewHandler(o Options) http.Handler {
 			ctx, cancel = context.WithTimeout(ctx, o.RequestTimeout)
 			defer cancel()
 		}
-		req := &request{trace: o.UpstreamTrace && r.Header.Get(TraceHeader) == "1", calls: &calls.Collector{Max: o.MaxUpstreamCalls}}
+		req := &request{trace: o.UpstreamTrace && r.Header.Get(TraceHeader) == "1", calls: &calls.Collector{Max: o.MaxUpstreamCalls, Start: time.Now()}}
 		var creds restclient.Credentials
 		if auth := strings.TrimSpace(r.Header.Get("Authorization")); auth != "" {
 			creds = restclient.Credentials{Authorization: auth, NetworkID: strings.TrimSpace(r.Header.Get("service-network-id"))}

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/workspacenet/facade/graph"
 	"github.com/workspacenet/facade/internal/queries"
@@ -104,4 +105,87 @@ func TestUpstreamReport(t *testing.T) {
 	if _, ok := r.Extensions["upstream"]; ok {
 		t.Errorf("report with NoTrace")
 	}
+}
+
+// TestUpstreamReportStartOffsets: each call carries startMs, its start in ms
+// since the request's start (the playground draws the waterfall from it): a
+// call that needs an earlier call's answer starts after that call ended.
+func TestUpstreamReportStartOffsets(t *testing.T) {
+	env := testenv.New(t, testenv.Options{})
+	for i := range env.Manifest.IDs["resource"] {
+		r := env.Do(t, env.Bearer(), queries.First, map[string]any{"id": env.ID(t, "resource", i)}, traceOn)
+		var d struct {
+			Resource struct {
+				Parent *struct{ ID string } `json:"parent"`
+			} `json:"resource"`
+		}
+		testenv.MustData(t, r, &d)
+		if d.Resource.Parent == nil {
+			continue
+		}
+		var rep struct {
+			Calls []struct {
+				StartMs    *float64 `json:"startMs"`
+				DurationMs float64  `json:"durationMs"`
+			} `json:"calls"`
+		}
+		if err := json.Unmarshal(r.Extensions["upstream"], &rep); err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Calls) != 2 || rep.Calls[0].StartMs == nil || rep.Calls[1].StartMs == nil {
+			t.Fatalf("report of a resource and its parent: %s", r.Extensions["upstream"])
+		}
+		first, second := rep.Calls[0], rep.Calls[1]
+		// Offsets are truncated to microseconds: allow one.
+		if *first.StartMs < 0 || *second.StartMs < *first.StartMs+first.DurationMs-0.001 {
+			t.Errorf("the parent's call starts before the resource's call ended: %s", r.Extensions["upstream"])
+		}
+		return
+	}
+	t.Fatal("no demo resource has a parent")
+}
+
+// TestUpstreamReportBatch: with a loader window (-loader-wait), the calls a
+// loader made for the keys it dispatched together carry the batch's size;
+// with the default (no window) every key is dispatched alone and no call
+// carries one. Whether a given key lands in a window depends on scheduling,
+// so the windowed run checks what is marked, not how much (unit test:
+// graph/calls).
+func TestUpstreamReportBatch(t *testing.T) {
+	type report struct {
+		Calls []struct {
+			Method string `json:"method"`
+			Path   string `json:"path"`
+			Batch  int    `json:"batch"`
+		} `json:"calls"`
+	}
+	run := func(env *testenv.Env) report {
+		r := env.Do(t, env.Bearer(), queries.Dashboard, map[string]any{"locationId": env.ID(t, "location", 0)}, traceOn)
+		if len(r.Errors) > 0 {
+			t.Fatalf("errors: %+v", r.Errors)
+		}
+		var rep report
+		if err := json.Unmarshal(r.Extensions["upstream"], &rep); err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	for _, c := range run(testenv.New(t, testenv.Options{})).Calls {
+		if c.Batch != 0 {
+			t.Errorf("without a loader window: %s %s marked batch %d", c.Method, c.Path, c.Batch)
+		}
+	}
+	windowed := testenv.New(t, testenv.Options{GraphOpts: func(o *graph.Options) { o.Loaders.Wait = 50 * time.Millisecond }})
+	rep := run(windowed)
+	batched := 0
+	for _, c := range rep.Calls {
+		if c.Batch == 0 {
+			continue
+		}
+		batched++
+		if c.Batch < 2 {
+			t.Errorf("%s %s marked batch %d: a batch holds at least two keys", c.Method, c.Path, c.Batch)
+		}
+	}
+	t.Logf("with a 50ms loader window, %d of %d calls were made in batches", batched, len(rep.Calls))
 }

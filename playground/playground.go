@@ -52,6 +52,12 @@ type Config struct {
 	// DefaultVariables pre-fill the variables editor (as a JSON object) along
 	// with DefaultQuery.
 	DefaultVariables map[string]any
+	// UpstreamTrace makes the page send X-Upstream-Trace: 1 with every
+	// request (unless the headers editor sets that header) and show the
+	// "Upstream calls" panel, open, drawing the extensions.upstream report of
+	// the last response as a waterfall. Set it only where the endpoint
+	// answers the report (graph.Options.UpstreamTrace).
+	UpstreamTrace bool
 }
 
 // asset is one embedded file, immutable once Handler has built it.
@@ -68,6 +74,7 @@ type pageConfig struct {
 	Query    string `json:"query,omitempty"`
 	Headers  string `json:"headers,omitempty"`
 	Vars     string `json:"variables,omitempty"`
+	Trace    bool   `json:"upstreamTrace,omitempty"`
 }
 
 type pageData struct {
@@ -137,7 +144,7 @@ func Handler(cfg Config) http.Handler {
 		urls[e.Name()] = AssetPrefix + key
 	}
 
-	data := pageData{Title: cfg.Title, Config: pageConfig{Endpoint: cfg.Endpoint, Query: cfg.DefaultQuery}}
+	data := pageData{Title: cfg.Title, Config: pageConfig{Endpoint: cfg.Endpoint, Query: cfg.DefaultQuery, Trace: cfg.UpstreamTrace}}
 	if len(cfg.DefaultHeaders) > 0 {
 		data.Config.Headers = editorJSON("default headers", cfg.DefaultHeaders)
 	}

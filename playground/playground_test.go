@@ -182,6 +182,18 @@ func TestDefaultsAreJSONEncoded(t *testing.T) {
 	}
 }
 
+// TestUpstreamTraceReachesThePage: Config.UpstreamTrace is the page's
+// upstreamTrace (playground.js then sends X-Upstream-Trace: 1 and opens the
+// Upstream calls panel; e2e's browser tests check that), absent otherwise.
+func TestUpstreamTraceReachesThePage(t *testing.T) {
+	if c := pageConfigOf(t, getPage(t, Handler(Config{UpstreamTrace: true}))); !c.Trace {
+		t.Errorf("UpstreamTrace: true gives %+v", c)
+	}
+	if page := getPage(t, Handler(Config{})); strings.Contains(page, "upstreamTrace") {
+		t.Errorf("UpstreamTrace: false still names it in the page: %s", page)
+	}
+}
+
 func TestMaliciousValuesCannotBreakOut(t *testing.T) {
 	cfg := Config{
 		Title:          evil,

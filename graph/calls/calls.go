@@ -15,9 +15,12 @@ import (
 
 // Call is one upstream call as reported to clients.
 type Call struct {
-	Method     string  `json:"method"`
-	Path       string  `json:"path"` // route template, e.g. /resources/v1/{id}
-	Status     int     `json:"status"`
+	Method string `json:"method"`
+	Path   string `json:"path"` // route template, e.g. /resources/v1/{id}
+	Status int    `json:"status"`
+	// StartMs is when the call started, in ms since the request's start
+	// (Collector.Start): with DurationMs, the call's bar in a waterfall.
+	StartMs    float64 `json:"startMs"`
 	DurationMs float64 `json:"durationMs"`
 	Retries    int     `json:"retries,omitempty"`
 	// Shared is true when this request waited on an identical call another
@@ -29,6 +32,20 @@ type Call struct {
 	RateLimited int `json:"rateLimited,omitempty"`
 	// Cached is true when the response cache answered: no upstream call.
 	Cached bool `json:"cached,omitempty"`
+	// Batch is, for a call a loader made for one of several keys it
+	// dispatched together (WithBatch), the number of those keys; each key is
+	// its own call (the REST API has no batch endpoint), made concurrently.
+	// 0 otherwise (with -loader-wait 0 every key is dispatched alone).
+	Batch int `json:"batch,omitempty"`
+}
+
+type batchKey struct{}
+
+// WithBatch returns ctx marking the calls made with it as made for one of n
+// keys a loader dispatched together (n > 1); the report shows n as
+// Call.Batch.
+func WithBatch(ctx context.Context, n int) context.Context {
+	return context.WithValue(ctx, batchKey{}, n)
 }
 
 // Report is the value of extensions.upstream.
@@ -44,6 +61,10 @@ type Collector struct {
 	// Max caps the upstream calls one request may start; 0 means no cap.
 	// Set it before the collector is shared.
 	Max int
+	// Start is the request's start, the origin of Call.StartMs; when zero,
+	// the start of the first call recorded is. Set it before the collector
+	// is shared.
+	Start time.Time
 
 	mu       sync.Mutex
 	calls    []Call
@@ -95,9 +116,14 @@ func (c *Collector) reserve(context.Context, restclient.CallStart) error {
 }
 
 // observe records a call that ended, and the first 401 of the request.
-func (c *Collector) observe(_ context.Context, info restclient.CallInfo) {
+func (c *Collector) observe(ctx context.Context, info restclient.CallInfo) {
+	batch, _ := ctx.Value(batchKey{}).(int)
+	began := time.Now().Add(-info.Duration)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.Start.IsZero() {
+		c.Start = began
+	}
 	if c.refused == nil && restclient.IsUnauthorized(info.Err) {
 		c.refused = &CredentialsRefusedError{Method: info.Method, Route: info.Route}
 	}
@@ -105,12 +131,14 @@ func (c *Collector) observe(_ context.Context, info restclient.CallInfo) {
 		Method:      info.Method,
 		Path:        info.Route,
 		Status:      info.Status,
+		StartMs:     max(0, ms(began.Sub(c.Start))),
 		DurationMs:  ms(info.Duration),
 		Retries:     info.Retries,
 		Shared:      info.Shared,
 		WaitedMs:    ms(info.Waited),
 		RateLimited: info.RateLimited,
 		Cached:      info.Cached,
+		Batch:       batch,
 	})
 	if info.Cached {
 		c.hits++

@@ -22,6 +22,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/workspacenet/facade/graph/calls"
 	"github.com/workspacenet/facade/graph/paging"
 	"github.com/workspacenet/facade/restclient"
 )
@@ -125,9 +126,11 @@ func newLoader[K comparable, V any](l *Loaders, name string, fetch func(context.
 			out[0] = one(ctx, keys[0])
 			return out
 		}
+		// The report marks each call with the batch's size.
+		bctx := calls.WithBatch(ctx, len(keys))
 		var wg sync.WaitGroup
 		for i, k := range keys {
-			wg.Go(func() { out[i] = one(ctx, k) })
+			wg.Go(func() { out[i] = one(bctx, k) })
 		}
 		wg.Wait()
 		return out

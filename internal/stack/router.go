@@ -129,12 +129,15 @@ query Dashboard($location: ID!) {
 `
 
 // playgroundHandler is GraphiQL, prefilled with the demo credentials and
-// query when the upstream is the embedded demo; nil when c turns it off.
+// query when the upstream is the embedded demo, with the upstream calls panel
+// when c.Graph.UpstreamTrace; nil when c turns it off.
 func playgroundHandler(c Config, demo *Upstream) http.Handler {
 	if !c.Playground {
 		return nil
 	}
-	pc := playground.Config{Title: "Workspace Network GraphQL", Endpoint: "/graphql"}
+	// The page asks for the upstream call report, and shows it, wherever
+	// the endpoint answers it (by default: with the embedded demo only).
+	pc := playground.Config{Title: "Workspace Network GraphQL", Endpoint: "/graphql", UpstreamTrace: c.Graph.UpstreamTrace}
 	if demo != nil {
 		m := demo.Manifest
 		pc.DefaultHeaders = map[string]string{

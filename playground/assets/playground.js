@@ -1,16 +1,40 @@
 // Boots GraphiQL (project-owned). Reads its settings from the JSON element
 // #playground-config written by playground.Handler:
-//   {"endpoint": string, "query": string?, "headers": string? (a JSON object as text)}
+//   {"endpoint": string, "query": string?, "headers": string? (a JSON object
+//    as text), "variables": string?, "upstreamTrace": bool?}
 // Requests are POSTed to endpoint as JSON with the headers from the headers
 // editor; Content-Type is always application/json (the server refuses simple
 // content types as a CSRF measure).
+//
+// With upstreamTrace, every request also carries X-Upstream-Trace: 1 (unless
+// the headers editor sets that header itself), and the "Upstream calls"
+// plugin, open by default, draws the extensions.upstream report of the last
+// response as a waterfall: one row per REST call with its route, status,
+// duration and markers (cached, shared, batch, retries, rate-limit waits).
 (function () {
   'use strict';
 
   var cfg = JSON.parse(document.getElementById('playground-config').textContent);
+  var h = React.createElement;
+  var TRACE_HEADER = 'X-Upstream-Trace';
+  var PANEL_TITLE = 'Upstream calls';
 
   function errorResult(message) {
     return { errors: [{ message: message }] };
+  }
+
+  // lastReport holds what the panel shows: null before the first operation,
+  // else {seq (1 for the first response), operation, report
+  // (extensions.upstream or null)}. Listeners are the mounted panels.
+  var lastReport = null;
+  var listeners = [];
+  var seq = 0;
+
+  function publish(operation, result) {
+    var ext = result && result.extensions;
+    seq++;
+    lastReport = { seq: seq, operation: operation, report: (ext && ext.upstream) || null };
+    listeners.slice().forEach(function (fn) { fn(lastReport); });
   }
 
   function fetcher(params, opts) {
@@ -22,6 +46,11 @@
     }
     headers.set('Content-Type', 'application/json');
     headers.set('Accept', 'application/json');
+    if (cfg.upstreamTrace && !headers.has(TRACE_HEADER)) {
+      headers.set(TRACE_HEADER, '1');
+    }
+    // GraphiQL's own schema fetch is not the user's operation.
+    var introspection = params && params.operationName === 'IntrospectionQuery';
     return fetch(cfg.endpoint, {
       method: 'POST',
       headers: headers,
@@ -29,15 +58,147 @@
       credentials: 'same-origin'
     }).then(function (res) {
       return res.text().then(function (text) {
+        var result;
         try {
-          return JSON.parse(text);
+          result = JSON.parse(text);
         } catch (e) {
-          return errorResult('HTTP ' + res.status + ' (not JSON): ' + text.slice(0, 500));
+          result = errorResult('HTTP ' + res.status + ' (not JSON): ' + text.slice(0, 500));
         }
+        if (!introspection) {
+          publish((params && params.operationName) || '', result);
+        }
+        return result;
       });
     }, function (err) {
-      return errorResult('request failed: ' + err.message);
+      var result = errorResult('request failed: ' + err.message);
+      if (!introspection) {
+        publish((params && params.operationName) || '', result);
+      }
+      return result;
     });
+  }
+
+  // hasSavedTabs reports whether GraphiQL restored tabs from a previous visit.
+  function hasSavedTabs() {
+    try {
+      return !!window.localStorage.getItem('graphiql:tabState');
+    } catch (e) {
+      return false;
+    }
+  }
+
+  function fmtMs(ms) {
+    if (typeof ms !== 'number') {
+      return '';
+    }
+    return (ms >= 100 ? Math.round(ms) : Math.round(ms * 10) / 10) + ' ms';
+  }
+
+  // markers lists the short labels of what is special about a call.
+  function markers(c) {
+    var m = [];
+    if (c.cached) { m.push('cached'); }
+    if (c.shared) { m.push('shared'); }
+    if (c.batch) { m.push('batch of ' + c.batch); }
+    if (c.retries) { m.push('retries ' + c.retries); }
+    if (c.rateLimited) { m.push('429 \u00d7' + c.rateLimited); }
+    if (c.waitedMs >= 0.05) { m.push('waited ' + fmtMs(c.waitedMs) + ' for the rate budget'); }
+    return m;
+  }
+
+  function summary(rep) {
+    var calls = rep.calls || [];
+    var parts = [rep.count + (rep.count === 1 ? ' REST call' : ' REST calls')];
+    if (rep.cacheHits) { parts.push(rep.cacheHits + ' from cache'); }
+    var shared = calls.filter(function (c) { return c.shared; }).length;
+    if (shared) { parts.push(shared + ' shared'); }
+    return parts.join(', ');
+  }
+
+  // byRoute counts the calls per "METHOD /route", most first.
+  function byRoute(calls) {
+    var counts = {};
+    calls.forEach(function (c) {
+      var k = c.method + ' ' + c.path;
+      counts[k] = (counts[k] || 0) + 1;
+    });
+    return Object.keys(counts).sort(function (a, b) {
+      return counts[b] - counts[a] || (a < b ? -1 : 1);
+    }).map(function (k) { return { route: k, n: counts[k] }; });
+  }
+
+  function Waterfall(props) {
+    var rep = props.report;
+    var calls = (rep.calls || []).slice().sort(function (a, b) {
+      return (a.startMs || 0) - (b.startMs || 0);
+    });
+    var end = 0;
+    calls.forEach(function (c) { end = Math.max(end, (c.startMs || 0) + (c.durationMs || 0)); });
+    var scale = end > 0 ? 100 / end : 0;
+    return h('div', { className: 'upstream-waterfall' },
+      h('p', { className: 'upstream-summary', 'data-upstream-count': rep.count, 'data-upstream-cache-hits': rep.cacheHits || 0 },
+        summary(rep), end > 0 ? h('span', { className: 'upstream-span' }, ' in ' + fmtMs(end)) : null),
+      h('ul', { className: 'upstream-routes' }, byRoute(calls).map(function (r) {
+        return h('li', { key: r.route }, h('code', null, r.route), ' \u00d7' + r.n);
+      })),
+      h('ol', { className: 'upstream-calls' }, calls.map(function (c, i) {
+        var failed = !(c.status >= 200 && c.status < 400);
+        var left = (c.startMs || 0) * scale;
+        var width = Math.max((c.durationMs || 0) * scale, 0.5);
+        return h('li', {
+          key: i,
+          className: 'upstream-call' + (failed ? ' upstream-failed' : '') + (c.cached ? ' upstream-cached' : ''),
+          'data-upstream-call': c.method + ' ' + c.path,
+          'data-status': c.status,
+          'data-cached': c.cached ? 'true' : 'false',
+          'data-shared': c.shared ? 'true' : 'false',
+          'data-batch': c.batch || 0,
+          title: c.method + ' ' + c.path + ': ' + (c.status || 'no answer') + ', started at ' + fmtMs(c.startMs) + ', took ' + fmtMs(c.durationMs)
+        },
+        h('div', { className: 'upstream-call-head' },
+          h('code', { className: 'upstream-route' }, c.method + ' ' + c.path),
+          h('span', { className: 'upstream-status' }, c.status ? String(c.status) : '\u2014'),
+          h('span', { className: 'upstream-duration' }, fmtMs(c.durationMs))),
+        h('div', { className: 'upstream-track' },
+          h('div', { className: 'upstream-bar', style: { left: left + '%', width: width + '%' } },
+            // The part spent waiting for the rate budget, lighter.
+            c.waitedMs > 0 && c.durationMs > 0 ? h('div', { className: 'upstream-bar-wait', style: { width: Math.min(100, 100 * c.waitedMs / c.durationMs) + '%' } }) : null)),
+        markers(c).length ? h('div', { className: 'upstream-markers' }, markers(c).map(function (m) {
+          return h('span', { key: m, className: 'upstream-marker' }, m);
+        })) : null);
+      })));
+  }
+
+  function UpstreamCallsPanel() {
+    var state = React.useState(lastReport);
+    var current = state[0];
+    var set = state[1];
+    React.useEffect(function () {
+      listeners.push(set);
+      set(lastReport);
+      return function () {
+        var i = listeners.indexOf(set);
+        if (i >= 0) { listeners.splice(i, 1); }
+      };
+    }, []);
+    var body;
+    if (!current) {
+      body = h('p', { className: 'upstream-empty' }, 'Run an operation: the REST calls the facade makes for it appear here, each with its route, status and duration.');
+    } else if (!current.report) {
+      body = h('p', { className: 'upstream-empty' }, 'The last response has no upstream call report (the server sends it only when ' + TRACE_HEADER + ' is 1 and the report is enabled).');
+    } else {
+      body = h(Waterfall, { report: current.report });
+    }
+    return h('section', { className: 'upstream-panel', 'data-testid': 'upstream-calls', 'data-seq': current ? current.seq : 0 },
+      h('div', { className: 'graphiql-doc-explorer-title' }, PANEL_TITLE),
+      current && current.operation ? h('p', { className: 'upstream-operation' }, 'Last operation: ', h('code', null, current.operation)) : null,
+      body);
+  }
+
+  function UpstreamCallsIcon() {
+    // Three staggered bars: a waterfall.
+    return h('svg', { viewBox: '0 0 24 24', width: '1em', height: '1em', fill: 'none', stroke: 'currentColor', strokeWidth: 1.5, 'aria-hidden': 'true' },
+      h('path', { d: 'M3 5h8M7 12h9M12 19h9', strokeLinecap: 'round', strokeWidth: 3 }));
   }
 
   var props = {
@@ -52,10 +213,19 @@
   if (typeof cfg.headers === 'string') {
     props.defaultHeaders = cfg.headers;
   }
-  if (typeof cfg.variables === 'string') {
-    // GraphiQL has no defaultVariables: a first tab carries them (used only
-    // when the browser has no saved tabs, like defaultQuery).
+  if (typeof cfg.variables === 'string' && !hasSavedTabs()) {
+    // GraphiQL has no defaultVariables. A first tab carries them, like
+    // defaultQuery only when the browser has no saved tabs; GraphiQL 3.9
+    // fills the variables editor from the variables prop, not from that tab,
+    // so both are set (else the prefilled query runs without its variables).
     props.defaultTabs = [{query: cfg.query || '', variables: cfg.variables, headers: cfg.headers}];
+    props.variables = cfg.variables;
+  }
+  if (cfg.upstreamTrace) {
+    var plugin = { title: PANEL_TITLE, icon: UpstreamCallsIcon, content: UpstreamCallsPanel };
+    // GraphiQL's own plugins (docs, history) come first; ours is open.
+    props.plugins = [plugin];
+    props.visiblePlugin = plugin;
   }
 
   var root = ReactDOM.createRoot(document.getElementById('graphiql'));

@@ -1,0 +1,300 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/workspacenet/facade/internal/stack"
+	"github.com/workspacenet/facade/internal/testenv"
+)
+
+// playgroundRun is what e2e/playground.mjs saw after one press of Run.
+type playgroundRun struct {
+	Response struct {
+		Data       json.RawMessage `json:"data"`
+		Errors     []any           `json:"errors"`
+		Extensions struct {
+			Upstream *struct {
+				Count     int `json:"count"`
+				CacheHits int `json:"cacheHits"`
+				Calls     []struct {
+					Method string `json:"method"`
+					Path   string `json:"path"`
+					Status int    `json:"status"`
+					Cached bool   `json:"cached"`
+					Shared bool   `json:"shared"`
+					Batch  int    `json:"batch"`
+				} `json:"calls"`
+			} `json:"upstream"`
+		} `json:"extensions"`
+	} `json:"response"`
+	TraceHeader *string `json:"traceHeader"`
+	ResultShown string  `json:"resultShown"`
+	Count       int     `json:"count"`
+	CacheHits   int     `json:"cacheHits"`
+	Summary     string  `json:"summary"`
+	Calls       []struct {
+		Route    string  `json:"route"`
+		Status   int     `json:"status"`
+		Cached   bool    `json:"cached"`
+		Shared   bool    `json:"shared"`
+		Batch    int     `json:"batch"`
+		BarWidth float64 `json:"barWidth"`
+	} `json:"calls"`
+}
+
+// browserErrors is what the browser scripts collect on every page.
+type browserErrors struct {
+	Error         string   `json:"error"`
+	ConsoleErrors []string `json:"consoleErrors"`
+	PageErrors    []string `json:"pageErrors"`
+	CSPViolations []string `json:"cspViolations"`
+}
+
+func (e browserErrors) check(t *testing.T) {
+	t.Helper()
+	if len(e.CSPViolations) > 0 || len(e.PageErrors) > 0 || len(e.ConsoleErrors) > 0 {
+		t.Errorf("the page reported CSP violations %q, uncaught errors %q, console errors %q", e.CSPViolations, e.PageErrors, e.ConsoleErrors)
+	}
+}
+
+// TestBrowserPlaygroundWaterfall opens the playground of `go run .` in
+// chromium, presses Run on the prefilled query, and checks that the result is
+// shown and that the open "Upstream calls" panel draws exactly the calls the
+// REST service counted, route by route; pressing Run again shows the calls
+// the response cache answered as cached, and only the others reach the
+// service. The page loads with no CSP violation and its headers editor holds
+// the demo credentials.
+func TestBrowserPlaygroundWaterfall(t *testing.T) {
+	dir := browserRequire(t)
+	st, base := browserStartDemo(t, nil)
+	hooks := st.Embedded.Server.Hooks()
+	hooks.Reset()
+
+	var got struct {
+		browserErrors
+		PanelOpen     bool            `json:"panelOpen"`
+		HeadersEditor string          `json:"headersEditor"`
+		Runs          []playgroundRun `json:"runs"`
+	}
+	// Counters at each run: the script presses Run twice; the service's
+	// counts after the script are the sum of both runs' non-cached calls.
+	browserNode(t, dir, "playground.mjs", &got, base+"/")
+	got.browserErrors.check(t)
+	if !got.PanelOpen {
+		t.Errorf("the Upstream calls panel is not open on load")
+	}
+	for _, want := range []string{"Authorization", st.Embedded.Manifest.BearerToken, "service-network-id", st.Embedded.Manifest.NetworkID} {
+		if !strings.Contains(got.HeadersEditor, want) {
+			t.Errorf("headers editor lacks %q: %q", want, got.HeadersEditor)
+		}
+	}
+	if len(got.Runs) != 2 {
+		t.Fatalf("runs: %+v", got.Runs)
+	}
+
+	shown := map[string]int64{} // non-cached calls in the waterfalls, by route
+	for i, run := range got.Runs {
+		if run.TraceHeader == nil || *run.TraceHeader != "1" {
+			t.Errorf("run %d: X-Upstream-Trace = %v, want 1", i+1, run.TraceHeader)
+		}
+		rep := run.Response.Extensions.Upstream
+		if len(run.Response.Errors) > 0 || len(run.Response.Data) < 100 || rep == nil {
+			t.Fatalf("run %d: response %+v", i+1, run.Response)
+		}
+		if !strings.Contains(run.ResultShown, `"location"`) || !strings.Contains(run.ResultShown, `"products"`) {
+			t.Errorf("run %d: the result pane shows %q", i+1, run.ResultShown)
+		}
+		// The panel draws the report of this response: one row per call.
+		if run.Count != rep.Count || run.CacheHits != rep.CacheHits || len(run.Calls) != len(rep.Calls) {
+			t.Errorf("run %d: panel shows count %d, cache hits %d, %d rows; the report has %d, %d, %d calls",
+				i+1, run.Count, run.CacheHits, len(run.Calls), rep.Count, rep.CacheHits, len(rep.Calls))
+		}
+		// Row by row (the panel sorts by start), the same calls and marks.
+		var rows, reported []string
+		for _, c := range run.Calls {
+			rows = append(rows, fmt.Sprintf("%s %d cached=%t shared=%t batch=%d", c.Route, c.Status, c.Cached, c.Shared, c.Batch))
+		}
+		for _, c := range rep.Calls {
+			reported = append(reported, fmt.Sprintf("%s %s %d cached=%t shared=%t batch=%d", c.Method, c.Path, c.Status, c.Cached, c.Shared, c.Batch))
+		}
+		slices.Sort(rows)
+		slices.Sort(reported)
+		if !slices.Equal(rows, reported) {
+			t.Errorf("run %d: the panel's rows\n%s\nare not the report's calls\n%s", i+1, strings.Join(rows, "\n"), strings.Join(reported, "\n"))
+		}
+		cached := 0
+		for _, c := range run.Calls {
+			if c.Status != http.StatusOK || c.BarWidth <= 0 {
+				t.Errorf("run %d: row %+v", i+1, c)
+			}
+			if c.Cached {
+				cached++
+				continue
+			}
+			shown[c.Route]++
+		}
+		if cached != rep.CacheHits {
+			t.Errorf("run %d: %d rows marked cached, the report counts %d cache hits", i+1, cached, rep.CacheHits)
+		}
+		t.Logf("run %d: the waterfall shows %d calls, %d of them cached (%s)", i+1, len(run.Calls), cached, run.Summary)
+		if i == 0 && (cached != 0 || rep.Count < 5) {
+			t.Errorf("first run on a fresh stack: %d cached rows, %d calls", cached, rep.Count)
+		}
+	}
+	counted := hooks.Counts()
+	for route, n := range counted {
+		if shown[route] != n {
+			t.Errorf("route %s: the waterfalls show %d calls, the REST service counted %d", route, shown[route], n)
+		}
+	}
+	for route, n := range shown {
+		if counted[route] != n {
+			t.Errorf("route %s: the waterfalls show %d calls, the REST service counted %d", route, n, counted[route])
+		}
+	}
+	if t.Failed() {
+		t.Logf("REST service counted:\n%s", testenv.FormatCalls(counted))
+	}
+}
+
+// TestBrowserPlaygroundWithoutReport: where the upstream call report is
+// off (-upstream-trace off), the playground neither asks for it nor shows
+// the panel, and the prefilled query still runs.
+func TestBrowserPlaygroundWithoutReport(t *testing.T) {
+	dir := browserRequire(t)
+	_, base := browserStartDemo(t, func(c *stack.Config) { c.UpstreamTrace = "off" })
+	var got struct {
+		browserErrors
+		PanelOpen bool            `json:"panelOpen"`
+		Runs      []playgroundRun `json:"runs"`
+	}
+	browserNode(t, dir, "playground.mjs", &got, base+"/", "1")
+	got.browserErrors.check(t)
+	if got.PanelOpen {
+		t.Errorf("the Upstream calls panel is shown with the report off")
+	}
+	if len(got.Runs) != 1 {
+		t.Fatalf("runs: %+v", got.Runs)
+	}
+	run := got.Runs[0]
+	if run.TraceHeader != nil {
+		t.Errorf("X-Upstream-Trace = %q sent with the report off", *run.TraceHeader)
+	}
+	if len(run.Response.Errors) > 0 || len(run.Response.Data) < 100 || run.Response.Extensions.Upstream != nil || !strings.Contains(run.ResultShown, `"products"`) {
+		t.Errorf("response %+v, shown %q", run.Response, run.ResultShown)
+	}
+}
+
+// apolloPage is the cross-origin page: its config, then the bundle of
+// apollo_page.mjs.
+var apolloPage = template.Must(template.New("page").Parse(`<!doctype html>
+<html><head><meta charset="utf-8"><title>Apollo Client page</title></head>
+<body>
+<script id="page-config" type="application/json">{{.}}</script>
+<pre id="results"></pre>
+<script type="module" src="/bundle.js"></script>
+</body></html>
+`))
+
+// TestBrowserApolloClientCrossOrigin serves a page on another origin,
+// allowed by the facade's -cors-origins, whose Apollo Client 4 runs a query
+// by POST and by GET (useGETForQueries): the page gets the data both ways,
+// and each query reaches the REST service.
+func TestBrowserApolloClientCrossOrigin(t *testing.T) {
+	dir := browserRequire(t)
+	bundle := browserEsbuild(t, dir, "apollo_page.mjs")
+
+	var pageConfig map[string]any // set before the browser loads the page
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/":
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			_ = apolloPage.Execute(w, pageConfig)
+		case "/favicon.ico":
+			w.WriteHeader(http.StatusNoContent)
+		case "/bundle.js":
+			w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+			_, _ = w.Write(bundle)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(page.Close)
+	// The page is on 127.0.0.1, the facade is addressed as localhost: two
+	// origins.
+	pageOrigin := page.URL
+	st, base := browserStartDemo(t, func(c *stack.Config) { c.CORSOrigins = []string{pageOrigin} })
+	facade := strings.Replace(base, "127.0.0.1", "localhost", 1)
+	m := st.Embedded.Manifest
+	resourceID := m.IDs["resource"][0]
+	pageConfig = map[string]any{
+		"endpoint": facade + "/graphql",
+		"headers":  map[string]string{"Authorization": "Bearer " + m.BearerToken, "service-network-id": m.NetworkID},
+		// Apollo Client 4 sends Content-Type: application/json on GET too,
+		// which forces a CORS preflight; until the CSRF guard accepts a
+		// non-simple Content-Type as proof (branch w-http), the GET carries
+		// Apollo's documented preflight header. Drop it after that merge.
+		"getHeaders": map[string]string{"apollo-require-preflight": "true"},
+		"query":      `query ApolloResource($id: ID!) { resource(id: $id) { id title } }`,
+		"variables":  map[string]any{"id": resourceID},
+	}
+	hooks := st.Embedded.Server.Hooks()
+	hooks.Reset()
+
+	type result struct {
+		Data *struct {
+			Resource *struct {
+				ID    string `json:"id"`
+				Title string `json:"title"`
+			} `json:"resource"`
+		} `json:"data"`
+		Error string `json:"error"`
+	}
+	var got struct {
+		browserErrors
+		Results struct {
+			Post result `json:"post"`
+			Get  result `json:"get"`
+		} `json:"results"`
+		Requests []struct {
+			Method string `json:"method"`
+			Status int    `json:"status"`
+			URL    string `json:"url"`
+			Body   string `json:"body"`
+		} `json:"requests"`
+	}
+	browserNode(t, dir, "apollo.mjs", &got, page.URL+"/")
+	got.browserErrors.check(t)
+	for name, r := range map[string]result{"POST": got.Results.Post, "GET": got.Results.Get} {
+		if r.Error != "" || r.Data == nil || r.Data.Resource == nil || r.Data.Resource.ID != resourceID || r.Data.Resource.Title == "" {
+			t.Errorf("%s: the page got %+v", name, r)
+		}
+	}
+	methods := map[string]int{}
+	for _, r := range got.Requests {
+		if r.Status == http.StatusOK {
+			methods[r.Method]++
+		}
+		if r.Status != http.StatusOK {
+			t.Errorf("%s %s: %d %s", r.Method, r.URL, r.Status, r.Body)
+		}
+		if r.Method == http.MethodGet && !strings.Contains(r.URL, "query=") {
+			t.Errorf("GET without the query in the URL: %s", r.URL)
+		}
+	}
+	if methods[http.MethodPost] != 1 || methods[http.MethodGet] != 1 {
+		t.Errorf("answered /graphql requests by method: %v; want one POST and one GET (%+v)", methods, got.Requests)
+	}
+	// Two queries of one resource, each its own request: the resource is
+	// fetched once per request (the response cache may answer the second).
+	if n := hooks.Counts()["GET /resources/v1/{id}"]; n < 1 || n > 2 {
+		t.Errorf("GET /resources/v1/{id} counted %d times, want 1 or 2", n)
+	}
+}
