@@ -27,6 +27,7 @@ import (
 	"github.com/workspacenet/facade/internal/cache"
 	"github.com/workspacenet/facade/internal/redisx"
 	"github.com/workspacenet/facade/internal/tracing"
+	"github.com/workspacenet/facade/internal/tracing/gqltrace"
 	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/restserver"
 	"github.com/workspacenet/facade/restserver/hooks"
@@ -130,7 +131,7 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
 	if c.TracerProvider != nil {
 		tracing.SetPropagator()
 		logger = slog.New(tracing.LogHandler(logger.Handler())) // trace_id, span_id
-		c.Graph.Extensions = append(slices.Clip(c.Graph.Extensions), tracing.Operation{})
+		c.Graph.Extensions = append(slices.Clip(c.Graph.Extensions), gqltrace.Operation{})
 		if c.UpstreamTracerProvider == nil {
 			c.UpstreamTracerProvider = c.TracerProvider
 		}

@@ -1,7 +1,6 @@
 // Package tracing is the facade's OpenTelemetry setup: tracer providers from
 // the standard OTEL_* environment variables (FromEnv), the W3C propagator,
-// the HTTP server middleware (Handler), the GraphQL extension that names a
-// request's span after its operation (Operation), and the slog wrapper that
+// the HTTP server middleware (Handler), and the slog wrapper that
 // puts trace_id and span_id on every log line of a traced request
 // (LogHandler).
 //
@@ -21,10 +20,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/99designs/gqlgen/graphql"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
@@ -179,40 +176,6 @@ func Handler(h http.Handler, tp trace.TracerProvider, names ...string) http.Hand
 			}
 			return r.Method
 		}))
-}
-
-// Operation is the gqlgen extension that names the request's server span
-// after its operation, as the GraphQL semantic conventions do: "query
-// Dashboard", or "query" for an anonymous one; it adds graphql.operation.type
-// and graphql.operation.name. It does nothing when the span is not recording.
-type Operation struct{}
-
-var _ interface {
-	graphql.HandlerExtension
-	graphql.OperationInterceptor
-} = Operation{}
-
-func (Operation) ExtensionName() string                   { return "Tracing" }
-func (Operation) Validate(graphql.ExecutableSchema) error { return nil }
-func (Operation) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-	span := trace.SpanFromContext(ctx)
-	if !span.IsRecording() || !graphql.HasOperationContext(ctx) {
-		return next(ctx)
-	}
-	oc := graphql.GetOperationContext(ctx)
-	if oc.Operation == nil {
-		return next(ctx)
-	}
-	kind := string(oc.Operation.Operation)
-	name := oc.Operation.Name
-	span.SetAttributes(attribute.String("graphql.operation.type", kind))
-	if name != "" {
-		span.SetName(kind + " " + name)
-		span.SetAttributes(attribute.String("graphql.operation.name", name))
-	} else {
-		span.SetName(kind)
-	}
-	return next(ctx)
 }
 
 // Log attribute keys of LogHandler.
