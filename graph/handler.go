@@ -89,8 +89,9 @@ type Options struct {
 	// MaxResponseBytes bounds the data of a response: a larger one is
 	// answered with RESPONSE_TOO_LARGE alone. 0: no limit.
 	MaxResponseBytes int
-	// DisableCSRFPrevention accepts GET and non-JSON POST requests without a
-	// preflight-forcing header (only behind something else that stops CSRF).
+	// DisableCSRFPrevention accepts requests a browser could send cross-site
+	// without a CORS preflight (graph/guard.CSRF): only behind something else
+	// that stops CSRF.
 	DisableCSRFPrevention bool
 	// DisableSuggestions removes "Did you mean ...?" from validation errors.
 	DisableSuggestions bool

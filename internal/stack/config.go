@@ -156,7 +156,7 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	boolean(&c.Playground, "playground", "PLAYGROUND", "serve GraphiQL at /")
 	boolean(&g.Introspection, "introspection", "INTROSPECTION", "allow introspection queries")
 	boolean(&c.Production, "production", "PRODUCTION", "turn introspection, field suggestions, the playground and the upstream call report off, whatever their own flags say")
-	boolean(&csrf, "csrf-prevention", "CSRF_PREVENTION", "refuse GET and non-JSON POST requests that carry no preflight-forcing header")
+	boolean(&csrf, "csrf-prevention", "CSRF_PREVENTION", "refuse requests a browser could send cross-site without a CORS preflight: no Content-Type or a simple one, and no Apollo-Require-Preflight, X-Apollo-Operation-Name, GraphQL-Require-Preflight or X-Requested-With header")
 	num(&l.MaxDepth, "max-depth", "MAX_DEPTH", "maximum field nesting of an operation; 0 = no limit")
 	num(&l.MaxAliases, "max-aliases", "MAX_ALIASES", "maximum aliased fields in an operation; 0 = no limit")
 	num(&l.MaxRootFields, "max-root-fields", "MAX_ROOT_FIELDS", "maximum root fields of an operation; 0 = no limit")
