@@ -18,9 +18,9 @@ type clientCase struct {
 }
 
 // TestClientsGETAsTheReadmeSetsThemUp: the README's GET set-ups of Apollo
-// Client 4 (useGETForQueries, nothing else) and graphql-request 7 (method
-// GET and Apollo-Require-Preflight) fetch data by GET through CSRF
-// prevention; without the header graphql-request gets the refusal as a
+// Client 4 (useGETForQueries, nothing else; persisted queries by GET) and
+// graphql-request 7 (method GET and Apollo-Require-Preflight) fetch data by
+// GET through CSRF prevention; without the header graphql-request gets the refusal as a
 // GraphQL error with its code, and Apollo Client surfaces a 400 answer as
 // the server's GraphQL errors (not "Received status code 400"): the answer
 // is in the application/graphql-response+json it asked for.
@@ -42,6 +42,12 @@ func TestClientsGETAsTheReadmeSetsThemUp(t *testing.T) {
 			t.Errorf("%s: %+v %s", name, c, c.Data)
 		}
 	}
+	// Automatic persisted queries by GET: the miss (PERSISTED_QUERY_NOT_FOUND,
+	// a 400 in application/graphql-response+json) is understood by Apollo's
+	// link, which retries with the query (a POST); the next run is a GET hit.
+	if c := got["apolloPersisted"]; c.Method != "GET,POST,GET" || c.Error != nil || strings.Count(string(c.Data), res) != 2 {
+		t.Errorf("apolloPersisted: %+v %s", c, c.Data)
+	}
 	for name, want := range map[string]struct{ errName, code string }{
 		"apolloInvalid":                  {"CombinedGraphQLErrors", errcode.ValidationFailed},
 		"graphqlRequestGETWithoutHeader": {"", errcode.CSRFPrevented},
@@ -51,10 +57,11 @@ func TestClientsGETAsTheReadmeSetsThemUp(t *testing.T) {
 			t.Errorf("%s: %+v, want a %s error with code %s", name, c, want.errName, want.code)
 		}
 	}
-	// Two fetches of one resource (the second may come from the response
-	// cache); the refused and invalid requests cost nothing.
+	// Four fetches of one resource (all but the first may come from the
+	// response cache); the refused, invalid and not-found requests cost
+	// nothing.
 	counts, total := hooks.Counts(), hooks.Total()
-	if n := counts["GET /resources/v1/{id}"]; n < 1 || n > 2 || total != n {
+	if n := counts["GET /resources/v1/{id}"]; n < 1 || n > 4 || total != n {
 		t.Errorf("upstream calls %v", counts)
 	}
 }
