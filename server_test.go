@@ -416,6 +416,9 @@ func TestRunRejectsBadConfiguration(t *testing.T) {
 		want string
 	}{
 		{"wildcard CORS", map[string]string{"CORS_ORIGINS": "*"}, nil, "'*' is refused"},
+		{"CORS origin without a scheme", map[string]string{"CORS_ORIGINS": "localhost:3000"}, nil, `"localhost:3000" is not an origin: want scheme://host[:port]`},
+		{"CORS origin with a trailing slash", nil, []string{"-cors-origins=https://app.example/"}, `"https://app.example/" is not an origin`},
+		{"CORS header that is no name", map[string]string{"CORS_HEADERS": "x-a b"}, nil, `-cors-headers: "x-a b"`},
 		{"bad duration", map[string]string{"REQUEST_TIMEOUT": "soon"}, nil, "REQUEST_TIMEOUT"},
 		{"bad integer", map[string]string{"DEMO_SCALE": "many"}, nil, "DEMO_SCALE"},
 		{"bad boolean", map[string]string{"PLAYGROUND": "maybe"}, nil, "PLAYGROUND"},

@@ -1,7 +1,6 @@
 // Entry of the cross-origin page of TestBrowserApolloClientCrossOrigin,
 // bundled by esbuild in the test (never committed as a bundle). The page's
-// #page-config element holds {endpoint, headers, getHeaders?, query,
-// variables} (getHeaders are added to the GET requests only); the
+// #page-config element holds {endpoint, headers, query, variables}; the
 // page runs the query through Apollo Client 4 twice, by POST (HttpLink) and by
 // GET (HttpLink with useGETForQueries), and writes
 // {post: {data?, error?}, get: {...}} into #results, then marks
@@ -11,9 +10,8 @@ import { ApolloClient, HttpLink, InMemoryCache, gql } from '@apollo/client';
 const cfg = JSON.parse(document.getElementById('page-config').textContent);
 
 async function run(useGETForQueries) {
-  const headers = { ...cfg.headers, ...(useGETForQueries ? cfg.getHeaders : {}) };
   const client = new ApolloClient({
-    link: new HttpLink({ uri: cfg.endpoint, headers, useGETForQueries }),
+    link: new HttpLink({ uri: cfg.endpoint, headers: cfg.headers, useGETForQueries }),
     cache: new InMemoryCache(),
   });
   try {

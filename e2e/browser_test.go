@@ -72,8 +72,8 @@ func (e browserErrors) check(t *testing.T) {
 // service. The page loads with no CSP violation and its headers editor holds
 // the demo credentials.
 func TestBrowserPlaygroundWaterfall(t *testing.T) {
-	dir := browserRequire(t)
-	st, base := browserStartDemo(t, nil)
+	node := requireBrowser(t)
+	base, st := startDemo(t, nil)
 	hooks := st.Embedded.Server.Hooks()
 	hooks.Reset()
 
@@ -85,7 +85,7 @@ func TestBrowserPlaygroundWaterfall(t *testing.T) {
 	}
 	// Counters at each run: the script presses Run twice; the service's
 	// counts after the script are the sum of both runs' non-cached calls.
-	browserNode(t, dir, "playground.mjs", &got, base+"/")
+	runNodeJSON(t, node, "playground.mjs", &got, base+"/")
 	got.browserErrors.check(t)
 	if !got.PanelOpen {
 		t.Errorf("the Upstream calls panel is not open on load")
@@ -168,14 +168,14 @@ func TestBrowserPlaygroundWaterfall(t *testing.T) {
 // off (-upstream-trace off), the playground neither asks for it nor shows
 // the panel, and the prefilled query still runs.
 func TestBrowserPlaygroundWithoutReport(t *testing.T) {
-	dir := browserRequire(t)
-	_, base := browserStartDemo(t, func(c *stack.Config) { c.UpstreamTrace = "off" })
+	node := requireBrowser(t)
+	base, _ := startDemo(t, func(c *stack.Config) { c.UpstreamTrace = "off" })
 	var got struct {
 		browserErrors
 		PanelOpen bool            `json:"panelOpen"`
 		Runs      []playgroundRun `json:"runs"`
 	}
-	browserNode(t, dir, "playground.mjs", &got, base+"/", "1")
+	runNodeJSON(t, node, "playground.mjs", &got, base+"/", "1")
 	got.browserErrors.check(t)
 	if got.PanelOpen {
 		t.Errorf("the Upstream calls panel is shown with the report off")
@@ -208,8 +208,8 @@ var apolloPage = template.Must(template.New("page").Parse(`<!doctype html>
 // by POST and by GET (useGETForQueries): the page gets the data both ways,
 // and each query reaches the REST service.
 func TestBrowserApolloClientCrossOrigin(t *testing.T) {
-	dir := browserRequire(t)
-	bundle := browserEsbuild(t, dir, "apollo_page.mjs")
+	node := requireBrowser(t)
+	bundle := esbuild(t, "apollo_page.mjs")
 
 	var pageConfig map[string]any // set before the browser loads the page
 	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -230,20 +230,17 @@ func TestBrowserApolloClientCrossOrigin(t *testing.T) {
 	// The page is on 127.0.0.1, the facade is addressed as localhost: two
 	// origins.
 	pageOrigin := page.URL
-	st, base := browserStartDemo(t, func(c *stack.Config) { c.CORSOrigins = []string{pageOrigin} })
+	base, st := startDemo(t, func(c *stack.Config) { c.CORSOrigins = []string{pageOrigin} })
 	facade := strings.Replace(base, "127.0.0.1", "localhost", 1)
 	m := st.Embedded.Manifest
 	resourceID := m.IDs["resource"][0]
 	pageConfig = map[string]any{
 		"endpoint": facade + "/graphql",
 		"headers":  map[string]string{"Authorization": "Bearer " + m.BearerToken, "service-network-id": m.NetworkID},
-		// Apollo Client 4 sends Content-Type: application/json on GET too,
-		// which forces a CORS preflight; until the CSRF guard accepts a
-		// non-simple Content-Type as proof (branch w-http), the GET carries
-		// Apollo's documented preflight header. Drop it after that merge.
-		"getHeaders": map[string]string{"apollo-require-preflight": "true"},
-		"query":      `query ApolloResource($id: ID!) { resource(id: $id) { id title } }`,
-		"variables":  map[string]any{"id": resourceID},
+		// No preflight header: Apollo Client 4 sends Content-Type:
+		// application/json on GET too, which CSRF prevention accepts.
+		"query":     `query ApolloResource($id: ID!) { resource(id: $id) { id title } }`,
+		"variables": map[string]any{"id": resourceID},
 	}
 	hooks := st.Embedded.Server.Hooks()
 	hooks.Reset()
@@ -270,7 +267,7 @@ func TestBrowserApolloClientCrossOrigin(t *testing.T) {
 			Body   string `json:"body"`
 		} `json:"requests"`
 	}
-	browserNode(t, dir, "apollo.mjs", &got, page.URL+"/")
+	runNodeJSON(t, node, "apollo.mjs", &got, page.URL+"/")
 	got.browserErrors.check(t)
 	for name, r := range map[string]result{"POST": got.Results.Post, "GET": got.Results.Get} {
 		if r.Error != "" || r.Data == nil || r.Data.Resource == nil || r.Data.Resource.ID != resourceID || r.Data.Resource.Title == "" {

@@ -1,10 +1,8 @@
 package graph
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -14,7 +12,6 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
-	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
@@ -26,6 +23,7 @@ import (
 	"github.com/workspacenet/facade/graph/guard"
 	"github.com/workspacenet/facade/graph/limits"
 	"github.com/workspacenet/facade/graph/loaders"
+	"github.com/workspacenet/facade/graph/overhttp"
 	"github.com/workspacenet/facade/graph/paging"
 	"github.com/workspacenet/facade/graph/trusted"
 	"github.com/workspacenet/facade/internal/accesslog"
@@ -91,8 +89,9 @@ type Options struct {
 	// MaxResponseBytes bounds the data of a response: a larger one is
 	// answered with RESPONSE_TOO_LARGE alone. 0: no limit.
 	MaxResponseBytes int
-	// DisableCSRFPrevention accepts GET and non-JSON POST requests without a
-	// preflight-forcing header (only behind something else that stops CSRF).
+	// DisableCSRFPrevention accepts requests a browser could send cross-site
+	// without a CORS preflight (graph/guard.CSRF): only behind something else
+	// that stops CSRF.
 	DisableCSRFPrevention bool
 	// DisableSuggestions removes "Did you mean ...?" from validation errors.
 	DisableSuggestions bool
@@ -140,9 +139,14 @@ func DefaultOptions() Options {
 // TraceHeader is the request header that asks for the upstream call report.
 const TraceHeader = "X-Upstream-Trace"
 
-// NewHandler returns the http.Handler serving GraphQL (POST, and GET for
-// queries only). Mount it behind internal/accesslog's middleware, which
-// gives each request its id and log line.
+// NewHandler returns the http.Handler serving GraphQL over HTTP (POST, and
+// GET for queries only; statuses and media types in graph/overhttp).
+// Before GraphQL it refuses, in this order: a method other than GET, POST
+// (405; OPTIONS is answered 204), an Accept it cannot answer (406), a
+// request CSRF prevention stops (400), credential headers that cannot be
+// right (400), a POST that is not JSON (415) or too large (413), a request
+// that is not well-formed (400). Mount it behind internal/accesslog's
+// middleware, which gives each request its id and log line.
 func NewHandler(o Options) http.Handler {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -150,9 +154,8 @@ func NewHandler(o Options) http.Handler {
 	o.Logger = slog.New(accesslog.Handler(o.Logger.Handler()))
 
 	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: &Resolver{client: o.Client, cache: o.Cache, log: o.Logger, cursors: paging.NewCodec(o.CursorSecret)}}))
-	srv.AddTransport(transport.Options{})
-	srv.AddTransport(transport.GET{})
-	srv.AddTransport(transport.POST{})
+	// The one transport: GraphQL over HTTP as its spec says (graph/overhttp).
+	srv.AddTransport(overhttp.Transport{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.SetParserTokenLimit(o.Limits.MaxTokens)
 	srv.SetDisableSuggestion(o.DisableSuggestions)
@@ -204,33 +207,40 @@ func NewHandler(o Options) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		entry := accesslog.From(ctx)
+		if r.Method == http.MethodOptions {
+			w.Header().Set("Allow", guard.Allowed)
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		// Every refusal is written in the media type the client accepts.
+		mt, acceptable := overhttp.Negotiate(r.Header)
+		if ref := guard.Method(r); ref != nil {
+			refuse(w, entry, mt, ref)
+			return
+		}
+		if !acceptable {
+			refuse(w, entry, mt, overhttp.NotAcceptable())
+			return
+		}
 		if !o.DisableCSRFPrevention {
 			if ref := guard.CSRF(r); ref != nil {
-				refuse(w, entry, ref)
+				refuse(w, entry, mt, ref)
 				return
 			}
 		}
 		if ref := guard.CredentialHeaders(r); ref != nil {
-			refuse(w, entry, ref)
+			refuse(w, entry, mt, ref)
 			return
 		}
-		if r.Method == http.MethodPost {
-			body, ref := guard.ReadBody(w, r, o.MaxBodyBytes)
-			var documentID string
-			if ref == nil && isJSON(r) {
-				documentID, ref = guard.CheckJSONBody(body)
-			}
-			if ref != nil {
-				refuse(w, entry, ref)
-				return
-			}
-			if documentID != "" && len(o.TrustedDocuments) > 0 {
-				ctx = trusted.WithDocumentID(ctx, documentID)
-			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
-		} else if id := r.URL.Query().Get("documentId"); id != "" && len(o.TrustedDocuments) > 0 {
-			ctx = trusted.WithDocumentID(ctx, id)
+		params, ref := decode(w, r, o.MaxBodyBytes)
+		if ref != nil {
+			refuse(w, entry, mt, ref)
+			return
 		}
+		if params.DocumentID != "" && len(o.TrustedDocuments) > 0 {
+			ctx = trusted.WithDocumentID(ctx, params.DocumentID)
+		}
+		ctx = overhttp.WithRequest(ctx, params, mt)
 
 		if o.RequestTimeout > 0 {
 			var cancel context.CancelFunc
@@ -295,14 +305,27 @@ func noCache(r *http.Request) bool {
 	return strings.EqualFold(strings.TrimSpace(r.Header.Get("Pragma")), "no-cache")
 }
 
-func isJSON(r *http.Request) bool {
-	ct := strings.ToLower(r.Header.Get("Content-Type"))
-	return strings.HasPrefix(strings.TrimSpace(ct), "application/json")
+// decode returns the GraphQL parameters of r: a GET's query string, or a
+// POST's JSON body (refused unless application/json, or larger than
+// maxBody).
+func decode(w http.ResponseWriter, r *http.Request, maxBody int64) (*guard.Params, *guard.Refusal) {
+	if r.Method == http.MethodGet {
+		return guard.DecodeQuery(r)
+	}
+	if ref := guard.ContentType(r); ref != nil {
+		return nil, ref
+	}
+	body, ref := guard.ReadBody(w, r, maxBody)
+	if ref != nil {
+		return nil, ref
+	}
+	return guard.DecodeBody(body)
 }
 
-func refuse(w http.ResponseWriter, entry *accesslog.Entry, ref *guard.Refusal) {
+// refuse answers a request refused before GraphQL in media type mt.
+func refuse(w http.ResponseWriter, entry *accesslog.Entry, mt string, ref *guard.Refusal) {
 	entry.AddCodes(ref.Code)
-	ref.Write(w)
+	ref.Write(w, overhttp.ContentType(mt))
 }
 
 // budgetHooks pace a request's upstream requests with b, as client (the

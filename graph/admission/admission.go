@@ -9,7 +9,7 @@
 // validated and measured the operation (graph/limits' OperationContextMutator),
 // so admission is an OperationContextMutator too, registered after the limits
 // extension. An extension cannot release at the right moment nor choose the
-// HTTP status (gqlgen's transports write 200 or 422 for operation errors), so
+// HTTP status (the transport, graph/overhttp, writes 200 or 400 for request errors), so
 // Controller.Wrap wraps the gqlgen handler: it puts a per-request slot in the
 // request context, which the extension fills (units held, or refused), swaps
 // the status of a refused request for 503 with Retry-After in its

@@ -24,14 +24,20 @@ const (
 	UpstreamUnavailable = "UPSTREAM_UNAVAILABLE"
 	// OutcomeUnknown: a write (POST, PUT) was sent but its answer was lost (connection reset, body cut short, timeout): it may or may not have been applied.
 	OutcomeUnknown = "OUTCOME_UNKNOWN"
-	// QueryTooComplex: the operation exceeds a limit of graph/limits, checked before it runs (HTTP 422, no upstream call).
+	// QueryTooComplex: the operation exceeds a limit of graph/limits, checked before it runs (a request error: no data, no upstream call).
 	QueryTooComplex = "QUERY_TOO_COMPLEX"
 	// RequestLimitExceeded: the request reached its cap of upstream calls; the fields that needed more are null, the rest of the data arrives.
 	RequestLimitExceeded = "REQUEST_LIMIT_EXCEEDED"
-	// CSRFPrevented: HTTP 400 refusal of a GET or non-JSON POST that carries no preflight-forcing header.
+	// CSRFPrevented: HTTP 400 refusal of a GET or POST that a browser could send cross-site without a CORS preflight (no Content-Type, or a simple one) and that carries no preflight-forcing header.
 	CSRFPrevented = "CSRF_PREVENTED"
-	// BadRequest: HTTP 400 refusal of a body that is not one JSON request object or of credential headers that cannot be right (above 4 KiB, a service-network-id that is not a uuid), and the code of gqlgen request errors that carry none.
+	// BadRequest: HTTP 400 refusal of a request that is not one well-formed GraphQL-over-HTTP request (malformed JSON, a batch, no query, a parameter of the wrong type) or of credential headers that cannot be right (above 4 KiB, a service-network-id that is not a uuid), and the code of gqlgen request errors that carry none.
 	BadRequest = "BAD_REQUEST"
+	// MethodNotAllowed: HTTP 405 with Allow: a method other than GET and POST (Allow: GET, POST, OPTIONS), or a mutation sent by GET (Allow: POST).
+	MethodNotAllowed = "METHOD_NOT_ALLOWED"
+	// UnsupportedMediaType: HTTP 415 refusal of a POST whose Content-Type is not application/json (in UTF-8), once CSRF prevention let it through.
+	UnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
+	// NotAcceptable: HTTP 406 refusal of a request whose Accept header admits neither application/graphql-response+json nor application/json.
+	NotAcceptable = "NOT_ACCEPTABLE"
 	// RequestTooLarge: HTTP 413 refusal of a body larger than the limit.
 	RequestTooLarge = "REQUEST_TOO_LARGE"
 	// PersistedQueryNotFound: a persisted-query hash the server does not know (APQ, or trusted documents).

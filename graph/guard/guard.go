@@ -1,8 +1,10 @@
 // Package guard holds the checks the facade makes on an HTTP request before
-// GraphQL sees it: CSRF prevention, the body size limit, refusal of batched
-// (array) bodies. A refused request is answered with a
-// GraphQL-shaped JSON error and never reaches a resolver, so it costs no
-// upstream call.
+// GraphQL sees it, and its decoding into GraphQL parameters: the method,
+// CSRF prevention, the content type, the body size limit, a well-formed
+// request (one JSON object, no batch, members of the right types, a query).
+// A refused request is answered with a GraphQL-shaped error carrying
+// extensions.code and never reaches a resolver, so it costs no upstream
+// call.
 package guard
 
 import (
@@ -13,49 +15,84 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/workspacenet/facade/graph/errcode"
 )
 
 // PreflightHeaders are the request headers that prove a browser sent a CORS
-// preflight first (a cross-site page cannot set them otherwise). Any
-// non-empty value counts.
-var PreflightHeaders = []string{"X-Requested-With", "GraphQL-Require-Preflight", "Apollo-Require-Preflight"}
+// preflight first (a cross-site page cannot set them otherwise): Apollo
+// Router's two, and the two other common ones. Their presence counts,
+// whatever the value.
+var PreflightHeaders = []string{"Apollo-Require-Preflight", "X-Apollo-Operation-Name", "GraphQL-Require-Preflight", "X-Requested-With"}
+
+// Allowed is the Allow header of the endpoint: the methods it serves.
+const Allowed = "GET, POST, OPTIONS"
 
 // Refusal is a request refused before GraphQL: the HTTP status and the
-// GraphQL error's code (graph/errcode) and message.
+// GraphQL error's code (graph/errcode) and message; Allow, when set, is sent
+// as the Allow header (405).
 type Refusal struct {
 	Status  int
 	Code    string
 	Message string
+	Allow   string
 }
 
-// Write answers w with r as {"errors":[{"message","extensions":{"code"}}]}.
-func (r *Refusal) Write(w http.ResponseWriter) {
-	w.Header().Set("Content-Type", "application/json")
+// Write answers w with r as {"errors":[{"message","extensions":{"code"}}]}
+// (no data entry: nothing was executed), in the response media type the
+// request negotiated (contentType, graph/overhttp.ContentType).
+func (r *Refusal) Write(w http.ResponseWriter, contentType string) {
+	w.Header().Set("Content-Type", contentType)
+	if r.Allow != "" {
+		w.Header().Set("Allow", r.Allow)
+	}
 	w.WriteHeader(r.Status)
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"errors": []any{map[string]any{"message": r.Message, "extensions": map[string]any{"code": r.Code}}},
-	})
+	type ext struct {
+		Code string `json:"code"`
+	}
+	type gqlError struct {
+		Message    string `json:"message"`
+		Extensions ext    `json:"extensions"`
+	}
+	_ = json.NewEncoder(w).Encode(struct {
+		Errors []gqlError `json:"errors"`
+	}{[]gqlError{{r.Message, ext{r.Code}}}})
 }
 
-// CSRF refuses a request that a browser could send cross-site without a CORS
-// preflight: a GET, or a POST whose content type is not application/json
-// (text/plain, multipart/form-data, application/x-www-form-urlencoded, or
-// none), unless it carries one of PreflightHeaders. Other methods pass (they
-// are preflighted, or answered by the transport).
-func CSRF(r *http.Request) *Refusal {
-	switch r.Method {
-	case http.MethodGet, http.MethodHead:
-	case http.MethodPost:
-		if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err == nil && mt == "application/json" {
-			return nil
-		}
-	default:
+// Method refuses, with 405 and Allow, a method the endpoint does not serve
+// (anything but GET and POST; OPTIONS is answered before, by the caller).
+func Method(r *http.Request) *Refusal {
+	if r.Method == http.MethodGet || r.Method == http.MethodPost {
 		return nil
 	}
+	return &Refusal{Status: http.StatusMethodNotAllowed, Code: errcode.MethodNotAllowed, Allow: Allowed,
+		Message: "method " + r.Method + " is not allowed: send GraphQL requests as POST (or queries as GET)"}
+}
+
+// simpleContentTypes are the media types a browser sends cross-site without
+// a CORS preflight (the Fetch standard's CORS-safelisted Content-Type).
+var simpleContentTypes = []string{"application/x-www-form-urlencoded", "multipart/form-data", "text/plain"}
+
+// CSRF refuses a request that a browser could have sent cross-site without a
+// CORS preflight, Apollo Router's convention: it passes when it carries one
+// of PreflightHeaders, or a Content-Type that parses as a media type other
+// than the three simple ones (application/json forces a preflight, so a JSON
+// POST, or a GET sent with Content-Type: application/json as Apollo Client
+// does, passes). No Content-Type, an unparsable one, or a simple one is
+// refused. Call it for GET and POST (Method refuses the rest).
+func CSRF(r *http.Request) *Refusal {
 	for _, h := range PreflightHeaders {
-		if r.Header.Get(h) != "" {
+		if len(r.Header.Values(h)) > 0 {
+			return nil
+		}
+	}
+	if ct := r.Header.Values("Content-Type"); len(ct) > 0 {
+		if mt, _, err := mime.ParseMediaType(strings.Join(ct, ", ")); err == nil && !slices.Contains(simpleContentTypes, mt) {
 			return nil
 		}
 	}
@@ -63,8 +100,22 @@ func CSRF(r *http.Request) *Refusal {
 		Status: http.StatusBadRequest,
 		Code:   errcode.CSRFPrevented,
 		Message: "this request could have been sent by a browser without a CORS preflight, so it is refused (CSRF prevention): " +
-			"send a JSON POST (Content-Type: application/json), or add the header GraphQL-Require-Preflight: 1",
+			"send Content-Type: application/json, or add the header Apollo-Require-Preflight: true (or X-Apollo-Operation-Name, GraphQL-Require-Preflight)",
 	}
+}
+
+// ContentType refuses, with 415, a POST whose body is not JSON in UTF-8:
+// a Content-Type other than application/json, or a charset other than
+// utf-8.
+func ContentType(r *http.Request) *Refusal {
+	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err == nil && mt == "application/json" {
+		if cs, ok := params["charset"]; !ok || strings.EqualFold(cs, "utf-8") {
+			return nil
+		}
+	}
+	return &Refusal{Status: http.StatusUnsupportedMediaType, Code: errcode.UnsupportedMediaType,
+		Message: "a GraphQL POST must have Content-Type: application/json (UTF-8)"}
 }
 
 // ReadBody reads r's body up to max bytes (0: no limit) and returns it; a
@@ -93,41 +144,108 @@ func ReadBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, *Refus
 	return body, nil
 }
 
-// CheckJSONBody refuses a JSON body that is not one GraphQL request object:
-// malformed JSON, or a batch (an array of requests), which the facade does
-// not serve. The refusal never echoes the body.
-func CheckJSONBody(body []byte) (documentID string, ref *Refusal) {
+// Params are the parameters of one GraphQL-over-HTTP request, decoded:
+// gqlgen's RawParams (variables and extensions with json.Number numbers, as
+// gqlgen's own decoding), and the documentId of a trusted document sent
+// outside extensions.
+type Params struct {
+	graphql.RawParams
+	DocumentID string
+}
+
+// badRequest is a 400 BAD_REQUEST refusal.
+func badRequest(msg string) *Refusal {
+	return &Refusal{Status: http.StatusBadRequest, Code: errcode.BadRequest, Message: msg}
+}
+
+// DecodeBody decodes a POST body that must be one JSON request object
+// {"query", "operationName", "variables", "extensions", "documentId"}. It
+// refuses (400) malformed JSON, a batch (an array of requests, which the
+// facade does not serve), a member of the wrong type, and a request with no
+// query (and no persisted-query hash or documentId naming one). The refusal
+// never echoes the body.
+func DecodeBody(body []byte) (*Params, *Refusal) {
 	t := bytes.TrimLeft(body, " \t\r\n")
 	if len(t) > 0 && t[0] == '[' {
-		return "", &Refusal{Status: http.StatusBadRequest, Code: errcode.BadRequest,
-			Message: "batched requests (a JSON array) are not supported: send one operation per request"}
+		return nil, badRequest("batched requests (a JSON array) are not supported: send one operation per request")
 	}
-	// Members of the wrong type would reach gqlgen's decoder, whose error
-	// has no code and echoes the body. One Unmarshal both validates the
-	// JSON and reads the members.
-	var p struct {
+	var raw struct {
 		Query, OperationName, DocumentID json.RawMessage
 		Variables, Extensions            json.RawMessage
 	}
-	if len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &p) != nil {
-		return "", &Refusal{Status: http.StatusBadRequest, Code: errcode.BadRequest,
-			Message: "the request body is not a JSON object {\"query\", \"variables\", \"operationName\", \"extensions\"}"}
+	if len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &raw) != nil {
+		return nil, badRequest("the request body is not a JSON object {\"query\", \"variables\", \"operationName\", \"extensions\"}")
 	}
+	p := &Params{}
 	for _, m := range []struct {
 		name string
 		raw  json.RawMessage
-		kind byte
-	}{{"query", p.Query, '"'}, {"operationName", p.OperationName, '"'}, {"documentId", p.DocumentID, '"'}, {"variables", p.Variables, '{'}, {"extensions", p.Extensions, '{'}} {
-		if len(m.raw) > 0 && m.raw[0] != m.kind && string(m.raw) != "null" {
-			what := "a string"
-			if m.kind == '{' {
-				what = "an object"
-			}
-			return "", &Refusal{Status: http.StatusBadRequest, Code: errcode.BadRequest, Message: "the request member \"" + m.name + "\" must be " + what}
+		dst  any
+	}{{"query", raw.Query, &p.Query}, {"operationName", raw.OperationName, &p.OperationName}, {"documentId", raw.DocumentID, &p.DocumentID},
+		{"variables", raw.Variables, &p.Variables}, {"extensions", raw.Extensions, &p.Extensions}} {
+		if ref := decodeMember("request member", m.name, m.raw, m.dst); ref != nil {
+			return nil, ref
 		}
 	}
-	if len(p.DocumentID) > 0 && p.DocumentID[0] == '"' {
-		_ = json.Unmarshal(p.DocumentID, &documentID) // a valid JSON string: cannot fail
+	return p, p.check()
+}
+
+// DecodeQuery decodes the parameters of a GET from its query string: query,
+// operationName and documentId as they are, variables and extensions as
+// JSON objects. It refuses (400) what DecodeBody refuses.
+func DecodeQuery(r *http.Request) (*Params, *Refusal) {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return nil, badRequest("the query string could not be decoded")
 	}
-	return documentID, nil
+	p := &Params{RawParams: graphql.RawParams{Query: q.Get("query"), OperationName: q.Get("operationName")}, DocumentID: q.Get("documentId")}
+	for _, m := range []struct {
+		name string
+		dst  any
+	}{{"variables", &p.Variables}, {"extensions", &p.Extensions}} {
+		if v := q.Get(m.name); v != "" {
+			if ref := decodeMember("query parameter", m.name, json.RawMessage(v), m.dst); ref != nil {
+				return nil, ref
+			}
+		}
+	}
+	return p, p.check()
+}
+
+// decodeMember decodes raw into dst, a *string or a *map[string]any; null
+// leaves dst unset. Any other JSON type is a 400 naming the member.
+func decodeMember(what, name string, raw json.RawMessage, dst any) *Refusal {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var err error
+	switch d := dst.(type) {
+	case *string:
+		if raw[0] != '"' {
+			return badRequest("the " + what + " \"" + name + "\" must be a string")
+		}
+		err = json.Unmarshal(raw, d)
+	case *map[string]any:
+		if raw[0] != '{' {
+			return badRequest("the " + what + " \"" + name + "\" must be a JSON object")
+		}
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		if err = dec.Decode(d); err == nil && dec.Decode(&struct{}{}) != io.EOF {
+			err = errors.New("trailing data")
+		}
+	}
+	if err != nil {
+		return badRequest("the " + what + " \"" + name + "\" could not be decoded")
+	}
+	return nil
+}
+
+// check refuses a request that names no operation document: no query, no
+// documentId and no persisted-query hash.
+func (p *Params) check() *Refusal {
+	if p.Query == "" && p.DocumentID == "" && p.Extensions["persistedQuery"] == nil {
+		return badRequest("the request has no query: send the GraphQL document as \"query\"")
+	}
+	return nil
 }

@@ -51,8 +51,8 @@ const (
 const walkBudget = 200000
 
 func init() {
-	// A limit error is a problem with the document, answered like parse and
-	// validation errors (HTTP 422).
+	// A limit error is a problem with the document, a request error like
+	// parse and validation errors (graph/overhttp chooses the status).
 	gqlerrcode.RegisterErrorType(errcode.QueryTooComplex, gqlerrcode.KindProtocol)
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -31,7 +32,8 @@ type Config struct {
 	DemoScale       int           // size of the embedded demo data
 	UpstreamTimeout time.Duration // timeout of one upstream attempt
 	ShutdownTimeout time.Duration // time given to in-flight requests on shutdown
-	CORSOrigins     []string      // browser origins allowed to call /graphql
+	CORSOrigins     []string      // browser origins allowed to call /graphql (scheme://host[:port])
+	CORSHeaders     []string      // request headers allowed cross-origin besides DefaultCORSHeaders
 	Playground      bool          // serve GraphiQL at /
 	UpstreamTrace   string        // "auto" (on with the embedded upstream), "on" or "off"
 	Production      bool          // introspection, suggestions, playground and trace off
@@ -149,12 +151,13 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	}
 	g, l := &c.Graph, &c.Graph.Limits
 	csrf := !g.DisableCSRFPrevention
-	var cors, level string
+	var cors, corsHeaders, level string
 	bodyBytes := int(g.MaxBodyBytes)
 	str(&c.Addr, "addr", "ADDR", "listen address")
 	str(&c.Upstream, "upstream", "UPSTREAM_URL", "base URL of the REST API; empty starts the local REST service on demo data")
 	str(&c.DataDir, "data-dir", "DATA_DIR", "directory of the embedded REST service's SQLite file; delete it to reset the demo data")
-	str(&cors, "cors-origins", "CORS_ORIGINS", "comma-separated browser origins allowed to call /graphql; '*' is refused")
+	str(&cors, "cors-origins", "CORS_ORIGINS", "comma-separated browser origins allowed to call /graphql, each scheme://host[:port] with no path; '*' is refused")
+	str(&corsHeaders, "cors-headers", "CORS_HEADERS", "comma-separated request headers browsers may send cross-origin, added to the defaults (README, Configuration)")
 	str(&c.UpstreamTrace, "upstream-trace", "UPSTREAM_TRACE", "allow X-Upstream-Trace: 1 to return the upstream call report: auto (on with the embedded demo upstream), on, off")
 	level = "info"
 	str(&level, "log-level", "LOG_LEVEL", "debug, info, warn or error")
@@ -174,7 +177,7 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	boolean(&c.Playground, "playground", "PLAYGROUND", "serve GraphiQL at /")
 	boolean(&g.Introspection, "introspection", "INTROSPECTION", "allow introspection queries")
 	boolean(&c.Production, "production", "PRODUCTION", "turn introspection, field suggestions, the playground and the upstream call report off, whatever their own flags say")
-	boolean(&csrf, "csrf-prevention", "CSRF_PREVENTION", "refuse GET and non-JSON POST requests that carry no preflight-forcing header")
+	boolean(&csrf, "csrf-prevention", "CSRF_PREVENTION", "refuse requests a browser could send cross-site without a CORS preflight: no Content-Type or a simple one, and no Apollo-Require-Preflight, X-Apollo-Operation-Name, GraphQL-Require-Preflight or X-Requested-With header")
 	num(&l.MaxDepth, "max-depth", "MAX_DEPTH", "maximum field nesting of an operation; 0 = no limit")
 	num(&l.MaxAliases, "max-aliases", "MAX_ALIASES", "maximum aliased fields in an operation; 0 = no limit")
 	num(&l.MaxRootFields, "max-root-fields", "MAX_ROOT_FIELDS", "maximum root fields of an operation; 0 = no limit")
@@ -204,6 +207,7 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	g.DisableCSRFPrevention = !csrf
 	g.MaxBodyBytes = int64(bodyBytes)
 	c.CORSOrigins = splitList(cors)
+	c.CORSHeaders = splitList(corsHeaders)
 	if v := getenv("FACADE_SECRET"); v != "" {
 		secret, err := hex.DecodeString(strings.TrimSpace(v))
 		if err != nil || len(secret) < cache.MinSecretLen {
@@ -265,11 +269,56 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("-demo-scale: %d must be at least 1", c.DemoScale)
 	}
 	for _, o := range c.CORSOrigins {
-		if o == "*" {
-			return errors.New("-cors-origins: '*' is refused because requests carry credentials; list the origins")
+		if err := checkOrigin(o); err != nil {
+			return fmt.Errorf("-cors-origins: %w", err)
+		}
+	}
+	for _, h := range c.CORSHeaders {
+		if !isToken(h) {
+			return fmt.Errorf("-cors-headers: %q is not a header name (letters, digits and !#$%%&'*+-.^_`|~; '*' is refused: list the headers)", h)
 		}
 	}
 	return nil
+}
+
+// checkOrigin refuses what a browser never sends as Origin, so would never
+// match: an origin is scheme://host[:port], with no path (not even "/"),
+// query, fragment or user info.
+func checkOrigin(o string) error {
+	want := fmt.Sprintf("%q is not an origin: want scheme://host[:port] with no path, e.g. https://app.example.com or http://localhost:3000", o)
+	if o == "*" {
+		return errors.New("'*' is refused because requests carry credentials; list the origins")
+	}
+	u, err := url.Parse(o)
+	switch {
+	case err != nil || u.Scheme == "" || u.Opaque != "" || u.Host == "" || u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(o, "#"):
+		return errors.New(want)
+	case u.Path != "":
+		return fmt.Errorf("%s (remove the path %q)", want, u.Path)
+	case strings.Contains(u.Host, "*"):
+		return fmt.Errorf("%s (wildcards are refused: list the origins)", want)
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("%s (port %q)", want, p)
+		}
+	} else if strings.HasSuffix(u.Host, ":") {
+		return errors.New(want)
+	}
+	return nil
+}
+
+// isToken reports whether s is an HTTP field name (RFC 9110 token).
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("!#$%&'+-.^_`|~", r)) {
+			return false
+		}
+	}
+	return true
 }
 
 func splitList(s string) []string {

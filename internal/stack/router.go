@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/rs/cors"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/workspacenet/facade/graph"
+	"github.com/workspacenet/facade/graph/guard"
 	"github.com/workspacenet/facade/internal/accesslog"
 	"github.com/workspacenet/facade/internal/redisx"
 	"github.com/workspacenet/facade/internal/tracing"
@@ -18,15 +20,28 @@ import (
 	"github.com/workspacenet/facade/restclient"
 )
 
+// DefaultCORSHeaders are the request headers a browser may send to /graphql
+// from an allowed origin: credentials, content negotiation, the preflight
+// headers of CSRF prevention (graph/guard), the upstream call report, cache
+// control, the request id, trace context (W3C, Sentry) and Apollo's client
+// awareness. -cors-headers adds more.
+var DefaultCORSHeaders = append([]string{
+	"Authorization", "service-network-id", "Content-Type", "Accept",
+	graph.TraceHeader, "Cache-Control", "Pragma", accesslog.RequestIDHeader,
+	"traceparent", "tracestate", "baggage", "sentry-trace",
+	"apollographql-client-name", "apollographql-client-version",
+}, guard.PreflightHeaders...)
+
 // routes are everything newRouter serves.
 type routes struct {
-	graphql    http.Handler
-	playground http.Handler // nil: no playground
-	client     *restclient.Client
-	redis      *redisx.Client // nil: no shared store
-	cors       []string
-	logger     *slog.Logger
-	tracer     trace.TracerProvider // nil: no tracing
+	graphql     http.Handler
+	playground  http.Handler // nil: no playground
+	client      *restclient.Client
+	redis       *redisx.Client // nil: no shared store
+	cors        []string       // allowed origins; none: no CORS handler
+	corsHeaders []string       // allowed request headers besides DefaultCORSHeaders
+	logger      *slog.Logger
+	tracer      trace.TracerProvider // nil: no tracing
 }
 
 // newRouter adds every route of the facade in one place, behind the access
@@ -51,7 +66,7 @@ func newRouter(d routes) http.Handler {
 		h = cors.New(cors.Options{
 			AllowedOrigins:   d.cors,
 			AllowedMethods:   []string{http.MethodGet, http.MethodPost},
-			AllowedHeaders:   []string{"Authorization", "Content-Type", "service-network-id", graph.TraceHeader, "X-Requested-With", "GraphQL-Require-Preflight", "Apollo-Require-Preflight", "Cache-Control", accesslog.RequestIDHeader},
+			AllowedHeaders:   append(slices.Clone(DefaultCORSHeaders), d.corsHeaders...),
 			ExposedHeaders:   []string{accesslog.RequestIDHeader},
 			AllowCredentials: true,
 			MaxAge:           600,

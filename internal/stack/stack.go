@@ -213,13 +213,14 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
 	c.Graph.UpstreamTrace = c.UpstreamTrace == "on" || (c.UpstreamTrace == "auto" && st.Embedded != nil)
 	st.Config = c
 	st.Handler = newRouter(routes{
-		tracer:     c.TracerProvider,
-		graphql:    graph.NewHandler(c.Graph),
-		playground: playgroundHandler(c, st.Embedded),
-		client:     client,
-		redis:      st.Redis,
-		cors:       c.CORSOrigins,
-		logger:     logger,
+		tracer:      c.TracerProvider,
+		graphql:     graph.NewHandler(c.Graph),
+		playground:  playgroundHandler(c, st.Embedded),
+		client:      client,
+		redis:       st.Redis,
+		cors:        c.CORSOrigins,
+		corsHeaders: c.CORSHeaders,
+		logger:      logger,
 	})
 	st.server = &http.Server{
 		Handler:           st.Handler,

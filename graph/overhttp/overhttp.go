@@ -1,0 +1,207 @@
+// Package overhttp is the facade's GraphQL-over-HTTP transport, following the
+// GraphQL over HTTP specification (https://graphql.github.io/graphql-over-http/draft/):
+// the response media type negotiated from Accept, and the status code and
+// body of every answer.
+//
+//   - Media types: application/graphql-response+json and application/json,
+//     the one the Accept header prefers; without Accept, or with only
+//     wildcards, application/json. An Accept that admits neither is 406.
+//   - application/json: 200 for every well-formed request, whatever its
+//     GraphQL errors (parse, validation, variable coercion, limits).
+//   - application/graphql-response+json: a request error (the operation did
+//     not run, so the body has no "data" entry) is 400; a response with data
+//     (even null, after field errors) is 200.
+//   - A request that is not well-formed (graph/guard: malformed JSON, no
+//     query, a parameter of the wrong type) is 400 in both; other refusals
+//     keep their own status (405, 406, 413, 415, 503).
+//
+// The handler (graph.NewHandler) negotiates and decodes the request first
+// (Negotiate, graph/guard) and puts both in the context (WithRequest); the
+// Transport, the only one of the gqlgen server, executes it and writes the
+// answer.
+package overhttp
+
+import (
+	"context"
+	"encoding/json"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/workspacenet/facade/graph/errcode"
+	"github.com/workspacenet/facade/graph/guard"
+)
+
+// The response media types.
+const (
+	GraphQLResponseJSON = "application/graphql-response+json"
+	JSON                = "application/json"
+)
+
+// ContentType is the Content-Type header of a response in media type mt.
+func ContentType(mt string) string { return mt + "; charset=utf-8" }
+
+// Negotiate returns the response media type h's Accept header prefers, and
+// false when it admits neither (the caller answers 406, in application/json).
+// Each media type gets the quality of the most specific range that matches
+// it (exact, then application/*, then */*); the highest quality wins, then a
+// type named exactly over one matched by a wildcard, then the first named.
+// No Accept, or wildcards only, is application/json.
+func Negotiate(h http.Header) (string, bool) {
+	accept := strings.Join(h.Values("Accept"), ",")
+	if strings.TrimSpace(accept) == "" {
+		return JSON, true
+	}
+	type match struct {
+		q           float64
+		specificity int // 0 none, 1 */*, 2 application/*, 3 exact
+		pos         int
+	}
+	offers := []string{JSON, GraphQLResponseJSON}
+	best := make([]match, len(offers))
+	for pos, part := range strings.Split(accept, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		q := 1.0
+		if v, ok := params["q"]; ok {
+			if q, err = strconv.ParseFloat(v, 64); err != nil || q < 0 || q > 1 {
+				continue
+			}
+		}
+		for i, offer := range offers {
+			spec := 0
+			switch mt {
+			case offer:
+				spec = 3
+			case "application/*":
+				spec = 2
+			case "*/*":
+				spec = 1
+			}
+			if spec > best[i].specificity {
+				best[i] = match{q: q, specificity: spec, pos: pos}
+			}
+		}
+	}
+	// preferred reports whether a wins over b; offers lists JSON first, so
+	// a tie between wildcards keeps JSON.
+	preferred := func(a, b match) bool {
+		if a.q != b.q {
+			return a.q > b.q
+		}
+		if aExact, bExact := a.specificity == 3, b.specificity == 3; aExact != bExact || aExact {
+			return aExact && (!bExact || a.pos < b.pos)
+		}
+		return false
+	}
+	chosen, found := JSON, false
+	var top match
+	for i, m := range best {
+		if m.specificity > 0 && m.q > 0 && (!found || preferred(m, top)) {
+			chosen, top, found = offers[i], m, true
+		}
+	}
+	return chosen, found
+}
+
+// NotAcceptable is the refusal of a request whose Accept admits no media type
+// the endpoint answers in.
+func NotAcceptable() *guard.Refusal {
+	return &guard.Refusal{Status: http.StatusNotAcceptable, Code: errcode.NotAcceptable,
+		Message: "the Accept header admits neither " + GraphQLResponseJSON + " nor " + JSON}
+}
+
+type requestKey struct{}
+
+type request struct {
+	params    *guard.Params
+	mediaType string
+}
+
+// WithRequest returns ctx carrying the decoded parameters of the request and
+// its negotiated media type, for the Transport.
+func WithRequest(ctx context.Context, p *guard.Params, mediaType string) context.Context {
+	return context.WithValue(ctx, requestKey{}, request{params: p, mediaType: mediaType})
+}
+
+// Transport executes the request WithRequest put in the context, whatever
+// its method (the handler has refused what it does not serve), and writes
+// the answer as the package comment says.
+type Transport struct{}
+
+var _ graphql.Transport = Transport{}
+
+// Supports implements graphql.Transport: every request reaches this one.
+func (Transport) Supports(*http.Request) bool { return true }
+
+// Do implements graphql.Transport.
+func (Transport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	ctx := r.Context()
+	req, ok := ctx.Value(requestKey{}).(request)
+	if !ok {
+		// A bug: the handler always decodes first.
+		(&guard.Refusal{Status: http.StatusInternalServerError, Code: errcode.Internal, Message: "internal error"}).Write(w, ContentType(JSON))
+		return
+	}
+	w.Header().Set("Content-Type", ContentType(req.mediaType))
+	params := req.params.RawParams
+	params.Headers = r.Header
+	params.ReadTime = graphql.TraceTiming{Start: graphql.GetStartTime(ctx), End: graphql.Now()}
+
+	oc, errs := exec.CreateOperationContext(ctx, &params)
+	if errs != nil {
+		status := http.StatusOK
+		if req.mediaType == GraphQLResponseJSON {
+			status = http.StatusBadRequest
+		}
+		write(w, status, exec.DispatchError(graphql.WithOperationContext(ctx, oc), errs))
+		return
+	}
+	if r.Method == http.MethodGet && oc.Operation.Operation != ast.Query {
+		// GET is safe: a mutation must be a POST (HTTP semantics: 405 and
+		// the methods that would do).
+		w.Header().Set("Allow", http.MethodPost)
+		e := gqlerror.Errorf("a %s cannot be sent by GET: send it as a POST", oc.Operation.Operation)
+		e.Extensions = map[string]any{"code": errcode.MethodNotAllowed}
+		write(w, http.StatusMethodNotAllowed, exec.DispatchError(graphql.WithOperationContext(ctx, oc), gqlerror.List{e}))
+		return
+	}
+	responses, ctx := exec.DispatchOperation(ctx, oc)
+	resp := responses(ctx)
+	status := http.StatusOK
+	if resp == nil || len(resp.Data) == 0 && req.mediaType == GraphQLResponseJSON {
+		// No data entry: the operation did not run (a refusal of a
+		// response middleware).
+		status = http.StatusBadRequest
+	}
+	write(w, status, resp)
+}
+
+// body is a response as the spec writes it: no "data" entry when the
+// operation did not run (gqlgen's Response always writes one).
+type body struct {
+	Errors     gqlerror.List   `json:"errors,omitempty"`
+	Data       json.RawMessage `json:"data,omitempty"`
+	Extensions map[string]any  `json:"extensions,omitempty"`
+}
+
+func write(w http.ResponseWriter, status int, resp *graphql.Response) {
+	if resp == nil {
+		resp = &graphql.Response{Errors: gqlerror.List{{Message: "internal error", Extensions: map[string]any{"code": errcode.Internal}}}}
+		status = http.StatusInternalServerError
+	}
+	b, err := json.Marshal(body{Errors: resp.Errors, Data: resp.Data, Extensions: resp.Extensions})
+	if err != nil {
+		status = http.StatusInternalServerError
+		b = []byte(`{"errors":[{"message":"internal error","extensions":{"code":"` + errcode.Internal + `"}}]}`)
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
