@@ -73,6 +73,9 @@ func printBanner(w io.Writer, base string, st *stack.Stack) {
 	if st.Redis != nil {
 		fmt.Fprintf(w, "  Shared state:     %s\n", st.Redis)
 	}
+	if st.MetricsURL != "" {
+		fmt.Fprintf(w, "  Metrics:          %s\n", st.MetricsURL)
+	}
 	if demo := st.Embedded; demo != nil {
 		fmt.Fprintf(w, "Demo credentials (paste as request headers):\n")
 		fmt.Fprintf(w, "  Authorization: %s\n", demo.Manifest.BasicAuth)

@@ -33,6 +33,9 @@ func startRun(t *testing.T, env map[string]string, args ...string) *started {
 	if _, ok := env["DATA_DIR"]; !ok {
 		env["DATA_DIR"] = t.TempDir()
 	}
+	if _, ok := env["METRICS_ADDR"]; !ok {
+		env["METRICS_ADDR"] = "127.0.0.1:0" // not the demo default port: tests run side by side
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	s := &started{done: make(chan error, 1), stop: cancel}

@@ -30,6 +30,7 @@ import (
 	"github.com/workspacenet/facade/graph/trusted"
 	"github.com/workspacenet/facade/internal/accesslog"
 	"github.com/workspacenet/facade/internal/budget"
+	"github.com/workspacenet/facade/internal/metrics"
 	"github.com/workspacenet/facade/restclient"
 )
 
@@ -107,6 +108,9 @@ type Options struct {
 	// Extensions are added to the GraphQL server after the facade's own
 	// (instrumentation, and tests that need a field interceptor).
 	Extensions []graphql.HandlerExtension
+	// Metrics, when set, records requests, upstream calls, loader batches
+	// and admission (internal/metrics, graph/metrics.go); nil: none.
+	Metrics *metrics.Facade
 }
 
 // Defaults of DefaultOptions.
@@ -173,6 +177,10 @@ func NewHandler(o Options) http.Handler {
 	admit := admission.New(admission.Config{MaxCostInFlight: o.MaxCostInFlight, Wait: o.AdmissionWait})
 	if admit != nil {
 		srv.Use(admit.Extension())
+		o.Metrics.SetAdmission(admit)
+	}
+	if o.Metrics != nil && o.Loaders.ObserveBatch == nil {
+		o.Loaders.ObserveBatch = o.Metrics.LoaderBatch
 	}
 	present := gqlerr.Presenter(o.Logger)
 	srv.SetErrorPresenter(func(ctx context.Context, err error) *gqlerror.Error {
@@ -190,6 +198,9 @@ func NewHandler(o Options) http.Handler {
 	for _, x := range o.Extensions {
 		srv.Use(x)
 	}
+	if o.Metrics != nil {
+		srv.AroundResponses(observeOperation) // outermost: sees the final response
+	}
 	srv.AroundResponses(upstreamReport)
 	if o.MaxResponseBytes > 0 {
 		// Registered after upstreamReport, so inside it: the access log sees
@@ -201,7 +212,7 @@ func NewHandler(o Options) http.Handler {
 		gql = admit.Wrap(srv) // holds the cost units until the response is written; 503 on refusal
 	}
 
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return observed(o.Metrics, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		entry := accesslog.From(ctx)
 		if !o.DisableCSRFPrevention {
@@ -253,6 +264,9 @@ func NewHandler(o Options) http.Handler {
 			ctx = restclient.WithoutCacheReads(ctx)
 		}
 		ctx = context.WithValue(ctx, requestKey{}, req)
+		if o.Metrics != nil { // outermost: sees the calls inner hooks refuse
+			ctx = restclient.WithCallHooks(ctx, o.Metrics.CallHooks())
+		}
 		if req.hasCredentials && !isBearer(creds.Authorization) {
 			ctx = restclient.WithCallHooks(ctx, restclient.CallHooks{Before: refuseBearerOnly})
 		}
@@ -263,7 +277,7 @@ func NewHandler(o Options) http.Handler {
 		ctx = loaders.WithLoaders(ctx, o.newLoaders())
 		gql.ServeHTTP(w, r.WithContext(ctx))
 		entry.SetUpstreamCalls(req.calls.Count(), req.calls.CacheHits(), req.calls.Waited())
-	})
+	}))
 }
 
 // isBearer reports whether an Authorization value is of the Bearer scheme.

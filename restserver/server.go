@@ -37,6 +37,10 @@ type Config struct {
 	// counters), DELETE /_stats and POST /_stats/reset (reset them). Off,
 	// they answer 404 like any unknown path; Server.Hooks is there either way.
 	TestEndpoints bool
+	// Instrument, when set, wraps the service's handler (metrics); pattern
+	// returns the route a request matches as registered ("GET
+	// /resources/v1/{id}"; "/" for an unknown path).
+	Instrument func(next http.Handler, pattern func(*http.Request) string) http.Handler
 }
 
 // Server is the REST service. It is safe for concurrent use.
@@ -51,6 +55,7 @@ type Server struct {
 	handler http.Handler
 	// testEndpoints is Config.TestEndpoints.
 	testEndpoints bool
+	instrument    func(http.Handler, func(*http.Request) string) http.Handler
 
 	stop     context.CancelFunc
 	wg       sync.WaitGroup
@@ -65,7 +70,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.DBPath == "" {
 		return nil, errors.New("restserver: Config.DBPath is required (use \":memory:\" for tests)")
 	}
-	s := &Server{now: cfg.Now, log: cfg.Logger, hooks: cfg.Hooks, testEndpoints: cfg.TestEndpoints}
+	s := &Server{now: cfg.Now, log: cfg.Logger, hooks: cfg.Hooks, testEndpoints: cfg.TestEndpoints, instrument: cfg.Instrument}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -259,6 +264,9 @@ func (s *Server) routes() (http.Handler, error) {
 		}
 		writeError(w, r, s.log, notFoundf("no operation %s %s", r.Method, r.URL.Path))
 	})
+	if s.instrument != nil {
+		return s.instrument(mux, func(r *http.Request) string { _, p := mux.Handler(r); return p }), nil
+	}
 	return mux, nil
 }
 

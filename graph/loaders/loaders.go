@@ -38,6 +38,10 @@ type Config struct {
 	// transactions needs about 20 calls in one round, and they should not
 	// wait for each other.
 	MaxConcurrency int
+	// ObserveBatch, when set, is told the distinct keys of every batch a
+	// loader dispatches, by loader name ("resource", "transactions", ...)
+	// (metrics).
+	ObserveBatch func(loader string, keys int)
 }
 
 // DefaultConfig returns the default tuning (part of graph.DefaultOptions).
@@ -70,11 +74,11 @@ func New(client *restclient.Client, cfg Config) *Loaders {
 	if cfg.MaxConcurrency > 0 {
 		l.sem = make(chan struct{}, cfg.MaxConcurrency)
 	}
-	l.resource = newLoader(l, up.Resource)
-	l.event = newLoader(l, up.Event)
-	l.visit = newLoader(l, up.Visit)
-	l.product = newLoader(l, up.Product)
-	l.productsByLocation = newLoader(l, func(ctx context.Context, loc string) ([]*restclient.Product, error) {
+	l.resource = newLoader(l, "resource", up.Resource)
+	l.event = newLoader(l, "event", up.Event)
+	l.visit = newLoader(l, "visit", up.Visit)
+	l.product = newLoader(l, "product", up.Product)
+	l.productsByLocation = newLoader(l, "productsByLocation", func(ctx context.Context, loc string) ([]*restclient.Product, error) {
 		v, err := up.ProductsInLocation(ctx, loc)
 		if err == nil {
 			for _, p := range v {
@@ -83,19 +87,19 @@ func New(client *restclient.Client, cfg Config) *Loaders {
 		}
 		return v, err
 	})
-	l.invoice = newLoader(l, up.Invoice)
-	l.comments = newLoader(l, up.Comments)
-	l.creditNotes = newLoader(l, up.CreditNotes)
-	l.transactions = newLoader(l, up.Transactions)
-	l.orders = newLoader(l, up.Orders)
-	l.redemptions = newLoader(l, up.Redemptions)
+	l.invoice = newLoader(l, "invoice", up.Invoice)
+	l.comments = newLoader(l, "comments", up.Comments)
+	l.creditNotes = newLoader(l, "creditNotes", up.CreditNotes)
+	l.transactions = newLoader(l, "transactions", up.Transactions)
+	l.orders = newLoader(l, "orders", up.Orders)
+	l.redemptions = newLoader(l, "redemptions", up.Redemptions)
 	return l
 }
 
-// newLoader builds a loader whose batch function fans fetch out over the
+// newLoader builds the loader name whose batch function fans fetch out over the
 // batch's distinct keys, bounded by the request's semaphore, and returns
 // results aligned with the keys.
-func newLoader[K comparable, V any](l *Loaders, fetch func(context.Context, K) (V, error)) *dataloader.Loader[K, V] {
+func newLoader[K comparable, V any](l *Loaders, name string, fetch func(context.Context, K) (V, error)) *dataloader.Loader[K, V] {
 	one := func(ctx context.Context, k K) *dataloader.Result[V] {
 		if l.sem != nil {
 			select {
@@ -110,6 +114,9 @@ func newLoader[K comparable, V any](l *Loaders, fetch func(context.Context, K) (
 	}
 	batch := func(ctx context.Context, keys []K) []*dataloader.Result[V] {
 		out := make([]*dataloader.Result[V], len(keys))
+		if f := l.cfg.ObserveBatch; f != nil {
+			f(name, len(keys))
+		}
 		if len(keys) == 1 {
 			// The default (Wait 0) dispatches each key alone: the batch
 			// goroutine makes the call itself.

@@ -31,27 +31,27 @@ func NewRESTServer(reg prometheus.Registerer) *RESTServer {
 	return m
 }
 
-// Instrument wraps the handler of pattern ("GET /resources/v1/{id}", or ""
-// for the catch-all of unknown paths) with the request metrics. It returns
-// next itself on a nil *RESTServer.
-func (m *RESTServer) Instrument(pattern string, next http.Handler) http.Handler {
+// Instrument wraps the local service's handler with the request metrics;
+// pattern returns the route a request matches as registered ("GET
+// /resources/v1/{id}", "/_stats"; "/" or "" for none). It returns next itself
+// on a nil *RESTServer. restserver.Config.Instrument takes it.
+func (m *RESTServer) Instrument(next http.Handler, pattern func(*http.Request) string) http.Handler {
 	if m == nil {
 		return next
-	}
-	fixed, route, ok := strings.Cut(pattern, " ")
-	if !ok {
-		fixed, route = "", "unmatched"
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		m.inFlight.Inc()
 		defer m.inFlight.Dec()
 		start := time.Now()
+		me, route, ok := strings.Cut(pattern(r), " ")
+		if !ok {
+			me, route = method(r.Method), me
+		}
+		if route == "/" || route == "" {
+			route = "unmatched"
+		}
 		sw := &statusWriter{ResponseWriter: w}
 		defer func() {
-			me := fixed
-			if me == "" {
-				me = method(r.Method)
-			}
 			class := statusClass(sw.status)
 			m.requests.WithLabelValues(me, route, class).Inc()
 			m.duration.WithLabelValues(me, route, class).Observe(time.Since(start).Seconds())
