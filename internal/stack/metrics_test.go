@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/workspacenet/facade/graph/trusted"
 	"github.com/workspacenet/facade/internal/gqlclient"
 	"github.com/workspacenet/facade/internal/metrics"
 	"github.com/workspacenet/facade/internal/queries"
@@ -323,4 +326,53 @@ func series(fams map[string]*dto.MetricFamily, name string) int {
 		return len(f.Metric)
 	}
 	return 0
+}
+
+// TestMetricsRefusalsAndTrustedNames: a call refused by the per-request cap
+// is counted as refused, not as an upstream call; with trusted documents the
+// operation_name label is the document's operation name.
+func TestMetricsRefusalsAndTrustedNames(t *testing.T) {
+	docs := filepath.Join(t.TempDir(), "docs.json")
+	raw, _ := json.Marshal(map[string]string{trusted.Hash(queries.First): queries.First})
+	if err := os.WriteFile(docs, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, base := start(t, nil, nil, "-metrics-addr=127.0.0.1:0", "-max-upstream-calls=1", "-upstream-rps=0", "-trusted-documents="+docs)
+	m := st.Embedded.Manifest
+	gc := &gqlclient.Client{URL: base + "/graphql", Header: gqlclient.Credentials("Bearer "+m.BearerToken, m.NetworkID)}
+	r, err := gc.Post(context.Background(), gqlclient.Request{DocumentID: "sha256:" + trusted.Hash(queries.First), Variables: map[string]any{"id": deskID}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := r.Codes(); len(c) != 1 || c[0] != "REQUEST_LIMIT_EXCEEDED" {
+		t.Fatalf("FirstQuery with a cap of 1 call: %s", r.Raw)
+	}
+	var stats struct{ Total float64 }
+	getJSON(t, http.DefaultClient, st.UpstreamURL+"/_stats", &stats)
+	fams := scrape(t, st.MetricsURL)
+	if got := sample(fams, "facade_upstream_calls_refused_total", map[string]string{"reason": "call_cap"}); got != 1 {
+		t.Errorf("refused{call_cap} = %v, want 1", got)
+	}
+	if got := sample(fams, "facade_upstream_calls_total", nil); got != stats.Total || got != 1 {
+		t.Errorf("facade_upstream_calls_total = %v, the service counted %v; want 1", got, stats.Total)
+	}
+	l := map[string]string{"operation_type": "query", "operation_name": "FirstQuery", "code": "REQUEST_LIMIT_EXCEEDED"}
+	if got := sample(fams, "facade_graphql_requests_total", l); got != 1 {
+		t.Errorf("facade_graphql_requests_total%v = %v, want 1", l, got)
+	}
+}
+
+func scrape(t *testing.T, url string) map[string]*dto.MetricFamily {
+	t.Helper()
+	res, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fams
 }
