@@ -252,7 +252,9 @@ func TestRunMetrics(t *testing.T) {
 	defer cancel()
 	stderr := &addrWriter{addr: make(chan string, 1)}
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"restserver"}, func(k string) string { return env[k] }, io.Discard, stderr) }()
+	go func() {
+		done <- run(ctx, []string{"restserver"}, func(k string) string { return env[k] }, io.Discard, stderr)
+	}()
 	var base string
 	select {
 	case base = <-stderr.addr:
