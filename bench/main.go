@@ -11,6 +11,7 @@
 //	go run ./bench            # full run, about 2 minutes on 2 cores
 //	go run ./bench -quick     # smoke run, about 30 seconds
 //	go run ./bench -replot    # redraw plots and tables from bench/results.json
+//	go run ./bench -quick -metrics -out /tmp/m.md -results /tmp/m.json  # with Prometheus metrics recorded
 //
 // Everything runs on loopback: the REST service in a child process (this
 // binary re-executed), the facade and the load generator in this one. The
@@ -82,6 +83,7 @@ func run(args []string) error {
 	resultsPath := fs.String("results", "bench/results.json", "raw results (also the baseline of the next run)")
 	inProcess := fs.Bool("in-process", false, "serve the REST service in this process (CPU figures then include it)")
 	replot := fs.Bool("replot", false, "measure nothing: redraw the plots and the markdown tables from -results")
+	fs.BoolVar(&withMetrics, "metrics", false, "record the facade's Prometheus metrics (internal/metrics) during every run, to measure their overhead")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
