@@ -460,3 +460,21 @@ func TestRunProduction(t *testing.T) {
 		t.Errorf("MAX_DEPTH=3 not applied: %v", r.Errors)
 	}
 }
+
+// TestRunPrintsMetrics: the banner names the metrics endpoint (the address
+// actually listened on), which counts the requests served.
+func TestRunPrintsMetrics(t *testing.T) {
+	s := startRun(t, map[string]string{})
+	url := s.printed(t, `Metrics:\s+(http://\S+/metrics)$`)[1]
+	postGraphQL(t, s.base, nil, "{ __typename }")
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	want := `facade_graphql_requests_total{code="ok",operation_name="anonymous",operation_type="query"} 1`
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(raw), want) {
+		t.Fatalf("GET %s: %d, want a line %s:\n%.2000s", url, resp.StatusCode, want, raw)
+	}
+}
