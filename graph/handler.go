@@ -212,9 +212,11 @@ func NewHandler(o Options) http.Handler {
 		gql = admit.Wrap(srv) // holds the cost units until the response is written; 503 on refusal
 	}
 
-	return observed(o.Metrics, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		entry := accesslog.From(ctx)
+		ctx, done := observe(ctx, o.Metrics, r)
+		defer done()
 		if !o.DisableCSRFPrevention {
 			if ref := guard.CSRF(r); ref != nil {
 				refuse(w, entry, ref)
@@ -277,7 +279,7 @@ func NewHandler(o Options) http.Handler {
 		ctx = loaders.WithLoaders(ctx, o.newLoaders())
 		gql.ServeHTTP(w, r.WithContext(ctx))
 		entry.SetUpstreamCalls(req.calls.Count(), req.calls.CacheHits(), req.calls.Waited())
-	}))
+	})
 }
 
 // isBearer reports whether an Authorization value is of the Bearer scheme.

@@ -10,7 +10,7 @@ import (
 	"github.com/workspacenet/facade/internal/metrics"
 )
 
-// The endpoint's metrics (Options.Metrics): observed counts each request in
+// The endpoint's metrics (Options.Metrics): observe counts each request in
 // flight and records it when it ends; observeOperation, the outermost
 // response middleware, tells it the operation and the response's error
 // codes; refusals before GraphQL runs (graph/guard) are taken from the
@@ -18,21 +18,18 @@ import (
 
 type metricsKey struct{}
 
-// observed wraps the endpoint with m's request metrics (next itself when m
-// is nil). A CORS preflight (OPTIONS) is not recorded.
-func observed(m *metrics.Facade, next http.Handler) http.Handler {
+// observe starts recording the request r in m (nothing when m is nil) and
+// returns its context, carrying the record, and the func that ends it. A
+// CORS preflight (OPTIONS) is not recorded.
+func observe(ctx context.Context, m *metrics.Facade, r *http.Request) (context.Context, func()) {
 	if m == nil {
-		return next
+		return ctx, func() {}
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := m.StartRequest()
-		if r.Method == http.MethodOptions {
-			rec.Skip()
-		}
-		ctx := context.WithValue(r.Context(), metricsKey{}, rec)
-		defer func() { rec.End(accesslog.From(ctx).Codes()...) }()
-		next.ServeHTTP(w, r.WithContext(ctx))
-	})
+	rec := m.StartRequest()
+	if r.Method == http.MethodOptions {
+		rec.Skip()
+	}
+	return context.WithValue(ctx, metricsKey{}, rec), func() { rec.End(accesslog.From(ctx).Codes()...) }
 }
 
 // observeOperation gives the request's metrics the operation's type and
