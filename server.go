@@ -91,6 +91,9 @@ func printBanner(w io.Writer, base string, st *stack.Stack) {
 	if st.Redis != nil {
 		fmt.Fprintf(w, "  Shared state:     %s\n", st.Redis)
 	}
+	if st.MetricsURL != "" {
+		fmt.Fprintf(w, "  Metrics:          %s\n", st.MetricsURL)
+	}
 	if demo := st.Embedded; demo != nil {
 		if dir := st.Config.DataDir; dir != "" {
 			fmt.Fprintf(w, "  Demo data:        %s (to reset: stop, delete it, start again)\n", filepath.Clean(dir))

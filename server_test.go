@@ -38,6 +38,9 @@ func startRun(t *testing.T, env map[string]string, args ...string) *started {
 		env["DATA_DIR"] = t.TempDir()
 	}
 	s0 := env["DATA_DIR"]
+	if _, ok := env["METRICS_ADDR"]; !ok {
+		env["METRICS_ADDR"] = "127.0.0.1:0" // not the demo default port: tests run side by side
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	s := &started{done: make(chan error, 1), stop: cancel, dataDir: s0}
@@ -485,5 +488,23 @@ func TestRunProduction(t *testing.T) {
 	r = postGraphQL(t, s.base, auth, `{ resource(id: "`+man.IDs["resource"][0]+`") { parent { parent { id } } } }`)
 	if !strings.Contains(mustJSON(r.Errors), `"limit":"depth"`) {
 		t.Errorf("MAX_DEPTH=3 not applied: %v", r.Errors)
+	}
+}
+
+// TestRunPrintsMetrics: the banner names the metrics endpoint (the address
+// actually listened on), which counts the requests served.
+func TestRunPrintsMetrics(t *testing.T) {
+	s := startRun(t, map[string]string{})
+	url := s.printed(t, `Metrics:\s+(http://\S+/metrics)$`)[1]
+	postGraphQL(t, s.base, nil, "{ __typename }")
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	want := `facade_graphql_requests_total{code="ok",operation_name="anonymous",operation_type="query"} 1`
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(raw), want) {
+		t.Fatalf("GET %s: %d, want a line %s:\n%.2000s", url, resp.StatusCode, want, raw)
 	}
 }

@@ -12,6 +12,7 @@
 //	go run ./bench -quick     # smoke run, about 30 seconds
 //	go run ./bench -replot    # redraw plots and tables from bench/results.json
 //	go run ./bench -trace-overhead 5  # dashboard CPU per query, tracing off vs on
+//	go run ./bench -quick -metrics -out /tmp/m.md -results /tmp/m.json  # with Prometheus metrics recorded
 //
 // Everything runs on loopback: the REST service in a child process (this
 // binary re-executed), the facade and the load generator in this one. The
@@ -84,6 +85,7 @@ func run(args []string) error {
 	inProcess := fs.Bool("in-process", false, "serve the REST service in this process (CPU figures then include it)")
 	replot := fs.Bool("replot", false, "measure nothing: redraw the plots and the markdown tables from -results")
 	traceRounds := fs.Int("trace-overhead", 0, "measure only the dashboard's CPU per query with tracing off and on (100% sampled, discarding exporter), alternating this many rounds; writes nothing")
+	fs.BoolVar(&withMetrics, "metrics", false, "record the facade's Prometheus metrics (internal/metrics) during every run, to measure their overhead")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -44,10 +44,18 @@ func startFacade(upstreamURL, mode string, lc loaders.Config) (*facade, error) {
 	return startFacadeWith(upstreamURL, mode, lc, budget.Config{}, "")
 }
 
+// withMetrics (-metrics) records the facade's Prometheus metrics (served on
+// a loopback port nobody scrapes), to measure their cost; off by default, as
+// in the program with an upstream URL.
+var withMetrics bool
+
 // startFacadeWith is startFacade with a rate budget and a response cache
 // (cache.ParseTTLs; "" for none, in process).
 func startFacadeWith(upstreamURL, mode string, lc loaders.Config, bc budget.Config, cacheTTL string) (*facade, error) {
 	cfg := stack.DefaultConfig()
+	if withMetrics {
+		cfg.MetricsAddr = "127.0.0.1:0"
+	}
 	cfg.Upstream, cfg.Playground = upstreamURL, false
 	cfg.Budget, cfg.CacheTTL = bc, cacheTTL
 	cfg.Graph.Loaders = lc

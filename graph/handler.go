@@ -28,6 +28,7 @@ import (
 	"github.com/workspacenet/facade/graph/trusted"
 	"github.com/workspacenet/facade/internal/accesslog"
 	"github.com/workspacenet/facade/internal/budget"
+	"github.com/workspacenet/facade/internal/metrics"
 	"github.com/workspacenet/facade/restclient"
 )
 
@@ -106,6 +107,9 @@ type Options struct {
 	// Extensions are added to the GraphQL server after the facade's own
 	// (instrumentation, and tests that need a field interceptor).
 	Extensions []graphql.HandlerExtension
+	// Metrics, when set, records requests, upstream calls, loader batches
+	// and admission (internal/metrics, graph/metrics.go); nil: none.
+	Metrics *metrics.Facade
 }
 
 // Defaults of DefaultOptions.
@@ -176,6 +180,10 @@ func NewHandler(o Options) http.Handler {
 	admit := admission.New(admission.Config{MaxCostInFlight: o.MaxCostInFlight, Wait: o.AdmissionWait})
 	if admit != nil {
 		srv.Use(admit.Extension())
+		o.Metrics.SetAdmission(admit)
+	}
+	if o.Metrics != nil && o.Loaders.ObserveBatch == nil {
+		o.Loaders.ObserveBatch = o.Metrics.LoaderBatch
 	}
 	present := gqlerr.Presenter(o.Logger)
 	srv.SetErrorPresenter(func(ctx context.Context, err error) *gqlerror.Error {
@@ -193,6 +201,9 @@ func NewHandler(o Options) http.Handler {
 	for _, x := range o.Extensions {
 		srv.Use(x)
 	}
+	if o.Metrics != nil {
+		srv.AroundResponses(observeOperation) // outermost: sees the final response
+	}
 	srv.AroundResponses(upstreamReport)
 	if o.MaxResponseBytes > 0 {
 		// Registered after upstreamReport, so inside it: the access log sees
@@ -207,6 +218,8 @@ func NewHandler(o Options) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		entry := accesslog.From(ctx)
+		ctx, done := observe(ctx, o.Metrics, r)
+		defer done()
 		if r.Method == http.MethodOptions {
 			w.Header().Set("Allow", guard.Allowed)
 			w.WriteHeader(http.StatusNoContent)
@@ -263,6 +276,9 @@ func NewHandler(o Options) http.Handler {
 			ctx = restclient.WithoutCacheReads(ctx)
 		}
 		ctx = context.WithValue(ctx, requestKey{}, req)
+		if o.Metrics != nil { // outermost: sees the calls inner hooks refuse
+			ctx = restclient.WithCallHooks(ctx, o.Metrics.CallHooks())
+		}
 		if req.hasCredentials && !isBearer(creds.Authorization) {
 			ctx = restclient.WithCallHooks(ctx, restclient.CallHooks{Before: refuseBearerOnly})
 		}

@@ -45,6 +45,10 @@ type Config struct {
 	// route ("GET /resources/v1/{id}"), and a child span per SQL statement.
 	// nil: no tracing.
 	TracerProvider trace.TracerProvider
+	// Instrument, when set, wraps the service's handler (metrics); pattern
+	// returns the route a request matches as registered ("GET
+	// /resources/v1/{id}"; "/" for an unknown path).
+	Instrument func(next http.Handler, pattern func(*http.Request) string) http.Handler
 }
 
 // Server is the REST service. It is safe for concurrent use.
@@ -59,6 +63,7 @@ type Server struct {
 	handler http.Handler
 	// testEndpoints is Config.TestEndpoints.
 	testEndpoints bool
+	instrument    func(http.Handler, func(*http.Request) string) http.Handler
 
 	stop     context.CancelFunc
 	wg       sync.WaitGroup
@@ -73,7 +78,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.DBPath == "" {
 		return nil, errors.New("restserver: Config.DBPath is required (use \":memory:\" for tests)")
 	}
-	s := &Server{now: cfg.Now, log: cfg.Logger, hooks: cfg.Hooks, testEndpoints: cfg.TestEndpoints}
+	s := &Server{now: cfg.Now, log: cfg.Logger, hooks: cfg.Hooks, testEndpoints: cfg.TestEndpoints, instrument: cfg.Instrument}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -271,6 +276,9 @@ func (s *Server) routes() (http.Handler, error) {
 		}
 		writeError(w, r, s.log, notFoundf("no operation %s %s", r.Method, r.URL.Path))
 	})
+	if s.instrument != nil {
+		return s.instrument(mux, func(r *http.Request) string { _, p := mux.Handler(r); return p }), nil
+	}
 	return mux, nil
 }
 

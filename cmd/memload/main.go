@@ -36,7 +36,7 @@ func main() {
 	flag.Parse()
 
 	// Pacing off on both sides: the worst case for memory is every call at once.
-	cfg, err := stack.ParseFlags([]string{"-data-dir=", "-upstream-rps=0", "-demo-rate-limit=0", "-cache-ttl="}, func(string) string { return "" }, io.Discard)
+	cfg, err := stack.ParseFlags([]string{"-data-dir=", "-metrics-addr=", "-upstream-rps=0", "-demo-rate-limit=0", "-cache-ttl="}, func(string) string { return "" }, io.Discard)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -14,6 +14,7 @@
 //	-rate-limit N     requests per second per client, as the real API (10); above it 429 [RESTSERVER_RATE_LIMIT], default 0 = off
 //	-rate-limit-no-retry-after   answer those 429s without Retry-After [RESTSERVER_RATE_LIMIT_NO_RETRY_AFTER]
 //	-test-endpoints   serve GET/DELETE /_stats and POST /_stats/reset (off: 404) [RESTSERVER_TEST_ENDPOINTS]
+//	-metrics-addr ADDR  serve Prometheus metrics at http://ADDR/metrics, a listener of its own [RESTSERVER_METRICS_ADDR], default off
 //	-demo-manifest    print the demo manifest JSON and exit
 package main
 
@@ -34,8 +35,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/workspacenet/facade/internal/metrics"
 	"github.com/workspacenet/facade/internal/tracing"
 	"github.com/workspacenet/facade/restserver"
 	"github.com/workspacenet/facade/restserver/hooks"
@@ -90,6 +93,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	testEndpoints := fs.Bool("test-endpoints", testDef,
 		"serve the test-only endpoints: GET /_stats (request counters), DELETE /_stats and POST /_stats/reset; off they answer 404 [RESTSERVER_TEST_ENDPOINTS]")
+	metricsAddr := fs.String("metrics-addr", getenv("RESTSERVER_METRICS_ADDR"), "listen address of the Prometheus /metrics endpoint; empty = off [RESTSERVER_METRICS_ADDR]")
 	manifest := fs.Bool("demo-manifest", false, "print the demo manifest (credentials and ids) as JSON and exit")
 	fs.Var(h.LatencyFlag(), "latency", `injected latency, e.g. "*=20ms+5ms" or "GET /resources/v1/{id}=50ms" (repeatable) [RESTSERVER_LATENCY]`)
 	fs.Var(h.FaultFlag(), "fault", `injected faults, e.g. "GET /resources/v1/{id}=503@0.5" or "*=429@0.1:2s" (repeatable) [RESTSERVER_FAULT]`)
@@ -135,9 +139,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			_ = providers.Shutdown(sctx)
 		}()
 	}
-	srv, err := restserver.New(ctx, restserver.Config{DBPath: *dbPath, DemoScale: *scale, Logger: logger, Hooks: h,
+	cfg := restserver.Config{DBPath: *dbPath, DemoScale: *scale, Logger: logger, Hooks: h,
 		RateLimit: hooks.RateLimit{PerSecond: *rateLimit, OmitRetryAfter: *noRetryAfter}, TestEndpoints: *testEndpoints,
-		TracerProvider: tp})
+		TracerProvider: tp}
+	var reg *prometheus.Registry
+	if *metricsAddr != "" && !*manifest {
+		reg = metrics.NewRegistry()
+		cfg.Instrument = metrics.NewRESTServer(reg).Instrument
+	}
+	srv, err := restserver.New(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -165,7 +175,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-	fmt.Fprintf(stderr, "listening on http://%s (database %s)\n", ln.Addr(), *dbPath)
+	metricsNote := ""
+	if reg != nil {
+		ms, err := metrics.Listen(*metricsAddr, reg, logger)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("-metrics-addr: %w", err)
+		}
+		defer ms.Shutdown(context.Background())
+		metricsNote = ", metrics " + ms.URL()
+	}
+	fmt.Fprintf(stderr, "listening on http://%s (database %s%s)\n", ln.Addr(), *dbPath, metricsNote)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
+
 	"github.com/workspacenet/facade/restserver"
 )
 
@@ -255,4 +257,59 @@ func TestReadmeNamesTheDefaultDatabase(t *testing.T) {
 			t.Errorf("README does not say %s", want)
 		}
 	}
+}
+
+// TestRunMetrics: -metrics-addr serves the service's request metrics on a
+// listener of its own, by route template and status class, linting clean.
+func TestRunMetrics(t *testing.T) {
+	env := map[string]string{"RESTSERVER_DB": ":memory:", "RESTSERVER_ADDR": "127.0.0.1:0", "RESTSERVER_METRICS_ADDR": "127.0.0.1:0"}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stderr := &addrWriter{addr: make(chan string, 1)}
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"restserver"}, func(k string) string { return env[k] }, io.Discard, stderr)
+	}()
+	var base string
+	select {
+	case base = <-stderr.addr:
+	case err := <-done:
+		t.Fatalf("run: %v", err)
+	}
+	stderr.mu.Lock()
+	m := regexp.MustCompile(`metrics (http://\S+/metrics)`).FindStringSubmatch(stderr.buf.String())
+	stderr.mu.Unlock()
+	if m == nil {
+		t.Fatalf("no metrics URL printed: %s", stderr.buf.String())
+	}
+	for _, path := range []string{"/resources/v1/" + restserver.DemoBearerToken, "/resources/v1/x", "/nowhere"} {
+		res, err := http.Get(base + path) // no credentials: 401; unknown path: 404
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+	}
+	res, err := http.Get(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	for _, want := range []string{
+		`restserver_http_requests_total{method="GET",route="/resources/v1/{id}",status_class="4xx"} 2`,
+		`restserver_http_requests_total{method="GET",route="unmatched",status_class="4xx"} 1`,
+		"go_goroutines ", "process_cpu_seconds_total ",
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("metrics lack %q:\n%s", want, body)
+		}
+	}
+	if strings.Contains(string(body), restserver.DemoBearerToken) {
+		t.Error("a path's id is in a label")
+	}
+	if problems, err := promlint.New(bytes.NewReader(body)).Lint(); err != nil || len(problems) > 0 {
+		t.Errorf("promlint: %v %v", err, problems)
+	}
+	cancel()
+	<-done
 }

@@ -59,6 +59,7 @@ type Controller struct {
 	cfg     Config
 	sem     *semaphore.Weighted
 	waiting atomic.Int64
+	held    atomic.Int64 // units acquired and not yet released
 }
 
 // New returns the controller of c, or nil when c.MaxCostInFlight is 0.
@@ -69,8 +70,14 @@ func New(c Config) *Controller {
 	return &Controller{cfg: c, sem: semaphore.NewWeighted(int64(c.MaxCostInFlight))}
 }
 
-// Waiting reports how many operations are waiting for room (tests).
+// Waiting reports how many operations are waiting for room (tests, metrics).
 func (c *Controller) Waiting() int64 { return c.waiting.Load() }
+
+// InFlight reports the cost units held by the operations executing (metrics).
+func (c *Controller) InFlight() int64 { return c.held.Load() }
+
+// Limit is the bound of InFlight, MaxCostInFlight.
+func (c *Controller) Limit() int64 { return int64(c.cfg.MaxCostInFlight) }
 
 // slot is one request's admission state, shared by Wrap and the extension.
 type slot struct {
@@ -87,6 +94,7 @@ func (c *Controller) Wrap(next http.Handler) http.Handler {
 		defer func() {
 			if s.held > 0 {
 				c.sem.Release(s.held)
+				c.held.Add(-s.held)
 			}
 		}()
 		next.ServeHTTP(&writer{ResponseWriter: w, s: s, retryAfter: c.retryAfter()}, r.WithContext(context.WithValue(r.Context(), slotKey{}, s)))
@@ -150,6 +158,7 @@ func (x extension) MutateOperationContext(ctx context.Context, oc *graphql.Opera
 	n := min(max(int64(st.Cost), 1), bound)
 	if x.c.sem.TryAcquire(n) {
 		s.held = n
+		x.c.held.Add(n)
 		return nil
 	}
 	if x.c.cfg.Wait > 0 {
@@ -160,6 +169,7 @@ func (x extension) MutateOperationContext(ctx context.Context, oc *graphql.Opera
 		cancel()
 		if err == nil {
 			s.held = n
+			x.c.held.Add(n)
 			return nil
 		}
 	}

@@ -41,6 +41,10 @@ type Config struct {
 	// transactions needs about 20 calls in one round, and they should not
 	// wait for each other.
 	MaxConcurrency int
+	// ObserveBatch, when set, is told the distinct keys of every batch a
+	// loader dispatches, by loader name ("resource", "transactions", ...)
+	// (metrics).
+	ObserveBatch func(loader string, keys int)
 }
 
 // DefaultConfig returns the default tuning (part of graph.DefaultOptions).
@@ -95,7 +99,7 @@ func New(client *restclient.Client, cfg Config) *Loaders {
 	return l
 }
 
-// newLoader builds a loader whose batch function fans fetch out over the
+// newLoader builds the loader name whose batch function fans fetch out over the
 // batch's distinct keys, bounded by the request's semaphore, and returns
 // results aligned with the keys. In a traced request each dispatch is a span
 // "loader <name>" (batchSpan), parent of the batch's upstream calls.
@@ -120,6 +124,9 @@ func newLoader[K comparable, V any](l *Loaders, name string, fetch func(context.
 			defer span.End()
 		}
 		out := make([]*dataloader.Result[V], len(keys))
+		if f := l.cfg.ObserveBatch; f != nil {
+			f(name, len(keys))
+		}
 		if len(keys) == 1 {
 			// The default (Wait 0) dispatches each key alone: the batch
 			// goroutine makes the call itself.

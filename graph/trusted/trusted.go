@@ -20,7 +20,9 @@ import (
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+	"github.com/vektah/gqlparser/v2/parser"
 
 	"github.com/workspacenet/facade/graph/errcode"
 )
@@ -113,4 +115,22 @@ func refuse(code, msg string) *gqlerror.Error {
 	e := gqlerror.Errorf("%s", msg)
 	e.Extensions = map[string]any{"code": code}
 	return e
+}
+
+// OperationNames returns the names of the operations the documents define
+// (metrics label them by name); documents that do not parse add none.
+func (d Documents) OperationNames() []string {
+	var names []string
+	for _, doc := range d {
+		q, err := parser.ParseQuery(&ast.Source{Input: doc})
+		if err != nil {
+			continue
+		}
+		for _, op := range q.Operations {
+			if op.Name != "" {
+				names = append(names, op.Name)
+			}
+		}
+	}
+	return names
 }

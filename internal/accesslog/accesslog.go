@@ -48,6 +48,13 @@ func (e *Entry) AddCodes(codes ...string) {
 	e.mu.Unlock()
 }
 
+// Codes returns the error codes recorded so far, in order.
+func (e *Entry) Codes() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.codes)
+}
+
 // SetUpstreamCalls records how many upstream calls the request made, how
 // many the response cache answered instead, and how long the calls waited in
 // all for the upstream rate budget.

@@ -539,6 +539,36 @@ func (b *Budget) PausedUntil(client string) time.Time {
 	return time.Time{}
 }
 
+// Stats is what this replica's budget holds now (metrics).
+type Stats struct {
+	Clients int // upstream clients tracked
+	Waiting int // requests waiting for a slot
+	Paused  int // clients paused by a 429 or exhausted RateLimit headers
+}
+
+// Stats counts the budget's clients, waiters and pauses (a nil *Budget:
+// zeros). It locks each client briefly: call it at scrape time, not per
+// request.
+func (b *Budget) Stats() Stats {
+	var st Stats
+	if b == nil {
+		return st
+	}
+	now := time.Now()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, bk := range b.clients {
+		bk.mu.Lock()
+		st.Clients++
+		st.Waiting += len(bk.queue)
+		if now.Before(bk.paused) {
+			st.Paused++
+		}
+		bk.mu.Unlock()
+	}
+	return st
+}
+
 // unprefixed drops the "rate:" that redis_rate puts before its keys, so
 // that the facade's keys all start with wnf: (one ACL key pattern, one SCAN).
 type unprefixed struct{ redis.UniversalClient }

@@ -58,6 +58,10 @@ type Config struct {
 	MaxBytes int
 	// Store holds the entries (NewMemoryStore, NewRedisStore).
 	Store Store
+	// OnLookup, when set, is told of every Get of a cached route: the
+	// route's family (resources, events, products, ... as in ParseTTLs) and
+	// whether it hit (metrics).
+	OnLookup func(family string, hit bool)
 }
 
 // Cache is a restclient.ResponseCache; see the package documentation. It is
@@ -68,6 +72,7 @@ type Cache struct {
 	maxBytes int
 	store    Store
 	pending  pendingVersions
+	onLookup func(family string, hit bool)
 
 	hits, misses, puts, invalidations, storeErrors atomic.Uint64
 }
@@ -89,7 +94,7 @@ func New(cfg Config) (*Cache, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cache{keys: k, ttl: map[string]time.Duration{}, maxBytes: cfg.MaxBytes, store: cfg.Store}
+	c := &Cache{keys: k, ttl: map[string]time.Duration{}, maxBytes: cfg.MaxBytes, store: cfg.Store, onLookup: cfg.OnLookup}
 	if c.maxBytes == 0 {
 		c.maxBytes = DefaultMaxBytes
 	}
@@ -128,18 +133,28 @@ func (c *Cache) Get(ctx context.Context, creds restclient.Credentials, route, pa
 	if err != nil || len(vals) != len(ks) {
 		c.storeErrors.Add(1)
 		c.misses.Add(1)
+		c.lookup(route, false)
 		return nil, false
 	}
 	versions := vals[1:]
 	if body, ok := c.fresh(creds, key, vals[0], versions); ok {
 		c.hits.Add(1)
+		c.lookup(route, true)
 		return body, true
 	}
 	// The fetch that follows this miss is sealed with these versions: an
 	// invalidation during it makes its entry stale at once.
 	c.pending.put(key, versions)
 	c.misses.Add(1)
+	c.lookup(route, false)
 	return nil, false
+}
+
+// lookup tells OnLookup of a Get of route.
+func (c *Cache) lookup(route string, hit bool) {
+	if c.onLookup != nil {
+		c.onLookup(familyOf(route), hit)
+	}
 }
 
 // fresh opens sealed and returns its body when its tag versions are the

@@ -184,6 +184,16 @@ func ParseTTLs(spec string) (map[string]time.Duration, error) {
 	return out, nil
 }
 
+// familyOf returns the family of route (a GET route template), "" for none.
+func familyOf(route string) string {
+	for _, f := range families {
+		if slices.Contains(f.routes, route) {
+			return f.name
+		}
+	}
+	return ""
+}
+
 func familyNames() []string {
 	out := make([]string, len(families))
 	for i, f := range families {

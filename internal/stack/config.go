@@ -18,6 +18,7 @@ import (
 	"github.com/workspacenet/facade/graph"
 	"github.com/workspacenet/facade/internal/budget"
 	"github.com/workspacenet/facade/internal/cache"
+	"github.com/workspacenet/facade/internal/metrics"
 	"github.com/workspacenet/facade/restclient"
 )
 
@@ -62,6 +63,16 @@ type Config struct {
 	// least 32 bytes) only, never a flag. Empty: a random secret drawn once
 	// by Start for this process. Start sets Graph.CursorSecret from it.
 	Secret []byte
+
+	// MetricsAddr is the listen address of the Prometheus /metrics endpoint
+	// (internal/metrics), a listener of its own; "" = no metrics at all.
+	// ParseFlags defaults it to metrics.DefaultAddr in demo mode (no
+	// upstream URL) unless -metrics-addr or METRICS_ADDR is given.
+	MetricsAddr string
+	// MetricsOptional makes a MetricsAddr that cannot be listened on a
+	// warning (metrics off) instead of an error: set with the demo default,
+	// so two demos (or tests) on one machine do not fail on the port.
+	MetricsOptional bool
 
 	// Graph configures the GraphQL endpoint; Start sets its Client, Logger
 	// and TrustedDocuments, and applies Production and UpstreamTrace.
@@ -191,6 +202,7 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	dur(&g.AdmissionWait, "admission-wait", "ADMISSION_WAIT", "how long an operation waits for room under -max-cost-in-flight before 503 OVERLOADED; 0 refuses at once")
 	num(&g.MaxResponseBytes, "max-response-bytes", "MAX_RESPONSE_BYTES", "maximum size of a response's data in bytes: larger is answered RESPONSE_TOO_LARGE; 0 = no limit")
 	num(&g.APQCacheSize, "apq-cache-size", "APQ_CACHE_SIZE", "automatic persisted queries remembered; 0 = APQ off")
+	str(&c.MetricsAddr, "metrics-addr", "METRICS_ADDR", "listen address of the Prometheus /metrics endpoint; empty = off (demo mode, without -upstream: "+metrics.DefaultAddr+" unless given)")
 	if len(errs) > 0 {
 		return Config{}, errors.Join(errs...)
 	}
@@ -199,6 +211,11 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	}
 	if fs.NArg() > 0 {
 		return Config{}, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	metricsGiven := getenv("METRICS_ADDR") != ""
+	fs.Visit(func(f *flag.Flag) { metricsGiven = metricsGiven || f.Name == "metrics-addr" })
+	if !metricsGiven && c.Upstream == "" {
+		c.MetricsAddr, c.MetricsOptional = metrics.DefaultAddr, true
 	}
 	if err := c.LogLevel.UnmarshalText([]byte(level)); err != nil {
 		return Config{}, fmt.Errorf("-log-level: %w", err)

@@ -18,6 +18,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/workspacenet/facade/graph"
@@ -25,6 +26,7 @@ import (
 	"github.com/workspacenet/facade/internal/apq"
 	"github.com/workspacenet/facade/internal/budget"
 	"github.com/workspacenet/facade/internal/cache"
+	"github.com/workspacenet/facade/internal/metrics"
 	"github.com/workspacenet/facade/internal/redisx"
 	"github.com/workspacenet/facade/internal/tracing"
 	"github.com/workspacenet/facade/internal/tracing/gqltrace"
@@ -41,6 +43,8 @@ type UpstreamConfig struct {
 	Hooks      *hooks.Hooks                    // latency, faults, counters; nil: a fresh set
 	RateLimit  int                             // requests per second per client, as the real API; 0 = off
 	Middleware func(http.Handler) http.Handler // wraps its handler; nil: none
+	// Metrics records its requests (internal/metrics); nil: none.
+	Metrics *metrics.RESTServer
 	// TestEndpoints serves GET/DELETE /_stats and POST /_stats/reset
 	// (restserver.Config.TestEndpoints); off they answer 404.
 	TestEndpoints bool
@@ -69,7 +73,7 @@ func StartUpstream(ctx context.Context, c UpstreamConfig) (*Upstream, error) {
 	}
 	rs, err := restserver.New(ctx, restserver.Config{DBPath: dbPath, DemoScale: c.DemoScale, Logger: c.Logger, Hooks: c.Hooks,
 		RateLimit: hooks.RateLimit{PerSecond: c.RateLimit}, TestEndpoints: c.TestEndpoints,
-		TracerProvider: c.TracerProvider})
+		TracerProvider: c.TracerProvider, Instrument: instrument(c.Metrics)})
 	if err != nil {
 		return nil, fmt.Errorf("local REST service: %w", err)
 	}
@@ -90,6 +94,14 @@ func StartUpstream(ctx context.Context, c UpstreamConfig) (*Upstream, error) {
 	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = hs.Serve(ln) }()
 	return &Upstream{URL: "http://" + ln.Addr().String(), Server: rs, Manifest: manifest, hs: hs}, nil
+}
+
+// instrument is m's restserver.Config.Instrument, nil without metrics.
+func instrument(m *metrics.RESTServer) func(http.Handler, func(*http.Request) string) http.Handler {
+	if m == nil {
+		return nil
+	}
+	return m.Instrument
 }
 
 // Close stops serving (giving requests in flight up to 5 s) and closes the
@@ -115,8 +127,16 @@ type Stack struct {
 	Config Config
 	// Redis is the shared store, nil without RedisURL.
 	Redis *redisx.Client
+	// Metrics records the facade's metrics, nil without MetricsAddr; the
+	// embedded REST service's (restserver_*) go to the same registry,
+	// MetricsRegistry, served at MetricsURL (http://host:port/metrics, the
+	// address actually listened on).
+	Metrics         *metrics.Facade
+	MetricsRegistry *prometheus.Registry
+	MetricsURL      string
 
-	server *http.Server
+	server        *http.Server
+	metricsServer *metrics.Server
 }
 
 // Start builds the facade of c, starting the local REST service first when c
@@ -149,13 +169,33 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
 		c.Graph.TrustedDocuments = docs
 	}
 	st := &Stack{UpstreamURL: c.Upstream}
+	var restMetrics *metrics.RESTServer
+	if c.MetricsAddr != "" {
+		reg := metrics.NewRegistry()
+		ms, err := metrics.Listen(c.MetricsAddr, reg, logger)
+		switch {
+		case err != nil && c.MetricsOptional:
+			logger.Warn("metrics are off: cannot listen on the metrics address", "addr", c.MetricsAddr, "err", err)
+		case err != nil:
+			return nil, fmt.Errorf("-metrics-addr: %w", err)
+		default:
+			o := metrics.Options{}
+			if docs := c.Graph.TrustedDocuments; len(docs) > 0 {
+				o.Operations, o.OnlyOperations = docs.OperationNames(), true
+			}
+			st.metricsServer, st.MetricsRegistry, st.MetricsURL = ms, reg, ms.URL()
+			st.Metrics = metrics.NewFacade(reg, o)
+			restMetrics = metrics.NewRESTServer(reg)
+		}
+	}
 	if c.Upstream == "" {
 		up, err := StartUpstream(ctx, UpstreamConfig{DataDir: c.DataDir, DemoScale: c.DemoScale, RateLimit: c.DemoRateLimit,
-			Logger: logger.With("component", "restserver"), Middleware: c.UpstreamMiddleware,
+			Logger: logger.With("component", "restserver"), Middleware: c.UpstreamMiddleware, Metrics: restMetrics,
 			// The embedded demo serves the counters on loopback, for the
 			// tests (internal/testenv) and the soak that run on it.
 			TestEndpoints: true, TracerProvider: c.UpstreamTracerProvider})
 		if err != nil {
+			st.Close()
 			return nil, err
 		}
 		st.Embedded, st.UpstreamURL = up, up.URL
@@ -179,7 +219,7 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
 		_, _ = rand.Read(secret)
 	}
 	c.Graph.CursorSecret = secret
-	rc, err := newCache(c, secret, st.Redis)
+	rc, err := newCache(c, secret, st.Redis, st.Metrics)
 	if err != nil {
 		st.Close()
 		return nil, err
@@ -200,13 +240,15 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
 		return nil, fmt.Errorf("upstream %q: %w", st.UpstreamURL, err)
 	}
 	st.Client = client
-	c.Graph.Client, c.Graph.Logger = client, logger
+	st.Metrics.SetClient(client)
+	c.Graph.Client, c.Graph.Logger, c.Graph.Metrics = client, logger, st.Metrics
 	if rc != nil {
 		c.Graph.Cache = rc
 	}
 	bc := c.Budget
 	bc.Redis, bc.Replicas = st.Redis, c.Replicas
 	c.Graph.Budget = budget.New(bc)
+	st.Metrics.SetBudget(c.Graph.Budget)
 	if st.Redis != nil && c.Graph.APQCacheSize > 0 {
 		c.Graph.APQCache = apq.New(st.Redis, c.Graph.APQCacheSize)
 	}
@@ -244,6 +286,9 @@ func (s *Stack) Serve(ln net.Listener) error { return s.server.Serve(ln) }
 func (s *Stack) Shutdown(ctx context.Context) error {
 	err := s.server.Shutdown(ctx)
 	s.Client.CloseIdleConnections()
+	if s.metricsServer != nil {
+		err = errors.Join(err, s.metricsServer.Shutdown(ctx))
+	}
 	if s.Redis != nil {
 		err = errors.Join(err, s.Redis.Close())
 	}
@@ -259,8 +304,11 @@ func (s *Stack) Close() error {
 	defer cancel()
 	if s.server == nil { // Start failed half-way
 		var err error
+		if s.metricsServer != nil {
+			err = s.metricsServer.Shutdown(ctx)
+		}
 		if s.Redis != nil {
-			err = s.Redis.Close()
+			err = errors.Join(err, s.Redis.Close())
 		}
 		if s.Embedded != nil {
 			err = errors.Join(err, s.Embedded.Close())
@@ -273,7 +321,7 @@ func (s *Stack) Close() error {
 // newCache returns the response cache of c keyed by secret, nil when c
 // caches nothing. It keeps entries in Redis when there is one, else in this
 // process.
-func newCache(c Config, secret []byte, r *redisx.Client) (*cache.Cache, error) {
+func newCache(c Config, secret []byte, r *redisx.Client, m *metrics.Facade) (*cache.Cache, error) {
 	ttl, err := cache.ParseTTLs(c.CacheTTL)
 	if err != nil || len(ttl) == 0 {
 		return nil, err
@@ -282,5 +330,9 @@ func newCache(c Config, secret []byte, r *redisx.Client) (*cache.Cache, error) {
 	if r != nil {
 		store = newHealthStore(r)
 	}
-	return cache.New(cache.Config{Secret: secret, TTL: ttl, Store: store})
+	cc := cache.Config{Secret: secret, TTL: ttl, Store: store}
+	if m != nil {
+		cc.OnLookup = m.CacheLookup
+	}
+	return cache.New(cc)
 }

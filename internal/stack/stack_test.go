@@ -26,7 +26,7 @@ import (
 // and serves the stack on a loopback port.
 func start(t *testing.T, log io.Writer, adjust func(*stack.Config), args ...string) (*stack.Stack, string) {
 	t.Helper()
-	cfg, err := stack.ParseFlags(append([]string{"-data-dir="}, args...), func(string) string { return "" }, io.Discard)
+	cfg, err := stack.ParseFlags(append([]string{"-data-dir=", "-metrics-addr="}, args...), func(string) string { return "" }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

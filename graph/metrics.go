@@ -1,0 +1,57 @@
+package graph
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/99designs/gqlgen/graphql"
+
+	"github.com/workspacenet/facade/internal/accesslog"
+	"github.com/workspacenet/facade/internal/metrics"
+)
+
+// The endpoint's metrics (Options.Metrics): observe counts each request in
+// flight and records it when it ends; observeOperation, the outermost
+// response middleware, tells it the operation and the response's error
+// codes; refusals before GraphQL runs (graph/guard) are taken from the
+// access log entry, where refuse records them.
+
+type metricsKey struct{}
+
+// observe starts recording the request r in m (nothing when m is nil) and
+// returns its context, carrying the record, and the func that ends it. A
+// CORS preflight (OPTIONS) is not recorded.
+func observe(ctx context.Context, m *metrics.Facade, r *http.Request) (context.Context, func()) {
+	if m == nil {
+		return ctx, func() {}
+	}
+	rec := m.StartRequest()
+	if r.Method == http.MethodOptions {
+		rec.Skip()
+	}
+	return context.WithValue(ctx, metricsKey{}, rec), func() { rec.End(accesslog.From(ctx).Codes()...) }
+}
+
+// observeOperation gives the request's metrics the operation's type and
+// name and the codes of the response's errors.
+func observeOperation(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	resp := next(ctx)
+	rec, _ := ctx.Value(metricsKey{}).(*metrics.Request)
+	if rec == nil {
+		return resp
+	}
+	if graphql.HasOperationContext(ctx) {
+		if op := graphql.GetOperationContext(ctx).Operation; op != nil {
+			rec.SetOperation(string(op.Operation), op.Name)
+		}
+	}
+	if resp != nil {
+		codes := make([]string, 0, len(resp.Errors))
+		for _, e := range resp.Errors {
+			c, _ := e.Extensions["code"].(string)
+			codes = append(codes, c)
+		}
+		rec.Responded(codes...)
+	}
+	return resp
+}

@@ -1,0 +1,57 @@
+package metrics
+
+import (
+	"regexp"
+	"sync"
+)
+
+// Names bounds the operation_name label: the names given (trusted
+// documents' operations) always, then either nothing else (OnlyOperations)
+// or the first MaxOperations other names seen; every other name is "other".
+// "anonymous" (no name) and "unknown" (no operation: refused or unparsable)
+// are kept as they are. Safe for concurrent use.
+type Names struct {
+	only  bool
+	max   int
+	fixed map[string]bool
+
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+// NewNames returns the name set of o.
+func NewNames(o Options) *Names {
+	n := &Names{only: o.OnlyOperations, max: o.MaxOperations, fixed: map[string]bool{}, seen: map[string]bool{}}
+	if n.max <= 0 {
+		n.max = DefaultMaxOperations
+	}
+	for _, name := range o.Operations {
+		if nameShape.MatchString(name) {
+			n.fixed[name] = true
+		}
+	}
+	return n
+}
+
+// nameShape is a GraphQL name of at most 64 characters.
+var nameShape = regexp.MustCompile(`^[_A-Za-z][_0-9A-Za-z]{0,63}$`)
+
+// Label returns the label value of operation name.
+func (n *Names) Label(name string) string {
+	switch {
+	case name == "anonymous" || name == "unknown" || n.fixed[name]:
+		return name
+	case n.only || !nameShape.MatchString(name):
+		return "other"
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.seen[name] {
+		return name
+	}
+	if len(n.seen) < n.max {
+		n.seen[name] = true
+		return name
+	}
+	return "other"
+}

@@ -1,0 +1,51 @@
+package stack_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/workspacenet/facade/internal/budget"
+	"github.com/workspacenet/facade/internal/queries"
+	"github.com/workspacenet/facade/internal/stack"
+	"github.com/workspacenet/facade/internal/testenv"
+)
+
+// BenchmarkDashboardMetrics runs the README's dashboard through the facade's
+// handler (the embedded REST service over loopback, no budget, no cache)
+// with metrics off and on: the difference is the metrics' cost per query
+// (both sides: the facade's and the embedded service's).
+//
+//	go test -run '^$' -bench DashboardMetrics -benchmem ./internal/stack
+func BenchmarkDashboardMetrics(b *testing.B) {
+	for _, on := range []bool{false, true} {
+		name := "off"
+		if on {
+			name = "on"
+		}
+		b.Run(name, func(b *testing.B) {
+			cfg := stack.DefaultConfig()
+			cfg.DataDir, cfg.Budget, cfg.DemoRateLimit, cfg.CacheTTL = "", budget.Config{}, 0, ""
+			if on {
+				cfg.MetricsAddr = "127.0.0.1:0"
+			}
+			st, _ := testenv.Serve(b, cfg, nil)
+			m := st.Embedded.Manifest
+			body, _ := json.Marshal(map[string]any{"query": queries.Dashboard, "variables": map[string]any{"locationId": m.IDs["location"][0]}})
+			header := http.Header{"Content-Type": {"application/json"}, "Authorization": {"Bearer " + m.BearerToken}, "Service-Network-Id": {m.NetworkID}}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
+				req.Header = header.Clone()
+				rec := httptest.NewRecorder()
+				st.Handler.ServeHTTP(rec, req)
+				if rec.Code != http.StatusOK || bytes.Contains(rec.Body.Bytes(), []byte(`"errors"`)) {
+					b.Fatalf("%d %.300s", rec.Code, rec.Body.String())
+				}
+			}
+		})
+	}
+}
