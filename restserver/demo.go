@@ -247,7 +247,7 @@ func (g *gen) location(city string) error {
 		if typ == "equipment" {
 			res.AccessVendor3GroupRef = new(float64(g.r.IntN(1000)))
 		}
-		// Completing the spec's fields (drawn from x, see gen).
+		// Fields that complete the spec (new ids drawn from x, see gen).
 		tier := &res.Plans.Tiers[0]
 		tier.CommitmentCycles, tier.Credits, tier.DayPasses, tier.SetupFee = new(3.0), new(20.0), new(4.0), new(50.0)
 		tier.Description, tier.SelfSignupType, tier.PrintVendor1GroupRef = new("Monthly access to "+title), new("approval"), new("print-"+id[:8])
