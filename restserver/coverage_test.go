@@ -123,7 +123,7 @@ func TestDemoDataCoversEverySpecField(t *testing.T) {
 		return out
 	}
 	loc := ids["location"][0]
-	write("POST", "/resources/bookings/v1", 201, map[string]any{"booking": map[string]any{"resourceRef": moneyResource(t, ts),
+	write("POST", "/resources/bookings/v1", 201, map[string]any{"booking": map[string]any{"resourceRef": ids["resource"][0],
 		"startDate": "2026-07-01T09:00:00Z", "endDate": "2026-07-01T10:00:00Z", "memo": "coverage", "title": "Coverage"}})
 	write("POST", "/visitors/visits/v1", 201, map[string]any{"visit": map[string]any{"date": "2026-07-02T09:00:00Z", "locationRef": loc,
 		"comment": "coverage", "visitor": map[string]any{"email": "cov@example.com", "name": "Cov", "surname": "Erage", "phoneNumber": "+31 20 555 0000"}}})
@@ -178,13 +178,6 @@ func TestDemoDataCoversEverySpecField(t *testing.T) {
 		t.Errorf("only %d documented response properties: the walk lost its way", len(cov.expected))
 	}
 	t.Logf("%d documented response properties, %d seen non-null, %d unreachable", len(cov.expected), len(cov.seen), len(unreachable))
-}
-
-// moneyResource is a demo resource of the first location that needs no
-// parent (any is fine for a one-hour booking in July).
-func moneyResource(t *testing.T, ts *testServer) string {
-	t.Helper()
-	return ts.Manifest.IDs["resource"][0]
 }
 
 // firstItem is the first item of invoice inv that still has an amount to

@@ -248,6 +248,7 @@ func (g *gen) location(city string) error {
 			res.AccessVendor3GroupRef = new(float64(g.r.IntN(1000)))
 		}
 		// Fields that complete the spec (new ids drawn from x, see gen).
+		res.Credits.Tiers = []restclient.PricingTier{{From: new(0.0), UpTo: new(8.0), UnitAmount: res.Credits.Price, FlatAmount: new(0.0)}}
 		tier := &res.Plans.Tiers[0]
 		tier.CommitmentCycles, tier.Credits, tier.DayPasses, tier.SetupFee = new(3.0), new(20.0), new(4.0), new(50.0)
 		tier.Description, tier.SelfSignupType, tier.PrintVendor1GroupRef = new("Monthly access to "+title), new("approval"), new("print-"+id[:8])
