@@ -203,6 +203,9 @@ func computeCreditNote(in *creditNoteInput, inv *restclient.Invoice, items []*cr
 			return nil, invalidf("%s.invoiceItemRef: the item belongs to another invoice", f)
 		}
 		item := &ci.item
+		if item.DeleteDate != nil {
+			return nil, conflictf("%s.invoiceItemRef: the item was deleted from the invoice", f)
+		}
 		itemTotal, itemQty := deref(item.TotalAmount, 0), deref(item.Quantity, 1)
 		remQ, remA := itemQty-ci.creditedQty, round2(itemTotal-ci.creditedAmount)
 		var q, a float64

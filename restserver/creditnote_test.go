@@ -3,6 +3,7 @@ package restserver
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -355,4 +356,48 @@ func TestValidateCreditNote(t *testing.T) {
 	if _, err := validateCreditNote(req, now); err == nil || !strings.Contains(err.Error(), "creditNote.lines[1].invoiceItemRef: the item appears in two lines") {
 		t.Fatalf("duplicate item: %v", err)
 	}
+}
+
+// TestDeletedInvoiceItem: the demo has an item deleted from a draft
+// invoice; it is listed with its deleteDate, not counted in the invoice's
+// total, and cannot be credited (409, naming the line).
+func TestDeletedInvoiceItem(t *testing.T) {
+	ts := newTestServer(t)
+	type item struct {
+		ID          string   `json:"id"`
+		TotalAmount float64  `json:"totalAmount"`
+		DeleteDate  *string  `json:"deleteDate"`
+		Quantity    *float64 `json:"quantity"`
+	}
+	var found *item
+	var invID string
+	for _, inv := range ts.Manifest.IDs["invoice"] {
+		var out struct {
+			Invoice struct {
+				TotalAmount float64 `json:"totalAmount"`
+				ItemsCount  float64 `json:"itemsCount"`
+			} `json:"invoice"`
+			InvoiceItems []item `json:"invoiceItems"`
+		}
+		ts.ok(t, ts.basic(), 200, "GET", "/billing/invoices/v1/"+inv+"/items", nil).json(t, &out)
+		sum := 0.0
+		for i, it := range out.InvoiceItems {
+			if it.DeleteDate != nil {
+				found, invID = &out.InvoiceItems[i], inv
+				continue
+			}
+			sum += it.TotalAmount
+		}
+		if found != nil {
+			if math.Abs(sum-out.Invoice.TotalAmount) > 0.005 {
+				t.Errorf("invoice %s: total %.2f, its items that are not deleted sum to %.2f", inv, out.Invoice.TotalAmount, sum)
+			}
+			break
+		}
+	}
+	if found == nil {
+		t.Fatal("no deleted invoice item in the demo data")
+	}
+	ts.do(t, ts.basic(), "POST", "/billing/credit_notes/v1", map[string]any{"creditNote": map[string]any{"invoiceRef": invID, "reason": "other",
+		"lines": []any{map[string]any{"invoiceItemRef": found.ID}}}}).wantError(t, 409, "conflict", "creditNote.lines[0].invoiceItemRef: the item was deleted")
 }

@@ -52,7 +52,7 @@ func (s *Server) seedDemo(ctx context.Context, scale int) error {
 			{"Demo Workspace Network", DemoClientID, DemoClientSecret, DemoBearerToken, DemoReadonlyToken, []string{"Amsterdam", "Berlin", "Lisbon"}},
 			{"Other Workspace Network", OtherDemoClientID, OtherDemoClientSecret, OtherDemoBearerToken, OtherDemoReadonly, []string{"Oslo"}},
 		} {
-			g := &gen{ctx: ctx, tx: tx, r: r, scale: scale}
+			g := &gen{ctx: ctx, tx: tx, r: r, x: rand.New(rand.NewPCG(demoSeed1, demoSeed2+1+uint64(i))), scale: scale}
 			g.network = g.uuid()
 			if err := g.network1(spec.name, spec.cities, i == 0); err != nil {
 				return err
@@ -74,9 +74,13 @@ func (s *Server) seedDemo(ctx context.Context, scale int) error {
 
 // gen generates one demo network inside a transaction.
 type gen struct {
-	ctx     context.Context
-	tx      *sql.Tx
-	r       *rand.Rand
+	ctx context.Context
+	tx  *sql.Tx
+	r   *rand.Rand
+	// x draws what was added to the demo data later (ids of records and
+	// values that complete the spec's fields), so that r's sequence, and
+	// with it every earlier id and value, stays as it was.
+	x       *rand.Rand
 	scale   int
 	network string
 	owner   string // owner membership
@@ -89,6 +93,7 @@ type gen struct {
 	allBookings []restclient.Booking
 	allOrders   []restclient.Order
 	allEvents   []restclient.Event
+	allProducts []restclient.Product
 	locations   []string
 }
 
@@ -96,6 +101,14 @@ func (g *gen) uuid() string {
 	var b [16]byte
 	binary.LittleEndian.PutUint64(b[:8], g.r.Uint64())
 	binary.LittleEndian.PutUint64(b[8:], g.r.Uint64())
+	return formatUUID(b)
+}
+
+// xuuid is a uuid drawn from x (see gen.x).
+func (g *gen) xuuid() string {
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:8], g.x.Uint64())
+	binary.LittleEndian.PutUint64(b[8:], g.x.Uint64())
 	return formatUUID(b)
 }
 
@@ -143,7 +156,7 @@ func (g *gen) network1(name string, cities []string, main bool) error {
 			PhoneNumber: new(fmt.Sprintf("+31 20 555 %04d", g.r.IntN(10000))), PhotoURL: new(fmt.Sprintf("https://media.workspace.example/avatars/%d.jpg", i)),
 			About: new(fmt.Sprintf("%s works on %s.", fn, pick(g, []string{"design", "software", "marketing", "finance", "research"})))}
 		mid := g.uuid()
-		if err := g.put("users", u.ID, created, nil, u); err != nil {
+		if err := g.put("users", u.ID, created, userCols(u), u); err != nil {
 			return err
 		}
 		if err := g.put("memberships", mid, created, map[string]any{"user_id": u.ID}, membershipDoc{ID: mid, UserID: u.ID}); err != nil {
@@ -160,6 +173,12 @@ func (g *gen) network1(name string, cities []string, main bool) error {
 			BusinessAddress: &restclient.Address{City: new("Amsterdam"), CountryCode: new("NL"), Line1: new("Keizersgracht 1"), PostalCode: new("1015 CJ")},
 			Credits:         &restclient.CompanyCredits{Expiring: new(float64(g.r.IntN(50))), Permanent: new(float64(g.r.IntN(200)))},
 			DayPasses:       &restclient.CompanyDayPass{Expiring: new(float64(g.r.IntN(10)))}, Metadata: json.RawMessage(`{"segment":"smb"}`)})
+		c := &g.companies[i]
+		c.BusinessAddress.Line2, c.BusinessAddress.State = new(fmt.Sprintf("Floor %d", 1+i)), new("Noord-Holland")
+		c.Notes, c.SubscriptionRef = new("Invoiced monthly"), new(g.xuuid())
+		if i == 4 { // a company that has left: still on its old invoices
+			c.DeleteDate = ts(demoBase.AddDate(0, 0, -10))
+		}
 	}
 	for i, p := range []string{"Flex", "Fixed desk", "Private office", "Nomad"} {
 		g.plans = append(g.plans, restclient.Plan{ID: g.uuid(), Title: new(p), Period: new("month"), Price: new(float64(150 + 100*i)),
@@ -180,6 +199,11 @@ func (g *gen) location(city string) error {
 		TimezoneID: new(map[string]string{"Amsterdam": "Europe/Amsterdam", "Berlin": "Europe/Berlin", "Lisbon": "Europe/Lisbon", "Oslo": "Europe/Oslo"}[city])}
 	lid := loc.ID
 	g.locations = append(g.locations, lid)
+	for i := range g.companies { // every company's home is the first location
+		if g.companies[i].LocationRef == nil {
+			g.companies[i].LocationRef = new(lid)
+		}
+	}
 	if err := g.put("locations", lid, demoBase.AddDate(-1, 0, 0), nil, loc); err != nil {
 		return err
 	}
@@ -222,6 +246,20 @@ func (g *gen) location(city string) error {
 		}
 		if typ == "equipment" {
 			res.AccessVendor3GroupRef = new(float64(g.r.IntN(1000)))
+		}
+		// Fields that complete the spec (new ids drawn from x, see gen).
+		res.Credits.Tiers = []restclient.PricingTier{{From: new(0.0), UpTo: new(8.0), UnitAmount: res.Credits.Price, FlatAmount: new(0.0)}}
+		tier := &res.Plans.Tiers[0]
+		tier.CommitmentCycles, tier.Credits, tier.DayPasses, tier.SetupFee = new(3.0), new(20.0), new(4.0), new(50.0)
+		tier.Description, tier.SelfSignupType, tier.PrintVendor1GroupRef = new("Monthly access to "+title), new("approval"), new("print-"+id[:8])
+		tier.Discounts.CreditPackages, tier.Discounts.Equipment, tier.Discounts.Events, tier.Discounts.Shop = new(5.0), new(0.0), new(15.0), new(10.0)
+		res.Schedule.Public = &restclient.SchedulePublic{Enabled: new(typ == "eventSpace" || typ == "meetingRoom"), ClosedDays: []string{"2026-12-25", "2027-01-01"},
+			Items: []restclient.ScheduleItem{{Days: &restclient.ScheduleDays{Monday: new(true), Tuesday: new(true), Wednesday: new(true), Thursday: new(true), Friday: new(true), Saturday: new(false), Sunday: new(false)},
+				Hours: &restclient.ScheduleHours{From: new("09:00"), To: new("18:00")}}}}
+		switch typ {
+		case "office", "room", "meetingRoom", "conferenceRoom":
+			res.AccessVendor1GroupRef, res.AccessVendor2GroupRef = new("door-"+id[:8]), new("lift-"+id[:4])
+			res.AccessVendor4AccessGroupRef, res.AccessVendor5GroupRef = new(g.xuuid()), new(g.xuuid())
 		}
 		resources = append(resources, res)
 		return g.put("resources", id, res.CreateDate.Time, map[string]any{"location_id": lid, "parent_id": parent}, res)
@@ -334,12 +372,16 @@ func (g *gen) location(city string) error {
 			User:    &g.users[mi],
 			Payment: &restclient.ItemPayment{Amount: new(round2(*opt.Price.Money.Amount * qty)), CurrencyCode: new("EUR"), Status: new("succeeded"),
 				Type: new(pick(g, []string{"credits", "external"})), Tax: &restclient.ItemPaymentTax{Inclusive: new(true), Rate: new(taxRate)}, TransactionRef: new(g.uuid())}}
+		if i%8 == 7 { // some canceled orders were deleted afterwards
+			o.DeleteDate = ts(created.Add(48 * time.Hour))
+		}
 		orders = append(orders, o)
 		if err := g.put("orders", o.ID, created, map[string]any{"location_id": lid, "status": string(*o.Status)}, o); err != nil {
 			return err
 		}
 	}
 	g.allOrders = append(g.allOrders, orders...)
+	g.allProducts = append(g.allProducts, products...)
 
 	if err := g.billing(lid, resByID, bookings, orders, products, events); err != nil {
 		return err
@@ -376,11 +418,14 @@ var itemTypes = []string{"booking", "order", "eventTicket", "creditPackage", "su
 // notes against them.
 func (g *gen) billing(lid string, resByID map[string]restclient.Resource, bookings []restclient.Booking, orders []restclient.Order, products []restclient.Product, events []restclient.Event) error {
 	type invoiceRec struct {
-		inv      restclient.Invoice
-		items    []restclient.InvoiceItem
-		credited []float64
-		created  time.Time
+		inv         restclient.Invoice
+		items       []restclient.InvoiceItem
+		credited    []float64
+		creditedQty []float64
+		created     time.Time
 	}
+	billed := map[int]bool{} // orders whose payment names the item that invoiced them
+	deletedItem := false
 	prodByID := map[string]restclient.Product{}
 	for _, p := range products {
 		prodByID[p.ID] = p
@@ -417,7 +462,12 @@ func (g *gen) billing(lid string, resByID map[string]restclient.Resource, bookin
 				prod.BookingRef, prod.Title = new(b.ID), res.Title
 				it.Booking = &restclient.InvoiceItemBooking{ID: b.ID, StartDate: b.StartDate, EndDate: b.EndDate, Resource: &restclient.Resource{ID: res.ID, Title: res.Title, Type: res.Type}}
 			case "order":
-				o := orders[g.r.IntN(len(orders))]
+				oi := g.r.IntN(len(orders))
+				o := orders[oi]
+				if o.Payment.InvoiceItemRef == nil {
+					o.Payment.InvoiceItemRef = new(it.ID) // Payment is shared with orders[oi]
+					billed[oi] = true
+				}
 				p := prodByID[o.Product.ID]
 				for _, op := range p.Options {
 					if op.ID == o.Option.ID {
@@ -445,6 +495,13 @@ func (g *gen) billing(lid string, resByID map[string]restclient.Resource, bookin
 				it.SubscriptionRef = new(g.uuid())
 				it.Plan = &restclient.InvoiceItemPlan{ID: pl.ID, Title: pl.Title, StartDate: ts(created), EndDate: ts(created.AddDate(0, 1, 0))}
 				it.Discounts = []restclient.Discount{{Coupon: &restclient.DiscountCoupon{ID: g.uuid(), PercentOff: new(10.0), Type: new("percent"), Duration: new("once")}}}
+				d := &it.Discounts[0]
+				if i%2 == 1 { // the same 10 %, as an amount off for three months
+					d.Coupon.PercentOff, d.Coupon.Type, d.Coupon.Duration = nil, new("amount"), new("repeating")
+					d.Coupon.AmountOff, d.Coupon.CurrencyCode, d.Coupon.DurationInMonths = new(discount), new("EUR"), new(3.0)
+				}
+				d.SubscriptionID = it.SubscriptionRef
+				d.Promocode = &restclient.DiscountPromocode{ID: g.xuuid(), Code: new("PLAN10"), Expiration: ts(demoBase.AddDate(0, 6, 0)), LimitByFirstPurchase: new(true)}
 			case "custom":
 				unit, qty = 25, float64(1+g.r.IntN(5))
 				prod.Title = new("Custom service")
@@ -455,10 +512,28 @@ func (g *gen) billing(lid string, resByID map[string]restclient.Resource, bookin
 			_ = pos
 			rec.items = append(rec.items, it)
 			rec.credited = append(rec.credited, 0)
+			rec.creditedQty = append(rec.creditedQty, 0)
+		}
+		if status == "draft" && !deletedItem {
+			// An item removed from the draft: still listed, with its
+			// deleteDate, and no longer counted in the totals.
+			deletedItem = true
+			it := restclient.InvoiceItem{ID: g.xuuid(), InvoiceRef: new(invID), CompanyRef: new(company.ID), LocationRef: new(lid),
+				MembershipRef: new(g.memberships[mi]), MembershipRefCreatedBy: new(g.owner), CreateDate: ts(created), DeleteDate: ts(created.Add(time.Hour)),
+				Type: new("custom"), UserCreatedBy: &restclient.User{ID: g.users[0].ID, Name: g.users[0].Name, Surname: g.users[0].Surname},
+				Period:  &restclient.Period{StartDate: ts(created), EndDate: ts(created.AddDate(0, 1, 0))},
+				Product: &restclient.InvoiceItemProduct{Type: new("custom"), Title: new("Custom service (removed)")}, Description: new("Custom service (removed)")}
+			itemAmounts(&it, 25, 1, 0, taxRate)
+			rec.items = append(rec.items, it)
+			rec.credited = append(rec.credited, 0)
+			rec.creditedQty = append(rec.creditedQty, 0)
 		}
 		var total, excl float64
 		taxes := map[float64]*restclient.Tax{}
 		for _, it := range rec.items {
+			if it.DeleteDate != nil {
+				continue
+			}
 			total = round2(total + *it.TotalAmount)
 			excl = round2(excl + *it.TotalExcludingTaxAmount)
 			t := taxes[*it.Tax.Rate]
@@ -493,6 +568,11 @@ func (g *gen) billing(lid string, resByID map[string]restclient.Resource, bookin
 			PdfURL: new("https://files.workspace.example/invoices/" + number + ".pdf"), TimezoneID: new("Europe/Amsterdam"), User: &u}
 		if status == "voided" {
 			inv.VoidDate = ts(created.AddDate(0, 0, 3))
+		}
+		for _, it := range rec.items {
+			if it.SubscriptionRef != nil { // created by its subscription
+				inv.SubscriptionRef, inv.AutoCreateDate = it.SubscriptionRef, ts(created)
+			}
 		}
 		if status == "paid" {
 			txID := g.uuid()
@@ -541,7 +621,11 @@ func (g *gen) billing(lid string, resByID map[string]restclient.Resource, bookin
 			continue
 		}
 		a := round2(rem*0.3 + 0.5)
-		rec.credited[idx] = round2(rec.credited[idx] + a)
+		// The last note of the location is voided: it credits nothing.
+		voided := len(notes) == 30*g.scale-1
+		if !voided {
+			rec.credited[idx] = round2(rec.credited[idx] + a)
+		}
 		excl := round2(a * *it.TotalExcludingTaxAmount / *it.TotalAmount)
 		created := rec.created.Add(time.Duration(1+g.r.IntN(20*24)) * time.Hour)
 		if created.After(demoBase) {
@@ -557,6 +641,10 @@ func (g *gen) billing(lid string, resByID map[string]restclient.Resource, bookin
 			TotalAmount: new(a), TotalExcludingTaxAmount: new(excl), DiscountedAmount: new(0.0), Tax: tax, Memo: new(memo), Discounts: it.Discounts,
 			BaseAmounts: &restclient.LineBaseAmounts{CurrencyCode: new("EUR"), DiscountedAmount: new(0.0), Tax: tax, TotalAmount: new(a), TotalExcludingTaxAmount: new(excl),
 				UnitAmount: it.UnitAmount, UnitExcludingTaxAmount: it.UnitExcludingTaxAmount}}
+		if *it.Quantity >= 2 && rec.creditedQty[idx] == 0 && !voided { // a for one unit
+			line.Quantity = new(1.0)
+			rec.creditedQty[idx] = 1
+		}
 		pre, post, typ, credit := a, 0.0, "prePayment", 0.0
 		var refunds []restclient.CreditNoteRefund
 		if paid {
@@ -576,7 +664,24 @@ func (g *gen) billing(lid string, resByID map[string]restclient.Resource, bookin
 			PdfURL: new("https://files.workspace.example/credit-notes/" + number + ".pdf"),
 			BaseAmounts: &restclient.CreditNoteBaseAmounts{CurrencyCode: new("EUR"), PrePaymentAmount: new(pre), PostPaymentAmount: new(post), SubtotalAmount: new(a),
 				SubtotalAmountExcludingTax: new(excl), Taxes: taxes, TotalAmount: new(a), TotalExcludingTaxAmount: new(excl)}}
-		applyCreditToInvoice(&rec.inv, a, paid, credit)
+		if voided {
+			note.Status, note.VoidDate = new("voided"), ts(created.Add(time.Hour))
+		} else {
+			applyCreditToInvoice(&rec.inv, a, paid, credit)
+			for _, rf := range refunds { // the refund, on the invoice's payment and transaction
+				tr, pay := rec.inv.Transaction, &rec.inv.Payments[0]
+				tr.Refunds = append(tr.Refunds, restclient.TransactionRefund{ID: rf.ID, Amount: rf.Amount, CreateDate: ts(created), CurrencyCode: new("EUR")})
+				sum := 0.0
+				for _, r := range tr.Refunds {
+					sum = round2(sum + *r.Amount)
+				}
+				tr.Refund = &restclient.Refund{Amount: new(sum), CreateDate: ts(created)}
+				if pay.Refunds == nil {
+					pay.Refunds = &restclient.InvoicePaymentRefunds{Type: new("money")}
+				}
+				pay.Refunds.Money = append(pay.Refunds.Money, restclient.MoneyRefund{ID: rf.ID, CreateDate: ts(created), CurrencyCode: new("EUR"), GrossAmount: rf.Amount})
+			}
+		}
 		notes = append(notes, noteRec{note, created})
 	}
 	for _, rec := range invs {
@@ -585,9 +690,14 @@ func (g *gen) billing(lid string, resByID map[string]restclient.Resource, bookin
 		}
 		for pos, it := range rec.items {
 			if err := g.put("invoice_items", it.ID, rec.created, map[string]any{"invoice_id": rec.inv.ID, "location_id": lid, "position": pos,
-				"credited_amount": rec.credited[pos]}, it); err != nil {
+				"credited_amount": rec.credited[pos], "credited_quantity": rec.creditedQty[pos]}, it); err != nil {
 				return err
 			}
+		}
+	}
+	for oi := range billed {
+		if err := updateDoc(g.ctx, g.tx, "orders", g.network, orders[oi].ID, orders[oi]); err != nil {
+			return err
 		}
 	}
 	for _, n := range notes {
@@ -688,6 +798,9 @@ func (g *gen) feed(lid string) error {
 			if len(ids) > 0 && (k%2 == 1 || i == 0 && k > 0) {
 				c.ParentCommentRef = new(ids[g.r.IntN(len(ids))])
 			}
+			if k == 5 { // written by a member who has since left
+				c.Membership.User.DeleteDate = ts(demoBase.AddDate(0, 0, -2))
+			}
 			if k == 2 {
 				c.Mentions = []restclient.CommentMention{{ID: g.users[0].ID, Value: new("@" + *g.users[0].Name)}}
 			}
@@ -718,15 +831,25 @@ func (g *gen) visitors(loc restclient.VisitLocation) error {
 			v.CheckInDate = ts(date.Add(9 * time.Hour))
 			v.CheckOutDate = ts(date.Add(12 * time.Hour))
 		}
+		if i%3 == 1 { // the visitor is a member of the network
+			u := g.users[(i*7+3)%len(g.users)]
+			v.Visitor = &restclient.Visitor{Name: u.Name, Surname: u.Surname, Email: u.Email, PhoneNumber: u.PhoneNumber}
+			v.UserRefVisitor = new(u.ID)
+		}
 		if err := g.put("visits", v.ID, created, map[string]any{"location_id": loc.ID}, v); err != nil {
 			return err
 		}
 	}
-	for range 6 * g.scale {
+	for i := range 6 * g.scale {
 		mi := g.r.IntN(len(g.memberships))
 		created := g.ago(60)
 		vr := restclient.VisitRequest{ID: g.uuid(), CreateDate: ts(created), LocationRef: new(loc.ID), MembershipRefHost: new(g.memberships[mi]),
 			UserHost: &g.users[mi], UserRefHost: new(g.users[mi].ID), Visitor: visitor()}
+		if i%3 == 1 { // the visitor is a member of the network
+			u := g.users[(i*5+2)%len(g.users)]
+			vr.Visitor = &restclient.Visitor{Name: u.Name, Surname: u.Surname, Email: u.Email, PhoneNumber: u.PhoneNumber}
+			vr.UserRefVisitor = new(u.ID)
+		}
 		if err := g.put("visit_requests", vr.ID, created, map[string]any{"location_id": loc.ID}, vr); err != nil {
 			return err
 		}
@@ -746,6 +869,12 @@ func (g *gen) discounts() error {
 			c.PercentOff = new(float64(10 + 5*i))
 		} else {
 			c.AmountOff = new(float64(5 * (i + 1)))
+		}
+		if i%3 == 2 { // a shop coupon for two products only
+			c.LimitedItems.Enabled = new(true)
+			for _, p := range g.allProducts[:2] {
+				c.LimitedItems.Values = append(c.LimitedItems.Values, restclient.ItemSummary{ID: p.ID, Title: p.Title})
+			}
 		}
 		coupons = append(coupons, c)
 		if err := g.put("coupons", c.ID, demoBase.AddDate(0, -6, i), nil, c); err != nil {
@@ -794,6 +923,13 @@ func (g *gen) discounts() error {
 		case 2:
 			e := g.allEvents[g.r.IntN(len(g.allEvents))]
 			prod.Type, prod.EventTicketRef, prod.Title = new("eventTicket"), new(g.uuid()), e.Title
+		}
+		switch i % 12 { // a few of the others: credit packages and subscriptions
+		case 10:
+			pl := g.plans[i%len(g.plans)]
+			*prod = restclient.RedemptionProduct{Type: new("subscription"), SubscriptionItemRef: new(g.xuuid()), Title: pl.Title}
+		case 11:
+			*prod = restclient.RedemptionProduct{Type: new("creditPackage"), CreditPackageRef: new(g.xuuid()), Title: new("Credit package")}
 		}
 		red := restclient.Redemption{CreateDate: ts(created), LocationRef: new(g.locations[g.r.IntN(len(g.locations))]), NetworkRef: new(g.network),
 			Coupon:   &c,

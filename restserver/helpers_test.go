@@ -159,3 +159,20 @@ func (ts *testServer) ok(t testing.TB, a auth, want int, method, path string, bo
 	}
 	return r
 }
+
+// outsideContract sends a GET the OpenAPI document calls invalid, straight
+// to the service's handler (not through the validating listener), for tests
+// of the service's leniency beyond the contract (a limit it coerces).
+func (ts *testServer) outsideContract(t testing.TB, a auth, path string) response {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodGet, path, nil)
+	if a.header != "" {
+		req.Header.Set("Authorization", a.header)
+	}
+	if a.network != "" {
+		req.Header.Set("service-network-id", a.network)
+	}
+	rec := httptest.NewRecorder()
+	ts.Handler().ServeHTTP(rec, req)
+	return response{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
+}

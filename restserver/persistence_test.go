@@ -2,9 +2,11 @@ package restserver
 
 import (
 	"context"
+	"database/sql"
 	"net/url"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/workspacenet/facade/restclient"
@@ -97,5 +99,57 @@ func TestManifestWithoutDemo(t *testing.T) {
 	defer s.Close()
 	if _, err := s.Manifest(); err == nil {
 		t.Fatal("Manifest without demo data succeeded")
+	}
+}
+
+// TestMigrationBackfillsUserEmail: a database made before migration 002
+// (users without the email column) gets the column filled from each user's
+// doc when it is opened, so its members are recognised as visitors.
+func TestMigrationBackfillsUserEmail(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rs.db")
+	cfg := Config{DBPath: path, DemoScale: 1}
+	ts := newTestServerConfig(t, cfg)
+	var visit struct {
+		Visit struct {
+			UserRefHost string `json:"userRefHost"`
+			UserHost    struct {
+				Email string `json:"email"`
+			} `json:"userHost"`
+		} `json:"visit"`
+	}
+	ts.ok(t, ts.basic(), 200, "GET", "/visitors/visits/v1/"+ts.Manifest.IDs["visit"][0], nil).json(t, &visit)
+	if err := ts.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Back to the schema before 002.
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{`DROP INDEX users_email`, `ALTER TABLE users DROP COLUMN email`, `DELETE FROM schema_version WHERE version = 2`} {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	db.Close()
+
+	ts2 := newTestServerConfig(t, cfg)
+	var out struct {
+		Request restclient.VisitRequest `json:"request"`
+	}
+	ts2.ok(t, ts2.basic(), 201, "POST", "/visitors/requests/v1", map[string]any{"request": map[string]any{
+		"locationRef": ts2.Manifest.IDs["location"][0], "userRefHost": ts2.Manifest.IDs["user"][0],
+		"visitor": map[string]any{"email": strings.ToUpper(visit.Visit.UserHost.Email), "name": "Member"}}}).json(t, &out)
+	if out.Request.UserRefVisitor == nil || *out.Request.UserRefVisitor != visit.Visit.UserRefHost {
+		t.Fatalf("userRefVisitor = %v, want %s (the user whose email the visitor gave)", out.Request.UserRefVisitor, visit.Visit.UserRefHost)
+	}
+	var stranger struct {
+		Request restclient.VisitRequest `json:"request"`
+	}
+	ts2.ok(t, ts2.basic(), 201, "POST", "/visitors/requests/v1", map[string]any{"request": map[string]any{
+		"locationRef": ts2.Manifest.IDs["location"][0], "userRefHost": ts2.Manifest.IDs["user"][0],
+		"visitor": map[string]any{"email": "stranger@example.com", "name": "Stranger"}}}).json(t, &stranger)
+	if stranger.Request.ID == "" || stranger.Request.UserRefVisitor != nil {
+		t.Fatalf("a visitor who is no user: %+v", stranger.Request)
 	}
 }

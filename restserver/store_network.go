@@ -43,7 +43,7 @@ func (s *store) createNetwork(ctx context.Context, cr *Credentials, name string,
 		if err := insert(ctx, tx, record{table: "locations", id: loc.ID, network: cr.NetworkID, createDate: now, doc: loc}); err != nil {
 			return err
 		}
-		if err := insert(ctx, tx, record{table: "users", id: owner.ID, network: cr.NetworkID, createDate: now, doc: owner}); err != nil {
+		if err := insert(ctx, tx, record{table: "users", id: owner.ID, network: cr.NetworkID, createDate: now, cols: userCols(owner), doc: owner}); err != nil {
 			return err
 		}
 		if err := insert(ctx, tx, record{table: "memberships", id: cr.MembershipID, network: cr.NetworkID, createDate: now,

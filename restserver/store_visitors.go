@@ -3,6 +3,8 @@ package restserver
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"strings"
 	"time"
 
 	"github.com/workspacenet/facade/restclient"
@@ -24,6 +26,9 @@ func (s *store) createVisit(ctx context.Context, network, membership string, now
 			return err
 		}
 		v.Location, v.MembershipRefHost, v.UserHost, v.UserRefHost = &loc, new(m.ID), user, new(user.ID)
+		if v.UserRefVisitor, err = userByEmail(ctx, tx, network, v.Visitor.Email); err != nil {
+			return err
+		}
 		return insert(ctx, tx, record{table: "visits", id: v.ID, network: network, createDate: now, doc: v,
 			cols: map[string]any{"location_id": *v.LocationRef}})
 	})
@@ -73,7 +78,38 @@ func (s *store) createVisitRequest(ctx context.Context, network string, now time
 			return notFound(err, "request.userRefHost: user not found")
 		}
 		vr.UserHost, vr.MembershipRefHost = &host, new(mid)
+		if vr.UserRefVisitor, err = userByEmail(ctx, tx, network, vr.Visitor.Email); err != nil {
+			return err
+		}
 		return insert(ctx, tx, record{table: "visit_requests", id: vr.ID, network: network, createDate: now, doc: vr,
 			cols: map[string]any{"location_id": *vr.LocationRef}})
 	})
+}
+
+// userCols are the columns of a users row besides its doc: the email,
+// lowercased, to recognise a visitor who is a member (userByEmail).
+func userCols(u restclient.User) map[string]any {
+	if u.Email == nil {
+		return nil
+	}
+	return map[string]any{"email": strings.ToLower(*u.Email)}
+}
+
+// userByEmail returns the id of the user of network whose email is email
+// (case-insensitive), nil when there is none: a visitor who is a member is
+// named by the visit's userRefVisitor.
+func userByEmail(ctx context.Context, q querier, network string, email *string) (*string, error) {
+	if email == nil {
+		return nil, nil
+	}
+	var id string
+	err := q.QueryRowContext(ctx, `SELECT id FROM users WHERE network_id = ? AND email = ? ORDER BY rowid LIMIT 1`,
+		network, strings.ToLower(strings.TrimSpace(*email))).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &id, nil
 }

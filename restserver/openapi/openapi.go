@@ -6,10 +6,13 @@
 //
 // openapi.json is written by hand from ../../shared/spec (the spec wins;
 // upstream-facts.md fills its gaps) and uses the JSON names of
-// restclient/types.go. Response objects are closed (additionalProperties:
-// false), timestamps are nullable date-time strings, ids are uuids checked by
-// pattern, and every operation documents 400/401/403/404/409/429/5XX with the
-// {"message", "type"} error body.
+// restclient/types.go. Response objects and request bodies are closed
+// (additionalProperties: false; the service refuses unknown fields),
+// timestamps are nullable date-time strings, ids are uuids checked by
+// pattern, limit is 1..100, and every operation documents its errors with
+// the {"message", "type"} body: 400/401/403/429/5XX, 404 where a path names
+// a record or a write references one (a list filtered by an unknown id is
+// empty), 409 on writes only.
 package openapi
 
 import (

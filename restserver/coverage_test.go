@@ -1,0 +1,375 @@
+package restserver
+
+import (
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+)
+
+// unreachable are the response properties no operation of the service can
+// answer non-null, with the reason. Keep it short and true: the test fails
+// when one of them is seen after all.
+var unreachable = map[string]string{
+	// Bookings are answered only by POST /resources/bookings/v1, and a booking
+	// being created is not deleted.
+	"Booking.deleteDate": "no operation answers a deleted booking",
+}
+
+// TestDemoDataCoversEverySpecField walks the OpenAPI document the service
+// serves against its live answers on the demo data: every GET operation
+// with the credentials of both demo networks (lists through all their pages,
+// every record by id), then each write once (bookings, visit requests and
+// posts are answered only by writes). Two views, both must be complete:
+//
+//   - by component: every property of every response schema, named by the
+//     component holding it (Discount.promocode.code,
+//     Resource.plans.tiers[].plan.id), appears non-null in some answer;
+//   - by occurrence: every property path of every GET answer (GET
+//     /resources/v1/{id}: resource.credits.tiers[].from) appears non-null in
+//     that operation's answers, so a component used in two places
+//     (ResourcePricing under credits and money) is filled in both.
+func TestDemoDataCoversEverySpecField(t *testing.T) {
+	ts := newTestServer(t)
+	raw := ts.ok(t, auth{}, 200, "GET", "/openapi.json", nil).body
+	doc, err := openapi3.NewLoader().LoadFromData(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cov := newCoverage(false)
+	occ := newCoverage(true)
+	for _, op := range documentedOperations(doc) {
+		cov.expect(op)
+		if op.method == "GET" {
+			occ.expect(op)
+		}
+	}
+
+	get := func(a auth, path string) map[string]any {
+		t.Helper()
+		var body map[string]any
+		ts.ok(t, a, 200, "GET", path, nil).json(t, &body)
+		cov.see(doc, "GET", path, body)
+		occ.see(doc, "GET", path, body)
+		return body
+	}
+	// pages walks a paged list through every page (of the default size, so
+	// that the page tokens appear) and returns its items.
+	pages := func(a auth, path, key string) []map[string]any {
+		t.Helper()
+		var items []map[string]any
+		next := ""
+		for range 100 {
+			p := path
+			if next != "" {
+				p += "&nextPageToken=" + url.QueryEscape(next)
+			}
+			body := get(a, p)
+			for _, it := range body[key].([]any) {
+				items = append(items, it.(map[string]any))
+			}
+			tok, _ := body["nextPageToken"].(string)
+			if tok == "" {
+				return items
+			}
+			next = tok
+		}
+		t.Fatalf("%s: more than 100 pages", path)
+		return nil
+	}
+
+	networks := []struct {
+		a   auth
+		ids map[string][]string
+	}{{ts.bearer(), ts.Manifest.IDs}}
+	for _, o := range ts.Manifest.OtherNetworks {
+		networks = append(networks, struct {
+			a   auth
+			ids map[string][]string
+		}{auth{"Bearer " + o.BearerToken, o.NetworkID}, o.IDs})
+	}
+	for _, n := range networks {
+		a, ids := n.a, n.ids
+		if len(ids["location"]) == 0 {
+			t.Fatal("a demo network without locations")
+		}
+		for _, loc := range ids["location"] {
+			pages(a, "/billing/credit_notes/v1?locationRef="+loc, "creditNotes")
+			pages(a, "/transactions/money/v1?locationRef="+loc, "transactions")
+			pages(a, "/shop/orders/v1?locationRef="+loc, "orders")
+			get(a, "/shop/products/v1?locationRef="+loc)
+		}
+		for _, inv := range ids["invoice"] {
+			get(a, "/billing/invoices/v1/"+inv+"/items")
+			pages(a, "/billing/credit_notes/v1?invoiceRef="+inv, "creditNotes")
+		}
+		for _, c := range ids["coupon"] {
+			pages(a, "/discounts/redemptions/v1?couponRef="+c, "redemptions")
+		}
+		for _, p := range ids["promocode"] {
+			pages(a, "/discounts/redemptions/v1?promocodeRef="+p, "redemptions")
+		}
+		for kind, path := range map[string]string{"resource": "/resources/v1/", "visit": "/visitors/visits/v1/",
+			"product": "/shop/products/v1/", "event": "/events/v1/"} {
+			for _, id := range ids[kind] {
+				get(a, path+id)
+			}
+		}
+		for _, id := range ids["post"] {
+			get(a, "/feed/posts/v1/"+id+"/comments")
+		}
+	}
+
+	// The writes, once each, with the main network's credentials.
+	ids := ts.Manifest.IDs
+	a := ts.bearer()
+	write := func(method, path string, want int, body any) map[string]any {
+		t.Helper()
+		var out map[string]any
+		ts.ok(t, a, want, method, path, body).json(t, &out)
+		cov.see(doc, method, path, out)
+		return out
+	}
+	loc := ids["location"][0]
+	write("POST", "/resources/bookings/v1", 201, map[string]any{"booking": map[string]any{"resourceRef": ids["resource"][0],
+		"startDate": "2026-07-01T09:00:00Z", "endDate": "2026-07-01T10:00:00Z", "memo": "coverage", "title": "Coverage"}})
+	write("POST", "/visitors/visits/v1", 201, map[string]any{"visit": map[string]any{"date": "2026-07-02T09:00:00Z", "locationRef": loc,
+		"comment": "coverage", "visitor": map[string]any{"email": "cov@example.com", "name": "Cov", "surname": "Erage", "phoneNumber": "+31 20 555 0000"}}})
+	write("PUT", "/visitors/visits/v1/"+ids["visit"][0], 200, map[string]any{"visit": map[string]any{"date": "2026-07-03T09:00:00Z", "comment": "moved"}})
+	// A visitor who is a member of the network (the email of a visit's host).
+	var visit struct {
+		Visit struct {
+			UserHost struct{ Email string } `json:"userHost"`
+		} `json:"visit"`
+	}
+	ts.ok(t, a, 200, "GET", "/visitors/visits/v1/"+ids["visit"][0], nil).json(t, &visit)
+	write("POST", "/visitors/requests/v1", 201, map[string]any{"request": map[string]any{"locationRef": loc, "userRefHost": ids["user"][1],
+		"visitor": map[string]any{"email": strings.ToUpper(visit.Visit.UserHost.Email), "name": "Req", "surname": "Uest", "phoneNumber": "+31 20 555 0001"}}})
+	post := write("POST", "/feed/posts/v1", 201, map[string]any{"post": map[string]any{"locationRef": loc, "text": "coverage",
+		"media": []any{map[string]any{"key": "feed/coverage.png"}}, "og": map[string]any{"url": "https://workspace.example/", "title": "Workspace"}}})
+	postID := post["post"].(map[string]any)["id"].(string)
+	write("PUT", "/feed/posts/v1/"+postID, 200, map[string]any{"post": map[string]any{"text": "coverage, edited"}})
+	// A demo post keeps its media (with their sizes) when only its text changes.
+	write("PUT", "/feed/posts/v1/"+ids["post"][0], 200, map[string]any{"post": map[string]any{"text": "edited"}})
+	write("POST", "/billing/credit_notes/v1", 201, map[string]any{"creditNote": map[string]any{"invoiceRef": ids["invoice"][0], "reason": "other",
+		"memo": "coverage", "lines": []any{map[string]any{"invoiceItemRef": firstItem(t, ts, ids["invoice"][0]), "amount": 1}}}})
+	tok := postForm(t, ts, "", url.Values{"grant_type": {"client_credentials"}, "client_id": {DemoClientID},
+		"client_secret": {DemoClientSecret}, "scope": {"feed"}})
+	if tok.status != 200 {
+		t.Fatalf("token: %d %s", tok.status, tok.body)
+	}
+	var token map[string]any
+	tok.json(t, &token)
+	cov.see(doc, "POST", "/oauth2/token", token)
+
+	for p := range unreachable {
+		if !cov.expected[p] {
+			t.Errorf("unreachable %s is not a documented response property", p)
+		}
+		if cov.seen[p] {
+			t.Errorf("%s is listed as unreachable (%s) but was seen: remove it from the list", p, unreachable[p])
+		}
+	}
+	if missing := cov.missing(); len(missing) > 0 {
+		t.Errorf("%d of %d documented response properties never seen non-null on the demo data:\n%s",
+			len(missing), len(cov.expected), strings.Join(missing, "\n"))
+	}
+	if missing := occ.missing(); len(missing) > 0 {
+		t.Errorf("%d of %d properties of GET answers never seen non-null there on the demo data:\n%s",
+			len(missing), len(occ.expected), strings.Join(missing, "\n"))
+	}
+	if len(cov.expected) < 600 || len(occ.expected) < 800 {
+		t.Errorf("only %d component properties, %d GET answer properties: the walk lost its way", len(cov.expected), len(occ.expected))
+	}
+	if !t.Failed() {
+		t.Logf("%d component properties (%d unreachable), %d GET answer properties: all seen", len(cov.expected), len(unreachable), len(occ.expected))
+	}
+}
+
+// firstItem is the first item of invoice inv that still has an amount to
+// credit.
+func firstItem(t *testing.T, ts *testServer, inv string) string {
+	t.Helper()
+	var out struct {
+		InvoiceItems []struct {
+			ID          string  `json:"id"`
+			TotalAmount float64 `json:"totalAmount"`
+		} `json:"invoiceItems"`
+	}
+	ts.ok(t, ts.basic(), 200, "GET", "/billing/invoices/v1/"+inv+"/items", nil).json(t, &out)
+	for _, it := range out.InvoiceItems {
+		if it.TotalAmount > 5 {
+			return it.ID
+		}
+	}
+	t.Fatalf("invoice %s has no item to credit", inv)
+	return ""
+}
+
+// documented is one operation's success response schema.
+type documented struct {
+	method, path string
+	schema       *openapi3.SchemaRef
+}
+
+// documentedOperations lists every operation's 2xx JSON response schema.
+func documentedOperations(doc *openapi3.T) []documented {
+	var out []documented
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			for code, r := range op.Responses.Map() {
+				if !strings.HasPrefix(code, "2") || r.Value == nil {
+					continue
+				}
+				if mt := r.Value.Content.Get("application/json"); mt != nil && mt.Schema != nil {
+					out = append(out, documented{method, path, mt.Schema})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// coverage is the set of documented response properties and of those seen
+// non-null. By component, a property is named by the nearest component
+// schema holding it and the path inside it (Tax.rate,
+// Resource.plans.tiers[].plan.id; the envelope of an answer is not a
+// record's field). By occurrence, it is named by operation and its whole
+// path in the answer (GET /resources/v1/{id}: resource.plans.tiers[].id).
+type coverage struct {
+	byOccurrence bool
+	expected     map[string]bool
+	seen         map[string]bool
+	walked       map[string]bool // by component: components already expected
+}
+
+func newCoverage(byOccurrence bool) *coverage {
+	return &coverage{byOccurrence: byOccurrence, expected: map[string]bool{}, seen: map[string]bool{}, walked: map[string]bool{}}
+}
+
+func componentName(ref string) string { return ref[strings.LastIndex(ref, "/")+1:] }
+
+// root is where the names of op's answer start.
+func (c *coverage) root(op documented) string {
+	if c.byOccurrence {
+		return op.method + " " + op.path + ": "
+	}
+	return ""
+}
+
+// expect records every property reachable from op's answer schema.
+func (c *coverage) expect(op documented) { c.expectAt(op.schema, c.root(op), map[string]bool{}) }
+
+// expectAt records the properties under s, named from at; refs holds the
+// components on the way (a component inside itself is not walked again).
+func (c *coverage) expectAt(s *openapi3.SchemaRef, at string, refs map[string]bool) {
+	if s == nil || s.Value == nil {
+		return
+	}
+	if s.Ref != "" {
+		name := componentName(s.Ref)
+		switch {
+		case c.byOccurrence && refs[name]:
+			return
+		case c.byOccurrence:
+			refs[name] = true
+			defer delete(refs, name)
+		case c.walked[name]:
+			return
+		default:
+			c.walked[name] = true
+			at = name
+		}
+	}
+	v := s.Value
+	if v.Items != nil {
+		c.expectAt(v.Items, at+"[]", refs)
+	}
+	for name, p := range v.Properties {
+		key := join(at, name)
+		if at != "" { // by component, the envelope's keys are not counted
+			c.expected[key] = true
+		}
+		c.expectAt(p, key, refs)
+	}
+}
+
+// join names property name under at.
+func join(at, name string) string {
+	if at == "" || strings.HasSuffix(at, " ") {
+		return at + name
+	}
+	return at + "." + name
+}
+
+// see marks the properties of body, the answer of method path.
+func (c *coverage) see(doc *openapi3.T, method, path string, body any) {
+	p, _, _ := strings.Cut(path, "?")
+	for _, op := range documentedOperations(doc) {
+		if op.method == method && templateMatches(op.path, p) {
+			c.seeAt(op.schema, c.root(op), body)
+			return
+		}
+	}
+	panic(fmt.Sprintf("no documented operation for %s %s", method, p))
+}
+
+func (c *coverage) seeAt(s *openapi3.SchemaRef, at string, v any) {
+	if s == nil || s.Value == nil || v == nil {
+		return
+	}
+	if s.Ref != "" && !c.byOccurrence {
+		at = componentName(s.Ref)
+	}
+	switch x := v.(type) {
+	case []any:
+		if s.Value.Items != nil {
+			for _, el := range x {
+				c.seeAt(s.Value.Items, at+"[]", el)
+			}
+		}
+	case map[string]any:
+		for name, p := range s.Value.Properties {
+			pv, ok := x[name]
+			if !ok || pv == nil {
+				continue
+			}
+			key := join(at, name)
+			if at != "" {
+				c.seen[key] = true
+			}
+			c.seeAt(p, key, pv)
+		}
+	}
+}
+
+// missing lists, sorted, the expected properties never seen, but for the
+// unreachable ones.
+func (c *coverage) missing() []string {
+	var out []string
+	for p := range c.expected {
+		if _, exempt := unreachable[p]; !c.seen[p] && !exempt {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// templateMatches reports whether path matches the template
+// (/resources/v1/{id} matches /resources/v1/5f...).
+func templateMatches(template, path string) bool {
+	ts, ps := strings.Split(template, "/"), strings.Split(path, "/")
+	if len(ts) != len(ps) {
+		return false
+	}
+	for i, seg := range ts {
+		if !strings.HasPrefix(seg, "{") && seg != ps[i] {
+			return false
+		}
+	}
+	return true
+}
