@@ -25,10 +25,14 @@ func TestNewClientValidation(t *testing.T) {
 	}
 	for name, o := range map[string]Option{
 		"nil http client":  WithHTTPClient(nil),
-		"basic empty id":   WithBasicAuth("", "s"),
-		"basic colon id":   WithBasicAuth("a:b", "s"),
-		"bearer empty":     WithBearerToken("", "n"),
-		"bearer newline":   WithBearerToken("t\r\n", "n"),
+		"basic empty id":   WithBasicAuth("", "s", ""),
+		"basic colon id":   WithBasicAuth("a:b", "s", ""),
+		"basic network":    WithBasicAuth("a", "s", "net-1"),
+		"basic newline":    WithBasicAuth("a", "s", testNetwork+"\n"),
+		"bearer empty":     WithBearerToken("", testNetwork),
+		"bearer newline":   WithBearerToken("t\r\n", testNetwork),
+		"bearer no net":    WithBearerToken("t", ""),
+		"bearer bad net":   WithBearerToken("t", "net-1"),
 		"timeout zero":     WithTimeout(0),
 		"retry negative":   WithRetry(RetryPolicy{MaxRetries: -1}),
 		"retry max < base": WithRetry(RetryPolicy{BaseDelay: time.Second, MaxDelay: time.Millisecond}),
