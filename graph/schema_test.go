@@ -61,6 +61,7 @@ var boundTypes = map[string]reflect.Type{
 	"InvoiceItemTicket": reflect.TypeFor[restclient.InvoiceItemTicket](), "Transaction": reflect.TypeFor[restclient.Transaction](),
 	"TransactionBooking": reflect.TypeFor[restclient.TransactionBooking](), "TransactionCreditPackage": reflect.TypeFor[restclient.TransactionCreditPackage](),
 	"TransactionOrder": reflect.TypeFor[model.TransactionOrder](), "TransactionTicket": reflect.TypeFor[restclient.TransactionTicket](),
+	"TransactionOrderOption": reflect.TypeFor[model.TransactionOrderOption](),
 	"Product": reflect.TypeFor[restclient.Product](), "Media": reflect.TypeFor[restclient.Media](),
 	"ProductOption": reflect.TypeFor[restclient.ProductOption](), "CustomTax": reflect.TypeFor[restclient.CustomTax](),
 	"ProductOptionPrice": reflect.TypeFor[restclient.ProductOptionPrice](), "CreditsPrice": reflect.TypeFor[restclient.CreditsPrice](),
@@ -80,7 +81,7 @@ var boundTypes = map[string]reflect.Type{
 // their own, and where their data appears instead.
 var exposedElsewhere = map[string]string{
 	"VisitLocation":     "Visit.location: Location (id, title, address, timezoneId)",
-	"OptionNameSummary": "TransactionOrder.option: ProductOption (name -> title)",
+	"OptionNameSummary": "TransactionOrder.option: TransactionOrderOption (id, name; the deprecated title is name)",
 }
 
 // renamed lists REST fields exposed under another GraphQL name: type.jsonName -> field.
@@ -310,7 +311,7 @@ func TestLinks(t *testing.T) {
 		"Invoice.creditNotes":         "CreditNoteConnection",
 		"InvoiceItemBooking.resource": "Resource", "TransactionBooking.resource": "Resource",
 		"InvoiceItemOrder.product": "Product", "TransactionOrder.product": "Product", "Order.product": "Product",
-		"Order.option": "ProductOption", "TransactionOrder.option": "ProductOption",
+		"Order.option": "ProductOption", "TransactionOrder.option": "TransactionOrderOption",
 		"InvoiceItemOrder.productOption": "ProductOption",
 		"InvoiceItemTicket.event":        "Event", "TransactionTicket.event": "Event",
 		"Transaction.invoice": "Invoice", "Transaction.order": "TransactionOrder", "InvoiceItem.order": "InvoiceItemOrder",
