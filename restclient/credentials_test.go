@@ -71,7 +71,7 @@ func TestNoCredentialInErrors(t *testing.T) {
 	u.handle("GET /shop/products/v1/{productId}", echo(503))
 	u.handle("POST /feed/posts/v1", echo(400))
 	u.handle("GET /visitors/visits/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
-		w.Write([]byte(`{"visit":{"date":"` + r.Header.Get("Authorization") + `"}}`))
+		w.Write([]byte(`{"visit":{"comment":` + r.Header.Get("Authorization") + `}}`)) // not JSON
 	})
 
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")

@@ -41035,7 +41035,7 @@ func (ec *executionContext) unmarshalNCreditNoteRefundInput2ᚖgithubᚗcomᚋwo
 }
 
 func (ec *executionContext) unmarshalNDateTime2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTimestamp(ctx context.Context, v any) (restclient.Timestamp, error) {
-	res, err := scalars.UnmarshalDateTime(v)
+	res, err := scalars.UnmarshalDateTime(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -41047,7 +41047,7 @@ func (ec *executionContext) marshalNDateTime2githubᚗcomᚋworkspacenetᚋfacad
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
 		}
 	}
-	return res
+	return graphql.WrapContextMarshaler(ctx, res)
 }
 
 func (ec *executionContext) marshalNDiscount2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐDiscount(ctx context.Context, sel ast.SelectionSet, v restclient.Discount) graphql.Marshaler {
@@ -41770,7 +41770,7 @@ func (ec *executionContext) unmarshalODateTime2ᚖgithubᚗcomᚋworkspacenetᚋ
 	if v == nil {
 		return nil, nil
 	}
-	res, err := scalars.UnmarshalDateTime(v)
+	res, err := scalars.UnmarshalDateTime(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -41779,9 +41779,8 @@ func (ec *executionContext) marshalODateTime2ᚖgithubᚗcomᚋworkspacenetᚋfa
 		return graphql.Null
 	}
 	_ = sel
-	_ = ctx
 	res := scalars.MarshalDateTime(*v)
-	return res
+	return graphql.WrapContextMarshaler(ctx, res)
 }
 
 func (ec *executionContext) marshalODiscount2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐDiscountᚄ(ctx context.Context, sel ast.SelectionSet, v []restclient.Discount) graphql.Marshaler {
