@@ -116,3 +116,17 @@ func TestUnreadableTimestampLosesOnlyItsField(t *testing.T) {
 		t.Errorf("o3.createDate = %v, %v", o3.CreateDate.Time, o3.CreateDate.Err())
 	}
 }
+
+// FuzzParseISO8601: never a panic, and whatever time.Parse reads as RFC 3339
+// is read as the same instant.
+func FuzzParseISO8601(f *testing.F) {
+	for _, s := range []string{"2021-05-21T10:00:00Z", "2021-05-21T10:00:00.123+02:00", "2021-05-21", "2021-05-21t10:00z", "2021-05-21T10:00:00,5-0130", "x", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := parseISO8601(s)
+		if want, err := time.Parse(time.RFC3339Nano, s); err == nil && (!ok || !got.Equal(want)) {
+			t.Errorf("%q: %v %v, time.Parse %v", s, got, ok, want)
+		}
+	})
+}
