@@ -433,6 +433,8 @@ func TestRunRejectsBadConfiguration(t *testing.T) {
 		{"zero body limit", map[string]string{"MAX_BODY_BYTES": "0"}, nil, "max-body-bytes"},
 		{"bad production switch", map[string]string{"PRODUCTION": "sure"}, nil, "PRODUCTION"},
 		{"missing trusted documents", nil, []string{"-trusted-documents=/nonexistent/docs.json"}, "trusted-documents"},
+		{"bearer without network id", map[string]string{"UPSTREAM_AUTHORIZATION": "Bearer tok-1"}, nil, "UPSTREAM_NETWORK_ID"},
+		{"network id not a uuid", map[string]string{"UPSTREAM_AUTHORIZATION": "Basic YTpi", "UPSTREAM_NETWORK_ID": "net-1"}, nil, "must be a uuid"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

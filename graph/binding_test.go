@@ -69,8 +69,8 @@ type fakeTransactionOrder struct {
 	generated.TransactionOrderResolver
 }
 
-func (fakeTransactionOrder) Option(_ context.Context, obj *model.TransactionOrder) (*restclient.ProductOption, error) {
-	return model.OptionFromNameSummary(obj.Option), nil
+func (fakeTransactionOrder) Option(_ context.Context, obj *model.TransactionOrder) (*model.TransactionOrderOption, error) {
+	return model.TransactionOrderOptionOf(obj.Option), nil
 }
 
 type fakeMutation struct{ generated.MutationResolver }
@@ -108,7 +108,7 @@ func TestBindingsAtRunTime(t *testing.T) {
 				Order struct {
 					ID     string
 					Price  struct{ NetAmount float64 }
-					Option struct{ ID, Title string }
+					Option struct{ ID, Name, Title string }
 				}
 			}
 			PageInfo struct {
@@ -119,7 +119,7 @@ func TestBindingsAtRunTime(t *testing.T) {
 	}
 	err := c.Post(`{ transactions(locationId: "loc-1", status: SUCCEEDED, createDate: {gte: "2021-05-01T02:00:00+02:00"}) {
 		nodes { id status type createDate company { metadata deleteDate }
-		        order { id price { netAmount } option { id title } } }
+		        order { id price { netAmount } option { id name title } } }
 		pageInfo { hasNextPage endCursor } } }`, &resp)
 	if err != nil {
 		t.Fatal(err)
@@ -134,7 +134,7 @@ func TestBindingsAtRunTime(t *testing.T) {
 	if n.Company.Metadata["k"] != "v" || n.Company.DeleteDate != nil {
 		t.Errorf("company = %+v (zero DateTime must be null)", n.Company)
 	}
-	if n.Order.ID != "o-1" || n.Order.Price.NetAmount != 8.5 || n.Order.Option.ID != "opt-1" || n.Order.Option.Title != "Large" {
+	if n.Order.ID != "o-1" || n.Order.Price.NetAmount != 8.5 || n.Order.Option.ID != "opt-1" || n.Order.Option.Name != "Large" || n.Order.Option.Title != "Large" {
 		t.Errorf("order = %+v", n.Order)
 	}
 	if resp.Transactions.PageInfo.HasNextPage || resp.Transactions.PageInfo.EndCursor != "c1" {

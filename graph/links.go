@@ -16,6 +16,7 @@ var (
 	embeddedResource     = fieldSet("id", "title")                                       // transaction booking.resource
 	embeddedItemResource = fieldSet("id", "title", "type")                               // invoice item booking.resource
 	embeddedIDTitle      = fieldSet("id", "title")                                       // invoice, order product/option summaries
+	embeddedIDName       = fieldSet("id", "name", "title")                               // a transaction's order option (title = name)
 	embeddedOrderProduct = fieldSet("id", "title", "createDate", "description", "media") // an order's product
 	embeddedEvent        = fieldSet("id", "title", "startDate", "endDate")               // a ticket's event
 )
@@ -124,6 +125,12 @@ func embeddedOptionOr(ctx context.Context, emb *restclient.ProductOption, produc
 	if embeddedSuffices(ctx, embeddedIDTitle) {
 		return emb, nil
 	}
+	return productOption(ctx, emb.ID, product, locationRef)
+}
+
+// productOption loads option id among the options of the embedded product
+// (as embeddedProductOr does); nil when the product has no such option.
+func productOption(ctx context.Context, id string, product *restclient.Product, locationRef *string) (*restclient.ProductOption, error) {
 	if product == nil || product.ID == "" {
 		return nil, nil
 	}
@@ -132,11 +139,30 @@ func embeddedOptionOr(ctx context.Context, emb *restclient.ProductOption, produc
 		return nil, err
 	}
 	for i := range p.Options {
-		if p.Options[i].ID == emb.ID {
+		if p.Options[i].ID == id {
 			return &p.Options[i], nil
 		}
 	}
 	return nil, nil
+}
+
+// transactionOrderOption answers a transaction order's option: the embedded
+// {id, name} when the query selects nothing else, else the product's option
+// of that id, keeping the summary's name.
+func transactionOrderOption(ctx context.Context, o *model.TransactionOrder) (*model.TransactionOrderOption, error) {
+	emb := model.TransactionOrderOptionOf(o.Option)
+	if emb == nil || embeddedSuffices(ctx, embeddedIDName) {
+		return emb, nil
+	}
+	opt, err := productOption(ctx, emb.ID, o.Product, o.LocationRef)
+	if opt == nil || err != nil {
+		return nil, err
+	}
+	full := &model.TransactionOrderOption{ProductOption: *opt, Name: emb.Name}
+	if full.Name == nil {
+		full.Name = opt.Title
+	}
+	return full, nil
 }
 
 // commentsOf returns the comments of the post a comment belongs to.

@@ -173,16 +173,44 @@ func TestLinks(t *testing.T) {
 	})
 
 	t.Run("Transaction.order.product+option", func(t *testing.T) {
-		q := `query($l: ID!) { transactions(locationId: $l, type: ORDER, first: 30) { nodes { locationRef order { id product { id title } option { id title } } } } }`
+		txs, _, err := rc.Transactions.ListTransactions(ctx, &restclient.TransactionListOptions{LocationRef: loc0, Type: restclient.TransactionTypeOrder, ListOptions: restclient.ListOptions{Limit: 30}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The option's spec name is `name`; the deprecated `title` is the
+		// same value. Both come from the embedded {id, name}: no other call.
+		q := `query($l: ID!) { transactions(locationId: $l, type: ORDER, first: 30) { nodes { id locationRef order { id product { id title } option { id name title } } } } }`
 		d := mustRun(t, env, creds, q, map[string]any{"l": loc0})
 		expectCalls(t, env, calls{rListTx: 1})
-		if len(distinct(d, "transactions.nodes.*.order.product.id")) < 2 || len(distinct(d, "transactions.nodes.*.order.option.title")) < 1 {
+		if len(distinct(d, "transactions.nodes.*.order.product.id")) < 2 || len(distinct(d, "transactions.nodes.*.order.option.name")) < 1 {
 			t.Fatalf("want several embedded products and options: %s", pretty(d))
 		}
-		q = `query($l: ID!) { transactions(locationId: $l, type: ORDER, first: 30) { nodes { locationRef order { product { id description } option { id stock { quantity } } } } } }`
+		nodes := list(d, "transactions.nodes")
+		if len(nodes) != len(txs) {
+			t.Fatalf("%d transactions, REST %d", len(nodes), len(txs))
+		}
+		for i, tx := range txs {
+			n := nodes[i]
+			if tx.Order == nil || tx.Order.Option == nil || tx.Order.Option.Name == nil {
+				if get(n, "order.option") != nil {
+					t.Errorf("%s: option %v without an embedded one", tx.ID, get(n, "order.option"))
+				}
+				continue
+			}
+			if str(n, "order.option.id") != tx.Order.Option.ID || str(n, "order.option.name") != *tx.Order.Option.Name || str(n, "order.option.title") != *tx.Order.Option.Name {
+				t.Errorf("%s: option %v, REST {%s %s}", tx.ID, get(n, "order.option"), tx.Order.Option.ID, *tx.Order.Option.Name)
+			}
+		}
+		// Any other field loads the product's option, and the name stays.
+		q = `query($l: ID!) { transactions(locationId: $l, type: ORDER, first: 30) { nodes { locationRef order { product { id description } option { id name title stock { quantity } } } } } }`
 		d = mustRun(t, env, creds, q, map[string]any{"l": loc0})
 		expectCalls(t, env, calls{rListTx: 1, rListProducts: 1})
 		checkProducts(t, rc, ctx, d, []string{"transactions.nodes.*"}, "order.product", "order.option")
+		collect(d, "transactions.nodes.*.order.option", func(o any) {
+			if o != nil && (str(o, "name") == "" || str(o, "name") != str(o, "title")) {
+				t.Errorf("loaded option %v: name and title differ", o)
+			}
+		})
 	})
 
 	t.Run("InvoiceItem.order.product+productOption", func(t *testing.T) {

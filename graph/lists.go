@@ -92,7 +92,8 @@ func connection[T, E, C any](ctx context.Context, cursors *paging.Codec, scope s
 	for i, e := range r.Edges {
 		edges[i] = edge(e.Cursor, e.Node)
 	}
-	return conn(edges, r.Nodes(), &model.PageInfo{HasNextPage: r.HasNextPage, EndCursor: r.EndCursor()}), nil
+	info := &model.PageInfo{HasNextPage: r.HasNextPage, HasPreviousPage: r.HasPreviousPage, StartCursor: r.StartCursor(), EndCursor: r.EndCursor()}
+	return conn(edges, r.Nodes(), info), nil
 }
 
 func newCreditNoteEdge(c string, n *restclient.CreditNote) *model.CreditNoteEdge {

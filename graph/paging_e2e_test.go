@@ -1,6 +1,7 @@
 package graph_test
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
@@ -93,6 +94,56 @@ func TestPaging(t *testing.T) {
 		if !equalStrings(walked[:100], single) {
 			t.Fatal("walk order differs from first: 100")
 		}
+	})
+
+	// Relay's PageInfo: hasPreviousPage and startCursor on a first page, on
+	// a following one (after the first page's endCursor, and after a cursor
+	// in the middle of a page) and on an empty one past the end.
+	t.Run("start of a page", func(t *testing.T) {
+		const q = `query($l: ID!, $first: Int, $after: String) {
+  transactions(locationId: $l, first: $first, after: $after) {
+    edges { cursor node { id } }
+    pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
+  }
+}`
+		check := func(d any, wantIDs []string, wantPrev, wantNext bool) {
+			t.Helper()
+			if got := ids(d, "transactions.edges.*.node"); !equalStrings(got, wantIDs) {
+				t.Fatalf("edges %v, want %v", got, wantIDs)
+			}
+			info := get(d, "transactions.pageInfo")
+			if get(info, "hasPreviousPage") != wantPrev || get(info, "hasNextPage") != wantNext {
+				t.Fatalf("pageInfo %v: want hasPreviousPage %v, hasNextPage %v", pretty(info), wantPrev, wantNext)
+			}
+			n := len(wantIDs)
+			if n == 0 {
+				if get(info, "startCursor") != nil || get(info, "endCursor") != nil || !selected(info, "startCursor") {
+					t.Fatalf("empty page: pageInfo %v, want null cursors", pretty(info))
+				}
+				return
+			}
+			if s := str(info, "startCursor"); s == "" || s != str(d, "transactions.edges.0.cursor") {
+				t.Fatalf("startCursor %q is not the first edge's cursor", s)
+			}
+			if e := str(info, "endCursor"); e != str(d, "transactions.edges."+strconv.Itoa(n-1)+".cursor") {
+				t.Fatalf("endCursor %q is not the last edge's cursor", e)
+			}
+		}
+		first := mustRun(t, env, creds, q, map[string]any{"l": loc, "first": 5})
+		expectCalls(t, env, calls{rListTx: 1})
+		check(first, all[:5], false, true)
+
+		next := mustRun(t, env, creds, q, map[string]any{"l": loc, "first": 5, "after": str(first, "transactions.pageInfo.endCursor")})
+		expectCalls(t, env, calls{rListTx: 1})
+		check(next, all[5:10], true, true)
+
+		mid := mustRun(t, env, creds, q, map[string]any{"l": loc, "first": 3, "after": str(first, "transactions.edges.1.cursor")})
+		check(mid, all[2:5], true, true)
+
+		whole := mustRun(t, env, creds, q, map[string]any{"l": loc, "first": 500})
+		check(whole, all, false, false)
+		past := mustRun(t, env, creds, q, map[string]any{"l": loc, "first": 5, "after": str(whole, "transactions.pageInfo.endCursor")})
+		check(past, nil, true, false)
 	})
 
 	t.Run("resume mid-page", func(t *testing.T) {
@@ -245,4 +296,40 @@ func TestPaging(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestPageInfoOfEveryConnection: every connection (credit notes, orders,
+// transactions, redemptions) answers Relay's pageInfo, on a first page and
+// on the page after its endCursor.
+func TestPageInfoOfEveryConnection(t *testing.T) {
+	env := testenv.New(t, testenv.Options{})
+	creds := env.Bearer()
+	const sel = `{ edges { cursor } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } }`
+	const q = `query($l: ID!, $c: ID!, $a1: String, $a2: String, $a3: String, $a4: String) {
+  location(id: $l) {
+    creditNotes(first: 2, after: $a1) ` + sel + `
+    orders(first: 2, after: $a2) ` + sel + `
+    transactions(first: 2, after: $a3) ` + sel + `
+  }
+  redemptions(couponId: $c, first: 2, after: $a4) ` + sel + `
+}`
+	paths := []string{"location.creditNotes", "location.orders", "location.transactions", "redemptions"}
+	vars := map[string]any{"l": env.ID(t, "location", 0), "c": env.ID(t, "coupon", 0)}
+	for _, page := range []string{"first", "second"} {
+		d := mustRun(t, env, creds, q, vars)
+		expectCalls(t, env, calls{rListCreditNotes: 1, rListOrders: 1, rListTx: 1, rListRedemptions: 1})
+		for i, p := range paths {
+			info := get(d, p+".pageInfo")
+			if len(list(d, p+".edges")) != 2 || get(info, "hasNextPage") != true {
+				t.Fatalf("%s page of %s: %s (the demo data has more than 4 of each)", page, p, pretty(get(d, p)))
+			}
+			if get(info, "hasPreviousPage") != (page == "second") {
+				t.Errorf("%s page of %s: hasPreviousPage %v", page, p, get(info, "hasPreviousPage"))
+			}
+			if str(info, "startCursor") != str(d, p+".edges.0.cursor") || str(info, "endCursor") != str(d, p+".edges.1.cursor") {
+				t.Errorf("%s page of %s: cursors %s", page, p, pretty(get(d, p)))
+			}
+			vars["a"+strconv.Itoa(i+1)] = str(info, "endCursor")
+		}
+	}
 }

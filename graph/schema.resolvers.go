@@ -406,8 +406,8 @@ func (r *transactionBookingResolver) Resource(ctx context.Context, obj *restclie
 }
 
 // Option is the resolver for the option field.
-func (r *transactionOrderResolver) Option(ctx context.Context, obj *model.TransactionOrder) (*restclient.ProductOption, error) {
-	return embeddedOptionOr(ctx, model.OptionFromNameSummary(obj.Option), obj.Product, obj.LocationRef)
+func (r *transactionOrderResolver) Option(ctx context.Context, obj *model.TransactionOrder) (*model.TransactionOrderOption, error) {
+	return transactionOrderOption(ctx, obj)
 }
 
 // Product is the resolver for the product field.

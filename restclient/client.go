@@ -128,40 +128,6 @@ func WithHTTPClient(hc *http.Client) Option {
 	}
 }
 
-// WithBasicAuth sends Authorization: Basic base64(clientID:clientSecret) on
-// calls whose context carries no Credentials.
-func WithBasicAuth(clientID, clientSecret string) Option {
-	return func(c *Client) error {
-		if clientID == "" || strings.Contains(clientID, ":") {
-			return errors.New("restclient: WithBasicAuth: client id must be non-empty and without ':'")
-		}
-		cr := Credentials{Authorization: basicAuthorization(clientID, clientSecret)}
-		if err := cr.validate(); err != nil {
-			return err
-		}
-		w := identify(cr)
-		c.fixed = &w
-		return nil
-	}
-}
-
-// WithBearerToken sends Authorization: Bearer token and service-network-id:
-// networkID on calls whose context carries no Credentials.
-func WithBearerToken(token, networkID string) Option {
-	return func(c *Client) error {
-		if token == "" {
-			return errors.New("restclient: WithBearerToken: empty token")
-		}
-		cr := Credentials{Authorization: "Bearer " + token, NetworkID: networkID}
-		if err := cr.validate(); err != nil {
-			return err
-		}
-		w := identify(cr)
-		c.fixed = &w
-		return nil
-	}
-}
-
 // WithTimeout sets the timeout of one attempt (default 10s). It is always
 // bounded by the caller's deadline.
 func WithTimeout(d time.Duration) Option {

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
+
+	"github.com/workspacenet/facade/internal/ids"
 )
 
 // Credentials are the two headers that authenticate a call upstream. They are
@@ -153,6 +155,72 @@ func (c Credentials) validate() error {
 	if !validHeaderValue(c.NetworkID) {
 		return errors.New("restclient: service-network-id credential contains invalid characters")
 	}
+	return nil
+}
+
+// Check reports why c cannot authenticate a call as the API defines
+// credentials: an Authorization that is not "Basic ..." or "Bearer ..." with
+// a credential, a Bearer token without a network id (the API requires
+// service-network-id with Bearer), a network id that is not a uuid, or a
+// header value with control characters. Basic credentials without a network
+// id pass: they name their network themselves, except on GET /events/v1/{id},
+// which needs the header (GetEvent fails without it).
+//
+// The fixed credentials of WithBasicAuth and WithBearerToken are checked at
+// construction. Per-call credentials (WithCredentials) are forwarded as given,
+// unchecked, so the upstream judges a caller's headers itself.
+func (c Credentials) Check() error {
+	if err := c.validate(); err != nil {
+		return err
+	}
+	_, cred, _ := strings.Cut(strings.TrimSpace(c.Authorization), " ")
+	switch {
+	case c.scheme() == "":
+		return errors.New(`restclient: Authorization must be "Basic <credentials>" or "Bearer <token>"`)
+	case strings.TrimSpace(cred) == "":
+		return errors.New("restclient: Authorization has no credential after its scheme")
+	case c.scheme() == "Bearer" && c.NetworkID == "":
+		return errors.New("restclient: a Bearer token needs a network id (the service-network-id header)")
+	case c.NetworkID != "" && !ids.IsUUID(c.NetworkID):
+		return errors.New("restclient: the network id (service-network-id) must be a uuid")
+	}
+	return nil
+}
+
+// WithBasicAuth sends Authorization: Basic base64(clientID:clientSecret), and
+// service-network-id: networkID when networkID is not empty, on calls whose
+// context carries no Credentials. The network id may be empty for every
+// operation but GET /events/v1/{id} (Events.GetEvent), which requires it even
+// with Basic; when set it must be a uuid.
+func WithBasicAuth(clientID, clientSecret, networkID string) Option {
+	return func(c *Client) error {
+		if clientID == "" || strings.Contains(clientID, ":") {
+			return errors.New("restclient: WithBasicAuth: client id must be non-empty and without ':'")
+		}
+		return c.setFixed("WithBasicAuth", Credentials{Authorization: basicAuthorization(clientID, clientSecret), NetworkID: networkID})
+	}
+}
+
+// WithBearerToken sends Authorization: Bearer token and service-network-id:
+// networkID on calls whose context carries no Credentials. Both are
+// required, as the API requires the network id with a Bearer token: an empty
+// token, or a network id that is empty or not a uuid, fails NewClient.
+func WithBearerToken(token, networkID string) Option {
+	return func(c *Client) error {
+		if token == "" {
+			return errors.New("restclient: WithBearerToken: empty token")
+		}
+		return c.setFixed("WithBearerToken", Credentials{Authorization: "Bearer " + token, NetworkID: networkID})
+	}
+}
+
+// setFixed makes cr the client's fixed credentials once cr.Check passes.
+func (c *Client) setFixed(option string, cr Credentials) error {
+	if err := cr.Check(); err != nil {
+		return errors.New(strings.Replace(err.Error(), "restclient: ", "restclient: "+option+": ", 1))
+	}
+	w := identify(cr)
+	c.fixed = &w
 	return nil
 }
 

@@ -71,7 +71,7 @@ func TestNoCredentialInErrors(t *testing.T) {
 	u.handle("GET /shop/products/v1/{productId}", echo(503))
 	u.handle("POST /feed/posts/v1", echo(400))
 	u.handle("GET /visitors/visits/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
-		w.Write([]byte(`{"visit":{"date":"` + r.Header.Get("Authorization") + `"}}`))
+		w.Write([]byte(`{"visit":{"comment":` + r.Header.Get("Authorization") + `}}`)) // not JSON
 	})
 
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
@@ -79,7 +79,7 @@ func TestNoCredentialInErrors(t *testing.T) {
 	ln.Close()
 
 	bearer := u.client()
-	basic, err := NewClient(u.srv.URL+basePath, WithBasicAuth(id, secret))
+	basic, err := NewClient(u.srv.URL+basePath, WithBasicAuth(id, secret, ""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,5 +129,66 @@ func TestIdentityFromContext(t *testing.T) {
 	}
 	if got := IdentityFromContext(t.Context()); got != "" {
 		t.Errorf("without credentials: %q", got)
+	}
+}
+
+// TestFixedCredentialsHeaders: WithBasicAuth sends the network id it is
+// given, and none when given none; WithBearerToken always sends its own.
+func TestFixedCredentialsHeaders(t *testing.T) {
+	u := newUpstream(t)
+	var got []string
+	u.handle("GET /resources/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+		_, has := r.Header["Service-Network-Id"]
+		got = append(got, fmt.Sprintf("%s|%v|%s", r.Header.Get("Authorization"), has, r.Header.Get("service-network-id")))
+		w.Write([]byte(`{"resource":{"id":"r"}}`))
+	})
+	basic := basicAuthorization("client-1", "s3cr3t")
+	for _, o := range []Option{
+		WithBasicAuth("client-1", "s3cr3t", testNetwork),
+		WithBasicAuth("client-1", "s3cr3t", ""),
+		WithBearerToken(testToken, testNetwork),
+	} {
+		c, err := NewClient(u.srv.URL+basePath, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := c.Resources.GetResource(ctxT(t), "r"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{basic + "|true|" + testNetwork, basic + "|false|", "Bearer " + testToken + "|true|" + testNetwork}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("headers sent:\n got %q\nwant %q", got, want)
+	}
+}
+
+func TestCredentialsCheck(t *testing.T) {
+	basic := basicAuthorization("client-1", "s3cr3t")
+	for _, c := range []Credentials{
+		{Authorization: basic},
+		{Authorization: basic, NetworkID: testNetwork},
+		{Authorization: "Bearer " + testToken, NetworkID: testNetwork},
+		{Authorization: "bearer " + testToken, NetworkID: strings.ToUpper(testNetwork)},
+	} {
+		if err := c.Check(); err != nil {
+			t.Errorf("%v: %v", c, err)
+		}
+	}
+	for c, want := range map[Credentials]string{
+		{}:                                       "must be",
+		{Authorization: "Token abc"}:             "must be",
+		{Authorization: "Bearer "}:               "no credential",
+		{Authorization: "Bearer " + testToken}:   "needs a network id",
+		{Authorization: basic, NetworkID: "n-1"}: "must be a uuid",
+		{Authorization: "Bearer x\x00", NetworkID: testNetwork}: "invalid characters",
+	} {
+		err := c.Check()
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%v: Check() = %v, want an error saying %q", c, err, want)
+		}
+	}
+	_, err := NewClient("http://h", WithBearerToken(testToken, ""))
+	if err == nil || err.Error() != "restclient: WithBearerToken: a Bearer token needs a network id (the service-network-id header)" {
+		t.Errorf("NewClient(WithBearerToken(token, \"\")) = %v", err)
 	}
 }

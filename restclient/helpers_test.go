@@ -27,7 +27,7 @@ const basePath = "/api/v9"
 
 const (
 	testToken   = "tok-SECRET-7f3a9c"
-	testNetwork = "net-0c1d2e3f"
+	testNetwork = "0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5"
 )
 
 // upstream is an httptest server whose mux lives under basePath.

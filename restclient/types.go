@@ -7,7 +7,9 @@ package restclient
 //   - Every scalar is a pointer (nil = absent or null), so a zero value the
 //     upstream really sent is never confused with one it left out. Go 1.26's
 //     new(expr) builds them: new("title"), new(3.5).
-//   - Uuids are strings; timestamps are *Timestamp (RFC 3339, null and "" tolerated);
+//   - Uuids are strings; timestamps are *Timestamp (ISO 8601 read leniently,
+//     null and "" tolerated; an unreadable one is kept with Timestamp.Err and
+//     never fails the record);
 //     every JSON number of the spec is float64 (the spec types counts as
 //     "number", and a fractional value must never fail decoding).
 //   - Free objects (metadata, og) are json.RawMessage.

@@ -81,7 +81,43 @@ func decodeBody(r *http.Request, key string, dst any) error {
 	if err := dec.Decode(dst); err != nil {
 		return fieldError(key, raw, dst, err)
 	}
+	return strictTimestamps(key, raw, dst)
+}
+
+// strictTimestamps holds the timestamps of a request body to RFC 3339.
+// restclient.Timestamp decodes leniently (ISO 8601 forms, and an unreadable
+// value is kept rather than refused), as a client of an upstream should; as
+// an upstream, this service accepts RFC 3339 only: anything else is a 400
+// naming the field.
+func strictTimestamps(key string, raw json.RawMessage, dst any) error {
+	t := reflect.TypeOf(dst).Elem()
+	var fields map[string]json.RawMessage
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Type != reflect.TypeFor[*restTimestamp]() {
+			continue
+		}
+		if fields == nil {
+			if json.Unmarshal(raw, &fields) != nil {
+				return invalidf("%s: must be a JSON object", key)
+			}
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		v, ok := fields[name]
+		if !ok || string(v) == "null" {
+			continue
+		}
+		var s string
+		if json.Unmarshal(v, &s) != nil || s != "" && !isRFC3339(s) {
+			return invalidf("%s.%s: must be an RFC 3339 timestamp", key, name)
+		}
+	}
 	return nil
+}
+
+func isRFC3339(s string) bool {
+	_, err := time.Parse(time.RFC3339Nano, s)
+	return err == nil
 }
 
 // fieldError turns a decoding error of the object under key into a 400 that

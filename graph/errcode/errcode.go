@@ -22,6 +22,8 @@ const (
 	RateLimited = "RATE_LIMITED"
 	// UpstreamUnavailable: a 5xx, timeout, refused or reset connection, open circuit breaker or unreadable upstream response.
 	UpstreamUnavailable = "UPSTREAM_UNAVAILABLE"
+	// UpstreamInvalid: the upstream answered, but one value of its answer cannot be read (a timestamp that is not ISO 8601): that field is null, the rest of the data arrives.
+	UpstreamInvalid = "UPSTREAM_INVALID"
 	// OutcomeUnknown: a write (POST, PUT) was sent but its answer was lost (connection reset, body cut short, timeout): it may or may not have been applied.
 	OutcomeUnknown = "OUTCOME_UNKNOWN"
 	// QueryTooComplex: the operation exceeds a limit of graph/limits, checked before it runs (a request error: no data, no upstream call).

@@ -635,8 +635,10 @@ type ComplexityRoot struct {
 	}
 
 	PageInfo struct {
-		EndCursor   func(childComplexity int) int
-		HasNextPage func(childComplexity int) int
+		EndCursor       func(childComplexity int) int
+		HasNextPage     func(childComplexity int) int
+		HasPreviousPage func(childComplexity int) int
+		StartCursor     func(childComplexity int) int
 	}
 
 	PaymentGateway struct {
@@ -1051,6 +1053,18 @@ type ComplexityRoot struct {
 		Product func(childComplexity int) int
 	}
 
+	TransactionOrderOption struct {
+		Available   func(childComplexity int) int
+		CreateDate  func(childComplexity int) int
+		CustomTax   func(childComplexity int) int
+		Description func(childComplexity int) int
+		ID          func(childComplexity int) int
+		Name        func(childComplexity int) int
+		Price       func(childComplexity int) int
+		Stock       func(childComplexity int) int
+		Title       func(childComplexity int) int
+	}
+
 	TransactionRefund struct {
 		Amount       func(childComplexity int) int
 		CreateDate   func(childComplexity int) int
@@ -1246,7 +1260,7 @@ type TransactionBookingResolver interface {
 	Resource(ctx context.Context, obj *restclient.TransactionBooking) (*restclient.Resource, error)
 }
 type TransactionOrderResolver interface {
-	Option(ctx context.Context, obj *model.TransactionOrder) (*restclient.ProductOption, error)
+	Option(ctx context.Context, obj *model.TransactionOrder) (*model.TransactionOrderOption, error)
 
 	Product(ctx context.Context, obj *model.TransactionOrder) (*restclient.Product, error)
 }
@@ -3723,6 +3737,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PageInfo.HasNextPage(childComplexity), true
+	case "PageInfo.hasPreviousPage":
+		if e.ComplexityRoot.PageInfo.HasPreviousPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.HasPreviousPage(childComplexity), true
+	case "PageInfo.startCursor":
+		if e.ComplexityRoot.PageInfo.StartCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
 
 	case "PaymentGateway.gateway":
 		if e.ComplexityRoot.PaymentGateway.Gateway == nil {
@@ -5407,6 +5433,61 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TransactionOrder.Product(childComplexity), true
 
+	case "TransactionOrderOption.available":
+		if e.ComplexityRoot.TransactionOrderOption.Available == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TransactionOrderOption.Available(childComplexity), true
+	case "TransactionOrderOption.createDate":
+		if e.ComplexityRoot.TransactionOrderOption.CreateDate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TransactionOrderOption.CreateDate(childComplexity), true
+	case "TransactionOrderOption.customTax":
+		if e.ComplexityRoot.TransactionOrderOption.CustomTax == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TransactionOrderOption.CustomTax(childComplexity), true
+	case "TransactionOrderOption.description":
+		if e.ComplexityRoot.TransactionOrderOption.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TransactionOrderOption.Description(childComplexity), true
+	case "TransactionOrderOption.id":
+		if e.ComplexityRoot.TransactionOrderOption.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TransactionOrderOption.ID(childComplexity), true
+	case "TransactionOrderOption.name":
+		if e.ComplexityRoot.TransactionOrderOption.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TransactionOrderOption.Name(childComplexity), true
+	case "TransactionOrderOption.price":
+		if e.ComplexityRoot.TransactionOrderOption.Price == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TransactionOrderOption.Price(childComplexity), true
+	case "TransactionOrderOption.stock":
+		if e.ComplexityRoot.TransactionOrderOption.Stock == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TransactionOrderOption.Stock(childComplexity), true
+	case "TransactionOrderOption.title":
+		if e.ComplexityRoot.TransactionOrderOption.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TransactionOrderOption.Title(childComplexity), true
+
 	case "TransactionRefund.amount":
 		if e.ComplexityRoot.TransactionRefund.Amount == nil {
 			break
@@ -6186,10 +6267,19 @@ type UpdatePostPayload {
 
 # ---- Paging (Relay connections) ----
 
-"Where a page of a connection ends."
+"Where a page of a connection starts and ends (the Relay connection spec's PageInfo)."
 type PageInfo {
   "Whether more items follow the last edge of this page."
   hasNextPage: Boolean!
+  """
+  Whether items precede the first edge of this page. Connections page forward
+  only (` + "`" + `first` + "`" + `, ` + "`" + `after` + "`" + `), and this is exact, not a guess: true when the page
+  was fetched with ` + "`" + `after` + "`" + ` (every cursor follows at least one item), false on
+  the first page.
+  """
+  hasPreviousPage: Boolean!
+  "The cursor of the first edge of this page; null when the page is empty."
+  startCursor: String
   "The cursor of the last edge of this page; null when the page is empty."
   endCursor: String
 }
@@ -7674,17 +7764,39 @@ type TransactionCreditPackage {
 type TransactionOrder {
   "The order's uuid."
   id: ID!
-  """
-  The ordered option. The upstream embeds only {id, name}: it is exposed as a
-  ProductOption whose ` + "`" + `title` + "`" + ` is that ` + "`" + `name` + "`" + ` (no call when only ` + "`" + `id` + "`" + ` and ` + "`" + `title` + "`" + `
-  are selected); any other field loads the option of that id from the product's
-  ` + "`" + `options` + "`" + `.
-  """
-  option: ProductOption
+  "The ordered option: the embedded {id, name} first, else the option of that id in the product's ` + "`" + `options` + "`" + `."
+  option: TransactionOrderOption
   "The price, split into net and tax."
   price: PriceSplit
   "The ordered product: the embedded {id, title} first, else from the transaction location's product list, else GET /shop/products/v1/{productId}."
   product: Product
+}
+
+"""
+The option a transaction's order bought. The upstream embeds {id, name}:
+selecting only ` + "`" + `id` + "`" + `, ` + "`" + `name` + "`" + ` (and the deprecated ` + "`" + `title` + "`" + `) costs no call; any
+other field loads the option of that id from the product's ` + "`" + `options` + "`" + `, whose
+` + "`" + `title` + "`" + ` is this ` + "`" + `name` + "`" + `.
+"""
+type TransactionOrderOption {
+  "The option's uuid."
+  id: ID!
+  "The option's name (a product's option calls it ` + "`" + `title` + "`" + `)."
+  name: String
+  "The option's name, as a product's option calls it."
+  title: String @deprecated(reason: "Use ` + "`" + `name` + "`" + `, the field's name in a transaction's order (the same value).")
+  "Whether the option can be bought."
+  available: Boolean
+  "When the option was created."
+  createDate: DateTime
+  "A tax rate that overrides the default one."
+  customTax: CustomTax
+  "The option's description."
+  description: String
+  "The option's price in credits and money."
+  price: ProductOptionPrice
+  "The option's stock keeping."
+  stock: Stock
 }
 
 "The event ticket a transaction paid for."
@@ -9180,6 +9292,10 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 	switch field.Name {
 	case "hasNextPage":
 		return ec.fieldContext_PageInfo_hasNextPage(ctx, field)
+	case "hasPreviousPage":
+		return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+	case "startCursor":
+		return ec.fieldContext_PageInfo_startCursor(ctx, field)
 	case "endCursor":
 		return ec.fieldContext_PageInfo_endCursor(ctx, field)
 	}
@@ -9980,6 +10096,30 @@ func (ec *executionContext) childFields_TransactionOrder(ctx context.Context, fi
 		return ec.fieldContext_TransactionOrder_product(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TransactionOrder", field.Name)
+}
+
+func (ec *executionContext) childFields_TransactionOrderOption(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_TransactionOrderOption_id(ctx, field)
+	case "name":
+		return ec.fieldContext_TransactionOrderOption_name(ctx, field)
+	case "title":
+		return ec.fieldContext_TransactionOrderOption_title(ctx, field)
+	case "available":
+		return ec.fieldContext_TransactionOrderOption_available(ctx, field)
+	case "createDate":
+		return ec.fieldContext_TransactionOrderOption_createDate(ctx, field)
+	case "customTax":
+		return ec.fieldContext_TransactionOrderOption_customTax(ctx, field)
+	case "description":
+		return ec.fieldContext_TransactionOrderOption_description(ctx, field)
+	case "price":
+		return ec.fieldContext_TransactionOrderOption_price(ctx, field)
+	case "stock":
+		return ec.fieldContext_TransactionOrderOption_stock(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TransactionOrderOption", field.Name)
 }
 
 func (ec *executionContext) childFields_TransactionRefund(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -20825,6 +20965,52 @@ func (ec *executionContext) fieldContext_PageInfo_hasNextPage(_ context.Context,
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
+func (ec *executionContext) _PageInfo_hasPreviousPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasPreviousPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_hasPreviousPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_startCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartCursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_startCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -27816,8 +28002,8 @@ func (ec *executionContext) _TransactionOrder_option(ctx context.Context, field 
 			return ec.Resolvers.TransactionOrder().Option(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *restclient.ProductOption) graphql.Marshaler {
-			return ec.marshalOProductOption2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐProductOption(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TransactionOrderOption) graphql.Marshaler {
+			return ec.marshalOTransactionOrderOption2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐTransactionOrderOption(ctx, selections, v)
 		},
 		true,
 		false,
@@ -27830,7 +28016,7 @@ func (ec *executionContext) fieldContext_TransactionOrder_option(_ context.Conte
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_ProductOption(ctx, field)
+			return ec.childFields_TransactionOrderOption(ctx, field)
 		},
 	}
 	return fc, nil
@@ -27895,6 +28081,240 @@ func (ec *executionContext) fieldContext_TransactionOrder_product(_ context.Cont
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Product(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TransactionOrderOption_id(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TransactionOrderOption_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TransactionOrderOption_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TransactionOrderOption", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _TransactionOrderOption_name(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TransactionOrderOption_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TransactionOrderOption_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TransactionOrderOption", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TransactionOrderOption_title(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TransactionOrderOption_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TransactionOrderOption_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TransactionOrderOption", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TransactionOrderOption_available(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TransactionOrderOption_available(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Available, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TransactionOrderOption_available(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TransactionOrderOption", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _TransactionOrderOption_createDate(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TransactionOrderOption_createDate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreateDate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *restclient.Timestamp) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTimestamp(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TransactionOrderOption_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TransactionOrderOption", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _TransactionOrderOption_customTax(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TransactionOrderOption_customTax(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CustomTax, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *restclient.CustomTax) graphql.Marshaler {
+			return ec.marshalOCustomTax2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCustomTax(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TransactionOrderOption_customTax(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TransactionOrderOption",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CustomTax(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TransactionOrderOption_description(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TransactionOrderOption_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TransactionOrderOption_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TransactionOrderOption", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TransactionOrderOption_price(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TransactionOrderOption_price(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Price, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *restclient.ProductOptionPrice) graphql.Marshaler {
+			return ec.marshalOProductOptionPrice2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐProductOptionPrice(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TransactionOrderOption_price(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TransactionOrderOption",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ProductOptionPrice(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TransactionOrderOption_stock(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TransactionOrderOption_stock(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Stock, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *restclient.Stock) graphql.Marshaler {
+			return ec.marshalOStock2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐStock(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TransactionOrderOption_stock(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TransactionOrderOption",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Stock(ctx, field)
 		},
 	}
 	return fc, nil
@@ -35723,6 +36143,16 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "hasPreviousPage":
+			out.Values[i] = ec._PageInfo_hasPreviousPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startCursor":
+			out.Values[i] = ec._PageInfo_startCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "endCursor":
 			out.Values[i] = ec._PageInfo_endCursor(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -39402,6 +39832,84 @@ func (ec *executionContext) _TransactionOrder(ctx context.Context, sel ast.Selec
 	return out
 }
 
+var transactionOrderOptionImplementors = []string{"TransactionOrderOption"}
+
+func (ec *executionContext) _TransactionOrderOption(ctx context.Context, sel ast.SelectionSet, obj *model.TransactionOrderOption) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, transactionOrderOptionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TransactionOrderOption")
+		case "id":
+			out.Values[i] = ec._TransactionOrderOption_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._TransactionOrderOption_name(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "title":
+			out.Values[i] = ec._TransactionOrderOption_title(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "available":
+			out.Values[i] = ec._TransactionOrderOption_available(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "createDate":
+			out.Values[i] = ec._TransactionOrderOption_createDate(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "customTax":
+			out.Values[i] = ec._TransactionOrderOption_customTax(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "description":
+			out.Values[i] = ec._TransactionOrderOption_description(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "price":
+			out.Values[i] = ec._TransactionOrderOption_price(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "stock":
+			out.Values[i] = ec._TransactionOrderOption_stock(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var transactionRefundImplementors = []string{"TransactionRefund"}
 
 func (ec *executionContext) _TransactionRefund(ctx context.Context, sel ast.SelectionSet, obj *restclient.TransactionRefund) graphql.Marshaler {
@@ -40527,7 +41035,7 @@ func (ec *executionContext) unmarshalNCreditNoteRefundInput2ᚖgithubᚗcomᚋwo
 }
 
 func (ec *executionContext) unmarshalNDateTime2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTimestamp(ctx context.Context, v any) (restclient.Timestamp, error) {
-	res, err := scalars.UnmarshalDateTime(v)
+	res, err := scalars.UnmarshalDateTime(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -40539,7 +41047,7 @@ func (ec *executionContext) marshalNDateTime2githubᚗcomᚋworkspacenetᚋfacad
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
 		}
 	}
-	return res
+	return graphql.WrapContextMarshaler(ctx, res)
 }
 
 func (ec *executionContext) marshalNDiscount2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐDiscount(ctx context.Context, sel ast.SelectionSet, v restclient.Discount) graphql.Marshaler {
@@ -41262,7 +41770,7 @@ func (ec *executionContext) unmarshalODateTime2ᚖgithubᚗcomᚋworkspacenetᚋ
 	if v == nil {
 		return nil, nil
 	}
-	res, err := scalars.UnmarshalDateTime(v)
+	res, err := scalars.UnmarshalDateTime(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -41271,9 +41779,8 @@ func (ec *executionContext) marshalODateTime2ᚖgithubᚗcomᚋworkspacenetᚋfa
 		return graphql.Null
 	}
 	_ = sel
-	_ = ctx
 	res := scalars.MarshalDateTime(*v)
-	return res
+	return graphql.WrapContextMarshaler(ctx, res)
 }
 
 func (ec *executionContext) marshalODiscount2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐDiscountᚄ(ctx context.Context, sel ast.SelectionSet, v []restclient.Discount) graphql.Marshaler {
@@ -42194,6 +42701,13 @@ func (ec *executionContext) marshalOTransactionOrder2ᚖgithubᚗcomᚋworkspace
 		return graphql.Null
 	}
 	return ec._TransactionOrder(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOTransactionOrderOption2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐTransactionOrderOption(ctx context.Context, sel ast.SelectionSet, v *model.TransactionOrderOption) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._TransactionOrderOption(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOTransactionRefund2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionRefundᚄ(ctx context.Context, sel ast.SelectionSet, v []restclient.TransactionRefund) graphql.Marshaler {

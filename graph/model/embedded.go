@@ -42,12 +42,21 @@ func InvoiceItemOrderOf(it *restclient.InvoiceItem) *InvoiceItemOrder {
 	return &InvoiceItemOrder{InvoiceItemOrder: *it.Order, LocationRef: it.LocationRef}
 }
 
-// OptionFromNameSummary converts the {id, name} option summary a transaction
-// embeds into a ProductOption whose Title is the summary's name; nil when s
-// is nil or has no id.
-func OptionFromNameSummary(s *restclient.OptionNameSummary) *restclient.ProductOption {
+// TransactionOrderOption is the option a transaction's order bought: the
+// embedded {id, name} summary, or the product's option of that id when a
+// query selects more, with the summary's Name. Bound to the GraphQL type
+// TransactionOrderOption.
+type TransactionOrderOption struct {
+	restclient.ProductOption
+	// Name is the embedded summary's name: the product option's title.
+	Name *string `json:"name,omitempty"`
+}
+
+// TransactionOrderOptionOf returns the embedded summary s as an option whose
+// Title is also its name; nil when s is nil or has no id.
+func TransactionOrderOptionOf(s *restclient.OptionNameSummary) *TransactionOrderOption {
 	if s == nil || s.ID == "" {
 		return nil
 	}
-	return &restclient.ProductOption{ID: s.ID, Title: s.Name}
+	return &TransactionOrderOption{ProductOption: restclient.ProductOption{ID: s.ID, Title: s.Name}, Name: s.Name}
 }

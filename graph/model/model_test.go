@@ -47,10 +47,10 @@ func TestOrderWrappers(t *testing.T) {
 	if InvoiceItemOrderOf(&restclient.InvoiceItem{}) != nil {
 		t.Error("no order must give nil")
 	}
-	if o := OptionFromNameSummary(&restclient.OptionNameSummary{ID: "opt", Name: new("Large")}); o == nil || o.ID != "opt" || *o.Title != "Large" {
-		t.Errorf("OptionFromNameSummary = %+v", o)
+	if o := TransactionOrderOptionOf(&restclient.OptionNameSummary{ID: "opt", Name: new("Large")}); o == nil || o.ID != "opt" || *o.Name != "Large" || *o.Title != "Large" {
+		t.Errorf("TransactionOrderOptionOf = %+v", o)
 	}
-	if OptionFromNameSummary(&restclient.OptionNameSummary{}) != nil || OptionFromNameSummary(nil) != nil {
+	if TransactionOrderOptionOf(&restclient.OptionNameSummary{}) != nil || TransactionOrderOptionOf(nil) != nil {
 		t.Error("no option id must give nil")
 	}
 }

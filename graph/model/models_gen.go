@@ -183,10 +183,17 @@ type OrderEdge struct {
 	Node *restclient.Order `json:"node"`
 }
 
-// Where a page of a connection ends.
+// Where a page of a connection starts and ends (the Relay connection spec's PageInfo).
 type PageInfo struct {
 	// Whether more items follow the last edge of this page.
 	HasNextPage bool `json:"hasNextPage"`
+	// Whether items precede the first edge of this page. Connections page forward
+	// only (`first`, `after`), and this is exact, not a guess: true when the page
+	// was fetched with `after` (every cursor follows at least one item), false on
+	// the first page.
+	HasPreviousPage bool `json:"hasPreviousPage"`
+	// The cursor of the first edge of this page; null when the page is empty.
+	StartCursor *string `json:"startCursor,omitempty"`
 	// The cursor of the last edge of this page; null when the page is empty.
 	EndCursor *string `json:"endCursor,omitempty"`
 }

@@ -55,6 +55,19 @@ type Edge[T any] struct {
 type Result[T any] struct {
 	Edges       []Edge[T]
 	HasNextPage bool
+	// HasPreviousPage is exact: true when the page starts after a cursor.
+	// Every cursor points after an item of the list (none names its start),
+	// so items precede such a page; the first page has none.
+	HasPreviousPage bool
+}
+
+// StartCursor returns the first edge's cursor, or nil for an empty result.
+func (r *Result[T]) StartCursor() *string {
+	if len(r.Edges) == 0 {
+		return nil
+	}
+	c := r.Edges[0].Cursor
+	return &c
 }
 
 // EndCursor returns the last edge's cursor, or nil for an empty result.
@@ -106,7 +119,7 @@ func Paginate[T any](ctx context.Context, codec *Codec, scope string, first *int
 			limit = min(n, UpstreamMaxLimit)
 		}
 	}
-	res := &Result[T]{}
+	res := &Result[T]{HasPreviousPage: after != nil}
 	for {
 		page, err := fetch(ctx, token, limit)
 		if err != nil {

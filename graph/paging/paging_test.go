@@ -110,9 +110,22 @@ func TestResumeFromEveryEdgeSeesNothingTwice(t *testing.T) {
 		if want := seq(k+1, k+11); !equal(values(r), want) {
 			t.Fatalf("after edge %d: got %v want %v", k, values(r), want)
 		}
-		if !r.HasNextPage {
-			t.Fatalf("after edge %d: HasNextPage false", k)
+		if !r.HasNextPage || !r.HasPreviousPage {
+			t.Fatalf("after edge %d: HasNextPage %v, HasPreviousPage %v", k, r.HasNextPage, r.HasPreviousPage)
 		}
+		if *r.StartCursor() != r.Edges[0].Cursor {
+			t.Fatalf("after edge %d: StartCursor is not the first edge's cursor", k)
+		}
+	}
+	if first.HasPreviousPage {
+		t.Error("the first page has HasPreviousPage")
+	}
+	past, err := Paginate(context.Background(), testCodec, "s", new(5), first.EndCursor(), (&list{n: 25}).fetch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(past.Edges) != 0 || past.StartCursor() != nil || past.EndCursor() != nil || !past.HasPreviousPage || past.HasNextPage {
+		t.Errorf("empty page after the end: %+v", past)
 	}
 	// Walking the whole list by endCursor yields every item exactly once.
 	var all []int

@@ -3,6 +3,7 @@
 package scalars
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -22,21 +23,40 @@ func badInput(format string, args ...any) error {
 	return &gqlerr.Coded{Code: errcode.BadUserInput, Message: fmt.Sprintf(format, args...)}
 }
 
+// errUnreadableDateTime is the error of a DateTime field whose upstream
+// value is not a timestamp. It never shows the value.
+var errUnreadableDateTime = &gqlerr.Coded{Code: errcode.UpstreamInvalid, Message: "the upstream sent a value that is not an ISO 8601 timestamp"}
+
 // MarshalDateTime writes t as an RFC 3339 string in UTC, with fractional
 // seconds only when set. The zero Timestamp (an upstream "" or an unset value)
-// is written as null.
-func MarshalDateTime(t restclient.Timestamp) graphql.Marshaler {
-	if t.IsZero() {
-		return graphql.Null
+// is written as null. A Timestamp the upstream sent unreadable (t.Err) is
+// written as null with an UPSTREAM_INVALID error on the field's path, so the
+// rest of the record and of the page arrive; every output DateTime field
+// must therefore be nullable (graph/schema_test.go checks).
+func MarshalDateTime(t restclient.Timestamp) graphql.ContextMarshaler {
+	return dateTime(t)
+}
+
+// dateTime is the ContextMarshaler of a DateTime value.
+type dateTime restclient.Timestamp
+
+func (t dateTime) MarshalGQLContext(_ context.Context, w io.Writer) error {
+	ts := restclient.Timestamp(t)
+	if ts.Err() != nil {
+		return errUnreadableDateTime // gqlgen adds it on the field's path and writes null
 	}
-	return graphql.WriterFunc(func(w io.Writer) {
-		_, _ = io.WriteString(w, strconv.Quote(t.UTC().Format(time.RFC3339Nano)))
-	})
+	if ts.IsZero() {
+		_, err := io.WriteString(w, "null")
+		return err
+	}
+	_, err := io.WriteString(w, strconv.Quote(ts.UTC().Format(time.RFC3339Nano)))
+	return err
 }
 
 // UnmarshalDateTime reads an RFC 3339 string (any offset, fractional seconds
-// optional) and returns it in UTC.
-func UnmarshalDateTime(v any) (restclient.Timestamp, error) {
+// optional) and returns it in UTC. Input stays strict RFC 3339: only the
+// upstream's values are read leniently (restclient.Timestamp).
+func UnmarshalDateTime(_ context.Context, v any) (restclient.Timestamp, error) {
 	s, ok := v.(string)
 	if !ok {
 		return restclient.Timestamp{}, badInput("DateTime must be an RFC 3339 string such as 2021-05-21T10:00:00Z, got %T", v)

@@ -17,9 +17,9 @@ var testSecret = []byte("test-secret-0123456789abcdef-0123456789")
 
 // Three callers: bravo shares alpha's network, charlie alpha's Authorization.
 var (
-	alpha   = restclient.Credentials{Authorization: "Bearer tok-ALPHA-91c2e7", NetworkID: "net-0c1d2e3f"}
-	bravo   = restclient.Credentials{Authorization: "Bearer tok-BRAVO-44d0a1", NetworkID: "net-0c1d2e3f"}
-	charlie = restclient.Credentials{Authorization: "Bearer tok-ALPHA-91c2e7", NetworkID: "net-9a8b7c6d"}
+	alpha   = restclient.Credentials{Authorization: "Bearer tok-ALPHA-91c2e7", NetworkID: "0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5"}
+	bravo   = restclient.Credentials{Authorization: "Bearer tok-BRAVO-44d0a1", NetworkID: "0c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5"}
+	charlie = restclient.Credentials{Authorization: "Bearer tok-ALPHA-91c2e7", NetworkID: "9a8b7c6d-5e4f-4a3b-9c2d-1e0f2a3b4c5d"}
 )
 
 const (

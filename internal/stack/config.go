@@ -233,7 +233,11 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 		c.Secret = secret
 	}
 	if a := getenv("UPSTREAM_AUTHORIZATION"); a != "" {
-		g.ServerCredentials = &restclient.Credentials{Authorization: a, NetworkID: getenv("UPSTREAM_NETWORK_ID")}
+		cr := restclient.Credentials{Authorization: a, NetworkID: getenv("UPSTREAM_NETWORK_ID")}
+		if err := cr.Check(); err != nil { // a Bearer token without a network id, ...
+			return Config{}, fmt.Errorf("UPSTREAM_AUTHORIZATION, UPSTREAM_NETWORK_ID: %w", err)
+		}
+		g.ServerCredentials = &cr
 	}
 	return c, c.Validate()
 }
