@@ -657,111 +657,6 @@ func (c *Client) attempt(ctx context.Context, rc call, target string, payload []
 	return hr, data, nil
 }
 
-// ---- decoding helpers ----
-
-// scanEnvelope reads a response object in one pass, calling field for each
-// top-level key with the decoder positioned at its value; field must consume
-// the value (decode it, or skip it with skipValue). Trailing data after the
-// object is an error, as with json.Unmarshal.
-func scanEnvelope(data []byte, field func(key string, dec *json.Decoder) error) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	tok, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return errors.New("response is not a JSON object")
-	}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		key, _ := tok.(string)
-		if err := field(key, dec); err != nil {
-			return err
-		}
-	}
-	if _, err := dec.Token(); err != nil { // the closing '}'
-		return err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errors.New("data after the response object")
-	}
-	return nil
-}
-
-func skipValue(dec *json.Decoder) error {
-	var skip json.RawMessage
-	return dec.Decode(&skip)
-}
-
-// decodeOne decodes the object under key into *dst; a missing or null object
-// is an error.
-func decodeOne[T any](key string, dst **T) decodeFunc {
-	return func(data []byte) (pageInfo, error) {
-		var v *T
-		err := scanEnvelope(data, func(k string, dec *json.Decoder) error {
-			if k != key {
-				return skipValue(dec)
-			}
-			if err := dec.Decode(&v); err != nil {
-				return fmt.Errorf("%s: %w", key, err)
-			}
-			return nil
-		})
-		if err != nil {
-			return pageInfo{}, err
-		}
-		if v == nil {
-			return pageInfo{}, fmt.Errorf("response has no %q object", key)
-		}
-		*dst = v
-		return pageInfo{}, nil
-	}
-}
-
-// decodeList decodes the array under key into *dst (missing or null: empty)
-// and the page tokens beside it.
-func decodeList[T any](key string, dst *[]*T) decodeFunc {
-	return func(data []byte) (pageInfo, error) {
-		var p pageInfo
-		err := scanEnvelope(data, func(k string, dec *json.Decoder) error {
-			var err error
-			switch k {
-			case key:
-				err = dec.Decode(dst)
-			case "nextPageToken":
-				err = optionalString(dec, &p.next)
-			case "searchQueryNext":
-				err = optionalString(dec, &p.searchQueryNext)
-			default:
-				return skipValue(dec)
-			}
-			if err != nil {
-				return fmt.Errorf("%s: %w", k, err)
-			}
-			return nil
-		})
-		if err != nil {
-			return pageInfo{}, err
-		}
-		return p, nil
-	}
-}
-
-// optionalString decodes a string or null (left "") into *dst.
-func optionalString(dec *json.Decoder, dst *string) error {
-	var s *string
-	if err := dec.Decode(&s); err != nil {
-		return err
-	}
-	if s != nil {
-		*dst = *s
-	}
-	return nil
-}
-
 // ---- request helpers ----
 
 // escapeID returns id as one escaped path segment. Empty, "." and ".." ids
@@ -840,19 +735,6 @@ func paginate[T any](first string, fetch func(token string) ([]*T, *Response, er
 			seen[next] = true
 			token = next
 		}
-	}
-}
-
-// decodeStruct decodes the whole response object into dst.
-func decodeStruct[T any](dst *T) decodeFunc {
-	return func(data []byte) (pageInfo, error) {
-		if err := json.Unmarshal(data, dst); err != nil {
-			return pageInfo{}, err
-		}
-		if bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
-			return pageInfo{}, errors.New("response is null, not an object")
-		}
-		return pageInfo{}, nil
 	}
 }
 
