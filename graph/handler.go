@@ -237,7 +237,8 @@ func NewHandler(o Options) http.Handler {
 			ctx, cancel = context.WithTimeout(ctx, o.RequestTimeout)
 			defer cancel()
 		}
-		req := &request{trace: o.UpstreamTrace && r.Header.Get(TraceHeader) == "1", calls: &calls.Collector{Max: o.MaxUpstreamCalls}}
+		trace := o.UpstreamTrace && r.Header.Get(TraceHeader) == "1"
+		req := &request{trace: trace, calls: &calls.Collector{Max: o.MaxUpstreamCalls, Keep: trace}}
 		var creds restclient.Credentials
 		if auth := strings.TrimSpace(r.Header.Get("Authorization")); auth != "" {
 			creds = restclient.Credentials{Authorization: auth, NetworkID: strings.TrimSpace(r.Header.Get("service-network-id"))}

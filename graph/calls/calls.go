@@ -44,9 +44,14 @@ type Collector struct {
 	// Max caps the upstream calls one request may start; 0 means no cap.
 	// Set it before the collector is shared.
 	Max int
+	// Keep records each call for Report; without it the collector only
+	// counts (the report is built only when a client asked for it). Set it
+	// before the collector is shared.
+	Keep bool
 
 	mu       sync.Mutex
 	calls    []Call
+	ended    int // calls that ended, cache hits included
 	reserved int
 	waited   time.Duration
 	hits     int
@@ -101,6 +106,14 @@ func (c *Collector) observe(_ context.Context, info restclient.CallInfo) {
 	if c.refused == nil && restclient.IsUnauthorized(info.Err) {
 		c.refused = &CredentialsRefusedError{Method: info.Method, Route: info.Route}
 	}
+	c.ended++
+	if info.Cached {
+		c.hits++
+	}
+	c.waited += info.Waited
+	if !c.Keep {
+		return
+	}
 	c.calls = append(c.calls, Call{
 		Method:      info.Method,
 		Path:        info.Route,
@@ -112,10 +125,6 @@ func (c *Collector) observe(_ context.Context, info restclient.CallInfo) {
 		RateLimited: info.RateLimited,
 		Cached:      info.Cached,
 	})
-	if info.Cached {
-		c.hits++
-	}
-	c.waited += info.Waited
 }
 
 // Waited returns the time the request's calls waited for the rate budget.
@@ -131,7 +140,7 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 func (c *Collector) Count() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.calls) - c.hits
+	return c.ended - c.hits
 }
 
 // CacheHits returns the number of calls the response cache answered.
@@ -141,11 +150,12 @@ func (c *Collector) CacheHits() int {
 	return c.hits
 }
 
-// Report returns a snapshot of the calls recorded so far, in completion order.
+// Report returns a snapshot of the calls recorded so far, in completion order
+// (Calls is empty unless Keep is set).
 func (c *Collector) Report() Report {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := make([]Call, len(c.calls))
 	copy(out, c.calls)
-	return Report{Count: len(out) - c.hits, CacheHits: c.hits, Calls: out}
+	return Report{Count: c.ended - c.hits, CacheHits: c.hits, Calls: out}
 }
