@@ -82,7 +82,7 @@ func run(args []string) error {
 	resultsPath := fs.String("results", "bench/results.json", "raw results (also the baseline of the next run)")
 	inProcess := fs.Bool("in-process", false, "serve the REST service in this process (CPU figures then include it)")
 	costOnly := fs.Bool("cost-only", false, "measure only the CPU and allocations per query (prints them; writes no file)")
-	only := fs.String("only", "", "comma-separated query names to run (default: the whole suite)")
+	only := fs.String("only", "", "comma-separated query names to run, without the sweep and scenarios (default: the whole suite)")
 	batchedOnly := fs.Bool("batched-only", false, "skip the naive baseline")
 	costRounds := fs.Int("cost-rounds", 1, "repeat each cost run this many times and keep the median CPU")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of each query's batched cost run to <prefix>.<query>.pprof")

@@ -127,6 +127,10 @@ type LatRun struct {
 	P95Ms     float64 `json:"p95Ms"`
 	P99Ms     float64 `json:"p99Ms"`
 	QPS       float64 `json:"qps"`
+	// CPUMsPerQ is this process's CPU time per query over the run: the
+	// facade's, plus the load generator's and both HTTP ends' (the same for
+	// every build, so comparable between builds, not with Cost).
+	CPUMsPerQ float64 `json:"cpuMsPerQuery,omitempty"`
 	FirstErr  string  `json:"firstErr,omitempty"`
 }
 
@@ -140,7 +144,7 @@ func loadRun(ctx context.Context, c *gqlclient.Client, q *benchQuery, conc int, 
 		firstErr string
 		wg       sync.WaitGroup
 	)
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuTime()
 	hard := start.Add(4 * dur)
 	ctx, cancel := context.WithDeadline(ctx, hard.Add(30*time.Second))
 	defer cancel()
@@ -171,11 +175,14 @@ func loadRun(ctx context.Context, c *gqlclient.Client, q *benchQuery, conc int, 
 		})
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
+	elapsed, cpu := time.Since(start), cpuTime()-cpu0
 	slices.Sort(samples)
 	r := LatRun{Conc: conc, N: len(samples), Errors: errs, FirstErr: firstErr,
 		P50Ms: ms(percentile(samples, 0.50)), P95Ms: ms(percentile(samples, 0.95)), P99Ms: ms(percentile(samples, 0.99)),
 		QPS: float64(len(samples)) / elapsed.Seconds()}
+	if n := len(samples) + errs; n > 0 {
+		r.CPUMsPerQ = ms(cpu) / float64(n)
+	}
 	return r
 }
 

@@ -202,8 +202,8 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 					r := loadRun(ctx, c, q, conc, cfg.Dur, cfg.MinN)
 					r.LatencyMs = ms(lat)
 					mr.Runs = append(mr.Runs, r)
-					cfg.logf("%-9s %-7s lat=%-5v c=%-3d calls=%-4d p50=%7.2fms p95=%7.2fms p99=%7.2fms qps=%7.1f n=%d err=%d %s",
-						q.Name, mode, lat, conc, total, r.P50Ms, r.P95Ms, r.P99Ms, r.QPS, r.N, r.Errors, r.FirstErr)
+					cfg.logf("%-9s %-7s lat=%-5v c=%-3d calls=%-4d p50=%7.2fms p95=%7.2fms p99=%7.2fms qps=%7.1f cpu/q=%6.3fms n=%d err=%d %s",
+						q.Name, mode, lat, conc, total, r.P50Ms, r.P95Ms, r.P99Ms, r.QPS, r.CPUMsPerQ, r.N, r.Errors, r.FirstErr)
 				}
 				if lat == 0 && mr.Cost == nil {
 					cost, err := cfg.measureCost(f.handler, who, q, mode)
@@ -219,7 +219,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		}
 	}
 
-	if cfg.CostOnly {
+	if cfg.CostOnly || cfg.Only != nil { // a partial run: no sweep or scenarios
 		res.FacadeRSSKB = peakRSSKB("self")
 		res.ElapsedSec = time.Since(began).Seconds()
 		return res, nil

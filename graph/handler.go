@@ -254,6 +254,9 @@ func NewHandler(o Options) http.Handler {
 			ctx = restclient.WithoutCacheReads(ctx)
 		}
 		ctx = context.WithValue(ctx, requestKey{}, req)
+		// Resolvers never modify upstream objects: identical GETs in flight
+		// for one caller's credentials are decoded once for all requests.
+		ctx = restclient.WithReadOnlyResults(ctx)
 		if req.hasCredentials && !isBearer(creds.Authorization) {
 			ctx = restclient.WithCallHooks(ctx, restclient.CallHooks{Before: refuseBearerOnly})
 		}

@@ -327,6 +327,12 @@ type call struct {
 	query  url.Values // may be nil
 	body   any        // request body, JSON-encoded; nil for none
 	decode decodeFunc // decodes a 2xx body; nil to ignore it
+	// parse and set, when set, are decode in two steps (decode ==
+	// into(parse, ...), set stores what parse made): a shared GET whose
+	// callers read results only (WithReadOnlyResults) parses once and sets
+	// the same value for every one of them.
+	parse parseFunc
+	set   func(v any)
 }
 
 // decodeFunc decodes a 2xx body and returns the paging it carried.
@@ -359,6 +365,7 @@ func (c *Client) do(ctx context.Context, rc call) (resp *Response, err error) {
 	var (
 		f      fetched
 		shared bool
+		fl     *flight
 	)
 	creds := c.credentials(ctx)
 	cacheable := rc.method == http.MethodGet && c.cache != nil && rc.decode != nil
@@ -406,7 +413,7 @@ func (c *Client) do(ctx context.Context, rc call) (resp *Response, err error) {
 		return nil, err
 	}
 	if rc.method == http.MethodGet && c.shareGets {
-		f, shared, err = c.sharedFetch(ctx, rc, target, creds)
+		f, shared, fl, err = c.sharedFetch(ctx, rc, target, creds)
 		if f.hr != nil {
 			f.hr = copyResponse(f.hr) // the flight's answer is every waiter's
 		}
@@ -422,7 +429,15 @@ func (c *Client) do(ctx context.Context, rc call) (resp *Response, err error) {
 	if rc.decode == nil {
 		return resp, nil
 	}
-	page, err := rc.decode(f.data)
+	var page pageInfo
+	if fl != nil && rc.parse != nil && readOnlyResults(ctx) {
+		var v any
+		if v, page, err = fl.parsed(rc.parse); err == nil {
+			rc.set(v)
+		}
+	} else {
+		page, err = rc.decode(f.data)
+	}
 	if err != nil {
 		return resp, &DecodeError{Method: rc.method, Route: rc.route, Err: redactErr(err, creds.secrets())}
 	}
@@ -741,7 +756,9 @@ func paginate[T any](first string, fetch func(token string) ([]*T, *Response, er
 // doOne runs a call whose answer wraps one object under key.
 func doOne[T any](ctx context.Context, c *Client, method, route, path, key string, body any) (*T, *Response, error) {
 	var out *T
-	resp, err := c.do(ctx, call{method: method, route: route, path: path, body: body, decode: decodeOne(key, &out)})
+	parse := parseOne[T](key)
+	resp, err := c.do(ctx, call{method: method, route: route, path: path, body: body,
+		decode: into(parse, &out), parse: parse, set: func(v any) { out = v.(*T) }})
 	if err != nil {
 		return nil, resp, err
 	}
@@ -751,7 +768,9 @@ func doOne[T any](ctx context.Context, c *Client, method, route, path, key strin
 // doList runs a GET whose answer wraps an array under key.
 func doList[T any](ctx context.Context, c *Client, route, path string, q url.Values, key string) ([]*T, *Response, error) {
 	var out []*T
-	resp, err := c.do(ctx, call{method: http.MethodGet, route: route, path: path, query: q, decode: decodeList(key, &out)})
+	parse := parseList[T](key)
+	resp, err := c.do(ctx, call{method: http.MethodGet, route: route, path: path, query: q,
+		decode: into(parse, &out), parse: parse, set: func(v any) { out = v.([]*T) }})
 	if err != nil {
 		return nil, resp, err
 	}

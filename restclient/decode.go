@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sync"
 
 	gojson "github.com/goccy/go-json"
@@ -59,32 +60,35 @@ func envelopeType(k envelopeKey) reflect.Type {
 	return t.(reflect.Type)
 }
 
-// decodeOne decodes the object under key into *dst; a missing or null object
-// is an error.
-func decodeOne[T any](key string, dst **T) decodeFunc {
-	return func(data []byte) (pageInfo, error) {
+// parseFunc decodes a 2xx body into a fresh value (a *T or a []*T) and the
+// paging it carried; shared GETs parse once for every read-only waiter.
+type parseFunc func(data []byte) (any, pageInfo, error)
+
+// parseOne decodes the object under key into a new *T; a missing or null
+// object is an error.
+func parseOne[T any](key string) parseFunc {
+	return func(data []byte) (any, pageInfo, error) {
 		env := reflect.New(envelopeType(envelopeKey{t: reflect.TypeFor[*T](), key: key}))
 		if err := unmarshalObject(data, env.Interface()); err != nil {
-			return pageInfo{}, err
+			return nil, pageInfo{}, err
 		}
 		v := env.Elem().Field(0).Interface().(*T)
 		if v == nil {
-			return pageInfo{}, fmt.Errorf("response has no %q object", key)
+			return nil, pageInfo{}, fmt.Errorf("response has no %q object", key)
 		}
-		*dst = v
-		return pageInfo{}, nil
+		return v, pageInfo{}, nil
 	}
 }
 
-// decodeList decodes the array under key into *dst (missing or null: empty)
-// and the page tokens beside it (strings or null).
-func decodeList[T any](key string, dst *[]*T) decodeFunc {
-	return func(data []byte) (pageInfo, error) {
+// parseList decodes the array under key into a new []*T (missing or null:
+// empty; its capacity is its length, so an append by one holder never writes
+// into another's) and the page tokens beside it (strings or null).
+func parseList[T any](key string) parseFunc {
+	return func(data []byte) (any, pageInfo, error) {
 		env := reflect.New(envelopeType(envelopeKey{t: reflect.TypeFor[[]*T](), key: key, list: true})).Elem()
 		if err := unmarshalObject(data, env.Addr().Interface()); err != nil {
-			return pageInfo{}, err
+			return nil, pageInfo{}, err
 		}
-		*dst = env.Field(0).Interface().([]*T)
 		var p pageInfo
 		if s := env.Field(1).Interface().(*string); s != nil {
 			p.next = *s
@@ -92,9 +96,30 @@ func decodeList[T any](key string, dst *[]*T) decodeFunc {
 		if s := env.Field(2).Interface().(*string); s != nil {
 			p.searchQueryNext = *s
 		}
+		return slices.Clip(env.Field(0).Interface().([]*T)), p, nil
+	}
+}
+
+// into returns a decodeFunc that parses with parse and stores the value in
+// *dst.
+func into[V any](parse parseFunc, dst *V) decodeFunc {
+	return func(data []byte) (pageInfo, error) {
+		v, p, err := parse(data)
+		if err != nil {
+			return pageInfo{}, err
+		}
+		*dst = v.(V)
 		return p, nil
 	}
 }
+
+// decodeOne decodes the object under key into *dst; a missing or null object
+// is an error.
+func decodeOne[T any](key string, dst **T) decodeFunc { return into(parseOne[T](key), dst) }
+
+// decodeList decodes the array under key into *dst (missing or null: empty)
+// and the page tokens beside it.
+func decodeList[T any](key string, dst *[]*T) decodeFunc { return into(parseList[T](key), dst) }
 
 // decodeStruct decodes the whole response object into dst.
 func decodeStruct[T any](dst *T) decodeFunc {
