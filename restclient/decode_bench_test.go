@@ -7,23 +7,28 @@ import (
 	"testing"
 )
 
+// page returns {"<key>":[n copies of testdata/<file>],"nextPageToken":"..."}.
+func page(tb testing.TB, key, file string, n int) []byte {
+	one, err := os.ReadFile(filepath.Join("testdata", file))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"` + key + `":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(bytes.TrimSpace(one))
+	}
+	b.WriteString(`],"nextPageToken":"eyJvIjoxMDB9.c2ln"}`)
+	return b.Bytes()
+}
+
 // BenchmarkDecodeTransactionsPage decodes a full upstream page (100
 // transactions with every embedded summary) the way ListTransactions does.
 func BenchmarkDecodeTransactionsPage(b *testing.B) {
-	one, err := os.ReadFile(filepath.Join("testdata", "transaction.json"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	var page bytes.Buffer
-	page.WriteString(`{"transactions":[`)
-	for i := range 100 {
-		if i > 0 {
-			page.WriteByte(',')
-		}
-		page.Write(bytes.TrimSpace(one))
-	}
-	page.WriteString(`],"nextPageToken":"eyJvIjoxMDB9.c2ln"}`)
-	data := page.Bytes()
+	data := page(b, "transactions", "transaction.json", 100)
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -31,6 +36,33 @@ func BenchmarkDecodeTransactionsPage(b *testing.B) {
 		p, err := decodeList("transactions", &out)(data)
 		if err != nil || len(out) != 100 || p.next == "" {
 			b.Fatalf("decoded %d items, next %q, err %v", len(out), p.next, err)
+		}
+	}
+}
+
+// BenchmarkDecodeProductList decodes a location's product list of 70
+// products (the list every product link of a query resolves through) the way
+// ListProducts does.
+func BenchmarkDecodeProductList(b *testing.B) {
+	data := page(b, "products", "product.json", 70)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var out []*Product
+		if _, err := decodeList("products", &out)(data); err != nil || len(out) != 70 {
+			b.Fatalf("decoded %d items, err %v", len(out), err)
+		}
+	}
+}
+
+// BenchmarkDecodeResource decodes one GET /resources/v1/{id} answer.
+func BenchmarkDecodeResource(b *testing.B) {
+	data := []byte(`{"resource":{"id":"r1","title":"Room","capacity":4,"type":"meeting_room","locationRef":"l1","createDate":"2024-01-02T03:04:05Z"}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		var out *Resource
+		if _, err := decodeOne("resource", &out)(data); err != nil || out.ID != "r1" {
+			b.Fatalf("%+v %v", out, err)
 		}
 	}
 }
