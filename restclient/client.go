@@ -93,6 +93,7 @@ type Client struct {
 	breakers        breakers
 	shareGets       bool
 	flights         flights
+	bodySizes       bodySizes
 
 	// wait sleeps d or until ctx ends (ctx.Err()); replaced in tests.
 	wait func(ctx context.Context, d time.Duration) error
@@ -657,7 +658,7 @@ func (c *Client) attempt(ctx context.Context, rc call, target string, payload []
 		}
 		return hr, nil, err
 	}
-	data, err := io.ReadAll(io.LimitReader(hr.Body, maxResponseBody+1))
+	data, err := readBody(hr.Body, hr.ContentLength, c.bodySizes.hint(rc.route))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()

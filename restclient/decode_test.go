@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 )
 
@@ -64,5 +65,37 @@ func BenchmarkDecodeResource(b *testing.B) {
 		if _, err := decodeOne("resource", &out)(data); err != nil || out.ID != "r1" {
 			b.Fatalf("%+v %v", out, err)
 		}
+	}
+}
+
+// readBody returns the whole body whatever the size hint or Content-Length
+// says, and remembers the size for the route's next body.
+func TestReadBody(t *testing.T) {
+	body := bytes.Repeat([]byte("0123456789"), 10_000) // 100 KB
+	var hint atomic.Int64
+	for _, tc := range []struct {
+		name          string
+		contentLength int64
+		hint          int64
+	}{
+		{"chunked, no hint", -1, 0},
+		{"chunked, hint too small", -1, 700},
+		{"chunked, hint too large", -1, 1 << 20},
+		{"content length", int64(len(body)), 0},
+		{"content length wrong", 10, 0},
+	} {
+		hint.Store(tc.hint)
+		got, err := readBody(bytes.NewReader(body), tc.contentLength, &hint)
+		if err != nil || !bytes.Equal(got, body) {
+			t.Errorf("%s: read %d bytes, err %v", tc.name, len(got), err)
+		}
+		if hint.Load() != int64(len(body)) {
+			t.Errorf("%s: hint %d after a body of %d", tc.name, hint.Load(), len(body))
+		}
+	}
+	hint.Store(0)
+	got, err := readBody(bytes.NewReader(make([]byte, maxResponseBody+10)), -1, &hint)
+	if err != nil || len(got) != maxResponseBody+1 {
+		t.Errorf("an oversized body read %d bytes (want the limit + 1), err %v", len(got), err)
 	}
 }
