@@ -27,8 +27,8 @@ func TestSuiteCallsEqualMinimum(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Queries) != 5 {
-		t.Fatalf("%d queries, want 5", len(res.Queries))
+	if len(res.Queries) != 7 {
+		t.Fatalf("%d queries, want 7", len(res.Queries))
 	}
 	var totalBatched, totalNaive int64
 	for _, q := range res.Queries {
@@ -60,7 +60,7 @@ func TestSuiteCallsEqualMinimum(t *testing.T) {
 	if totalBatched >= totalNaive {
 		t.Errorf("batched %d calls in total, naive %d", totalBatched, totalNaive)
 	}
-	if want := map[string]int{"dashboard": 2, "invoice": 2, "feed": 2, "thread": 1, "booking": 2}; true {
+	if want := map[string]int{"dashboard": 2, "invoice": 2, "feed": 2, "thread": 1, "booking": 2, "resource": 1, "orders": 2}; true {
 		for _, q := range res.Queries {
 			if q.Rounds != want[q.Name] {
 				t.Errorf("%s: %d dependent rounds, want %d", q.Name, q.Rounds, want[q.Name])

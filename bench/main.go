@@ -83,6 +83,12 @@ func run(args []string) error {
 	plots := fs.String("plots", "docs/bench", "directory for the PNG plots")
 	resultsPath := fs.String("results", "bench/results.json", "raw results (also the baseline of the next run)")
 	inProcess := fs.Bool("in-process", false, "serve the REST service in this process (CPU figures then include it)")
+	costOnly := fs.Bool("cost-only", false, "measure only the CPU and allocations per query (prints them; writes no file)")
+	only := fs.String("only", "", "comma-separated query names to run, without the sweep and scenarios (default: the whole suite)")
+	batchedOnly := fs.Bool("batched-only", false, "skip the naive baseline")
+	costRounds := fs.Int("cost-rounds", 1, "repeat each cost run this many times and keep the median CPU")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of each query's batched cost run to <prefix>.<query>.pprof")
+	memProfile := fs.String("memprofile", "", "write an allocation profile of each query's batched cost run to <prefix>.<query>.pprof")
 	replot := fs.Bool("replot", false, "measure nothing: redraw the plots and the markdown tables from -results")
 	traceRounds := fs.Int("trace-overhead", 0, "measure only the dashboard's CPU per query with tracing off and on (100% sampled, discarding exporter), alternating this many rounds; writes nothing")
 	fs.BoolVar(&withMetrics, "metrics", false, "record the facade's Prometheus metrics (internal/metrics) during every run, to measure their overhead")
@@ -107,7 +113,11 @@ func run(args []string) error {
 		}
 		return writeMarkdown(*out, markdown(res, nil, files))
 	}
-	cfg := Config{Scale: *scale, Dur: *dur, MinN: *minN, CostDur: *costDur, CostMinN: 20, RealDur: *realDur, RefreshRounds: *refresh, Child: !*inProcess, Log: os.Stderr}
+	cfg := Config{Scale: *scale, Dur: *dur, MinN: *minN, CostDur: *costDur, CostMinN: 20, RealDur: *realDur, RefreshRounds: *refresh, Child: !*inProcess, Log: os.Stderr,
+		CostOnly: *costOnly, BatchedOnly: *batchedOnly, CostRounds: *costRounds, CPUProfile: *cpuProfile, MemProfile: *memProfile}
+	if *only != "" {
+		cfg.Only = strings.Split(*only, ",")
+	}
 	var err error
 	if cfg.Latencies, err = parseDurations(*lats); err != nil {
 		return fmt.Errorf("-latency: %w", err)
@@ -138,6 +148,10 @@ func run(args []string) error {
 		return err
 	}
 	res.Command = strings.TrimSpace("go run ./bench " + strings.Join(args, " "))
+	if cfg.CostOnly || cfg.Only != nil || cfg.BatchedOnly {
+		fmt.Print(costTable(res))
+		return nil // a partial run is not a baseline: no file is written
+	}
 
 	var prev *Results
 	if b, err := os.ReadFile(*resultsPath); err == nil {

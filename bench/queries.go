@@ -310,6 +310,57 @@ func bookingNeeds(data json.RawMessage) (needs, error) {
 	return n, nil
 }
 
+const resourceQuery = `query Resource($id: ID!) { resource(id: $id) { id title type capacity } }`
+
+func resourceNeeds(data json.RawMessage) (needs, error) {
+	var d struct {
+		Resource *ref `json:"resource"`
+	}
+	if err := json.Unmarshal(data, &d); err != nil {
+		return nil, err
+	}
+	if d.Resource == nil {
+		return nil, fmt.Errorf("no resource in %.200s", data)
+	}
+	n := needs{}
+	n.add(routeResource, d.Resource.ID, 1)
+	return n, nil
+}
+
+// ordersQuery selects product fields beyond the summary an order embeds
+// (visibility, options), so every product comes from the location's product
+// list: at -scale 14 the 25 completed orders name at least 25 distinct
+// products of a list of 70.
+const ordersQuery = `query Orders($l: ID!) { orders(locationId: $l, status: COMPLETED, first: 25) {
+  nodes { id number status locationRef
+    product { id title description visibility featured options { id title price { money { amount currencyCode } } } } }
+} }`
+
+func ordersNeeds(data json.RawMessage) (needs, error) {
+	var d struct {
+		Orders *struct {
+			Nodes []struct {
+				LocationRef string `json:"locationRef"`
+				Product     *ref   `json:"product"`
+			} `json:"nodes"`
+		} `json:"orders"`
+	}
+	if err := json.Unmarshal(data, &d); err != nil {
+		return nil, err
+	}
+	if d.Orders == nil || len(d.Orders.Nodes) == 0 {
+		return nil, fmt.Errorf("no orders in %.200s", data)
+	}
+	n := needs{}
+	n.add(routeOrders, "", 1)
+	for _, o := range d.Orders.Nodes {
+		if o.Product != nil {
+			n.add(routeProducts, o.LocationRef, 2)
+		}
+	}
+	return n, nil
+}
+
 // suite returns the benchmark's queries over fx.
 func suite(fx *fixtures) []*benchQuery {
 	return []*benchQuery{
@@ -326,6 +377,10 @@ func suite(fx *fixtures) []*benchQuery {
 				s, e := fx.nextSlot()
 				return map[string]any{"in": map[string]any{"resourceRef": fx.Resource, "startDate": s, "endDate": e, "title": "bench"}}
 			}},
+		{Name: "resource", Title: "One resource by id", Text: resourceQuery, Needs: resourceNeeds,
+			Vars: func() map[string]any { return map[string]any{"id": fx.Resource} }},
+		{Name: "orders", Title: "25 orders with their product's details", Text: ordersQuery, Needs: ordersNeeds,
+			Vars: func() map[string]any { return map[string]any{"l": fx.Location} }},
 	}
 }
 

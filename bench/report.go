@@ -296,3 +296,22 @@ func writeMarkdown(path, section string) error {
 	}
 	return os.WriteFile(path, []byte(out), 0o644)
 }
+
+// costTable renders the cost per query of a partial run (-cost-only, -only)
+// as plain text: query, mode, upstream calls, CPU, allocations.
+func costTable(res *Results) string {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%-10s %-8s %6s %6s %12s %12s %12s %6s\n", "query", "mode", "min", "calls", "CPU ms/q", "allocs/q", "KB/q", "n")
+	for _, q := range res.Queries {
+		for _, mode := range modes {
+			m := q.Modes[mode]
+			if m == nil || m.Cost == nil {
+				continue
+			}
+			c := m.Cost
+			fmt.Fprintf(&b, "%-10s %-8s %6d %6d %12.3f %12.0f %12.1f %6d\n", q.Name, mode, q.MinCalls, m.Calls["0"], c.CPUMsPerQuery, c.AllocsPerQ, c.KBPerQuery, c.N)
+		}
+	}
+	fmt.Fprintf(&b, "peak RSS (VmHWM) of this process: %.1f MiB\n", float64(res.FacadeRSSKB)/1024)
+	return b.String()
+}

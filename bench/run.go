@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -133,6 +135,10 @@ type LatRun struct {
 	P95Ms     float64 `json:"p95Ms"`
 	P99Ms     float64 `json:"p99Ms"`
 	QPS       float64 `json:"qps"`
+	// CPUMsPerQ is this process's CPU time per query over the run: the
+	// facade's, plus the load generator's and both HTTP ends' (the same for
+	// every build, so comparable between builds, not with Cost).
+	CPUMsPerQ float64 `json:"cpuMsPerQuery,omitempty"`
 	FirstErr  string  `json:"firstErr,omitempty"`
 }
 
@@ -146,7 +152,7 @@ func loadRun(ctx context.Context, c *gqlclient.Client, q *benchQuery, conc int, 
 		firstErr string
 		wg       sync.WaitGroup
 	)
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuTime()
 	hard := start.Add(4 * dur)
 	ctx, cancel := context.WithDeadline(ctx, hard.Add(30*time.Second))
 	defer cancel()
@@ -177,11 +183,14 @@ func loadRun(ctx context.Context, c *gqlclient.Client, q *benchQuery, conc int, 
 		})
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
+	elapsed, cpu := time.Since(start), cpuTime()-cpu0
 	slices.Sort(samples)
 	r := LatRun{Conc: conc, N: len(samples), Errors: errs, FirstErr: firstErr,
 		P50Ms: ms(percentile(samples, 0.50)), P95Ms: ms(percentile(samples, 0.95)), P99Ms: ms(percentile(samples, 0.99)),
 		QPS: float64(len(samples)) / elapsed.Seconds()}
+	if n := len(samples) + errs; n > 0 {
+		r.CPUMsPerQ = ms(cpu) / float64(n)
+	}
 	return r
 }
 
@@ -274,6 +283,58 @@ func costRun(h http.Handler, who http.Header, q *benchQuery, dur time.Duration, 
 		AllocsPerQ:    float64(m1.Mallocs-m0.Mallocs) / float64(n),
 		KBPerQuery:    float64(m1.TotalAlloc-m0.TotalAlloc) / 1024 / float64(n),
 	}, nil
+}
+
+// measureCost runs costRun cfg.CostRounds times (the median CPU is kept;
+// allocations repeat), profiling the batched mode's runs when asked.
+func (cfg Config) measureCost(h http.Handler, who http.Header, q *benchQuery, mode string) (Cost, error) {
+	profile := mode == modeBatched && (cfg.CPUProfile != "" || cfg.MemProfile != "")
+	if profile && cfg.CPUProfile != "" {
+		f, err := os.Create(cfg.CPUProfile + "." + q.Name + ".pprof")
+		if err != nil {
+			return Cost{}, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return Cost{}, err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if profile && cfg.MemProfile != "" {
+		old := runtime.MemProfileRate
+		runtime.MemProfileRate = 4096
+		defer func() { runtime.MemProfileRate = old }()
+	}
+	var runs []Cost
+	for range max(cfg.CostRounds, 1) {
+		c, err := costRun(h, who, q, cfg.CostDur, cfg.CostMinN)
+		if err != nil {
+			return Cost{}, err
+		}
+		runs = append(runs, c)
+	}
+	if profile && cfg.MemProfile != "" {
+		if err := writeHeapProfile(cfg.MemProfile + "." + q.Name + ".pprof"); err != nil {
+			return Cost{}, err
+		}
+	}
+	slices.SortFunc(runs, func(a, b Cost) int { return cmp.Compare(a.CPUMsPerQuery, b.CPUMsPerQuery) })
+	return runs[len(runs)/2], nil
+}
+
+// writeHeapProfile writes the allocation profile (alloc_space/alloc_objects
+// cover everything allocated since the rate was lowered).
+func writeHeapProfile(name string) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // cpuTime is this process's user + system CPU time.

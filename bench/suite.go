@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"runtime"
+	"slices"
 	"strconv"
 	"time"
 
@@ -30,6 +31,19 @@ type Config struct {
 	RefreshRounds int           // rounds of the "refresh" scenario (cold, then warm); 0 skips it
 	Child         bool          // serve the upstream from a child process
 	Log           io.Writer     // progress
+
+	// CostOnly measures only the cost per query (no load runs, sweep,
+	// batch waits or scenarios): the quick loop of profiling work.
+	CostOnly bool
+	// Only limits the suite to these query names (nil: all).
+	Only []string
+	// CostRounds repeats each cost run (the median is kept); 0 means 1.
+	CostRounds int
+	// CPUProfile and MemProfile, when set, are file name prefixes: the
+	// batched cost run of each query writes <prefix>.<query>.pprof.
+	CPUProfile, MemProfile string
+	// BatchedOnly skips the naive baseline.
+	BatchedOnly bool
 }
 
 // Modes of the facade.
@@ -122,6 +136,15 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	}
 	cfg.logf("fixtures: location %s, invoice %s, post %s, resource %s", fx.Location, fx.Invoice, fx.Post, fx.Resource)
 	queries := suite(fx)
+	if cfg.Only != nil {
+		queries = slices.DeleteFunc(queries, func(q *benchQuery) bool { return !slices.Contains(cfg.Only, q.Name) })
+		if len(queries) == 0 {
+			return nil, fmt.Errorf("-only %v names no query of the suite", cfg.Only)
+		}
+	}
+	if cfg.CostOnly {
+		cfg.Latencies = []time.Duration{0}
+	}
 	res := &Results{
 		Date: time.Now().UTC().Format(time.RFC3339), Machine: machine(), GoVersion: runtime.Version(),
 		Scale: cfg.Scale, DurPerRun: cfg.Dur.String(),
@@ -136,6 +159,9 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 			return nil, err
 		}
 		for _, mode := range modes {
+			if cfg.BatchedOnly && mode != modeBatched {
+				continue
+			}
 			f, err := startFacade(up.url, mode, loaders.DefaultConfig())
 			if err != nil {
 				return nil, err
@@ -170,14 +196,17 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 					qr.MinCalls, qr.MinByRoute, qr.Rounds = n.Calls(), n.ByRoute(), n.Rounds()
 				}
 				for _, conc := range cfg.Conc {
+					if cfg.CostOnly {
+						break
+					}
 					r := loadRun(ctx, c, q, conc, cfg.Dur, cfg.MinN)
 					r.LatencyMs = ms(lat)
 					mr.Runs = append(mr.Runs, r)
-					cfg.logf("%-9s %-7s lat=%-5v c=%-3d calls=%-4d p50=%7.2fms p95=%7.2fms p99=%7.2fms qps=%7.1f n=%d err=%d %s",
-						q.Name, mode, lat, conc, total, r.P50Ms, r.P95Ms, r.P99Ms, r.QPS, r.N, r.Errors, r.FirstErr)
+					cfg.logf("%-9s %-7s lat=%-5v c=%-3d calls=%-4d p50=%7.2fms p95=%7.2fms p99=%7.2fms qps=%7.1f cpu/q=%6.3fms n=%d err=%d %s",
+						q.Name, mode, lat, conc, total, r.P50Ms, r.P95Ms, r.P99Ms, r.QPS, r.CPUMsPerQ, r.N, r.Errors, r.FirstErr)
 				}
 				if lat == 0 && mr.Cost == nil {
-					cost, err := costRun(f.handler, who, q, cfg.CostDur, cfg.CostMinN)
+					cost, err := cfg.measureCost(f.handler, who, q, mode)
 					if err != nil {
 						f.close()
 						return nil, fmt.Errorf("%s cost (%s): %w", q.Name, mode, err)
@@ -188,6 +217,12 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 			}
 			f.close()
 		}
+	}
+
+	if cfg.CostOnly || cfg.Only != nil { // a partial run: no sweep or scenarios
+		res.FacadeRSSKB = peakRSSKB("self")
+		res.ElapsedSec = time.Since(began).Seconds()
+		return res, nil
 	}
 
 	// The dashboard against concurrency, and against the batch wait, at the
@@ -365,7 +400,7 @@ func findFixtures(ctx context.Context, up *upstream, who http.Header) (*fixtures
 			continue
 		}
 		fx.Resource = r
-		q := suite(fx)[4]
+		q := suite(fx)[4] // the mutation
 		if _, err := do(ctx, c, q); err == nil {
 			return fx, nil
 		} else {

@@ -260,7 +260,11 @@ func NewHandler(o Options) http.Handler {
 			ctx, cancel = context.WithTimeout(ctx, o.RequestTimeout)
 			defer cancel()
 		}
-		req := &request{trace: o.UpstreamTrace && r.Header.Get(TraceHeader) == "1", calls: &calls.Collector{Max: o.MaxUpstreamCalls, Start: time.Now()}}
+		trace := o.UpstreamTrace && r.Header.Get(TraceHeader) == "1"
+		req := &request{trace: trace, calls: &calls.Collector{Max: o.MaxUpstreamCalls, Keep: trace}}
+		if trace {
+			req.calls.Start = time.Now()
+		}
 		var creds restclient.Credentials
 		if auth := strings.TrimSpace(r.Header.Get("Authorization")); auth != "" {
 			creds = restclient.Credentials{Authorization: auth, NetworkID: strings.TrimSpace(r.Header.Get("service-network-id"))}
@@ -276,6 +280,9 @@ func NewHandler(o Options) http.Handler {
 			ctx = restclient.WithoutCacheReads(ctx)
 		}
 		ctx = context.WithValue(ctx, requestKey{}, req)
+		// Resolvers never modify upstream objects: identical GETs in flight
+		// for one caller's credentials are decoded once for all requests.
+		ctx = restclient.WithReadOnlyResults(ctx)
 		if o.Metrics != nil { // outermost: sees the calls inner hooks refuse
 			ctx = restclient.WithCallHooks(ctx, o.Metrics.CallHooks())
 		}

@@ -93,6 +93,7 @@ type Client struct {
 	breakers        breakers
 	shareGets       bool
 	flights         flights
+	bodySizes       bodySizes
 
 	// wait sleeps d or until ctx ends (ctx.Err()); replaced in tests.
 	wait func(ctx context.Context, d time.Duration) error
@@ -293,6 +294,12 @@ type call struct {
 	query  url.Values // may be nil
 	body   any        // request body, JSON-encoded; nil for none
 	decode decodeFunc // decodes a 2xx body; nil to ignore it
+	// parse and set, when set, are decode in two steps (decode ==
+	// into(parse, ...), set stores what parse made): a shared GET whose
+	// callers read results only (WithReadOnlyResults) parses once and sets
+	// the same value for every one of them.
+	parse parseFunc
+	set   func(v any)
 }
 
 // decodeFunc decodes a 2xx body and returns the paging it carried.
@@ -325,6 +332,7 @@ func (c *Client) do(ctx context.Context, rc call) (resp *Response, err error) {
 	var (
 		f      fetched
 		shared bool
+		fl     *flight
 	)
 	creds := c.credentials(ctx)
 	cacheable := rc.method == http.MethodGet && c.cache != nil && rc.decode != nil
@@ -372,7 +380,7 @@ func (c *Client) do(ctx context.Context, rc call) (resp *Response, err error) {
 		return nil, err
 	}
 	if rc.method == http.MethodGet && c.shareGets {
-		f, shared, err = c.sharedFetch(ctx, rc, target, creds)
+		f, shared, fl, err = c.sharedFetch(ctx, rc, target, creds)
 		if f.hr != nil {
 			f.hr = copyResponse(f.hr) // the flight's answer is every waiter's
 		}
@@ -388,7 +396,15 @@ func (c *Client) do(ctx context.Context, rc call) (resp *Response, err error) {
 	if rc.decode == nil {
 		return resp, nil
 	}
-	page, err := rc.decode(f.data)
+	var page pageInfo
+	if fl != nil && rc.parse != nil && readOnlyResults(ctx) {
+		var v any
+		if v, page, err = fl.parsed(rc.parse); err == nil {
+			rc.set(v)
+		}
+	} else {
+		page, err = rc.decode(f.data)
+	}
 	if err != nil {
 		return resp, &DecodeError{Method: rc.method, Route: rc.route, Err: redactErr(err, creds.secrets())}
 	}
@@ -615,7 +631,7 @@ func (c *Client) attempt(ctx context.Context, rc call, target string, payload []
 		}
 		return hr, nil, err
 	}
-	data, err := io.ReadAll(io.LimitReader(hr.Body, maxResponseBody+1))
+	data, err := readBody(hr.Body, hr.ContentLength, c.bodySizes.hint(rc.route))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
@@ -628,111 +644,6 @@ func (c *Client) attempt(ctx context.Context, rc call, target string, payload []
 		return hr, nil, &DecodeError{Method: rc.method, Route: rc.route, Err: fmt.Errorf("body exceeds %d bytes", maxResponseBody)}
 	}
 	return hr, data, nil
-}
-
-// ---- decoding helpers ----
-
-// scanEnvelope reads a response object in one pass, calling field for each
-// top-level key with the decoder positioned at its value; field must consume
-// the value (decode it, or skip it with skipValue). Trailing data after the
-// object is an error, as with json.Unmarshal.
-func scanEnvelope(data []byte, field func(key string, dec *json.Decoder) error) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	tok, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return errors.New("response is not a JSON object")
-	}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		key, _ := tok.(string)
-		if err := field(key, dec); err != nil {
-			return err
-		}
-	}
-	if _, err := dec.Token(); err != nil { // the closing '}'
-		return err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errors.New("data after the response object")
-	}
-	return nil
-}
-
-func skipValue(dec *json.Decoder) error {
-	var skip json.RawMessage
-	return dec.Decode(&skip)
-}
-
-// decodeOne decodes the object under key into *dst; a missing or null object
-// is an error.
-func decodeOne[T any](key string, dst **T) decodeFunc {
-	return func(data []byte) (pageInfo, error) {
-		var v *T
-		err := scanEnvelope(data, func(k string, dec *json.Decoder) error {
-			if k != key {
-				return skipValue(dec)
-			}
-			if err := dec.Decode(&v); err != nil {
-				return fmt.Errorf("%s: %w", key, err)
-			}
-			return nil
-		})
-		if err != nil {
-			return pageInfo{}, err
-		}
-		if v == nil {
-			return pageInfo{}, fmt.Errorf("response has no %q object", key)
-		}
-		*dst = v
-		return pageInfo{}, nil
-	}
-}
-
-// decodeList decodes the array under key into *dst (missing or null: empty)
-// and the page tokens beside it.
-func decodeList[T any](key string, dst *[]*T) decodeFunc {
-	return func(data []byte) (pageInfo, error) {
-		var p pageInfo
-		err := scanEnvelope(data, func(k string, dec *json.Decoder) error {
-			var err error
-			switch k {
-			case key:
-				err = dec.Decode(dst)
-			case "nextPageToken":
-				err = optionalString(dec, &p.next)
-			case "searchQueryNext":
-				err = optionalString(dec, &p.searchQueryNext)
-			default:
-				return skipValue(dec)
-			}
-			if err != nil {
-				return fmt.Errorf("%s: %w", k, err)
-			}
-			return nil
-		})
-		if err != nil {
-			return pageInfo{}, err
-		}
-		return p, nil
-	}
-}
-
-// optionalString decodes a string or null (left "") into *dst.
-func optionalString(dec *json.Decoder, dst *string) error {
-	var s *string
-	if err := dec.Decode(&s); err != nil {
-		return err
-	}
-	if s != nil {
-		*dst = *s
-	}
-	return nil
 }
 
 // ---- request helpers ----
@@ -816,23 +727,12 @@ func paginate[T any](first string, fetch func(token string) ([]*T, *Response, er
 	}
 }
 
-// decodeStruct decodes the whole response object into dst.
-func decodeStruct[T any](dst *T) decodeFunc {
-	return func(data []byte) (pageInfo, error) {
-		if err := json.Unmarshal(data, dst); err != nil {
-			return pageInfo{}, err
-		}
-		if bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
-			return pageInfo{}, errors.New("response is null, not an object")
-		}
-		return pageInfo{}, nil
-	}
-}
-
 // doOne runs a call whose answer wraps one object under key.
 func doOne[T any](ctx context.Context, c *Client, method, route, path, key string, body any) (*T, *Response, error) {
 	var out *T
-	resp, err := c.do(ctx, call{method: method, route: route, path: path, body: body, decode: decodeOne(key, &out)})
+	parse := parseOne[T](key)
+	resp, err := c.do(ctx, call{method: method, route: route, path: path, body: body,
+		decode: into(parse, &out), parse: parse, set: func(v any) { out = v.(*T) }})
 	if err != nil {
 		return nil, resp, err
 	}
@@ -842,7 +742,9 @@ func doOne[T any](ctx context.Context, c *Client, method, route, path, key strin
 // doList runs a GET whose answer wraps an array under key.
 func doList[T any](ctx context.Context, c *Client, route, path string, q url.Values, key string) ([]*T, *Response, error) {
 	var out []*T
-	resp, err := c.do(ctx, call{method: http.MethodGet, route: route, path: path, query: q, decode: decodeList(key, &out)})
+	parse := parseList[T](key)
+	resp, err := c.do(ctx, call{method: http.MethodGet, route: route, path: path, query: q,
+		decode: into(parse, &out), parse: parse, set: func(v any) { out = v.([]*T) }})
 	if err != nil {
 		return nil, resp, err
 	}

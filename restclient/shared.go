@@ -14,8 +14,11 @@ import (
 // (path and query) and the same credentials (Authorization and
 // service-network-id) — share one upstream call: the first caller starts it,
 // later ones wait for it. Calls with different credentials never share. Each
-// caller decodes the shared body itself, so every caller gets its own objects;
-// response headers are copied per caller too. POST and PUT are never shared.
+// caller decodes the shared body itself, so every caller gets its own objects
+// — except callers whose context says they only read results
+// (WithReadOnlyResults): the body is decoded once for all of them and they
+// get the same objects. Response headers are copied per caller. POST and PUT
+// are never shared.
 //
 // The shared call runs detached from any single caller: a caller whose
 // context ends returns ctx.Err() at once and the call goes on for the others.
@@ -60,6 +63,12 @@ type flight struct {
 	res    fetched
 	err    error
 
+	// The body decoded once for the read-only waiters (parsed).
+	parseOnce sync.Once
+	value     any
+	page      pageInfo
+	parseErr  error
+
 	// Guarded by flights.mu.
 	waiters   int
 	latest    time.Time // latest deadline of the waiters
@@ -95,9 +104,32 @@ func (g *flights) leave(key flightKey, f *flight) {
 	}
 }
 
+// parsed returns the flight's body decoded by parse, decoding it on the
+// first call. Every waiter of a flight asks the same route, so one parse
+// serves all.
+func (f *flight) parsed(parse parseFunc) (any, pageInfo, error) {
+	f.parseOnce.Do(func() { f.value, f.page, f.parseErr = parse(f.res.data) })
+	return f.value, f.page, f.parseErr
+}
+
+type readOnlyKey struct{}
+
+// WithReadOnlyResults returns ctx saying that its caller never modifies the
+// objects a call returns: identical GETs in flight at once (same URL, same
+// credentials) then hand every such caller the same decoded objects instead
+// of decoding the body once per caller.
+func WithReadOnlyResults(ctx context.Context) context.Context {
+	return context.WithValue(ctx, readOnlyKey{}, true)
+}
+
+func readOnlyResults(ctx context.Context) bool {
+	on, _ := ctx.Value(readOnlyKey{}).(bool)
+	return on
+}
+
 // sharedFetch joins or starts the shared call of a GET. joined reports
 // whether another caller had started it. A done ctx returns ctx.Err().
-func (c *Client) sharedFetch(ctx context.Context, rc call, target string, creds who) (res fetched, joined bool, err error) {
+func (c *Client) sharedFetch(ctx context.Context, rc call, target string, creds who) (res fetched, joined bool, fl *flight, err error) {
 	key := newFlightKey(rc.method, target, creds.Credentials)
 	dl, hasDL := ctx.Deadline()
 	g := &c.flights
@@ -123,10 +155,10 @@ func (c *Client) sharedFetch(ctx context.Context, rc call, target string, creds 
 
 	select {
 	case <-f.done:
-		return f.res, joined, copyError(f.err)
+		return f.res, joined, f, copyError(f.err)
 	case <-ctx.Done():
 		g.leave(key, f)
-		return fetched{}, joined, ctx.Err()
+		return fetched{}, joined, nil, ctx.Err()
 	}
 }
 

@@ -361,3 +361,84 @@ func TestCopyError(t *testing.T) {
 		}
 	}
 }
+
+// Callers that only read results (WithReadOnlyResults) and share a GET get
+// the body decoded once: the same object. The others still get their own.
+func TestSharedGetsReadOnlyDecodedOnce(t *testing.T) {
+	u := newUpstream(t)
+	release := make(chan struct{})
+	blockingResource(t, u, release)
+	c := u.client()
+	const readOnly, owning = 4, 2
+	ro, own := make(chan result, readOnly), make(chan result, owning)
+	for i := range readOnly + owning {
+		ctx, ch := WithReadOnlyResults(ctxT(t)), ro
+		if i >= readOnly {
+			ctx, ch = ctxT(t), own
+		}
+		go func() {
+			r, resp, err := c.Resources.GetResource(ctx, "r1")
+			ch <- result{r, resp, err}
+		}()
+	}
+	if awaitWaiters(t, c, readOnly+owning) != 1 {
+		t.Fatal("identical GETs did not share one call")
+	}
+	close(release)
+	var shared *Resource
+	for range readOnly {
+		res := <-ro
+		if res.err != nil || res.r.ID != "r1" || *res.r.Title != "Room" || res.resp.Header.Get("X-Upstream") != "1" {
+			t.Fatalf("%+v", res)
+		}
+		if shared == nil {
+			shared = res.r
+		} else if res.r != shared {
+			t.Error("read-only callers of one shared GET got different objects")
+		}
+	}
+	var owned []*Resource
+	for range owning {
+		res := <-own
+		if res.err != nil || *res.r.Title != "Room" {
+			t.Fatalf("%+v", res)
+		}
+		if res.r == shared || (len(owned) > 0 && res.r == owned[0]) {
+			t.Error("a caller without WithReadOnlyResults got another caller's object")
+		}
+		owned = append(owned, res.r)
+	}
+	if u.hits.Load() != 1 {
+		t.Errorf("%d upstream hits, want 1", u.hits.Load())
+	}
+}
+
+// A malformed shared body is a DecodeError naming the route for every
+// read-only caller, as it is for one that decodes alone.
+func TestSharedGetsReadOnlyMalformed(t *testing.T) {
+	u := newUpstream(t)
+	release := make(chan struct{})
+	u.handle("GET /shop/products/v1", func(w http.ResponseWriter, r *http.Request) {
+		<-release
+		io.WriteString(w, `{"products":[{"id":"p1","title":7}]}`)
+	})
+	c := u.client()
+	const n = 3
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			_, _, err := c.Shop.ListProducts(WithReadOnlyResults(ctxT(t)), &ProductListOptions{LocationRef: "l1"})
+			errs <- err
+		}()
+	}
+	if awaitWaiters(t, c, n) != 1 {
+		t.Fatal("identical GETs did not share one call")
+	}
+	close(release)
+	for range n {
+		var de *DecodeError
+		if err := <-errs; !errors.As(err, &de) || de.Route != "/shop/products/v1" {
+			t.Errorf("got %v, want a DecodeError of /shop/products/v1", err)
+		}
+	}
+}

@@ -65,9 +65,14 @@ type Collector struct {
 	// the start of the first call recorded is. Set it before the collector
 	// is shared.
 	Start time.Time
+	// Keep records each call for Report; without it the collector only
+	// counts (the report is built only when a client asked for it). Set it
+	// before the collector is shared.
+	Keep bool
 
 	mu       sync.Mutex
 	calls    []Call
+	ended    int // calls that ended, cache hits included
 	reserved int
 	waited   time.Duration
 	hits     int
@@ -117,15 +122,23 @@ func (c *Collector) reserve(context.Context, restclient.CallStart) error {
 
 // observe records a call that ended, and the first 401 of the request.
 func (c *Collector) observe(ctx context.Context, info restclient.CallInfo) {
-	batch, _ := ctx.Value(batchKey{}).(int)
-	began := time.Now().Add(-info.Duration)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.Start.IsZero() {
-		c.Start = began
-	}
 	if c.refused == nil && restclient.IsUnauthorized(info.Err) {
 		c.refused = &CredentialsRefusedError{Method: info.Method, Route: info.Route}
+	}
+	c.ended++
+	if info.Cached {
+		c.hits++
+	}
+	c.waited += info.Waited
+	if !c.Keep {
+		return
+	}
+	batch, _ := ctx.Value(batchKey{}).(int)
+	began := time.Now().Add(-info.Duration)
+	if c.Start.IsZero() {
+		c.Start = began
 	}
 	c.calls = append(c.calls, Call{
 		Method:      info.Method,
@@ -140,10 +153,6 @@ func (c *Collector) observe(ctx context.Context, info restclient.CallInfo) {
 		Cached:      info.Cached,
 		Batch:       batch,
 	})
-	if info.Cached {
-		c.hits++
-	}
-	c.waited += info.Waited
 }
 
 // Waited returns the time the request's calls waited for the rate budget.
@@ -159,7 +168,7 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 func (c *Collector) Count() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.calls) - c.hits
+	return c.ended - c.hits
 }
 
 // CacheHits returns the number of calls the response cache answered.
@@ -169,11 +178,12 @@ func (c *Collector) CacheHits() int {
 	return c.hits
 }
 
-// Report returns a snapshot of the calls recorded so far, in completion order.
+// Report returns a snapshot of the calls recorded so far, in completion order
+// (Calls is empty unless Keep is set).
 func (c *Collector) Report() Report {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := make([]Call, len(c.calls))
 	copy(out, c.calls)
-	return Report{Count: len(out) - c.hits, CacheHits: c.hits, Calls: out}
+	return Report{Count: c.ended - c.hits, CacheHits: c.hits, Calls: out}
 }

@@ -11,29 +11,29 @@ var _ Source = (*Loaders)(nil)
 
 // Resource implements Source.
 func (l *Loaders) Resource(ctx context.Context, id string) (*restclient.Resource, error) {
-	return l.resource.Load(ctx, id)()
+	return l.resource.load(ctx, l, id)
 }
 
 // Event implements Source.
 func (l *Loaders) Event(ctx context.Context, id string) (*restclient.Event, error) {
-	return l.event.Load(ctx, id)()
+	return l.event.load(ctx, l, id)
 }
 
 // Visit implements Source.
 func (l *Loaders) Visit(ctx context.Context, id string) (*restclient.Visit, error) {
-	return l.visit.Load(ctx, id)()
+	return l.visit.load(ctx, l, id)
 }
 
 // Product implements Source: no call when a location's product list already
 // brought the product.
 func (l *Loaders) Product(ctx context.Context, id string) (*restclient.Product, error) {
-	return l.product.Load(ctx, id)()
+	return l.product.load(ctx, l, id)
 }
 
 // ProductsInLocation implements Source, and primes the per-id product cache
 // with the list's products.
 func (l *Loaders) ProductsInLocation(ctx context.Context, locationID string) ([]*restclient.Product, error) {
-	return l.productsByLocation.Load(ctx, locationID)()
+	return l.productsByLocation.load(ctx, l, locationID)
 }
 
 // ProductInLocation implements Source: it finds the product through its
@@ -56,32 +56,32 @@ func (l *Loaders) ProductInLocation(ctx context.Context, locationID, id string) 
 
 // Invoice implements Source.
 func (l *Loaders) Invoice(ctx context.Context, id string) (*restclient.InvoiceItems, error) {
-	return l.invoice.Load(ctx, id)()
+	return l.invoice.load(ctx, l, id)
 }
 
 // Comments implements Source.
 func (l *Loaders) Comments(ctx context.Context, postID string) ([]*restclient.Comment, error) {
-	return l.comments.Load(ctx, postID)()
+	return l.comments.load(ctx, l, postID)
 }
 
 // CreditNotes implements Source.
 func (l *Loaders) CreditNotes(ctx context.Context, o restclient.CreditNoteListOptions) (*paging.Page[restclient.CreditNote], error) {
-	return l.creditNotes.Load(ctx, o)()
+	return l.creditNotes.load(ctx, l, o)
 }
 
 // Transactions implements Source.
 func (l *Loaders) Transactions(ctx context.Context, o restclient.TransactionListOptions) (*paging.Page[restclient.Transaction], error) {
-	return l.transactions.Load(ctx, o)()
+	return l.transactions.load(ctx, l, o)
 }
 
 // Orders implements Source.
 func (l *Loaders) Orders(ctx context.Context, o restclient.OrderListOptions) (*paging.Page[restclient.Order], error) {
-	return l.orders.Load(ctx, o)()
+	return l.orders.load(ctx, l, o)
 }
 
 // Redemptions implements Source.
 func (l *Loaders) Redemptions(ctx context.Context, o restclient.RedemptionListOptions) (*paging.Page[restclient.Redemption], error) {
-	return l.redemptions.Load(ctx, o)()
+	return l.redemptions.load(ctx, l, o)
 }
 
 // EmbeddedFirst implements Source: true.

@@ -57,17 +57,19 @@ type Loaders struct {
 	cfg Config
 	sem chan struct{}
 
-	resource           *dataloader.Loader[string, *restclient.Resource]
-	event              *dataloader.Loader[string, *restclient.Event]
-	visit              *dataloader.Loader[string, *restclient.Visit]
-	product            *dataloader.Loader[string, *restclient.Product]
-	productsByLocation *dataloader.Loader[string, []*restclient.Product]
-	invoice            *dataloader.Loader[string, *restclient.InvoiceItems]
-	comments           *dataloader.Loader[string, []*restclient.Comment]
-	creditNotes        *dataloader.Loader[restclient.CreditNoteListOptions, *paging.Page[restclient.CreditNote]]
-	transactions       *dataloader.Loader[restclient.TransactionListOptions, *paging.Page[restclient.Transaction]]
-	orders             *dataloader.Loader[restclient.OrderListOptions, *paging.Page[restclient.Order]]
-	redemptions        *dataloader.Loader[restclient.RedemptionListOptions, *paging.Page[restclient.Redemption]]
+	// Each loader is made on its first use: most queries need one or two
+	// of them, and a dataloader costs dozens of allocations to set up.
+	resource           lazy[string, *restclient.Resource]
+	event              lazy[string, *restclient.Event]
+	visit              lazy[string, *restclient.Visit]
+	product            lazy[string, *restclient.Product]
+	productsByLocation lazy[string, []*restclient.Product]
+	invoice            lazy[string, *restclient.InvoiceItems]
+	comments           lazy[string, []*restclient.Comment]
+	creditNotes        lazy[restclient.CreditNoteListOptions, *paging.Page[restclient.CreditNote]]
+	transactions       lazy[restclient.TransactionListOptions, *paging.Page[restclient.Transaction]]
+	orders             lazy[restclient.OrderListOptions, *paging.Page[restclient.Order]]
+	redemptions        lazy[restclient.RedemptionListOptions, *paging.Page[restclient.Redemption]]
 }
 
 // New returns fresh loaders for one request.
@@ -77,26 +79,46 @@ func New(client *restclient.Client, cfg Config) *Loaders {
 	if cfg.MaxConcurrency > 0 {
 		l.sem = make(chan struct{}, cfg.MaxConcurrency)
 	}
-	l.resource = newLoader(l, "resource", up.Resource)
-	l.event = newLoader(l, "event", up.Event)
-	l.visit = newLoader(l, "visit", up.Visit)
-	l.product = newLoader(l, "product", up.Product)
-	l.productsByLocation = newLoader(l, "productsByLocation", func(ctx context.Context, loc string) ([]*restclient.Product, error) {
+	l.resource.name, l.resource.fetch = "resource", up.Resource
+	l.event.name, l.event.fetch = "event", up.Event
+	l.visit.name, l.visit.fetch = "visit", up.Visit
+	l.product.name, l.product.fetch = "product", up.Product
+	l.productsByLocation.name, l.productsByLocation.fetch = "productsByLocation", func(ctx context.Context, loc string) ([]*restclient.Product, error) {
 		v, err := up.ProductsInLocation(ctx, loc)
 		if err == nil {
+			pl := l.product.get(l)
 			for _, p := range v {
-				l.product.Prime(ctx, p.ID, p)
+				pl.Prime(ctx, p.ID, p)
 			}
 		}
 		return v, err
-	})
-	l.invoice = newLoader(l, "invoice", up.Invoice)
-	l.comments = newLoader(l, "comments", up.Comments)
-	l.creditNotes = newLoader(l, "creditNotes", up.CreditNotes)
-	l.transactions = newLoader(l, "transactions", up.Transactions)
-	l.orders = newLoader(l, "orders", up.Orders)
-	l.redemptions = newLoader(l, "redemptions", up.Redemptions)
+	}
+	l.invoice.name, l.invoice.fetch = "invoice", up.Invoice
+	l.comments.name, l.comments.fetch = "comments", up.Comments
+	l.creditNotes.name, l.creditNotes.fetch = "creditNotes", up.CreditNotes
+	l.transactions.name, l.transactions.fetch = "transactions", up.Transactions
+	l.orders.name, l.orders.fetch = "orders", up.Orders
+	l.redemptions.name, l.redemptions.fetch = "redemptions", up.Redemptions
 	return l
+}
+
+// lazy is a loader made on its first use (get).
+type lazy[K comparable, V any] struct {
+	name   string // in spans and metrics
+	fetch  func(context.Context, K) (V, error)
+	once   sync.Once
+	loader *dataloader.Loader[K, V]
+}
+
+// get returns the loader, making it on the first call.
+func (z *lazy[K, V]) get(l *Loaders) *dataloader.Loader[K, V] {
+	z.once.Do(func() { z.loader = newLoader(l, z.name, z.fetch) })
+	return z.loader
+}
+
+// load loads key k through the loader.
+func (z *lazy[K, V]) load(ctx context.Context, l *Loaders, k K) (V, error) {
+	return z.get(l).Load(ctx, k)()
 }
 
 // newLoader builds the loader name whose batch function fans fetch out over the
