@@ -1,0 +1,329 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"sync/atomic"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/workspacenet/facade/internal/budget"
+	"github.com/workspacenet/facade/internal/gqlclient"
+	"github.com/workspacenet/facade/internal/stack"
+	"github.com/workspacenet/facade/internal/tracing"
+)
+
+// Observability configurations of the facade measured by
+// `go run ./bench -observability-overhead N`, in the order of each round.
+const (
+	obsBaseline = "baseline" // no metrics, no tracing: `go run . -upstream URL` without OTEL_*
+	obsMetrics  = "metrics"  // Prometheus registry and every recording hook, as in demo mode
+	obsTracing  = "tracing"  // every request traced, spans batched to a discarding exporter
+	obsBoth     = "both"     // metrics and tracing
+)
+
+var obsConfigs = []string{obsBaseline, obsMetrics, obsTracing, obsBoth}
+
+// Targets of issue 14.
+const (
+	metricsTargetPct = 3.0 // metrics cost under 3% of CPU per query
+)
+
+// ObsRow is one configuration's cost over the rounds of an overhead run.
+type ObsRow struct {
+	Config string
+	Runs   []Cost  // one per round
+	Median Cost    // per-field median of Runs
+	DCPU   float64 // % CPU change to the baseline: median over rounds of the change within the round
+	DAlloc float64 // % allocations change to the baseline (medians)
+	DKB    float64 // % bytes change to the baseline (medians)
+	// SpansPerQ is the spans exported per query (tracing rows; 0 otherwise).
+	SpansPerQ float64
+	// Recorded is the GraphQL requests the metrics counted (metrics rows; 0
+	// otherwise): every execution, or the metrics were not on.
+	Recorded, Executed int
+}
+
+// Overhead is the result of an observability overhead run.
+type Overhead struct {
+	Rounds int
+	Query  string
+	Rows   []*ObsRow // obsConfigs' order
+	// BaselineSpreadPct is the baseline's CPU spread over the rounds,
+	// (max-min)/median in %: the run-to-run noise of this machine.
+	BaselineSpreadPct float64
+}
+
+func (o *Overhead) row(config string) *ObsRow {
+	for _, r := range o.Rows {
+		if r.Config == config {
+			return r
+		}
+	}
+	return nil
+}
+
+// countingExporter discards spans, counting them.
+type countingExporter struct{ n atomic.Int64 }
+
+func (e *countingExporter) ExportSpans(_ context.Context, spans []sdktrace.ReadOnlySpan) error {
+	e.n.Add(int64(len(spans)))
+	return nil
+}
+
+func (*countingExporter) Shutdown(context.Context) error { return nil }
+
+// observabilityOverhead is `go run ./bench -observability-overhead N`: the
+// dashboard's facade CPU and allocations per query through the facade's
+// handler (costRun) for each of obsConfigs, the configurations started as
+// the program starts them (internal/stack), alternating within each of
+// `rounds` rounds, so that load drifting on the machine hits every
+// configuration alike. Metrics are the stack's own (registry, per-request and
+// per-upstream-call recording; the listener is on a loopback port nobody
+// scrapes). Tracing is tracing.NewProviders (the provider the program builds
+// from OTEL_*: batch span processor, parent-based always-on sampler: every
+// request sampled) exporting to an exporter that counts and discards.
+// Nothing is written to BENCHMARKS.md or results.json.
+func observabilityOverhead(ctx context.Context, cfg Config, rounds int) (*Overhead, error) {
+	if s := os.Getenv("OTEL_TRACES_SAMPLER"); s != "" && !strings.HasSuffix(s, "always_on") {
+		return nil, fmt.Errorf("OTEL_TRACES_SAMPLER=%s: the tracing rows are to sample every request; unset it", s)
+	}
+	start := startUpstreamInProcess
+	if cfg.Child {
+		start = startUpstreamChild
+	}
+	up, err := start(cfg.Scale)
+	if err != nil {
+		return nil, fmt.Errorf("upstream: %w", err)
+	}
+	defer up.Close()
+	who := gqlclient.Credentials("Bearer "+up.manifest.BearerToken, up.manifest.NetworkID)
+	fx, err := findFixtures(ctx, up, who)
+	if err != nil {
+		return nil, err
+	}
+	dash := suite(fx)[0]
+	// The tracer providers are made at the first traced run, so that the
+	// first baseline run is in a process that never traced.
+	exp := &countingExporter{}
+	var tp *tracing.Providers
+	defer func() {
+		if tp != nil {
+			_ = tp.Shutdown(context.Background())
+		}
+	}()
+
+	o := &Overhead{Rounds: rounds, Query: dash.Name}
+	for _, c := range obsConfigs {
+		o.Rows = append(o.Rows, &ObsRow{Config: c})
+	}
+	for r := range rounds {
+		for _, row := range o.Rows {
+			metricsOn := row.Config == obsMetrics || row.Config == obsBoth
+			traced := row.Config == obsTracing || row.Config == obsBoth
+			c := stack.DefaultConfig()
+			c.Upstream, c.Playground = up.url, false
+			c.Budget, c.CacheTTL = budget.Config{}, "" // the facade's own work, every call made
+			if metricsOn {
+				c.MetricsAddr = "127.0.0.1:0"
+			}
+			if traced && tp == nil {
+				if tp, err = tracing.NewProviders(ctx, exp); err != nil {
+					return nil, err
+				}
+			}
+			if traced {
+				c.TracerProvider = tp.Facade
+			}
+			st, err := stack.Start(ctx, c, nil)
+			if err != nil {
+				return nil, err
+			}
+			if metricsOn != (st.MetricsRegistry != nil) {
+				_ = st.Close()
+				return nil, fmt.Errorf("%s: metrics on %v, registry %v", row.Config, metricsOn, st.MetricsRegistry != nil)
+			}
+			if traced {
+				_ = tp.Facade.ForceFlush(ctx)
+			}
+			spans0 := exp.n.Load()
+			stopProfile := func() {}
+			if cfg.CPUProfile != "" && r == rounds-1 {
+				stopProfile, err = startCPUProfile(cfg.CPUProfile + "." + row.Config + ".pprof")
+				if err != nil {
+					_ = st.Close()
+					return nil, err
+				}
+			}
+			cost, err := costRun(st.Handler, who, dash, cfg.CostDur, cfg.CostMinN)
+			stopProfile()
+			if err == nil && traced {
+				err = tp.Facade.ForceFlush(ctx)
+				row.SpansPerQ = float64(exp.n.Load()-spans0) / float64(cost.N+costWarmup)
+			}
+			if err == nil && metricsOn {
+				row.Recorded += graphqlRequestsRecorded(st)
+				row.Executed += cost.N + costWarmup
+			}
+			_ = st.Close()
+			if err != nil {
+				return nil, fmt.Errorf("dashboard (%s): %w", row.Config, err)
+			}
+			row.Runs = append(row.Runs, cost)
+			cfg.logf("round %d %-8s %.3f ms CPU, %.0f allocs, %.1f KB per query (n=%d)", r+1, row.Config, cost.CPUMsPerQuery, cost.AllocsPerQ, cost.KBPerQuery, cost.N)
+		}
+	}
+	base := o.row(obsBaseline)
+	for _, row := range o.Rows {
+		row.Median = medianCost(row.Runs)
+	}
+	for _, row := range o.Rows {
+		var d []float64
+		for i, c := range row.Runs {
+			d = append(d, change(c.CPUMsPerQuery, base.Runs[i].CPUMsPerQuery))
+		}
+		row.DCPU = median(d)
+		row.DAlloc = change(row.Median.AllocsPerQ, base.Median.AllocsPerQ)
+		row.DKB = change(row.Median.KBPerQuery, base.Median.KBPerQuery)
+	}
+	var cpu []float64
+	for _, c := range base.Runs {
+		cpu = append(cpu, c.CPUMsPerQuery)
+	}
+	slices.Sort(cpu)
+	o.BaselineSpreadPct = (cpu[len(cpu)-1] - cpu[0]) / median(cpu) * 100
+	return o, nil
+}
+
+// startCPUProfile starts a CPU profile into the file name; the function
+// returned stops it and closes the file.
+func startCPUProfile(name string) (func(), error) {
+	f, err := os.Create(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// graphqlRequestsRecorded is facade_graphql_requests_total summed over its
+// labels, read from st's registry.
+func graphqlRequestsRecorded(st *stack.Stack) int {
+	mfs, err := st.MetricsRegistry.Gather()
+	if err != nil {
+		return 0
+	}
+	var n float64
+	for _, mf := range mfs {
+		if mf.GetName() == "facade_graphql_requests_total" {
+			for _, m := range mf.GetMetric() {
+				n += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return int(n)
+}
+
+// Print writes o as a markdown table (medians over the rounds, changes to
+// the baseline) and the verdict against issue 14's targets.
+func (o *Overhead) Print(w io.Writer) {
+	fmt.Fprintf(w, "%s per query, facade only (upstream in a child process), median of %d rounds; configurations alternate within each round\n\n", o.Query, o.Rounds)
+	fmt.Fprintln(w, "| configuration | CPU ms | Δ CPU | allocations | Δ allocations | KB | Δ KB | spans per query |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|")
+	base := o.row(obsBaseline).Median
+	for _, r := range o.Rows {
+		spans := "-"
+		if r.SpansPerQ > 0 {
+			spans = fmt.Sprintf("%.1f", r.SpansPerQ)
+		}
+		fmt.Fprintf(w, "| %s | %.3f | %s | %.0f | %s | %.1f | %s | %s |\n", obsTitle[r.Config], r.Median.CPUMsPerQuery, deltaPct(r.DCPU, r.Config),
+			r.Median.AllocsPerQ, deltaAllocs(r.Median.AllocsPerQ-base.AllocsPerQ, r.DAlloc, r.Config), r.Median.KBPerQuery, deltaPct(r.DKB, r.Config), spans)
+	}
+	fmt.Fprintf(w, "\nΔ CPU is the median over rounds of each round's change to that round's baseline; the baseline's CPU spread over the rounds (max-min)/median is %.1f %%.\n", o.BaselineSpreadPct)
+	for _, v := range o.Verdicts() {
+		fmt.Fprintln(w, "- "+v)
+	}
+}
+
+var obsTitle = map[string]string{
+	obsBaseline: "baseline: metrics off, tracing off",
+	obsMetrics:  "metrics on",
+	obsTracing:  "tracing on, 100 % sampled",
+	obsBoth:     "metrics and tracing on",
+}
+
+func deltaPct(v float64, config string) string {
+	if config == obsBaseline {
+		return "-"
+	}
+	return fmt.Sprintf("%+.1f %%", v)
+}
+
+func deltaAllocs(n, pct float64, config string) string {
+	if config == obsBaseline {
+		return "-"
+	}
+	return fmt.Sprintf("%+.0f (%+.2f %%)", n, pct)
+}
+
+// Verdicts judge o against issue 14's targets: metrics cost under 3 % of CPU
+// per query; tracing off costs nothing measurable.
+func (o *Overhead) Verdicts() []string {
+	m, base := o.row(obsMetrics), o.row(obsBaseline)
+	var out []string
+	switch {
+	case m.DCPU < metricsTargetPct:
+		out = append(out, fmt.Sprintf("metrics: %+.1f %% CPU per query, target under %.0f %%: met (allocations %+.1f %%)", m.DCPU, metricsTargetPct, m.DAlloc))
+	default:
+		out = append(out, fmt.Sprintf("metrics: %+.1f %% CPU per query, target under %.0f %%: MISSED (allocations %+.1f %%; CPU spread of the baseline %.1f %%)", m.DCPU, metricsTargetPct, m.DAlloc, o.BaselineSpreadPct))
+	}
+	if m.Recorded != m.Executed {
+		out = append(out, fmt.Sprintf("metrics: %d of %d requests recorded: the metrics rows did not record every request", m.Recorded, m.Executed))
+	}
+	// Tracing off is the baseline configuration: the facade has no tracer
+	// provider, and its span checks (restclient, loaders) find no span. The
+	// robust proof that nothing of tracing runs is that the baseline's
+	// allocations do not move between its first round (before this process
+	// ever traced) and the later ones (after traced rounds installed the
+	// global propagator and ran spans).
+	lo, hi := base.Runs[0].AllocsPerQ, base.Runs[0].AllocsPerQ
+	for _, c := range base.Runs {
+		lo, hi = min(lo, c.AllocsPerQ), max(hi, c.AllocsPerQ)
+	}
+	out = append(out, fmt.Sprintf("tracing off (the baseline: no tracer provider) allocates %.0f..%.0f per query over its rounds, the first before any tracing ran in the process (%+.2f %%); tracing on costs %+.1f %% CPU and %+.1f %% allocations",
+		lo, hi, change(hi, lo), o.row(obsTracing).DCPU, o.row(obsTracing).DAlloc))
+	return out
+}
+
+// median of v (v is sorted in place).
+func median(v []float64) float64 {
+	slices.Sort(v)
+	return v[len(v)/2]
+}
+
+// medianCost is the per-field median of cs.
+func medianCost(cs []Cost) Cost {
+	med := func(f func(Cost) float64) float64 {
+		v := make([]float64, len(cs))
+		for i, c := range cs {
+			v[i] = f(c)
+		}
+		return median(v)
+	}
+	return Cost{
+		N:             int(med(func(c Cost) float64 { return float64(c.N) })),
+		CPUMsPerQuery: med(func(c Cost) float64 { return c.CPUMsPerQuery }),
+		AllocsPerQ:    med(func(c Cost) float64 { return c.AllocsPerQ }),
+		KBPerQuery:    med(func(c Cost) float64 { return c.KBPerQuery }),
+	}
+}
+
+func change(a, b float64) float64 { return (a/b - 1) * 100 }
