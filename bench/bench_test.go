@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/pprof/profile"
 )
 
 // TestSuiteCallsEqualMinimum runs the whole suite in its smallest form (one
@@ -168,9 +170,34 @@ func TestObservabilityOverheadRuns(t *testing.T) {
 	}
 	var b strings.Builder
 	o.Print(&b)
-	for _, want := range []string{"| baseline: metrics off, tracing off |", "| metrics on |", "| tracing on, 100 % sampled |", "| metrics and tracing on |", "- metrics: ", "- tracing off "} {
+	for _, want := range []string{"| baseline: metrics off, tracing off |", "| metrics on |", "| tracing on, 100 % sampled |", "| metrics and tracing on |", "- metrics, target", "- tracing off, target", "- tracing on, "} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// TestProfileOwner: a CPU sample counts for the innermost frame outside the
+// standard library.
+func TestProfileOwner(t *testing.T) {
+	sample := func(names ...string) *profile.Sample { // innermost first
+		s := &profile.Sample{}
+		for _, n := range names {
+			s.Location = append(s.Location, &profile.Location{Line: []profile.Line{{Function: &profile.Function{Name: n}}}})
+		}
+		return s
+	}
+	for want, s := range map[string]*profile.Sample{
+		"metrics": sample("runtime.mallocgc", "time.Now", "github.com/workspacenet/facade/internal/metrics.(*Facade).StartRequest", "github.com/workspacenet/facade/graph.(*Handler).ServeHTTP"),
+		"tracing": sample("sync.(*Mutex).Lock", "go.opentelemetry.io/otel/sdk/trace.(*tracer).Start", "github.com/workspacenet/facade/restclient.startCallSpan"),
+		"":        sample("runtime.mallocgc", "github.com/99designs/gqlgen/graphql/executor.(*Executor).Exec", "go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp.(*middleware).serveHTTP"),
+		"none":    sample("runtime.gcBgMarkWorker"),
+	} {
+		if want == "none" {
+			want = ""
+		}
+		if got := owner(s); got != want {
+			t.Errorf("owner(%v) = %q, want %q", s.Location[0].Line[0].Function.Name, got, want)
 		}
 	}
 }
