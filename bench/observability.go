@@ -42,13 +42,16 @@ type ObsRow struct {
 	DCPU   float64 // % CPU change to the baseline: median over rounds of the change within the round
 	DAlloc float64 // % allocations change to the baseline (medians)
 	DKB    float64 // % bytes change to the baseline (medians)
-	// SpansPerQ is the spans exported per query (tracing rows; 0 otherwise).
-	SpansPerQ float64
+	// SpansPerQ is the spans exported per execution over the rounds
+	// (tracing rows; 0 otherwise).
+	SpansPerQ      float64
+	spans, tracedN int64
 	// Shares is where the CPU samples of its runs went (pooled over the
 	// rounds).
 	Shares Shares
-	// Recorded is the GraphQL requests the metrics counted (metrics rows; 0
-	// otherwise): every execution, or the metrics were not on.
+	// Recorded and Executed are the GraphQL requests the metrics counted and
+	// the executions (metrics rows; 0 otherwise): equal when the metrics
+	// recorded every request.
 	Recorded, Executed int
 }
 
@@ -173,7 +176,8 @@ func observabilityOverhead(ctx context.Context, cfg Config, rounds int) (*Overhe
 			}
 			if err == nil && traced {
 				err = tp.Facade.ForceFlush(ctx)
-				row.SpansPerQ = float64(exp.n.Load()-spans0) / float64(cost.N+costWarmup)
+				row.spans += exp.n.Load() - spans0
+				row.tracedN += int64(cost.N + costWarmup)
 			}
 			if err == nil && metricsOn {
 				row.Recorded += graphqlRequestsRecorded(st)
@@ -190,6 +194,9 @@ func observabilityOverhead(ctx context.Context, cfg Config, rounds int) (*Overhe
 	base := o.row(obsBaseline)
 	for _, row := range o.Rows {
 		row.Median = medianCost(row.Runs)
+		if row.tracedN > 0 {
+			row.SpansPerQ = float64(row.spans) / float64(row.tracedN)
+		}
 	}
 	for _, row := range o.Rows {
 		var d []float64
