@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/pprof/profile"
 )
 
 // TestSuiteCallsEqualMinimum runs the whole suite in its smallest form (one
@@ -128,5 +130,74 @@ func TestPercentileNearestRank(t *testing.T) {
 	}
 	if percentile(nil, 0.5) != 0 {
 		t.Error("empty")
+	}
+}
+
+// TestObservabilityOverheadRuns runs `-observability-overhead` with one
+// tiny round, so the mode does not rot: every configuration is measured,
+// the metrics rows recorded every request, the tracing rows exported spans
+// and the others none, and the table and verdicts render. It asserts no
+// timings and no cost ratios.
+func TestObservabilityOverheadRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the REST service and the facade")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	o, err := observabilityOverhead(ctx, Config{Scale: 1, CostDur: time.Millisecond, CostMinN: 2, Child: true}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Rows) != len(obsConfigs) {
+		t.Fatalf("%d rows, want %d", len(o.Rows), len(obsConfigs))
+	}
+	for _, r := range o.Rows {
+		metricsOn := r.Config == obsMetrics || r.Config == obsBoth
+		traced := r.Config == obsTracing || r.Config == obsBoth
+		if len(r.Runs) != 1 || r.Median.N < 2 || r.Median.AllocsPerQ <= 0 || r.Median.CPUMsPerQuery <= 0 {
+			t.Errorf("%s: not measured: %+v", r.Config, r)
+		}
+		if metricsOn && (r.Executed < r.Median.N || r.Recorded != r.Executed) {
+			t.Errorf("%s: metrics recorded %d of %d requests", r.Config, r.Recorded, r.Executed)
+		}
+		if !metricsOn && r.Recorded+r.Executed != 0 {
+			t.Errorf("%s: metrics recorded %d requests with metrics off", r.Config, r.Recorded)
+		}
+		// The dashboard traced: a server span, loader spans, a client span per upstream call.
+		if traced != (r.SpansPerQ >= 3) {
+			t.Errorf("%s: %.1f spans per query", r.Config, r.SpansPerQ)
+		}
+	}
+	var b strings.Builder
+	o.Print(&b)
+	for _, want := range []string{"| baseline: metrics off, tracing off |", "| metrics on |", "| tracing on, 100 % sampled |", "| metrics and tracing on |", "- metrics, target", "- tracing off, target", "- tracing on, "} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// TestProfileOwner: a CPU sample counts for the innermost frame outside the
+// standard library.
+func TestProfileOwner(t *testing.T) {
+	sample := func(names ...string) *profile.Sample { // innermost first
+		s := &profile.Sample{}
+		for _, n := range names {
+			s.Location = append(s.Location, &profile.Location{Line: []profile.Line{{Function: &profile.Function{Name: n}}}})
+		}
+		return s
+	}
+	for want, s := range map[string]*profile.Sample{
+		"metrics": sample("runtime.mallocgc", "time.Now", "github.com/workspacenet/facade/internal/metrics.(*Facade).StartRequest", "github.com/workspacenet/facade/graph.(*Handler).ServeHTTP"),
+		"tracing": sample("sync.(*Mutex).Lock", "go.opentelemetry.io/otel/sdk/trace.(*tracer).Start", "github.com/workspacenet/facade/restclient.startCallSpan"),
+		"":        sample("runtime.mallocgc", "github.com/99designs/gqlgen/graphql/executor.(*Executor).Exec", "go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp.(*middleware).serveHTTP"),
+		"none":    sample("runtime.gcBgMarkWorker"),
+	} {
+		if want == "none" {
+			want = ""
+		}
+		if got := owner(s); got != want {
+			t.Errorf("owner(%v) = %q, want %q", s.Location[0].Line[0].Function.Name, got, want)
+		}
 	}
 }

@@ -11,7 +11,7 @@
 //	go run ./bench            # full run, about 2 minutes on 2 cores
 //	go run ./bench -quick     # smoke run, about 30 seconds
 //	go run ./bench -replot    # redraw plots and tables from bench/results.json
-//	go run ./bench -trace-overhead 5  # dashboard CPU per query, tracing off vs on
+//	go run ./bench -observability-overhead 5  # dashboard CPU per query: baseline, metrics, tracing, both
 //	go run ./bench -quick -metrics -out /tmp/m.md -results /tmp/m.json  # with Prometheus metrics recorded
 //
 // Everything runs on loopback: the REST service in a child process (this
@@ -87,10 +87,10 @@ func run(args []string) error {
 	only := fs.String("only", "", "comma-separated query names to run, without the sweep and scenarios (default: the whole suite)")
 	batchedOnly := fs.Bool("batched-only", false, "skip the naive baseline")
 	costRounds := fs.Int("cost-rounds", 1, "repeat each cost run this many times and keep the median CPU")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of each query's batched cost run to <prefix>.<query>.pprof")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of each query's batched cost run to <prefix>.<query>.pprof (with -observability-overhead: of each configuration's last round, <prefix>.<configuration>.pprof)")
 	memProfile := fs.String("memprofile", "", "write an allocation profile of each query's batched cost run to <prefix>.<query>.pprof")
 	replot := fs.Bool("replot", false, "measure nothing: redraw the plots and the markdown tables from -results")
-	traceRounds := fs.Int("trace-overhead", 0, "measure only the dashboard's CPU per query with tracing off and on (100% sampled, discarding exporter), alternating this many rounds; writes nothing")
+	obsRounds := fs.Int("observability-overhead", 0, "measure only the dashboard's CPU and allocations per query with no metrics nor tracing, metrics, tracing (100% sampled, discarding exporter) and both, alternating this many rounds; prints a table and the verdict against issue 14's targets, writes nothing")
 	fs.BoolVar(&withMetrics, "metrics", false, "record the facade's Prometheus metrics (internal/metrics) during every run, to measure their overhead")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -139,8 +139,14 @@ func run(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if *traceRounds > 0 {
-		return traceOverhead(ctx, cfg, *traceRounds) // tracing.go
+	if *obsRounds > 0 {
+		o, err := observabilityOverhead(ctx, cfg, *obsRounds) // observability.go
+		if err != nil {
+			return err
+		}
+		fmt.Printf("`go run ./bench %s` on %s, %s\n\n", strings.Join(args, " "), machine(), time.Now().UTC().Format("2006-01-02 15:04 MST"))
+		o.Print(os.Stdout)
+		return nil
 	}
 
 	res, err := Run(ctx, cfg)

@@ -228,6 +228,9 @@ func (w *discardWriter) Header() http.Header         { return w.h }
 func (w *discardWriter) Write(b []byte) (int, error) { return w.buf.Write(b) }
 func (w *discardWriter) WriteHeader(s int)           { w.status = s }
 
+// costWarmup is the executions of a costRun before the measured ones.
+const costWarmup = 3
+
 // costRun executes q through h sequentially for at least dur and minN
 // executions and returns the per-query cost.
 func costRun(h http.Handler, who http.Header, q *benchQuery, dur time.Duration, minN int) (Cost, error) {
@@ -254,12 +257,12 @@ func costRun(h http.Handler, who http.Header, q *benchQuery, dur time.Duration, 
 	}
 	// Warm up (query cache, connections), and size the run.
 	t0 := time.Now()
-	for i := range 3 {
+	for i := range costWarmup {
 		if err := exec(next(i)); err != nil {
 			return Cost{}, err
 		}
 	}
-	per := time.Since(t0) / 3
+	per := time.Since(t0) / costWarmup
 	n := max(minN, int(dur/max(per, time.Microsecond)))
 	n = min(n, 5000)
 	bodies = bodies[:0]
