@@ -31295,7 +31295,7 @@ func (ec *executionContext) _Booking(ctx context.Context, sel ast.SelectionSet, 
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "seats":
 			out.Values[i] = ec._Booking_seats(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -31469,7 +31469,7 @@ func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, 
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "postRef":
 			out.Values[i] = ec._Comment_postRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -31517,7 +31517,7 @@ func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, 
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -31782,7 +31782,7 @@ func (ec *executionContext) _Company(ctx context.Context, sel ast.SelectionSet, 
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "metadata":
 			out.Values[i] = ec._Company_metadata(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -32184,7 +32184,7 @@ func (ec *executionContext) _CreditNote(ctx context.Context, sel ast.SelectionSe
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "internalNote":
 			out.Values[i] = ec._CreditNote_internalNote(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -32227,7 +32227,7 @@ func (ec *executionContext) _CreditNote(ctx context.Context, sel ast.SelectionSe
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "locationRef":
 			out.Values[i] = ec._CreditNote_locationRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -32270,7 +32270,7 @@ func (ec *executionContext) _CreditNote(ctx context.Context, sel ast.SelectionSe
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "memo":
 			out.Values[i] = ec._CreditNote_memo(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -32635,7 +32635,7 @@ func (ec *executionContext) _CreditNoteLine(ctx context.Context, sel ast.Selecti
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "invoiceRef":
 			out.Values[i] = ec._CreditNoteLine_invoiceRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -32678,7 +32678,7 @@ func (ec *executionContext) _CreditNoteLine(ctx context.Context, sel ast.Selecti
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "locationRef":
 			out.Values[i] = ec._CreditNoteLine_locationRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -32721,7 +32721,7 @@ func (ec *executionContext) _CreditNoteLine(ctx context.Context, sel ast.Selecti
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "memo":
 			out.Values[i] = ec._CreditNoteLine_memo(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -33241,7 +33241,7 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "networkRef":
 			out.Values[i] = ec._Event_networkRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -33618,7 +33618,7 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "membershipRef":
 			out.Values[i] = ec._Invoice_membershipRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -33716,7 +33716,7 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "payments":
 			out.Values[i] = ec._Invoice_payments(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -33769,7 +33769,7 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -33986,7 +33986,7 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "companyRef":
 			out.Values[i] = ec._InvoiceItem_companyRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -34034,7 +34034,7 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "membershipRef":
 			out.Values[i] = ec._InvoiceItem_membershipRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -34182,7 +34182,7 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "creditPackage":
 			out.Values[i] = ec._InvoiceItem_creditPackage(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -34225,7 +34225,7 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "plan":
 			out.Values[i] = ec._InvoiceItem_plan(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -34268,7 +34268,7 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -34349,7 +34349,7 @@ func (ec *executionContext) _InvoiceItemBooking(ctx context.Context, sel ast.Sel
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "startDate":
 			out.Values[i] = ec._InvoiceItemBooking_startDate(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -34430,7 +34430,7 @@ func (ec *executionContext) _InvoiceItemOrder(ctx context.Context, sel ast.Selec
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "productOption":
 			field := field
 
@@ -34468,7 +34468,7 @@ func (ec *executionContext) _InvoiceItemOrder(ctx context.Context, sel ast.Selec
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "quantity":
 			out.Values[i] = ec._InvoiceItemOrder_quantity(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -34665,7 +34665,7 @@ func (ec *executionContext) _InvoiceItemTicket(ctx context.Context, sel ast.Sele
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -35377,7 +35377,7 @@ func (ec *executionContext) _Location(ctx context.Context, sel ast.SelectionSet,
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "orders":
 			field := field
 
@@ -35415,7 +35415,7 @@ func (ec *executionContext) _Location(ctx context.Context, sel ast.SelectionSet,
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "transactions":
 			field := field
 
@@ -35453,7 +35453,7 @@ func (ec *executionContext) _Location(ctx context.Context, sel ast.SelectionSet,
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "creditNotes":
 			field := field
 
@@ -35491,7 +35491,7 @@ func (ec *executionContext) _Location(ctx context.Context, sel ast.SelectionSet,
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -35849,7 +35849,7 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "membershipRef":
 			out.Values[i] = ec._Order_membershipRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -35912,7 +35912,7 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "payment":
 			out.Values[i] = ec._Order_payment(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -35955,7 +35955,7 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "quantity":
 			out.Values[i] = ec._Order_quantity(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -36601,7 +36601,7 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "createDate":
 			out.Values[i] = ec._Post_createDate(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -36664,7 +36664,7 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "media":
 			out.Values[i] = ec._Post_media(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -36987,7 +36987,7 @@ func (ec *executionContext) _Product(ctx context.Context, sel ast.SelectionSet, 
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "createDate":
 			out.Values[i] = ec._Product_createDate(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -37644,7 +37644,7 @@ func (ec *executionContext) _Redemption(ctx context.Context, sel ast.SelectionSe
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "networkRef":
 			out.Values[i] = ec._Redemption_networkRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -38146,7 +38146,7 @@ func (ec *executionContext) _Resource(ctx context.Context, sel ast.SelectionSet,
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "networkRef":
 			out.Values[i] = ec._Resource_networkRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -38194,7 +38194,7 @@ func (ec *executionContext) _Resource(ctx context.Context, sel ast.SelectionSet,
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "title":
 			out.Values[i] = ec._Resource_title(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -39279,7 +39279,7 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "membershipRef":
 			out.Values[i] = ec._Transaction_membershipRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -39337,7 +39337,7 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "company":
 			out.Values[i] = ec._Transaction_company(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -39385,7 +39385,7 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "order":
 			field := field
 
@@ -39423,7 +39423,7 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "plan":
 			out.Values[i] = ec._Transaction_plan(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -39471,7 +39471,7 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "user":
 			out.Values[i] = ec._Transaction_user(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -39552,7 +39552,7 @@ func (ec *executionContext) _TransactionBooking(ctx context.Context, sel ast.Sel
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "price":
 			out.Values[i] = ec._TransactionBooking_price(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -39767,7 +39767,7 @@ func (ec *executionContext) _TransactionOrder(ctx context.Context, sel ast.Selec
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "price":
 			out.Values[i] = ec._TransactionOrder_price(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -39810,7 +39810,7 @@ func (ec *executionContext) _TransactionOrder(ctx context.Context, sel ast.Selec
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -40022,7 +40022,7 @@ func (ec *executionContext) _TransactionTicket(ctx context.Context, sel ast.Sele
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "price":
 			out.Values[i] = ec._TransactionTicket_price(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -40277,7 +40277,7 @@ func (ec *executionContext) _Visit(ctx context.Context, sel ast.SelectionSet, ob
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "locationRef":
 			out.Values[i] = ec._Visit_locationRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -40393,7 +40393,7 @@ func (ec *executionContext) _VisitRequest(ctx context.Context, sel ast.Selection
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "membershipRefHost":
 			out.Values[i] = ec._VisitRequest_membershipRefHost(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -40945,7 +40945,7 @@ func (ec *executionContext) unmarshalNCreateVisitRequestInput2githubᚗcomᚋwor
 }
 
 func (ec *executionContext) marshalNCreditNote2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNoteᚄ(ctx context.Context, sel ast.SelectionSet, v []*restclient.CreditNote) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCreditNote2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNote(ctx, sel, v[i])
@@ -40971,7 +40971,7 @@ func (ec *executionContext) marshalNCreditNote2ᚖgithubᚗcomᚋworkspacenetᚋ
 }
 
 func (ec *executionContext) marshalNCreditNoteEdge2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐCreditNoteEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.CreditNoteEdge) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCreditNoteEdge2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐCreditNoteEdge(ctx, sel, v[i])
@@ -41102,7 +41102,7 @@ func (ec *executionContext) marshalNMoneyRefund2githubᚗcomᚋworkspacenetᚋfa
 }
 
 func (ec *executionContext) marshalNOrder2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐOrderᚄ(ctx context.Context, sel ast.SelectionSet, v []*restclient.Order) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNOrder2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐOrder(ctx, sel, v[i])
@@ -41128,7 +41128,7 @@ func (ec *executionContext) marshalNOrder2ᚖgithubᚗcomᚋworkspacenetᚋfacad
 }
 
 func (ec *executionContext) marshalNOrderEdge2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐOrderEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.OrderEdge) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNOrderEdge2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐOrderEdge(ctx, sel, v[i])
@@ -41190,7 +41190,7 @@ func (ec *executionContext) marshalNProductOption2githubᚗcomᚋworkspacenetᚋ
 }
 
 func (ec *executionContext) marshalNRedemption2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐRedemptionᚄ(ctx context.Context, sel ast.SelectionSet, v []*restclient.Redemption) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNRedemption2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐRedemption(ctx, sel, v[i])
@@ -41216,7 +41216,7 @@ func (ec *executionContext) marshalNRedemption2ᚖgithubᚗcomᚋworkspacenetᚋ
 }
 
 func (ec *executionContext) marshalNRedemptionEdge2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐRedemptionEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.RedemptionEdge) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNRedemptionEdge2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐRedemptionEdge(ctx, sel, v[i])
@@ -41266,7 +41266,7 @@ func (ec *executionContext) marshalNTax2githubᚗcomᚋworkspacenetᚋfacadeᚋr
 }
 
 func (ec *executionContext) marshalNTransaction2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionᚄ(ctx context.Context, sel ast.SelectionSet, v []*restclient.Transaction) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNTransaction2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransaction(ctx, sel, v[i])
@@ -41292,7 +41292,7 @@ func (ec *executionContext) marshalNTransaction2ᚖgithubᚗcomᚋworkspacenet�
 }
 
 func (ec *executionContext) marshalNTransactionEdge2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐTransactionEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.TransactionEdge) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNTransactionEdge2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐTransactionEdge(ctx, sel, v[i])
@@ -41341,7 +41341,7 @@ func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlge
 }
 
 func (ec *executionContext) marshalN__Directive2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirectiveᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.Directive) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx, sel, v[i])
@@ -41387,7 +41387,7 @@ func (ec *executionContext) unmarshalN__DirectiveLocation2ᚕstringᚄ(ctx conte
 }
 
 func (ec *executionContext) marshalN__DirectiveLocation2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__DirectiveLocation2string(ctx, sel, v[i])
@@ -41415,7 +41415,7 @@ func (ec *executionContext) marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlg
 }
 
 func (ec *executionContext) marshalN__InputValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.InputValue) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
@@ -41435,7 +41435,7 @@ func (ec *executionContext) marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋg
 }
 
 func (ec *executionContext) marshalN__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.Type) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])
@@ -41494,7 +41494,7 @@ func (ec *executionContext) marshalOBookingAttendee2ᚕgithubᚗcomᚋworkspacen
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNBookingAttendee2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐBookingAttendee(ctx, sel, v[i])
@@ -41543,7 +41543,7 @@ func (ec *executionContext) marshalOComment2ᚕᚖgithubᚗcomᚋworkspacenetᚋ
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNComment2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐComment(ctx, sel, v[i])
@@ -41576,7 +41576,7 @@ func (ec *executionContext) marshalOCommentMention2ᚕgithubᚗcomᚋworkspacene
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCommentMention2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCommentMention(ctx, sel, v[i])
@@ -41679,7 +41679,7 @@ func (ec *executionContext) marshalOCreditNoteLine2ᚕᚖgithubᚗcomᚋworkspac
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCreditNoteLine2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNoteLine(ctx, sel, v[i])
@@ -41698,7 +41698,7 @@ func (ec *executionContext) marshalOCreditNoteRefund2ᚕgithubᚗcomᚋworkspace
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCreditNoteRefund2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNoteRefund(ctx, sel, v[i])
@@ -41787,7 +41787,7 @@ func (ec *executionContext) marshalODiscount2ᚕgithubᚗcomᚋworkspacenetᚋfa
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNDiscount2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐDiscount(ctx, sel, v[i])
@@ -41915,7 +41915,7 @@ func (ec *executionContext) marshalOInvoiceItem2ᚕᚖgithubᚗcomᚋworkspacene
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNInvoiceItem2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceItem(ctx, sel, v[i])
@@ -41976,7 +41976,7 @@ func (ec *executionContext) marshalOInvoicePayment2ᚕgithubᚗcomᚋworkspacene
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNInvoicePayment2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoicePayment(ctx, sel, v[i])
@@ -42037,7 +42037,7 @@ func (ec *executionContext) marshalOItemSummary2ᚕgithubᚗcomᚋworkspacenet�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNItemSummary2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐItemSummary(ctx, sel, v[i])
@@ -42109,7 +42109,7 @@ func (ec *executionContext) marshalOMedia2ᚕgithubᚗcomᚋworkspacenetᚋfacad
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNMedia2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐMedia(ctx, sel, v[i])
@@ -42159,7 +42159,7 @@ func (ec *executionContext) marshalOMoneyRefund2ᚕgithubᚗcomᚋworkspacenet�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNMoneyRefund2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐMoneyRefund(ctx, sel, v[i])
@@ -42254,7 +42254,7 @@ func (ec *executionContext) marshalOPlanTier2ᚕgithubᚗcomᚋworkspacenetᚋfa
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNPlanTier2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPlanTier(ctx, sel, v[i])
@@ -42287,7 +42287,7 @@ func (ec *executionContext) marshalOPostMedia2ᚕgithubᚗcomᚋworkspacenetᚋf
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNPostMedia2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPostMedia(ctx, sel, v[i])
@@ -42328,7 +42328,7 @@ func (ec *executionContext) marshalOPricingTier2ᚕgithubᚗcomᚋworkspacenet�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNPricingTier2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPricingTier(ctx, sel, v[i])
@@ -42347,7 +42347,7 @@ func (ec *executionContext) marshalOProduct2ᚕᚖgithubᚗcomᚋworkspacenetᚋ
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNProduct2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐProduct(ctx, sel, v[i])
@@ -42373,7 +42373,7 @@ func (ec *executionContext) marshalOProductOption2ᚕgithubᚗcomᚋworkspacenet
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNProductOption2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐProductOption(ctx, sel, v[i])
@@ -42567,7 +42567,7 @@ func (ec *executionContext) marshalOScheduleItem2ᚕgithubᚗcomᚋworkspacenet�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNScheduleItem2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐScheduleItem(ctx, sel, v[i])
@@ -42653,7 +42653,7 @@ func (ec *executionContext) marshalOTax2ᚕgithubᚗcomᚋworkspacenetᚋfacade�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNTax2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTax(ctx, sel, v[i])
@@ -42714,7 +42714,7 @@ func (ec *executionContext) marshalOTransactionRefund2ᚕgithubᚗcomᚋworkspac
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNTransactionRefund2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionRefund(ctx, sel, v[i])
@@ -42856,7 +42856,7 @@ func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgq
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__EnumValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValue(ctx, sel, v[i])
@@ -42875,7 +42875,7 @@ func (ec *executionContext) marshalO__Field2ᚕgithubᚗcomᚋ99designsᚋgqlgen
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__Field2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐField(ctx, sel, v[i])
@@ -42894,7 +42894,7 @@ func (ec *executionContext) marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋg
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
@@ -42920,7 +42920,7 @@ func (ec *executionContext) marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgen�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])

@@ -1,0 +1,154 @@
+// Package inline lets gqlgen's generated executor run on the calling
+// goroutine what cannot wait for the network, instead of on a goroutine of
+// its own.
+//
+// gqlgen starts a goroutine for every element of an object list and for
+// every resolver field of an object (graphql.MarshalSliceConcurrently,
+// FieldSet.Concurrently), so that fields which wait for upstream calls wait
+// together. Most of those goroutines wait for nothing: a list of products
+// selecting plain fields, a transaction's location built from its reference.
+// The generator (graph/internal/gqlgen) rewrites those two calls in the
+// generated code to the methods of a Table listing the fields that may block
+// (the resolvers that may load data); a field, or a list's elements, whose
+// selection holds none of them anywhere beneath runs inline. What may block
+// keeps gqlgen's concurrency, so upstream calls are made exactly as before.
+package inline
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+)
+
+// key names a field of a type.
+type key struct{ typ, field string }
+
+// Table is the generated code's list of the fields that may block.
+type Table struct {
+	blocking map[key]bool
+	byName   map[string]bool // a field of that name may block on some type
+
+	memo    sync.Map // *ast.Field -> bool: its selection may block
+	entries atomic.Int64
+}
+
+// memoLimit bounds the memo, keyed by the fields of parsed documents: past it
+// the memo starts over (documents beyond the query cache are not kept alive).
+const memoLimit = 1 << 16
+
+// NewTable returns the table of the blocking fields, each "Type.field".
+func NewTable(blocking ...string) *Table {
+	t := &Table{blocking: map[key]bool{}, byName: map[string]bool{}}
+	for _, f := range blocking {
+		for i := 0; i < len(f); i++ {
+			if f[i] == '.' {
+				t.blocking[key{f[:i], f[i+1:]}] = true
+				t.byName[f[i+1:]] = true
+				break
+			}
+		}
+	}
+	return t
+}
+
+// Concurrently replaces fs.Concurrently(i, f) for the field of index i of a
+// non-root object: f runs now, on this goroutine, when the field cannot
+// block; else it is left to fs.Dispatch as gqlgen does.
+func (t *Table) Concurrently(ctx context.Context, fs *graphql.FieldSet, i int, field graphql.CollectedField, f func(context.Context) graphql.Marshaler) {
+	if t.mayBlock(field.Field) {
+		fs.Concurrently(i, f)
+		return
+	}
+	fs.Values[i] = f(ctx)
+}
+
+// MarshalSlice replaces graphql.MarshalSliceConcurrently for a list whose
+// elements are marshalled with selection sel: when sel cannot block, the
+// elements are marshalled one after the other on this goroutine, each with
+// the field context (index) and panic recovery gqlgen gives it.
+func (t *Table) MarshalSlice(ctx context.Context, sel ast.SelectionSet, length int, workerLimit int64, omitPanicHandler bool, marshal func(ctx context.Context, i int) graphql.Marshaler) graphql.Array {
+	if length <= 1 || t.selectionMayBlock(sel) {
+		return graphql.MarshalSliceConcurrently(ctx, length, workerLimit, omitPanicHandler, marshal)
+	}
+	ret := make(graphql.Array, length)
+	failed := false
+	for i := range length {
+		fc := &graphql.FieldContext{Index: &i}
+		childCtx := graphql.WithFieldContext(ctx, fc)
+		if omitPanicHandler {
+			ret[i] = marshal(childCtx, i)
+			continue
+		}
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					graphql.AddError(childCtx, graphql.Recover(childCtx, r))
+					failed = true
+				}
+			}()
+			ret[i] = marshal(childCtx, i)
+		}()
+	}
+	if failed {
+		return nil
+	}
+	return ret
+}
+
+// mayBlock reports whether resolving f, or anything beneath it, may wait for
+// an upstream call.
+func (t *Table) mayBlock(f *ast.Field) bool {
+	if f == nil {
+		return true
+	}
+	if v, ok := t.memo.Load(f); ok {
+		return v.(bool)
+	}
+	b := t.fieldBlocks(f) || t.selectionMayBlock(f.SelectionSet)
+	if t.entries.Add(1) > memoLimit {
+		t.memo.Clear()
+		t.entries.Store(0)
+	}
+	t.memo.Store(f, b)
+	return b
+}
+
+// fieldBlocks reports whether f's own resolver may block. A field read
+// through an interface or union counts when a field of that name may block on
+// any type.
+func (t *Table) fieldBlocks(f *ast.Field) bool {
+	if f.ObjectDefinition == nil {
+		return true
+	}
+	if f.ObjectDefinition.Kind != ast.Object {
+		return t.byName[f.Name]
+	}
+	return t.blocking[key{f.ObjectDefinition.Name, f.Name}]
+}
+
+// selectionMayBlock reports whether anything in sel, fragments included
+// whatever their type condition or directives, may block.
+func (t *Table) selectionMayBlock(sel ast.SelectionSet) bool {
+	for _, s := range sel {
+		switch s := s.(type) {
+		case *ast.Field:
+			if t.mayBlock(s) {
+				return true
+			}
+		case *ast.InlineFragment:
+			if t.selectionMayBlock(s.SelectionSet) {
+				return true
+			}
+		case *ast.FragmentSpread:
+			if s.Definition == nil || t.selectionMayBlock(s.Definition.SelectionSet) {
+				return true
+			}
+		default:
+			return true
+		}
+	}
+	return false
+}
