@@ -2,7 +2,11 @@
 
 package generated
 
-import "github.com/workspacenet/facade/graph/inline"
+import (
+	"errors"
+
+	"github.com/workspacenet/facade/graph/inline"
+)
 
 // inlineTable lists the resolver fields that may wait for an upstream call.
 var inlineTable = inline.NewTable(
@@ -31,4 +35,19 @@ var inlineTable = inline.NewTable(
 	"TransactionOrder.option",
 	"TransactionOrder.product",
 	"TransactionTicket.event",
+)
+
+// The error of a leaf field's FieldContext.Child, one per type.
+var (
+	errNoChildFieldsBoolean             = errors.New("field of type Boolean does not have child fields")
+	errNoChildFieldsDateTime            = errors.New("field of type DateTime does not have child fields")
+	errNoChildFieldsFloat               = errors.New("field of type Float does not have child fields")
+	errNoChildFieldsID                  = errors.New("field of type ID does not have child fields")
+	errNoChildFieldsJSON                = errors.New("field of type JSON does not have child fields")
+	errNoChildFieldsOrderStatus         = errors.New("field of type OrderStatus does not have child fields")
+	errNoChildFieldsString              = errors.New("field of type String does not have child fields")
+	errNoChildFieldsTransactionStatus   = errors.New("field of type TransactionStatus does not have child fields")
+	errNoChildFieldsTransactionType     = errors.New("field of type TransactionType does not have child fields")
+	errNoChildFields__DirectiveLocation = errors.New("field of type __DirectiveLocation does not have child fields")
+	errNoChildFields__TypeKind          = errors.New("field of type __TypeKind does not have child fields")
 )

@@ -98,6 +98,16 @@ func (t *Table) MarshalSlice(ctx context.Context, sel ast.SelectionSet, length i
 	return ret
 }
 
+// DeferredPath replaces graphql.GetPath(ctx) as the path of an object's
+// deferred group: gqlgen computes it (allocating) for every object, where it
+// is needed only when the object has deferred fragments (defers not empty).
+func (*Table) DeferredPath(ctx context.Context, defers map[string]*graphql.FieldSetView) ast.Path {
+	if len(defers) == 0 {
+		return nil
+	}
+	return graphql.GetPath(ctx)
+}
+
 // mayBlock reports whether resolving f, or anything beneath it, may wait for
 // an upstream call.
 func (t *Table) mayBlock(f *ast.Field) bool {

@@ -111,3 +111,16 @@ func TestMarshalSliceInline(t *testing.T) {
 		t.Fatalf("got %v, errors %v", ret, graphql.GetErrors(ctx))
 	}
 }
+
+// TestDeferredPath: the path is computed only for an object with deferred
+// fragments.
+func TestDeferredPath(t *testing.T) {
+	i := 3
+	ctx := graphql.WithFieldContext(context.Background(), &graphql.FieldContext{Index: &i})
+	if p := tbl.DeferredPath(ctx, nil); p != nil {
+		t.Errorf("no defers: path %v, want nil", p)
+	}
+	if p := tbl.DeferredPath(ctx, map[string]*graphql.FieldSetView{"a": nil}); p.String() != "[3]" {
+		t.Errorf("a defer: path %q, want [3]", p.String())
+	}
+}
