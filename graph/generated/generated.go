@@ -10997,7 +10997,7 @@ func (ec *executionContext) _Address_city(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_Address_city(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Address", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Address", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Address_countryCode(ctx context.Context, field graphql.CollectedField, obj *restclient.Address) (ret graphql.Marshaler) {
@@ -11020,7 +11020,7 @@ func (ec *executionContext) _Address_countryCode(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Address_countryCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Address", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Address", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Address_line1(ctx context.Context, field graphql.CollectedField, obj *restclient.Address) (ret graphql.Marshaler) {
@@ -11043,7 +11043,7 @@ func (ec *executionContext) _Address_line1(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Address_line1(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Address", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Address", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Address_line2(ctx context.Context, field graphql.CollectedField, obj *restclient.Address) (ret graphql.Marshaler) {
@@ -11066,7 +11066,7 @@ func (ec *executionContext) _Address_line2(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Address_line2(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Address", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Address", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Address_postalCode(ctx context.Context, field graphql.CollectedField, obj *restclient.Address) (ret graphql.Marshaler) {
@@ -11089,7 +11089,7 @@ func (ec *executionContext) _Address_postalCode(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Address_postalCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Address", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Address", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Address_state(ctx context.Context, field graphql.CollectedField, obj *restclient.Address) (ret graphql.Marshaler) {
@@ -11112,7 +11112,7 @@ func (ec *executionContext) _Address_state(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Address_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Address", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Address", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Booking_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
@@ -11135,7 +11135,7 @@ func (ec *executionContext) _Booking_id(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Booking_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Booking", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Booking", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Booking_attendees(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
@@ -11190,7 +11190,7 @@ func (ec *executionContext) _Booking_createDate(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Booking_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Booking", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("Booking", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Booking_deleteDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
@@ -11213,7 +11213,7 @@ func (ec *executionContext) _Booking_deleteDate(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Booking_deleteDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Booking", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("Booking", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Booking_endDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
@@ -11236,7 +11236,7 @@ func (ec *executionContext) _Booking_endDate(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Booking_endDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Booking", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("Booking", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Booking_memo(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
@@ -11259,7 +11259,7 @@ func (ec *executionContext) _Booking_memo(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_Booking_memo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Booking", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Booking", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Booking_membershipRefOwner(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
@@ -11282,7 +11282,7 @@ func (ec *executionContext) _Booking_membershipRefOwner(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_Booking_membershipRefOwner(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Booking", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Booking", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Booking_payment(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
@@ -11337,7 +11337,7 @@ func (ec *executionContext) _Booking_resourceRef(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Booking_resourceRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Booking", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Booking", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Booking_resource(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
@@ -11392,7 +11392,7 @@ func (ec *executionContext) _Booking_seats(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Booking_seats(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Booking", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("Booking", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Booking_startDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
@@ -11415,7 +11415,7 @@ func (ec *executionContext) _Booking_startDate(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Booking_startDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Booking", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("Booking", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Booking_title(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
@@ -11438,7 +11438,7 @@ func (ec *executionContext) _Booking_title(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Booking_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Booking", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Booking", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Booking_updateDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
@@ -11461,7 +11461,7 @@ func (ec *executionContext) _Booking_updateDate(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Booking_updateDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Booking", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("Booking", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Booking_userOwner(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
@@ -11516,7 +11516,7 @@ func (ec *executionContext) _BookingAttendee_membershipRef(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_BookingAttendee_membershipRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("BookingAttendee", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("BookingAttendee", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _BookingAttendee_user(ctx context.Context, field graphql.CollectedField, obj *restclient.BookingAttendee) (ret graphql.Marshaler) {
@@ -11571,7 +11571,7 @@ func (ec *executionContext) _Comment_id(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Comment_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Comment", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Comment", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Comment_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
@@ -11594,7 +11594,7 @@ func (ec *executionContext) _Comment_createDate(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Comment_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Comment", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("Comment", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Comment_liked(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
@@ -11617,7 +11617,7 @@ func (ec *executionContext) _Comment_liked(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Comment_liked(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Comment", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("Comment", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _Comment_likes(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
@@ -11640,7 +11640,7 @@ func (ec *executionContext) _Comment_likes(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Comment_likes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Comment", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("Comment", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Comment_membership(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
@@ -11727,7 +11727,7 @@ func (ec *executionContext) _Comment_parentCommentRef(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_Comment_parentCommentRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Comment", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Comment", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Comment_parentComment(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
@@ -11782,7 +11782,7 @@ func (ec *executionContext) _Comment_postRef(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Comment_postRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Comment", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Comment", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Comment_text(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
@@ -11805,7 +11805,7 @@ func (ec *executionContext) _Comment_text(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_Comment_text(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Comment", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Comment", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Comment_replies(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
@@ -11860,7 +11860,7 @@ func (ec *executionContext) _CommentMembership_id(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_CommentMembership_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CommentMembership", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("CommentMembership", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _CommentMembership_user(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentMembership) (ret graphql.Marshaler) {
@@ -11915,7 +11915,7 @@ func (ec *executionContext) _CommentMention_id(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_CommentMention_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CommentMention", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("CommentMention", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _CommentMention_value(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentMention) (ret graphql.Marshaler) {
@@ -11938,7 +11938,7 @@ func (ec *executionContext) _CommentMention_value(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_CommentMention_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CommentMention", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("CommentMention", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _CommentUser_id(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentUser) (ret graphql.Marshaler) {
@@ -11961,7 +11961,7 @@ func (ec *executionContext) _CommentUser_id(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_CommentUser_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CommentUser", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("CommentUser", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _CommentUser_blocked(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentUser) (ret graphql.Marshaler) {
@@ -11984,7 +11984,7 @@ func (ec *executionContext) _CommentUser_blocked(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_CommentUser_blocked(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CommentUser", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("CommentUser", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _CommentUser_deleteDate(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentUser) (ret graphql.Marshaler) {
@@ -12007,7 +12007,7 @@ func (ec *executionContext) _CommentUser_deleteDate(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_CommentUser_deleteDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CommentUser", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("CommentUser", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _CommentUser_name(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentUser) (ret graphql.Marshaler) {
@@ -12030,7 +12030,7 @@ func (ec *executionContext) _CommentUser_name(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_CommentUser_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CommentUser", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("CommentUser", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _CommentUser_photoUrl(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentUser) (ret graphql.Marshaler) {
@@ -12053,7 +12053,7 @@ func (ec *executionContext) _CommentUser_photoUrl(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_CommentUser_photoUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CommentUser", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("CommentUser", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _CommentUser_surname(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentUser) (ret graphql.Marshaler) {
@@ -12076,7 +12076,7 @@ func (ec *executionContext) _CommentUser_surname(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_CommentUser_surname(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CommentUser", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("CommentUser", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Company_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
@@ -12099,7 +12099,7 @@ func (ec *executionContext) _Company_id(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Company_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Company", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Company", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Company_billingAddress(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
@@ -12122,7 +12122,7 @@ func (ec *executionContext) _Company_billingAddress(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_Company_billingAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Company", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Company", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Company_businessAddress(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
@@ -12177,7 +12177,7 @@ func (ec *executionContext) _Company_createDate(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Company_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Company", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("Company", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Company_credits(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
@@ -12264,7 +12264,7 @@ func (ec *executionContext) _Company_deleteDate(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Company_deleteDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Company", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("Company", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Company_legalName(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
@@ -12287,7 +12287,7 @@ func (ec *executionContext) _Company_legalName(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Company_legalName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Company", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Company", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Company_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
@@ -12310,7 +12310,7 @@ func (ec *executionContext) _Company_locationRef(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Company_locationRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Company", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Company", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Company_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
@@ -12365,7 +12365,7 @@ func (ec *executionContext) _Company_metadata(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Company_metadata(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Company", field, false, false, errNoChildFieldsJSON)
+	return inlineTable.ScalarFieldContext("Company", field, false, false, noChildFieldsJSON)
 }
 
 func (ec *executionContext) _Company_notes(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
@@ -12388,7 +12388,7 @@ func (ec *executionContext) _Company_notes(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Company_notes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Company", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Company", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Company_subscriptionRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
@@ -12411,7 +12411,7 @@ func (ec *executionContext) _Company_subscriptionRef(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_Company_subscriptionRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Company", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Company", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Company_taxId(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
@@ -12434,7 +12434,7 @@ func (ec *executionContext) _Company_taxId(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Company_taxId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Company", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Company", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Company_title(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
@@ -12457,7 +12457,7 @@ func (ec *executionContext) _Company_title(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Company_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Company", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Company", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _CompanyCredits_expiring(ctx context.Context, field graphql.CollectedField, obj *restclient.CompanyCredits) (ret graphql.Marshaler) {
@@ -12480,7 +12480,7 @@ func (ec *executionContext) _CompanyCredits_expiring(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_CompanyCredits_expiring(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CompanyCredits", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("CompanyCredits", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CompanyCredits_permanent(ctx context.Context, field graphql.CollectedField, obj *restclient.CompanyCredits) (ret graphql.Marshaler) {
@@ -12503,7 +12503,7 @@ func (ec *executionContext) _CompanyCredits_permanent(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_CompanyCredits_permanent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CompanyCredits", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("CompanyCredits", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CompanyDayPass_expiring(ctx context.Context, field graphql.CollectedField, obj *restclient.CompanyDayPass) (ret graphql.Marshaler) {
@@ -12526,7 +12526,7 @@ func (ec *executionContext) _CompanyDayPass_expiring(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_CompanyDayPass_expiring(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CompanyDayPass", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("CompanyDayPass", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreateBookingPayload_booking(ctx context.Context, field graphql.CollectedField, obj *model.CreateBookingPayload) (ret graphql.Marshaler) {
@@ -12709,7 +12709,7 @@ func (ec *executionContext) _CreditNote_id(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _CreditNote_baseAmounts(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -12764,7 +12764,7 @@ func (ec *executionContext) _CreditNote_createDate(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _CreditNote_creditAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -12787,7 +12787,7 @@ func (ec *executionContext) _CreditNote_creditAmount(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_creditAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditNote_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -12810,7 +12810,7 @@ func (ec *executionContext) _CreditNote_currencyCode(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_currencyCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _CreditNote_effectiveDate(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -12833,7 +12833,7 @@ func (ec *executionContext) _CreditNote_effectiveDate(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_effectiveDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _CreditNote_invoiceRef(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -12856,7 +12856,7 @@ func (ec *executionContext) _CreditNote_invoiceRef(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_invoiceRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _CreditNote_invoice(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -12911,7 +12911,7 @@ func (ec *executionContext) _CreditNote_internalNote(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_internalNote(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _CreditNote_lines(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -12966,7 +12966,7 @@ func (ec *executionContext) _CreditNote_locationRef(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_locationRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _CreditNote_location(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -13021,7 +13021,7 @@ func (ec *executionContext) _CreditNote_memo(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_memo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _CreditNote_networkRef(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -13044,7 +13044,7 @@ func (ec *executionContext) _CreditNote_networkRef(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_networkRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _CreditNote_number(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -13067,7 +13067,7 @@ func (ec *executionContext) _CreditNote_number(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_number(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _CreditNote_outOfBandAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -13090,7 +13090,7 @@ func (ec *executionContext) _CreditNote_outOfBandAmount(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_outOfBandAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditNote_pdfUrl(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -13113,7 +13113,7 @@ func (ec *executionContext) _CreditNote_pdfUrl(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_pdfUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _CreditNote_postPaymentAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -13136,7 +13136,7 @@ func (ec *executionContext) _CreditNote_postPaymentAmount(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_postPaymentAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditNote_prePaymentAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -13159,7 +13159,7 @@ func (ec *executionContext) _CreditNote_prePaymentAmount(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_prePaymentAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditNote_reason(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -13182,7 +13182,7 @@ func (ec *executionContext) _CreditNote_reason(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _CreditNote_refunds(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -13237,7 +13237,7 @@ func (ec *executionContext) _CreditNote_status(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _CreditNote_subtotalAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -13260,7 +13260,7 @@ func (ec *executionContext) _CreditNote_subtotalAmount(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_subtotalAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditNote_subtotalAmountExcludingTax(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -13283,7 +13283,7 @@ func (ec *executionContext) _CreditNote_subtotalAmountExcludingTax(ctx context.C
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_subtotalAmountExcludingTax(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditNote_taxes(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -13338,7 +13338,7 @@ func (ec *executionContext) _CreditNote_title(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _CreditNote_totalAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -13361,7 +13361,7 @@ func (ec *executionContext) _CreditNote_totalAmount(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_totalAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditNote_totalExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -13384,7 +13384,7 @@ func (ec *executionContext) _CreditNote_totalExcludingTaxAmount(ctx context.Cont
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_totalExcludingTaxAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditNote_type(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -13407,7 +13407,7 @@ func (ec *executionContext) _CreditNote_type(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _CreditNote_updateDate(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -13430,7 +13430,7 @@ func (ec *executionContext) _CreditNote_updateDate(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_updateDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _CreditNote_voidDate(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -13453,7 +13453,7 @@ func (ec *executionContext) _CreditNote_voidDate(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_voidDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _CreditNoteBaseAmounts_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
@@ -13476,7 +13476,7 @@ func (ec *executionContext) _CreditNoteBaseAmounts_currencyCode(ctx context.Cont
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteBaseAmounts_currencyCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteBaseAmounts", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("CreditNoteBaseAmounts", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _CreditNoteBaseAmounts_postPaymentAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
@@ -13499,7 +13499,7 @@ func (ec *executionContext) _CreditNoteBaseAmounts_postPaymentAmount(ctx context
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteBaseAmounts_postPaymentAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteBaseAmounts", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("CreditNoteBaseAmounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditNoteBaseAmounts_prePaymentAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
@@ -13522,7 +13522,7 @@ func (ec *executionContext) _CreditNoteBaseAmounts_prePaymentAmount(ctx context.
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteBaseAmounts_prePaymentAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteBaseAmounts", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("CreditNoteBaseAmounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditNoteBaseAmounts_subtotalAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
@@ -13545,7 +13545,7 @@ func (ec *executionContext) _CreditNoteBaseAmounts_subtotalAmount(ctx context.Co
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteBaseAmounts_subtotalAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteBaseAmounts", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("CreditNoteBaseAmounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditNoteBaseAmounts_subtotalAmountExcludingTax(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
@@ -13568,7 +13568,7 @@ func (ec *executionContext) _CreditNoteBaseAmounts_subtotalAmountExcludingTax(ct
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteBaseAmounts_subtotalAmountExcludingTax(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteBaseAmounts", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("CreditNoteBaseAmounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditNoteBaseAmounts_taxes(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
@@ -13623,7 +13623,7 @@ func (ec *executionContext) _CreditNoteBaseAmounts_totalAmount(ctx context.Conte
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteBaseAmounts_totalAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteBaseAmounts", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("CreditNoteBaseAmounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditNoteBaseAmounts_totalExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
@@ -13646,7 +13646,7 @@ func (ec *executionContext) _CreditNoteBaseAmounts_totalExcludingTaxAmount(ctx c
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteBaseAmounts_totalExcludingTaxAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteBaseAmounts", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("CreditNoteBaseAmounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditNoteConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.CreditNoteConnection) (ret graphql.Marshaler) {
@@ -13765,7 +13765,7 @@ func (ec *executionContext) _CreditNoteEdge_cursor(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteEdge", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("CreditNoteEdge", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _CreditNoteEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.CreditNoteEdge) (ret graphql.Marshaler) {
@@ -13820,7 +13820,7 @@ func (ec *executionContext) _CreditNoteLine_id(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteLine_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteLine", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("CreditNoteLine", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _CreditNoteLine_baseAmounts(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
@@ -13875,7 +13875,7 @@ func (ec *executionContext) _CreditNoteLine_createDate(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteLine_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteLine", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("CreditNoteLine", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _CreditNoteLine_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
@@ -13898,7 +13898,7 @@ func (ec *executionContext) _CreditNoteLine_currencyCode(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteLine_currencyCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteLine", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("CreditNoteLine", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _CreditNoteLine_discountedAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
@@ -13921,7 +13921,7 @@ func (ec *executionContext) _CreditNoteLine_discountedAmount(ctx context.Context
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteLine_discountedAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteLine", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("CreditNoteLine", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditNoteLine_discounts(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
@@ -13976,7 +13976,7 @@ func (ec *executionContext) _CreditNoteLine_invoiceItemRef(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteLine_invoiceItemRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteLine", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("CreditNoteLine", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _CreditNoteLine_invoiceItem(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
@@ -14031,7 +14031,7 @@ func (ec *executionContext) _CreditNoteLine_invoiceRef(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteLine_invoiceRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteLine", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("CreditNoteLine", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _CreditNoteLine_invoice(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
@@ -14086,7 +14086,7 @@ func (ec *executionContext) _CreditNoteLine_locationRef(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteLine_locationRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteLine", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("CreditNoteLine", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _CreditNoteLine_location(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
@@ -14141,7 +14141,7 @@ func (ec *executionContext) _CreditNoteLine_memo(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteLine_memo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteLine", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("CreditNoteLine", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _CreditNoteLine_networkRef(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
@@ -14164,7 +14164,7 @@ func (ec *executionContext) _CreditNoteLine_networkRef(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteLine_networkRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteLine", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("CreditNoteLine", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _CreditNoteLine_quantity(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
@@ -14187,7 +14187,7 @@ func (ec *executionContext) _CreditNoteLine_quantity(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteLine_quantity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteLine", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("CreditNoteLine", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditNoteLine_tax(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
@@ -14242,7 +14242,7 @@ func (ec *executionContext) _CreditNoteLine_totalAmount(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteLine_totalAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteLine", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("CreditNoteLine", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditNoteLine_totalExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
@@ -14265,7 +14265,7 @@ func (ec *executionContext) _CreditNoteLine_totalExcludingTaxAmount(ctx context.
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteLine_totalExcludingTaxAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteLine", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("CreditNoteLine", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditNoteLine_unitAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
@@ -14288,7 +14288,7 @@ func (ec *executionContext) _CreditNoteLine_unitAmount(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteLine_unitAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteLine", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("CreditNoteLine", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditNoteLine_unitExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
@@ -14311,7 +14311,7 @@ func (ec *executionContext) _CreditNoteLine_unitExcludingTaxAmount(ctx context.C
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteLine_unitExcludingTaxAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteLine", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("CreditNoteLine", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditNoteLine_updateDate(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
@@ -14334,7 +14334,7 @@ func (ec *executionContext) _CreditNoteLine_updateDate(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteLine_updateDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteLine", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("CreditNoteLine", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _CreditNoteRefund_id(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteRefund) (ret graphql.Marshaler) {
@@ -14357,7 +14357,7 @@ func (ec *executionContext) _CreditNoteRefund_id(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteRefund_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteRefund", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("CreditNoteRefund", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _CreditNoteRefund_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteRefund) (ret graphql.Marshaler) {
@@ -14380,7 +14380,7 @@ func (ec *executionContext) _CreditNoteRefund_amount(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteRefund_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteRefund", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("CreditNoteRefund", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditNoteRefund_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteRefund) (ret graphql.Marshaler) {
@@ -14403,7 +14403,7 @@ func (ec *executionContext) _CreditNoteRefund_currencyCode(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteRefund_currencyCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteRefund", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("CreditNoteRefund", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _CreditNoteRefund_method(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteRefund) (ret graphql.Marshaler) {
@@ -14458,7 +14458,7 @@ func (ec *executionContext) _CreditNoteRefund_transactionRef(ctx context.Context
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteRefund_transactionRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteRefund", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("CreditNoteRefund", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _CreditNoteRefundMethod_label(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteRefundMethod) (ret graphql.Marshaler) {
@@ -14481,7 +14481,7 @@ func (ec *executionContext) _CreditNoteRefundMethod_label(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteRefundMethod_label(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteRefundMethod", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("CreditNoteRefundMethod", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _CreditNoteRefundMethod_type(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteRefundMethod) (ret graphql.Marshaler) {
@@ -14504,7 +14504,7 @@ func (ec *executionContext) _CreditNoteRefundMethod_type(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteRefundMethod_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteRefundMethod", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("CreditNoteRefundMethod", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _CreditPackageAmount_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditPackageAmount) (ret graphql.Marshaler) {
@@ -14527,7 +14527,7 @@ func (ec *executionContext) _CreditPackageAmount_amount(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_CreditPackageAmount_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditPackageAmount", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("CreditPackageAmount", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditsPrice_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditsPrice) (ret graphql.Marshaler) {
@@ -14550,7 +14550,7 @@ func (ec *executionContext) _CreditsPrice_amount(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_CreditsPrice_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditsPrice", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("CreditsPrice", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditsPrice_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditsPrice) (ret graphql.Marshaler) {
@@ -14573,7 +14573,7 @@ func (ec *executionContext) _CreditsPrice_enabled(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_CreditsPrice_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditsPrice", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("CreditsPrice", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _CustomTax_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.CustomTax) (ret graphql.Marshaler) {
@@ -14596,7 +14596,7 @@ func (ec *executionContext) _CustomTax_enabled(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_CustomTax_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CustomTax", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("CustomTax", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _CustomTax_rate(ctx context.Context, field graphql.CollectedField, obj *restclient.CustomTax) (ret graphql.Marshaler) {
@@ -14619,7 +14619,7 @@ func (ec *executionContext) _CustomTax_rate(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_CustomTax_rate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CustomTax", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("CustomTax", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Discount_coupon(ctx context.Context, field graphql.CollectedField, obj *restclient.Discount) (ret graphql.Marshaler) {
@@ -14706,7 +14706,7 @@ func (ec *executionContext) _Discount_subscriptionId(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_Discount_subscriptionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Discount", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Discount", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _DiscountCoupon_id(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountCoupon) (ret graphql.Marshaler) {
@@ -14729,7 +14729,7 @@ func (ec *executionContext) _DiscountCoupon_id(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_DiscountCoupon_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DiscountCoupon", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("DiscountCoupon", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _DiscountCoupon_amountOff(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountCoupon) (ret graphql.Marshaler) {
@@ -14752,7 +14752,7 @@ func (ec *executionContext) _DiscountCoupon_amountOff(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_DiscountCoupon_amountOff(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DiscountCoupon", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("DiscountCoupon", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _DiscountCoupon_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountCoupon) (ret graphql.Marshaler) {
@@ -14775,7 +14775,7 @@ func (ec *executionContext) _DiscountCoupon_currencyCode(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_DiscountCoupon_currencyCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DiscountCoupon", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("DiscountCoupon", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _DiscountCoupon_duration(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountCoupon) (ret graphql.Marshaler) {
@@ -14798,7 +14798,7 @@ func (ec *executionContext) _DiscountCoupon_duration(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_DiscountCoupon_duration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DiscountCoupon", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("DiscountCoupon", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _DiscountCoupon_durationInMonths(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountCoupon) (ret graphql.Marshaler) {
@@ -14821,7 +14821,7 @@ func (ec *executionContext) _DiscountCoupon_durationInMonths(ctx context.Context
 	)
 }
 func (ec *executionContext) fieldContext_DiscountCoupon_durationInMonths(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DiscountCoupon", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("DiscountCoupon", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _DiscountCoupon_percentOff(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountCoupon) (ret graphql.Marshaler) {
@@ -14844,7 +14844,7 @@ func (ec *executionContext) _DiscountCoupon_percentOff(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_DiscountCoupon_percentOff(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DiscountCoupon", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("DiscountCoupon", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _DiscountCoupon_type(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountCoupon) (ret graphql.Marshaler) {
@@ -14867,7 +14867,7 @@ func (ec *executionContext) _DiscountCoupon_type(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_DiscountCoupon_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DiscountCoupon", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("DiscountCoupon", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _DiscountPromocode_id(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountPromocode) (ret graphql.Marshaler) {
@@ -14890,7 +14890,7 @@ func (ec *executionContext) _DiscountPromocode_id(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_DiscountPromocode_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DiscountPromocode", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("DiscountPromocode", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _DiscountPromocode_code(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountPromocode) (ret graphql.Marshaler) {
@@ -14913,7 +14913,7 @@ func (ec *executionContext) _DiscountPromocode_code(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_DiscountPromocode_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DiscountPromocode", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("DiscountPromocode", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _DiscountPromocode_expiration(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountPromocode) (ret graphql.Marshaler) {
@@ -14936,7 +14936,7 @@ func (ec *executionContext) _DiscountPromocode_expiration(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_DiscountPromocode_expiration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DiscountPromocode", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("DiscountPromocode", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _DiscountPromocode_limitByFirstPurchase(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountPromocode) (ret graphql.Marshaler) {
@@ -14959,7 +14959,7 @@ func (ec *executionContext) _DiscountPromocode_limitByFirstPurchase(ctx context.
 	)
 }
 func (ec *executionContext) fieldContext_DiscountPromocode_limitByFirstPurchase(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DiscountPromocode", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("DiscountPromocode", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _Event_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
@@ -14982,7 +14982,7 @@ func (ec *executionContext) _Event_id(ctx context.Context, field graphql.Collect
 	)
 }
 func (ec *executionContext) fieldContext_Event_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Event", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Event_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
@@ -15005,7 +15005,7 @@ func (ec *executionContext) _Event_locationRef(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Event_locationRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Event", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Event_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
@@ -15060,7 +15060,7 @@ func (ec *executionContext) _Event_networkRef(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Event_networkRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Event", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Event_title(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
@@ -15083,7 +15083,7 @@ func (ec *executionContext) _Event_title(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext_Event_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Event", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Event_description(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
@@ -15106,7 +15106,7 @@ func (ec *executionContext) _Event_description(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Event_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Event", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Event_imageUrl(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
@@ -15129,7 +15129,7 @@ func (ec *executionContext) _Event_imageUrl(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Event_imageUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Event", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Event_venue(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
@@ -15152,7 +15152,7 @@ func (ec *executionContext) _Event_venue(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext_Event_venue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Event", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Event_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
@@ -15175,7 +15175,7 @@ func (ec *executionContext) _Event_createDate(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Event_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("Event", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Event_startDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
@@ -15198,7 +15198,7 @@ func (ec *executionContext) _Event_startDate(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Event_startDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("Event", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Event_endDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
@@ -15221,7 +15221,7 @@ func (ec *executionContext) _Event_endDate(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Event_endDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("Event", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Event_applicationType(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
@@ -15244,7 +15244,7 @@ func (ec *executionContext) _Event_applicationType(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_Event_applicationType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Event", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Event_visibilityType(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
@@ -15267,7 +15267,7 @@ func (ec *executionContext) _Event_visibilityType(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_Event_visibilityType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Event", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Event_refundThreshold(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
@@ -15290,7 +15290,7 @@ func (ec *executionContext) _Event_refundThreshold(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_Event_refundThreshold(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Event", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Event_showAttendees(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
@@ -15313,7 +15313,7 @@ func (ec *executionContext) _Event_showAttendees(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Event_showAttendees(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("Event", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _Event_limitedAttendees(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
@@ -15400,7 +15400,7 @@ func (ec *executionContext) _EventMoneyPrice_amount(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_EventMoneyPrice_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventMoneyPrice", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("EventMoneyPrice", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _EventMoneyPrice_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.EventMoneyPrice) (ret graphql.Marshaler) {
@@ -15423,7 +15423,7 @@ func (ec *executionContext) _EventMoneyPrice_enabled(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_EventMoneyPrice_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventMoneyPrice", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("EventMoneyPrice", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _EventPrice_credits(ctx context.Context, field graphql.CollectedField, obj *restclient.EventPrice) (ret graphql.Marshaler) {
@@ -15510,7 +15510,7 @@ func (ec *executionContext) _Invoice_id(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Invoice_number(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -15533,7 +15533,7 @@ func (ec *executionContext) _Invoice_number(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_number(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Invoice_title(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -15556,7 +15556,7 @@ func (ec *executionContext) _Invoice_title(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Invoice_status(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -15579,7 +15579,7 @@ func (ec *executionContext) _Invoice_status(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Invoice_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -15602,7 +15602,7 @@ func (ec *executionContext) _Invoice_createDate(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Invoice_issueDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -15625,7 +15625,7 @@ func (ec *executionContext) _Invoice_issueDate(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_issueDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Invoice_dueDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -15648,7 +15648,7 @@ func (ec *executionContext) _Invoice_dueDate(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_dueDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Invoice_autoCreateDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -15671,7 +15671,7 @@ func (ec *executionContext) _Invoice_autoCreateDate(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_autoCreateDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Invoice_voidDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -15694,7 +15694,7 @@ func (ec *executionContext) _Invoice_voidDate(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_voidDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Invoice_dueDays(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -15717,7 +15717,7 @@ func (ec *executionContext) _Invoice_dueDays(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_dueDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Invoice_dueType(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -15740,7 +15740,7 @@ func (ec *executionContext) _Invoice_dueType(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_dueType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Invoice_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -15763,7 +15763,7 @@ func (ec *executionContext) _Invoice_amount(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Invoice_amountDue(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -15786,7 +15786,7 @@ func (ec *executionContext) _Invoice_amountDue(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_amountDue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Invoice_amountPaid(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -15809,7 +15809,7 @@ func (ec *executionContext) _Invoice_amountPaid(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_amountPaid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Invoice_amountRemaining(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -15832,7 +15832,7 @@ func (ec *executionContext) _Invoice_amountRemaining(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_amountRemaining(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Invoice_appliedBalance(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -15855,7 +15855,7 @@ func (ec *executionContext) _Invoice_appliedBalance(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_appliedBalance(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Invoice_startingBalance(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -15878,7 +15878,7 @@ func (ec *executionContext) _Invoice_startingBalance(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_startingBalance(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Invoice_subtotalAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -15901,7 +15901,7 @@ func (ec *executionContext) _Invoice_subtotalAmount(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_subtotalAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Invoice_subtotalExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -15924,7 +15924,7 @@ func (ec *executionContext) _Invoice_subtotalExcludingTaxAmount(ctx context.Cont
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_subtotalExcludingTaxAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Invoice_totalAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -15947,7 +15947,7 @@ func (ec *executionContext) _Invoice_totalAmount(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_totalAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Invoice_totalExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -15970,7 +15970,7 @@ func (ec *executionContext) _Invoice_totalExcludingTaxAmount(ctx context.Context
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_totalExcludingTaxAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Invoice_postPaymentCreditNotesAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -15993,7 +15993,7 @@ func (ec *executionContext) _Invoice_postPaymentCreditNotesAmount(ctx context.Co
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_postPaymentCreditNotesAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Invoice_prePaymentCreditNotesAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -16016,7 +16016,7 @@ func (ec *executionContext) _Invoice_prePaymentCreditNotesAmount(ctx context.Con
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_prePaymentCreditNotesAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Invoice_postPaymentCreditAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -16039,7 +16039,7 @@ func (ec *executionContext) _Invoice_postPaymentCreditAmount(ctx context.Context
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_postPaymentCreditAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Invoice_prePaymentCreditAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -16062,7 +16062,7 @@ func (ec *executionContext) _Invoice_prePaymentCreditAmount(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_prePaymentCreditAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Invoice_taxes(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -16117,7 +16117,7 @@ func (ec *executionContext) _Invoice_currencyCode(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_currencyCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Invoice_baseAmounts(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -16172,7 +16172,7 @@ func (ec *executionContext) _Invoice_companyRef(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_companyRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Invoice_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -16195,7 +16195,7 @@ func (ec *executionContext) _Invoice_locationRef(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_locationRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Invoice_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -16250,7 +16250,7 @@ func (ec *executionContext) _Invoice_membershipRef(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_membershipRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Invoice_subscriptionRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -16273,7 +16273,7 @@ func (ec *executionContext) _Invoice_subscriptionRef(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_subscriptionRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Invoice_company(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -16392,7 +16392,7 @@ func (ec *executionContext) _Invoice_customerName(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_customerName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Invoice_customerTaxId(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -16415,7 +16415,7 @@ func (ec *executionContext) _Invoice_customerTaxId(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_customerTaxId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Invoice_memo(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -16438,7 +16438,7 @@ func (ec *executionContext) _Invoice_memo(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_memo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Invoice_pdfUrl(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -16461,7 +16461,7 @@ func (ec *executionContext) _Invoice_pdfUrl(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_pdfUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Invoice_receiptPdfUrl(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -16484,7 +16484,7 @@ func (ec *executionContext) _Invoice_receiptPdfUrl(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_receiptPdfUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Invoice_timezoneId(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -16507,7 +16507,7 @@ func (ec *executionContext) _Invoice_timezoneId(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_timezoneId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Invoice_itemsCount(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -16530,7 +16530,7 @@ func (ec *executionContext) _Invoice_itemsCount(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_itemsCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Invoice_items(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -16725,7 +16725,7 @@ func (ec *executionContext) _InvoiceBaseAmounts_amountDue(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceBaseAmounts_amountDue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceBaseAmounts", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("InvoiceBaseAmounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _InvoiceBaseAmounts_appliedBalance(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
@@ -16748,7 +16748,7 @@ func (ec *executionContext) _InvoiceBaseAmounts_appliedBalance(ctx context.Conte
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceBaseAmounts_appliedBalance(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceBaseAmounts", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("InvoiceBaseAmounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _InvoiceBaseAmounts_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
@@ -16771,7 +16771,7 @@ func (ec *executionContext) _InvoiceBaseAmounts_currencyCode(ctx context.Context
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceBaseAmounts_currencyCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceBaseAmounts", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("InvoiceBaseAmounts", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _InvoiceBaseAmounts_postPaymentCreditNotesAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
@@ -16794,7 +16794,7 @@ func (ec *executionContext) _InvoiceBaseAmounts_postPaymentCreditNotesAmount(ctx
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceBaseAmounts_postPaymentCreditNotesAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceBaseAmounts", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("InvoiceBaseAmounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _InvoiceBaseAmounts_prePaymentCreditNotesAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
@@ -16817,7 +16817,7 @@ func (ec *executionContext) _InvoiceBaseAmounts_prePaymentCreditNotesAmount(ctx 
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceBaseAmounts_prePaymentCreditNotesAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceBaseAmounts", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("InvoiceBaseAmounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _InvoiceBaseAmounts_subtotalAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
@@ -16840,7 +16840,7 @@ func (ec *executionContext) _InvoiceBaseAmounts_subtotalAmount(ctx context.Conte
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceBaseAmounts_subtotalAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceBaseAmounts", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("InvoiceBaseAmounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _InvoiceBaseAmounts_subtotalExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
@@ -16863,7 +16863,7 @@ func (ec *executionContext) _InvoiceBaseAmounts_subtotalExcludingTaxAmount(ctx c
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceBaseAmounts_subtotalExcludingTaxAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceBaseAmounts", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("InvoiceBaseAmounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _InvoiceBaseAmounts_taxes(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
@@ -16918,7 +16918,7 @@ func (ec *executionContext) _InvoiceBaseAmounts_totalAmount(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceBaseAmounts_totalAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceBaseAmounts", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("InvoiceBaseAmounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _InvoiceBaseAmounts_totalExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
@@ -16941,7 +16941,7 @@ func (ec *executionContext) _InvoiceBaseAmounts_totalExcludingTaxAmount(ctx cont
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceBaseAmounts_totalExcludingTaxAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceBaseAmounts", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("InvoiceBaseAmounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _InvoiceCustomer_id(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceCustomer) (ret graphql.Marshaler) {
@@ -16964,7 +16964,7 @@ func (ec *executionContext) _InvoiceCustomer_id(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceCustomer_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceCustomer", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("InvoiceCustomer", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _InvoiceCustomer_title(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceCustomer) (ret graphql.Marshaler) {
@@ -16987,7 +16987,7 @@ func (ec *executionContext) _InvoiceCustomer_title(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceCustomer_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceCustomer", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("InvoiceCustomer", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _InvoiceCustomer_type(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceCustomer) (ret graphql.Marshaler) {
@@ -17010,7 +17010,7 @@ func (ec *executionContext) _InvoiceCustomer_type(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceCustomer_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceCustomer", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("InvoiceCustomer", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _InvoiceCustomer_user(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceCustomer) (ret graphql.Marshaler) {
@@ -17065,7 +17065,7 @@ func (ec *executionContext) _InvoiceItem_id(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItem_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItem", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("InvoiceItem", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _InvoiceItem_invoiceRef(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -17088,7 +17088,7 @@ func (ec *executionContext) _InvoiceItem_invoiceRef(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItem_invoiceRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItem", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("InvoiceItem", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _InvoiceItem_invoice(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -17143,7 +17143,7 @@ func (ec *executionContext) _InvoiceItem_companyRef(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItem_companyRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItem", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("InvoiceItem", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _InvoiceItem_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -17166,7 +17166,7 @@ func (ec *executionContext) _InvoiceItem_locationRef(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItem_locationRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItem", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("InvoiceItem", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _InvoiceItem_location(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -17221,7 +17221,7 @@ func (ec *executionContext) _InvoiceItem_membershipRef(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItem_membershipRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItem", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("InvoiceItem", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _InvoiceItem_membershipRefCreatedBy(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -17244,7 +17244,7 @@ func (ec *executionContext) _InvoiceItem_membershipRefCreatedBy(ctx context.Cont
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItem_membershipRefCreatedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItem", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("InvoiceItem", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _InvoiceItem_subscriptionRef(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -17267,7 +17267,7 @@ func (ec *executionContext) _InvoiceItem_subscriptionRef(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItem_subscriptionRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItem", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("InvoiceItem", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _InvoiceItem_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -17290,7 +17290,7 @@ func (ec *executionContext) _InvoiceItem_createDate(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItem_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItem", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("InvoiceItem", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _InvoiceItem_deleteDate(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -17313,7 +17313,7 @@ func (ec *executionContext) _InvoiceItem_deleteDate(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItem_deleteDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItem", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("InvoiceItem", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _InvoiceItem_baseAmounts(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -17464,7 +17464,7 @@ func (ec *executionContext) _InvoiceItem_quantity(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItem_quantity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItem", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("InvoiceItem", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _InvoiceItem_userCreatedBy(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -17519,7 +17519,7 @@ func (ec *executionContext) _InvoiceItem_amount(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItem_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItem", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("InvoiceItem", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _InvoiceItem_discountedAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -17542,7 +17542,7 @@ func (ec *executionContext) _InvoiceItem_discountedAmount(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItem_discountedAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItem", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("InvoiceItem", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _InvoiceItem_netUnitAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -17565,7 +17565,7 @@ func (ec *executionContext) _InvoiceItem_netUnitAmount(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItem_netUnitAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItem", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("InvoiceItem", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _InvoiceItem_totalAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -17588,7 +17588,7 @@ func (ec *executionContext) _InvoiceItem_totalAmount(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItem_totalAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItem", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("InvoiceItem", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _InvoiceItem_totalExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -17611,7 +17611,7 @@ func (ec *executionContext) _InvoiceItem_totalExcludingTaxAmount(ctx context.Con
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItem_totalExcludingTaxAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItem", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("InvoiceItem", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _InvoiceItem_unitAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -17634,7 +17634,7 @@ func (ec *executionContext) _InvoiceItem_unitAmount(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItem_unitAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItem", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("InvoiceItem", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _InvoiceItem_unitExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -17657,7 +17657,7 @@ func (ec *executionContext) _InvoiceItem_unitExcludingTaxAmount(ctx context.Cont
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItem_unitExcludingTaxAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItem", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("InvoiceItem", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _InvoiceItem_tax(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -17712,7 +17712,7 @@ func (ec *executionContext) _InvoiceItem_currencyCode(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItem_currencyCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItem", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("InvoiceItem", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _InvoiceItem_description(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -17735,7 +17735,7 @@ func (ec *executionContext) _InvoiceItem_description(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItem_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItem", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("InvoiceItem", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _InvoiceItem_type(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -17758,7 +17758,7 @@ func (ec *executionContext) _InvoiceItem_type(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItem_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItem", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("InvoiceItem", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _InvoiceItem_booking(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -17941,7 +17941,7 @@ func (ec *executionContext) _InvoiceItemBooking_id(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItemBooking_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItemBooking", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("InvoiceItemBooking", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _InvoiceItemBooking_endDate(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemBooking) (ret graphql.Marshaler) {
@@ -17964,7 +17964,7 @@ func (ec *executionContext) _InvoiceItemBooking_endDate(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItemBooking_endDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItemBooking", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("InvoiceItemBooking", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _InvoiceItemBooking_resource(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemBooking) (ret graphql.Marshaler) {
@@ -18019,7 +18019,7 @@ func (ec *executionContext) _InvoiceItemBooking_startDate(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItemBooking_startDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItemBooking", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("InvoiceItemBooking", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _InvoiceItemOrder_createDate(ctx context.Context, field graphql.CollectedField, obj *model.InvoiceItemOrder) (ret graphql.Marshaler) {
@@ -18042,7 +18042,7 @@ func (ec *executionContext) _InvoiceItemOrder_createDate(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItemOrder_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItemOrder", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("InvoiceItemOrder", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _InvoiceItemOrder_product(ctx context.Context, field graphql.CollectedField, obj *model.InvoiceItemOrder) (ret graphql.Marshaler) {
@@ -18129,7 +18129,7 @@ func (ec *executionContext) _InvoiceItemOrder_quantity(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItemOrder_quantity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItemOrder", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("InvoiceItemOrder", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _InvoiceItemPlan_id(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemPlan) (ret graphql.Marshaler) {
@@ -18152,7 +18152,7 @@ func (ec *executionContext) _InvoiceItemPlan_id(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItemPlan_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItemPlan", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("InvoiceItemPlan", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _InvoiceItemPlan_endDate(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemPlan) (ret graphql.Marshaler) {
@@ -18175,7 +18175,7 @@ func (ec *executionContext) _InvoiceItemPlan_endDate(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItemPlan_endDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItemPlan", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("InvoiceItemPlan", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _InvoiceItemPlan_startDate(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemPlan) (ret graphql.Marshaler) {
@@ -18198,7 +18198,7 @@ func (ec *executionContext) _InvoiceItemPlan_startDate(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItemPlan_startDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItemPlan", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("InvoiceItemPlan", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _InvoiceItemPlan_title(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemPlan) (ret graphql.Marshaler) {
@@ -18221,7 +18221,7 @@ func (ec *executionContext) _InvoiceItemPlan_title(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItemPlan_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItemPlan", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("InvoiceItemPlan", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _InvoiceItemProduct_bookingRef(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemProduct) (ret graphql.Marshaler) {
@@ -18244,7 +18244,7 @@ func (ec *executionContext) _InvoiceItemProduct_bookingRef(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItemProduct_bookingRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItemProduct", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("InvoiceItemProduct", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _InvoiceItemProduct_eventTicketRef(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemProduct) (ret graphql.Marshaler) {
@@ -18267,7 +18267,7 @@ func (ec *executionContext) _InvoiceItemProduct_eventTicketRef(ctx context.Conte
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItemProduct_eventTicketRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItemProduct", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("InvoiceItemProduct", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _InvoiceItemProduct_optionRef(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemProduct) (ret graphql.Marshaler) {
@@ -18290,7 +18290,7 @@ func (ec *executionContext) _InvoiceItemProduct_optionRef(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItemProduct_optionRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItemProduct", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("InvoiceItemProduct", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _InvoiceItemProduct_orderRef(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemProduct) (ret graphql.Marshaler) {
@@ -18313,7 +18313,7 @@ func (ec *executionContext) _InvoiceItemProduct_orderRef(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItemProduct_orderRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItemProduct", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("InvoiceItemProduct", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _InvoiceItemProduct_title(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemProduct) (ret graphql.Marshaler) {
@@ -18336,7 +18336,7 @@ func (ec *executionContext) _InvoiceItemProduct_title(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItemProduct_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItemProduct", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("InvoiceItemProduct", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _InvoiceItemProduct_type(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemProduct) (ret graphql.Marshaler) {
@@ -18359,7 +18359,7 @@ func (ec *executionContext) _InvoiceItemProduct_type(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItemProduct_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItemProduct", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("InvoiceItemProduct", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _InvoiceItemTicket_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemTicket) (ret graphql.Marshaler) {
@@ -18382,7 +18382,7 @@ func (ec *executionContext) _InvoiceItemTicket_createDate(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItemTicket_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItemTicket", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("InvoiceItemTicket", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _InvoiceItemTicket_event(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemTicket) (ret graphql.Marshaler) {
@@ -18437,7 +18437,7 @@ func (ec *executionContext) _InvoicePayment_createDate(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_InvoicePayment_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoicePayment", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("InvoicePayment", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _InvoicePayment_method(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
@@ -18524,7 +18524,7 @@ func (ec *executionContext) _InvoicePayment_refundable(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_InvoicePayment_refundable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoicePayment", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("InvoicePayment", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _InvoicePayment_refunds(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
@@ -18579,7 +18579,7 @@ func (ec *executionContext) _InvoicePayment_status(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_InvoicePayment_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoicePayment", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("InvoicePayment", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _InvoicePayment_transactionRef(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
@@ -18602,7 +18602,7 @@ func (ec *executionContext) _InvoicePayment_transactionRef(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_InvoicePayment_transactionRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoicePayment", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("InvoicePayment", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _InvoicePaymentMethod_paymentGateway(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePaymentMethod) (ret graphql.Marshaler) {
@@ -18657,7 +18657,7 @@ func (ec *executionContext) _InvoicePaymentMethod_type(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_InvoicePaymentMethod_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoicePaymentMethod", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("InvoicePaymentMethod", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _InvoicePaymentPrice_money(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePaymentPrice) (ret graphql.Marshaler) {
@@ -18712,7 +18712,7 @@ func (ec *executionContext) _InvoicePaymentPrice_type(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_InvoicePaymentPrice_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoicePaymentPrice", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("InvoicePaymentPrice", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _InvoicePaymentRefunds_money(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePaymentRefunds) (ret graphql.Marshaler) {
@@ -18767,7 +18767,7 @@ func (ec *executionContext) _InvoicePaymentRefunds_type(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_InvoicePaymentRefunds_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoicePaymentRefunds", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("InvoicePaymentRefunds", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _InvoiceTransaction_id(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
@@ -18790,7 +18790,7 @@ func (ec *executionContext) _InvoiceTransaction_id(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceTransaction_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceTransaction", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("InvoiceTransaction", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _InvoiceTransaction_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
@@ -18813,7 +18813,7 @@ func (ec *executionContext) _InvoiceTransaction_amount(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceTransaction_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceTransaction", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("InvoiceTransaction", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _InvoiceTransaction_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
@@ -18836,7 +18836,7 @@ func (ec *executionContext) _InvoiceTransaction_createDate(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceTransaction_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceTransaction", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("InvoiceTransaction", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _InvoiceTransaction_paymentMethod(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
@@ -18891,7 +18891,7 @@ func (ec *executionContext) _InvoiceTransaction_status(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceTransaction_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceTransaction", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("InvoiceTransaction", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _InvoiceTransaction_refund(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
@@ -18978,7 +18978,7 @@ func (ec *executionContext) _ItemPayment_amount(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_ItemPayment_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ItemPayment", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("ItemPayment", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _ItemPayment_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPayment) (ret graphql.Marshaler) {
@@ -19001,7 +19001,7 @@ func (ec *executionContext) _ItemPayment_currencyCode(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_ItemPayment_currencyCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ItemPayment", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("ItemPayment", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _ItemPayment_invoiceItemRef(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPayment) (ret graphql.Marshaler) {
@@ -19024,7 +19024,7 @@ func (ec *executionContext) _ItemPayment_invoiceItemRef(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_ItemPayment_invoiceItemRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ItemPayment", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("ItemPayment", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _ItemPayment_status(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPayment) (ret graphql.Marshaler) {
@@ -19047,7 +19047,7 @@ func (ec *executionContext) _ItemPayment_status(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_ItemPayment_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ItemPayment", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("ItemPayment", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _ItemPayment_tax(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPayment) (ret graphql.Marshaler) {
@@ -19102,7 +19102,7 @@ func (ec *executionContext) _ItemPayment_transactionRef(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_ItemPayment_transactionRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ItemPayment", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("ItemPayment", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _ItemPayment_type(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPayment) (ret graphql.Marshaler) {
@@ -19125,7 +19125,7 @@ func (ec *executionContext) _ItemPayment_type(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_ItemPayment_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ItemPayment", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("ItemPayment", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _ItemPaymentTax_inclusive(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPaymentTax) (ret graphql.Marshaler) {
@@ -19148,7 +19148,7 @@ func (ec *executionContext) _ItemPaymentTax_inclusive(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_ItemPaymentTax_inclusive(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ItemPaymentTax", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("ItemPaymentTax", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _ItemPaymentTax_rate(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPaymentTax) (ret graphql.Marshaler) {
@@ -19171,7 +19171,7 @@ func (ec *executionContext) _ItemPaymentTax_rate(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_ItemPaymentTax_rate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ItemPaymentTax", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("ItemPaymentTax", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _ItemSummary_id(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemSummary) (ret graphql.Marshaler) {
@@ -19194,7 +19194,7 @@ func (ec *executionContext) _ItemSummary_id(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_ItemSummary_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ItemSummary", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("ItemSummary", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _ItemSummary_title(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemSummary) (ret graphql.Marshaler) {
@@ -19217,7 +19217,7 @@ func (ec *executionContext) _ItemSummary_title(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_ItemSummary_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ItemSummary", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("ItemSummary", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _LimitedAttendees_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.LimitedAttendees) (ret graphql.Marshaler) {
@@ -19240,7 +19240,7 @@ func (ec *executionContext) _LimitedAttendees_enabled(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_LimitedAttendees_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LimitedAttendees", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("LimitedAttendees", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _LimitedAttendees_limit(ctx context.Context, field graphql.CollectedField, obj *restclient.LimitedAttendees) (ret graphql.Marshaler) {
@@ -19263,7 +19263,7 @@ func (ec *executionContext) _LimitedAttendees_limit(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_LimitedAttendees_limit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LimitedAttendees", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("LimitedAttendees", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _LimitedItems_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.LimitedItems) (ret graphql.Marshaler) {
@@ -19286,7 +19286,7 @@ func (ec *executionContext) _LimitedItems_enabled(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_LimitedItems_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LimitedItems", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("LimitedItems", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _LimitedItems_values(ctx context.Context, field graphql.CollectedField, obj *restclient.LimitedItems) (ret graphql.Marshaler) {
@@ -19341,7 +19341,7 @@ func (ec *executionContext) _LimitedRedemption_enabled(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_LimitedRedemption_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LimitedRedemption", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("LimitedRedemption", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _LimitedRedemption_usage(ctx context.Context, field graphql.CollectedField, obj *restclient.LimitedRedemption) (ret graphql.Marshaler) {
@@ -19364,7 +19364,7 @@ func (ec *executionContext) _LimitedRedemption_usage(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_LimitedRedemption_usage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LimitedRedemption", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("LimitedRedemption", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _LimitedRedemption_value(ctx context.Context, field graphql.CollectedField, obj *restclient.LimitedRedemption) (ret graphql.Marshaler) {
@@ -19387,7 +19387,7 @@ func (ec *executionContext) _LimitedRedemption_value(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_LimitedRedemption_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LimitedRedemption", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("LimitedRedemption", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _LineBaseAmounts_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.LineBaseAmounts) (ret graphql.Marshaler) {
@@ -19410,7 +19410,7 @@ func (ec *executionContext) _LineBaseAmounts_currencyCode(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_LineBaseAmounts_currencyCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LineBaseAmounts", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("LineBaseAmounts", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _LineBaseAmounts_discountedAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.LineBaseAmounts) (ret graphql.Marshaler) {
@@ -19433,7 +19433,7 @@ func (ec *executionContext) _LineBaseAmounts_discountedAmount(ctx context.Contex
 	)
 }
 func (ec *executionContext) fieldContext_LineBaseAmounts_discountedAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LineBaseAmounts", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("LineBaseAmounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _LineBaseAmounts_tax(ctx context.Context, field graphql.CollectedField, obj *restclient.LineBaseAmounts) (ret graphql.Marshaler) {
@@ -19488,7 +19488,7 @@ func (ec *executionContext) _LineBaseAmounts_totalAmount(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_LineBaseAmounts_totalAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LineBaseAmounts", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("LineBaseAmounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _LineBaseAmounts_totalExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.LineBaseAmounts) (ret graphql.Marshaler) {
@@ -19511,7 +19511,7 @@ func (ec *executionContext) _LineBaseAmounts_totalExcludingTaxAmount(ctx context
 	)
 }
 func (ec *executionContext) fieldContext_LineBaseAmounts_totalExcludingTaxAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LineBaseAmounts", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("LineBaseAmounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _LineBaseAmounts_unitAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.LineBaseAmounts) (ret graphql.Marshaler) {
@@ -19534,7 +19534,7 @@ func (ec *executionContext) _LineBaseAmounts_unitAmount(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_LineBaseAmounts_unitAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LineBaseAmounts", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("LineBaseAmounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _LineBaseAmounts_unitExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.LineBaseAmounts) (ret graphql.Marshaler) {
@@ -19557,7 +19557,7 @@ func (ec *executionContext) _LineBaseAmounts_unitExcludingTaxAmount(ctx context.
 	)
 }
 func (ec *executionContext) fieldContext_LineBaseAmounts_unitExcludingTaxAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LineBaseAmounts", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("LineBaseAmounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Location_id(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
@@ -19580,7 +19580,7 @@ func (ec *executionContext) _Location_id(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext_Location_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Location", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Location", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Location_title(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
@@ -19603,7 +19603,7 @@ func (ec *executionContext) _Location_title(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Location_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Location", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Location", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Location_address(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
@@ -19626,7 +19626,7 @@ func (ec *executionContext) _Location_address(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Location_address(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Location", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Location", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Location_timezoneId(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
@@ -19649,7 +19649,7 @@ func (ec *executionContext) _Location_timezoneId(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Location_timezoneId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Location", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Location", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Location_products(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
@@ -19836,7 +19836,7 @@ func (ec *executionContext) _Media_key(ctx context.Context, field graphql.Collec
 	)
 }
 func (ec *executionContext) fieldContext_Media_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Media", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Media", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Media_url(ctx context.Context, field graphql.CollectedField, obj *restclient.Media) (ret graphql.Marshaler) {
@@ -19859,7 +19859,7 @@ func (ec *executionContext) _Media_url(ctx context.Context, field graphql.Collec
 	)
 }
 func (ec *executionContext) fieldContext_Media_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Media", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Media", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Money_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.Money) (ret graphql.Marshaler) {
@@ -19882,7 +19882,7 @@ func (ec *executionContext) _Money_currencyCode(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Money_currencyCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Money", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Money", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Money_grossAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.Money) (ret graphql.Marshaler) {
@@ -19905,7 +19905,7 @@ func (ec *executionContext) _Money_grossAmount(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Money_grossAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Money", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("Money", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _MoneyPrice_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.MoneyPrice) (ret graphql.Marshaler) {
@@ -19928,7 +19928,7 @@ func (ec *executionContext) _MoneyPrice_amount(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_MoneyPrice_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("MoneyPrice", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("MoneyPrice", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _MoneyPrice_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.MoneyPrice) (ret graphql.Marshaler) {
@@ -19951,7 +19951,7 @@ func (ec *executionContext) _MoneyPrice_currencyCode(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_MoneyPrice_currencyCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("MoneyPrice", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("MoneyPrice", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _MoneyPrice_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.MoneyPrice) (ret graphql.Marshaler) {
@@ -19974,7 +19974,7 @@ func (ec *executionContext) _MoneyPrice_enabled(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_MoneyPrice_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("MoneyPrice", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("MoneyPrice", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _MoneyRefund_id(ctx context.Context, field graphql.CollectedField, obj *restclient.MoneyRefund) (ret graphql.Marshaler) {
@@ -19997,7 +19997,7 @@ func (ec *executionContext) _MoneyRefund_id(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_MoneyRefund_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("MoneyRefund", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("MoneyRefund", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _MoneyRefund_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.MoneyRefund) (ret graphql.Marshaler) {
@@ -20020,7 +20020,7 @@ func (ec *executionContext) _MoneyRefund_createDate(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_MoneyRefund_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("MoneyRefund", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("MoneyRefund", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _MoneyRefund_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.MoneyRefund) (ret graphql.Marshaler) {
@@ -20043,7 +20043,7 @@ func (ec *executionContext) _MoneyRefund_currencyCode(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_MoneyRefund_currencyCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("MoneyRefund", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("MoneyRefund", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _MoneyRefund_grossAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.MoneyRefund) (ret graphql.Marshaler) {
@@ -20066,7 +20066,7 @@ func (ec *executionContext) _MoneyRefund_grossAmount(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_MoneyRefund_grossAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("MoneyRefund", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("MoneyRefund", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Mutation_createCreditNote(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -20397,7 +20397,7 @@ func (ec *executionContext) _Order_id(ctx context.Context, field graphql.Collect
 	)
 }
 func (ec *executionContext) fieldContext_Order_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Order", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Order_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
@@ -20420,7 +20420,7 @@ func (ec *executionContext) _Order_locationRef(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Order_locationRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Order", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Order_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
@@ -20475,7 +20475,7 @@ func (ec *executionContext) _Order_membershipRef(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Order_membershipRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Order", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Order_number(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
@@ -20498,7 +20498,7 @@ func (ec *executionContext) _Order_number(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_Order_number(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("Order", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Order_comment(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
@@ -20521,7 +20521,7 @@ func (ec *executionContext) _Order_comment(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Order_comment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Order", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Order_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
@@ -20544,7 +20544,7 @@ func (ec *executionContext) _Order_createDate(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Order_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("Order", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Order_deleteDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
@@ -20567,7 +20567,7 @@ func (ec *executionContext) _Order_deleteDate(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Order_deleteDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("Order", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Order_option(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
@@ -20686,7 +20686,7 @@ func (ec *executionContext) _Order_quantity(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Order_quantity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("Order", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Order_status(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
@@ -20709,7 +20709,7 @@ func (ec *executionContext) _Order_status(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_Order_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildFieldsOrderStatus)
+	return inlineTable.ScalarFieldContext("Order", field, false, false, noChildFieldsOrderStatus)
 }
 
 func (ec *executionContext) _Order_user(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
@@ -20764,7 +20764,7 @@ func (ec *executionContext) _OrderConfirmationEmail_enabled(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_OrderConfirmationEmail_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("OrderConfirmationEmail", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("OrderConfirmationEmail", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _OrderConfirmationEmail_template(ctx context.Context, field graphql.CollectedField, obj *restclient.OrderConfirmationEmail) (ret graphql.Marshaler) {
@@ -20787,7 +20787,7 @@ func (ec *executionContext) _OrderConfirmationEmail_template(ctx context.Context
 	)
 }
 func (ec *executionContext) fieldContext_OrderConfirmationEmail_template(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("OrderConfirmationEmail", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("OrderConfirmationEmail", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _OrderConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.OrderConnection) (ret graphql.Marshaler) {
@@ -20906,7 +20906,7 @@ func (ec *executionContext) _OrderEdge_cursor(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_OrderEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("OrderEdge", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("OrderEdge", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _OrderEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.OrderEdge) (ret graphql.Marshaler) {
@@ -20961,7 +20961,7 @@ func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_PageInfo_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("PageInfo", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _PageInfo_hasPreviousPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
@@ -20984,7 +20984,7 @@ func (ec *executionContext) _PageInfo_hasPreviousPage(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_PageInfo_hasPreviousPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("PageInfo", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
@@ -21007,7 +21007,7 @@ func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_PageInfo_startCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("PageInfo", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
@@ -21030,7 +21030,7 @@ func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("PageInfo", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _PaymentGateway_gateway(ctx context.Context, field graphql.CollectedField, obj *restclient.PaymentGateway) (ret graphql.Marshaler) {
@@ -21053,7 +21053,7 @@ func (ec *executionContext) _PaymentGateway_gateway(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_PaymentGateway_gateway(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PaymentGateway", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("PaymentGateway", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _PaymentGateway_label(ctx context.Context, field graphql.CollectedField, obj *restclient.PaymentGateway) (ret graphql.Marshaler) {
@@ -21076,7 +21076,7 @@ func (ec *executionContext) _PaymentGateway_label(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_PaymentGateway_label(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PaymentGateway", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("PaymentGateway", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _PaymentMethod_label(ctx context.Context, field graphql.CollectedField, obj *restclient.PaymentMethod) (ret graphql.Marshaler) {
@@ -21099,7 +21099,7 @@ func (ec *executionContext) _PaymentMethod_label(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_PaymentMethod_label(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PaymentMethod", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("PaymentMethod", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _PaymentMethod_type(ctx context.Context, field graphql.CollectedField, obj *restclient.PaymentMethod) (ret graphql.Marshaler) {
@@ -21122,7 +21122,7 @@ func (ec *executionContext) _PaymentMethod_type(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_PaymentMethod_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PaymentMethod", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("PaymentMethod", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Period_endDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Period) (ret graphql.Marshaler) {
@@ -21145,7 +21145,7 @@ func (ec *executionContext) _Period_endDate(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Period_endDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Period", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("Period", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Period_startDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Period) (ret graphql.Marshaler) {
@@ -21168,7 +21168,7 @@ func (ec *executionContext) _Period_startDate(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Period_startDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Period", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("Period", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Plan_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Plan) (ret graphql.Marshaler) {
@@ -21191,7 +21191,7 @@ func (ec *executionContext) _Plan_id(ctx context.Context, field graphql.Collecte
 	)
 }
 func (ec *executionContext) fieldContext_Plan_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Plan", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Plan", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Plan_commitmentCycles(ctx context.Context, field graphql.CollectedField, obj *restclient.Plan) (ret graphql.Marshaler) {
@@ -21214,7 +21214,7 @@ func (ec *executionContext) _Plan_commitmentCycles(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_Plan_commitmentCycles(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Plan", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("Plan", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Plan_credits(ctx context.Context, field graphql.CollectedField, obj *restclient.Plan) (ret graphql.Marshaler) {
@@ -21237,7 +21237,7 @@ func (ec *executionContext) _Plan_credits(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_Plan_credits(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Plan", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("Plan", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Plan_dayPasses(ctx context.Context, field graphql.CollectedField, obj *restclient.Plan) (ret graphql.Marshaler) {
@@ -21260,7 +21260,7 @@ func (ec *executionContext) _Plan_dayPasses(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Plan_dayPasses(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Plan", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("Plan", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Plan_period(ctx context.Context, field graphql.CollectedField, obj *restclient.Plan) (ret graphql.Marshaler) {
@@ -21283,7 +21283,7 @@ func (ec *executionContext) _Plan_period(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext_Plan_period(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Plan", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Plan", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Plan_price(ctx context.Context, field graphql.CollectedField, obj *restclient.Plan) (ret graphql.Marshaler) {
@@ -21306,7 +21306,7 @@ func (ec *executionContext) _Plan_price(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Plan_price(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Plan", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("Plan", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Plan_title(ctx context.Context, field graphql.CollectedField, obj *restclient.Plan) (ret graphql.Marshaler) {
@@ -21329,7 +21329,7 @@ func (ec *executionContext) _Plan_title(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Plan_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Plan", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Plan", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _PlanTier_id(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
@@ -21352,7 +21352,7 @@ func (ec *executionContext) _PlanTier_id(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext_PlanTier_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanTier", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("PlanTier", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _PlanTier_entire(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
@@ -21375,7 +21375,7 @@ func (ec *executionContext) _PlanTier_entire(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_PlanTier_entire(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanTier", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("PlanTier", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _PlanTier_plan(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
@@ -21430,7 +21430,7 @@ func (ec *executionContext) _PlanTier_commitmentCycles(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_PlanTier_commitmentCycles(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanTier", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("PlanTier", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _PlanTier_credits(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
@@ -21453,7 +21453,7 @@ func (ec *executionContext) _PlanTier_credits(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_PlanTier_credits(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanTier", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("PlanTier", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _PlanTier_dayPasses(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
@@ -21476,7 +21476,7 @@ func (ec *executionContext) _PlanTier_dayPasses(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_PlanTier_dayPasses(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanTier", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("PlanTier", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _PlanTier_description(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
@@ -21499,7 +21499,7 @@ func (ec *executionContext) _PlanTier_description(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_PlanTier_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanTier", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("PlanTier", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _PlanTier_discounts(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
@@ -21554,7 +21554,7 @@ func (ec *executionContext) _PlanTier_printVendor1GroupRef(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_PlanTier_printVendor1GroupRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanTier", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("PlanTier", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _PlanTier_period(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
@@ -21577,7 +21577,7 @@ func (ec *executionContext) _PlanTier_period(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_PlanTier_period(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanTier", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("PlanTier", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _PlanTier_price(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
@@ -21600,7 +21600,7 @@ func (ec *executionContext) _PlanTier_price(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_PlanTier_price(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanTier", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("PlanTier", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _PlanTier_selfSignupType(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
@@ -21623,7 +21623,7 @@ func (ec *executionContext) _PlanTier_selfSignupType(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_PlanTier_selfSignupType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanTier", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("PlanTier", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _PlanTier_setupFee(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
@@ -21646,7 +21646,7 @@ func (ec *executionContext) _PlanTier_setupFee(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_PlanTier_setupFee(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanTier", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("PlanTier", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _PlanTier_title(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
@@ -21669,7 +21669,7 @@ func (ec *executionContext) _PlanTier_title(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_PlanTier_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanTier", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("PlanTier", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _PlanTierDiscounts_creditPackages(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTierDiscounts) (ret graphql.Marshaler) {
@@ -21692,7 +21692,7 @@ func (ec *executionContext) _PlanTierDiscounts_creditPackages(ctx context.Contex
 	)
 }
 func (ec *executionContext) fieldContext_PlanTierDiscounts_creditPackages(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanTierDiscounts", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("PlanTierDiscounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _PlanTierDiscounts_desks(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTierDiscounts) (ret graphql.Marshaler) {
@@ -21715,7 +21715,7 @@ func (ec *executionContext) _PlanTierDiscounts_desks(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_PlanTierDiscounts_desks(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanTierDiscounts", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("PlanTierDiscounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _PlanTierDiscounts_equipment(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTierDiscounts) (ret graphql.Marshaler) {
@@ -21738,7 +21738,7 @@ func (ec *executionContext) _PlanTierDiscounts_equipment(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_PlanTierDiscounts_equipment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanTierDiscounts", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("PlanTierDiscounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _PlanTierDiscounts_events(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTierDiscounts) (ret graphql.Marshaler) {
@@ -21761,7 +21761,7 @@ func (ec *executionContext) _PlanTierDiscounts_events(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_PlanTierDiscounts_events(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanTierDiscounts", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("PlanTierDiscounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _PlanTierDiscounts_rooms(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTierDiscounts) (ret graphql.Marshaler) {
@@ -21784,7 +21784,7 @@ func (ec *executionContext) _PlanTierDiscounts_rooms(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_PlanTierDiscounts_rooms(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanTierDiscounts", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("PlanTierDiscounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _PlanTierDiscounts_shop(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTierDiscounts) (ret graphql.Marshaler) {
@@ -21807,7 +21807,7 @@ func (ec *executionContext) _PlanTierDiscounts_shop(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_PlanTierDiscounts_shop(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanTierDiscounts", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("PlanTierDiscounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Post_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
@@ -21830,7 +21830,7 @@ func (ec *executionContext) _Post_id(ctx context.Context, field graphql.Collecte
 	)
 }
 func (ec *executionContext) fieldContext_Post_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Post", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Post", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Post_commentCount(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
@@ -21853,7 +21853,7 @@ func (ec *executionContext) _Post_commentCount(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Post_commentCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Post", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("Post", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Post_comments(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
@@ -21908,7 +21908,7 @@ func (ec *executionContext) _Post_createDate(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Post_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Post", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("Post", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Post_liked(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
@@ -21931,7 +21931,7 @@ func (ec *executionContext) _Post_liked(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Post_liked(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Post", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("Post", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _Post_likes(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
@@ -21954,7 +21954,7 @@ func (ec *executionContext) _Post_likes(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Post_likes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Post", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("Post", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Post_locale(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
@@ -21977,7 +21977,7 @@ func (ec *executionContext) _Post_locale(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext_Post_locale(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Post", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Post", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Post_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
@@ -22000,7 +22000,7 @@ func (ec *executionContext) _Post_locationRef(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Post_locationRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Post", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Post", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Post_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
@@ -22119,7 +22119,7 @@ func (ec *executionContext) _Post_membershipRef(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Post_membershipRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Post", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Post", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Post_og(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
@@ -22142,7 +22142,7 @@ func (ec *executionContext) _Post_og(ctx context.Context, field graphql.Collecte
 	)
 }
 func (ec *executionContext) fieldContext_Post_og(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Post", field, false, false, errNoChildFieldsJSON)
+	return inlineTable.ScalarFieldContext("Post", field, false, false, noChildFieldsJSON)
 }
 
 func (ec *executionContext) _Post_pinned(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
@@ -22165,7 +22165,7 @@ func (ec *executionContext) _Post_pinned(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext_Post_pinned(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Post", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("Post", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _Post_text(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
@@ -22188,7 +22188,7 @@ func (ec *executionContext) _Post_text(ctx context.Context, field graphql.Collec
 	)
 }
 func (ec *executionContext) fieldContext_Post_text(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Post", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Post", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Post_user(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
@@ -22243,7 +22243,7 @@ func (ec *executionContext) _PostMedia_id(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_PostMedia_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PostMedia", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("PostMedia", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _PostMedia_height(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMedia) (ret graphql.Marshaler) {
@@ -22266,7 +22266,7 @@ func (ec *executionContext) _PostMedia_height(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_PostMedia_height(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PostMedia", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("PostMedia", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _PostMedia_key(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMedia) (ret graphql.Marshaler) {
@@ -22289,7 +22289,7 @@ func (ec *executionContext) _PostMedia_key(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_PostMedia_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PostMedia", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("PostMedia", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _PostMedia_mime(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMedia) (ret graphql.Marshaler) {
@@ -22312,7 +22312,7 @@ func (ec *executionContext) _PostMedia_mime(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_PostMedia_mime(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PostMedia", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("PostMedia", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _PostMedia_url(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMedia) (ret graphql.Marshaler) {
@@ -22335,7 +22335,7 @@ func (ec *executionContext) _PostMedia_url(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_PostMedia_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PostMedia", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("PostMedia", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _PostMedia_width(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMedia) (ret graphql.Marshaler) {
@@ -22358,7 +22358,7 @@ func (ec *executionContext) _PostMedia_width(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_PostMedia_width(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PostMedia", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("PostMedia", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _PostMembership_id(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMembership) (ret graphql.Marshaler) {
@@ -22381,7 +22381,7 @@ func (ec *executionContext) _PostMembership_id(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_PostMembership_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PostMembership", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("PostMembership", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _PostMembership_user(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMembership) (ret graphql.Marshaler) {
@@ -22436,7 +22436,7 @@ func (ec *executionContext) _PriceSplit_netAmount(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_PriceSplit_netAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PriceSplit", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("PriceSplit", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _PriceSplit_taxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.PriceSplit) (ret graphql.Marshaler) {
@@ -22459,7 +22459,7 @@ func (ec *executionContext) _PriceSplit_taxAmount(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_PriceSplit_taxAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PriceSplit", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("PriceSplit", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _PricingTier_flatAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.PricingTier) (ret graphql.Marshaler) {
@@ -22482,7 +22482,7 @@ func (ec *executionContext) _PricingTier_flatAmount(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_PricingTier_flatAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PricingTier", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("PricingTier", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _PricingTier_from(ctx context.Context, field graphql.CollectedField, obj *restclient.PricingTier) (ret graphql.Marshaler) {
@@ -22505,7 +22505,7 @@ func (ec *executionContext) _PricingTier_from(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_PricingTier_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PricingTier", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("PricingTier", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _PricingTier_unitAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.PricingTier) (ret graphql.Marshaler) {
@@ -22528,7 +22528,7 @@ func (ec *executionContext) _PricingTier_unitAmount(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_PricingTier_unitAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PricingTier", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("PricingTier", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _PricingTier_upTo(ctx context.Context, field graphql.CollectedField, obj *restclient.PricingTier) (ret graphql.Marshaler) {
@@ -22551,7 +22551,7 @@ func (ec *executionContext) _PricingTier_upTo(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_PricingTier_upTo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PricingTier", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("PricingTier", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Product_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
@@ -22574,7 +22574,7 @@ func (ec *executionContext) _Product_id(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Product_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Product", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Product", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Product_categoryRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
@@ -22597,7 +22597,7 @@ func (ec *executionContext) _Product_categoryRef(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Product_categoryRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Product", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Product", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Product_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
@@ -22620,7 +22620,7 @@ func (ec *executionContext) _Product_locationRef(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Product_locationRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Product", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Product", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Product_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
@@ -22675,7 +22675,7 @@ func (ec *executionContext) _Product_createDate(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Product_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Product", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("Product", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Product_updateDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
@@ -22698,7 +22698,7 @@ func (ec *executionContext) _Product_updateDate(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Product_updateDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Product", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("Product", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Product_description(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
@@ -22721,7 +22721,7 @@ func (ec *executionContext) _Product_description(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Product_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Product", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Product", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Product_imageUrl(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
@@ -22744,7 +22744,7 @@ func (ec *executionContext) _Product_imageUrl(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Product_imageUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Product", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Product", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Product_refundPolicy(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
@@ -22767,7 +22767,7 @@ func (ec *executionContext) _Product_refundPolicy(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_Product_refundPolicy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Product", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Product", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Product_title(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
@@ -22790,7 +22790,7 @@ func (ec *executionContext) _Product_title(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Product_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Product", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Product", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Product_visibility(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
@@ -22813,7 +22813,7 @@ func (ec *executionContext) _Product_visibility(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Product_visibility(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Product", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Product", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Product_featured(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
@@ -22836,7 +22836,7 @@ func (ec *executionContext) _Product_featured(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Product_featured(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Product", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("Product", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _Product_media(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
@@ -22955,7 +22955,7 @@ func (ec *executionContext) _ProductOption_id(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_ProductOption_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ProductOption", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("ProductOption", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _ProductOption_available(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
@@ -22978,7 +22978,7 @@ func (ec *executionContext) _ProductOption_available(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_ProductOption_available(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ProductOption", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("ProductOption", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _ProductOption_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
@@ -23001,7 +23001,7 @@ func (ec *executionContext) _ProductOption_createDate(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_ProductOption_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ProductOption", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("ProductOption", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _ProductOption_customTax(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
@@ -23056,7 +23056,7 @@ func (ec *executionContext) _ProductOption_description(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_ProductOption_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ProductOption", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("ProductOption", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _ProductOption_price(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
@@ -23143,7 +23143,7 @@ func (ec *executionContext) _ProductOption_title(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_ProductOption_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ProductOption", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("ProductOption", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _ProductOptionPrice_credits(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOptionPrice) (ret graphql.Marshaler) {
@@ -23262,7 +23262,7 @@ func (ec *executionContext) _ProductOrdering_enabled(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_ProductOrdering_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ProductOrdering", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("ProductOrdering", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _PromocodeExpiration_date(ctx context.Context, field graphql.CollectedField, obj *restclient.PromocodeExpiration) (ret graphql.Marshaler) {
@@ -23285,7 +23285,7 @@ func (ec *executionContext) _PromocodeExpiration_date(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_PromocodeExpiration_date(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PromocodeExpiration", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("PromocodeExpiration", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _PromocodeExpiration_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.PromocodeExpiration) (ret graphql.Marshaler) {
@@ -23308,7 +23308,7 @@ func (ec *executionContext) _PromocodeExpiration_enabled(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_PromocodeExpiration_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PromocodeExpiration", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("PromocodeExpiration", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _Query_resource(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -23935,7 +23935,7 @@ func (ec *executionContext) _Redemption_createDate(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_Redemption_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Redemption", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("Redemption", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Redemption_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
@@ -23958,7 +23958,7 @@ func (ec *executionContext) _Redemption_locationRef(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_Redemption_locationRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Redemption", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Redemption", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Redemption_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
@@ -24013,7 +24013,7 @@ func (ec *executionContext) _Redemption_networkRef(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_Redemption_networkRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Redemption", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Redemption", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Redemption_promocodeRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
@@ -24036,7 +24036,7 @@ func (ec *executionContext) _Redemption_promocodeRef(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_Redemption_promocodeRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Redemption", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Redemption", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Redemption_coupon(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
@@ -24283,7 +24283,7 @@ func (ec *executionContext) _RedemptionCoupon_id(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_RedemptionCoupon_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RedemptionCoupon", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("RedemptionCoupon", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _RedemptionCoupon_amountOff(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
@@ -24306,7 +24306,7 @@ func (ec *executionContext) _RedemptionCoupon_amountOff(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_RedemptionCoupon_amountOff(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RedemptionCoupon", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("RedemptionCoupon", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _RedemptionCoupon_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
@@ -24329,7 +24329,7 @@ func (ec *executionContext) _RedemptionCoupon_currencyCode(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_RedemptionCoupon_currencyCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RedemptionCoupon", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("RedemptionCoupon", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _RedemptionCoupon_enabledForCredits(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
@@ -24352,7 +24352,7 @@ func (ec *executionContext) _RedemptionCoupon_enabledForCredits(ctx context.Cont
 	)
 }
 func (ec *executionContext) fieldContext_RedemptionCoupon_enabledForCredits(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RedemptionCoupon", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("RedemptionCoupon", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _RedemptionCoupon_limitedItems(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
@@ -24439,7 +24439,7 @@ func (ec *executionContext) _RedemptionCoupon_percentOff(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_RedemptionCoupon_percentOff(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RedemptionCoupon", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("RedemptionCoupon", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _RedemptionCoupon_type(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
@@ -24462,7 +24462,7 @@ func (ec *executionContext) _RedemptionCoupon_type(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_RedemptionCoupon_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RedemptionCoupon", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("RedemptionCoupon", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _RedemptionCustomer_id(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCustomer) (ret graphql.Marshaler) {
@@ -24485,7 +24485,7 @@ func (ec *executionContext) _RedemptionCustomer_id(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_RedemptionCustomer_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RedemptionCustomer", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("RedemptionCustomer", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _RedemptionCustomer_title(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCustomer) (ret graphql.Marshaler) {
@@ -24508,7 +24508,7 @@ func (ec *executionContext) _RedemptionCustomer_title(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_RedemptionCustomer_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RedemptionCustomer", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("RedemptionCustomer", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _RedemptionCustomer_type(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCustomer) (ret graphql.Marshaler) {
@@ -24531,7 +24531,7 @@ func (ec *executionContext) _RedemptionCustomer_type(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_RedemptionCustomer_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RedemptionCustomer", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("RedemptionCustomer", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _RedemptionCustomer_user(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCustomer) (ret graphql.Marshaler) {
@@ -24586,7 +24586,7 @@ func (ec *executionContext) _RedemptionEdge_cursor(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_RedemptionEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RedemptionEdge", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("RedemptionEdge", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _RedemptionEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.RedemptionEdge) (ret graphql.Marshaler) {
@@ -24641,7 +24641,7 @@ func (ec *executionContext) _RedemptionProduct_bookingRef(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_RedemptionProduct_bookingRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RedemptionProduct", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("RedemptionProduct", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _RedemptionProduct_creditPackageRef(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
@@ -24664,7 +24664,7 @@ func (ec *executionContext) _RedemptionProduct_creditPackageRef(ctx context.Cont
 	)
 }
 func (ec *executionContext) fieldContext_RedemptionProduct_creditPackageRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RedemptionProduct", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("RedemptionProduct", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _RedemptionProduct_eventTicketRef(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
@@ -24687,7 +24687,7 @@ func (ec *executionContext) _RedemptionProduct_eventTicketRef(ctx context.Contex
 	)
 }
 func (ec *executionContext) fieldContext_RedemptionProduct_eventTicketRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RedemptionProduct", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("RedemptionProduct", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _RedemptionProduct_optionRef(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
@@ -24710,7 +24710,7 @@ func (ec *executionContext) _RedemptionProduct_optionRef(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_RedemptionProduct_optionRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RedemptionProduct", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("RedemptionProduct", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _RedemptionProduct_orderRef(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
@@ -24733,7 +24733,7 @@ func (ec *executionContext) _RedemptionProduct_orderRef(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_RedemptionProduct_orderRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RedemptionProduct", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("RedemptionProduct", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _RedemptionProduct_subscriptionItemRef(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
@@ -24756,7 +24756,7 @@ func (ec *executionContext) _RedemptionProduct_subscriptionItemRef(ctx context.C
 	)
 }
 func (ec *executionContext) fieldContext_RedemptionProduct_subscriptionItemRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RedemptionProduct", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("RedemptionProduct", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _RedemptionProduct_title(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
@@ -24779,7 +24779,7 @@ func (ec *executionContext) _RedemptionProduct_title(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_RedemptionProduct_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RedemptionProduct", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("RedemptionProduct", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _RedemptionProduct_type(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
@@ -24802,7 +24802,7 @@ func (ec *executionContext) _RedemptionProduct_type(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_RedemptionProduct_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RedemptionProduct", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("RedemptionProduct", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _RedemptionPromocode_id(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionPromocode) (ret graphql.Marshaler) {
@@ -24825,7 +24825,7 @@ func (ec *executionContext) _RedemptionPromocode_id(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_RedemptionPromocode_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RedemptionPromocode", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("RedemptionPromocode", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _RedemptionPromocode_code(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionPromocode) (ret graphql.Marshaler) {
@@ -24848,7 +24848,7 @@ func (ec *executionContext) _RedemptionPromocode_code(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_RedemptionPromocode_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RedemptionPromocode", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("RedemptionPromocode", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _RedemptionPromocode_expiration(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionPromocode) (ret graphql.Marshaler) {
@@ -24903,7 +24903,7 @@ func (ec *executionContext) _RedemptionPromocode_limitByFirstPurchase(ctx contex
 	)
 }
 func (ec *executionContext) fieldContext_RedemptionPromocode_limitByFirstPurchase(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RedemptionPromocode", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("RedemptionPromocode", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _RedemptionPromocode_limitedRedemption(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionPromocode) (ret graphql.Marshaler) {
@@ -24958,7 +24958,7 @@ func (ec *executionContext) _Refund_amount(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Refund_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Refund", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("Refund", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Refund_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Refund) (ret graphql.Marshaler) {
@@ -24981,7 +24981,7 @@ func (ec *executionContext) _Refund_createDate(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Refund_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Refund", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("Refund", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Resource_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25004,7 +25004,7 @@ func (ec *executionContext) _Resource_id(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext_Resource_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Resource", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Resource_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25027,7 +25027,7 @@ func (ec *executionContext) _Resource_locationRef(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_Resource_locationRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Resource", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Resource_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25082,7 +25082,7 @@ func (ec *executionContext) _Resource_networkRef(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Resource_networkRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Resource", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Resource_parentRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25105,7 +25105,7 @@ func (ec *executionContext) _Resource_parentRef(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Resource_parentRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Resource", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Resource_parent(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25160,7 +25160,7 @@ func (ec *executionContext) _Resource_title(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Resource_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Resource", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Resource_description(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25183,7 +25183,7 @@ func (ec *executionContext) _Resource_description(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_Resource_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Resource", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Resource_locale(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25206,7 +25206,7 @@ func (ec *executionContext) _Resource_locale(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Resource_locale(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Resource", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Resource_imageUrl(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25229,7 +25229,7 @@ func (ec *executionContext) _Resource_imageUrl(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Resource_imageUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Resource", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Resource_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25252,7 +25252,7 @@ func (ec *executionContext) _Resource_createDate(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Resource_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("Resource", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Resource_image(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25307,7 +25307,7 @@ func (ec *executionContext) _Resource_type(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Resource_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Resource", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Resource_visibility(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25330,7 +25330,7 @@ func (ec *executionContext) _Resource_visibility(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Resource_visibility(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Resource", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Resource_bookingPermission(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25353,7 +25353,7 @@ func (ec *executionContext) _Resource_bookingPermission(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_Resource_bookingPermission(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Resource", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Resource_capacity(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25376,7 +25376,7 @@ func (ec *executionContext) _Resource_capacity(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Resource_capacity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("Resource", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Resource_bookingStepMinutes(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25399,7 +25399,7 @@ func (ec *executionContext) _Resource_bookingStepMinutes(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_Resource_bookingStepMinutes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("Resource", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Resource_dayPassesEnabled(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25422,7 +25422,7 @@ func (ec *executionContext) _Resource_dayPassesEnabled(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_Resource_dayPassesEnabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("Resource", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _Resource_preparationMinutes(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25445,7 +25445,7 @@ func (ec *executionContext) _Resource_preparationMinutes(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_Resource_preparationMinutes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Resource", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Resource_refundThreshold(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25468,7 +25468,7 @@ func (ec *executionContext) _Resource_refundThreshold(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_Resource_refundThreshold(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Resource", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Resource_autoRelease(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25747,7 +25747,7 @@ func (ec *executionContext) _Resource_accessVendor1GroupRef(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_Resource_accessVendor1GroupRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Resource", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Resource_accessVendor2GroupRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25770,7 +25770,7 @@ func (ec *executionContext) _Resource_accessVendor2GroupRef(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_Resource_accessVendor2GroupRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Resource", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Resource_accessVendor3GroupRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25793,7 +25793,7 @@ func (ec *executionContext) _Resource_accessVendor3GroupRef(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_Resource_accessVendor3GroupRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("Resource", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Resource_accessVendor4AccessGroupRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25816,7 +25816,7 @@ func (ec *executionContext) _Resource_accessVendor4AccessGroupRef(ctx context.Co
 	)
 }
 func (ec *executionContext) fieldContext_Resource_accessVendor4AccessGroupRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Resource", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Resource_accessVendor5GroupRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25839,7 +25839,7 @@ func (ec *executionContext) _Resource_accessVendor5GroupRef(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_Resource_accessVendor5GroupRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Resource", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Resource_plans(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25926,7 +25926,7 @@ func (ec *executionContext) _ResourceAutoRelease_enabled(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_ResourceAutoRelease_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourceAutoRelease", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("ResourceAutoRelease", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _ResourceAutoRelease_interval(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceAutoRelease) (ret graphql.Marshaler) {
@@ -25949,7 +25949,7 @@ func (ec *executionContext) _ResourceAutoRelease_interval(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_ResourceAutoRelease_interval(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourceAutoRelease", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("ResourceAutoRelease", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _ResourceCheckIn_interval(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceCheckIn) (ret graphql.Marshaler) {
@@ -25972,7 +25972,7 @@ func (ec *executionContext) _ResourceCheckIn_interval(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_ResourceCheckIn_interval(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourceCheckIn", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("ResourceCheckIn", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _ResourceConfirmationEmail_bookingCreatedByAdmin(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceConfirmationEmail) (ret graphql.Marshaler) {
@@ -25995,7 +25995,7 @@ func (ec *executionContext) _ResourceConfirmationEmail_bookingCreatedByAdmin(ctx
 	)
 }
 func (ec *executionContext) fieldContext_ResourceConfirmationEmail_bookingCreatedByAdmin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourceConfirmationEmail", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("ResourceConfirmationEmail", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _ResourceConfirmationEmail_bookingCreatedByMember(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceConfirmationEmail) (ret graphql.Marshaler) {
@@ -26018,7 +26018,7 @@ func (ec *executionContext) _ResourceConfirmationEmail_bookingCreatedByMember(ct
 	)
 }
 func (ec *executionContext) fieldContext_ResourceConfirmationEmail_bookingCreatedByMember(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourceConfirmationEmail", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("ResourceConfirmationEmail", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _ResourceConfirmationEmail_bookingCreatedByNetworkMember(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceConfirmationEmail) (ret graphql.Marshaler) {
@@ -26041,7 +26041,7 @@ func (ec *executionContext) _ResourceConfirmationEmail_bookingCreatedByNetworkMe
 	)
 }
 func (ec *executionContext) fieldContext_ResourceConfirmationEmail_bookingCreatedByNetworkMember(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourceConfirmationEmail", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("ResourceConfirmationEmail", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _ResourceConfirmationEmail_bookingCreatedByPublic(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceConfirmationEmail) (ret graphql.Marshaler) {
@@ -26064,7 +26064,7 @@ func (ec *executionContext) _ResourceConfirmationEmail_bookingCreatedByPublic(ct
 	)
 }
 func (ec *executionContext) fieldContext_ResourceConfirmationEmail_bookingCreatedByPublic(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourceConfirmationEmail", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("ResourceConfirmationEmail", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _ResourceConfirmationEmail_template(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceConfirmationEmail) (ret graphql.Marshaler) {
@@ -26087,7 +26087,7 @@ func (ec *executionContext) _ResourceConfirmationEmail_template(ctx context.Cont
 	)
 }
 func (ec *executionContext) fieldContext_ResourceConfirmationEmail_template(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourceConfirmationEmail", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("ResourceConfirmationEmail", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _ResourceDuration_max(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceDuration) (ret graphql.Marshaler) {
@@ -26110,7 +26110,7 @@ func (ec *executionContext) _ResourceDuration_max(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_ResourceDuration_max(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourceDuration", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("ResourceDuration", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _ResourceDuration_min(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceDuration) (ret graphql.Marshaler) {
@@ -26133,7 +26133,7 @@ func (ec *executionContext) _ResourceDuration_min(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_ResourceDuration_min(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourceDuration", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("ResourceDuration", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _ResourceDuration_public(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceDuration) (ret graphql.Marshaler) {
@@ -26188,7 +26188,7 @@ func (ec *executionContext) _ResourceDynamicPricing_deltaAbove(ctx context.Conte
 	)
 }
 func (ec *executionContext) fieldContext_ResourceDynamicPricing_deltaAbove(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourceDynamicPricing", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("ResourceDynamicPricing", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _ResourceDynamicPricing_deltaBelow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceDynamicPricing) (ret graphql.Marshaler) {
@@ -26211,7 +26211,7 @@ func (ec *executionContext) _ResourceDynamicPricing_deltaBelow(ctx context.Conte
 	)
 }
 func (ec *executionContext) fieldContext_ResourceDynamicPricing_deltaBelow(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourceDynamicPricing", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("ResourceDynamicPricing", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _ResourceDynamicPricing_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceDynamicPricing) (ret graphql.Marshaler) {
@@ -26234,7 +26234,7 @@ func (ec *executionContext) _ResourceDynamicPricing_enabled(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_ResourceDynamicPricing_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourceDynamicPricing", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("ResourceDynamicPricing", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _ResourceExternalCalendar_id(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceExternalCalendar) (ret graphql.Marshaler) {
@@ -26257,7 +26257,7 @@ func (ec *executionContext) _ResourceExternalCalendar_id(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_ResourceExternalCalendar_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourceExternalCalendar", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("ResourceExternalCalendar", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _ResourceExternalCalendar_twoWaySyncEnabled(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceExternalCalendar) (ret graphql.Marshaler) {
@@ -26280,7 +26280,7 @@ func (ec *executionContext) _ResourceExternalCalendar_twoWaySyncEnabled(ctx cont
 	)
 }
 func (ec *executionContext) fieldContext_ResourceExternalCalendar_twoWaySyncEnabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourceExternalCalendar", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("ResourceExternalCalendar", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _ResourceImage_key(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceImage) (ret graphql.Marshaler) {
@@ -26303,7 +26303,7 @@ func (ec *executionContext) _ResourceImage_key(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_ResourceImage_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourceImage", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("ResourceImage", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _ResourcePlans_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePlans) (ret graphql.Marshaler) {
@@ -26326,7 +26326,7 @@ func (ec *executionContext) _ResourcePlans_enabled(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_ResourcePlans_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourcePlans", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("ResourcePlans", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _ResourcePlans_tiers(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePlans) (ret graphql.Marshaler) {
@@ -26381,7 +26381,7 @@ func (ec *executionContext) _ResourcePricing_enabled(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_ResourcePricing_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourcePricing", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("ResourcePricing", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _ResourcePricing_price(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePricing) (ret graphql.Marshaler) {
@@ -26404,7 +26404,7 @@ func (ec *executionContext) _ResourcePricing_price(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_ResourcePricing_price(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourcePricing", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("ResourcePricing", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _ResourcePricing_tiers(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePricing) (ret graphql.Marshaler) {
@@ -26459,7 +26459,7 @@ func (ec *executionContext) _ResourcePublicDuration_enabled(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_ResourcePublicDuration_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourcePublicDuration", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("ResourcePublicDuration", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _ResourcePublicDuration_max(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePublicDuration) (ret graphql.Marshaler) {
@@ -26482,7 +26482,7 @@ func (ec *executionContext) _ResourcePublicDuration_max(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_ResourcePublicDuration_max(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourcePublicDuration", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("ResourcePublicDuration", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _ResourcePublicDuration_min(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePublicDuration) (ret graphql.Marshaler) {
@@ -26505,7 +26505,7 @@ func (ec *executionContext) _ResourcePublicDuration_min(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_ResourcePublicDuration_min(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourcePublicDuration", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("ResourcePublicDuration", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _ResourceSchedule_default(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceSchedule) (ret graphql.Marshaler) {
@@ -26560,7 +26560,7 @@ func (ec *executionContext) _ResourceSchedule_enabled(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_ResourceSchedule_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourceSchedule", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("ResourceSchedule", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _ResourceSchedule_public(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceSchedule) (ret graphql.Marshaler) {
@@ -26615,7 +26615,7 @@ func (ec *executionContext) _ScheduleDays_monday(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_ScheduleDays_monday(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ScheduleDays", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("ScheduleDays", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _ScheduleDays_tuesday(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDays) (ret graphql.Marshaler) {
@@ -26638,7 +26638,7 @@ func (ec *executionContext) _ScheduleDays_tuesday(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_ScheduleDays_tuesday(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ScheduleDays", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("ScheduleDays", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _ScheduleDays_wednesday(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDays) (ret graphql.Marshaler) {
@@ -26661,7 +26661,7 @@ func (ec *executionContext) _ScheduleDays_wednesday(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_ScheduleDays_wednesday(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ScheduleDays", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("ScheduleDays", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _ScheduleDays_thursday(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDays) (ret graphql.Marshaler) {
@@ -26684,7 +26684,7 @@ func (ec *executionContext) _ScheduleDays_thursday(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_ScheduleDays_thursday(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ScheduleDays", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("ScheduleDays", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _ScheduleDays_friday(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDays) (ret graphql.Marshaler) {
@@ -26707,7 +26707,7 @@ func (ec *executionContext) _ScheduleDays_friday(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_ScheduleDays_friday(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ScheduleDays", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("ScheduleDays", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _ScheduleDays_saturday(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDays) (ret graphql.Marshaler) {
@@ -26730,7 +26730,7 @@ func (ec *executionContext) _ScheduleDays_saturday(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_ScheduleDays_saturday(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ScheduleDays", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("ScheduleDays", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _ScheduleDays_sunday(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDays) (ret graphql.Marshaler) {
@@ -26753,7 +26753,7 @@ func (ec *executionContext) _ScheduleDays_sunday(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_ScheduleDays_sunday(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ScheduleDays", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("ScheduleDays", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _ScheduleDefault_closedDays(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDefault) (ret graphql.Marshaler) {
@@ -26776,7 +26776,7 @@ func (ec *executionContext) _ScheduleDefault_closedDays(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_ScheduleDefault_closedDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ScheduleDefault", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("ScheduleDefault", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _ScheduleDefault_items(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDefault) (ret graphql.Marshaler) {
@@ -26831,7 +26831,7 @@ func (ec *executionContext) _ScheduleHours_from(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_ScheduleHours_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ScheduleHours", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("ScheduleHours", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _ScheduleHours_to(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleHours) (ret graphql.Marshaler) {
@@ -26854,7 +26854,7 @@ func (ec *executionContext) _ScheduleHours_to(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_ScheduleHours_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ScheduleHours", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("ScheduleHours", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _ScheduleItem_days(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleItem) (ret graphql.Marshaler) {
@@ -26941,7 +26941,7 @@ func (ec *executionContext) _SchedulePublic_closedDays(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_SchedulePublic_closedDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SchedulePublic", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("SchedulePublic", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _SchedulePublic_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.SchedulePublic) (ret graphql.Marshaler) {
@@ -26964,7 +26964,7 @@ func (ec *executionContext) _SchedulePublic_enabled(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_SchedulePublic_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SchedulePublic", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("SchedulePublic", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _SchedulePublic_items(ctx context.Context, field graphql.CollectedField, obj *restclient.SchedulePublic) (ret graphql.Marshaler) {
@@ -27019,7 +27019,7 @@ func (ec *executionContext) _Stock_enabled(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Stock_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Stock", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("Stock", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _Stock_quantity(ctx context.Context, field graphql.CollectedField, obj *restclient.Stock) (ret graphql.Marshaler) {
@@ -27042,7 +27042,7 @@ func (ec *executionContext) _Stock_quantity(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Stock_quantity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Stock", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("Stock", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Tax_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.Tax) (ret graphql.Marshaler) {
@@ -27065,7 +27065,7 @@ func (ec *executionContext) _Tax_amount(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Tax_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Tax", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("Tax", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Tax_inclusive(ctx context.Context, field graphql.CollectedField, obj *restclient.Tax) (ret graphql.Marshaler) {
@@ -27088,7 +27088,7 @@ func (ec *executionContext) _Tax_inclusive(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Tax_inclusive(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Tax", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("Tax", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _Tax_rate(ctx context.Context, field graphql.CollectedField, obj *restclient.Tax) (ret graphql.Marshaler) {
@@ -27111,7 +27111,7 @@ func (ec *executionContext) _Tax_rate(ctx context.Context, field graphql.Collect
 	)
 }
 func (ec *executionContext) fieldContext_Tax_rate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Tax", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("Tax", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Tax_taxableAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.Tax) (ret graphql.Marshaler) {
@@ -27134,7 +27134,7 @@ func (ec *executionContext) _Tax_taxableAmount(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Tax_taxableAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Tax", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("Tax", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Transaction_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
@@ -27157,7 +27157,7 @@ func (ec *executionContext) _Transaction_id(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Transaction_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Transaction", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Transaction", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Transaction_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
@@ -27180,7 +27180,7 @@ func (ec *executionContext) _Transaction_amount(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Transaction_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Transaction", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("Transaction", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Transaction_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
@@ -27203,7 +27203,7 @@ func (ec *executionContext) _Transaction_createDate(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_Transaction_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Transaction", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("Transaction", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Transaction_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
@@ -27226,7 +27226,7 @@ func (ec *executionContext) _Transaction_currencyCode(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_Transaction_currencyCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Transaction", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Transaction", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Transaction_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
@@ -27249,7 +27249,7 @@ func (ec *executionContext) _Transaction_locationRef(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_Transaction_locationRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Transaction", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Transaction", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Transaction_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
@@ -27304,7 +27304,7 @@ func (ec *executionContext) _Transaction_membershipRef(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_Transaction_membershipRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Transaction", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Transaction", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Transaction_status(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
@@ -27327,7 +27327,7 @@ func (ec *executionContext) _Transaction_status(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Transaction_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Transaction", field, false, false, errNoChildFieldsTransactionStatus)
+	return inlineTable.ScalarFieldContext("Transaction", field, false, false, noChildFieldsTransactionStatus)
 }
 
 func (ec *executionContext) _Transaction_type(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
@@ -27350,7 +27350,7 @@ func (ec *executionContext) _Transaction_type(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Transaction_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Transaction", field, false, false, errNoChildFieldsTransactionType)
+	return inlineTable.ScalarFieldContext("Transaction", field, false, false, noChildFieldsTransactionType)
 }
 
 func (ec *executionContext) _Transaction_paymentMethod(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
@@ -27693,7 +27693,7 @@ func (ec *executionContext) _TransactionBooking_id(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_TransactionBooking_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("TransactionBooking", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("TransactionBooking", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _TransactionBooking_resource(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionBooking) (ret graphql.Marshaler) {
@@ -27876,7 +27876,7 @@ func (ec *executionContext) _TransactionCreditPackage_amount(ctx context.Context
 	)
 }
 func (ec *executionContext) fieldContext_TransactionCreditPackage_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("TransactionCreditPackage", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("TransactionCreditPackage", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _TransactionCreditPackage_price(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionCreditPackage) (ret graphql.Marshaler) {
@@ -27931,7 +27931,7 @@ func (ec *executionContext) _TransactionEdge_cursor(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_TransactionEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("TransactionEdge", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("TransactionEdge", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _TransactionEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.TransactionEdge) (ret graphql.Marshaler) {
@@ -27986,7 +27986,7 @@ func (ec *executionContext) _TransactionOrder_id(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_TransactionOrder_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("TransactionOrder", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("TransactionOrder", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _TransactionOrder_option(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrder) (ret graphql.Marshaler) {
@@ -28105,7 +28105,7 @@ func (ec *executionContext) _TransactionOrderOption_id(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_TransactionOrderOption_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("TransactionOrderOption", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("TransactionOrderOption", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _TransactionOrderOption_name(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
@@ -28128,7 +28128,7 @@ func (ec *executionContext) _TransactionOrderOption_name(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_TransactionOrderOption_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("TransactionOrderOption", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("TransactionOrderOption", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _TransactionOrderOption_title(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
@@ -28151,7 +28151,7 @@ func (ec *executionContext) _TransactionOrderOption_title(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_TransactionOrderOption_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("TransactionOrderOption", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("TransactionOrderOption", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _TransactionOrderOption_available(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
@@ -28174,7 +28174,7 @@ func (ec *executionContext) _TransactionOrderOption_available(ctx context.Contex
 	)
 }
 func (ec *executionContext) fieldContext_TransactionOrderOption_available(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("TransactionOrderOption", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("TransactionOrderOption", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _TransactionOrderOption_createDate(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
@@ -28197,7 +28197,7 @@ func (ec *executionContext) _TransactionOrderOption_createDate(ctx context.Conte
 	)
 }
 func (ec *executionContext) fieldContext_TransactionOrderOption_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("TransactionOrderOption", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("TransactionOrderOption", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _TransactionOrderOption_customTax(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
@@ -28252,7 +28252,7 @@ func (ec *executionContext) _TransactionOrderOption_description(ctx context.Cont
 	)
 }
 func (ec *executionContext) fieldContext_TransactionOrderOption_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("TransactionOrderOption", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("TransactionOrderOption", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _TransactionOrderOption_price(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
@@ -28339,7 +28339,7 @@ func (ec *executionContext) _TransactionRefund_id(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_TransactionRefund_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("TransactionRefund", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("TransactionRefund", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _TransactionRefund_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionRefund) (ret graphql.Marshaler) {
@@ -28362,7 +28362,7 @@ func (ec *executionContext) _TransactionRefund_amount(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_TransactionRefund_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("TransactionRefund", field, false, false, errNoChildFieldsFloat)
+	return inlineTable.ScalarFieldContext("TransactionRefund", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _TransactionRefund_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionRefund) (ret graphql.Marshaler) {
@@ -28385,7 +28385,7 @@ func (ec *executionContext) _TransactionRefund_createDate(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_TransactionRefund_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("TransactionRefund", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("TransactionRefund", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _TransactionRefund_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionRefund) (ret graphql.Marshaler) {
@@ -28408,7 +28408,7 @@ func (ec *executionContext) _TransactionRefund_currencyCode(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_TransactionRefund_currencyCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("TransactionRefund", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("TransactionRefund", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _TransactionTicket_id(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionTicket) (ret graphql.Marshaler) {
@@ -28431,7 +28431,7 @@ func (ec *executionContext) _TransactionTicket_id(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_TransactionTicket_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("TransactionTicket", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("TransactionTicket", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _TransactionTicket_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionTicket) (ret graphql.Marshaler) {
@@ -28454,7 +28454,7 @@ func (ec *executionContext) _TransactionTicket_createDate(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_TransactionTicket_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("TransactionTicket", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("TransactionTicket", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _TransactionTicket_event(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionTicket) (ret graphql.Marshaler) {
@@ -28605,7 +28605,7 @@ func (ec *executionContext) _User_id(ctx context.Context, field graphql.Collecte
 	)
 }
 func (ec *executionContext) fieldContext_User_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("User", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _User_about(ctx context.Context, field graphql.CollectedField, obj *restclient.User) (ret graphql.Marshaler) {
@@ -28628,7 +28628,7 @@ func (ec *executionContext) _User_about(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_User_about(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("User", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _User_email(ctx context.Context, field graphql.CollectedField, obj *restclient.User) (ret graphql.Marshaler) {
@@ -28651,7 +28651,7 @@ func (ec *executionContext) _User_email(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_User_email(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("User", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _User_name(ctx context.Context, field graphql.CollectedField, obj *restclient.User) (ret graphql.Marshaler) {
@@ -28674,7 +28674,7 @@ func (ec *executionContext) _User_name(ctx context.Context, field graphql.Collec
 	)
 }
 func (ec *executionContext) fieldContext_User_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("User", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _User_phoneNumber(ctx context.Context, field graphql.CollectedField, obj *restclient.User) (ret graphql.Marshaler) {
@@ -28697,7 +28697,7 @@ func (ec *executionContext) _User_phoneNumber(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_User_phoneNumber(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("User", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _User_photoUrl(ctx context.Context, field graphql.CollectedField, obj *restclient.User) (ret graphql.Marshaler) {
@@ -28720,7 +28720,7 @@ func (ec *executionContext) _User_photoUrl(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_User_photoUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("User", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _User_surname(ctx context.Context, field graphql.CollectedField, obj *restclient.User) (ret graphql.Marshaler) {
@@ -28743,7 +28743,7 @@ func (ec *executionContext) _User_surname(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_User_surname(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("User", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Visit_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
@@ -28766,7 +28766,7 @@ func (ec *executionContext) _Visit_id(ctx context.Context, field graphql.Collect
 	)
 }
 func (ec *executionContext) fieldContext_Visit_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Visit", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Visit", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Visit_code(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
@@ -28789,7 +28789,7 @@ func (ec *executionContext) _Visit_code(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Visit_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Visit", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Visit", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Visit_comment(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
@@ -28812,7 +28812,7 @@ func (ec *executionContext) _Visit_comment(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Visit_comment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Visit", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Visit", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Visit_checkInDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
@@ -28835,7 +28835,7 @@ func (ec *executionContext) _Visit_checkInDate(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Visit_checkInDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Visit", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("Visit", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Visit_checkOutDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
@@ -28858,7 +28858,7 @@ func (ec *executionContext) _Visit_checkOutDate(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Visit_checkOutDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Visit", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("Visit", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Visit_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
@@ -28881,7 +28881,7 @@ func (ec *executionContext) _Visit_createDate(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Visit_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Visit", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("Visit", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Visit_date(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
@@ -28904,7 +28904,7 @@ func (ec *executionContext) _Visit_date(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Visit_date(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Visit", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("Visit", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Visit_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
@@ -28959,7 +28959,7 @@ func (ec *executionContext) _Visit_locationRef(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Visit_locationRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Visit", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Visit", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Visit_membershipRefHost(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
@@ -28982,7 +28982,7 @@ func (ec *executionContext) _Visit_membershipRefHost(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_Visit_membershipRefHost(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Visit", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Visit", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Visit_userHost(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
@@ -29037,7 +29037,7 @@ func (ec *executionContext) _Visit_userRefHost(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Visit_userRefHost(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Visit", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Visit", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Visit_userRefVisitor(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
@@ -29060,7 +29060,7 @@ func (ec *executionContext) _Visit_userRefVisitor(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_Visit_userRefVisitor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Visit", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("Visit", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Visit_visitor(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
@@ -29115,7 +29115,7 @@ func (ec *executionContext) _VisitRequest_id(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_VisitRequest_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("VisitRequest", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("VisitRequest", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _VisitRequest_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
@@ -29138,7 +29138,7 @@ func (ec *executionContext) _VisitRequest_createDate(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_VisitRequest_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("VisitRequest", field, false, false, errNoChildFieldsDateTime)
+	return inlineTable.ScalarFieldContext("VisitRequest", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _VisitRequest_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
@@ -29161,7 +29161,7 @@ func (ec *executionContext) _VisitRequest_locationRef(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_VisitRequest_locationRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("VisitRequest", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("VisitRequest", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _VisitRequest_location(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
@@ -29216,7 +29216,7 @@ func (ec *executionContext) _VisitRequest_membershipRefHost(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_VisitRequest_membershipRefHost(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("VisitRequest", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("VisitRequest", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _VisitRequest_userHost(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
@@ -29271,7 +29271,7 @@ func (ec *executionContext) _VisitRequest_userRefHost(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_VisitRequest_userRefHost(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("VisitRequest", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("VisitRequest", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _VisitRequest_userRefVisitor(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
@@ -29294,7 +29294,7 @@ func (ec *executionContext) _VisitRequest_userRefVisitor(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_VisitRequest_userRefVisitor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("VisitRequest", field, false, false, errNoChildFieldsID)
+	return inlineTable.ScalarFieldContext("VisitRequest", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _VisitRequest_visitor(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
@@ -29349,7 +29349,7 @@ func (ec *executionContext) _Visitor_email(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Visitor_email(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Visitor", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Visitor", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Visitor_name(ctx context.Context, field graphql.CollectedField, obj *restclient.Visitor) (ret graphql.Marshaler) {
@@ -29372,7 +29372,7 @@ func (ec *executionContext) _Visitor_name(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_Visitor_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Visitor", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Visitor", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Visitor_phoneNumber(ctx context.Context, field graphql.CollectedField, obj *restclient.Visitor) (ret graphql.Marshaler) {
@@ -29395,7 +29395,7 @@ func (ec *executionContext) _Visitor_phoneNumber(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Visitor_phoneNumber(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Visitor", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Visitor", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Visitor_surname(ctx context.Context, field graphql.CollectedField, obj *restclient.Visitor) (ret graphql.Marshaler) {
@@ -29418,7 +29418,7 @@ func (ec *executionContext) _Visitor_surname(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Visitor_surname(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Visitor", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("Visitor", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -29441,7 +29441,7 @@ func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext___Directive_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Directive", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("__Directive", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) ___Directive_description(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -29464,7 +29464,7 @@ func (ec *executionContext) ___Directive_description(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext___Directive_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Directive", field, true, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("__Directive", field, true, false, noChildFieldsString)
 }
 
 func (ec *executionContext) ___Directive_isRepeatable(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -29487,7 +29487,7 @@ func (ec *executionContext) ___Directive_isRepeatable(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext___Directive_isRepeatable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Directive", field, false, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("__Directive", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) ___Directive_locations(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -29510,7 +29510,7 @@ func (ec *executionContext) ___Directive_locations(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext___Directive_locations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Directive", field, false, false, errNoChildFields__DirectiveLocation)
+	return inlineTable.ScalarFieldContext("__Directive", field, false, false, noChildFields__DirectiveLocation)
 }
 
 func (ec *executionContext) ___Directive_args(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -29576,7 +29576,7 @@ func (ec *executionContext) ___EnumValue_name(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext___EnumValue_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__EnumValue", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("__EnumValue", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) ___EnumValue_description(ctx context.Context, field graphql.CollectedField, obj *introspection.EnumValue) (ret graphql.Marshaler) {
@@ -29599,7 +29599,7 @@ func (ec *executionContext) ___EnumValue_description(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext___EnumValue_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__EnumValue", field, true, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("__EnumValue", field, true, false, noChildFieldsString)
 }
 
 func (ec *executionContext) ___EnumValue_isDeprecated(ctx context.Context, field graphql.CollectedField, obj *introspection.EnumValue) (ret graphql.Marshaler) {
@@ -29622,7 +29622,7 @@ func (ec *executionContext) ___EnumValue_isDeprecated(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext___EnumValue_isDeprecated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__EnumValue", field, true, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("__EnumValue", field, true, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) ___EnumValue_deprecationReason(ctx context.Context, field graphql.CollectedField, obj *introspection.EnumValue) (ret graphql.Marshaler) {
@@ -29645,7 +29645,7 @@ func (ec *executionContext) ___EnumValue_deprecationReason(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext___EnumValue_deprecationReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__EnumValue", field, true, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("__EnumValue", field, true, false, noChildFieldsString)
 }
 
 func (ec *executionContext) ___Field_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
@@ -29668,7 +29668,7 @@ func (ec *executionContext) ___Field_name(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext___Field_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Field", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("__Field", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) ___Field_description(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
@@ -29691,7 +29691,7 @@ func (ec *executionContext) ___Field_description(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext___Field_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Field", field, true, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("__Field", field, true, false, noChildFieldsString)
 }
 
 func (ec *executionContext) ___Field_args(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
@@ -29789,7 +29789,7 @@ func (ec *executionContext) ___Field_isDeprecated(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext___Field_isDeprecated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Field", field, true, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("__Field", field, true, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) ___Field_deprecationReason(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
@@ -29812,7 +29812,7 @@ func (ec *executionContext) ___Field_deprecationReason(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext___Field_deprecationReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Field", field, true, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("__Field", field, true, false, noChildFieldsString)
 }
 
 func (ec *executionContext) ___InputValue_name(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
@@ -29835,7 +29835,7 @@ func (ec *executionContext) ___InputValue_name(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext___InputValue_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__InputValue", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("__InputValue", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) ___InputValue_description(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
@@ -29858,7 +29858,7 @@ func (ec *executionContext) ___InputValue_description(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext___InputValue_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__InputValue", field, true, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("__InputValue", field, true, false, noChildFieldsString)
 }
 
 func (ec *executionContext) ___InputValue_type(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
@@ -29913,7 +29913,7 @@ func (ec *executionContext) ___InputValue_defaultValue(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext___InputValue_defaultValue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__InputValue", field, false, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("__InputValue", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) ___InputValue_isDeprecated(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
@@ -29936,7 +29936,7 @@ func (ec *executionContext) ___InputValue_isDeprecated(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext___InputValue_isDeprecated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__InputValue", field, true, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("__InputValue", field, true, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) ___InputValue_deprecationReason(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
@@ -29959,7 +29959,7 @@ func (ec *executionContext) ___InputValue_deprecationReason(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext___InputValue_deprecationReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__InputValue", field, true, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("__InputValue", field, true, false, noChildFieldsString)
 }
 
 func (ec *executionContext) ___Schema_description(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
@@ -29982,7 +29982,7 @@ func (ec *executionContext) ___Schema_description(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext___Schema_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Schema", field, true, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("__Schema", field, true, false, noChildFieldsString)
 }
 
 func (ec *executionContext) ___Schema_types(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
@@ -30165,7 +30165,7 @@ func (ec *executionContext) ___Type_kind(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext___Type_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Type", field, true, false, errNoChildFields__TypeKind)
+	return inlineTable.ScalarFieldContext("__Type", field, true, false, noChildFields__TypeKind)
 }
 
 func (ec *executionContext) ___Type_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
@@ -30188,7 +30188,7 @@ func (ec *executionContext) ___Type_name(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext___Type_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Type", field, true, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("__Type", field, true, false, noChildFieldsString)
 }
 
 func (ec *executionContext) ___Type_description(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
@@ -30211,7 +30211,7 @@ func (ec *executionContext) ___Type_description(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext___Type_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Type", field, true, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("__Type", field, true, false, noChildFieldsString)
 }
 
 func (ec *executionContext) ___Type_specifiedByURL(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
@@ -30234,7 +30234,7 @@ func (ec *executionContext) ___Type_specifiedByURL(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext___Type_specifiedByURL(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Type", field, true, false, errNoChildFieldsString)
+	return inlineTable.ScalarFieldContext("__Type", field, true, false, noChildFieldsString)
 }
 
 func (ec *executionContext) ___Type_fields(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
@@ -30473,7 +30473,7 @@ func (ec *executionContext) ___Type_isOneOf(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Type", field, true, false, errNoChildFieldsBoolean)
+	return inlineTable.ScalarFieldContext("__Type", field, true, false, noChildFieldsBoolean)
 }
 
 // endregion **************************** field.gotpl *****************************
@@ -31197,7 +31197,7 @@ func (ec *executionContext) _Address(ctx context.Context, sel ast.SelectionSet, 
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var bookingImplementors = []string{"Booking"}
@@ -31338,7 +31338,7 @@ func (ec *executionContext) _Booking(ctx context.Context, sel ast.SelectionSet, 
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var bookingAttendeeImplementors = []string{"BookingAttendee"}
@@ -31381,7 +31381,7 @@ func (ec *executionContext) _BookingAttendee(ctx context.Context, sel ast.Select
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var commentImplementors = []string{"Comment"}
@@ -31535,7 +31535,7 @@ func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, 
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var commentMembershipImplementors = []string{"CommentMembership"}
@@ -31578,7 +31578,7 @@ func (ec *executionContext) _CommentMembership(ctx context.Context, sel ast.Sele
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var commentMentionImplementors = []string{"CommentMention"}
@@ -31621,7 +31621,7 @@ func (ec *executionContext) _CommentMention(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var commentUserImplementors = []string{"CommentUser"}
@@ -31684,7 +31684,7 @@ func (ec *executionContext) _CommentUser(ctx context.Context, sel ast.SelectionS
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var companyImplementors = []string{"Company"}
@@ -31825,7 +31825,7 @@ func (ec *executionContext) _Company(ctx context.Context, sel ast.SelectionSet, 
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var companyCreditsImplementors = []string{"CompanyCredits"}
@@ -31868,7 +31868,7 @@ func (ec *executionContext) _CompanyCredits(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var companyDayPassImplementors = []string{"CompanyDayPass"}
@@ -31906,7 +31906,7 @@ func (ec *executionContext) _CompanyDayPass(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var createBookingPayloadImplementors = []string{"CreateBookingPayload"}
@@ -31944,7 +31944,7 @@ func (ec *executionContext) _CreateBookingPayload(ctx context.Context, sel ast.S
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var createCreditNotePayloadImplementors = []string{"CreateCreditNotePayload"}
@@ -31982,7 +31982,7 @@ func (ec *executionContext) _CreateCreditNotePayload(ctx context.Context, sel as
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var createPostPayloadImplementors = []string{"CreatePostPayload"}
@@ -32020,7 +32020,7 @@ func (ec *executionContext) _CreatePostPayload(ctx context.Context, sel ast.Sele
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var createVisitPayloadImplementors = []string{"CreateVisitPayload"}
@@ -32058,7 +32058,7 @@ func (ec *executionContext) _CreateVisitPayload(ctx context.Context, sel ast.Sel
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var createVisitRequestPayloadImplementors = []string{"CreateVisitRequestPayload"}
@@ -32096,7 +32096,7 @@ func (ec *executionContext) _CreateVisitRequestPayload(ctx context.Context, sel 
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var creditNoteImplementors = []string{"CreditNote"}
@@ -32383,7 +32383,7 @@ func (ec *executionContext) _CreditNote(ctx context.Context, sel ast.SelectionSe
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var creditNoteBaseAmountsImplementors = []string{"CreditNoteBaseAmounts"}
@@ -32456,7 +32456,7 @@ func (ec *executionContext) _CreditNoteBaseAmounts(ctx context.Context, sel ast.
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var creditNoteConnectionImplementors = []string{"CreditNoteConnection"}
@@ -32504,7 +32504,7 @@ func (ec *executionContext) _CreditNoteConnection(ctx context.Context, sel ast.S
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var creditNoteEdgeImplementors = []string{"CreditNoteEdge"}
@@ -32547,7 +32547,7 @@ func (ec *executionContext) _CreditNoteEdge(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var creditNoteLineImplementors = []string{"CreditNoteLine"}
@@ -32784,7 +32784,7 @@ func (ec *executionContext) _CreditNoteLine(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var creditNoteRefundImplementors = []string{"CreditNoteRefund"}
@@ -32842,7 +32842,7 @@ func (ec *executionContext) _CreditNoteRefund(ctx context.Context, sel ast.Selec
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var creditNoteRefundMethodImplementors = []string{"CreditNoteRefundMethod"}
@@ -32885,7 +32885,7 @@ func (ec *executionContext) _CreditNoteRefundMethod(ctx context.Context, sel ast
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var creditPackageAmountImplementors = []string{"CreditPackageAmount"}
@@ -32923,7 +32923,7 @@ func (ec *executionContext) _CreditPackageAmount(ctx context.Context, sel ast.Se
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var creditsPriceImplementors = []string{"CreditsPrice"}
@@ -32966,7 +32966,7 @@ func (ec *executionContext) _CreditsPrice(ctx context.Context, sel ast.Selection
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var customTaxImplementors = []string{"CustomTax"}
@@ -33009,7 +33009,7 @@ func (ec *executionContext) _CustomTax(ctx context.Context, sel ast.SelectionSet
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var discountImplementors = []string{"Discount"}
@@ -33057,7 +33057,7 @@ func (ec *executionContext) _Discount(ctx context.Context, sel ast.SelectionSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var discountCouponImplementors = []string{"DiscountCoupon"}
@@ -33125,7 +33125,7 @@ func (ec *executionContext) _DiscountCoupon(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var discountPromocodeImplementors = []string{"DiscountPromocode"}
@@ -33178,7 +33178,7 @@ func (ec *executionContext) _DiscountPromocode(ctx context.Context, sel ast.Sele
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var eventImplementors = []string{"Event"}
@@ -33329,7 +33329,7 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var eventMoneyPriceImplementors = []string{"EventMoneyPrice"}
@@ -33372,7 +33372,7 @@ func (ec *executionContext) _EventMoneyPrice(ctx context.Context, sel ast.Select
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var eventPriceImplementors = []string{"EventPrice"}
@@ -33415,7 +33415,7 @@ func (ec *executionContext) _EventPrice(ctx context.Context, sel ast.SelectionSe
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var invoiceImplementors = []string{"Invoice"}
@@ -33787,7 +33787,7 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var invoiceBaseAmountsImplementors = []string{"InvoiceBaseAmounts"}
@@ -33870,7 +33870,7 @@ func (ec *executionContext) _InvoiceBaseAmounts(ctx context.Context, sel ast.Sel
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var invoiceCustomerImplementors = []string{"InvoiceCustomer"}
@@ -33923,7 +33923,7 @@ func (ec *executionContext) _InvoiceCustomer(ctx context.Context, sel ast.Select
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var invoiceItemImplementors = []string{"InvoiceItem"}
@@ -34286,7 +34286,7 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var invoiceItemBookingImplementors = []string{"InvoiceItemBooking"}
@@ -34372,7 +34372,7 @@ func (ec *executionContext) _InvoiceItemBooking(ctx context.Context, sel ast.Sel
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var invoiceItemOrderImplementors = []string{"InvoiceItemOrder"}
@@ -34491,7 +34491,7 @@ func (ec *executionContext) _InvoiceItemOrder(ctx context.Context, sel ast.Selec
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var invoiceItemPlanImplementors = []string{"InvoiceItemPlan"}
@@ -34544,7 +34544,7 @@ func (ec *executionContext) _InvoiceItemPlan(ctx context.Context, sel ast.Select
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var invoiceItemProductImplementors = []string{"InvoiceItemProduct"}
@@ -34607,7 +34607,7 @@ func (ec *executionContext) _InvoiceItemProduct(ctx context.Context, sel ast.Sel
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var invoiceItemTicketImplementors = []string{"InvoiceItemTicket"}
@@ -34683,7 +34683,7 @@ func (ec *executionContext) _InvoiceItemTicket(ctx context.Context, sel ast.Sele
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var invoicePaymentImplementors = []string{"InvoicePayment"}
@@ -34751,7 +34751,7 @@ func (ec *executionContext) _InvoicePayment(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var invoicePaymentMethodImplementors = []string{"InvoicePaymentMethod"}
@@ -34794,7 +34794,7 @@ func (ec *executionContext) _InvoicePaymentMethod(ctx context.Context, sel ast.S
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var invoicePaymentPriceImplementors = []string{"InvoicePaymentPrice"}
@@ -34837,7 +34837,7 @@ func (ec *executionContext) _InvoicePaymentPrice(ctx context.Context, sel ast.Se
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var invoicePaymentRefundsImplementors = []string{"InvoicePaymentRefunds"}
@@ -34880,7 +34880,7 @@ func (ec *executionContext) _InvoicePaymentRefunds(ctx context.Context, sel ast.
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var invoiceTransactionImplementors = []string{"InvoiceTransaction"}
@@ -34948,7 +34948,7 @@ func (ec *executionContext) _InvoiceTransaction(ctx context.Context, sel ast.Sel
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var itemPaymentImplementors = []string{"ItemPayment"}
@@ -35016,7 +35016,7 @@ func (ec *executionContext) _ItemPayment(ctx context.Context, sel ast.SelectionS
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var itemPaymentTaxImplementors = []string{"ItemPaymentTax"}
@@ -35059,7 +35059,7 @@ func (ec *executionContext) _ItemPaymentTax(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var itemSummaryImplementors = []string{"ItemSummary"}
@@ -35102,7 +35102,7 @@ func (ec *executionContext) _ItemSummary(ctx context.Context, sel ast.SelectionS
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var limitedAttendeesImplementors = []string{"LimitedAttendees"}
@@ -35145,7 +35145,7 @@ func (ec *executionContext) _LimitedAttendees(ctx context.Context, sel ast.Selec
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var limitedItemsImplementors = []string{"LimitedItems"}
@@ -35188,7 +35188,7 @@ func (ec *executionContext) _LimitedItems(ctx context.Context, sel ast.Selection
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var limitedRedemptionImplementors = []string{"LimitedRedemption"}
@@ -35236,7 +35236,7 @@ func (ec *executionContext) _LimitedRedemption(ctx context.Context, sel ast.Sele
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var lineBaseAmountsImplementors = []string{"LineBaseAmounts"}
@@ -35304,7 +35304,7 @@ func (ec *executionContext) _LineBaseAmounts(ctx context.Context, sel ast.Select
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var locationImplementors = []string{"Location"}
@@ -35509,7 +35509,7 @@ func (ec *executionContext) _Location(ctx context.Context, sel ast.SelectionSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var mediaImplementors = []string{"Media"}
@@ -35552,7 +35552,7 @@ func (ec *executionContext) _Media(ctx context.Context, sel ast.SelectionSet, ob
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var moneyImplementors = []string{"Money"}
@@ -35595,7 +35595,7 @@ func (ec *executionContext) _Money(ctx context.Context, sel ast.SelectionSet, ob
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var moneyPriceImplementors = []string{"MoneyPrice"}
@@ -35643,7 +35643,7 @@ func (ec *executionContext) _MoneyPrice(ctx context.Context, sel ast.SelectionSe
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var moneyRefundImplementors = []string{"MoneyRefund"}
@@ -35696,7 +35696,7 @@ func (ec *executionContext) _MoneyRefund(ctx context.Context, sel ast.SelectionS
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var mutationImplementors = []string{"Mutation"}
@@ -35786,7 +35786,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var orderImplementors = []string{"Order"}
@@ -35988,7 +35988,7 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var orderConfirmationEmailImplementors = []string{"OrderConfirmationEmail"}
@@ -36031,7 +36031,7 @@ func (ec *executionContext) _OrderConfirmationEmail(ctx context.Context, sel ast
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var orderConnectionImplementors = []string{"OrderConnection"}
@@ -36079,7 +36079,7 @@ func (ec *executionContext) _OrderConnection(ctx context.Context, sel ast.Select
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var orderEdgeImplementors = []string{"OrderEdge"}
@@ -36122,7 +36122,7 @@ func (ec *executionContext) _OrderEdge(ctx context.Context, sel ast.SelectionSet
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var pageInfoImplementors = []string{"PageInfo"}
@@ -36175,7 +36175,7 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var paymentGatewayImplementors = []string{"PaymentGateway"}
@@ -36218,7 +36218,7 @@ func (ec *executionContext) _PaymentGateway(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var paymentMethodImplementors = []string{"PaymentMethod"}
@@ -36261,7 +36261,7 @@ func (ec *executionContext) _PaymentMethod(ctx context.Context, sel ast.Selectio
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var periodImplementors = []string{"Period"}
@@ -36304,7 +36304,7 @@ func (ec *executionContext) _Period(ctx context.Context, sel ast.SelectionSet, o
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var planImplementors = []string{"Plan"}
@@ -36372,7 +36372,7 @@ func (ec *executionContext) _Plan(ctx context.Context, sel ast.SelectionSet, obj
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var planTierImplementors = []string{"PlanTier"}
@@ -36475,7 +36475,7 @@ func (ec *executionContext) _PlanTier(ctx context.Context, sel ast.SelectionSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var planTierDiscountsImplementors = []string{"PlanTierDiscounts"}
@@ -36538,7 +36538,7 @@ func (ec *executionContext) _PlanTierDiscounts(ctx context.Context, sel ast.Sele
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var postImplementors = []string{"Post"}
@@ -36717,7 +36717,7 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var postMediaImplementors = []string{"PostMedia"}
@@ -36780,7 +36780,7 @@ func (ec *executionContext) _PostMedia(ctx context.Context, sel ast.SelectionSet
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var postMembershipImplementors = []string{"PostMembership"}
@@ -36823,7 +36823,7 @@ func (ec *executionContext) _PostMembership(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var priceSplitImplementors = []string{"PriceSplit"}
@@ -36866,7 +36866,7 @@ func (ec *executionContext) _PriceSplit(ctx context.Context, sel ast.SelectionSe
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var pricingTierImplementors = []string{"PricingTier"}
@@ -36919,7 +36919,7 @@ func (ec *executionContext) _PricingTier(ctx context.Context, sel ast.SelectionS
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var productImplementors = []string{"Product"}
@@ -37060,7 +37060,7 @@ func (ec *executionContext) _Product(ctx context.Context, sel ast.SelectionSet, 
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var productOptionImplementors = []string{"ProductOption"}
@@ -37133,7 +37133,7 @@ func (ec *executionContext) _ProductOption(ctx context.Context, sel ast.Selectio
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var productOptionPriceImplementors = []string{"ProductOptionPrice"}
@@ -37176,7 +37176,7 @@ func (ec *executionContext) _ProductOptionPrice(ctx context.Context, sel ast.Sel
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var productOrderingImplementors = []string{"ProductOrdering"}
@@ -37219,7 +37219,7 @@ func (ec *executionContext) _ProductOrdering(ctx context.Context, sel ast.Select
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var promocodeExpirationImplementors = []string{"PromocodeExpiration"}
@@ -37262,7 +37262,7 @@ func (ec *executionContext) _PromocodeExpiration(ctx context.Context, sel ast.Se
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var queryImplementors = []string{"Query"}
@@ -37581,7 +37581,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var redemptionImplementors = []string{"Redemption"}
@@ -37692,7 +37692,7 @@ func (ec *executionContext) _Redemption(ctx context.Context, sel ast.SelectionSe
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var redemptionConnectionImplementors = []string{"RedemptionConnection"}
@@ -37740,7 +37740,7 @@ func (ec *executionContext) _RedemptionConnection(ctx context.Context, sel ast.S
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var redemptionCouponImplementors = []string{"RedemptionCoupon"}
@@ -37813,7 +37813,7 @@ func (ec *executionContext) _RedemptionCoupon(ctx context.Context, sel ast.Selec
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var redemptionCustomerImplementors = []string{"RedemptionCustomer"}
@@ -37866,7 +37866,7 @@ func (ec *executionContext) _RedemptionCustomer(ctx context.Context, sel ast.Sel
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var redemptionEdgeImplementors = []string{"RedemptionEdge"}
@@ -37909,7 +37909,7 @@ func (ec *executionContext) _RedemptionEdge(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var redemptionProductImplementors = []string{"RedemptionProduct"}
@@ -37982,7 +37982,7 @@ func (ec *executionContext) _RedemptionProduct(ctx context.Context, sel ast.Sele
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var redemptionPromocodeImplementors = []string{"RedemptionPromocode"}
@@ -38040,7 +38040,7 @@ func (ec *executionContext) _RedemptionPromocode(ctx context.Context, sel ast.Se
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var refundImplementors = []string{"Refund"}
@@ -38083,7 +38083,7 @@ func (ec *executionContext) _Refund(ctx context.Context, sel ast.SelectionSet, o
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var resourceImplementors = []string{"Resource"}
@@ -38357,7 +38357,7 @@ func (ec *executionContext) _Resource(ctx context.Context, sel ast.SelectionSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var resourceAutoReleaseImplementors = []string{"ResourceAutoRelease"}
@@ -38400,7 +38400,7 @@ func (ec *executionContext) _ResourceAutoRelease(ctx context.Context, sel ast.Se
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var resourceCheckInImplementors = []string{"ResourceCheckIn"}
@@ -38438,7 +38438,7 @@ func (ec *executionContext) _ResourceCheckIn(ctx context.Context, sel ast.Select
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var resourceConfirmationEmailImplementors = []string{"ResourceConfirmationEmail"}
@@ -38496,7 +38496,7 @@ func (ec *executionContext) _ResourceConfirmationEmail(ctx context.Context, sel 
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var resourceDurationImplementors = []string{"ResourceDuration"}
@@ -38544,7 +38544,7 @@ func (ec *executionContext) _ResourceDuration(ctx context.Context, sel ast.Selec
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var resourceDynamicPricingImplementors = []string{"ResourceDynamicPricing"}
@@ -38592,7 +38592,7 @@ func (ec *executionContext) _ResourceDynamicPricing(ctx context.Context, sel ast
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var resourceExternalCalendarImplementors = []string{"ResourceExternalCalendar"}
@@ -38635,7 +38635,7 @@ func (ec *executionContext) _ResourceExternalCalendar(ctx context.Context, sel a
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var resourceImageImplementors = []string{"ResourceImage"}
@@ -38673,7 +38673,7 @@ func (ec *executionContext) _ResourceImage(ctx context.Context, sel ast.Selectio
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var resourcePlansImplementors = []string{"ResourcePlans"}
@@ -38716,7 +38716,7 @@ func (ec *executionContext) _ResourcePlans(ctx context.Context, sel ast.Selectio
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var resourcePricingImplementors = []string{"ResourcePricing"}
@@ -38764,7 +38764,7 @@ func (ec *executionContext) _ResourcePricing(ctx context.Context, sel ast.Select
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var resourcePublicDurationImplementors = []string{"ResourcePublicDuration"}
@@ -38812,7 +38812,7 @@ func (ec *executionContext) _ResourcePublicDuration(ctx context.Context, sel ast
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var resourceScheduleImplementors = []string{"ResourceSchedule"}
@@ -38860,7 +38860,7 @@ func (ec *executionContext) _ResourceSchedule(ctx context.Context, sel ast.Selec
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var scheduleDaysImplementors = []string{"ScheduleDays"}
@@ -38928,7 +38928,7 @@ func (ec *executionContext) _ScheduleDays(ctx context.Context, sel ast.Selection
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var scheduleDefaultImplementors = []string{"ScheduleDefault"}
@@ -38971,7 +38971,7 @@ func (ec *executionContext) _ScheduleDefault(ctx context.Context, sel ast.Select
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var scheduleHoursImplementors = []string{"ScheduleHours"}
@@ -39014,7 +39014,7 @@ func (ec *executionContext) _ScheduleHours(ctx context.Context, sel ast.Selectio
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var scheduleItemImplementors = []string{"ScheduleItem"}
@@ -39057,7 +39057,7 @@ func (ec *executionContext) _ScheduleItem(ctx context.Context, sel ast.Selection
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var schedulePublicImplementors = []string{"SchedulePublic"}
@@ -39105,7 +39105,7 @@ func (ec *executionContext) _SchedulePublic(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var stockImplementors = []string{"Stock"}
@@ -39148,7 +39148,7 @@ func (ec *executionContext) _Stock(ctx context.Context, sel ast.SelectionSet, ob
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var taxImplementors = []string{"Tax"}
@@ -39201,7 +39201,7 @@ func (ec *executionContext) _Tax(ctx context.Context, sel ast.SelectionSet, obj 
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var transactionImplementors = []string{"Transaction"}
@@ -39494,7 +39494,7 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var transactionBookingImplementors = []string{"TransactionBooking"}
@@ -39575,7 +39575,7 @@ func (ec *executionContext) _TransactionBooking(ctx context.Context, sel ast.Sel
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var transactionConnectionImplementors = []string{"TransactionConnection"}
@@ -39623,7 +39623,7 @@ func (ec *executionContext) _TransactionConnection(ctx context.Context, sel ast.
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var transactionCreditPackageImplementors = []string{"TransactionCreditPackage"}
@@ -39666,7 +39666,7 @@ func (ec *executionContext) _TransactionCreditPackage(ctx context.Context, sel a
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var transactionEdgeImplementors = []string{"TransactionEdge"}
@@ -39709,7 +39709,7 @@ func (ec *executionContext) _TransactionEdge(ctx context.Context, sel ast.Select
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var transactionOrderImplementors = []string{"TransactionOrder"}
@@ -39828,7 +39828,7 @@ func (ec *executionContext) _TransactionOrder(ctx context.Context, sel ast.Selec
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var transactionOrderOptionImplementors = []string{"TransactionOrderOption"}
@@ -39906,7 +39906,7 @@ func (ec *executionContext) _TransactionOrderOption(ctx context.Context, sel ast
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var transactionRefundImplementors = []string{"TransactionRefund"}
@@ -39959,7 +39959,7 @@ func (ec *executionContext) _TransactionRefund(ctx context.Context, sel ast.Sele
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var transactionTicketImplementors = []string{"TransactionTicket"}
@@ -40045,7 +40045,7 @@ func (ec *executionContext) _TransactionTicket(ctx context.Context, sel ast.Sele
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var updatePostPayloadImplementors = []string{"UpdatePostPayload"}
@@ -40083,7 +40083,7 @@ func (ec *executionContext) _UpdatePostPayload(ctx context.Context, sel ast.Sele
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var updateVisitPayloadImplementors = []string{"UpdateVisitPayload"}
@@ -40121,7 +40121,7 @@ func (ec *executionContext) _UpdateVisitPayload(ctx context.Context, sel ast.Sel
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var userImplementors = []string{"User"}
@@ -40189,7 +40189,7 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var visitImplementors = []string{"Visit"}
@@ -40325,7 +40325,7 @@ func (ec *executionContext) _Visit(ctx context.Context, sel ast.SelectionSet, ob
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var visitRequestImplementors = []string{"VisitRequest"}
@@ -40436,7 +40436,7 @@ func (ec *executionContext) _VisitRequest(ctx context.Context, sel ast.Selection
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var visitorImplementors = []string{"Visitor"}
@@ -40489,7 +40489,7 @@ func (ec *executionContext) _Visitor(ctx context.Context, sel ast.SelectionSet, 
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var __DirectiveImplementors = []string{"__Directive"}
@@ -40547,7 +40547,7 @@ func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionS
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var __EnumValueImplementors = []string{"__EnumValue"}
@@ -40600,7 +40600,7 @@ func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionS
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var __FieldImplementors = []string{"__Field"}
@@ -40663,7 +40663,7 @@ func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, 
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var __InputValueImplementors = []string{"__InputValue"}
@@ -40726,7 +40726,7 @@ func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.Selection
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var __SchemaImplementors = []string{"__Schema"}
@@ -40789,7 +40789,7 @@ func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var __TypeImplementors = []string{"__Type"}
@@ -40877,7 +40877,7 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 // endregion **************************** object.gotpl ****************************

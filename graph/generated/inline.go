@@ -2,11 +2,7 @@
 
 package generated
 
-import (
-	"errors"
-
-	"github.com/workspacenet/facade/graph/inline"
-)
+import "github.com/workspacenet/facade/graph/inline"
 
 // inlineTable lists the resolver fields that may wait for an upstream call.
 var inlineTable = inline.NewTable(
@@ -37,17 +33,17 @@ var inlineTable = inline.NewTable(
 	"TransactionTicket.event",
 )
 
-// The error of a leaf field's FieldContext.Child, one per type.
+// The Child of a leaf field's FieldContext, one per type.
 var (
-	errNoChildFieldsBoolean             = errors.New("field of type Boolean does not have child fields")
-	errNoChildFieldsDateTime            = errors.New("field of type DateTime does not have child fields")
-	errNoChildFieldsFloat               = errors.New("field of type Float does not have child fields")
-	errNoChildFieldsID                  = errors.New("field of type ID does not have child fields")
-	errNoChildFieldsJSON                = errors.New("field of type JSON does not have child fields")
-	errNoChildFieldsOrderStatus         = errors.New("field of type OrderStatus does not have child fields")
-	errNoChildFieldsString              = errors.New("field of type String does not have child fields")
-	errNoChildFieldsTransactionStatus   = errors.New("field of type TransactionStatus does not have child fields")
-	errNoChildFieldsTransactionType     = errors.New("field of type TransactionType does not have child fields")
-	errNoChildFields__DirectiveLocation = errors.New("field of type __DirectiveLocation does not have child fields")
-	errNoChildFields__TypeKind          = errors.New("field of type __TypeKind does not have child fields")
+	noChildFieldsBoolean             = inline.NoChildFields("Boolean")
+	noChildFieldsDateTime            = inline.NoChildFields("DateTime")
+	noChildFieldsFloat               = inline.NoChildFields("Float")
+	noChildFieldsID                  = inline.NoChildFields("ID")
+	noChildFieldsJSON                = inline.NoChildFields("JSON")
+	noChildFieldsOrderStatus         = inline.NoChildFields("OrderStatus")
+	noChildFieldsString              = inline.NoChildFields("String")
+	noChildFieldsTransactionStatus   = inline.NoChildFields("TransactionStatus")
+	noChildFieldsTransactionType     = inline.NoChildFields("TransactionType")
+	noChildFields__DirectiveLocation = inline.NoChildFields("__DirectiveLocation")
+	noChildFields__TypeKind          = inline.NoChildFields("__TypeKind")
 )

@@ -16,6 +16,8 @@ package inline
 
 import (
 	"context"
+	"errors"
+	"io"
 	"sync"
 	"sync/atomic"
 
@@ -106,6 +108,60 @@ func (*Table) DeferredPath(ctx context.Context, defers map[string]*graphql.Field
 		return nil
 	}
 	return graphql.GetPath(ctx)
+}
+
+// ChildFunc is a graphql.FieldContext's Child.
+type ChildFunc = func(context.Context, graphql.CollectedField) (*graphql.FieldContext, error)
+
+// NoChildFields is the Child of a leaf field of type typ: it reports that the
+// field has no child fields. Made once per type (gqlgen makes the error and
+// the function anew for every field resolved).
+func NoChildFields(typ string) ChildFunc {
+	err := errors.New("field of type " + typ + " does not have child fields")
+	return func(context.Context, graphql.CollectedField) (*graphql.FieldContext, error) { return nil, err }
+}
+
+// ScalarFieldContext replaces graphql.NewScalarFieldContext: the same field
+// context, with a Child made once (NoChildFields).
+func (*Table) ScalarFieldContext(object string, field graphql.CollectedField, isMethod, isResolver bool, child ChildFunc) (*graphql.FieldContext, error) {
+	return &graphql.FieldContext{Object: object, Field: field, IsMethod: isMethod, IsResolver: isResolver, Child: child}, nil
+}
+
+// Object replaces an object's resolved graphql.FieldSet as its Marshaler:
+// it writes the same JSON object (each alias once, the first, in order)
+// without the iterator, the per-field pointers and the map gqlgen's
+// FieldSet.MarshalGQL allocates. out must be resolved (after Dispatch).
+func (*Table) Object(fields []graphql.CollectedField, out *graphql.FieldSet) graphql.Marshaler {
+	return &object{fields: fields, values: out.Values}
+}
+
+type object struct {
+	fields []graphql.CollectedField
+	values []graphql.Marshaler
+}
+
+func (o *object) MarshalGQL(w io.Writer) {
+	_, _ = io.WriteString(w, "{")
+	first := true
+next:
+	for i := range o.fields {
+		alias := o.fields[i].Alias
+		for j := range i {
+			if o.fields[j].Alias == alias {
+				continue next
+			}
+		}
+		if !first {
+			_, _ = io.WriteString(w, ",")
+		}
+		first = false
+		// An alias is a GraphQL name ([_A-Za-z][_0-9A-Za-z]*): nothing to escape.
+		_, _ = io.WriteString(w, `"`)
+		_, _ = io.WriteString(w, alias)
+		_, _ = io.WriteString(w, `":`)
+		o.values[i].MarshalGQL(w)
+	}
+	_, _ = io.WriteString(w, "}")
 }
 
 // mayBlock reports whether resolving f, or anything beneath it, may wait for

@@ -124,3 +124,33 @@ func TestDeferredPath(t *testing.T) {
 		t.Errorf("a defer: path %q, want [3]", p.String())
 	}
 }
+
+// TestObjectIsFieldSetsJSON: Object writes what gqlgen's FieldSet writes,
+// each alias once (the first).
+func TestObjectIsFieldSetsJSON(t *testing.T) {
+	fields := []graphql.CollectedField{{Field: &ast.Field{Alias: "id"}}, {Field: &ast.Field{Alias: "n"}}, {Field: &ast.Field{Alias: "id"}}}
+	out := graphql.NewFieldSet(fields)
+	out.Values[0], out.Values[1], out.Values[2] = graphql.MarshalString("a\"b"), graphql.Null, graphql.MarshalString("c")
+	var want, got bytes.Buffer
+	out.MarshalGQL(&want)
+	tbl.Object(fields, out).MarshalGQL(&got)
+	if got.String() != want.String() || got.String() != `{"id":"a\"b","n":null}` {
+		t.Errorf("got %s, FieldSet writes %s", got.String(), want.String())
+	}
+	var empty bytes.Buffer
+	tbl.Object(nil, graphql.NewFieldSet(nil)).MarshalGQL(&empty)
+	if empty.String() != "{}" {
+		t.Errorf("no fields: %s", empty.String())
+	}
+}
+
+// TestScalarFieldContext: a leaf field's context reports it has no children.
+func TestScalarFieldContext(t *testing.T) {
+	fc, err := tbl.ScalarFieldContext("T", graphql.CollectedField{}, false, true, NoChildFields("ID"))
+	if err != nil || fc.Object != "T" || !fc.IsResolver {
+		t.Fatalf("got %+v, %v", fc, err)
+	}
+	if _, err := fc.Child(context.Background(), graphql.CollectedField{}); err == nil || err.Error() != "field of type ID does not have child fields" {
+		t.Errorf("child: %v", err)
+	}
+}
