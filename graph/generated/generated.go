@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -10998,7 +10997,7 @@ func (ec *executionContext) _Address_city(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_Address_city(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Address", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Address", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Address_countryCode(ctx context.Context, field graphql.CollectedField, obj *restclient.Address) (ret graphql.Marshaler) {
@@ -11021,7 +11020,7 @@ func (ec *executionContext) _Address_countryCode(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Address_countryCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Address", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Address", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Address_line1(ctx context.Context, field graphql.CollectedField, obj *restclient.Address) (ret graphql.Marshaler) {
@@ -11044,7 +11043,7 @@ func (ec *executionContext) _Address_line1(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Address_line1(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Address", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Address", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Address_line2(ctx context.Context, field graphql.CollectedField, obj *restclient.Address) (ret graphql.Marshaler) {
@@ -11067,7 +11066,7 @@ func (ec *executionContext) _Address_line2(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Address_line2(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Address", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Address", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Address_postalCode(ctx context.Context, field graphql.CollectedField, obj *restclient.Address) (ret graphql.Marshaler) {
@@ -11090,7 +11089,7 @@ func (ec *executionContext) _Address_postalCode(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Address_postalCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Address", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Address", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Address_state(ctx context.Context, field graphql.CollectedField, obj *restclient.Address) (ret graphql.Marshaler) {
@@ -11113,7 +11112,7 @@ func (ec *executionContext) _Address_state(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Address_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Address", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Address", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Booking_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
@@ -11136,7 +11135,7 @@ func (ec *executionContext) _Booking_id(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Booking_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Booking", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Booking", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Booking_attendees(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
@@ -11191,7 +11190,7 @@ func (ec *executionContext) _Booking_createDate(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Booking_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Booking", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("Booking", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Booking_deleteDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
@@ -11214,7 +11213,7 @@ func (ec *executionContext) _Booking_deleteDate(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Booking_deleteDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Booking", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("Booking", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Booking_endDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
@@ -11237,7 +11236,7 @@ func (ec *executionContext) _Booking_endDate(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Booking_endDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Booking", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("Booking", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Booking_memo(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
@@ -11260,7 +11259,7 @@ func (ec *executionContext) _Booking_memo(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_Booking_memo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Booking", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Booking", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Booking_membershipRefOwner(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
@@ -11283,7 +11282,7 @@ func (ec *executionContext) _Booking_membershipRefOwner(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_Booking_membershipRefOwner(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Booking", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Booking", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Booking_payment(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
@@ -11338,7 +11337,7 @@ func (ec *executionContext) _Booking_resourceRef(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Booking_resourceRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Booking", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Booking", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Booking_resource(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
@@ -11393,7 +11392,7 @@ func (ec *executionContext) _Booking_seats(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Booking_seats(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Booking", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("Booking", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Booking_startDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
@@ -11416,7 +11415,7 @@ func (ec *executionContext) _Booking_startDate(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Booking_startDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Booking", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("Booking", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Booking_title(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
@@ -11439,7 +11438,7 @@ func (ec *executionContext) _Booking_title(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Booking_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Booking", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Booking", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Booking_updateDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
@@ -11462,7 +11461,7 @@ func (ec *executionContext) _Booking_updateDate(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Booking_updateDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Booking", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("Booking", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Booking_userOwner(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
@@ -11517,7 +11516,7 @@ func (ec *executionContext) _BookingAttendee_membershipRef(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_BookingAttendee_membershipRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("BookingAttendee", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("BookingAttendee", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _BookingAttendee_user(ctx context.Context, field graphql.CollectedField, obj *restclient.BookingAttendee) (ret graphql.Marshaler) {
@@ -11572,7 +11571,7 @@ func (ec *executionContext) _Comment_id(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Comment_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Comment", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Comment", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Comment_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
@@ -11595,7 +11594,7 @@ func (ec *executionContext) _Comment_createDate(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Comment_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Comment", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("Comment", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Comment_liked(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
@@ -11618,7 +11617,7 @@ func (ec *executionContext) _Comment_liked(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Comment_liked(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Comment", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("Comment", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _Comment_likes(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
@@ -11641,7 +11640,7 @@ func (ec *executionContext) _Comment_likes(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Comment_likes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Comment", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("Comment", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Comment_membership(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
@@ -11728,7 +11727,7 @@ func (ec *executionContext) _Comment_parentCommentRef(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_Comment_parentCommentRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Comment", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Comment", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Comment_parentComment(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
@@ -11783,7 +11782,7 @@ func (ec *executionContext) _Comment_postRef(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Comment_postRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Comment", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Comment", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Comment_text(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
@@ -11806,7 +11805,7 @@ func (ec *executionContext) _Comment_text(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_Comment_text(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Comment", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Comment", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Comment_replies(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
@@ -11861,7 +11860,7 @@ func (ec *executionContext) _CommentMembership_id(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_CommentMembership_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CommentMembership", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("CommentMembership", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _CommentMembership_user(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentMembership) (ret graphql.Marshaler) {
@@ -11916,7 +11915,7 @@ func (ec *executionContext) _CommentMention_id(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_CommentMention_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CommentMention", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("CommentMention", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _CommentMention_value(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentMention) (ret graphql.Marshaler) {
@@ -11939,7 +11938,7 @@ func (ec *executionContext) _CommentMention_value(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_CommentMention_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CommentMention", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("CommentMention", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _CommentUser_id(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentUser) (ret graphql.Marshaler) {
@@ -11962,7 +11961,7 @@ func (ec *executionContext) _CommentUser_id(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_CommentUser_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CommentUser", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("CommentUser", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _CommentUser_blocked(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentUser) (ret graphql.Marshaler) {
@@ -11985,7 +11984,7 @@ func (ec *executionContext) _CommentUser_blocked(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_CommentUser_blocked(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CommentUser", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("CommentUser", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _CommentUser_deleteDate(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentUser) (ret graphql.Marshaler) {
@@ -12008,7 +12007,7 @@ func (ec *executionContext) _CommentUser_deleteDate(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_CommentUser_deleteDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CommentUser", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("CommentUser", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _CommentUser_name(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentUser) (ret graphql.Marshaler) {
@@ -12031,7 +12030,7 @@ func (ec *executionContext) _CommentUser_name(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_CommentUser_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CommentUser", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("CommentUser", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _CommentUser_photoUrl(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentUser) (ret graphql.Marshaler) {
@@ -12054,7 +12053,7 @@ func (ec *executionContext) _CommentUser_photoUrl(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_CommentUser_photoUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CommentUser", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("CommentUser", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _CommentUser_surname(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentUser) (ret graphql.Marshaler) {
@@ -12077,7 +12076,7 @@ func (ec *executionContext) _CommentUser_surname(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_CommentUser_surname(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CommentUser", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("CommentUser", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Company_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
@@ -12100,7 +12099,7 @@ func (ec *executionContext) _Company_id(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Company_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Company", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Company", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Company_billingAddress(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
@@ -12123,7 +12122,7 @@ func (ec *executionContext) _Company_billingAddress(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_Company_billingAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Company", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Company", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Company_businessAddress(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
@@ -12178,7 +12177,7 @@ func (ec *executionContext) _Company_createDate(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Company_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Company", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("Company", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Company_credits(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
@@ -12265,7 +12264,7 @@ func (ec *executionContext) _Company_deleteDate(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Company_deleteDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Company", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("Company", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Company_legalName(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
@@ -12288,7 +12287,7 @@ func (ec *executionContext) _Company_legalName(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Company_legalName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Company", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Company", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Company_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
@@ -12311,7 +12310,7 @@ func (ec *executionContext) _Company_locationRef(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Company_locationRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Company", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Company", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Company_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
@@ -12366,7 +12365,7 @@ func (ec *executionContext) _Company_metadata(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Company_metadata(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Company", field, false, false, errors.New("field of type JSON does not have child fields"))
+	return inlineTable.ScalarFieldContext("Company", field, false, false, noChildFieldsJSON)
 }
 
 func (ec *executionContext) _Company_notes(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
@@ -12389,7 +12388,7 @@ func (ec *executionContext) _Company_notes(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Company_notes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Company", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Company", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Company_subscriptionRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
@@ -12412,7 +12411,7 @@ func (ec *executionContext) _Company_subscriptionRef(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_Company_subscriptionRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Company", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Company", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Company_taxId(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
@@ -12435,7 +12434,7 @@ func (ec *executionContext) _Company_taxId(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Company_taxId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Company", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Company", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Company_title(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
@@ -12458,7 +12457,7 @@ func (ec *executionContext) _Company_title(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Company_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Company", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Company", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _CompanyCredits_expiring(ctx context.Context, field graphql.CollectedField, obj *restclient.CompanyCredits) (ret graphql.Marshaler) {
@@ -12481,7 +12480,7 @@ func (ec *executionContext) _CompanyCredits_expiring(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_CompanyCredits_expiring(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CompanyCredits", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("CompanyCredits", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CompanyCredits_permanent(ctx context.Context, field graphql.CollectedField, obj *restclient.CompanyCredits) (ret graphql.Marshaler) {
@@ -12504,7 +12503,7 @@ func (ec *executionContext) _CompanyCredits_permanent(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_CompanyCredits_permanent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CompanyCredits", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("CompanyCredits", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CompanyDayPass_expiring(ctx context.Context, field graphql.CollectedField, obj *restclient.CompanyDayPass) (ret graphql.Marshaler) {
@@ -12527,7 +12526,7 @@ func (ec *executionContext) _CompanyDayPass_expiring(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_CompanyDayPass_expiring(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CompanyDayPass", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("CompanyDayPass", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreateBookingPayload_booking(ctx context.Context, field graphql.CollectedField, obj *model.CreateBookingPayload) (ret graphql.Marshaler) {
@@ -12710,7 +12709,7 @@ func (ec *executionContext) _CreditNote_id(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _CreditNote_baseAmounts(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -12765,7 +12764,7 @@ func (ec *executionContext) _CreditNote_createDate(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _CreditNote_creditAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -12788,7 +12787,7 @@ func (ec *executionContext) _CreditNote_creditAmount(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_creditAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditNote_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -12811,7 +12810,7 @@ func (ec *executionContext) _CreditNote_currencyCode(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_currencyCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _CreditNote_effectiveDate(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -12834,7 +12833,7 @@ func (ec *executionContext) _CreditNote_effectiveDate(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_effectiveDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _CreditNote_invoiceRef(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -12857,7 +12856,7 @@ func (ec *executionContext) _CreditNote_invoiceRef(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_invoiceRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _CreditNote_invoice(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -12912,7 +12911,7 @@ func (ec *executionContext) _CreditNote_internalNote(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_internalNote(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _CreditNote_lines(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -12967,7 +12966,7 @@ func (ec *executionContext) _CreditNote_locationRef(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_locationRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _CreditNote_location(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -13022,7 +13021,7 @@ func (ec *executionContext) _CreditNote_memo(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_memo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _CreditNote_networkRef(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -13045,7 +13044,7 @@ func (ec *executionContext) _CreditNote_networkRef(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_networkRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _CreditNote_number(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -13068,7 +13067,7 @@ func (ec *executionContext) _CreditNote_number(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_number(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _CreditNote_outOfBandAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -13091,7 +13090,7 @@ func (ec *executionContext) _CreditNote_outOfBandAmount(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_outOfBandAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditNote_pdfUrl(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -13114,7 +13113,7 @@ func (ec *executionContext) _CreditNote_pdfUrl(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_pdfUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _CreditNote_postPaymentAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -13137,7 +13136,7 @@ func (ec *executionContext) _CreditNote_postPaymentAmount(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_postPaymentAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditNote_prePaymentAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -13160,7 +13159,7 @@ func (ec *executionContext) _CreditNote_prePaymentAmount(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_prePaymentAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditNote_reason(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -13183,7 +13182,7 @@ func (ec *executionContext) _CreditNote_reason(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _CreditNote_refunds(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -13238,7 +13237,7 @@ func (ec *executionContext) _CreditNote_status(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _CreditNote_subtotalAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -13261,7 +13260,7 @@ func (ec *executionContext) _CreditNote_subtotalAmount(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_subtotalAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditNote_subtotalAmountExcludingTax(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -13284,7 +13283,7 @@ func (ec *executionContext) _CreditNote_subtotalAmountExcludingTax(ctx context.C
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_subtotalAmountExcludingTax(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditNote_taxes(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -13339,7 +13338,7 @@ func (ec *executionContext) _CreditNote_title(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _CreditNote_totalAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -13362,7 +13361,7 @@ func (ec *executionContext) _CreditNote_totalAmount(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_totalAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditNote_totalExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -13385,7 +13384,7 @@ func (ec *executionContext) _CreditNote_totalExcludingTaxAmount(ctx context.Cont
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_totalExcludingTaxAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditNote_type(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -13408,7 +13407,7 @@ func (ec *executionContext) _CreditNote_type(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _CreditNote_updateDate(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -13431,7 +13430,7 @@ func (ec *executionContext) _CreditNote_updateDate(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_updateDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _CreditNote_voidDate(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -13454,7 +13453,7 @@ func (ec *executionContext) _CreditNote_voidDate(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_CreditNote_voidDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNote", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNote", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _CreditNoteBaseAmounts_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
@@ -13477,7 +13476,7 @@ func (ec *executionContext) _CreditNoteBaseAmounts_currencyCode(ctx context.Cont
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteBaseAmounts_currencyCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteBaseAmounts", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNoteBaseAmounts", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _CreditNoteBaseAmounts_postPaymentAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
@@ -13500,7 +13499,7 @@ func (ec *executionContext) _CreditNoteBaseAmounts_postPaymentAmount(ctx context
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteBaseAmounts_postPaymentAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteBaseAmounts", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNoteBaseAmounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditNoteBaseAmounts_prePaymentAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
@@ -13523,7 +13522,7 @@ func (ec *executionContext) _CreditNoteBaseAmounts_prePaymentAmount(ctx context.
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteBaseAmounts_prePaymentAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteBaseAmounts", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNoteBaseAmounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditNoteBaseAmounts_subtotalAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
@@ -13546,7 +13545,7 @@ func (ec *executionContext) _CreditNoteBaseAmounts_subtotalAmount(ctx context.Co
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteBaseAmounts_subtotalAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteBaseAmounts", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNoteBaseAmounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditNoteBaseAmounts_subtotalAmountExcludingTax(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
@@ -13569,7 +13568,7 @@ func (ec *executionContext) _CreditNoteBaseAmounts_subtotalAmountExcludingTax(ct
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteBaseAmounts_subtotalAmountExcludingTax(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteBaseAmounts", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNoteBaseAmounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditNoteBaseAmounts_taxes(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
@@ -13624,7 +13623,7 @@ func (ec *executionContext) _CreditNoteBaseAmounts_totalAmount(ctx context.Conte
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteBaseAmounts_totalAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteBaseAmounts", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNoteBaseAmounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditNoteBaseAmounts_totalExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
@@ -13647,7 +13646,7 @@ func (ec *executionContext) _CreditNoteBaseAmounts_totalExcludingTaxAmount(ctx c
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteBaseAmounts_totalExcludingTaxAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteBaseAmounts", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNoteBaseAmounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditNoteConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.CreditNoteConnection) (ret graphql.Marshaler) {
@@ -13766,7 +13765,7 @@ func (ec *executionContext) _CreditNoteEdge_cursor(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteEdge", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNoteEdge", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _CreditNoteEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.CreditNoteEdge) (ret graphql.Marshaler) {
@@ -13821,7 +13820,7 @@ func (ec *executionContext) _CreditNoteLine_id(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteLine_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteLine", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNoteLine", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _CreditNoteLine_baseAmounts(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
@@ -13876,7 +13875,7 @@ func (ec *executionContext) _CreditNoteLine_createDate(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteLine_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteLine", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNoteLine", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _CreditNoteLine_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
@@ -13899,7 +13898,7 @@ func (ec *executionContext) _CreditNoteLine_currencyCode(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteLine_currencyCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteLine", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNoteLine", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _CreditNoteLine_discountedAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
@@ -13922,7 +13921,7 @@ func (ec *executionContext) _CreditNoteLine_discountedAmount(ctx context.Context
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteLine_discountedAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteLine", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNoteLine", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditNoteLine_discounts(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
@@ -13977,7 +13976,7 @@ func (ec *executionContext) _CreditNoteLine_invoiceItemRef(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteLine_invoiceItemRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteLine", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNoteLine", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _CreditNoteLine_invoiceItem(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
@@ -14032,7 +14031,7 @@ func (ec *executionContext) _CreditNoteLine_invoiceRef(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteLine_invoiceRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteLine", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNoteLine", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _CreditNoteLine_invoice(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
@@ -14087,7 +14086,7 @@ func (ec *executionContext) _CreditNoteLine_locationRef(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteLine_locationRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteLine", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNoteLine", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _CreditNoteLine_location(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
@@ -14142,7 +14141,7 @@ func (ec *executionContext) _CreditNoteLine_memo(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteLine_memo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteLine", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNoteLine", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _CreditNoteLine_networkRef(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
@@ -14165,7 +14164,7 @@ func (ec *executionContext) _CreditNoteLine_networkRef(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteLine_networkRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteLine", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNoteLine", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _CreditNoteLine_quantity(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
@@ -14188,7 +14187,7 @@ func (ec *executionContext) _CreditNoteLine_quantity(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteLine_quantity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteLine", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNoteLine", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditNoteLine_tax(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
@@ -14243,7 +14242,7 @@ func (ec *executionContext) _CreditNoteLine_totalAmount(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteLine_totalAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteLine", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNoteLine", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditNoteLine_totalExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
@@ -14266,7 +14265,7 @@ func (ec *executionContext) _CreditNoteLine_totalExcludingTaxAmount(ctx context.
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteLine_totalExcludingTaxAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteLine", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNoteLine", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditNoteLine_unitAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
@@ -14289,7 +14288,7 @@ func (ec *executionContext) _CreditNoteLine_unitAmount(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteLine_unitAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteLine", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNoteLine", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditNoteLine_unitExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
@@ -14312,7 +14311,7 @@ func (ec *executionContext) _CreditNoteLine_unitExcludingTaxAmount(ctx context.C
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteLine_unitExcludingTaxAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteLine", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNoteLine", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditNoteLine_updateDate(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
@@ -14335,7 +14334,7 @@ func (ec *executionContext) _CreditNoteLine_updateDate(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteLine_updateDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteLine", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNoteLine", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _CreditNoteRefund_id(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteRefund) (ret graphql.Marshaler) {
@@ -14358,7 +14357,7 @@ func (ec *executionContext) _CreditNoteRefund_id(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteRefund_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteRefund", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNoteRefund", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _CreditNoteRefund_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteRefund) (ret graphql.Marshaler) {
@@ -14381,7 +14380,7 @@ func (ec *executionContext) _CreditNoteRefund_amount(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteRefund_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteRefund", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNoteRefund", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditNoteRefund_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteRefund) (ret graphql.Marshaler) {
@@ -14404,7 +14403,7 @@ func (ec *executionContext) _CreditNoteRefund_currencyCode(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteRefund_currencyCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteRefund", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNoteRefund", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _CreditNoteRefund_method(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteRefund) (ret graphql.Marshaler) {
@@ -14459,7 +14458,7 @@ func (ec *executionContext) _CreditNoteRefund_transactionRef(ctx context.Context
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteRefund_transactionRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteRefund", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNoteRefund", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _CreditNoteRefundMethod_label(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteRefundMethod) (ret graphql.Marshaler) {
@@ -14482,7 +14481,7 @@ func (ec *executionContext) _CreditNoteRefundMethod_label(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteRefundMethod_label(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteRefundMethod", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNoteRefundMethod", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _CreditNoteRefundMethod_type(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteRefundMethod) (ret graphql.Marshaler) {
@@ -14505,7 +14504,7 @@ func (ec *executionContext) _CreditNoteRefundMethod_type(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_CreditNoteRefundMethod_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditNoteRefundMethod", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditNoteRefundMethod", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _CreditPackageAmount_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditPackageAmount) (ret graphql.Marshaler) {
@@ -14528,7 +14527,7 @@ func (ec *executionContext) _CreditPackageAmount_amount(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_CreditPackageAmount_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditPackageAmount", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditPackageAmount", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditsPrice_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditsPrice) (ret graphql.Marshaler) {
@@ -14551,7 +14550,7 @@ func (ec *executionContext) _CreditsPrice_amount(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_CreditsPrice_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditsPrice", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditsPrice", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _CreditsPrice_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditsPrice) (ret graphql.Marshaler) {
@@ -14574,7 +14573,7 @@ func (ec *executionContext) _CreditsPrice_enabled(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_CreditsPrice_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreditsPrice", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("CreditsPrice", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _CustomTax_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.CustomTax) (ret graphql.Marshaler) {
@@ -14597,7 +14596,7 @@ func (ec *executionContext) _CustomTax_enabled(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_CustomTax_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CustomTax", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("CustomTax", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _CustomTax_rate(ctx context.Context, field graphql.CollectedField, obj *restclient.CustomTax) (ret graphql.Marshaler) {
@@ -14620,7 +14619,7 @@ func (ec *executionContext) _CustomTax_rate(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_CustomTax_rate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CustomTax", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("CustomTax", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Discount_coupon(ctx context.Context, field graphql.CollectedField, obj *restclient.Discount) (ret graphql.Marshaler) {
@@ -14707,7 +14706,7 @@ func (ec *executionContext) _Discount_subscriptionId(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_Discount_subscriptionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Discount", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Discount", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _DiscountCoupon_id(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountCoupon) (ret graphql.Marshaler) {
@@ -14730,7 +14729,7 @@ func (ec *executionContext) _DiscountCoupon_id(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_DiscountCoupon_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DiscountCoupon", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("DiscountCoupon", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _DiscountCoupon_amountOff(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountCoupon) (ret graphql.Marshaler) {
@@ -14753,7 +14752,7 @@ func (ec *executionContext) _DiscountCoupon_amountOff(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_DiscountCoupon_amountOff(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DiscountCoupon", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("DiscountCoupon", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _DiscountCoupon_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountCoupon) (ret graphql.Marshaler) {
@@ -14776,7 +14775,7 @@ func (ec *executionContext) _DiscountCoupon_currencyCode(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_DiscountCoupon_currencyCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DiscountCoupon", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("DiscountCoupon", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _DiscountCoupon_duration(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountCoupon) (ret graphql.Marshaler) {
@@ -14799,7 +14798,7 @@ func (ec *executionContext) _DiscountCoupon_duration(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_DiscountCoupon_duration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DiscountCoupon", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("DiscountCoupon", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _DiscountCoupon_durationInMonths(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountCoupon) (ret graphql.Marshaler) {
@@ -14822,7 +14821,7 @@ func (ec *executionContext) _DiscountCoupon_durationInMonths(ctx context.Context
 	)
 }
 func (ec *executionContext) fieldContext_DiscountCoupon_durationInMonths(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DiscountCoupon", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("DiscountCoupon", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _DiscountCoupon_percentOff(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountCoupon) (ret graphql.Marshaler) {
@@ -14845,7 +14844,7 @@ func (ec *executionContext) _DiscountCoupon_percentOff(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_DiscountCoupon_percentOff(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DiscountCoupon", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("DiscountCoupon", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _DiscountCoupon_type(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountCoupon) (ret graphql.Marshaler) {
@@ -14868,7 +14867,7 @@ func (ec *executionContext) _DiscountCoupon_type(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_DiscountCoupon_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DiscountCoupon", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("DiscountCoupon", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _DiscountPromocode_id(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountPromocode) (ret graphql.Marshaler) {
@@ -14891,7 +14890,7 @@ func (ec *executionContext) _DiscountPromocode_id(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_DiscountPromocode_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DiscountPromocode", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("DiscountPromocode", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _DiscountPromocode_code(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountPromocode) (ret graphql.Marshaler) {
@@ -14914,7 +14913,7 @@ func (ec *executionContext) _DiscountPromocode_code(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_DiscountPromocode_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DiscountPromocode", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("DiscountPromocode", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _DiscountPromocode_expiration(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountPromocode) (ret graphql.Marshaler) {
@@ -14937,7 +14936,7 @@ func (ec *executionContext) _DiscountPromocode_expiration(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_DiscountPromocode_expiration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DiscountPromocode", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("DiscountPromocode", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _DiscountPromocode_limitByFirstPurchase(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountPromocode) (ret graphql.Marshaler) {
@@ -14960,7 +14959,7 @@ func (ec *executionContext) _DiscountPromocode_limitByFirstPurchase(ctx context.
 	)
 }
 func (ec *executionContext) fieldContext_DiscountPromocode_limitByFirstPurchase(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DiscountPromocode", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("DiscountPromocode", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _Event_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
@@ -14983,7 +14982,7 @@ func (ec *executionContext) _Event_id(ctx context.Context, field graphql.Collect
 	)
 }
 func (ec *executionContext) fieldContext_Event_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Event", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Event_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
@@ -15006,7 +15005,7 @@ func (ec *executionContext) _Event_locationRef(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Event_locationRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Event", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Event_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
@@ -15061,7 +15060,7 @@ func (ec *executionContext) _Event_networkRef(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Event_networkRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Event", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Event_title(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
@@ -15084,7 +15083,7 @@ func (ec *executionContext) _Event_title(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext_Event_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Event", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Event_description(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
@@ -15107,7 +15106,7 @@ func (ec *executionContext) _Event_description(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Event_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Event", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Event_imageUrl(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
@@ -15130,7 +15129,7 @@ func (ec *executionContext) _Event_imageUrl(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Event_imageUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Event", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Event_venue(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
@@ -15153,7 +15152,7 @@ func (ec *executionContext) _Event_venue(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext_Event_venue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Event", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Event_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
@@ -15176,7 +15175,7 @@ func (ec *executionContext) _Event_createDate(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Event_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("Event", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Event_startDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
@@ -15199,7 +15198,7 @@ func (ec *executionContext) _Event_startDate(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Event_startDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("Event", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Event_endDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
@@ -15222,7 +15221,7 @@ func (ec *executionContext) _Event_endDate(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Event_endDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("Event", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Event_applicationType(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
@@ -15245,7 +15244,7 @@ func (ec *executionContext) _Event_applicationType(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_Event_applicationType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Event", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Event_visibilityType(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
@@ -15268,7 +15267,7 @@ func (ec *executionContext) _Event_visibilityType(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_Event_visibilityType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Event", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Event_refundThreshold(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
@@ -15291,7 +15290,7 @@ func (ec *executionContext) _Event_refundThreshold(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_Event_refundThreshold(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Event", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Event_showAttendees(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
@@ -15314,7 +15313,7 @@ func (ec *executionContext) _Event_showAttendees(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Event_showAttendees(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("Event", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _Event_limitedAttendees(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
@@ -15401,7 +15400,7 @@ func (ec *executionContext) _EventMoneyPrice_amount(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_EventMoneyPrice_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventMoneyPrice", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("EventMoneyPrice", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _EventMoneyPrice_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.EventMoneyPrice) (ret graphql.Marshaler) {
@@ -15424,7 +15423,7 @@ func (ec *executionContext) _EventMoneyPrice_enabled(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_EventMoneyPrice_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventMoneyPrice", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("EventMoneyPrice", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _EventPrice_credits(ctx context.Context, field graphql.CollectedField, obj *restclient.EventPrice) (ret graphql.Marshaler) {
@@ -15511,7 +15510,7 @@ func (ec *executionContext) _Invoice_id(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Invoice_number(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -15534,7 +15533,7 @@ func (ec *executionContext) _Invoice_number(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_number(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Invoice_title(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -15557,7 +15556,7 @@ func (ec *executionContext) _Invoice_title(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Invoice_status(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -15580,7 +15579,7 @@ func (ec *executionContext) _Invoice_status(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Invoice_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -15603,7 +15602,7 @@ func (ec *executionContext) _Invoice_createDate(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Invoice_issueDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -15626,7 +15625,7 @@ func (ec *executionContext) _Invoice_issueDate(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_issueDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Invoice_dueDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -15649,7 +15648,7 @@ func (ec *executionContext) _Invoice_dueDate(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_dueDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Invoice_autoCreateDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -15672,7 +15671,7 @@ func (ec *executionContext) _Invoice_autoCreateDate(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_autoCreateDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Invoice_voidDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -15695,7 +15694,7 @@ func (ec *executionContext) _Invoice_voidDate(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_voidDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Invoice_dueDays(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -15718,7 +15717,7 @@ func (ec *executionContext) _Invoice_dueDays(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_dueDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Invoice_dueType(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -15741,7 +15740,7 @@ func (ec *executionContext) _Invoice_dueType(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_dueType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Invoice_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -15764,7 +15763,7 @@ func (ec *executionContext) _Invoice_amount(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Invoice_amountDue(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -15787,7 +15786,7 @@ func (ec *executionContext) _Invoice_amountDue(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_amountDue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Invoice_amountPaid(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -15810,7 +15809,7 @@ func (ec *executionContext) _Invoice_amountPaid(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_amountPaid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Invoice_amountRemaining(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -15833,7 +15832,7 @@ func (ec *executionContext) _Invoice_amountRemaining(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_amountRemaining(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Invoice_appliedBalance(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -15856,7 +15855,7 @@ func (ec *executionContext) _Invoice_appliedBalance(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_appliedBalance(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Invoice_startingBalance(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -15879,7 +15878,7 @@ func (ec *executionContext) _Invoice_startingBalance(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_startingBalance(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Invoice_subtotalAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -15902,7 +15901,7 @@ func (ec *executionContext) _Invoice_subtotalAmount(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_subtotalAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Invoice_subtotalExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -15925,7 +15924,7 @@ func (ec *executionContext) _Invoice_subtotalExcludingTaxAmount(ctx context.Cont
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_subtotalExcludingTaxAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Invoice_totalAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -15948,7 +15947,7 @@ func (ec *executionContext) _Invoice_totalAmount(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_totalAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Invoice_totalExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -15971,7 +15970,7 @@ func (ec *executionContext) _Invoice_totalExcludingTaxAmount(ctx context.Context
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_totalExcludingTaxAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Invoice_postPaymentCreditNotesAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -15994,7 +15993,7 @@ func (ec *executionContext) _Invoice_postPaymentCreditNotesAmount(ctx context.Co
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_postPaymentCreditNotesAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Invoice_prePaymentCreditNotesAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -16017,7 +16016,7 @@ func (ec *executionContext) _Invoice_prePaymentCreditNotesAmount(ctx context.Con
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_prePaymentCreditNotesAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Invoice_postPaymentCreditAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -16040,7 +16039,7 @@ func (ec *executionContext) _Invoice_postPaymentCreditAmount(ctx context.Context
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_postPaymentCreditAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Invoice_prePaymentCreditAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -16063,7 +16062,7 @@ func (ec *executionContext) _Invoice_prePaymentCreditAmount(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_prePaymentCreditAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Invoice_taxes(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -16118,7 +16117,7 @@ func (ec *executionContext) _Invoice_currencyCode(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_currencyCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Invoice_baseAmounts(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -16173,7 +16172,7 @@ func (ec *executionContext) _Invoice_companyRef(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_companyRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Invoice_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -16196,7 +16195,7 @@ func (ec *executionContext) _Invoice_locationRef(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_locationRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Invoice_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -16251,7 +16250,7 @@ func (ec *executionContext) _Invoice_membershipRef(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_membershipRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Invoice_subscriptionRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -16274,7 +16273,7 @@ func (ec *executionContext) _Invoice_subscriptionRef(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_subscriptionRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Invoice_company(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -16393,7 +16392,7 @@ func (ec *executionContext) _Invoice_customerName(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_customerName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Invoice_customerTaxId(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -16416,7 +16415,7 @@ func (ec *executionContext) _Invoice_customerTaxId(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_customerTaxId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Invoice_memo(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -16439,7 +16438,7 @@ func (ec *executionContext) _Invoice_memo(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_memo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Invoice_pdfUrl(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -16462,7 +16461,7 @@ func (ec *executionContext) _Invoice_pdfUrl(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_pdfUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Invoice_receiptPdfUrl(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -16485,7 +16484,7 @@ func (ec *executionContext) _Invoice_receiptPdfUrl(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_receiptPdfUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Invoice_timezoneId(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -16508,7 +16507,7 @@ func (ec *executionContext) _Invoice_timezoneId(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_timezoneId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Invoice_itemsCount(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -16531,7 +16530,7 @@ func (ec *executionContext) _Invoice_itemsCount(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_itemsCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Invoice", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("Invoice", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Invoice_items(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -16726,7 +16725,7 @@ func (ec *executionContext) _InvoiceBaseAmounts_amountDue(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceBaseAmounts_amountDue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceBaseAmounts", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceBaseAmounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _InvoiceBaseAmounts_appliedBalance(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
@@ -16749,7 +16748,7 @@ func (ec *executionContext) _InvoiceBaseAmounts_appliedBalance(ctx context.Conte
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceBaseAmounts_appliedBalance(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceBaseAmounts", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceBaseAmounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _InvoiceBaseAmounts_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
@@ -16772,7 +16771,7 @@ func (ec *executionContext) _InvoiceBaseAmounts_currencyCode(ctx context.Context
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceBaseAmounts_currencyCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceBaseAmounts", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceBaseAmounts", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _InvoiceBaseAmounts_postPaymentCreditNotesAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
@@ -16795,7 +16794,7 @@ func (ec *executionContext) _InvoiceBaseAmounts_postPaymentCreditNotesAmount(ctx
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceBaseAmounts_postPaymentCreditNotesAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceBaseAmounts", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceBaseAmounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _InvoiceBaseAmounts_prePaymentCreditNotesAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
@@ -16818,7 +16817,7 @@ func (ec *executionContext) _InvoiceBaseAmounts_prePaymentCreditNotesAmount(ctx 
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceBaseAmounts_prePaymentCreditNotesAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceBaseAmounts", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceBaseAmounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _InvoiceBaseAmounts_subtotalAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
@@ -16841,7 +16840,7 @@ func (ec *executionContext) _InvoiceBaseAmounts_subtotalAmount(ctx context.Conte
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceBaseAmounts_subtotalAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceBaseAmounts", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceBaseAmounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _InvoiceBaseAmounts_subtotalExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
@@ -16864,7 +16863,7 @@ func (ec *executionContext) _InvoiceBaseAmounts_subtotalExcludingTaxAmount(ctx c
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceBaseAmounts_subtotalExcludingTaxAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceBaseAmounts", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceBaseAmounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _InvoiceBaseAmounts_taxes(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
@@ -16919,7 +16918,7 @@ func (ec *executionContext) _InvoiceBaseAmounts_totalAmount(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceBaseAmounts_totalAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceBaseAmounts", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceBaseAmounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _InvoiceBaseAmounts_totalExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
@@ -16942,7 +16941,7 @@ func (ec *executionContext) _InvoiceBaseAmounts_totalExcludingTaxAmount(ctx cont
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceBaseAmounts_totalExcludingTaxAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceBaseAmounts", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceBaseAmounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _InvoiceCustomer_id(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceCustomer) (ret graphql.Marshaler) {
@@ -16965,7 +16964,7 @@ func (ec *executionContext) _InvoiceCustomer_id(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceCustomer_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceCustomer", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceCustomer", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _InvoiceCustomer_title(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceCustomer) (ret graphql.Marshaler) {
@@ -16988,7 +16987,7 @@ func (ec *executionContext) _InvoiceCustomer_title(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceCustomer_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceCustomer", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceCustomer", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _InvoiceCustomer_type(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceCustomer) (ret graphql.Marshaler) {
@@ -17011,7 +17010,7 @@ func (ec *executionContext) _InvoiceCustomer_type(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceCustomer_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceCustomer", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceCustomer", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _InvoiceCustomer_user(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceCustomer) (ret graphql.Marshaler) {
@@ -17066,7 +17065,7 @@ func (ec *executionContext) _InvoiceItem_id(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItem_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItem", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceItem", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _InvoiceItem_invoiceRef(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -17089,7 +17088,7 @@ func (ec *executionContext) _InvoiceItem_invoiceRef(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItem_invoiceRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItem", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceItem", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _InvoiceItem_invoice(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -17144,7 +17143,7 @@ func (ec *executionContext) _InvoiceItem_companyRef(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItem_companyRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItem", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceItem", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _InvoiceItem_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -17167,7 +17166,7 @@ func (ec *executionContext) _InvoiceItem_locationRef(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItem_locationRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItem", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceItem", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _InvoiceItem_location(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -17222,7 +17221,7 @@ func (ec *executionContext) _InvoiceItem_membershipRef(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItem_membershipRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItem", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceItem", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _InvoiceItem_membershipRefCreatedBy(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -17245,7 +17244,7 @@ func (ec *executionContext) _InvoiceItem_membershipRefCreatedBy(ctx context.Cont
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItem_membershipRefCreatedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItem", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceItem", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _InvoiceItem_subscriptionRef(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -17268,7 +17267,7 @@ func (ec *executionContext) _InvoiceItem_subscriptionRef(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItem_subscriptionRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItem", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceItem", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _InvoiceItem_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -17291,7 +17290,7 @@ func (ec *executionContext) _InvoiceItem_createDate(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItem_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItem", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceItem", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _InvoiceItem_deleteDate(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -17314,7 +17313,7 @@ func (ec *executionContext) _InvoiceItem_deleteDate(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItem_deleteDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItem", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceItem", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _InvoiceItem_baseAmounts(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -17465,7 +17464,7 @@ func (ec *executionContext) _InvoiceItem_quantity(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItem_quantity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItem", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceItem", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _InvoiceItem_userCreatedBy(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -17520,7 +17519,7 @@ func (ec *executionContext) _InvoiceItem_amount(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItem_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItem", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceItem", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _InvoiceItem_discountedAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -17543,7 +17542,7 @@ func (ec *executionContext) _InvoiceItem_discountedAmount(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItem_discountedAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItem", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceItem", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _InvoiceItem_netUnitAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -17566,7 +17565,7 @@ func (ec *executionContext) _InvoiceItem_netUnitAmount(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItem_netUnitAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItem", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceItem", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _InvoiceItem_totalAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -17589,7 +17588,7 @@ func (ec *executionContext) _InvoiceItem_totalAmount(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItem_totalAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItem", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceItem", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _InvoiceItem_totalExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -17612,7 +17611,7 @@ func (ec *executionContext) _InvoiceItem_totalExcludingTaxAmount(ctx context.Con
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItem_totalExcludingTaxAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItem", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceItem", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _InvoiceItem_unitAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -17635,7 +17634,7 @@ func (ec *executionContext) _InvoiceItem_unitAmount(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItem_unitAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItem", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceItem", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _InvoiceItem_unitExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -17658,7 +17657,7 @@ func (ec *executionContext) _InvoiceItem_unitExcludingTaxAmount(ctx context.Cont
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItem_unitExcludingTaxAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItem", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceItem", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _InvoiceItem_tax(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -17713,7 +17712,7 @@ func (ec *executionContext) _InvoiceItem_currencyCode(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItem_currencyCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItem", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceItem", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _InvoiceItem_description(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -17736,7 +17735,7 @@ func (ec *executionContext) _InvoiceItem_description(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItem_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItem", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceItem", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _InvoiceItem_type(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -17759,7 +17758,7 @@ func (ec *executionContext) _InvoiceItem_type(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItem_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItem", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceItem", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _InvoiceItem_booking(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -17942,7 +17941,7 @@ func (ec *executionContext) _InvoiceItemBooking_id(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItemBooking_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItemBooking", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceItemBooking", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _InvoiceItemBooking_endDate(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemBooking) (ret graphql.Marshaler) {
@@ -17965,7 +17964,7 @@ func (ec *executionContext) _InvoiceItemBooking_endDate(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItemBooking_endDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItemBooking", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceItemBooking", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _InvoiceItemBooking_resource(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemBooking) (ret graphql.Marshaler) {
@@ -18020,7 +18019,7 @@ func (ec *executionContext) _InvoiceItemBooking_startDate(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItemBooking_startDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItemBooking", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceItemBooking", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _InvoiceItemOrder_createDate(ctx context.Context, field graphql.CollectedField, obj *model.InvoiceItemOrder) (ret graphql.Marshaler) {
@@ -18043,7 +18042,7 @@ func (ec *executionContext) _InvoiceItemOrder_createDate(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItemOrder_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItemOrder", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceItemOrder", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _InvoiceItemOrder_product(ctx context.Context, field graphql.CollectedField, obj *model.InvoiceItemOrder) (ret graphql.Marshaler) {
@@ -18130,7 +18129,7 @@ func (ec *executionContext) _InvoiceItemOrder_quantity(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItemOrder_quantity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItemOrder", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceItemOrder", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _InvoiceItemPlan_id(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemPlan) (ret graphql.Marshaler) {
@@ -18153,7 +18152,7 @@ func (ec *executionContext) _InvoiceItemPlan_id(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItemPlan_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItemPlan", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceItemPlan", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _InvoiceItemPlan_endDate(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemPlan) (ret graphql.Marshaler) {
@@ -18176,7 +18175,7 @@ func (ec *executionContext) _InvoiceItemPlan_endDate(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItemPlan_endDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItemPlan", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceItemPlan", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _InvoiceItemPlan_startDate(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemPlan) (ret graphql.Marshaler) {
@@ -18199,7 +18198,7 @@ func (ec *executionContext) _InvoiceItemPlan_startDate(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItemPlan_startDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItemPlan", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceItemPlan", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _InvoiceItemPlan_title(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemPlan) (ret graphql.Marshaler) {
@@ -18222,7 +18221,7 @@ func (ec *executionContext) _InvoiceItemPlan_title(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItemPlan_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItemPlan", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceItemPlan", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _InvoiceItemProduct_bookingRef(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemProduct) (ret graphql.Marshaler) {
@@ -18245,7 +18244,7 @@ func (ec *executionContext) _InvoiceItemProduct_bookingRef(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItemProduct_bookingRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItemProduct", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceItemProduct", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _InvoiceItemProduct_eventTicketRef(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemProduct) (ret graphql.Marshaler) {
@@ -18268,7 +18267,7 @@ func (ec *executionContext) _InvoiceItemProduct_eventTicketRef(ctx context.Conte
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItemProduct_eventTicketRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItemProduct", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceItemProduct", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _InvoiceItemProduct_optionRef(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemProduct) (ret graphql.Marshaler) {
@@ -18291,7 +18290,7 @@ func (ec *executionContext) _InvoiceItemProduct_optionRef(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItemProduct_optionRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItemProduct", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceItemProduct", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _InvoiceItemProduct_orderRef(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemProduct) (ret graphql.Marshaler) {
@@ -18314,7 +18313,7 @@ func (ec *executionContext) _InvoiceItemProduct_orderRef(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItemProduct_orderRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItemProduct", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceItemProduct", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _InvoiceItemProduct_title(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemProduct) (ret graphql.Marshaler) {
@@ -18337,7 +18336,7 @@ func (ec *executionContext) _InvoiceItemProduct_title(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItemProduct_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItemProduct", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceItemProduct", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _InvoiceItemProduct_type(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemProduct) (ret graphql.Marshaler) {
@@ -18360,7 +18359,7 @@ func (ec *executionContext) _InvoiceItemProduct_type(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItemProduct_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItemProduct", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceItemProduct", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _InvoiceItemTicket_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemTicket) (ret graphql.Marshaler) {
@@ -18383,7 +18382,7 @@ func (ec *executionContext) _InvoiceItemTicket_createDate(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceItemTicket_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceItemTicket", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceItemTicket", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _InvoiceItemTicket_event(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemTicket) (ret graphql.Marshaler) {
@@ -18438,7 +18437,7 @@ func (ec *executionContext) _InvoicePayment_createDate(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_InvoicePayment_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoicePayment", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoicePayment", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _InvoicePayment_method(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
@@ -18525,7 +18524,7 @@ func (ec *executionContext) _InvoicePayment_refundable(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_InvoicePayment_refundable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoicePayment", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoicePayment", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _InvoicePayment_refunds(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
@@ -18580,7 +18579,7 @@ func (ec *executionContext) _InvoicePayment_status(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_InvoicePayment_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoicePayment", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoicePayment", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _InvoicePayment_transactionRef(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
@@ -18603,7 +18602,7 @@ func (ec *executionContext) _InvoicePayment_transactionRef(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_InvoicePayment_transactionRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoicePayment", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoicePayment", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _InvoicePaymentMethod_paymentGateway(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePaymentMethod) (ret graphql.Marshaler) {
@@ -18658,7 +18657,7 @@ func (ec *executionContext) _InvoicePaymentMethod_type(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_InvoicePaymentMethod_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoicePaymentMethod", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoicePaymentMethod", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _InvoicePaymentPrice_money(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePaymentPrice) (ret graphql.Marshaler) {
@@ -18713,7 +18712,7 @@ func (ec *executionContext) _InvoicePaymentPrice_type(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_InvoicePaymentPrice_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoicePaymentPrice", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoicePaymentPrice", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _InvoicePaymentRefunds_money(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePaymentRefunds) (ret graphql.Marshaler) {
@@ -18768,7 +18767,7 @@ func (ec *executionContext) _InvoicePaymentRefunds_type(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_InvoicePaymentRefunds_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoicePaymentRefunds", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoicePaymentRefunds", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _InvoiceTransaction_id(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
@@ -18791,7 +18790,7 @@ func (ec *executionContext) _InvoiceTransaction_id(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceTransaction_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceTransaction", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceTransaction", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _InvoiceTransaction_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
@@ -18814,7 +18813,7 @@ func (ec *executionContext) _InvoiceTransaction_amount(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceTransaction_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceTransaction", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceTransaction", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _InvoiceTransaction_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
@@ -18837,7 +18836,7 @@ func (ec *executionContext) _InvoiceTransaction_createDate(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceTransaction_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceTransaction", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceTransaction", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _InvoiceTransaction_paymentMethod(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
@@ -18892,7 +18891,7 @@ func (ec *executionContext) _InvoiceTransaction_status(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_InvoiceTransaction_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("InvoiceTransaction", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("InvoiceTransaction", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _InvoiceTransaction_refund(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
@@ -18979,7 +18978,7 @@ func (ec *executionContext) _ItemPayment_amount(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_ItemPayment_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ItemPayment", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("ItemPayment", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _ItemPayment_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPayment) (ret graphql.Marshaler) {
@@ -19002,7 +19001,7 @@ func (ec *executionContext) _ItemPayment_currencyCode(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_ItemPayment_currencyCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ItemPayment", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("ItemPayment", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _ItemPayment_invoiceItemRef(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPayment) (ret graphql.Marshaler) {
@@ -19025,7 +19024,7 @@ func (ec *executionContext) _ItemPayment_invoiceItemRef(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_ItemPayment_invoiceItemRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ItemPayment", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("ItemPayment", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _ItemPayment_status(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPayment) (ret graphql.Marshaler) {
@@ -19048,7 +19047,7 @@ func (ec *executionContext) _ItemPayment_status(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_ItemPayment_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ItemPayment", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("ItemPayment", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _ItemPayment_tax(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPayment) (ret graphql.Marshaler) {
@@ -19103,7 +19102,7 @@ func (ec *executionContext) _ItemPayment_transactionRef(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_ItemPayment_transactionRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ItemPayment", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("ItemPayment", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _ItemPayment_type(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPayment) (ret graphql.Marshaler) {
@@ -19126,7 +19125,7 @@ func (ec *executionContext) _ItemPayment_type(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_ItemPayment_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ItemPayment", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("ItemPayment", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _ItemPaymentTax_inclusive(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPaymentTax) (ret graphql.Marshaler) {
@@ -19149,7 +19148,7 @@ func (ec *executionContext) _ItemPaymentTax_inclusive(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_ItemPaymentTax_inclusive(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ItemPaymentTax", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("ItemPaymentTax", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _ItemPaymentTax_rate(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPaymentTax) (ret graphql.Marshaler) {
@@ -19172,7 +19171,7 @@ func (ec *executionContext) _ItemPaymentTax_rate(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_ItemPaymentTax_rate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ItemPaymentTax", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("ItemPaymentTax", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _ItemSummary_id(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemSummary) (ret graphql.Marshaler) {
@@ -19195,7 +19194,7 @@ func (ec *executionContext) _ItemSummary_id(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_ItemSummary_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ItemSummary", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("ItemSummary", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _ItemSummary_title(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemSummary) (ret graphql.Marshaler) {
@@ -19218,7 +19217,7 @@ func (ec *executionContext) _ItemSummary_title(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_ItemSummary_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ItemSummary", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("ItemSummary", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _LimitedAttendees_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.LimitedAttendees) (ret graphql.Marshaler) {
@@ -19241,7 +19240,7 @@ func (ec *executionContext) _LimitedAttendees_enabled(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_LimitedAttendees_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LimitedAttendees", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("LimitedAttendees", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _LimitedAttendees_limit(ctx context.Context, field graphql.CollectedField, obj *restclient.LimitedAttendees) (ret graphql.Marshaler) {
@@ -19264,7 +19263,7 @@ func (ec *executionContext) _LimitedAttendees_limit(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_LimitedAttendees_limit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LimitedAttendees", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("LimitedAttendees", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _LimitedItems_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.LimitedItems) (ret graphql.Marshaler) {
@@ -19287,7 +19286,7 @@ func (ec *executionContext) _LimitedItems_enabled(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_LimitedItems_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LimitedItems", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("LimitedItems", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _LimitedItems_values(ctx context.Context, field graphql.CollectedField, obj *restclient.LimitedItems) (ret graphql.Marshaler) {
@@ -19342,7 +19341,7 @@ func (ec *executionContext) _LimitedRedemption_enabled(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_LimitedRedemption_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LimitedRedemption", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("LimitedRedemption", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _LimitedRedemption_usage(ctx context.Context, field graphql.CollectedField, obj *restclient.LimitedRedemption) (ret graphql.Marshaler) {
@@ -19365,7 +19364,7 @@ func (ec *executionContext) _LimitedRedemption_usage(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_LimitedRedemption_usage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LimitedRedemption", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("LimitedRedemption", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _LimitedRedemption_value(ctx context.Context, field graphql.CollectedField, obj *restclient.LimitedRedemption) (ret graphql.Marshaler) {
@@ -19388,7 +19387,7 @@ func (ec *executionContext) _LimitedRedemption_value(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_LimitedRedemption_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LimitedRedemption", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("LimitedRedemption", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _LineBaseAmounts_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.LineBaseAmounts) (ret graphql.Marshaler) {
@@ -19411,7 +19410,7 @@ func (ec *executionContext) _LineBaseAmounts_currencyCode(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_LineBaseAmounts_currencyCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LineBaseAmounts", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("LineBaseAmounts", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _LineBaseAmounts_discountedAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.LineBaseAmounts) (ret graphql.Marshaler) {
@@ -19434,7 +19433,7 @@ func (ec *executionContext) _LineBaseAmounts_discountedAmount(ctx context.Contex
 	)
 }
 func (ec *executionContext) fieldContext_LineBaseAmounts_discountedAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LineBaseAmounts", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("LineBaseAmounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _LineBaseAmounts_tax(ctx context.Context, field graphql.CollectedField, obj *restclient.LineBaseAmounts) (ret graphql.Marshaler) {
@@ -19489,7 +19488,7 @@ func (ec *executionContext) _LineBaseAmounts_totalAmount(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_LineBaseAmounts_totalAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LineBaseAmounts", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("LineBaseAmounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _LineBaseAmounts_totalExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.LineBaseAmounts) (ret graphql.Marshaler) {
@@ -19512,7 +19511,7 @@ func (ec *executionContext) _LineBaseAmounts_totalExcludingTaxAmount(ctx context
 	)
 }
 func (ec *executionContext) fieldContext_LineBaseAmounts_totalExcludingTaxAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LineBaseAmounts", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("LineBaseAmounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _LineBaseAmounts_unitAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.LineBaseAmounts) (ret graphql.Marshaler) {
@@ -19535,7 +19534,7 @@ func (ec *executionContext) _LineBaseAmounts_unitAmount(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_LineBaseAmounts_unitAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LineBaseAmounts", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("LineBaseAmounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _LineBaseAmounts_unitExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.LineBaseAmounts) (ret graphql.Marshaler) {
@@ -19558,7 +19557,7 @@ func (ec *executionContext) _LineBaseAmounts_unitExcludingTaxAmount(ctx context.
 	)
 }
 func (ec *executionContext) fieldContext_LineBaseAmounts_unitExcludingTaxAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LineBaseAmounts", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("LineBaseAmounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Location_id(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
@@ -19581,7 +19580,7 @@ func (ec *executionContext) _Location_id(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext_Location_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Location", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Location", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Location_title(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
@@ -19604,7 +19603,7 @@ func (ec *executionContext) _Location_title(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Location_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Location", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Location", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Location_address(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
@@ -19627,7 +19626,7 @@ func (ec *executionContext) _Location_address(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Location_address(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Location", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Location", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Location_timezoneId(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
@@ -19650,7 +19649,7 @@ func (ec *executionContext) _Location_timezoneId(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Location_timezoneId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Location", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Location", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Location_products(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
@@ -19837,7 +19836,7 @@ func (ec *executionContext) _Media_key(ctx context.Context, field graphql.Collec
 	)
 }
 func (ec *executionContext) fieldContext_Media_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Media", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Media", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Media_url(ctx context.Context, field graphql.CollectedField, obj *restclient.Media) (ret graphql.Marshaler) {
@@ -19860,7 +19859,7 @@ func (ec *executionContext) _Media_url(ctx context.Context, field graphql.Collec
 	)
 }
 func (ec *executionContext) fieldContext_Media_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Media", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Media", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Money_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.Money) (ret graphql.Marshaler) {
@@ -19883,7 +19882,7 @@ func (ec *executionContext) _Money_currencyCode(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Money_currencyCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Money", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Money", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Money_grossAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.Money) (ret graphql.Marshaler) {
@@ -19906,7 +19905,7 @@ func (ec *executionContext) _Money_grossAmount(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Money_grossAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Money", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("Money", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _MoneyPrice_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.MoneyPrice) (ret graphql.Marshaler) {
@@ -19929,7 +19928,7 @@ func (ec *executionContext) _MoneyPrice_amount(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_MoneyPrice_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("MoneyPrice", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("MoneyPrice", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _MoneyPrice_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.MoneyPrice) (ret graphql.Marshaler) {
@@ -19952,7 +19951,7 @@ func (ec *executionContext) _MoneyPrice_currencyCode(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_MoneyPrice_currencyCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("MoneyPrice", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("MoneyPrice", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _MoneyPrice_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.MoneyPrice) (ret graphql.Marshaler) {
@@ -19975,7 +19974,7 @@ func (ec *executionContext) _MoneyPrice_enabled(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_MoneyPrice_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("MoneyPrice", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("MoneyPrice", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _MoneyRefund_id(ctx context.Context, field graphql.CollectedField, obj *restclient.MoneyRefund) (ret graphql.Marshaler) {
@@ -19998,7 +19997,7 @@ func (ec *executionContext) _MoneyRefund_id(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_MoneyRefund_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("MoneyRefund", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("MoneyRefund", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _MoneyRefund_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.MoneyRefund) (ret graphql.Marshaler) {
@@ -20021,7 +20020,7 @@ func (ec *executionContext) _MoneyRefund_createDate(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_MoneyRefund_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("MoneyRefund", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("MoneyRefund", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _MoneyRefund_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.MoneyRefund) (ret graphql.Marshaler) {
@@ -20044,7 +20043,7 @@ func (ec *executionContext) _MoneyRefund_currencyCode(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_MoneyRefund_currencyCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("MoneyRefund", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("MoneyRefund", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _MoneyRefund_grossAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.MoneyRefund) (ret graphql.Marshaler) {
@@ -20067,7 +20066,7 @@ func (ec *executionContext) _MoneyRefund_grossAmount(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_MoneyRefund_grossAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("MoneyRefund", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("MoneyRefund", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Mutation_createCreditNote(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -20398,7 +20397,7 @@ func (ec *executionContext) _Order_id(ctx context.Context, field graphql.Collect
 	)
 }
 func (ec *executionContext) fieldContext_Order_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Order", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Order_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
@@ -20421,7 +20420,7 @@ func (ec *executionContext) _Order_locationRef(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Order_locationRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Order", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Order_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
@@ -20476,7 +20475,7 @@ func (ec *executionContext) _Order_membershipRef(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Order_membershipRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Order", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Order_number(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
@@ -20499,7 +20498,7 @@ func (ec *executionContext) _Order_number(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_Order_number(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("Order", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Order_comment(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
@@ -20522,7 +20521,7 @@ func (ec *executionContext) _Order_comment(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Order_comment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Order", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Order_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
@@ -20545,7 +20544,7 @@ func (ec *executionContext) _Order_createDate(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Order_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("Order", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Order_deleteDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
@@ -20568,7 +20567,7 @@ func (ec *executionContext) _Order_deleteDate(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Order_deleteDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("Order", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Order_option(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
@@ -20687,7 +20686,7 @@ func (ec *executionContext) _Order_quantity(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Order_quantity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("Order", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Order_status(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
@@ -20710,7 +20709,7 @@ func (ec *executionContext) _Order_status(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_Order_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errors.New("field of type OrderStatus does not have child fields"))
+	return inlineTable.ScalarFieldContext("Order", field, false, false, noChildFieldsOrderStatus)
 }
 
 func (ec *executionContext) _Order_user(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
@@ -20765,7 +20764,7 @@ func (ec *executionContext) _OrderConfirmationEmail_enabled(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_OrderConfirmationEmail_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("OrderConfirmationEmail", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("OrderConfirmationEmail", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _OrderConfirmationEmail_template(ctx context.Context, field graphql.CollectedField, obj *restclient.OrderConfirmationEmail) (ret graphql.Marshaler) {
@@ -20788,7 +20787,7 @@ func (ec *executionContext) _OrderConfirmationEmail_template(ctx context.Context
 	)
 }
 func (ec *executionContext) fieldContext_OrderConfirmationEmail_template(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("OrderConfirmationEmail", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("OrderConfirmationEmail", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _OrderConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.OrderConnection) (ret graphql.Marshaler) {
@@ -20907,7 +20906,7 @@ func (ec *executionContext) _OrderEdge_cursor(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_OrderEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("OrderEdge", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("OrderEdge", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _OrderEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.OrderEdge) (ret graphql.Marshaler) {
@@ -20962,7 +20961,7 @@ func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_PageInfo_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("PageInfo", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _PageInfo_hasPreviousPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
@@ -20985,7 +20984,7 @@ func (ec *executionContext) _PageInfo_hasPreviousPage(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_PageInfo_hasPreviousPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("PageInfo", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
@@ -21008,7 +21007,7 @@ func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_PageInfo_startCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("PageInfo", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
@@ -21031,7 +21030,7 @@ func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("PageInfo", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _PaymentGateway_gateway(ctx context.Context, field graphql.CollectedField, obj *restclient.PaymentGateway) (ret graphql.Marshaler) {
@@ -21054,7 +21053,7 @@ func (ec *executionContext) _PaymentGateway_gateway(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_PaymentGateway_gateway(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PaymentGateway", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("PaymentGateway", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _PaymentGateway_label(ctx context.Context, field graphql.CollectedField, obj *restclient.PaymentGateway) (ret graphql.Marshaler) {
@@ -21077,7 +21076,7 @@ func (ec *executionContext) _PaymentGateway_label(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_PaymentGateway_label(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PaymentGateway", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("PaymentGateway", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _PaymentMethod_label(ctx context.Context, field graphql.CollectedField, obj *restclient.PaymentMethod) (ret graphql.Marshaler) {
@@ -21100,7 +21099,7 @@ func (ec *executionContext) _PaymentMethod_label(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_PaymentMethod_label(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PaymentMethod", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("PaymentMethod", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _PaymentMethod_type(ctx context.Context, field graphql.CollectedField, obj *restclient.PaymentMethod) (ret graphql.Marshaler) {
@@ -21123,7 +21122,7 @@ func (ec *executionContext) _PaymentMethod_type(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_PaymentMethod_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PaymentMethod", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("PaymentMethod", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Period_endDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Period) (ret graphql.Marshaler) {
@@ -21146,7 +21145,7 @@ func (ec *executionContext) _Period_endDate(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Period_endDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Period", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("Period", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Period_startDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Period) (ret graphql.Marshaler) {
@@ -21169,7 +21168,7 @@ func (ec *executionContext) _Period_startDate(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Period_startDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Period", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("Period", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Plan_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Plan) (ret graphql.Marshaler) {
@@ -21192,7 +21191,7 @@ func (ec *executionContext) _Plan_id(ctx context.Context, field graphql.Collecte
 	)
 }
 func (ec *executionContext) fieldContext_Plan_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Plan", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Plan", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Plan_commitmentCycles(ctx context.Context, field graphql.CollectedField, obj *restclient.Plan) (ret graphql.Marshaler) {
@@ -21215,7 +21214,7 @@ func (ec *executionContext) _Plan_commitmentCycles(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_Plan_commitmentCycles(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Plan", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("Plan", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Plan_credits(ctx context.Context, field graphql.CollectedField, obj *restclient.Plan) (ret graphql.Marshaler) {
@@ -21238,7 +21237,7 @@ func (ec *executionContext) _Plan_credits(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_Plan_credits(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Plan", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("Plan", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Plan_dayPasses(ctx context.Context, field graphql.CollectedField, obj *restclient.Plan) (ret graphql.Marshaler) {
@@ -21261,7 +21260,7 @@ func (ec *executionContext) _Plan_dayPasses(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Plan_dayPasses(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Plan", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("Plan", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Plan_period(ctx context.Context, field graphql.CollectedField, obj *restclient.Plan) (ret graphql.Marshaler) {
@@ -21284,7 +21283,7 @@ func (ec *executionContext) _Plan_period(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext_Plan_period(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Plan", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Plan", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Plan_price(ctx context.Context, field graphql.CollectedField, obj *restclient.Plan) (ret graphql.Marshaler) {
@@ -21307,7 +21306,7 @@ func (ec *executionContext) _Plan_price(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Plan_price(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Plan", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("Plan", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Plan_title(ctx context.Context, field graphql.CollectedField, obj *restclient.Plan) (ret graphql.Marshaler) {
@@ -21330,7 +21329,7 @@ func (ec *executionContext) _Plan_title(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Plan_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Plan", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Plan", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _PlanTier_id(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
@@ -21353,7 +21352,7 @@ func (ec *executionContext) _PlanTier_id(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext_PlanTier_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanTier", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("PlanTier", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _PlanTier_entire(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
@@ -21376,7 +21375,7 @@ func (ec *executionContext) _PlanTier_entire(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_PlanTier_entire(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanTier", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("PlanTier", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _PlanTier_plan(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
@@ -21431,7 +21430,7 @@ func (ec *executionContext) _PlanTier_commitmentCycles(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_PlanTier_commitmentCycles(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanTier", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("PlanTier", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _PlanTier_credits(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
@@ -21454,7 +21453,7 @@ func (ec *executionContext) _PlanTier_credits(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_PlanTier_credits(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanTier", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("PlanTier", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _PlanTier_dayPasses(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
@@ -21477,7 +21476,7 @@ func (ec *executionContext) _PlanTier_dayPasses(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_PlanTier_dayPasses(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanTier", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("PlanTier", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _PlanTier_description(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
@@ -21500,7 +21499,7 @@ func (ec *executionContext) _PlanTier_description(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_PlanTier_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanTier", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("PlanTier", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _PlanTier_discounts(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
@@ -21555,7 +21554,7 @@ func (ec *executionContext) _PlanTier_printVendor1GroupRef(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_PlanTier_printVendor1GroupRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanTier", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("PlanTier", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _PlanTier_period(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
@@ -21578,7 +21577,7 @@ func (ec *executionContext) _PlanTier_period(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_PlanTier_period(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanTier", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("PlanTier", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _PlanTier_price(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
@@ -21601,7 +21600,7 @@ func (ec *executionContext) _PlanTier_price(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_PlanTier_price(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanTier", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("PlanTier", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _PlanTier_selfSignupType(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
@@ -21624,7 +21623,7 @@ func (ec *executionContext) _PlanTier_selfSignupType(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_PlanTier_selfSignupType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanTier", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("PlanTier", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _PlanTier_setupFee(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
@@ -21647,7 +21646,7 @@ func (ec *executionContext) _PlanTier_setupFee(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_PlanTier_setupFee(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanTier", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("PlanTier", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _PlanTier_title(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
@@ -21670,7 +21669,7 @@ func (ec *executionContext) _PlanTier_title(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_PlanTier_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanTier", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("PlanTier", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _PlanTierDiscounts_creditPackages(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTierDiscounts) (ret graphql.Marshaler) {
@@ -21693,7 +21692,7 @@ func (ec *executionContext) _PlanTierDiscounts_creditPackages(ctx context.Contex
 	)
 }
 func (ec *executionContext) fieldContext_PlanTierDiscounts_creditPackages(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanTierDiscounts", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("PlanTierDiscounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _PlanTierDiscounts_desks(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTierDiscounts) (ret graphql.Marshaler) {
@@ -21716,7 +21715,7 @@ func (ec *executionContext) _PlanTierDiscounts_desks(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_PlanTierDiscounts_desks(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanTierDiscounts", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("PlanTierDiscounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _PlanTierDiscounts_equipment(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTierDiscounts) (ret graphql.Marshaler) {
@@ -21739,7 +21738,7 @@ func (ec *executionContext) _PlanTierDiscounts_equipment(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_PlanTierDiscounts_equipment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanTierDiscounts", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("PlanTierDiscounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _PlanTierDiscounts_events(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTierDiscounts) (ret graphql.Marshaler) {
@@ -21762,7 +21761,7 @@ func (ec *executionContext) _PlanTierDiscounts_events(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_PlanTierDiscounts_events(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanTierDiscounts", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("PlanTierDiscounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _PlanTierDiscounts_rooms(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTierDiscounts) (ret graphql.Marshaler) {
@@ -21785,7 +21784,7 @@ func (ec *executionContext) _PlanTierDiscounts_rooms(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_PlanTierDiscounts_rooms(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanTierDiscounts", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("PlanTierDiscounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _PlanTierDiscounts_shop(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTierDiscounts) (ret graphql.Marshaler) {
@@ -21808,7 +21807,7 @@ func (ec *executionContext) _PlanTierDiscounts_shop(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_PlanTierDiscounts_shop(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PlanTierDiscounts", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("PlanTierDiscounts", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Post_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
@@ -21831,7 +21830,7 @@ func (ec *executionContext) _Post_id(ctx context.Context, field graphql.Collecte
 	)
 }
 func (ec *executionContext) fieldContext_Post_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Post", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Post", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Post_commentCount(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
@@ -21854,7 +21853,7 @@ func (ec *executionContext) _Post_commentCount(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Post_commentCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Post", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("Post", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Post_comments(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
@@ -21909,7 +21908,7 @@ func (ec *executionContext) _Post_createDate(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Post_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Post", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("Post", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Post_liked(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
@@ -21932,7 +21931,7 @@ func (ec *executionContext) _Post_liked(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Post_liked(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Post", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("Post", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _Post_likes(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
@@ -21955,7 +21954,7 @@ func (ec *executionContext) _Post_likes(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Post_likes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Post", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("Post", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Post_locale(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
@@ -21978,7 +21977,7 @@ func (ec *executionContext) _Post_locale(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext_Post_locale(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Post", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Post", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Post_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
@@ -22001,7 +22000,7 @@ func (ec *executionContext) _Post_locationRef(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Post_locationRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Post", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Post", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Post_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
@@ -22120,7 +22119,7 @@ func (ec *executionContext) _Post_membershipRef(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Post_membershipRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Post", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Post", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Post_og(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
@@ -22143,7 +22142,7 @@ func (ec *executionContext) _Post_og(ctx context.Context, field graphql.Collecte
 	)
 }
 func (ec *executionContext) fieldContext_Post_og(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Post", field, false, false, errors.New("field of type JSON does not have child fields"))
+	return inlineTable.ScalarFieldContext("Post", field, false, false, noChildFieldsJSON)
 }
 
 func (ec *executionContext) _Post_pinned(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
@@ -22166,7 +22165,7 @@ func (ec *executionContext) _Post_pinned(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext_Post_pinned(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Post", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("Post", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _Post_text(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
@@ -22189,7 +22188,7 @@ func (ec *executionContext) _Post_text(ctx context.Context, field graphql.Collec
 	)
 }
 func (ec *executionContext) fieldContext_Post_text(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Post", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Post", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Post_user(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
@@ -22244,7 +22243,7 @@ func (ec *executionContext) _PostMedia_id(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_PostMedia_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PostMedia", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("PostMedia", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _PostMedia_height(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMedia) (ret graphql.Marshaler) {
@@ -22267,7 +22266,7 @@ func (ec *executionContext) _PostMedia_height(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_PostMedia_height(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PostMedia", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("PostMedia", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _PostMedia_key(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMedia) (ret graphql.Marshaler) {
@@ -22290,7 +22289,7 @@ func (ec *executionContext) _PostMedia_key(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_PostMedia_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PostMedia", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("PostMedia", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _PostMedia_mime(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMedia) (ret graphql.Marshaler) {
@@ -22313,7 +22312,7 @@ func (ec *executionContext) _PostMedia_mime(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_PostMedia_mime(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PostMedia", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("PostMedia", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _PostMedia_url(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMedia) (ret graphql.Marshaler) {
@@ -22336,7 +22335,7 @@ func (ec *executionContext) _PostMedia_url(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_PostMedia_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PostMedia", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("PostMedia", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _PostMedia_width(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMedia) (ret graphql.Marshaler) {
@@ -22359,7 +22358,7 @@ func (ec *executionContext) _PostMedia_width(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_PostMedia_width(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PostMedia", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("PostMedia", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _PostMembership_id(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMembership) (ret graphql.Marshaler) {
@@ -22382,7 +22381,7 @@ func (ec *executionContext) _PostMembership_id(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_PostMembership_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PostMembership", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("PostMembership", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _PostMembership_user(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMembership) (ret graphql.Marshaler) {
@@ -22437,7 +22436,7 @@ func (ec *executionContext) _PriceSplit_netAmount(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_PriceSplit_netAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PriceSplit", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("PriceSplit", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _PriceSplit_taxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.PriceSplit) (ret graphql.Marshaler) {
@@ -22460,7 +22459,7 @@ func (ec *executionContext) _PriceSplit_taxAmount(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_PriceSplit_taxAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PriceSplit", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("PriceSplit", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _PricingTier_flatAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.PricingTier) (ret graphql.Marshaler) {
@@ -22483,7 +22482,7 @@ func (ec *executionContext) _PricingTier_flatAmount(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_PricingTier_flatAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PricingTier", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("PricingTier", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _PricingTier_from(ctx context.Context, field graphql.CollectedField, obj *restclient.PricingTier) (ret graphql.Marshaler) {
@@ -22506,7 +22505,7 @@ func (ec *executionContext) _PricingTier_from(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_PricingTier_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PricingTier", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("PricingTier", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _PricingTier_unitAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.PricingTier) (ret graphql.Marshaler) {
@@ -22529,7 +22528,7 @@ func (ec *executionContext) _PricingTier_unitAmount(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_PricingTier_unitAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PricingTier", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("PricingTier", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _PricingTier_upTo(ctx context.Context, field graphql.CollectedField, obj *restclient.PricingTier) (ret graphql.Marshaler) {
@@ -22552,7 +22551,7 @@ func (ec *executionContext) _PricingTier_upTo(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_PricingTier_upTo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PricingTier", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("PricingTier", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Product_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
@@ -22575,7 +22574,7 @@ func (ec *executionContext) _Product_id(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Product_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Product", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Product", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Product_categoryRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
@@ -22598,7 +22597,7 @@ func (ec *executionContext) _Product_categoryRef(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Product_categoryRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Product", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Product", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Product_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
@@ -22621,7 +22620,7 @@ func (ec *executionContext) _Product_locationRef(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Product_locationRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Product", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Product", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Product_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
@@ -22676,7 +22675,7 @@ func (ec *executionContext) _Product_createDate(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Product_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Product", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("Product", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Product_updateDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
@@ -22699,7 +22698,7 @@ func (ec *executionContext) _Product_updateDate(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Product_updateDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Product", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("Product", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Product_description(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
@@ -22722,7 +22721,7 @@ func (ec *executionContext) _Product_description(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Product_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Product", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Product", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Product_imageUrl(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
@@ -22745,7 +22744,7 @@ func (ec *executionContext) _Product_imageUrl(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Product_imageUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Product", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Product", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Product_refundPolicy(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
@@ -22768,7 +22767,7 @@ func (ec *executionContext) _Product_refundPolicy(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_Product_refundPolicy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Product", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Product", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Product_title(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
@@ -22791,7 +22790,7 @@ func (ec *executionContext) _Product_title(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Product_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Product", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Product", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Product_visibility(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
@@ -22814,7 +22813,7 @@ func (ec *executionContext) _Product_visibility(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Product_visibility(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Product", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Product", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Product_featured(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
@@ -22837,7 +22836,7 @@ func (ec *executionContext) _Product_featured(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Product_featured(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Product", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("Product", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _Product_media(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
@@ -22956,7 +22955,7 @@ func (ec *executionContext) _ProductOption_id(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_ProductOption_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ProductOption", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("ProductOption", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _ProductOption_available(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
@@ -22979,7 +22978,7 @@ func (ec *executionContext) _ProductOption_available(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_ProductOption_available(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ProductOption", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("ProductOption", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _ProductOption_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
@@ -23002,7 +23001,7 @@ func (ec *executionContext) _ProductOption_createDate(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_ProductOption_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ProductOption", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("ProductOption", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _ProductOption_customTax(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
@@ -23057,7 +23056,7 @@ func (ec *executionContext) _ProductOption_description(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_ProductOption_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ProductOption", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("ProductOption", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _ProductOption_price(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
@@ -23144,7 +23143,7 @@ func (ec *executionContext) _ProductOption_title(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_ProductOption_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ProductOption", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("ProductOption", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _ProductOptionPrice_credits(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOptionPrice) (ret graphql.Marshaler) {
@@ -23263,7 +23262,7 @@ func (ec *executionContext) _ProductOrdering_enabled(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_ProductOrdering_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ProductOrdering", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("ProductOrdering", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _PromocodeExpiration_date(ctx context.Context, field graphql.CollectedField, obj *restclient.PromocodeExpiration) (ret graphql.Marshaler) {
@@ -23286,7 +23285,7 @@ func (ec *executionContext) _PromocodeExpiration_date(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_PromocodeExpiration_date(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PromocodeExpiration", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("PromocodeExpiration", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _PromocodeExpiration_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.PromocodeExpiration) (ret graphql.Marshaler) {
@@ -23309,7 +23308,7 @@ func (ec *executionContext) _PromocodeExpiration_enabled(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_PromocodeExpiration_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PromocodeExpiration", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("PromocodeExpiration", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _Query_resource(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -23936,7 +23935,7 @@ func (ec *executionContext) _Redemption_createDate(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_Redemption_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Redemption", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("Redemption", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Redemption_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
@@ -23959,7 +23958,7 @@ func (ec *executionContext) _Redemption_locationRef(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_Redemption_locationRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Redemption", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Redemption", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Redemption_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
@@ -24014,7 +24013,7 @@ func (ec *executionContext) _Redemption_networkRef(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_Redemption_networkRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Redemption", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Redemption", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Redemption_promocodeRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
@@ -24037,7 +24036,7 @@ func (ec *executionContext) _Redemption_promocodeRef(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_Redemption_promocodeRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Redemption", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Redemption", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Redemption_coupon(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
@@ -24284,7 +24283,7 @@ func (ec *executionContext) _RedemptionCoupon_id(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_RedemptionCoupon_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RedemptionCoupon", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("RedemptionCoupon", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _RedemptionCoupon_amountOff(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
@@ -24307,7 +24306,7 @@ func (ec *executionContext) _RedemptionCoupon_amountOff(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_RedemptionCoupon_amountOff(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RedemptionCoupon", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("RedemptionCoupon", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _RedemptionCoupon_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
@@ -24330,7 +24329,7 @@ func (ec *executionContext) _RedemptionCoupon_currencyCode(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_RedemptionCoupon_currencyCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RedemptionCoupon", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("RedemptionCoupon", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _RedemptionCoupon_enabledForCredits(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
@@ -24353,7 +24352,7 @@ func (ec *executionContext) _RedemptionCoupon_enabledForCredits(ctx context.Cont
 	)
 }
 func (ec *executionContext) fieldContext_RedemptionCoupon_enabledForCredits(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RedemptionCoupon", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("RedemptionCoupon", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _RedemptionCoupon_limitedItems(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
@@ -24440,7 +24439,7 @@ func (ec *executionContext) _RedemptionCoupon_percentOff(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_RedemptionCoupon_percentOff(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RedemptionCoupon", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("RedemptionCoupon", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _RedemptionCoupon_type(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
@@ -24463,7 +24462,7 @@ func (ec *executionContext) _RedemptionCoupon_type(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_RedemptionCoupon_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RedemptionCoupon", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("RedemptionCoupon", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _RedemptionCustomer_id(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCustomer) (ret graphql.Marshaler) {
@@ -24486,7 +24485,7 @@ func (ec *executionContext) _RedemptionCustomer_id(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_RedemptionCustomer_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RedemptionCustomer", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("RedemptionCustomer", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _RedemptionCustomer_title(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCustomer) (ret graphql.Marshaler) {
@@ -24509,7 +24508,7 @@ func (ec *executionContext) _RedemptionCustomer_title(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_RedemptionCustomer_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RedemptionCustomer", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("RedemptionCustomer", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _RedemptionCustomer_type(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCustomer) (ret graphql.Marshaler) {
@@ -24532,7 +24531,7 @@ func (ec *executionContext) _RedemptionCustomer_type(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_RedemptionCustomer_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RedemptionCustomer", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("RedemptionCustomer", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _RedemptionCustomer_user(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCustomer) (ret graphql.Marshaler) {
@@ -24587,7 +24586,7 @@ func (ec *executionContext) _RedemptionEdge_cursor(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_RedemptionEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RedemptionEdge", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("RedemptionEdge", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _RedemptionEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.RedemptionEdge) (ret graphql.Marshaler) {
@@ -24642,7 +24641,7 @@ func (ec *executionContext) _RedemptionProduct_bookingRef(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_RedemptionProduct_bookingRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RedemptionProduct", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("RedemptionProduct", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _RedemptionProduct_creditPackageRef(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
@@ -24665,7 +24664,7 @@ func (ec *executionContext) _RedemptionProduct_creditPackageRef(ctx context.Cont
 	)
 }
 func (ec *executionContext) fieldContext_RedemptionProduct_creditPackageRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RedemptionProduct", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("RedemptionProduct", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _RedemptionProduct_eventTicketRef(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
@@ -24688,7 +24687,7 @@ func (ec *executionContext) _RedemptionProduct_eventTicketRef(ctx context.Contex
 	)
 }
 func (ec *executionContext) fieldContext_RedemptionProduct_eventTicketRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RedemptionProduct", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("RedemptionProduct", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _RedemptionProduct_optionRef(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
@@ -24711,7 +24710,7 @@ func (ec *executionContext) _RedemptionProduct_optionRef(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_RedemptionProduct_optionRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RedemptionProduct", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("RedemptionProduct", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _RedemptionProduct_orderRef(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
@@ -24734,7 +24733,7 @@ func (ec *executionContext) _RedemptionProduct_orderRef(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_RedemptionProduct_orderRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RedemptionProduct", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("RedemptionProduct", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _RedemptionProduct_subscriptionItemRef(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
@@ -24757,7 +24756,7 @@ func (ec *executionContext) _RedemptionProduct_subscriptionItemRef(ctx context.C
 	)
 }
 func (ec *executionContext) fieldContext_RedemptionProduct_subscriptionItemRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RedemptionProduct", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("RedemptionProduct", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _RedemptionProduct_title(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
@@ -24780,7 +24779,7 @@ func (ec *executionContext) _RedemptionProduct_title(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_RedemptionProduct_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RedemptionProduct", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("RedemptionProduct", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _RedemptionProduct_type(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
@@ -24803,7 +24802,7 @@ func (ec *executionContext) _RedemptionProduct_type(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_RedemptionProduct_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RedemptionProduct", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("RedemptionProduct", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _RedemptionPromocode_id(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionPromocode) (ret graphql.Marshaler) {
@@ -24826,7 +24825,7 @@ func (ec *executionContext) _RedemptionPromocode_id(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_RedemptionPromocode_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RedemptionPromocode", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("RedemptionPromocode", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _RedemptionPromocode_code(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionPromocode) (ret graphql.Marshaler) {
@@ -24849,7 +24848,7 @@ func (ec *executionContext) _RedemptionPromocode_code(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_RedemptionPromocode_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RedemptionPromocode", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("RedemptionPromocode", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _RedemptionPromocode_expiration(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionPromocode) (ret graphql.Marshaler) {
@@ -24904,7 +24903,7 @@ func (ec *executionContext) _RedemptionPromocode_limitByFirstPurchase(ctx contex
 	)
 }
 func (ec *executionContext) fieldContext_RedemptionPromocode_limitByFirstPurchase(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RedemptionPromocode", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("RedemptionPromocode", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _RedemptionPromocode_limitedRedemption(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionPromocode) (ret graphql.Marshaler) {
@@ -24959,7 +24958,7 @@ func (ec *executionContext) _Refund_amount(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Refund_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Refund", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("Refund", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Refund_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Refund) (ret graphql.Marshaler) {
@@ -24982,7 +24981,7 @@ func (ec *executionContext) _Refund_createDate(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Refund_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Refund", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("Refund", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Resource_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25005,7 +25004,7 @@ func (ec *executionContext) _Resource_id(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext_Resource_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Resource", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Resource_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25028,7 +25027,7 @@ func (ec *executionContext) _Resource_locationRef(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_Resource_locationRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Resource", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Resource_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25083,7 +25082,7 @@ func (ec *executionContext) _Resource_networkRef(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Resource_networkRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Resource", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Resource_parentRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25106,7 +25105,7 @@ func (ec *executionContext) _Resource_parentRef(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Resource_parentRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Resource", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Resource_parent(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25161,7 +25160,7 @@ func (ec *executionContext) _Resource_title(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Resource_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Resource", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Resource_description(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25184,7 +25183,7 @@ func (ec *executionContext) _Resource_description(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_Resource_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Resource", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Resource_locale(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25207,7 +25206,7 @@ func (ec *executionContext) _Resource_locale(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Resource_locale(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Resource", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Resource_imageUrl(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25230,7 +25229,7 @@ func (ec *executionContext) _Resource_imageUrl(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Resource_imageUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Resource", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Resource_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25253,7 +25252,7 @@ func (ec *executionContext) _Resource_createDate(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Resource_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("Resource", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Resource_image(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25308,7 +25307,7 @@ func (ec *executionContext) _Resource_type(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Resource_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Resource", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Resource_visibility(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25331,7 +25330,7 @@ func (ec *executionContext) _Resource_visibility(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Resource_visibility(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Resource", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Resource_bookingPermission(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25354,7 +25353,7 @@ func (ec *executionContext) _Resource_bookingPermission(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_Resource_bookingPermission(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Resource", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Resource_capacity(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25377,7 +25376,7 @@ func (ec *executionContext) _Resource_capacity(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Resource_capacity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("Resource", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Resource_bookingStepMinutes(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25400,7 +25399,7 @@ func (ec *executionContext) _Resource_bookingStepMinutes(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_Resource_bookingStepMinutes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("Resource", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Resource_dayPassesEnabled(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25423,7 +25422,7 @@ func (ec *executionContext) _Resource_dayPassesEnabled(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_Resource_dayPassesEnabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("Resource", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _Resource_preparationMinutes(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25446,7 +25445,7 @@ func (ec *executionContext) _Resource_preparationMinutes(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_Resource_preparationMinutes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Resource", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Resource_refundThreshold(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25469,7 +25468,7 @@ func (ec *executionContext) _Resource_refundThreshold(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_Resource_refundThreshold(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Resource", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Resource_autoRelease(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25748,7 +25747,7 @@ func (ec *executionContext) _Resource_accessVendor1GroupRef(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_Resource_accessVendor1GroupRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Resource", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Resource_accessVendor2GroupRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25771,7 +25770,7 @@ func (ec *executionContext) _Resource_accessVendor2GroupRef(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_Resource_accessVendor2GroupRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Resource", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Resource_accessVendor3GroupRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25794,7 +25793,7 @@ func (ec *executionContext) _Resource_accessVendor3GroupRef(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_Resource_accessVendor3GroupRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("Resource", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Resource_accessVendor4AccessGroupRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25817,7 +25816,7 @@ func (ec *executionContext) _Resource_accessVendor4AccessGroupRef(ctx context.Co
 	)
 }
 func (ec *executionContext) fieldContext_Resource_accessVendor4AccessGroupRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Resource", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Resource_accessVendor5GroupRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25840,7 +25839,7 @@ func (ec *executionContext) _Resource_accessVendor5GroupRef(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_Resource_accessVendor5GroupRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Resource", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Resource", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Resource_plans(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -25927,7 +25926,7 @@ func (ec *executionContext) _ResourceAutoRelease_enabled(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_ResourceAutoRelease_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourceAutoRelease", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("ResourceAutoRelease", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _ResourceAutoRelease_interval(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceAutoRelease) (ret graphql.Marshaler) {
@@ -25950,7 +25949,7 @@ func (ec *executionContext) _ResourceAutoRelease_interval(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_ResourceAutoRelease_interval(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourceAutoRelease", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("ResourceAutoRelease", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _ResourceCheckIn_interval(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceCheckIn) (ret graphql.Marshaler) {
@@ -25973,7 +25972,7 @@ func (ec *executionContext) _ResourceCheckIn_interval(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_ResourceCheckIn_interval(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourceCheckIn", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("ResourceCheckIn", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _ResourceConfirmationEmail_bookingCreatedByAdmin(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceConfirmationEmail) (ret graphql.Marshaler) {
@@ -25996,7 +25995,7 @@ func (ec *executionContext) _ResourceConfirmationEmail_bookingCreatedByAdmin(ctx
 	)
 }
 func (ec *executionContext) fieldContext_ResourceConfirmationEmail_bookingCreatedByAdmin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourceConfirmationEmail", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("ResourceConfirmationEmail", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _ResourceConfirmationEmail_bookingCreatedByMember(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceConfirmationEmail) (ret graphql.Marshaler) {
@@ -26019,7 +26018,7 @@ func (ec *executionContext) _ResourceConfirmationEmail_bookingCreatedByMember(ct
 	)
 }
 func (ec *executionContext) fieldContext_ResourceConfirmationEmail_bookingCreatedByMember(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourceConfirmationEmail", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("ResourceConfirmationEmail", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _ResourceConfirmationEmail_bookingCreatedByNetworkMember(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceConfirmationEmail) (ret graphql.Marshaler) {
@@ -26042,7 +26041,7 @@ func (ec *executionContext) _ResourceConfirmationEmail_bookingCreatedByNetworkMe
 	)
 }
 func (ec *executionContext) fieldContext_ResourceConfirmationEmail_bookingCreatedByNetworkMember(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourceConfirmationEmail", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("ResourceConfirmationEmail", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _ResourceConfirmationEmail_bookingCreatedByPublic(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceConfirmationEmail) (ret graphql.Marshaler) {
@@ -26065,7 +26064,7 @@ func (ec *executionContext) _ResourceConfirmationEmail_bookingCreatedByPublic(ct
 	)
 }
 func (ec *executionContext) fieldContext_ResourceConfirmationEmail_bookingCreatedByPublic(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourceConfirmationEmail", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("ResourceConfirmationEmail", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _ResourceConfirmationEmail_template(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceConfirmationEmail) (ret graphql.Marshaler) {
@@ -26088,7 +26087,7 @@ func (ec *executionContext) _ResourceConfirmationEmail_template(ctx context.Cont
 	)
 }
 func (ec *executionContext) fieldContext_ResourceConfirmationEmail_template(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourceConfirmationEmail", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("ResourceConfirmationEmail", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _ResourceDuration_max(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceDuration) (ret graphql.Marshaler) {
@@ -26111,7 +26110,7 @@ func (ec *executionContext) _ResourceDuration_max(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_ResourceDuration_max(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourceDuration", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("ResourceDuration", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _ResourceDuration_min(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceDuration) (ret graphql.Marshaler) {
@@ -26134,7 +26133,7 @@ func (ec *executionContext) _ResourceDuration_min(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_ResourceDuration_min(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourceDuration", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("ResourceDuration", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _ResourceDuration_public(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceDuration) (ret graphql.Marshaler) {
@@ -26189,7 +26188,7 @@ func (ec *executionContext) _ResourceDynamicPricing_deltaAbove(ctx context.Conte
 	)
 }
 func (ec *executionContext) fieldContext_ResourceDynamicPricing_deltaAbove(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourceDynamicPricing", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("ResourceDynamicPricing", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _ResourceDynamicPricing_deltaBelow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceDynamicPricing) (ret graphql.Marshaler) {
@@ -26212,7 +26211,7 @@ func (ec *executionContext) _ResourceDynamicPricing_deltaBelow(ctx context.Conte
 	)
 }
 func (ec *executionContext) fieldContext_ResourceDynamicPricing_deltaBelow(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourceDynamicPricing", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("ResourceDynamicPricing", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _ResourceDynamicPricing_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceDynamicPricing) (ret graphql.Marshaler) {
@@ -26235,7 +26234,7 @@ func (ec *executionContext) _ResourceDynamicPricing_enabled(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_ResourceDynamicPricing_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourceDynamicPricing", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("ResourceDynamicPricing", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _ResourceExternalCalendar_id(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceExternalCalendar) (ret graphql.Marshaler) {
@@ -26258,7 +26257,7 @@ func (ec *executionContext) _ResourceExternalCalendar_id(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_ResourceExternalCalendar_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourceExternalCalendar", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("ResourceExternalCalendar", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _ResourceExternalCalendar_twoWaySyncEnabled(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceExternalCalendar) (ret graphql.Marshaler) {
@@ -26281,7 +26280,7 @@ func (ec *executionContext) _ResourceExternalCalendar_twoWaySyncEnabled(ctx cont
 	)
 }
 func (ec *executionContext) fieldContext_ResourceExternalCalendar_twoWaySyncEnabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourceExternalCalendar", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("ResourceExternalCalendar", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _ResourceImage_key(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceImage) (ret graphql.Marshaler) {
@@ -26304,7 +26303,7 @@ func (ec *executionContext) _ResourceImage_key(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_ResourceImage_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourceImage", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("ResourceImage", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _ResourcePlans_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePlans) (ret graphql.Marshaler) {
@@ -26327,7 +26326,7 @@ func (ec *executionContext) _ResourcePlans_enabled(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_ResourcePlans_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourcePlans", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("ResourcePlans", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _ResourcePlans_tiers(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePlans) (ret graphql.Marshaler) {
@@ -26382,7 +26381,7 @@ func (ec *executionContext) _ResourcePricing_enabled(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_ResourcePricing_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourcePricing", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("ResourcePricing", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _ResourcePricing_price(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePricing) (ret graphql.Marshaler) {
@@ -26405,7 +26404,7 @@ func (ec *executionContext) _ResourcePricing_price(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_ResourcePricing_price(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourcePricing", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("ResourcePricing", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _ResourcePricing_tiers(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePricing) (ret graphql.Marshaler) {
@@ -26460,7 +26459,7 @@ func (ec *executionContext) _ResourcePublicDuration_enabled(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_ResourcePublicDuration_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourcePublicDuration", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("ResourcePublicDuration", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _ResourcePublicDuration_max(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePublicDuration) (ret graphql.Marshaler) {
@@ -26483,7 +26482,7 @@ func (ec *executionContext) _ResourcePublicDuration_max(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_ResourcePublicDuration_max(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourcePublicDuration", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("ResourcePublicDuration", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _ResourcePublicDuration_min(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePublicDuration) (ret graphql.Marshaler) {
@@ -26506,7 +26505,7 @@ func (ec *executionContext) _ResourcePublicDuration_min(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_ResourcePublicDuration_min(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourcePublicDuration", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("ResourcePublicDuration", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _ResourceSchedule_default(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceSchedule) (ret graphql.Marshaler) {
@@ -26561,7 +26560,7 @@ func (ec *executionContext) _ResourceSchedule_enabled(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_ResourceSchedule_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ResourceSchedule", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("ResourceSchedule", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _ResourceSchedule_public(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceSchedule) (ret graphql.Marshaler) {
@@ -26616,7 +26615,7 @@ func (ec *executionContext) _ScheduleDays_monday(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_ScheduleDays_monday(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ScheduleDays", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("ScheduleDays", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _ScheduleDays_tuesday(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDays) (ret graphql.Marshaler) {
@@ -26639,7 +26638,7 @@ func (ec *executionContext) _ScheduleDays_tuesday(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_ScheduleDays_tuesday(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ScheduleDays", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("ScheduleDays", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _ScheduleDays_wednesday(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDays) (ret graphql.Marshaler) {
@@ -26662,7 +26661,7 @@ func (ec *executionContext) _ScheduleDays_wednesday(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_ScheduleDays_wednesday(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ScheduleDays", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("ScheduleDays", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _ScheduleDays_thursday(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDays) (ret graphql.Marshaler) {
@@ -26685,7 +26684,7 @@ func (ec *executionContext) _ScheduleDays_thursday(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_ScheduleDays_thursday(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ScheduleDays", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("ScheduleDays", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _ScheduleDays_friday(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDays) (ret graphql.Marshaler) {
@@ -26708,7 +26707,7 @@ func (ec *executionContext) _ScheduleDays_friday(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_ScheduleDays_friday(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ScheduleDays", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("ScheduleDays", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _ScheduleDays_saturday(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDays) (ret graphql.Marshaler) {
@@ -26731,7 +26730,7 @@ func (ec *executionContext) _ScheduleDays_saturday(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_ScheduleDays_saturday(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ScheduleDays", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("ScheduleDays", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _ScheduleDays_sunday(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDays) (ret graphql.Marshaler) {
@@ -26754,7 +26753,7 @@ func (ec *executionContext) _ScheduleDays_sunday(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_ScheduleDays_sunday(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ScheduleDays", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("ScheduleDays", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _ScheduleDefault_closedDays(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDefault) (ret graphql.Marshaler) {
@@ -26777,7 +26776,7 @@ func (ec *executionContext) _ScheduleDefault_closedDays(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_ScheduleDefault_closedDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ScheduleDefault", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("ScheduleDefault", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _ScheduleDefault_items(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDefault) (ret graphql.Marshaler) {
@@ -26832,7 +26831,7 @@ func (ec *executionContext) _ScheduleHours_from(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_ScheduleHours_from(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ScheduleHours", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("ScheduleHours", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _ScheduleHours_to(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleHours) (ret graphql.Marshaler) {
@@ -26855,7 +26854,7 @@ func (ec *executionContext) _ScheduleHours_to(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_ScheduleHours_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ScheduleHours", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("ScheduleHours", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _ScheduleItem_days(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleItem) (ret graphql.Marshaler) {
@@ -26942,7 +26941,7 @@ func (ec *executionContext) _SchedulePublic_closedDays(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_SchedulePublic_closedDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SchedulePublic", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("SchedulePublic", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _SchedulePublic_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.SchedulePublic) (ret graphql.Marshaler) {
@@ -26965,7 +26964,7 @@ func (ec *executionContext) _SchedulePublic_enabled(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_SchedulePublic_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SchedulePublic", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("SchedulePublic", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _SchedulePublic_items(ctx context.Context, field graphql.CollectedField, obj *restclient.SchedulePublic) (ret graphql.Marshaler) {
@@ -27020,7 +27019,7 @@ func (ec *executionContext) _Stock_enabled(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Stock_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Stock", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("Stock", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _Stock_quantity(ctx context.Context, field graphql.CollectedField, obj *restclient.Stock) (ret graphql.Marshaler) {
@@ -27043,7 +27042,7 @@ func (ec *executionContext) _Stock_quantity(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Stock_quantity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Stock", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("Stock", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Tax_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.Tax) (ret graphql.Marshaler) {
@@ -27066,7 +27065,7 @@ func (ec *executionContext) _Tax_amount(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Tax_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Tax", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("Tax", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Tax_inclusive(ctx context.Context, field graphql.CollectedField, obj *restclient.Tax) (ret graphql.Marshaler) {
@@ -27089,7 +27088,7 @@ func (ec *executionContext) _Tax_inclusive(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Tax_inclusive(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Tax", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("Tax", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _Tax_rate(ctx context.Context, field graphql.CollectedField, obj *restclient.Tax) (ret graphql.Marshaler) {
@@ -27112,7 +27111,7 @@ func (ec *executionContext) _Tax_rate(ctx context.Context, field graphql.Collect
 	)
 }
 func (ec *executionContext) fieldContext_Tax_rate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Tax", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("Tax", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Tax_taxableAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.Tax) (ret graphql.Marshaler) {
@@ -27135,7 +27134,7 @@ func (ec *executionContext) _Tax_taxableAmount(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Tax_taxableAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Tax", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("Tax", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Transaction_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
@@ -27158,7 +27157,7 @@ func (ec *executionContext) _Transaction_id(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Transaction_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Transaction", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Transaction", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Transaction_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
@@ -27181,7 +27180,7 @@ func (ec *executionContext) _Transaction_amount(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Transaction_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Transaction", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("Transaction", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _Transaction_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
@@ -27204,7 +27203,7 @@ func (ec *executionContext) _Transaction_createDate(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_Transaction_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Transaction", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("Transaction", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Transaction_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
@@ -27227,7 +27226,7 @@ func (ec *executionContext) _Transaction_currencyCode(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_Transaction_currencyCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Transaction", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Transaction", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Transaction_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
@@ -27250,7 +27249,7 @@ func (ec *executionContext) _Transaction_locationRef(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_Transaction_locationRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Transaction", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Transaction", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Transaction_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
@@ -27305,7 +27304,7 @@ func (ec *executionContext) _Transaction_membershipRef(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_Transaction_membershipRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Transaction", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Transaction", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Transaction_status(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
@@ -27328,7 +27327,7 @@ func (ec *executionContext) _Transaction_status(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Transaction_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Transaction", field, false, false, errors.New("field of type TransactionStatus does not have child fields"))
+	return inlineTable.ScalarFieldContext("Transaction", field, false, false, noChildFieldsTransactionStatus)
 }
 
 func (ec *executionContext) _Transaction_type(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
@@ -27351,7 +27350,7 @@ func (ec *executionContext) _Transaction_type(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Transaction_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Transaction", field, false, false, errors.New("field of type TransactionType does not have child fields"))
+	return inlineTable.ScalarFieldContext("Transaction", field, false, false, noChildFieldsTransactionType)
 }
 
 func (ec *executionContext) _Transaction_paymentMethod(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
@@ -27694,7 +27693,7 @@ func (ec *executionContext) _TransactionBooking_id(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_TransactionBooking_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("TransactionBooking", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("TransactionBooking", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _TransactionBooking_resource(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionBooking) (ret graphql.Marshaler) {
@@ -27877,7 +27876,7 @@ func (ec *executionContext) _TransactionCreditPackage_amount(ctx context.Context
 	)
 }
 func (ec *executionContext) fieldContext_TransactionCreditPackage_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("TransactionCreditPackage", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("TransactionCreditPackage", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _TransactionCreditPackage_price(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionCreditPackage) (ret graphql.Marshaler) {
@@ -27932,7 +27931,7 @@ func (ec *executionContext) _TransactionEdge_cursor(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_TransactionEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("TransactionEdge", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("TransactionEdge", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _TransactionEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.TransactionEdge) (ret graphql.Marshaler) {
@@ -27987,7 +27986,7 @@ func (ec *executionContext) _TransactionOrder_id(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_TransactionOrder_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("TransactionOrder", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("TransactionOrder", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _TransactionOrder_option(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrder) (ret graphql.Marshaler) {
@@ -28106,7 +28105,7 @@ func (ec *executionContext) _TransactionOrderOption_id(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_TransactionOrderOption_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("TransactionOrderOption", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("TransactionOrderOption", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _TransactionOrderOption_name(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
@@ -28129,7 +28128,7 @@ func (ec *executionContext) _TransactionOrderOption_name(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_TransactionOrderOption_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("TransactionOrderOption", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("TransactionOrderOption", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _TransactionOrderOption_title(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
@@ -28152,7 +28151,7 @@ func (ec *executionContext) _TransactionOrderOption_title(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_TransactionOrderOption_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("TransactionOrderOption", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("TransactionOrderOption", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _TransactionOrderOption_available(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
@@ -28175,7 +28174,7 @@ func (ec *executionContext) _TransactionOrderOption_available(ctx context.Contex
 	)
 }
 func (ec *executionContext) fieldContext_TransactionOrderOption_available(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("TransactionOrderOption", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("TransactionOrderOption", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) _TransactionOrderOption_createDate(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
@@ -28198,7 +28197,7 @@ func (ec *executionContext) _TransactionOrderOption_createDate(ctx context.Conte
 	)
 }
 func (ec *executionContext) fieldContext_TransactionOrderOption_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("TransactionOrderOption", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("TransactionOrderOption", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _TransactionOrderOption_customTax(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
@@ -28253,7 +28252,7 @@ func (ec *executionContext) _TransactionOrderOption_description(ctx context.Cont
 	)
 }
 func (ec *executionContext) fieldContext_TransactionOrderOption_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("TransactionOrderOption", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("TransactionOrderOption", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _TransactionOrderOption_price(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
@@ -28340,7 +28339,7 @@ func (ec *executionContext) _TransactionRefund_id(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_TransactionRefund_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("TransactionRefund", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("TransactionRefund", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _TransactionRefund_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionRefund) (ret graphql.Marshaler) {
@@ -28363,7 +28362,7 @@ func (ec *executionContext) _TransactionRefund_amount(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_TransactionRefund_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("TransactionRefund", field, false, false, errors.New("field of type Float does not have child fields"))
+	return inlineTable.ScalarFieldContext("TransactionRefund", field, false, false, noChildFieldsFloat)
 }
 
 func (ec *executionContext) _TransactionRefund_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionRefund) (ret graphql.Marshaler) {
@@ -28386,7 +28385,7 @@ func (ec *executionContext) _TransactionRefund_createDate(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_TransactionRefund_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("TransactionRefund", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("TransactionRefund", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _TransactionRefund_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionRefund) (ret graphql.Marshaler) {
@@ -28409,7 +28408,7 @@ func (ec *executionContext) _TransactionRefund_currencyCode(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_TransactionRefund_currencyCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("TransactionRefund", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("TransactionRefund", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _TransactionTicket_id(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionTicket) (ret graphql.Marshaler) {
@@ -28432,7 +28431,7 @@ func (ec *executionContext) _TransactionTicket_id(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_TransactionTicket_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("TransactionTicket", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("TransactionTicket", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _TransactionTicket_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionTicket) (ret graphql.Marshaler) {
@@ -28455,7 +28454,7 @@ func (ec *executionContext) _TransactionTicket_createDate(ctx context.Context, f
 	)
 }
 func (ec *executionContext) fieldContext_TransactionTicket_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("TransactionTicket", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("TransactionTicket", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _TransactionTicket_event(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionTicket) (ret graphql.Marshaler) {
@@ -28606,7 +28605,7 @@ func (ec *executionContext) _User_id(ctx context.Context, field graphql.Collecte
 	)
 }
 func (ec *executionContext) fieldContext_User_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("User", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _User_about(ctx context.Context, field graphql.CollectedField, obj *restclient.User) (ret graphql.Marshaler) {
@@ -28629,7 +28628,7 @@ func (ec *executionContext) _User_about(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_User_about(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("User", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _User_email(ctx context.Context, field graphql.CollectedField, obj *restclient.User) (ret graphql.Marshaler) {
@@ -28652,7 +28651,7 @@ func (ec *executionContext) _User_email(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_User_email(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("User", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _User_name(ctx context.Context, field graphql.CollectedField, obj *restclient.User) (ret graphql.Marshaler) {
@@ -28675,7 +28674,7 @@ func (ec *executionContext) _User_name(ctx context.Context, field graphql.Collec
 	)
 }
 func (ec *executionContext) fieldContext_User_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("User", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _User_phoneNumber(ctx context.Context, field graphql.CollectedField, obj *restclient.User) (ret graphql.Marshaler) {
@@ -28698,7 +28697,7 @@ func (ec *executionContext) _User_phoneNumber(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_User_phoneNumber(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("User", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _User_photoUrl(ctx context.Context, field graphql.CollectedField, obj *restclient.User) (ret graphql.Marshaler) {
@@ -28721,7 +28720,7 @@ func (ec *executionContext) _User_photoUrl(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_User_photoUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("User", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _User_surname(ctx context.Context, field graphql.CollectedField, obj *restclient.User) (ret graphql.Marshaler) {
@@ -28744,7 +28743,7 @@ func (ec *executionContext) _User_surname(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_User_surname(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("User", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("User", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Visit_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
@@ -28767,7 +28766,7 @@ func (ec *executionContext) _Visit_id(ctx context.Context, field graphql.Collect
 	)
 }
 func (ec *executionContext) fieldContext_Visit_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Visit", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Visit", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Visit_code(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
@@ -28790,7 +28789,7 @@ func (ec *executionContext) _Visit_code(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Visit_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Visit", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Visit", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Visit_comment(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
@@ -28813,7 +28812,7 @@ func (ec *executionContext) _Visit_comment(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Visit_comment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Visit", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Visit", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Visit_checkInDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
@@ -28836,7 +28835,7 @@ func (ec *executionContext) _Visit_checkInDate(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Visit_checkInDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Visit", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("Visit", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Visit_checkOutDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
@@ -28859,7 +28858,7 @@ func (ec *executionContext) _Visit_checkOutDate(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Visit_checkOutDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Visit", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("Visit", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Visit_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
@@ -28882,7 +28881,7 @@ func (ec *executionContext) _Visit_createDate(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Visit_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Visit", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("Visit", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Visit_date(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
@@ -28905,7 +28904,7 @@ func (ec *executionContext) _Visit_date(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Visit_date(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Visit", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("Visit", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _Visit_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
@@ -28960,7 +28959,7 @@ func (ec *executionContext) _Visit_locationRef(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Visit_locationRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Visit", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Visit", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Visit_membershipRefHost(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
@@ -28983,7 +28982,7 @@ func (ec *executionContext) _Visit_membershipRefHost(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_Visit_membershipRefHost(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Visit", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Visit", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Visit_userHost(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
@@ -29038,7 +29037,7 @@ func (ec *executionContext) _Visit_userRefHost(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Visit_userRefHost(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Visit", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Visit", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Visit_userRefVisitor(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
@@ -29061,7 +29060,7 @@ func (ec *executionContext) _Visit_userRefVisitor(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_Visit_userRefVisitor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Visit", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("Visit", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _Visit_visitor(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
@@ -29116,7 +29115,7 @@ func (ec *executionContext) _VisitRequest_id(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_VisitRequest_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("VisitRequest", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("VisitRequest", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _VisitRequest_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
@@ -29139,7 +29138,7 @@ func (ec *executionContext) _VisitRequest_createDate(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_VisitRequest_createDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("VisitRequest", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return inlineTable.ScalarFieldContext("VisitRequest", field, false, false, noChildFieldsDateTime)
 }
 
 func (ec *executionContext) _VisitRequest_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
@@ -29162,7 +29161,7 @@ func (ec *executionContext) _VisitRequest_locationRef(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_VisitRequest_locationRef(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("VisitRequest", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("VisitRequest", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _VisitRequest_location(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
@@ -29217,7 +29216,7 @@ func (ec *executionContext) _VisitRequest_membershipRefHost(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_VisitRequest_membershipRefHost(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("VisitRequest", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("VisitRequest", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _VisitRequest_userHost(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
@@ -29272,7 +29271,7 @@ func (ec *executionContext) _VisitRequest_userRefHost(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_VisitRequest_userRefHost(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("VisitRequest", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("VisitRequest", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _VisitRequest_userRefVisitor(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
@@ -29295,7 +29294,7 @@ func (ec *executionContext) _VisitRequest_userRefVisitor(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_VisitRequest_userRefVisitor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("VisitRequest", field, false, false, errors.New("field of type ID does not have child fields"))
+	return inlineTable.ScalarFieldContext("VisitRequest", field, false, false, noChildFieldsID)
 }
 
 func (ec *executionContext) _VisitRequest_visitor(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
@@ -29350,7 +29349,7 @@ func (ec *executionContext) _Visitor_email(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Visitor_email(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Visitor", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Visitor", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Visitor_name(ctx context.Context, field graphql.CollectedField, obj *restclient.Visitor) (ret graphql.Marshaler) {
@@ -29373,7 +29372,7 @@ func (ec *executionContext) _Visitor_name(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_Visitor_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Visitor", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Visitor", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Visitor_phoneNumber(ctx context.Context, field graphql.CollectedField, obj *restclient.Visitor) (ret graphql.Marshaler) {
@@ -29396,7 +29395,7 @@ func (ec *executionContext) _Visitor_phoneNumber(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Visitor_phoneNumber(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Visitor", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Visitor", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _Visitor_surname(ctx context.Context, field graphql.CollectedField, obj *restclient.Visitor) (ret graphql.Marshaler) {
@@ -29419,7 +29418,7 @@ func (ec *executionContext) _Visitor_surname(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Visitor_surname(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Visitor", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("Visitor", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -29442,7 +29441,7 @@ func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext___Directive_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Directive", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("__Directive", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) ___Directive_description(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -29465,7 +29464,7 @@ func (ec *executionContext) ___Directive_description(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext___Directive_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Directive", field, true, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("__Directive", field, true, false, noChildFieldsString)
 }
 
 func (ec *executionContext) ___Directive_isRepeatable(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -29488,7 +29487,7 @@ func (ec *executionContext) ___Directive_isRepeatable(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext___Directive_isRepeatable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Directive", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("__Directive", field, false, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) ___Directive_locations(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -29511,7 +29510,7 @@ func (ec *executionContext) ___Directive_locations(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext___Directive_locations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Directive", field, false, false, errors.New("field of type __DirectiveLocation does not have child fields"))
+	return inlineTable.ScalarFieldContext("__Directive", field, false, false, noChildFields__DirectiveLocation)
 }
 
 func (ec *executionContext) ___Directive_args(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -29577,7 +29576,7 @@ func (ec *executionContext) ___EnumValue_name(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext___EnumValue_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__EnumValue", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("__EnumValue", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) ___EnumValue_description(ctx context.Context, field graphql.CollectedField, obj *introspection.EnumValue) (ret graphql.Marshaler) {
@@ -29600,7 +29599,7 @@ func (ec *executionContext) ___EnumValue_description(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext___EnumValue_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__EnumValue", field, true, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("__EnumValue", field, true, false, noChildFieldsString)
 }
 
 func (ec *executionContext) ___EnumValue_isDeprecated(ctx context.Context, field graphql.CollectedField, obj *introspection.EnumValue) (ret graphql.Marshaler) {
@@ -29623,7 +29622,7 @@ func (ec *executionContext) ___EnumValue_isDeprecated(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext___EnumValue_isDeprecated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__EnumValue", field, true, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("__EnumValue", field, true, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) ___EnumValue_deprecationReason(ctx context.Context, field graphql.CollectedField, obj *introspection.EnumValue) (ret graphql.Marshaler) {
@@ -29646,7 +29645,7 @@ func (ec *executionContext) ___EnumValue_deprecationReason(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext___EnumValue_deprecationReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__EnumValue", field, true, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("__EnumValue", field, true, false, noChildFieldsString)
 }
 
 func (ec *executionContext) ___Field_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
@@ -29669,7 +29668,7 @@ func (ec *executionContext) ___Field_name(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext___Field_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Field", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("__Field", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) ___Field_description(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
@@ -29692,7 +29691,7 @@ func (ec *executionContext) ___Field_description(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext___Field_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Field", field, true, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("__Field", field, true, false, noChildFieldsString)
 }
 
 func (ec *executionContext) ___Field_args(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
@@ -29790,7 +29789,7 @@ func (ec *executionContext) ___Field_isDeprecated(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext___Field_isDeprecated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Field", field, true, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("__Field", field, true, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) ___Field_deprecationReason(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
@@ -29813,7 +29812,7 @@ func (ec *executionContext) ___Field_deprecationReason(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext___Field_deprecationReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Field", field, true, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("__Field", field, true, false, noChildFieldsString)
 }
 
 func (ec *executionContext) ___InputValue_name(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
@@ -29836,7 +29835,7 @@ func (ec *executionContext) ___InputValue_name(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext___InputValue_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__InputValue", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("__InputValue", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) ___InputValue_description(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
@@ -29859,7 +29858,7 @@ func (ec *executionContext) ___InputValue_description(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext___InputValue_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__InputValue", field, true, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("__InputValue", field, true, false, noChildFieldsString)
 }
 
 func (ec *executionContext) ___InputValue_type(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
@@ -29914,7 +29913,7 @@ func (ec *executionContext) ___InputValue_defaultValue(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext___InputValue_defaultValue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__InputValue", field, false, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("__InputValue", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) ___InputValue_isDeprecated(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
@@ -29937,7 +29936,7 @@ func (ec *executionContext) ___InputValue_isDeprecated(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext___InputValue_isDeprecated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__InputValue", field, true, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("__InputValue", field, true, false, noChildFieldsBoolean)
 }
 
 func (ec *executionContext) ___InputValue_deprecationReason(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
@@ -29960,7 +29959,7 @@ func (ec *executionContext) ___InputValue_deprecationReason(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext___InputValue_deprecationReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__InputValue", field, true, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("__InputValue", field, true, false, noChildFieldsString)
 }
 
 func (ec *executionContext) ___Schema_description(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
@@ -29983,7 +29982,7 @@ func (ec *executionContext) ___Schema_description(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext___Schema_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Schema", field, true, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("__Schema", field, true, false, noChildFieldsString)
 }
 
 func (ec *executionContext) ___Schema_types(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
@@ -30166,7 +30165,7 @@ func (ec *executionContext) ___Type_kind(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext___Type_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Type", field, true, false, errors.New("field of type __TypeKind does not have child fields"))
+	return inlineTable.ScalarFieldContext("__Type", field, true, false, noChildFields__TypeKind)
 }
 
 func (ec *executionContext) ___Type_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
@@ -30189,7 +30188,7 @@ func (ec *executionContext) ___Type_name(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext___Type_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Type", field, true, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("__Type", field, true, false, noChildFieldsString)
 }
 
 func (ec *executionContext) ___Type_description(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
@@ -30212,7 +30211,7 @@ func (ec *executionContext) ___Type_description(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext___Type_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Type", field, true, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("__Type", field, true, false, noChildFieldsString)
 }
 
 func (ec *executionContext) ___Type_specifiedByURL(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
@@ -30235,7 +30234,7 @@ func (ec *executionContext) ___Type_specifiedByURL(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext___Type_specifiedByURL(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Type", field, true, false, errors.New("field of type String does not have child fields"))
+	return inlineTable.ScalarFieldContext("__Type", field, true, false, noChildFieldsString)
 }
 
 func (ec *executionContext) ___Type_fields(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
@@ -30474,7 +30473,7 @@ func (ec *executionContext) ___Type_isOneOf(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Type", field, true, false, errors.New("field of type Boolean does not have child fields"))
+	return inlineTable.ScalarFieldContext("__Type", field, true, false, noChildFieldsBoolean)
 }
 
 // endregion **************************** field.gotpl *****************************
@@ -31193,12 +31192,12 @@ func (ec *executionContext) _Address(ctx context.Context, sel ast.SelectionSet, 
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var bookingImplementors = []string{"Booking"}
@@ -31295,7 +31294,7 @@ func (ec *executionContext) _Booking(ctx context.Context, sel ast.SelectionSet, 
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "seats":
 			out.Values[i] = ec._Booking_seats(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -31334,12 +31333,12 @@ func (ec *executionContext) _Booking(ctx context.Context, sel ast.SelectionSet, 
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var bookingAttendeeImplementors = []string{"BookingAttendee"}
@@ -31377,12 +31376,12 @@ func (ec *executionContext) _BookingAttendee(ctx context.Context, sel ast.Select
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var commentImplementors = []string{"Comment"}
@@ -31469,7 +31468,7 @@ func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, 
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "postRef":
 			out.Values[i] = ec._Comment_postRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -31517,7 +31516,7 @@ func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, 
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -31531,12 +31530,12 @@ func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, 
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var commentMembershipImplementors = []string{"CommentMembership"}
@@ -31574,12 +31573,12 @@ func (ec *executionContext) _CommentMembership(ctx context.Context, sel ast.Sele
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var commentMentionImplementors = []string{"CommentMention"}
@@ -31617,12 +31616,12 @@ func (ec *executionContext) _CommentMention(ctx context.Context, sel ast.Selecti
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var commentUserImplementors = []string{"CommentUser"}
@@ -31680,12 +31679,12 @@ func (ec *executionContext) _CommentUser(ctx context.Context, sel ast.SelectionS
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var companyImplementors = []string{"Company"}
@@ -31782,7 +31781,7 @@ func (ec *executionContext) _Company(ctx context.Context, sel ast.SelectionSet, 
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "metadata":
 			out.Values[i] = ec._Company_metadata(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -31821,12 +31820,12 @@ func (ec *executionContext) _Company(ctx context.Context, sel ast.SelectionSet, 
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var companyCreditsImplementors = []string{"CompanyCredits"}
@@ -31864,12 +31863,12 @@ func (ec *executionContext) _CompanyCredits(ctx context.Context, sel ast.Selecti
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var companyDayPassImplementors = []string{"CompanyDayPass"}
@@ -31902,12 +31901,12 @@ func (ec *executionContext) _CompanyDayPass(ctx context.Context, sel ast.Selecti
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var createBookingPayloadImplementors = []string{"CreateBookingPayload"}
@@ -31940,12 +31939,12 @@ func (ec *executionContext) _CreateBookingPayload(ctx context.Context, sel ast.S
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var createCreditNotePayloadImplementors = []string{"CreateCreditNotePayload"}
@@ -31978,12 +31977,12 @@ func (ec *executionContext) _CreateCreditNotePayload(ctx context.Context, sel as
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var createPostPayloadImplementors = []string{"CreatePostPayload"}
@@ -32016,12 +32015,12 @@ func (ec *executionContext) _CreatePostPayload(ctx context.Context, sel ast.Sele
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var createVisitPayloadImplementors = []string{"CreateVisitPayload"}
@@ -32054,12 +32053,12 @@ func (ec *executionContext) _CreateVisitPayload(ctx context.Context, sel ast.Sel
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var createVisitRequestPayloadImplementors = []string{"CreateVisitRequestPayload"}
@@ -32092,12 +32091,12 @@ func (ec *executionContext) _CreateVisitRequestPayload(ctx context.Context, sel 
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var creditNoteImplementors = []string{"CreditNote"}
@@ -32184,7 +32183,7 @@ func (ec *executionContext) _CreditNote(ctx context.Context, sel ast.SelectionSe
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "internalNote":
 			out.Values[i] = ec._CreditNote_internalNote(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -32227,7 +32226,7 @@ func (ec *executionContext) _CreditNote(ctx context.Context, sel ast.SelectionSe
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "locationRef":
 			out.Values[i] = ec._CreditNote_locationRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -32270,7 +32269,7 @@ func (ec *executionContext) _CreditNote(ctx context.Context, sel ast.SelectionSe
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "memo":
 			out.Values[i] = ec._CreditNote_memo(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -32379,12 +32378,12 @@ func (ec *executionContext) _CreditNote(ctx context.Context, sel ast.SelectionSe
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var creditNoteBaseAmountsImplementors = []string{"CreditNoteBaseAmounts"}
@@ -32452,12 +32451,12 @@ func (ec *executionContext) _CreditNoteBaseAmounts(ctx context.Context, sel ast.
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var creditNoteConnectionImplementors = []string{"CreditNoteConnection"}
@@ -32500,12 +32499,12 @@ func (ec *executionContext) _CreditNoteConnection(ctx context.Context, sel ast.S
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var creditNoteEdgeImplementors = []string{"CreditNoteEdge"}
@@ -32543,12 +32542,12 @@ func (ec *executionContext) _CreditNoteEdge(ctx context.Context, sel ast.Selecti
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var creditNoteLineImplementors = []string{"CreditNoteLine"}
@@ -32635,7 +32634,7 @@ func (ec *executionContext) _CreditNoteLine(ctx context.Context, sel ast.Selecti
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "invoiceRef":
 			out.Values[i] = ec._CreditNoteLine_invoiceRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -32678,7 +32677,7 @@ func (ec *executionContext) _CreditNoteLine(ctx context.Context, sel ast.Selecti
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "locationRef":
 			out.Values[i] = ec._CreditNoteLine_locationRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -32721,7 +32720,7 @@ func (ec *executionContext) _CreditNoteLine(ctx context.Context, sel ast.Selecti
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "memo":
 			out.Values[i] = ec._CreditNoteLine_memo(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -32780,12 +32779,12 @@ func (ec *executionContext) _CreditNoteLine(ctx context.Context, sel ast.Selecti
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var creditNoteRefundImplementors = []string{"CreditNoteRefund"}
@@ -32838,12 +32837,12 @@ func (ec *executionContext) _CreditNoteRefund(ctx context.Context, sel ast.Selec
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var creditNoteRefundMethodImplementors = []string{"CreditNoteRefundMethod"}
@@ -32881,12 +32880,12 @@ func (ec *executionContext) _CreditNoteRefundMethod(ctx context.Context, sel ast
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var creditPackageAmountImplementors = []string{"CreditPackageAmount"}
@@ -32919,12 +32918,12 @@ func (ec *executionContext) _CreditPackageAmount(ctx context.Context, sel ast.Se
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var creditsPriceImplementors = []string{"CreditsPrice"}
@@ -32962,12 +32961,12 @@ func (ec *executionContext) _CreditsPrice(ctx context.Context, sel ast.Selection
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var customTaxImplementors = []string{"CustomTax"}
@@ -33005,12 +33004,12 @@ func (ec *executionContext) _CustomTax(ctx context.Context, sel ast.SelectionSet
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var discountImplementors = []string{"Discount"}
@@ -33053,12 +33052,12 @@ func (ec *executionContext) _Discount(ctx context.Context, sel ast.SelectionSet,
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var discountCouponImplementors = []string{"DiscountCoupon"}
@@ -33121,12 +33120,12 @@ func (ec *executionContext) _DiscountCoupon(ctx context.Context, sel ast.Selecti
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var discountPromocodeImplementors = []string{"DiscountPromocode"}
@@ -33174,12 +33173,12 @@ func (ec *executionContext) _DiscountPromocode(ctx context.Context, sel ast.Sele
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var eventImplementors = []string{"Event"}
@@ -33241,7 +33240,7 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "networkRef":
 			out.Values[i] = ec._Event_networkRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -33325,12 +33324,12 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var eventMoneyPriceImplementors = []string{"EventMoneyPrice"}
@@ -33368,12 +33367,12 @@ func (ec *executionContext) _EventMoneyPrice(ctx context.Context, sel ast.Select
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var eventPriceImplementors = []string{"EventPrice"}
@@ -33411,12 +33410,12 @@ func (ec *executionContext) _EventPrice(ctx context.Context, sel ast.SelectionSe
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var invoiceImplementors = []string{"Invoice"}
@@ -33618,7 +33617,7 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "membershipRef":
 			out.Values[i] = ec._Invoice_membershipRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -33716,7 +33715,7 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "payments":
 			out.Values[i] = ec._Invoice_payments(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -33769,7 +33768,7 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -33783,12 +33782,12 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var invoiceBaseAmountsImplementors = []string{"InvoiceBaseAmounts"}
@@ -33866,12 +33865,12 @@ func (ec *executionContext) _InvoiceBaseAmounts(ctx context.Context, sel ast.Sel
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var invoiceCustomerImplementors = []string{"InvoiceCustomer"}
@@ -33919,12 +33918,12 @@ func (ec *executionContext) _InvoiceCustomer(ctx context.Context, sel ast.Select
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var invoiceItemImplementors = []string{"InvoiceItem"}
@@ -33986,7 +33985,7 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "companyRef":
 			out.Values[i] = ec._InvoiceItem_companyRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -34034,7 +34033,7 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "membershipRef":
 			out.Values[i] = ec._InvoiceItem_membershipRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -34182,7 +34181,7 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "creditPackage":
 			out.Values[i] = ec._InvoiceItem_creditPackage(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -34225,7 +34224,7 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "plan":
 			out.Values[i] = ec._InvoiceItem_plan(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -34268,7 +34267,7 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -34282,12 +34281,12 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var invoiceItemBookingImplementors = []string{"InvoiceItemBooking"}
@@ -34349,7 +34348,7 @@ func (ec *executionContext) _InvoiceItemBooking(ctx context.Context, sel ast.Sel
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "startDate":
 			out.Values[i] = ec._InvoiceItemBooking_startDate(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -34368,12 +34367,12 @@ func (ec *executionContext) _InvoiceItemBooking(ctx context.Context, sel ast.Sel
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var invoiceItemOrderImplementors = []string{"InvoiceItemOrder"}
@@ -34430,7 +34429,7 @@ func (ec *executionContext) _InvoiceItemOrder(ctx context.Context, sel ast.Selec
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "productOption":
 			field := field
 
@@ -34468,7 +34467,7 @@ func (ec *executionContext) _InvoiceItemOrder(ctx context.Context, sel ast.Selec
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "quantity":
 			out.Values[i] = ec._InvoiceItemOrder_quantity(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -34487,12 +34486,12 @@ func (ec *executionContext) _InvoiceItemOrder(ctx context.Context, sel ast.Selec
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var invoiceItemPlanImplementors = []string{"InvoiceItemPlan"}
@@ -34540,12 +34539,12 @@ func (ec *executionContext) _InvoiceItemPlan(ctx context.Context, sel ast.Select
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var invoiceItemProductImplementors = []string{"InvoiceItemProduct"}
@@ -34603,12 +34602,12 @@ func (ec *executionContext) _InvoiceItemProduct(ctx context.Context, sel ast.Sel
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var invoiceItemTicketImplementors = []string{"InvoiceItemTicket"}
@@ -34665,7 +34664,7 @@ func (ec *executionContext) _InvoiceItemTicket(ctx context.Context, sel ast.Sele
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -34679,12 +34678,12 @@ func (ec *executionContext) _InvoiceItemTicket(ctx context.Context, sel ast.Sele
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var invoicePaymentImplementors = []string{"InvoicePayment"}
@@ -34747,12 +34746,12 @@ func (ec *executionContext) _InvoicePayment(ctx context.Context, sel ast.Selecti
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var invoicePaymentMethodImplementors = []string{"InvoicePaymentMethod"}
@@ -34790,12 +34789,12 @@ func (ec *executionContext) _InvoicePaymentMethod(ctx context.Context, sel ast.S
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var invoicePaymentPriceImplementors = []string{"InvoicePaymentPrice"}
@@ -34833,12 +34832,12 @@ func (ec *executionContext) _InvoicePaymentPrice(ctx context.Context, sel ast.Se
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var invoicePaymentRefundsImplementors = []string{"InvoicePaymentRefunds"}
@@ -34876,12 +34875,12 @@ func (ec *executionContext) _InvoicePaymentRefunds(ctx context.Context, sel ast.
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var invoiceTransactionImplementors = []string{"InvoiceTransaction"}
@@ -34944,12 +34943,12 @@ func (ec *executionContext) _InvoiceTransaction(ctx context.Context, sel ast.Sel
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var itemPaymentImplementors = []string{"ItemPayment"}
@@ -35012,12 +35011,12 @@ func (ec *executionContext) _ItemPayment(ctx context.Context, sel ast.SelectionS
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var itemPaymentTaxImplementors = []string{"ItemPaymentTax"}
@@ -35055,12 +35054,12 @@ func (ec *executionContext) _ItemPaymentTax(ctx context.Context, sel ast.Selecti
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var itemSummaryImplementors = []string{"ItemSummary"}
@@ -35098,12 +35097,12 @@ func (ec *executionContext) _ItemSummary(ctx context.Context, sel ast.SelectionS
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var limitedAttendeesImplementors = []string{"LimitedAttendees"}
@@ -35141,12 +35140,12 @@ func (ec *executionContext) _LimitedAttendees(ctx context.Context, sel ast.Selec
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var limitedItemsImplementors = []string{"LimitedItems"}
@@ -35184,12 +35183,12 @@ func (ec *executionContext) _LimitedItems(ctx context.Context, sel ast.Selection
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var limitedRedemptionImplementors = []string{"LimitedRedemption"}
@@ -35232,12 +35231,12 @@ func (ec *executionContext) _LimitedRedemption(ctx context.Context, sel ast.Sele
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var lineBaseAmountsImplementors = []string{"LineBaseAmounts"}
@@ -35300,12 +35299,12 @@ func (ec *executionContext) _LineBaseAmounts(ctx context.Context, sel ast.Select
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var locationImplementors = []string{"Location"}
@@ -35377,7 +35376,7 @@ func (ec *executionContext) _Location(ctx context.Context, sel ast.SelectionSet,
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "orders":
 			field := field
 
@@ -35415,7 +35414,7 @@ func (ec *executionContext) _Location(ctx context.Context, sel ast.SelectionSet,
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "transactions":
 			field := field
 
@@ -35453,7 +35452,7 @@ func (ec *executionContext) _Location(ctx context.Context, sel ast.SelectionSet,
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "creditNotes":
 			field := field
 
@@ -35491,7 +35490,7 @@ func (ec *executionContext) _Location(ctx context.Context, sel ast.SelectionSet,
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -35505,12 +35504,12 @@ func (ec *executionContext) _Location(ctx context.Context, sel ast.SelectionSet,
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var mediaImplementors = []string{"Media"}
@@ -35548,12 +35547,12 @@ func (ec *executionContext) _Media(ctx context.Context, sel ast.SelectionSet, ob
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var moneyImplementors = []string{"Money"}
@@ -35591,12 +35590,12 @@ func (ec *executionContext) _Money(ctx context.Context, sel ast.SelectionSet, ob
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var moneyPriceImplementors = []string{"MoneyPrice"}
@@ -35639,12 +35638,12 @@ func (ec *executionContext) _MoneyPrice(ctx context.Context, sel ast.SelectionSe
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var moneyRefundImplementors = []string{"MoneyRefund"}
@@ -35692,12 +35691,12 @@ func (ec *executionContext) _MoneyRefund(ctx context.Context, sel ast.SelectionS
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var mutationImplementors = []string{"Mutation"}
@@ -35782,12 +35781,12 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var orderImplementors = []string{"Order"}
@@ -35849,7 +35848,7 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "membershipRef":
 			out.Values[i] = ec._Order_membershipRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -35912,7 +35911,7 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "payment":
 			out.Values[i] = ec._Order_payment(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -35955,7 +35954,7 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "quantity":
 			out.Values[i] = ec._Order_quantity(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -35984,12 +35983,12 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var orderConfirmationEmailImplementors = []string{"OrderConfirmationEmail"}
@@ -36027,12 +36026,12 @@ func (ec *executionContext) _OrderConfirmationEmail(ctx context.Context, sel ast
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var orderConnectionImplementors = []string{"OrderConnection"}
@@ -36075,12 +36074,12 @@ func (ec *executionContext) _OrderConnection(ctx context.Context, sel ast.Select
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var orderEdgeImplementors = []string{"OrderEdge"}
@@ -36118,12 +36117,12 @@ func (ec *executionContext) _OrderEdge(ctx context.Context, sel ast.SelectionSet
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var pageInfoImplementors = []string{"PageInfo"}
@@ -36171,12 +36170,12 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var paymentGatewayImplementors = []string{"PaymentGateway"}
@@ -36214,12 +36213,12 @@ func (ec *executionContext) _PaymentGateway(ctx context.Context, sel ast.Selecti
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var paymentMethodImplementors = []string{"PaymentMethod"}
@@ -36257,12 +36256,12 @@ func (ec *executionContext) _PaymentMethod(ctx context.Context, sel ast.Selectio
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var periodImplementors = []string{"Period"}
@@ -36300,12 +36299,12 @@ func (ec *executionContext) _Period(ctx context.Context, sel ast.SelectionSet, o
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var planImplementors = []string{"Plan"}
@@ -36368,12 +36367,12 @@ func (ec *executionContext) _Plan(ctx context.Context, sel ast.SelectionSet, obj
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var planTierImplementors = []string{"PlanTier"}
@@ -36471,12 +36470,12 @@ func (ec *executionContext) _PlanTier(ctx context.Context, sel ast.SelectionSet,
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var planTierDiscountsImplementors = []string{"PlanTierDiscounts"}
@@ -36534,12 +36533,12 @@ func (ec *executionContext) _PlanTierDiscounts(ctx context.Context, sel ast.Sele
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var postImplementors = []string{"Post"}
@@ -36601,7 +36600,7 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "createDate":
 			out.Values[i] = ec._Post_createDate(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -36664,7 +36663,7 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "media":
 			out.Values[i] = ec._Post_media(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -36713,12 +36712,12 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var postMediaImplementors = []string{"PostMedia"}
@@ -36776,12 +36775,12 @@ func (ec *executionContext) _PostMedia(ctx context.Context, sel ast.SelectionSet
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var postMembershipImplementors = []string{"PostMembership"}
@@ -36819,12 +36818,12 @@ func (ec *executionContext) _PostMembership(ctx context.Context, sel ast.Selecti
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var priceSplitImplementors = []string{"PriceSplit"}
@@ -36862,12 +36861,12 @@ func (ec *executionContext) _PriceSplit(ctx context.Context, sel ast.SelectionSe
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var pricingTierImplementors = []string{"PricingTier"}
@@ -36915,12 +36914,12 @@ func (ec *executionContext) _PricingTier(ctx context.Context, sel ast.SelectionS
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var productImplementors = []string{"Product"}
@@ -36987,7 +36986,7 @@ func (ec *executionContext) _Product(ctx context.Context, sel ast.SelectionSet, 
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "createDate":
 			out.Values[i] = ec._Product_createDate(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -37056,12 +37055,12 @@ func (ec *executionContext) _Product(ctx context.Context, sel ast.SelectionSet, 
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var productOptionImplementors = []string{"ProductOption"}
@@ -37129,12 +37128,12 @@ func (ec *executionContext) _ProductOption(ctx context.Context, sel ast.Selectio
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var productOptionPriceImplementors = []string{"ProductOptionPrice"}
@@ -37172,12 +37171,12 @@ func (ec *executionContext) _ProductOptionPrice(ctx context.Context, sel ast.Sel
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var productOrderingImplementors = []string{"ProductOrdering"}
@@ -37215,12 +37214,12 @@ func (ec *executionContext) _ProductOrdering(ctx context.Context, sel ast.Select
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var promocodeExpirationImplementors = []string{"PromocodeExpiration"}
@@ -37258,12 +37257,12 @@ func (ec *executionContext) _PromocodeExpiration(ctx context.Context, sel ast.Se
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var queryImplementors = []string{"Query"}
@@ -37577,12 +37576,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var redemptionImplementors = []string{"Redemption"}
@@ -37644,7 +37643,7 @@ func (ec *executionContext) _Redemption(ctx context.Context, sel ast.SelectionSe
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "networkRef":
 			out.Values[i] = ec._Redemption_networkRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -37688,12 +37687,12 @@ func (ec *executionContext) _Redemption(ctx context.Context, sel ast.SelectionSe
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var redemptionConnectionImplementors = []string{"RedemptionConnection"}
@@ -37736,12 +37735,12 @@ func (ec *executionContext) _RedemptionConnection(ctx context.Context, sel ast.S
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var redemptionCouponImplementors = []string{"RedemptionCoupon"}
@@ -37809,12 +37808,12 @@ func (ec *executionContext) _RedemptionCoupon(ctx context.Context, sel ast.Selec
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var redemptionCustomerImplementors = []string{"RedemptionCustomer"}
@@ -37862,12 +37861,12 @@ func (ec *executionContext) _RedemptionCustomer(ctx context.Context, sel ast.Sel
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var redemptionEdgeImplementors = []string{"RedemptionEdge"}
@@ -37905,12 +37904,12 @@ func (ec *executionContext) _RedemptionEdge(ctx context.Context, sel ast.Selecti
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var redemptionProductImplementors = []string{"RedemptionProduct"}
@@ -37978,12 +37977,12 @@ func (ec *executionContext) _RedemptionProduct(ctx context.Context, sel ast.Sele
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var redemptionPromocodeImplementors = []string{"RedemptionPromocode"}
@@ -38036,12 +38035,12 @@ func (ec *executionContext) _RedemptionPromocode(ctx context.Context, sel ast.Se
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var refundImplementors = []string{"Refund"}
@@ -38079,12 +38078,12 @@ func (ec *executionContext) _Refund(ctx context.Context, sel ast.SelectionSet, o
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var resourceImplementors = []string{"Resource"}
@@ -38146,7 +38145,7 @@ func (ec *executionContext) _Resource(ctx context.Context, sel ast.SelectionSet,
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "networkRef":
 			out.Values[i] = ec._Resource_networkRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -38194,7 +38193,7 @@ func (ec *executionContext) _Resource(ctx context.Context, sel ast.SelectionSet,
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "title":
 			out.Values[i] = ec._Resource_title(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -38353,12 +38352,12 @@ func (ec *executionContext) _Resource(ctx context.Context, sel ast.SelectionSet,
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var resourceAutoReleaseImplementors = []string{"ResourceAutoRelease"}
@@ -38396,12 +38395,12 @@ func (ec *executionContext) _ResourceAutoRelease(ctx context.Context, sel ast.Se
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var resourceCheckInImplementors = []string{"ResourceCheckIn"}
@@ -38434,12 +38433,12 @@ func (ec *executionContext) _ResourceCheckIn(ctx context.Context, sel ast.Select
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var resourceConfirmationEmailImplementors = []string{"ResourceConfirmationEmail"}
@@ -38492,12 +38491,12 @@ func (ec *executionContext) _ResourceConfirmationEmail(ctx context.Context, sel 
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var resourceDurationImplementors = []string{"ResourceDuration"}
@@ -38540,12 +38539,12 @@ func (ec *executionContext) _ResourceDuration(ctx context.Context, sel ast.Selec
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var resourceDynamicPricingImplementors = []string{"ResourceDynamicPricing"}
@@ -38588,12 +38587,12 @@ func (ec *executionContext) _ResourceDynamicPricing(ctx context.Context, sel ast
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var resourceExternalCalendarImplementors = []string{"ResourceExternalCalendar"}
@@ -38631,12 +38630,12 @@ func (ec *executionContext) _ResourceExternalCalendar(ctx context.Context, sel a
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var resourceImageImplementors = []string{"ResourceImage"}
@@ -38669,12 +38668,12 @@ func (ec *executionContext) _ResourceImage(ctx context.Context, sel ast.Selectio
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var resourcePlansImplementors = []string{"ResourcePlans"}
@@ -38712,12 +38711,12 @@ func (ec *executionContext) _ResourcePlans(ctx context.Context, sel ast.Selectio
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var resourcePricingImplementors = []string{"ResourcePricing"}
@@ -38760,12 +38759,12 @@ func (ec *executionContext) _ResourcePricing(ctx context.Context, sel ast.Select
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var resourcePublicDurationImplementors = []string{"ResourcePublicDuration"}
@@ -38808,12 +38807,12 @@ func (ec *executionContext) _ResourcePublicDuration(ctx context.Context, sel ast
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var resourceScheduleImplementors = []string{"ResourceSchedule"}
@@ -38856,12 +38855,12 @@ func (ec *executionContext) _ResourceSchedule(ctx context.Context, sel ast.Selec
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var scheduleDaysImplementors = []string{"ScheduleDays"}
@@ -38924,12 +38923,12 @@ func (ec *executionContext) _ScheduleDays(ctx context.Context, sel ast.Selection
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var scheduleDefaultImplementors = []string{"ScheduleDefault"}
@@ -38967,12 +38966,12 @@ func (ec *executionContext) _ScheduleDefault(ctx context.Context, sel ast.Select
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var scheduleHoursImplementors = []string{"ScheduleHours"}
@@ -39010,12 +39009,12 @@ func (ec *executionContext) _ScheduleHours(ctx context.Context, sel ast.Selectio
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var scheduleItemImplementors = []string{"ScheduleItem"}
@@ -39053,12 +39052,12 @@ func (ec *executionContext) _ScheduleItem(ctx context.Context, sel ast.Selection
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var schedulePublicImplementors = []string{"SchedulePublic"}
@@ -39101,12 +39100,12 @@ func (ec *executionContext) _SchedulePublic(ctx context.Context, sel ast.Selecti
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var stockImplementors = []string{"Stock"}
@@ -39144,12 +39143,12 @@ func (ec *executionContext) _Stock(ctx context.Context, sel ast.SelectionSet, ob
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var taxImplementors = []string{"Tax"}
@@ -39197,12 +39196,12 @@ func (ec *executionContext) _Tax(ctx context.Context, sel ast.SelectionSet, obj 
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var transactionImplementors = []string{"Transaction"}
@@ -39279,7 +39278,7 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "membershipRef":
 			out.Values[i] = ec._Transaction_membershipRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -39337,7 +39336,7 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "company":
 			out.Values[i] = ec._Transaction_company(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -39385,7 +39384,7 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "order":
 			field := field
 
@@ -39423,7 +39422,7 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "plan":
 			out.Values[i] = ec._Transaction_plan(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -39471,7 +39470,7 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "user":
 			out.Values[i] = ec._Transaction_user(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -39490,12 +39489,12 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var transactionBookingImplementors = []string{"TransactionBooking"}
@@ -39552,7 +39551,7 @@ func (ec *executionContext) _TransactionBooking(ctx context.Context, sel ast.Sel
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "price":
 			out.Values[i] = ec._TransactionBooking_price(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -39571,12 +39570,12 @@ func (ec *executionContext) _TransactionBooking(ctx context.Context, sel ast.Sel
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var transactionConnectionImplementors = []string{"TransactionConnection"}
@@ -39619,12 +39618,12 @@ func (ec *executionContext) _TransactionConnection(ctx context.Context, sel ast.
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var transactionCreditPackageImplementors = []string{"TransactionCreditPackage"}
@@ -39662,12 +39661,12 @@ func (ec *executionContext) _TransactionCreditPackage(ctx context.Context, sel a
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var transactionEdgeImplementors = []string{"TransactionEdge"}
@@ -39705,12 +39704,12 @@ func (ec *executionContext) _TransactionEdge(ctx context.Context, sel ast.Select
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var transactionOrderImplementors = []string{"TransactionOrder"}
@@ -39767,7 +39766,7 @@ func (ec *executionContext) _TransactionOrder(ctx context.Context, sel ast.Selec
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "price":
 			out.Values[i] = ec._TransactionOrder_price(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -39810,7 +39809,7 @@ func (ec *executionContext) _TransactionOrder(ctx context.Context, sel ast.Selec
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -39824,12 +39823,12 @@ func (ec *executionContext) _TransactionOrder(ctx context.Context, sel ast.Selec
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var transactionOrderOptionImplementors = []string{"TransactionOrderOption"}
@@ -39902,12 +39901,12 @@ func (ec *executionContext) _TransactionOrderOption(ctx context.Context, sel ast
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var transactionRefundImplementors = []string{"TransactionRefund"}
@@ -39955,12 +39954,12 @@ func (ec *executionContext) _TransactionRefund(ctx context.Context, sel ast.Sele
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var transactionTicketImplementors = []string{"TransactionTicket"}
@@ -40022,7 +40021,7 @@ func (ec *executionContext) _TransactionTicket(ctx context.Context, sel ast.Sele
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "price":
 			out.Values[i] = ec._TransactionTicket_price(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -40041,12 +40040,12 @@ func (ec *executionContext) _TransactionTicket(ctx context.Context, sel ast.Sele
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var updatePostPayloadImplementors = []string{"UpdatePostPayload"}
@@ -40079,12 +40078,12 @@ func (ec *executionContext) _UpdatePostPayload(ctx context.Context, sel ast.Sele
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var updateVisitPayloadImplementors = []string{"UpdateVisitPayload"}
@@ -40117,12 +40116,12 @@ func (ec *executionContext) _UpdateVisitPayload(ctx context.Context, sel ast.Sel
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var userImplementors = []string{"User"}
@@ -40185,12 +40184,12 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var visitImplementors = []string{"Visit"}
@@ -40277,7 +40276,7 @@ func (ec *executionContext) _Visit(ctx context.Context, sel ast.SelectionSet, ob
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "locationRef":
 			out.Values[i] = ec._Visit_locationRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -40321,12 +40320,12 @@ func (ec *executionContext) _Visit(ctx context.Context, sel ast.SelectionSet, ob
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var visitRequestImplementors = []string{"VisitRequest"}
@@ -40393,7 +40392,7 @@ func (ec *executionContext) _VisitRequest(ctx context.Context, sel ast.Selection
 				continue
 			}
 
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "membershipRefHost":
 			out.Values[i] = ec._VisitRequest_membershipRefHost(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -40432,12 +40431,12 @@ func (ec *executionContext) _VisitRequest(ctx context.Context, sel ast.Selection
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var visitorImplementors = []string{"Visitor"}
@@ -40485,12 +40484,12 @@ func (ec *executionContext) _Visitor(ctx context.Context, sel ast.SelectionSet, 
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var __DirectiveImplementors = []string{"__Directive"}
@@ -40543,12 +40542,12 @@ func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionS
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var __EnumValueImplementors = []string{"__EnumValue"}
@@ -40596,12 +40595,12 @@ func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionS
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var __FieldImplementors = []string{"__Field"}
@@ -40659,12 +40658,12 @@ func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, 
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var __InputValueImplementors = []string{"__InputValue"}
@@ -40722,12 +40721,12 @@ func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.Selection
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var __SchemaImplementors = []string{"__Schema"}
@@ -40785,12 +40784,12 @@ func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet,
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 var __TypeImplementors = []string{"__Type"}
@@ -40873,12 +40872,12 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     inlineTable.DeferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
 
-	return out
+	return inlineTable.Object(fields, out)
 }
 
 // endregion **************************** object.gotpl ****************************
@@ -40945,7 +40944,7 @@ func (ec *executionContext) unmarshalNCreateVisitRequestInput2githubᚗcomᚋwor
 }
 
 func (ec *executionContext) marshalNCreditNote2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNoteᚄ(ctx context.Context, sel ast.SelectionSet, v []*restclient.CreditNote) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCreditNote2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNote(ctx, sel, v[i])
@@ -40971,7 +40970,7 @@ func (ec *executionContext) marshalNCreditNote2ᚖgithubᚗcomᚋworkspacenetᚋ
 }
 
 func (ec *executionContext) marshalNCreditNoteEdge2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐCreditNoteEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.CreditNoteEdge) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCreditNoteEdge2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐCreditNoteEdge(ctx, sel, v[i])
@@ -41102,7 +41101,7 @@ func (ec *executionContext) marshalNMoneyRefund2githubᚗcomᚋworkspacenetᚋfa
 }
 
 func (ec *executionContext) marshalNOrder2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐOrderᚄ(ctx context.Context, sel ast.SelectionSet, v []*restclient.Order) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNOrder2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐOrder(ctx, sel, v[i])
@@ -41128,7 +41127,7 @@ func (ec *executionContext) marshalNOrder2ᚖgithubᚗcomᚋworkspacenetᚋfacad
 }
 
 func (ec *executionContext) marshalNOrderEdge2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐOrderEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.OrderEdge) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNOrderEdge2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐOrderEdge(ctx, sel, v[i])
@@ -41190,7 +41189,7 @@ func (ec *executionContext) marshalNProductOption2githubᚗcomᚋworkspacenetᚋ
 }
 
 func (ec *executionContext) marshalNRedemption2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐRedemptionᚄ(ctx context.Context, sel ast.SelectionSet, v []*restclient.Redemption) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNRedemption2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐRedemption(ctx, sel, v[i])
@@ -41216,7 +41215,7 @@ func (ec *executionContext) marshalNRedemption2ᚖgithubᚗcomᚋworkspacenetᚋ
 }
 
 func (ec *executionContext) marshalNRedemptionEdge2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐRedemptionEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.RedemptionEdge) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNRedemptionEdge2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐRedemptionEdge(ctx, sel, v[i])
@@ -41266,7 +41265,7 @@ func (ec *executionContext) marshalNTax2githubᚗcomᚋworkspacenetᚋfacadeᚋr
 }
 
 func (ec *executionContext) marshalNTransaction2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionᚄ(ctx context.Context, sel ast.SelectionSet, v []*restclient.Transaction) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNTransaction2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransaction(ctx, sel, v[i])
@@ -41292,7 +41291,7 @@ func (ec *executionContext) marshalNTransaction2ᚖgithubᚗcomᚋworkspacenet�
 }
 
 func (ec *executionContext) marshalNTransactionEdge2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐTransactionEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.TransactionEdge) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNTransactionEdge2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐTransactionEdge(ctx, sel, v[i])
@@ -41341,7 +41340,7 @@ func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlge
 }
 
 func (ec *executionContext) marshalN__Directive2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirectiveᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.Directive) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx, sel, v[i])
@@ -41387,7 +41386,7 @@ func (ec *executionContext) unmarshalN__DirectiveLocation2ᚕstringᚄ(ctx conte
 }
 
 func (ec *executionContext) marshalN__DirectiveLocation2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__DirectiveLocation2string(ctx, sel, v[i])
@@ -41415,7 +41414,7 @@ func (ec *executionContext) marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlg
 }
 
 func (ec *executionContext) marshalN__InputValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.InputValue) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
@@ -41435,7 +41434,7 @@ func (ec *executionContext) marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋg
 }
 
 func (ec *executionContext) marshalN__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.Type) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])
@@ -41494,7 +41493,7 @@ func (ec *executionContext) marshalOBookingAttendee2ᚕgithubᚗcomᚋworkspacen
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNBookingAttendee2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐBookingAttendee(ctx, sel, v[i])
@@ -41543,7 +41542,7 @@ func (ec *executionContext) marshalOComment2ᚕᚖgithubᚗcomᚋworkspacenetᚋ
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNComment2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐComment(ctx, sel, v[i])
@@ -41576,7 +41575,7 @@ func (ec *executionContext) marshalOCommentMention2ᚕgithubᚗcomᚋworkspacene
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCommentMention2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCommentMention(ctx, sel, v[i])
@@ -41679,7 +41678,7 @@ func (ec *executionContext) marshalOCreditNoteLine2ᚕᚖgithubᚗcomᚋworkspac
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCreditNoteLine2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNoteLine(ctx, sel, v[i])
@@ -41698,7 +41697,7 @@ func (ec *executionContext) marshalOCreditNoteRefund2ᚕgithubᚗcomᚋworkspace
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCreditNoteRefund2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNoteRefund(ctx, sel, v[i])
@@ -41787,7 +41786,7 @@ func (ec *executionContext) marshalODiscount2ᚕgithubᚗcomᚋworkspacenetᚋfa
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNDiscount2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐDiscount(ctx, sel, v[i])
@@ -41915,7 +41914,7 @@ func (ec *executionContext) marshalOInvoiceItem2ᚕᚖgithubᚗcomᚋworkspacene
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNInvoiceItem2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceItem(ctx, sel, v[i])
@@ -41976,7 +41975,7 @@ func (ec *executionContext) marshalOInvoicePayment2ᚕgithubᚗcomᚋworkspacene
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNInvoicePayment2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoicePayment(ctx, sel, v[i])
@@ -42037,7 +42036,7 @@ func (ec *executionContext) marshalOItemSummary2ᚕgithubᚗcomᚋworkspacenet�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNItemSummary2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐItemSummary(ctx, sel, v[i])
@@ -42109,7 +42108,7 @@ func (ec *executionContext) marshalOMedia2ᚕgithubᚗcomᚋworkspacenetᚋfacad
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNMedia2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐMedia(ctx, sel, v[i])
@@ -42159,7 +42158,7 @@ func (ec *executionContext) marshalOMoneyRefund2ᚕgithubᚗcomᚋworkspacenet�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNMoneyRefund2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐMoneyRefund(ctx, sel, v[i])
@@ -42254,7 +42253,7 @@ func (ec *executionContext) marshalOPlanTier2ᚕgithubᚗcomᚋworkspacenetᚋfa
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNPlanTier2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPlanTier(ctx, sel, v[i])
@@ -42287,7 +42286,7 @@ func (ec *executionContext) marshalOPostMedia2ᚕgithubᚗcomᚋworkspacenetᚋf
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNPostMedia2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPostMedia(ctx, sel, v[i])
@@ -42328,7 +42327,7 @@ func (ec *executionContext) marshalOPricingTier2ᚕgithubᚗcomᚋworkspacenet�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNPricingTier2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPricingTier(ctx, sel, v[i])
@@ -42347,7 +42346,7 @@ func (ec *executionContext) marshalOProduct2ᚕᚖgithubᚗcomᚋworkspacenetᚋ
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNProduct2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐProduct(ctx, sel, v[i])
@@ -42373,7 +42372,7 @@ func (ec *executionContext) marshalOProductOption2ᚕgithubᚗcomᚋworkspacenet
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNProductOption2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐProductOption(ctx, sel, v[i])
@@ -42567,7 +42566,7 @@ func (ec *executionContext) marshalOScheduleItem2ᚕgithubᚗcomᚋworkspacenet�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNScheduleItem2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐScheduleItem(ctx, sel, v[i])
@@ -42653,7 +42652,7 @@ func (ec *executionContext) marshalOTax2ᚕgithubᚗcomᚋworkspacenetᚋfacade�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNTax2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTax(ctx, sel, v[i])
@@ -42714,7 +42713,7 @@ func (ec *executionContext) marshalOTransactionRefund2ᚕgithubᚗcomᚋworkspac
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNTransactionRefund2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionRefund(ctx, sel, v[i])
@@ -42856,7 +42855,7 @@ func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgq
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__EnumValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValue(ctx, sel, v[i])
@@ -42875,7 +42874,7 @@ func (ec *executionContext) marshalO__Field2ᚕgithubᚗcomᚋ99designsᚋgqlgen
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__Field2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐField(ctx, sel, v[i])
@@ -42894,7 +42893,7 @@ func (ec *executionContext) marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋg
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
@@ -42920,7 +42919,7 @@ func (ec *executionContext) marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgen�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])

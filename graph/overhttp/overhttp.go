@@ -22,12 +22,15 @@
 package overhttp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"mime"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -184,24 +187,78 @@ func (Transport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphEx
 	write(w, status, resp)
 }
 
-// body is a response as the spec writes it: no "data" entry when the
-// operation did not run (gqlgen's Response always writes one).
-type body struct {
-	Errors     gqlerror.List   `json:"errors,omitempty"`
-	Data       json.RawMessage `json:"data,omitempty"`
-	Extensions map[string]any  `json:"extensions,omitempty"`
-}
-
+// write writes resp as the spec says: "errors", "data" and "extensions" in
+// that order, each only when present (gqlgen's Response always writes
+// "data"; here there is no "data" entry when the operation did not run).
+// The data, already JSON from gqlgen's executor, is written as it is: never
+// re-validated, compacted or copied (it is the bulk of a response). The
+// errors and extensions are marshalled first, so a failure to marshal them is
+// still a clean 500.
 func write(w http.ResponseWriter, status int, resp *graphql.Response) {
 	if resp == nil {
 		resp = &graphql.Response{Errors: gqlerror.List{{Message: "internal error", Extensions: map[string]any{"code": errcode.Internal}}}}
 		status = http.StatusInternalServerError
 	}
-	b, err := json.Marshal(body{Errors: resp.Errors, Data: resp.Data, Extensions: resp.Extensions})
+	head := buffers.Get().(*bytes.Buffer)
+	tail := buffers.Get().(*bytes.Buffer)
+	defer func() {
+		for _, b := range [...]*bytes.Buffer{head, tail} {
+			if b.Cap() <= maxPooled {
+				b.Reset()
+				buffers.Put(b)
+			}
+		}
+	}()
+	head.Reset()
+	tail.Reset()
+	head.WriteByte('{')
+	err := appendMember(head, "errors", resp.Errors, len(resp.Errors) > 0)
+	if err == nil && len(resp.Data) > 0 {
+		if head.Len() > 1 {
+			head.WriteByte(',')
+		}
+		head.WriteString(`"data":`)
+	}
+	if err == nil && len(resp.Extensions) > 0 {
+		if head.Len() > 1 || len(resp.Data) > 0 {
+			tail.WriteByte(',')
+		}
+		err = appendMember(tail, "extensions", resp.Extensions, true)
+	}
+	tail.WriteByte('}')
 	if err != nil {
-		status = http.StatusInternalServerError
-		b = []byte(`{"errors":[{"message":"internal error","extensions":{"code":"` + errcode.Internal + `"}}]}`)
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = io.WriteString(w, `{"errors":[{"message":"internal error","extensions":{"code":"`+errcode.Internal+`"}}]}`)
+		return
 	}
 	w.WriteHeader(status)
-	_, _ = w.Write(b)
+	_, _ = w.Write(head.Bytes())
+	if len(resp.Data) > 0 {
+		_, _ = w.Write(resp.Data)
+	}
+	_, _ = w.Write(tail.Bytes())
 }
+
+// appendMember appends "name":v (v as encoding/json marshals it) to b when
+// present.
+func appendMember(b *bytes.Buffer, name string, v any, present bool) error {
+	if !present {
+		return nil
+	}
+	if b.Len() > 1 {
+		b.WriteByte(',')
+	}
+	b.WriteString(`"` + name + `":`)
+	enc := json.NewEncoder(b)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	b.Truncate(b.Len() - 1) // Encode's newline
+	return nil
+}
+
+// buffers holds the small buffers of write (errors, extensions); one grown
+// beyond maxPooled by a large error list or report is left to the collector.
+var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+const maxPooled = 64 << 10

@@ -3,6 +3,7 @@
 package scalars
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -49,7 +50,18 @@ func (t dateTime) MarshalGQLContext(_ context.Context, w io.Writer) error {
 		_, err := io.WriteString(w, "null")
 		return err
 	}
-	_, err := io.WriteString(w, strconv.Quote(ts.UTC().Format(time.RFC3339Nano)))
+	// Formatted into a buffer on the stack: RFC 3339 text has nothing to
+	// escape. gqlgen's executor writes into a *bytes.Buffer, which keeps
+	// nothing of it; another writer gets a copy.
+	var buf [48]byte
+	b := append(buf[:0], '"')
+	b = ts.UTC().AppendFormat(b, time.RFC3339Nano)
+	b = append(b, '"')
+	if bb, ok := w.(*bytes.Buffer); ok {
+		_, err := bb.Write(b)
+		return err
+	}
+	_, err := w.Write(append([]byte(nil), b...))
 	return err
 }
 

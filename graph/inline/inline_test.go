@@ -1,0 +1,156 @@
+package inline
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2"
+	"github.com/vektah/gqlparser/v2/ast"
+)
+
+const schema = `
+type Query { location: Location }
+interface Node { id: ID! }
+type Location implements Node { id: ID! products: [Product!]! transactions: [Transaction!]! }
+type Product implements Node { id: ID! title: String location: Location options: [Option!]! }
+type Option { id: ID! title: String }
+type Transaction implements Node { id: ID! location: Location booking: Booking }
+type Booking { id: ID! resource: Resource }
+type Resource implements Node { id: ID! capacity: Int }
+`
+
+// blocking as graph/internal/gqlgen would list it for this schema.
+var tbl = NewTable("Location.products", "Location.transactions", "Booking.resource")
+
+// selection returns the selection set of the field at path (field names
+// from the operation's root) of the validated query q.
+func selection(t *testing.T, q string, path ...string) (*ast.Field, ast.SelectionSet) {
+	t.Helper()
+	s := gqlparser.MustLoadSchema(&ast.Source{Input: schema})
+	doc, errs := gqlparser.LoadQuery(s, q)
+	if errs != nil {
+		t.Fatal(errs)
+	}
+	var f *ast.Field
+	sel := doc.Operations[0].SelectionSet
+	for _, name := range path {
+		f = nil
+		for _, c := range graphql.CollectFields(&graphql.OperationContext{Doc: doc}, sel, nil) {
+			if c.Name == name {
+				f = c.Field
+			}
+		}
+		if f == nil {
+			t.Fatalf("no field %s", name)
+		}
+		sel = f.SelectionSet
+	}
+	return f, sel
+}
+
+// TestWhatMayBlock: a field or list runs inline only when nothing beneath it,
+// fragments included, is a blocking resolver.
+func TestWhatMayBlock(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		query string
+		path  []string
+		field bool // the field itself (else the elements of its list)
+		want  bool
+	}{
+		{"plain product fields", `{ location { products { id title options { id } } } }`, []string{"location", "products"}, false, false},
+		{"a product's location, plain", `{ location { products { location { id } } } }`, []string{"location", "products"}, false, false},
+		{"a product's location's products", `{ location { products { location { products { id } } } } }`, []string{"location", "products"}, false, true},
+		{"the blocking field itself", `{ location { products { id } } }`, []string{"location", "products"}, true, true},
+		{"booking with its resource", `{ location { transactions { booking { resource { id } } } } }`, []string{"location", "transactions", "booking"}, true, true},
+		{"booking without its resource", `{ location { transactions { booking { id } } } }`, []string{"location", "transactions", "booking"}, true, false},
+		{"through a fragment spread", `{ location { transactions { ...T } } } fragment T on Transaction { booking { resource { id } } }`, []string{"location", "transactions"}, false, true},
+		{"through an inline fragment on an interface", `{ location { transactions { ... on Node { id } location { ... on Node { ... on Location { products { id } } } } } } }`, []string{"location", "transactions"}, false, true},
+		{"an interface's plain field", `{ location { transactions { ... on Node { id } } } }`, []string{"location", "transactions"}, false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f, sel := selection(t, c.query, c.path...)
+			var got bool
+			if c.field {
+				got = tbl.mayBlock(f)
+			} else {
+				got = tbl.selectionMayBlock(sel)
+			}
+			if got != c.want {
+				t.Errorf("may block: %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+// TestMarshalSliceInline: an inline list marshals every element in order,
+// each with its index in the field context; a panicking element makes the
+// list null with an error, as gqlgen's concurrent marshalling does.
+func TestMarshalSliceInline(t *testing.T) {
+	_, sel := selection(t, `{ location { products { id } } }`, "location", "products")
+	ctx := graphql.WithResponseContext(context.Background(), graphql.DefaultErrorPresenter,
+		func(_ context.Context, r any) error { return fmt.Errorf("panic: %v", r) })
+	ret := tbl.MarshalSlice(ctx, sel, 3, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		return graphql.MarshalInt(*graphql.GetFieldContext(ctx).Index * 10)
+	})
+	var b bytes.Buffer
+	ret.MarshalGQL(&b)
+	if b.String() != "[0,10,20]" {
+		t.Fatalf("got %s", b.String())
+	}
+	ret = tbl.MarshalSlice(ctx, sel, 3, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		if i == 1 {
+			panic("boom")
+		}
+		return graphql.MarshalInt(i)
+	})
+	if ret != nil || len(graphql.GetErrors(ctx)) != 1 {
+		t.Fatalf("got %v, errors %v", ret, graphql.GetErrors(ctx))
+	}
+}
+
+// TestDeferredPath: the path is computed only for an object with deferred
+// fragments.
+func TestDeferredPath(t *testing.T) {
+	i := 3
+	ctx := graphql.WithFieldContext(context.Background(), &graphql.FieldContext{Index: &i})
+	if p := tbl.DeferredPath(ctx, nil); p != nil {
+		t.Errorf("no defers: path %v, want nil", p)
+	}
+	if p := tbl.DeferredPath(ctx, map[string]*graphql.FieldSetView{"a": nil}); p.String() != "[3]" {
+		t.Errorf("a defer: path %q, want [3]", p.String())
+	}
+}
+
+// TestObjectIsFieldSetsJSON: Object writes what gqlgen's FieldSet writes,
+// each alias once (the first).
+func TestObjectIsFieldSetsJSON(t *testing.T) {
+	fields := []graphql.CollectedField{{Field: &ast.Field{Alias: "id"}}, {Field: &ast.Field{Alias: "n"}}, {Field: &ast.Field{Alias: "id"}}}
+	out := graphql.NewFieldSet(fields)
+	out.Values[0], out.Values[1], out.Values[2] = graphql.MarshalString("a\"b"), graphql.Null, graphql.MarshalString("c")
+	var want, got bytes.Buffer
+	out.MarshalGQL(&want)
+	tbl.Object(fields, out).MarshalGQL(&got)
+	if got.String() != want.String() || got.String() != `{"id":"a\"b","n":null}` {
+		t.Errorf("got %s, FieldSet writes %s", got.String(), want.String())
+	}
+	var empty bytes.Buffer
+	tbl.Object(nil, graphql.NewFieldSet(nil)).MarshalGQL(&empty)
+	if empty.String() != "{}" {
+		t.Errorf("no fields: %s", empty.String())
+	}
+}
+
+// TestScalarFieldContext: a leaf field's context reports it has no children.
+func TestScalarFieldContext(t *testing.T) {
+	fc, err := tbl.ScalarFieldContext("T", graphql.CollectedField{}, false, true, NoChildFields("ID"))
+	if err != nil || fc.Object != "T" || !fc.IsResolver {
+		t.Fatalf("got %+v, %v", fc, err)
+	}
+	if _, err := fc.Child(context.Background(), graphql.CollectedField{}); err == nil || err.Error() != "field of type ID does not have child fields" {
+		t.Errorf("child: %v", err)
+	}
+}

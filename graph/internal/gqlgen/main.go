@@ -1,0 +1,174 @@
+// Command gqlgen is the facade's gqlgen: it runs gqlgen's generate (with
+// ../gqlgen.yml, found by walking up) and then lets the generated executor run
+// inline what cannot wait for the network (graph/inline):
+//
+//   - graph/generated/inline.go lists the fields that may block: every
+//     resolver field of a non-root object except those in nonBlocking below;
+//   - in graph/generated/generated.go, a non-root object's
+//     out.Concurrently(i, ...) becomes inlineTable.Concurrently(ctx, out, i,
+//     field, ...) and graphql.MarshalSliceConcurrently(ctx, ...) becomes
+//     inlineTable.MarshalSlice(ctx, sel, ...);
+//   - allocations gqlgen makes for every object or field whatever the query
+//     are left out: an object's deferred-group path is computed only when it
+//     has deferred fragments; a leaf field's Child (and its "does not have
+//     child fields" error) is one per type (in inline.go), not made anew; an
+//     object is written by inlineTable.Object, not by FieldSet.MarshalGQL
+//     (an iterator, a pointer per field and a map per object).
+//
+// graph/generate.go runs it (go generate ./...); it never runs go mod tidy
+// (skip_mod_tidy in gqlgen.yml).
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"go/format"
+	"maps"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/99designs/gqlgen/api"
+	"github.com/99designs/gqlgen/codegen"
+	"github.com/99designs/gqlgen/codegen/config"
+)
+
+// nonBlocking are the resolver fields that never wait for an upstream call:
+// they build their result from the parent object. A field is listed here only
+// when its resolver (graph/schema.resolvers.go) makes no call, directly or
+// through a loader; one that may load must not be (siblings would wait for
+// it in turn). Generation fails on a name that is not a resolver field.
+var nonBlocking = []string{
+	"Company.location", "CreditNote.location", "CreditNoteLine.location",
+	"Event.location", "Invoice.location", "InvoiceItem.location",
+	"Order.location", "Post.location", "Product.location",
+	"Redemption.location", "Resource.location", "Transaction.location",
+	"Visit.location", "VisitRequest.location",
+	"CreditNote.lines", "Invoice.items",
+	"InvoiceItem.booking", "InvoiceItem.order", "InvoiceItem.ticket",
+	"Transaction.booking", "Transaction.order", "Transaction.ticket",
+}
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "gqlgen:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	cfg, err := config.LoadConfigFromDefaultLocations()
+	if err != nil {
+		return err
+	}
+	t := &table{}
+	if err := api.Generate(cfg, api.AddPlugin(t)); err != nil {
+		return err
+	}
+	if t.err != nil {
+		return t.err
+	}
+	return rewrite(cfg.Exec.Filename, t.blocking)
+}
+
+// table is a gqlgen plugin collecting the fields that may block from the
+// codegen data, before the executor is generated.
+type table struct {
+	blocking []string
+	err      error
+}
+
+func (*table) Name() string { return "inline" }
+
+// GenerateCode implements plugin.CodeGenerator.
+func (t *table) GenerateCode(data *codegen.Data) error {
+	concurrent := map[string]bool{}
+	for _, o := range data.Objects {
+		if o.Root {
+			continue
+		}
+		for _, f := range o.Fields {
+			if f.IsConcurrent() {
+				concurrent[o.Name+"."+f.Name] = true
+			}
+		}
+	}
+	for _, f := range nonBlocking {
+		if !concurrent[f] {
+			t.err = fmt.Errorf("nonBlocking names %s, which is not a resolver field of an object", f)
+			return t.err
+		}
+		delete(concurrent, f)
+	}
+	for f := range concurrent {
+		t.blocking = append(t.blocking, f)
+	}
+	slices.Sort(t.blocking)
+	return nil
+}
+
+// The generated calls rewritten, each with what replaces it.
+var rewrites = []struct{ from, to string }{
+	{"out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })",
+		"inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })"},
+	{"graphql.MarshalSliceConcurrently(ctx, ", "inlineTable.MarshalSlice(ctx, sel, "},
+	{"\n\treturn out\n}\n", "\n\treturn inlineTable.Object(fields, out)\n}\n"},
+	{"Path:     graphql.GetPath(ctx),\n\t\tFieldSet: deferredFieldSet,",
+		"Path:     inlineTable.DeferredPath(ctx, deferLabelToView),\n\t\tFieldSet: deferredFieldSet,"},
+}
+
+// noChild matches a leaf field's context, whose Child gqlgen makes anew
+// (with its error) for every field resolved.
+var noChild = regexp.MustCompile(`graphql\.NewScalarFieldContext\(("[A-Za-z0-9_]+", field, (?:true|false), (?:true|false)), errors\.New\("field of type ([A-Za-z0-9_]+) does not have child fields"\)\)`)
+
+func rewrite(execFile string, blocking []string) error {
+	src, err := os.ReadFile(execFile)
+	if err != nil {
+		return err
+	}
+	for _, r := range rewrites {
+		if !bytes.Contains(src, []byte(r.from)) {
+			return fmt.Errorf("%s: no %q to rewrite: gqlgen's templates changed, update graph/internal/gqlgen", execFile, r.from)
+		}
+		src = bytes.ReplaceAll(src, []byte(r.from), []byte(r.to))
+	}
+	leafTypes := map[string]bool{}
+	for _, m := range noChild.FindAllSubmatch(src, -1) {
+		leafTypes[string(m[2])] = true
+	}
+	if len(leafTypes) == 0 {
+		return fmt.Errorf("%s: no leaf field error to rewrite: gqlgen's templates changed, update graph/internal/gqlgen", execFile)
+	}
+	src = noChild.ReplaceAll(src, []byte("inlineTable.ScalarFieldContext($1, noChildFields$2)"))
+	if !bytes.Contains(src, []byte("errors.")) {
+		src = bytes.Replace(src, []byte("\t\"errors\"\n"), nil, 1)
+	}
+	src, err = format.Source(src)
+	if err != nil {
+		return fmt.Errorf("%s after rewriting: %w", execFile, err)
+	}
+	if err := os.WriteFile(execFile, src, 0o644); err != nil {
+		return err
+	}
+	var b strings.Builder
+	b.WriteString("// Code generated by graph/internal/gqlgen, DO NOT EDIT.\n\npackage generated\n\n")
+	b.WriteString("import \"github.com/workspacenet/facade/graph/inline\"\n\n")
+	b.WriteString("// inlineTable lists the resolver fields that may wait for an upstream call.\n")
+	b.WriteString("var inlineTable = inline.NewTable(\n")
+	for _, f := range blocking {
+		fmt.Fprintf(&b, "\t%q,\n", f)
+	}
+	b.WriteString(")\n\n// The Child of a leaf field's FieldContext, one per type.\nvar (\n")
+	types := slices.Sorted(maps.Keys(leafTypes))
+	for _, t := range types {
+		fmt.Fprintf(&b, "\tnoChildFields%s = inline.NoChildFields(%q)\n", t, t)
+	}
+	b.WriteString(")\n")
+	out, err := format.Source([]byte(b.String()))
+	if err != nil {
+		return err
+	}
+	dir := execFile[:strings.LastIndex(execFile, "/")+1]
+	return os.WriteFile(dir+"inline.go", out, 0o644)
+}
