@@ -588,27 +588,22 @@ func (c *Client) attempt(ctx context.Context, rc call, target string, payload []
 	}
 	// wrote turns true once the whole request is on the wire: from then on
 	// the upstream may have acted on it, whatever happens to the answer.
+	// Only a write's failure needs to know (TransportError.OutcomeUnknown),
+	// so reads go without the trace.
 	var wrote atomic.Bool
-	actx = httptrace.WithClientTrace(actx, &httptrace.ClientTrace{WroteRequest: func(i httptrace.WroteRequestInfo) {
-		if i.Err == nil {
-			wrote.Store(true)
-		}
-	}})
+	isWrite := rc.method != http.MethodGet && rc.method != http.MethodHead
+	if isWrite {
+		actx = httptrace.WithClientTrace(actx, &httptrace.ClientTrace{WroteRequest: func(i httptrace.WroteRequestInfo) {
+			if i.Err == nil {
+				wrote.Store(true)
+			}
+		}})
+	}
 	req, err := http.NewRequestWithContext(actx, rc.method, target, body)
 	if err != nil {
 		return nil, nil, fmt.Errorf("restclient: %s %s: invalid request", rc.method, rc.route)
 	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", c.userAgent)
-	if payload != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if creds.Authorization != "" {
-		req.Header.Set("Authorization", creds.Authorization)
-	}
-	if creds.NetworkID != "" {
-		req.Header.Set("service-network-id", creds.NetworkID)
-	}
+	req.Header = c.requestHeader(payload != nil, creds)
 	injectTrace(actx, req)
 
 	hr, err := c.hc.Do(req)
@@ -617,7 +612,7 @@ func (c *Client) attempt(ctx context.Context, rc call, target string, payload []
 			return nil, nil, ctx.Err()
 		}
 		te := newTransportError(rc.method, rc.route, err)
-		te.Sent = wrote.Load()
+		te.Sent = isWrite && wrote.Load()
 		return nil, nil, te
 	}
 	defer func() {
@@ -644,6 +639,31 @@ func (c *Client) attempt(ctx context.Context, rc call, target string, payload []
 		return hr, nil, &DecodeError{Method: rc.method, Route: rc.route, Err: fmt.Errorf("body exceeds %d bytes", maxResponseBody)}
 	}
 	return hr, data, nil
+}
+
+// requestHeader returns a fresh header for one request: Accept, User-Agent,
+// Content-Type when it has a body, and creds' Authorization and
+// service-network-id when set. Its values share one backing array (one
+// allocation instead of one per header).
+func (c *Client) requestHeader(hasBody bool, creds who) http.Header {
+	vals := make([]string, 0, 5)
+	h := make(http.Header, 6) // room for a tracing header
+	add := func(key, v string) {
+		vals = append(vals, v)
+		h[key] = vals[len(vals)-1 : len(vals) : len(vals)]
+	}
+	add("Accept", "application/json")
+	add("User-Agent", c.userAgent)
+	if hasBody {
+		add("Content-Type", "application/json")
+	}
+	if creds.Authorization != "" {
+		add("Authorization", creds.Authorization)
+	}
+	if creds.NetworkID != "" {
+		add("Service-Network-Id", creds.NetworkID)
+	}
+	return h
 }
 
 // ---- request helpers ----
