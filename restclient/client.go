@@ -76,8 +76,11 @@ type Response struct {
 
 // Client talks to one Workspace Network Service. It is safe for concurrent use.
 type Client struct {
-	base        string // base URL without trailing slash, e.g. http://h:1/api
-	hc          *http.Client
+	base string // base URL without trailing slash, e.g. http://h:1/api
+	hc   *http.Client
+	// rt is hc's transport when hc is the client's own (newHTTPClient):
+	// attempts call it directly (see roundTrip). Nil with WithHTTPClient.
+	rt          http.RoundTripper
 	fixed       *who
 	timeout     time.Duration
 	retry       RetryPolicy
@@ -237,6 +240,7 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 	}
 	if c.hc == nil {
 		c.hc = newHTTPClient(c.maxInFlight, c.timeout)
+		c.rt = c.hc.Transport
 	}
 	c.slots = newSlots(c.maxInFlight, min(c.perClient, c.maxInFlight))
 	c.breakers.settings, c.breakers.onChange = c.breakerSettings, c.onBreakerChange
@@ -606,7 +610,7 @@ func (c *Client) attempt(ctx context.Context, rc call, target string, payload []
 	req.Header = c.requestHeader(payload != nil, creds)
 	injectTrace(actx, req)
 
-	hr, err := c.hc.Do(req)
+	hr, err := c.roundTrip(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
@@ -639,6 +643,19 @@ func (c *Client) attempt(ctx context.Context, rc call, target string, payload []
 		return hr, nil, &DecodeError{Method: rc.method, Route: rc.route, Err: fmt.Errorf("body exceeds %d bytes", maxResponseBody)}
 	}
 	return hr, data, nil
+}
+
+// roundTrip sends one request. The client's own *http.Client follows no
+// redirects and has no cookie jar, and every attempt carries its own
+// deadline (shorter than that client's backstop Timeout), so its transport
+// is called directly: the same exchange without http.Client's per-request
+// redirect bookkeeping (a copy of the request, of its URL and its header).
+// A client given with WithHTTPClient is used as is.
+func (c *Client) roundTrip(req *http.Request) (*http.Response, error) {
+	if c.rt != nil {
+		return c.rt.RoundTrip(req)
+	}
+	return c.hc.Do(req)
 }
 
 // requestHeader returns a fresh header for one request: Accept, User-Agent,
