@@ -385,7 +385,7 @@ func (c *Client) do(ctx context.Context, rc call) (resp *Response, err error) {
 	}
 	if rc.method == http.MethodGet && c.shareGets {
 		f, shared, fl, err = c.sharedFetch(ctx, rc, target, creds)
-		if f.hr != nil {
+		if f.hr != nil && !c.flights.alone(fl) {
 			f.hr = copyResponse(f.hr) // the flight's answer is every waiter's
 		}
 	} else {

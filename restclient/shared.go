@@ -89,6 +89,14 @@ func (g *flights) deadline(f *flight) (time.Time, bool) {
 	return f.latest, true
 }
 
+// alone reports whether the done flight f had one waiter (the caller):
+// its answer then needs no copy. No waiter joins a done flight.
+func (g *flights) alone(f *flight) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return f.waiters == 1
+}
+
 // leave removes a waiter that gave up; the last one cancels the call.
 func (g *flights) leave(key flightKey, f *flight) {
 	g.mu.Lock()
