@@ -340,10 +340,14 @@ func (c *Client) do(ctx context.Context, rc call) (resp *Response, err error) {
 	)
 	creds := c.credentials(ctx)
 	cacheable := rc.method == http.MethodGet && c.cache != nil && rc.decode != nil
-	uri := rc.path
+	// target is the URL; uri, its part below the base URL, shares its bytes.
+	var target string
 	if q := rc.query.Encode(); q != "" {
-		uri += "?" + q
+		target = c.base + rc.path + "?" + q
+	} else {
+		target = c.base + rc.path
 	}
+	uri := target[len(c.base):]
 	if cacheable && cacheReads(ctx) && creds.validate() == nil {
 		if body, ok := c.cache.Get(ctx, creds.Credentials, rc.route, uri); ok {
 			if resp, err := c.fromCache(ctx, rc, body, start); err == nil {
@@ -379,7 +383,6 @@ func (c *Client) do(ctx context.Context, rc call) (resp *Response, err error) {
 			return nil, fmt.Errorf("restclient: %s %s: encoding request body: %w", rc.method, rc.route, err)
 		}
 	}
-	target := c.base + uri
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

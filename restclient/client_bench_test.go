@@ -57,3 +57,31 @@ func BenchmarkGetResource(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkListTransactions is one GET /billing/transactions/v1 with a query
+// (an empty page) against a local httptest server: the per-call overhead of
+// a list call, URL building included.
+func BenchmarkListTransactions(b *testing.B) {
+	body := []byte(`{"transactions":[],"nextPageToken":null}`)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("limit") != "50" {
+			http.Error(w, `{"message":"limit","type":"invalid"}`, http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(body)
+	}))
+	defer srv.Close()
+	c, err := NewClient(srv.URL+basePath, WithBearerToken(testToken, testNetwork))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.CloseIdleConnections()
+	opts := &TransactionListOptions{LocationRef: "l1", ListOptions: ListOptions{Limit: 50}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := c.Transactions.ListTransactions(context.Background(), opts); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
