@@ -622,9 +622,11 @@ func (c *Client) attempt(ctx context.Context, rc call, target string, payload []
 		te.Sent = isWrite && wrote.Load()
 		return nil, nil, te
 	}
+	readAll := false // the body was read to its end
 	defer func() {
-		// Drain a little so the connection can be reused.
-		_, _ = io.Copy(io.Discard, io.LimitReader(hr.Body, maxErrorBody))
+		if !readAll { // drain a little so the connection can be reused
+			_, _ = io.Copy(io.Discard, io.LimitReader(hr.Body, maxErrorBody))
+		}
 		hr.Body.Close()
 	}()
 	if err := checkResponse(rc.method, rc.route, rc.path, hr); err != nil {
@@ -634,6 +636,7 @@ func (c *Client) attempt(ctx context.Context, rc call, target string, payload []
 		return hr, nil, err
 	}
 	data, err := readBody(hr.Body, hr.ContentLength, c.bodySizes.hint(rc.route))
+	readAll = err == nil && len(data) <= maxResponseBody
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
@@ -666,22 +669,24 @@ func (c *Client) roundTrip(req *http.Request) (*http.Response, error) {
 // service-network-id when set. Its values share one backing array (one
 // allocation instead of one per header).
 func (c *Client) requestHeader(hasBody bool, creds who) http.Header {
-	vals := make([]string, 0, 5)
-	h := make(http.Header, 6) // room for a tracing header
-	add := func(key, v string) {
-		vals = append(vals, v)
-		h[key] = vals[len(vals)-1 : len(vals) : len(vals)]
-	}
-	add("Accept", "application/json")
-	add("User-Agent", c.userAgent)
+	contentType := ""
 	if hasBody {
-		add("Content-Type", "application/json")
+		contentType = "application/json"
 	}
-	if creds.Authorization != "" {
-		add("Authorization", creds.Authorization)
+	pairs := [...][2]string{
+		{"Accept", "application/json"},
+		{"User-Agent", c.userAgent},
+		{"Content-Type", contentType},
+		{"Authorization", creds.Authorization},
+		{"Service-Network-Id", creds.NetworkID},
 	}
-	if creds.NetworkID != "" {
-		add("Service-Network-Id", creds.NetworkID)
+	vals := make([]string, 0, len(pairs))
+	h := make(http.Header, len(pairs)+1) // room for a tracing header
+	for _, kv := range pairs {
+		if kv[1] != "" {
+			vals = append(vals, kv[1])
+			h[kv[0]] = vals[len(vals)-1 : len(vals) : len(vals)]
+		}
 	}
 	return h
 }
