@@ -76,8 +76,11 @@ type Response struct {
 
 // Client talks to one Workspace Network Service. It is safe for concurrent use.
 type Client struct {
-	base        string // base URL without trailing slash, e.g. http://h:1/api
-	hc          *http.Client
+	base string // base URL without trailing slash, e.g. http://h:1/api
+	hc   *http.Client
+	// rt is hc's transport when hc is the client's own (newHTTPClient):
+	// attempts call it directly (see roundTrip). Nil with WithHTTPClient.
+	rt          http.RoundTripper
 	fixed       *who
 	timeout     time.Duration
 	retry       RetryPolicy
@@ -237,6 +240,7 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 	}
 	if c.hc == nil {
 		c.hc = newHTTPClient(c.maxInFlight, c.timeout)
+		c.rt = c.hc.Transport
 	}
 	c.slots = newSlots(c.maxInFlight, min(c.perClient, c.maxInFlight))
 	c.breakers.settings, c.breakers.onChange = c.breakerSettings, c.onBreakerChange
@@ -336,10 +340,14 @@ func (c *Client) do(ctx context.Context, rc call) (resp *Response, err error) {
 	)
 	creds := c.credentials(ctx)
 	cacheable := rc.method == http.MethodGet && c.cache != nil && rc.decode != nil
-	uri := rc.path
+	// target is the URL; uri, its part below the base URL, shares its bytes.
+	var target string
 	if q := rc.query.Encode(); q != "" {
-		uri += "?" + q
+		target = c.base + rc.path + "?" + q
+	} else {
+		target = c.base + rc.path
 	}
+	uri := target[len(c.base):]
 	if cacheable && cacheReads(ctx) && creds.validate() == nil {
 		if body, ok := c.cache.Get(ctx, creds.Credentials, rc.route, uri); ok {
 			if resp, err := c.fromCache(ctx, rc, body, start); err == nil {
@@ -375,13 +383,12 @@ func (c *Client) do(ctx context.Context, rc call) (resp *Response, err error) {
 			return nil, fmt.Errorf("restclient: %s %s: encoding request body: %w", rc.method, rc.route, err)
 		}
 	}
-	target := c.base + uri
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if rc.method == http.MethodGet && c.shareGets {
 		f, shared, fl, err = c.sharedFetch(ctx, rc, target, creds)
-		if f.hr != nil {
+		if f.hr != nil && !c.flights.alone(fl) {
 			f.hr = copyResponse(f.hr) // the flight's answer is every waiter's
 		}
 	} else {
@@ -588,41 +595,38 @@ func (c *Client) attempt(ctx context.Context, rc call, target string, payload []
 	}
 	// wrote turns true once the whole request is on the wire: from then on
 	// the upstream may have acted on it, whatever happens to the answer.
+	// Only a write's failure needs to know (TransportError.OutcomeUnknown),
+	// so reads go without the trace.
 	var wrote atomic.Bool
-	actx = httptrace.WithClientTrace(actx, &httptrace.ClientTrace{WroteRequest: func(i httptrace.WroteRequestInfo) {
-		if i.Err == nil {
-			wrote.Store(true)
-		}
-	}})
+	isWrite := rc.method != http.MethodGet && rc.method != http.MethodHead
+	if isWrite {
+		actx = httptrace.WithClientTrace(actx, &httptrace.ClientTrace{WroteRequest: func(i httptrace.WroteRequestInfo) {
+			if i.Err == nil {
+				wrote.Store(true)
+			}
+		}})
+	}
 	req, err := http.NewRequestWithContext(actx, rc.method, target, body)
 	if err != nil {
 		return nil, nil, fmt.Errorf("restclient: %s %s: invalid request", rc.method, rc.route)
 	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", c.userAgent)
-	if payload != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if creds.Authorization != "" {
-		req.Header.Set("Authorization", creds.Authorization)
-	}
-	if creds.NetworkID != "" {
-		req.Header.Set("service-network-id", creds.NetworkID)
-	}
+	req.Header = c.requestHeader(payload != nil, creds)
 	injectTrace(actx, req)
 
-	hr, err := c.hc.Do(req)
+	hr, err := c.roundTrip(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
 		}
 		te := newTransportError(rc.method, rc.route, err)
-		te.Sent = wrote.Load()
+		te.Sent = isWrite && wrote.Load()
 		return nil, nil, te
 	}
+	readAll := false // the body was read to its end
 	defer func() {
-		// Drain a little so the connection can be reused.
-		_, _ = io.Copy(io.Discard, io.LimitReader(hr.Body, maxErrorBody))
+		if !readAll { // drain a little so the connection can be reused
+			_, _ = io.Copy(io.Discard, io.LimitReader(hr.Body, maxErrorBody))
+		}
 		hr.Body.Close()
 	}()
 	if err := checkResponse(rc.method, rc.route, rc.path, hr); err != nil {
@@ -632,6 +636,7 @@ func (c *Client) attempt(ctx context.Context, rc call, target string, payload []
 		return hr, nil, err
 	}
 	data, err := readBody(hr.Body, hr.ContentLength, c.bodySizes.hint(rc.route))
+	readAll = err == nil && len(data) <= maxResponseBody
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
@@ -644,6 +649,46 @@ func (c *Client) attempt(ctx context.Context, rc call, target string, payload []
 		return hr, nil, &DecodeError{Method: rc.method, Route: rc.route, Err: fmt.Errorf("body exceeds %d bytes", maxResponseBody)}
 	}
 	return hr, data, nil
+}
+
+// roundTrip sends one request. The client's own *http.Client follows no
+// redirects and has no cookie jar, and every attempt carries its own
+// deadline (shorter than that client's backstop Timeout), so its transport
+// is called directly: the same exchange without http.Client's per-request
+// redirect bookkeeping (a copy of the request, of its URL and its header).
+// A client given with WithHTTPClient is used as is.
+func (c *Client) roundTrip(req *http.Request) (*http.Response, error) {
+	if c.rt != nil {
+		return c.rt.RoundTrip(req)
+	}
+	return c.hc.Do(req)
+}
+
+// requestHeader returns a fresh header for one request: Accept, User-Agent,
+// Content-Type when it has a body, and creds' Authorization and
+// service-network-id when set. Its values share one backing array (one
+// allocation instead of one per header).
+func (c *Client) requestHeader(hasBody bool, creds who) http.Header {
+	contentType := ""
+	if hasBody {
+		contentType = "application/json"
+	}
+	pairs := [...][2]string{
+		{"Accept", "application/json"},
+		{"User-Agent", c.userAgent},
+		{"Content-Type", contentType},
+		{"Authorization", creds.Authorization},
+		{"Service-Network-Id", creds.NetworkID},
+	}
+	vals := make([]string, 0, len(pairs))
+	h := make(http.Header, len(pairs)+1) // room for a tracing header
+	for _, kv := range pairs {
+		if kv[1] != "" {
+			vals = append(vals, kv[1])
+			h[kv[0]] = vals[len(vals)-1 : len(vals) : len(vals)]
+		}
+	}
+	return h
 }
 
 // ---- request helpers ----

@@ -189,7 +189,8 @@ type TransportError struct {
 	Method, Route string
 	Err           error
 	// Sent: the whole request was written before the failure, so the
-	// upstream may have received it and acted on it.
+	// upstream may have received it and acted on it. Tracked for writes
+	// only (anything but GET and HEAD); always false for reads.
 	Sent bool
 	// Answered: the status line and headers arrived; the body was cut short.
 	Answered bool

@@ -46,14 +46,12 @@ func WithSharedGets(on bool) Option {
 type flightKey [sha256.Size]byte
 
 func newFlightKey(method, target string, creds Credentials) flightKey {
-	h := sha256.New()
+	var stack [512]byte // the usual key text fits: no allocation
+	b := stack[:0]
 	for _, s := range []string{method, target, creds.Authorization, creds.NetworkID} {
-		h.Write([]byte(s))
-		h.Write([]byte{0})
+		b = append(append(b, s...), 0)
 	}
-	var k flightKey
-	h.Sum(k[:0])
-	return k
+	return sha256.Sum256(b)
 }
 
 // flight is one shared upstream call.
@@ -89,6 +87,14 @@ func (g *flights) deadline(f *flight) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return f.latest, true
+}
+
+// alone reports whether the done flight f had one waiter (the caller):
+// its answer then needs no copy. No waiter joins a done flight.
+func (g *flights) alone(f *flight) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return f.waiters == 1
 }
 
 // leave removes a waiter that gave up; the last one cancels the call.

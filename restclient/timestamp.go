@@ -59,42 +59,46 @@ func (t Timestamp) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON reads an ISO 8601 string (JSON escapes included), "" or
 // null. It never fails: any other value is kept as unreadable (see Err).
+// The usual value, a quoted string without escapes, is parsed from b as is,
+// without allocating.
 func (t *Timestamp) UnmarshalJSON(b []byte) error {
+	if n := len(b); n >= 2 && b[0] == '"' && b[n-1] == '"' && bytes.IndexByte(b, '\\') < 0 {
+		t.set(b[1:n-1], b)
+		return nil
+	}
 	if bytes.Equal(b, []byte("null")) {
 		*t = Timestamp{}
 		return nil
 	}
 	var s string
-	if n := len(b); n >= 2 && b[0] == '"' && b[n-1] == '"' && bytes.IndexByte(b, '\\') < 0 {
-		s = string(b[1 : n-1]) // the usual case: no escapes to undo
-	} else if json.Unmarshal(b, &s) != nil {
+	if json.Unmarshal(b, &s) != nil {
 		*t = Timestamp{bad: string(b)} // a number, an object, ...
 		return nil
 	}
-	t.set(s, func() string { return string(b) })
+	t.set([]byte(s), b)
 	return nil
 }
 
 // UnmarshalText is UnmarshalJSON for the text of a string (its unquoted
 // value), for decoders that use encoding.TextUnmarshaler.
 func (t *Timestamp) UnmarshalText(text []byte) error {
-	t.set(string(text), func() string {
-		q, _ := json.Marshal(string(text))
-		return string(q)
-	})
+	t.set(text, nil)
 	return nil
 }
 
 // set makes t the instant s names, zero for "", or unreadable with the JSON
-// text raw returns.
-func (t *Timestamp) set(s string, raw func() string) {
-	if s == "" {
+// text raw (nil: s quoted).
+func (t *Timestamp) set(s, raw []byte) {
+	if len(s) == 0 {
 		*t = Timestamp{}
 		return
 	}
 	v, ok := parseISO8601(s)
 	if !ok {
-		*t = Timestamp{bad: raw()}
+		if raw == nil {
+			raw, _ = json.Marshal(string(s))
+		}
+		*t = Timestamp{bad: string(raw)}
 		return
 	}
 	*t = Timestamp{Time: v}
@@ -118,14 +122,14 @@ func (t Timestamp) String() string {
 //
 // Surrounding spaces are ignored. Anything else, or an impossible date or
 // time (2021-02-30, 25:00), is not ok.
-func parseISO8601(s string) (time.Time, bool) {
+func parseISO8601[S ~string | ~[]byte](s S) (time.Time, bool) {
 	for len(s) > 0 && s[0] == ' ' {
 		s = s[1:]
 	}
 	for len(s) > 0 && s[len(s)-1] == ' ' {
 		s = s[:len(s)-1]
 	}
-	p := iso{s: s, ok: true}
+	p := iso[S]{s: s, ok: true}
 	year := p.num(4)
 	month := p.skip('-').num(2)
 	day := p.skip('-').num(2)
@@ -160,22 +164,22 @@ func parseISO8601(s string) (time.Time, bool) {
 
 // iso is a cursor over the text parseISO8601 reads; any mismatch clears ok
 // and the remaining reads return zeros.
-type iso struct {
-	s  string
+type iso[S ~string | ~[]byte] struct {
+	s  S
 	i  int
 	ok bool
 }
 
-func (p *iso) done() bool { return p.i == len(p.s) }
+func (p *iso[S]) done() bool { return p.i == len(p.s) }
 
-func (p *iso) peek() byte {
+func (p *iso[S]) peek() byte {
 	if !p.ok || p.done() {
 		return 0
 	}
 	return p.s[p.i]
 }
 
-func (p *iso) next() byte {
+func (p *iso[S]) next() byte {
 	c := p.peek()
 	if c == 0 {
 		p.ok = false
@@ -186,7 +190,7 @@ func (p *iso) next() byte {
 }
 
 // skip consumes c, or fails.
-func (p *iso) skip(c byte) *iso {
+func (p *iso[S]) skip(c byte) *iso[S] {
 	if p.next() != c {
 		p.ok = false
 	}
@@ -194,7 +198,7 @@ func (p *iso) skip(c byte) *iso {
 }
 
 // num reads exactly n decimal digits.
-func (p *iso) num(n int) int {
+func (p *iso[S]) num(n int) int {
 	v := 0
 	for range n {
 		c := p.next()
@@ -209,7 +213,7 @@ func (p *iso) num(n int) int {
 
 // fraction reads one or more digits of a fraction of a second, as
 // nanoseconds (digits past the ninth are read and dropped).
-func (p *iso) fraction() int {
+func (p *iso[S]) fraction() int {
 	v, n := 0, 0
 	for c := p.peek(); c >= '0' && c <= '9'; c = p.peek() {
 		p.i++
@@ -229,7 +233,7 @@ func (p *iso) fraction() int {
 
 // zone reads an optional zone designator and returns its offset east of
 // UTC in seconds (0 when absent).
-func (p *iso) zone() int {
+func (p *iso[S]) zone() int {
 	switch c := p.peek(); c {
 	case 0:
 		return 0

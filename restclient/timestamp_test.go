@@ -128,5 +128,39 @@ func FuzzParseISO8601(f *testing.F) {
 		if want, err := time.Parse(time.RFC3339Nano, s); err == nil && (!ok || !got.Equal(want)) {
 			t.Errorf("%q: %v %v, time.Parse %v", s, got, ok, want)
 		}
+		// UnmarshalJSON of the string (escaped or not) agrees, and keeps an
+		// unreadable one as received.
+		q, _ := json.Marshal(s)
+		var ts Timestamp
+		if err := ts.UnmarshalJSON(q); err != nil {
+			t.Fatal(err)
+		}
+		switch back, _ := ts.MarshalJSON(); {
+		case s == "":
+			if !ts.IsZero() || ts.Err() != nil {
+				t.Errorf("%q decoded to %v, %v", s, ts.Time, ts.Err())
+			}
+		case ok && (!ts.Equal(got) || ts.Err() != nil):
+			t.Errorf("%s decoded to %v, %v; parseISO8601 %v", q, ts.Time, ts.Err(), got)
+		case !ok && (ts.Err() == nil || string(back) != string(q)):
+			t.Errorf("%s decoded to %v, %v, encodes back as %s", q, ts.Time, ts.Err(), back)
+		}
 	})
+}
+
+// BenchmarkTimestampUnmarshalJSON decodes the usual upstream timestamp (a
+// quoted RFC 3339 string without escapes), as the codec hands it over.
+func BenchmarkTimestampUnmarshalJSON(b *testing.B) {
+	for _, in := range []string{`"2021-05-21T10:00:00Z"`, `"2021-05-21T10:00:00.123456+02:00"`} {
+		b.Run(in[12:], func(b *testing.B) {
+			raw := []byte(in)
+			b.ReportAllocs()
+			for b.Loop() {
+				var ts Timestamp
+				if err := ts.UnmarshalJSON(raw); err != nil || ts.IsZero() {
+					b.Fatal(ts, err)
+				}
+			}
+		})
+	}
 }
