@@ -232,50 +232,59 @@ func (w *discardWriter) WriteHeader(s int)           { w.status = s }
 const costWarmup = 3
 
 // costRun executes q through h sequentially for at least dur and minN
-// executions and returns the per-query cost.
+// executions and returns the per-query cost: the facade's, not the bench's.
+// Requests are built before the measured loop, and a measured answer is
+// checked by its first bytes only (a response without errors starts
+// {"data": graph/overhttp writes errors first); an answer that does not is
+// decoded in full for the error. The warm-up executions are decoded and
+// checked in full.
 func costRun(h http.Handler, who http.Header, q *benchQuery, dur time.Duration, minN int) (Cost, error) {
-	// Bodies are built outside the measured loop (mutations need fresh vars).
-	bodies := make([][]byte, 0, 64)
-	next := func(i int) []byte {
-		for len(bodies) <= i {
-			bodies = append(bodies, requestBody(q))
-		}
-		return bodies[i]
-	}
-	w := &discardWriter{h: http.Header{}}
 	header := who.Clone() // what gqlclient sends: the credentials and the content type
 	header.Set("Content-Type", "application/json")
-	exec := func(body []byte) error {
-		req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
+	// Bodies are built per execution (mutations need fresh vars).
+	request := func() *http.Request {
+		req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(requestBody(q)))
 		maps.Copy(req.Header, header)
+		return req
+	}
+	w := &discardWriter{h: http.Header{}}
+	serve := func(req *http.Request) {
 		clear(w.h)
 		w.buf.Reset()
 		w.status = http.StatusOK
 		h.ServeHTTP(w, req)
+	}
+	check := func() error {
 		_, err := dataOf(gqlclient.Decode(w.status, w.h, w.buf.Bytes()))
 		return err
 	}
 	// Warm up (query cache, connections), and size the run.
 	t0 := time.Now()
-	for i := range costWarmup {
-		if err := exec(next(i)); err != nil {
+	for range costWarmup {
+		serve(request())
+		if err := check(); err != nil {
 			return Cost{}, err
 		}
 	}
 	per := time.Since(t0) / costWarmup
 	n := max(minN, int(dur/max(per, time.Microsecond)))
 	n = min(n, 5000)
-	bodies = bodies[:0]
-	for i := range n {
-		next(i)
+	reqs := make([]*http.Request, n)
+	for i := range reqs {
+		reqs[i] = request()
 	}
+	ok := []byte(`{"data":`)
 	runtime.GC()
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
 	c0 := cpuTime()
-	for i := range n {
-		if err := exec(bodies[i]); err != nil {
-			return Cost{}, err
+	for _, req := range reqs {
+		serve(req)
+		if w.status != http.StatusOK || !bytes.HasPrefix(w.buf.Bytes(), ok) {
+			if err := check(); err != nil {
+				return Cost{}, err
+			}
+			return Cost{}, fmt.Errorf("status %d: %.200s", w.status, w.buf.Bytes())
 		}
 	}
 	c1 := cpuTime()
