@@ -160,7 +160,8 @@ func NewHandler(o Options) http.Handler {
 	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: &Resolver{client: o.Client, cache: o.Cache, log: o.Logger, cursors: paging.NewCodec(o.CursorSecret)}}))
 	// The one transport: GraphQL over HTTP as its spec says (graph/overhttp).
 	srv.AddTransport(overhttp.Transport{})
-	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	docs := lru.New[*ast.QueryDocument](1000)
+	srv.SetQueryCache(docs)
 	srv.SetParserTokenLimit(o.Limits.MaxTokens)
 	srv.SetDisableSuggestion(o.DisableSuggestions)
 	if o.Introspection {
@@ -175,7 +176,7 @@ func NewHandler(o Options) http.Handler {
 		}
 		srv.Use(extension.AutomaticPersistedQuery{Cache: store})
 	}
-	srv.Use(limits.New(o.Limits))
+	srv.Use(limits.New(o.Limits).UseQueryCache(docs))
 	// Admission runs after the limits extension, whose cost it admits.
 	admit := admission.New(admission.Config{MaxCostInFlight: o.MaxCostInFlight, Wait: o.AdmissionWait})
 	if admit != nil {
