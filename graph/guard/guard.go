@@ -18,7 +18,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
 
@@ -231,23 +230,50 @@ func DecodeBody(body []byte) (*Params, *Refusal) {
 	if len(t) > 0 && t[0] == '[' {
 		return nil, badRequest("batched requests (a JSON array) are not supported: send one operation per request")
 	}
+	// One pass: each member decoded as whatever JSON value it holds
+	// (numbers as json.Number, as gqlgen decodes them), then its type
+	// checked in the order of the members.
 	var raw struct {
-		Query, OperationName, DocumentID json.RawMessage
-		Variables, Extensions            json.RawMessage
+		Query, OperationName, DocumentID any
+		Variables, Extensions            any
 	}
-	if len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &raw) != nil {
-		return nil, badRequest("the request body is not a JSON object {\"query\", \"variables\", \"operationName\", \"extensions\"}")
+	notObject := badRequest("the request body is not a JSON object {\"query\", \"variables\", \"operationName\", \"extensions\"}")
+	if len(t) == 0 || t[0] != '{' {
+		return nil, notObject
+	}
+	dec := json.NewDecoder(bytes.NewReader(t))
+	dec.UseNumber()
+	if dec.Decode(&raw) != nil || dec.Decode(&struct{}{}) != io.EOF {
+		return nil, notObject
 	}
 	p := &Params{}
 	for _, m := range []struct {
 		name string
-		raw  json.RawMessage
-		dst  any
-	}{{"query", raw.Query, &p.Query}, {"operationName", raw.OperationName, &p.OperationName}, {"documentId", raw.DocumentID, &p.DocumentID},
-		{"variables", raw.Variables, &p.Variables}, {"extensions", raw.Extensions, &p.Extensions}} {
-		if ref := decodeMember("request member", m.name, m.raw, m.dst); ref != nil {
-			return nil, ref
+		v    any
+		dst  *string
+	}{{"query", raw.Query, &p.Query}, {"operationName", raw.OperationName, &p.OperationName}, {"documentId", raw.DocumentID, &p.DocumentID}} {
+		if m.v == nil {
+			continue
 		}
+		v, ok := m.v.(string)
+		if !ok {
+			return nil, badRequest("the request member \"" + m.name + "\" must be a string")
+		}
+		*m.dst = v
+	}
+	for _, m := range []struct {
+		name string
+		v    any
+		dst  *map[string]any
+	}{{"variables", raw.Variables, &p.Variables}, {"extensions", raw.Extensions, &p.Extensions}} {
+		if m.v == nil {
+			continue
+		}
+		v, ok := m.v.(map[string]any)
+		if !ok {
+			return nil, badRequest("the request member \"" + m.name + "\" must be a JSON object")
+		}
+		*m.dst = v
 	}
 	return p, p.check()
 }
@@ -274,23 +300,14 @@ func DecodeQuery(r *http.Request) (*Params, *Refusal) {
 	return p, p.check()
 }
 
-// decodeMember decodes raw into dst, a *string or a *map[string]any; null
-// leaves dst unset. Any other JSON type is a 400 naming the member.
+// decodeMember decodes raw into dst, a *map[string]any; null leaves dst
+// unset. Any other JSON type is a 400 naming the member.
 func decodeMember(what, name string, raw json.RawMessage, dst any) *Refusal {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
 	}
 	var err error
 	switch d := dst.(type) {
-	case *string:
-		if raw[0] != '"' {
-			return badRequest("the " + what + " \"" + name + "\" must be a string")
-		}
-		if v, ok := plainString(raw); ok {
-			*d = v
-			return nil
-		}
-		err = json.Unmarshal(raw, d)
 	case *map[string]any:
 		if raw[0] != '{' {
 			return badRequest("the " + what + " \"" + name + "\" must be a JSON object")
@@ -305,38 +322,6 @@ func decodeMember(what, name string, raw json.RawMessage, dst any) *Refusal {
 		return badRequest("the " + what + " \"" + name + "\" could not be decoded")
 	}
 	return nil
-}
-
-// plainString returns the value of raw, a JSON string token (from a
-// document already checked to be valid JSON), when it has no escapes, no
-// control characters and is valid UTF-8: its text between the quotes, as
-// json.Unmarshal would decode it. ok is false otherwise (json.Unmarshal
-// decides).
-func plainString(raw json.RawMessage) (string, bool) {
-	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
-		return "", false
-	}
-	in := raw[1 : len(raw)-1]
-	for _, c := range in {
-		if c < 0x20 || c == '\\' || c == '"' || c >= utf8.RuneSelf {
-			if c >= utf8.RuneSelf && utf8.Valid(in) && !hasSpecial(in) {
-				return string(in), true
-			}
-			return "", false
-		}
-	}
-	return string(in), true
-}
-
-// hasSpecial reports whether b holds a quote, a backslash or a control
-// character.
-func hasSpecial(b []byte) bool {
-	for _, c := range b {
-		if c < 0x20 || c == '\\' || c == '"' {
-			return true
-		}
-	}
-	return false
 }
 
 // check refuses a request that names no operation document: no query, no

@@ -1,33 +1,76 @@
 package guard
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"mime"
+	"reflect"
 	"strings"
 	"testing"
 	"testing/iotest"
 )
 
-// plainString's fast path answers exactly what json.Unmarshal answers, and
-// leaves to it every string it cannot take as is.
-func TestPlainStringAgreesWithJSON(t *testing.T) {
-	for _, raw := range []string{`""`, `"{ __typename }"`, `"query Q($id: ID!) { resource(id: $id) { title } }"`,
-		`"caf\u00e9 ✓"`, "\"caf\xc3\xa9\"", "\"bad \xff utf-8\"", `"a\"b"`, `"tab\there"`, "\"raw\ttab\"", `"\\"`, "\"nl\n\""} {
-		var want string
-		werr := json.Unmarshal([]byte(raw), &want)
-		got, ok := plainString(json.RawMessage(raw))
-		if ok && (werr != nil || got != want) {
-			t.Errorf("plainString(%q) = %q; json.Unmarshal: %q, %v", raw, got, want, werr)
+// decodeBodyBefore is DecodeBody as it was before its one-pass decoding
+// (json.Unmarshal into raw members, then each member decoded): the reference
+// the one pass must agree with.
+func decodeBodyBefore(body []byte) (*Params, *Refusal) {
+	t := bytes.TrimLeft(body, " \t\r\n")
+	if len(t) > 0 && t[0] == '[' {
+		return nil, badRequest("batched requests (a JSON array) are not supported: send one operation per request")
+	}
+	var raw struct {
+		Query, OperationName, DocumentID json.RawMessage
+		Variables, Extensions            json.RawMessage
+	}
+	if len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &raw) != nil {
+		return nil, badRequest("the request body is not a JSON object {\"query\", \"variables\", \"operationName\", \"extensions\"}")
+	}
+	p := &Params{}
+	for _, m := range []struct {
+		name string
+		raw  json.RawMessage
+		dst  any
+	}{{"query", raw.Query, &p.Query}, {"operationName", raw.OperationName, &p.OperationName}, {"documentId", raw.DocumentID, &p.DocumentID},
+		{"variables", raw.Variables, &p.Variables}, {"extensions", raw.Extensions, &p.Extensions}} {
+		if len(m.raw) == 0 || string(m.raw) == "null" {
+			continue
 		}
-		var d string
-		ref := decodeMember("request member", "query", json.RawMessage(raw), &d)
-		if (ref == nil) != (werr == nil) || werr == nil && d != want {
-			t.Errorf("decodeMember(%q) = %q, %v; json.Unmarshal: %q, %v", raw, d, ref, want, werr)
+		if d, ok := m.dst.(*string); ok {
+			if m.raw[0] != '"' {
+				return nil, badRequest("the request member \"" + m.name + "\" must be a string")
+			}
+			if json.Unmarshal(m.raw, d) != nil {
+				return nil, badRequest("the request member \"" + m.name + "\" could not be decoded")
+			}
+			continue
+		}
+		if ref := decodeMember("request member", m.name, m.raw, m.dst); ref != nil {
+			return nil, ref
 		}
 	}
-	if _, ok := plainString(json.RawMessage("\"caf\xc3\xa9\"")); !ok {
-		t.Error("valid UTF-8 without escapes not taken as is")
+	return p, p.check()
+}
+
+// DecodeBody answers every body as its former two-pass decoding did: the
+// same parameters (numbers as json.Number) or the same refusal.
+func TestDecodeBodyAgreesWithBefore(t *testing.T) {
+	for _, body := range []string{
+		`{"query":"{ __typename }"}`,
+		`{"query":"query Q($id: ID!) { resource(id: $id) { title } }","variables":{"id":"x","n":12345678901234567890,"f":1.5,"l":[1,{"a":null}]},"operationName":"Q"}`,
+		`{"query":"caf\u00e9 \"q\" ✓","extensions":{"persistedQuery":{"version":1,"sha256Hash":"ab"}}}`,
+		"{\"query\":\"bad \xff utf-8\"}", `{"Query":"case-insensitive member"}`, `{"query":"a","query":"b"}`,
+		`{"documentId":"d1"}`, `{"extensions":{"persistedQuery":{"version":1}}}`, `{}`, `{"query":null,"variables":null}`,
+		`{"query":1}`, `{"query":"q","operationName":true}`, `{"query":"q","documentId":{}}`, `{"query":"q","variables":[1]}`,
+		`{"query":"q","variables":"{}"}`, `{"query":"q","extensions":7}`, `{"query":"q"} {"query":"r"}`, `{"query":"q"}}`,
+		`{"query":"q"}  ` + "\n", `  {"query":"q"}`, `[{"query":"q"}]`, `"query"`, ``, `{`, `{"query":"q",}`, `nul`, `{"query":"raw` + "\t" + `tab"}`,
+		`{"query":"q","variables":{"a":1},"variables":{"b":2}}`, `{"query":"q","unknown":[1,2,{"x":"y"}]}`,
+	} {
+		gp, gref := DecodeBody([]byte(body))
+		wp, wref := decodeBodyBefore([]byte(body))
+		if !reflect.DeepEqual(gp, wp) || !reflect.DeepEqual(gref, wref) {
+			t.Errorf("%q:\n got  %+v %+v\n want %+v %+v", body, gp, gref, wp, wref)
+		}
 	}
 }
 
