@@ -237,14 +237,16 @@ func DecodeBody(body []byte) (*Params, *Refusal) {
 		Query, OperationName, DocumentID any
 		Variables, Extensions            any
 	}
-	notObject := badRequest("the request body is not a JSON object {\"query\", \"variables\", \"operationName\", \"extensions\"}")
+	notObject := func() *Refusal {
+		return badRequest("the request body is not a JSON object {\"query\", \"variables\", \"operationName\", \"extensions\"}")
+	}
 	if len(t) == 0 || t[0] != '{' {
-		return nil, notObject
+		return nil, notObject()
 	}
 	dec := json.NewDecoder(bytes.NewReader(t))
 	dec.UseNumber()
 	if dec.Decode(&raw) != nil || dec.Decode(&struct{}{}) != io.EOF {
-		return nil, notObject
+		return nil, notObject()
 	}
 	p := &Params{}
 	for _, m := range []struct {
