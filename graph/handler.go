@@ -160,7 +160,8 @@ func NewHandler(o Options) http.Handler {
 	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: &Resolver{client: o.Client, cache: o.Cache, log: o.Logger, cursors: paging.NewCodec(o.CursorSecret)}}))
 	// The one transport: GraphQL over HTTP as its spec says (graph/overhttp).
 	srv.AddTransport(overhttp.Transport{})
-	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	docs := lru.New[*ast.QueryDocument](1000)
+	srv.SetQueryCache(docs)
 	srv.SetParserTokenLimit(o.Limits.MaxTokens)
 	srv.SetDisableSuggestion(o.DisableSuggestions)
 	if o.Introspection {
@@ -175,7 +176,7 @@ func NewHandler(o Options) http.Handler {
 		}
 		srv.Use(extension.AutomaticPersistedQuery{Cache: store})
 	}
-	srv.Use(limits.New(o.Limits))
+	srv.Use(limits.New(o.Limits).UseQueryCache(docs))
 	// Admission runs after the limits extension, whose cost it admits.
 	admit := admission.New(admission.Config{MaxCostInFlight: o.MaxCostInFlight, Wait: o.AdmissionWait})
 	if admit != nil {
@@ -210,11 +211,6 @@ func NewHandler(o Options) http.Handler {
 		// RESPONSE_TOO_LARGE.
 		srv.AroundResponses(capResponse(o.MaxResponseBytes))
 	}
-	var gql http.Handler = srv
-	if admit != nil {
-		gql = admit.Wrap(srv) // holds the cost units until the response is written; 503 on refusal
-	}
-
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		entry := accesslog.From(ctx)
@@ -261,13 +257,15 @@ func NewHandler(o Options) http.Handler {
 			defer cancel()
 		}
 		trace := o.UpstreamTrace && r.Header.Get(TraceHeader) == "1"
-		req := &request{trace: trace, calls: &calls.Collector{Max: o.MaxUpstreamCalls, Keep: trace}}
+		req := &request{trace: trace}
+		req.collector = calls.Collector{Max: o.MaxUpstreamCalls, Keep: trace}
+		req.calls = &req.collector
 		if trace {
 			req.calls.Start = time.Now()
 		}
 		var creds restclient.Credentials
 		if auth := strings.TrimSpace(r.Header.Get("Authorization")); auth != "" {
-			creds = restclient.Credentials{Authorization: auth, NetworkID: strings.TrimSpace(r.Header.Get("service-network-id"))}
+			creds = restclient.Credentials{Authorization: auth, NetworkID: strings.TrimSpace(r.Header.Get(guard.NetworkIDHeader))}
 			req.hasCredentials = true
 		} else if o.ServerCredentials != nil {
 			creds = *o.ServerCredentials
@@ -283,18 +281,29 @@ func NewHandler(o Options) http.Handler {
 		// Resolvers never modify upstream objects: identical GETs in flight
 		// for one caller's credentials are decoded once for all requests.
 		ctx = restclient.WithReadOnlyResults(ctx)
+		// The call hooks, outermost first, installed in one chain.
+		hooks := make([]restclient.CallHooks, 0, 4)
 		if o.Metrics != nil { // outermost: sees the calls inner hooks refuse
-			ctx = restclient.WithCallHooks(ctx, o.Metrics.CallHooks())
+			hooks = append(hooks, o.Metrics.CallHooks())
 		}
 		if req.hasCredentials && !isBearer(creds.Authorization) {
-			ctx = restclient.WithCallHooks(ctx, restclient.CallHooks{Before: refuseBearerOnly})
+			hooks = append(hooks, restclient.CallHooks{Before: refuseBearerOnly})
 		}
-		ctx = restclient.WithCallHooks(ctx, req.calls.Hooks())
+		hooks = append(hooks, req.calls.Hooks())
 		if o.Budget != nil {
-			ctx = restclient.WithCallHooks(ctx, budgetHooks(o.Budget, restclient.IdentityFromContext(ctx)))
+			hooks = append(hooks, budgetHooks(o.Budget, restclient.IdentityFromContext(ctx)))
 		}
+		ctx = restclient.WithCallHooks(ctx, hooks...)
 		ctx = loaders.WithLoaders(ctx, o.newLoaders())
-		gql.ServeHTTP(w, r.WithContext(ctx))
+		if admit != nil {
+			// Holds the cost units until the response is written; 503 on
+			// refusal.
+			var slot *admission.Slot
+			ctx, slot = admit.Begin(ctx, w)
+			defer slot.End()
+			w = slot.Writer()
+		}
+		srv.ServeHTTP(w, r.WithContext(ctx))
 		entry.SetUpstreamCalls(req.calls.Count(), req.calls.CacheHits(), req.calls.Waited())
 	})
 }
@@ -381,7 +390,8 @@ func fieldDepth(ctx context.Context) int {
 type request struct {
 	hasCredentials bool
 	trace          bool
-	calls          *calls.Collector
+	calls          *calls.Collector // &collector, or nil outside a request
+	collector      calls.Collector
 }
 
 type requestKey struct{}

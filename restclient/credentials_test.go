@@ -3,7 +3,9 @@ package restclient
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -129,6 +131,26 @@ func TestIdentityFromContext(t *testing.T) {
 	}
 	if got := IdentityFromContext(t.Context()); got != "" {
 		t.Errorf("without credentials: %q", got)
+	}
+}
+
+// Identity is sha256(Authorization, 0, NetworkID), first 16 bytes in hex:
+// replicas of different builds share budgets and caches keyed by it.
+func TestIdentityValue(t *testing.T) {
+	for _, c := range []Credentials{{}, {Authorization: "Bearer x", NetworkID: "n"}, {Authorization: "Basic " + strings.Repeat("a", 400), NetworkID: "fc37738e-179d-443d-bd55-efaaaae9e4ec"}} {
+		sum := sha256.Sum256([]byte(c.Authorization + "\x00" + c.NetworkID))
+		if got, want := c.Identity(), hex.EncodeToString(sum[:16]); got != want {
+			t.Errorf("Identity of %.20q = %q, want %q", c.Authorization, got, want)
+		}
+	}
+}
+
+// BenchmarkIdentity hashes a bearer token and network id.
+func BenchmarkIdentity(b *testing.B) {
+	c := Credentials{Authorization: "Bearer demo-all-scopes-token", NetworkID: "fc37738e-179d-443d-bd55-efaaaae9e4ec"}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = c.Identity()
 	}
 }
 

@@ -73,12 +73,14 @@ type CallHooks struct {
 
 type hooksKey struct{}
 
-// WithCallHooks returns ctx carrying h inside the hooks ctx already carries.
-func WithCallHooks(ctx context.Context, h CallHooks) context.Context {
+// WithCallHooks returns ctx carrying hs inside the hooks ctx already
+// carries, hs[0] outermost. Installing a request's hooks in one call costs
+// one chain and one context value.
+func WithCallHooks(ctx context.Context, hs ...CallHooks) context.Context {
 	outer, _ := ctx.Value(hooksKey{}).([]CallHooks)
-	chain := make([]CallHooks, len(outer), len(outer)+1)
-	copy(chain, outer)
-	return context.WithValue(ctx, hooksKey{}, append(chain, h))
+	chain := make([]CallHooks, 0, len(outer)+len(hs))
+	chain = append(append(chain, outer...), hs...)
+	return context.WithValue(ctx, hooksKey{}, chain)
 }
 
 func callHooks(ctx context.Context) []CallHooks {

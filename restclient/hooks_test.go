@@ -45,13 +45,20 @@ func TestCallHooksNestAroundTheCall(t *testing.T) {
 		tr.add("upstream")
 		io.WriteString(w, `{"resource":{"id":"r"}}`)
 	})
-	ctx := WithCallHooks(WithCallHooks(ctxT(t), tr.hooks("outer", nil)), tr.hooks("inner", nil))
-	if _, _, err := u.client().Resources.GetResource(ctx, "r"); err != nil {
-		t.Fatal(err)
-	}
 	want := []string{"outer.before GET /resources/v1/{id}", "inner.before GET /resources/v1/{id}", "upstream", "inner.after OK", "outer.after OK"}
-	if !slices.Equal(tr.steps, want) {
-		t.Errorf("steps %q, want %q", tr.steps, want)
+	// Nested calls and one call with several sets (the first outermost)
+	// install the same chain.
+	for name, ctx := range map[string]context.Context{
+		"nested":   WithCallHooks(WithCallHooks(ctxT(t), tr.hooks("outer", nil)), tr.hooks("inner", nil)),
+		"variadic": WithCallHooks(ctxT(t), tr.hooks("outer", nil), tr.hooks("inner", nil)),
+	} {
+		tr.steps = nil
+		if _, _, err := u.client().Resources.GetResource(ctx, "r"); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(tr.steps, want) {
+			t.Errorf("%s: steps %q, want %q", name, tr.steps, want)
+		}
 	}
 }
 

@@ -56,10 +56,13 @@ type Config struct {
 
 // Controller is the weighted semaphore of the cost in flight.
 type Controller struct {
-	cfg     Config
-	sem     *semaphore.Weighted
-	waiting atomic.Int64
-	held    atomic.Int64 // units acquired and not yet released
+	cfg Config
+	sem *semaphore.Weighted
+	// retryAfterHeader is the Retry-After of a refusal, in whole seconds
+	// (at least 1).
+	retryAfterHeader string
+	waiting          atomic.Int64
+	held             atomic.Int64 // units acquired and not yet released
 }
 
 // New returns the controller of c, or nil when c.MaxCostInFlight is 0.
@@ -67,7 +70,9 @@ func New(c Config) *Controller {
 	if c.MaxCostInFlight <= 0 {
 		return nil
 	}
-	return &Controller{cfg: c, sem: semaphore.NewWeighted(int64(c.MaxCostInFlight))}
+	ctl := &Controller{cfg: c, sem: semaphore.NewWeighted(int64(c.MaxCostInFlight))}
+	ctl.retryAfterHeader = strconv.Itoa(max(1, int(math.Ceil(c.Wait.Seconds()))))
+	return ctl
 }
 
 // Waiting reports how many operations are waiting for room (tests, metrics).
@@ -79,7 +84,8 @@ func (c *Controller) InFlight() int64 { return c.held.Load() }
 // Limit is the bound of InFlight, MaxCostInFlight.
 func (c *Controller) Limit() int64 { return int64(c.cfg.MaxCostInFlight) }
 
-// slot is one request's admission state, shared by Wrap and the extension.
+// slot is one request's admission state, shared by the request's Slot and
+// the extension.
 type slot struct {
 	held    int64
 	refused bool
@@ -87,24 +93,47 @@ type slot struct {
 
 type slotKey struct{}
 
+// Slot is one request's admission (Begin): its state, and the ResponseWriter
+// that answers a refused request 503, in one allocation.
+type Slot struct {
+	slot
+	c *Controller
+	w writer
+}
+
+// Begin starts the admission of one request: it returns ctx carrying the
+// request's slot, which the extension fills, and the Slot, whose Writer the
+// response must be written through and whose End releases the units once
+// the response is written. Wrap does the same around a handler.
+func (c *Controller) Begin(ctx context.Context, w http.ResponseWriter) (context.Context, *Slot) {
+	s := &Slot{c: c}
+	s.w = writer{ResponseWriter: w, s: &s.slot, retryAfter: c.retryAfterHeader}
+	return context.WithValue(ctx, slotKey{}, &s.slot), s
+}
+
+// Writer is the ResponseWriter of the request (503 with Retry-After when
+// refused).
+func (s *Slot) Writer() http.ResponseWriter { return &s.w }
+
+// End releases the units the request held.
+func (s *Slot) End() {
+	if s.held > 0 {
+		s.c.sem.Release(s.held)
+		s.c.held.Add(-s.held)
+	}
+}
+
 // Wrap serves next with admission: see the package comment.
 func (c *Controller) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s := &slot{}
-		defer func() {
-			if s.held > 0 {
-				c.sem.Release(s.held)
-				c.held.Add(-s.held)
-			}
-		}()
-		next.ServeHTTP(&writer{ResponseWriter: w, s: s, retryAfter: c.retryAfter()}, r.WithContext(context.WithValue(r.Context(), slotKey{}, s)))
+		ctx, s := c.Begin(r.Context(), w)
+		defer s.End()
+		next.ServeHTTP(s.Writer(), r.WithContext(ctx))
 	})
 }
 
 // retryAfter is the Retry-After of a refusal, in whole seconds (at least 1).
-func (c *Controller) retryAfter() string {
-	return strconv.Itoa(max(1, int(math.Ceil(c.cfg.Wait.Seconds()))))
-}
+func (c *Controller) retryAfter() string { return c.retryAfterHeader }
 
 // writer turns the status of a refused request into 503 with Retry-After.
 type writer struct {

@@ -12,7 +12,7 @@ import (
 // reported with the batch's size, others with none; startMs is the call's
 // start (its end minus its duration) counted from Collector.Start.
 func TestReportMarksBatchesAndOffsets(t *testing.T) {
-	c := &Collector{Keep: true, Start: time.Now().Add(-time.Hour)}
+	c := &Collector{Start: time.Now().Add(-time.Hour), Keep: true}
 	h := c.Hooks()
 	ctx := context.Background()
 	h.After(WithBatch(ctx, 3), restclient.CallInfo{Method: "GET", Route: "/resources/v1/{id}", Status: 200, Duration: time.Minute})

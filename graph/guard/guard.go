@@ -30,6 +30,16 @@ import (
 // whatever the value.
 var PreflightHeaders = []string{"Apollo-Require-Preflight", "X-Apollo-Operation-Name", "GraphQL-Require-Preflight", "X-Requested-With"}
 
+// preflightKeys are PreflightHeaders in http.Header's canonical form (a
+// lookup by another form allocates).
+var preflightKeys = func() []string {
+	keys := make([]string, len(PreflightHeaders))
+	for i, h := range PreflightHeaders {
+		keys[i] = http.CanonicalHeaderKey(h)
+	}
+	return keys
+}()
+
 // Allowed is the Allow header of the endpoint: the methods it serves.
 const Allowed = "GET, POST, OPTIONS"
 
@@ -86,12 +96,15 @@ var simpleContentTypes = []string{"application/x-www-form-urlencoded", "multipar
 // does, passes). No Content-Type, an unparsable one, or a simple one is
 // refused. Call it for GET and POST (Method refuses the rest).
 func CSRF(r *http.Request) *Refusal {
-	for _, h := range PreflightHeaders {
-		if len(r.Header.Values(h)) > 0 {
+	for _, h := range preflightKeys {
+		if len(r.Header[h]) > 0 {
 			return nil
 		}
 	}
 	if ct := r.Header.Values("Content-Type"); len(ct) > 0 {
+		if len(ct) == 1 && isJSON(ct[0]) {
+			return nil // the usual case, without parsing: not a simple type
+		}
 		if mt, _, err := mime.ParseMediaType(strings.Join(ct, ", ")); err == nil && !slices.Contains(simpleContentTypes, mt) {
 			return nil
 		}
@@ -108,7 +121,11 @@ func CSRF(r *http.Request) *Refusal {
 // a Content-Type other than application/json, or a charset other than
 // utf-8.
 func ContentType(r *http.Request) *Refusal {
-	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	ct := r.Header.Get("Content-Type")
+	if isJSON(ct) {
+		return nil
+	}
+	mt, params, err := mime.ParseMediaType(ct)
 	if err == nil && mt == "application/json" {
 		if cs, ok := params["charset"]; !ok || strings.EqualFold(cs, "utf-8") {
 			return nil
@@ -118,30 +135,74 @@ func ContentType(r *http.Request) *Refusal {
 		Message: "a GraphQL POST must have Content-Type: application/json (UTF-8)"}
 }
 
+// isJSON reports whether a Content-Type is one of the usual spellings of JSON
+// in UTF-8 ("application/json", with "; charset=utf-8" or not, any case),
+// which need no media type parsing; mime.ParseMediaType decides the rest.
+func isJSON(ct string) bool {
+	const json, charset = "application/json", "charset=utf-8"
+	if len(ct) < len(json) || !strings.EqualFold(ct[:len(json)], json) {
+		return false
+	}
+	rest := ct[len(json):]
+	if rest == "" {
+		return true
+	}
+	if rest[0] != ';' {
+		return false
+	}
+	rest = strings.TrimLeft(rest[1:], " ")
+	return strings.EqualFold(rest, charset)
+}
+
 // ReadBody reads r's body up to max bytes (0: no limit) and returns it; a
 // larger body is a 413 REQUEST_TOO_LARGE, an unreadable one a 400
 // BAD_REQUEST.
 func ReadBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, *Refusal) {
 	if max <= 0 {
-		body, err := io.ReadAll(r.Body)
+		body, err := readAll(r.Body, r.ContentLength)
 		if err != nil {
 			return nil, &Refusal{Status: http.StatusBadRequest, Code: errcode.BadRequest, Message: "the request body could not be read"}
 		}
 		return body, nil
 	}
-	tooLarge := &Refusal{Status: http.StatusRequestEntityTooLarge, Code: errcode.RequestTooLarge,
-		Message: fmt.Sprintf("the request body is larger than the limit of %d bytes", max)}
-	if r.ContentLength > max {
-		return nil, tooLarge
+	tooLarge := func() *Refusal {
+		return &Refusal{Status: http.StatusRequestEntityTooLarge, Code: errcode.RequestTooLarge,
+			Message: fmt.Sprintf("the request body is larger than the limit of %d bytes", max)}
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+	if r.ContentLength > max {
+		return nil, tooLarge()
+	}
+	body, err := readAll(http.MaxBytesReader(w, r.Body, max), r.ContentLength)
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			return nil, tooLarge
+			return nil, tooLarge()
 		}
 		return nil, &Refusal{Status: http.StatusBadRequest, Code: errcode.BadRequest, Message: "the request body could not be read"}
 	}
 	return body, nil
+}
+
+// readAll is io.ReadAll starting with room for size bytes (the
+// Content-Length; -1 when unknown) and one more, so a body of the announced
+// length is read into one buffer, without growing it.
+func readAll(r io.Reader, size int64) ([]byte, error) {
+	if size < 0 || size > 64<<10 {
+		size = 511 // io.ReadAll's start; a larger body grows the buffer as it comes
+	}
+	b := make([]byte, 0, size+1)
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // grow
+		}
+	}
 }
 
 // Params are the parameters of one GraphQL-over-HTTP request, decoded:
@@ -169,23 +230,52 @@ func DecodeBody(body []byte) (*Params, *Refusal) {
 	if len(t) > 0 && t[0] == '[' {
 		return nil, badRequest("batched requests (a JSON array) are not supported: send one operation per request")
 	}
+	// One pass: each member decoded as whatever JSON value it holds
+	// (numbers as json.Number, as gqlgen decodes them), then its type
+	// checked in the order of the members.
 	var raw struct {
-		Query, OperationName, DocumentID json.RawMessage
-		Variables, Extensions            json.RawMessage
+		Query, OperationName, DocumentID any
+		Variables, Extensions            any
 	}
-	if len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &raw) != nil {
-		return nil, badRequest("the request body is not a JSON object {\"query\", \"variables\", \"operationName\", \"extensions\"}")
+	notObject := func() *Refusal {
+		return badRequest("the request body is not a JSON object {\"query\", \"variables\", \"operationName\", \"extensions\"}")
+	}
+	if len(t) == 0 || t[0] != '{' {
+		return nil, notObject()
+	}
+	dec := json.NewDecoder(bytes.NewReader(t))
+	dec.UseNumber()
+	if dec.Decode(&raw) != nil || dec.Decode(&struct{}{}) != io.EOF {
+		return nil, notObject()
 	}
 	p := &Params{}
 	for _, m := range []struct {
 		name string
-		raw  json.RawMessage
-		dst  any
-	}{{"query", raw.Query, &p.Query}, {"operationName", raw.OperationName, &p.OperationName}, {"documentId", raw.DocumentID, &p.DocumentID},
-		{"variables", raw.Variables, &p.Variables}, {"extensions", raw.Extensions, &p.Extensions}} {
-		if ref := decodeMember("request member", m.name, m.raw, m.dst); ref != nil {
-			return nil, ref
+		v    any
+		dst  *string
+	}{{"query", raw.Query, &p.Query}, {"operationName", raw.OperationName, &p.OperationName}, {"documentId", raw.DocumentID, &p.DocumentID}} {
+		if m.v == nil {
+			continue
 		}
+		v, ok := m.v.(string)
+		if !ok {
+			return nil, badRequest("the request member \"" + m.name + "\" must be a string")
+		}
+		*m.dst = v
+	}
+	for _, m := range []struct {
+		name string
+		v    any
+		dst  *map[string]any
+	}{{"variables", raw.Variables, &p.Variables}, {"extensions", raw.Extensions, &p.Extensions}} {
+		if m.v == nil {
+			continue
+		}
+		v, ok := m.v.(map[string]any)
+		if !ok {
+			return nil, badRequest("the request member \"" + m.name + "\" must be a JSON object")
+		}
+		*m.dst = v
 	}
 	return p, p.check()
 }
@@ -212,19 +302,14 @@ func DecodeQuery(r *http.Request) (*Params, *Refusal) {
 	return p, p.check()
 }
 
-// decodeMember decodes raw into dst, a *string or a *map[string]any; null
-// leaves dst unset. Any other JSON type is a 400 naming the member.
+// decodeMember decodes raw into dst, a *map[string]any; null leaves dst
+// unset. Any other JSON type is a 400 naming the member.
 func decodeMember(what, name string, raw json.RawMessage, dst any) *Refusal {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
 	}
 	var err error
 	switch d := dst.(type) {
-	case *string:
-		if raw[0] != '"' {
-			return badRequest("the " + what + " \"" + name + "\" must be a string")
-		}
-		err = json.Unmarshal(raw, d)
 	case *map[string]any:
 		if raw[0] != '{' {
 			return badRequest("the " + what + " \"" + name + "\" must be a JSON object")

@@ -29,15 +29,22 @@ var _ graphql.OperationParameterMutator = (*Extension)(nil)
 
 // MutateOperationParameters refuses a document with more selections or
 // directives than allowed, before gqlgen validates it. Documents that do not
-// parse are left to gqlgen, which reports the parse error.
-func (x *Extension) MutateOperationParameters(_ context.Context, p *graphql.RawParams) *gqlerror.Error {
+// parse are left to gqlgen, which reports the parse error. A document in the
+// query cache (UseQueryCache) is counted as cached, not parsed again.
+func (x *Extension) MutateOperationParameters(ctx context.Context, p *graphql.RawParams) *gqlerror.Error {
 	maxSel, maxDir := x.cfg.MaxSelections, x.cfg.MaxDirectives // defaults applied by New; 0 = off
 	if p.Query == "" || maxSel == 0 && maxDir == 0 {
 		return nil
 	}
-	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: p.Query}, x.cfg.MaxTokens)
-	if err != nil {
-		return nil
+	var doc *ast.QueryDocument
+	if x.docs != nil {
+		doc, _ = x.docs.Get(ctx, p.Query)
+	}
+	if doc == nil {
+		var err error
+		if doc, err = parser.ParseQueryWithTokenLimit(&ast.Source{Input: p.Query}, x.cfg.MaxTokens); err != nil {
+			return nil
+		}
 	}
 	sel, dir := CountDocument(doc)
 	switch {
@@ -51,32 +58,35 @@ func (x *Extension) MutateOperationParameters(_ context.Context, p *graphql.RawP
 
 // CountDocument returns the selections and directive uses written in doc.
 func CountDocument(doc *ast.QueryDocument) (selections, directives int) {
-	var walk func(ast.SelectionSet)
-	walk = func(set ast.SelectionSet) {
-		for _, s := range set {
-			selections++
-			switch s := s.(type) {
-			case *ast.Field:
-				directives += len(s.Directives)
-				walk(s.SelectionSet)
-			case *ast.InlineFragment:
-				directives += len(s.Directives)
-				walk(s.SelectionSet)
-			case *ast.FragmentSpread:
-				directives += len(s.Directives)
-			}
-		}
-	}
+	var c counter
 	for _, op := range doc.Operations {
-		directives += len(op.Directives)
+		c.directives += len(op.Directives)
 		for _, v := range op.VariableDefinitions {
-			directives += len(v.Directives)
+			c.directives += len(v.Directives)
 		}
-		walk(op.SelectionSet)
+		c.walk(op.SelectionSet)
 	}
 	for _, f := range doc.Fragments {
-		directives += len(f.Directives)
-		walk(f.SelectionSet)
+		c.directives += len(f.Directives)
+		c.walk(f.SelectionSet)
 	}
-	return selections, directives
+	return c.selections, c.directives
+}
+
+type counter struct{ selections, directives int }
+
+func (c *counter) walk(set ast.SelectionSet) {
+	for _, s := range set {
+		c.selections++
+		switch s := s.(type) {
+		case *ast.Field:
+			c.directives += len(s.Directives)
+			c.walk(s.SelectionSet)
+		case *ast.InlineFragment:
+			c.directives += len(s.Directives)
+			c.walk(s.SelectionSet)
+		case *ast.FragmentSpread:
+			c.directives += len(s.Directives)
+		}
+	}
 }

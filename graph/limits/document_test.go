@@ -5,8 +5,11 @@ import (
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/parser"
+
+	"github.com/workspacenet/facade/internal/queries"
 )
 
 func TestCountDocument(t *testing.T) {
@@ -42,5 +45,44 @@ func TestDocumentLimits(t *testing.T) {
 	off := New(Config{}) // 0 = off
 	if err := off.MutateOperationParameters(t.Context(), &graphql.RawParams{Query: "{ a " + strings.Repeat("@x ", 100) + "}"}); err != nil {
 		t.Errorf("limits off: %v", err)
+	}
+}
+
+// A document in the query cache is counted as cached: the cached document,
+// not the query text, decides.
+func TestDocumentLimitsUseQueryCache(t *testing.T) {
+	docs := lru.New[*ast.QueryDocument](10)
+	big, err := parser.ParseQuery(&ast.Source{Input: "{ " + strings.Repeat("a ", DefaultMaxSelections+1) + "}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs.Add(t.Context(), "{ a }", big)
+	x := New(DefaultConfig()).UseQueryCache(docs)
+	if err := x.MutateOperationParameters(t.Context(), &graphql.RawParams{Query: "{ a }"}); err == nil || err.Extensions["limit"] != Selections {
+		t.Errorf("cached document not counted: %v", err)
+	}
+	if err := x.MutateOperationParameters(t.Context(), &graphql.RawParams{Query: "{ b }"}); err != nil {
+		t.Errorf("uncached small document refused: %v", err)
+	}
+}
+
+// BenchmarkDocumentLimits checks the dashboard's document limits with the
+// query parsed every time ("parse") and found in the query cache ("cached").
+func BenchmarkDocumentLimits(b *testing.B) {
+	docs := lru.New[*ast.QueryDocument](10)
+	doc, err := parser.ParseQuery(&ast.Source{Input: queries.Dashboard})
+	if err != nil {
+		b.Fatal(err)
+	}
+	docs.Add(b.Context(), queries.Dashboard, doc)
+	for name, x := range map[string]*Extension{"parse": New(DefaultConfig()), "cached": New(DefaultConfig()).UseQueryCache(docs)} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := x.MutateOperationParameters(b.Context(), &graphql.RawParams{Query: queries.Dashboard}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

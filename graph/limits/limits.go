@@ -308,10 +308,22 @@ func TokenLimit(e *gqlerror.Error, maxTokens int) *gqlerror.Error {
 }
 
 // Extension is the gqlgen handler extension enforcing the limits.
-type Extension struct{ cfg Config }
+type Extension struct {
+	cfg  Config
+	docs graphql.Cache[*ast.QueryDocument] // nil: parse every document
+}
 
 // New returns the extension enforcing c.
 func New(c Config) *Extension { return &Extension{cfg: c} }
+
+// UseQueryCache lets x count the document limits on the parsed document of
+// docs, the server's query cache (handler.Server.SetQueryCache), instead of
+// parsing the query again: a repeated query then costs no parse before
+// gqlgen's own cache hit. Call it before serving; it returns x.
+func (x *Extension) UseQueryCache(docs graphql.Cache[*ast.QueryDocument]) *Extension {
+	x.docs = docs
+	return x
+}
 
 var _ interface {
 	graphql.HandlerExtension

@@ -18,6 +18,7 @@ import (
 	"github.com/workspacenet/facade/graph/errcode"
 	"github.com/workspacenet/facade/graph/generated"
 	"github.com/workspacenet/facade/graph/limits"
+	"github.com/workspacenet/facade/internal/queries"
 	"github.com/workspacenet/facade/internal/testenv"
 )
 
@@ -210,4 +211,22 @@ func TestReadmeStatesTheDashboardsDepthAndCost(t *testing.T) {
 		return
 	}
 	t.Fatal("README has no dashboard query")
+}
+
+// BenchmarkMeasure measures the dashboard operation, as every request does.
+func BenchmarkMeasure(b *testing.B) {
+	doc, err := parser.ParseQuery(&ast.Source{Input: queries.Dashboard})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if errs := validator.Validate(schema(), doc); len(errs) > 0 {
+		b.Fatal(errs)
+	}
+	vars := map[string]any{"locationId": "l"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if s := limits.Measure(doc.Operations[0], vars, limits.Options{}); s.Cost == 0 {
+			b.Fatal("no cost")
+		}
+	}
 }

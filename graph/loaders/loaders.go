@@ -55,6 +55,7 @@ func DefaultConfig() Config { return Config{MaxConcurrency: DefaultMaxConcurrenc
 // request are fetched once.
 type Loaders struct {
 	cfg Config
+	up  Upstream
 	sem chan struct{}
 
 	// Each loader is made on its first use: most queries need one or two
@@ -74,17 +75,26 @@ type Loaders struct {
 
 // New returns fresh loaders for one request.
 func New(client *restclient.Client, cfg Config) *Loaders {
-	up := Upstream{Client: client}
-	l := &Loaders{cfg: cfg}
+	// The fetch funcs take the Loaders instead of capturing them: they are
+	// static, so a request's loaders cost one allocation until used.
+	l := &Loaders{cfg: cfg, up: Upstream{Client: client}}
 	if cfg.MaxConcurrency > 0 {
 		l.sem = make(chan struct{}, cfg.MaxConcurrency)
 	}
-	l.resource.name, l.resource.fetch = "resource", up.Resource
-	l.event.name, l.event.fetch = "event", up.Event
-	l.visit.name, l.visit.fetch = "visit", up.Visit
-	l.product.name, l.product.fetch = "product", up.Product
-	l.productsByLocation.name, l.productsByLocation.fetch = "productsByLocation", func(ctx context.Context, loc string) ([]*restclient.Product, error) {
-		v, err := up.ProductsInLocation(ctx, loc)
+	l.resource.name, l.resource.fetch = "resource", func(l *Loaders, ctx context.Context, id string) (*restclient.Resource, error) {
+		return l.up.Resource(ctx, id)
+	}
+	l.event.name, l.event.fetch = "event", func(l *Loaders, ctx context.Context, id string) (*restclient.Event, error) {
+		return l.up.Event(ctx, id)
+	}
+	l.visit.name, l.visit.fetch = "visit", func(l *Loaders, ctx context.Context, id string) (*restclient.Visit, error) {
+		return l.up.Visit(ctx, id)
+	}
+	l.product.name, l.product.fetch = "product", func(l *Loaders, ctx context.Context, id string) (*restclient.Product, error) {
+		return l.up.Product(ctx, id)
+	}
+	l.productsByLocation.name, l.productsByLocation.fetch = "productsByLocation", func(l *Loaders, ctx context.Context, loc string) ([]*restclient.Product, error) {
+		v, err := l.up.ProductsInLocation(ctx, loc)
 		if err == nil {
 			pl := l.product.get(l)
 			for _, p := range v {
@@ -93,19 +103,31 @@ func New(client *restclient.Client, cfg Config) *Loaders {
 		}
 		return v, err
 	}
-	l.invoice.name, l.invoice.fetch = "invoice", up.Invoice
-	l.comments.name, l.comments.fetch = "comments", up.Comments
-	l.creditNotes.name, l.creditNotes.fetch = "creditNotes", up.CreditNotes
-	l.transactions.name, l.transactions.fetch = "transactions", up.Transactions
-	l.orders.name, l.orders.fetch = "orders", up.Orders
-	l.redemptions.name, l.redemptions.fetch = "redemptions", up.Redemptions
+	l.invoice.name, l.invoice.fetch = "invoice", func(l *Loaders, ctx context.Context, id string) (*restclient.InvoiceItems, error) {
+		return l.up.Invoice(ctx, id)
+	}
+	l.comments.name, l.comments.fetch = "comments", func(l *Loaders, ctx context.Context, id string) ([]*restclient.Comment, error) {
+		return l.up.Comments(ctx, id)
+	}
+	l.creditNotes.name, l.creditNotes.fetch = "creditNotes", func(l *Loaders, ctx context.Context, o restclient.CreditNoteListOptions) (*paging.Page[restclient.CreditNote], error) {
+		return l.up.CreditNotes(ctx, o)
+	}
+	l.transactions.name, l.transactions.fetch = "transactions", func(l *Loaders, ctx context.Context, o restclient.TransactionListOptions) (*paging.Page[restclient.Transaction], error) {
+		return l.up.Transactions(ctx, o)
+	}
+	l.orders.name, l.orders.fetch = "orders", func(l *Loaders, ctx context.Context, o restclient.OrderListOptions) (*paging.Page[restclient.Order], error) {
+		return l.up.Orders(ctx, o)
+	}
+	l.redemptions.name, l.redemptions.fetch = "redemptions", func(l *Loaders, ctx context.Context, o restclient.RedemptionListOptions) (*paging.Page[restclient.Redemption], error) {
+		return l.up.Redemptions(ctx, o)
+	}
 	return l
 }
 
 // lazy is a loader made on its first use (get).
 type lazy[K comparable, V any] struct {
 	name   string // in spans and metrics
-	fetch  func(context.Context, K) (V, error)
+	fetch  func(*Loaders, context.Context, K) (V, error)
 	once   sync.Once
 	loader *dataloader.Loader[K, V]
 }
@@ -125,7 +147,7 @@ func (z *lazy[K, V]) load(ctx context.Context, l *Loaders, k K) (V, error) {
 // batch's distinct keys, bounded by the request's semaphore, and returns
 // results aligned with the keys. In a traced request each dispatch is a span
 // "loader <name>" (batchSpan), parent of the batch's upstream calls.
-func newLoader[K comparable, V any](l *Loaders, name string, fetch func(context.Context, K) (V, error)) *dataloader.Loader[K, V] {
+func newLoader[K comparable, V any](l *Loaders, name string, fetch func(*Loaders, context.Context, K) (V, error)) *dataloader.Loader[K, V] {
 	one := func(ctx context.Context, k K) *dataloader.Result[V] {
 		if l.sem != nil {
 			select {
@@ -135,7 +157,7 @@ func newLoader[K comparable, V any](l *Loaders, name string, fetch func(context.
 			}
 			defer func() { <-l.sem }()
 		}
-		v, err := fetch(ctx, k)
+		v, err := fetch(l, ctx, k)
 		return &dataloader.Result[V]{Data: v, Error: err}
 	}
 	batch := func(parent context.Context, keys []K) []*dataloader.Result[V] {

@@ -1,0 +1,121 @@
+package guard
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"mime"
+	"reflect"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+// decodeBodyBefore is DecodeBody as it was before its one-pass decoding
+// (json.Unmarshal into raw members, then each member decoded): the reference
+// the one pass must agree with.
+func decodeBodyBefore(body []byte) (*Params, *Refusal) {
+	t := bytes.TrimLeft(body, " \t\r\n")
+	if len(t) > 0 && t[0] == '[' {
+		return nil, badRequest("batched requests (a JSON array) are not supported: send one operation per request")
+	}
+	var raw struct {
+		Query, OperationName, DocumentID json.RawMessage
+		Variables, Extensions            json.RawMessage
+	}
+	if len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &raw) != nil {
+		return nil, badRequest("the request body is not a JSON object {\"query\", \"variables\", \"operationName\", \"extensions\"}")
+	}
+	p := &Params{}
+	for _, m := range []struct {
+		name string
+		raw  json.RawMessage
+		dst  any
+	}{{"query", raw.Query, &p.Query}, {"operationName", raw.OperationName, &p.OperationName}, {"documentId", raw.DocumentID, &p.DocumentID},
+		{"variables", raw.Variables, &p.Variables}, {"extensions", raw.Extensions, &p.Extensions}} {
+		if len(m.raw) == 0 || string(m.raw) == "null" {
+			continue
+		}
+		if d, ok := m.dst.(*string); ok {
+			if m.raw[0] != '"' {
+				return nil, badRequest("the request member \"" + m.name + "\" must be a string")
+			}
+			if json.Unmarshal(m.raw, d) != nil {
+				return nil, badRequest("the request member \"" + m.name + "\" could not be decoded")
+			}
+			continue
+		}
+		if ref := decodeMember("request member", m.name, m.raw, m.dst); ref != nil {
+			return nil, ref
+		}
+	}
+	return p, p.check()
+}
+
+// DecodeBody answers every body as its former two-pass decoding did: the
+// same parameters (numbers as json.Number) or the same refusal.
+func TestDecodeBodyAgreesWithBefore(t *testing.T) {
+	for _, body := range []string{
+		`{"query":"{ __typename }"}`,
+		`{"query":"query Q($id: ID!) { resource(id: $id) { title } }","variables":{"id":"x","n":12345678901234567890,"f":1.5,"l":[1,{"a":null}]},"operationName":"Q"}`,
+		`{"query":"caf\u00e9 \"q\" ✓","extensions":{"persistedQuery":{"version":1,"sha256Hash":"ab"}}}`,
+		"{\"query\":\"bad \xff utf-8\"}", `{"Query":"case-insensitive member"}`, `{"query":"a","query":"b"}`,
+		`{"documentId":"d1"}`, `{"extensions":{"persistedQuery":{"version":1}}}`, `{}`, `{"query":null,"variables":null}`,
+		`{"query":1}`, `{"query":"q","operationName":true}`, `{"query":"q","documentId":{}}`, `{"query":"q","variables":[1]}`,
+		`{"query":"q","variables":"{}"}`, `{"query":"q","extensions":7}`, `{"query":"q"} {"query":"r"}`, `{"query":"q"}}`,
+		`{"query":"q"}  ` + "\n", `  {"query":"q"}`, `[{"query":"q"}]`, `"query"`, ``, `{`, `{"query":"q",}`, `nul`, `{"query":"raw` + "\t" + `tab"}`,
+		`{"query":"q","variables":{"a":1},"variables":{"b":2}}`, `{"query":"q","unknown":[1,2,{"x":"y"}]}`,
+	} {
+		gp, gref := DecodeBody([]byte(body))
+		wp, wref := decodeBodyBefore([]byte(body))
+		if !reflect.DeepEqual(gp, wp) || !reflect.DeepEqual(gref, wref) {
+			t.Errorf("%q:\n got  %+v %+v\n want %+v %+v", body, gp, gref, wp, wref)
+		}
+	}
+}
+
+// isJSON accepts only what mime.ParseMediaType reads as application/json
+// with no parameter but charset=utf-8.
+func TestIsJSONAgreesWithParseMediaType(t *testing.T) {
+	for _, ct := range []string{"application/json", "Application/JSON", "application/json; charset=utf-8",
+		"application/json;charset=UTF-8", "application/json;  charset=utf-8", "application/jsonx", "application/json; charset=latin1",
+		"application/json; boundary=x", "text/plain", "", "application/json,"} {
+		mt, params, err := mime.ParseMediaType(ct)
+		want := err == nil && mt == "application/json" && len(params) <= 1 && (len(params) == 0 || strings.EqualFold(params["charset"], "utf-8"))
+		if got := isJSON(ct); got && !want {
+			t.Errorf("isJSON(%q) = true; mime: %q %v %v", ct, mt, params, err)
+		}
+	}
+	for _, ct := range []string{"application/json", "application/json; charset=utf-8", "APPLICATION/JSON;charset=UTF-8"} {
+		if !isJSON(ct) {
+			t.Errorf("isJSON(%q) = false", ct)
+		}
+	}
+}
+
+// readAll reads every byte whatever the announced size and the reads' sizes.
+func TestReadAll(t *testing.T) {
+	body := strings.Repeat("0123456789", 1000)
+	for _, size := range []int64{-1, 0, 10, int64(len(body)), int64(len(body)) + 5, 1 << 30} {
+		for name, r := range map[string]io.Reader{"whole": strings.NewReader(body), "one byte": iotest.OneByteReader(strings.NewReader(body))} {
+			got, err := readAll(r, size)
+			if err != nil || string(got) != body {
+				t.Errorf("size %d, %s: %d bytes, %v", size, name, len(got), err)
+			}
+		}
+	}
+	if _, err := readAll(iotest.ErrReader(io.ErrUnexpectedEOF), 10); err != io.ErrUnexpectedEOF {
+		t.Errorf("read error: %v", err)
+	}
+}
+
+// BenchmarkDecodeBody decodes a resource query's POST body.
+func BenchmarkDecodeBody(b *testing.B) {
+	body := []byte(`{"query":"query Resource($id: ID!) { resource(id: $id) { id title type capacity } }","variables":{"id":"50d02716-58d5-40e7-943d-c9c79898b0e5"}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ref := DecodeBody(body); ref != nil {
+			b.Fatal(ref.Message)
+		}
+	}
+}
