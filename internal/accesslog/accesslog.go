@@ -16,6 +16,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/workspacenet/facade/internal/httpx"
 )
 
 // RequestIDHeader carries the request id, in and out.
@@ -91,12 +93,12 @@ func Middleware(log *slog.Logger, next http.Handler) http.Handler {
 		// The entry and the status writer in one allocation.
 		rec := &struct {
 			e  Entry
-			sw statusWriter
-		}{e: Entry{RequestID: requestID(r)}, sw: statusWriter{ResponseWriter: w}}
+			sw httpx.StatusWriter
+		}{e: Entry{RequestID: requestID(r)}, sw: httpx.StatusWriter{ResponseWriter: w}}
 		e, sw := &rec.e, &rec.sw
 		w.Header().Set(RequestIDHeader, e.RequestID)
 		ctx := context.WithValue(r.Context(), ctxKey{}, e)
-		defer func() { e.write(ctx, log, r, sw.status(), time.Since(start)) }()
+		defer func() { e.write(ctx, log, r, status(sw), time.Since(start)) }()
 		next.ServeHTTP(sw, r.WithContext(ctx))
 	})
 }
@@ -163,35 +165,13 @@ func saneID(id string) bool {
 	return true
 }
 
-// statusWriter remembers the status written.
-type statusWriter struct {
-	http.ResponseWriter
-	code int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.code == 0 {
-		w.code = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.code == 0 {
-		w.code = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *statusWriter) status() int {
-	if w.code == 0 {
+// status is the status sw's handler answered (200 when it wrote nothing).
+func status(sw *httpx.StatusWriter) int {
+	if sw.Code == 0 {
 		return http.StatusOK
 	}
-	return w.code
+	return sw.Code
 }
-
-// Unwrap lets http.ResponseController reach the underlying writer.
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // Handler wraps h so that every record logged with a request's context,
 // except the access line itself, carries the request id (resolver errors and

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/workspacenet/facade/internal/httpx"
+
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -50,36 +52,12 @@ func (m *RESTServer) Instrument(next http.Handler, pattern func(*http.Request) s
 		if route == "/" || route == "" {
 			route = "unmatched"
 		}
-		sw := &statusWriter{ResponseWriter: w}
+		sw := &httpx.StatusWriter{ResponseWriter: w}
 		defer func() {
-			class := statusClass(sw.status)
+			class := statusClass(sw.Code)
 			m.requests.WithLabelValues(me, route, class).Inc()
 			m.duration.WithLabelValues(me, route, class).Observe(time.Since(start).Seconds())
 		}()
 		next.ServeHTTP(sw, r)
 	})
 }
-
-// statusWriter remembers the status written (0: none, e.g. a hijacked
-// connection).
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach the connection (Hijack, Flush).
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
