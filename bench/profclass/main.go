@@ -1,0 +1,81 @@
+// Command profclass prints where a CPU profile of the facade spends its time,
+// by category (BENCHMARKS.md, "Where the time goes"): a sample is GC, or
+// response writing, when any frame of its stack is; otherwise it belongs to
+// the category naming the package of its leaf-most frame that one names.
+//
+//	go run ./bench -cost-only -batched-only -only feed -cpuprofile /tmp/p
+//	go run ./bench/profclass /tmp/p.feed.pprof
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/google/pprof/profile"
+)
+
+const me = "github.com/workspacenet/facade/"
+
+var cats = []struct {
+	name string
+	pre  []string
+}{
+	{"upstream JSON decoding", []string{"encoding/json.", "github.com/goccy/go-json", me + "restclient.(*Timestamp)", me + "restclient.unmarshal", me + "restclient.decode"}},
+	{"gqlgen execution and response writing", []string{"github.com/99designs/gqlgen", "github.com/vektah/", me + "graph/generated", me + "graph/inline", me + "graph/scalars", me + "graph.", me + "graph/model", me + "graph/paging"}},
+	{"loaders", []string{"github.com/graph-gophers/dataloader", me + "graph/loaders"}},
+	{"HTTP client and upstream I/O", []string{"net/http", "internal/poll", "syscall", "net.", "bufio", "io.", me + "restclient", "github.com/sony/gobreaker", "golang.org/x/time"}},
+	{"request pipeline", []string{me + "graph/guard", me + "graph/limits", me + "internal/", me + "graph/admission", me + "graph/calls", "log/slog", "github.com/rs/cors"}},
+	{"bench harness", []string{"main."}},
+}
+
+func main() {
+	f, err := os.Open(os.Args[1])
+	if err != nil {
+		panic(err)
+	}
+	p, err := profile.Parse(f)
+	if err != nil {
+		panic(err)
+	}
+	idx := len(p.SampleType) - 1
+	var total int64
+	by := map[string]int64{}
+	for _, s := range p.Sample {
+		v := s.Value[idx]
+		total += v
+		by[classify(s)] += v
+	}
+	for _, c := range []string{"GC", cats[0].name, cats[1].name, cats[2].name, cats[3].name, cats[4].name, cats[5].name, "scheduler and other runtime"} {
+		fmt.Printf("%s\t%.0f\n", c, 100*float64(by[c])/float64(total))
+	}
+}
+
+func classify(s *profile.Sample) string {
+	var fns []string // leaf first
+	for _, loc := range s.Location {
+		for _, ln := range loc.Line {
+			fns = append(fns, ln.Function.Name)
+		}
+	}
+	for _, fn := range fns {
+		if strings.HasPrefix(fn, "runtime.gcBgMarkWorker") || strings.HasPrefix(fn, "runtime.gcAssistAlloc") || strings.HasPrefix(fn, "runtime.bgsweep") || strings.HasPrefix(fn, "runtime.bgscavenge") {
+			return "GC"
+		}
+	}
+	for _, fn := range fns {
+		if strings.HasPrefix(fn, "github.com/99designs/gqlgen/graphql/handler/transport") || strings.HasPrefix(fn, me+"graph/overhttp") {
+			return "gqlgen execution and response writing"
+		}
+	}
+	for _, fn := range fns {
+		for _, c := range cats {
+			for _, pre := range c.pre {
+				if strings.HasPrefix(fn, pre) {
+					return c.name
+				}
+			}
+		}
+	}
+	return "scheduler and other runtime"
+}
