@@ -98,7 +98,11 @@ func TestBudgetRefusesWhatTheDeadlineCannotPace(t *testing.T) {
 	}
 	q.WriteString("}")
 	r := env.Query(t, env.Bearer(), q.String(), nil)
-	limited, notFound := 0, 0
+	// A call granted a slot just before the deadline may be cut by it on a
+	// loaded machine (UPSTREAM_UNAVAILABLE), before or after the upstream
+	// saw it. What must hold whatever the machine's speed: a RATE_LIMITED
+	// field cost no call, a NOT_FOUND one exactly one, a cut one at most one.
+	limited, notFound, cut := 0, 0, 0
 	for _, e := range r.Errors {
 		switch e.Code() {
 		case "RATE_LIMITED":
@@ -108,13 +112,15 @@ func TestBudgetRefusesWhatTheDeadlineCannotPace(t *testing.T) {
 			}
 		case "NOT_FOUND":
 			notFound++
+		case "UPSTREAM_UNAVAILABLE":
+			cut++
 		default:
 			t.Errorf("unexpected error %+v", e)
 		}
 	}
 	_, sent := env.Calls()
-	if limited == 0 || notFound == 0 || limited+notFound != 30 || int64(notFound) != sent {
-		t.Errorf("%d RATE_LIMITED, %d NOT_FOUND, %d upstream calls: want both kinds, 30 in all, one call per NOT_FOUND", limited, notFound, sent)
+	if limited == 0 || notFound == 0 || limited+notFound+cut != 30 || sent < int64(notFound) || sent > int64(notFound+cut) {
+		t.Errorf("%d RATE_LIMITED, %d NOT_FOUND, %d cut by the deadline, %d upstream calls: want RATE_LIMITED and NOT_FOUND, 30 in all, one call per NOT_FOUND, none per RATE_LIMITED", limited, notFound, cut, sent)
 	}
 	// What was sent fits the deadline at the budget's pace.
 	pace := budget.Config{RPS: 10, Burst: 2}
