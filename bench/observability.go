@@ -13,7 +13,6 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/workspacenet/facade/internal/budget"
-	"github.com/workspacenet/facade/internal/gqlclient"
 	"github.com/workspacenet/facade/internal/stack"
 	"github.com/workspacenet/facade/internal/tracing"
 )
@@ -99,20 +98,11 @@ func observabilityOverhead(ctx context.Context, cfg Config, rounds int) (*Overhe
 	if s := os.Getenv("OTEL_TRACES_SAMPLER"); s != "" && !strings.HasSuffix(s, "always_on") {
 		return nil, fmt.Errorf("OTEL_TRACES_SAMPLER=%s: the tracing rows are to sample every request; unset it", s)
 	}
-	start := startUpstreamInProcess
-	if cfg.Child {
-		start = startUpstreamChild
-	}
-	up, err := start(cfg.Scale)
-	if err != nil {
-		return nil, fmt.Errorf("upstream: %w", err)
-	}
-	defer up.Close()
-	who := gqlclient.Credentials("Bearer "+up.manifest.BearerToken, up.manifest.NetworkID)
-	fx, err := findFixtures(ctx, up, who)
+	up, who, fx, err := startUpstreamFor(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
+	defer up.Close()
 	dash := suite(fx)[0]
 	// The tracer providers are made at the first traced run, so that the
 	// first baseline run is in a process that never traced.

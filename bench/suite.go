@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/workspacenet/facade/graph/loaders"
-	"github.com/workspacenet/facade/internal/gqlclient"
 )
 
 // Config is one benchmark run.
@@ -118,22 +117,12 @@ func (c Config) logf(format string, args ...any) {
 // Run starts the upstream and the facade and measures the suite.
 func Run(ctx context.Context, cfg Config) (*Results, error) {
 	began := time.Now()
-	start := startUpstreamInProcess
-	if cfg.Child {
-		start = startUpstreamChild
-	}
 	cfg.logf("starting the upstream (demo scale %d, child process %v)", cfg.Scale, cfg.Child)
-	up, err := start(cfg.Scale)
-	if err != nil {
-		return nil, fmt.Errorf("upstream: %w", err)
-	}
-	defer up.Close()
-	who := gqlclient.Credentials("Bearer "+up.manifest.BearerToken, up.manifest.NetworkID)
-
-	fx, err := findFixtures(ctx, up, who)
+	up, who, fx, err := startUpstreamFor(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
+	defer up.Close()
 	cfg.logf("fixtures: location %s, invoice %s, post %s, resource %s", fx.Location, fx.Invoice, fx.Post, fx.Resource)
 	queries := suite(fx)
 	if cfg.Only != nil {

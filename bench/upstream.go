@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/workspacenet/facade/internal/gqlclient"
 	"github.com/workspacenet/facade/internal/stack"
 	"github.com/workspacenet/facade/restserver"
 	"github.com/workspacenet/facade/restserver/hooks"
@@ -101,6 +102,25 @@ func benchControl(h *hooks.Hooks) func(http.Handler) http.Handler {
 		})
 		return mux
 	}
+}
+
+// startUpstreamFor starts the upstream cfg asks for (a child process or this
+// one) and finds the suite's fixtures in its demo data with who, the demo
+// Bearer credentials. The caller closes the upstream.
+func startUpstreamFor(ctx context.Context, cfg Config) (up *upstream, who http.Header, fx *fixtures, err error) {
+	start := startUpstreamInProcess
+	if cfg.Child {
+		start = startUpstreamChild
+	}
+	if up, err = start(cfg.Scale); err != nil {
+		return nil, nil, nil, fmt.Errorf("upstream: %w", err)
+	}
+	who = gqlclient.Credentials("Bearer "+up.manifest.BearerToken, up.manifest.NetworkID)
+	if fx, err = findFixtures(ctx, up, who); err != nil {
+		up.Close()
+		return nil, nil, nil, err
+	}
+	return up, who, fx, nil
 }
 
 // startUpstreamInProcess serves the REST service (in-memory SQLite, demo data

@@ -41,15 +41,15 @@ func (n *Names) Label(name string) string {
 	switch {
 	case name == "anonymous" || name == "unknown" || n.fixed[name]:
 		return name
-	case n.only || !nameShape.MatchString(name):
+	case n.only:
 		return "other"
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.seen[name] {
+	if n.seen[name] { // checked before the shape: a name seen was checked then
 		return name
 	}
-	if len(n.seen) < n.max {
+	if len(n.seen) < n.max && nameShape.MatchString(name) {
 		n.seen[name] = true
 		return name
 	}
