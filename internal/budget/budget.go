@@ -8,8 +8,9 @@
 // little slack (100 ms a second) for network jitter. A request without a token waits for one;
 // waiters of one client are served by priority (lower first: calls on a
 // request's critical path before leaf lookups), then in arrival order. A
-// request whose deadline comes before its estimated turn is refused at once
-// with an *Error carrying the wait it would have needed, and is never sent.
+// request whose deadline comes before its estimated turn, plus one pacing
+// interval left for the call itself, is refused at once with an *Error
+// carrying the wait it would have needed, and is never sent.
 //
 // The budget learns from the upstream (Learn): a 429 pauses the client's
 // whole budget until its Retry-After, or, without one, for one second,
@@ -225,7 +226,7 @@ func (b *Budget) dropIdle() {
 // Wait blocks until a request of client may be sent and returns how long it
 // waited. priority orders the waiters of one client (lower first). It
 // returns an *Error at once when ctx's deadline comes before the estimated
-// turn, and when the deadline passes while waiting; ctx.Err() when ctx is
+// turn plus one pacing interval, and when the deadline passes while waiting; ctx.Err() when ctx is
 // cancelled. With Redis healthy every request asks Redis for its token
 // (through the client's pump); Redis failing never makes Wait fail.
 func (b *Budget) Wait(ctx context.Context, client string, priority int) (time.Duration, error) {
@@ -241,7 +242,9 @@ func (b *Budget) Wait(ctx context.Context, client string, priority int) (time.Du
 		return 0, nil
 	}
 	eta := b.eta(bk, now, priority, shared)
-	if dl, ok := ctx.Deadline(); ok && eta.After(dl) {
+	// A turn must leave the call one pacing interval before the deadline:
+	// a call the deadline would cut still spends the client's token.
+	if dl, ok := ctx.Deadline(); ok && eta.Add(b.interval).After(dl) {
 		bk.mu.Unlock()
 		return 0, &Error{RetryAfter: eta.Sub(now)}
 	}
