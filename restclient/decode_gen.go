@@ -231,117 +231,340 @@ type arena struct {
 	Visitor                   slab[Visitor]
 }
 
-// record stores the counts a document needed in h.
-func (a *arena) record(h *slabHints) {
-	h.note(slab_string_, a.string_.used)
-	h.note(slab_float64_, a.float64_.used)
-	h.note(slab_bool_, a.bool_.used)
-	h.note(slab_Timestamp, a.Timestamp.used)
-	h.note(slab_Address, a.Address.used)
-	h.note(slab_Booking, a.Booking.used)
-	h.note(slab_BookingAttendee, a.BookingAttendee.used)
-	h.note(slab_Comment, a.Comment.used)
-	h.note(slab_CommentMembership, a.CommentMembership.used)
-	h.note(slab_CommentMention, a.CommentMention.used)
-	h.note(slab_CommentUser, a.CommentUser.used)
-	h.note(slab_Company, a.Company.used)
-	h.note(slab_CompanyCredits, a.CompanyCredits.used)
-	h.note(slab_CompanyDayPass, a.CompanyDayPass.used)
-	h.note(slab_CreditNote, a.CreditNote.used)
-	h.note(slab_CreditNoteBaseAmounts, a.CreditNoteBaseAmounts.used)
-	h.note(slab_CreditNoteLine, a.CreditNoteLine.used)
-	h.note(slab_CreditNoteRefund, a.CreditNoteRefund.used)
-	h.note(slab_CreditNoteRefundMethod, a.CreditNoteRefundMethod.used)
-	h.note(slab_CreditPackageAmount, a.CreditPackageAmount.used)
-	h.note(slab_CreditsPrice, a.CreditsPrice.used)
-	h.note(slab_CustomTax, a.CustomTax.used)
-	h.note(slab_Discount, a.Discount.used)
-	h.note(slab_DiscountCoupon, a.DiscountCoupon.used)
-	h.note(slab_DiscountPromocode, a.DiscountPromocode.used)
-	h.note(slab_Event, a.Event.used)
-	h.note(slab_EventMoneyPrice, a.EventMoneyPrice.used)
-	h.note(slab_EventPrice, a.EventPrice.used)
-	h.note(slab_Invoice, a.Invoice.used)
-	h.note(slab_InvoiceBaseAmounts, a.InvoiceBaseAmounts.used)
-	h.note(slab_InvoiceCustomer, a.InvoiceCustomer.used)
-	h.note(slab_InvoiceItem, a.InvoiceItem.used)
-	h.note(slab_InvoiceItemBooking, a.InvoiceItemBooking.used)
-	h.note(slab_InvoiceItemOrder, a.InvoiceItemOrder.used)
-	h.note(slab_InvoiceItemPlan, a.InvoiceItemPlan.used)
-	h.note(slab_InvoiceItemProduct, a.InvoiceItemProduct.used)
-	h.note(slab_InvoiceItemTicket, a.InvoiceItemTicket.used)
-	h.note(slab_InvoiceItems, a.InvoiceItems.used)
-	h.note(slab_InvoicePayment, a.InvoicePayment.used)
-	h.note(slab_InvoicePaymentMethod, a.InvoicePaymentMethod.used)
-	h.note(slab_InvoicePaymentPrice, a.InvoicePaymentPrice.used)
-	h.note(slab_InvoicePaymentRefunds, a.InvoicePaymentRefunds.used)
-	h.note(slab_InvoiceTransaction, a.InvoiceTransaction.used)
-	h.note(slab_ItemPayment, a.ItemPayment.used)
-	h.note(slab_ItemPaymentTax, a.ItemPaymentTax.used)
-	h.note(slab_ItemSummary, a.ItemSummary.used)
-	h.note(slab_LimitedAttendees, a.LimitedAttendees.used)
-	h.note(slab_LimitedItems, a.LimitedItems.used)
-	h.note(slab_LimitedRedemption, a.LimitedRedemption.used)
-	h.note(slab_LineBaseAmounts, a.LineBaseAmounts.used)
-	h.note(slab_Media, a.Media.used)
-	h.note(slab_Money, a.Money.used)
-	h.note(slab_MoneyPrice, a.MoneyPrice.used)
-	h.note(slab_MoneyRefund, a.MoneyRefund.used)
-	h.note(slab_OptionNameSummary, a.OptionNameSummary.used)
-	h.note(slab_Order, a.Order.used)
-	h.note(slab_OrderConfirmationEmail, a.OrderConfirmationEmail.used)
-	h.note(slab_PaymentGateway, a.PaymentGateway.used)
-	h.note(slab_PaymentMethod, a.PaymentMethod.used)
-	h.note(slab_Period, a.Period.used)
-	h.note(slab_Plan, a.Plan.used)
-	h.note(slab_PlanTier, a.PlanTier.used)
-	h.note(slab_PlanTierDiscounts, a.PlanTierDiscounts.used)
-	h.note(slab_Post, a.Post.used)
-	h.note(slab_PostMedia, a.PostMedia.used)
-	h.note(slab_PostMembership, a.PostMembership.used)
-	h.note(slab_PriceSplit, a.PriceSplit.used)
-	h.note(slab_PricingTier, a.PricingTier.used)
-	h.note(slab_Product, a.Product.used)
-	h.note(slab_ProductOption, a.ProductOption.used)
-	h.note(slab_ProductOptionPrice, a.ProductOptionPrice.used)
-	h.note(slab_ProductOrdering, a.ProductOrdering.used)
-	h.note(slab_PromocodeExpiration, a.PromocodeExpiration.used)
-	h.note(slab_Redemption, a.Redemption.used)
-	h.note(slab_RedemptionCoupon, a.RedemptionCoupon.used)
-	h.note(slab_RedemptionCustomer, a.RedemptionCustomer.used)
-	h.note(slab_RedemptionProduct, a.RedemptionProduct.used)
-	h.note(slab_RedemptionPromocode, a.RedemptionPromocode.used)
-	h.note(slab_Refund, a.Refund.used)
-	h.note(slab_Resource, a.Resource.used)
-	h.note(slab_ResourceAutoRelease, a.ResourceAutoRelease.used)
-	h.note(slab_ResourceCheckIn, a.ResourceCheckIn.used)
-	h.note(slab_ResourceConfirmationEmail, a.ResourceConfirmationEmail.used)
-	h.note(slab_ResourceDuration, a.ResourceDuration.used)
-	h.note(slab_ResourceDynamicPricing, a.ResourceDynamicPricing.used)
-	h.note(slab_ResourceExternalCalendar, a.ResourceExternalCalendar.used)
-	h.note(slab_ResourceImage, a.ResourceImage.used)
-	h.note(slab_ResourcePlans, a.ResourcePlans.used)
-	h.note(slab_ResourcePricing, a.ResourcePricing.used)
-	h.note(slab_ResourcePublicDuration, a.ResourcePublicDuration.used)
-	h.note(slab_ResourceSchedule, a.ResourceSchedule.used)
-	h.note(slab_ScheduleDays, a.ScheduleDays.used)
-	h.note(slab_ScheduleDefault, a.ScheduleDefault.used)
-	h.note(slab_ScheduleHours, a.ScheduleHours.used)
-	h.note(slab_ScheduleItem, a.ScheduleItem.used)
-	h.note(slab_SchedulePublic, a.SchedulePublic.used)
-	h.note(slab_Stock, a.Stock.used)
-	h.note(slab_Tax, a.Tax.used)
-	h.note(slab_Transaction, a.Transaction.used)
-	h.note(slab_TransactionBooking, a.TransactionBooking.used)
-	h.note(slab_TransactionCreditPackage, a.TransactionCreditPackage.used)
-	h.note(slab_TransactionOrder, a.TransactionOrder.used)
-	h.note(slab_TransactionRefund, a.TransactionRefund.used)
-	h.note(slab_TransactionTicket, a.TransactionTicket.used)
-	h.note(slab_User, a.User.used)
-	h.note(slab_Visit, a.Visit.used)
-	h.note(slab_VisitLocation, a.VisitLocation.used)
-	h.note(slab_VisitRequest, a.VisitRequest.used)
-	h.note(slab_Visitor, a.Visitor.used)
+// release notes in h (nil after a failure) the counts the document
+// needed of the kinds it used, and drops their slabs.
+func (a *arena) release(used []slabKind, h *slabHints) {
+	for _, k := range used {
+		switch k {
+		case slab_string_:
+			h.note(k, a.string_.used)
+			a.string_ = slab[string]{}
+		case slab_float64_:
+			h.note(k, a.float64_.used)
+			a.float64_ = slab[float64]{}
+		case slab_bool_:
+			h.note(k, a.bool_.used)
+			a.bool_ = slab[bool]{}
+		case slab_Timestamp:
+			h.note(k, a.Timestamp.used)
+			a.Timestamp = slab[Timestamp]{}
+		case slab_Address:
+			h.note(k, a.Address.used)
+			a.Address = slab[Address]{}
+		case slab_Booking:
+			h.note(k, a.Booking.used)
+			a.Booking = slab[Booking]{}
+		case slab_BookingAttendee:
+			h.note(k, a.BookingAttendee.used)
+			a.BookingAttendee = slab[BookingAttendee]{}
+		case slab_Comment:
+			h.note(k, a.Comment.used)
+			a.Comment = slab[Comment]{}
+		case slab_CommentMembership:
+			h.note(k, a.CommentMembership.used)
+			a.CommentMembership = slab[CommentMembership]{}
+		case slab_CommentMention:
+			h.note(k, a.CommentMention.used)
+			a.CommentMention = slab[CommentMention]{}
+		case slab_CommentUser:
+			h.note(k, a.CommentUser.used)
+			a.CommentUser = slab[CommentUser]{}
+		case slab_Company:
+			h.note(k, a.Company.used)
+			a.Company = slab[Company]{}
+		case slab_CompanyCredits:
+			h.note(k, a.CompanyCredits.used)
+			a.CompanyCredits = slab[CompanyCredits]{}
+		case slab_CompanyDayPass:
+			h.note(k, a.CompanyDayPass.used)
+			a.CompanyDayPass = slab[CompanyDayPass]{}
+		case slab_CreditNote:
+			h.note(k, a.CreditNote.used)
+			a.CreditNote = slab[CreditNote]{}
+		case slab_CreditNoteBaseAmounts:
+			h.note(k, a.CreditNoteBaseAmounts.used)
+			a.CreditNoteBaseAmounts = slab[CreditNoteBaseAmounts]{}
+		case slab_CreditNoteLine:
+			h.note(k, a.CreditNoteLine.used)
+			a.CreditNoteLine = slab[CreditNoteLine]{}
+		case slab_CreditNoteRefund:
+			h.note(k, a.CreditNoteRefund.used)
+			a.CreditNoteRefund = slab[CreditNoteRefund]{}
+		case slab_CreditNoteRefundMethod:
+			h.note(k, a.CreditNoteRefundMethod.used)
+			a.CreditNoteRefundMethod = slab[CreditNoteRefundMethod]{}
+		case slab_CreditPackageAmount:
+			h.note(k, a.CreditPackageAmount.used)
+			a.CreditPackageAmount = slab[CreditPackageAmount]{}
+		case slab_CreditsPrice:
+			h.note(k, a.CreditsPrice.used)
+			a.CreditsPrice = slab[CreditsPrice]{}
+		case slab_CustomTax:
+			h.note(k, a.CustomTax.used)
+			a.CustomTax = slab[CustomTax]{}
+		case slab_Discount:
+			h.note(k, a.Discount.used)
+			a.Discount = slab[Discount]{}
+		case slab_DiscountCoupon:
+			h.note(k, a.DiscountCoupon.used)
+			a.DiscountCoupon = slab[DiscountCoupon]{}
+		case slab_DiscountPromocode:
+			h.note(k, a.DiscountPromocode.used)
+			a.DiscountPromocode = slab[DiscountPromocode]{}
+		case slab_Event:
+			h.note(k, a.Event.used)
+			a.Event = slab[Event]{}
+		case slab_EventMoneyPrice:
+			h.note(k, a.EventMoneyPrice.used)
+			a.EventMoneyPrice = slab[EventMoneyPrice]{}
+		case slab_EventPrice:
+			h.note(k, a.EventPrice.used)
+			a.EventPrice = slab[EventPrice]{}
+		case slab_Invoice:
+			h.note(k, a.Invoice.used)
+			a.Invoice = slab[Invoice]{}
+		case slab_InvoiceBaseAmounts:
+			h.note(k, a.InvoiceBaseAmounts.used)
+			a.InvoiceBaseAmounts = slab[InvoiceBaseAmounts]{}
+		case slab_InvoiceCustomer:
+			h.note(k, a.InvoiceCustomer.used)
+			a.InvoiceCustomer = slab[InvoiceCustomer]{}
+		case slab_InvoiceItem:
+			h.note(k, a.InvoiceItem.used)
+			a.InvoiceItem = slab[InvoiceItem]{}
+		case slab_InvoiceItemBooking:
+			h.note(k, a.InvoiceItemBooking.used)
+			a.InvoiceItemBooking = slab[InvoiceItemBooking]{}
+		case slab_InvoiceItemOrder:
+			h.note(k, a.InvoiceItemOrder.used)
+			a.InvoiceItemOrder = slab[InvoiceItemOrder]{}
+		case slab_InvoiceItemPlan:
+			h.note(k, a.InvoiceItemPlan.used)
+			a.InvoiceItemPlan = slab[InvoiceItemPlan]{}
+		case slab_InvoiceItemProduct:
+			h.note(k, a.InvoiceItemProduct.used)
+			a.InvoiceItemProduct = slab[InvoiceItemProduct]{}
+		case slab_InvoiceItemTicket:
+			h.note(k, a.InvoiceItemTicket.used)
+			a.InvoiceItemTicket = slab[InvoiceItemTicket]{}
+		case slab_InvoiceItems:
+			h.note(k, a.InvoiceItems.used)
+			a.InvoiceItems = slab[InvoiceItems]{}
+		case slab_InvoicePayment:
+			h.note(k, a.InvoicePayment.used)
+			a.InvoicePayment = slab[InvoicePayment]{}
+		case slab_InvoicePaymentMethod:
+			h.note(k, a.InvoicePaymentMethod.used)
+			a.InvoicePaymentMethod = slab[InvoicePaymentMethod]{}
+		case slab_InvoicePaymentPrice:
+			h.note(k, a.InvoicePaymentPrice.used)
+			a.InvoicePaymentPrice = slab[InvoicePaymentPrice]{}
+		case slab_InvoicePaymentRefunds:
+			h.note(k, a.InvoicePaymentRefunds.used)
+			a.InvoicePaymentRefunds = slab[InvoicePaymentRefunds]{}
+		case slab_InvoiceTransaction:
+			h.note(k, a.InvoiceTransaction.used)
+			a.InvoiceTransaction = slab[InvoiceTransaction]{}
+		case slab_ItemPayment:
+			h.note(k, a.ItemPayment.used)
+			a.ItemPayment = slab[ItemPayment]{}
+		case slab_ItemPaymentTax:
+			h.note(k, a.ItemPaymentTax.used)
+			a.ItemPaymentTax = slab[ItemPaymentTax]{}
+		case slab_ItemSummary:
+			h.note(k, a.ItemSummary.used)
+			a.ItemSummary = slab[ItemSummary]{}
+		case slab_LimitedAttendees:
+			h.note(k, a.LimitedAttendees.used)
+			a.LimitedAttendees = slab[LimitedAttendees]{}
+		case slab_LimitedItems:
+			h.note(k, a.LimitedItems.used)
+			a.LimitedItems = slab[LimitedItems]{}
+		case slab_LimitedRedemption:
+			h.note(k, a.LimitedRedemption.used)
+			a.LimitedRedemption = slab[LimitedRedemption]{}
+		case slab_LineBaseAmounts:
+			h.note(k, a.LineBaseAmounts.used)
+			a.LineBaseAmounts = slab[LineBaseAmounts]{}
+		case slab_Media:
+			h.note(k, a.Media.used)
+			a.Media = slab[Media]{}
+		case slab_Money:
+			h.note(k, a.Money.used)
+			a.Money = slab[Money]{}
+		case slab_MoneyPrice:
+			h.note(k, a.MoneyPrice.used)
+			a.MoneyPrice = slab[MoneyPrice]{}
+		case slab_MoneyRefund:
+			h.note(k, a.MoneyRefund.used)
+			a.MoneyRefund = slab[MoneyRefund]{}
+		case slab_OptionNameSummary:
+			h.note(k, a.OptionNameSummary.used)
+			a.OptionNameSummary = slab[OptionNameSummary]{}
+		case slab_Order:
+			h.note(k, a.Order.used)
+			a.Order = slab[Order]{}
+		case slab_OrderConfirmationEmail:
+			h.note(k, a.OrderConfirmationEmail.used)
+			a.OrderConfirmationEmail = slab[OrderConfirmationEmail]{}
+		case slab_PaymentGateway:
+			h.note(k, a.PaymentGateway.used)
+			a.PaymentGateway = slab[PaymentGateway]{}
+		case slab_PaymentMethod:
+			h.note(k, a.PaymentMethod.used)
+			a.PaymentMethod = slab[PaymentMethod]{}
+		case slab_Period:
+			h.note(k, a.Period.used)
+			a.Period = slab[Period]{}
+		case slab_Plan:
+			h.note(k, a.Plan.used)
+			a.Plan = slab[Plan]{}
+		case slab_PlanTier:
+			h.note(k, a.PlanTier.used)
+			a.PlanTier = slab[PlanTier]{}
+		case slab_PlanTierDiscounts:
+			h.note(k, a.PlanTierDiscounts.used)
+			a.PlanTierDiscounts = slab[PlanTierDiscounts]{}
+		case slab_Post:
+			h.note(k, a.Post.used)
+			a.Post = slab[Post]{}
+		case slab_PostMedia:
+			h.note(k, a.PostMedia.used)
+			a.PostMedia = slab[PostMedia]{}
+		case slab_PostMembership:
+			h.note(k, a.PostMembership.used)
+			a.PostMembership = slab[PostMembership]{}
+		case slab_PriceSplit:
+			h.note(k, a.PriceSplit.used)
+			a.PriceSplit = slab[PriceSplit]{}
+		case slab_PricingTier:
+			h.note(k, a.PricingTier.used)
+			a.PricingTier = slab[PricingTier]{}
+		case slab_Product:
+			h.note(k, a.Product.used)
+			a.Product = slab[Product]{}
+		case slab_ProductOption:
+			h.note(k, a.ProductOption.used)
+			a.ProductOption = slab[ProductOption]{}
+		case slab_ProductOptionPrice:
+			h.note(k, a.ProductOptionPrice.used)
+			a.ProductOptionPrice = slab[ProductOptionPrice]{}
+		case slab_ProductOrdering:
+			h.note(k, a.ProductOrdering.used)
+			a.ProductOrdering = slab[ProductOrdering]{}
+		case slab_PromocodeExpiration:
+			h.note(k, a.PromocodeExpiration.used)
+			a.PromocodeExpiration = slab[PromocodeExpiration]{}
+		case slab_Redemption:
+			h.note(k, a.Redemption.used)
+			a.Redemption = slab[Redemption]{}
+		case slab_RedemptionCoupon:
+			h.note(k, a.RedemptionCoupon.used)
+			a.RedemptionCoupon = slab[RedemptionCoupon]{}
+		case slab_RedemptionCustomer:
+			h.note(k, a.RedemptionCustomer.used)
+			a.RedemptionCustomer = slab[RedemptionCustomer]{}
+		case slab_RedemptionProduct:
+			h.note(k, a.RedemptionProduct.used)
+			a.RedemptionProduct = slab[RedemptionProduct]{}
+		case slab_RedemptionPromocode:
+			h.note(k, a.RedemptionPromocode.used)
+			a.RedemptionPromocode = slab[RedemptionPromocode]{}
+		case slab_Refund:
+			h.note(k, a.Refund.used)
+			a.Refund = slab[Refund]{}
+		case slab_Resource:
+			h.note(k, a.Resource.used)
+			a.Resource = slab[Resource]{}
+		case slab_ResourceAutoRelease:
+			h.note(k, a.ResourceAutoRelease.used)
+			a.ResourceAutoRelease = slab[ResourceAutoRelease]{}
+		case slab_ResourceCheckIn:
+			h.note(k, a.ResourceCheckIn.used)
+			a.ResourceCheckIn = slab[ResourceCheckIn]{}
+		case slab_ResourceConfirmationEmail:
+			h.note(k, a.ResourceConfirmationEmail.used)
+			a.ResourceConfirmationEmail = slab[ResourceConfirmationEmail]{}
+		case slab_ResourceDuration:
+			h.note(k, a.ResourceDuration.used)
+			a.ResourceDuration = slab[ResourceDuration]{}
+		case slab_ResourceDynamicPricing:
+			h.note(k, a.ResourceDynamicPricing.used)
+			a.ResourceDynamicPricing = slab[ResourceDynamicPricing]{}
+		case slab_ResourceExternalCalendar:
+			h.note(k, a.ResourceExternalCalendar.used)
+			a.ResourceExternalCalendar = slab[ResourceExternalCalendar]{}
+		case slab_ResourceImage:
+			h.note(k, a.ResourceImage.used)
+			a.ResourceImage = slab[ResourceImage]{}
+		case slab_ResourcePlans:
+			h.note(k, a.ResourcePlans.used)
+			a.ResourcePlans = slab[ResourcePlans]{}
+		case slab_ResourcePricing:
+			h.note(k, a.ResourcePricing.used)
+			a.ResourcePricing = slab[ResourcePricing]{}
+		case slab_ResourcePublicDuration:
+			h.note(k, a.ResourcePublicDuration.used)
+			a.ResourcePublicDuration = slab[ResourcePublicDuration]{}
+		case slab_ResourceSchedule:
+			h.note(k, a.ResourceSchedule.used)
+			a.ResourceSchedule = slab[ResourceSchedule]{}
+		case slab_ScheduleDays:
+			h.note(k, a.ScheduleDays.used)
+			a.ScheduleDays = slab[ScheduleDays]{}
+		case slab_ScheduleDefault:
+			h.note(k, a.ScheduleDefault.used)
+			a.ScheduleDefault = slab[ScheduleDefault]{}
+		case slab_ScheduleHours:
+			h.note(k, a.ScheduleHours.used)
+			a.ScheduleHours = slab[ScheduleHours]{}
+		case slab_ScheduleItem:
+			h.note(k, a.ScheduleItem.used)
+			a.ScheduleItem = slab[ScheduleItem]{}
+		case slab_SchedulePublic:
+			h.note(k, a.SchedulePublic.used)
+			a.SchedulePublic = slab[SchedulePublic]{}
+		case slab_Stock:
+			h.note(k, a.Stock.used)
+			a.Stock = slab[Stock]{}
+		case slab_Tax:
+			h.note(k, a.Tax.used)
+			a.Tax = slab[Tax]{}
+		case slab_Transaction:
+			h.note(k, a.Transaction.used)
+			a.Transaction = slab[Transaction]{}
+		case slab_TransactionBooking:
+			h.note(k, a.TransactionBooking.used)
+			a.TransactionBooking = slab[TransactionBooking]{}
+		case slab_TransactionCreditPackage:
+			h.note(k, a.TransactionCreditPackage.used)
+			a.TransactionCreditPackage = slab[TransactionCreditPackage]{}
+		case slab_TransactionOrder:
+			h.note(k, a.TransactionOrder.used)
+			a.TransactionOrder = slab[TransactionOrder]{}
+		case slab_TransactionRefund:
+			h.note(k, a.TransactionRefund.used)
+			a.TransactionRefund = slab[TransactionRefund]{}
+		case slab_TransactionTicket:
+			h.note(k, a.TransactionTicket.used)
+			a.TransactionTicket = slab[TransactionTicket]{}
+		case slab_User:
+			h.note(k, a.User.used)
+			a.User = slab[User]{}
+		case slab_Visit:
+			h.note(k, a.Visit.used)
+			a.Visit = slab[Visit]{}
+		case slab_VisitLocation:
+			h.note(k, a.VisitLocation.used)
+			a.VisitLocation = slab[VisitLocation]{}
+		case slab_VisitRequest:
+			h.note(k, a.VisitRequest.used)
+			a.VisitRequest = slab[VisitRequest]{}
+		case slab_Visitor:
+			h.note(k, a.Visitor.used)
+			a.Visitor = slab[Visitor]{}
+		}
+	}
 }
 
 // scratch holds the elements of the slices being decoded, by type.

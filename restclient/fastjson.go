@@ -56,6 +56,7 @@ type decoder struct {
 	a     arena   // generated: one slab per pointer target type
 	sc    scratch // generated: element buffers of slices being decoded
 	ptrs  []unsafe.Pointer
+	used  []slabKind // the slabs this document used
 }
 
 // jsonError is a decoding failure at an offset of the document.
@@ -76,17 +77,20 @@ func run(data []byte, h *slabHints, f func(d *decoder)) (err error) {
 	d.b = unsafe.Slice(unsafe.StringData(d.s), len(d.s))
 	d.i, d.depth, d.hints = 0, 0, h
 	defer func() {
+		learn := h
 		if r := recover(); r != nil {
 			je, ok := r.(*jsonError)
 			if !ok {
 				panic(r)
 			}
-			err = je
-		} else {
-			h.learn(&d.a, len(d.s))
+			err, learn = je, nil
+		} else if h.length.Load() != int64(len(d.s)) {
+			h.length.Store(int64(len(d.s)))
 		}
-		d.a = arena{}
+		d.a.release(d.used, learn) // records what the slabs needed, drops them
+		d.used = d.used[:0]
 		d.sc.truncate()
+		clear(d.ptrs)
 		d.ptrs = d.ptrs[:0]
 		d.s, d.b, d.hints = "", nil, nil
 		decoderPool.Put(d)
@@ -817,7 +821,8 @@ func (s *slab[T]) run(d *decoder, k slabKind, n int) []T {
 // next ones doubling.
 func (s *slab[T]) grow(d *decoder, k slabKind, need int) {
 	n := int(s.used)
-	if n == 0 && d.hints != nil {
+	if n == 0 {
+		d.used = append(d.used, k)
 		n = d.hints.estimate(k, len(d.s))
 	}
 	s.buf = make([]T, 0, max(n, need, 4))
@@ -833,6 +838,9 @@ type slabHints struct {
 // estimate is the count of kind k the last body needed, scaled to a body
 // of length n, plus an eighth.
 func (h *slabHints) estimate(k slabKind, n int) int {
+	if h == nil {
+		return 0
+	}
 	l := h.length.Load()
 	c := int64(h.counts[k].Load())
 	if l <= 0 || c <= 0 {
@@ -842,21 +850,10 @@ func (h *slabHints) estimate(k slabKind, n int) int {
 	return int(e + e/8)
 }
 
-// learn records what a body of length n needed.
-func (h *slabHints) learn(a *arena, n int) {
-	if h == nil {
-		return
-	}
-	if h.length.Load() != int64(n) {
-		h.length.Store(int64(n))
-	}
-	a.record(h)
-}
-
 // note records that the body needed used values of kind k (a kind it did
 // not use keeps its count for the next body that does).
 func (h *slabHints) note(k slabKind, used int32) {
-	if used != 0 && h.counts[k].Load() != used {
+	if h != nil && used != 0 && h.counts[k].Load() != used {
 		h.counts[k].Store(used)
 	}
 }

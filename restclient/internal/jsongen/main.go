@@ -316,11 +316,12 @@ func (g *gen) emit(roots []string) []byte {
 		p("\t%s slab[%[1]s]\n", n)
 	}
 	p("}\n\n")
-	p("// record stores the counts a document needed in h.\nfunc (a *arena) record(h *slabHints) {\n")
+	p("// release notes in h (nil after a failure) the counts the document\n// needed of the kinds it used, and drops their slabs.\n")
+	p("func (a *arena) release(used []slabKind, h *slabHints) {\n\tfor _, k := range used {\n\t\tswitch k {\n")
 	for _, n := range append([]string{"string_", "float64_", "bool_", "Timestamp"}, g.order...) {
-		p("\th.note(slab_%s, a.%[1]s.used)\n", n)
+		p("\t\tcase slab_%s:\n\t\t\th.note(k, a.%[1]s.used)\n\t\t\ta.%[1]s = slab[%s]{}\n", n, strings.TrimSuffix(n, "_"))
 	}
-	p("}\n\n")
+	p("\t\t}\n\t}\n}\n\n")
 	elems := []string{"string_"}
 	for _, n := range g.order {
 		for _, f := range g.fields[n] {
