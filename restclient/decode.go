@@ -109,9 +109,37 @@ func envelopeType(k envelopeKey) reflect.Type {
 // paging it carried; shared GETs parse once for every read-only waiter.
 type parseFunc func(data []byte) (any, pageInfo, error)
 
+// fastRoot is a type with generated decoders (decode_gen.go, fastjson.go).
+type fastRoot interface {
+	fastOne(key string) parseFunc
+	fastList(key string) parseFunc
+}
+
+// errNoObject is the error of an envelope without its object.
+func errNoObject(key string) error { return fmt.Errorf("response has no %q object", key) }
+
 // parseOne decodes the object under key into a new *T; a missing or null
-// object is an error.
+// object is an error. Types with generated decoders use them, others go-json.
 func parseOne[T any](key string) parseFunc {
+	if f, ok := any((*T)(nil)).(fastRoot); ok {
+		return f.fastOne(key)
+	}
+	return goParseOne[T](key)
+}
+
+// parseList decodes the array under key into a new []*T (missing or null:
+// empty; its capacity is its length, so an append by one holder never writes
+// into another's) and the page tokens beside it (strings or null). Types with
+// generated decoders use them, others go-json.
+func parseList[T any](key string) parseFunc {
+	if f, ok := any((*T)(nil)).(fastRoot); ok {
+		return f.fastList(key)
+	}
+	return goParseList[T](key)
+}
+
+// goParseOne is parseOne with go-json.
+func goParseOne[T any](key string) parseFunc {
 	return func(data []byte) (any, pageInfo, error) {
 		env := reflect.New(envelopeType(envelopeKey{t: reflect.TypeFor[*T](), key: key}))
 		if err := unmarshalObject(data, env.Interface()); err != nil {
@@ -119,16 +147,14 @@ func parseOne[T any](key string) parseFunc {
 		}
 		v := env.Elem().Field(0).Interface().(*T)
 		if v == nil {
-			return nil, pageInfo{}, fmt.Errorf("response has no %q object", key)
+			return nil, pageInfo{}, errNoObject(key)
 		}
 		return v, pageInfo{}, nil
 	}
 }
 
-// parseList decodes the array under key into a new []*T (missing or null:
-// empty; its capacity is its length, so an append by one holder never writes
-// into another's) and the page tokens beside it (strings or null).
-func parseList[T any](key string) parseFunc {
+// goParseList is parseList with go-json.
+func goParseList[T any](key string) parseFunc {
 	return func(data []byte) (any, pageInfo, error) {
 		env := reflect.New(envelopeType(envelopeKey{t: reflect.TypeFor[[]*T](), key: key, list: true})).Elem()
 		if err := unmarshalObject(data, env.Addr().Interface()); err != nil {
@@ -166,9 +192,13 @@ func decodeOne[T any](key string, dst **T) decodeFunc { return into(parseOne[T](
 // and the page tokens beside it.
 func decodeList[T any](key string, dst *[]*T) decodeFunc { return into(parseList[T](key), dst) }
 
-// decodeStruct decodes the whole response object into dst.
+// decodeStruct decodes the whole response object into dst, with its
+// generated decoder when it has one, else go-json.
 func decodeStruct[T any](dst *T) decodeFunc {
 	return func(data []byte) (pageInfo, error) {
+		if f, ok := any(dst).(interface{ fastWhole([]byte) error }); ok {
+			return pageInfo{}, f.fastWhole(data)
+		}
 		return pageInfo{}, unmarshalObject(data, dst)
 	}
 }

@@ -1,0 +1,94 @@
+package restclient
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+// compactPage is page with the fixture compacted, as the REST service
+// sends its bodies.
+func compactPage(tb testing.TB, key, file string, n int) []byte {
+	var b bytes.Buffer
+	if err := json.Compact(&b, page(tb, key, file, n)); err != nil {
+		tb.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// BenchmarkDecodeRoutes decodes the bodies of the routes the bench queries
+// call, compacted as the REST service sends them, with the generated
+// decoders ("generated") and with go-json as before them ("gojson").
+func BenchmarkDecodeRoutes(b *testing.B) {
+	one := func(tb testing.TB, key, file string) []byte {
+		var out bytes.Buffer
+		if err := json.Compact(&out, []byte(sprintf(`{"`+key+`":%s}`, fixture(tb, file)))); err != nil {
+			tb.Fatal(err)
+		}
+		return out.Bytes()
+	}
+	type route struct {
+		name       string
+		body       func(testing.TB) []byte
+		fast, slow parseFunc
+	}
+	for _, r := range []route{
+		{"transactions100", func(tb testing.TB) []byte { return compactPage(tb, "transactions", "transaction.json", 100) },
+			parseList[Transaction]("transactions"), goParseList[Transaction]("transactions")},
+		{"products70", func(tb testing.TB) []byte { return compactPage(tb, "products", "product.json", 70) },
+			parseList[Product]("products"), goParseList[Product]("products")},
+		{"orders25", func(tb testing.TB) []byte { return compactPage(tb, "orders", "order.json", 25) },
+			parseList[Order]("orders"), goParseList[Order]("orders")},
+		{"creditNotes10", func(tb testing.TB) []byte { return compactPage(tb, "creditNotes", "credit_note.json", 10) },
+			parseList[CreditNote]("creditNotes"), goParseList[CreditNote]("creditNotes")},
+		{"comments20", func(tb testing.TB) []byte { return compactPage(tb, "comments", "comment.json", 20) },
+			parseList[Comment]("comments"), goParseList[Comment]("comments")},
+		{"resource", func(tb testing.TB) []byte { return one(tb, "resource", "resource.json") },
+			parseOne[Resource]("resource"), goParseOne[Resource]("resource")},
+		{"event", func(tb testing.TB) []byte { return one(tb, "event", "event.json") },
+			parseOne[Event]("event"), goParseOne[Event]("event")},
+	} {
+		data := r.body(b)
+		for _, impl := range []struct {
+			name  string
+			parse parseFunc
+		}{{"generated", r.fast}, {"gojson", r.slow}} {
+			b.Run(r.name+"/"+impl.name, func(b *testing.B) {
+				b.SetBytes(int64(len(data)))
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, _, err := impl.parse(data); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+	b.Run("invoiceItems/generated", func(b *testing.B) { benchInvoiceItems(b, true) })
+	b.Run("invoiceItems/gojson", func(b *testing.B) { benchInvoiceItems(b, false) })
+}
+
+func benchInvoiceItems(b *testing.B, fast bool) {
+	var buf bytes.Buffer
+	inv := fixture(b, "invoice.json")
+	items := page(b, "invoiceItems", "invoice_item.json", 10)
+	body := sprintf(`{"invoice":%s,`, inv) + string(items[1:])
+	if err := json.Compact(&buf, []byte(body)); err != nil {
+		b.Fatal(err)
+	}
+	data := buf.Bytes()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		v := new(InvoiceItems)
+		var err error
+		if fast {
+			err = v.fastWhole(data)
+		} else {
+			err = unmarshalObject(data, v)
+		}
+		if err != nil || len(v.Items) != 10 {
+			b.Fatal(err)
+		}
+	}
+}
