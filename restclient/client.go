@@ -242,6 +242,7 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 		c.hc = newHTTPClient(c.maxInFlight, c.timeout)
 		c.rt = c.hc.Transport
 	}
+	c.flights.idle = make(chan flightJob)
 	c.slots = newSlots(c.maxInFlight, min(c.perClient, c.maxInFlight))
 	c.breakers.settings, c.breakers.onChange = c.breakerSettings, c.onBreakerChange
 	c.common.client = c
@@ -796,6 +797,9 @@ func doList[T any](ctx context.Context, c *Client, route, path string, q url.Val
 	return out, resp, nil
 }
 
-// CloseIdleConnections closes the client's idle keep-alive connections
-// (on shutdown, so nothing lingers).
-func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }
+// CloseIdleConnections closes the client's idle keep-alive connections and ends its idle
+// goroutines (on shutdown, so nothing lingers).
+func (c *Client) CloseIdleConnections() {
+	c.stopIdleFlights()
+	c.hc.CloseIdleConnections()
+}
