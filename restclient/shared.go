@@ -2,7 +2,6 @@ package restclient
 
 import (
 	"context"
-	"crypto/sha256"
 	"net/http"
 	"sync"
 	"time"
@@ -41,17 +40,13 @@ func WithSharedGets(on bool) Option {
 	}
 }
 
-// flightKey identifies a GET for sharing. Hashing keeps the credentials out
-// of the map.
-type flightKey [sha256.Size]byte
+// flightKey identifies a GET for sharing: its method, its URL and the
+// Identity of its credentials (a hash, computed once per context by
+// WithCredentials: the credentials stay out of the map, and no call hashes).
+type flightKey struct{ method, target, identity string }
 
-func newFlightKey(method, target string, creds Credentials) flightKey {
-	var stack [512]byte // the usual key text fits: no allocation
-	b := stack[:0]
-	for _, s := range []string{method, target, creds.Authorization, creds.NetworkID} {
-		b = append(append(b, s...), 0)
-	}
-	return sha256.Sum256(b)
+func newFlightKey(method, target string, creds who) flightKey {
+	return flightKey{method: method, target: target, identity: creds.id}
 }
 
 // flight is one shared upstream call.
@@ -139,7 +134,7 @@ func readOnlyResults(ctx context.Context) bool {
 // sharedFetch joins or starts the shared call of a GET. joined reports
 // whether another caller had started it. A done ctx returns ctx.Err().
 func (c *Client) sharedFetch(ctx context.Context, rc call, target string, creds who) (res fetched, joined bool, fl *flight, err error) {
-	key := newFlightKey(rc.method, target, creds.Credentials)
+	key := newFlightKey(rc.method, target, creds)
 	dl, hasDL := ctx.Deadline()
 	g := &c.flights
 
