@@ -458,9 +458,10 @@ func (c *Client) fetch(ctx context.Context, rc call, target string, payload []by
 		defer func() { endCallSpan(span, f, err) }()
 	}
 	chain := callHooks(ctx)
+	sends := hasSend(chain)
 	cs := CallStart{Method: rc.method, Route: rc.route}
 	for {
-		if len(chain) > 0 {
+		if sends {
 			waited, err := sendWithin(ctx, chain, cs, deadline)
 			f.waited += waited
 			if err != nil { // the hook's error as is (a rate budget's refusal)
