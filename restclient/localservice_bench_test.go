@@ -63,10 +63,12 @@ func init() {
 }
 
 var (
-	childOnce  sync.Once
-	childHi    childHello
-	childErr   error
-	childClose func()
+	childOnce sync.Once
+	childHi   childHello
+	childErr  error
+	// childStdin is held until the process exits: when it is closed (or
+	// collected), the child exits.
+	childStdin io.WriteCloser
 )
 
 // localService starts (once per test binary) the child serving the local
@@ -107,7 +109,7 @@ func localService(tb testing.TB) childHello {
 			childErr = fmt.Errorf("child upstream: %v", err)
 			return
 		}
-		childClose = func() { _ = stdin.Close(); _ = cmd.Wait() }
+		childStdin = stdin
 	})
 	if childErr != nil {
 		tb.Fatal(childErr)
