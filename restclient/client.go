@@ -242,6 +242,7 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 		c.hc = newHTTPClient(c.maxInFlight, c.timeout)
 		c.rt = c.hc.Transport
 	}
+	c.flights.idle = make(chan flightJob)
 	c.slots = newSlots(c.maxInFlight, min(c.perClient, c.maxInFlight))
 	c.breakers.settings, c.breakers.onChange = c.breakerSettings, c.onBreakerChange
 	c.common.client = c
@@ -457,9 +458,10 @@ func (c *Client) fetch(ctx context.Context, rc call, target string, payload []by
 		defer func() { endCallSpan(span, f, err) }()
 	}
 	chain := callHooks(ctx)
+	sends := hasSend(chain)
 	cs := CallStart{Method: rc.method, Route: rc.route}
 	for {
-		if len(chain) > 0 {
+		if sends {
 			waited, err := sendWithin(ctx, chain, cs, deadline)
 			f.waited += waited
 			if err != nil { // the hook's error as is (a rate budget's refusal)
@@ -796,6 +798,9 @@ func doList[T any](ctx context.Context, c *Client, route, path string, q url.Val
 	return out, resp, nil
 }
 
-// CloseIdleConnections closes the client's idle keep-alive connections
-// (on shutdown, so nothing lingers).
-func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }
+// CloseIdleConnections closes the client's idle keep-alive connections and ends its idle
+// goroutines (on shutdown, so nothing lingers).
+func (c *Client) CloseIdleConnections() {
+	c.stopIdleFlights()
+	c.hc.CloseIdleConnections()
+}

@@ -361,6 +361,9 @@ func memUpstream(t *testing.T, status func(*http.Request) int, opts ...Option) (
 	if err != nil {
 		t.Fatalf("NewClient: %v", err)
 	}
+	// Inside the bubble, before it waits for its goroutines: the idle
+	// goroutine of a shared GET would otherwise wait out its idle time.
+	t.Cleanup(c.CloseIdleConnections)
 	return c, &n
 }
 

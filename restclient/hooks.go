@@ -125,6 +125,17 @@ func send(ctx context.Context, chain []CallHooks, cs CallStart) (time.Duration, 
 	return time.Since(start), nil
 }
 
+// hasSend reports whether a hook of chain has a Send: without one, an
+// attempt needs no context for the Send hooks, nor their timing.
+func hasSend(chain []CallHooks) bool {
+	for _, h := range chain {
+		if h.Send != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // answered runs the Answered hooks.
 func answered(ctx context.Context, chain []CallHooks, cs CallStart, hr *http.Response) {
 	for _, h := range chain {

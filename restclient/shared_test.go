@@ -332,19 +332,19 @@ func TestSharedGetsOffAndWritesNeverShared(t *testing.T) {
 }
 
 func TestFlightKey(t *testing.T) {
-	base := newFlightKey("GET", "http://h/a?x=1", Credentials{Authorization: "Bearer t", NetworkID: "n"})
+	base := newFlightKey("GET", "http://h/a?x=1", identify(Credentials{Authorization: "Bearer t", NetworkID: "n"}))
 	for name, k := range map[string]flightKey{
-		"method":  newFlightKey("PUT", "http://h/a?x=1", Credentials{Authorization: "Bearer t", NetworkID: "n"}),
-		"query":   newFlightKey("GET", "http://h/a?x=2", Credentials{Authorization: "Bearer t", NetworkID: "n"}),
-		"auth":    newFlightKey("GET", "http://h/a?x=1", Credentials{Authorization: "Bearer u", NetworkID: "n"}),
-		"network": newFlightKey("GET", "http://h/a?x=1", Credentials{Authorization: "Bearer t", NetworkID: "m"}),
-		"shifted": newFlightKey("GET", "http://h/a?x=1", Credentials{Authorization: "Bearer tn"}),
+		"method":  newFlightKey("PUT", "http://h/a?x=1", identify(Credentials{Authorization: "Bearer t", NetworkID: "n"})),
+		"query":   newFlightKey("GET", "http://h/a?x=2", identify(Credentials{Authorization: "Bearer t", NetworkID: "n"})),
+		"auth":    newFlightKey("GET", "http://h/a?x=1", identify(Credentials{Authorization: "Bearer u", NetworkID: "n"})),
+		"network": newFlightKey("GET", "http://h/a?x=1", identify(Credentials{Authorization: "Bearer t", NetworkID: "m"})),
+		"shifted": newFlightKey("GET", "http://h/a?x=1", identify(Credentials{Authorization: "Bearer tn"})),
 	} {
 		if k == base {
 			t.Errorf("%s: same key", name)
 		}
 	}
-	if base != newFlightKey("GET", "http://h/a?x=1", Credentials{Authorization: "Bearer t", NetworkID: "n"}) {
+	if base != newFlightKey("GET", "http://h/a?x=1", identify(Credentials{Authorization: "Bearer t", NetworkID: "n"})) {
 		t.Error("key not deterministic")
 	}
 }
