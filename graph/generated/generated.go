@@ -15,6 +15,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/introspection"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/workspacenet/facade/graph/leaf"
 	"github.com/workspacenet/facade/graph/model"
 	"github.com/workspacenet/facade/graph/scalars"
 	"github.com/workspacenet/facade/restclient"
@@ -5837,6 +5838,9 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 
 type executionContext struct {
 	*graphql.ExecutionContextState[ResolverRoot, DirectiveRoot, ComplexityRoot]
+	// plainFields: plain leaf fields are written by graph/leaf, not resolved
+	// through graphql.ResolveField (leaf.Enabled).
+	plainFields bool
 }
 
 func newExecutionContext(
@@ -5845,6 +5849,7 @@ func newExecutionContext(
 	deferredResults chan graphql.DeferredResult,
 ) *executionContext {
 	return &executionContext{
+		plainFields: leaf.Enabled(execSchema.Resolvers),
 		ExecutionContextState: graphql.NewExecutionContextState[ResolverRoot, DirectiveRoot, ComplexityRoot](
 			opCtx,
 			(*graphql.ExecutableSchemaState[ResolverRoot, DirectiveRoot, ComplexityRoot])(execSchema),
@@ -10978,6 +10983,11 @@ func (ec *executionContext) field___Type_fields_args(ctx context.Context, rawArg
 // region    **************************** field.gotpl *****************************
 
 func (ec *executionContext) _Address_city(ctx context.Context, field graphql.CollectedField, obj *restclient.Address) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.City); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11001,6 +11011,11 @@ func (ec *executionContext) fieldContext_Address_city(_ context.Context, field g
 }
 
 func (ec *executionContext) _Address_countryCode(ctx context.Context, field graphql.CollectedField, obj *restclient.Address) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CountryCode); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11024,6 +11039,11 @@ func (ec *executionContext) fieldContext_Address_countryCode(_ context.Context, 
 }
 
 func (ec *executionContext) _Address_line1(ctx context.Context, field graphql.CollectedField, obj *restclient.Address) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Line1); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11047,6 +11067,11 @@ func (ec *executionContext) fieldContext_Address_line1(_ context.Context, field 
 }
 
 func (ec *executionContext) _Address_line2(ctx context.Context, field graphql.CollectedField, obj *restclient.Address) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Line2); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11070,6 +11095,11 @@ func (ec *executionContext) fieldContext_Address_line2(_ context.Context, field 
 }
 
 func (ec *executionContext) _Address_postalCode(ctx context.Context, field graphql.CollectedField, obj *restclient.Address) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.PostalCode); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11093,6 +11123,11 @@ func (ec *executionContext) fieldContext_Address_postalCode(_ context.Context, f
 }
 
 func (ec *executionContext) _Address_state(ctx context.Context, field graphql.CollectedField, obj *restclient.Address) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.State); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11116,6 +11151,11 @@ func (ec *executionContext) fieldContext_Address_state(_ context.Context, field 
 }
 
 func (ec *executionContext) _Booking_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11171,6 +11211,11 @@ func (ec *executionContext) fieldContext_Booking_attendees(_ context.Context, fi
 }
 
 func (ec *executionContext) _Booking_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11194,6 +11239,11 @@ func (ec *executionContext) fieldContext_Booking_createDate(_ context.Context, f
 }
 
 func (ec *executionContext) _Booking_deleteDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.DeleteDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11217,6 +11267,11 @@ func (ec *executionContext) fieldContext_Booking_deleteDate(_ context.Context, f
 }
 
 func (ec *executionContext) _Booking_endDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.EndDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11240,6 +11295,11 @@ func (ec *executionContext) fieldContext_Booking_endDate(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Booking_memo(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Memo); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11263,6 +11323,11 @@ func (ec *executionContext) fieldContext_Booking_memo(_ context.Context, field g
 }
 
 func (ec *executionContext) _Booking_membershipRefOwner(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.MembershipRefOwner); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11318,6 +11383,11 @@ func (ec *executionContext) fieldContext_Booking_payment(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Booking_resourceRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.ResourceRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11373,6 +11443,11 @@ func (ec *executionContext) fieldContext_Booking_resource(_ context.Context, fie
 }
 
 func (ec *executionContext) _Booking_seats(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Seats); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11396,6 +11471,11 @@ func (ec *executionContext) fieldContext_Booking_seats(_ context.Context, field 
 }
 
 func (ec *executionContext) _Booking_startDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.StartDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11419,6 +11499,11 @@ func (ec *executionContext) fieldContext_Booking_startDate(_ context.Context, fi
 }
 
 func (ec *executionContext) _Booking_title(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Title); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11442,6 +11527,11 @@ func (ec *executionContext) fieldContext_Booking_title(_ context.Context, field 
 }
 
 func (ec *executionContext) _Booking_updateDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.UpdateDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11497,6 +11587,11 @@ func (ec *executionContext) fieldContext_Booking_userOwner(_ context.Context, fi
 }
 
 func (ec *executionContext) _BookingAttendee_membershipRef(ctx context.Context, field graphql.CollectedField, obj *restclient.BookingAttendee) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.MembershipRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11552,6 +11647,11 @@ func (ec *executionContext) fieldContext_BookingAttendee_user(_ context.Context,
 }
 
 func (ec *executionContext) _Comment_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11575,6 +11675,11 @@ func (ec *executionContext) fieldContext_Comment_id(_ context.Context, field gra
 }
 
 func (ec *executionContext) _Comment_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11598,6 +11703,11 @@ func (ec *executionContext) fieldContext_Comment_createDate(_ context.Context, f
 }
 
 func (ec *executionContext) _Comment_liked(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Liked); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11621,6 +11731,11 @@ func (ec *executionContext) fieldContext_Comment_liked(_ context.Context, field 
 }
 
 func (ec *executionContext) _Comment_likes(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Likes); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11708,6 +11823,11 @@ func (ec *executionContext) fieldContext_Comment_mentions(_ context.Context, fie
 }
 
 func (ec *executionContext) _Comment_parentCommentRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.ParentCommentRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11763,6 +11883,11 @@ func (ec *executionContext) fieldContext_Comment_parentComment(_ context.Context
 }
 
 func (ec *executionContext) _Comment_postRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.PostRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11786,6 +11911,11 @@ func (ec *executionContext) fieldContext_Comment_postRef(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Comment_text(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Text); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11841,6 +11971,11 @@ func (ec *executionContext) fieldContext_Comment_replies(_ context.Context, fiel
 }
 
 func (ec *executionContext) _CommentMembership_id(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentMembership) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11896,6 +12031,11 @@ func (ec *executionContext) fieldContext_CommentMembership_user(_ context.Contex
 }
 
 func (ec *executionContext) _CommentMention_id(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentMention) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11919,6 +12059,11 @@ func (ec *executionContext) fieldContext_CommentMention_id(_ context.Context, fi
 }
 
 func (ec *executionContext) _CommentMention_value(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentMention) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Value); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11942,6 +12087,11 @@ func (ec *executionContext) fieldContext_CommentMention_value(_ context.Context,
 }
 
 func (ec *executionContext) _CommentUser_id(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentUser) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11965,6 +12115,11 @@ func (ec *executionContext) fieldContext_CommentUser_id(_ context.Context, field
 }
 
 func (ec *executionContext) _CommentUser_blocked(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentUser) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Blocked); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11988,6 +12143,11 @@ func (ec *executionContext) fieldContext_CommentUser_blocked(_ context.Context, 
 }
 
 func (ec *executionContext) _CommentUser_deleteDate(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentUser) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.DeleteDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12011,6 +12171,11 @@ func (ec *executionContext) fieldContext_CommentUser_deleteDate(_ context.Contex
 }
 
 func (ec *executionContext) _CommentUser_name(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentUser) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Name); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12034,6 +12199,11 @@ func (ec *executionContext) fieldContext_CommentUser_name(_ context.Context, fie
 }
 
 func (ec *executionContext) _CommentUser_photoUrl(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentUser) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.PhotoURL); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12057,6 +12227,11 @@ func (ec *executionContext) fieldContext_CommentUser_photoUrl(_ context.Context,
 }
 
 func (ec *executionContext) _CommentUser_surname(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentUser) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Surname); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12080,6 +12255,11 @@ func (ec *executionContext) fieldContext_CommentUser_surname(_ context.Context, 
 }
 
 func (ec *executionContext) _Company_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12103,6 +12283,11 @@ func (ec *executionContext) fieldContext_Company_id(_ context.Context, field gra
 }
 
 func (ec *executionContext) _Company_billingAddress(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.BillingAddress); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12158,6 +12343,11 @@ func (ec *executionContext) fieldContext_Company_businessAddress(_ context.Conte
 }
 
 func (ec *executionContext) _Company_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12245,6 +12435,11 @@ func (ec *executionContext) fieldContext_Company_dayPasses(_ context.Context, fi
 }
 
 func (ec *executionContext) _Company_deleteDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.DeleteDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12268,6 +12463,11 @@ func (ec *executionContext) fieldContext_Company_deleteDate(_ context.Context, f
 }
 
 func (ec *executionContext) _Company_legalName(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.LegalName); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12291,6 +12491,11 @@ func (ec *executionContext) fieldContext_Company_legalName(_ context.Context, fi
 }
 
 func (ec *executionContext) _Company_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.LocationRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12346,6 +12551,11 @@ func (ec *executionContext) fieldContext_Company_location(_ context.Context, fie
 }
 
 func (ec *executionContext) _Company_metadata(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.JSON(&obj.Metadata); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12369,6 +12579,11 @@ func (ec *executionContext) fieldContext_Company_metadata(_ context.Context, fie
 }
 
 func (ec *executionContext) _Company_notes(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Notes); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12392,6 +12607,11 @@ func (ec *executionContext) fieldContext_Company_notes(_ context.Context, field 
 }
 
 func (ec *executionContext) _Company_subscriptionRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.SubscriptionRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12415,6 +12635,11 @@ func (ec *executionContext) fieldContext_Company_subscriptionRef(_ context.Conte
 }
 
 func (ec *executionContext) _Company_taxId(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.TaxID); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12438,6 +12663,11 @@ func (ec *executionContext) fieldContext_Company_taxId(_ context.Context, field 
 }
 
 func (ec *executionContext) _Company_title(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Title); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12461,6 +12691,11 @@ func (ec *executionContext) fieldContext_Company_title(_ context.Context, field 
 }
 
 func (ec *executionContext) _CompanyCredits_expiring(ctx context.Context, field graphql.CollectedField, obj *restclient.CompanyCredits) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Expiring); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12484,6 +12719,11 @@ func (ec *executionContext) fieldContext_CompanyCredits_expiring(_ context.Conte
 }
 
 func (ec *executionContext) _CompanyCredits_permanent(ctx context.Context, field graphql.CollectedField, obj *restclient.CompanyCredits) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Permanent); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12507,6 +12747,11 @@ func (ec *executionContext) fieldContext_CompanyCredits_permanent(_ context.Cont
 }
 
 func (ec *executionContext) _CompanyDayPass_expiring(ctx context.Context, field graphql.CollectedField, obj *restclient.CompanyDayPass) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Expiring); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12690,6 +12935,11 @@ func (ec *executionContext) fieldContext_CreateVisitRequestPayload_visitRequest(
 }
 
 func (ec *executionContext) _CreditNote_id(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12745,6 +12995,11 @@ func (ec *executionContext) fieldContext_CreditNote_baseAmounts(_ context.Contex
 }
 
 func (ec *executionContext) _CreditNote_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12768,6 +13023,11 @@ func (ec *executionContext) fieldContext_CreditNote_createDate(_ context.Context
 }
 
 func (ec *executionContext) _CreditNote_creditAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.CreditAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12791,6 +13051,11 @@ func (ec *executionContext) fieldContext_CreditNote_creditAmount(_ context.Conte
 }
 
 func (ec *executionContext) _CreditNote_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CurrencyCode); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12814,6 +13079,11 @@ func (ec *executionContext) fieldContext_CreditNote_currencyCode(_ context.Conte
 }
 
 func (ec *executionContext) _CreditNote_effectiveDate(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.EffectiveDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12837,6 +13107,11 @@ func (ec *executionContext) fieldContext_CreditNote_effectiveDate(_ context.Cont
 }
 
 func (ec *executionContext) _CreditNote_invoiceRef(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.InvoiceRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12892,6 +13167,11 @@ func (ec *executionContext) fieldContext_CreditNote_invoice(_ context.Context, f
 }
 
 func (ec *executionContext) _CreditNote_internalNote(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.InternalNote); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12947,6 +13227,11 @@ func (ec *executionContext) fieldContext_CreditNote_lines(_ context.Context, fie
 }
 
 func (ec *executionContext) _CreditNote_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.LocationRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13002,6 +13287,11 @@ func (ec *executionContext) fieldContext_CreditNote_location(_ context.Context, 
 }
 
 func (ec *executionContext) _CreditNote_memo(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Memo); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13025,6 +13315,11 @@ func (ec *executionContext) fieldContext_CreditNote_memo(_ context.Context, fiel
 }
 
 func (ec *executionContext) _CreditNote_networkRef(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.NetworkRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13048,6 +13343,11 @@ func (ec *executionContext) fieldContext_CreditNote_networkRef(_ context.Context
 }
 
 func (ec *executionContext) _CreditNote_number(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Number); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13071,6 +13371,11 @@ func (ec *executionContext) fieldContext_CreditNote_number(_ context.Context, fi
 }
 
 func (ec *executionContext) _CreditNote_outOfBandAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.OutOfBandAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13094,6 +13399,11 @@ func (ec *executionContext) fieldContext_CreditNote_outOfBandAmount(_ context.Co
 }
 
 func (ec *executionContext) _CreditNote_pdfUrl(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.PdfURL); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13117,6 +13427,11 @@ func (ec *executionContext) fieldContext_CreditNote_pdfUrl(_ context.Context, fi
 }
 
 func (ec *executionContext) _CreditNote_postPaymentAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.PostPaymentAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13140,6 +13455,11 @@ func (ec *executionContext) fieldContext_CreditNote_postPaymentAmount(_ context.
 }
 
 func (ec *executionContext) _CreditNote_prePaymentAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.PrePaymentAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13163,6 +13483,11 @@ func (ec *executionContext) fieldContext_CreditNote_prePaymentAmount(_ context.C
 }
 
 func (ec *executionContext) _CreditNote_reason(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Reason); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13218,6 +13543,11 @@ func (ec *executionContext) fieldContext_CreditNote_refunds(_ context.Context, f
 }
 
 func (ec *executionContext) _CreditNote_status(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Status); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13241,6 +13571,11 @@ func (ec *executionContext) fieldContext_CreditNote_status(_ context.Context, fi
 }
 
 func (ec *executionContext) _CreditNote_subtotalAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.SubtotalAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13264,6 +13599,11 @@ func (ec *executionContext) fieldContext_CreditNote_subtotalAmount(_ context.Con
 }
 
 func (ec *executionContext) _CreditNote_subtotalAmountExcludingTax(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.SubtotalAmountExcludingTax); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13319,6 +13659,11 @@ func (ec *executionContext) fieldContext_CreditNote_taxes(_ context.Context, fie
 }
 
 func (ec *executionContext) _CreditNote_title(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Title); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13342,6 +13687,11 @@ func (ec *executionContext) fieldContext_CreditNote_title(_ context.Context, fie
 }
 
 func (ec *executionContext) _CreditNote_totalAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.TotalAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13365,6 +13715,11 @@ func (ec *executionContext) fieldContext_CreditNote_totalAmount(_ context.Contex
 }
 
 func (ec *executionContext) _CreditNote_totalExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.TotalExcludingTaxAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13388,6 +13743,11 @@ func (ec *executionContext) fieldContext_CreditNote_totalExcludingTaxAmount(_ co
 }
 
 func (ec *executionContext) _CreditNote_type(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Type); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13411,6 +13771,11 @@ func (ec *executionContext) fieldContext_CreditNote_type(_ context.Context, fiel
 }
 
 func (ec *executionContext) _CreditNote_updateDate(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.UpdateDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13434,6 +13799,11 @@ func (ec *executionContext) fieldContext_CreditNote_updateDate(_ context.Context
 }
 
 func (ec *executionContext) _CreditNote_voidDate(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.VoidDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13457,6 +13827,11 @@ func (ec *executionContext) fieldContext_CreditNote_voidDate(_ context.Context, 
 }
 
 func (ec *executionContext) _CreditNoteBaseAmounts_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CurrencyCode); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13480,6 +13855,11 @@ func (ec *executionContext) fieldContext_CreditNoteBaseAmounts_currencyCode(_ co
 }
 
 func (ec *executionContext) _CreditNoteBaseAmounts_postPaymentAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.PostPaymentAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13503,6 +13883,11 @@ func (ec *executionContext) fieldContext_CreditNoteBaseAmounts_postPaymentAmount
 }
 
 func (ec *executionContext) _CreditNoteBaseAmounts_prePaymentAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.PrePaymentAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13526,6 +13911,11 @@ func (ec *executionContext) fieldContext_CreditNoteBaseAmounts_prePaymentAmount(
 }
 
 func (ec *executionContext) _CreditNoteBaseAmounts_subtotalAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.SubtotalAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13549,6 +13939,11 @@ func (ec *executionContext) fieldContext_CreditNoteBaseAmounts_subtotalAmount(_ 
 }
 
 func (ec *executionContext) _CreditNoteBaseAmounts_subtotalAmountExcludingTax(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.SubtotalAmountExcludingTax); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13604,6 +13999,11 @@ func (ec *executionContext) fieldContext_CreditNoteBaseAmounts_taxes(_ context.C
 }
 
 func (ec *executionContext) _CreditNoteBaseAmounts_totalAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.TotalAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13627,6 +14027,11 @@ func (ec *executionContext) fieldContext_CreditNoteBaseAmounts_totalAmount(_ con
 }
 
 func (ec *executionContext) _CreditNoteBaseAmounts_totalExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.TotalExcludingTaxAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13746,6 +14151,11 @@ func (ec *executionContext) fieldContext_CreditNoteConnection_pageInfo(_ context
 }
 
 func (ec *executionContext) _CreditNoteEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.CreditNoteEdge) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.Cursor); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13801,6 +14211,11 @@ func (ec *executionContext) fieldContext_CreditNoteEdge_node(_ context.Context, 
 }
 
 func (ec *executionContext) _CreditNoteLine_id(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13856,6 +14271,11 @@ func (ec *executionContext) fieldContext_CreditNoteLine_baseAmounts(_ context.Co
 }
 
 func (ec *executionContext) _CreditNoteLine_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13879,6 +14299,11 @@ func (ec *executionContext) fieldContext_CreditNoteLine_createDate(_ context.Con
 }
 
 func (ec *executionContext) _CreditNoteLine_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CurrencyCode); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13902,6 +14327,11 @@ func (ec *executionContext) fieldContext_CreditNoteLine_currencyCode(_ context.C
 }
 
 func (ec *executionContext) _CreditNoteLine_discountedAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.DiscountedAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13957,6 +14387,11 @@ func (ec *executionContext) fieldContext_CreditNoteLine_discounts(_ context.Cont
 }
 
 func (ec *executionContext) _CreditNoteLine_invoiceItemRef(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.InvoiceItemRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14012,6 +14447,11 @@ func (ec *executionContext) fieldContext_CreditNoteLine_invoiceItem(_ context.Co
 }
 
 func (ec *executionContext) _CreditNoteLine_invoiceRef(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.InvoiceRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14067,6 +14507,11 @@ func (ec *executionContext) fieldContext_CreditNoteLine_invoice(_ context.Contex
 }
 
 func (ec *executionContext) _CreditNoteLine_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.LocationRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14122,6 +14567,11 @@ func (ec *executionContext) fieldContext_CreditNoteLine_location(_ context.Conte
 }
 
 func (ec *executionContext) _CreditNoteLine_memo(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Memo); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14145,6 +14595,11 @@ func (ec *executionContext) fieldContext_CreditNoteLine_memo(_ context.Context, 
 }
 
 func (ec *executionContext) _CreditNoteLine_networkRef(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.NetworkRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14168,6 +14623,11 @@ func (ec *executionContext) fieldContext_CreditNoteLine_networkRef(_ context.Con
 }
 
 func (ec *executionContext) _CreditNoteLine_quantity(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Quantity); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14223,6 +14683,11 @@ func (ec *executionContext) fieldContext_CreditNoteLine_tax(_ context.Context, f
 }
 
 func (ec *executionContext) _CreditNoteLine_totalAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.TotalAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14246,6 +14711,11 @@ func (ec *executionContext) fieldContext_CreditNoteLine_totalAmount(_ context.Co
 }
 
 func (ec *executionContext) _CreditNoteLine_totalExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.TotalExcludingTaxAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14269,6 +14739,11 @@ func (ec *executionContext) fieldContext_CreditNoteLine_totalExcludingTaxAmount(
 }
 
 func (ec *executionContext) _CreditNoteLine_unitAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.UnitAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14292,6 +14767,11 @@ func (ec *executionContext) fieldContext_CreditNoteLine_unitAmount(_ context.Con
 }
 
 func (ec *executionContext) _CreditNoteLine_unitExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.UnitExcludingTaxAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14315,6 +14795,11 @@ func (ec *executionContext) fieldContext_CreditNoteLine_unitExcludingTaxAmount(_
 }
 
 func (ec *executionContext) _CreditNoteLine_updateDate(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.UpdateDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14338,6 +14823,11 @@ func (ec *executionContext) fieldContext_CreditNoteLine_updateDate(_ context.Con
 }
 
 func (ec *executionContext) _CreditNoteRefund_id(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteRefund) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14361,6 +14851,11 @@ func (ec *executionContext) fieldContext_CreditNoteRefund_id(_ context.Context, 
 }
 
 func (ec *executionContext) _CreditNoteRefund_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteRefund) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Amount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14384,6 +14879,11 @@ func (ec *executionContext) fieldContext_CreditNoteRefund_amount(_ context.Conte
 }
 
 func (ec *executionContext) _CreditNoteRefund_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteRefund) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CurrencyCode); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14439,6 +14939,11 @@ func (ec *executionContext) fieldContext_CreditNoteRefund_method(_ context.Conte
 }
 
 func (ec *executionContext) _CreditNoteRefund_transactionRef(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteRefund) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.TransactionRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14462,6 +14967,11 @@ func (ec *executionContext) fieldContext_CreditNoteRefund_transactionRef(_ conte
 }
 
 func (ec *executionContext) _CreditNoteRefundMethod_label(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteRefundMethod) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Label); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14485,6 +14995,11 @@ func (ec *executionContext) fieldContext_CreditNoteRefundMethod_label(_ context.
 }
 
 func (ec *executionContext) _CreditNoteRefundMethod_type(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteRefundMethod) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Type); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14508,6 +15023,11 @@ func (ec *executionContext) fieldContext_CreditNoteRefundMethod_type(_ context.C
 }
 
 func (ec *executionContext) _CreditPackageAmount_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditPackageAmount) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Amount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14531,6 +15051,11 @@ func (ec *executionContext) fieldContext_CreditPackageAmount_amount(_ context.Co
 }
 
 func (ec *executionContext) _CreditsPrice_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditsPrice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Amount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14554,6 +15079,11 @@ func (ec *executionContext) fieldContext_CreditsPrice_amount(_ context.Context, 
 }
 
 func (ec *executionContext) _CreditsPrice_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditsPrice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Enabled); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14577,6 +15107,11 @@ func (ec *executionContext) fieldContext_CreditsPrice_enabled(_ context.Context,
 }
 
 func (ec *executionContext) _CustomTax_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.CustomTax) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Enabled); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14600,6 +15135,11 @@ func (ec *executionContext) fieldContext_CustomTax_enabled(_ context.Context, fi
 }
 
 func (ec *executionContext) _CustomTax_rate(ctx context.Context, field graphql.CollectedField, obj *restclient.CustomTax) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Rate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14687,6 +15227,11 @@ func (ec *executionContext) fieldContext_Discount_promocode(_ context.Context, f
 }
 
 func (ec *executionContext) _Discount_subscriptionId(ctx context.Context, field graphql.CollectedField, obj *restclient.Discount) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.SubscriptionID); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14710,6 +15255,11 @@ func (ec *executionContext) fieldContext_Discount_subscriptionId(_ context.Conte
 }
 
 func (ec *executionContext) _DiscountCoupon_id(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountCoupon) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14733,6 +15283,11 @@ func (ec *executionContext) fieldContext_DiscountCoupon_id(_ context.Context, fi
 }
 
 func (ec *executionContext) _DiscountCoupon_amountOff(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountCoupon) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.AmountOff); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14756,6 +15311,11 @@ func (ec *executionContext) fieldContext_DiscountCoupon_amountOff(_ context.Cont
 }
 
 func (ec *executionContext) _DiscountCoupon_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountCoupon) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CurrencyCode); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14779,6 +15339,11 @@ func (ec *executionContext) fieldContext_DiscountCoupon_currencyCode(_ context.C
 }
 
 func (ec *executionContext) _DiscountCoupon_duration(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountCoupon) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Duration); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14802,6 +15367,11 @@ func (ec *executionContext) fieldContext_DiscountCoupon_duration(_ context.Conte
 }
 
 func (ec *executionContext) _DiscountCoupon_durationInMonths(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountCoupon) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.DurationInMonths); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14825,6 +15395,11 @@ func (ec *executionContext) fieldContext_DiscountCoupon_durationInMonths(_ conte
 }
 
 func (ec *executionContext) _DiscountCoupon_percentOff(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountCoupon) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.PercentOff); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14848,6 +15423,11 @@ func (ec *executionContext) fieldContext_DiscountCoupon_percentOff(_ context.Con
 }
 
 func (ec *executionContext) _DiscountCoupon_type(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountCoupon) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Type); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14871,6 +15451,11 @@ func (ec *executionContext) fieldContext_DiscountCoupon_type(_ context.Context, 
 }
 
 func (ec *executionContext) _DiscountPromocode_id(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountPromocode) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14894,6 +15479,11 @@ func (ec *executionContext) fieldContext_DiscountPromocode_id(_ context.Context,
 }
 
 func (ec *executionContext) _DiscountPromocode_code(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountPromocode) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Code); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14917,6 +15507,11 @@ func (ec *executionContext) fieldContext_DiscountPromocode_code(_ context.Contex
 }
 
 func (ec *executionContext) _DiscountPromocode_expiration(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountPromocode) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.Expiration); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14940,6 +15535,11 @@ func (ec *executionContext) fieldContext_DiscountPromocode_expiration(_ context.
 }
 
 func (ec *executionContext) _DiscountPromocode_limitByFirstPurchase(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountPromocode) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.LimitByFirstPurchase); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14963,6 +15563,11 @@ func (ec *executionContext) fieldContext_DiscountPromocode_limitByFirstPurchase(
 }
 
 func (ec *executionContext) _Event_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14986,6 +15591,11 @@ func (ec *executionContext) fieldContext_Event_id(_ context.Context, field graph
 }
 
 func (ec *executionContext) _Event_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.LocationRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15041,6 +15651,11 @@ func (ec *executionContext) fieldContext_Event_location(_ context.Context, field
 }
 
 func (ec *executionContext) _Event_networkRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.NetworkRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15064,6 +15679,11 @@ func (ec *executionContext) fieldContext_Event_networkRef(_ context.Context, fie
 }
 
 func (ec *executionContext) _Event_title(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Title); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15087,6 +15707,11 @@ func (ec *executionContext) fieldContext_Event_title(_ context.Context, field gr
 }
 
 func (ec *executionContext) _Event_description(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Description); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15110,6 +15735,11 @@ func (ec *executionContext) fieldContext_Event_description(_ context.Context, fi
 }
 
 func (ec *executionContext) _Event_imageUrl(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.ImageURL); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15133,6 +15763,11 @@ func (ec *executionContext) fieldContext_Event_imageUrl(_ context.Context, field
 }
 
 func (ec *executionContext) _Event_venue(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Venue); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15156,6 +15791,11 @@ func (ec *executionContext) fieldContext_Event_venue(_ context.Context, field gr
 }
 
 func (ec *executionContext) _Event_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15179,6 +15819,11 @@ func (ec *executionContext) fieldContext_Event_createDate(_ context.Context, fie
 }
 
 func (ec *executionContext) _Event_startDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.StartDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15202,6 +15847,11 @@ func (ec *executionContext) fieldContext_Event_startDate(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Event_endDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.EndDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15225,6 +15875,11 @@ func (ec *executionContext) fieldContext_Event_endDate(_ context.Context, field 
 }
 
 func (ec *executionContext) _Event_applicationType(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.ApplicationType); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15248,6 +15903,11 @@ func (ec *executionContext) fieldContext_Event_applicationType(_ context.Context
 }
 
 func (ec *executionContext) _Event_visibilityType(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.VisibilityType); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15271,6 +15931,11 @@ func (ec *executionContext) fieldContext_Event_visibilityType(_ context.Context,
 }
 
 func (ec *executionContext) _Event_refundThreshold(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.RefundThreshold); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15294,6 +15959,11 @@ func (ec *executionContext) fieldContext_Event_refundThreshold(_ context.Context
 }
 
 func (ec *executionContext) _Event_showAttendees(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.ShowAttendees); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15381,6 +16051,11 @@ func (ec *executionContext) fieldContext_Event_price(_ context.Context, field gr
 }
 
 func (ec *executionContext) _EventMoneyPrice_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.EventMoneyPrice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Amount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15404,6 +16079,11 @@ func (ec *executionContext) fieldContext_EventMoneyPrice_amount(_ context.Contex
 }
 
 func (ec *executionContext) _EventMoneyPrice_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.EventMoneyPrice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Enabled); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15491,6 +16171,11 @@ func (ec *executionContext) fieldContext_EventPrice_money(_ context.Context, fie
 }
 
 func (ec *executionContext) _Invoice_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15514,6 +16199,11 @@ func (ec *executionContext) fieldContext_Invoice_id(_ context.Context, field gra
 }
 
 func (ec *executionContext) _Invoice_number(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Number); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15537,6 +16227,11 @@ func (ec *executionContext) fieldContext_Invoice_number(_ context.Context, field
 }
 
 func (ec *executionContext) _Invoice_title(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Title); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15560,6 +16255,11 @@ func (ec *executionContext) fieldContext_Invoice_title(_ context.Context, field 
 }
 
 func (ec *executionContext) _Invoice_status(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Status); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15583,6 +16283,11 @@ func (ec *executionContext) fieldContext_Invoice_status(_ context.Context, field
 }
 
 func (ec *executionContext) _Invoice_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15606,6 +16311,11 @@ func (ec *executionContext) fieldContext_Invoice_createDate(_ context.Context, f
 }
 
 func (ec *executionContext) _Invoice_issueDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.IssueDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15629,6 +16339,11 @@ func (ec *executionContext) fieldContext_Invoice_issueDate(_ context.Context, fi
 }
 
 func (ec *executionContext) _Invoice_dueDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.DueDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15652,6 +16367,11 @@ func (ec *executionContext) fieldContext_Invoice_dueDate(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Invoice_autoCreateDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.AutoCreateDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15675,6 +16395,11 @@ func (ec *executionContext) fieldContext_Invoice_autoCreateDate(_ context.Contex
 }
 
 func (ec *executionContext) _Invoice_voidDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.VoidDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15698,6 +16423,11 @@ func (ec *executionContext) fieldContext_Invoice_voidDate(_ context.Context, fie
 }
 
 func (ec *executionContext) _Invoice_dueDays(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.DueDays); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15721,6 +16451,11 @@ func (ec *executionContext) fieldContext_Invoice_dueDays(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Invoice_dueType(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.DueType); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15744,6 +16479,11 @@ func (ec *executionContext) fieldContext_Invoice_dueType(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Invoice_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Amount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15767,6 +16507,11 @@ func (ec *executionContext) fieldContext_Invoice_amount(_ context.Context, field
 }
 
 func (ec *executionContext) _Invoice_amountDue(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.AmountDue); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15790,6 +16535,11 @@ func (ec *executionContext) fieldContext_Invoice_amountDue(_ context.Context, fi
 }
 
 func (ec *executionContext) _Invoice_amountPaid(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.AmountPaid); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15813,6 +16563,11 @@ func (ec *executionContext) fieldContext_Invoice_amountPaid(_ context.Context, f
 }
 
 func (ec *executionContext) _Invoice_amountRemaining(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.AmountRemaining); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15836,6 +16591,11 @@ func (ec *executionContext) fieldContext_Invoice_amountRemaining(_ context.Conte
 }
 
 func (ec *executionContext) _Invoice_appliedBalance(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.AppliedBalance); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15859,6 +16619,11 @@ func (ec *executionContext) fieldContext_Invoice_appliedBalance(_ context.Contex
 }
 
 func (ec *executionContext) _Invoice_startingBalance(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.StartingBalance); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15882,6 +16647,11 @@ func (ec *executionContext) fieldContext_Invoice_startingBalance(_ context.Conte
 }
 
 func (ec *executionContext) _Invoice_subtotalAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.SubtotalAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15905,6 +16675,11 @@ func (ec *executionContext) fieldContext_Invoice_subtotalAmount(_ context.Contex
 }
 
 func (ec *executionContext) _Invoice_subtotalExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.SubtotalExcludingTaxAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15928,6 +16703,11 @@ func (ec *executionContext) fieldContext_Invoice_subtotalExcludingTaxAmount(_ co
 }
 
 func (ec *executionContext) _Invoice_totalAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.TotalAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15951,6 +16731,11 @@ func (ec *executionContext) fieldContext_Invoice_totalAmount(_ context.Context, 
 }
 
 func (ec *executionContext) _Invoice_totalExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.TotalExcludingTaxAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15974,6 +16759,11 @@ func (ec *executionContext) fieldContext_Invoice_totalExcludingTaxAmount(_ conte
 }
 
 func (ec *executionContext) _Invoice_postPaymentCreditNotesAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.PostPaymentCreditNotesAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15997,6 +16787,11 @@ func (ec *executionContext) fieldContext_Invoice_postPaymentCreditNotesAmount(_ 
 }
 
 func (ec *executionContext) _Invoice_prePaymentCreditNotesAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.PrePaymentCreditNotesAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16020,6 +16815,11 @@ func (ec *executionContext) fieldContext_Invoice_prePaymentCreditNotesAmount(_ c
 }
 
 func (ec *executionContext) _Invoice_postPaymentCreditAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.PostPaymentCreditAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16043,6 +16843,11 @@ func (ec *executionContext) fieldContext_Invoice_postPaymentCreditAmount(_ conte
 }
 
 func (ec *executionContext) _Invoice_prePaymentCreditAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.PrePaymentCreditAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16098,6 +16903,11 @@ func (ec *executionContext) fieldContext_Invoice_taxes(_ context.Context, field 
 }
 
 func (ec *executionContext) _Invoice_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CurrencyCode); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16153,6 +16963,11 @@ func (ec *executionContext) fieldContext_Invoice_baseAmounts(_ context.Context, 
 }
 
 func (ec *executionContext) _Invoice_companyRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CompanyRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16176,6 +16991,11 @@ func (ec *executionContext) fieldContext_Invoice_companyRef(_ context.Context, f
 }
 
 func (ec *executionContext) _Invoice_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.LocationRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16231,6 +17051,11 @@ func (ec *executionContext) fieldContext_Invoice_location(_ context.Context, fie
 }
 
 func (ec *executionContext) _Invoice_membershipRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.MembershipRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16254,6 +17079,11 @@ func (ec *executionContext) fieldContext_Invoice_membershipRef(_ context.Context
 }
 
 func (ec *executionContext) _Invoice_subscriptionRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.SubscriptionRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16373,6 +17203,11 @@ func (ec *executionContext) fieldContext_Invoice_customerAddress(_ context.Conte
 }
 
 func (ec *executionContext) _Invoice_customerName(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CustomerName); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16396,6 +17231,11 @@ func (ec *executionContext) fieldContext_Invoice_customerName(_ context.Context,
 }
 
 func (ec *executionContext) _Invoice_customerTaxId(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CustomerTaxID); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16419,6 +17259,11 @@ func (ec *executionContext) fieldContext_Invoice_customerTaxId(_ context.Context
 }
 
 func (ec *executionContext) _Invoice_memo(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Memo); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16442,6 +17287,11 @@ func (ec *executionContext) fieldContext_Invoice_memo(_ context.Context, field g
 }
 
 func (ec *executionContext) _Invoice_pdfUrl(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.PdfURL); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16465,6 +17315,11 @@ func (ec *executionContext) fieldContext_Invoice_pdfUrl(_ context.Context, field
 }
 
 func (ec *executionContext) _Invoice_receiptPdfUrl(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.ReceiptPdfURL); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16488,6 +17343,11 @@ func (ec *executionContext) fieldContext_Invoice_receiptPdfUrl(_ context.Context
 }
 
 func (ec *executionContext) _Invoice_timezoneId(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.TimezoneID); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16511,6 +17371,11 @@ func (ec *executionContext) fieldContext_Invoice_timezoneId(_ context.Context, f
 }
 
 func (ec *executionContext) _Invoice_itemsCount(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.ItemsCount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16706,6 +17571,11 @@ func (ec *executionContext) fieldContext_Invoice_creditNotes(ctx context.Context
 }
 
 func (ec *executionContext) _InvoiceBaseAmounts_amountDue(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.AmountDue); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16729,6 +17599,11 @@ func (ec *executionContext) fieldContext_InvoiceBaseAmounts_amountDue(_ context.
 }
 
 func (ec *executionContext) _InvoiceBaseAmounts_appliedBalance(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.AppliedBalance); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16752,6 +17627,11 @@ func (ec *executionContext) fieldContext_InvoiceBaseAmounts_appliedBalance(_ con
 }
 
 func (ec *executionContext) _InvoiceBaseAmounts_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CurrencyCode); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16775,6 +17655,11 @@ func (ec *executionContext) fieldContext_InvoiceBaseAmounts_currencyCode(_ conte
 }
 
 func (ec *executionContext) _InvoiceBaseAmounts_postPaymentCreditNotesAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.PostPaymentCreditNotesAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16798,6 +17683,11 @@ func (ec *executionContext) fieldContext_InvoiceBaseAmounts_postPaymentCreditNot
 }
 
 func (ec *executionContext) _InvoiceBaseAmounts_prePaymentCreditNotesAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.PrePaymentCreditNotesAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16821,6 +17711,11 @@ func (ec *executionContext) fieldContext_InvoiceBaseAmounts_prePaymentCreditNote
 }
 
 func (ec *executionContext) _InvoiceBaseAmounts_subtotalAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.SubtotalAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16844,6 +17739,11 @@ func (ec *executionContext) fieldContext_InvoiceBaseAmounts_subtotalAmount(_ con
 }
 
 func (ec *executionContext) _InvoiceBaseAmounts_subtotalExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.SubtotalExcludingTaxAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16899,6 +17799,11 @@ func (ec *executionContext) fieldContext_InvoiceBaseAmounts_taxes(_ context.Cont
 }
 
 func (ec *executionContext) _InvoiceBaseAmounts_totalAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.TotalAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16922,6 +17827,11 @@ func (ec *executionContext) fieldContext_InvoiceBaseAmounts_totalAmount(_ contex
 }
 
 func (ec *executionContext) _InvoiceBaseAmounts_totalExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.TotalExcludingTaxAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16945,6 +17855,11 @@ func (ec *executionContext) fieldContext_InvoiceBaseAmounts_totalExcludingTaxAmo
 }
 
 func (ec *executionContext) _InvoiceCustomer_id(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceCustomer) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16968,6 +17883,11 @@ func (ec *executionContext) fieldContext_InvoiceCustomer_id(_ context.Context, f
 }
 
 func (ec *executionContext) _InvoiceCustomer_title(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceCustomer) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Title); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16991,6 +17911,11 @@ func (ec *executionContext) fieldContext_InvoiceCustomer_title(_ context.Context
 }
 
 func (ec *executionContext) _InvoiceCustomer_type(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceCustomer) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Type); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17046,6 +17971,11 @@ func (ec *executionContext) fieldContext_InvoiceCustomer_user(_ context.Context,
 }
 
 func (ec *executionContext) _InvoiceItem_id(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17069,6 +17999,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_id(_ context.Context, field
 }
 
 func (ec *executionContext) _InvoiceItem_invoiceRef(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.InvoiceRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17124,6 +18059,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_invoice(_ context.Context, 
 }
 
 func (ec *executionContext) _InvoiceItem_companyRef(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CompanyRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17147,6 +18087,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_companyRef(_ context.Contex
 }
 
 func (ec *executionContext) _InvoiceItem_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.LocationRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17202,6 +18147,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_location(_ context.Context,
 }
 
 func (ec *executionContext) _InvoiceItem_membershipRef(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.MembershipRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17225,6 +18175,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_membershipRef(_ context.Con
 }
 
 func (ec *executionContext) _InvoiceItem_membershipRefCreatedBy(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.MembershipRefCreatedBy); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17248,6 +18203,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_membershipRefCreatedBy(_ co
 }
 
 func (ec *executionContext) _InvoiceItem_subscriptionRef(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.SubscriptionRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17271,6 +18231,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_subscriptionRef(_ context.C
 }
 
 func (ec *executionContext) _InvoiceItem_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17294,6 +18259,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_createDate(_ context.Contex
 }
 
 func (ec *executionContext) _InvoiceItem_deleteDate(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.DeleteDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17445,6 +18415,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_product(_ context.Context, 
 }
 
 func (ec *executionContext) _InvoiceItem_quantity(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Quantity); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17500,6 +18475,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_userCreatedBy(_ context.Con
 }
 
 func (ec *executionContext) _InvoiceItem_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Amount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17523,6 +18503,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_amount(_ context.Context, f
 }
 
 func (ec *executionContext) _InvoiceItem_discountedAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.DiscountedAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17546,6 +18531,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_discountedAmount(_ context.
 }
 
 func (ec *executionContext) _InvoiceItem_netUnitAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.NetUnitAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17569,6 +18559,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_netUnitAmount(_ context.Con
 }
 
 func (ec *executionContext) _InvoiceItem_totalAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.TotalAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17592,6 +18587,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_totalAmount(_ context.Conte
 }
 
 func (ec *executionContext) _InvoiceItem_totalExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.TotalExcludingTaxAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17615,6 +18615,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_totalExcludingTaxAmount(_ c
 }
 
 func (ec *executionContext) _InvoiceItem_unitAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.UnitAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17638,6 +18643,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_unitAmount(_ context.Contex
 }
 
 func (ec *executionContext) _InvoiceItem_unitExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.UnitExcludingTaxAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17693,6 +18703,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_tax(_ context.Context, fiel
 }
 
 func (ec *executionContext) _InvoiceItem_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CurrencyCode); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17716,6 +18731,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_currencyCode(_ context.Cont
 }
 
 func (ec *executionContext) _InvoiceItem_description(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Description); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17739,6 +18759,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_description(_ context.Conte
 }
 
 func (ec *executionContext) _InvoiceItem_type(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Type); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17922,6 +18947,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_ticket(_ context.Context, f
 }
 
 func (ec *executionContext) _InvoiceItemBooking_id(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemBooking) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17945,6 +18975,11 @@ func (ec *executionContext) fieldContext_InvoiceItemBooking_id(_ context.Context
 }
 
 func (ec *executionContext) _InvoiceItemBooking_endDate(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemBooking) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.EndDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18000,6 +19035,11 @@ func (ec *executionContext) fieldContext_InvoiceItemBooking_resource(_ context.C
 }
 
 func (ec *executionContext) _InvoiceItemBooking_startDate(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemBooking) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.StartDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18023,6 +19063,11 @@ func (ec *executionContext) fieldContext_InvoiceItemBooking_startDate(_ context.
 }
 
 func (ec *executionContext) _InvoiceItemOrder_createDate(ctx context.Context, field graphql.CollectedField, obj *model.InvoiceItemOrder) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18110,6 +19155,11 @@ func (ec *executionContext) fieldContext_InvoiceItemOrder_productOption(_ contex
 }
 
 func (ec *executionContext) _InvoiceItemOrder_quantity(ctx context.Context, field graphql.CollectedField, obj *model.InvoiceItemOrder) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Quantity); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18133,6 +19183,11 @@ func (ec *executionContext) fieldContext_InvoiceItemOrder_quantity(_ context.Con
 }
 
 func (ec *executionContext) _InvoiceItemPlan_id(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemPlan) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18156,6 +19211,11 @@ func (ec *executionContext) fieldContext_InvoiceItemPlan_id(_ context.Context, f
 }
 
 func (ec *executionContext) _InvoiceItemPlan_endDate(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemPlan) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.EndDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18179,6 +19239,11 @@ func (ec *executionContext) fieldContext_InvoiceItemPlan_endDate(_ context.Conte
 }
 
 func (ec *executionContext) _InvoiceItemPlan_startDate(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemPlan) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.StartDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18202,6 +19267,11 @@ func (ec *executionContext) fieldContext_InvoiceItemPlan_startDate(_ context.Con
 }
 
 func (ec *executionContext) _InvoiceItemPlan_title(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemPlan) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Title); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18225,6 +19295,11 @@ func (ec *executionContext) fieldContext_InvoiceItemPlan_title(_ context.Context
 }
 
 func (ec *executionContext) _InvoiceItemProduct_bookingRef(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemProduct) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.BookingRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18248,6 +19323,11 @@ func (ec *executionContext) fieldContext_InvoiceItemProduct_bookingRef(_ context
 }
 
 func (ec *executionContext) _InvoiceItemProduct_eventTicketRef(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemProduct) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.EventTicketRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18271,6 +19351,11 @@ func (ec *executionContext) fieldContext_InvoiceItemProduct_eventTicketRef(_ con
 }
 
 func (ec *executionContext) _InvoiceItemProduct_optionRef(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemProduct) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.OptionRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18294,6 +19379,11 @@ func (ec *executionContext) fieldContext_InvoiceItemProduct_optionRef(_ context.
 }
 
 func (ec *executionContext) _InvoiceItemProduct_orderRef(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemProduct) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.OrderRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18317,6 +19407,11 @@ func (ec *executionContext) fieldContext_InvoiceItemProduct_orderRef(_ context.C
 }
 
 func (ec *executionContext) _InvoiceItemProduct_title(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemProduct) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Title); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18340,6 +19435,11 @@ func (ec *executionContext) fieldContext_InvoiceItemProduct_title(_ context.Cont
 }
 
 func (ec *executionContext) _InvoiceItemProduct_type(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemProduct) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Type); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18363,6 +19463,11 @@ func (ec *executionContext) fieldContext_InvoiceItemProduct_type(_ context.Conte
 }
 
 func (ec *executionContext) _InvoiceItemTicket_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemTicket) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18418,6 +19523,11 @@ func (ec *executionContext) fieldContext_InvoiceItemTicket_event(_ context.Conte
 }
 
 func (ec *executionContext) _InvoicePayment_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18505,6 +19615,11 @@ func (ec *executionContext) fieldContext_InvoicePayment_price(_ context.Context,
 }
 
 func (ec *executionContext) _InvoicePayment_refundable(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Refundable); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18560,6 +19675,11 @@ func (ec *executionContext) fieldContext_InvoicePayment_refunds(_ context.Contex
 }
 
 func (ec *executionContext) _InvoicePayment_status(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Status); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18583,6 +19703,11 @@ func (ec *executionContext) fieldContext_InvoicePayment_status(_ context.Context
 }
 
 func (ec *executionContext) _InvoicePayment_transactionRef(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.TransactionRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18638,6 +19763,11 @@ func (ec *executionContext) fieldContext_InvoicePaymentMethod_paymentGateway(_ c
 }
 
 func (ec *executionContext) _InvoicePaymentMethod_type(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePaymentMethod) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Type); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18693,6 +19823,11 @@ func (ec *executionContext) fieldContext_InvoicePaymentPrice_money(_ context.Con
 }
 
 func (ec *executionContext) _InvoicePaymentPrice_type(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePaymentPrice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Type); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18748,6 +19883,11 @@ func (ec *executionContext) fieldContext_InvoicePaymentRefunds_money(_ context.C
 }
 
 func (ec *executionContext) _InvoicePaymentRefunds_type(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePaymentRefunds) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Type); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18771,6 +19911,11 @@ func (ec *executionContext) fieldContext_InvoicePaymentRefunds_type(_ context.Co
 }
 
 func (ec *executionContext) _InvoiceTransaction_id(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18794,6 +19939,11 @@ func (ec *executionContext) fieldContext_InvoiceTransaction_id(_ context.Context
 }
 
 func (ec *executionContext) _InvoiceTransaction_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Amount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18817,6 +19967,11 @@ func (ec *executionContext) fieldContext_InvoiceTransaction_amount(_ context.Con
 }
 
 func (ec *executionContext) _InvoiceTransaction_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18872,6 +20027,11 @@ func (ec *executionContext) fieldContext_InvoiceTransaction_paymentMethod(_ cont
 }
 
 func (ec *executionContext) _InvoiceTransaction_status(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Status); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18959,6 +20119,11 @@ func (ec *executionContext) fieldContext_InvoiceTransaction_refunds(_ context.Co
 }
 
 func (ec *executionContext) _ItemPayment_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPayment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Amount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18982,6 +20147,11 @@ func (ec *executionContext) fieldContext_ItemPayment_amount(_ context.Context, f
 }
 
 func (ec *executionContext) _ItemPayment_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPayment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CurrencyCode); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19005,6 +20175,11 @@ func (ec *executionContext) fieldContext_ItemPayment_currencyCode(_ context.Cont
 }
 
 func (ec *executionContext) _ItemPayment_invoiceItemRef(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPayment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.InvoiceItemRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19028,6 +20203,11 @@ func (ec *executionContext) fieldContext_ItemPayment_invoiceItemRef(_ context.Co
 }
 
 func (ec *executionContext) _ItemPayment_status(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPayment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Status); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19083,6 +20263,11 @@ func (ec *executionContext) fieldContext_ItemPayment_tax(_ context.Context, fiel
 }
 
 func (ec *executionContext) _ItemPayment_transactionRef(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPayment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.TransactionRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19106,6 +20291,11 @@ func (ec *executionContext) fieldContext_ItemPayment_transactionRef(_ context.Co
 }
 
 func (ec *executionContext) _ItemPayment_type(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPayment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Type); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19129,6 +20319,11 @@ func (ec *executionContext) fieldContext_ItemPayment_type(_ context.Context, fie
 }
 
 func (ec *executionContext) _ItemPaymentTax_inclusive(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPaymentTax) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Inclusive); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19152,6 +20347,11 @@ func (ec *executionContext) fieldContext_ItemPaymentTax_inclusive(_ context.Cont
 }
 
 func (ec *executionContext) _ItemPaymentTax_rate(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPaymentTax) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Rate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19175,6 +20375,11 @@ func (ec *executionContext) fieldContext_ItemPaymentTax_rate(_ context.Context, 
 }
 
 func (ec *executionContext) _ItemSummary_id(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemSummary) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19198,6 +20403,11 @@ func (ec *executionContext) fieldContext_ItemSummary_id(_ context.Context, field
 }
 
 func (ec *executionContext) _ItemSummary_title(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemSummary) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Title); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19221,6 +20431,11 @@ func (ec *executionContext) fieldContext_ItemSummary_title(_ context.Context, fi
 }
 
 func (ec *executionContext) _LimitedAttendees_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.LimitedAttendees) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Enabled); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19244,6 +20459,11 @@ func (ec *executionContext) fieldContext_LimitedAttendees_enabled(_ context.Cont
 }
 
 func (ec *executionContext) _LimitedAttendees_limit(ctx context.Context, field graphql.CollectedField, obj *restclient.LimitedAttendees) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Limit); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19267,6 +20487,11 @@ func (ec *executionContext) fieldContext_LimitedAttendees_limit(_ context.Contex
 }
 
 func (ec *executionContext) _LimitedItems_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.LimitedItems) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Enabled); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19322,6 +20547,11 @@ func (ec *executionContext) fieldContext_LimitedItems_values(_ context.Context, 
 }
 
 func (ec *executionContext) _LimitedRedemption_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.LimitedRedemption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Enabled); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19345,6 +20575,11 @@ func (ec *executionContext) fieldContext_LimitedRedemption_enabled(_ context.Con
 }
 
 func (ec *executionContext) _LimitedRedemption_usage(ctx context.Context, field graphql.CollectedField, obj *restclient.LimitedRedemption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Usage); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19368,6 +20603,11 @@ func (ec *executionContext) fieldContext_LimitedRedemption_usage(_ context.Conte
 }
 
 func (ec *executionContext) _LimitedRedemption_value(ctx context.Context, field graphql.CollectedField, obj *restclient.LimitedRedemption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Value); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19391,6 +20631,11 @@ func (ec *executionContext) fieldContext_LimitedRedemption_value(_ context.Conte
 }
 
 func (ec *executionContext) _LineBaseAmounts_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.LineBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CurrencyCode); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19414,6 +20659,11 @@ func (ec *executionContext) fieldContext_LineBaseAmounts_currencyCode(_ context.
 }
 
 func (ec *executionContext) _LineBaseAmounts_discountedAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.LineBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.DiscountedAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19469,6 +20719,11 @@ func (ec *executionContext) fieldContext_LineBaseAmounts_tax(_ context.Context, 
 }
 
 func (ec *executionContext) _LineBaseAmounts_totalAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.LineBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.TotalAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19492,6 +20747,11 @@ func (ec *executionContext) fieldContext_LineBaseAmounts_totalAmount(_ context.C
 }
 
 func (ec *executionContext) _LineBaseAmounts_totalExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.LineBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.TotalExcludingTaxAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19515,6 +20775,11 @@ func (ec *executionContext) fieldContext_LineBaseAmounts_totalExcludingTaxAmount
 }
 
 func (ec *executionContext) _LineBaseAmounts_unitAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.LineBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.UnitAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19538,6 +20803,11 @@ func (ec *executionContext) fieldContext_LineBaseAmounts_unitAmount(_ context.Co
 }
 
 func (ec *executionContext) _LineBaseAmounts_unitExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.LineBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.UnitExcludingTaxAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19561,6 +20831,11 @@ func (ec *executionContext) fieldContext_LineBaseAmounts_unitExcludingTaxAmount(
 }
 
 func (ec *executionContext) _Location_id(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19584,6 +20859,11 @@ func (ec *executionContext) fieldContext_Location_id(_ context.Context, field gr
 }
 
 func (ec *executionContext) _Location_title(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Title); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19607,6 +20887,11 @@ func (ec *executionContext) fieldContext_Location_title(_ context.Context, field
 }
 
 func (ec *executionContext) _Location_address(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Address); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19630,6 +20915,11 @@ func (ec *executionContext) fieldContext_Location_address(_ context.Context, fie
 }
 
 func (ec *executionContext) _Location_timezoneId(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.TimezoneID); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19817,6 +21107,11 @@ func (ec *executionContext) fieldContext_Location_creditNotes(ctx context.Contex
 }
 
 func (ec *executionContext) _Media_key(ctx context.Context, field graphql.CollectedField, obj *restclient.Media) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Key); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19840,6 +21135,11 @@ func (ec *executionContext) fieldContext_Media_key(_ context.Context, field grap
 }
 
 func (ec *executionContext) _Media_url(ctx context.Context, field graphql.CollectedField, obj *restclient.Media) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.URL); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19863,6 +21163,11 @@ func (ec *executionContext) fieldContext_Media_url(_ context.Context, field grap
 }
 
 func (ec *executionContext) _Money_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.Money) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CurrencyCode); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19886,6 +21191,11 @@ func (ec *executionContext) fieldContext_Money_currencyCode(_ context.Context, f
 }
 
 func (ec *executionContext) _Money_grossAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.Money) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.GrossAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19909,6 +21219,11 @@ func (ec *executionContext) fieldContext_Money_grossAmount(_ context.Context, fi
 }
 
 func (ec *executionContext) _MoneyPrice_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.MoneyPrice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Amount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19932,6 +21247,11 @@ func (ec *executionContext) fieldContext_MoneyPrice_amount(_ context.Context, fi
 }
 
 func (ec *executionContext) _MoneyPrice_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.MoneyPrice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CurrencyCode); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19955,6 +21275,11 @@ func (ec *executionContext) fieldContext_MoneyPrice_currencyCode(_ context.Conte
 }
 
 func (ec *executionContext) _MoneyPrice_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.MoneyPrice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Enabled); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19978,6 +21303,11 @@ func (ec *executionContext) fieldContext_MoneyPrice_enabled(_ context.Context, f
 }
 
 func (ec *executionContext) _MoneyRefund_id(ctx context.Context, field graphql.CollectedField, obj *restclient.MoneyRefund) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20001,6 +21331,11 @@ func (ec *executionContext) fieldContext_MoneyRefund_id(_ context.Context, field
 }
 
 func (ec *executionContext) _MoneyRefund_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.MoneyRefund) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20024,6 +21359,11 @@ func (ec *executionContext) fieldContext_MoneyRefund_createDate(_ context.Contex
 }
 
 func (ec *executionContext) _MoneyRefund_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.MoneyRefund) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CurrencyCode); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20047,6 +21387,11 @@ func (ec *executionContext) fieldContext_MoneyRefund_currencyCode(_ context.Cont
 }
 
 func (ec *executionContext) _MoneyRefund_grossAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.MoneyRefund) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.GrossAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20378,6 +21723,11 @@ func (ec *executionContext) fieldContext_Mutation_updatePost(ctx context.Context
 }
 
 func (ec *executionContext) _Order_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20401,6 +21751,11 @@ func (ec *executionContext) fieldContext_Order_id(_ context.Context, field graph
 }
 
 func (ec *executionContext) _Order_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.LocationRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20456,6 +21811,11 @@ func (ec *executionContext) fieldContext_Order_location(_ context.Context, field
 }
 
 func (ec *executionContext) _Order_membershipRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.MembershipRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20479,6 +21839,11 @@ func (ec *executionContext) fieldContext_Order_membershipRef(_ context.Context, 
 }
 
 func (ec *executionContext) _Order_number(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Number); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20502,6 +21867,11 @@ func (ec *executionContext) fieldContext_Order_number(_ context.Context, field g
 }
 
 func (ec *executionContext) _Order_comment(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Comment); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20525,6 +21895,11 @@ func (ec *executionContext) fieldContext_Order_comment(_ context.Context, field 
 }
 
 func (ec *executionContext) _Order_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20548,6 +21923,11 @@ func (ec *executionContext) fieldContext_Order_createDate(_ context.Context, fie
 }
 
 func (ec *executionContext) _Order_deleteDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.DeleteDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20667,6 +22047,11 @@ func (ec *executionContext) fieldContext_Order_product(_ context.Context, field 
 }
 
 func (ec *executionContext) _Order_quantity(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Quantity); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20690,6 +22075,11 @@ func (ec *executionContext) fieldContext_Order_quantity(_ context.Context, field
 }
 
 func (ec *executionContext) _Order_status(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leafOOrderStatus2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐOrderStatus.Of(obj.Status); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20745,6 +22135,11 @@ func (ec *executionContext) fieldContext_Order_user(_ context.Context, field gra
 }
 
 func (ec *executionContext) _OrderConfirmationEmail_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.OrderConfirmationEmail) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Enabled); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20768,6 +22163,11 @@ func (ec *executionContext) fieldContext_OrderConfirmationEmail_enabled(_ contex
 }
 
 func (ec *executionContext) _OrderConfirmationEmail_template(ctx context.Context, field graphql.CollectedField, obj *restclient.OrderConfirmationEmail) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Template); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20887,6 +22287,11 @@ func (ec *executionContext) fieldContext_OrderConnection_pageInfo(_ context.Cont
 }
 
 func (ec *executionContext) _OrderEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.OrderEdge) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.Cursor); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20942,6 +22347,11 @@ func (ec *executionContext) fieldContext_OrderEdge_node(_ context.Context, field
 }
 
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(&obj.HasNextPage); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20965,6 +22375,11 @@ func (ec *executionContext) fieldContext_PageInfo_hasNextPage(_ context.Context,
 }
 
 func (ec *executionContext) _PageInfo_hasPreviousPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(&obj.HasPreviousPage); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20988,6 +22403,11 @@ func (ec *executionContext) fieldContext_PageInfo_hasPreviousPage(_ context.Cont
 }
 
 func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.StartCursor); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21011,6 +22431,11 @@ func (ec *executionContext) fieldContext_PageInfo_startCursor(_ context.Context,
 }
 
 func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.EndCursor); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21034,6 +22459,11 @@ func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, f
 }
 
 func (ec *executionContext) _PaymentGateway_gateway(ctx context.Context, field graphql.CollectedField, obj *restclient.PaymentGateway) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Gateway); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21057,6 +22487,11 @@ func (ec *executionContext) fieldContext_PaymentGateway_gateway(_ context.Contex
 }
 
 func (ec *executionContext) _PaymentGateway_label(ctx context.Context, field graphql.CollectedField, obj *restclient.PaymentGateway) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Label); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21080,6 +22515,11 @@ func (ec *executionContext) fieldContext_PaymentGateway_label(_ context.Context,
 }
 
 func (ec *executionContext) _PaymentMethod_label(ctx context.Context, field graphql.CollectedField, obj *restclient.PaymentMethod) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Label); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21103,6 +22543,11 @@ func (ec *executionContext) fieldContext_PaymentMethod_label(_ context.Context, 
 }
 
 func (ec *executionContext) _PaymentMethod_type(ctx context.Context, field graphql.CollectedField, obj *restclient.PaymentMethod) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Type); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21126,6 +22571,11 @@ func (ec *executionContext) fieldContext_PaymentMethod_type(_ context.Context, f
 }
 
 func (ec *executionContext) _Period_endDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Period) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.EndDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21149,6 +22599,11 @@ func (ec *executionContext) fieldContext_Period_endDate(_ context.Context, field
 }
 
 func (ec *executionContext) _Period_startDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Period) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.StartDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21172,6 +22627,11 @@ func (ec *executionContext) fieldContext_Period_startDate(_ context.Context, fie
 }
 
 func (ec *executionContext) _Plan_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Plan) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21195,6 +22655,11 @@ func (ec *executionContext) fieldContext_Plan_id(_ context.Context, field graphq
 }
 
 func (ec *executionContext) _Plan_commitmentCycles(ctx context.Context, field graphql.CollectedField, obj *restclient.Plan) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.CommitmentCycles); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21218,6 +22683,11 @@ func (ec *executionContext) fieldContext_Plan_commitmentCycles(_ context.Context
 }
 
 func (ec *executionContext) _Plan_credits(ctx context.Context, field graphql.CollectedField, obj *restclient.Plan) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Credits); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21241,6 +22711,11 @@ func (ec *executionContext) fieldContext_Plan_credits(_ context.Context, field g
 }
 
 func (ec *executionContext) _Plan_dayPasses(ctx context.Context, field graphql.CollectedField, obj *restclient.Plan) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.DayPasses); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21264,6 +22739,11 @@ func (ec *executionContext) fieldContext_Plan_dayPasses(_ context.Context, field
 }
 
 func (ec *executionContext) _Plan_period(ctx context.Context, field graphql.CollectedField, obj *restclient.Plan) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Period); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21287,6 +22767,11 @@ func (ec *executionContext) fieldContext_Plan_period(_ context.Context, field gr
 }
 
 func (ec *executionContext) _Plan_price(ctx context.Context, field graphql.CollectedField, obj *restclient.Plan) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Price); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21310,6 +22795,11 @@ func (ec *executionContext) fieldContext_Plan_price(_ context.Context, field gra
 }
 
 func (ec *executionContext) _Plan_title(ctx context.Context, field graphql.CollectedField, obj *restclient.Plan) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Title); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21333,6 +22823,11 @@ func (ec *executionContext) fieldContext_Plan_title(_ context.Context, field gra
 }
 
 func (ec *executionContext) _PlanTier_id(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21356,6 +22851,11 @@ func (ec *executionContext) fieldContext_PlanTier_id(_ context.Context, field gr
 }
 
 func (ec *executionContext) _PlanTier_entire(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Entire); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21411,6 +22911,11 @@ func (ec *executionContext) fieldContext_PlanTier_plan(_ context.Context, field 
 }
 
 func (ec *executionContext) _PlanTier_commitmentCycles(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.CommitmentCycles); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21434,6 +22939,11 @@ func (ec *executionContext) fieldContext_PlanTier_commitmentCycles(_ context.Con
 }
 
 func (ec *executionContext) _PlanTier_credits(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Credits); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21457,6 +22967,11 @@ func (ec *executionContext) fieldContext_PlanTier_credits(_ context.Context, fie
 }
 
 func (ec *executionContext) _PlanTier_dayPasses(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.DayPasses); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21480,6 +22995,11 @@ func (ec *executionContext) fieldContext_PlanTier_dayPasses(_ context.Context, f
 }
 
 func (ec *executionContext) _PlanTier_description(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Description); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21535,6 +23055,11 @@ func (ec *executionContext) fieldContext_PlanTier_discounts(_ context.Context, f
 }
 
 func (ec *executionContext) _PlanTier_printVendor1GroupRef(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.PrintVendor1GroupRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21558,6 +23083,11 @@ func (ec *executionContext) fieldContext_PlanTier_printVendor1GroupRef(_ context
 }
 
 func (ec *executionContext) _PlanTier_period(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Period); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21581,6 +23111,11 @@ func (ec *executionContext) fieldContext_PlanTier_period(_ context.Context, fiel
 }
 
 func (ec *executionContext) _PlanTier_price(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Price); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21604,6 +23139,11 @@ func (ec *executionContext) fieldContext_PlanTier_price(_ context.Context, field
 }
 
 func (ec *executionContext) _PlanTier_selfSignupType(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.SelfSignupType); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21627,6 +23167,11 @@ func (ec *executionContext) fieldContext_PlanTier_selfSignupType(_ context.Conte
 }
 
 func (ec *executionContext) _PlanTier_setupFee(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.SetupFee); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21650,6 +23195,11 @@ func (ec *executionContext) fieldContext_PlanTier_setupFee(_ context.Context, fi
 }
 
 func (ec *executionContext) _PlanTier_title(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Title); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21673,6 +23223,11 @@ func (ec *executionContext) fieldContext_PlanTier_title(_ context.Context, field
 }
 
 func (ec *executionContext) _PlanTierDiscounts_creditPackages(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTierDiscounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.CreditPackages); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21696,6 +23251,11 @@ func (ec *executionContext) fieldContext_PlanTierDiscounts_creditPackages(_ cont
 }
 
 func (ec *executionContext) _PlanTierDiscounts_desks(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTierDiscounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Desks); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21719,6 +23279,11 @@ func (ec *executionContext) fieldContext_PlanTierDiscounts_desks(_ context.Conte
 }
 
 func (ec *executionContext) _PlanTierDiscounts_equipment(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTierDiscounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Equipment); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21742,6 +23307,11 @@ func (ec *executionContext) fieldContext_PlanTierDiscounts_equipment(_ context.C
 }
 
 func (ec *executionContext) _PlanTierDiscounts_events(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTierDiscounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Events); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21765,6 +23335,11 @@ func (ec *executionContext) fieldContext_PlanTierDiscounts_events(_ context.Cont
 }
 
 func (ec *executionContext) _PlanTierDiscounts_rooms(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTierDiscounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Rooms); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21788,6 +23363,11 @@ func (ec *executionContext) fieldContext_PlanTierDiscounts_rooms(_ context.Conte
 }
 
 func (ec *executionContext) _PlanTierDiscounts_shop(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTierDiscounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Shop); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21811,6 +23391,11 @@ func (ec *executionContext) fieldContext_PlanTierDiscounts_shop(_ context.Contex
 }
 
 func (ec *executionContext) _Post_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21834,6 +23419,11 @@ func (ec *executionContext) fieldContext_Post_id(_ context.Context, field graphq
 }
 
 func (ec *executionContext) _Post_commentCount(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Comments); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21889,6 +23479,11 @@ func (ec *executionContext) fieldContext_Post_comments(_ context.Context, field 
 }
 
 func (ec *executionContext) _Post_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21912,6 +23507,11 @@ func (ec *executionContext) fieldContext_Post_createDate(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Post_liked(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Liked); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21935,6 +23535,11 @@ func (ec *executionContext) fieldContext_Post_liked(_ context.Context, field gra
 }
 
 func (ec *executionContext) _Post_likes(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Likes); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21958,6 +23563,11 @@ func (ec *executionContext) fieldContext_Post_likes(_ context.Context, field gra
 }
 
 func (ec *executionContext) _Post_locale(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Locale); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21981,6 +23591,11 @@ func (ec *executionContext) fieldContext_Post_locale(_ context.Context, field gr
 }
 
 func (ec *executionContext) _Post_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.LocationRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22100,6 +23715,11 @@ func (ec *executionContext) fieldContext_Post_membership(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Post_membershipRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.MembershipRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22123,6 +23743,11 @@ func (ec *executionContext) fieldContext_Post_membershipRef(_ context.Context, f
 }
 
 func (ec *executionContext) _Post_og(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.JSON(&obj.Og); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22146,6 +23771,11 @@ func (ec *executionContext) fieldContext_Post_og(_ context.Context, field graphq
 }
 
 func (ec *executionContext) _Post_pinned(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Pinned); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22169,6 +23799,11 @@ func (ec *executionContext) fieldContext_Post_pinned(_ context.Context, field gr
 }
 
 func (ec *executionContext) _Post_text(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Text); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22224,6 +23859,11 @@ func (ec *executionContext) fieldContext_Post_user(_ context.Context, field grap
 }
 
 func (ec *executionContext) _PostMedia_id(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMedia) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22247,6 +23887,11 @@ func (ec *executionContext) fieldContext_PostMedia_id(_ context.Context, field g
 }
 
 func (ec *executionContext) _PostMedia_height(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMedia) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Height); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22270,6 +23915,11 @@ func (ec *executionContext) fieldContext_PostMedia_height(_ context.Context, fie
 }
 
 func (ec *executionContext) _PostMedia_key(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMedia) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Key); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22293,6 +23943,11 @@ func (ec *executionContext) fieldContext_PostMedia_key(_ context.Context, field 
 }
 
 func (ec *executionContext) _PostMedia_mime(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMedia) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Mime); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22316,6 +23971,11 @@ func (ec *executionContext) fieldContext_PostMedia_mime(_ context.Context, field
 }
 
 func (ec *executionContext) _PostMedia_url(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMedia) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.URL); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22339,6 +23999,11 @@ func (ec *executionContext) fieldContext_PostMedia_url(_ context.Context, field 
 }
 
 func (ec *executionContext) _PostMedia_width(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMedia) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Width); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22362,6 +24027,11 @@ func (ec *executionContext) fieldContext_PostMedia_width(_ context.Context, fiel
 }
 
 func (ec *executionContext) _PostMembership_id(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMembership) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22417,6 +24087,11 @@ func (ec *executionContext) fieldContext_PostMembership_user(_ context.Context, 
 }
 
 func (ec *executionContext) _PriceSplit_netAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.PriceSplit) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.NetAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22440,6 +24115,11 @@ func (ec *executionContext) fieldContext_PriceSplit_netAmount(_ context.Context,
 }
 
 func (ec *executionContext) _PriceSplit_taxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.PriceSplit) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.TaxAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22463,6 +24143,11 @@ func (ec *executionContext) fieldContext_PriceSplit_taxAmount(_ context.Context,
 }
 
 func (ec *executionContext) _PricingTier_flatAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.PricingTier) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.FlatAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22486,6 +24171,11 @@ func (ec *executionContext) fieldContext_PricingTier_flatAmount(_ context.Contex
 }
 
 func (ec *executionContext) _PricingTier_from(ctx context.Context, field graphql.CollectedField, obj *restclient.PricingTier) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.From); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22509,6 +24199,11 @@ func (ec *executionContext) fieldContext_PricingTier_from(_ context.Context, fie
 }
 
 func (ec *executionContext) _PricingTier_unitAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.PricingTier) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.UnitAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22532,6 +24227,11 @@ func (ec *executionContext) fieldContext_PricingTier_unitAmount(_ context.Contex
 }
 
 func (ec *executionContext) _PricingTier_upTo(ctx context.Context, field graphql.CollectedField, obj *restclient.PricingTier) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.UpTo); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22555,6 +24255,11 @@ func (ec *executionContext) fieldContext_PricingTier_upTo(_ context.Context, fie
 }
 
 func (ec *executionContext) _Product_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22578,6 +24283,11 @@ func (ec *executionContext) fieldContext_Product_id(_ context.Context, field gra
 }
 
 func (ec *executionContext) _Product_categoryRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CategoryRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22601,6 +24311,11 @@ func (ec *executionContext) fieldContext_Product_categoryRef(_ context.Context, 
 }
 
 func (ec *executionContext) _Product_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.LocationRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22656,6 +24371,11 @@ func (ec *executionContext) fieldContext_Product_location(_ context.Context, fie
 }
 
 func (ec *executionContext) _Product_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22679,6 +24399,11 @@ func (ec *executionContext) fieldContext_Product_createDate(_ context.Context, f
 }
 
 func (ec *executionContext) _Product_updateDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.UpdateDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22702,6 +24427,11 @@ func (ec *executionContext) fieldContext_Product_updateDate(_ context.Context, f
 }
 
 func (ec *executionContext) _Product_description(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Description); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22725,6 +24455,11 @@ func (ec *executionContext) fieldContext_Product_description(_ context.Context, 
 }
 
 func (ec *executionContext) _Product_imageUrl(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.ImageURL); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22748,6 +24483,11 @@ func (ec *executionContext) fieldContext_Product_imageUrl(_ context.Context, fie
 }
 
 func (ec *executionContext) _Product_refundPolicy(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.RefundPolicy); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22771,6 +24511,11 @@ func (ec *executionContext) fieldContext_Product_refundPolicy(_ context.Context,
 }
 
 func (ec *executionContext) _Product_title(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Title); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22794,6 +24539,11 @@ func (ec *executionContext) fieldContext_Product_title(_ context.Context, field 
 }
 
 func (ec *executionContext) _Product_visibility(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Visibility); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22817,6 +24567,11 @@ func (ec *executionContext) fieldContext_Product_visibility(_ context.Context, f
 }
 
 func (ec *executionContext) _Product_featured(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Featured); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22936,6 +24691,11 @@ func (ec *executionContext) fieldContext_Product_order(_ context.Context, field 
 }
 
 func (ec *executionContext) _ProductOption_id(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22959,6 +24719,11 @@ func (ec *executionContext) fieldContext_ProductOption_id(_ context.Context, fie
 }
 
 func (ec *executionContext) _ProductOption_available(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Available); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22982,6 +24747,11 @@ func (ec *executionContext) fieldContext_ProductOption_available(_ context.Conte
 }
 
 func (ec *executionContext) _ProductOption_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23037,6 +24807,11 @@ func (ec *executionContext) fieldContext_ProductOption_customTax(_ context.Conte
 }
 
 func (ec *executionContext) _ProductOption_description(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Description); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23124,6 +24899,11 @@ func (ec *executionContext) fieldContext_ProductOption_stock(_ context.Context, 
 }
 
 func (ec *executionContext) _ProductOption_title(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Title); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23243,6 +25023,11 @@ func (ec *executionContext) fieldContext_ProductOrdering_confirmationEmail(_ con
 }
 
 func (ec *executionContext) _ProductOrdering_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOrdering) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Enabled); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23266,6 +25051,11 @@ func (ec *executionContext) fieldContext_ProductOrdering_enabled(_ context.Conte
 }
 
 func (ec *executionContext) _PromocodeExpiration_date(ctx context.Context, field graphql.CollectedField, obj *restclient.PromocodeExpiration) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.Date); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23289,6 +25079,11 @@ func (ec *executionContext) fieldContext_PromocodeExpiration_date(_ context.Cont
 }
 
 func (ec *executionContext) _PromocodeExpiration_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.PromocodeExpiration) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Enabled); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23916,6 +25711,11 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 }
 
 func (ec *executionContext) _Redemption_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23939,6 +25739,11 @@ func (ec *executionContext) fieldContext_Redemption_createDate(_ context.Context
 }
 
 func (ec *executionContext) _Redemption_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.LocationRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23994,6 +25799,11 @@ func (ec *executionContext) fieldContext_Redemption_location(_ context.Context, 
 }
 
 func (ec *executionContext) _Redemption_networkRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.NetworkRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24017,6 +25827,11 @@ func (ec *executionContext) fieldContext_Redemption_networkRef(_ context.Context
 }
 
 func (ec *executionContext) _Redemption_promocodeRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.PromocodeRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24264,6 +26079,11 @@ func (ec *executionContext) fieldContext_RedemptionConnection_pageInfo(_ context
 }
 
 func (ec *executionContext) _RedemptionCoupon_id(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24287,6 +26107,11 @@ func (ec *executionContext) fieldContext_RedemptionCoupon_id(_ context.Context, 
 }
 
 func (ec *executionContext) _RedemptionCoupon_amountOff(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.AmountOff); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24310,6 +26135,11 @@ func (ec *executionContext) fieldContext_RedemptionCoupon_amountOff(_ context.Co
 }
 
 func (ec *executionContext) _RedemptionCoupon_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CurrencyCode); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24333,6 +26163,11 @@ func (ec *executionContext) fieldContext_RedemptionCoupon_currencyCode(_ context
 }
 
 func (ec *executionContext) _RedemptionCoupon_enabledForCredits(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.EnabledForCredits); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24420,6 +26255,11 @@ func (ec *executionContext) fieldContext_RedemptionCoupon_limitedRedemption(_ co
 }
 
 func (ec *executionContext) _RedemptionCoupon_percentOff(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.PercentOff); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24443,6 +26283,11 @@ func (ec *executionContext) fieldContext_RedemptionCoupon_percentOff(_ context.C
 }
 
 func (ec *executionContext) _RedemptionCoupon_type(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Type); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24466,6 +26311,11 @@ func (ec *executionContext) fieldContext_RedemptionCoupon_type(_ context.Context
 }
 
 func (ec *executionContext) _RedemptionCustomer_id(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCustomer) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24489,6 +26339,11 @@ func (ec *executionContext) fieldContext_RedemptionCustomer_id(_ context.Context
 }
 
 func (ec *executionContext) _RedemptionCustomer_title(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCustomer) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Title); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24512,6 +26367,11 @@ func (ec *executionContext) fieldContext_RedemptionCustomer_title(_ context.Cont
 }
 
 func (ec *executionContext) _RedemptionCustomer_type(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCustomer) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Type); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24567,6 +26427,11 @@ func (ec *executionContext) fieldContext_RedemptionCustomer_user(_ context.Conte
 }
 
 func (ec *executionContext) _RedemptionEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.RedemptionEdge) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.Cursor); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24622,6 +26487,11 @@ func (ec *executionContext) fieldContext_RedemptionEdge_node(_ context.Context, 
 }
 
 func (ec *executionContext) _RedemptionProduct_bookingRef(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.BookingRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24645,6 +26515,11 @@ func (ec *executionContext) fieldContext_RedemptionProduct_bookingRef(_ context.
 }
 
 func (ec *executionContext) _RedemptionProduct_creditPackageRef(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CreditPackageRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24668,6 +26543,11 @@ func (ec *executionContext) fieldContext_RedemptionProduct_creditPackageRef(_ co
 }
 
 func (ec *executionContext) _RedemptionProduct_eventTicketRef(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.EventTicketRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24691,6 +26571,11 @@ func (ec *executionContext) fieldContext_RedemptionProduct_eventTicketRef(_ cont
 }
 
 func (ec *executionContext) _RedemptionProduct_optionRef(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.OptionRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24714,6 +26599,11 @@ func (ec *executionContext) fieldContext_RedemptionProduct_optionRef(_ context.C
 }
 
 func (ec *executionContext) _RedemptionProduct_orderRef(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.OrderRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24737,6 +26627,11 @@ func (ec *executionContext) fieldContext_RedemptionProduct_orderRef(_ context.Co
 }
 
 func (ec *executionContext) _RedemptionProduct_subscriptionItemRef(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.SubscriptionItemRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24760,6 +26655,11 @@ func (ec *executionContext) fieldContext_RedemptionProduct_subscriptionItemRef(_
 }
 
 func (ec *executionContext) _RedemptionProduct_title(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Title); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24783,6 +26683,11 @@ func (ec *executionContext) fieldContext_RedemptionProduct_title(_ context.Conte
 }
 
 func (ec *executionContext) _RedemptionProduct_type(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Type); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24806,6 +26711,11 @@ func (ec *executionContext) fieldContext_RedemptionProduct_type(_ context.Contex
 }
 
 func (ec *executionContext) _RedemptionPromocode_id(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionPromocode) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24829,6 +26739,11 @@ func (ec *executionContext) fieldContext_RedemptionPromocode_id(_ context.Contex
 }
 
 func (ec *executionContext) _RedemptionPromocode_code(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionPromocode) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Code); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24884,6 +26799,11 @@ func (ec *executionContext) fieldContext_RedemptionPromocode_expiration(_ contex
 }
 
 func (ec *executionContext) _RedemptionPromocode_limitByFirstPurchase(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionPromocode) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.LimitByFirstPurchase); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24939,6 +26859,11 @@ func (ec *executionContext) fieldContext_RedemptionPromocode_limitedRedemption(_
 }
 
 func (ec *executionContext) _Refund_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.Refund) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Amount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24962,6 +26887,11 @@ func (ec *executionContext) fieldContext_Refund_amount(_ context.Context, field 
 }
 
 func (ec *executionContext) _Refund_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Refund) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24985,6 +26915,11 @@ func (ec *executionContext) fieldContext_Refund_createDate(_ context.Context, fi
 }
 
 func (ec *executionContext) _Resource_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25008,6 +26943,11 @@ func (ec *executionContext) fieldContext_Resource_id(_ context.Context, field gr
 }
 
 func (ec *executionContext) _Resource_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.LocationRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25063,6 +27003,11 @@ func (ec *executionContext) fieldContext_Resource_location(_ context.Context, fi
 }
 
 func (ec *executionContext) _Resource_networkRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.NetworkRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25086,6 +27031,11 @@ func (ec *executionContext) fieldContext_Resource_networkRef(_ context.Context, 
 }
 
 func (ec *executionContext) _Resource_parentRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.ParentRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25141,6 +27091,11 @@ func (ec *executionContext) fieldContext_Resource_parent(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Resource_title(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Title); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25164,6 +27119,11 @@ func (ec *executionContext) fieldContext_Resource_title(_ context.Context, field
 }
 
 func (ec *executionContext) _Resource_description(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Description); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25187,6 +27147,11 @@ func (ec *executionContext) fieldContext_Resource_description(_ context.Context,
 }
 
 func (ec *executionContext) _Resource_locale(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Locale); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25210,6 +27175,11 @@ func (ec *executionContext) fieldContext_Resource_locale(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Resource_imageUrl(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.ImageURL); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25233,6 +27203,11 @@ func (ec *executionContext) fieldContext_Resource_imageUrl(_ context.Context, fi
 }
 
 func (ec *executionContext) _Resource_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25288,6 +27263,11 @@ func (ec *executionContext) fieldContext_Resource_image(_ context.Context, field
 }
 
 func (ec *executionContext) _Resource_type(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Type); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25311,6 +27291,11 @@ func (ec *executionContext) fieldContext_Resource_type(_ context.Context, field 
 }
 
 func (ec *executionContext) _Resource_visibility(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Visibility); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25334,6 +27319,11 @@ func (ec *executionContext) fieldContext_Resource_visibility(_ context.Context, 
 }
 
 func (ec *executionContext) _Resource_bookingPermission(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.BookingPermission); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25357,6 +27347,11 @@ func (ec *executionContext) fieldContext_Resource_bookingPermission(_ context.Co
 }
 
 func (ec *executionContext) _Resource_capacity(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Capacity); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25380,6 +27375,11 @@ func (ec *executionContext) fieldContext_Resource_capacity(_ context.Context, fi
 }
 
 func (ec *executionContext) _Resource_bookingStepMinutes(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.BookingStepMinutes); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25403,6 +27403,11 @@ func (ec *executionContext) fieldContext_Resource_bookingStepMinutes(_ context.C
 }
 
 func (ec *executionContext) _Resource_dayPassesEnabled(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.DayPassesEnabled); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25426,6 +27431,11 @@ func (ec *executionContext) fieldContext_Resource_dayPassesEnabled(_ context.Con
 }
 
 func (ec *executionContext) _Resource_preparationMinutes(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.PreparationMinutes); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25449,6 +27459,11 @@ func (ec *executionContext) fieldContext_Resource_preparationMinutes(_ context.C
 }
 
 func (ec *executionContext) _Resource_refundThreshold(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.RefundThreshold); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25728,6 +27743,11 @@ func (ec *executionContext) fieldContext_Resource_externalCalendar(_ context.Con
 }
 
 func (ec *executionContext) _Resource_accessVendor1GroupRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.AccessVendor1GroupRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25751,6 +27771,11 @@ func (ec *executionContext) fieldContext_Resource_accessVendor1GroupRef(_ contex
 }
 
 func (ec *executionContext) _Resource_accessVendor2GroupRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.AccessVendor2GroupRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25774,6 +27799,11 @@ func (ec *executionContext) fieldContext_Resource_accessVendor2GroupRef(_ contex
 }
 
 func (ec *executionContext) _Resource_accessVendor3GroupRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.AccessVendor3GroupRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25797,6 +27827,11 @@ func (ec *executionContext) fieldContext_Resource_accessVendor3GroupRef(_ contex
 }
 
 func (ec *executionContext) _Resource_accessVendor4AccessGroupRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.AccessVendor4AccessGroupRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25820,6 +27855,11 @@ func (ec *executionContext) fieldContext_Resource_accessVendor4AccessGroupRef(_ 
 }
 
 func (ec *executionContext) _Resource_accessVendor5GroupRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.AccessVendor5GroupRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25907,6 +27947,11 @@ func (ec *executionContext) fieldContext_Resource_schedule(_ context.Context, fi
 }
 
 func (ec *executionContext) _ResourceAutoRelease_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceAutoRelease) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Enabled); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25930,6 +27975,11 @@ func (ec *executionContext) fieldContext_ResourceAutoRelease_enabled(_ context.C
 }
 
 func (ec *executionContext) _ResourceAutoRelease_interval(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceAutoRelease) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Interval); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25953,6 +28003,11 @@ func (ec *executionContext) fieldContext_ResourceAutoRelease_interval(_ context.
 }
 
 func (ec *executionContext) _ResourceCheckIn_interval(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceCheckIn) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Interval); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25976,6 +28031,11 @@ func (ec *executionContext) fieldContext_ResourceCheckIn_interval(_ context.Cont
 }
 
 func (ec *executionContext) _ResourceConfirmationEmail_bookingCreatedByAdmin(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceConfirmationEmail) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.BookingCreatedByAdmin); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25999,6 +28059,11 @@ func (ec *executionContext) fieldContext_ResourceConfirmationEmail_bookingCreate
 }
 
 func (ec *executionContext) _ResourceConfirmationEmail_bookingCreatedByMember(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceConfirmationEmail) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.BookingCreatedByMember); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26022,6 +28087,11 @@ func (ec *executionContext) fieldContext_ResourceConfirmationEmail_bookingCreate
 }
 
 func (ec *executionContext) _ResourceConfirmationEmail_bookingCreatedByNetworkMember(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceConfirmationEmail) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.BookingCreatedByNetworkMember); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26045,6 +28115,11 @@ func (ec *executionContext) fieldContext_ResourceConfirmationEmail_bookingCreate
 }
 
 func (ec *executionContext) _ResourceConfirmationEmail_bookingCreatedByPublic(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceConfirmationEmail) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.BookingCreatedByPublic); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26068,6 +28143,11 @@ func (ec *executionContext) fieldContext_ResourceConfirmationEmail_bookingCreate
 }
 
 func (ec *executionContext) _ResourceConfirmationEmail_template(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceConfirmationEmail) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Template); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26091,6 +28171,11 @@ func (ec *executionContext) fieldContext_ResourceConfirmationEmail_template(_ co
 }
 
 func (ec *executionContext) _ResourceDuration_max(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceDuration) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Max); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26114,6 +28199,11 @@ func (ec *executionContext) fieldContext_ResourceDuration_max(_ context.Context,
 }
 
 func (ec *executionContext) _ResourceDuration_min(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceDuration) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Min); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26169,6 +28259,11 @@ func (ec *executionContext) fieldContext_ResourceDuration_public(_ context.Conte
 }
 
 func (ec *executionContext) _ResourceDynamicPricing_deltaAbove(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceDynamicPricing) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.DeltaAbove); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26192,6 +28287,11 @@ func (ec *executionContext) fieldContext_ResourceDynamicPricing_deltaAbove(_ con
 }
 
 func (ec *executionContext) _ResourceDynamicPricing_deltaBelow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceDynamicPricing) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.DeltaBelow); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26215,6 +28315,11 @@ func (ec *executionContext) fieldContext_ResourceDynamicPricing_deltaBelow(_ con
 }
 
 func (ec *executionContext) _ResourceDynamicPricing_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceDynamicPricing) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Enabled); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26238,6 +28343,11 @@ func (ec *executionContext) fieldContext_ResourceDynamicPricing_enabled(_ contex
 }
 
 func (ec *executionContext) _ResourceExternalCalendar_id(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceExternalCalendar) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.ID); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26261,6 +28371,11 @@ func (ec *executionContext) fieldContext_ResourceExternalCalendar_id(_ context.C
 }
 
 func (ec *executionContext) _ResourceExternalCalendar_twoWaySyncEnabled(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceExternalCalendar) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.TwoWaySyncEnabled); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26284,6 +28399,11 @@ func (ec *executionContext) fieldContext_ResourceExternalCalendar_twoWaySyncEnab
 }
 
 func (ec *executionContext) _ResourceImage_key(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceImage) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Key); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26307,6 +28427,11 @@ func (ec *executionContext) fieldContext_ResourceImage_key(_ context.Context, fi
 }
 
 func (ec *executionContext) _ResourcePlans_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePlans) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Enabled); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26362,6 +28487,11 @@ func (ec *executionContext) fieldContext_ResourcePlans_tiers(_ context.Context, 
 }
 
 func (ec *executionContext) _ResourcePricing_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePricing) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Enabled); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26385,6 +28515,11 @@ func (ec *executionContext) fieldContext_ResourcePricing_enabled(_ context.Conte
 }
 
 func (ec *executionContext) _ResourcePricing_price(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePricing) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Price); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26440,6 +28575,11 @@ func (ec *executionContext) fieldContext_ResourcePricing_tiers(_ context.Context
 }
 
 func (ec *executionContext) _ResourcePublicDuration_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePublicDuration) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Enabled); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26463,6 +28603,11 @@ func (ec *executionContext) fieldContext_ResourcePublicDuration_enabled(_ contex
 }
 
 func (ec *executionContext) _ResourcePublicDuration_max(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePublicDuration) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Max); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26486,6 +28631,11 @@ func (ec *executionContext) fieldContext_ResourcePublicDuration_max(_ context.Co
 }
 
 func (ec *executionContext) _ResourcePublicDuration_min(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePublicDuration) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Min); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26541,6 +28691,11 @@ func (ec *executionContext) fieldContext_ResourceSchedule_default(_ context.Cont
 }
 
 func (ec *executionContext) _ResourceSchedule_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceSchedule) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Enabled); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26596,6 +28751,11 @@ func (ec *executionContext) fieldContext_ResourceSchedule_public(_ context.Conte
 }
 
 func (ec *executionContext) _ScheduleDays_monday(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDays) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Monday); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26619,6 +28779,11 @@ func (ec *executionContext) fieldContext_ScheduleDays_monday(_ context.Context, 
 }
 
 func (ec *executionContext) _ScheduleDays_tuesday(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDays) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Tuesday); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26642,6 +28807,11 @@ func (ec *executionContext) fieldContext_ScheduleDays_tuesday(_ context.Context,
 }
 
 func (ec *executionContext) _ScheduleDays_wednesday(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDays) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Wednesday); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26665,6 +28835,11 @@ func (ec *executionContext) fieldContext_ScheduleDays_wednesday(_ context.Contex
 }
 
 func (ec *executionContext) _ScheduleDays_thursday(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDays) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Thursday); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26688,6 +28863,11 @@ func (ec *executionContext) fieldContext_ScheduleDays_thursday(_ context.Context
 }
 
 func (ec *executionContext) _ScheduleDays_friday(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDays) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Friday); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26711,6 +28891,11 @@ func (ec *executionContext) fieldContext_ScheduleDays_friday(_ context.Context, 
 }
 
 func (ec *executionContext) _ScheduleDays_saturday(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDays) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Saturday); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26734,6 +28919,11 @@ func (ec *executionContext) fieldContext_ScheduleDays_saturday(_ context.Context
 }
 
 func (ec *executionContext) _ScheduleDays_sunday(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDays) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Sunday); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26812,6 +29002,11 @@ func (ec *executionContext) fieldContext_ScheduleDefault_items(_ context.Context
 }
 
 func (ec *executionContext) _ScheduleHours_from(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleHours) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.From); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26835,6 +29030,11 @@ func (ec *executionContext) fieldContext_ScheduleHours_from(_ context.Context, f
 }
 
 func (ec *executionContext) _ScheduleHours_to(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleHours) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.To); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26945,6 +29145,11 @@ func (ec *executionContext) fieldContext_SchedulePublic_closedDays(_ context.Con
 }
 
 func (ec *executionContext) _SchedulePublic_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.SchedulePublic) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Enabled); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27000,6 +29205,11 @@ func (ec *executionContext) fieldContext_SchedulePublic_items(_ context.Context,
 }
 
 func (ec *executionContext) _Stock_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.Stock) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Enabled); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27023,6 +29233,11 @@ func (ec *executionContext) fieldContext_Stock_enabled(_ context.Context, field 
 }
 
 func (ec *executionContext) _Stock_quantity(ctx context.Context, field graphql.CollectedField, obj *restclient.Stock) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Quantity); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27046,6 +29261,11 @@ func (ec *executionContext) fieldContext_Stock_quantity(_ context.Context, field
 }
 
 func (ec *executionContext) _Tax_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.Tax) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Amount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27069,6 +29289,11 @@ func (ec *executionContext) fieldContext_Tax_amount(_ context.Context, field gra
 }
 
 func (ec *executionContext) _Tax_inclusive(ctx context.Context, field graphql.CollectedField, obj *restclient.Tax) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Inclusive); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27092,6 +29317,11 @@ func (ec *executionContext) fieldContext_Tax_inclusive(_ context.Context, field 
 }
 
 func (ec *executionContext) _Tax_rate(ctx context.Context, field graphql.CollectedField, obj *restclient.Tax) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Rate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27115,6 +29345,11 @@ func (ec *executionContext) fieldContext_Tax_rate(_ context.Context, field graph
 }
 
 func (ec *executionContext) _Tax_taxableAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.Tax) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.TaxableAmount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27138,6 +29373,11 @@ func (ec *executionContext) fieldContext_Tax_taxableAmount(_ context.Context, fi
 }
 
 func (ec *executionContext) _Transaction_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27161,6 +29401,11 @@ func (ec *executionContext) fieldContext_Transaction_id(_ context.Context, field
 }
 
 func (ec *executionContext) _Transaction_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Amount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27184,6 +29429,11 @@ func (ec *executionContext) fieldContext_Transaction_amount(_ context.Context, f
 }
 
 func (ec *executionContext) _Transaction_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27207,6 +29457,11 @@ func (ec *executionContext) fieldContext_Transaction_createDate(_ context.Contex
 }
 
 func (ec *executionContext) _Transaction_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CurrencyCode); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27230,6 +29485,11 @@ func (ec *executionContext) fieldContext_Transaction_currencyCode(_ context.Cont
 }
 
 func (ec *executionContext) _Transaction_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.LocationRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27285,6 +29545,11 @@ func (ec *executionContext) fieldContext_Transaction_location(_ context.Context,
 }
 
 func (ec *executionContext) _Transaction_membershipRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.MembershipRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27308,6 +29573,11 @@ func (ec *executionContext) fieldContext_Transaction_membershipRef(_ context.Con
 }
 
 func (ec *executionContext) _Transaction_status(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leafOTransactionStatus2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionStatus.Of(obj.Status); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27331,6 +29601,11 @@ func (ec *executionContext) fieldContext_Transaction_status(_ context.Context, f
 }
 
 func (ec *executionContext) _Transaction_type(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leafOTransactionType2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionType.Of(obj.Type); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27674,6 +29949,11 @@ func (ec *executionContext) fieldContext_Transaction_user(_ context.Context, fie
 }
 
 func (ec *executionContext) _TransactionBooking_id(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionBooking) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27857,6 +30137,11 @@ func (ec *executionContext) fieldContext_TransactionConnection_pageInfo(_ contex
 }
 
 func (ec *executionContext) _TransactionCreditPackage_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionCreditPackage) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Amount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27912,6 +30197,11 @@ func (ec *executionContext) fieldContext_TransactionCreditPackage_price(_ contex
 }
 
 func (ec *executionContext) _TransactionEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.TransactionEdge) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.Cursor); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27967,6 +30257,11 @@ func (ec *executionContext) fieldContext_TransactionEdge_node(_ context.Context,
 }
 
 func (ec *executionContext) _TransactionOrder_id(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrder) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28086,6 +30381,11 @@ func (ec *executionContext) fieldContext_TransactionOrder_product(_ context.Cont
 }
 
 func (ec *executionContext) _TransactionOrderOption_id(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28109,6 +30409,11 @@ func (ec *executionContext) fieldContext_TransactionOrderOption_id(_ context.Con
 }
 
 func (ec *executionContext) _TransactionOrderOption_name(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Name); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28155,6 +30460,11 @@ func (ec *executionContext) fieldContext_TransactionOrderOption_title(_ context.
 }
 
 func (ec *executionContext) _TransactionOrderOption_available(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Available); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28178,6 +30488,11 @@ func (ec *executionContext) fieldContext_TransactionOrderOption_available(_ cont
 }
 
 func (ec *executionContext) _TransactionOrderOption_createDate(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28233,6 +30548,11 @@ func (ec *executionContext) fieldContext_TransactionOrderOption_customTax(_ cont
 }
 
 func (ec *executionContext) _TransactionOrderOption_description(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Description); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28320,6 +30640,11 @@ func (ec *executionContext) fieldContext_TransactionOrderOption_stock(_ context.
 }
 
 func (ec *executionContext) _TransactionRefund_id(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionRefund) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28343,6 +30668,11 @@ func (ec *executionContext) fieldContext_TransactionRefund_id(_ context.Context,
 }
 
 func (ec *executionContext) _TransactionRefund_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionRefund) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Amount); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28366,6 +30696,11 @@ func (ec *executionContext) fieldContext_TransactionRefund_amount(_ context.Cont
 }
 
 func (ec *executionContext) _TransactionRefund_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionRefund) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28389,6 +30724,11 @@ func (ec *executionContext) fieldContext_TransactionRefund_createDate(_ context.
 }
 
 func (ec *executionContext) _TransactionRefund_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionRefund) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CurrencyCode); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28412,6 +30752,11 @@ func (ec *executionContext) fieldContext_TransactionRefund_currencyCode(_ contex
 }
 
 func (ec *executionContext) _TransactionTicket_id(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionTicket) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28435,6 +30780,11 @@ func (ec *executionContext) fieldContext_TransactionTicket_id(_ context.Context,
 }
 
 func (ec *executionContext) _TransactionTicket_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionTicket) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28586,6 +30936,11 @@ func (ec *executionContext) fieldContext_UpdateVisitPayload_visit(_ context.Cont
 }
 
 func (ec *executionContext) _User_id(ctx context.Context, field graphql.CollectedField, obj *restclient.User) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28609,6 +30964,11 @@ func (ec *executionContext) fieldContext_User_id(_ context.Context, field graphq
 }
 
 func (ec *executionContext) _User_about(ctx context.Context, field graphql.CollectedField, obj *restclient.User) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.About); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28632,6 +30992,11 @@ func (ec *executionContext) fieldContext_User_about(_ context.Context, field gra
 }
 
 func (ec *executionContext) _User_email(ctx context.Context, field graphql.CollectedField, obj *restclient.User) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Email); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28655,6 +31020,11 @@ func (ec *executionContext) fieldContext_User_email(_ context.Context, field gra
 }
 
 func (ec *executionContext) _User_name(ctx context.Context, field graphql.CollectedField, obj *restclient.User) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Name); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28678,6 +31048,11 @@ func (ec *executionContext) fieldContext_User_name(_ context.Context, field grap
 }
 
 func (ec *executionContext) _User_phoneNumber(ctx context.Context, field graphql.CollectedField, obj *restclient.User) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.PhoneNumber); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28701,6 +31076,11 @@ func (ec *executionContext) fieldContext_User_phoneNumber(_ context.Context, fie
 }
 
 func (ec *executionContext) _User_photoUrl(ctx context.Context, field graphql.CollectedField, obj *restclient.User) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.PhotoURL); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28724,6 +31104,11 @@ func (ec *executionContext) fieldContext_User_photoUrl(_ context.Context, field 
 }
 
 func (ec *executionContext) _User_surname(ctx context.Context, field graphql.CollectedField, obj *restclient.User) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Surname); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28747,6 +31132,11 @@ func (ec *executionContext) fieldContext_User_surname(_ context.Context, field g
 }
 
 func (ec *executionContext) _Visit_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28770,6 +31160,11 @@ func (ec *executionContext) fieldContext_Visit_id(_ context.Context, field graph
 }
 
 func (ec *executionContext) _Visit_code(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Code); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28793,6 +31188,11 @@ func (ec *executionContext) fieldContext_Visit_code(_ context.Context, field gra
 }
 
 func (ec *executionContext) _Visit_comment(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Comment); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28816,6 +31216,11 @@ func (ec *executionContext) fieldContext_Visit_comment(_ context.Context, field 
 }
 
 func (ec *executionContext) _Visit_checkInDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CheckInDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28839,6 +31244,11 @@ func (ec *executionContext) fieldContext_Visit_checkInDate(_ context.Context, fi
 }
 
 func (ec *executionContext) _Visit_checkOutDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CheckOutDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28862,6 +31272,11 @@ func (ec *executionContext) fieldContext_Visit_checkOutDate(_ context.Context, f
 }
 
 func (ec *executionContext) _Visit_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28885,6 +31300,11 @@ func (ec *executionContext) fieldContext_Visit_createDate(_ context.Context, fie
 }
 
 func (ec *executionContext) _Visit_date(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.Date); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28940,6 +31360,11 @@ func (ec *executionContext) fieldContext_Visit_location(_ context.Context, field
 }
 
 func (ec *executionContext) _Visit_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.LocationRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28963,6 +31388,11 @@ func (ec *executionContext) fieldContext_Visit_locationRef(_ context.Context, fi
 }
 
 func (ec *executionContext) _Visit_membershipRefHost(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.MembershipRefHost); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29018,6 +31448,11 @@ func (ec *executionContext) fieldContext_Visit_userHost(_ context.Context, field
 }
 
 func (ec *executionContext) _Visit_userRefHost(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.UserRefHost); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29041,6 +31476,11 @@ func (ec *executionContext) fieldContext_Visit_userRefHost(_ context.Context, fi
 }
 
 func (ec *executionContext) _Visit_userRefVisitor(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.UserRefVisitor); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29096,6 +31536,11 @@ func (ec *executionContext) fieldContext_Visit_visitor(_ context.Context, field 
 }
 
 func (ec *executionContext) _VisitRequest_id(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29119,6 +31564,11 @@ func (ec *executionContext) fieldContext_VisitRequest_id(_ context.Context, fiel
 }
 
 func (ec *executionContext) _VisitRequest_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29142,6 +31592,11 @@ func (ec *executionContext) fieldContext_VisitRequest_createDate(_ context.Conte
 }
 
 func (ec *executionContext) _VisitRequest_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.LocationRef); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29197,6 +31652,11 @@ func (ec *executionContext) fieldContext_VisitRequest_location(_ context.Context
 }
 
 func (ec *executionContext) _VisitRequest_membershipRefHost(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.MembershipRefHost); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29252,6 +31712,11 @@ func (ec *executionContext) fieldContext_VisitRequest_userHost(_ context.Context
 }
 
 func (ec *executionContext) _VisitRequest_userRefHost(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.UserRefHost); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29275,6 +31740,11 @@ func (ec *executionContext) fieldContext_VisitRequest_userRefHost(_ context.Cont
 }
 
 func (ec *executionContext) _VisitRequest_userRefVisitor(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.UserRefVisitor); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29330,6 +31800,11 @@ func (ec *executionContext) fieldContext_VisitRequest_visitor(_ context.Context,
 }
 
 func (ec *executionContext) _Visitor_email(ctx context.Context, field graphql.CollectedField, obj *restclient.Visitor) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Email); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29353,6 +31828,11 @@ func (ec *executionContext) fieldContext_Visitor_email(_ context.Context, field 
 }
 
 func (ec *executionContext) _Visitor_name(ctx context.Context, field graphql.CollectedField, obj *restclient.Visitor) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Name); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29376,6 +31856,11 @@ func (ec *executionContext) fieldContext_Visitor_name(_ context.Context, field g
 }
 
 func (ec *executionContext) _Visitor_phoneNumber(ctx context.Context, field graphql.CollectedField, obj *restclient.Visitor) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.PhoneNumber); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29399,6 +31884,11 @@ func (ec *executionContext) fieldContext_Visitor_phoneNumber(_ context.Context, 
 }
 
 func (ec *executionContext) _Visitor_surname(ctx context.Context, field graphql.CollectedField, obj *restclient.Visitor) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Surname); m != nil {
+			return m
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,

@@ -2,7 +2,10 @@
 
 package generated
 
-import "github.com/workspacenet/facade/graph/inline"
+import (
+	"github.com/workspacenet/facade/graph/inline"
+	"github.com/workspacenet/facade/graph/leaf"
+)
 
 // inlineTable lists the resolver fields that may wait for an upstream call.
 var inlineTable = inline.NewTable(
@@ -46,4 +49,11 @@ var (
 	noChildFieldsTransactionType     = inline.NoChildFields("TransactionType")
 	noChildFields__DirectiveLocation = inline.NoChildFields("__DirectiveLocation")
 	noChildFields__TypeKind          = inline.NoChildFields("__TypeKind")
+)
+
+// The enums written by graph/leaf, from gqlgen's name maps.
+var (
+	leafOOrderStatus2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐOrderStatus             = leaf.NewEnum(marshalOOrderStatus2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐOrderStatus)
+	leafOTransactionStatus2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionStatus = leaf.NewEnum(marshalOTransactionStatus2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionStatus)
+	leafOTransactionType2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionType     = leaf.NewEnum(marshalOTransactionType2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionType)
 )

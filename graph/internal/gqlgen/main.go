@@ -13,7 +13,14 @@
 //     has deferred fragments; a leaf field's Child (and its "does not have
 //     child fields" error) is one per type (in inline.go), not made anew; an
 //     object is written by inlineTable.Object, not by FieldSet.MarshalGQL
-//     (an iterator, a pointer per field and a map per object).
+//     (an iterator, a pointer per field and a map per object);
+//   - a plain leaf field (a struct field of a scalar or enum type whose value
+//     graph/leaf writes exactly as gqlgen's marshaler does, no arguments, no
+//     directives, not a resolver) first returns graph/leaf's Marshaler of the
+//     value, without graphql.ResolveField, when the operation's resolver root
+//     allows it (leaf.Enabled: no field interceptor); a value leaf cannot
+//     write (nil in a non-null field, NaN, an unreadable DateTime) takes
+//     gqlgen's path, which reports it as before.
 //
 // graph/generate.go runs it (go generate ./...); it never runs go mod tidy
 // (skip_mod_tidy in gqlgen.yml).
@@ -69,13 +76,14 @@ func run() error {
 	if t.err != nil {
 		return t.err
 	}
-	return rewrite(cfg.Exec.Filename, t.blocking)
+	return rewrite(cfg.Exec.Filename, t.blocking, t.plain)
 }
 
 // table is a gqlgen plugin collecting the fields that may block from the
 // codegen data, before the executor is generated.
 type table struct {
 	blocking []string
+	plain    []plainField
 	err      error
 }
 
@@ -105,6 +113,16 @@ func (t *table) GenerateCode(data *codegen.Data) error {
 		t.blocking = append(t.blocking, f)
 	}
 	slices.Sort(t.blocking)
+	for _, o := range data.Objects {
+		if o.Root || strings.HasPrefix(o.Name, "__") {
+			continue
+		}
+		for _, f := range o.Fields {
+			if p, ok := plainOf(f); ok {
+				t.plain = append(t.plain, p)
+			}
+		}
+	}
 	return nil
 }
 
@@ -122,7 +140,7 @@ var rewrites = []struct{ from, to string }{
 // (with its error) for every field resolved.
 var noChild = regexp.MustCompile(`graphql\.NewScalarFieldContext\(("[A-Za-z0-9_]+", field, (?:true|false), (?:true|false)), errors\.New\("field of type ([A-Za-z0-9_]+) does not have child fields"\)\)`)
 
-func rewrite(execFile string, blocking []string) error {
+func rewrite(execFile string, blocking []string, plain []plainField) error {
 	src, err := os.ReadFile(execFile)
 	if err != nil {
 		return err
@@ -141,6 +159,10 @@ func rewrite(execFile string, blocking []string) error {
 		return fmt.Errorf("%s: no leaf field error to rewrite: gqlgen's templates changed, update graph/internal/gqlgen", execFile)
 	}
 	src = noChild.ReplaceAll(src, []byte("inlineTable.ScalarFieldContext($1, noChildFields$2)"))
+	src, enums, err := rewritePlain(src, plain)
+	if err != nil {
+		return fmt.Errorf("%s: %w", execFile, err)
+	}
 	if !bytes.Contains(src, []byte("errors.")) {
 		src = bytes.Replace(src, []byte("\t\"errors\"\n"), nil, 1)
 	}
@@ -165,6 +187,18 @@ func rewrite(execFile string, blocking []string) error {
 		fmt.Fprintf(&b, "\tnoChildFields%s = inline.NoChildFields(%q)\n", t, t)
 	}
 	b.WriteString(")\n")
+	if len(enums) > 0 {
+		b.WriteString("\n// The enums written by graph/leaf, from gqlgen's name maps.\nvar (\n")
+		for _, m := range enums {
+			fmt.Fprintf(&b, "\t%s = leaf.NewEnum(%s)\n", enumVar(m), m)
+		}
+		b.WriteString(")\n")
+		src := b.String()
+		src = strings.Replace(src, "import \"github.com/workspacenet/facade/graph/inline\"\n",
+			"import (\n\t\"github.com/workspacenet/facade/graph/inline\"\n\t\"github.com/workspacenet/facade/graph/leaf\"\n)\n", 1)
+		b.Reset()
+		b.WriteString(src)
+	}
 	out, err := format.Source([]byte(b.String()))
 	if err != nil {
 		return err
