@@ -66,14 +66,15 @@ func oddTransactions(next http.Handler) http.Handler {
 // aliases, named and inline fragments, __typename, @skip/@include, and
 // plain fields beside resolvers at every depth.
 var leafQueries = map[string]struct {
-	query string
-	vars  func(env *testenv.Env, t *testing.T) map[string]any
+	query     string
+	key, kind string // the variable holding the id of demo record idx of kind
+	idx       int
 }{
-	"first":     {queries.First, func(e *testenv.Env, t *testing.T) map[string]any { return map[string]any{"id": e.ID(t, "resource", 0)} }},
-	"dashboard": {queries.Dashboard, func(e *testenv.Env, t *testing.T) map[string]any { return map[string]any{"locationId": e.ID(t, "location", 0)} }},
-	"bench":     {queries.BenchDashboard, func(e *testenv.Env, t *testing.T) map[string]any { return map[string]any{"l": e.ID(t, "location", 0)} }},
-	"invoice":   {queries.Invoice, func(e *testenv.Env, t *testing.T) map[string]any { return map[string]any{"id": e.ID(t, "invoice", 0)} }},
-	"feed": {`query Feed($l: ID!, $yes: Boolean!) { transactions(locationId: $l, first: 30) {
+	"first":     {queries.First, "id", "resource", 0},
+	"dashboard": {queries.Dashboard, "locationId", "location", 0},
+	"bench":     {queries.BenchDashboard, "l", "location", 0},
+	"invoice":   {queries.Invoice, "id", "invoice", 0},
+	"feed": {`query Feed($l: ID!, $yes: Boolean = true) { transactions(locationId: $l, first: 30) {
   __typename
   edges { cursor node { ...tx a: id a: id b: amount
     location { id __typename }
@@ -89,20 +90,18 @@ var leafQueries = map[string]struct {
   pageInfo { hasNextPage hasPreviousPage endCursor }
 } }
 fragment tx on Transaction { id amount currencyCode status type createDate locationRef membershipRef __typename }`,
-		func(e *testenv.Env, t *testing.T) map[string]any {
-			return map[string]any{"l": e.ID(t, "location", 0), "yes": true}
-		}},
+		"l", "location", 0},
 	"orders": {`query Orders($l: ID!) { orders(locationId: $l, first: 25) {
   nodes { id number status comment quantity createDate deleteDate locationRef membershipRef
     product { id title description visibility featured options { id title price { money { amount currencyCode } } } }
     payment { __typename }
   }
   pageInfo { hasNextPage }
-} }`, func(e *testenv.Env, t *testing.T) map[string]any { return map[string]any{"l": e.ID(t, "location", 0)} }},
+} }`, "l", "location", 0},
 	"resource": {`query R($id: ID!) { resource(id: $id) { ...on Resource { id title } id title description locale imageUrl createDate type
   visibility bookingPermission capacity bookingStepMinutes dayPassesEnabled preparationMinutes refundThreshold
   image { __typename } t1: title t2: title t1: title parent { id title capacity createDate } } }`,
-		func(e *testenv.Env, t *testing.T) map[string]any { return map[string]any{"id": e.ID(t, "resource", 1)} }},
+		"id", "resource", 1},
 }
 
 // cursor matches a connection cursor: sealed with a random nonce, so it
@@ -137,7 +136,7 @@ func TestPlainFieldsAsGqlgen(t *testing.T) {
 	creds := env.Bearer()
 	for name, q := range leafQueries {
 		t.Run(name, func(t *testing.T) {
-			vars := q.vars(env, t)
+			vars := map[string]any{q.key: env.ID(t, q.kind, q.idx)}
 			a, b := postOn(t, fast, creds, q.query, vars), postOn(t, slow, creds, q.query, vars)
 			ra, rb := cursor.ReplaceAll(a.Raw, []byte(`"$1":"…"`)), cursor.ReplaceAll(b.Raw, []byte(`"$1":"…"`))
 			if !bytes.Equal(ra, rb) {

@@ -11179,6 +11179,20 @@ func (ec *executionContext) fieldContext_Booking_id(_ context.Context, field gra
 }
 
 func (ec *executionContext) _Booking_attendees(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Booking_attendees(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOBookingAttendee2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐBookingAttendeeᚄ(ctx, field.Selections, obj.Attendees)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11351,6 +11365,20 @@ func (ec *executionContext) fieldContext_Booking_membershipRefOwner(_ context.Co
 }
 
 func (ec *executionContext) _Booking_payment(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Booking_payment(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOItemPayment2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐItemPayment(ctx, field.Selections, obj.Payment)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11555,6 +11583,20 @@ func (ec *executionContext) fieldContext_Booking_updateDate(_ context.Context, f
 }
 
 func (ec *executionContext) _Booking_userOwner(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Booking_userOwner(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOUser2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐUser(ctx, field.Selections, obj.UserOwner)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11615,6 +11657,20 @@ func (ec *executionContext) fieldContext_BookingAttendee_membershipRef(_ context
 }
 
 func (ec *executionContext) _BookingAttendee_user(ctx context.Context, field graphql.CollectedField, obj *restclient.BookingAttendee) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_BookingAttendee_user(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOUser2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐUser(ctx, field.Selections, obj.User)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11759,6 +11815,20 @@ func (ec *executionContext) fieldContext_Comment_likes(_ context.Context, field 
 }
 
 func (ec *executionContext) _Comment_membership(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Comment_membership(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOCommentMembership2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCommentMembership(ctx, field.Selections, obj.Membership)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11791,6 +11861,20 @@ func (ec *executionContext) fieldContext_Comment_membership(_ context.Context, f
 }
 
 func (ec *executionContext) _Comment_mentions(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Comment_mentions(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOCommentMention2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCommentMentionᚄ(ctx, field.Selections, obj.Mentions)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11999,6 +12083,20 @@ func (ec *executionContext) fieldContext_CommentMembership_id(_ context.Context,
 }
 
 func (ec *executionContext) _CommentMembership_user(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentMembership) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_CommentMembership_user(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOCommentUser2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCommentUser(ctx, field.Selections, obj.User)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12311,6 +12409,20 @@ func (ec *executionContext) fieldContext_Company_billingAddress(_ context.Contex
 }
 
 func (ec *executionContext) _Company_businessAddress(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Company_businessAddress(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOAddress2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐAddress(ctx, field.Selections, obj.BusinessAddress)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12371,6 +12483,20 @@ func (ec *executionContext) fieldContext_Company_createDate(_ context.Context, f
 }
 
 func (ec *executionContext) _Company_credits(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Company_credits(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOCompanyCredits2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCompanyCredits(ctx, field.Selections, obj.Credits)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12403,6 +12529,20 @@ func (ec *executionContext) fieldContext_Company_credits(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Company_dayPasses(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Company_dayPasses(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOCompanyDayPass2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCompanyDayPass(ctx, field.Selections, obj.DayPasses)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12775,6 +12915,20 @@ func (ec *executionContext) fieldContext_CompanyDayPass_expiring(_ context.Conte
 }
 
 func (ec *executionContext) _CreateBookingPayload_booking(ctx context.Context, field graphql.CollectedField, obj *model.CreateBookingPayload) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_CreateBookingPayload_booking(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOBooking2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐBooking(ctx, field.Selections, obj.Booking)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12807,6 +12961,20 @@ func (ec *executionContext) fieldContext_CreateBookingPayload_booking(_ context.
 }
 
 func (ec *executionContext) _CreateCreditNotePayload_creditNote(ctx context.Context, field graphql.CollectedField, obj *model.CreateCreditNotePayload) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_CreateCreditNotePayload_creditNote(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOCreditNote2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNote(ctx, field.Selections, obj.CreditNote)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12839,6 +13007,20 @@ func (ec *executionContext) fieldContext_CreateCreditNotePayload_creditNote(_ co
 }
 
 func (ec *executionContext) _CreatePostPayload_post(ctx context.Context, field graphql.CollectedField, obj *model.CreatePostPayload) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_CreatePostPayload_post(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOPost2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPost(ctx, field.Selections, obj.Post)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12871,6 +13053,20 @@ func (ec *executionContext) fieldContext_CreatePostPayload_post(_ context.Contex
 }
 
 func (ec *executionContext) _CreateVisitPayload_visit(ctx context.Context, field graphql.CollectedField, obj *model.CreateVisitPayload) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_CreateVisitPayload_visit(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOVisit2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐVisit(ctx, field.Selections, obj.Visit)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12903,6 +13099,20 @@ func (ec *executionContext) fieldContext_CreateVisitPayload_visit(_ context.Cont
 }
 
 func (ec *executionContext) _CreateVisitRequestPayload_visitRequest(ctx context.Context, field graphql.CollectedField, obj *model.CreateVisitRequestPayload) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_CreateVisitRequestPayload_visitRequest(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOVisitRequest2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐVisitRequest(ctx, field.Selections, obj.VisitRequest)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12963,6 +13173,20 @@ func (ec *executionContext) fieldContext_CreditNote_id(_ context.Context, field 
 }
 
 func (ec *executionContext) _CreditNote_baseAmounts(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_CreditNote_baseAmounts(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOCreditNoteBaseAmounts2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNoteBaseAmounts(ctx, field.Selections, obj.BaseAmounts)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13511,6 +13735,20 @@ func (ec *executionContext) fieldContext_CreditNote_reason(_ context.Context, fi
 }
 
 func (ec *executionContext) _CreditNote_refunds(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_CreditNote_refunds(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOCreditNoteRefund2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNoteRefundᚄ(ctx, field.Selections, obj.Refunds)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13627,6 +13865,20 @@ func (ec *executionContext) fieldContext_CreditNote_subtotalAmountExcludingTax(_
 }
 
 func (ec *executionContext) _CreditNote_taxes(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_CreditNote_taxes(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOTax2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTaxᚄ(ctx, field.Selections, obj.Taxes)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13967,6 +14219,20 @@ func (ec *executionContext) fieldContext_CreditNoteBaseAmounts_subtotalAmountExc
 }
 
 func (ec *executionContext) _CreditNoteBaseAmounts_taxes(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_CreditNoteBaseAmounts_taxes(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOTax2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTaxᚄ(ctx, field.Selections, obj.Taxes)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14055,6 +14321,20 @@ func (ec *executionContext) fieldContext_CreditNoteBaseAmounts_totalExcludingTax
 }
 
 func (ec *executionContext) _CreditNoteConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.CreditNoteConnection) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_CreditNoteConnection_edges(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalNCreditNoteEdge2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐCreditNoteEdgeᚄ(ctx, field.Selections, obj.Edges)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14087,6 +14367,20 @@ func (ec *executionContext) fieldContext_CreditNoteConnection_edges(_ context.Co
 }
 
 func (ec *executionContext) _CreditNoteConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.CreditNoteConnection) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_CreditNoteConnection_nodes(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalNCreditNote2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNoteᚄ(ctx, field.Selections, obj.Nodes)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14119,6 +14413,20 @@ func (ec *executionContext) fieldContext_CreditNoteConnection_nodes(_ context.Co
 }
 
 func (ec *executionContext) _CreditNoteConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.CreditNoteConnection) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_CreditNoteConnection_pageInfo(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalNPageInfo2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐPageInfo(ctx, field.Selections, obj.PageInfo)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14179,6 +14487,20 @@ func (ec *executionContext) fieldContext_CreditNoteEdge_cursor(_ context.Context
 }
 
 func (ec *executionContext) _CreditNoteEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.CreditNoteEdge) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_CreditNoteEdge_node(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalNCreditNote2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNote(ctx, field.Selections, obj.Node)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14239,6 +14561,20 @@ func (ec *executionContext) fieldContext_CreditNoteLine_id(_ context.Context, fi
 }
 
 func (ec *executionContext) _CreditNoteLine_baseAmounts(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_CreditNoteLine_baseAmounts(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOLineBaseAmounts2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐLineBaseAmounts(ctx, field.Selections, obj.BaseAmounts)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14355,6 +14691,20 @@ func (ec *executionContext) fieldContext_CreditNoteLine_discountedAmount(_ conte
 }
 
 func (ec *executionContext) _CreditNoteLine_discounts(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_CreditNoteLine_discounts(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalODiscount2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐDiscountᚄ(ctx, field.Selections, obj.Discounts)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14651,6 +15001,20 @@ func (ec *executionContext) fieldContext_CreditNoteLine_quantity(_ context.Conte
 }
 
 func (ec *executionContext) _CreditNoteLine_tax(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_CreditNoteLine_tax(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOTax2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTax(ctx, field.Selections, obj.Tax)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14907,6 +15271,20 @@ func (ec *executionContext) fieldContext_CreditNoteRefund_currencyCode(_ context
 }
 
 func (ec *executionContext) _CreditNoteRefund_method(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteRefund) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_CreditNoteRefund_method(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOCreditNoteRefundMethod2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNoteRefundMethod(ctx, field.Selections, obj.Method)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15163,6 +15541,20 @@ func (ec *executionContext) fieldContext_CustomTax_rate(_ context.Context, field
 }
 
 func (ec *executionContext) _Discount_coupon(ctx context.Context, field graphql.CollectedField, obj *restclient.Discount) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Discount_coupon(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalODiscountCoupon2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐDiscountCoupon(ctx, field.Selections, obj.Coupon)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15195,6 +15587,20 @@ func (ec *executionContext) fieldContext_Discount_coupon(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Discount_promocode(ctx context.Context, field graphql.CollectedField, obj *restclient.Discount) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Discount_promocode(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalODiscountPromocode2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐDiscountPromocode(ctx, field.Selections, obj.Promocode)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15987,6 +16393,20 @@ func (ec *executionContext) fieldContext_Event_showAttendees(_ context.Context, 
 }
 
 func (ec *executionContext) _Event_limitedAttendees(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Event_limitedAttendees(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOLimitedAttendees2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐLimitedAttendees(ctx, field.Selections, obj.LimitedAttendees)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16019,6 +16439,20 @@ func (ec *executionContext) fieldContext_Event_limitedAttendees(_ context.Contex
 }
 
 func (ec *executionContext) _Event_price(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Event_price(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOEventPrice2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐEventPrice(ctx, field.Selections, obj.Price)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16107,6 +16541,20 @@ func (ec *executionContext) fieldContext_EventMoneyPrice_enabled(_ context.Conte
 }
 
 func (ec *executionContext) _EventPrice_credits(ctx context.Context, field graphql.CollectedField, obj *restclient.EventPrice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_EventPrice_credits(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOCreditsPrice2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditsPrice(ctx, field.Selections, obj.Credits)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16139,6 +16587,20 @@ func (ec *executionContext) fieldContext_EventPrice_credits(_ context.Context, f
 }
 
 func (ec *executionContext) _EventPrice_money(ctx context.Context, field graphql.CollectedField, obj *restclient.EventPrice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_EventPrice_money(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOEventMoneyPrice2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐEventMoneyPrice(ctx, field.Selections, obj.Money)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16871,6 +17333,20 @@ func (ec *executionContext) fieldContext_Invoice_prePaymentCreditAmount(_ contex
 }
 
 func (ec *executionContext) _Invoice_taxes(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Invoice_taxes(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOTax2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTaxᚄ(ctx, field.Selections, obj.Taxes)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16931,6 +17407,20 @@ func (ec *executionContext) fieldContext_Invoice_currencyCode(_ context.Context,
 }
 
 func (ec *executionContext) _Invoice_baseAmounts(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Invoice_baseAmounts(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOInvoiceBaseAmounts2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceBaseAmounts(ctx, field.Selections, obj.BaseAmounts)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17107,6 +17597,20 @@ func (ec *executionContext) fieldContext_Invoice_subscriptionRef(_ context.Conte
 }
 
 func (ec *executionContext) _Invoice_company(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Invoice_company(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOCompany2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCompany(ctx, field.Selections, obj.Company)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17139,6 +17643,20 @@ func (ec *executionContext) fieldContext_Invoice_company(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Invoice_customer(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Invoice_customer(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOInvoiceCustomer2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceCustomer(ctx, field.Selections, obj.Customer)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17171,6 +17689,20 @@ func (ec *executionContext) fieldContext_Invoice_customer(_ context.Context, fie
 }
 
 func (ec *executionContext) _Invoice_customerAddress(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Invoice_customerAddress(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOAddress2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐAddress(ctx, field.Selections, obj.CustomerAddress)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17431,6 +17963,20 @@ func (ec *executionContext) fieldContext_Invoice_items(_ context.Context, field 
 }
 
 func (ec *executionContext) _Invoice_payments(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Invoice_payments(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOInvoicePayment2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoicePaymentᚄ(ctx, field.Selections, obj.Payments)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17463,6 +18009,20 @@ func (ec *executionContext) fieldContext_Invoice_payments(_ context.Context, fie
 }
 
 func (ec *executionContext) _Invoice_transaction(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Invoice_transaction(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOInvoiceTransaction2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceTransaction(ctx, field.Selections, obj.Transaction)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17495,6 +18055,20 @@ func (ec *executionContext) fieldContext_Invoice_transaction(_ context.Context, 
 }
 
 func (ec *executionContext) _Invoice_user(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Invoice_user(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOUser2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐUser(ctx, field.Selections, obj.User)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17767,6 +18341,20 @@ func (ec *executionContext) fieldContext_InvoiceBaseAmounts_subtotalExcludingTax
 }
 
 func (ec *executionContext) _InvoiceBaseAmounts_taxes(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_InvoiceBaseAmounts_taxes(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOTax2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTaxᚄ(ctx, field.Selections, obj.Taxes)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17939,6 +18527,20 @@ func (ec *executionContext) fieldContext_InvoiceCustomer_type(_ context.Context,
 }
 
 func (ec *executionContext) _InvoiceCustomer_user(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceCustomer) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_InvoiceCustomer_user(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOUser2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐUser(ctx, field.Selections, obj.User)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18287,6 +18889,20 @@ func (ec *executionContext) fieldContext_InvoiceItem_deleteDate(_ context.Contex
 }
 
 func (ec *executionContext) _InvoiceItem_baseAmounts(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_InvoiceItem_baseAmounts(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOLineBaseAmounts2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐLineBaseAmounts(ctx, field.Selections, obj.BaseAmounts)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18319,6 +18935,20 @@ func (ec *executionContext) fieldContext_InvoiceItem_baseAmounts(_ context.Conte
 }
 
 func (ec *executionContext) _InvoiceItem_discounts(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_InvoiceItem_discounts(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalODiscount2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐDiscountᚄ(ctx, field.Selections, obj.Discounts)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18351,6 +18981,20 @@ func (ec *executionContext) fieldContext_InvoiceItem_discounts(_ context.Context
 }
 
 func (ec *executionContext) _InvoiceItem_period(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_InvoiceItem_period(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOPeriod2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPeriod(ctx, field.Selections, obj.Period)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18383,6 +19027,20 @@ func (ec *executionContext) fieldContext_InvoiceItem_period(_ context.Context, f
 }
 
 func (ec *executionContext) _InvoiceItem_product(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_InvoiceItem_product(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOInvoiceItemProduct2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceItemProduct(ctx, field.Selections, obj.Product)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18443,6 +19101,20 @@ func (ec *executionContext) fieldContext_InvoiceItem_quantity(_ context.Context,
 }
 
 func (ec *executionContext) _InvoiceItem_userCreatedBy(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_InvoiceItem_userCreatedBy(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOUser2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐUser(ctx, field.Selections, obj.UserCreatedBy)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18671,6 +19343,20 @@ func (ec *executionContext) fieldContext_InvoiceItem_unitExcludingTaxAmount(_ co
 }
 
 func (ec *executionContext) _InvoiceItem_tax(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_InvoiceItem_tax(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOTax2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTax(ctx, field.Selections, obj.Tax)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18819,6 +19505,20 @@ func (ec *executionContext) fieldContext_InvoiceItem_booking(_ context.Context, 
 }
 
 func (ec *executionContext) _InvoiceItem_creditPackage(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_InvoiceItem_creditPackage(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOCreditPackageAmount2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditPackageAmount(ctx, field.Selections, obj.CreditPackage)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18883,6 +19583,20 @@ func (ec *executionContext) fieldContext_InvoiceItem_order(_ context.Context, fi
 }
 
 func (ec *executionContext) _InvoiceItem_plan(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_InvoiceItem_plan(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOInvoiceItemPlan2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceItemPlan(ctx, field.Selections, obj.Plan)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19551,6 +20265,20 @@ func (ec *executionContext) fieldContext_InvoicePayment_createDate(_ context.Con
 }
 
 func (ec *executionContext) _InvoicePayment_method(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_InvoicePayment_method(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOInvoicePaymentMethod2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoicePaymentMethod(ctx, field.Selections, obj.Method)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19583,6 +20311,20 @@ func (ec *executionContext) fieldContext_InvoicePayment_method(_ context.Context
 }
 
 func (ec *executionContext) _InvoicePayment_price(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_InvoicePayment_price(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOInvoicePaymentPrice2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoicePaymentPrice(ctx, field.Selections, obj.Price)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19643,6 +20385,20 @@ func (ec *executionContext) fieldContext_InvoicePayment_refundable(_ context.Con
 }
 
 func (ec *executionContext) _InvoicePayment_refunds(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_InvoicePayment_refunds(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOInvoicePaymentRefunds2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoicePaymentRefunds(ctx, field.Selections, obj.Refunds)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19731,6 +20487,20 @@ func (ec *executionContext) fieldContext_InvoicePayment_transactionRef(_ context
 }
 
 func (ec *executionContext) _InvoicePaymentMethod_paymentGateway(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePaymentMethod) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_InvoicePaymentMethod_paymentGateway(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOPaymentGateway2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPaymentGateway(ctx, field.Selections, obj.PaymentGateway)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19791,6 +20561,20 @@ func (ec *executionContext) fieldContext_InvoicePaymentMethod_type(_ context.Con
 }
 
 func (ec *executionContext) _InvoicePaymentPrice_money(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePaymentPrice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_InvoicePaymentPrice_money(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOMoney2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐMoney(ctx, field.Selections, obj.Money)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19851,6 +20635,20 @@ func (ec *executionContext) fieldContext_InvoicePaymentPrice_type(_ context.Cont
 }
 
 func (ec *executionContext) _InvoicePaymentRefunds_money(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePaymentRefunds) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_InvoicePaymentRefunds_money(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOMoneyRefund2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐMoneyRefundᚄ(ctx, field.Selections, obj.Money)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19995,6 +20793,20 @@ func (ec *executionContext) fieldContext_InvoiceTransaction_createDate(_ context
 }
 
 func (ec *executionContext) _InvoiceTransaction_paymentMethod(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_InvoiceTransaction_paymentMethod(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOPaymentMethod2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPaymentMethod(ctx, field.Selections, obj.PaymentMethod)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20055,6 +20867,20 @@ func (ec *executionContext) fieldContext_InvoiceTransaction_status(_ context.Con
 }
 
 func (ec *executionContext) _InvoiceTransaction_refund(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_InvoiceTransaction_refund(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalORefund2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐRefund(ctx, field.Selections, obj.Refund)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20087,6 +20913,20 @@ func (ec *executionContext) fieldContext_InvoiceTransaction_refund(_ context.Con
 }
 
 func (ec *executionContext) _InvoiceTransaction_refunds(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_InvoiceTransaction_refunds(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOTransactionRefund2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionRefundᚄ(ctx, field.Selections, obj.Refunds)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20231,6 +21071,20 @@ func (ec *executionContext) fieldContext_ItemPayment_status(_ context.Context, f
 }
 
 func (ec *executionContext) _ItemPayment_tax(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPayment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_ItemPayment_tax(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOItemPaymentTax2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐItemPaymentTax(ctx, field.Selections, obj.Tax)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20515,6 +21369,20 @@ func (ec *executionContext) fieldContext_LimitedItems_enabled(_ context.Context,
 }
 
 func (ec *executionContext) _LimitedItems_values(ctx context.Context, field graphql.CollectedField, obj *restclient.LimitedItems) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_LimitedItems_values(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOItemSummary2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐItemSummaryᚄ(ctx, field.Selections, obj.Values)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20687,6 +21555,20 @@ func (ec *executionContext) fieldContext_LineBaseAmounts_discountedAmount(_ cont
 }
 
 func (ec *executionContext) _LineBaseAmounts_tax(ctx context.Context, field graphql.CollectedField, obj *restclient.LineBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_LineBaseAmounts_tax(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOTax2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTax(ctx, field.Selections, obj.Tax)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21983,6 +22865,20 @@ func (ec *executionContext) fieldContext_Order_option(_ context.Context, field g
 }
 
 func (ec *executionContext) _Order_payment(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Order_payment(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOItemPayment2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐItemPayment(ctx, field.Selections, obj.Payment)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22103,6 +22999,20 @@ func (ec *executionContext) fieldContext_Order_status(_ context.Context, field g
 }
 
 func (ec *executionContext) _Order_user(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Order_user(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOUser2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐUser(ctx, field.Selections, obj.User)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22191,6 +23101,20 @@ func (ec *executionContext) fieldContext_OrderConfirmationEmail_template(_ conte
 }
 
 func (ec *executionContext) _OrderConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.OrderConnection) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_OrderConnection_edges(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalNOrderEdge2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐOrderEdgeᚄ(ctx, field.Selections, obj.Edges)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22223,6 +23147,20 @@ func (ec *executionContext) fieldContext_OrderConnection_edges(_ context.Context
 }
 
 func (ec *executionContext) _OrderConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.OrderConnection) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_OrderConnection_nodes(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalNOrder2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐOrderᚄ(ctx, field.Selections, obj.Nodes)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22255,6 +23193,20 @@ func (ec *executionContext) fieldContext_OrderConnection_nodes(_ context.Context
 }
 
 func (ec *executionContext) _OrderConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.OrderConnection) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_OrderConnection_pageInfo(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalNPageInfo2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐPageInfo(ctx, field.Selections, obj.PageInfo)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22315,6 +23267,20 @@ func (ec *executionContext) fieldContext_OrderEdge_cursor(_ context.Context, fie
 }
 
 func (ec *executionContext) _OrderEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.OrderEdge) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_OrderEdge_node(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalNOrder2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐOrder(ctx, field.Selections, obj.Node)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22879,6 +23845,20 @@ func (ec *executionContext) fieldContext_PlanTier_entire(_ context.Context, fiel
 }
 
 func (ec *executionContext) _PlanTier_plan(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_PlanTier_plan(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOPlan2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPlan(ctx, field.Selections, obj.Plan)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23023,6 +24003,20 @@ func (ec *executionContext) fieldContext_PlanTier_description(_ context.Context,
 }
 
 func (ec *executionContext) _PlanTier_discounts(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_PlanTier_discounts(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOPlanTierDiscounts2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPlanTierDiscounts(ctx, field.Selections, obj.Discounts)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23651,6 +24645,20 @@ func (ec *executionContext) fieldContext_Post_location(_ context.Context, field 
 }
 
 func (ec *executionContext) _Post_media(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Post_media(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOPostMedia2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPostMediaᚄ(ctx, field.Selections, obj.Media)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23683,6 +24691,20 @@ func (ec *executionContext) fieldContext_Post_media(_ context.Context, field gra
 }
 
 func (ec *executionContext) _Post_membership(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Post_membership(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOPostMembership2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPostMembership(ctx, field.Selections, obj.Membership)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23827,6 +24849,20 @@ func (ec *executionContext) fieldContext_Post_text(_ context.Context, field grap
 }
 
 func (ec *executionContext) _Post_user(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Post_user(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOUser2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐUser(ctx, field.Selections, obj.User)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24055,6 +25091,20 @@ func (ec *executionContext) fieldContext_PostMembership_id(_ context.Context, fi
 }
 
 func (ec *executionContext) _PostMembership_user(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMembership) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_PostMembership_user(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOUser2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐUser(ctx, field.Selections, obj.User)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24595,6 +25645,20 @@ func (ec *executionContext) fieldContext_Product_featured(_ context.Context, fie
 }
 
 func (ec *executionContext) _Product_media(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Product_media(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOMedia2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐMediaᚄ(ctx, field.Selections, obj.Media)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24627,6 +25691,20 @@ func (ec *executionContext) fieldContext_Product_media(_ context.Context, field 
 }
 
 func (ec *executionContext) _Product_options(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Product_options(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOProductOption2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐProductOptionᚄ(ctx, field.Selections, obj.Options)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24659,6 +25737,20 @@ func (ec *executionContext) fieldContext_Product_options(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Product_order(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Product_order(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOProductOrdering2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐProductOrdering(ctx, field.Selections, obj.Order)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24775,6 +25867,20 @@ func (ec *executionContext) fieldContext_ProductOption_createDate(_ context.Cont
 }
 
 func (ec *executionContext) _ProductOption_customTax(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_ProductOption_customTax(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOCustomTax2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCustomTax(ctx, field.Selections, obj.CustomTax)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24835,6 +25941,20 @@ func (ec *executionContext) fieldContext_ProductOption_description(_ context.Con
 }
 
 func (ec *executionContext) _ProductOption_price(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_ProductOption_price(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOProductOptionPrice2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐProductOptionPrice(ctx, field.Selections, obj.Price)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24867,6 +25987,20 @@ func (ec *executionContext) fieldContext_ProductOption_price(_ context.Context, 
 }
 
 func (ec *executionContext) _ProductOption_stock(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_ProductOption_stock(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOStock2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐStock(ctx, field.Selections, obj.Stock)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24927,6 +26061,20 @@ func (ec *executionContext) fieldContext_ProductOption_title(_ context.Context, 
 }
 
 func (ec *executionContext) _ProductOptionPrice_credits(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOptionPrice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_ProductOptionPrice_credits(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOCreditsPrice2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditsPrice(ctx, field.Selections, obj.Credits)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24959,6 +26107,20 @@ func (ec *executionContext) fieldContext_ProductOptionPrice_credits(_ context.Co
 }
 
 func (ec *executionContext) _ProductOptionPrice_money(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOptionPrice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_ProductOptionPrice_money(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOMoneyPrice2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐMoneyPrice(ctx, field.Selections, obj.Money)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24991,6 +26153,20 @@ func (ec *executionContext) fieldContext_ProductOptionPrice_money(_ context.Cont
 }
 
 func (ec *executionContext) _ProductOrdering_confirmationEmail(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOrdering) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_ProductOrdering_confirmationEmail(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOOrderConfirmationEmail2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐOrderConfirmationEmail(ctx, field.Selections, obj.ConfirmationEmail)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25855,6 +27031,20 @@ func (ec *executionContext) fieldContext_Redemption_promocodeRef(_ context.Conte
 }
 
 func (ec *executionContext) _Redemption_coupon(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Redemption_coupon(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalORedemptionCoupon2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐRedemptionCoupon(ctx, field.Selections, obj.Coupon)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25887,6 +27077,20 @@ func (ec *executionContext) fieldContext_Redemption_coupon(_ context.Context, fi
 }
 
 func (ec *executionContext) _Redemption_customer(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Redemption_customer(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalORedemptionCustomer2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐRedemptionCustomer(ctx, field.Selections, obj.Customer)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25919,6 +27123,20 @@ func (ec *executionContext) fieldContext_Redemption_customer(_ context.Context, 
 }
 
 func (ec *executionContext) _Redemption_product(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Redemption_product(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalORedemptionProduct2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐRedemptionProduct(ctx, field.Selections, obj.Product)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25951,6 +27169,20 @@ func (ec *executionContext) fieldContext_Redemption_product(_ context.Context, f
 }
 
 func (ec *executionContext) _Redemption_promocode(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Redemption_promocode(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalORedemptionPromocode2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐRedemptionPromocode(ctx, field.Selections, obj.Promocode)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25983,6 +27215,20 @@ func (ec *executionContext) fieldContext_Redemption_promocode(_ context.Context,
 }
 
 func (ec *executionContext) _RedemptionConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.RedemptionConnection) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_RedemptionConnection_edges(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalNRedemptionEdge2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐRedemptionEdgeᚄ(ctx, field.Selections, obj.Edges)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26015,6 +27261,20 @@ func (ec *executionContext) fieldContext_RedemptionConnection_edges(_ context.Co
 }
 
 func (ec *executionContext) _RedemptionConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.RedemptionConnection) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_RedemptionConnection_nodes(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalNRedemption2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐRedemptionᚄ(ctx, field.Selections, obj.Nodes)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26047,6 +27307,20 @@ func (ec *executionContext) fieldContext_RedemptionConnection_nodes(_ context.Co
 }
 
 func (ec *executionContext) _RedemptionConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.RedemptionConnection) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_RedemptionConnection_pageInfo(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalNPageInfo2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐPageInfo(ctx, field.Selections, obj.PageInfo)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26191,6 +27465,20 @@ func (ec *executionContext) fieldContext_RedemptionCoupon_enabledForCredits(_ co
 }
 
 func (ec *executionContext) _RedemptionCoupon_limitedItems(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_RedemptionCoupon_limitedItems(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOLimitedItems2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐLimitedItems(ctx, field.Selections, obj.LimitedItems)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26223,6 +27511,20 @@ func (ec *executionContext) fieldContext_RedemptionCoupon_limitedItems(_ context
 }
 
 func (ec *executionContext) _RedemptionCoupon_limitedRedemption(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_RedemptionCoupon_limitedRedemption(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOLimitedRedemption2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐLimitedRedemption(ctx, field.Selections, obj.LimitedRedemption)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26395,6 +27697,20 @@ func (ec *executionContext) fieldContext_RedemptionCustomer_type(_ context.Conte
 }
 
 func (ec *executionContext) _RedemptionCustomer_user(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCustomer) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_RedemptionCustomer_user(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOUser2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐUser(ctx, field.Selections, obj.User)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26455,6 +27771,20 @@ func (ec *executionContext) fieldContext_RedemptionEdge_cursor(_ context.Context
 }
 
 func (ec *executionContext) _RedemptionEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.RedemptionEdge) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_RedemptionEdge_node(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalNRedemption2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐRedemption(ctx, field.Selections, obj.Node)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26767,6 +28097,20 @@ func (ec *executionContext) fieldContext_RedemptionPromocode_code(_ context.Cont
 }
 
 func (ec *executionContext) _RedemptionPromocode_expiration(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionPromocode) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_RedemptionPromocode_expiration(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOPromocodeExpiration2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPromocodeExpiration(ctx, field.Selections, obj.Expiration)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26827,6 +28171,20 @@ func (ec *executionContext) fieldContext_RedemptionPromocode_limitByFirstPurchas
 }
 
 func (ec *executionContext) _RedemptionPromocode_limitedRedemption(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionPromocode) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_RedemptionPromocode_limitedRedemption(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOLimitedRedemption2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐLimitedRedemption(ctx, field.Selections, obj.LimitedRedemption)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27231,6 +28589,20 @@ func (ec *executionContext) fieldContext_Resource_createDate(_ context.Context, 
 }
 
 func (ec *executionContext) _Resource_image(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Resource_image(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOResourceImage2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceImage(ctx, field.Selections, obj.Image)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27487,6 +28859,20 @@ func (ec *executionContext) fieldContext_Resource_refundThreshold(_ context.Cont
 }
 
 func (ec *executionContext) _Resource_autoRelease(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Resource_autoRelease(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOResourceAutoRelease2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceAutoRelease(ctx, field.Selections, obj.AutoRelease)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27519,6 +28905,20 @@ func (ec *executionContext) fieldContext_Resource_autoRelease(_ context.Context,
 }
 
 func (ec *executionContext) _Resource_checkIn(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Resource_checkIn(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOResourceCheckIn2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceCheckIn(ctx, field.Selections, obj.CheckIn)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27551,6 +28951,20 @@ func (ec *executionContext) fieldContext_Resource_checkIn(_ context.Context, fie
 }
 
 func (ec *executionContext) _Resource_confirmationEmail(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Resource_confirmationEmail(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOResourceConfirmationEmail2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceConfirmationEmail(ctx, field.Selections, obj.ConfirmationEmail)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27583,6 +28997,20 @@ func (ec *executionContext) fieldContext_Resource_confirmationEmail(_ context.Co
 }
 
 func (ec *executionContext) _Resource_credits(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Resource_credits(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOResourcePricing2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourcePricing(ctx, field.Selections, obj.Credits)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27615,6 +29043,20 @@ func (ec *executionContext) fieldContext_Resource_credits(_ context.Context, fie
 }
 
 func (ec *executionContext) _Resource_money(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Resource_money(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOResourcePricing2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourcePricing(ctx, field.Selections, obj.Money)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27647,6 +29089,20 @@ func (ec *executionContext) fieldContext_Resource_money(_ context.Context, field
 }
 
 func (ec *executionContext) _Resource_dynamicPricing(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Resource_dynamicPricing(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOResourceDynamicPricing2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceDynamicPricing(ctx, field.Selections, obj.DynamicPricing)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27679,6 +29135,20 @@ func (ec *executionContext) fieldContext_Resource_dynamicPricing(_ context.Conte
 }
 
 func (ec *executionContext) _Resource_duration(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Resource_duration(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOResourceDuration2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceDuration(ctx, field.Selections, obj.Duration)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27711,6 +29181,20 @@ func (ec *executionContext) fieldContext_Resource_duration(_ context.Context, fi
 }
 
 func (ec *executionContext) _Resource_externalCalendar(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Resource_externalCalendar(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOResourceExternalCalendar2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceExternalCalendar(ctx, field.Selections, obj.ExternalCalendar)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27883,6 +29367,20 @@ func (ec *executionContext) fieldContext_Resource_accessVendor5GroupRef(_ contex
 }
 
 func (ec *executionContext) _Resource_plans(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Resource_plans(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOResourcePlans2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourcePlans(ctx, field.Selections, obj.Plans)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27915,6 +29413,20 @@ func (ec *executionContext) fieldContext_Resource_plans(_ context.Context, field
 }
 
 func (ec *executionContext) _Resource_schedule(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Resource_schedule(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOResourceSchedule2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceSchedule(ctx, field.Selections, obj.Schedule)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28227,6 +29739,20 @@ func (ec *executionContext) fieldContext_ResourceDuration_min(_ context.Context,
 }
 
 func (ec *executionContext) _ResourceDuration_public(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceDuration) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_ResourceDuration_public(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOResourcePublicDuration2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourcePublicDuration(ctx, field.Selections, obj.Public)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28455,6 +29981,20 @@ func (ec *executionContext) fieldContext_ResourcePlans_enabled(_ context.Context
 }
 
 func (ec *executionContext) _ResourcePlans_tiers(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePlans) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_ResourcePlans_tiers(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOPlanTier2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPlanTierᚄ(ctx, field.Selections, obj.Tiers)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28543,6 +30083,20 @@ func (ec *executionContext) fieldContext_ResourcePricing_price(_ context.Context
 }
 
 func (ec *executionContext) _ResourcePricing_tiers(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePricing) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_ResourcePricing_tiers(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOPricingTier2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPricingTierᚄ(ctx, field.Selections, obj.Tiers)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28659,6 +30213,20 @@ func (ec *executionContext) fieldContext_ResourcePublicDuration_min(_ context.Co
 }
 
 func (ec *executionContext) _ResourceSchedule_default(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceSchedule) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_ResourceSchedule_default(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOScheduleDefault2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐScheduleDefault(ctx, field.Selections, obj.Default)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28719,6 +30287,20 @@ func (ec *executionContext) fieldContext_ResourceSchedule_enabled(_ context.Cont
 }
 
 func (ec *executionContext) _ResourceSchedule_public(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceSchedule) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_ResourceSchedule_public(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOSchedulePublic2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐSchedulePublic(ctx, field.Selections, obj.Public)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28947,6 +30529,20 @@ func (ec *executionContext) fieldContext_ScheduleDays_sunday(_ context.Context, 
 }
 
 func (ec *executionContext) _ScheduleDefault_closedDays(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDefault) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_ScheduleDefault_closedDays(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOString2ᚕstringᚄ(ctx, field.Selections, obj.ClosedDays)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28970,6 +30566,20 @@ func (ec *executionContext) fieldContext_ScheduleDefault_closedDays(_ context.Co
 }
 
 func (ec *executionContext) _ScheduleDefault_items(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDefault) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_ScheduleDefault_items(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOScheduleItem2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐScheduleItemᚄ(ctx, field.Selections, obj.Items)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29058,6 +30668,20 @@ func (ec *executionContext) fieldContext_ScheduleHours_to(_ context.Context, fie
 }
 
 func (ec *executionContext) _ScheduleItem_days(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_ScheduleItem_days(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOScheduleDays2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐScheduleDays(ctx, field.Selections, obj.Days)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29090,6 +30714,20 @@ func (ec *executionContext) fieldContext_ScheduleItem_days(_ context.Context, fi
 }
 
 func (ec *executionContext) _ScheduleItem_hours(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_ScheduleItem_hours(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOScheduleHours2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐScheduleHours(ctx, field.Selections, obj.Hours)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29122,6 +30760,20 @@ func (ec *executionContext) fieldContext_ScheduleItem_hours(_ context.Context, f
 }
 
 func (ec *executionContext) _SchedulePublic_closedDays(ctx context.Context, field graphql.CollectedField, obj *restclient.SchedulePublic) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_SchedulePublic_closedDays(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOString2ᚕstringᚄ(ctx, field.Selections, obj.ClosedDays)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29173,6 +30825,20 @@ func (ec *executionContext) fieldContext_SchedulePublic_enabled(_ context.Contex
 }
 
 func (ec *executionContext) _SchedulePublic_items(ctx context.Context, field graphql.CollectedField, obj *restclient.SchedulePublic) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_SchedulePublic_items(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOScheduleItem2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐScheduleItemᚄ(ctx, field.Selections, obj.Items)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29629,6 +31295,20 @@ func (ec *executionContext) fieldContext_Transaction_type(_ context.Context, fie
 }
 
 func (ec *executionContext) _Transaction_paymentMethod(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Transaction_paymentMethod(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOPaymentMethod2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPaymentMethod(ctx, field.Selections, obj.PaymentMethod)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29693,6 +31373,20 @@ func (ec *executionContext) fieldContext_Transaction_booking(_ context.Context, 
 }
 
 func (ec *executionContext) _Transaction_company(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Transaction_company(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOCompany2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCompany(ctx, field.Selections, obj.Company)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29725,6 +31419,20 @@ func (ec *executionContext) fieldContext_Transaction_company(_ context.Context, 
 }
 
 func (ec *executionContext) _Transaction_creditPackage(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Transaction_creditPackage(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOTransactionCreditPackage2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionCreditPackage(ctx, field.Selections, obj.CreditPackage)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29821,6 +31529,20 @@ func (ec *executionContext) fieldContext_Transaction_order(_ context.Context, fi
 }
 
 func (ec *executionContext) _Transaction_plan(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Transaction_plan(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOPlan2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPlan(ctx, field.Selections, obj.Plan)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29853,6 +31575,20 @@ func (ec *executionContext) fieldContext_Transaction_plan(_ context.Context, fie
 }
 
 func (ec *executionContext) _Transaction_refund(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Transaction_refund(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalORefund2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐRefund(ctx, field.Selections, obj.Refund)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29917,6 +31653,20 @@ func (ec *executionContext) fieldContext_Transaction_ticket(_ context.Context, f
 }
 
 func (ec *executionContext) _Transaction_user(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Transaction_user(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOUser2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐUser(ctx, field.Selections, obj.User)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30009,6 +31759,20 @@ func (ec *executionContext) fieldContext_TransactionBooking_resource(_ context.C
 }
 
 func (ec *executionContext) _TransactionBooking_price(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionBooking) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_TransactionBooking_price(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOPriceSplit2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPriceSplit(ctx, field.Selections, obj.Price)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30041,6 +31805,20 @@ func (ec *executionContext) fieldContext_TransactionBooking_price(_ context.Cont
 }
 
 func (ec *executionContext) _TransactionConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.TransactionConnection) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_TransactionConnection_edges(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalNTransactionEdge2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐTransactionEdgeᚄ(ctx, field.Selections, obj.Edges)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30073,6 +31851,20 @@ func (ec *executionContext) fieldContext_TransactionConnection_edges(_ context.C
 }
 
 func (ec *executionContext) _TransactionConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.TransactionConnection) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_TransactionConnection_nodes(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalNTransaction2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionᚄ(ctx, field.Selections, obj.Nodes)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30105,6 +31897,20 @@ func (ec *executionContext) fieldContext_TransactionConnection_nodes(_ context.C
 }
 
 func (ec *executionContext) _TransactionConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.TransactionConnection) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_TransactionConnection_pageInfo(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalNPageInfo2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐPageInfo(ctx, field.Selections, obj.PageInfo)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30165,6 +31971,20 @@ func (ec *executionContext) fieldContext_TransactionCreditPackage_amount(_ conte
 }
 
 func (ec *executionContext) _TransactionCreditPackage_price(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionCreditPackage) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_TransactionCreditPackage_price(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOPriceSplit2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPriceSplit(ctx, field.Selections, obj.Price)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30225,6 +32045,20 @@ func (ec *executionContext) fieldContext_TransactionEdge_cursor(_ context.Contex
 }
 
 func (ec *executionContext) _TransactionEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.TransactionEdge) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_TransactionEdge_node(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalNTransaction2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransaction(ctx, field.Selections, obj.Node)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30317,6 +32151,20 @@ func (ec *executionContext) fieldContext_TransactionOrder_option(_ context.Conte
 }
 
 func (ec *executionContext) _TransactionOrder_price(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrder) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_TransactionOrder_price(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOPriceSplit2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPriceSplit(ctx, field.Selections, obj.Price)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30516,6 +32364,20 @@ func (ec *executionContext) fieldContext_TransactionOrderOption_createDate(_ con
 }
 
 func (ec *executionContext) _TransactionOrderOption_customTax(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_TransactionOrderOption_customTax(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOCustomTax2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCustomTax(ctx, field.Selections, obj.CustomTax)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30576,6 +32438,20 @@ func (ec *executionContext) fieldContext_TransactionOrderOption_description(_ co
 }
 
 func (ec *executionContext) _TransactionOrderOption_price(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_TransactionOrderOption_price(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOProductOptionPrice2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐProductOptionPrice(ctx, field.Selections, obj.Price)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30608,6 +32484,20 @@ func (ec *executionContext) fieldContext_TransactionOrderOption_price(_ context.
 }
 
 func (ec *executionContext) _TransactionOrderOption_stock(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_TransactionOrderOption_stock(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOStock2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐStock(ctx, field.Selections, obj.Stock)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30840,6 +32730,20 @@ func (ec *executionContext) fieldContext_TransactionTicket_event(_ context.Conte
 }
 
 func (ec *executionContext) _TransactionTicket_price(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionTicket) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_TransactionTicket_price(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOPriceSplit2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPriceSplit(ctx, field.Selections, obj.Price)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30872,6 +32776,20 @@ func (ec *executionContext) fieldContext_TransactionTicket_price(_ context.Conte
 }
 
 func (ec *executionContext) _UpdatePostPayload_post(ctx context.Context, field graphql.CollectedField, obj *model.UpdatePostPayload) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_UpdatePostPayload_post(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOPost2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPost(ctx, field.Selections, obj.Post)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30904,6 +32822,20 @@ func (ec *executionContext) fieldContext_UpdatePostPayload_post(_ context.Contex
 }
 
 func (ec *executionContext) _UpdateVisitPayload_visit(ctx context.Context, field graphql.CollectedField, obj *model.UpdateVisitPayload) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_UpdateVisitPayload_visit(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOVisit2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐVisit(ctx, field.Selections, obj.Visit)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31416,6 +33348,20 @@ func (ec *executionContext) fieldContext_Visit_membershipRefHost(_ context.Conte
 }
 
 func (ec *executionContext) _Visit_userHost(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Visit_userHost(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOUser2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐUser(ctx, field.Selections, obj.UserHost)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31504,6 +33450,20 @@ func (ec *executionContext) fieldContext_Visit_userRefVisitor(_ context.Context,
 }
 
 func (ec *executionContext) _Visit_visitor(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Visit_visitor(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOVisitor2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐVisitor(ctx, field.Selections, obj.Visitor)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31680,6 +33640,20 @@ func (ec *executionContext) fieldContext_VisitRequest_membershipRefHost(_ contex
 }
 
 func (ec *executionContext) _VisitRequest_userHost(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_VisitRequest_userHost(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOUser2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐUser(ctx, field.Selections, obj.UserHost)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31768,6 +33742,20 @@ func (ec *executionContext) fieldContext_VisitRequest_userRefVisitor(_ context.C
 }
 
 func (ec *executionContext) _VisitRequest_visitor(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_VisitRequest_visitor(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOVisitor2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐVisitor(ctx, field.Selections, obj.Visitor)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -33632,9 +35620,8 @@ var addressImplementors = []string{"Address"}
 func (ec *executionContext) _Address(ctx context.Context, sel ast.SelectionSet, obj *restclient.Address) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, addressImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -33687,7 +35674,7 @@ func (ec *executionContext) _Address(ctx context.Context, sel ast.SelectionSet, 
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var bookingImplementors = []string{"Booking"}
@@ -33695,9 +35682,8 @@ var bookingImplementors = []string{"Booking"}
 func (ec *executionContext) _Booking(ctx context.Context, sel ast.SelectionSet, obj *restclient.Booking) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, bookingImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -33828,7 +35814,7 @@ func (ec *executionContext) _Booking(ctx context.Context, sel ast.SelectionSet, 
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var bookingAttendeeImplementors = []string{"BookingAttendee"}
@@ -33836,9 +35822,8 @@ var bookingAttendeeImplementors = []string{"BookingAttendee"}
 func (ec *executionContext) _BookingAttendee(ctx context.Context, sel ast.SelectionSet, obj *restclient.BookingAttendee) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, bookingAttendeeImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -33871,7 +35856,7 @@ func (ec *executionContext) _BookingAttendee(ctx context.Context, sel ast.Select
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var commentImplementors = []string{"Comment"}
@@ -33879,9 +35864,8 @@ var commentImplementors = []string{"Comment"}
 func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, obj *restclient.Comment) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, commentImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -34025,7 +36009,7 @@ func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, 
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var commentMembershipImplementors = []string{"CommentMembership"}
@@ -34033,9 +36017,8 @@ var commentMembershipImplementors = []string{"CommentMembership"}
 func (ec *executionContext) _CommentMembership(ctx context.Context, sel ast.SelectionSet, obj *restclient.CommentMembership) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, commentMembershipImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -34068,7 +36051,7 @@ func (ec *executionContext) _CommentMembership(ctx context.Context, sel ast.Sele
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var commentMentionImplementors = []string{"CommentMention"}
@@ -34076,9 +36059,8 @@ var commentMentionImplementors = []string{"CommentMention"}
 func (ec *executionContext) _CommentMention(ctx context.Context, sel ast.SelectionSet, obj *restclient.CommentMention) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, commentMentionImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -34111,7 +36093,7 @@ func (ec *executionContext) _CommentMention(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var commentUserImplementors = []string{"CommentUser"}
@@ -34119,9 +36101,8 @@ var commentUserImplementors = []string{"CommentUser"}
 func (ec *executionContext) _CommentUser(ctx context.Context, sel ast.SelectionSet, obj *restclient.CommentUser) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, commentUserImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -34174,7 +36155,7 @@ func (ec *executionContext) _CommentUser(ctx context.Context, sel ast.SelectionS
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var companyImplementors = []string{"Company"}
@@ -34182,9 +36163,8 @@ var companyImplementors = []string{"Company"}
 func (ec *executionContext) _Company(ctx context.Context, sel ast.SelectionSet, obj *restclient.Company) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, companyImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -34315,7 +36295,7 @@ func (ec *executionContext) _Company(ctx context.Context, sel ast.SelectionSet, 
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var companyCreditsImplementors = []string{"CompanyCredits"}
@@ -34323,9 +36303,8 @@ var companyCreditsImplementors = []string{"CompanyCredits"}
 func (ec *executionContext) _CompanyCredits(ctx context.Context, sel ast.SelectionSet, obj *restclient.CompanyCredits) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, companyCreditsImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -34358,7 +36337,7 @@ func (ec *executionContext) _CompanyCredits(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var companyDayPassImplementors = []string{"CompanyDayPass"}
@@ -34366,9 +36345,8 @@ var companyDayPassImplementors = []string{"CompanyDayPass"}
 func (ec *executionContext) _CompanyDayPass(ctx context.Context, sel ast.SelectionSet, obj *restclient.CompanyDayPass) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, companyDayPassImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -34396,7 +36374,7 @@ func (ec *executionContext) _CompanyDayPass(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var createBookingPayloadImplementors = []string{"CreateBookingPayload"}
@@ -34404,9 +36382,8 @@ var createBookingPayloadImplementors = []string{"CreateBookingPayload"}
 func (ec *executionContext) _CreateBookingPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateBookingPayload) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, createBookingPayloadImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -34434,7 +36411,7 @@ func (ec *executionContext) _CreateBookingPayload(ctx context.Context, sel ast.S
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var createCreditNotePayloadImplementors = []string{"CreateCreditNotePayload"}
@@ -34442,9 +36419,8 @@ var createCreditNotePayloadImplementors = []string{"CreateCreditNotePayload"}
 func (ec *executionContext) _CreateCreditNotePayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateCreditNotePayload) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, createCreditNotePayloadImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -34472,7 +36448,7 @@ func (ec *executionContext) _CreateCreditNotePayload(ctx context.Context, sel as
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var createPostPayloadImplementors = []string{"CreatePostPayload"}
@@ -34480,9 +36456,8 @@ var createPostPayloadImplementors = []string{"CreatePostPayload"}
 func (ec *executionContext) _CreatePostPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreatePostPayload) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, createPostPayloadImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -34510,7 +36485,7 @@ func (ec *executionContext) _CreatePostPayload(ctx context.Context, sel ast.Sele
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var createVisitPayloadImplementors = []string{"CreateVisitPayload"}
@@ -34518,9 +36493,8 @@ var createVisitPayloadImplementors = []string{"CreateVisitPayload"}
 func (ec *executionContext) _CreateVisitPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateVisitPayload) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, createVisitPayloadImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -34548,7 +36522,7 @@ func (ec *executionContext) _CreateVisitPayload(ctx context.Context, sel ast.Sel
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var createVisitRequestPayloadImplementors = []string{"CreateVisitRequestPayload"}
@@ -34556,9 +36530,8 @@ var createVisitRequestPayloadImplementors = []string{"CreateVisitRequestPayload"
 func (ec *executionContext) _CreateVisitRequestPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateVisitRequestPayload) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, createVisitRequestPayloadImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -34586,7 +36559,7 @@ func (ec *executionContext) _CreateVisitRequestPayload(ctx context.Context, sel 
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var creditNoteImplementors = []string{"CreditNote"}
@@ -34594,9 +36567,8 @@ var creditNoteImplementors = []string{"CreditNote"}
 func (ec *executionContext) _CreditNote(ctx context.Context, sel ast.SelectionSet, obj *restclient.CreditNote) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, creditNoteImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -34873,7 +36845,7 @@ func (ec *executionContext) _CreditNote(ctx context.Context, sel ast.SelectionSe
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var creditNoteBaseAmountsImplementors = []string{"CreditNoteBaseAmounts"}
@@ -34881,9 +36853,8 @@ var creditNoteBaseAmountsImplementors = []string{"CreditNoteBaseAmounts"}
 func (ec *executionContext) _CreditNoteBaseAmounts(ctx context.Context, sel ast.SelectionSet, obj *restclient.CreditNoteBaseAmounts) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, creditNoteBaseAmountsImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -34946,7 +36917,7 @@ func (ec *executionContext) _CreditNoteBaseAmounts(ctx context.Context, sel ast.
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var creditNoteConnectionImplementors = []string{"CreditNoteConnection"}
@@ -34954,9 +36925,8 @@ var creditNoteConnectionImplementors = []string{"CreditNoteConnection"}
 func (ec *executionContext) _CreditNoteConnection(ctx context.Context, sel ast.SelectionSet, obj *model.CreditNoteConnection) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, creditNoteConnectionImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -34994,7 +36964,7 @@ func (ec *executionContext) _CreditNoteConnection(ctx context.Context, sel ast.S
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var creditNoteEdgeImplementors = []string{"CreditNoteEdge"}
@@ -35002,9 +36972,8 @@ var creditNoteEdgeImplementors = []string{"CreditNoteEdge"}
 func (ec *executionContext) _CreditNoteEdge(ctx context.Context, sel ast.SelectionSet, obj *model.CreditNoteEdge) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, creditNoteEdgeImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -35037,7 +37006,7 @@ func (ec *executionContext) _CreditNoteEdge(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var creditNoteLineImplementors = []string{"CreditNoteLine"}
@@ -35045,9 +37014,8 @@ var creditNoteLineImplementors = []string{"CreditNoteLine"}
 func (ec *executionContext) _CreditNoteLine(ctx context.Context, sel ast.SelectionSet, obj *restclient.CreditNoteLine) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, creditNoteLineImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -35274,7 +37242,7 @@ func (ec *executionContext) _CreditNoteLine(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var creditNoteRefundImplementors = []string{"CreditNoteRefund"}
@@ -35282,9 +37250,8 @@ var creditNoteRefundImplementors = []string{"CreditNoteRefund"}
 func (ec *executionContext) _CreditNoteRefund(ctx context.Context, sel ast.SelectionSet, obj *restclient.CreditNoteRefund) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, creditNoteRefundImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -35332,7 +37299,7 @@ func (ec *executionContext) _CreditNoteRefund(ctx context.Context, sel ast.Selec
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var creditNoteRefundMethodImplementors = []string{"CreditNoteRefundMethod"}
@@ -35340,9 +37307,8 @@ var creditNoteRefundMethodImplementors = []string{"CreditNoteRefundMethod"}
 func (ec *executionContext) _CreditNoteRefundMethod(ctx context.Context, sel ast.SelectionSet, obj *restclient.CreditNoteRefundMethod) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, creditNoteRefundMethodImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -35375,7 +37341,7 @@ func (ec *executionContext) _CreditNoteRefundMethod(ctx context.Context, sel ast
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var creditPackageAmountImplementors = []string{"CreditPackageAmount"}
@@ -35383,9 +37349,8 @@ var creditPackageAmountImplementors = []string{"CreditPackageAmount"}
 func (ec *executionContext) _CreditPackageAmount(ctx context.Context, sel ast.SelectionSet, obj *restclient.CreditPackageAmount) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, creditPackageAmountImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -35413,7 +37378,7 @@ func (ec *executionContext) _CreditPackageAmount(ctx context.Context, sel ast.Se
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var creditsPriceImplementors = []string{"CreditsPrice"}
@@ -35421,9 +37386,8 @@ var creditsPriceImplementors = []string{"CreditsPrice"}
 func (ec *executionContext) _CreditsPrice(ctx context.Context, sel ast.SelectionSet, obj *restclient.CreditsPrice) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, creditsPriceImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -35456,7 +37420,7 @@ func (ec *executionContext) _CreditsPrice(ctx context.Context, sel ast.Selection
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var customTaxImplementors = []string{"CustomTax"}
@@ -35464,9 +37428,8 @@ var customTaxImplementors = []string{"CustomTax"}
 func (ec *executionContext) _CustomTax(ctx context.Context, sel ast.SelectionSet, obj *restclient.CustomTax) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, customTaxImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -35499,7 +37462,7 @@ func (ec *executionContext) _CustomTax(ctx context.Context, sel ast.SelectionSet
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var discountImplementors = []string{"Discount"}
@@ -35507,9 +37470,8 @@ var discountImplementors = []string{"Discount"}
 func (ec *executionContext) _Discount(ctx context.Context, sel ast.SelectionSet, obj *restclient.Discount) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, discountImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -35547,7 +37509,7 @@ func (ec *executionContext) _Discount(ctx context.Context, sel ast.SelectionSet,
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var discountCouponImplementors = []string{"DiscountCoupon"}
@@ -35555,9 +37517,8 @@ var discountCouponImplementors = []string{"DiscountCoupon"}
 func (ec *executionContext) _DiscountCoupon(ctx context.Context, sel ast.SelectionSet, obj *restclient.DiscountCoupon) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, discountCouponImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -35615,7 +37576,7 @@ func (ec *executionContext) _DiscountCoupon(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var discountPromocodeImplementors = []string{"DiscountPromocode"}
@@ -35623,9 +37584,8 @@ var discountPromocodeImplementors = []string{"DiscountPromocode"}
 func (ec *executionContext) _DiscountPromocode(ctx context.Context, sel ast.SelectionSet, obj *restclient.DiscountPromocode) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, discountPromocodeImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -35668,7 +37628,7 @@ func (ec *executionContext) _DiscountPromocode(ctx context.Context, sel ast.Sele
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var eventImplementors = []string{"Event"}
@@ -35676,9 +37636,8 @@ var eventImplementors = []string{"Event"}
 func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, obj *restclient.Event) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, eventImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -35819,7 +37778,7 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var eventMoneyPriceImplementors = []string{"EventMoneyPrice"}
@@ -35827,9 +37786,8 @@ var eventMoneyPriceImplementors = []string{"EventMoneyPrice"}
 func (ec *executionContext) _EventMoneyPrice(ctx context.Context, sel ast.SelectionSet, obj *restclient.EventMoneyPrice) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, eventMoneyPriceImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -35862,7 +37820,7 @@ func (ec *executionContext) _EventMoneyPrice(ctx context.Context, sel ast.Select
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var eventPriceImplementors = []string{"EventPrice"}
@@ -35870,9 +37828,8 @@ var eventPriceImplementors = []string{"EventPrice"}
 func (ec *executionContext) _EventPrice(ctx context.Context, sel ast.SelectionSet, obj *restclient.EventPrice) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, eventPriceImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -35905,7 +37862,7 @@ func (ec *executionContext) _EventPrice(ctx context.Context, sel ast.SelectionSe
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var invoiceImplementors = []string{"Invoice"}
@@ -35913,9 +37870,8 @@ var invoiceImplementors = []string{"Invoice"}
 func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, obj *restclient.Invoice) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, invoiceImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -36277,7 +38233,7 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var invoiceBaseAmountsImplementors = []string{"InvoiceBaseAmounts"}
@@ -36285,9 +38241,8 @@ var invoiceBaseAmountsImplementors = []string{"InvoiceBaseAmounts"}
 func (ec *executionContext) _InvoiceBaseAmounts(ctx context.Context, sel ast.SelectionSet, obj *restclient.InvoiceBaseAmounts) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, invoiceBaseAmountsImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -36360,7 +38315,7 @@ func (ec *executionContext) _InvoiceBaseAmounts(ctx context.Context, sel ast.Sel
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var invoiceCustomerImplementors = []string{"InvoiceCustomer"}
@@ -36368,9 +38323,8 @@ var invoiceCustomerImplementors = []string{"InvoiceCustomer"}
 func (ec *executionContext) _InvoiceCustomer(ctx context.Context, sel ast.SelectionSet, obj *restclient.InvoiceCustomer) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, invoiceCustomerImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -36413,7 +38367,7 @@ func (ec *executionContext) _InvoiceCustomer(ctx context.Context, sel ast.Select
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var invoiceItemImplementors = []string{"InvoiceItem"}
@@ -36421,9 +38375,8 @@ var invoiceItemImplementors = []string{"InvoiceItem"}
 func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionSet, obj *restclient.InvoiceItem) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, invoiceItemImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -36776,7 +38729,7 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var invoiceItemBookingImplementors = []string{"InvoiceItemBooking"}
@@ -36784,9 +38737,8 @@ var invoiceItemBookingImplementors = []string{"InvoiceItemBooking"}
 func (ec *executionContext) _InvoiceItemBooking(ctx context.Context, sel ast.SelectionSet, obj *restclient.InvoiceItemBooking) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, invoiceItemBookingImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -36862,7 +38814,7 @@ func (ec *executionContext) _InvoiceItemBooking(ctx context.Context, sel ast.Sel
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var invoiceItemOrderImplementors = []string{"InvoiceItemOrder"}
@@ -36870,9 +38822,8 @@ var invoiceItemOrderImplementors = []string{"InvoiceItemOrder"}
 func (ec *executionContext) _InvoiceItemOrder(ctx context.Context, sel ast.SelectionSet, obj *model.InvoiceItemOrder) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, invoiceItemOrderImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -36981,7 +38932,7 @@ func (ec *executionContext) _InvoiceItemOrder(ctx context.Context, sel ast.Selec
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var invoiceItemPlanImplementors = []string{"InvoiceItemPlan"}
@@ -36989,9 +38940,8 @@ var invoiceItemPlanImplementors = []string{"InvoiceItemPlan"}
 func (ec *executionContext) _InvoiceItemPlan(ctx context.Context, sel ast.SelectionSet, obj *restclient.InvoiceItemPlan) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, invoiceItemPlanImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -37034,7 +38984,7 @@ func (ec *executionContext) _InvoiceItemPlan(ctx context.Context, sel ast.Select
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var invoiceItemProductImplementors = []string{"InvoiceItemProduct"}
@@ -37042,9 +38992,8 @@ var invoiceItemProductImplementors = []string{"InvoiceItemProduct"}
 func (ec *executionContext) _InvoiceItemProduct(ctx context.Context, sel ast.SelectionSet, obj *restclient.InvoiceItemProduct) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, invoiceItemProductImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -37097,7 +39046,7 @@ func (ec *executionContext) _InvoiceItemProduct(ctx context.Context, sel ast.Sel
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var invoiceItemTicketImplementors = []string{"InvoiceItemTicket"}
@@ -37105,9 +39054,8 @@ var invoiceItemTicketImplementors = []string{"InvoiceItemTicket"}
 func (ec *executionContext) _InvoiceItemTicket(ctx context.Context, sel ast.SelectionSet, obj *restclient.InvoiceItemTicket) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, invoiceItemTicketImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -37173,7 +39121,7 @@ func (ec *executionContext) _InvoiceItemTicket(ctx context.Context, sel ast.Sele
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var invoicePaymentImplementors = []string{"InvoicePayment"}
@@ -37181,9 +39129,8 @@ var invoicePaymentImplementors = []string{"InvoicePayment"}
 func (ec *executionContext) _InvoicePayment(ctx context.Context, sel ast.SelectionSet, obj *restclient.InvoicePayment) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, invoicePaymentImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -37241,7 +39188,7 @@ func (ec *executionContext) _InvoicePayment(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var invoicePaymentMethodImplementors = []string{"InvoicePaymentMethod"}
@@ -37249,9 +39196,8 @@ var invoicePaymentMethodImplementors = []string{"InvoicePaymentMethod"}
 func (ec *executionContext) _InvoicePaymentMethod(ctx context.Context, sel ast.SelectionSet, obj *restclient.InvoicePaymentMethod) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, invoicePaymentMethodImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -37284,7 +39230,7 @@ func (ec *executionContext) _InvoicePaymentMethod(ctx context.Context, sel ast.S
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var invoicePaymentPriceImplementors = []string{"InvoicePaymentPrice"}
@@ -37292,9 +39238,8 @@ var invoicePaymentPriceImplementors = []string{"InvoicePaymentPrice"}
 func (ec *executionContext) _InvoicePaymentPrice(ctx context.Context, sel ast.SelectionSet, obj *restclient.InvoicePaymentPrice) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, invoicePaymentPriceImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -37327,7 +39272,7 @@ func (ec *executionContext) _InvoicePaymentPrice(ctx context.Context, sel ast.Se
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var invoicePaymentRefundsImplementors = []string{"InvoicePaymentRefunds"}
@@ -37335,9 +39280,8 @@ var invoicePaymentRefundsImplementors = []string{"InvoicePaymentRefunds"}
 func (ec *executionContext) _InvoicePaymentRefunds(ctx context.Context, sel ast.SelectionSet, obj *restclient.InvoicePaymentRefunds) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, invoicePaymentRefundsImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -37370,7 +39314,7 @@ func (ec *executionContext) _InvoicePaymentRefunds(ctx context.Context, sel ast.
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var invoiceTransactionImplementors = []string{"InvoiceTransaction"}
@@ -37378,9 +39322,8 @@ var invoiceTransactionImplementors = []string{"InvoiceTransaction"}
 func (ec *executionContext) _InvoiceTransaction(ctx context.Context, sel ast.SelectionSet, obj *restclient.InvoiceTransaction) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, invoiceTransactionImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -37438,7 +39381,7 @@ func (ec *executionContext) _InvoiceTransaction(ctx context.Context, sel ast.Sel
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var itemPaymentImplementors = []string{"ItemPayment"}
@@ -37446,9 +39389,8 @@ var itemPaymentImplementors = []string{"ItemPayment"}
 func (ec *executionContext) _ItemPayment(ctx context.Context, sel ast.SelectionSet, obj *restclient.ItemPayment) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, itemPaymentImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -37506,7 +39448,7 @@ func (ec *executionContext) _ItemPayment(ctx context.Context, sel ast.SelectionS
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var itemPaymentTaxImplementors = []string{"ItemPaymentTax"}
@@ -37514,9 +39456,8 @@ var itemPaymentTaxImplementors = []string{"ItemPaymentTax"}
 func (ec *executionContext) _ItemPaymentTax(ctx context.Context, sel ast.SelectionSet, obj *restclient.ItemPaymentTax) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, itemPaymentTaxImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -37549,7 +39490,7 @@ func (ec *executionContext) _ItemPaymentTax(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var itemSummaryImplementors = []string{"ItemSummary"}
@@ -37557,9 +39498,8 @@ var itemSummaryImplementors = []string{"ItemSummary"}
 func (ec *executionContext) _ItemSummary(ctx context.Context, sel ast.SelectionSet, obj *restclient.ItemSummary) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, itemSummaryImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -37592,7 +39532,7 @@ func (ec *executionContext) _ItemSummary(ctx context.Context, sel ast.SelectionS
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var limitedAttendeesImplementors = []string{"LimitedAttendees"}
@@ -37600,9 +39540,8 @@ var limitedAttendeesImplementors = []string{"LimitedAttendees"}
 func (ec *executionContext) _LimitedAttendees(ctx context.Context, sel ast.SelectionSet, obj *restclient.LimitedAttendees) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, limitedAttendeesImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -37635,7 +39574,7 @@ func (ec *executionContext) _LimitedAttendees(ctx context.Context, sel ast.Selec
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var limitedItemsImplementors = []string{"LimitedItems"}
@@ -37643,9 +39582,8 @@ var limitedItemsImplementors = []string{"LimitedItems"}
 func (ec *executionContext) _LimitedItems(ctx context.Context, sel ast.SelectionSet, obj *restclient.LimitedItems) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, limitedItemsImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -37678,7 +39616,7 @@ func (ec *executionContext) _LimitedItems(ctx context.Context, sel ast.Selection
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var limitedRedemptionImplementors = []string{"LimitedRedemption"}
@@ -37686,9 +39624,8 @@ var limitedRedemptionImplementors = []string{"LimitedRedemption"}
 func (ec *executionContext) _LimitedRedemption(ctx context.Context, sel ast.SelectionSet, obj *restclient.LimitedRedemption) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, limitedRedemptionImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -37726,7 +39663,7 @@ func (ec *executionContext) _LimitedRedemption(ctx context.Context, sel ast.Sele
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var lineBaseAmountsImplementors = []string{"LineBaseAmounts"}
@@ -37734,9 +39671,8 @@ var lineBaseAmountsImplementors = []string{"LineBaseAmounts"}
 func (ec *executionContext) _LineBaseAmounts(ctx context.Context, sel ast.SelectionSet, obj *restclient.LineBaseAmounts) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, lineBaseAmountsImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -37794,7 +39730,7 @@ func (ec *executionContext) _LineBaseAmounts(ctx context.Context, sel ast.Select
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var locationImplementors = []string{"Location"}
@@ -37802,9 +39738,8 @@ var locationImplementors = []string{"Location"}
 func (ec *executionContext) _Location(ctx context.Context, sel ast.SelectionSet, obj *model.Location) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, locationImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -37999,7 +39934,7 @@ func (ec *executionContext) _Location(ctx context.Context, sel ast.SelectionSet,
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var mediaImplementors = []string{"Media"}
@@ -38007,9 +39942,8 @@ var mediaImplementors = []string{"Media"}
 func (ec *executionContext) _Media(ctx context.Context, sel ast.SelectionSet, obj *restclient.Media) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, mediaImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -38042,7 +39976,7 @@ func (ec *executionContext) _Media(ctx context.Context, sel ast.SelectionSet, ob
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var moneyImplementors = []string{"Money"}
@@ -38050,9 +39984,8 @@ var moneyImplementors = []string{"Money"}
 func (ec *executionContext) _Money(ctx context.Context, sel ast.SelectionSet, obj *restclient.Money) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, moneyImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -38085,7 +40018,7 @@ func (ec *executionContext) _Money(ctx context.Context, sel ast.SelectionSet, ob
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var moneyPriceImplementors = []string{"MoneyPrice"}
@@ -38093,9 +40026,8 @@ var moneyPriceImplementors = []string{"MoneyPrice"}
 func (ec *executionContext) _MoneyPrice(ctx context.Context, sel ast.SelectionSet, obj *restclient.MoneyPrice) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, moneyPriceImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -38133,7 +40065,7 @@ func (ec *executionContext) _MoneyPrice(ctx context.Context, sel ast.SelectionSe
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var moneyRefundImplementors = []string{"MoneyRefund"}
@@ -38141,9 +40073,8 @@ var moneyRefundImplementors = []string{"MoneyRefund"}
 func (ec *executionContext) _MoneyRefund(ctx context.Context, sel ast.SelectionSet, obj *restclient.MoneyRefund) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, moneyRefundImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -38186,7 +40117,7 @@ func (ec *executionContext) _MoneyRefund(ctx context.Context, sel ast.SelectionS
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var mutationImplementors = []string{"Mutation"}
@@ -38197,9 +40128,8 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		Object: "Mutation",
 	})
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		innerCtx := graphql.WithRootFieldContext(ctx, &graphql.RootFieldContext{
 			Object: field.Name,
@@ -38276,7 +40206,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var orderImplementors = []string{"Order"}
@@ -38284,9 +40214,8 @@ var orderImplementors = []string{"Order"}
 func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, obj *restclient.Order) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, orderImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -38478,7 +40407,7 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var orderConfirmationEmailImplementors = []string{"OrderConfirmationEmail"}
@@ -38486,9 +40415,8 @@ var orderConfirmationEmailImplementors = []string{"OrderConfirmationEmail"}
 func (ec *executionContext) _OrderConfirmationEmail(ctx context.Context, sel ast.SelectionSet, obj *restclient.OrderConfirmationEmail) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, orderConfirmationEmailImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -38521,7 +40449,7 @@ func (ec *executionContext) _OrderConfirmationEmail(ctx context.Context, sel ast
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var orderConnectionImplementors = []string{"OrderConnection"}
@@ -38529,9 +40457,8 @@ var orderConnectionImplementors = []string{"OrderConnection"}
 func (ec *executionContext) _OrderConnection(ctx context.Context, sel ast.SelectionSet, obj *model.OrderConnection) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, orderConnectionImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -38569,7 +40496,7 @@ func (ec *executionContext) _OrderConnection(ctx context.Context, sel ast.Select
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var orderEdgeImplementors = []string{"OrderEdge"}
@@ -38577,9 +40504,8 @@ var orderEdgeImplementors = []string{"OrderEdge"}
 func (ec *executionContext) _OrderEdge(ctx context.Context, sel ast.SelectionSet, obj *model.OrderEdge) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, orderEdgeImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -38612,7 +40538,7 @@ func (ec *executionContext) _OrderEdge(ctx context.Context, sel ast.SelectionSet
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var pageInfoImplementors = []string{"PageInfo"}
@@ -38620,9 +40546,8 @@ var pageInfoImplementors = []string{"PageInfo"}
 func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *model.PageInfo) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, pageInfoImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -38665,7 +40590,7 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var paymentGatewayImplementors = []string{"PaymentGateway"}
@@ -38673,9 +40598,8 @@ var paymentGatewayImplementors = []string{"PaymentGateway"}
 func (ec *executionContext) _PaymentGateway(ctx context.Context, sel ast.SelectionSet, obj *restclient.PaymentGateway) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, paymentGatewayImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -38708,7 +40632,7 @@ func (ec *executionContext) _PaymentGateway(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var paymentMethodImplementors = []string{"PaymentMethod"}
@@ -38716,9 +40640,8 @@ var paymentMethodImplementors = []string{"PaymentMethod"}
 func (ec *executionContext) _PaymentMethod(ctx context.Context, sel ast.SelectionSet, obj *restclient.PaymentMethod) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, paymentMethodImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -38751,7 +40674,7 @@ func (ec *executionContext) _PaymentMethod(ctx context.Context, sel ast.Selectio
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var periodImplementors = []string{"Period"}
@@ -38759,9 +40682,8 @@ var periodImplementors = []string{"Period"}
 func (ec *executionContext) _Period(ctx context.Context, sel ast.SelectionSet, obj *restclient.Period) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, periodImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -38794,7 +40716,7 @@ func (ec *executionContext) _Period(ctx context.Context, sel ast.SelectionSet, o
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var planImplementors = []string{"Plan"}
@@ -38802,9 +40724,8 @@ var planImplementors = []string{"Plan"}
 func (ec *executionContext) _Plan(ctx context.Context, sel ast.SelectionSet, obj *restclient.Plan) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, planImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -38862,7 +40783,7 @@ func (ec *executionContext) _Plan(ctx context.Context, sel ast.SelectionSet, obj
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var planTierImplementors = []string{"PlanTier"}
@@ -38870,9 +40791,8 @@ var planTierImplementors = []string{"PlanTier"}
 func (ec *executionContext) _PlanTier(ctx context.Context, sel ast.SelectionSet, obj *restclient.PlanTier) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, planTierImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -38965,7 +40885,7 @@ func (ec *executionContext) _PlanTier(ctx context.Context, sel ast.SelectionSet,
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var planTierDiscountsImplementors = []string{"PlanTierDiscounts"}
@@ -38973,9 +40893,8 @@ var planTierDiscountsImplementors = []string{"PlanTierDiscounts"}
 func (ec *executionContext) _PlanTierDiscounts(ctx context.Context, sel ast.SelectionSet, obj *restclient.PlanTierDiscounts) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, planTierDiscountsImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -39028,7 +40947,7 @@ func (ec *executionContext) _PlanTierDiscounts(ctx context.Context, sel ast.Sele
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var postImplementors = []string{"Post"}
@@ -39036,9 +40955,8 @@ var postImplementors = []string{"Post"}
 func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj *restclient.Post) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, postImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -39207,7 +41125,7 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var postMediaImplementors = []string{"PostMedia"}
@@ -39215,9 +41133,8 @@ var postMediaImplementors = []string{"PostMedia"}
 func (ec *executionContext) _PostMedia(ctx context.Context, sel ast.SelectionSet, obj *restclient.PostMedia) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, postMediaImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -39270,7 +41187,7 @@ func (ec *executionContext) _PostMedia(ctx context.Context, sel ast.SelectionSet
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var postMembershipImplementors = []string{"PostMembership"}
@@ -39278,9 +41195,8 @@ var postMembershipImplementors = []string{"PostMembership"}
 func (ec *executionContext) _PostMembership(ctx context.Context, sel ast.SelectionSet, obj *restclient.PostMembership) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, postMembershipImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -39313,7 +41229,7 @@ func (ec *executionContext) _PostMembership(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var priceSplitImplementors = []string{"PriceSplit"}
@@ -39321,9 +41237,8 @@ var priceSplitImplementors = []string{"PriceSplit"}
 func (ec *executionContext) _PriceSplit(ctx context.Context, sel ast.SelectionSet, obj *restclient.PriceSplit) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, priceSplitImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -39356,7 +41271,7 @@ func (ec *executionContext) _PriceSplit(ctx context.Context, sel ast.SelectionSe
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var pricingTierImplementors = []string{"PricingTier"}
@@ -39364,9 +41279,8 @@ var pricingTierImplementors = []string{"PricingTier"}
 func (ec *executionContext) _PricingTier(ctx context.Context, sel ast.SelectionSet, obj *restclient.PricingTier) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, pricingTierImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -39409,7 +41323,7 @@ func (ec *executionContext) _PricingTier(ctx context.Context, sel ast.SelectionS
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var productImplementors = []string{"Product"}
@@ -39417,9 +41331,8 @@ var productImplementors = []string{"Product"}
 func (ec *executionContext) _Product(ctx context.Context, sel ast.SelectionSet, obj *restclient.Product) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, productImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -39550,7 +41463,7 @@ func (ec *executionContext) _Product(ctx context.Context, sel ast.SelectionSet, 
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var productOptionImplementors = []string{"ProductOption"}
@@ -39558,9 +41471,8 @@ var productOptionImplementors = []string{"ProductOption"}
 func (ec *executionContext) _ProductOption(ctx context.Context, sel ast.SelectionSet, obj *restclient.ProductOption) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, productOptionImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -39623,7 +41535,7 @@ func (ec *executionContext) _ProductOption(ctx context.Context, sel ast.Selectio
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var productOptionPriceImplementors = []string{"ProductOptionPrice"}
@@ -39631,9 +41543,8 @@ var productOptionPriceImplementors = []string{"ProductOptionPrice"}
 func (ec *executionContext) _ProductOptionPrice(ctx context.Context, sel ast.SelectionSet, obj *restclient.ProductOptionPrice) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, productOptionPriceImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -39666,7 +41577,7 @@ func (ec *executionContext) _ProductOptionPrice(ctx context.Context, sel ast.Sel
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var productOrderingImplementors = []string{"ProductOrdering"}
@@ -39674,9 +41585,8 @@ var productOrderingImplementors = []string{"ProductOrdering"}
 func (ec *executionContext) _ProductOrdering(ctx context.Context, sel ast.SelectionSet, obj *restclient.ProductOrdering) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, productOrderingImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -39709,7 +41619,7 @@ func (ec *executionContext) _ProductOrdering(ctx context.Context, sel ast.Select
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var promocodeExpirationImplementors = []string{"PromocodeExpiration"}
@@ -39717,9 +41627,8 @@ var promocodeExpirationImplementors = []string{"PromocodeExpiration"}
 func (ec *executionContext) _PromocodeExpiration(ctx context.Context, sel ast.SelectionSet, obj *restclient.PromocodeExpiration) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, promocodeExpirationImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -39752,7 +41661,7 @@ func (ec *executionContext) _PromocodeExpiration(ctx context.Context, sel ast.Se
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var queryImplementors = []string{"Query"}
@@ -39763,9 +41672,8 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 		Object: "Query",
 	})
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		innerCtx := graphql.WithRootFieldContext(ctx, &graphql.RootFieldContext{
 			Object: field.Name,
@@ -40071,7 +41979,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var redemptionImplementors = []string{"Redemption"}
@@ -40079,9 +41987,8 @@ var redemptionImplementors = []string{"Redemption"}
 func (ec *executionContext) _Redemption(ctx context.Context, sel ast.SelectionSet, obj *restclient.Redemption) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, redemptionImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -40182,7 +42089,7 @@ func (ec *executionContext) _Redemption(ctx context.Context, sel ast.SelectionSe
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var redemptionConnectionImplementors = []string{"RedemptionConnection"}
@@ -40190,9 +42097,8 @@ var redemptionConnectionImplementors = []string{"RedemptionConnection"}
 func (ec *executionContext) _RedemptionConnection(ctx context.Context, sel ast.SelectionSet, obj *model.RedemptionConnection) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, redemptionConnectionImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -40230,7 +42136,7 @@ func (ec *executionContext) _RedemptionConnection(ctx context.Context, sel ast.S
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var redemptionCouponImplementors = []string{"RedemptionCoupon"}
@@ -40238,9 +42144,8 @@ var redemptionCouponImplementors = []string{"RedemptionCoupon"}
 func (ec *executionContext) _RedemptionCoupon(ctx context.Context, sel ast.SelectionSet, obj *restclient.RedemptionCoupon) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, redemptionCouponImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -40303,7 +42208,7 @@ func (ec *executionContext) _RedemptionCoupon(ctx context.Context, sel ast.Selec
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var redemptionCustomerImplementors = []string{"RedemptionCustomer"}
@@ -40311,9 +42216,8 @@ var redemptionCustomerImplementors = []string{"RedemptionCustomer"}
 func (ec *executionContext) _RedemptionCustomer(ctx context.Context, sel ast.SelectionSet, obj *restclient.RedemptionCustomer) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, redemptionCustomerImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -40356,7 +42260,7 @@ func (ec *executionContext) _RedemptionCustomer(ctx context.Context, sel ast.Sel
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var redemptionEdgeImplementors = []string{"RedemptionEdge"}
@@ -40364,9 +42268,8 @@ var redemptionEdgeImplementors = []string{"RedemptionEdge"}
 func (ec *executionContext) _RedemptionEdge(ctx context.Context, sel ast.SelectionSet, obj *model.RedemptionEdge) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, redemptionEdgeImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -40399,7 +42302,7 @@ func (ec *executionContext) _RedemptionEdge(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var redemptionProductImplementors = []string{"RedemptionProduct"}
@@ -40407,9 +42310,8 @@ var redemptionProductImplementors = []string{"RedemptionProduct"}
 func (ec *executionContext) _RedemptionProduct(ctx context.Context, sel ast.SelectionSet, obj *restclient.RedemptionProduct) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, redemptionProductImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -40472,7 +42374,7 @@ func (ec *executionContext) _RedemptionProduct(ctx context.Context, sel ast.Sele
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var redemptionPromocodeImplementors = []string{"RedemptionPromocode"}
@@ -40480,9 +42382,8 @@ var redemptionPromocodeImplementors = []string{"RedemptionPromocode"}
 func (ec *executionContext) _RedemptionPromocode(ctx context.Context, sel ast.SelectionSet, obj *restclient.RedemptionPromocode) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, redemptionPromocodeImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -40530,7 +42431,7 @@ func (ec *executionContext) _RedemptionPromocode(ctx context.Context, sel ast.Se
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var refundImplementors = []string{"Refund"}
@@ -40538,9 +42439,8 @@ var refundImplementors = []string{"Refund"}
 func (ec *executionContext) _Refund(ctx context.Context, sel ast.SelectionSet, obj *restclient.Refund) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, refundImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -40573,7 +42473,7 @@ func (ec *executionContext) _Refund(ctx context.Context, sel ast.SelectionSet, o
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var resourceImplementors = []string{"Resource"}
@@ -40581,9 +42481,8 @@ var resourceImplementors = []string{"Resource"}
 func (ec *executionContext) _Resource(ctx context.Context, sel ast.SelectionSet, obj *restclient.Resource) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, resourceImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -40847,7 +42746,7 @@ func (ec *executionContext) _Resource(ctx context.Context, sel ast.SelectionSet,
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var resourceAutoReleaseImplementors = []string{"ResourceAutoRelease"}
@@ -40855,9 +42754,8 @@ var resourceAutoReleaseImplementors = []string{"ResourceAutoRelease"}
 func (ec *executionContext) _ResourceAutoRelease(ctx context.Context, sel ast.SelectionSet, obj *restclient.ResourceAutoRelease) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, resourceAutoReleaseImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -40890,7 +42788,7 @@ func (ec *executionContext) _ResourceAutoRelease(ctx context.Context, sel ast.Se
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var resourceCheckInImplementors = []string{"ResourceCheckIn"}
@@ -40898,9 +42796,8 @@ var resourceCheckInImplementors = []string{"ResourceCheckIn"}
 func (ec *executionContext) _ResourceCheckIn(ctx context.Context, sel ast.SelectionSet, obj *restclient.ResourceCheckIn) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, resourceCheckInImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -40928,7 +42825,7 @@ func (ec *executionContext) _ResourceCheckIn(ctx context.Context, sel ast.Select
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var resourceConfirmationEmailImplementors = []string{"ResourceConfirmationEmail"}
@@ -40936,9 +42833,8 @@ var resourceConfirmationEmailImplementors = []string{"ResourceConfirmationEmail"
 func (ec *executionContext) _ResourceConfirmationEmail(ctx context.Context, sel ast.SelectionSet, obj *restclient.ResourceConfirmationEmail) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, resourceConfirmationEmailImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -40986,7 +42882,7 @@ func (ec *executionContext) _ResourceConfirmationEmail(ctx context.Context, sel 
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var resourceDurationImplementors = []string{"ResourceDuration"}
@@ -40994,9 +42890,8 @@ var resourceDurationImplementors = []string{"ResourceDuration"}
 func (ec *executionContext) _ResourceDuration(ctx context.Context, sel ast.SelectionSet, obj *restclient.ResourceDuration) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, resourceDurationImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41034,7 +42929,7 @@ func (ec *executionContext) _ResourceDuration(ctx context.Context, sel ast.Selec
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var resourceDynamicPricingImplementors = []string{"ResourceDynamicPricing"}
@@ -41042,9 +42937,8 @@ var resourceDynamicPricingImplementors = []string{"ResourceDynamicPricing"}
 func (ec *executionContext) _ResourceDynamicPricing(ctx context.Context, sel ast.SelectionSet, obj *restclient.ResourceDynamicPricing) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, resourceDynamicPricingImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41082,7 +42976,7 @@ func (ec *executionContext) _ResourceDynamicPricing(ctx context.Context, sel ast
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var resourceExternalCalendarImplementors = []string{"ResourceExternalCalendar"}
@@ -41090,9 +42984,8 @@ var resourceExternalCalendarImplementors = []string{"ResourceExternalCalendar"}
 func (ec *executionContext) _ResourceExternalCalendar(ctx context.Context, sel ast.SelectionSet, obj *restclient.ResourceExternalCalendar) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, resourceExternalCalendarImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41125,7 +43018,7 @@ func (ec *executionContext) _ResourceExternalCalendar(ctx context.Context, sel a
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var resourceImageImplementors = []string{"ResourceImage"}
@@ -41133,9 +43026,8 @@ var resourceImageImplementors = []string{"ResourceImage"}
 func (ec *executionContext) _ResourceImage(ctx context.Context, sel ast.SelectionSet, obj *restclient.ResourceImage) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, resourceImageImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41163,7 +43055,7 @@ func (ec *executionContext) _ResourceImage(ctx context.Context, sel ast.Selectio
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var resourcePlansImplementors = []string{"ResourcePlans"}
@@ -41171,9 +43063,8 @@ var resourcePlansImplementors = []string{"ResourcePlans"}
 func (ec *executionContext) _ResourcePlans(ctx context.Context, sel ast.SelectionSet, obj *restclient.ResourcePlans) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, resourcePlansImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41206,7 +43097,7 @@ func (ec *executionContext) _ResourcePlans(ctx context.Context, sel ast.Selectio
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var resourcePricingImplementors = []string{"ResourcePricing"}
@@ -41214,9 +43105,8 @@ var resourcePricingImplementors = []string{"ResourcePricing"}
 func (ec *executionContext) _ResourcePricing(ctx context.Context, sel ast.SelectionSet, obj *restclient.ResourcePricing) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, resourcePricingImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41254,7 +43144,7 @@ func (ec *executionContext) _ResourcePricing(ctx context.Context, sel ast.Select
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var resourcePublicDurationImplementors = []string{"ResourcePublicDuration"}
@@ -41262,9 +43152,8 @@ var resourcePublicDurationImplementors = []string{"ResourcePublicDuration"}
 func (ec *executionContext) _ResourcePublicDuration(ctx context.Context, sel ast.SelectionSet, obj *restclient.ResourcePublicDuration) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, resourcePublicDurationImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41302,7 +43191,7 @@ func (ec *executionContext) _ResourcePublicDuration(ctx context.Context, sel ast
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var resourceScheduleImplementors = []string{"ResourceSchedule"}
@@ -41310,9 +43199,8 @@ var resourceScheduleImplementors = []string{"ResourceSchedule"}
 func (ec *executionContext) _ResourceSchedule(ctx context.Context, sel ast.SelectionSet, obj *restclient.ResourceSchedule) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, resourceScheduleImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41350,7 +43238,7 @@ func (ec *executionContext) _ResourceSchedule(ctx context.Context, sel ast.Selec
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var scheduleDaysImplementors = []string{"ScheduleDays"}
@@ -41358,9 +43246,8 @@ var scheduleDaysImplementors = []string{"ScheduleDays"}
 func (ec *executionContext) _ScheduleDays(ctx context.Context, sel ast.SelectionSet, obj *restclient.ScheduleDays) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, scheduleDaysImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41418,7 +43305,7 @@ func (ec *executionContext) _ScheduleDays(ctx context.Context, sel ast.Selection
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var scheduleDefaultImplementors = []string{"ScheduleDefault"}
@@ -41426,9 +43313,8 @@ var scheduleDefaultImplementors = []string{"ScheduleDefault"}
 func (ec *executionContext) _ScheduleDefault(ctx context.Context, sel ast.SelectionSet, obj *restclient.ScheduleDefault) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, scheduleDefaultImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41461,7 +43347,7 @@ func (ec *executionContext) _ScheduleDefault(ctx context.Context, sel ast.Select
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var scheduleHoursImplementors = []string{"ScheduleHours"}
@@ -41469,9 +43355,8 @@ var scheduleHoursImplementors = []string{"ScheduleHours"}
 func (ec *executionContext) _ScheduleHours(ctx context.Context, sel ast.SelectionSet, obj *restclient.ScheduleHours) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, scheduleHoursImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41504,7 +43389,7 @@ func (ec *executionContext) _ScheduleHours(ctx context.Context, sel ast.Selectio
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var scheduleItemImplementors = []string{"ScheduleItem"}
@@ -41512,9 +43397,8 @@ var scheduleItemImplementors = []string{"ScheduleItem"}
 func (ec *executionContext) _ScheduleItem(ctx context.Context, sel ast.SelectionSet, obj *restclient.ScheduleItem) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, scheduleItemImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41547,7 +43431,7 @@ func (ec *executionContext) _ScheduleItem(ctx context.Context, sel ast.Selection
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var schedulePublicImplementors = []string{"SchedulePublic"}
@@ -41555,9 +43439,8 @@ var schedulePublicImplementors = []string{"SchedulePublic"}
 func (ec *executionContext) _SchedulePublic(ctx context.Context, sel ast.SelectionSet, obj *restclient.SchedulePublic) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, schedulePublicImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41595,7 +43478,7 @@ func (ec *executionContext) _SchedulePublic(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var stockImplementors = []string{"Stock"}
@@ -41603,9 +43486,8 @@ var stockImplementors = []string{"Stock"}
 func (ec *executionContext) _Stock(ctx context.Context, sel ast.SelectionSet, obj *restclient.Stock) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, stockImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41638,7 +43520,7 @@ func (ec *executionContext) _Stock(ctx context.Context, sel ast.SelectionSet, ob
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var taxImplementors = []string{"Tax"}
@@ -41646,9 +43528,8 @@ var taxImplementors = []string{"Tax"}
 func (ec *executionContext) _Tax(ctx context.Context, sel ast.SelectionSet, obj *restclient.Tax) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, taxImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41691,7 +43572,7 @@ func (ec *executionContext) _Tax(ctx context.Context, sel ast.SelectionSet, obj 
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var transactionImplementors = []string{"Transaction"}
@@ -41699,9 +43580,8 @@ var transactionImplementors = []string{"Transaction"}
 func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionSet, obj *restclient.Transaction) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, transactionImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41984,7 +43864,7 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var transactionBookingImplementors = []string{"TransactionBooking"}
@@ -41992,9 +43872,8 @@ var transactionBookingImplementors = []string{"TransactionBooking"}
 func (ec *executionContext) _TransactionBooking(ctx context.Context, sel ast.SelectionSet, obj *restclient.TransactionBooking) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, transactionBookingImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42065,7 +43944,7 @@ func (ec *executionContext) _TransactionBooking(ctx context.Context, sel ast.Sel
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var transactionConnectionImplementors = []string{"TransactionConnection"}
@@ -42073,9 +43952,8 @@ var transactionConnectionImplementors = []string{"TransactionConnection"}
 func (ec *executionContext) _TransactionConnection(ctx context.Context, sel ast.SelectionSet, obj *model.TransactionConnection) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, transactionConnectionImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42113,7 +43991,7 @@ func (ec *executionContext) _TransactionConnection(ctx context.Context, sel ast.
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var transactionCreditPackageImplementors = []string{"TransactionCreditPackage"}
@@ -42121,9 +43999,8 @@ var transactionCreditPackageImplementors = []string{"TransactionCreditPackage"}
 func (ec *executionContext) _TransactionCreditPackage(ctx context.Context, sel ast.SelectionSet, obj *restclient.TransactionCreditPackage) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, transactionCreditPackageImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42156,7 +44033,7 @@ func (ec *executionContext) _TransactionCreditPackage(ctx context.Context, sel a
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var transactionEdgeImplementors = []string{"TransactionEdge"}
@@ -42164,9 +44041,8 @@ var transactionEdgeImplementors = []string{"TransactionEdge"}
 func (ec *executionContext) _TransactionEdge(ctx context.Context, sel ast.SelectionSet, obj *model.TransactionEdge) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, transactionEdgeImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42199,7 +44075,7 @@ func (ec *executionContext) _TransactionEdge(ctx context.Context, sel ast.Select
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var transactionOrderImplementors = []string{"TransactionOrder"}
@@ -42207,9 +44083,8 @@ var transactionOrderImplementors = []string{"TransactionOrder"}
 func (ec *executionContext) _TransactionOrder(ctx context.Context, sel ast.SelectionSet, obj *model.TransactionOrder) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, transactionOrderImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42318,7 +44193,7 @@ func (ec *executionContext) _TransactionOrder(ctx context.Context, sel ast.Selec
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var transactionOrderOptionImplementors = []string{"TransactionOrderOption"}
@@ -42326,9 +44201,8 @@ var transactionOrderOptionImplementors = []string{"TransactionOrderOption"}
 func (ec *executionContext) _TransactionOrderOption(ctx context.Context, sel ast.SelectionSet, obj *model.TransactionOrderOption) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, transactionOrderOptionImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42396,7 +44270,7 @@ func (ec *executionContext) _TransactionOrderOption(ctx context.Context, sel ast
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var transactionRefundImplementors = []string{"TransactionRefund"}
@@ -42404,9 +44278,8 @@ var transactionRefundImplementors = []string{"TransactionRefund"}
 func (ec *executionContext) _TransactionRefund(ctx context.Context, sel ast.SelectionSet, obj *restclient.TransactionRefund) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, transactionRefundImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42449,7 +44322,7 @@ func (ec *executionContext) _TransactionRefund(ctx context.Context, sel ast.Sele
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var transactionTicketImplementors = []string{"TransactionTicket"}
@@ -42457,9 +44330,8 @@ var transactionTicketImplementors = []string{"TransactionTicket"}
 func (ec *executionContext) _TransactionTicket(ctx context.Context, sel ast.SelectionSet, obj *restclient.TransactionTicket) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, transactionTicketImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42535,7 +44407,7 @@ func (ec *executionContext) _TransactionTicket(ctx context.Context, sel ast.Sele
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var updatePostPayloadImplementors = []string{"UpdatePostPayload"}
@@ -42543,9 +44415,8 @@ var updatePostPayloadImplementors = []string{"UpdatePostPayload"}
 func (ec *executionContext) _UpdatePostPayload(ctx context.Context, sel ast.SelectionSet, obj *model.UpdatePostPayload) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, updatePostPayloadImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42573,7 +44444,7 @@ func (ec *executionContext) _UpdatePostPayload(ctx context.Context, sel ast.Sele
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var updateVisitPayloadImplementors = []string{"UpdateVisitPayload"}
@@ -42581,9 +44452,8 @@ var updateVisitPayloadImplementors = []string{"UpdateVisitPayload"}
 func (ec *executionContext) _UpdateVisitPayload(ctx context.Context, sel ast.SelectionSet, obj *model.UpdateVisitPayload) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, updateVisitPayloadImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42611,7 +44481,7 @@ func (ec *executionContext) _UpdateVisitPayload(ctx context.Context, sel ast.Sel
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var userImplementors = []string{"User"}
@@ -42619,9 +44489,8 @@ var userImplementors = []string{"User"}
 func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj *restclient.User) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, userImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42679,7 +44548,7 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var visitImplementors = []string{"Visit"}
@@ -42687,9 +44556,8 @@ var visitImplementors = []string{"Visit"}
 func (ec *executionContext) _Visit(ctx context.Context, sel ast.SelectionSet, obj *restclient.Visit) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, visitImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42815,7 +44683,7 @@ func (ec *executionContext) _Visit(ctx context.Context, sel ast.SelectionSet, ob
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var visitRequestImplementors = []string{"VisitRequest"}
@@ -42823,9 +44691,8 @@ var visitRequestImplementors = []string{"VisitRequest"}
 func (ec *executionContext) _VisitRequest(ctx context.Context, sel ast.SelectionSet, obj *restclient.VisitRequest) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, visitRequestImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42926,7 +44793,7 @@ func (ec *executionContext) _VisitRequest(ctx context.Context, sel ast.Selection
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var visitorImplementors = []string{"Visitor"}
@@ -42934,9 +44801,8 @@ var visitorImplementors = []string{"Visitor"}
 func (ec *executionContext) _Visitor(ctx context.Context, sel ast.SelectionSet, obj *restclient.Visitor) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, visitorImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42979,7 +44845,7 @@ func (ec *executionContext) _Visitor(ctx context.Context, sel ast.SelectionSet, 
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var __DirectiveImplementors = []string{"__Directive"}
@@ -42987,9 +44853,8 @@ var __DirectiveImplementors = []string{"__Directive"}
 func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionSet, obj *introspection.Directive) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, __DirectiveImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -43037,7 +44902,7 @@ func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionS
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var __EnumValueImplementors = []string{"__EnumValue"}
@@ -43045,9 +44910,8 @@ var __EnumValueImplementors = []string{"__EnumValue"}
 func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionSet, obj *introspection.EnumValue) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, __EnumValueImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -43090,7 +44954,7 @@ func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionS
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var __FieldImplementors = []string{"__Field"}
@@ -43098,9 +44962,8 @@ var __FieldImplementors = []string{"__Field"}
 func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, obj *introspection.Field) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, __FieldImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -43153,7 +45016,7 @@ func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, 
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var __InputValueImplementors = []string{"__InputValue"}
@@ -43161,9 +45024,8 @@ var __InputValueImplementors = []string{"__InputValue"}
 func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.SelectionSet, obj *introspection.InputValue) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, __InputValueImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -43216,7 +45078,7 @@ func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.Selection
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var __SchemaImplementors = []string{"__Schema"}
@@ -43224,9 +45086,8 @@ var __SchemaImplementors = []string{"__Schema"}
 func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet, obj *introspection.Schema) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, __SchemaImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -43279,7 +45140,7 @@ func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet,
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var __TypeImplementors = []string{"__Type"}
@@ -43287,9 +45148,8 @@ var __TypeImplementors = []string{"__Type"}
 func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, obj *introspection.Type) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, __TypeImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -43367,7 +45227,7 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 // endregion **************************** object.gotpl ****************************

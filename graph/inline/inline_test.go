@@ -125,22 +125,46 @@ func TestDeferredPath(t *testing.T) {
 	}
 }
 
-// TestObjectIsFieldSetsJSON: Object writes what gqlgen's FieldSet writes,
-// each alias once (the first).
+// TestObjectIsFieldSetsJSON: NewFieldSet's Marshaler writes what gqlgen's
+// FieldSet writes, each alias once (the first), whatever the number of
+// fields.
 func TestObjectIsFieldSetsJSON(t *testing.T) {
-	fields := []graphql.CollectedField{{Field: &ast.Field{Alias: "id"}}, {Field: &ast.Field{Alias: "n"}}, {Field: &ast.Field{Alias: "id"}}}
-	out := graphql.NewFieldSet(fields)
-	out.Values[0], out.Values[1], out.Values[2] = graphql.MarshalString("a\"b"), graphql.Null, graphql.MarshalString("c")
-	var want, got bytes.Buffer
-	out.MarshalGQL(&want)
-	tbl.Object(fields, out).MarshalGQL(&got)
-	if got.String() != want.String() || got.String() != `{"id":"a\"b","n":null}` {
-		t.Errorf("got %s, FieldSet writes %s", got.String(), want.String())
+	for _, n := range []int{0, 1, 3, 4, 5, 8, 9, 16, 17, 32, 33, 70} {
+		var fields []graphql.CollectedField
+		for i := range n {
+			fields = append(fields, graphql.CollectedField{Field: &ast.Field{Alias: fmt.Sprintf("f%d", i%(n/2+1))}})
+		}
+		want := graphql.NewFieldSet(fields)
+		out, object := tbl.NewFieldSet(fields)
+		if len(out.Values) != n {
+			t.Fatalf("%d fields: %d values", n, len(out.Values))
+		}
+		for i := range n {
+			v := graphql.MarshalString(fmt.Sprintf("v\"%d", i))
+			if i%5 == 2 {
+				v = graphql.Null
+			}
+			want.Values[i], out.Values[i] = v, v
+		}
+		var w, got bytes.Buffer
+		want.MarshalGQL(&w)
+		object.MarshalGQL(&got)
+		if got.String() != w.String() {
+			t.Errorf("%d fields: got %s, FieldSet writes %s", n, got.String(), w.String())
+		}
 	}
-	var empty bytes.Buffer
-	tbl.Object(nil, graphql.NewFieldSet(nil)).MarshalGQL(&empty)
-	if empty.String() != "{}" {
-		t.Errorf("no fields: %s", empty.String())
+}
+
+// TestDeferred: an object's deferred FieldSet and labels exist only when a
+// field is deferred.
+func TestDeferred(t *testing.T) {
+	plain := []graphql.CollectedField{{Field: &ast.Field{Alias: "a"}}}
+	if fs, m := tbl.Deferred(plain); fs != nil || m != nil {
+		t.Errorf("no deferred field: %v, %v", fs, m)
+	}
+	deferred := append(plain, graphql.CollectedField{Field: &ast.Field{Alias: "b"}, Deferrables: []*graphql.Deferrable{{Label: "x"}}})
+	if fs, m := tbl.Deferred(deferred); fs == nil || m == nil {
+		t.Error("a deferred field: no FieldSet or labels")
 	}
 }
 

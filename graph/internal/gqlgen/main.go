@@ -12,8 +12,10 @@
 //     are left out: an object's deferred-group path is computed only when it
 //     has deferred fragments; a leaf field's Child (and its "does not have
 //     child fields" error) is one per type (in inline.go), not made anew; an
-//     object is written by inlineTable.Object, not by FieldSet.MarshalGQL
-//     (an iterator, a pointer per field and a map per object);
+//     object's FieldSet, values and Marshaler are one allocation
+//     (inlineTable.NewFieldSet), written without FieldSet.MarshalGQL (an
+//     iterator, a pointer per field and a map per object); its deferred
+//     FieldSet and labels are made only when a field is deferred;
 //   - a plain leaf field (a struct field of a scalar or enum type whose value
 //     graph/leaf writes exactly as gqlgen's marshaler does, no arguments, no
 //     directives, not a resolver) first returns graph/leaf's Marshaler of the
@@ -131,7 +133,9 @@ var rewrites = []struct{ from, to string }{
 	{"out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })",
 		"inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })"},
 	{"graphql.MarshalSliceConcurrently(ctx, ", "inlineTable.MarshalSlice(ctx, sel, "},
-	{"\n\treturn out\n}\n", "\n\treturn inlineTable.Object(fields, out)\n}\n"},
+	{"\tout := graphql.NewFieldSet(fields)\n\tdeferredFieldSet := graphql.NewFieldSet(nil)\n\tdeferLabelToView := make(map[string]*graphql.FieldSetView)\n",
+		"\tout, object := inlineTable.NewFieldSet(fields)\n\tdeferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)\n"},
+	{"\n\treturn out\n}\n", "\n\treturn object\n}\n"},
 	{"Path:     graphql.GetPath(ctx),\n\t\tFieldSet: deferredFieldSet,",
 		"Path:     inlineTable.DeferredPath(ctx, deferLabelToView),\n\t\tFieldSet: deferredFieldSet,"},
 }
@@ -150,6 +154,10 @@ func rewrite(execFile string, blocking []string, plain []plainField) error {
 			return fmt.Errorf("%s: no %q to rewrite: gqlgen's templates changed, update graph/internal/gqlgen", execFile, r.from)
 		}
 		src = bytes.ReplaceAll(src, []byte(r.from), []byte(r.to))
+	}
+	// Every object made by inlineTable.NewFieldSet returns its Marshaler.
+	if made, returned := bytes.Count(src, []byte("out, object := inlineTable.NewFieldSet(fields)")), bytes.Count(src, []byte("\n\treturn object\n}\n")); made != returned {
+		return fmt.Errorf("%s: %d objects made by inlineTable.NewFieldSet, %d returned: gqlgen's templates changed, update graph/internal/gqlgen", execFile, made, returned)
 	}
 	leafTypes := map[string]bool{}
 	for _, m := range noChild.FindAllSubmatch(src, -1) {

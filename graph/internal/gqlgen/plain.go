@@ -11,8 +11,11 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 )
 
-// plainField is a field whose value graph/leaf writes: a struct field of a
-// scalar or enum type, read without a resolver, arguments or directives.
+// plainField is a struct field read without a resolver, arguments or
+// directives. When it is of a scalar or enum type graph/leaf writes (helper
+// set), its function returns leaf's Marshaler; else it marshals the value
+// with the field's context as graphql.ResolveField would, without the
+// closures, the middleware chain and the boxing of the value.
 type plainField struct {
 	fn      string // the generated field function, _Object_field
 	goField string // the struct field read, as gqlgen's resolver reads it
@@ -47,8 +50,7 @@ var leafScalars = map[string]struct {
 func plainOf(f *codegen.Field) (plainField, bool) {
 	ref := f.TypeReference
 	if f.IsResolver || f.IsReserved() || len(f.Args) > 0 || len(f.Directives) > 0 || f.Stream || f.IsBatch() ||
-		f.GoFieldType != codegen.GoFieldVariable || ref == nil || ref.Definition == nil || ref.IsSlice() ||
-		ref.GQL.Elem != nil || ref.IsOmittable || ref.IsPtrToPtr() {
+		f.GoFieldType != codegen.GoFieldVariable || ref == nil || ref.Definition == nil || ref.IsOmittable {
 		return plainField{}, false
 	}
 	p := plainField{
@@ -57,30 +59,25 @@ func plainOf(f *codegen.Field) (plainField, bool) {
 		nonNull: ref.GQL.NonNull,
 		marshal: ref.MarshalFunc(),
 	}
+	if ref.IsSlice() || ref.GQL.Elem != nil || ref.IsPtrToPtr() {
+		return p, true // a list: marshalled with the field's context
+	}
 	t := ref.GO
 	if ptr, ok := t.(*types.Pointer); ok {
 		p.ptr, t = true, ptr.Elem()
 	}
 	switch ref.Definition.Kind {
 	case ast.Scalar:
-		s, ok := leafScalars[ref.Definition.Name]
-		if !ok || types.TypeString(t, nil) != s.goType {
-			return plainField{}, false
+		if s, ok := leafScalars[ref.Definition.Name]; ok && types.TypeString(t, nil) == s.goType {
+			p.helper, p.calls = s.helper, s.calls
 		}
-		p.helper, p.calls = s.helper, s.calls
 	case ast.Enum:
 		// Only enums bound with enum_values: gqlgen writes
 		// graphql.MarshalString(nameMap[v]), the map named as the function.
-		if !ref.HasEnumValues() {
-			return plainField{}, false
+		if b, ok := t.Underlying().(*types.Basic); ok && b.Kind() == types.String && ref.HasEnumValues() {
+			p.enum, p.helper = true, ref.MarshalFunc()
+			p.calls = []string{"graphql.MarshalString(" + p.marshal + "[*v])", "graphql.MarshalString(" + p.marshal + "[v])"}
 		}
-		if b, ok := t.Underlying().(*types.Basic); !ok || b.Kind() != types.String {
-			return plainField{}, false
-		}
-		p.enum, p.helper = true, ref.MarshalFunc()
-		p.calls = []string{"graphql.MarshalString(" + p.marshal + "[*v])", "graphql.MarshalString(" + p.marshal + "[v])"}
-	default:
-		return plainField{}, false
 	}
 	return p, true
 }
@@ -140,6 +137,34 @@ func rewritePlain(src []byte, plain []plainField) ([]byte, []string, error) {
 			if !bytes.Contains(body, []byte(want)) {
 				return nil, nil, fmt.Errorf("field function %s lacks %q", p.fn, want)
 			}
+		}
+		if p.helper == "" {
+			// Marshalled with the field's context, as resolveField does
+			// when no field middleware changes the value, and with its
+			// recovery; fc.Result is not set (only field interceptors read
+			// it, and they turn this path off).
+			if !bytes.Contains(body, []byte("\t\t\treturn ec.fieldContext_"+p.fn[1:]+"(ctx, field)\n")) ||
+				!bytes.Contains(src, []byte("\nfunc (ec *executionContext) "+p.marshal+"(ctx context.Context, sel ast.SelectionSet, v ")) {
+				return nil, nil, fmt.Errorf("field function %s: no field context or marshal function %s", p.fn, p.marshal)
+			}
+			fast := fmt.Sprintf(`	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_%s(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.%s(ctx, field.Selections, obj.%s)
+	}
+`, p.fn[1:], p.marshal, p.goField)
+			at := start + open + len(") (ret graphql.Marshaler) {\n")
+			src = slices.Insert(src, at, []byte(fast)...)
+			continue
 		}
 		if err := checkMarshal(src, p); err != nil {
 			return nil, nil, err
