@@ -23,7 +23,8 @@ import (
 // oddTransactions wraps the local REST service: in its answers to the
 // transaction list, the first transactions carry the values a plain field
 // must write exactly as gqlgen does (escapes, floats in exponent form, -0,
-// an enum value the schema lacks, nulls, an unreadable timestamp).
+// an enum value the schema lacks, nulls, an unreadable timestamp), and a
+// link a resolver fails to load.
 func oddTransactions(next http.Handler) http.Handler {
 	odd := []map[string]any{
 		{"createDate": "last tuesday", "amount": math.Copysign(0, -1), "currencyCode": "q\"b\\s/\t\r\n\x01\x1f\u007f é 日本 \u2028🙂", "membershipRef": "<&>"},
@@ -31,6 +32,8 @@ func oddTransactions(next http.Handler) http.Handler {
 		{"id": nil, "amount": 1.5e-7, "createDate": "2021-05-21", "membershipRef": nil},
 		{"amount": 123456789.125, "createDate": "2021-05-21T12:00:00.123456789012+02:00", "status": nil},
 		{"amount": 0.1, "createDate": "", "paymentMethod": map[string]any{"label": nil, "type": "card\u0000"}},
+		// An invoice the upstream does not know: NOT_FOUND from a nested resolver.
+		{"invoice": map[string]any{"id": "00000000-0000-4000-8000-000000000000", "title": "gone"}},
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/transactions/money/v1" {
@@ -148,7 +151,8 @@ func TestPlainFieldsAsGqlgen(t *testing.T) {
 			if name == "feed" {
 				// The odd values reached the answer: escapes, exponents,
 				// the unknown enum value, the unreadable timestamp's error.
-				for _, want := range []string{`"amount":-0,`, `"amount":1e+21,`, `"amount":1.5e-07,`, `\"b\\s/\t\r\n\u0001\u001F`, `"status":""`, `"id":""`, `"type":"card\u0000"`, `"code":"UPSTREAM_INVALID"`, `"path":["transactions","edges",0,"node","createDate"]`} {
+				for _, want := range []string{`"amount":-0,`, `"amount":1e+21,`, `"amount":1.5e-07,`, `\"b\\s/\t\r\n\u0001\u001F`, `"status":""`, `"id":""`, `"type":"card\u0000"`, `"code":"UPSTREAM_INVALID"`, `"path":["transactions","edges",0,"node","createDate"]`,
+					`"path":["transactions","edges",5,"node","invoice"]`} {
 					if !bytes.Contains(a.Raw, []byte(want)) {
 						t.Errorf("the answer lacks %s: %.2000s", want, a.Raw)
 					}

@@ -11439,6 +11439,27 @@ func (ec *executionContext) fieldContext_Booking_resourceRef(_ context.Context, 
 }
 
 func (ec *executionContext) _Booking_resource(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Booking_resource(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*restclient.Resource, error) {
+			return ec.Resolvers.Booking().Resource(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOResource2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResource(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11935,6 +11956,27 @@ func (ec *executionContext) fieldContext_Comment_parentCommentRef(_ context.Cont
 }
 
 func (ec *executionContext) _Comment_parentComment(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Comment_parentComment(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*restclient.Comment, error) {
+			return ec.Resolvers.Comment().ParentComment(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOComment2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐComment(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12023,6 +12065,27 @@ func (ec *executionContext) fieldContext_Comment_text(_ context.Context, field g
 }
 
 func (ec *executionContext) _Comment_replies(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Comment_replies(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) ([]*restclient.Comment, error) {
+			return ec.Resolvers.Comment().Replies(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOComment2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCommentᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12659,6 +12722,27 @@ func (ec *executionContext) fieldContext_Company_locationRef(_ context.Context, 
 }
 
 func (ec *executionContext) _Company_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Company_location(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*model.Location, error) {
+			return ec.Resolvers.Company().Location(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOLocation2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13359,6 +13443,27 @@ func (ec *executionContext) fieldContext_CreditNote_invoiceRef(_ context.Context
 }
 
 func (ec *executionContext) _CreditNote_invoice(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_CreditNote_invoice(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*restclient.Invoice, error) {
+			return ec.Resolvers.CreditNote().Invoice(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOInvoice2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoice(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13419,6 +13524,27 @@ func (ec *executionContext) fieldContext_CreditNote_internalNote(_ context.Conte
 }
 
 func (ec *executionContext) _CreditNote_lines(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_CreditNote_lines(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) ([]*restclient.CreditNoteLine, error) {
+			return ec.Resolvers.CreditNote().Lines(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOCreditNoteLine2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNoteLineᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13479,6 +13605,27 @@ func (ec *executionContext) fieldContext_CreditNote_locationRef(_ context.Contex
 }
 
 func (ec *executionContext) _CreditNote_location(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_CreditNote_location(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*model.Location, error) {
+			return ec.Resolvers.CreditNote().Location(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOLocation2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14765,6 +14912,27 @@ func (ec *executionContext) fieldContext_CreditNoteLine_invoiceItemRef(_ context
 }
 
 func (ec *executionContext) _CreditNoteLine_invoiceItem(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_CreditNoteLine_invoiceItem(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*restclient.InvoiceItem, error) {
+			return ec.Resolvers.CreditNoteLine().InvoiceItem(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOInvoiceItem2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceItem(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14825,6 +14993,27 @@ func (ec *executionContext) fieldContext_CreditNoteLine_invoiceRef(_ context.Con
 }
 
 func (ec *executionContext) _CreditNoteLine_invoice(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_CreditNoteLine_invoice(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*restclient.Invoice, error) {
+			return ec.Resolvers.CreditNoteLine().Invoice(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOInvoice2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoice(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14885,6 +15074,27 @@ func (ec *executionContext) fieldContext_CreditNoteLine_locationRef(_ context.Co
 }
 
 func (ec *executionContext) _CreditNoteLine_location(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_CreditNoteLine_location(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*model.Location, error) {
+			return ec.Resolvers.CreditNoteLine().Location(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOLocation2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16025,6 +16235,27 @@ func (ec *executionContext) fieldContext_Event_locationRef(_ context.Context, fi
 }
 
 func (ec *executionContext) _Event_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Event_location(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*model.Location, error) {
+			return ec.Resolvers.Event().Location(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOLocation2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17509,6 +17740,27 @@ func (ec *executionContext) fieldContext_Invoice_locationRef(_ context.Context, 
 }
 
 func (ec *executionContext) _Invoice_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Invoice_location(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*model.Location, error) {
+			return ec.Resolvers.Invoice().Location(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOLocation2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17931,6 +18183,27 @@ func (ec *executionContext) fieldContext_Invoice_itemsCount(_ context.Context, f
 }
 
 func (ec *executionContext) _Invoice_items(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Invoice_items(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) ([]*restclient.InvoiceItem, error) {
+			return ec.Resolvers.Invoice().Items(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOInvoiceItem2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceItemᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18101,6 +18374,28 @@ func (ec *executionContext) fieldContext_Invoice_user(_ context.Context, field g
 }
 
 func (ec *executionContext) _Invoice_creditNotes(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Invoice_creditNotes(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*model.CreditNoteConnection, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Invoice().CreditNotes(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOCreditNoteConnection2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐCreditNoteConnection(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18629,6 +18924,27 @@ func (ec *executionContext) fieldContext_InvoiceItem_invoiceRef(_ context.Contex
 }
 
 func (ec *executionContext) _InvoiceItem_invoice(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_InvoiceItem_invoice(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*restclient.Invoice, error) {
+			return ec.Resolvers.InvoiceItem().Invoice(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOInvoice2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoice(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18717,6 +19033,27 @@ func (ec *executionContext) fieldContext_InvoiceItem_locationRef(_ context.Conte
 }
 
 func (ec *executionContext) _InvoiceItem_location(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_InvoiceItem_location(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*model.Location, error) {
+			return ec.Resolvers.InvoiceItem().Location(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOLocation2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19473,6 +19810,27 @@ func (ec *executionContext) fieldContext_InvoiceItem_type(_ context.Context, fie
 }
 
 func (ec *executionContext) _InvoiceItem_booking(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_InvoiceItem_booking(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*restclient.InvoiceItemBooking, error) {
+			return ec.Resolvers.InvoiceItem().Booking(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOInvoiceItemBooking2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceItemBooking(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19551,6 +19909,27 @@ func (ec *executionContext) fieldContext_InvoiceItem_creditPackage(_ context.Con
 }
 
 func (ec *executionContext) _InvoiceItem_order(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_InvoiceItem_order(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*model.InvoiceItemOrder, error) {
+			return ec.Resolvers.InvoiceItem().Order(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOInvoiceItemOrder2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐInvoiceItemOrder(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19629,6 +20008,27 @@ func (ec *executionContext) fieldContext_InvoiceItem_plan(_ context.Context, fie
 }
 
 func (ec *executionContext) _InvoiceItem_ticket(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_InvoiceItem_ticket(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*restclient.InvoiceItemTicket, error) {
+			return ec.Resolvers.InvoiceItem().Ticket(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOInvoiceItemTicket2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceItemTicket(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19717,6 +20117,27 @@ func (ec *executionContext) fieldContext_InvoiceItemBooking_endDate(_ context.Co
 }
 
 func (ec *executionContext) _InvoiceItemBooking_resource(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemBooking) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_InvoiceItemBooking_resource(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*restclient.Resource, error) {
+			return ec.Resolvers.InvoiceItemBooking().Resource(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOResource2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResource(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19805,6 +20226,27 @@ func (ec *executionContext) fieldContext_InvoiceItemOrder_createDate(_ context.C
 }
 
 func (ec *executionContext) _InvoiceItemOrder_product(ctx context.Context, field graphql.CollectedField, obj *model.InvoiceItemOrder) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_InvoiceItemOrder_product(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*restclient.Product, error) {
+			return ec.Resolvers.InvoiceItemOrder().Product(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOProduct2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐProduct(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19837,6 +20279,27 @@ func (ec *executionContext) fieldContext_InvoiceItemOrder_product(_ context.Cont
 }
 
 func (ec *executionContext) _InvoiceItemOrder_productOption(ctx context.Context, field graphql.CollectedField, obj *model.InvoiceItemOrder) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_InvoiceItemOrder_productOption(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*restclient.ProductOption, error) {
+			return ec.Resolvers.InvoiceItemOrder().ProductOption(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOProductOption2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐProductOption(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20205,6 +20668,27 @@ func (ec *executionContext) fieldContext_InvoiceItemTicket_createDate(_ context.
 }
 
 func (ec *executionContext) _InvoiceItemTicket_event(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemTicket) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_InvoiceItemTicket_event(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*restclient.Event, error) {
+			return ec.Resolvers.InvoiceItemTicket().Event(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOEvent2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐEvent(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21825,6 +22309,27 @@ func (ec *executionContext) fieldContext_Location_timezoneId(_ context.Context, 
 }
 
 func (ec *executionContext) _Location_products(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Location_products(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) ([]*restclient.Product, error) {
+			return ec.Resolvers.Location().Products(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOProduct2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐProductᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21857,6 +22362,28 @@ func (ec *executionContext) fieldContext_Location_products(_ context.Context, fi
 }
 
 func (ec *executionContext) _Location_orders(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Location_orders(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*model.OrderConnection, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Location().Orders(ctx, obj, fc.Args["status"].(*restclient.OrderStatus), fc.Args["createDate"].(*model.DateRangeInput), fc.Args["first"].(*int), fc.Args["after"].(*string))
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOOrderConnection2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐOrderConnection(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21901,6 +22428,28 @@ func (ec *executionContext) fieldContext_Location_orders(ctx context.Context, fi
 }
 
 func (ec *executionContext) _Location_transactions(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Location_transactions(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*model.TransactionConnection, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Location().Transactions(ctx, obj, fc.Args["status"].(*restclient.TransactionStatus), fc.Args["type"].(*restclient.TransactionType), fc.Args["createDate"].(*model.DateRangeInput), fc.Args["first"].(*int), fc.Args["after"].(*string))
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOTransactionConnection2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐTransactionConnection(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21945,6 +22494,28 @@ func (ec *executionContext) fieldContext_Location_transactions(ctx context.Conte
 }
 
 func (ec *executionContext) _Location_creditNotes(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Location_creditNotes(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*model.CreditNoteConnection, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Location().CreditNotes(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOCreditNoteConnection2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐCreditNoteConnection(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22661,6 +23232,27 @@ func (ec *executionContext) fieldContext_Order_locationRef(_ context.Context, fi
 }
 
 func (ec *executionContext) _Order_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Order_location(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*model.Location, error) {
+			return ec.Resolvers.Order().Location(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOLocation2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22833,6 +23425,27 @@ func (ec *executionContext) fieldContext_Order_deleteDate(_ context.Context, fie
 }
 
 func (ec *executionContext) _Order_option(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Order_option(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*restclient.ProductOption, error) {
+			return ec.Resolvers.Order().Option(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOProductOption2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐProductOption(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22911,6 +23524,27 @@ func (ec *executionContext) fieldContext_Order_payment(_ context.Context, field 
 }
 
 func (ec *executionContext) _Order_product(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Order_product(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*restclient.Product, error) {
+			return ec.Resolvers.Order().Product(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOProduct2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐProduct(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24441,6 +25075,27 @@ func (ec *executionContext) fieldContext_Post_commentCount(_ context.Context, fi
 }
 
 func (ec *executionContext) _Post_comments(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Post_comments(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) ([]*restclient.Comment, error) {
+			return ec.Resolvers.Post().Comments(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOComment2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCommentᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24613,6 +25268,27 @@ func (ec *executionContext) fieldContext_Post_locationRef(_ context.Context, fie
 }
 
 func (ec *executionContext) _Post_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Post_location(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*model.Location, error) {
+			return ec.Resolvers.Post().Location(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOLocation2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25389,6 +26065,27 @@ func (ec *executionContext) fieldContext_Product_locationRef(_ context.Context, 
 }
 
 func (ec *executionContext) _Product_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Product_location(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*model.Location, error) {
+			return ec.Resolvers.Product().Location(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOLocation2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26943,6 +27640,27 @@ func (ec *executionContext) fieldContext_Redemption_locationRef(_ context.Contex
 }
 
 func (ec *executionContext) _Redemption_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Redemption_location(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*model.Location, error) {
+			return ec.Resolvers.Redemption().Location(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOLocation2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28329,6 +29047,27 @@ func (ec *executionContext) fieldContext_Resource_locationRef(_ context.Context,
 }
 
 func (ec *executionContext) _Resource_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Resource_location(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*model.Location, error) {
+			return ec.Resolvers.Resource().Location(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOLocation2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28417,6 +29156,27 @@ func (ec *executionContext) fieldContext_Resource_parentRef(_ context.Context, f
 }
 
 func (ec *executionContext) _Resource_parent(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Resource_parent(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*restclient.Resource, error) {
+			return ec.Resolvers.Resource().Parent(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOResource2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResource(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31179,6 +31939,27 @@ func (ec *executionContext) fieldContext_Transaction_locationRef(_ context.Conte
 }
 
 func (ec *executionContext) _Transaction_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Transaction_location(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*model.Location, error) {
+			return ec.Resolvers.Transaction().Location(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOLocation2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31341,6 +32122,27 @@ func (ec *executionContext) fieldContext_Transaction_paymentMethod(_ context.Con
 }
 
 func (ec *executionContext) _Transaction_booking(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Transaction_booking(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*restclient.TransactionBooking, error) {
+			return ec.Resolvers.Transaction().Booking(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOTransactionBooking2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionBooking(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31465,6 +32267,27 @@ func (ec *executionContext) fieldContext_Transaction_creditPackage(_ context.Con
 }
 
 func (ec *executionContext) _Transaction_invoice(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Transaction_invoice(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*restclient.Invoice, error) {
+			return ec.Resolvers.Transaction().Invoice(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOInvoice2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoice(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31497,6 +32320,27 @@ func (ec *executionContext) fieldContext_Transaction_invoice(_ context.Context, 
 }
 
 func (ec *executionContext) _Transaction_order(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Transaction_order(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*model.TransactionOrder, error) {
+			return ec.Resolvers.Transaction().Order(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOTransactionOrder2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐTransactionOrder(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31621,6 +32465,27 @@ func (ec *executionContext) fieldContext_Transaction_refund(_ context.Context, f
 }
 
 func (ec *executionContext) _Transaction_ticket(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Transaction_ticket(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*restclient.TransactionTicket, error) {
+			return ec.Resolvers.Transaction().Ticket(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOTransactionTicket2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionTicket(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31727,6 +32592,27 @@ func (ec *executionContext) fieldContext_TransactionBooking_id(_ context.Context
 }
 
 func (ec *executionContext) _TransactionBooking_resource(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionBooking) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_TransactionBooking_resource(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*restclient.Resource, error) {
+			return ec.Resolvers.TransactionBooking().Resource(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOResource2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResource(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -32119,6 +33005,27 @@ func (ec *executionContext) fieldContext_TransactionOrder_id(_ context.Context, 
 }
 
 func (ec *executionContext) _TransactionOrder_option(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrder) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_TransactionOrder_option(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*model.TransactionOrderOption, error) {
+			return ec.Resolvers.TransactionOrder().Option(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOTransactionOrderOption2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐTransactionOrderOption(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -32197,6 +33104,27 @@ func (ec *executionContext) fieldContext_TransactionOrder_price(_ context.Contex
 }
 
 func (ec *executionContext) _TransactionOrder_product(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrder) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_TransactionOrder_product(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*restclient.Product, error) {
+			return ec.Resolvers.TransactionOrder().Product(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOProduct2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐProduct(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -32698,6 +33626,27 @@ func (ec *executionContext) fieldContext_TransactionTicket_createDate(_ context.
 }
 
 func (ec *executionContext) _TransactionTicket_event(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionTicket) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_TransactionTicket_event(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*restclient.Event, error) {
+			return ec.Resolvers.TransactionTicket().Event(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOEvent2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐEvent(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -33260,6 +34209,27 @@ func (ec *executionContext) fieldContext_Visit_date(_ context.Context, field gra
 }
 
 func (ec *executionContext) _Visit_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Visit_location(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*model.Location, error) {
+			return ec.Resolvers.Visit().Location(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOLocation2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -33580,6 +34550,27 @@ func (ec *executionContext) fieldContext_VisitRequest_locationRef(_ context.Cont
 }
 
 func (ec *executionContext) _VisitRequest_location(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_VisitRequest_location(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*model.Location, error) {
+			return ec.Resolvers.VisitRequest().Location(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOLocation2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,

@@ -17,7 +17,8 @@ import (
 // with the field's context as graphql.ResolveField would, without the
 // closures, the middleware chain and the boxing of the value.
 type plainField struct {
-	fn      string // the generated field function, _Object_field
+	fn       string // the generated field function, _Object_field
+	resolver bool   // a resolver field: called with the field's context
 	goField string // the struct field read, as gqlgen's resolver reads it
 	ptr     bool   // the Go field is a pointer (else its address is taken)
 	nonNull bool
@@ -49,8 +50,16 @@ var leafScalars = map[string]struct {
 // plainOf reports whether f is a plain field graph/leaf can write, and how.
 func plainOf(f *codegen.Field) (plainField, bool) {
 	ref := f.TypeReference
-	if f.IsResolver || f.IsReserved() || len(f.Args) > 0 || len(f.Directives) > 0 || f.Stream || f.IsBatch() ||
-		f.GoFieldType != codegen.GoFieldVariable || ref == nil || ref.Definition == nil || ref.IsOmittable {
+	if f.IsReserved() || len(f.Directives) > 0 || f.Stream || f.IsBatch() || ref == nil || ref.Definition == nil ||
+		ref.IsOmittable || types.IsInterface(ref.GO) {
+		// An interface value (a union's) may be nil as an interface, which
+		// resolveField reports its own way: left to it.
+		return plainField{}, false
+	}
+	if f.IsResolver {
+		return plainField{fn: "_" + f.Object.Name + "_" + f.Name, resolver: true, nonNull: ref.GQL.NonNull, marshal: ref.MarshalFunc()}, true
+	}
+	if len(f.Args) > 0 || f.GoFieldType != codegen.GoFieldVariable {
 		return plainField{}, false
 	}
 	p := plainField{
@@ -130,6 +139,15 @@ func rewritePlain(src []byte, plain []plainField) ([]byte, []string, error) {
 			return nil, nil, fmt.Errorf("field function %s does not start with graphql.ResolveField", p.fn)
 		}
 		body := src[start+open : start+end]
+		if p.resolver {
+			fast, err := resolverFast(p, body)
+			if err != nil {
+				return nil, nil, err
+			}
+			at := start + open + len(") (ret graphql.Marshaler) {\n")
+			src = slices.Insert(src, at, []byte(fast)...)
+			continue
+		}
 		for _, want := range []string{
 			"\t\t\treturn obj." + p.goField + ", nil\n",
 			"\t\t\treturn ec." + p.marshal + "(ctx, selections, v)\n",
@@ -218,4 +236,77 @@ func checkMarshal(src []byte, p plainField) error {
 		return fmt.Errorf("no enum name map %s (field %s)", p.marshal, p.fn)
 	}
 	return nil
+}
+
+// resolverFast is the start of a resolver field's function: the resolver
+// called with the field's context and its result marshalled as
+// resolveField does when no field middleware runs (an error is added on the
+// field's path and the field is null; fc.Result is not set). body is the
+// function's ResolveField call, from which the resolver call, the result's
+// type and the recovery are taken.
+func resolverFast(p plainField, body []byte) (string, error) {
+	const (
+		resolverHead = "\t\tfunc(ctx context.Context) (any, error) {\n"
+		resolverTail = "\t\t},\n\t\tnil,\n\t\tfunc(ctx context.Context, selections ast.SelectionSet, v "
+		marshalHead  = ") graphql.Marshaler {\n\t\t\treturn ec." // then marshal(ctx, selections, v)
+	)
+	b := string(body)
+	fail := func(what string) (string, error) {
+		return "", fmt.Errorf("resolver field function %s: %s: gqlgen's templates changed, update graph/internal/gqlgen", p.fn, what)
+	}
+	if !strings.Contains(b, "\t\t\treturn ec.fieldContext_"+p.fn[1:]+"(ctx, field)\n") {
+		return fail("no field context function")
+	}
+	i := strings.Index(b, resolverHead)
+	j := strings.Index(b, resolverTail)
+	if i < 0 || j < i {
+		return fail("no resolver closure followed by a nil middleware chain")
+	}
+	call := b[i+len(resolverHead) : j]
+	rest := b[j+len(resolverTail):]
+	k := strings.Index(rest, marshalHead)
+	if k < 0 {
+		return fail("no marshal closure")
+	}
+	typ := rest[:k]
+	rest = rest[k+len(marshalHead):]
+	tail := p.marshal + "(ctx, selections, v)\n\t\t},\n\t\t"
+	if !strings.HasPrefix(rest, tail) {
+		return fail("marshal closure does not call " + p.marshal)
+	}
+	var recoverPanic bool
+	switch rest[len(tail):] {
+	case "true,\n\t\tfalse,\n\t)", "true,\n\t\ttrue,\n\t)":
+		recoverPanic = true
+	case "false,\n\t\tfalse,\n\t)", "false,\n\t\ttrue,\n\t)":
+	default:
+		return fail("no recoverFromPanic, nonNull arguments")
+	}
+	var fast strings.Builder
+	fmt.Fprintf(&fast, `	if ec.plainFields {
+		fc, err := ec.fieldContext_%s(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+`, p.fn[1:])
+	if recoverPanic {
+		fast.WriteString(`		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+`)
+	}
+	fmt.Fprintf(&fast, `		res, err := func(ctx context.Context) (%s, error) {
+	%s		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.%s(ctx, field.Selections, res)
+	}
+`, typ, call, p.marshal)
+	return fast.String(), nil
 }
