@@ -15,6 +15,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/introspection"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/workspacenet/facade/graph/inline"
 	"github.com/workspacenet/facade/graph/leaf"
 	"github.com/workspacenet/facade/graph/model"
 	"github.com/workspacenet/facade/graph/scalars"
@@ -5841,6 +5842,8 @@ type executionContext struct {
 	// plainFields: plain leaf fields are written by graph/leaf, not resolved
 	// through graphql.ResolveField (leaf.Enabled).
 	plainFields bool
+	// collected caches the operation's collected fields.
+	collected inline.Collected
 }
 
 func newExecutionContext(
@@ -36609,14 +36612,14 @@ func (ec *executionContext) unmarshalInputVisitorInput(ctx context.Context, obj 
 var addressImplementors = []string{"Address"}
 
 func (ec *executionContext) _Address(ctx context.Context, sel ast.SelectionSet, obj *restclient.Address) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, addressImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, addressImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Address")
+			out.Values[i] = typenameAddress
 		case "city":
 			out.Values[i] = ec._Address_city(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -36671,14 +36674,14 @@ func (ec *executionContext) _Address(ctx context.Context, sel ast.SelectionSet, 
 var bookingImplementors = []string{"Booking"}
 
 func (ec *executionContext) _Booking(ctx context.Context, sel ast.SelectionSet, obj *restclient.Booking) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, bookingImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, bookingImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Booking")
+			out.Values[i] = typenameBooking
 		case "id":
 			out.Values[i] = ec._Booking_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -36725,6 +36728,10 @@ func (ec *executionContext) _Booking(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "resource":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Booking_resource, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -36811,14 +36818,14 @@ func (ec *executionContext) _Booking(ctx context.Context, sel ast.SelectionSet, 
 var bookingAttendeeImplementors = []string{"BookingAttendee"}
 
 func (ec *executionContext) _BookingAttendee(ctx context.Context, sel ast.SelectionSet, obj *restclient.BookingAttendee) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, bookingAttendeeImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, bookingAttendeeImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("BookingAttendee")
+			out.Values[i] = typenameBookingAttendee
 		case "membershipRef":
 			out.Values[i] = ec._BookingAttendee_membershipRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -36853,14 +36860,14 @@ func (ec *executionContext) _BookingAttendee(ctx context.Context, sel ast.Select
 var commentImplementors = []string{"Comment"}
 
 func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, obj *restclient.Comment) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, commentImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, commentImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Comment")
+			out.Values[i] = typenameComment
 		case "id":
 			out.Values[i] = ec._Comment_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -36897,6 +36904,10 @@ func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "parentComment":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Comment_parentComment, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -36945,6 +36956,10 @@ func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "replies":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Comment_replies, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -37006,14 +37021,14 @@ func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, 
 var commentMembershipImplementors = []string{"CommentMembership"}
 
 func (ec *executionContext) _CommentMembership(ctx context.Context, sel ast.SelectionSet, obj *restclient.CommentMembership) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, commentMembershipImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, commentMembershipImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("CommentMembership")
+			out.Values[i] = typenameCommentMembership
 		case "id":
 			out.Values[i] = ec._CommentMembership_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -37048,14 +37063,14 @@ func (ec *executionContext) _CommentMembership(ctx context.Context, sel ast.Sele
 var commentMentionImplementors = []string{"CommentMention"}
 
 func (ec *executionContext) _CommentMention(ctx context.Context, sel ast.SelectionSet, obj *restclient.CommentMention) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, commentMentionImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, commentMentionImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("CommentMention")
+			out.Values[i] = typenameCommentMention
 		case "id":
 			out.Values[i] = ec._CommentMention_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -37090,14 +37105,14 @@ func (ec *executionContext) _CommentMention(ctx context.Context, sel ast.Selecti
 var commentUserImplementors = []string{"CommentUser"}
 
 func (ec *executionContext) _CommentUser(ctx context.Context, sel ast.SelectionSet, obj *restclient.CommentUser) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, commentUserImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, commentUserImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("CommentUser")
+			out.Values[i] = typenameCommentUser
 		case "id":
 			out.Values[i] = ec._CommentUser_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -37152,14 +37167,14 @@ func (ec *executionContext) _CommentUser(ctx context.Context, sel ast.SelectionS
 var companyImplementors = []string{"Company"}
 
 func (ec *executionContext) _Company(ctx context.Context, sel ast.SelectionSet, obj *restclient.Company) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, companyImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, companyImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Company")
+			out.Values[i] = typenameCompany
 		case "id":
 			out.Values[i] = ec._Company_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -37206,6 +37221,10 @@ func (ec *executionContext) _Company(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "location":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Company_location, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -37292,14 +37311,14 @@ func (ec *executionContext) _Company(ctx context.Context, sel ast.SelectionSet, 
 var companyCreditsImplementors = []string{"CompanyCredits"}
 
 func (ec *executionContext) _CompanyCredits(ctx context.Context, sel ast.SelectionSet, obj *restclient.CompanyCredits) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, companyCreditsImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, companyCreditsImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("CompanyCredits")
+			out.Values[i] = typenameCompanyCredits
 		case "expiring":
 			out.Values[i] = ec._CompanyCredits_expiring(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -37334,14 +37353,14 @@ func (ec *executionContext) _CompanyCredits(ctx context.Context, sel ast.Selecti
 var companyDayPassImplementors = []string{"CompanyDayPass"}
 
 func (ec *executionContext) _CompanyDayPass(ctx context.Context, sel ast.SelectionSet, obj *restclient.CompanyDayPass) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, companyDayPassImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, companyDayPassImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("CompanyDayPass")
+			out.Values[i] = typenameCompanyDayPass
 		case "expiring":
 			out.Values[i] = ec._CompanyDayPass_expiring(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -37371,14 +37390,14 @@ func (ec *executionContext) _CompanyDayPass(ctx context.Context, sel ast.Selecti
 var createBookingPayloadImplementors = []string{"CreateBookingPayload"}
 
 func (ec *executionContext) _CreateBookingPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateBookingPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, createBookingPayloadImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, createBookingPayloadImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("CreateBookingPayload")
+			out.Values[i] = typenameCreateBookingPayload
 		case "booking":
 			out.Values[i] = ec._CreateBookingPayload_booking(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -37408,14 +37427,14 @@ func (ec *executionContext) _CreateBookingPayload(ctx context.Context, sel ast.S
 var createCreditNotePayloadImplementors = []string{"CreateCreditNotePayload"}
 
 func (ec *executionContext) _CreateCreditNotePayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateCreditNotePayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, createCreditNotePayloadImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, createCreditNotePayloadImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("CreateCreditNotePayload")
+			out.Values[i] = typenameCreateCreditNotePayload
 		case "creditNote":
 			out.Values[i] = ec._CreateCreditNotePayload_creditNote(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -37445,14 +37464,14 @@ func (ec *executionContext) _CreateCreditNotePayload(ctx context.Context, sel as
 var createPostPayloadImplementors = []string{"CreatePostPayload"}
 
 func (ec *executionContext) _CreatePostPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreatePostPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, createPostPayloadImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, createPostPayloadImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("CreatePostPayload")
+			out.Values[i] = typenameCreatePostPayload
 		case "post":
 			out.Values[i] = ec._CreatePostPayload_post(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -37482,14 +37501,14 @@ func (ec *executionContext) _CreatePostPayload(ctx context.Context, sel ast.Sele
 var createVisitPayloadImplementors = []string{"CreateVisitPayload"}
 
 func (ec *executionContext) _CreateVisitPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateVisitPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, createVisitPayloadImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, createVisitPayloadImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("CreateVisitPayload")
+			out.Values[i] = typenameCreateVisitPayload
 		case "visit":
 			out.Values[i] = ec._CreateVisitPayload_visit(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -37519,14 +37538,14 @@ func (ec *executionContext) _CreateVisitPayload(ctx context.Context, sel ast.Sel
 var createVisitRequestPayloadImplementors = []string{"CreateVisitRequestPayload"}
 
 func (ec *executionContext) _CreateVisitRequestPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateVisitRequestPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, createVisitRequestPayloadImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, createVisitRequestPayloadImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("CreateVisitRequestPayload")
+			out.Values[i] = typenameCreateVisitRequestPayload
 		case "visitRequest":
 			out.Values[i] = ec._CreateVisitRequestPayload_visitRequest(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -37556,14 +37575,14 @@ func (ec *executionContext) _CreateVisitRequestPayload(ctx context.Context, sel 
 var creditNoteImplementors = []string{"CreditNote"}
 
 func (ec *executionContext) _CreditNote(ctx context.Context, sel ast.SelectionSet, obj *restclient.CreditNote) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, creditNoteImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, creditNoteImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("CreditNote")
+			out.Values[i] = typenameCreditNote
 		case "id":
 			out.Values[i] = ec._CreditNote_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -37600,6 +37619,10 @@ func (ec *executionContext) _CreditNote(ctx context.Context, sel ast.SelectionSe
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "invoice":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._CreditNote_invoice, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -37643,6 +37666,10 @@ func (ec *executionContext) _CreditNote(ctx context.Context, sel ast.SelectionSe
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "lines":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._CreditNote_lines, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -37686,6 +37713,10 @@ func (ec *executionContext) _CreditNote(ctx context.Context, sel ast.SelectionSe
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "location":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._CreditNote_location, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -37842,14 +37873,14 @@ func (ec *executionContext) _CreditNote(ctx context.Context, sel ast.SelectionSe
 var creditNoteBaseAmountsImplementors = []string{"CreditNoteBaseAmounts"}
 
 func (ec *executionContext) _CreditNoteBaseAmounts(ctx context.Context, sel ast.SelectionSet, obj *restclient.CreditNoteBaseAmounts) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, creditNoteBaseAmountsImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, creditNoteBaseAmountsImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("CreditNoteBaseAmounts")
+			out.Values[i] = typenameCreditNoteBaseAmounts
 		case "currencyCode":
 			out.Values[i] = ec._CreditNoteBaseAmounts_currencyCode(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -37914,14 +37945,14 @@ func (ec *executionContext) _CreditNoteBaseAmounts(ctx context.Context, sel ast.
 var creditNoteConnectionImplementors = []string{"CreditNoteConnection"}
 
 func (ec *executionContext) _CreditNoteConnection(ctx context.Context, sel ast.SelectionSet, obj *model.CreditNoteConnection) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, creditNoteConnectionImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, creditNoteConnectionImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("CreditNoteConnection")
+			out.Values[i] = typenameCreditNoteConnection
 		case "edges":
 			out.Values[i] = ec._CreditNoteConnection_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -37961,14 +37992,14 @@ func (ec *executionContext) _CreditNoteConnection(ctx context.Context, sel ast.S
 var creditNoteEdgeImplementors = []string{"CreditNoteEdge"}
 
 func (ec *executionContext) _CreditNoteEdge(ctx context.Context, sel ast.SelectionSet, obj *model.CreditNoteEdge) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, creditNoteEdgeImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, creditNoteEdgeImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("CreditNoteEdge")
+			out.Values[i] = typenameCreditNoteEdge
 		case "cursor":
 			out.Values[i] = ec._CreditNoteEdge_cursor(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -38003,14 +38034,14 @@ func (ec *executionContext) _CreditNoteEdge(ctx context.Context, sel ast.Selecti
 var creditNoteLineImplementors = []string{"CreditNoteLine"}
 
 func (ec *executionContext) _CreditNoteLine(ctx context.Context, sel ast.SelectionSet, obj *restclient.CreditNoteLine) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, creditNoteLineImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, creditNoteLineImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("CreditNoteLine")
+			out.Values[i] = typenameCreditNoteLine
 		case "id":
 			out.Values[i] = ec._CreditNoteLine_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -38047,6 +38078,10 @@ func (ec *executionContext) _CreditNoteLine(ctx context.Context, sel ast.Selecti
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "invoiceItem":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._CreditNoteLine_invoiceItem, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -38090,6 +38125,10 @@ func (ec *executionContext) _CreditNoteLine(ctx context.Context, sel ast.Selecti
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "invoice":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._CreditNoteLine_invoice, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -38133,6 +38172,10 @@ func (ec *executionContext) _CreditNoteLine(ctx context.Context, sel ast.Selecti
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "location":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._CreditNoteLine_location, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -38239,14 +38282,14 @@ func (ec *executionContext) _CreditNoteLine(ctx context.Context, sel ast.Selecti
 var creditNoteRefundImplementors = []string{"CreditNoteRefund"}
 
 func (ec *executionContext) _CreditNoteRefund(ctx context.Context, sel ast.SelectionSet, obj *restclient.CreditNoteRefund) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, creditNoteRefundImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, creditNoteRefundImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("CreditNoteRefund")
+			out.Values[i] = typenameCreditNoteRefund
 		case "id":
 			out.Values[i] = ec._CreditNoteRefund_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -38296,14 +38339,14 @@ func (ec *executionContext) _CreditNoteRefund(ctx context.Context, sel ast.Selec
 var creditNoteRefundMethodImplementors = []string{"CreditNoteRefundMethod"}
 
 func (ec *executionContext) _CreditNoteRefundMethod(ctx context.Context, sel ast.SelectionSet, obj *restclient.CreditNoteRefundMethod) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, creditNoteRefundMethodImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, creditNoteRefundMethodImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("CreditNoteRefundMethod")
+			out.Values[i] = typenameCreditNoteRefundMethod
 		case "label":
 			out.Values[i] = ec._CreditNoteRefundMethod_label(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -38338,14 +38381,14 @@ func (ec *executionContext) _CreditNoteRefundMethod(ctx context.Context, sel ast
 var creditPackageAmountImplementors = []string{"CreditPackageAmount"}
 
 func (ec *executionContext) _CreditPackageAmount(ctx context.Context, sel ast.SelectionSet, obj *restclient.CreditPackageAmount) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, creditPackageAmountImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, creditPackageAmountImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("CreditPackageAmount")
+			out.Values[i] = typenameCreditPackageAmount
 		case "amount":
 			out.Values[i] = ec._CreditPackageAmount_amount(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -38375,14 +38418,14 @@ func (ec *executionContext) _CreditPackageAmount(ctx context.Context, sel ast.Se
 var creditsPriceImplementors = []string{"CreditsPrice"}
 
 func (ec *executionContext) _CreditsPrice(ctx context.Context, sel ast.SelectionSet, obj *restclient.CreditsPrice) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, creditsPriceImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, creditsPriceImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("CreditsPrice")
+			out.Values[i] = typenameCreditsPrice
 		case "amount":
 			out.Values[i] = ec._CreditsPrice_amount(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -38417,14 +38460,14 @@ func (ec *executionContext) _CreditsPrice(ctx context.Context, sel ast.Selection
 var customTaxImplementors = []string{"CustomTax"}
 
 func (ec *executionContext) _CustomTax(ctx context.Context, sel ast.SelectionSet, obj *restclient.CustomTax) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, customTaxImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, customTaxImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("CustomTax")
+			out.Values[i] = typenameCustomTax
 		case "enabled":
 			out.Values[i] = ec._CustomTax_enabled(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -38459,14 +38502,14 @@ func (ec *executionContext) _CustomTax(ctx context.Context, sel ast.SelectionSet
 var discountImplementors = []string{"Discount"}
 
 func (ec *executionContext) _Discount(ctx context.Context, sel ast.SelectionSet, obj *restclient.Discount) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, discountImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, discountImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Discount")
+			out.Values[i] = typenameDiscount
 		case "coupon":
 			out.Values[i] = ec._Discount_coupon(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -38506,14 +38549,14 @@ func (ec *executionContext) _Discount(ctx context.Context, sel ast.SelectionSet,
 var discountCouponImplementors = []string{"DiscountCoupon"}
 
 func (ec *executionContext) _DiscountCoupon(ctx context.Context, sel ast.SelectionSet, obj *restclient.DiscountCoupon) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, discountCouponImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, discountCouponImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("DiscountCoupon")
+			out.Values[i] = typenameDiscountCoupon
 		case "id":
 			out.Values[i] = ec._DiscountCoupon_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -38573,14 +38616,14 @@ func (ec *executionContext) _DiscountCoupon(ctx context.Context, sel ast.Selecti
 var discountPromocodeImplementors = []string{"DiscountPromocode"}
 
 func (ec *executionContext) _DiscountPromocode(ctx context.Context, sel ast.SelectionSet, obj *restclient.DiscountPromocode) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, discountPromocodeImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, discountPromocodeImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("DiscountPromocode")
+			out.Values[i] = typenameDiscountPromocode
 		case "id":
 			out.Values[i] = ec._DiscountPromocode_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -38625,14 +38668,14 @@ func (ec *executionContext) _DiscountPromocode(ctx context.Context, sel ast.Sele
 var eventImplementors = []string{"Event"}
 
 func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, obj *restclient.Event) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, eventImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, eventImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Event")
+			out.Values[i] = typenameEvent
 		case "id":
 			out.Values[i] = ec._Event_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -38644,6 +38687,10 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "location":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Event_location, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -38775,14 +38822,14 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 var eventMoneyPriceImplementors = []string{"EventMoneyPrice"}
 
 func (ec *executionContext) _EventMoneyPrice(ctx context.Context, sel ast.SelectionSet, obj *restclient.EventMoneyPrice) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, eventMoneyPriceImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, eventMoneyPriceImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("EventMoneyPrice")
+			out.Values[i] = typenameEventMoneyPrice
 		case "amount":
 			out.Values[i] = ec._EventMoneyPrice_amount(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -38817,14 +38864,14 @@ func (ec *executionContext) _EventMoneyPrice(ctx context.Context, sel ast.Select
 var eventPriceImplementors = []string{"EventPrice"}
 
 func (ec *executionContext) _EventPrice(ctx context.Context, sel ast.SelectionSet, obj *restclient.EventPrice) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, eventPriceImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, eventPriceImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("EventPrice")
+			out.Values[i] = typenameEventPrice
 		case "credits":
 			out.Values[i] = ec._EventPrice_credits(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -38859,14 +38906,14 @@ func (ec *executionContext) _EventPrice(ctx context.Context, sel ast.SelectionSe
 var invoiceImplementors = []string{"Invoice"}
 
 func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, obj *restclient.Invoice) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, invoiceImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, invoiceImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Invoice")
+			out.Values[i] = typenameInvoice
 		case "id":
 			out.Values[i] = ec._Invoice_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -39018,6 +39065,10 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "location":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Invoice_location, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -39116,6 +39167,10 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "items":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Invoice_items, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -39169,6 +39224,10 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "creditNotes":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Invoice_creditNotes, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -39230,14 +39289,14 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 var invoiceBaseAmountsImplementors = []string{"InvoiceBaseAmounts"}
 
 func (ec *executionContext) _InvoiceBaseAmounts(ctx context.Context, sel ast.SelectionSet, obj *restclient.InvoiceBaseAmounts) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, invoiceBaseAmountsImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, invoiceBaseAmountsImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("InvoiceBaseAmounts")
+			out.Values[i] = typenameInvoiceBaseAmounts
 		case "amountDue":
 			out.Values[i] = ec._InvoiceBaseAmounts_amountDue(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -39312,14 +39371,14 @@ func (ec *executionContext) _InvoiceBaseAmounts(ctx context.Context, sel ast.Sel
 var invoiceCustomerImplementors = []string{"InvoiceCustomer"}
 
 func (ec *executionContext) _InvoiceCustomer(ctx context.Context, sel ast.SelectionSet, obj *restclient.InvoiceCustomer) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, invoiceCustomerImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, invoiceCustomerImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("InvoiceCustomer")
+			out.Values[i] = typenameInvoiceCustomer
 		case "id":
 			out.Values[i] = ec._InvoiceCustomer_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -39364,14 +39423,14 @@ func (ec *executionContext) _InvoiceCustomer(ctx context.Context, sel ast.Select
 var invoiceItemImplementors = []string{"InvoiceItem"}
 
 func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionSet, obj *restclient.InvoiceItem) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, invoiceItemImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, invoiceItemImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("InvoiceItem")
+			out.Values[i] = typenameInvoiceItem
 		case "id":
 			out.Values[i] = ec._InvoiceItem_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -39383,6 +39442,10 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "invoice":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItem_invoice, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -39431,6 +39494,10 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "location":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItem_location, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -39579,6 +39646,10 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "booking":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItem_booking, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -39622,6 +39693,10 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "order":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItem_order, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -39665,6 +39740,10 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "ticket":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItem_ticket, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -39726,14 +39805,14 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 var invoiceItemBookingImplementors = []string{"InvoiceItemBooking"}
 
 func (ec *executionContext) _InvoiceItemBooking(ctx context.Context, sel ast.SelectionSet, obj *restclient.InvoiceItemBooking) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, invoiceItemBookingImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, invoiceItemBookingImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("InvoiceItemBooking")
+			out.Values[i] = typenameInvoiceItemBooking
 		case "id":
 			out.Values[i] = ec._InvoiceItemBooking_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -39745,6 +39824,10 @@ func (ec *executionContext) _InvoiceItemBooking(ctx context.Context, sel ast.Sel
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "resource":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItemBooking_resource, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -39811,20 +39894,24 @@ func (ec *executionContext) _InvoiceItemBooking(ctx context.Context, sel ast.Sel
 var invoiceItemOrderImplementors = []string{"InvoiceItemOrder"}
 
 func (ec *executionContext) _InvoiceItemOrder(ctx context.Context, sel ast.SelectionSet, obj *model.InvoiceItemOrder) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, invoiceItemOrderImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, invoiceItemOrderImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("InvoiceItemOrder")
+			out.Values[i] = typenameInvoiceItemOrder
 		case "createDate":
 			out.Values[i] = ec._InvoiceItemOrder_createDate(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "product":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItemOrder_product, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -39863,6 +39950,10 @@ func (ec *executionContext) _InvoiceItemOrder(ctx context.Context, sel ast.Selec
 
 			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "productOption":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItemOrder_productOption, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -39929,14 +40020,14 @@ func (ec *executionContext) _InvoiceItemOrder(ctx context.Context, sel ast.Selec
 var invoiceItemPlanImplementors = []string{"InvoiceItemPlan"}
 
 func (ec *executionContext) _InvoiceItemPlan(ctx context.Context, sel ast.SelectionSet, obj *restclient.InvoiceItemPlan) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, invoiceItemPlanImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, invoiceItemPlanImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("InvoiceItemPlan")
+			out.Values[i] = typenameInvoiceItemPlan
 		case "id":
 			out.Values[i] = ec._InvoiceItemPlan_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -39981,14 +40072,14 @@ func (ec *executionContext) _InvoiceItemPlan(ctx context.Context, sel ast.Select
 var invoiceItemProductImplementors = []string{"InvoiceItemProduct"}
 
 func (ec *executionContext) _InvoiceItemProduct(ctx context.Context, sel ast.SelectionSet, obj *restclient.InvoiceItemProduct) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, invoiceItemProductImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, invoiceItemProductImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("InvoiceItemProduct")
+			out.Values[i] = typenameInvoiceItemProduct
 		case "bookingRef":
 			out.Values[i] = ec._InvoiceItemProduct_bookingRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -40043,20 +40134,24 @@ func (ec *executionContext) _InvoiceItemProduct(ctx context.Context, sel ast.Sel
 var invoiceItemTicketImplementors = []string{"InvoiceItemTicket"}
 
 func (ec *executionContext) _InvoiceItemTicket(ctx context.Context, sel ast.SelectionSet, obj *restclient.InvoiceItemTicket) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, invoiceItemTicketImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, invoiceItemTicketImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("InvoiceItemTicket")
+			out.Values[i] = typenameInvoiceItemTicket
 		case "createDate":
 			out.Values[i] = ec._InvoiceItemTicket_createDate(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "event":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItemTicket_event, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -40118,14 +40213,14 @@ func (ec *executionContext) _InvoiceItemTicket(ctx context.Context, sel ast.Sele
 var invoicePaymentImplementors = []string{"InvoicePayment"}
 
 func (ec *executionContext) _InvoicePayment(ctx context.Context, sel ast.SelectionSet, obj *restclient.InvoicePayment) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, invoicePaymentImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, invoicePaymentImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("InvoicePayment")
+			out.Values[i] = typenameInvoicePayment
 		case "createDate":
 			out.Values[i] = ec._InvoicePayment_createDate(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -40185,14 +40280,14 @@ func (ec *executionContext) _InvoicePayment(ctx context.Context, sel ast.Selecti
 var invoicePaymentMethodImplementors = []string{"InvoicePaymentMethod"}
 
 func (ec *executionContext) _InvoicePaymentMethod(ctx context.Context, sel ast.SelectionSet, obj *restclient.InvoicePaymentMethod) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, invoicePaymentMethodImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, invoicePaymentMethodImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("InvoicePaymentMethod")
+			out.Values[i] = typenameInvoicePaymentMethod
 		case "paymentGateway":
 			out.Values[i] = ec._InvoicePaymentMethod_paymentGateway(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -40227,14 +40322,14 @@ func (ec *executionContext) _InvoicePaymentMethod(ctx context.Context, sel ast.S
 var invoicePaymentPriceImplementors = []string{"InvoicePaymentPrice"}
 
 func (ec *executionContext) _InvoicePaymentPrice(ctx context.Context, sel ast.SelectionSet, obj *restclient.InvoicePaymentPrice) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, invoicePaymentPriceImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, invoicePaymentPriceImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("InvoicePaymentPrice")
+			out.Values[i] = typenameInvoicePaymentPrice
 		case "money":
 			out.Values[i] = ec._InvoicePaymentPrice_money(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -40269,14 +40364,14 @@ func (ec *executionContext) _InvoicePaymentPrice(ctx context.Context, sel ast.Se
 var invoicePaymentRefundsImplementors = []string{"InvoicePaymentRefunds"}
 
 func (ec *executionContext) _InvoicePaymentRefunds(ctx context.Context, sel ast.SelectionSet, obj *restclient.InvoicePaymentRefunds) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, invoicePaymentRefundsImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, invoicePaymentRefundsImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("InvoicePaymentRefunds")
+			out.Values[i] = typenameInvoicePaymentRefunds
 		case "money":
 			out.Values[i] = ec._InvoicePaymentRefunds_money(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -40311,14 +40406,14 @@ func (ec *executionContext) _InvoicePaymentRefunds(ctx context.Context, sel ast.
 var invoiceTransactionImplementors = []string{"InvoiceTransaction"}
 
 func (ec *executionContext) _InvoiceTransaction(ctx context.Context, sel ast.SelectionSet, obj *restclient.InvoiceTransaction) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, invoiceTransactionImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, invoiceTransactionImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("InvoiceTransaction")
+			out.Values[i] = typenameInvoiceTransaction
 		case "id":
 			out.Values[i] = ec._InvoiceTransaction_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -40378,14 +40473,14 @@ func (ec *executionContext) _InvoiceTransaction(ctx context.Context, sel ast.Sel
 var itemPaymentImplementors = []string{"ItemPayment"}
 
 func (ec *executionContext) _ItemPayment(ctx context.Context, sel ast.SelectionSet, obj *restclient.ItemPayment) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, itemPaymentImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, itemPaymentImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("ItemPayment")
+			out.Values[i] = typenameItemPayment
 		case "amount":
 			out.Values[i] = ec._ItemPayment_amount(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -40445,14 +40540,14 @@ func (ec *executionContext) _ItemPayment(ctx context.Context, sel ast.SelectionS
 var itemPaymentTaxImplementors = []string{"ItemPaymentTax"}
 
 func (ec *executionContext) _ItemPaymentTax(ctx context.Context, sel ast.SelectionSet, obj *restclient.ItemPaymentTax) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, itemPaymentTaxImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, itemPaymentTaxImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("ItemPaymentTax")
+			out.Values[i] = typenameItemPaymentTax
 		case "inclusive":
 			out.Values[i] = ec._ItemPaymentTax_inclusive(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -40487,14 +40582,14 @@ func (ec *executionContext) _ItemPaymentTax(ctx context.Context, sel ast.Selecti
 var itemSummaryImplementors = []string{"ItemSummary"}
 
 func (ec *executionContext) _ItemSummary(ctx context.Context, sel ast.SelectionSet, obj *restclient.ItemSummary) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, itemSummaryImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, itemSummaryImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("ItemSummary")
+			out.Values[i] = typenameItemSummary
 		case "id":
 			out.Values[i] = ec._ItemSummary_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -40529,14 +40624,14 @@ func (ec *executionContext) _ItemSummary(ctx context.Context, sel ast.SelectionS
 var limitedAttendeesImplementors = []string{"LimitedAttendees"}
 
 func (ec *executionContext) _LimitedAttendees(ctx context.Context, sel ast.SelectionSet, obj *restclient.LimitedAttendees) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, limitedAttendeesImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, limitedAttendeesImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("LimitedAttendees")
+			out.Values[i] = typenameLimitedAttendees
 		case "enabled":
 			out.Values[i] = ec._LimitedAttendees_enabled(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -40571,14 +40666,14 @@ func (ec *executionContext) _LimitedAttendees(ctx context.Context, sel ast.Selec
 var limitedItemsImplementors = []string{"LimitedItems"}
 
 func (ec *executionContext) _LimitedItems(ctx context.Context, sel ast.SelectionSet, obj *restclient.LimitedItems) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, limitedItemsImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, limitedItemsImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("LimitedItems")
+			out.Values[i] = typenameLimitedItems
 		case "enabled":
 			out.Values[i] = ec._LimitedItems_enabled(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -40613,14 +40708,14 @@ func (ec *executionContext) _LimitedItems(ctx context.Context, sel ast.Selection
 var limitedRedemptionImplementors = []string{"LimitedRedemption"}
 
 func (ec *executionContext) _LimitedRedemption(ctx context.Context, sel ast.SelectionSet, obj *restclient.LimitedRedemption) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, limitedRedemptionImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, limitedRedemptionImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("LimitedRedemption")
+			out.Values[i] = typenameLimitedRedemption
 		case "enabled":
 			out.Values[i] = ec._LimitedRedemption_enabled(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -40660,14 +40755,14 @@ func (ec *executionContext) _LimitedRedemption(ctx context.Context, sel ast.Sele
 var lineBaseAmountsImplementors = []string{"LineBaseAmounts"}
 
 func (ec *executionContext) _LineBaseAmounts(ctx context.Context, sel ast.SelectionSet, obj *restclient.LineBaseAmounts) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, lineBaseAmountsImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, lineBaseAmountsImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("LineBaseAmounts")
+			out.Values[i] = typenameLineBaseAmounts
 		case "currencyCode":
 			out.Values[i] = ec._LineBaseAmounts_currencyCode(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -40727,14 +40822,14 @@ func (ec *executionContext) _LineBaseAmounts(ctx context.Context, sel ast.Select
 var locationImplementors = []string{"Location"}
 
 func (ec *executionContext) _Location(ctx context.Context, sel ast.SelectionSet, obj *model.Location) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, locationImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, locationImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Location")
+			out.Values[i] = typenameLocation
 		case "id":
 			out.Values[i] = ec._Location_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -40756,6 +40851,10 @@ func (ec *executionContext) _Location(ctx context.Context, sel ast.SelectionSet,
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "products":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Location_products, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -40794,6 +40893,10 @@ func (ec *executionContext) _Location(ctx context.Context, sel ast.SelectionSet,
 
 			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "orders":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Location_orders, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -40832,6 +40935,10 @@ func (ec *executionContext) _Location(ctx context.Context, sel ast.SelectionSet,
 
 			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "transactions":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Location_transactions, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -40870,6 +40977,10 @@ func (ec *executionContext) _Location(ctx context.Context, sel ast.SelectionSet,
 
 			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "creditNotes":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Location_creditNotes, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -40931,14 +41042,14 @@ func (ec *executionContext) _Location(ctx context.Context, sel ast.SelectionSet,
 var mediaImplementors = []string{"Media"}
 
 func (ec *executionContext) _Media(ctx context.Context, sel ast.SelectionSet, obj *restclient.Media) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, mediaImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, mediaImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Media")
+			out.Values[i] = typenameMedia
 		case "key":
 			out.Values[i] = ec._Media_key(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -40973,14 +41084,14 @@ func (ec *executionContext) _Media(ctx context.Context, sel ast.SelectionSet, ob
 var moneyImplementors = []string{"Money"}
 
 func (ec *executionContext) _Money(ctx context.Context, sel ast.SelectionSet, obj *restclient.Money) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, moneyImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, moneyImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Money")
+			out.Values[i] = typenameMoney
 		case "currencyCode":
 			out.Values[i] = ec._Money_currencyCode(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -41015,14 +41126,14 @@ func (ec *executionContext) _Money(ctx context.Context, sel ast.SelectionSet, ob
 var moneyPriceImplementors = []string{"MoneyPrice"}
 
 func (ec *executionContext) _MoneyPrice(ctx context.Context, sel ast.SelectionSet, obj *restclient.MoneyPrice) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, moneyPriceImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, moneyPriceImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("MoneyPrice")
+			out.Values[i] = typenameMoneyPrice
 		case "amount":
 			out.Values[i] = ec._MoneyPrice_amount(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -41062,14 +41173,14 @@ func (ec *executionContext) _MoneyPrice(ctx context.Context, sel ast.SelectionSe
 var moneyRefundImplementors = []string{"MoneyRefund"}
 
 func (ec *executionContext) _MoneyRefund(ctx context.Context, sel ast.SelectionSet, obj *restclient.MoneyRefund) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, moneyRefundImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, moneyRefundImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("MoneyRefund")
+			out.Values[i] = typenameMoneyRefund
 		case "id":
 			out.Values[i] = ec._MoneyRefund_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -41114,7 +41225,7 @@ func (ec *executionContext) _MoneyRefund(ctx context.Context, sel ast.SelectionS
 var mutationImplementors = []string{"Mutation"}
 
 func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, mutationImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, mutationImplementors)
 	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
 		Object: "Mutation",
 	})
@@ -41129,7 +41240,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Mutation")
+			out.Values[i] = typenameMutation
 		case "createCreditNote":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createCreditNote(ctx, field)
@@ -41203,14 +41314,14 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 var orderImplementors = []string{"Order"}
 
 func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, obj *restclient.Order) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, orderImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, orderImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Order")
+			out.Values[i] = typenameOrder
 		case "id":
 			out.Values[i] = ec._Order_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -41222,6 +41333,10 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "location":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Order_location, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -41285,6 +41400,10 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "option":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Order_option, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -41328,6 +41447,10 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "product":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Order_product, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -41404,14 +41527,14 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 var orderConfirmationEmailImplementors = []string{"OrderConfirmationEmail"}
 
 func (ec *executionContext) _OrderConfirmationEmail(ctx context.Context, sel ast.SelectionSet, obj *restclient.OrderConfirmationEmail) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, orderConfirmationEmailImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, orderConfirmationEmailImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("OrderConfirmationEmail")
+			out.Values[i] = typenameOrderConfirmationEmail
 		case "enabled":
 			out.Values[i] = ec._OrderConfirmationEmail_enabled(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -41446,14 +41569,14 @@ func (ec *executionContext) _OrderConfirmationEmail(ctx context.Context, sel ast
 var orderConnectionImplementors = []string{"OrderConnection"}
 
 func (ec *executionContext) _OrderConnection(ctx context.Context, sel ast.SelectionSet, obj *model.OrderConnection) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, orderConnectionImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, orderConnectionImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("OrderConnection")
+			out.Values[i] = typenameOrderConnection
 		case "edges":
 			out.Values[i] = ec._OrderConnection_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -41493,14 +41616,14 @@ func (ec *executionContext) _OrderConnection(ctx context.Context, sel ast.Select
 var orderEdgeImplementors = []string{"OrderEdge"}
 
 func (ec *executionContext) _OrderEdge(ctx context.Context, sel ast.SelectionSet, obj *model.OrderEdge) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, orderEdgeImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, orderEdgeImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("OrderEdge")
+			out.Values[i] = typenameOrderEdge
 		case "cursor":
 			out.Values[i] = ec._OrderEdge_cursor(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -41535,14 +41658,14 @@ func (ec *executionContext) _OrderEdge(ctx context.Context, sel ast.SelectionSet
 var pageInfoImplementors = []string{"PageInfo"}
 
 func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *model.PageInfo) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, pageInfoImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, pageInfoImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("PageInfo")
+			out.Values[i] = typenamePageInfo
 		case "hasNextPage":
 			out.Values[i] = ec._PageInfo_hasNextPage(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -41587,14 +41710,14 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 var paymentGatewayImplementors = []string{"PaymentGateway"}
 
 func (ec *executionContext) _PaymentGateway(ctx context.Context, sel ast.SelectionSet, obj *restclient.PaymentGateway) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, paymentGatewayImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, paymentGatewayImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("PaymentGateway")
+			out.Values[i] = typenamePaymentGateway
 		case "gateway":
 			out.Values[i] = ec._PaymentGateway_gateway(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -41629,14 +41752,14 @@ func (ec *executionContext) _PaymentGateway(ctx context.Context, sel ast.Selecti
 var paymentMethodImplementors = []string{"PaymentMethod"}
 
 func (ec *executionContext) _PaymentMethod(ctx context.Context, sel ast.SelectionSet, obj *restclient.PaymentMethod) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, paymentMethodImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, paymentMethodImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("PaymentMethod")
+			out.Values[i] = typenamePaymentMethod
 		case "label":
 			out.Values[i] = ec._PaymentMethod_label(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -41671,14 +41794,14 @@ func (ec *executionContext) _PaymentMethod(ctx context.Context, sel ast.Selectio
 var periodImplementors = []string{"Period"}
 
 func (ec *executionContext) _Period(ctx context.Context, sel ast.SelectionSet, obj *restclient.Period) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, periodImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, periodImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Period")
+			out.Values[i] = typenamePeriod
 		case "endDate":
 			out.Values[i] = ec._Period_endDate(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -41713,14 +41836,14 @@ func (ec *executionContext) _Period(ctx context.Context, sel ast.SelectionSet, o
 var planImplementors = []string{"Plan"}
 
 func (ec *executionContext) _Plan(ctx context.Context, sel ast.SelectionSet, obj *restclient.Plan) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, planImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, planImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Plan")
+			out.Values[i] = typenamePlan
 		case "id":
 			out.Values[i] = ec._Plan_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -41780,14 +41903,14 @@ func (ec *executionContext) _Plan(ctx context.Context, sel ast.SelectionSet, obj
 var planTierImplementors = []string{"PlanTier"}
 
 func (ec *executionContext) _PlanTier(ctx context.Context, sel ast.SelectionSet, obj *restclient.PlanTier) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, planTierImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, planTierImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("PlanTier")
+			out.Values[i] = typenamePlanTier
 		case "id":
 			out.Values[i] = ec._PlanTier_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -41882,14 +42005,14 @@ func (ec *executionContext) _PlanTier(ctx context.Context, sel ast.SelectionSet,
 var planTierDiscountsImplementors = []string{"PlanTierDiscounts"}
 
 func (ec *executionContext) _PlanTierDiscounts(ctx context.Context, sel ast.SelectionSet, obj *restclient.PlanTierDiscounts) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, planTierDiscountsImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, planTierDiscountsImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("PlanTierDiscounts")
+			out.Values[i] = typenamePlanTierDiscounts
 		case "creditPackages":
 			out.Values[i] = ec._PlanTierDiscounts_creditPackages(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -41944,14 +42067,14 @@ func (ec *executionContext) _PlanTierDiscounts(ctx context.Context, sel ast.Sele
 var postImplementors = []string{"Post"}
 
 func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj *restclient.Post) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, postImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, postImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Post")
+			out.Values[i] = typenamePost
 		case "id":
 			out.Values[i] = ec._Post_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -41963,6 +42086,10 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "comments":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Post_comments, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -42026,6 +42153,10 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "location":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Post_location, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -42122,14 +42253,14 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 var postMediaImplementors = []string{"PostMedia"}
 
 func (ec *executionContext) _PostMedia(ctx context.Context, sel ast.SelectionSet, obj *restclient.PostMedia) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, postMediaImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, postMediaImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("PostMedia")
+			out.Values[i] = typenamePostMedia
 		case "id":
 			out.Values[i] = ec._PostMedia_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -42184,14 +42315,14 @@ func (ec *executionContext) _PostMedia(ctx context.Context, sel ast.SelectionSet
 var postMembershipImplementors = []string{"PostMembership"}
 
 func (ec *executionContext) _PostMembership(ctx context.Context, sel ast.SelectionSet, obj *restclient.PostMembership) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, postMembershipImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, postMembershipImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("PostMembership")
+			out.Values[i] = typenamePostMembership
 		case "id":
 			out.Values[i] = ec._PostMembership_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -42226,14 +42357,14 @@ func (ec *executionContext) _PostMembership(ctx context.Context, sel ast.Selecti
 var priceSplitImplementors = []string{"PriceSplit"}
 
 func (ec *executionContext) _PriceSplit(ctx context.Context, sel ast.SelectionSet, obj *restclient.PriceSplit) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, priceSplitImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, priceSplitImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("PriceSplit")
+			out.Values[i] = typenamePriceSplit
 		case "netAmount":
 			out.Values[i] = ec._PriceSplit_netAmount(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -42268,14 +42399,14 @@ func (ec *executionContext) _PriceSplit(ctx context.Context, sel ast.SelectionSe
 var pricingTierImplementors = []string{"PricingTier"}
 
 func (ec *executionContext) _PricingTier(ctx context.Context, sel ast.SelectionSet, obj *restclient.PricingTier) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, pricingTierImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, pricingTierImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("PricingTier")
+			out.Values[i] = typenamePricingTier
 		case "flatAmount":
 			out.Values[i] = ec._PricingTier_flatAmount(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -42320,14 +42451,14 @@ func (ec *executionContext) _PricingTier(ctx context.Context, sel ast.SelectionS
 var productImplementors = []string{"Product"}
 
 func (ec *executionContext) _Product(ctx context.Context, sel ast.SelectionSet, obj *restclient.Product) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, productImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, productImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Product")
+			out.Values[i] = typenameProduct
 		case "id":
 			out.Values[i] = ec._Product_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -42344,6 +42475,10 @@ func (ec *executionContext) _Product(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "location":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Product_location, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -42460,14 +42595,14 @@ func (ec *executionContext) _Product(ctx context.Context, sel ast.SelectionSet, 
 var productOptionImplementors = []string{"ProductOption"}
 
 func (ec *executionContext) _ProductOption(ctx context.Context, sel ast.SelectionSet, obj *restclient.ProductOption) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, productOptionImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, productOptionImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("ProductOption")
+			out.Values[i] = typenameProductOption
 		case "id":
 			out.Values[i] = ec._ProductOption_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -42532,14 +42667,14 @@ func (ec *executionContext) _ProductOption(ctx context.Context, sel ast.Selectio
 var productOptionPriceImplementors = []string{"ProductOptionPrice"}
 
 func (ec *executionContext) _ProductOptionPrice(ctx context.Context, sel ast.SelectionSet, obj *restclient.ProductOptionPrice) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, productOptionPriceImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, productOptionPriceImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("ProductOptionPrice")
+			out.Values[i] = typenameProductOptionPrice
 		case "credits":
 			out.Values[i] = ec._ProductOptionPrice_credits(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -42574,14 +42709,14 @@ func (ec *executionContext) _ProductOptionPrice(ctx context.Context, sel ast.Sel
 var productOrderingImplementors = []string{"ProductOrdering"}
 
 func (ec *executionContext) _ProductOrdering(ctx context.Context, sel ast.SelectionSet, obj *restclient.ProductOrdering) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, productOrderingImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, productOrderingImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("ProductOrdering")
+			out.Values[i] = typenameProductOrdering
 		case "confirmationEmail":
 			out.Values[i] = ec._ProductOrdering_confirmationEmail(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -42616,14 +42751,14 @@ func (ec *executionContext) _ProductOrdering(ctx context.Context, sel ast.Select
 var promocodeExpirationImplementors = []string{"PromocodeExpiration"}
 
 func (ec *executionContext) _PromocodeExpiration(ctx context.Context, sel ast.SelectionSet, obj *restclient.PromocodeExpiration) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, promocodeExpirationImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, promocodeExpirationImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("PromocodeExpiration")
+			out.Values[i] = typenamePromocodeExpiration
 		case "date":
 			out.Values[i] = ec._PromocodeExpiration_date(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -42658,7 +42793,7 @@ func (ec *executionContext) _PromocodeExpiration(ctx context.Context, sel ast.Se
 var queryImplementors = []string{"Query"}
 
 func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, queryImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, queryImplementors)
 	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
 		Object: "Query",
 	})
@@ -42673,7 +42808,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Query")
+			out.Values[i] = typenameQuery
 		case "resource":
 			field := field
 
@@ -42976,14 +43111,14 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 var redemptionImplementors = []string{"Redemption"}
 
 func (ec *executionContext) _Redemption(ctx context.Context, sel ast.SelectionSet, obj *restclient.Redemption) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, redemptionImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, redemptionImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Redemption")
+			out.Values[i] = typenameRedemption
 		case "createDate":
 			out.Values[i] = ec._Redemption_createDate(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -42995,6 +43130,10 @@ func (ec *executionContext) _Redemption(ctx context.Context, sel ast.SelectionSe
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "location":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Redemption_location, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -43086,14 +43225,14 @@ func (ec *executionContext) _Redemption(ctx context.Context, sel ast.SelectionSe
 var redemptionConnectionImplementors = []string{"RedemptionConnection"}
 
 func (ec *executionContext) _RedemptionConnection(ctx context.Context, sel ast.SelectionSet, obj *model.RedemptionConnection) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, redemptionConnectionImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, redemptionConnectionImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("RedemptionConnection")
+			out.Values[i] = typenameRedemptionConnection
 		case "edges":
 			out.Values[i] = ec._RedemptionConnection_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -43133,14 +43272,14 @@ func (ec *executionContext) _RedemptionConnection(ctx context.Context, sel ast.S
 var redemptionCouponImplementors = []string{"RedemptionCoupon"}
 
 func (ec *executionContext) _RedemptionCoupon(ctx context.Context, sel ast.SelectionSet, obj *restclient.RedemptionCoupon) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, redemptionCouponImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, redemptionCouponImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("RedemptionCoupon")
+			out.Values[i] = typenameRedemptionCoupon
 		case "id":
 			out.Values[i] = ec._RedemptionCoupon_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -43205,14 +43344,14 @@ func (ec *executionContext) _RedemptionCoupon(ctx context.Context, sel ast.Selec
 var redemptionCustomerImplementors = []string{"RedemptionCustomer"}
 
 func (ec *executionContext) _RedemptionCustomer(ctx context.Context, sel ast.SelectionSet, obj *restclient.RedemptionCustomer) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, redemptionCustomerImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, redemptionCustomerImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("RedemptionCustomer")
+			out.Values[i] = typenameRedemptionCustomer
 		case "id":
 			out.Values[i] = ec._RedemptionCustomer_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -43257,14 +43396,14 @@ func (ec *executionContext) _RedemptionCustomer(ctx context.Context, sel ast.Sel
 var redemptionEdgeImplementors = []string{"RedemptionEdge"}
 
 func (ec *executionContext) _RedemptionEdge(ctx context.Context, sel ast.SelectionSet, obj *model.RedemptionEdge) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, redemptionEdgeImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, redemptionEdgeImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("RedemptionEdge")
+			out.Values[i] = typenameRedemptionEdge
 		case "cursor":
 			out.Values[i] = ec._RedemptionEdge_cursor(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -43299,14 +43438,14 @@ func (ec *executionContext) _RedemptionEdge(ctx context.Context, sel ast.Selecti
 var redemptionProductImplementors = []string{"RedemptionProduct"}
 
 func (ec *executionContext) _RedemptionProduct(ctx context.Context, sel ast.SelectionSet, obj *restclient.RedemptionProduct) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, redemptionProductImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, redemptionProductImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("RedemptionProduct")
+			out.Values[i] = typenameRedemptionProduct
 		case "bookingRef":
 			out.Values[i] = ec._RedemptionProduct_bookingRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -43371,14 +43510,14 @@ func (ec *executionContext) _RedemptionProduct(ctx context.Context, sel ast.Sele
 var redemptionPromocodeImplementors = []string{"RedemptionPromocode"}
 
 func (ec *executionContext) _RedemptionPromocode(ctx context.Context, sel ast.SelectionSet, obj *restclient.RedemptionPromocode) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, redemptionPromocodeImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, redemptionPromocodeImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("RedemptionPromocode")
+			out.Values[i] = typenameRedemptionPromocode
 		case "id":
 			out.Values[i] = ec._RedemptionPromocode_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -43428,14 +43567,14 @@ func (ec *executionContext) _RedemptionPromocode(ctx context.Context, sel ast.Se
 var refundImplementors = []string{"Refund"}
 
 func (ec *executionContext) _Refund(ctx context.Context, sel ast.SelectionSet, obj *restclient.Refund) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, refundImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, refundImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Refund")
+			out.Values[i] = typenameRefund
 		case "amount":
 			out.Values[i] = ec._Refund_amount(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -43470,14 +43609,14 @@ func (ec *executionContext) _Refund(ctx context.Context, sel ast.SelectionSet, o
 var resourceImplementors = []string{"Resource"}
 
 func (ec *executionContext) _Resource(ctx context.Context, sel ast.SelectionSet, obj *restclient.Resource) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, resourceImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, resourceImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Resource")
+			out.Values[i] = typenameResource
 		case "id":
 			out.Values[i] = ec._Resource_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -43489,6 +43628,10 @@ func (ec *executionContext) _Resource(ctx context.Context, sel ast.SelectionSet,
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "location":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Resource_location, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -43537,6 +43680,10 @@ func (ec *executionContext) _Resource(ctx context.Context, sel ast.SelectionSet,
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "parent":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Resource_parent, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -43743,14 +43890,14 @@ func (ec *executionContext) _Resource(ctx context.Context, sel ast.SelectionSet,
 var resourceAutoReleaseImplementors = []string{"ResourceAutoRelease"}
 
 func (ec *executionContext) _ResourceAutoRelease(ctx context.Context, sel ast.SelectionSet, obj *restclient.ResourceAutoRelease) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, resourceAutoReleaseImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, resourceAutoReleaseImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("ResourceAutoRelease")
+			out.Values[i] = typenameResourceAutoRelease
 		case "enabled":
 			out.Values[i] = ec._ResourceAutoRelease_enabled(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -43785,14 +43932,14 @@ func (ec *executionContext) _ResourceAutoRelease(ctx context.Context, sel ast.Se
 var resourceCheckInImplementors = []string{"ResourceCheckIn"}
 
 func (ec *executionContext) _ResourceCheckIn(ctx context.Context, sel ast.SelectionSet, obj *restclient.ResourceCheckIn) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, resourceCheckInImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, resourceCheckInImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("ResourceCheckIn")
+			out.Values[i] = typenameResourceCheckIn
 		case "interval":
 			out.Values[i] = ec._ResourceCheckIn_interval(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -43822,14 +43969,14 @@ func (ec *executionContext) _ResourceCheckIn(ctx context.Context, sel ast.Select
 var resourceConfirmationEmailImplementors = []string{"ResourceConfirmationEmail"}
 
 func (ec *executionContext) _ResourceConfirmationEmail(ctx context.Context, sel ast.SelectionSet, obj *restclient.ResourceConfirmationEmail) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, resourceConfirmationEmailImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, resourceConfirmationEmailImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("ResourceConfirmationEmail")
+			out.Values[i] = typenameResourceConfirmationEmail
 		case "bookingCreatedByAdmin":
 			out.Values[i] = ec._ResourceConfirmationEmail_bookingCreatedByAdmin(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -43879,14 +44026,14 @@ func (ec *executionContext) _ResourceConfirmationEmail(ctx context.Context, sel 
 var resourceDurationImplementors = []string{"ResourceDuration"}
 
 func (ec *executionContext) _ResourceDuration(ctx context.Context, sel ast.SelectionSet, obj *restclient.ResourceDuration) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, resourceDurationImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, resourceDurationImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("ResourceDuration")
+			out.Values[i] = typenameResourceDuration
 		case "max":
 			out.Values[i] = ec._ResourceDuration_max(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -43926,14 +44073,14 @@ func (ec *executionContext) _ResourceDuration(ctx context.Context, sel ast.Selec
 var resourceDynamicPricingImplementors = []string{"ResourceDynamicPricing"}
 
 func (ec *executionContext) _ResourceDynamicPricing(ctx context.Context, sel ast.SelectionSet, obj *restclient.ResourceDynamicPricing) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, resourceDynamicPricingImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, resourceDynamicPricingImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("ResourceDynamicPricing")
+			out.Values[i] = typenameResourceDynamicPricing
 		case "deltaAbove":
 			out.Values[i] = ec._ResourceDynamicPricing_deltaAbove(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -43973,14 +44120,14 @@ func (ec *executionContext) _ResourceDynamicPricing(ctx context.Context, sel ast
 var resourceExternalCalendarImplementors = []string{"ResourceExternalCalendar"}
 
 func (ec *executionContext) _ResourceExternalCalendar(ctx context.Context, sel ast.SelectionSet, obj *restclient.ResourceExternalCalendar) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, resourceExternalCalendarImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, resourceExternalCalendarImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("ResourceExternalCalendar")
+			out.Values[i] = typenameResourceExternalCalendar
 		case "id":
 			out.Values[i] = ec._ResourceExternalCalendar_id(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -44015,14 +44162,14 @@ func (ec *executionContext) _ResourceExternalCalendar(ctx context.Context, sel a
 var resourceImageImplementors = []string{"ResourceImage"}
 
 func (ec *executionContext) _ResourceImage(ctx context.Context, sel ast.SelectionSet, obj *restclient.ResourceImage) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, resourceImageImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, resourceImageImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("ResourceImage")
+			out.Values[i] = typenameResourceImage
 		case "key":
 			out.Values[i] = ec._ResourceImage_key(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -44052,14 +44199,14 @@ func (ec *executionContext) _ResourceImage(ctx context.Context, sel ast.Selectio
 var resourcePlansImplementors = []string{"ResourcePlans"}
 
 func (ec *executionContext) _ResourcePlans(ctx context.Context, sel ast.SelectionSet, obj *restclient.ResourcePlans) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, resourcePlansImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, resourcePlansImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("ResourcePlans")
+			out.Values[i] = typenameResourcePlans
 		case "enabled":
 			out.Values[i] = ec._ResourcePlans_enabled(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -44094,14 +44241,14 @@ func (ec *executionContext) _ResourcePlans(ctx context.Context, sel ast.Selectio
 var resourcePricingImplementors = []string{"ResourcePricing"}
 
 func (ec *executionContext) _ResourcePricing(ctx context.Context, sel ast.SelectionSet, obj *restclient.ResourcePricing) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, resourcePricingImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, resourcePricingImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("ResourcePricing")
+			out.Values[i] = typenameResourcePricing
 		case "enabled":
 			out.Values[i] = ec._ResourcePricing_enabled(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -44141,14 +44288,14 @@ func (ec *executionContext) _ResourcePricing(ctx context.Context, sel ast.Select
 var resourcePublicDurationImplementors = []string{"ResourcePublicDuration"}
 
 func (ec *executionContext) _ResourcePublicDuration(ctx context.Context, sel ast.SelectionSet, obj *restclient.ResourcePublicDuration) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, resourcePublicDurationImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, resourcePublicDurationImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("ResourcePublicDuration")
+			out.Values[i] = typenameResourcePublicDuration
 		case "enabled":
 			out.Values[i] = ec._ResourcePublicDuration_enabled(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -44188,14 +44335,14 @@ func (ec *executionContext) _ResourcePublicDuration(ctx context.Context, sel ast
 var resourceScheduleImplementors = []string{"ResourceSchedule"}
 
 func (ec *executionContext) _ResourceSchedule(ctx context.Context, sel ast.SelectionSet, obj *restclient.ResourceSchedule) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, resourceScheduleImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, resourceScheduleImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("ResourceSchedule")
+			out.Values[i] = typenameResourceSchedule
 		case "default":
 			out.Values[i] = ec._ResourceSchedule_default(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -44235,14 +44382,14 @@ func (ec *executionContext) _ResourceSchedule(ctx context.Context, sel ast.Selec
 var scheduleDaysImplementors = []string{"ScheduleDays"}
 
 func (ec *executionContext) _ScheduleDays(ctx context.Context, sel ast.SelectionSet, obj *restclient.ScheduleDays) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, scheduleDaysImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, scheduleDaysImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("ScheduleDays")
+			out.Values[i] = typenameScheduleDays
 		case "monday":
 			out.Values[i] = ec._ScheduleDays_monday(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -44302,14 +44449,14 @@ func (ec *executionContext) _ScheduleDays(ctx context.Context, sel ast.Selection
 var scheduleDefaultImplementors = []string{"ScheduleDefault"}
 
 func (ec *executionContext) _ScheduleDefault(ctx context.Context, sel ast.SelectionSet, obj *restclient.ScheduleDefault) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, scheduleDefaultImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, scheduleDefaultImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("ScheduleDefault")
+			out.Values[i] = typenameScheduleDefault
 		case "closedDays":
 			out.Values[i] = ec._ScheduleDefault_closedDays(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -44344,14 +44491,14 @@ func (ec *executionContext) _ScheduleDefault(ctx context.Context, sel ast.Select
 var scheduleHoursImplementors = []string{"ScheduleHours"}
 
 func (ec *executionContext) _ScheduleHours(ctx context.Context, sel ast.SelectionSet, obj *restclient.ScheduleHours) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, scheduleHoursImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, scheduleHoursImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("ScheduleHours")
+			out.Values[i] = typenameScheduleHours
 		case "from":
 			out.Values[i] = ec._ScheduleHours_from(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -44386,14 +44533,14 @@ func (ec *executionContext) _ScheduleHours(ctx context.Context, sel ast.Selectio
 var scheduleItemImplementors = []string{"ScheduleItem"}
 
 func (ec *executionContext) _ScheduleItem(ctx context.Context, sel ast.SelectionSet, obj *restclient.ScheduleItem) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, scheduleItemImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, scheduleItemImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("ScheduleItem")
+			out.Values[i] = typenameScheduleItem
 		case "days":
 			out.Values[i] = ec._ScheduleItem_days(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -44428,14 +44575,14 @@ func (ec *executionContext) _ScheduleItem(ctx context.Context, sel ast.Selection
 var schedulePublicImplementors = []string{"SchedulePublic"}
 
 func (ec *executionContext) _SchedulePublic(ctx context.Context, sel ast.SelectionSet, obj *restclient.SchedulePublic) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, schedulePublicImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, schedulePublicImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("SchedulePublic")
+			out.Values[i] = typenameSchedulePublic
 		case "closedDays":
 			out.Values[i] = ec._SchedulePublic_closedDays(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -44475,14 +44622,14 @@ func (ec *executionContext) _SchedulePublic(ctx context.Context, sel ast.Selecti
 var stockImplementors = []string{"Stock"}
 
 func (ec *executionContext) _Stock(ctx context.Context, sel ast.SelectionSet, obj *restclient.Stock) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, stockImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, stockImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Stock")
+			out.Values[i] = typenameStock
 		case "enabled":
 			out.Values[i] = ec._Stock_enabled(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -44517,14 +44664,14 @@ func (ec *executionContext) _Stock(ctx context.Context, sel ast.SelectionSet, ob
 var taxImplementors = []string{"Tax"}
 
 func (ec *executionContext) _Tax(ctx context.Context, sel ast.SelectionSet, obj *restclient.Tax) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, taxImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, taxImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Tax")
+			out.Values[i] = typenameTax
 		case "amount":
 			out.Values[i] = ec._Tax_amount(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -44569,14 +44716,14 @@ func (ec *executionContext) _Tax(ctx context.Context, sel ast.SelectionSet, obj 
 var transactionImplementors = []string{"Transaction"}
 
 func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionSet, obj *restclient.Transaction) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, transactionImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, transactionImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Transaction")
+			out.Values[i] = typenameTransaction
 		case "id":
 			out.Values[i] = ec._Transaction_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -44603,6 +44750,10 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "location":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Transaction_location, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -44661,6 +44812,10 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "booking":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Transaction_booking, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -44709,6 +44864,10 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "invoice":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Transaction_invoice, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -44747,6 +44906,10 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 
 			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "order":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Transaction_order, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -44795,6 +44958,10 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "ticket":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Transaction_ticket, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -44861,20 +45028,24 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 var transactionBookingImplementors = []string{"TransactionBooking"}
 
 func (ec *executionContext) _TransactionBooking(ctx context.Context, sel ast.SelectionSet, obj *restclient.TransactionBooking) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, transactionBookingImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, transactionBookingImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("TransactionBooking")
+			out.Values[i] = typenameTransactionBooking
 		case "id":
 			out.Values[i] = ec._TransactionBooking_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "resource":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._TransactionBooking_resource, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -44941,14 +45112,14 @@ func (ec *executionContext) _TransactionBooking(ctx context.Context, sel ast.Sel
 var transactionConnectionImplementors = []string{"TransactionConnection"}
 
 func (ec *executionContext) _TransactionConnection(ctx context.Context, sel ast.SelectionSet, obj *model.TransactionConnection) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, transactionConnectionImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, transactionConnectionImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("TransactionConnection")
+			out.Values[i] = typenameTransactionConnection
 		case "edges":
 			out.Values[i] = ec._TransactionConnection_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -44988,14 +45159,14 @@ func (ec *executionContext) _TransactionConnection(ctx context.Context, sel ast.
 var transactionCreditPackageImplementors = []string{"TransactionCreditPackage"}
 
 func (ec *executionContext) _TransactionCreditPackage(ctx context.Context, sel ast.SelectionSet, obj *restclient.TransactionCreditPackage) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, transactionCreditPackageImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, transactionCreditPackageImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("TransactionCreditPackage")
+			out.Values[i] = typenameTransactionCreditPackage
 		case "amount":
 			out.Values[i] = ec._TransactionCreditPackage_amount(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -45030,14 +45201,14 @@ func (ec *executionContext) _TransactionCreditPackage(ctx context.Context, sel a
 var transactionEdgeImplementors = []string{"TransactionEdge"}
 
 func (ec *executionContext) _TransactionEdge(ctx context.Context, sel ast.SelectionSet, obj *model.TransactionEdge) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, transactionEdgeImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, transactionEdgeImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("TransactionEdge")
+			out.Values[i] = typenameTransactionEdge
 		case "cursor":
 			out.Values[i] = ec._TransactionEdge_cursor(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -45072,20 +45243,24 @@ func (ec *executionContext) _TransactionEdge(ctx context.Context, sel ast.Select
 var transactionOrderImplementors = []string{"TransactionOrder"}
 
 func (ec *executionContext) _TransactionOrder(ctx context.Context, sel ast.SelectionSet, obj *model.TransactionOrder) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, transactionOrderImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, transactionOrderImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("TransactionOrder")
+			out.Values[i] = typenameTransactionOrder
 		case "id":
 			out.Values[i] = ec._TransactionOrder_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "option":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._TransactionOrder_option, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -45129,6 +45304,10 @@ func (ec *executionContext) _TransactionOrder(ctx context.Context, sel ast.Selec
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "product":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._TransactionOrder_product, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -45190,14 +45369,14 @@ func (ec *executionContext) _TransactionOrder(ctx context.Context, sel ast.Selec
 var transactionOrderOptionImplementors = []string{"TransactionOrderOption"}
 
 func (ec *executionContext) _TransactionOrderOption(ctx context.Context, sel ast.SelectionSet, obj *model.TransactionOrderOption) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, transactionOrderOptionImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, transactionOrderOptionImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("TransactionOrderOption")
+			out.Values[i] = typenameTransactionOrderOption
 		case "id":
 			out.Values[i] = ec._TransactionOrderOption_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -45267,14 +45446,14 @@ func (ec *executionContext) _TransactionOrderOption(ctx context.Context, sel ast
 var transactionRefundImplementors = []string{"TransactionRefund"}
 
 func (ec *executionContext) _TransactionRefund(ctx context.Context, sel ast.SelectionSet, obj *restclient.TransactionRefund) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, transactionRefundImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, transactionRefundImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("TransactionRefund")
+			out.Values[i] = typenameTransactionRefund
 		case "id":
 			out.Values[i] = ec._TransactionRefund_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -45319,14 +45498,14 @@ func (ec *executionContext) _TransactionRefund(ctx context.Context, sel ast.Sele
 var transactionTicketImplementors = []string{"TransactionTicket"}
 
 func (ec *executionContext) _TransactionTicket(ctx context.Context, sel ast.SelectionSet, obj *restclient.TransactionTicket) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, transactionTicketImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, transactionTicketImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("TransactionTicket")
+			out.Values[i] = typenameTransactionTicket
 		case "id":
 			out.Values[i] = ec._TransactionTicket_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -45338,6 +45517,10 @@ func (ec *executionContext) _TransactionTicket(ctx context.Context, sel ast.Sele
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "event":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._TransactionTicket_event, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -45404,14 +45587,14 @@ func (ec *executionContext) _TransactionTicket(ctx context.Context, sel ast.Sele
 var updatePostPayloadImplementors = []string{"UpdatePostPayload"}
 
 func (ec *executionContext) _UpdatePostPayload(ctx context.Context, sel ast.SelectionSet, obj *model.UpdatePostPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, updatePostPayloadImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, updatePostPayloadImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("UpdatePostPayload")
+			out.Values[i] = typenameUpdatePostPayload
 		case "post":
 			out.Values[i] = ec._UpdatePostPayload_post(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -45441,14 +45624,14 @@ func (ec *executionContext) _UpdatePostPayload(ctx context.Context, sel ast.Sele
 var updateVisitPayloadImplementors = []string{"UpdateVisitPayload"}
 
 func (ec *executionContext) _UpdateVisitPayload(ctx context.Context, sel ast.SelectionSet, obj *model.UpdateVisitPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, updateVisitPayloadImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, updateVisitPayloadImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("UpdateVisitPayload")
+			out.Values[i] = typenameUpdateVisitPayload
 		case "visit":
 			out.Values[i] = ec._UpdateVisitPayload_visit(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -45478,14 +45661,14 @@ func (ec *executionContext) _UpdateVisitPayload(ctx context.Context, sel ast.Sel
 var userImplementors = []string{"User"}
 
 func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj *restclient.User) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, userImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, userImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("User")
+			out.Values[i] = typenameUser
 		case "id":
 			out.Values[i] = ec._User_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -45545,14 +45728,14 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 var visitImplementors = []string{"Visit"}
 
 func (ec *executionContext) _Visit(ctx context.Context, sel ast.SelectionSet, obj *restclient.Visit) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, visitImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, visitImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Visit")
+			out.Values[i] = typenameVisit
 		case "id":
 			out.Values[i] = ec._Visit_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -45589,6 +45772,10 @@ func (ec *executionContext) _Visit(ctx context.Context, sel ast.SelectionSet, ob
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "location":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Visit_location, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -45680,14 +45867,14 @@ func (ec *executionContext) _Visit(ctx context.Context, sel ast.SelectionSet, ob
 var visitRequestImplementors = []string{"VisitRequest"}
 
 func (ec *executionContext) _VisitRequest(ctx context.Context, sel ast.SelectionSet, obj *restclient.VisitRequest) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, visitRequestImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, visitRequestImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("VisitRequest")
+			out.Values[i] = typenameVisitRequest
 		case "id":
 			out.Values[i] = ec._VisitRequest_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -45704,6 +45891,10 @@ func (ec *executionContext) _VisitRequest(ctx context.Context, sel ast.Selection
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "location":
+			if inlineTable.Inline(&field) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._VisitRequest_location, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -45790,14 +45981,14 @@ func (ec *executionContext) _VisitRequest(ctx context.Context, sel ast.Selection
 var visitorImplementors = []string{"Visitor"}
 
 func (ec *executionContext) _Visitor(ctx context.Context, sel ast.SelectionSet, obj *restclient.Visitor) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, visitorImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, visitorImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Visitor")
+			out.Values[i] = typenameVisitor
 		case "email":
 			out.Values[i] = ec._Visitor_email(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -45842,14 +46033,14 @@ func (ec *executionContext) _Visitor(ctx context.Context, sel ast.SelectionSet, 
 var __DirectiveImplementors = []string{"__Directive"}
 
 func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionSet, obj *introspection.Directive) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __DirectiveImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, __DirectiveImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("__Directive")
+			out.Values[i] = typename__Directive
 		case "name":
 			out.Values[i] = ec.___Directive_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -45899,14 +46090,14 @@ func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionS
 var __EnumValueImplementors = []string{"__EnumValue"}
 
 func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionSet, obj *introspection.EnumValue) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __EnumValueImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, __EnumValueImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("__EnumValue")
+			out.Values[i] = typename__EnumValue
 		case "name":
 			out.Values[i] = ec.___EnumValue_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -45951,14 +46142,14 @@ func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionS
 var __FieldImplementors = []string{"__Field"}
 
 func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, obj *introspection.Field) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __FieldImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, __FieldImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("__Field")
+			out.Values[i] = typename__Field
 		case "name":
 			out.Values[i] = ec.___Field_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -46013,14 +46204,14 @@ func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, 
 var __InputValueImplementors = []string{"__InputValue"}
 
 func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.SelectionSet, obj *introspection.InputValue) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __InputValueImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, __InputValueImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("__InputValue")
+			out.Values[i] = typename__InputValue
 		case "name":
 			out.Values[i] = ec.___InputValue_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -46075,14 +46266,14 @@ func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.Selection
 var __SchemaImplementors = []string{"__Schema"}
 
 func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet, obj *introspection.Schema) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __SchemaImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, __SchemaImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("__Schema")
+			out.Values[i] = typename__Schema
 		case "description":
 			out.Values[i] = ec.___Schema_description(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -46137,14 +46328,14 @@ func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet,
 var __TypeImplementors = []string{"__Type"}
 
 func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, obj *introspection.Type) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __TypeImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, __TypeImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("__Type")
+			out.Values[i] = typename__Type
 		case "kind":
 			out.Values[i] = ec.___Type_kind(ctx, field, obj)
 			if out.Values[i] == graphql.Null {

@@ -67,6 +67,14 @@ func (t *Table) Concurrently(ctx context.Context, fs *graphql.FieldSet, i int, f
 	fs.Values[i] = f(ctx)
 }
 
+// Inline reports whether an object's resolver field runs now, on this
+// goroutine: it is not deferred and cannot block. The generated code then
+// resolves it without the closures and the FieldSet entry that
+// Concurrently needs.
+func (t *Table) Inline(field *graphql.CollectedField) bool {
+	return !field.IsDeferred() && !t.mayBlock(field.Field)
+}
+
 // MarshalSlice replaces graphql.MarshalSliceConcurrently for a list whose
 // elements are marshalled with selection sel: when sel cannot block, the
 // elements are marshalled one after the other on this goroutine, each with
@@ -294,4 +302,43 @@ func (t *Table) selectionMayBlock(sel ast.SelectionSet) bool {
 		}
 	}
 	return false
+}
+
+// Collected replaces graphql.CollectFields for one operation: the same
+// fields, cached by the selection set and the type's implementors (the
+// generated code's package-level slice, so its address names it), without
+// the hash and allocation gqlgen's cache key costs on every object. Its zero
+// value is ready; it must not be copied.
+type Collected struct {
+	mu sync.RWMutex
+	m  map[collectKey][]graphql.CollectedField
+}
+
+type collectKey struct {
+	sel        *ast.Selection
+	n          int
+	implements *string
+}
+
+// Fields returns graphql.CollectFields(oc, sel, implements), computed once
+// per selection set and type in the operation oc.
+func (c *Collected) Fields(oc *graphql.OperationContext, sel ast.SelectionSet, implements []string) []graphql.CollectedField {
+	if len(sel) == 0 || len(implements) == 0 {
+		return graphql.CollectFields(oc, sel, implements)
+	}
+	k := collectKey{&sel[0], len(sel), &implements[0]}
+	c.mu.RLock()
+	fields, ok := c.m[k]
+	c.mu.RUnlock()
+	if ok {
+		return fields
+	}
+	fields = graphql.CollectFields(oc, sel, implements)
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = make(map[collectKey][]graphql.CollectedField)
+	}
+	c.m[k] = fields
+	c.mu.Unlock()
+	return fields
 }

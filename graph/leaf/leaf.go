@@ -63,6 +63,10 @@ func String(p *string) graphql.Marshaler {
 	return (*str)(p)
 }
 
+// Const returns the Marshaler of the String s, made once (an object's
+// __typename).
+func Const(s string) graphql.Marshaler { return String(&s) }
+
 type str string
 
 func (s *str) MarshalGQL(w io.Writer) { WriteString(w, string(*s)) }

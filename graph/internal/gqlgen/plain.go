@@ -19,10 +19,10 @@ import (
 type plainField struct {
 	fn       string // the generated field function, _Object_field
 	resolver bool   // a resolver field: called with the field's context
-	goField string // the struct field read, as gqlgen's resolver reads it
-	ptr     bool   // the Go field is a pointer (else its address is taken)
-	nonNull bool
-	marshal string // gqlgen's marshal function of the field's type
+	goField  string // the struct field read, as gqlgen's resolver reads it
+	ptr      bool   // the Go field is a pointer (else its address is taken)
+	nonNull  bool
+	marshal  string // gqlgen's marshal function of the field's type
 	// helper is graph/leaf's function of the value; enum: the name map.
 	helper string
 	enum   bool
