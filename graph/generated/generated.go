@@ -10991,6 +10991,10 @@ func (ec *executionContext) _Address_city(ctx context.Context, field graphql.Col
 			return m
 		}
 	}
+	return ec._Address_citySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Address_citySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Address) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11019,6 +11023,10 @@ func (ec *executionContext) _Address_countryCode(ctx context.Context, field grap
 			return m
 		}
 	}
+	return ec._Address_countryCodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Address_countryCodeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Address) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11047,6 +11055,10 @@ func (ec *executionContext) _Address_line1(ctx context.Context, field graphql.Co
 			return m
 		}
 	}
+	return ec._Address_line1Slow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Address_line1Slow(ctx context.Context, field graphql.CollectedField, obj *restclient.Address) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11075,6 +11087,10 @@ func (ec *executionContext) _Address_line2(ctx context.Context, field graphql.Co
 			return m
 		}
 	}
+	return ec._Address_line2Slow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Address_line2Slow(ctx context.Context, field graphql.CollectedField, obj *restclient.Address) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11103,6 +11119,10 @@ func (ec *executionContext) _Address_postalCode(ctx context.Context, field graph
 			return m
 		}
 	}
+	return ec._Address_postalCodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Address_postalCodeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Address) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11131,6 +11151,10 @@ func (ec *executionContext) _Address_state(ctx context.Context, field graphql.Co
 			return m
 		}
 	}
+	return ec._Address_stateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Address_stateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Address) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11159,6 +11183,10 @@ func (ec *executionContext) _Booking_id(ctx context.Context, field graphql.Colle
 			return m
 		}
 	}
+	return ec._Booking_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Booking_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11196,6 +11224,10 @@ func (ec *executionContext) _Booking_attendees(ctx context.Context, field graphq
 		}()
 		return ec.marshalOBookingAttendee2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐBookingAttendeeᚄ(ctx, field.Selections, obj.Attendees)
 	}
+	return ec._Booking_attendeesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Booking_attendeesSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11233,6 +11265,10 @@ func (ec *executionContext) _Booking_createDate(ctx context.Context, field graph
 			return m
 		}
 	}
+	return ec._Booking_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Booking_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11261,6 +11297,10 @@ func (ec *executionContext) _Booking_deleteDate(ctx context.Context, field graph
 			return m
 		}
 	}
+	return ec._Booking_deleteDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Booking_deleteDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11289,6 +11329,10 @@ func (ec *executionContext) _Booking_endDate(ctx context.Context, field graphql.
 			return m
 		}
 	}
+	return ec._Booking_endDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Booking_endDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11317,6 +11361,10 @@ func (ec *executionContext) _Booking_memo(ctx context.Context, field graphql.Col
 			return m
 		}
 	}
+	return ec._Booking_memoSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Booking_memoSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11345,6 +11393,10 @@ func (ec *executionContext) _Booking_membershipRefOwner(ctx context.Context, fie
 			return m
 		}
 	}
+	return ec._Booking_membershipRefOwnerSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Booking_membershipRefOwnerSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11382,6 +11434,10 @@ func (ec *executionContext) _Booking_payment(ctx context.Context, field graphql.
 		}()
 		return ec.marshalOItemPayment2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐItemPayment(ctx, field.Selections, obj.Payment)
 	}
+	return ec._Booking_paymentSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Booking_paymentSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11419,6 +11475,10 @@ func (ec *executionContext) _Booking_resourceRef(ctx context.Context, field grap
 			return m
 		}
 	}
+	return ec._Booking_resourceRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Booking_resourceRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11463,6 +11523,10 @@ func (ec *executionContext) _Booking_resource(ctx context.Context, field graphql
 		}
 		return ec.marshalOResource2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResource(ctx, field.Selections, res)
 	}
+	return ec._Booking_resourceSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Booking_resourceSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11500,6 +11564,10 @@ func (ec *executionContext) _Booking_seats(ctx context.Context, field graphql.Co
 			return m
 		}
 	}
+	return ec._Booking_seatsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Booking_seatsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11528,6 +11596,10 @@ func (ec *executionContext) _Booking_startDate(ctx context.Context, field graphq
 			return m
 		}
 	}
+	return ec._Booking_startDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Booking_startDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11556,6 +11628,10 @@ func (ec *executionContext) _Booking_title(ctx context.Context, field graphql.Co
 			return m
 		}
 	}
+	return ec._Booking_titleSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Booking_titleSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11584,6 +11660,10 @@ func (ec *executionContext) _Booking_updateDate(ctx context.Context, field graph
 			return m
 		}
 	}
+	return ec._Booking_updateDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Booking_updateDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11621,6 +11701,10 @@ func (ec *executionContext) _Booking_userOwner(ctx context.Context, field graphq
 		}()
 		return ec.marshalOUser2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐUser(ctx, field.Selections, obj.UserOwner)
 	}
+	return ec._Booking_userOwnerSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Booking_userOwnerSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11658,6 +11742,10 @@ func (ec *executionContext) _BookingAttendee_membershipRef(ctx context.Context, 
 			return m
 		}
 	}
+	return ec._BookingAttendee_membershipRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _BookingAttendee_membershipRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.BookingAttendee) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11695,6 +11783,10 @@ func (ec *executionContext) _BookingAttendee_user(ctx context.Context, field gra
 		}()
 		return ec.marshalOUser2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐUser(ctx, field.Selections, obj.User)
 	}
+	return ec._BookingAttendee_userSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _BookingAttendee_userSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.BookingAttendee) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11732,6 +11824,10 @@ func (ec *executionContext) _Comment_id(ctx context.Context, field graphql.Colle
 			return m
 		}
 	}
+	return ec._Comment_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Comment_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11760,6 +11856,10 @@ func (ec *executionContext) _Comment_createDate(ctx context.Context, field graph
 			return m
 		}
 	}
+	return ec._Comment_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Comment_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11788,6 +11888,10 @@ func (ec *executionContext) _Comment_liked(ctx context.Context, field graphql.Co
 			return m
 		}
 	}
+	return ec._Comment_likedSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Comment_likedSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11816,6 +11920,10 @@ func (ec *executionContext) _Comment_likes(ctx context.Context, field graphql.Co
 			return m
 		}
 	}
+	return ec._Comment_likesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Comment_likesSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11853,6 +11961,10 @@ func (ec *executionContext) _Comment_membership(ctx context.Context, field graph
 		}()
 		return ec.marshalOCommentMembership2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCommentMembership(ctx, field.Selections, obj.Membership)
 	}
+	return ec._Comment_membershipSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Comment_membershipSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11899,6 +12011,10 @@ func (ec *executionContext) _Comment_mentions(ctx context.Context, field graphql
 		}()
 		return ec.marshalOCommentMention2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCommentMentionᚄ(ctx, field.Selections, obj.Mentions)
 	}
+	return ec._Comment_mentionsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Comment_mentionsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11936,6 +12052,10 @@ func (ec *executionContext) _Comment_parentCommentRef(ctx context.Context, field
 			return m
 		}
 	}
+	return ec._Comment_parentCommentRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Comment_parentCommentRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11980,6 +12100,10 @@ func (ec *executionContext) _Comment_parentComment(ctx context.Context, field gr
 		}
 		return ec.marshalOComment2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐComment(ctx, field.Selections, res)
 	}
+	return ec._Comment_parentCommentSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Comment_parentCommentSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12017,6 +12141,10 @@ func (ec *executionContext) _Comment_postRef(ctx context.Context, field graphql.
 			return m
 		}
 	}
+	return ec._Comment_postRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Comment_postRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12045,6 +12173,10 @@ func (ec *executionContext) _Comment_text(ctx context.Context, field graphql.Col
 			return m
 		}
 	}
+	return ec._Comment_textSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Comment_textSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12089,6 +12221,10 @@ func (ec *executionContext) _Comment_replies(ctx context.Context, field graphql.
 		}
 		return ec.marshalOComment2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCommentᚄ(ctx, field.Selections, res)
 	}
+	return ec._Comment_repliesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Comment_repliesSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12126,6 +12262,10 @@ func (ec *executionContext) _CommentMembership_id(ctx context.Context, field gra
 			return m
 		}
 	}
+	return ec._CommentMembership_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CommentMembership_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentMembership) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12163,6 +12303,10 @@ func (ec *executionContext) _CommentMembership_user(ctx context.Context, field g
 		}()
 		return ec.marshalOCommentUser2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCommentUser(ctx, field.Selections, obj.User)
 	}
+	return ec._CommentMembership_userSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CommentMembership_userSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentMembership) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12200,6 +12344,10 @@ func (ec *executionContext) _CommentMention_id(ctx context.Context, field graphq
 			return m
 		}
 	}
+	return ec._CommentMention_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CommentMention_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentMention) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12228,6 +12376,10 @@ func (ec *executionContext) _CommentMention_value(ctx context.Context, field gra
 			return m
 		}
 	}
+	return ec._CommentMention_valueSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CommentMention_valueSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentMention) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12256,6 +12408,10 @@ func (ec *executionContext) _CommentUser_id(ctx context.Context, field graphql.C
 			return m
 		}
 	}
+	return ec._CommentUser_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CommentUser_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentUser) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12284,6 +12440,10 @@ func (ec *executionContext) _CommentUser_blocked(ctx context.Context, field grap
 			return m
 		}
 	}
+	return ec._CommentUser_blockedSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CommentUser_blockedSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentUser) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12312,6 +12472,10 @@ func (ec *executionContext) _CommentUser_deleteDate(ctx context.Context, field g
 			return m
 		}
 	}
+	return ec._CommentUser_deleteDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CommentUser_deleteDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentUser) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12340,6 +12504,10 @@ func (ec *executionContext) _CommentUser_name(ctx context.Context, field graphql
 			return m
 		}
 	}
+	return ec._CommentUser_nameSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CommentUser_nameSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentUser) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12368,6 +12536,10 @@ func (ec *executionContext) _CommentUser_photoUrl(ctx context.Context, field gra
 			return m
 		}
 	}
+	return ec._CommentUser_photoUrlSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CommentUser_photoUrlSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentUser) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12396,6 +12568,10 @@ func (ec *executionContext) _CommentUser_surname(ctx context.Context, field grap
 			return m
 		}
 	}
+	return ec._CommentUser_surnameSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CommentUser_surnameSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentUser) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12424,6 +12600,10 @@ func (ec *executionContext) _Company_id(ctx context.Context, field graphql.Colle
 			return m
 		}
 	}
+	return ec._Company_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Company_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12452,6 +12632,10 @@ func (ec *executionContext) _Company_billingAddress(ctx context.Context, field g
 			return m
 		}
 	}
+	return ec._Company_billingAddressSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Company_billingAddressSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12489,6 +12673,10 @@ func (ec *executionContext) _Company_businessAddress(ctx context.Context, field 
 		}()
 		return ec.marshalOAddress2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐAddress(ctx, field.Selections, obj.BusinessAddress)
 	}
+	return ec._Company_businessAddressSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Company_businessAddressSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12526,6 +12714,10 @@ func (ec *executionContext) _Company_createDate(ctx context.Context, field graph
 			return m
 		}
 	}
+	return ec._Company_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Company_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12563,6 +12755,10 @@ func (ec *executionContext) _Company_credits(ctx context.Context, field graphql.
 		}()
 		return ec.marshalOCompanyCredits2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCompanyCredits(ctx, field.Selections, obj.Credits)
 	}
+	return ec._Company_creditsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Company_creditsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12609,6 +12805,10 @@ func (ec *executionContext) _Company_dayPasses(ctx context.Context, field graphq
 		}()
 		return ec.marshalOCompanyDayPass2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCompanyDayPass(ctx, field.Selections, obj.DayPasses)
 	}
+	return ec._Company_dayPassesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Company_dayPassesSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12646,6 +12846,10 @@ func (ec *executionContext) _Company_deleteDate(ctx context.Context, field graph
 			return m
 		}
 	}
+	return ec._Company_deleteDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Company_deleteDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12674,6 +12878,10 @@ func (ec *executionContext) _Company_legalName(ctx context.Context, field graphq
 			return m
 		}
 	}
+	return ec._Company_legalNameSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Company_legalNameSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12702,6 +12910,10 @@ func (ec *executionContext) _Company_locationRef(ctx context.Context, field grap
 			return m
 		}
 	}
+	return ec._Company_locationRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Company_locationRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12746,6 +12958,10 @@ func (ec *executionContext) _Company_location(ctx context.Context, field graphql
 		}
 		return ec.marshalOLocation2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx, field.Selections, res)
 	}
+	return ec._Company_locationSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Company_locationSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12783,6 +12999,10 @@ func (ec *executionContext) _Company_metadata(ctx context.Context, field graphql
 			return m
 		}
 	}
+	return ec._Company_metadataSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Company_metadataSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12811,6 +13031,10 @@ func (ec *executionContext) _Company_notes(ctx context.Context, field graphql.Co
 			return m
 		}
 	}
+	return ec._Company_notesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Company_notesSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12839,6 +13063,10 @@ func (ec *executionContext) _Company_subscriptionRef(ctx context.Context, field 
 			return m
 		}
 	}
+	return ec._Company_subscriptionRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Company_subscriptionRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12867,6 +13095,10 @@ func (ec *executionContext) _Company_taxId(ctx context.Context, field graphql.Co
 			return m
 		}
 	}
+	return ec._Company_taxIdSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Company_taxIdSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12895,6 +13127,10 @@ func (ec *executionContext) _Company_title(ctx context.Context, field graphql.Co
 			return m
 		}
 	}
+	return ec._Company_titleSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Company_titleSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12923,6 +13159,10 @@ func (ec *executionContext) _CompanyCredits_expiring(ctx context.Context, field 
 			return m
 		}
 	}
+	return ec._CompanyCredits_expiringSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CompanyCredits_expiringSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CompanyCredits) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12951,6 +13191,10 @@ func (ec *executionContext) _CompanyCredits_permanent(ctx context.Context, field
 			return m
 		}
 	}
+	return ec._CompanyCredits_permanentSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CompanyCredits_permanentSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CompanyCredits) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12979,6 +13223,10 @@ func (ec *executionContext) _CompanyDayPass_expiring(ctx context.Context, field 
 			return m
 		}
 	}
+	return ec._CompanyDayPass_expiringSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CompanyDayPass_expiringSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CompanyDayPass) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13016,6 +13264,10 @@ func (ec *executionContext) _CreateBookingPayload_booking(ctx context.Context, f
 		}()
 		return ec.marshalOBooking2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐBooking(ctx, field.Selections, obj.Booking)
 	}
+	return ec._CreateBookingPayload_bookingSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreateBookingPayload_bookingSlow(ctx context.Context, field graphql.CollectedField, obj *model.CreateBookingPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13062,6 +13314,10 @@ func (ec *executionContext) _CreateCreditNotePayload_creditNote(ctx context.Cont
 		}()
 		return ec.marshalOCreditNote2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNote(ctx, field.Selections, obj.CreditNote)
 	}
+	return ec._CreateCreditNotePayload_creditNoteSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreateCreditNotePayload_creditNoteSlow(ctx context.Context, field graphql.CollectedField, obj *model.CreateCreditNotePayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13108,6 +13364,10 @@ func (ec *executionContext) _CreatePostPayload_post(ctx context.Context, field g
 		}()
 		return ec.marshalOPost2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPost(ctx, field.Selections, obj.Post)
 	}
+	return ec._CreatePostPayload_postSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreatePostPayload_postSlow(ctx context.Context, field graphql.CollectedField, obj *model.CreatePostPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13154,6 +13414,10 @@ func (ec *executionContext) _CreateVisitPayload_visit(ctx context.Context, field
 		}()
 		return ec.marshalOVisit2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐVisit(ctx, field.Selections, obj.Visit)
 	}
+	return ec._CreateVisitPayload_visitSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreateVisitPayload_visitSlow(ctx context.Context, field graphql.CollectedField, obj *model.CreateVisitPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13200,6 +13464,10 @@ func (ec *executionContext) _CreateVisitRequestPayload_visitRequest(ctx context.
 		}()
 		return ec.marshalOVisitRequest2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐVisitRequest(ctx, field.Selections, obj.VisitRequest)
 	}
+	return ec._CreateVisitRequestPayload_visitRequestSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreateVisitRequestPayload_visitRequestSlow(ctx context.Context, field graphql.CollectedField, obj *model.CreateVisitRequestPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13237,6 +13505,10 @@ func (ec *executionContext) _CreditNote_id(ctx context.Context, field graphql.Co
 			return m
 		}
 	}
+	return ec._CreditNote_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13274,6 +13546,10 @@ func (ec *executionContext) _CreditNote_baseAmounts(ctx context.Context, field g
 		}()
 		return ec.marshalOCreditNoteBaseAmounts2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNoteBaseAmounts(ctx, field.Selections, obj.BaseAmounts)
 	}
+	return ec._CreditNote_baseAmountsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_baseAmountsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13311,6 +13587,10 @@ func (ec *executionContext) _CreditNote_createDate(ctx context.Context, field gr
 			return m
 		}
 	}
+	return ec._CreditNote_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13339,6 +13619,10 @@ func (ec *executionContext) _CreditNote_creditAmount(ctx context.Context, field 
 			return m
 		}
 	}
+	return ec._CreditNote_creditAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_creditAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13367,6 +13651,10 @@ func (ec *executionContext) _CreditNote_currencyCode(ctx context.Context, field 
 			return m
 		}
 	}
+	return ec._CreditNote_currencyCodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_currencyCodeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13395,6 +13683,10 @@ func (ec *executionContext) _CreditNote_effectiveDate(ctx context.Context, field
 			return m
 		}
 	}
+	return ec._CreditNote_effectiveDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_effectiveDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13423,6 +13715,10 @@ func (ec *executionContext) _CreditNote_invoiceRef(ctx context.Context, field gr
 			return m
 		}
 	}
+	return ec._CreditNote_invoiceRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_invoiceRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13467,6 +13763,10 @@ func (ec *executionContext) _CreditNote_invoice(ctx context.Context, field graph
 		}
 		return ec.marshalOInvoice2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoice(ctx, field.Selections, res)
 	}
+	return ec._CreditNote_invoiceSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_invoiceSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13504,6 +13804,10 @@ func (ec *executionContext) _CreditNote_internalNote(ctx context.Context, field 
 			return m
 		}
 	}
+	return ec._CreditNote_internalNoteSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_internalNoteSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13548,6 +13852,10 @@ func (ec *executionContext) _CreditNote_lines(ctx context.Context, field graphql
 		}
 		return ec.marshalOCreditNoteLine2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNoteLineᚄ(ctx, field.Selections, res)
 	}
+	return ec._CreditNote_linesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_linesSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13585,6 +13893,10 @@ func (ec *executionContext) _CreditNote_locationRef(ctx context.Context, field g
 			return m
 		}
 	}
+	return ec._CreditNote_locationRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_locationRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13629,6 +13941,10 @@ func (ec *executionContext) _CreditNote_location(ctx context.Context, field grap
 		}
 		return ec.marshalOLocation2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx, field.Selections, res)
 	}
+	return ec._CreditNote_locationSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_locationSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13666,6 +13982,10 @@ func (ec *executionContext) _CreditNote_memo(ctx context.Context, field graphql.
 			return m
 		}
 	}
+	return ec._CreditNote_memoSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_memoSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13694,6 +14014,10 @@ func (ec *executionContext) _CreditNote_networkRef(ctx context.Context, field gr
 			return m
 		}
 	}
+	return ec._CreditNote_networkRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_networkRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13722,6 +14046,10 @@ func (ec *executionContext) _CreditNote_number(ctx context.Context, field graphq
 			return m
 		}
 	}
+	return ec._CreditNote_numberSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_numberSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13750,6 +14078,10 @@ func (ec *executionContext) _CreditNote_outOfBandAmount(ctx context.Context, fie
 			return m
 		}
 	}
+	return ec._CreditNote_outOfBandAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_outOfBandAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13778,6 +14110,10 @@ func (ec *executionContext) _CreditNote_pdfUrl(ctx context.Context, field graphq
 			return m
 		}
 	}
+	return ec._CreditNote_pdfUrlSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_pdfUrlSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13806,6 +14142,10 @@ func (ec *executionContext) _CreditNote_postPaymentAmount(ctx context.Context, f
 			return m
 		}
 	}
+	return ec._CreditNote_postPaymentAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_postPaymentAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13834,6 +14174,10 @@ func (ec *executionContext) _CreditNote_prePaymentAmount(ctx context.Context, fi
 			return m
 		}
 	}
+	return ec._CreditNote_prePaymentAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_prePaymentAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13862,6 +14206,10 @@ func (ec *executionContext) _CreditNote_reason(ctx context.Context, field graphq
 			return m
 		}
 	}
+	return ec._CreditNote_reasonSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_reasonSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13899,6 +14247,10 @@ func (ec *executionContext) _CreditNote_refunds(ctx context.Context, field graph
 		}()
 		return ec.marshalOCreditNoteRefund2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNoteRefundᚄ(ctx, field.Selections, obj.Refunds)
 	}
+	return ec._CreditNote_refundsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_refundsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13936,6 +14288,10 @@ func (ec *executionContext) _CreditNote_status(ctx context.Context, field graphq
 			return m
 		}
 	}
+	return ec._CreditNote_statusSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_statusSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13964,6 +14320,10 @@ func (ec *executionContext) _CreditNote_subtotalAmount(ctx context.Context, fiel
 			return m
 		}
 	}
+	return ec._CreditNote_subtotalAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_subtotalAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13992,6 +14352,10 @@ func (ec *executionContext) _CreditNote_subtotalAmountExcludingTax(ctx context.C
 			return m
 		}
 	}
+	return ec._CreditNote_subtotalAmountExcludingTaxSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_subtotalAmountExcludingTaxSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14029,6 +14393,10 @@ func (ec *executionContext) _CreditNote_taxes(ctx context.Context, field graphql
 		}()
 		return ec.marshalOTax2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTaxᚄ(ctx, field.Selections, obj.Taxes)
 	}
+	return ec._CreditNote_taxesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_taxesSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14066,6 +14434,10 @@ func (ec *executionContext) _CreditNote_title(ctx context.Context, field graphql
 			return m
 		}
 	}
+	return ec._CreditNote_titleSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_titleSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14094,6 +14466,10 @@ func (ec *executionContext) _CreditNote_totalAmount(ctx context.Context, field g
 			return m
 		}
 	}
+	return ec._CreditNote_totalAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_totalAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14122,6 +14498,10 @@ func (ec *executionContext) _CreditNote_totalExcludingTaxAmount(ctx context.Cont
 			return m
 		}
 	}
+	return ec._CreditNote_totalExcludingTaxAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_totalExcludingTaxAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14150,6 +14530,10 @@ func (ec *executionContext) _CreditNote_type(ctx context.Context, field graphql.
 			return m
 		}
 	}
+	return ec._CreditNote_typeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_typeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14178,6 +14562,10 @@ func (ec *executionContext) _CreditNote_updateDate(ctx context.Context, field gr
 			return m
 		}
 	}
+	return ec._CreditNote_updateDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_updateDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14206,6 +14594,10 @@ func (ec *executionContext) _CreditNote_voidDate(ctx context.Context, field grap
 			return m
 		}
 	}
+	return ec._CreditNote_voidDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_voidDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14234,6 +14626,10 @@ func (ec *executionContext) _CreditNoteBaseAmounts_currencyCode(ctx context.Cont
 			return m
 		}
 	}
+	return ec._CreditNoteBaseAmounts_currencyCodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteBaseAmounts_currencyCodeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14262,6 +14658,10 @@ func (ec *executionContext) _CreditNoteBaseAmounts_postPaymentAmount(ctx context
 			return m
 		}
 	}
+	return ec._CreditNoteBaseAmounts_postPaymentAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteBaseAmounts_postPaymentAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14290,6 +14690,10 @@ func (ec *executionContext) _CreditNoteBaseAmounts_prePaymentAmount(ctx context.
 			return m
 		}
 	}
+	return ec._CreditNoteBaseAmounts_prePaymentAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteBaseAmounts_prePaymentAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14318,6 +14722,10 @@ func (ec *executionContext) _CreditNoteBaseAmounts_subtotalAmount(ctx context.Co
 			return m
 		}
 	}
+	return ec._CreditNoteBaseAmounts_subtotalAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteBaseAmounts_subtotalAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14346,6 +14754,10 @@ func (ec *executionContext) _CreditNoteBaseAmounts_subtotalAmountExcludingTax(ct
 			return m
 		}
 	}
+	return ec._CreditNoteBaseAmounts_subtotalAmountExcludingTaxSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteBaseAmounts_subtotalAmountExcludingTaxSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14383,6 +14795,10 @@ func (ec *executionContext) _CreditNoteBaseAmounts_taxes(ctx context.Context, fi
 		}()
 		return ec.marshalOTax2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTaxᚄ(ctx, field.Selections, obj.Taxes)
 	}
+	return ec._CreditNoteBaseAmounts_taxesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteBaseAmounts_taxesSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14420,6 +14836,10 @@ func (ec *executionContext) _CreditNoteBaseAmounts_totalAmount(ctx context.Conte
 			return m
 		}
 	}
+	return ec._CreditNoteBaseAmounts_totalAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteBaseAmounts_totalAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14448,6 +14868,10 @@ func (ec *executionContext) _CreditNoteBaseAmounts_totalExcludingTaxAmount(ctx c
 			return m
 		}
 	}
+	return ec._CreditNoteBaseAmounts_totalExcludingTaxAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteBaseAmounts_totalExcludingTaxAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14485,6 +14909,10 @@ func (ec *executionContext) _CreditNoteConnection_edges(ctx context.Context, fie
 		}()
 		return ec.marshalNCreditNoteEdge2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐCreditNoteEdgeᚄ(ctx, field.Selections, obj.Edges)
 	}
+	return ec._CreditNoteConnection_edgesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteConnection_edgesSlow(ctx context.Context, field graphql.CollectedField, obj *model.CreditNoteConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14531,6 +14959,10 @@ func (ec *executionContext) _CreditNoteConnection_nodes(ctx context.Context, fie
 		}()
 		return ec.marshalNCreditNote2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNoteᚄ(ctx, field.Selections, obj.Nodes)
 	}
+	return ec._CreditNoteConnection_nodesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteConnection_nodesSlow(ctx context.Context, field graphql.CollectedField, obj *model.CreditNoteConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14577,6 +15009,10 @@ func (ec *executionContext) _CreditNoteConnection_pageInfo(ctx context.Context, 
 		}()
 		return ec.marshalNPageInfo2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐPageInfo(ctx, field.Selections, obj.PageInfo)
 	}
+	return ec._CreditNoteConnection_pageInfoSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteConnection_pageInfoSlow(ctx context.Context, field graphql.CollectedField, obj *model.CreditNoteConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14614,6 +15050,10 @@ func (ec *executionContext) _CreditNoteEdge_cursor(ctx context.Context, field gr
 			return m
 		}
 	}
+	return ec._CreditNoteEdge_cursorSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteEdge_cursorSlow(ctx context.Context, field graphql.CollectedField, obj *model.CreditNoteEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14651,6 +15091,10 @@ func (ec *executionContext) _CreditNoteEdge_node(ctx context.Context, field grap
 		}()
 		return ec.marshalNCreditNote2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNote(ctx, field.Selections, obj.Node)
 	}
+	return ec._CreditNoteEdge_nodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteEdge_nodeSlow(ctx context.Context, field graphql.CollectedField, obj *model.CreditNoteEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14688,6 +15132,10 @@ func (ec *executionContext) _CreditNoteLine_id(ctx context.Context, field graphq
 			return m
 		}
 	}
+	return ec._CreditNoteLine_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteLine_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14725,6 +15173,10 @@ func (ec *executionContext) _CreditNoteLine_baseAmounts(ctx context.Context, fie
 		}()
 		return ec.marshalOLineBaseAmounts2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐLineBaseAmounts(ctx, field.Selections, obj.BaseAmounts)
 	}
+	return ec._CreditNoteLine_baseAmountsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteLine_baseAmountsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14762,6 +15214,10 @@ func (ec *executionContext) _CreditNoteLine_createDate(ctx context.Context, fiel
 			return m
 		}
 	}
+	return ec._CreditNoteLine_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteLine_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14790,6 +15246,10 @@ func (ec *executionContext) _CreditNoteLine_currencyCode(ctx context.Context, fi
 			return m
 		}
 	}
+	return ec._CreditNoteLine_currencyCodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteLine_currencyCodeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14818,6 +15278,10 @@ func (ec *executionContext) _CreditNoteLine_discountedAmount(ctx context.Context
 			return m
 		}
 	}
+	return ec._CreditNoteLine_discountedAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteLine_discountedAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14855,6 +15319,10 @@ func (ec *executionContext) _CreditNoteLine_discounts(ctx context.Context, field
 		}()
 		return ec.marshalODiscount2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐDiscountᚄ(ctx, field.Selections, obj.Discounts)
 	}
+	return ec._CreditNoteLine_discountsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteLine_discountsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14892,6 +15360,10 @@ func (ec *executionContext) _CreditNoteLine_invoiceItemRef(ctx context.Context, 
 			return m
 		}
 	}
+	return ec._CreditNoteLine_invoiceItemRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteLine_invoiceItemRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14936,6 +15408,10 @@ func (ec *executionContext) _CreditNoteLine_invoiceItem(ctx context.Context, fie
 		}
 		return ec.marshalOInvoiceItem2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceItem(ctx, field.Selections, res)
 	}
+	return ec._CreditNoteLine_invoiceItemSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteLine_invoiceItemSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14973,6 +15449,10 @@ func (ec *executionContext) _CreditNoteLine_invoiceRef(ctx context.Context, fiel
 			return m
 		}
 	}
+	return ec._CreditNoteLine_invoiceRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteLine_invoiceRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15017,6 +15497,10 @@ func (ec *executionContext) _CreditNoteLine_invoice(ctx context.Context, field g
 		}
 		return ec.marshalOInvoice2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoice(ctx, field.Selections, res)
 	}
+	return ec._CreditNoteLine_invoiceSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteLine_invoiceSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15054,6 +15538,10 @@ func (ec *executionContext) _CreditNoteLine_locationRef(ctx context.Context, fie
 			return m
 		}
 	}
+	return ec._CreditNoteLine_locationRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteLine_locationRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15098,6 +15586,10 @@ func (ec *executionContext) _CreditNoteLine_location(ctx context.Context, field 
 		}
 		return ec.marshalOLocation2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx, field.Selections, res)
 	}
+	return ec._CreditNoteLine_locationSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteLine_locationSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15135,6 +15627,10 @@ func (ec *executionContext) _CreditNoteLine_memo(ctx context.Context, field grap
 			return m
 		}
 	}
+	return ec._CreditNoteLine_memoSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteLine_memoSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15163,6 +15659,10 @@ func (ec *executionContext) _CreditNoteLine_networkRef(ctx context.Context, fiel
 			return m
 		}
 	}
+	return ec._CreditNoteLine_networkRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteLine_networkRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15191,6 +15691,10 @@ func (ec *executionContext) _CreditNoteLine_quantity(ctx context.Context, field 
 			return m
 		}
 	}
+	return ec._CreditNoteLine_quantitySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteLine_quantitySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15228,6 +15732,10 @@ func (ec *executionContext) _CreditNoteLine_tax(ctx context.Context, field graph
 		}()
 		return ec.marshalOTax2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTax(ctx, field.Selections, obj.Tax)
 	}
+	return ec._CreditNoteLine_taxSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteLine_taxSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15265,6 +15773,10 @@ func (ec *executionContext) _CreditNoteLine_totalAmount(ctx context.Context, fie
 			return m
 		}
 	}
+	return ec._CreditNoteLine_totalAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteLine_totalAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15293,6 +15805,10 @@ func (ec *executionContext) _CreditNoteLine_totalExcludingTaxAmount(ctx context.
 			return m
 		}
 	}
+	return ec._CreditNoteLine_totalExcludingTaxAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteLine_totalExcludingTaxAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15321,6 +15837,10 @@ func (ec *executionContext) _CreditNoteLine_unitAmount(ctx context.Context, fiel
 			return m
 		}
 	}
+	return ec._CreditNoteLine_unitAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteLine_unitAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15349,6 +15869,10 @@ func (ec *executionContext) _CreditNoteLine_unitExcludingTaxAmount(ctx context.C
 			return m
 		}
 	}
+	return ec._CreditNoteLine_unitExcludingTaxAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteLine_unitExcludingTaxAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15377,6 +15901,10 @@ func (ec *executionContext) _CreditNoteLine_updateDate(ctx context.Context, fiel
 			return m
 		}
 	}
+	return ec._CreditNoteLine_updateDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteLine_updateDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15405,6 +15933,10 @@ func (ec *executionContext) _CreditNoteRefund_id(ctx context.Context, field grap
 			return m
 		}
 	}
+	return ec._CreditNoteRefund_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteRefund_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteRefund) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15433,6 +15965,10 @@ func (ec *executionContext) _CreditNoteRefund_amount(ctx context.Context, field 
 			return m
 		}
 	}
+	return ec._CreditNoteRefund_amountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteRefund_amountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteRefund) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15461,6 +15997,10 @@ func (ec *executionContext) _CreditNoteRefund_currencyCode(ctx context.Context, 
 			return m
 		}
 	}
+	return ec._CreditNoteRefund_currencyCodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteRefund_currencyCodeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteRefund) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15498,6 +16038,10 @@ func (ec *executionContext) _CreditNoteRefund_method(ctx context.Context, field 
 		}()
 		return ec.marshalOCreditNoteRefundMethod2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNoteRefundMethod(ctx, field.Selections, obj.Method)
 	}
+	return ec._CreditNoteRefund_methodSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteRefund_methodSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteRefund) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15535,6 +16079,10 @@ func (ec *executionContext) _CreditNoteRefund_transactionRef(ctx context.Context
 			return m
 		}
 	}
+	return ec._CreditNoteRefund_transactionRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteRefund_transactionRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteRefund) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15563,6 +16111,10 @@ func (ec *executionContext) _CreditNoteRefundMethod_label(ctx context.Context, f
 			return m
 		}
 	}
+	return ec._CreditNoteRefundMethod_labelSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteRefundMethod_labelSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteRefundMethod) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15591,6 +16143,10 @@ func (ec *executionContext) _CreditNoteRefundMethod_type(ctx context.Context, fi
 			return m
 		}
 	}
+	return ec._CreditNoteRefundMethod_typeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteRefundMethod_typeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteRefundMethod) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15619,6 +16175,10 @@ func (ec *executionContext) _CreditPackageAmount_amount(ctx context.Context, fie
 			return m
 		}
 	}
+	return ec._CreditPackageAmount_amountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditPackageAmount_amountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditPackageAmount) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15647,6 +16207,10 @@ func (ec *executionContext) _CreditsPrice_amount(ctx context.Context, field grap
 			return m
 		}
 	}
+	return ec._CreditsPrice_amountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditsPrice_amountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditsPrice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15675,6 +16239,10 @@ func (ec *executionContext) _CreditsPrice_enabled(ctx context.Context, field gra
 			return m
 		}
 	}
+	return ec._CreditsPrice_enabledSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditsPrice_enabledSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditsPrice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15703,6 +16271,10 @@ func (ec *executionContext) _CustomTax_enabled(ctx context.Context, field graphq
 			return m
 		}
 	}
+	return ec._CustomTax_enabledSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CustomTax_enabledSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CustomTax) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15731,6 +16303,10 @@ func (ec *executionContext) _CustomTax_rate(ctx context.Context, field graphql.C
 			return m
 		}
 	}
+	return ec._CustomTax_rateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CustomTax_rateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CustomTax) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15768,6 +16344,10 @@ func (ec *executionContext) _Discount_coupon(ctx context.Context, field graphql.
 		}()
 		return ec.marshalODiscountCoupon2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐDiscountCoupon(ctx, field.Selections, obj.Coupon)
 	}
+	return ec._Discount_couponSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Discount_couponSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Discount) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15814,6 +16394,10 @@ func (ec *executionContext) _Discount_promocode(ctx context.Context, field graph
 		}()
 		return ec.marshalODiscountPromocode2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐDiscountPromocode(ctx, field.Selections, obj.Promocode)
 	}
+	return ec._Discount_promocodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Discount_promocodeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Discount) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15851,6 +16435,10 @@ func (ec *executionContext) _Discount_subscriptionId(ctx context.Context, field 
 			return m
 		}
 	}
+	return ec._Discount_subscriptionIdSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Discount_subscriptionIdSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Discount) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15879,6 +16467,10 @@ func (ec *executionContext) _DiscountCoupon_id(ctx context.Context, field graphq
 			return m
 		}
 	}
+	return ec._DiscountCoupon_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _DiscountCoupon_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountCoupon) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15907,6 +16499,10 @@ func (ec *executionContext) _DiscountCoupon_amountOff(ctx context.Context, field
 			return m
 		}
 	}
+	return ec._DiscountCoupon_amountOffSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _DiscountCoupon_amountOffSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountCoupon) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15935,6 +16531,10 @@ func (ec *executionContext) _DiscountCoupon_currencyCode(ctx context.Context, fi
 			return m
 		}
 	}
+	return ec._DiscountCoupon_currencyCodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _DiscountCoupon_currencyCodeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountCoupon) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15963,6 +16563,10 @@ func (ec *executionContext) _DiscountCoupon_duration(ctx context.Context, field 
 			return m
 		}
 	}
+	return ec._DiscountCoupon_durationSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _DiscountCoupon_durationSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountCoupon) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15991,6 +16595,10 @@ func (ec *executionContext) _DiscountCoupon_durationInMonths(ctx context.Context
 			return m
 		}
 	}
+	return ec._DiscountCoupon_durationInMonthsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _DiscountCoupon_durationInMonthsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountCoupon) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16019,6 +16627,10 @@ func (ec *executionContext) _DiscountCoupon_percentOff(ctx context.Context, fiel
 			return m
 		}
 	}
+	return ec._DiscountCoupon_percentOffSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _DiscountCoupon_percentOffSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountCoupon) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16047,6 +16659,10 @@ func (ec *executionContext) _DiscountCoupon_type(ctx context.Context, field grap
 			return m
 		}
 	}
+	return ec._DiscountCoupon_typeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _DiscountCoupon_typeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountCoupon) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16075,6 +16691,10 @@ func (ec *executionContext) _DiscountPromocode_id(ctx context.Context, field gra
 			return m
 		}
 	}
+	return ec._DiscountPromocode_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _DiscountPromocode_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountPromocode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16103,6 +16723,10 @@ func (ec *executionContext) _DiscountPromocode_code(ctx context.Context, field g
 			return m
 		}
 	}
+	return ec._DiscountPromocode_codeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _DiscountPromocode_codeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountPromocode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16131,6 +16755,10 @@ func (ec *executionContext) _DiscountPromocode_expiration(ctx context.Context, f
 			return m
 		}
 	}
+	return ec._DiscountPromocode_expirationSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _DiscountPromocode_expirationSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountPromocode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16159,6 +16787,10 @@ func (ec *executionContext) _DiscountPromocode_limitByFirstPurchase(ctx context.
 			return m
 		}
 	}
+	return ec._DiscountPromocode_limitByFirstPurchaseSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _DiscountPromocode_limitByFirstPurchaseSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountPromocode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16187,6 +16819,10 @@ func (ec *executionContext) _Event_id(ctx context.Context, field graphql.Collect
 			return m
 		}
 	}
+	return ec._Event_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Event_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16215,6 +16851,10 @@ func (ec *executionContext) _Event_locationRef(ctx context.Context, field graphq
 			return m
 		}
 	}
+	return ec._Event_locationRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Event_locationRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16259,6 +16899,10 @@ func (ec *executionContext) _Event_location(ctx context.Context, field graphql.C
 		}
 		return ec.marshalOLocation2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx, field.Selections, res)
 	}
+	return ec._Event_locationSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Event_locationSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16296,6 +16940,10 @@ func (ec *executionContext) _Event_networkRef(ctx context.Context, field graphql
 			return m
 		}
 	}
+	return ec._Event_networkRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Event_networkRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16324,6 +16972,10 @@ func (ec *executionContext) _Event_title(ctx context.Context, field graphql.Coll
 			return m
 		}
 	}
+	return ec._Event_titleSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Event_titleSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16352,6 +17004,10 @@ func (ec *executionContext) _Event_description(ctx context.Context, field graphq
 			return m
 		}
 	}
+	return ec._Event_descriptionSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Event_descriptionSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16380,6 +17036,10 @@ func (ec *executionContext) _Event_imageUrl(ctx context.Context, field graphql.C
 			return m
 		}
 	}
+	return ec._Event_imageUrlSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Event_imageUrlSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16408,6 +17068,10 @@ func (ec *executionContext) _Event_venue(ctx context.Context, field graphql.Coll
 			return m
 		}
 	}
+	return ec._Event_venueSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Event_venueSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16436,6 +17100,10 @@ func (ec *executionContext) _Event_createDate(ctx context.Context, field graphql
 			return m
 		}
 	}
+	return ec._Event_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Event_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16464,6 +17132,10 @@ func (ec *executionContext) _Event_startDate(ctx context.Context, field graphql.
 			return m
 		}
 	}
+	return ec._Event_startDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Event_startDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16492,6 +17164,10 @@ func (ec *executionContext) _Event_endDate(ctx context.Context, field graphql.Co
 			return m
 		}
 	}
+	return ec._Event_endDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Event_endDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16520,6 +17196,10 @@ func (ec *executionContext) _Event_applicationType(ctx context.Context, field gr
 			return m
 		}
 	}
+	return ec._Event_applicationTypeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Event_applicationTypeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16548,6 +17228,10 @@ func (ec *executionContext) _Event_visibilityType(ctx context.Context, field gra
 			return m
 		}
 	}
+	return ec._Event_visibilityTypeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Event_visibilityTypeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16576,6 +17260,10 @@ func (ec *executionContext) _Event_refundThreshold(ctx context.Context, field gr
 			return m
 		}
 	}
+	return ec._Event_refundThresholdSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Event_refundThresholdSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16604,6 +17292,10 @@ func (ec *executionContext) _Event_showAttendees(ctx context.Context, field grap
 			return m
 		}
 	}
+	return ec._Event_showAttendeesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Event_showAttendeesSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16641,6 +17333,10 @@ func (ec *executionContext) _Event_limitedAttendees(ctx context.Context, field g
 		}()
 		return ec.marshalOLimitedAttendees2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐLimitedAttendees(ctx, field.Selections, obj.LimitedAttendees)
 	}
+	return ec._Event_limitedAttendeesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Event_limitedAttendeesSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16687,6 +17383,10 @@ func (ec *executionContext) _Event_price(ctx context.Context, field graphql.Coll
 		}()
 		return ec.marshalOEventPrice2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐEventPrice(ctx, field.Selections, obj.Price)
 	}
+	return ec._Event_priceSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Event_priceSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16724,6 +17424,10 @@ func (ec *executionContext) _EventMoneyPrice_amount(ctx context.Context, field g
 			return m
 		}
 	}
+	return ec._EventMoneyPrice_amountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _EventMoneyPrice_amountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.EventMoneyPrice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16752,6 +17456,10 @@ func (ec *executionContext) _EventMoneyPrice_enabled(ctx context.Context, field 
 			return m
 		}
 	}
+	return ec._EventMoneyPrice_enabledSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _EventMoneyPrice_enabledSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.EventMoneyPrice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16789,6 +17497,10 @@ func (ec *executionContext) _EventPrice_credits(ctx context.Context, field graph
 		}()
 		return ec.marshalOCreditsPrice2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditsPrice(ctx, field.Selections, obj.Credits)
 	}
+	return ec._EventPrice_creditsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _EventPrice_creditsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.EventPrice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16835,6 +17547,10 @@ func (ec *executionContext) _EventPrice_money(ctx context.Context, field graphql
 		}()
 		return ec.marshalOEventMoneyPrice2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐEventMoneyPrice(ctx, field.Selections, obj.Money)
 	}
+	return ec._EventPrice_moneySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _EventPrice_moneySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.EventPrice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16872,6 +17588,10 @@ func (ec *executionContext) _Invoice_id(ctx context.Context, field graphql.Colle
 			return m
 		}
 	}
+	return ec._Invoice_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16900,6 +17620,10 @@ func (ec *executionContext) _Invoice_number(ctx context.Context, field graphql.C
 			return m
 		}
 	}
+	return ec._Invoice_numberSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_numberSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16928,6 +17652,10 @@ func (ec *executionContext) _Invoice_title(ctx context.Context, field graphql.Co
 			return m
 		}
 	}
+	return ec._Invoice_titleSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_titleSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16956,6 +17684,10 @@ func (ec *executionContext) _Invoice_status(ctx context.Context, field graphql.C
 			return m
 		}
 	}
+	return ec._Invoice_statusSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_statusSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16984,6 +17716,10 @@ func (ec *executionContext) _Invoice_createDate(ctx context.Context, field graph
 			return m
 		}
 	}
+	return ec._Invoice_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17012,6 +17748,10 @@ func (ec *executionContext) _Invoice_issueDate(ctx context.Context, field graphq
 			return m
 		}
 	}
+	return ec._Invoice_issueDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_issueDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17040,6 +17780,10 @@ func (ec *executionContext) _Invoice_dueDate(ctx context.Context, field graphql.
 			return m
 		}
 	}
+	return ec._Invoice_dueDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_dueDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17068,6 +17812,10 @@ func (ec *executionContext) _Invoice_autoCreateDate(ctx context.Context, field g
 			return m
 		}
 	}
+	return ec._Invoice_autoCreateDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_autoCreateDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17096,6 +17844,10 @@ func (ec *executionContext) _Invoice_voidDate(ctx context.Context, field graphql
 			return m
 		}
 	}
+	return ec._Invoice_voidDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_voidDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17124,6 +17876,10 @@ func (ec *executionContext) _Invoice_dueDays(ctx context.Context, field graphql.
 			return m
 		}
 	}
+	return ec._Invoice_dueDaysSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_dueDaysSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17152,6 +17908,10 @@ func (ec *executionContext) _Invoice_dueType(ctx context.Context, field graphql.
 			return m
 		}
 	}
+	return ec._Invoice_dueTypeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_dueTypeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17180,6 +17940,10 @@ func (ec *executionContext) _Invoice_amount(ctx context.Context, field graphql.C
 			return m
 		}
 	}
+	return ec._Invoice_amountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_amountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17208,6 +17972,10 @@ func (ec *executionContext) _Invoice_amountDue(ctx context.Context, field graphq
 			return m
 		}
 	}
+	return ec._Invoice_amountDueSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_amountDueSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17236,6 +18004,10 @@ func (ec *executionContext) _Invoice_amountPaid(ctx context.Context, field graph
 			return m
 		}
 	}
+	return ec._Invoice_amountPaidSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_amountPaidSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17264,6 +18036,10 @@ func (ec *executionContext) _Invoice_amountRemaining(ctx context.Context, field 
 			return m
 		}
 	}
+	return ec._Invoice_amountRemainingSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_amountRemainingSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17292,6 +18068,10 @@ func (ec *executionContext) _Invoice_appliedBalance(ctx context.Context, field g
 			return m
 		}
 	}
+	return ec._Invoice_appliedBalanceSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_appliedBalanceSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17320,6 +18100,10 @@ func (ec *executionContext) _Invoice_startingBalance(ctx context.Context, field 
 			return m
 		}
 	}
+	return ec._Invoice_startingBalanceSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_startingBalanceSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17348,6 +18132,10 @@ func (ec *executionContext) _Invoice_subtotalAmount(ctx context.Context, field g
 			return m
 		}
 	}
+	return ec._Invoice_subtotalAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_subtotalAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17376,6 +18164,10 @@ func (ec *executionContext) _Invoice_subtotalExcludingTaxAmount(ctx context.Cont
 			return m
 		}
 	}
+	return ec._Invoice_subtotalExcludingTaxAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_subtotalExcludingTaxAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17404,6 +18196,10 @@ func (ec *executionContext) _Invoice_totalAmount(ctx context.Context, field grap
 			return m
 		}
 	}
+	return ec._Invoice_totalAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_totalAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17432,6 +18228,10 @@ func (ec *executionContext) _Invoice_totalExcludingTaxAmount(ctx context.Context
 			return m
 		}
 	}
+	return ec._Invoice_totalExcludingTaxAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_totalExcludingTaxAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17460,6 +18260,10 @@ func (ec *executionContext) _Invoice_postPaymentCreditNotesAmount(ctx context.Co
 			return m
 		}
 	}
+	return ec._Invoice_postPaymentCreditNotesAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_postPaymentCreditNotesAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17488,6 +18292,10 @@ func (ec *executionContext) _Invoice_prePaymentCreditNotesAmount(ctx context.Con
 			return m
 		}
 	}
+	return ec._Invoice_prePaymentCreditNotesAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_prePaymentCreditNotesAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17516,6 +18324,10 @@ func (ec *executionContext) _Invoice_postPaymentCreditAmount(ctx context.Context
 			return m
 		}
 	}
+	return ec._Invoice_postPaymentCreditAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_postPaymentCreditAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17544,6 +18356,10 @@ func (ec *executionContext) _Invoice_prePaymentCreditAmount(ctx context.Context,
 			return m
 		}
 	}
+	return ec._Invoice_prePaymentCreditAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_prePaymentCreditAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17581,6 +18397,10 @@ func (ec *executionContext) _Invoice_taxes(ctx context.Context, field graphql.Co
 		}()
 		return ec.marshalOTax2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTaxᚄ(ctx, field.Selections, obj.Taxes)
 	}
+	return ec._Invoice_taxesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_taxesSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17618,6 +18438,10 @@ func (ec *executionContext) _Invoice_currencyCode(ctx context.Context, field gra
 			return m
 		}
 	}
+	return ec._Invoice_currencyCodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_currencyCodeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17655,6 +18479,10 @@ func (ec *executionContext) _Invoice_baseAmounts(ctx context.Context, field grap
 		}()
 		return ec.marshalOInvoiceBaseAmounts2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceBaseAmounts(ctx, field.Selections, obj.BaseAmounts)
 	}
+	return ec._Invoice_baseAmountsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_baseAmountsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17692,6 +18520,10 @@ func (ec *executionContext) _Invoice_companyRef(ctx context.Context, field graph
 			return m
 		}
 	}
+	return ec._Invoice_companyRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_companyRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17720,6 +18552,10 @@ func (ec *executionContext) _Invoice_locationRef(ctx context.Context, field grap
 			return m
 		}
 	}
+	return ec._Invoice_locationRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_locationRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17764,6 +18600,10 @@ func (ec *executionContext) _Invoice_location(ctx context.Context, field graphql
 		}
 		return ec.marshalOLocation2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx, field.Selections, res)
 	}
+	return ec._Invoice_locationSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_locationSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17801,6 +18641,10 @@ func (ec *executionContext) _Invoice_membershipRef(ctx context.Context, field gr
 			return m
 		}
 	}
+	return ec._Invoice_membershipRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_membershipRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17829,6 +18673,10 @@ func (ec *executionContext) _Invoice_subscriptionRef(ctx context.Context, field 
 			return m
 		}
 	}
+	return ec._Invoice_subscriptionRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_subscriptionRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17866,6 +18714,10 @@ func (ec *executionContext) _Invoice_company(ctx context.Context, field graphql.
 		}()
 		return ec.marshalOCompany2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCompany(ctx, field.Selections, obj.Company)
 	}
+	return ec._Invoice_companySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_companySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17912,6 +18764,10 @@ func (ec *executionContext) _Invoice_customer(ctx context.Context, field graphql
 		}()
 		return ec.marshalOInvoiceCustomer2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceCustomer(ctx, field.Selections, obj.Customer)
 	}
+	return ec._Invoice_customerSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_customerSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17958,6 +18814,10 @@ func (ec *executionContext) _Invoice_customerAddress(ctx context.Context, field 
 		}()
 		return ec.marshalOAddress2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐAddress(ctx, field.Selections, obj.CustomerAddress)
 	}
+	return ec._Invoice_customerAddressSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_customerAddressSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17995,6 +18855,10 @@ func (ec *executionContext) _Invoice_customerName(ctx context.Context, field gra
 			return m
 		}
 	}
+	return ec._Invoice_customerNameSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_customerNameSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18023,6 +18887,10 @@ func (ec *executionContext) _Invoice_customerTaxId(ctx context.Context, field gr
 			return m
 		}
 	}
+	return ec._Invoice_customerTaxIdSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_customerTaxIdSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18051,6 +18919,10 @@ func (ec *executionContext) _Invoice_memo(ctx context.Context, field graphql.Col
 			return m
 		}
 	}
+	return ec._Invoice_memoSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_memoSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18079,6 +18951,10 @@ func (ec *executionContext) _Invoice_pdfUrl(ctx context.Context, field graphql.C
 			return m
 		}
 	}
+	return ec._Invoice_pdfUrlSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_pdfUrlSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18107,6 +18983,10 @@ func (ec *executionContext) _Invoice_receiptPdfUrl(ctx context.Context, field gr
 			return m
 		}
 	}
+	return ec._Invoice_receiptPdfUrlSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_receiptPdfUrlSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18135,6 +19015,10 @@ func (ec *executionContext) _Invoice_timezoneId(ctx context.Context, field graph
 			return m
 		}
 	}
+	return ec._Invoice_timezoneIdSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_timezoneIdSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18163,6 +19047,10 @@ func (ec *executionContext) _Invoice_itemsCount(ctx context.Context, field graph
 			return m
 		}
 	}
+	return ec._Invoice_itemsCountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_itemsCountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18207,6 +19095,10 @@ func (ec *executionContext) _Invoice_items(ctx context.Context, field graphql.Co
 		}
 		return ec.marshalOInvoiceItem2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceItemᚄ(ctx, field.Selections, res)
 	}
+	return ec._Invoice_itemsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_itemsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18253,6 +19145,10 @@ func (ec *executionContext) _Invoice_payments(ctx context.Context, field graphql
 		}()
 		return ec.marshalOInvoicePayment2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoicePaymentᚄ(ctx, field.Selections, obj.Payments)
 	}
+	return ec._Invoice_paymentsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_paymentsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18299,6 +19195,10 @@ func (ec *executionContext) _Invoice_transaction(ctx context.Context, field grap
 		}()
 		return ec.marshalOInvoiceTransaction2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceTransaction(ctx, field.Selections, obj.Transaction)
 	}
+	return ec._Invoice_transactionSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_transactionSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18345,6 +19245,10 @@ func (ec *executionContext) _Invoice_user(ctx context.Context, field graphql.Col
 		}()
 		return ec.marshalOUser2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐUser(ctx, field.Selections, obj.User)
 	}
+	return ec._Invoice_userSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_userSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18399,6 +19303,10 @@ func (ec *executionContext) _Invoice_creditNotes(ctx context.Context, field grap
 		}
 		return ec.marshalOCreditNoteConnection2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐCreditNoteConnection(ctx, field.Selections, res)
 	}
+	return ec._Invoice_creditNotesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_creditNotesSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18448,6 +19356,10 @@ func (ec *executionContext) _InvoiceBaseAmounts_amountDue(ctx context.Context, f
 			return m
 		}
 	}
+	return ec._InvoiceBaseAmounts_amountDueSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceBaseAmounts_amountDueSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18476,6 +19388,10 @@ func (ec *executionContext) _InvoiceBaseAmounts_appliedBalance(ctx context.Conte
 			return m
 		}
 	}
+	return ec._InvoiceBaseAmounts_appliedBalanceSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceBaseAmounts_appliedBalanceSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18504,6 +19420,10 @@ func (ec *executionContext) _InvoiceBaseAmounts_currencyCode(ctx context.Context
 			return m
 		}
 	}
+	return ec._InvoiceBaseAmounts_currencyCodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceBaseAmounts_currencyCodeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18532,6 +19452,10 @@ func (ec *executionContext) _InvoiceBaseAmounts_postPaymentCreditNotesAmount(ctx
 			return m
 		}
 	}
+	return ec._InvoiceBaseAmounts_postPaymentCreditNotesAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceBaseAmounts_postPaymentCreditNotesAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18560,6 +19484,10 @@ func (ec *executionContext) _InvoiceBaseAmounts_prePaymentCreditNotesAmount(ctx 
 			return m
 		}
 	}
+	return ec._InvoiceBaseAmounts_prePaymentCreditNotesAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceBaseAmounts_prePaymentCreditNotesAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18588,6 +19516,10 @@ func (ec *executionContext) _InvoiceBaseAmounts_subtotalAmount(ctx context.Conte
 			return m
 		}
 	}
+	return ec._InvoiceBaseAmounts_subtotalAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceBaseAmounts_subtotalAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18616,6 +19548,10 @@ func (ec *executionContext) _InvoiceBaseAmounts_subtotalExcludingTaxAmount(ctx c
 			return m
 		}
 	}
+	return ec._InvoiceBaseAmounts_subtotalExcludingTaxAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceBaseAmounts_subtotalExcludingTaxAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18653,6 +19589,10 @@ func (ec *executionContext) _InvoiceBaseAmounts_taxes(ctx context.Context, field
 		}()
 		return ec.marshalOTax2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTaxᚄ(ctx, field.Selections, obj.Taxes)
 	}
+	return ec._InvoiceBaseAmounts_taxesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceBaseAmounts_taxesSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18690,6 +19630,10 @@ func (ec *executionContext) _InvoiceBaseAmounts_totalAmount(ctx context.Context,
 			return m
 		}
 	}
+	return ec._InvoiceBaseAmounts_totalAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceBaseAmounts_totalAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18718,6 +19662,10 @@ func (ec *executionContext) _InvoiceBaseAmounts_totalExcludingTaxAmount(ctx cont
 			return m
 		}
 	}
+	return ec._InvoiceBaseAmounts_totalExcludingTaxAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceBaseAmounts_totalExcludingTaxAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18746,6 +19694,10 @@ func (ec *executionContext) _InvoiceCustomer_id(ctx context.Context, field graph
 			return m
 		}
 	}
+	return ec._InvoiceCustomer_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceCustomer_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceCustomer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18774,6 +19726,10 @@ func (ec *executionContext) _InvoiceCustomer_title(ctx context.Context, field gr
 			return m
 		}
 	}
+	return ec._InvoiceCustomer_titleSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceCustomer_titleSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceCustomer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18802,6 +19758,10 @@ func (ec *executionContext) _InvoiceCustomer_type(ctx context.Context, field gra
 			return m
 		}
 	}
+	return ec._InvoiceCustomer_typeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceCustomer_typeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceCustomer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18839,6 +19799,10 @@ func (ec *executionContext) _InvoiceCustomer_user(ctx context.Context, field gra
 		}()
 		return ec.marshalOUser2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐUser(ctx, field.Selections, obj.User)
 	}
+	return ec._InvoiceCustomer_userSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceCustomer_userSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceCustomer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18876,6 +19840,10 @@ func (ec *executionContext) _InvoiceItem_id(ctx context.Context, field graphql.C
 			return m
 		}
 	}
+	return ec._InvoiceItem_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18904,6 +19872,10 @@ func (ec *executionContext) _InvoiceItem_invoiceRef(ctx context.Context, field g
 			return m
 		}
 	}
+	return ec._InvoiceItem_invoiceRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_invoiceRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18948,6 +19920,10 @@ func (ec *executionContext) _InvoiceItem_invoice(ctx context.Context, field grap
 		}
 		return ec.marshalOInvoice2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoice(ctx, field.Selections, res)
 	}
+	return ec._InvoiceItem_invoiceSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_invoiceSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18985,6 +19961,10 @@ func (ec *executionContext) _InvoiceItem_companyRef(ctx context.Context, field g
 			return m
 		}
 	}
+	return ec._InvoiceItem_companyRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_companyRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19013,6 +19993,10 @@ func (ec *executionContext) _InvoiceItem_locationRef(ctx context.Context, field 
 			return m
 		}
 	}
+	return ec._InvoiceItem_locationRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_locationRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19057,6 +20041,10 @@ func (ec *executionContext) _InvoiceItem_location(ctx context.Context, field gra
 		}
 		return ec.marshalOLocation2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx, field.Selections, res)
 	}
+	return ec._InvoiceItem_locationSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_locationSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19094,6 +20082,10 @@ func (ec *executionContext) _InvoiceItem_membershipRef(ctx context.Context, fiel
 			return m
 		}
 	}
+	return ec._InvoiceItem_membershipRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_membershipRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19122,6 +20114,10 @@ func (ec *executionContext) _InvoiceItem_membershipRefCreatedBy(ctx context.Cont
 			return m
 		}
 	}
+	return ec._InvoiceItem_membershipRefCreatedBySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_membershipRefCreatedBySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19150,6 +20146,10 @@ func (ec *executionContext) _InvoiceItem_subscriptionRef(ctx context.Context, fi
 			return m
 		}
 	}
+	return ec._InvoiceItem_subscriptionRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_subscriptionRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19178,6 +20178,10 @@ func (ec *executionContext) _InvoiceItem_createDate(ctx context.Context, field g
 			return m
 		}
 	}
+	return ec._InvoiceItem_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19206,6 +20210,10 @@ func (ec *executionContext) _InvoiceItem_deleteDate(ctx context.Context, field g
 			return m
 		}
 	}
+	return ec._InvoiceItem_deleteDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_deleteDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19243,6 +20251,10 @@ func (ec *executionContext) _InvoiceItem_baseAmounts(ctx context.Context, field 
 		}()
 		return ec.marshalOLineBaseAmounts2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐLineBaseAmounts(ctx, field.Selections, obj.BaseAmounts)
 	}
+	return ec._InvoiceItem_baseAmountsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_baseAmountsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19289,6 +20301,10 @@ func (ec *executionContext) _InvoiceItem_discounts(ctx context.Context, field gr
 		}()
 		return ec.marshalODiscount2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐDiscountᚄ(ctx, field.Selections, obj.Discounts)
 	}
+	return ec._InvoiceItem_discountsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_discountsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19335,6 +20351,10 @@ func (ec *executionContext) _InvoiceItem_period(ctx context.Context, field graph
 		}()
 		return ec.marshalOPeriod2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPeriod(ctx, field.Selections, obj.Period)
 	}
+	return ec._InvoiceItem_periodSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_periodSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19381,6 +20401,10 @@ func (ec *executionContext) _InvoiceItem_product(ctx context.Context, field grap
 		}()
 		return ec.marshalOInvoiceItemProduct2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceItemProduct(ctx, field.Selections, obj.Product)
 	}
+	return ec._InvoiceItem_productSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_productSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19418,6 +20442,10 @@ func (ec *executionContext) _InvoiceItem_quantity(ctx context.Context, field gra
 			return m
 		}
 	}
+	return ec._InvoiceItem_quantitySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_quantitySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19455,6 +20483,10 @@ func (ec *executionContext) _InvoiceItem_userCreatedBy(ctx context.Context, fiel
 		}()
 		return ec.marshalOUser2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐUser(ctx, field.Selections, obj.UserCreatedBy)
 	}
+	return ec._InvoiceItem_userCreatedBySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_userCreatedBySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19492,6 +20524,10 @@ func (ec *executionContext) _InvoiceItem_amount(ctx context.Context, field graph
 			return m
 		}
 	}
+	return ec._InvoiceItem_amountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_amountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19520,6 +20556,10 @@ func (ec *executionContext) _InvoiceItem_discountedAmount(ctx context.Context, f
 			return m
 		}
 	}
+	return ec._InvoiceItem_discountedAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_discountedAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19548,6 +20588,10 @@ func (ec *executionContext) _InvoiceItem_netUnitAmount(ctx context.Context, fiel
 			return m
 		}
 	}
+	return ec._InvoiceItem_netUnitAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_netUnitAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19576,6 +20620,10 @@ func (ec *executionContext) _InvoiceItem_totalAmount(ctx context.Context, field 
 			return m
 		}
 	}
+	return ec._InvoiceItem_totalAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_totalAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19604,6 +20652,10 @@ func (ec *executionContext) _InvoiceItem_totalExcludingTaxAmount(ctx context.Con
 			return m
 		}
 	}
+	return ec._InvoiceItem_totalExcludingTaxAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_totalExcludingTaxAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19632,6 +20684,10 @@ func (ec *executionContext) _InvoiceItem_unitAmount(ctx context.Context, field g
 			return m
 		}
 	}
+	return ec._InvoiceItem_unitAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_unitAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19660,6 +20716,10 @@ func (ec *executionContext) _InvoiceItem_unitExcludingTaxAmount(ctx context.Cont
 			return m
 		}
 	}
+	return ec._InvoiceItem_unitExcludingTaxAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_unitExcludingTaxAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19697,6 +20757,10 @@ func (ec *executionContext) _InvoiceItem_tax(ctx context.Context, field graphql.
 		}()
 		return ec.marshalOTax2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTax(ctx, field.Selections, obj.Tax)
 	}
+	return ec._InvoiceItem_taxSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_taxSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19734,6 +20798,10 @@ func (ec *executionContext) _InvoiceItem_currencyCode(ctx context.Context, field
 			return m
 		}
 	}
+	return ec._InvoiceItem_currencyCodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_currencyCodeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19762,6 +20830,10 @@ func (ec *executionContext) _InvoiceItem_description(ctx context.Context, field 
 			return m
 		}
 	}
+	return ec._InvoiceItem_descriptionSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_descriptionSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19790,6 +20862,10 @@ func (ec *executionContext) _InvoiceItem_type(ctx context.Context, field graphql
 			return m
 		}
 	}
+	return ec._InvoiceItem_typeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_typeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19834,6 +20910,10 @@ func (ec *executionContext) _InvoiceItem_booking(ctx context.Context, field grap
 		}
 		return ec.marshalOInvoiceItemBooking2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceItemBooking(ctx, field.Selections, res)
 	}
+	return ec._InvoiceItem_bookingSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_bookingSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19880,6 +20960,10 @@ func (ec *executionContext) _InvoiceItem_creditPackage(ctx context.Context, fiel
 		}()
 		return ec.marshalOCreditPackageAmount2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditPackageAmount(ctx, field.Selections, obj.CreditPackage)
 	}
+	return ec._InvoiceItem_creditPackageSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_creditPackageSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19933,6 +21017,10 @@ func (ec *executionContext) _InvoiceItem_order(ctx context.Context, field graphq
 		}
 		return ec.marshalOInvoiceItemOrder2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐInvoiceItemOrder(ctx, field.Selections, res)
 	}
+	return ec._InvoiceItem_orderSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_orderSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19979,6 +21067,10 @@ func (ec *executionContext) _InvoiceItem_plan(ctx context.Context, field graphql
 		}()
 		return ec.marshalOInvoiceItemPlan2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceItemPlan(ctx, field.Selections, obj.Plan)
 	}
+	return ec._InvoiceItem_planSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_planSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20032,6 +21124,10 @@ func (ec *executionContext) _InvoiceItem_ticket(ctx context.Context, field graph
 		}
 		return ec.marshalOInvoiceItemTicket2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceItemTicket(ctx, field.Selections, res)
 	}
+	return ec._InvoiceItem_ticketSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_ticketSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20069,6 +21165,10 @@ func (ec *executionContext) _InvoiceItemBooking_id(ctx context.Context, field gr
 			return m
 		}
 	}
+	return ec._InvoiceItemBooking_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItemBooking_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemBooking) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20097,6 +21197,10 @@ func (ec *executionContext) _InvoiceItemBooking_endDate(ctx context.Context, fie
 			return m
 		}
 	}
+	return ec._InvoiceItemBooking_endDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItemBooking_endDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemBooking) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20141,6 +21245,10 @@ func (ec *executionContext) _InvoiceItemBooking_resource(ctx context.Context, fi
 		}
 		return ec.marshalOResource2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResource(ctx, field.Selections, res)
 	}
+	return ec._InvoiceItemBooking_resourceSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItemBooking_resourceSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemBooking) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20178,6 +21286,10 @@ func (ec *executionContext) _InvoiceItemBooking_startDate(ctx context.Context, f
 			return m
 		}
 	}
+	return ec._InvoiceItemBooking_startDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItemBooking_startDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemBooking) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20206,6 +21318,10 @@ func (ec *executionContext) _InvoiceItemOrder_createDate(ctx context.Context, fi
 			return m
 		}
 	}
+	return ec._InvoiceItemOrder_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItemOrder_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *model.InvoiceItemOrder) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20250,6 +21366,10 @@ func (ec *executionContext) _InvoiceItemOrder_product(ctx context.Context, field
 		}
 		return ec.marshalOProduct2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐProduct(ctx, field.Selections, res)
 	}
+	return ec._InvoiceItemOrder_productSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItemOrder_productSlow(ctx context.Context, field graphql.CollectedField, obj *model.InvoiceItemOrder) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20303,6 +21423,10 @@ func (ec *executionContext) _InvoiceItemOrder_productOption(ctx context.Context,
 		}
 		return ec.marshalOProductOption2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐProductOption(ctx, field.Selections, res)
 	}
+	return ec._InvoiceItemOrder_productOptionSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItemOrder_productOptionSlow(ctx context.Context, field graphql.CollectedField, obj *model.InvoiceItemOrder) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20340,6 +21464,10 @@ func (ec *executionContext) _InvoiceItemOrder_quantity(ctx context.Context, fiel
 			return m
 		}
 	}
+	return ec._InvoiceItemOrder_quantitySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItemOrder_quantitySlow(ctx context.Context, field graphql.CollectedField, obj *model.InvoiceItemOrder) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20368,6 +21496,10 @@ func (ec *executionContext) _InvoiceItemPlan_id(ctx context.Context, field graph
 			return m
 		}
 	}
+	return ec._InvoiceItemPlan_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItemPlan_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemPlan) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20396,6 +21528,10 @@ func (ec *executionContext) _InvoiceItemPlan_endDate(ctx context.Context, field 
 			return m
 		}
 	}
+	return ec._InvoiceItemPlan_endDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItemPlan_endDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemPlan) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20424,6 +21560,10 @@ func (ec *executionContext) _InvoiceItemPlan_startDate(ctx context.Context, fiel
 			return m
 		}
 	}
+	return ec._InvoiceItemPlan_startDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItemPlan_startDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemPlan) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20452,6 +21592,10 @@ func (ec *executionContext) _InvoiceItemPlan_title(ctx context.Context, field gr
 			return m
 		}
 	}
+	return ec._InvoiceItemPlan_titleSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItemPlan_titleSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemPlan) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20480,6 +21624,10 @@ func (ec *executionContext) _InvoiceItemProduct_bookingRef(ctx context.Context, 
 			return m
 		}
 	}
+	return ec._InvoiceItemProduct_bookingRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItemProduct_bookingRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemProduct) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20508,6 +21656,10 @@ func (ec *executionContext) _InvoiceItemProduct_eventTicketRef(ctx context.Conte
 			return m
 		}
 	}
+	return ec._InvoiceItemProduct_eventTicketRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItemProduct_eventTicketRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemProduct) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20536,6 +21688,10 @@ func (ec *executionContext) _InvoiceItemProduct_optionRef(ctx context.Context, f
 			return m
 		}
 	}
+	return ec._InvoiceItemProduct_optionRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItemProduct_optionRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemProduct) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20564,6 +21720,10 @@ func (ec *executionContext) _InvoiceItemProduct_orderRef(ctx context.Context, fi
 			return m
 		}
 	}
+	return ec._InvoiceItemProduct_orderRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItemProduct_orderRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemProduct) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20592,6 +21752,10 @@ func (ec *executionContext) _InvoiceItemProduct_title(ctx context.Context, field
 			return m
 		}
 	}
+	return ec._InvoiceItemProduct_titleSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItemProduct_titleSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemProduct) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20620,6 +21784,10 @@ func (ec *executionContext) _InvoiceItemProduct_type(ctx context.Context, field 
 			return m
 		}
 	}
+	return ec._InvoiceItemProduct_typeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItemProduct_typeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemProduct) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20648,6 +21816,10 @@ func (ec *executionContext) _InvoiceItemTicket_createDate(ctx context.Context, f
 			return m
 		}
 	}
+	return ec._InvoiceItemTicket_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItemTicket_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemTicket) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20692,6 +21864,10 @@ func (ec *executionContext) _InvoiceItemTicket_event(ctx context.Context, field 
 		}
 		return ec.marshalOEvent2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐEvent(ctx, field.Selections, res)
 	}
+	return ec._InvoiceItemTicket_eventSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItemTicket_eventSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemTicket) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20729,6 +21905,10 @@ func (ec *executionContext) _InvoicePayment_createDate(ctx context.Context, fiel
 			return m
 		}
 	}
+	return ec._InvoicePayment_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoicePayment_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20766,6 +21946,10 @@ func (ec *executionContext) _InvoicePayment_method(ctx context.Context, field gr
 		}()
 		return ec.marshalOInvoicePaymentMethod2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoicePaymentMethod(ctx, field.Selections, obj.Method)
 	}
+	return ec._InvoicePayment_methodSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoicePayment_methodSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20812,6 +21996,10 @@ func (ec *executionContext) _InvoicePayment_price(ctx context.Context, field gra
 		}()
 		return ec.marshalOInvoicePaymentPrice2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoicePaymentPrice(ctx, field.Selections, obj.Price)
 	}
+	return ec._InvoicePayment_priceSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoicePayment_priceSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20849,6 +22037,10 @@ func (ec *executionContext) _InvoicePayment_refundable(ctx context.Context, fiel
 			return m
 		}
 	}
+	return ec._InvoicePayment_refundableSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoicePayment_refundableSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20886,6 +22078,10 @@ func (ec *executionContext) _InvoicePayment_refunds(ctx context.Context, field g
 		}()
 		return ec.marshalOInvoicePaymentRefunds2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoicePaymentRefunds(ctx, field.Selections, obj.Refunds)
 	}
+	return ec._InvoicePayment_refundsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoicePayment_refundsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20923,6 +22119,10 @@ func (ec *executionContext) _InvoicePayment_status(ctx context.Context, field gr
 			return m
 		}
 	}
+	return ec._InvoicePayment_statusSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoicePayment_statusSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20951,6 +22151,10 @@ func (ec *executionContext) _InvoicePayment_transactionRef(ctx context.Context, 
 			return m
 		}
 	}
+	return ec._InvoicePayment_transactionRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoicePayment_transactionRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20988,6 +22192,10 @@ func (ec *executionContext) _InvoicePaymentMethod_paymentGateway(ctx context.Con
 		}()
 		return ec.marshalOPaymentGateway2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPaymentGateway(ctx, field.Selections, obj.PaymentGateway)
 	}
+	return ec._InvoicePaymentMethod_paymentGatewaySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoicePaymentMethod_paymentGatewaySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePaymentMethod) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21025,6 +22233,10 @@ func (ec *executionContext) _InvoicePaymentMethod_type(ctx context.Context, fiel
 			return m
 		}
 	}
+	return ec._InvoicePaymentMethod_typeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoicePaymentMethod_typeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePaymentMethod) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21062,6 +22274,10 @@ func (ec *executionContext) _InvoicePaymentPrice_money(ctx context.Context, fiel
 		}()
 		return ec.marshalOMoney2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐMoney(ctx, field.Selections, obj.Money)
 	}
+	return ec._InvoicePaymentPrice_moneySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoicePaymentPrice_moneySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePaymentPrice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21099,6 +22315,10 @@ func (ec *executionContext) _InvoicePaymentPrice_type(ctx context.Context, field
 			return m
 		}
 	}
+	return ec._InvoicePaymentPrice_typeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoicePaymentPrice_typeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePaymentPrice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21136,6 +22356,10 @@ func (ec *executionContext) _InvoicePaymentRefunds_money(ctx context.Context, fi
 		}()
 		return ec.marshalOMoneyRefund2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐMoneyRefundᚄ(ctx, field.Selections, obj.Money)
 	}
+	return ec._InvoicePaymentRefunds_moneySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoicePaymentRefunds_moneySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePaymentRefunds) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21173,6 +22397,10 @@ func (ec *executionContext) _InvoicePaymentRefunds_type(ctx context.Context, fie
 			return m
 		}
 	}
+	return ec._InvoicePaymentRefunds_typeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoicePaymentRefunds_typeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePaymentRefunds) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21201,6 +22429,10 @@ func (ec *executionContext) _InvoiceTransaction_id(ctx context.Context, field gr
 			return m
 		}
 	}
+	return ec._InvoiceTransaction_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceTransaction_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21229,6 +22461,10 @@ func (ec *executionContext) _InvoiceTransaction_amount(ctx context.Context, fiel
 			return m
 		}
 	}
+	return ec._InvoiceTransaction_amountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceTransaction_amountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21257,6 +22493,10 @@ func (ec *executionContext) _InvoiceTransaction_createDate(ctx context.Context, 
 			return m
 		}
 	}
+	return ec._InvoiceTransaction_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceTransaction_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21294,6 +22534,10 @@ func (ec *executionContext) _InvoiceTransaction_paymentMethod(ctx context.Contex
 		}()
 		return ec.marshalOPaymentMethod2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPaymentMethod(ctx, field.Selections, obj.PaymentMethod)
 	}
+	return ec._InvoiceTransaction_paymentMethodSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceTransaction_paymentMethodSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21331,6 +22575,10 @@ func (ec *executionContext) _InvoiceTransaction_status(ctx context.Context, fiel
 			return m
 		}
 	}
+	return ec._InvoiceTransaction_statusSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceTransaction_statusSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21368,6 +22616,10 @@ func (ec *executionContext) _InvoiceTransaction_refund(ctx context.Context, fiel
 		}()
 		return ec.marshalORefund2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐRefund(ctx, field.Selections, obj.Refund)
 	}
+	return ec._InvoiceTransaction_refundSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceTransaction_refundSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21414,6 +22666,10 @@ func (ec *executionContext) _InvoiceTransaction_refunds(ctx context.Context, fie
 		}()
 		return ec.marshalOTransactionRefund2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionRefundᚄ(ctx, field.Selections, obj.Refunds)
 	}
+	return ec._InvoiceTransaction_refundsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceTransaction_refundsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21451,6 +22707,10 @@ func (ec *executionContext) _ItemPayment_amount(ctx context.Context, field graph
 			return m
 		}
 	}
+	return ec._ItemPayment_amountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ItemPayment_amountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPayment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21479,6 +22739,10 @@ func (ec *executionContext) _ItemPayment_currencyCode(ctx context.Context, field
 			return m
 		}
 	}
+	return ec._ItemPayment_currencyCodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ItemPayment_currencyCodeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPayment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21507,6 +22771,10 @@ func (ec *executionContext) _ItemPayment_invoiceItemRef(ctx context.Context, fie
 			return m
 		}
 	}
+	return ec._ItemPayment_invoiceItemRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ItemPayment_invoiceItemRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPayment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21535,6 +22803,10 @@ func (ec *executionContext) _ItemPayment_status(ctx context.Context, field graph
 			return m
 		}
 	}
+	return ec._ItemPayment_statusSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ItemPayment_statusSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPayment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21572,6 +22844,10 @@ func (ec *executionContext) _ItemPayment_tax(ctx context.Context, field graphql.
 		}()
 		return ec.marshalOItemPaymentTax2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐItemPaymentTax(ctx, field.Selections, obj.Tax)
 	}
+	return ec._ItemPayment_taxSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ItemPayment_taxSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPayment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21609,6 +22885,10 @@ func (ec *executionContext) _ItemPayment_transactionRef(ctx context.Context, fie
 			return m
 		}
 	}
+	return ec._ItemPayment_transactionRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ItemPayment_transactionRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPayment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21637,6 +22917,10 @@ func (ec *executionContext) _ItemPayment_type(ctx context.Context, field graphql
 			return m
 		}
 	}
+	return ec._ItemPayment_typeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ItemPayment_typeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPayment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21665,6 +22949,10 @@ func (ec *executionContext) _ItemPaymentTax_inclusive(ctx context.Context, field
 			return m
 		}
 	}
+	return ec._ItemPaymentTax_inclusiveSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ItemPaymentTax_inclusiveSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPaymentTax) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21693,6 +22981,10 @@ func (ec *executionContext) _ItemPaymentTax_rate(ctx context.Context, field grap
 			return m
 		}
 	}
+	return ec._ItemPaymentTax_rateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ItemPaymentTax_rateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPaymentTax) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21721,6 +23013,10 @@ func (ec *executionContext) _ItemSummary_id(ctx context.Context, field graphql.C
 			return m
 		}
 	}
+	return ec._ItemSummary_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ItemSummary_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemSummary) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21749,6 +23045,10 @@ func (ec *executionContext) _ItemSummary_title(ctx context.Context, field graphq
 			return m
 		}
 	}
+	return ec._ItemSummary_titleSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ItemSummary_titleSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemSummary) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21777,6 +23077,10 @@ func (ec *executionContext) _LimitedAttendees_enabled(ctx context.Context, field
 			return m
 		}
 	}
+	return ec._LimitedAttendees_enabledSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _LimitedAttendees_enabledSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.LimitedAttendees) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21805,6 +23109,10 @@ func (ec *executionContext) _LimitedAttendees_limit(ctx context.Context, field g
 			return m
 		}
 	}
+	return ec._LimitedAttendees_limitSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _LimitedAttendees_limitSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.LimitedAttendees) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21833,6 +23141,10 @@ func (ec *executionContext) _LimitedItems_enabled(ctx context.Context, field gra
 			return m
 		}
 	}
+	return ec._LimitedItems_enabledSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _LimitedItems_enabledSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.LimitedItems) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21870,6 +23182,10 @@ func (ec *executionContext) _LimitedItems_values(ctx context.Context, field grap
 		}()
 		return ec.marshalOItemSummary2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐItemSummaryᚄ(ctx, field.Selections, obj.Values)
 	}
+	return ec._LimitedItems_valuesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _LimitedItems_valuesSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.LimitedItems) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21907,6 +23223,10 @@ func (ec *executionContext) _LimitedRedemption_enabled(ctx context.Context, fiel
 			return m
 		}
 	}
+	return ec._LimitedRedemption_enabledSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _LimitedRedemption_enabledSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.LimitedRedemption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21935,6 +23255,10 @@ func (ec *executionContext) _LimitedRedemption_usage(ctx context.Context, field 
 			return m
 		}
 	}
+	return ec._LimitedRedemption_usageSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _LimitedRedemption_usageSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.LimitedRedemption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21963,6 +23287,10 @@ func (ec *executionContext) _LimitedRedemption_value(ctx context.Context, field 
 			return m
 		}
 	}
+	return ec._LimitedRedemption_valueSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _LimitedRedemption_valueSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.LimitedRedemption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21991,6 +23319,10 @@ func (ec *executionContext) _LineBaseAmounts_currencyCode(ctx context.Context, f
 			return m
 		}
 	}
+	return ec._LineBaseAmounts_currencyCodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _LineBaseAmounts_currencyCodeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.LineBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22019,6 +23351,10 @@ func (ec *executionContext) _LineBaseAmounts_discountedAmount(ctx context.Contex
 			return m
 		}
 	}
+	return ec._LineBaseAmounts_discountedAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _LineBaseAmounts_discountedAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.LineBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22056,6 +23392,10 @@ func (ec *executionContext) _LineBaseAmounts_tax(ctx context.Context, field grap
 		}()
 		return ec.marshalOTax2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTax(ctx, field.Selections, obj.Tax)
 	}
+	return ec._LineBaseAmounts_taxSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _LineBaseAmounts_taxSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.LineBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22093,6 +23433,10 @@ func (ec *executionContext) _LineBaseAmounts_totalAmount(ctx context.Context, fi
 			return m
 		}
 	}
+	return ec._LineBaseAmounts_totalAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _LineBaseAmounts_totalAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.LineBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22121,6 +23465,10 @@ func (ec *executionContext) _LineBaseAmounts_totalExcludingTaxAmount(ctx context
 			return m
 		}
 	}
+	return ec._LineBaseAmounts_totalExcludingTaxAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _LineBaseAmounts_totalExcludingTaxAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.LineBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22149,6 +23497,10 @@ func (ec *executionContext) _LineBaseAmounts_unitAmount(ctx context.Context, fie
 			return m
 		}
 	}
+	return ec._LineBaseAmounts_unitAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _LineBaseAmounts_unitAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.LineBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22177,6 +23529,10 @@ func (ec *executionContext) _LineBaseAmounts_unitExcludingTaxAmount(ctx context.
 			return m
 		}
 	}
+	return ec._LineBaseAmounts_unitExcludingTaxAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _LineBaseAmounts_unitExcludingTaxAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.LineBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22205,6 +23561,10 @@ func (ec *executionContext) _Location_id(ctx context.Context, field graphql.Coll
 			return m
 		}
 	}
+	return ec._Location_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Location_idSlow(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22233,6 +23593,10 @@ func (ec *executionContext) _Location_title(ctx context.Context, field graphql.C
 			return m
 		}
 	}
+	return ec._Location_titleSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Location_titleSlow(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22261,6 +23625,10 @@ func (ec *executionContext) _Location_address(ctx context.Context, field graphql
 			return m
 		}
 	}
+	return ec._Location_addressSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Location_addressSlow(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22289,6 +23657,10 @@ func (ec *executionContext) _Location_timezoneId(ctx context.Context, field grap
 			return m
 		}
 	}
+	return ec._Location_timezoneIdSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Location_timezoneIdSlow(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22333,6 +23705,10 @@ func (ec *executionContext) _Location_products(ctx context.Context, field graphq
 		}
 		return ec.marshalOProduct2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐProductᚄ(ctx, field.Selections, res)
 	}
+	return ec._Location_productsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Location_productsSlow(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22387,6 +23763,10 @@ func (ec *executionContext) _Location_orders(ctx context.Context, field graphql.
 		}
 		return ec.marshalOOrderConnection2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐOrderConnection(ctx, field.Selections, res)
 	}
+	return ec._Location_ordersSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Location_ordersSlow(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22453,6 +23833,10 @@ func (ec *executionContext) _Location_transactions(ctx context.Context, field gr
 		}
 		return ec.marshalOTransactionConnection2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐTransactionConnection(ctx, field.Selections, res)
 	}
+	return ec._Location_transactionsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Location_transactionsSlow(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22519,6 +23903,10 @@ func (ec *executionContext) _Location_creditNotes(ctx context.Context, field gra
 		}
 		return ec.marshalOCreditNoteConnection2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐCreditNoteConnection(ctx, field.Selections, res)
 	}
+	return ec._Location_creditNotesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Location_creditNotesSlow(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22568,6 +23956,10 @@ func (ec *executionContext) _Media_key(ctx context.Context, field graphql.Collec
 			return m
 		}
 	}
+	return ec._Media_keySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Media_keySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Media) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22596,6 +23988,10 @@ func (ec *executionContext) _Media_url(ctx context.Context, field graphql.Collec
 			return m
 		}
 	}
+	return ec._Media_urlSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Media_urlSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Media) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22624,6 +24020,10 @@ func (ec *executionContext) _Money_currencyCode(ctx context.Context, field graph
 			return m
 		}
 	}
+	return ec._Money_currencyCodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Money_currencyCodeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Money) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22652,6 +24052,10 @@ func (ec *executionContext) _Money_grossAmount(ctx context.Context, field graphq
 			return m
 		}
 	}
+	return ec._Money_grossAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Money_grossAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Money) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22680,6 +24084,10 @@ func (ec *executionContext) _MoneyPrice_amount(ctx context.Context, field graphq
 			return m
 		}
 	}
+	return ec._MoneyPrice_amountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _MoneyPrice_amountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.MoneyPrice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22708,6 +24116,10 @@ func (ec *executionContext) _MoneyPrice_currencyCode(ctx context.Context, field 
 			return m
 		}
 	}
+	return ec._MoneyPrice_currencyCodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _MoneyPrice_currencyCodeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.MoneyPrice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22736,6 +24148,10 @@ func (ec *executionContext) _MoneyPrice_enabled(ctx context.Context, field graph
 			return m
 		}
 	}
+	return ec._MoneyPrice_enabledSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _MoneyPrice_enabledSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.MoneyPrice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22764,6 +24180,10 @@ func (ec *executionContext) _MoneyRefund_id(ctx context.Context, field graphql.C
 			return m
 		}
 	}
+	return ec._MoneyRefund_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _MoneyRefund_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.MoneyRefund) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22792,6 +24212,10 @@ func (ec *executionContext) _MoneyRefund_createDate(ctx context.Context, field g
 			return m
 		}
 	}
+	return ec._MoneyRefund_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _MoneyRefund_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.MoneyRefund) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22820,6 +24244,10 @@ func (ec *executionContext) _MoneyRefund_currencyCode(ctx context.Context, field
 			return m
 		}
 	}
+	return ec._MoneyRefund_currencyCodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _MoneyRefund_currencyCodeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.MoneyRefund) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22848,6 +24276,10 @@ func (ec *executionContext) _MoneyRefund_grossAmount(ctx context.Context, field 
 			return m
 		}
 	}
+	return ec._MoneyRefund_grossAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _MoneyRefund_grossAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.MoneyRefund) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23184,6 +24616,10 @@ func (ec *executionContext) _Order_id(ctx context.Context, field graphql.Collect
 			return m
 		}
 	}
+	return ec._Order_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Order_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23212,6 +24648,10 @@ func (ec *executionContext) _Order_locationRef(ctx context.Context, field graphq
 			return m
 		}
 	}
+	return ec._Order_locationRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Order_locationRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23256,6 +24696,10 @@ func (ec *executionContext) _Order_location(ctx context.Context, field graphql.C
 		}
 		return ec.marshalOLocation2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx, field.Selections, res)
 	}
+	return ec._Order_locationSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Order_locationSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23293,6 +24737,10 @@ func (ec *executionContext) _Order_membershipRef(ctx context.Context, field grap
 			return m
 		}
 	}
+	return ec._Order_membershipRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Order_membershipRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23321,6 +24769,10 @@ func (ec *executionContext) _Order_number(ctx context.Context, field graphql.Col
 			return m
 		}
 	}
+	return ec._Order_numberSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Order_numberSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23349,6 +24801,10 @@ func (ec *executionContext) _Order_comment(ctx context.Context, field graphql.Co
 			return m
 		}
 	}
+	return ec._Order_commentSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Order_commentSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23377,6 +24833,10 @@ func (ec *executionContext) _Order_createDate(ctx context.Context, field graphql
 			return m
 		}
 	}
+	return ec._Order_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Order_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23405,6 +24865,10 @@ func (ec *executionContext) _Order_deleteDate(ctx context.Context, field graphql
 			return m
 		}
 	}
+	return ec._Order_deleteDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Order_deleteDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23449,6 +24913,10 @@ func (ec *executionContext) _Order_option(ctx context.Context, field graphql.Col
 		}
 		return ec.marshalOProductOption2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐProductOption(ctx, field.Selections, res)
 	}
+	return ec._Order_optionSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Order_optionSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23495,6 +24963,10 @@ func (ec *executionContext) _Order_payment(ctx context.Context, field graphql.Co
 		}()
 		return ec.marshalOItemPayment2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐItemPayment(ctx, field.Selections, obj.Payment)
 	}
+	return ec._Order_paymentSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Order_paymentSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23548,6 +25020,10 @@ func (ec *executionContext) _Order_product(ctx context.Context, field graphql.Co
 		}
 		return ec.marshalOProduct2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐProduct(ctx, field.Selections, res)
 	}
+	return ec._Order_productSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Order_productSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23585,6 +25061,10 @@ func (ec *executionContext) _Order_quantity(ctx context.Context, field graphql.C
 			return m
 		}
 	}
+	return ec._Order_quantitySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Order_quantitySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23613,6 +25093,10 @@ func (ec *executionContext) _Order_status(ctx context.Context, field graphql.Col
 			return m
 		}
 	}
+	return ec._Order_statusSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Order_statusSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23650,6 +25134,10 @@ func (ec *executionContext) _Order_user(ctx context.Context, field graphql.Colle
 		}()
 		return ec.marshalOUser2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐUser(ctx, field.Selections, obj.User)
 	}
+	return ec._Order_userSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Order_userSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23687,6 +25175,10 @@ func (ec *executionContext) _OrderConfirmationEmail_enabled(ctx context.Context,
 			return m
 		}
 	}
+	return ec._OrderConfirmationEmail_enabledSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _OrderConfirmationEmail_enabledSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.OrderConfirmationEmail) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23715,6 +25207,10 @@ func (ec *executionContext) _OrderConfirmationEmail_template(ctx context.Context
 			return m
 		}
 	}
+	return ec._OrderConfirmationEmail_templateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _OrderConfirmationEmail_templateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.OrderConfirmationEmail) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23752,6 +25248,10 @@ func (ec *executionContext) _OrderConnection_edges(ctx context.Context, field gr
 		}()
 		return ec.marshalNOrderEdge2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐOrderEdgeᚄ(ctx, field.Selections, obj.Edges)
 	}
+	return ec._OrderConnection_edgesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _OrderConnection_edgesSlow(ctx context.Context, field graphql.CollectedField, obj *model.OrderConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23798,6 +25298,10 @@ func (ec *executionContext) _OrderConnection_nodes(ctx context.Context, field gr
 		}()
 		return ec.marshalNOrder2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐOrderᚄ(ctx, field.Selections, obj.Nodes)
 	}
+	return ec._OrderConnection_nodesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _OrderConnection_nodesSlow(ctx context.Context, field graphql.CollectedField, obj *model.OrderConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23844,6 +25348,10 @@ func (ec *executionContext) _OrderConnection_pageInfo(ctx context.Context, field
 		}()
 		return ec.marshalNPageInfo2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐPageInfo(ctx, field.Selections, obj.PageInfo)
 	}
+	return ec._OrderConnection_pageInfoSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _OrderConnection_pageInfoSlow(ctx context.Context, field graphql.CollectedField, obj *model.OrderConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23881,6 +25389,10 @@ func (ec *executionContext) _OrderEdge_cursor(ctx context.Context, field graphql
 			return m
 		}
 	}
+	return ec._OrderEdge_cursorSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _OrderEdge_cursorSlow(ctx context.Context, field graphql.CollectedField, obj *model.OrderEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23918,6 +25430,10 @@ func (ec *executionContext) _OrderEdge_node(ctx context.Context, field graphql.C
 		}()
 		return ec.marshalNOrder2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐOrder(ctx, field.Selections, obj.Node)
 	}
+	return ec._OrderEdge_nodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _OrderEdge_nodeSlow(ctx context.Context, field graphql.CollectedField, obj *model.OrderEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23955,6 +25471,10 @@ func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field gra
 			return m
 		}
 	}
+	return ec._PageInfo_hasNextPageSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PageInfo_hasNextPageSlow(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23983,6 +25503,10 @@ func (ec *executionContext) _PageInfo_hasPreviousPage(ctx context.Context, field
 			return m
 		}
 	}
+	return ec._PageInfo_hasPreviousPageSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PageInfo_hasPreviousPageSlow(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24011,6 +25535,10 @@ func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field gra
 			return m
 		}
 	}
+	return ec._PageInfo_startCursorSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PageInfo_startCursorSlow(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24039,6 +25567,10 @@ func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graph
 			return m
 		}
 	}
+	return ec._PageInfo_endCursorSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PageInfo_endCursorSlow(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24067,6 +25599,10 @@ func (ec *executionContext) _PaymentGateway_gateway(ctx context.Context, field g
 			return m
 		}
 	}
+	return ec._PaymentGateway_gatewaySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PaymentGateway_gatewaySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PaymentGateway) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24095,6 +25631,10 @@ func (ec *executionContext) _PaymentGateway_label(ctx context.Context, field gra
 			return m
 		}
 	}
+	return ec._PaymentGateway_labelSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PaymentGateway_labelSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PaymentGateway) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24123,6 +25663,10 @@ func (ec *executionContext) _PaymentMethod_label(ctx context.Context, field grap
 			return m
 		}
 	}
+	return ec._PaymentMethod_labelSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PaymentMethod_labelSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PaymentMethod) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24151,6 +25695,10 @@ func (ec *executionContext) _PaymentMethod_type(ctx context.Context, field graph
 			return m
 		}
 	}
+	return ec._PaymentMethod_typeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PaymentMethod_typeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PaymentMethod) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24179,6 +25727,10 @@ func (ec *executionContext) _Period_endDate(ctx context.Context, field graphql.C
 			return m
 		}
 	}
+	return ec._Period_endDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Period_endDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Period) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24207,6 +25759,10 @@ func (ec *executionContext) _Period_startDate(ctx context.Context, field graphql
 			return m
 		}
 	}
+	return ec._Period_startDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Period_startDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Period) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24235,6 +25791,10 @@ func (ec *executionContext) _Plan_id(ctx context.Context, field graphql.Collecte
 			return m
 		}
 	}
+	return ec._Plan_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Plan_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Plan) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24263,6 +25823,10 @@ func (ec *executionContext) _Plan_commitmentCycles(ctx context.Context, field gr
 			return m
 		}
 	}
+	return ec._Plan_commitmentCyclesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Plan_commitmentCyclesSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Plan) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24291,6 +25855,10 @@ func (ec *executionContext) _Plan_credits(ctx context.Context, field graphql.Col
 			return m
 		}
 	}
+	return ec._Plan_creditsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Plan_creditsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Plan) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24319,6 +25887,10 @@ func (ec *executionContext) _Plan_dayPasses(ctx context.Context, field graphql.C
 			return m
 		}
 	}
+	return ec._Plan_dayPassesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Plan_dayPassesSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Plan) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24347,6 +25919,10 @@ func (ec *executionContext) _Plan_period(ctx context.Context, field graphql.Coll
 			return m
 		}
 	}
+	return ec._Plan_periodSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Plan_periodSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Plan) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24375,6 +25951,10 @@ func (ec *executionContext) _Plan_price(ctx context.Context, field graphql.Colle
 			return m
 		}
 	}
+	return ec._Plan_priceSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Plan_priceSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Plan) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24403,6 +25983,10 @@ func (ec *executionContext) _Plan_title(ctx context.Context, field graphql.Colle
 			return m
 		}
 	}
+	return ec._Plan_titleSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Plan_titleSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Plan) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24431,6 +26015,10 @@ func (ec *executionContext) _PlanTier_id(ctx context.Context, field graphql.Coll
 			return m
 		}
 	}
+	return ec._PlanTier_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PlanTier_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24459,6 +26047,10 @@ func (ec *executionContext) _PlanTier_entire(ctx context.Context, field graphql.
 			return m
 		}
 	}
+	return ec._PlanTier_entireSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PlanTier_entireSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24496,6 +26088,10 @@ func (ec *executionContext) _PlanTier_plan(ctx context.Context, field graphql.Co
 		}()
 		return ec.marshalOPlan2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPlan(ctx, field.Selections, obj.Plan)
 	}
+	return ec._PlanTier_planSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PlanTier_planSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24533,6 +26129,10 @@ func (ec *executionContext) _PlanTier_commitmentCycles(ctx context.Context, fiel
 			return m
 		}
 	}
+	return ec._PlanTier_commitmentCyclesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PlanTier_commitmentCyclesSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24561,6 +26161,10 @@ func (ec *executionContext) _PlanTier_credits(ctx context.Context, field graphql
 			return m
 		}
 	}
+	return ec._PlanTier_creditsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PlanTier_creditsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24589,6 +26193,10 @@ func (ec *executionContext) _PlanTier_dayPasses(ctx context.Context, field graph
 			return m
 		}
 	}
+	return ec._PlanTier_dayPassesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PlanTier_dayPassesSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24617,6 +26225,10 @@ func (ec *executionContext) _PlanTier_description(ctx context.Context, field gra
 			return m
 		}
 	}
+	return ec._PlanTier_descriptionSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PlanTier_descriptionSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24654,6 +26266,10 @@ func (ec *executionContext) _PlanTier_discounts(ctx context.Context, field graph
 		}()
 		return ec.marshalOPlanTierDiscounts2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPlanTierDiscounts(ctx, field.Selections, obj.Discounts)
 	}
+	return ec._PlanTier_discountsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PlanTier_discountsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24691,6 +26307,10 @@ func (ec *executionContext) _PlanTier_printVendor1GroupRef(ctx context.Context, 
 			return m
 		}
 	}
+	return ec._PlanTier_printVendor1GroupRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PlanTier_printVendor1GroupRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24719,6 +26339,10 @@ func (ec *executionContext) _PlanTier_period(ctx context.Context, field graphql.
 			return m
 		}
 	}
+	return ec._PlanTier_periodSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PlanTier_periodSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24747,6 +26371,10 @@ func (ec *executionContext) _PlanTier_price(ctx context.Context, field graphql.C
 			return m
 		}
 	}
+	return ec._PlanTier_priceSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PlanTier_priceSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24775,6 +26403,10 @@ func (ec *executionContext) _PlanTier_selfSignupType(ctx context.Context, field 
 			return m
 		}
 	}
+	return ec._PlanTier_selfSignupTypeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PlanTier_selfSignupTypeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24803,6 +26435,10 @@ func (ec *executionContext) _PlanTier_setupFee(ctx context.Context, field graphq
 			return m
 		}
 	}
+	return ec._PlanTier_setupFeeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PlanTier_setupFeeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24831,6 +26467,10 @@ func (ec *executionContext) _PlanTier_title(ctx context.Context, field graphql.C
 			return m
 		}
 	}
+	return ec._PlanTier_titleSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PlanTier_titleSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24859,6 +26499,10 @@ func (ec *executionContext) _PlanTierDiscounts_creditPackages(ctx context.Contex
 			return m
 		}
 	}
+	return ec._PlanTierDiscounts_creditPackagesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PlanTierDiscounts_creditPackagesSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTierDiscounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24887,6 +26531,10 @@ func (ec *executionContext) _PlanTierDiscounts_desks(ctx context.Context, field 
 			return m
 		}
 	}
+	return ec._PlanTierDiscounts_desksSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PlanTierDiscounts_desksSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTierDiscounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24915,6 +26563,10 @@ func (ec *executionContext) _PlanTierDiscounts_equipment(ctx context.Context, fi
 			return m
 		}
 	}
+	return ec._PlanTierDiscounts_equipmentSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PlanTierDiscounts_equipmentSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTierDiscounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24943,6 +26595,10 @@ func (ec *executionContext) _PlanTierDiscounts_events(ctx context.Context, field
 			return m
 		}
 	}
+	return ec._PlanTierDiscounts_eventsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PlanTierDiscounts_eventsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTierDiscounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24971,6 +26627,10 @@ func (ec *executionContext) _PlanTierDiscounts_rooms(ctx context.Context, field 
 			return m
 		}
 	}
+	return ec._PlanTierDiscounts_roomsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PlanTierDiscounts_roomsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTierDiscounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24999,6 +26659,10 @@ func (ec *executionContext) _PlanTierDiscounts_shop(ctx context.Context, field g
 			return m
 		}
 	}
+	return ec._PlanTierDiscounts_shopSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PlanTierDiscounts_shopSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTierDiscounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25027,6 +26691,10 @@ func (ec *executionContext) _Post_id(ctx context.Context, field graphql.Collecte
 			return m
 		}
 	}
+	return ec._Post_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Post_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25055,6 +26723,10 @@ func (ec *executionContext) _Post_commentCount(ctx context.Context, field graphq
 			return m
 		}
 	}
+	return ec._Post_commentCountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Post_commentCountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25099,6 +26771,10 @@ func (ec *executionContext) _Post_comments(ctx context.Context, field graphql.Co
 		}
 		return ec.marshalOComment2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCommentᚄ(ctx, field.Selections, res)
 	}
+	return ec._Post_commentsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Post_commentsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25136,6 +26812,10 @@ func (ec *executionContext) _Post_createDate(ctx context.Context, field graphql.
 			return m
 		}
 	}
+	return ec._Post_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Post_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25164,6 +26844,10 @@ func (ec *executionContext) _Post_liked(ctx context.Context, field graphql.Colle
 			return m
 		}
 	}
+	return ec._Post_likedSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Post_likedSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25192,6 +26876,10 @@ func (ec *executionContext) _Post_likes(ctx context.Context, field graphql.Colle
 			return m
 		}
 	}
+	return ec._Post_likesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Post_likesSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25220,6 +26908,10 @@ func (ec *executionContext) _Post_locale(ctx context.Context, field graphql.Coll
 			return m
 		}
 	}
+	return ec._Post_localeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Post_localeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25248,6 +26940,10 @@ func (ec *executionContext) _Post_locationRef(ctx context.Context, field graphql
 			return m
 		}
 	}
+	return ec._Post_locationRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Post_locationRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25292,6 +26988,10 @@ func (ec *executionContext) _Post_location(ctx context.Context, field graphql.Co
 		}
 		return ec.marshalOLocation2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx, field.Selections, res)
 	}
+	return ec._Post_locationSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Post_locationSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25338,6 +27038,10 @@ func (ec *executionContext) _Post_media(ctx context.Context, field graphql.Colle
 		}()
 		return ec.marshalOPostMedia2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPostMediaᚄ(ctx, field.Selections, obj.Media)
 	}
+	return ec._Post_mediaSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Post_mediaSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25384,6 +27088,10 @@ func (ec *executionContext) _Post_membership(ctx context.Context, field graphql.
 		}()
 		return ec.marshalOPostMembership2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPostMembership(ctx, field.Selections, obj.Membership)
 	}
+	return ec._Post_membershipSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Post_membershipSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25421,6 +27129,10 @@ func (ec *executionContext) _Post_membershipRef(ctx context.Context, field graph
 			return m
 		}
 	}
+	return ec._Post_membershipRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Post_membershipRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25449,6 +27161,10 @@ func (ec *executionContext) _Post_og(ctx context.Context, field graphql.Collecte
 			return m
 		}
 	}
+	return ec._Post_ogSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Post_ogSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25477,6 +27193,10 @@ func (ec *executionContext) _Post_pinned(ctx context.Context, field graphql.Coll
 			return m
 		}
 	}
+	return ec._Post_pinnedSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Post_pinnedSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25505,6 +27225,10 @@ func (ec *executionContext) _Post_text(ctx context.Context, field graphql.Collec
 			return m
 		}
 	}
+	return ec._Post_textSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Post_textSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25542,6 +27266,10 @@ func (ec *executionContext) _Post_user(ctx context.Context, field graphql.Collec
 		}()
 		return ec.marshalOUser2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐUser(ctx, field.Selections, obj.User)
 	}
+	return ec._Post_userSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Post_userSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25579,6 +27307,10 @@ func (ec *executionContext) _PostMedia_id(ctx context.Context, field graphql.Col
 			return m
 		}
 	}
+	return ec._PostMedia_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PostMedia_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMedia) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25607,6 +27339,10 @@ func (ec *executionContext) _PostMedia_height(ctx context.Context, field graphql
 			return m
 		}
 	}
+	return ec._PostMedia_heightSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PostMedia_heightSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMedia) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25635,6 +27371,10 @@ func (ec *executionContext) _PostMedia_key(ctx context.Context, field graphql.Co
 			return m
 		}
 	}
+	return ec._PostMedia_keySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PostMedia_keySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMedia) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25663,6 +27403,10 @@ func (ec *executionContext) _PostMedia_mime(ctx context.Context, field graphql.C
 			return m
 		}
 	}
+	return ec._PostMedia_mimeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PostMedia_mimeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMedia) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25691,6 +27435,10 @@ func (ec *executionContext) _PostMedia_url(ctx context.Context, field graphql.Co
 			return m
 		}
 	}
+	return ec._PostMedia_urlSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PostMedia_urlSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMedia) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25719,6 +27467,10 @@ func (ec *executionContext) _PostMedia_width(ctx context.Context, field graphql.
 			return m
 		}
 	}
+	return ec._PostMedia_widthSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PostMedia_widthSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMedia) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25747,6 +27499,10 @@ func (ec *executionContext) _PostMembership_id(ctx context.Context, field graphq
 			return m
 		}
 	}
+	return ec._PostMembership_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PostMembership_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMembership) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25784,6 +27540,10 @@ func (ec *executionContext) _PostMembership_user(ctx context.Context, field grap
 		}()
 		return ec.marshalOUser2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐUser(ctx, field.Selections, obj.User)
 	}
+	return ec._PostMembership_userSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PostMembership_userSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMembership) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25821,6 +27581,10 @@ func (ec *executionContext) _PriceSplit_netAmount(ctx context.Context, field gra
 			return m
 		}
 	}
+	return ec._PriceSplit_netAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PriceSplit_netAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PriceSplit) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25849,6 +27613,10 @@ func (ec *executionContext) _PriceSplit_taxAmount(ctx context.Context, field gra
 			return m
 		}
 	}
+	return ec._PriceSplit_taxAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PriceSplit_taxAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PriceSplit) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25877,6 +27645,10 @@ func (ec *executionContext) _PricingTier_flatAmount(ctx context.Context, field g
 			return m
 		}
 	}
+	return ec._PricingTier_flatAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PricingTier_flatAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PricingTier) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25905,6 +27677,10 @@ func (ec *executionContext) _PricingTier_from(ctx context.Context, field graphql
 			return m
 		}
 	}
+	return ec._PricingTier_fromSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PricingTier_fromSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PricingTier) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25933,6 +27709,10 @@ func (ec *executionContext) _PricingTier_unitAmount(ctx context.Context, field g
 			return m
 		}
 	}
+	return ec._PricingTier_unitAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PricingTier_unitAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PricingTier) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25961,6 +27741,10 @@ func (ec *executionContext) _PricingTier_upTo(ctx context.Context, field graphql
 			return m
 		}
 	}
+	return ec._PricingTier_upToSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PricingTier_upToSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PricingTier) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25989,6 +27773,10 @@ func (ec *executionContext) _Product_id(ctx context.Context, field graphql.Colle
 			return m
 		}
 	}
+	return ec._Product_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Product_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26017,6 +27805,10 @@ func (ec *executionContext) _Product_categoryRef(ctx context.Context, field grap
 			return m
 		}
 	}
+	return ec._Product_categoryRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Product_categoryRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26045,6 +27837,10 @@ func (ec *executionContext) _Product_locationRef(ctx context.Context, field grap
 			return m
 		}
 	}
+	return ec._Product_locationRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Product_locationRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26089,6 +27885,10 @@ func (ec *executionContext) _Product_location(ctx context.Context, field graphql
 		}
 		return ec.marshalOLocation2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx, field.Selections, res)
 	}
+	return ec._Product_locationSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Product_locationSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26126,6 +27926,10 @@ func (ec *executionContext) _Product_createDate(ctx context.Context, field graph
 			return m
 		}
 	}
+	return ec._Product_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Product_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26154,6 +27958,10 @@ func (ec *executionContext) _Product_updateDate(ctx context.Context, field graph
 			return m
 		}
 	}
+	return ec._Product_updateDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Product_updateDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26182,6 +27990,10 @@ func (ec *executionContext) _Product_description(ctx context.Context, field grap
 			return m
 		}
 	}
+	return ec._Product_descriptionSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Product_descriptionSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26210,6 +28022,10 @@ func (ec *executionContext) _Product_imageUrl(ctx context.Context, field graphql
 			return m
 		}
 	}
+	return ec._Product_imageUrlSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Product_imageUrlSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26238,6 +28054,10 @@ func (ec *executionContext) _Product_refundPolicy(ctx context.Context, field gra
 			return m
 		}
 	}
+	return ec._Product_refundPolicySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Product_refundPolicySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26266,6 +28086,10 @@ func (ec *executionContext) _Product_title(ctx context.Context, field graphql.Co
 			return m
 		}
 	}
+	return ec._Product_titleSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Product_titleSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26294,6 +28118,10 @@ func (ec *executionContext) _Product_visibility(ctx context.Context, field graph
 			return m
 		}
 	}
+	return ec._Product_visibilitySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Product_visibilitySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26322,6 +28150,10 @@ func (ec *executionContext) _Product_featured(ctx context.Context, field graphql
 			return m
 		}
 	}
+	return ec._Product_featuredSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Product_featuredSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26359,6 +28191,10 @@ func (ec *executionContext) _Product_media(ctx context.Context, field graphql.Co
 		}()
 		return ec.marshalOMedia2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐMediaᚄ(ctx, field.Selections, obj.Media)
 	}
+	return ec._Product_mediaSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Product_mediaSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26405,6 +28241,10 @@ func (ec *executionContext) _Product_options(ctx context.Context, field graphql.
 		}()
 		return ec.marshalOProductOption2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐProductOptionᚄ(ctx, field.Selections, obj.Options)
 	}
+	return ec._Product_optionsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Product_optionsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26451,6 +28291,10 @@ func (ec *executionContext) _Product_order(ctx context.Context, field graphql.Co
 		}()
 		return ec.marshalOProductOrdering2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐProductOrdering(ctx, field.Selections, obj.Order)
 	}
+	return ec._Product_orderSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Product_orderSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26488,6 +28332,10 @@ func (ec *executionContext) _ProductOption_id(ctx context.Context, field graphql
 			return m
 		}
 	}
+	return ec._ProductOption_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ProductOption_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26516,6 +28364,10 @@ func (ec *executionContext) _ProductOption_available(ctx context.Context, field 
 			return m
 		}
 	}
+	return ec._ProductOption_availableSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ProductOption_availableSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26544,6 +28396,10 @@ func (ec *executionContext) _ProductOption_createDate(ctx context.Context, field
 			return m
 		}
 	}
+	return ec._ProductOption_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ProductOption_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26581,6 +28437,10 @@ func (ec *executionContext) _ProductOption_customTax(ctx context.Context, field 
 		}()
 		return ec.marshalOCustomTax2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCustomTax(ctx, field.Selections, obj.CustomTax)
 	}
+	return ec._ProductOption_customTaxSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ProductOption_customTaxSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26618,6 +28478,10 @@ func (ec *executionContext) _ProductOption_description(ctx context.Context, fiel
 			return m
 		}
 	}
+	return ec._ProductOption_descriptionSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ProductOption_descriptionSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26655,6 +28519,10 @@ func (ec *executionContext) _ProductOption_price(ctx context.Context, field grap
 		}()
 		return ec.marshalOProductOptionPrice2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐProductOptionPrice(ctx, field.Selections, obj.Price)
 	}
+	return ec._ProductOption_priceSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ProductOption_priceSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26701,6 +28569,10 @@ func (ec *executionContext) _ProductOption_stock(ctx context.Context, field grap
 		}()
 		return ec.marshalOStock2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐStock(ctx, field.Selections, obj.Stock)
 	}
+	return ec._ProductOption_stockSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ProductOption_stockSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26738,6 +28610,10 @@ func (ec *executionContext) _ProductOption_title(ctx context.Context, field grap
 			return m
 		}
 	}
+	return ec._ProductOption_titleSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ProductOption_titleSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26775,6 +28651,10 @@ func (ec *executionContext) _ProductOptionPrice_credits(ctx context.Context, fie
 		}()
 		return ec.marshalOCreditsPrice2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditsPrice(ctx, field.Selections, obj.Credits)
 	}
+	return ec._ProductOptionPrice_creditsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ProductOptionPrice_creditsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOptionPrice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26821,6 +28701,10 @@ func (ec *executionContext) _ProductOptionPrice_money(ctx context.Context, field
 		}()
 		return ec.marshalOMoneyPrice2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐMoneyPrice(ctx, field.Selections, obj.Money)
 	}
+	return ec._ProductOptionPrice_moneySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ProductOptionPrice_moneySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOptionPrice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26867,6 +28751,10 @@ func (ec *executionContext) _ProductOrdering_confirmationEmail(ctx context.Conte
 		}()
 		return ec.marshalOOrderConfirmationEmail2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐOrderConfirmationEmail(ctx, field.Selections, obj.ConfirmationEmail)
 	}
+	return ec._ProductOrdering_confirmationEmailSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ProductOrdering_confirmationEmailSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOrdering) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26904,6 +28792,10 @@ func (ec *executionContext) _ProductOrdering_enabled(ctx context.Context, field 
 			return m
 		}
 	}
+	return ec._ProductOrdering_enabledSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ProductOrdering_enabledSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOrdering) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26932,6 +28824,10 @@ func (ec *executionContext) _PromocodeExpiration_date(ctx context.Context, field
 			return m
 		}
 	}
+	return ec._PromocodeExpiration_dateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PromocodeExpiration_dateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PromocodeExpiration) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26960,6 +28856,10 @@ func (ec *executionContext) _PromocodeExpiration_enabled(ctx context.Context, fi
 			return m
 		}
 	}
+	return ec._PromocodeExpiration_enabledSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PromocodeExpiration_enabledSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PromocodeExpiration) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27592,6 +29492,10 @@ func (ec *executionContext) _Redemption_createDate(ctx context.Context, field gr
 			return m
 		}
 	}
+	return ec._Redemption_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Redemption_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27620,6 +29524,10 @@ func (ec *executionContext) _Redemption_locationRef(ctx context.Context, field g
 			return m
 		}
 	}
+	return ec._Redemption_locationRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Redemption_locationRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27664,6 +29572,10 @@ func (ec *executionContext) _Redemption_location(ctx context.Context, field grap
 		}
 		return ec.marshalOLocation2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx, field.Selections, res)
 	}
+	return ec._Redemption_locationSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Redemption_locationSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27701,6 +29613,10 @@ func (ec *executionContext) _Redemption_networkRef(ctx context.Context, field gr
 			return m
 		}
 	}
+	return ec._Redemption_networkRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Redemption_networkRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27729,6 +29645,10 @@ func (ec *executionContext) _Redemption_promocodeRef(ctx context.Context, field 
 			return m
 		}
 	}
+	return ec._Redemption_promocodeRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Redemption_promocodeRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27766,6 +29686,10 @@ func (ec *executionContext) _Redemption_coupon(ctx context.Context, field graphq
 		}()
 		return ec.marshalORedemptionCoupon2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐRedemptionCoupon(ctx, field.Selections, obj.Coupon)
 	}
+	return ec._Redemption_couponSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Redemption_couponSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27812,6 +29736,10 @@ func (ec *executionContext) _Redemption_customer(ctx context.Context, field grap
 		}()
 		return ec.marshalORedemptionCustomer2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐRedemptionCustomer(ctx, field.Selections, obj.Customer)
 	}
+	return ec._Redemption_customerSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Redemption_customerSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27858,6 +29786,10 @@ func (ec *executionContext) _Redemption_product(ctx context.Context, field graph
 		}()
 		return ec.marshalORedemptionProduct2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐRedemptionProduct(ctx, field.Selections, obj.Product)
 	}
+	return ec._Redemption_productSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Redemption_productSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27904,6 +29836,10 @@ func (ec *executionContext) _Redemption_promocode(ctx context.Context, field gra
 		}()
 		return ec.marshalORedemptionPromocode2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐRedemptionPromocode(ctx, field.Selections, obj.Promocode)
 	}
+	return ec._Redemption_promocodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Redemption_promocodeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27950,6 +29886,10 @@ func (ec *executionContext) _RedemptionConnection_edges(ctx context.Context, fie
 		}()
 		return ec.marshalNRedemptionEdge2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐRedemptionEdgeᚄ(ctx, field.Selections, obj.Edges)
 	}
+	return ec._RedemptionConnection_edgesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionConnection_edgesSlow(ctx context.Context, field graphql.CollectedField, obj *model.RedemptionConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27996,6 +29936,10 @@ func (ec *executionContext) _RedemptionConnection_nodes(ctx context.Context, fie
 		}()
 		return ec.marshalNRedemption2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐRedemptionᚄ(ctx, field.Selections, obj.Nodes)
 	}
+	return ec._RedemptionConnection_nodesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionConnection_nodesSlow(ctx context.Context, field graphql.CollectedField, obj *model.RedemptionConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28042,6 +29986,10 @@ func (ec *executionContext) _RedemptionConnection_pageInfo(ctx context.Context, 
 		}()
 		return ec.marshalNPageInfo2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐPageInfo(ctx, field.Selections, obj.PageInfo)
 	}
+	return ec._RedemptionConnection_pageInfoSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionConnection_pageInfoSlow(ctx context.Context, field graphql.CollectedField, obj *model.RedemptionConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28079,6 +30027,10 @@ func (ec *executionContext) _RedemptionCoupon_id(ctx context.Context, field grap
 			return m
 		}
 	}
+	return ec._RedemptionCoupon_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionCoupon_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28107,6 +30059,10 @@ func (ec *executionContext) _RedemptionCoupon_amountOff(ctx context.Context, fie
 			return m
 		}
 	}
+	return ec._RedemptionCoupon_amountOffSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionCoupon_amountOffSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28135,6 +30091,10 @@ func (ec *executionContext) _RedemptionCoupon_currencyCode(ctx context.Context, 
 			return m
 		}
 	}
+	return ec._RedemptionCoupon_currencyCodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionCoupon_currencyCodeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28163,6 +30123,10 @@ func (ec *executionContext) _RedemptionCoupon_enabledForCredits(ctx context.Cont
 			return m
 		}
 	}
+	return ec._RedemptionCoupon_enabledForCreditsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionCoupon_enabledForCreditsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28200,6 +30164,10 @@ func (ec *executionContext) _RedemptionCoupon_limitedItems(ctx context.Context, 
 		}()
 		return ec.marshalOLimitedItems2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐLimitedItems(ctx, field.Selections, obj.LimitedItems)
 	}
+	return ec._RedemptionCoupon_limitedItemsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionCoupon_limitedItemsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28246,6 +30214,10 @@ func (ec *executionContext) _RedemptionCoupon_limitedRedemption(ctx context.Cont
 		}()
 		return ec.marshalOLimitedRedemption2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐLimitedRedemption(ctx, field.Selections, obj.LimitedRedemption)
 	}
+	return ec._RedemptionCoupon_limitedRedemptionSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionCoupon_limitedRedemptionSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28283,6 +30255,10 @@ func (ec *executionContext) _RedemptionCoupon_percentOff(ctx context.Context, fi
 			return m
 		}
 	}
+	return ec._RedemptionCoupon_percentOffSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionCoupon_percentOffSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28311,6 +30287,10 @@ func (ec *executionContext) _RedemptionCoupon_type(ctx context.Context, field gr
 			return m
 		}
 	}
+	return ec._RedemptionCoupon_typeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionCoupon_typeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28339,6 +30319,10 @@ func (ec *executionContext) _RedemptionCustomer_id(ctx context.Context, field gr
 			return m
 		}
 	}
+	return ec._RedemptionCustomer_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionCustomer_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCustomer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28367,6 +30351,10 @@ func (ec *executionContext) _RedemptionCustomer_title(ctx context.Context, field
 			return m
 		}
 	}
+	return ec._RedemptionCustomer_titleSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionCustomer_titleSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCustomer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28395,6 +30383,10 @@ func (ec *executionContext) _RedemptionCustomer_type(ctx context.Context, field 
 			return m
 		}
 	}
+	return ec._RedemptionCustomer_typeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionCustomer_typeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCustomer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28432,6 +30424,10 @@ func (ec *executionContext) _RedemptionCustomer_user(ctx context.Context, field 
 		}()
 		return ec.marshalOUser2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐUser(ctx, field.Selections, obj.User)
 	}
+	return ec._RedemptionCustomer_userSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionCustomer_userSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCustomer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28469,6 +30465,10 @@ func (ec *executionContext) _RedemptionEdge_cursor(ctx context.Context, field gr
 			return m
 		}
 	}
+	return ec._RedemptionEdge_cursorSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionEdge_cursorSlow(ctx context.Context, field graphql.CollectedField, obj *model.RedemptionEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28506,6 +30506,10 @@ func (ec *executionContext) _RedemptionEdge_node(ctx context.Context, field grap
 		}()
 		return ec.marshalNRedemption2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐRedemption(ctx, field.Selections, obj.Node)
 	}
+	return ec._RedemptionEdge_nodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionEdge_nodeSlow(ctx context.Context, field graphql.CollectedField, obj *model.RedemptionEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28543,6 +30547,10 @@ func (ec *executionContext) _RedemptionProduct_bookingRef(ctx context.Context, f
 			return m
 		}
 	}
+	return ec._RedemptionProduct_bookingRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionProduct_bookingRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28571,6 +30579,10 @@ func (ec *executionContext) _RedemptionProduct_creditPackageRef(ctx context.Cont
 			return m
 		}
 	}
+	return ec._RedemptionProduct_creditPackageRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionProduct_creditPackageRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28599,6 +30611,10 @@ func (ec *executionContext) _RedemptionProduct_eventTicketRef(ctx context.Contex
 			return m
 		}
 	}
+	return ec._RedemptionProduct_eventTicketRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionProduct_eventTicketRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28627,6 +30643,10 @@ func (ec *executionContext) _RedemptionProduct_optionRef(ctx context.Context, fi
 			return m
 		}
 	}
+	return ec._RedemptionProduct_optionRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionProduct_optionRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28655,6 +30675,10 @@ func (ec *executionContext) _RedemptionProduct_orderRef(ctx context.Context, fie
 			return m
 		}
 	}
+	return ec._RedemptionProduct_orderRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionProduct_orderRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28683,6 +30707,10 @@ func (ec *executionContext) _RedemptionProduct_subscriptionItemRef(ctx context.C
 			return m
 		}
 	}
+	return ec._RedemptionProduct_subscriptionItemRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionProduct_subscriptionItemRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28711,6 +30739,10 @@ func (ec *executionContext) _RedemptionProduct_title(ctx context.Context, field 
 			return m
 		}
 	}
+	return ec._RedemptionProduct_titleSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionProduct_titleSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28739,6 +30771,10 @@ func (ec *executionContext) _RedemptionProduct_type(ctx context.Context, field g
 			return m
 		}
 	}
+	return ec._RedemptionProduct_typeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionProduct_typeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28767,6 +30803,10 @@ func (ec *executionContext) _RedemptionPromocode_id(ctx context.Context, field g
 			return m
 		}
 	}
+	return ec._RedemptionPromocode_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionPromocode_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionPromocode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28795,6 +30835,10 @@ func (ec *executionContext) _RedemptionPromocode_code(ctx context.Context, field
 			return m
 		}
 	}
+	return ec._RedemptionPromocode_codeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionPromocode_codeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionPromocode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28832,6 +30876,10 @@ func (ec *executionContext) _RedemptionPromocode_expiration(ctx context.Context,
 		}()
 		return ec.marshalOPromocodeExpiration2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPromocodeExpiration(ctx, field.Selections, obj.Expiration)
 	}
+	return ec._RedemptionPromocode_expirationSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionPromocode_expirationSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionPromocode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28869,6 +30917,10 @@ func (ec *executionContext) _RedemptionPromocode_limitByFirstPurchase(ctx contex
 			return m
 		}
 	}
+	return ec._RedemptionPromocode_limitByFirstPurchaseSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionPromocode_limitByFirstPurchaseSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionPromocode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28906,6 +30958,10 @@ func (ec *executionContext) _RedemptionPromocode_limitedRedemption(ctx context.C
 		}()
 		return ec.marshalOLimitedRedemption2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐLimitedRedemption(ctx, field.Selections, obj.LimitedRedemption)
 	}
+	return ec._RedemptionPromocode_limitedRedemptionSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionPromocode_limitedRedemptionSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionPromocode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28943,6 +30999,10 @@ func (ec *executionContext) _Refund_amount(ctx context.Context, field graphql.Co
 			return m
 		}
 	}
+	return ec._Refund_amountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Refund_amountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Refund) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28971,6 +31031,10 @@ func (ec *executionContext) _Refund_createDate(ctx context.Context, field graphq
 			return m
 		}
 	}
+	return ec._Refund_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Refund_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Refund) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28999,6 +31063,10 @@ func (ec *executionContext) _Resource_id(ctx context.Context, field graphql.Coll
 			return m
 		}
 	}
+	return ec._Resource_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29027,6 +31095,10 @@ func (ec *executionContext) _Resource_locationRef(ctx context.Context, field gra
 			return m
 		}
 	}
+	return ec._Resource_locationRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_locationRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29071,6 +31143,10 @@ func (ec *executionContext) _Resource_location(ctx context.Context, field graphq
 		}
 		return ec.marshalOLocation2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx, field.Selections, res)
 	}
+	return ec._Resource_locationSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_locationSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29108,6 +31184,10 @@ func (ec *executionContext) _Resource_networkRef(ctx context.Context, field grap
 			return m
 		}
 	}
+	return ec._Resource_networkRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_networkRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29136,6 +31216,10 @@ func (ec *executionContext) _Resource_parentRef(ctx context.Context, field graph
 			return m
 		}
 	}
+	return ec._Resource_parentRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_parentRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29180,6 +31264,10 @@ func (ec *executionContext) _Resource_parent(ctx context.Context, field graphql.
 		}
 		return ec.marshalOResource2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResource(ctx, field.Selections, res)
 	}
+	return ec._Resource_parentSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_parentSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29217,6 +31305,10 @@ func (ec *executionContext) _Resource_title(ctx context.Context, field graphql.C
 			return m
 		}
 	}
+	return ec._Resource_titleSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_titleSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29245,6 +31337,10 @@ func (ec *executionContext) _Resource_description(ctx context.Context, field gra
 			return m
 		}
 	}
+	return ec._Resource_descriptionSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_descriptionSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29273,6 +31369,10 @@ func (ec *executionContext) _Resource_locale(ctx context.Context, field graphql.
 			return m
 		}
 	}
+	return ec._Resource_localeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_localeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29301,6 +31401,10 @@ func (ec *executionContext) _Resource_imageUrl(ctx context.Context, field graphq
 			return m
 		}
 	}
+	return ec._Resource_imageUrlSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_imageUrlSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29329,6 +31433,10 @@ func (ec *executionContext) _Resource_createDate(ctx context.Context, field grap
 			return m
 		}
 	}
+	return ec._Resource_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29366,6 +31474,10 @@ func (ec *executionContext) _Resource_image(ctx context.Context, field graphql.C
 		}()
 		return ec.marshalOResourceImage2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceImage(ctx, field.Selections, obj.Image)
 	}
+	return ec._Resource_imageSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_imageSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29403,6 +31515,10 @@ func (ec *executionContext) _Resource_type(ctx context.Context, field graphql.Co
 			return m
 		}
 	}
+	return ec._Resource_typeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_typeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29431,6 +31547,10 @@ func (ec *executionContext) _Resource_visibility(ctx context.Context, field grap
 			return m
 		}
 	}
+	return ec._Resource_visibilitySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_visibilitySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29459,6 +31579,10 @@ func (ec *executionContext) _Resource_bookingPermission(ctx context.Context, fie
 			return m
 		}
 	}
+	return ec._Resource_bookingPermissionSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_bookingPermissionSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29487,6 +31611,10 @@ func (ec *executionContext) _Resource_capacity(ctx context.Context, field graphq
 			return m
 		}
 	}
+	return ec._Resource_capacitySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_capacitySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29515,6 +31643,10 @@ func (ec *executionContext) _Resource_bookingStepMinutes(ctx context.Context, fi
 			return m
 		}
 	}
+	return ec._Resource_bookingStepMinutesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_bookingStepMinutesSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29543,6 +31675,10 @@ func (ec *executionContext) _Resource_dayPassesEnabled(ctx context.Context, fiel
 			return m
 		}
 	}
+	return ec._Resource_dayPassesEnabledSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_dayPassesEnabledSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29571,6 +31707,10 @@ func (ec *executionContext) _Resource_preparationMinutes(ctx context.Context, fi
 			return m
 		}
 	}
+	return ec._Resource_preparationMinutesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_preparationMinutesSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29599,6 +31739,10 @@ func (ec *executionContext) _Resource_refundThreshold(ctx context.Context, field
 			return m
 		}
 	}
+	return ec._Resource_refundThresholdSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_refundThresholdSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29636,6 +31780,10 @@ func (ec *executionContext) _Resource_autoRelease(ctx context.Context, field gra
 		}()
 		return ec.marshalOResourceAutoRelease2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceAutoRelease(ctx, field.Selections, obj.AutoRelease)
 	}
+	return ec._Resource_autoReleaseSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_autoReleaseSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29682,6 +31830,10 @@ func (ec *executionContext) _Resource_checkIn(ctx context.Context, field graphql
 		}()
 		return ec.marshalOResourceCheckIn2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceCheckIn(ctx, field.Selections, obj.CheckIn)
 	}
+	return ec._Resource_checkInSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_checkInSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29728,6 +31880,10 @@ func (ec *executionContext) _Resource_confirmationEmail(ctx context.Context, fie
 		}()
 		return ec.marshalOResourceConfirmationEmail2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceConfirmationEmail(ctx, field.Selections, obj.ConfirmationEmail)
 	}
+	return ec._Resource_confirmationEmailSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_confirmationEmailSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29774,6 +31930,10 @@ func (ec *executionContext) _Resource_credits(ctx context.Context, field graphql
 		}()
 		return ec.marshalOResourcePricing2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourcePricing(ctx, field.Selections, obj.Credits)
 	}
+	return ec._Resource_creditsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_creditsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29820,6 +31980,10 @@ func (ec *executionContext) _Resource_money(ctx context.Context, field graphql.C
 		}()
 		return ec.marshalOResourcePricing2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourcePricing(ctx, field.Selections, obj.Money)
 	}
+	return ec._Resource_moneySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_moneySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29866,6 +32030,10 @@ func (ec *executionContext) _Resource_dynamicPricing(ctx context.Context, field 
 		}()
 		return ec.marshalOResourceDynamicPricing2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceDynamicPricing(ctx, field.Selections, obj.DynamicPricing)
 	}
+	return ec._Resource_dynamicPricingSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_dynamicPricingSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29912,6 +32080,10 @@ func (ec *executionContext) _Resource_duration(ctx context.Context, field graphq
 		}()
 		return ec.marshalOResourceDuration2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceDuration(ctx, field.Selections, obj.Duration)
 	}
+	return ec._Resource_durationSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_durationSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29958,6 +32130,10 @@ func (ec *executionContext) _Resource_externalCalendar(ctx context.Context, fiel
 		}()
 		return ec.marshalOResourceExternalCalendar2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceExternalCalendar(ctx, field.Selections, obj.ExternalCalendar)
 	}
+	return ec._Resource_externalCalendarSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_externalCalendarSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29995,6 +32171,10 @@ func (ec *executionContext) _Resource_accessVendor1GroupRef(ctx context.Context,
 			return m
 		}
 	}
+	return ec._Resource_accessVendor1GroupRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_accessVendor1GroupRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30023,6 +32203,10 @@ func (ec *executionContext) _Resource_accessVendor2GroupRef(ctx context.Context,
 			return m
 		}
 	}
+	return ec._Resource_accessVendor2GroupRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_accessVendor2GroupRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30051,6 +32235,10 @@ func (ec *executionContext) _Resource_accessVendor3GroupRef(ctx context.Context,
 			return m
 		}
 	}
+	return ec._Resource_accessVendor3GroupRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_accessVendor3GroupRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30079,6 +32267,10 @@ func (ec *executionContext) _Resource_accessVendor4AccessGroupRef(ctx context.Co
 			return m
 		}
 	}
+	return ec._Resource_accessVendor4AccessGroupRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_accessVendor4AccessGroupRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30107,6 +32299,10 @@ func (ec *executionContext) _Resource_accessVendor5GroupRef(ctx context.Context,
 			return m
 		}
 	}
+	return ec._Resource_accessVendor5GroupRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_accessVendor5GroupRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30144,6 +32340,10 @@ func (ec *executionContext) _Resource_plans(ctx context.Context, field graphql.C
 		}()
 		return ec.marshalOResourcePlans2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourcePlans(ctx, field.Selections, obj.Plans)
 	}
+	return ec._Resource_plansSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_plansSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30190,6 +32390,10 @@ func (ec *executionContext) _Resource_schedule(ctx context.Context, field graphq
 		}()
 		return ec.marshalOResourceSchedule2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceSchedule(ctx, field.Selections, obj.Schedule)
 	}
+	return ec._Resource_scheduleSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_scheduleSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30227,6 +32431,10 @@ func (ec *executionContext) _ResourceAutoRelease_enabled(ctx context.Context, fi
 			return m
 		}
 	}
+	return ec._ResourceAutoRelease_enabledSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourceAutoRelease_enabledSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceAutoRelease) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30255,6 +32463,10 @@ func (ec *executionContext) _ResourceAutoRelease_interval(ctx context.Context, f
 			return m
 		}
 	}
+	return ec._ResourceAutoRelease_intervalSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourceAutoRelease_intervalSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceAutoRelease) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30283,6 +32495,10 @@ func (ec *executionContext) _ResourceCheckIn_interval(ctx context.Context, field
 			return m
 		}
 	}
+	return ec._ResourceCheckIn_intervalSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourceCheckIn_intervalSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceCheckIn) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30311,6 +32527,10 @@ func (ec *executionContext) _ResourceConfirmationEmail_bookingCreatedByAdmin(ctx
 			return m
 		}
 	}
+	return ec._ResourceConfirmationEmail_bookingCreatedByAdminSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourceConfirmationEmail_bookingCreatedByAdminSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceConfirmationEmail) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30339,6 +32559,10 @@ func (ec *executionContext) _ResourceConfirmationEmail_bookingCreatedByMember(ct
 			return m
 		}
 	}
+	return ec._ResourceConfirmationEmail_bookingCreatedByMemberSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourceConfirmationEmail_bookingCreatedByMemberSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceConfirmationEmail) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30367,6 +32591,10 @@ func (ec *executionContext) _ResourceConfirmationEmail_bookingCreatedByNetworkMe
 			return m
 		}
 	}
+	return ec._ResourceConfirmationEmail_bookingCreatedByNetworkMemberSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourceConfirmationEmail_bookingCreatedByNetworkMemberSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceConfirmationEmail) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30395,6 +32623,10 @@ func (ec *executionContext) _ResourceConfirmationEmail_bookingCreatedByPublic(ct
 			return m
 		}
 	}
+	return ec._ResourceConfirmationEmail_bookingCreatedByPublicSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourceConfirmationEmail_bookingCreatedByPublicSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceConfirmationEmail) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30423,6 +32655,10 @@ func (ec *executionContext) _ResourceConfirmationEmail_template(ctx context.Cont
 			return m
 		}
 	}
+	return ec._ResourceConfirmationEmail_templateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourceConfirmationEmail_templateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceConfirmationEmail) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30451,6 +32687,10 @@ func (ec *executionContext) _ResourceDuration_max(ctx context.Context, field gra
 			return m
 		}
 	}
+	return ec._ResourceDuration_maxSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourceDuration_maxSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceDuration) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30479,6 +32719,10 @@ func (ec *executionContext) _ResourceDuration_min(ctx context.Context, field gra
 			return m
 		}
 	}
+	return ec._ResourceDuration_minSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourceDuration_minSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceDuration) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30516,6 +32760,10 @@ func (ec *executionContext) _ResourceDuration_public(ctx context.Context, field 
 		}()
 		return ec.marshalOResourcePublicDuration2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourcePublicDuration(ctx, field.Selections, obj.Public)
 	}
+	return ec._ResourceDuration_publicSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourceDuration_publicSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceDuration) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30553,6 +32801,10 @@ func (ec *executionContext) _ResourceDynamicPricing_deltaAbove(ctx context.Conte
 			return m
 		}
 	}
+	return ec._ResourceDynamicPricing_deltaAboveSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourceDynamicPricing_deltaAboveSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceDynamicPricing) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30581,6 +32833,10 @@ func (ec *executionContext) _ResourceDynamicPricing_deltaBelow(ctx context.Conte
 			return m
 		}
 	}
+	return ec._ResourceDynamicPricing_deltaBelowSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourceDynamicPricing_deltaBelowSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceDynamicPricing) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30609,6 +32865,10 @@ func (ec *executionContext) _ResourceDynamicPricing_enabled(ctx context.Context,
 			return m
 		}
 	}
+	return ec._ResourceDynamicPricing_enabledSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourceDynamicPricing_enabledSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceDynamicPricing) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30637,6 +32897,10 @@ func (ec *executionContext) _ResourceExternalCalendar_id(ctx context.Context, fi
 			return m
 		}
 	}
+	return ec._ResourceExternalCalendar_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourceExternalCalendar_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceExternalCalendar) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30665,6 +32929,10 @@ func (ec *executionContext) _ResourceExternalCalendar_twoWaySyncEnabled(ctx cont
 			return m
 		}
 	}
+	return ec._ResourceExternalCalendar_twoWaySyncEnabledSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourceExternalCalendar_twoWaySyncEnabledSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceExternalCalendar) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30693,6 +32961,10 @@ func (ec *executionContext) _ResourceImage_key(ctx context.Context, field graphq
 			return m
 		}
 	}
+	return ec._ResourceImage_keySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourceImage_keySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceImage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30721,6 +32993,10 @@ func (ec *executionContext) _ResourcePlans_enabled(ctx context.Context, field gr
 			return m
 		}
 	}
+	return ec._ResourcePlans_enabledSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourcePlans_enabledSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePlans) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30758,6 +33034,10 @@ func (ec *executionContext) _ResourcePlans_tiers(ctx context.Context, field grap
 		}()
 		return ec.marshalOPlanTier2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPlanTierᚄ(ctx, field.Selections, obj.Tiers)
 	}
+	return ec._ResourcePlans_tiersSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourcePlans_tiersSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePlans) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30795,6 +33075,10 @@ func (ec *executionContext) _ResourcePricing_enabled(ctx context.Context, field 
 			return m
 		}
 	}
+	return ec._ResourcePricing_enabledSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourcePricing_enabledSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePricing) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30823,6 +33107,10 @@ func (ec *executionContext) _ResourcePricing_price(ctx context.Context, field gr
 			return m
 		}
 	}
+	return ec._ResourcePricing_priceSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourcePricing_priceSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePricing) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30860,6 +33148,10 @@ func (ec *executionContext) _ResourcePricing_tiers(ctx context.Context, field gr
 		}()
 		return ec.marshalOPricingTier2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPricingTierᚄ(ctx, field.Selections, obj.Tiers)
 	}
+	return ec._ResourcePricing_tiersSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourcePricing_tiersSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePricing) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30897,6 +33189,10 @@ func (ec *executionContext) _ResourcePublicDuration_enabled(ctx context.Context,
 			return m
 		}
 	}
+	return ec._ResourcePublicDuration_enabledSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourcePublicDuration_enabledSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePublicDuration) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30925,6 +33221,10 @@ func (ec *executionContext) _ResourcePublicDuration_max(ctx context.Context, fie
 			return m
 		}
 	}
+	return ec._ResourcePublicDuration_maxSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourcePublicDuration_maxSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePublicDuration) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30953,6 +33253,10 @@ func (ec *executionContext) _ResourcePublicDuration_min(ctx context.Context, fie
 			return m
 		}
 	}
+	return ec._ResourcePublicDuration_minSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourcePublicDuration_minSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePublicDuration) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30990,6 +33294,10 @@ func (ec *executionContext) _ResourceSchedule_default(ctx context.Context, field
 		}()
 		return ec.marshalOScheduleDefault2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐScheduleDefault(ctx, field.Selections, obj.Default)
 	}
+	return ec._ResourceSchedule_defaultSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourceSchedule_defaultSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceSchedule) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31027,6 +33335,10 @@ func (ec *executionContext) _ResourceSchedule_enabled(ctx context.Context, field
 			return m
 		}
 	}
+	return ec._ResourceSchedule_enabledSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourceSchedule_enabledSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceSchedule) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31064,6 +33376,10 @@ func (ec *executionContext) _ResourceSchedule_public(ctx context.Context, field 
 		}()
 		return ec.marshalOSchedulePublic2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐSchedulePublic(ctx, field.Selections, obj.Public)
 	}
+	return ec._ResourceSchedule_publicSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourceSchedule_publicSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceSchedule) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31101,6 +33417,10 @@ func (ec *executionContext) _ScheduleDays_monday(ctx context.Context, field grap
 			return m
 		}
 	}
+	return ec._ScheduleDays_mondaySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ScheduleDays_mondaySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDays) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31129,6 +33449,10 @@ func (ec *executionContext) _ScheduleDays_tuesday(ctx context.Context, field gra
 			return m
 		}
 	}
+	return ec._ScheduleDays_tuesdaySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ScheduleDays_tuesdaySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDays) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31157,6 +33481,10 @@ func (ec *executionContext) _ScheduleDays_wednesday(ctx context.Context, field g
 			return m
 		}
 	}
+	return ec._ScheduleDays_wednesdaySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ScheduleDays_wednesdaySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDays) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31185,6 +33513,10 @@ func (ec *executionContext) _ScheduleDays_thursday(ctx context.Context, field gr
 			return m
 		}
 	}
+	return ec._ScheduleDays_thursdaySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ScheduleDays_thursdaySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDays) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31213,6 +33545,10 @@ func (ec *executionContext) _ScheduleDays_friday(ctx context.Context, field grap
 			return m
 		}
 	}
+	return ec._ScheduleDays_fridaySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ScheduleDays_fridaySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDays) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31241,6 +33577,10 @@ func (ec *executionContext) _ScheduleDays_saturday(ctx context.Context, field gr
 			return m
 		}
 	}
+	return ec._ScheduleDays_saturdaySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ScheduleDays_saturdaySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDays) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31269,6 +33609,10 @@ func (ec *executionContext) _ScheduleDays_sunday(ctx context.Context, field grap
 			return m
 		}
 	}
+	return ec._ScheduleDays_sundaySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ScheduleDays_sundaySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDays) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31306,6 +33650,10 @@ func (ec *executionContext) _ScheduleDefault_closedDays(ctx context.Context, fie
 		}()
 		return ec.marshalOString2ᚕstringᚄ(ctx, field.Selections, obj.ClosedDays)
 	}
+	return ec._ScheduleDefault_closedDaysSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ScheduleDefault_closedDaysSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDefault) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31343,6 +33691,10 @@ func (ec *executionContext) _ScheduleDefault_items(ctx context.Context, field gr
 		}()
 		return ec.marshalOScheduleItem2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐScheduleItemᚄ(ctx, field.Selections, obj.Items)
 	}
+	return ec._ScheduleDefault_itemsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ScheduleDefault_itemsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDefault) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31380,6 +33732,10 @@ func (ec *executionContext) _ScheduleHours_from(ctx context.Context, field graph
 			return m
 		}
 	}
+	return ec._ScheduleHours_fromSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ScheduleHours_fromSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleHours) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31408,6 +33764,10 @@ func (ec *executionContext) _ScheduleHours_to(ctx context.Context, field graphql
 			return m
 		}
 	}
+	return ec._ScheduleHours_toSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ScheduleHours_toSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleHours) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31445,6 +33805,10 @@ func (ec *executionContext) _ScheduleItem_days(ctx context.Context, field graphq
 		}()
 		return ec.marshalOScheduleDays2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐScheduleDays(ctx, field.Selections, obj.Days)
 	}
+	return ec._ScheduleItem_daysSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ScheduleItem_daysSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31491,6 +33855,10 @@ func (ec *executionContext) _ScheduleItem_hours(ctx context.Context, field graph
 		}()
 		return ec.marshalOScheduleHours2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐScheduleHours(ctx, field.Selections, obj.Hours)
 	}
+	return ec._ScheduleItem_hoursSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ScheduleItem_hoursSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31537,6 +33905,10 @@ func (ec *executionContext) _SchedulePublic_closedDays(ctx context.Context, fiel
 		}()
 		return ec.marshalOString2ᚕstringᚄ(ctx, field.Selections, obj.ClosedDays)
 	}
+	return ec._SchedulePublic_closedDaysSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _SchedulePublic_closedDaysSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.SchedulePublic) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31565,6 +33937,10 @@ func (ec *executionContext) _SchedulePublic_enabled(ctx context.Context, field g
 			return m
 		}
 	}
+	return ec._SchedulePublic_enabledSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _SchedulePublic_enabledSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.SchedulePublic) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31602,6 +33978,10 @@ func (ec *executionContext) _SchedulePublic_items(ctx context.Context, field gra
 		}()
 		return ec.marshalOScheduleItem2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐScheduleItemᚄ(ctx, field.Selections, obj.Items)
 	}
+	return ec._SchedulePublic_itemsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _SchedulePublic_itemsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.SchedulePublic) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31639,6 +34019,10 @@ func (ec *executionContext) _Stock_enabled(ctx context.Context, field graphql.Co
 			return m
 		}
 	}
+	return ec._Stock_enabledSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Stock_enabledSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Stock) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31667,6 +34051,10 @@ func (ec *executionContext) _Stock_quantity(ctx context.Context, field graphql.C
 			return m
 		}
 	}
+	return ec._Stock_quantitySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Stock_quantitySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Stock) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31695,6 +34083,10 @@ func (ec *executionContext) _Tax_amount(ctx context.Context, field graphql.Colle
 			return m
 		}
 	}
+	return ec._Tax_amountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Tax_amountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Tax) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31723,6 +34115,10 @@ func (ec *executionContext) _Tax_inclusive(ctx context.Context, field graphql.Co
 			return m
 		}
 	}
+	return ec._Tax_inclusiveSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Tax_inclusiveSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Tax) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31751,6 +34147,10 @@ func (ec *executionContext) _Tax_rate(ctx context.Context, field graphql.Collect
 			return m
 		}
 	}
+	return ec._Tax_rateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Tax_rateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Tax) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31779,6 +34179,10 @@ func (ec *executionContext) _Tax_taxableAmount(ctx context.Context, field graphq
 			return m
 		}
 	}
+	return ec._Tax_taxableAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Tax_taxableAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Tax) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31807,6 +34211,10 @@ func (ec *executionContext) _Transaction_id(ctx context.Context, field graphql.C
 			return m
 		}
 	}
+	return ec._Transaction_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Transaction_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31835,6 +34243,10 @@ func (ec *executionContext) _Transaction_amount(ctx context.Context, field graph
 			return m
 		}
 	}
+	return ec._Transaction_amountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Transaction_amountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31863,6 +34275,10 @@ func (ec *executionContext) _Transaction_createDate(ctx context.Context, field g
 			return m
 		}
 	}
+	return ec._Transaction_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Transaction_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31891,6 +34307,10 @@ func (ec *executionContext) _Transaction_currencyCode(ctx context.Context, field
 			return m
 		}
 	}
+	return ec._Transaction_currencyCodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Transaction_currencyCodeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31919,6 +34339,10 @@ func (ec *executionContext) _Transaction_locationRef(ctx context.Context, field 
 			return m
 		}
 	}
+	return ec._Transaction_locationRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Transaction_locationRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31963,6 +34387,10 @@ func (ec *executionContext) _Transaction_location(ctx context.Context, field gra
 		}
 		return ec.marshalOLocation2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx, field.Selections, res)
 	}
+	return ec._Transaction_locationSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Transaction_locationSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -32000,6 +34428,10 @@ func (ec *executionContext) _Transaction_membershipRef(ctx context.Context, fiel
 			return m
 		}
 	}
+	return ec._Transaction_membershipRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Transaction_membershipRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -32028,6 +34460,10 @@ func (ec *executionContext) _Transaction_status(ctx context.Context, field graph
 			return m
 		}
 	}
+	return ec._Transaction_statusSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Transaction_statusSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -32056,6 +34492,10 @@ func (ec *executionContext) _Transaction_type(ctx context.Context, field graphql
 			return m
 		}
 	}
+	return ec._Transaction_typeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Transaction_typeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -32093,6 +34533,10 @@ func (ec *executionContext) _Transaction_paymentMethod(ctx context.Context, fiel
 		}()
 		return ec.marshalOPaymentMethod2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPaymentMethod(ctx, field.Selections, obj.PaymentMethod)
 	}
+	return ec._Transaction_paymentMethodSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Transaction_paymentMethodSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -32146,6 +34590,10 @@ func (ec *executionContext) _Transaction_booking(ctx context.Context, field grap
 		}
 		return ec.marshalOTransactionBooking2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionBooking(ctx, field.Selections, res)
 	}
+	return ec._Transaction_bookingSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Transaction_bookingSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -32192,6 +34640,10 @@ func (ec *executionContext) _Transaction_company(ctx context.Context, field grap
 		}()
 		return ec.marshalOCompany2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCompany(ctx, field.Selections, obj.Company)
 	}
+	return ec._Transaction_companySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Transaction_companySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -32238,6 +34690,10 @@ func (ec *executionContext) _Transaction_creditPackage(ctx context.Context, fiel
 		}()
 		return ec.marshalOTransactionCreditPackage2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionCreditPackage(ctx, field.Selections, obj.CreditPackage)
 	}
+	return ec._Transaction_creditPackageSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Transaction_creditPackageSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -32291,6 +34747,10 @@ func (ec *executionContext) _Transaction_invoice(ctx context.Context, field grap
 		}
 		return ec.marshalOInvoice2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoice(ctx, field.Selections, res)
 	}
+	return ec._Transaction_invoiceSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Transaction_invoiceSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -32344,6 +34804,10 @@ func (ec *executionContext) _Transaction_order(ctx context.Context, field graphq
 		}
 		return ec.marshalOTransactionOrder2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐTransactionOrder(ctx, field.Selections, res)
 	}
+	return ec._Transaction_orderSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Transaction_orderSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -32390,6 +34854,10 @@ func (ec *executionContext) _Transaction_plan(ctx context.Context, field graphql
 		}()
 		return ec.marshalOPlan2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPlan(ctx, field.Selections, obj.Plan)
 	}
+	return ec._Transaction_planSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Transaction_planSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -32436,6 +34904,10 @@ func (ec *executionContext) _Transaction_refund(ctx context.Context, field graph
 		}()
 		return ec.marshalORefund2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐRefund(ctx, field.Selections, obj.Refund)
 	}
+	return ec._Transaction_refundSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Transaction_refundSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -32489,6 +34961,10 @@ func (ec *executionContext) _Transaction_ticket(ctx context.Context, field graph
 		}
 		return ec.marshalOTransactionTicket2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionTicket(ctx, field.Selections, res)
 	}
+	return ec._Transaction_ticketSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Transaction_ticketSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -32535,6 +35011,10 @@ func (ec *executionContext) _Transaction_user(ctx context.Context, field graphql
 		}()
 		return ec.marshalOUser2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐUser(ctx, field.Selections, obj.User)
 	}
+	return ec._Transaction_userSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Transaction_userSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -32572,6 +35052,10 @@ func (ec *executionContext) _TransactionBooking_id(ctx context.Context, field gr
 			return m
 		}
 	}
+	return ec._TransactionBooking_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionBooking_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionBooking) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -32616,6 +35100,10 @@ func (ec *executionContext) _TransactionBooking_resource(ctx context.Context, fi
 		}
 		return ec.marshalOResource2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResource(ctx, field.Selections, res)
 	}
+	return ec._TransactionBooking_resourceSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionBooking_resourceSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionBooking) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -32662,6 +35150,10 @@ func (ec *executionContext) _TransactionBooking_price(ctx context.Context, field
 		}()
 		return ec.marshalOPriceSplit2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPriceSplit(ctx, field.Selections, obj.Price)
 	}
+	return ec._TransactionBooking_priceSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionBooking_priceSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionBooking) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -32708,6 +35200,10 @@ func (ec *executionContext) _TransactionConnection_edges(ctx context.Context, fi
 		}()
 		return ec.marshalNTransactionEdge2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐTransactionEdgeᚄ(ctx, field.Selections, obj.Edges)
 	}
+	return ec._TransactionConnection_edgesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionConnection_edgesSlow(ctx context.Context, field graphql.CollectedField, obj *model.TransactionConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -32754,6 +35250,10 @@ func (ec *executionContext) _TransactionConnection_nodes(ctx context.Context, fi
 		}()
 		return ec.marshalNTransaction2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionᚄ(ctx, field.Selections, obj.Nodes)
 	}
+	return ec._TransactionConnection_nodesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionConnection_nodesSlow(ctx context.Context, field graphql.CollectedField, obj *model.TransactionConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -32800,6 +35300,10 @@ func (ec *executionContext) _TransactionConnection_pageInfo(ctx context.Context,
 		}()
 		return ec.marshalNPageInfo2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐPageInfo(ctx, field.Selections, obj.PageInfo)
 	}
+	return ec._TransactionConnection_pageInfoSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionConnection_pageInfoSlow(ctx context.Context, field graphql.CollectedField, obj *model.TransactionConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -32837,6 +35341,10 @@ func (ec *executionContext) _TransactionCreditPackage_amount(ctx context.Context
 			return m
 		}
 	}
+	return ec._TransactionCreditPackage_amountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionCreditPackage_amountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionCreditPackage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -32874,6 +35382,10 @@ func (ec *executionContext) _TransactionCreditPackage_price(ctx context.Context,
 		}()
 		return ec.marshalOPriceSplit2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPriceSplit(ctx, field.Selections, obj.Price)
 	}
+	return ec._TransactionCreditPackage_priceSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionCreditPackage_priceSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionCreditPackage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -32911,6 +35423,10 @@ func (ec *executionContext) _TransactionEdge_cursor(ctx context.Context, field g
 			return m
 		}
 	}
+	return ec._TransactionEdge_cursorSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionEdge_cursorSlow(ctx context.Context, field graphql.CollectedField, obj *model.TransactionEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -32948,6 +35464,10 @@ func (ec *executionContext) _TransactionEdge_node(ctx context.Context, field gra
 		}()
 		return ec.marshalNTransaction2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransaction(ctx, field.Selections, obj.Node)
 	}
+	return ec._TransactionEdge_nodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionEdge_nodeSlow(ctx context.Context, field graphql.CollectedField, obj *model.TransactionEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -32985,6 +35505,10 @@ func (ec *executionContext) _TransactionOrder_id(ctx context.Context, field grap
 			return m
 		}
 	}
+	return ec._TransactionOrder_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionOrder_idSlow(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrder) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -33029,6 +35553,10 @@ func (ec *executionContext) _TransactionOrder_option(ctx context.Context, field 
 		}
 		return ec.marshalOTransactionOrderOption2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐTransactionOrderOption(ctx, field.Selections, res)
 	}
+	return ec._TransactionOrder_optionSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionOrder_optionSlow(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrder) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -33075,6 +35603,10 @@ func (ec *executionContext) _TransactionOrder_price(ctx context.Context, field g
 		}()
 		return ec.marshalOPriceSplit2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPriceSplit(ctx, field.Selections, obj.Price)
 	}
+	return ec._TransactionOrder_priceSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionOrder_priceSlow(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrder) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -33128,6 +35660,10 @@ func (ec *executionContext) _TransactionOrder_product(ctx context.Context, field
 		}
 		return ec.marshalOProduct2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐProduct(ctx, field.Selections, res)
 	}
+	return ec._TransactionOrder_productSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionOrder_productSlow(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrder) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -33165,6 +35701,10 @@ func (ec *executionContext) _TransactionOrderOption_id(ctx context.Context, fiel
 			return m
 		}
 	}
+	return ec._TransactionOrderOption_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionOrderOption_idSlow(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -33193,6 +35733,10 @@ func (ec *executionContext) _TransactionOrderOption_name(ctx context.Context, fi
 			return m
 		}
 	}
+	return ec._TransactionOrderOption_nameSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionOrderOption_nameSlow(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -33244,6 +35788,10 @@ func (ec *executionContext) _TransactionOrderOption_available(ctx context.Contex
 			return m
 		}
 	}
+	return ec._TransactionOrderOption_availableSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionOrderOption_availableSlow(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -33272,6 +35820,10 @@ func (ec *executionContext) _TransactionOrderOption_createDate(ctx context.Conte
 			return m
 		}
 	}
+	return ec._TransactionOrderOption_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionOrderOption_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -33309,6 +35861,10 @@ func (ec *executionContext) _TransactionOrderOption_customTax(ctx context.Contex
 		}()
 		return ec.marshalOCustomTax2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCustomTax(ctx, field.Selections, obj.CustomTax)
 	}
+	return ec._TransactionOrderOption_customTaxSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionOrderOption_customTaxSlow(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -33346,6 +35902,10 @@ func (ec *executionContext) _TransactionOrderOption_description(ctx context.Cont
 			return m
 		}
 	}
+	return ec._TransactionOrderOption_descriptionSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionOrderOption_descriptionSlow(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -33383,6 +35943,10 @@ func (ec *executionContext) _TransactionOrderOption_price(ctx context.Context, f
 		}()
 		return ec.marshalOProductOptionPrice2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐProductOptionPrice(ctx, field.Selections, obj.Price)
 	}
+	return ec._TransactionOrderOption_priceSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionOrderOption_priceSlow(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -33429,6 +35993,10 @@ func (ec *executionContext) _TransactionOrderOption_stock(ctx context.Context, f
 		}()
 		return ec.marshalOStock2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐStock(ctx, field.Selections, obj.Stock)
 	}
+	return ec._TransactionOrderOption_stockSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionOrderOption_stockSlow(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -33466,6 +36034,10 @@ func (ec *executionContext) _TransactionRefund_id(ctx context.Context, field gra
 			return m
 		}
 	}
+	return ec._TransactionRefund_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionRefund_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionRefund) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -33494,6 +36066,10 @@ func (ec *executionContext) _TransactionRefund_amount(ctx context.Context, field
 			return m
 		}
 	}
+	return ec._TransactionRefund_amountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionRefund_amountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionRefund) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -33522,6 +36098,10 @@ func (ec *executionContext) _TransactionRefund_createDate(ctx context.Context, f
 			return m
 		}
 	}
+	return ec._TransactionRefund_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionRefund_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionRefund) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -33550,6 +36130,10 @@ func (ec *executionContext) _TransactionRefund_currencyCode(ctx context.Context,
 			return m
 		}
 	}
+	return ec._TransactionRefund_currencyCodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionRefund_currencyCodeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionRefund) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -33578,6 +36162,10 @@ func (ec *executionContext) _TransactionTicket_id(ctx context.Context, field gra
 			return m
 		}
 	}
+	return ec._TransactionTicket_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionTicket_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionTicket) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -33606,6 +36194,10 @@ func (ec *executionContext) _TransactionTicket_createDate(ctx context.Context, f
 			return m
 		}
 	}
+	return ec._TransactionTicket_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionTicket_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionTicket) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -33650,6 +36242,10 @@ func (ec *executionContext) _TransactionTicket_event(ctx context.Context, field 
 		}
 		return ec.marshalOEvent2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐEvent(ctx, field.Selections, res)
 	}
+	return ec._TransactionTicket_eventSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionTicket_eventSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionTicket) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -33696,6 +36292,10 @@ func (ec *executionContext) _TransactionTicket_price(ctx context.Context, field 
 		}()
 		return ec.marshalOPriceSplit2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPriceSplit(ctx, field.Selections, obj.Price)
 	}
+	return ec._TransactionTicket_priceSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionTicket_priceSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionTicket) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -33742,6 +36342,10 @@ func (ec *executionContext) _UpdatePostPayload_post(ctx context.Context, field g
 		}()
 		return ec.marshalOPost2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPost(ctx, field.Selections, obj.Post)
 	}
+	return ec._UpdatePostPayload_postSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _UpdatePostPayload_postSlow(ctx context.Context, field graphql.CollectedField, obj *model.UpdatePostPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -33788,6 +36392,10 @@ func (ec *executionContext) _UpdateVisitPayload_visit(ctx context.Context, field
 		}()
 		return ec.marshalOVisit2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐVisit(ctx, field.Selections, obj.Visit)
 	}
+	return ec._UpdateVisitPayload_visitSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _UpdateVisitPayload_visitSlow(ctx context.Context, field graphql.CollectedField, obj *model.UpdateVisitPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -33825,6 +36433,10 @@ func (ec *executionContext) _User_id(ctx context.Context, field graphql.Collecte
 			return m
 		}
 	}
+	return ec._User_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _User_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -33853,6 +36465,10 @@ func (ec *executionContext) _User_about(ctx context.Context, field graphql.Colle
 			return m
 		}
 	}
+	return ec._User_aboutSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _User_aboutSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -33881,6 +36497,10 @@ func (ec *executionContext) _User_email(ctx context.Context, field graphql.Colle
 			return m
 		}
 	}
+	return ec._User_emailSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _User_emailSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -33909,6 +36529,10 @@ func (ec *executionContext) _User_name(ctx context.Context, field graphql.Collec
 			return m
 		}
 	}
+	return ec._User_nameSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _User_nameSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -33937,6 +36561,10 @@ func (ec *executionContext) _User_phoneNumber(ctx context.Context, field graphql
 			return m
 		}
 	}
+	return ec._User_phoneNumberSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _User_phoneNumberSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -33965,6 +36593,10 @@ func (ec *executionContext) _User_photoUrl(ctx context.Context, field graphql.Co
 			return m
 		}
 	}
+	return ec._User_photoUrlSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _User_photoUrlSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -33993,6 +36625,10 @@ func (ec *executionContext) _User_surname(ctx context.Context, field graphql.Col
 			return m
 		}
 	}
+	return ec._User_surnameSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _User_surnameSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -34021,6 +36657,10 @@ func (ec *executionContext) _Visit_id(ctx context.Context, field graphql.Collect
 			return m
 		}
 	}
+	return ec._Visit_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Visit_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -34049,6 +36689,10 @@ func (ec *executionContext) _Visit_code(ctx context.Context, field graphql.Colle
 			return m
 		}
 	}
+	return ec._Visit_codeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Visit_codeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -34077,6 +36721,10 @@ func (ec *executionContext) _Visit_comment(ctx context.Context, field graphql.Co
 			return m
 		}
 	}
+	return ec._Visit_commentSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Visit_commentSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -34105,6 +36753,10 @@ func (ec *executionContext) _Visit_checkInDate(ctx context.Context, field graphq
 			return m
 		}
 	}
+	return ec._Visit_checkInDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Visit_checkInDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -34133,6 +36785,10 @@ func (ec *executionContext) _Visit_checkOutDate(ctx context.Context, field graph
 			return m
 		}
 	}
+	return ec._Visit_checkOutDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Visit_checkOutDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -34161,6 +36817,10 @@ func (ec *executionContext) _Visit_createDate(ctx context.Context, field graphql
 			return m
 		}
 	}
+	return ec._Visit_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Visit_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -34189,6 +36849,10 @@ func (ec *executionContext) _Visit_date(ctx context.Context, field graphql.Colle
 			return m
 		}
 	}
+	return ec._Visit_dateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Visit_dateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -34233,6 +36897,10 @@ func (ec *executionContext) _Visit_location(ctx context.Context, field graphql.C
 		}
 		return ec.marshalOLocation2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx, field.Selections, res)
 	}
+	return ec._Visit_locationSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Visit_locationSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -34270,6 +36938,10 @@ func (ec *executionContext) _Visit_locationRef(ctx context.Context, field graphq
 			return m
 		}
 	}
+	return ec._Visit_locationRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Visit_locationRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -34298,6 +36970,10 @@ func (ec *executionContext) _Visit_membershipRefHost(ctx context.Context, field 
 			return m
 		}
 	}
+	return ec._Visit_membershipRefHostSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Visit_membershipRefHostSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -34335,6 +37011,10 @@ func (ec *executionContext) _Visit_userHost(ctx context.Context, field graphql.C
 		}()
 		return ec.marshalOUser2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐUser(ctx, field.Selections, obj.UserHost)
 	}
+	return ec._Visit_userHostSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Visit_userHostSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -34372,6 +37052,10 @@ func (ec *executionContext) _Visit_userRefHost(ctx context.Context, field graphq
 			return m
 		}
 	}
+	return ec._Visit_userRefHostSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Visit_userRefHostSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -34400,6 +37084,10 @@ func (ec *executionContext) _Visit_userRefVisitor(ctx context.Context, field gra
 			return m
 		}
 	}
+	return ec._Visit_userRefVisitorSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Visit_userRefVisitorSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -34437,6 +37125,10 @@ func (ec *executionContext) _Visit_visitor(ctx context.Context, field graphql.Co
 		}()
 		return ec.marshalOVisitor2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐVisitor(ctx, field.Selections, obj.Visitor)
 	}
+	return ec._Visit_visitorSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Visit_visitorSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -34474,6 +37166,10 @@ func (ec *executionContext) _VisitRequest_id(ctx context.Context, field graphql.
 			return m
 		}
 	}
+	return ec._VisitRequest_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _VisitRequest_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -34502,6 +37198,10 @@ func (ec *executionContext) _VisitRequest_createDate(ctx context.Context, field 
 			return m
 		}
 	}
+	return ec._VisitRequest_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _VisitRequest_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -34530,6 +37230,10 @@ func (ec *executionContext) _VisitRequest_locationRef(ctx context.Context, field
 			return m
 		}
 	}
+	return ec._VisitRequest_locationRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _VisitRequest_locationRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -34574,6 +37278,10 @@ func (ec *executionContext) _VisitRequest_location(ctx context.Context, field gr
 		}
 		return ec.marshalOLocation2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx, field.Selections, res)
 	}
+	return ec._VisitRequest_locationSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _VisitRequest_locationSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -34611,6 +37319,10 @@ func (ec *executionContext) _VisitRequest_membershipRefHost(ctx context.Context,
 			return m
 		}
 	}
+	return ec._VisitRequest_membershipRefHostSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _VisitRequest_membershipRefHostSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -34648,6 +37360,10 @@ func (ec *executionContext) _VisitRequest_userHost(ctx context.Context, field gr
 		}()
 		return ec.marshalOUser2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐUser(ctx, field.Selections, obj.UserHost)
 	}
+	return ec._VisitRequest_userHostSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _VisitRequest_userHostSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -34685,6 +37401,10 @@ func (ec *executionContext) _VisitRequest_userRefHost(ctx context.Context, field
 			return m
 		}
 	}
+	return ec._VisitRequest_userRefHostSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _VisitRequest_userRefHostSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -34713,6 +37433,10 @@ func (ec *executionContext) _VisitRequest_userRefVisitor(ctx context.Context, fi
 			return m
 		}
 	}
+	return ec._VisitRequest_userRefVisitorSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _VisitRequest_userRefVisitorSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -34750,6 +37474,10 @@ func (ec *executionContext) _VisitRequest_visitor(ctx context.Context, field gra
 		}()
 		return ec.marshalOVisitor2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐVisitor(ctx, field.Selections, obj.Visitor)
 	}
+	return ec._VisitRequest_visitorSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _VisitRequest_visitorSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -34787,6 +37515,10 @@ func (ec *executionContext) _Visitor_email(ctx context.Context, field graphql.Co
 			return m
 		}
 	}
+	return ec._Visitor_emailSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Visitor_emailSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Visitor) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -34815,6 +37547,10 @@ func (ec *executionContext) _Visitor_name(ctx context.Context, field graphql.Col
 			return m
 		}
 	}
+	return ec._Visitor_nameSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Visitor_nameSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Visitor) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -34843,6 +37579,10 @@ func (ec *executionContext) _Visitor_phoneNumber(ctx context.Context, field grap
 			return m
 		}
 	}
+	return ec._Visitor_phoneNumberSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Visitor_phoneNumberSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Visitor) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -34871,6 +37611,10 @@ func (ec *executionContext) _Visitor_surname(ctx context.Context, field graphql.
 			return m
 		}
 	}
+	return ec._Visitor_surnameSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Visitor_surnameSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Visitor) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -36728,7 +39472,7 @@ func (ec *executionContext) _Booking(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "resource":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Booking_resource, out)
 				continue
 			}
@@ -36904,7 +39648,7 @@ func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "parentComment":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Comment_parentComment, out)
 				continue
 			}
@@ -36956,7 +39700,7 @@ func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "replies":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Comment_replies, out)
 				continue
 			}
@@ -37221,7 +39965,7 @@ func (ec *executionContext) _Company(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "location":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Company_location, out)
 				continue
 			}
@@ -37619,7 +40363,7 @@ func (ec *executionContext) _CreditNote(ctx context.Context, sel ast.SelectionSe
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "invoice":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._CreditNote_invoice, out)
 				continue
 			}
@@ -37666,7 +40410,7 @@ func (ec *executionContext) _CreditNote(ctx context.Context, sel ast.SelectionSe
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "lines":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._CreditNote_lines, out)
 				continue
 			}
@@ -37713,7 +40457,7 @@ func (ec *executionContext) _CreditNote(ctx context.Context, sel ast.SelectionSe
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "location":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._CreditNote_location, out)
 				continue
 			}
@@ -38078,7 +40822,7 @@ func (ec *executionContext) _CreditNoteLine(ctx context.Context, sel ast.Selecti
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "invoiceItem":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._CreditNoteLine_invoiceItem, out)
 				continue
 			}
@@ -38125,7 +40869,7 @@ func (ec *executionContext) _CreditNoteLine(ctx context.Context, sel ast.Selecti
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "invoice":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._CreditNoteLine_invoice, out)
 				continue
 			}
@@ -38172,7 +40916,7 @@ func (ec *executionContext) _CreditNoteLine(ctx context.Context, sel ast.Selecti
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "location":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._CreditNoteLine_location, out)
 				continue
 			}
@@ -38687,7 +41431,7 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "location":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Event_location, out)
 				continue
 			}
@@ -39065,7 +41809,7 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "location":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Invoice_location, out)
 				continue
 			}
@@ -39167,7 +41911,7 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "items":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Invoice_items, out)
 				continue
 			}
@@ -39224,7 +41968,7 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "creditNotes":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Invoice_creditNotes, out)
 				continue
 			}
@@ -39442,7 +42186,7 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "invoice":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItem_invoice, out)
 				continue
 			}
@@ -39494,7 +42238,7 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "location":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItem_location, out)
 				continue
 			}
@@ -39646,7 +42390,7 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "booking":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItem_booking, out)
 				continue
 			}
@@ -39693,7 +42437,7 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "order":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItem_order, out)
 				continue
 			}
@@ -39740,7 +42484,7 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "ticket":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItem_ticket, out)
 				continue
 			}
@@ -39824,7 +42568,7 @@ func (ec *executionContext) _InvoiceItemBooking(ctx context.Context, sel ast.Sel
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "resource":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItemBooking_resource, out)
 				continue
 			}
@@ -39908,7 +42652,7 @@ func (ec *executionContext) _InvoiceItemOrder(ctx context.Context, sel ast.Selec
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "product":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItemOrder_product, out)
 				continue
 			}
@@ -39950,7 +42694,7 @@ func (ec *executionContext) _InvoiceItemOrder(ctx context.Context, sel ast.Selec
 
 			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "productOption":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItemOrder_productOption, out)
 				continue
 			}
@@ -40148,7 +42892,7 @@ func (ec *executionContext) _InvoiceItemTicket(ctx context.Context, sel ast.Sele
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "event":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItemTicket_event, out)
 				continue
 			}
@@ -40851,7 +43595,7 @@ func (ec *executionContext) _Location(ctx context.Context, sel ast.SelectionSet,
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "products":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Location_products, out)
 				continue
 			}
@@ -40893,7 +43637,7 @@ func (ec *executionContext) _Location(ctx context.Context, sel ast.SelectionSet,
 
 			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "orders":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Location_orders, out)
 				continue
 			}
@@ -40935,7 +43679,7 @@ func (ec *executionContext) _Location(ctx context.Context, sel ast.SelectionSet,
 
 			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "transactions":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Location_transactions, out)
 				continue
 			}
@@ -40977,7 +43721,7 @@ func (ec *executionContext) _Location(ctx context.Context, sel ast.SelectionSet,
 
 			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "creditNotes":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Location_creditNotes, out)
 				continue
 			}
@@ -41333,7 +44077,7 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "location":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Order_location, out)
 				continue
 			}
@@ -41400,7 +44144,7 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "option":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Order_option, out)
 				continue
 			}
@@ -41447,7 +44191,7 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "product":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Order_product, out)
 				continue
 			}
@@ -42086,7 +44830,7 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "comments":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Post_comments, out)
 				continue
 			}
@@ -42153,7 +44897,7 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "location":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Post_location, out)
 				continue
 			}
@@ -42475,7 +45219,7 @@ func (ec *executionContext) _Product(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "location":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Product_location, out)
 				continue
 			}
@@ -43130,7 +45874,7 @@ func (ec *executionContext) _Redemption(ctx context.Context, sel ast.SelectionSe
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "location":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Redemption_location, out)
 				continue
 			}
@@ -43628,7 +46372,7 @@ func (ec *executionContext) _Resource(ctx context.Context, sel ast.SelectionSet,
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "location":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Resource_location, out)
 				continue
 			}
@@ -43680,7 +46424,7 @@ func (ec *executionContext) _Resource(ctx context.Context, sel ast.SelectionSet,
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "parent":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Resource_parent, out)
 				continue
 			}
@@ -44750,7 +47494,7 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "location":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Transaction_location, out)
 				continue
 			}
@@ -44812,7 +47556,7 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "booking":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Transaction_booking, out)
 				continue
 			}
@@ -44864,7 +47608,7 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "invoice":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Transaction_invoice, out)
 				continue
 			}
@@ -44906,7 +47650,7 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 
 			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "order":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Transaction_order, out)
 				continue
 			}
@@ -44958,7 +47702,7 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "ticket":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Transaction_ticket, out)
 				continue
 			}
@@ -45042,7 +47786,7 @@ func (ec *executionContext) _TransactionBooking(ctx context.Context, sel ast.Sel
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "resource":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._TransactionBooking_resource, out)
 				continue
 			}
@@ -45257,7 +48001,7 @@ func (ec *executionContext) _TransactionOrder(ctx context.Context, sel ast.Selec
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "option":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._TransactionOrder_option, out)
 				continue
 			}
@@ -45304,7 +48048,7 @@ func (ec *executionContext) _TransactionOrder(ctx context.Context, sel ast.Selec
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "product":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._TransactionOrder_product, out)
 				continue
 			}
@@ -45517,7 +48261,7 @@ func (ec *executionContext) _TransactionTicket(ctx context.Context, sel ast.Sele
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "event":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._TransactionTicket_event, out)
 				continue
 			}
@@ -45772,7 +48516,7 @@ func (ec *executionContext) _Visit(ctx context.Context, sel ast.SelectionSet, ob
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "location":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Visit_location, out)
 				continue
 			}
@@ -45891,7 +48635,7 @@ func (ec *executionContext) _VisitRequest(ctx context.Context, sel ast.Selection
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "location":
-			if inlineTable.Inline(&field) {
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._VisitRequest_location, out)
 				continue
 			}

@@ -68,11 +68,11 @@ func (t *Table) Concurrently(ctx context.Context, fs *graphql.FieldSet, i int, f
 }
 
 // Inline reports whether an object's resolver field runs now, on this
-// goroutine: it is not deferred and cannot block. The generated code then
+// goroutine: it is not deferred (CollectedField.IsDeferred) and cannot block. The generated code then
 // resolves it without the closures and the FieldSet entry that
 // Concurrently needs.
-func (t *Table) Inline(field *graphql.CollectedField) bool {
-	return !field.IsDeferred() && !t.mayBlock(field.Field)
+func (t *Table) Inline(field *ast.Field, deferred bool) bool {
+	return !deferred && !t.mayBlock(field)
 }
 
 // MarshalSlice replaces graphql.MarshalSliceConcurrently for a list whose
@@ -307,17 +307,28 @@ func (t *Table) selectionMayBlock(sel ast.SelectionSet) bool {
 // Collected replaces graphql.CollectFields for one operation: the same
 // fields, cached by the selection set and the type's implementors (the
 // generated code's package-level slice, so its address names it), without
-// the hash and allocation gqlgen's cache key costs on every object. Its zero
-// value is ready; it must not be copied.
+// the hash and allocation gqlgen's cache key costs on every object. The
+// first entries are kept in place (most operations select few object
+// types), the others in a map. Its zero value is ready; it must not be
+// copied.
 type Collected struct {
-	mu sync.RWMutex
-	m  map[collectKey][]graphql.CollectedField
+	mu    sync.RWMutex
+	n     int
+	first [collectedInPlace]collectedEntry
+	more  map[collectKey][]graphql.CollectedField
 }
+
+const collectedInPlace = 8
 
 type collectKey struct {
 	sel        *ast.Selection
 	n          int
 	implements *string
+}
+
+type collectedEntry struct {
+	key    collectKey
+	fields []graphql.CollectedField
 }
 
 // Fields returns graphql.CollectFields(oc, sel, implements), computed once
@@ -328,17 +339,36 @@ func (c *Collected) Fields(oc *graphql.OperationContext, sel ast.SelectionSet, i
 	}
 	k := collectKey{&sel[0], len(sel), &implements[0]}
 	c.mu.RLock()
-	fields, ok := c.m[k]
+	fields, ok := c.lookup(k)
 	c.mu.RUnlock()
 	if ok {
 		return fields
 	}
 	fields = graphql.CollectFields(oc, sel, implements)
 	c.mu.Lock()
-	if c.m == nil {
-		c.m = make(map[collectKey][]graphql.CollectedField)
+	defer c.mu.Unlock()
+	if f, ok := c.lookup(k); ok {
+		return f
 	}
-	c.m[k] = fields
-	c.mu.Unlock()
+	if c.n < collectedInPlace {
+		c.first[c.n] = collectedEntry{k, fields}
+		c.n++
+		return fields
+	}
+	if c.more == nil {
+		c.more = make(map[collectKey][]graphql.CollectedField)
+	}
+	c.more[k] = fields
 	return fields
+}
+
+// lookup finds k's fields; c.mu must be held.
+func (c *Collected) lookup(k collectKey) ([]graphql.CollectedField, bool) {
+	for i := range c.n {
+		if c.first[i].key == k {
+			return c.first[i].fields, true
+		}
+	}
+	fields, ok := c.more[k]
+	return fields, ok
 }

@@ -178,3 +178,31 @@ func TestScalarFieldContext(t *testing.T) {
 		t.Errorf("child: %v", err)
 	}
 }
+
+// TestCollected: the fields of a selection set and type are collected once
+// per operation, whatever the number of entries, as graphql.CollectFields
+// collects them.
+func TestCollected(t *testing.T) {
+	_, sel := selection(t, `{ location { id products { id title } transactions { id } } }`, "location")
+	oc := &graphql.OperationContext{}
+	var c Collected
+	types := make([][]string, 20)
+	for i := range types {
+		types[i] = []string{fmt.Sprintf("T%d", i)}
+	}
+	for range 2 {
+		for i, impl := range types {
+			got := c.Fields(oc, sel, impl)
+			want := graphql.CollectFields(oc, sel, impl)
+			if len(got) != len(want) || len(got) != 3 || got[1].Name != want[1].Name {
+				t.Fatalf("type %d: %v, want %v", i, got, want)
+			}
+			if again := c.Fields(oc, sel, impl); &again[0] != &got[0] {
+				t.Fatalf("type %d: collected twice", i)
+			}
+		}
+	}
+	if c.n != collectedInPlace || len(c.more) != len(types)-collectedInPlace {
+		t.Errorf("%d entries in place, %d in the map", c.n, len(c.more))
+	}
+}

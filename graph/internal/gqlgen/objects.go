@@ -35,7 +35,7 @@ func rewriteObjects(src []byte) ([]byte, []string, error) {
 	if n := len(concurrentField.FindAllIndex(src, -1)); n == 0 || n != inlineCalls {
 		return nil, nil, fmt.Errorf("%d resolver field cases of objects for %d inlineTable.Concurrently calls: gqlgen's templates changed, update graph/internal/gqlgen", n, inlineCalls)
 	}
-	src = concurrentField.ReplaceAll(src, []byte("$1\t\t\tif inlineTable.Inline(&field) {\n"+
+	src = concurrentField.ReplaceAll(src, []byte("$1\t\t\tif inlineTable.Inline(field.Field, field.IsDeferred()) {\n"+
 		"\t\t\t\tout.Values[i] = runInline(ec, ctx, field, obj, (*executionContext).$3, out)\n\t\t\t\tcontinue\n\t\t\t}\n$2"))
 
 	const collect = "\tfields := graphql.CollectFields(ec.OperationContext, sel, "
