@@ -111,11 +111,12 @@ fragment tx on Transaction { id amount currencyCode status type createDate locat
 // differs on every answer.
 var cursor = regexp.MustCompile(`"(cursor|endCursor|startCursor)":"[^"]*"`)
 
-// TestPlainFieldsAsGqlgen: the answers of a facade that writes plain fields
-// through graph/leaf are byte for byte those of the same facade with a
-// field interceptor (which turns leaf off: every field through
-// graphql.ResolveField), for queries over every kind of plain field, odd
-// upstream values included, and errors with their paths. (No plain non-null
+// TestPlainFieldsAsGqlgen: the answers of a facade whose executor takes its
+// fast paths (plain fields through graph/leaf, other struct fields and
+// resolver fields without graphql.ResolveField) are byte for byte those of
+// the same facade with a field interceptor (which turns them off: every
+// field through graphql.ResolveField), for queries over every kind of plain
+// field, odd upstream values included, and errors with their paths. (No plain non-null
 // field of the schema is a Go pointer, so none can be null: a missing id is
 // "".)
 func TestPlainFieldsAsGqlgen(t *testing.T) {

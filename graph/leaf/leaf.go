@@ -45,10 +45,11 @@ type Root interface {
 	PlainFields() bool
 }
 
-// Enabled reports whether the generated executor may use the fast path for
-// the resolver root r: only when r says so (Root), so that an executor built
-// with another root, and maybe a field interceptor, resolves every field as
-// gqlgen does.
+// Enabled reports whether the generated executor may use its fast paths
+// (this package's for leaf fields, and those of other struct fields and of
+// resolver fields, graph/internal/gqlgen) for the resolver root r: only when
+// r says so (Root), so that an executor built with another root, and maybe
+// a field interceptor, resolves every field as gqlgen does.
 func Enabled(r any) bool {
 	p, ok := r.(Root)
 	return ok && p.PlainFields()

@@ -15,14 +15,25 @@
 //     object's FieldSet, values and Marshaler are one allocation
 //     (inlineTable.NewFieldSet), written without FieldSet.MarshalGQL (an
 //     iterator, a pointer per field and a map per object); its deferred
-//     FieldSet and labels are made only when a field is deferred;
-//   - a plain leaf field (a struct field of a scalar or enum type whose value
-//     graph/leaf writes exactly as gqlgen's marshaler does, no arguments, no
-//     directives, not a resolver) first returns graph/leaf's Marshaler of the
-//     value, without graphql.ResolveField, when the operation's resolver root
-//     allows it (leaf.Enabled: no field interceptor); a value leaf cannot
-//     write (nil in a non-null field, NaN, an unreadable DateTime) takes
-//     gqlgen's path, which reports it as before.
+//     FieldSet and labels are made only when a field is deferred; its fields
+//     are collected through the execution context's inline.Collected; its
+//     __typename is a Marshaler made once per type; a resolver field that
+//     runs inline is resolved by runInline, without the closures gqlgen
+//     makes for a field it may start on a goroutine (objects.go);
+//   - when the operation's resolver root allows it (leaf.Enabled: the
+//     handler has no field interceptor, which must see every field), the
+//     fields of non-root objects skip graphql.ResolveField (plain.go): a
+//     plain leaf field (a struct field of a scalar or enum type whose value
+//     graph/leaf writes exactly as gqlgen's marshaler does) returns
+//     graph/leaf's Marshaler of the value, or takes gqlgen's path for a
+//     value leaf cannot write (nil in a non-null field, NaN, an unreadable
+//     DateTime), which reports it as before; another struct field is
+//     marshalled with its field context and recovery; a resolver field's
+//     resolver is called with its field context, an error added on its
+//     path. gqlgen's resolution stays, as <field function>Slow.
+//
+// Every rewrite checks the shape of what it rewrites and fails generation
+// when gqlgen's output differs.
 //
 // graph/generate.go runs it (go generate ./...); it never runs go mod tidy
 // (skip_mod_tidy in gqlgen.yml).
