@@ -157,8 +157,8 @@ func NewHandler(o Options) http.Handler {
 	}
 	o.Logger = slog.New(accesslog.Handler(o.Logger.Handler()))
 
-	root := &Resolver{client: o.Client, cache: o.Cache, log: o.Logger, cursors: paging.NewCodec(o.CursorSecret), plainFields: true}
-	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: root}))
+	resolvers := &Resolver{client: o.Client, cache: o.Cache, log: o.Logger, cursors: paging.NewCodec(o.CursorSecret), plainFields: true}
+	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: resolvers}))
 	// The one transport: GraphQL over HTTP as its spec says (graph/overhttp).
 	srv.AddTransport(overhttp.Transport{})
 	docs := lru.New[*ast.QueryDocument](1000)
@@ -205,7 +205,7 @@ func NewHandler(o Options) http.Handler {
 		// resolved as gqlgen does (graph/leaf). The facade's own extensions
 		// above intercept no field.
 		if _, ok := x.(graphql.FieldInterceptor); ok {
-			root.plainFields = false
+			resolvers.plainFields = false
 		}
 		srv.Use(x)
 	}
