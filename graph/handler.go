@@ -157,7 +157,8 @@ func NewHandler(o Options) http.Handler {
 	}
 	o.Logger = slog.New(accesslog.Handler(o.Logger.Handler()))
 
-	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: &Resolver{client: o.Client, cache: o.Cache, log: o.Logger, cursors: paging.NewCodec(o.CursorSecret)}}))
+	resolvers := &Resolver{client: o.Client, cache: o.Cache, log: o.Logger, cursors: paging.NewCodec(o.CursorSecret), plainFields: true}
+	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: resolvers}))
 	// The one transport: GraphQL over HTTP as its spec says (graph/overhttp).
 	srv.AddTransport(overhttp.Transport{})
 	docs := lru.New[*ast.QueryDocument](1000)
@@ -200,6 +201,12 @@ func NewHandler(o Options) http.Handler {
 	}
 	srv.AroundRootFields(requireCredentials)
 	for _, x := range o.Extensions {
+		// A field interceptor must see every field: plain fields are then
+		// resolved as gqlgen does (graph/leaf). The facade's own extensions
+		// above intercept no field.
+		if _, ok := x.(graphql.FieldInterceptor); ok {
+			resolvers.plainFields = false
+		}
 		srv.Use(x)
 	}
 	if o.Metrics != nil {

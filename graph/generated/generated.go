@@ -15,6 +15,8 @@ import (
 	"github.com/99designs/gqlgen/graphql/introspection"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/workspacenet/facade/graph/inline"
+	"github.com/workspacenet/facade/graph/leaf"
 	"github.com/workspacenet/facade/graph/model"
 	"github.com/workspacenet/facade/graph/scalars"
 	"github.com/workspacenet/facade/restclient"
@@ -5837,6 +5839,11 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 
 type executionContext struct {
 	*graphql.ExecutionContextState[ResolverRoot, DirectiveRoot, ComplexityRoot]
+	// plainFields: plain leaf fields are written by graph/leaf, not resolved
+	// through graphql.ResolveField (leaf.Enabled).
+	plainFields bool
+	// collected caches the operation's collected fields.
+	collected inline.Collected
 }
 
 func newExecutionContext(
@@ -5845,6 +5852,7 @@ func newExecutionContext(
 	deferredResults chan graphql.DeferredResult,
 ) *executionContext {
 	return &executionContext{
+		plainFields: leaf.Enabled(execSchema.Resolvers),
 		ExecutionContextState: graphql.NewExecutionContextState[ResolverRoot, DirectiveRoot, ComplexityRoot](
 			opCtx,
 			(*graphql.ExecutableSchemaState[ResolverRoot, DirectiveRoot, ComplexityRoot])(execSchema),
@@ -10978,6 +10986,15 @@ func (ec *executionContext) field___Type_fields_args(ctx context.Context, rawArg
 // region    **************************** field.gotpl *****************************
 
 func (ec *executionContext) _Address_city(ctx context.Context, field graphql.CollectedField, obj *restclient.Address) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.City); m != nil {
+			return m
+		}
+	}
+	return ec._Address_citySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Address_citySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Address) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11001,6 +11018,15 @@ func (ec *executionContext) fieldContext_Address_city(_ context.Context, field g
 }
 
 func (ec *executionContext) _Address_countryCode(ctx context.Context, field graphql.CollectedField, obj *restclient.Address) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CountryCode); m != nil {
+			return m
+		}
+	}
+	return ec._Address_countryCodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Address_countryCodeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Address) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11024,6 +11050,15 @@ func (ec *executionContext) fieldContext_Address_countryCode(_ context.Context, 
 }
 
 func (ec *executionContext) _Address_line1(ctx context.Context, field graphql.CollectedField, obj *restclient.Address) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Line1); m != nil {
+			return m
+		}
+	}
+	return ec._Address_line1Slow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Address_line1Slow(ctx context.Context, field graphql.CollectedField, obj *restclient.Address) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11047,6 +11082,15 @@ func (ec *executionContext) fieldContext_Address_line1(_ context.Context, field 
 }
 
 func (ec *executionContext) _Address_line2(ctx context.Context, field graphql.CollectedField, obj *restclient.Address) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Line2); m != nil {
+			return m
+		}
+	}
+	return ec._Address_line2Slow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Address_line2Slow(ctx context.Context, field graphql.CollectedField, obj *restclient.Address) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11070,6 +11114,15 @@ func (ec *executionContext) fieldContext_Address_line2(_ context.Context, field 
 }
 
 func (ec *executionContext) _Address_postalCode(ctx context.Context, field graphql.CollectedField, obj *restclient.Address) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.PostalCode); m != nil {
+			return m
+		}
+	}
+	return ec._Address_postalCodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Address_postalCodeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Address) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11093,6 +11146,15 @@ func (ec *executionContext) fieldContext_Address_postalCode(_ context.Context, f
 }
 
 func (ec *executionContext) _Address_state(ctx context.Context, field graphql.CollectedField, obj *restclient.Address) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.State); m != nil {
+			return m
+		}
+	}
+	return ec._Address_stateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Address_stateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Address) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11116,6 +11178,15 @@ func (ec *executionContext) fieldContext_Address_state(_ context.Context, field 
 }
 
 func (ec *executionContext) _Booking_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._Booking_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Booking_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11139,6 +11210,24 @@ func (ec *executionContext) fieldContext_Booking_id(_ context.Context, field gra
 }
 
 func (ec *executionContext) _Booking_attendees(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Booking_attendees(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOBookingAttendee2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐBookingAttendeeᚄ(ctx, field.Selections, obj.Attendees)
+	}
+	return ec._Booking_attendeesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Booking_attendeesSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11171,6 +11260,15 @@ func (ec *executionContext) fieldContext_Booking_attendees(_ context.Context, fi
 }
 
 func (ec *executionContext) _Booking_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
+	return ec._Booking_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Booking_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11194,6 +11292,15 @@ func (ec *executionContext) fieldContext_Booking_createDate(_ context.Context, f
 }
 
 func (ec *executionContext) _Booking_deleteDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.DeleteDate); m != nil {
+			return m
+		}
+	}
+	return ec._Booking_deleteDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Booking_deleteDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11217,6 +11324,15 @@ func (ec *executionContext) fieldContext_Booking_deleteDate(_ context.Context, f
 }
 
 func (ec *executionContext) _Booking_endDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.EndDate); m != nil {
+			return m
+		}
+	}
+	return ec._Booking_endDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Booking_endDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11240,6 +11356,15 @@ func (ec *executionContext) fieldContext_Booking_endDate(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Booking_memo(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Memo); m != nil {
+			return m
+		}
+	}
+	return ec._Booking_memoSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Booking_memoSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11263,6 +11388,15 @@ func (ec *executionContext) fieldContext_Booking_memo(_ context.Context, field g
 }
 
 func (ec *executionContext) _Booking_membershipRefOwner(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.MembershipRefOwner); m != nil {
+			return m
+		}
+	}
+	return ec._Booking_membershipRefOwnerSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Booking_membershipRefOwnerSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11286,6 +11420,24 @@ func (ec *executionContext) fieldContext_Booking_membershipRefOwner(_ context.Co
 }
 
 func (ec *executionContext) _Booking_payment(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Booking_payment(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOItemPayment2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐItemPayment(ctx, field.Selections, obj.Payment)
+	}
+	return ec._Booking_paymentSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Booking_paymentSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11318,6 +11470,15 @@ func (ec *executionContext) fieldContext_Booking_payment(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Booking_resourceRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.ResourceRef); m != nil {
+			return m
+		}
+	}
+	return ec._Booking_resourceRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Booking_resourceRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11341,6 +11502,31 @@ func (ec *executionContext) fieldContext_Booking_resourceRef(_ context.Context, 
 }
 
 func (ec *executionContext) _Booking_resource(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Booking_resource(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*restclient.Resource, error) {
+			return ec.Resolvers.Booking().Resource(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOResource2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResource(ctx, field.Selections, res)
+	}
+	return ec._Booking_resourceSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Booking_resourceSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11373,6 +11559,15 @@ func (ec *executionContext) fieldContext_Booking_resource(_ context.Context, fie
 }
 
 func (ec *executionContext) _Booking_seats(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Seats); m != nil {
+			return m
+		}
+	}
+	return ec._Booking_seatsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Booking_seatsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11396,6 +11591,15 @@ func (ec *executionContext) fieldContext_Booking_seats(_ context.Context, field 
 }
 
 func (ec *executionContext) _Booking_startDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.StartDate); m != nil {
+			return m
+		}
+	}
+	return ec._Booking_startDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Booking_startDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11419,6 +11623,15 @@ func (ec *executionContext) fieldContext_Booking_startDate(_ context.Context, fi
 }
 
 func (ec *executionContext) _Booking_title(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Title); m != nil {
+			return m
+		}
+	}
+	return ec._Booking_titleSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Booking_titleSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11442,6 +11655,15 @@ func (ec *executionContext) fieldContext_Booking_title(_ context.Context, field 
 }
 
 func (ec *executionContext) _Booking_updateDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.UpdateDate); m != nil {
+			return m
+		}
+	}
+	return ec._Booking_updateDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Booking_updateDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11465,6 +11687,24 @@ func (ec *executionContext) fieldContext_Booking_updateDate(_ context.Context, f
 }
 
 func (ec *executionContext) _Booking_userOwner(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Booking_userOwner(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOUser2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐUser(ctx, field.Selections, obj.UserOwner)
+	}
+	return ec._Booking_userOwnerSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Booking_userOwnerSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11497,6 +11737,15 @@ func (ec *executionContext) fieldContext_Booking_userOwner(_ context.Context, fi
 }
 
 func (ec *executionContext) _BookingAttendee_membershipRef(ctx context.Context, field graphql.CollectedField, obj *restclient.BookingAttendee) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.MembershipRef); m != nil {
+			return m
+		}
+	}
+	return ec._BookingAttendee_membershipRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _BookingAttendee_membershipRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.BookingAttendee) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11520,6 +11769,24 @@ func (ec *executionContext) fieldContext_BookingAttendee_membershipRef(_ context
 }
 
 func (ec *executionContext) _BookingAttendee_user(ctx context.Context, field graphql.CollectedField, obj *restclient.BookingAttendee) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_BookingAttendee_user(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOUser2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐUser(ctx, field.Selections, obj.User)
+	}
+	return ec._BookingAttendee_userSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _BookingAttendee_userSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.BookingAttendee) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11552,6 +11819,15 @@ func (ec *executionContext) fieldContext_BookingAttendee_user(_ context.Context,
 }
 
 func (ec *executionContext) _Comment_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._Comment_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Comment_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11575,6 +11851,15 @@ func (ec *executionContext) fieldContext_Comment_id(_ context.Context, field gra
 }
 
 func (ec *executionContext) _Comment_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
+	return ec._Comment_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Comment_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11598,6 +11883,15 @@ func (ec *executionContext) fieldContext_Comment_createDate(_ context.Context, f
 }
 
 func (ec *executionContext) _Comment_liked(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Liked); m != nil {
+			return m
+		}
+	}
+	return ec._Comment_likedSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Comment_likedSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11621,6 +11915,15 @@ func (ec *executionContext) fieldContext_Comment_liked(_ context.Context, field 
 }
 
 func (ec *executionContext) _Comment_likes(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Likes); m != nil {
+			return m
+		}
+	}
+	return ec._Comment_likesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Comment_likesSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11644,6 +11947,24 @@ func (ec *executionContext) fieldContext_Comment_likes(_ context.Context, field 
 }
 
 func (ec *executionContext) _Comment_membership(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Comment_membership(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOCommentMembership2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCommentMembership(ctx, field.Selections, obj.Membership)
+	}
+	return ec._Comment_membershipSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Comment_membershipSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11676,6 +11997,24 @@ func (ec *executionContext) fieldContext_Comment_membership(_ context.Context, f
 }
 
 func (ec *executionContext) _Comment_mentions(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Comment_mentions(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOCommentMention2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCommentMentionᚄ(ctx, field.Selections, obj.Mentions)
+	}
+	return ec._Comment_mentionsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Comment_mentionsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11708,6 +12047,15 @@ func (ec *executionContext) fieldContext_Comment_mentions(_ context.Context, fie
 }
 
 func (ec *executionContext) _Comment_parentCommentRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.ParentCommentRef); m != nil {
+			return m
+		}
+	}
+	return ec._Comment_parentCommentRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Comment_parentCommentRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11731,6 +12079,31 @@ func (ec *executionContext) fieldContext_Comment_parentCommentRef(_ context.Cont
 }
 
 func (ec *executionContext) _Comment_parentComment(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Comment_parentComment(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*restclient.Comment, error) {
+			return ec.Resolvers.Comment().ParentComment(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOComment2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐComment(ctx, field.Selections, res)
+	}
+	return ec._Comment_parentCommentSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Comment_parentCommentSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11763,6 +12136,15 @@ func (ec *executionContext) fieldContext_Comment_parentComment(_ context.Context
 }
 
 func (ec *executionContext) _Comment_postRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.PostRef); m != nil {
+			return m
+		}
+	}
+	return ec._Comment_postRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Comment_postRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11786,6 +12168,15 @@ func (ec *executionContext) fieldContext_Comment_postRef(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Comment_text(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Text); m != nil {
+			return m
+		}
+	}
+	return ec._Comment_textSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Comment_textSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11809,6 +12200,31 @@ func (ec *executionContext) fieldContext_Comment_text(_ context.Context, field g
 }
 
 func (ec *executionContext) _Comment_replies(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Comment_replies(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) ([]*restclient.Comment, error) {
+			return ec.Resolvers.Comment().Replies(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOComment2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCommentᚄ(ctx, field.Selections, res)
+	}
+	return ec._Comment_repliesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Comment_repliesSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11841,6 +12257,15 @@ func (ec *executionContext) fieldContext_Comment_replies(_ context.Context, fiel
 }
 
 func (ec *executionContext) _CommentMembership_id(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentMembership) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._CommentMembership_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CommentMembership_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentMembership) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11864,6 +12289,24 @@ func (ec *executionContext) fieldContext_CommentMembership_id(_ context.Context,
 }
 
 func (ec *executionContext) _CommentMembership_user(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentMembership) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_CommentMembership_user(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOCommentUser2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCommentUser(ctx, field.Selections, obj.User)
+	}
+	return ec._CommentMembership_userSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CommentMembership_userSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentMembership) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11896,6 +12339,15 @@ func (ec *executionContext) fieldContext_CommentMembership_user(_ context.Contex
 }
 
 func (ec *executionContext) _CommentMention_id(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentMention) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._CommentMention_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CommentMention_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentMention) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11919,6 +12371,15 @@ func (ec *executionContext) fieldContext_CommentMention_id(_ context.Context, fi
 }
 
 func (ec *executionContext) _CommentMention_value(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentMention) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Value); m != nil {
+			return m
+		}
+	}
+	return ec._CommentMention_valueSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CommentMention_valueSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentMention) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11942,6 +12403,15 @@ func (ec *executionContext) fieldContext_CommentMention_value(_ context.Context,
 }
 
 func (ec *executionContext) _CommentUser_id(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentUser) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._CommentUser_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CommentUser_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentUser) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11965,6 +12435,15 @@ func (ec *executionContext) fieldContext_CommentUser_id(_ context.Context, field
 }
 
 func (ec *executionContext) _CommentUser_blocked(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentUser) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Blocked); m != nil {
+			return m
+		}
+	}
+	return ec._CommentUser_blockedSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CommentUser_blockedSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentUser) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11988,6 +12467,15 @@ func (ec *executionContext) fieldContext_CommentUser_blocked(_ context.Context, 
 }
 
 func (ec *executionContext) _CommentUser_deleteDate(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentUser) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.DeleteDate); m != nil {
+			return m
+		}
+	}
+	return ec._CommentUser_deleteDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CommentUser_deleteDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentUser) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12011,6 +12499,15 @@ func (ec *executionContext) fieldContext_CommentUser_deleteDate(_ context.Contex
 }
 
 func (ec *executionContext) _CommentUser_name(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentUser) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Name); m != nil {
+			return m
+		}
+	}
+	return ec._CommentUser_nameSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CommentUser_nameSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentUser) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12034,6 +12531,15 @@ func (ec *executionContext) fieldContext_CommentUser_name(_ context.Context, fie
 }
 
 func (ec *executionContext) _CommentUser_photoUrl(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentUser) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.PhotoURL); m != nil {
+			return m
+		}
+	}
+	return ec._CommentUser_photoUrlSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CommentUser_photoUrlSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentUser) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12057,6 +12563,15 @@ func (ec *executionContext) fieldContext_CommentUser_photoUrl(_ context.Context,
 }
 
 func (ec *executionContext) _CommentUser_surname(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentUser) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Surname); m != nil {
+			return m
+		}
+	}
+	return ec._CommentUser_surnameSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CommentUser_surnameSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentUser) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12080,6 +12595,15 @@ func (ec *executionContext) fieldContext_CommentUser_surname(_ context.Context, 
 }
 
 func (ec *executionContext) _Company_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._Company_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Company_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12103,6 +12627,15 @@ func (ec *executionContext) fieldContext_Company_id(_ context.Context, field gra
 }
 
 func (ec *executionContext) _Company_billingAddress(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.BillingAddress); m != nil {
+			return m
+		}
+	}
+	return ec._Company_billingAddressSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Company_billingAddressSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12126,6 +12659,24 @@ func (ec *executionContext) fieldContext_Company_billingAddress(_ context.Contex
 }
 
 func (ec *executionContext) _Company_businessAddress(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Company_businessAddress(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOAddress2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐAddress(ctx, field.Selections, obj.BusinessAddress)
+	}
+	return ec._Company_businessAddressSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Company_businessAddressSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12158,6 +12709,15 @@ func (ec *executionContext) fieldContext_Company_businessAddress(_ context.Conte
 }
 
 func (ec *executionContext) _Company_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
+	return ec._Company_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Company_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12181,6 +12741,24 @@ func (ec *executionContext) fieldContext_Company_createDate(_ context.Context, f
 }
 
 func (ec *executionContext) _Company_credits(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Company_credits(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOCompanyCredits2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCompanyCredits(ctx, field.Selections, obj.Credits)
+	}
+	return ec._Company_creditsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Company_creditsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12213,6 +12791,24 @@ func (ec *executionContext) fieldContext_Company_credits(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Company_dayPasses(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Company_dayPasses(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOCompanyDayPass2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCompanyDayPass(ctx, field.Selections, obj.DayPasses)
+	}
+	return ec._Company_dayPassesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Company_dayPassesSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12245,6 +12841,15 @@ func (ec *executionContext) fieldContext_Company_dayPasses(_ context.Context, fi
 }
 
 func (ec *executionContext) _Company_deleteDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.DeleteDate); m != nil {
+			return m
+		}
+	}
+	return ec._Company_deleteDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Company_deleteDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12268,6 +12873,15 @@ func (ec *executionContext) fieldContext_Company_deleteDate(_ context.Context, f
 }
 
 func (ec *executionContext) _Company_legalName(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.LegalName); m != nil {
+			return m
+		}
+	}
+	return ec._Company_legalNameSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Company_legalNameSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12291,6 +12905,15 @@ func (ec *executionContext) fieldContext_Company_legalName(_ context.Context, fi
 }
 
 func (ec *executionContext) _Company_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.LocationRef); m != nil {
+			return m
+		}
+	}
+	return ec._Company_locationRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Company_locationRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12314,6 +12937,31 @@ func (ec *executionContext) fieldContext_Company_locationRef(_ context.Context, 
 }
 
 func (ec *executionContext) _Company_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Company_location(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*model.Location, error) {
+			return ec.Resolvers.Company().Location(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOLocation2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx, field.Selections, res)
+	}
+	return ec._Company_locationSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Company_locationSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12346,6 +12994,15 @@ func (ec *executionContext) fieldContext_Company_location(_ context.Context, fie
 }
 
 func (ec *executionContext) _Company_metadata(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.JSON(&obj.Metadata); m != nil {
+			return m
+		}
+	}
+	return ec._Company_metadataSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Company_metadataSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12369,6 +13026,15 @@ func (ec *executionContext) fieldContext_Company_metadata(_ context.Context, fie
 }
 
 func (ec *executionContext) _Company_notes(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Notes); m != nil {
+			return m
+		}
+	}
+	return ec._Company_notesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Company_notesSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12392,6 +13058,15 @@ func (ec *executionContext) fieldContext_Company_notes(_ context.Context, field 
 }
 
 func (ec *executionContext) _Company_subscriptionRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.SubscriptionRef); m != nil {
+			return m
+		}
+	}
+	return ec._Company_subscriptionRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Company_subscriptionRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12415,6 +13090,15 @@ func (ec *executionContext) fieldContext_Company_subscriptionRef(_ context.Conte
 }
 
 func (ec *executionContext) _Company_taxId(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.TaxID); m != nil {
+			return m
+		}
+	}
+	return ec._Company_taxIdSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Company_taxIdSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12438,6 +13122,15 @@ func (ec *executionContext) fieldContext_Company_taxId(_ context.Context, field 
 }
 
 func (ec *executionContext) _Company_title(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Title); m != nil {
+			return m
+		}
+	}
+	return ec._Company_titleSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Company_titleSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12461,6 +13154,15 @@ func (ec *executionContext) fieldContext_Company_title(_ context.Context, field 
 }
 
 func (ec *executionContext) _CompanyCredits_expiring(ctx context.Context, field graphql.CollectedField, obj *restclient.CompanyCredits) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Expiring); m != nil {
+			return m
+		}
+	}
+	return ec._CompanyCredits_expiringSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CompanyCredits_expiringSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CompanyCredits) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12484,6 +13186,15 @@ func (ec *executionContext) fieldContext_CompanyCredits_expiring(_ context.Conte
 }
 
 func (ec *executionContext) _CompanyCredits_permanent(ctx context.Context, field graphql.CollectedField, obj *restclient.CompanyCredits) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Permanent); m != nil {
+			return m
+		}
+	}
+	return ec._CompanyCredits_permanentSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CompanyCredits_permanentSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CompanyCredits) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12507,6 +13218,15 @@ func (ec *executionContext) fieldContext_CompanyCredits_permanent(_ context.Cont
 }
 
 func (ec *executionContext) _CompanyDayPass_expiring(ctx context.Context, field graphql.CollectedField, obj *restclient.CompanyDayPass) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Expiring); m != nil {
+			return m
+		}
+	}
+	return ec._CompanyDayPass_expiringSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CompanyDayPass_expiringSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CompanyDayPass) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12530,6 +13250,24 @@ func (ec *executionContext) fieldContext_CompanyDayPass_expiring(_ context.Conte
 }
 
 func (ec *executionContext) _CreateBookingPayload_booking(ctx context.Context, field graphql.CollectedField, obj *model.CreateBookingPayload) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_CreateBookingPayload_booking(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOBooking2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐBooking(ctx, field.Selections, obj.Booking)
+	}
+	return ec._CreateBookingPayload_bookingSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreateBookingPayload_bookingSlow(ctx context.Context, field graphql.CollectedField, obj *model.CreateBookingPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12562,6 +13300,24 @@ func (ec *executionContext) fieldContext_CreateBookingPayload_booking(_ context.
 }
 
 func (ec *executionContext) _CreateCreditNotePayload_creditNote(ctx context.Context, field graphql.CollectedField, obj *model.CreateCreditNotePayload) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_CreateCreditNotePayload_creditNote(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOCreditNote2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNote(ctx, field.Selections, obj.CreditNote)
+	}
+	return ec._CreateCreditNotePayload_creditNoteSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreateCreditNotePayload_creditNoteSlow(ctx context.Context, field graphql.CollectedField, obj *model.CreateCreditNotePayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12594,6 +13350,24 @@ func (ec *executionContext) fieldContext_CreateCreditNotePayload_creditNote(_ co
 }
 
 func (ec *executionContext) _CreatePostPayload_post(ctx context.Context, field graphql.CollectedField, obj *model.CreatePostPayload) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_CreatePostPayload_post(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOPost2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPost(ctx, field.Selections, obj.Post)
+	}
+	return ec._CreatePostPayload_postSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreatePostPayload_postSlow(ctx context.Context, field graphql.CollectedField, obj *model.CreatePostPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12626,6 +13400,24 @@ func (ec *executionContext) fieldContext_CreatePostPayload_post(_ context.Contex
 }
 
 func (ec *executionContext) _CreateVisitPayload_visit(ctx context.Context, field graphql.CollectedField, obj *model.CreateVisitPayload) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_CreateVisitPayload_visit(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOVisit2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐVisit(ctx, field.Selections, obj.Visit)
+	}
+	return ec._CreateVisitPayload_visitSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreateVisitPayload_visitSlow(ctx context.Context, field graphql.CollectedField, obj *model.CreateVisitPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12658,6 +13450,24 @@ func (ec *executionContext) fieldContext_CreateVisitPayload_visit(_ context.Cont
 }
 
 func (ec *executionContext) _CreateVisitRequestPayload_visitRequest(ctx context.Context, field graphql.CollectedField, obj *model.CreateVisitRequestPayload) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_CreateVisitRequestPayload_visitRequest(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOVisitRequest2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐVisitRequest(ctx, field.Selections, obj.VisitRequest)
+	}
+	return ec._CreateVisitRequestPayload_visitRequestSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreateVisitRequestPayload_visitRequestSlow(ctx context.Context, field graphql.CollectedField, obj *model.CreateVisitRequestPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12690,6 +13500,15 @@ func (ec *executionContext) fieldContext_CreateVisitRequestPayload_visitRequest(
 }
 
 func (ec *executionContext) _CreditNote_id(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._CreditNote_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12713,6 +13532,24 @@ func (ec *executionContext) fieldContext_CreditNote_id(_ context.Context, field 
 }
 
 func (ec *executionContext) _CreditNote_baseAmounts(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_CreditNote_baseAmounts(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOCreditNoteBaseAmounts2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNoteBaseAmounts(ctx, field.Selections, obj.BaseAmounts)
+	}
+	return ec._CreditNote_baseAmountsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_baseAmountsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12745,6 +13582,15 @@ func (ec *executionContext) fieldContext_CreditNote_baseAmounts(_ context.Contex
 }
 
 func (ec *executionContext) _CreditNote_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNote_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12768,6 +13614,15 @@ func (ec *executionContext) fieldContext_CreditNote_createDate(_ context.Context
 }
 
 func (ec *executionContext) _CreditNote_creditAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.CreditAmount); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNote_creditAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_creditAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12791,6 +13646,15 @@ func (ec *executionContext) fieldContext_CreditNote_creditAmount(_ context.Conte
 }
 
 func (ec *executionContext) _CreditNote_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CurrencyCode); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNote_currencyCodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_currencyCodeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12814,6 +13678,15 @@ func (ec *executionContext) fieldContext_CreditNote_currencyCode(_ context.Conte
 }
 
 func (ec *executionContext) _CreditNote_effectiveDate(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.EffectiveDate); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNote_effectiveDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_effectiveDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12837,6 +13710,15 @@ func (ec *executionContext) fieldContext_CreditNote_effectiveDate(_ context.Cont
 }
 
 func (ec *executionContext) _CreditNote_invoiceRef(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.InvoiceRef); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNote_invoiceRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_invoiceRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12860,6 +13742,31 @@ func (ec *executionContext) fieldContext_CreditNote_invoiceRef(_ context.Context
 }
 
 func (ec *executionContext) _CreditNote_invoice(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_CreditNote_invoice(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*restclient.Invoice, error) {
+			return ec.Resolvers.CreditNote().Invoice(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOInvoice2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoice(ctx, field.Selections, res)
+	}
+	return ec._CreditNote_invoiceSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_invoiceSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12892,6 +13799,15 @@ func (ec *executionContext) fieldContext_CreditNote_invoice(_ context.Context, f
 }
 
 func (ec *executionContext) _CreditNote_internalNote(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.InternalNote); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNote_internalNoteSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_internalNoteSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12915,6 +13831,31 @@ func (ec *executionContext) fieldContext_CreditNote_internalNote(_ context.Conte
 }
 
 func (ec *executionContext) _CreditNote_lines(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_CreditNote_lines(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) ([]*restclient.CreditNoteLine, error) {
+			return ec.Resolvers.CreditNote().Lines(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOCreditNoteLine2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNoteLineᚄ(ctx, field.Selections, res)
+	}
+	return ec._CreditNote_linesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_linesSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12947,6 +13888,15 @@ func (ec *executionContext) fieldContext_CreditNote_lines(_ context.Context, fie
 }
 
 func (ec *executionContext) _CreditNote_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.LocationRef); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNote_locationRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_locationRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12970,6 +13920,31 @@ func (ec *executionContext) fieldContext_CreditNote_locationRef(_ context.Contex
 }
 
 func (ec *executionContext) _CreditNote_location(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_CreditNote_location(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*model.Location, error) {
+			return ec.Resolvers.CreditNote().Location(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOLocation2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx, field.Selections, res)
+	}
+	return ec._CreditNote_locationSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_locationSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13002,6 +13977,15 @@ func (ec *executionContext) fieldContext_CreditNote_location(_ context.Context, 
 }
 
 func (ec *executionContext) _CreditNote_memo(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Memo); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNote_memoSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_memoSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13025,6 +14009,15 @@ func (ec *executionContext) fieldContext_CreditNote_memo(_ context.Context, fiel
 }
 
 func (ec *executionContext) _CreditNote_networkRef(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.NetworkRef); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNote_networkRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_networkRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13048,6 +14041,15 @@ func (ec *executionContext) fieldContext_CreditNote_networkRef(_ context.Context
 }
 
 func (ec *executionContext) _CreditNote_number(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Number); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNote_numberSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_numberSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13071,6 +14073,15 @@ func (ec *executionContext) fieldContext_CreditNote_number(_ context.Context, fi
 }
 
 func (ec *executionContext) _CreditNote_outOfBandAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.OutOfBandAmount); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNote_outOfBandAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_outOfBandAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13094,6 +14105,15 @@ func (ec *executionContext) fieldContext_CreditNote_outOfBandAmount(_ context.Co
 }
 
 func (ec *executionContext) _CreditNote_pdfUrl(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.PdfURL); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNote_pdfUrlSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_pdfUrlSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13117,6 +14137,15 @@ func (ec *executionContext) fieldContext_CreditNote_pdfUrl(_ context.Context, fi
 }
 
 func (ec *executionContext) _CreditNote_postPaymentAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.PostPaymentAmount); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNote_postPaymentAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_postPaymentAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13140,6 +14169,15 @@ func (ec *executionContext) fieldContext_CreditNote_postPaymentAmount(_ context.
 }
 
 func (ec *executionContext) _CreditNote_prePaymentAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.PrePaymentAmount); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNote_prePaymentAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_prePaymentAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13163,6 +14201,15 @@ func (ec *executionContext) fieldContext_CreditNote_prePaymentAmount(_ context.C
 }
 
 func (ec *executionContext) _CreditNote_reason(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Reason); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNote_reasonSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_reasonSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13186,6 +14233,24 @@ func (ec *executionContext) fieldContext_CreditNote_reason(_ context.Context, fi
 }
 
 func (ec *executionContext) _CreditNote_refunds(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_CreditNote_refunds(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOCreditNoteRefund2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNoteRefundᚄ(ctx, field.Selections, obj.Refunds)
+	}
+	return ec._CreditNote_refundsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_refundsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13218,6 +14283,15 @@ func (ec *executionContext) fieldContext_CreditNote_refunds(_ context.Context, f
 }
 
 func (ec *executionContext) _CreditNote_status(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Status); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNote_statusSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_statusSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13241,6 +14315,15 @@ func (ec *executionContext) fieldContext_CreditNote_status(_ context.Context, fi
 }
 
 func (ec *executionContext) _CreditNote_subtotalAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.SubtotalAmount); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNote_subtotalAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_subtotalAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13264,6 +14347,15 @@ func (ec *executionContext) fieldContext_CreditNote_subtotalAmount(_ context.Con
 }
 
 func (ec *executionContext) _CreditNote_subtotalAmountExcludingTax(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.SubtotalAmountExcludingTax); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNote_subtotalAmountExcludingTaxSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_subtotalAmountExcludingTaxSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13287,6 +14379,24 @@ func (ec *executionContext) fieldContext_CreditNote_subtotalAmountExcludingTax(_
 }
 
 func (ec *executionContext) _CreditNote_taxes(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_CreditNote_taxes(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOTax2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTaxᚄ(ctx, field.Selections, obj.Taxes)
+	}
+	return ec._CreditNote_taxesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_taxesSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13319,6 +14429,15 @@ func (ec *executionContext) fieldContext_CreditNote_taxes(_ context.Context, fie
 }
 
 func (ec *executionContext) _CreditNote_title(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Title); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNote_titleSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_titleSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13342,6 +14461,15 @@ func (ec *executionContext) fieldContext_CreditNote_title(_ context.Context, fie
 }
 
 func (ec *executionContext) _CreditNote_totalAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.TotalAmount); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNote_totalAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_totalAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13365,6 +14493,15 @@ func (ec *executionContext) fieldContext_CreditNote_totalAmount(_ context.Contex
 }
 
 func (ec *executionContext) _CreditNote_totalExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.TotalExcludingTaxAmount); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNote_totalExcludingTaxAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_totalExcludingTaxAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13388,6 +14525,15 @@ func (ec *executionContext) fieldContext_CreditNote_totalExcludingTaxAmount(_ co
 }
 
 func (ec *executionContext) _CreditNote_type(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Type); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNote_typeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_typeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13411,6 +14557,15 @@ func (ec *executionContext) fieldContext_CreditNote_type(_ context.Context, fiel
 }
 
 func (ec *executionContext) _CreditNote_updateDate(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.UpdateDate); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNote_updateDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_updateDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13434,6 +14589,15 @@ func (ec *executionContext) fieldContext_CreditNote_updateDate(_ context.Context
 }
 
 func (ec *executionContext) _CreditNote_voidDate(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.VoidDate); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNote_voidDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNote_voidDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13457,6 +14621,15 @@ func (ec *executionContext) fieldContext_CreditNote_voidDate(_ context.Context, 
 }
 
 func (ec *executionContext) _CreditNoteBaseAmounts_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CurrencyCode); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNoteBaseAmounts_currencyCodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteBaseAmounts_currencyCodeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13480,6 +14653,15 @@ func (ec *executionContext) fieldContext_CreditNoteBaseAmounts_currencyCode(_ co
 }
 
 func (ec *executionContext) _CreditNoteBaseAmounts_postPaymentAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.PostPaymentAmount); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNoteBaseAmounts_postPaymentAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteBaseAmounts_postPaymentAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13503,6 +14685,15 @@ func (ec *executionContext) fieldContext_CreditNoteBaseAmounts_postPaymentAmount
 }
 
 func (ec *executionContext) _CreditNoteBaseAmounts_prePaymentAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.PrePaymentAmount); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNoteBaseAmounts_prePaymentAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteBaseAmounts_prePaymentAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13526,6 +14717,15 @@ func (ec *executionContext) fieldContext_CreditNoteBaseAmounts_prePaymentAmount(
 }
 
 func (ec *executionContext) _CreditNoteBaseAmounts_subtotalAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.SubtotalAmount); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNoteBaseAmounts_subtotalAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteBaseAmounts_subtotalAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13549,6 +14749,15 @@ func (ec *executionContext) fieldContext_CreditNoteBaseAmounts_subtotalAmount(_ 
 }
 
 func (ec *executionContext) _CreditNoteBaseAmounts_subtotalAmountExcludingTax(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.SubtotalAmountExcludingTax); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNoteBaseAmounts_subtotalAmountExcludingTaxSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteBaseAmounts_subtotalAmountExcludingTaxSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13572,6 +14781,24 @@ func (ec *executionContext) fieldContext_CreditNoteBaseAmounts_subtotalAmountExc
 }
 
 func (ec *executionContext) _CreditNoteBaseAmounts_taxes(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_CreditNoteBaseAmounts_taxes(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOTax2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTaxᚄ(ctx, field.Selections, obj.Taxes)
+	}
+	return ec._CreditNoteBaseAmounts_taxesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteBaseAmounts_taxesSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13604,6 +14831,15 @@ func (ec *executionContext) fieldContext_CreditNoteBaseAmounts_taxes(_ context.C
 }
 
 func (ec *executionContext) _CreditNoteBaseAmounts_totalAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.TotalAmount); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNoteBaseAmounts_totalAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteBaseAmounts_totalAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13627,6 +14863,15 @@ func (ec *executionContext) fieldContext_CreditNoteBaseAmounts_totalAmount(_ con
 }
 
 func (ec *executionContext) _CreditNoteBaseAmounts_totalExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.TotalExcludingTaxAmount); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNoteBaseAmounts_totalExcludingTaxAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteBaseAmounts_totalExcludingTaxAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13650,6 +14895,24 @@ func (ec *executionContext) fieldContext_CreditNoteBaseAmounts_totalExcludingTax
 }
 
 func (ec *executionContext) _CreditNoteConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.CreditNoteConnection) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_CreditNoteConnection_edges(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalNCreditNoteEdge2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐCreditNoteEdgeᚄ(ctx, field.Selections, obj.Edges)
+	}
+	return ec._CreditNoteConnection_edgesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteConnection_edgesSlow(ctx context.Context, field graphql.CollectedField, obj *model.CreditNoteConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13682,6 +14945,24 @@ func (ec *executionContext) fieldContext_CreditNoteConnection_edges(_ context.Co
 }
 
 func (ec *executionContext) _CreditNoteConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.CreditNoteConnection) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_CreditNoteConnection_nodes(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalNCreditNote2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNoteᚄ(ctx, field.Selections, obj.Nodes)
+	}
+	return ec._CreditNoteConnection_nodesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteConnection_nodesSlow(ctx context.Context, field graphql.CollectedField, obj *model.CreditNoteConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13714,6 +14995,24 @@ func (ec *executionContext) fieldContext_CreditNoteConnection_nodes(_ context.Co
 }
 
 func (ec *executionContext) _CreditNoteConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.CreditNoteConnection) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_CreditNoteConnection_pageInfo(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalNPageInfo2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐPageInfo(ctx, field.Selections, obj.PageInfo)
+	}
+	return ec._CreditNoteConnection_pageInfoSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteConnection_pageInfoSlow(ctx context.Context, field graphql.CollectedField, obj *model.CreditNoteConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13746,6 +15045,15 @@ func (ec *executionContext) fieldContext_CreditNoteConnection_pageInfo(_ context
 }
 
 func (ec *executionContext) _CreditNoteEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.CreditNoteEdge) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.Cursor); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._CreditNoteEdge_cursorSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteEdge_cursorSlow(ctx context.Context, field graphql.CollectedField, obj *model.CreditNoteEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13769,6 +15077,24 @@ func (ec *executionContext) fieldContext_CreditNoteEdge_cursor(_ context.Context
 }
 
 func (ec *executionContext) _CreditNoteEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.CreditNoteEdge) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_CreditNoteEdge_node(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalNCreditNote2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNote(ctx, field.Selections, obj.Node)
+	}
+	return ec._CreditNoteEdge_nodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteEdge_nodeSlow(ctx context.Context, field graphql.CollectedField, obj *model.CreditNoteEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13801,6 +15127,15 @@ func (ec *executionContext) fieldContext_CreditNoteEdge_node(_ context.Context, 
 }
 
 func (ec *executionContext) _CreditNoteLine_id(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._CreditNoteLine_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteLine_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13824,6 +15159,24 @@ func (ec *executionContext) fieldContext_CreditNoteLine_id(_ context.Context, fi
 }
 
 func (ec *executionContext) _CreditNoteLine_baseAmounts(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_CreditNoteLine_baseAmounts(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOLineBaseAmounts2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐLineBaseAmounts(ctx, field.Selections, obj.BaseAmounts)
+	}
+	return ec._CreditNoteLine_baseAmountsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteLine_baseAmountsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13856,6 +15209,15 @@ func (ec *executionContext) fieldContext_CreditNoteLine_baseAmounts(_ context.Co
 }
 
 func (ec *executionContext) _CreditNoteLine_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNoteLine_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteLine_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13879,6 +15241,15 @@ func (ec *executionContext) fieldContext_CreditNoteLine_createDate(_ context.Con
 }
 
 func (ec *executionContext) _CreditNoteLine_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CurrencyCode); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNoteLine_currencyCodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteLine_currencyCodeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13902,6 +15273,15 @@ func (ec *executionContext) fieldContext_CreditNoteLine_currencyCode(_ context.C
 }
 
 func (ec *executionContext) _CreditNoteLine_discountedAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.DiscountedAmount); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNoteLine_discountedAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteLine_discountedAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13925,6 +15305,24 @@ func (ec *executionContext) fieldContext_CreditNoteLine_discountedAmount(_ conte
 }
 
 func (ec *executionContext) _CreditNoteLine_discounts(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_CreditNoteLine_discounts(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalODiscount2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐDiscountᚄ(ctx, field.Selections, obj.Discounts)
+	}
+	return ec._CreditNoteLine_discountsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteLine_discountsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13957,6 +15355,15 @@ func (ec *executionContext) fieldContext_CreditNoteLine_discounts(_ context.Cont
 }
 
 func (ec *executionContext) _CreditNoteLine_invoiceItemRef(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.InvoiceItemRef); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNoteLine_invoiceItemRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteLine_invoiceItemRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13980,6 +15387,31 @@ func (ec *executionContext) fieldContext_CreditNoteLine_invoiceItemRef(_ context
 }
 
 func (ec *executionContext) _CreditNoteLine_invoiceItem(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_CreditNoteLine_invoiceItem(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*restclient.InvoiceItem, error) {
+			return ec.Resolvers.CreditNoteLine().InvoiceItem(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOInvoiceItem2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceItem(ctx, field.Selections, res)
+	}
+	return ec._CreditNoteLine_invoiceItemSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteLine_invoiceItemSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14012,6 +15444,15 @@ func (ec *executionContext) fieldContext_CreditNoteLine_invoiceItem(_ context.Co
 }
 
 func (ec *executionContext) _CreditNoteLine_invoiceRef(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.InvoiceRef); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNoteLine_invoiceRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteLine_invoiceRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14035,6 +15476,31 @@ func (ec *executionContext) fieldContext_CreditNoteLine_invoiceRef(_ context.Con
 }
 
 func (ec *executionContext) _CreditNoteLine_invoice(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_CreditNoteLine_invoice(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*restclient.Invoice, error) {
+			return ec.Resolvers.CreditNoteLine().Invoice(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOInvoice2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoice(ctx, field.Selections, res)
+	}
+	return ec._CreditNoteLine_invoiceSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteLine_invoiceSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14067,6 +15533,15 @@ func (ec *executionContext) fieldContext_CreditNoteLine_invoice(_ context.Contex
 }
 
 func (ec *executionContext) _CreditNoteLine_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.LocationRef); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNoteLine_locationRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteLine_locationRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14090,6 +15565,31 @@ func (ec *executionContext) fieldContext_CreditNoteLine_locationRef(_ context.Co
 }
 
 func (ec *executionContext) _CreditNoteLine_location(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_CreditNoteLine_location(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*model.Location, error) {
+			return ec.Resolvers.CreditNoteLine().Location(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOLocation2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx, field.Selections, res)
+	}
+	return ec._CreditNoteLine_locationSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteLine_locationSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14122,6 +15622,15 @@ func (ec *executionContext) fieldContext_CreditNoteLine_location(_ context.Conte
 }
 
 func (ec *executionContext) _CreditNoteLine_memo(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Memo); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNoteLine_memoSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteLine_memoSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14145,6 +15654,15 @@ func (ec *executionContext) fieldContext_CreditNoteLine_memo(_ context.Context, 
 }
 
 func (ec *executionContext) _CreditNoteLine_networkRef(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.NetworkRef); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNoteLine_networkRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteLine_networkRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14168,6 +15686,15 @@ func (ec *executionContext) fieldContext_CreditNoteLine_networkRef(_ context.Con
 }
 
 func (ec *executionContext) _CreditNoteLine_quantity(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Quantity); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNoteLine_quantitySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteLine_quantitySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14191,6 +15718,24 @@ func (ec *executionContext) fieldContext_CreditNoteLine_quantity(_ context.Conte
 }
 
 func (ec *executionContext) _CreditNoteLine_tax(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_CreditNoteLine_tax(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOTax2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTax(ctx, field.Selections, obj.Tax)
+	}
+	return ec._CreditNoteLine_taxSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteLine_taxSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14223,6 +15768,15 @@ func (ec *executionContext) fieldContext_CreditNoteLine_tax(_ context.Context, f
 }
 
 func (ec *executionContext) _CreditNoteLine_totalAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.TotalAmount); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNoteLine_totalAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteLine_totalAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14246,6 +15800,15 @@ func (ec *executionContext) fieldContext_CreditNoteLine_totalAmount(_ context.Co
 }
 
 func (ec *executionContext) _CreditNoteLine_totalExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.TotalExcludingTaxAmount); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNoteLine_totalExcludingTaxAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteLine_totalExcludingTaxAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14269,6 +15832,15 @@ func (ec *executionContext) fieldContext_CreditNoteLine_totalExcludingTaxAmount(
 }
 
 func (ec *executionContext) _CreditNoteLine_unitAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.UnitAmount); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNoteLine_unitAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteLine_unitAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14292,6 +15864,15 @@ func (ec *executionContext) fieldContext_CreditNoteLine_unitAmount(_ context.Con
 }
 
 func (ec *executionContext) _CreditNoteLine_unitExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.UnitExcludingTaxAmount); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNoteLine_unitExcludingTaxAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteLine_unitExcludingTaxAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14315,6 +15896,15 @@ func (ec *executionContext) fieldContext_CreditNoteLine_unitExcludingTaxAmount(_
 }
 
 func (ec *executionContext) _CreditNoteLine_updateDate(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.UpdateDate); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNoteLine_updateDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteLine_updateDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14338,6 +15928,15 @@ func (ec *executionContext) fieldContext_CreditNoteLine_updateDate(_ context.Con
 }
 
 func (ec *executionContext) _CreditNoteRefund_id(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteRefund) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._CreditNoteRefund_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteRefund_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteRefund) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14361,6 +15960,15 @@ func (ec *executionContext) fieldContext_CreditNoteRefund_id(_ context.Context, 
 }
 
 func (ec *executionContext) _CreditNoteRefund_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteRefund) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Amount); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNoteRefund_amountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteRefund_amountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteRefund) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14384,6 +15992,15 @@ func (ec *executionContext) fieldContext_CreditNoteRefund_amount(_ context.Conte
 }
 
 func (ec *executionContext) _CreditNoteRefund_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteRefund) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CurrencyCode); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNoteRefund_currencyCodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteRefund_currencyCodeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteRefund) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14407,6 +16024,24 @@ func (ec *executionContext) fieldContext_CreditNoteRefund_currencyCode(_ context
 }
 
 func (ec *executionContext) _CreditNoteRefund_method(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteRefund) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_CreditNoteRefund_method(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOCreditNoteRefundMethod2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNoteRefundMethod(ctx, field.Selections, obj.Method)
+	}
+	return ec._CreditNoteRefund_methodSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteRefund_methodSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteRefund) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14439,6 +16074,15 @@ func (ec *executionContext) fieldContext_CreditNoteRefund_method(_ context.Conte
 }
 
 func (ec *executionContext) _CreditNoteRefund_transactionRef(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteRefund) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.TransactionRef); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNoteRefund_transactionRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteRefund_transactionRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteRefund) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14462,6 +16106,15 @@ func (ec *executionContext) fieldContext_CreditNoteRefund_transactionRef(_ conte
 }
 
 func (ec *executionContext) _CreditNoteRefundMethod_label(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteRefundMethod) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Label); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNoteRefundMethod_labelSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteRefundMethod_labelSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteRefundMethod) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14485,6 +16138,15 @@ func (ec *executionContext) fieldContext_CreditNoteRefundMethod_label(_ context.
 }
 
 func (ec *executionContext) _CreditNoteRefundMethod_type(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteRefundMethod) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Type); m != nil {
+			return m
+		}
+	}
+	return ec._CreditNoteRefundMethod_typeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditNoteRefundMethod_typeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteRefundMethod) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14508,6 +16170,15 @@ func (ec *executionContext) fieldContext_CreditNoteRefundMethod_type(_ context.C
 }
 
 func (ec *executionContext) _CreditPackageAmount_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditPackageAmount) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Amount); m != nil {
+			return m
+		}
+	}
+	return ec._CreditPackageAmount_amountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditPackageAmount_amountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditPackageAmount) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14531,6 +16202,15 @@ func (ec *executionContext) fieldContext_CreditPackageAmount_amount(_ context.Co
 }
 
 func (ec *executionContext) _CreditsPrice_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditsPrice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Amount); m != nil {
+			return m
+		}
+	}
+	return ec._CreditsPrice_amountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditsPrice_amountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditsPrice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14554,6 +16234,15 @@ func (ec *executionContext) fieldContext_CreditsPrice_amount(_ context.Context, 
 }
 
 func (ec *executionContext) _CreditsPrice_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditsPrice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Enabled); m != nil {
+			return m
+		}
+	}
+	return ec._CreditsPrice_enabledSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CreditsPrice_enabledSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditsPrice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14577,6 +16266,15 @@ func (ec *executionContext) fieldContext_CreditsPrice_enabled(_ context.Context,
 }
 
 func (ec *executionContext) _CustomTax_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.CustomTax) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Enabled); m != nil {
+			return m
+		}
+	}
+	return ec._CustomTax_enabledSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CustomTax_enabledSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CustomTax) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14600,6 +16298,15 @@ func (ec *executionContext) fieldContext_CustomTax_enabled(_ context.Context, fi
 }
 
 func (ec *executionContext) _CustomTax_rate(ctx context.Context, field graphql.CollectedField, obj *restclient.CustomTax) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Rate); m != nil {
+			return m
+		}
+	}
+	return ec._CustomTax_rateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _CustomTax_rateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.CustomTax) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14623,6 +16330,24 @@ func (ec *executionContext) fieldContext_CustomTax_rate(_ context.Context, field
 }
 
 func (ec *executionContext) _Discount_coupon(ctx context.Context, field graphql.CollectedField, obj *restclient.Discount) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Discount_coupon(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalODiscountCoupon2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐDiscountCoupon(ctx, field.Selections, obj.Coupon)
+	}
+	return ec._Discount_couponSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Discount_couponSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Discount) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14655,6 +16380,24 @@ func (ec *executionContext) fieldContext_Discount_coupon(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Discount_promocode(ctx context.Context, field graphql.CollectedField, obj *restclient.Discount) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Discount_promocode(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalODiscountPromocode2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐDiscountPromocode(ctx, field.Selections, obj.Promocode)
+	}
+	return ec._Discount_promocodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Discount_promocodeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Discount) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14687,6 +16430,15 @@ func (ec *executionContext) fieldContext_Discount_promocode(_ context.Context, f
 }
 
 func (ec *executionContext) _Discount_subscriptionId(ctx context.Context, field graphql.CollectedField, obj *restclient.Discount) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.SubscriptionID); m != nil {
+			return m
+		}
+	}
+	return ec._Discount_subscriptionIdSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Discount_subscriptionIdSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Discount) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14710,6 +16462,15 @@ func (ec *executionContext) fieldContext_Discount_subscriptionId(_ context.Conte
 }
 
 func (ec *executionContext) _DiscountCoupon_id(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountCoupon) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._DiscountCoupon_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _DiscountCoupon_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountCoupon) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14733,6 +16494,15 @@ func (ec *executionContext) fieldContext_DiscountCoupon_id(_ context.Context, fi
 }
 
 func (ec *executionContext) _DiscountCoupon_amountOff(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountCoupon) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.AmountOff); m != nil {
+			return m
+		}
+	}
+	return ec._DiscountCoupon_amountOffSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _DiscountCoupon_amountOffSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountCoupon) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14756,6 +16526,15 @@ func (ec *executionContext) fieldContext_DiscountCoupon_amountOff(_ context.Cont
 }
 
 func (ec *executionContext) _DiscountCoupon_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountCoupon) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CurrencyCode); m != nil {
+			return m
+		}
+	}
+	return ec._DiscountCoupon_currencyCodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _DiscountCoupon_currencyCodeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountCoupon) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14779,6 +16558,15 @@ func (ec *executionContext) fieldContext_DiscountCoupon_currencyCode(_ context.C
 }
 
 func (ec *executionContext) _DiscountCoupon_duration(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountCoupon) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Duration); m != nil {
+			return m
+		}
+	}
+	return ec._DiscountCoupon_durationSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _DiscountCoupon_durationSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountCoupon) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14802,6 +16590,15 @@ func (ec *executionContext) fieldContext_DiscountCoupon_duration(_ context.Conte
 }
 
 func (ec *executionContext) _DiscountCoupon_durationInMonths(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountCoupon) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.DurationInMonths); m != nil {
+			return m
+		}
+	}
+	return ec._DiscountCoupon_durationInMonthsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _DiscountCoupon_durationInMonthsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountCoupon) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14825,6 +16622,15 @@ func (ec *executionContext) fieldContext_DiscountCoupon_durationInMonths(_ conte
 }
 
 func (ec *executionContext) _DiscountCoupon_percentOff(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountCoupon) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.PercentOff); m != nil {
+			return m
+		}
+	}
+	return ec._DiscountCoupon_percentOffSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _DiscountCoupon_percentOffSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountCoupon) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14848,6 +16654,15 @@ func (ec *executionContext) fieldContext_DiscountCoupon_percentOff(_ context.Con
 }
 
 func (ec *executionContext) _DiscountCoupon_type(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountCoupon) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Type); m != nil {
+			return m
+		}
+	}
+	return ec._DiscountCoupon_typeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _DiscountCoupon_typeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountCoupon) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14871,6 +16686,15 @@ func (ec *executionContext) fieldContext_DiscountCoupon_type(_ context.Context, 
 }
 
 func (ec *executionContext) _DiscountPromocode_id(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountPromocode) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._DiscountPromocode_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _DiscountPromocode_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountPromocode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14894,6 +16718,15 @@ func (ec *executionContext) fieldContext_DiscountPromocode_id(_ context.Context,
 }
 
 func (ec *executionContext) _DiscountPromocode_code(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountPromocode) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Code); m != nil {
+			return m
+		}
+	}
+	return ec._DiscountPromocode_codeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _DiscountPromocode_codeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountPromocode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14917,6 +16750,15 @@ func (ec *executionContext) fieldContext_DiscountPromocode_code(_ context.Contex
 }
 
 func (ec *executionContext) _DiscountPromocode_expiration(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountPromocode) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.Expiration); m != nil {
+			return m
+		}
+	}
+	return ec._DiscountPromocode_expirationSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _DiscountPromocode_expirationSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountPromocode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14940,6 +16782,15 @@ func (ec *executionContext) fieldContext_DiscountPromocode_expiration(_ context.
 }
 
 func (ec *executionContext) _DiscountPromocode_limitByFirstPurchase(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountPromocode) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.LimitByFirstPurchase); m != nil {
+			return m
+		}
+	}
+	return ec._DiscountPromocode_limitByFirstPurchaseSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _DiscountPromocode_limitByFirstPurchaseSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.DiscountPromocode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14963,6 +16814,15 @@ func (ec *executionContext) fieldContext_DiscountPromocode_limitByFirstPurchase(
 }
 
 func (ec *executionContext) _Event_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._Event_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Event_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14986,6 +16846,15 @@ func (ec *executionContext) fieldContext_Event_id(_ context.Context, field graph
 }
 
 func (ec *executionContext) _Event_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.LocationRef); m != nil {
+			return m
+		}
+	}
+	return ec._Event_locationRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Event_locationRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15009,6 +16878,31 @@ func (ec *executionContext) fieldContext_Event_locationRef(_ context.Context, fi
 }
 
 func (ec *executionContext) _Event_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Event_location(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*model.Location, error) {
+			return ec.Resolvers.Event().Location(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOLocation2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx, field.Selections, res)
+	}
+	return ec._Event_locationSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Event_locationSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15041,6 +16935,15 @@ func (ec *executionContext) fieldContext_Event_location(_ context.Context, field
 }
 
 func (ec *executionContext) _Event_networkRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.NetworkRef); m != nil {
+			return m
+		}
+	}
+	return ec._Event_networkRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Event_networkRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15064,6 +16967,15 @@ func (ec *executionContext) fieldContext_Event_networkRef(_ context.Context, fie
 }
 
 func (ec *executionContext) _Event_title(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Title); m != nil {
+			return m
+		}
+	}
+	return ec._Event_titleSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Event_titleSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15087,6 +16999,15 @@ func (ec *executionContext) fieldContext_Event_title(_ context.Context, field gr
 }
 
 func (ec *executionContext) _Event_description(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Description); m != nil {
+			return m
+		}
+	}
+	return ec._Event_descriptionSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Event_descriptionSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15110,6 +17031,15 @@ func (ec *executionContext) fieldContext_Event_description(_ context.Context, fi
 }
 
 func (ec *executionContext) _Event_imageUrl(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.ImageURL); m != nil {
+			return m
+		}
+	}
+	return ec._Event_imageUrlSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Event_imageUrlSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15133,6 +17063,15 @@ func (ec *executionContext) fieldContext_Event_imageUrl(_ context.Context, field
 }
 
 func (ec *executionContext) _Event_venue(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Venue); m != nil {
+			return m
+		}
+	}
+	return ec._Event_venueSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Event_venueSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15156,6 +17095,15 @@ func (ec *executionContext) fieldContext_Event_venue(_ context.Context, field gr
 }
 
 func (ec *executionContext) _Event_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
+	return ec._Event_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Event_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15179,6 +17127,15 @@ func (ec *executionContext) fieldContext_Event_createDate(_ context.Context, fie
 }
 
 func (ec *executionContext) _Event_startDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.StartDate); m != nil {
+			return m
+		}
+	}
+	return ec._Event_startDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Event_startDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15202,6 +17159,15 @@ func (ec *executionContext) fieldContext_Event_startDate(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Event_endDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.EndDate); m != nil {
+			return m
+		}
+	}
+	return ec._Event_endDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Event_endDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15225,6 +17191,15 @@ func (ec *executionContext) fieldContext_Event_endDate(_ context.Context, field 
 }
 
 func (ec *executionContext) _Event_applicationType(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.ApplicationType); m != nil {
+			return m
+		}
+	}
+	return ec._Event_applicationTypeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Event_applicationTypeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15248,6 +17223,15 @@ func (ec *executionContext) fieldContext_Event_applicationType(_ context.Context
 }
 
 func (ec *executionContext) _Event_visibilityType(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.VisibilityType); m != nil {
+			return m
+		}
+	}
+	return ec._Event_visibilityTypeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Event_visibilityTypeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15271,6 +17255,15 @@ func (ec *executionContext) fieldContext_Event_visibilityType(_ context.Context,
 }
 
 func (ec *executionContext) _Event_refundThreshold(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.RefundThreshold); m != nil {
+			return m
+		}
+	}
+	return ec._Event_refundThresholdSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Event_refundThresholdSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15294,6 +17287,15 @@ func (ec *executionContext) fieldContext_Event_refundThreshold(_ context.Context
 }
 
 func (ec *executionContext) _Event_showAttendees(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.ShowAttendees); m != nil {
+			return m
+		}
+	}
+	return ec._Event_showAttendeesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Event_showAttendeesSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15317,6 +17319,24 @@ func (ec *executionContext) fieldContext_Event_showAttendees(_ context.Context, 
 }
 
 func (ec *executionContext) _Event_limitedAttendees(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Event_limitedAttendees(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOLimitedAttendees2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐLimitedAttendees(ctx, field.Selections, obj.LimitedAttendees)
+	}
+	return ec._Event_limitedAttendeesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Event_limitedAttendeesSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15349,6 +17369,24 @@ func (ec *executionContext) fieldContext_Event_limitedAttendees(_ context.Contex
 }
 
 func (ec *executionContext) _Event_price(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Event_price(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOEventPrice2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐEventPrice(ctx, field.Selections, obj.Price)
+	}
+	return ec._Event_priceSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Event_priceSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15381,6 +17419,15 @@ func (ec *executionContext) fieldContext_Event_price(_ context.Context, field gr
 }
 
 func (ec *executionContext) _EventMoneyPrice_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.EventMoneyPrice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Amount); m != nil {
+			return m
+		}
+	}
+	return ec._EventMoneyPrice_amountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _EventMoneyPrice_amountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.EventMoneyPrice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15404,6 +17451,15 @@ func (ec *executionContext) fieldContext_EventMoneyPrice_amount(_ context.Contex
 }
 
 func (ec *executionContext) _EventMoneyPrice_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.EventMoneyPrice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Enabled); m != nil {
+			return m
+		}
+	}
+	return ec._EventMoneyPrice_enabledSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _EventMoneyPrice_enabledSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.EventMoneyPrice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15427,6 +17483,24 @@ func (ec *executionContext) fieldContext_EventMoneyPrice_enabled(_ context.Conte
 }
 
 func (ec *executionContext) _EventPrice_credits(ctx context.Context, field graphql.CollectedField, obj *restclient.EventPrice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_EventPrice_credits(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOCreditsPrice2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditsPrice(ctx, field.Selections, obj.Credits)
+	}
+	return ec._EventPrice_creditsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _EventPrice_creditsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.EventPrice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15459,6 +17533,24 @@ func (ec *executionContext) fieldContext_EventPrice_credits(_ context.Context, f
 }
 
 func (ec *executionContext) _EventPrice_money(ctx context.Context, field graphql.CollectedField, obj *restclient.EventPrice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_EventPrice_money(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOEventMoneyPrice2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐEventMoneyPrice(ctx, field.Selections, obj.Money)
+	}
+	return ec._EventPrice_moneySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _EventPrice_moneySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.EventPrice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15491,6 +17583,15 @@ func (ec *executionContext) fieldContext_EventPrice_money(_ context.Context, fie
 }
 
 func (ec *executionContext) _Invoice_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._Invoice_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15514,6 +17615,15 @@ func (ec *executionContext) fieldContext_Invoice_id(_ context.Context, field gra
 }
 
 func (ec *executionContext) _Invoice_number(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Number); m != nil {
+			return m
+		}
+	}
+	return ec._Invoice_numberSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_numberSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15537,6 +17647,15 @@ func (ec *executionContext) fieldContext_Invoice_number(_ context.Context, field
 }
 
 func (ec *executionContext) _Invoice_title(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Title); m != nil {
+			return m
+		}
+	}
+	return ec._Invoice_titleSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_titleSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15560,6 +17679,15 @@ func (ec *executionContext) fieldContext_Invoice_title(_ context.Context, field 
 }
 
 func (ec *executionContext) _Invoice_status(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Status); m != nil {
+			return m
+		}
+	}
+	return ec._Invoice_statusSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_statusSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15583,6 +17711,15 @@ func (ec *executionContext) fieldContext_Invoice_status(_ context.Context, field
 }
 
 func (ec *executionContext) _Invoice_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
+	return ec._Invoice_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15606,6 +17743,15 @@ func (ec *executionContext) fieldContext_Invoice_createDate(_ context.Context, f
 }
 
 func (ec *executionContext) _Invoice_issueDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.IssueDate); m != nil {
+			return m
+		}
+	}
+	return ec._Invoice_issueDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_issueDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15629,6 +17775,15 @@ func (ec *executionContext) fieldContext_Invoice_issueDate(_ context.Context, fi
 }
 
 func (ec *executionContext) _Invoice_dueDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.DueDate); m != nil {
+			return m
+		}
+	}
+	return ec._Invoice_dueDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_dueDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15652,6 +17807,15 @@ func (ec *executionContext) fieldContext_Invoice_dueDate(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Invoice_autoCreateDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.AutoCreateDate); m != nil {
+			return m
+		}
+	}
+	return ec._Invoice_autoCreateDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_autoCreateDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15675,6 +17839,15 @@ func (ec *executionContext) fieldContext_Invoice_autoCreateDate(_ context.Contex
 }
 
 func (ec *executionContext) _Invoice_voidDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.VoidDate); m != nil {
+			return m
+		}
+	}
+	return ec._Invoice_voidDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_voidDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15698,6 +17871,15 @@ func (ec *executionContext) fieldContext_Invoice_voidDate(_ context.Context, fie
 }
 
 func (ec *executionContext) _Invoice_dueDays(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.DueDays); m != nil {
+			return m
+		}
+	}
+	return ec._Invoice_dueDaysSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_dueDaysSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15721,6 +17903,15 @@ func (ec *executionContext) fieldContext_Invoice_dueDays(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Invoice_dueType(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.DueType); m != nil {
+			return m
+		}
+	}
+	return ec._Invoice_dueTypeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_dueTypeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15744,6 +17935,15 @@ func (ec *executionContext) fieldContext_Invoice_dueType(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Invoice_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Amount); m != nil {
+			return m
+		}
+	}
+	return ec._Invoice_amountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_amountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15767,6 +17967,15 @@ func (ec *executionContext) fieldContext_Invoice_amount(_ context.Context, field
 }
 
 func (ec *executionContext) _Invoice_amountDue(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.AmountDue); m != nil {
+			return m
+		}
+	}
+	return ec._Invoice_amountDueSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_amountDueSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15790,6 +17999,15 @@ func (ec *executionContext) fieldContext_Invoice_amountDue(_ context.Context, fi
 }
 
 func (ec *executionContext) _Invoice_amountPaid(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.AmountPaid); m != nil {
+			return m
+		}
+	}
+	return ec._Invoice_amountPaidSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_amountPaidSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15813,6 +18031,15 @@ func (ec *executionContext) fieldContext_Invoice_amountPaid(_ context.Context, f
 }
 
 func (ec *executionContext) _Invoice_amountRemaining(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.AmountRemaining); m != nil {
+			return m
+		}
+	}
+	return ec._Invoice_amountRemainingSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_amountRemainingSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15836,6 +18063,15 @@ func (ec *executionContext) fieldContext_Invoice_amountRemaining(_ context.Conte
 }
 
 func (ec *executionContext) _Invoice_appliedBalance(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.AppliedBalance); m != nil {
+			return m
+		}
+	}
+	return ec._Invoice_appliedBalanceSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_appliedBalanceSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15859,6 +18095,15 @@ func (ec *executionContext) fieldContext_Invoice_appliedBalance(_ context.Contex
 }
 
 func (ec *executionContext) _Invoice_startingBalance(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.StartingBalance); m != nil {
+			return m
+		}
+	}
+	return ec._Invoice_startingBalanceSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_startingBalanceSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15882,6 +18127,15 @@ func (ec *executionContext) fieldContext_Invoice_startingBalance(_ context.Conte
 }
 
 func (ec *executionContext) _Invoice_subtotalAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.SubtotalAmount); m != nil {
+			return m
+		}
+	}
+	return ec._Invoice_subtotalAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_subtotalAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15905,6 +18159,15 @@ func (ec *executionContext) fieldContext_Invoice_subtotalAmount(_ context.Contex
 }
 
 func (ec *executionContext) _Invoice_subtotalExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.SubtotalExcludingTaxAmount); m != nil {
+			return m
+		}
+	}
+	return ec._Invoice_subtotalExcludingTaxAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_subtotalExcludingTaxAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15928,6 +18191,15 @@ func (ec *executionContext) fieldContext_Invoice_subtotalExcludingTaxAmount(_ co
 }
 
 func (ec *executionContext) _Invoice_totalAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.TotalAmount); m != nil {
+			return m
+		}
+	}
+	return ec._Invoice_totalAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_totalAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15951,6 +18223,15 @@ func (ec *executionContext) fieldContext_Invoice_totalAmount(_ context.Context, 
 }
 
 func (ec *executionContext) _Invoice_totalExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.TotalExcludingTaxAmount); m != nil {
+			return m
+		}
+	}
+	return ec._Invoice_totalExcludingTaxAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_totalExcludingTaxAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15974,6 +18255,15 @@ func (ec *executionContext) fieldContext_Invoice_totalExcludingTaxAmount(_ conte
 }
 
 func (ec *executionContext) _Invoice_postPaymentCreditNotesAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.PostPaymentCreditNotesAmount); m != nil {
+			return m
+		}
+	}
+	return ec._Invoice_postPaymentCreditNotesAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_postPaymentCreditNotesAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15997,6 +18287,15 @@ func (ec *executionContext) fieldContext_Invoice_postPaymentCreditNotesAmount(_ 
 }
 
 func (ec *executionContext) _Invoice_prePaymentCreditNotesAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.PrePaymentCreditNotesAmount); m != nil {
+			return m
+		}
+	}
+	return ec._Invoice_prePaymentCreditNotesAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_prePaymentCreditNotesAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16020,6 +18319,15 @@ func (ec *executionContext) fieldContext_Invoice_prePaymentCreditNotesAmount(_ c
 }
 
 func (ec *executionContext) _Invoice_postPaymentCreditAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.PostPaymentCreditAmount); m != nil {
+			return m
+		}
+	}
+	return ec._Invoice_postPaymentCreditAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_postPaymentCreditAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16043,6 +18351,15 @@ func (ec *executionContext) fieldContext_Invoice_postPaymentCreditAmount(_ conte
 }
 
 func (ec *executionContext) _Invoice_prePaymentCreditAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.PrePaymentCreditAmount); m != nil {
+			return m
+		}
+	}
+	return ec._Invoice_prePaymentCreditAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_prePaymentCreditAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16066,6 +18383,24 @@ func (ec *executionContext) fieldContext_Invoice_prePaymentCreditAmount(_ contex
 }
 
 func (ec *executionContext) _Invoice_taxes(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Invoice_taxes(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOTax2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTaxᚄ(ctx, field.Selections, obj.Taxes)
+	}
+	return ec._Invoice_taxesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_taxesSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16098,6 +18433,15 @@ func (ec *executionContext) fieldContext_Invoice_taxes(_ context.Context, field 
 }
 
 func (ec *executionContext) _Invoice_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CurrencyCode); m != nil {
+			return m
+		}
+	}
+	return ec._Invoice_currencyCodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_currencyCodeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16121,6 +18465,24 @@ func (ec *executionContext) fieldContext_Invoice_currencyCode(_ context.Context,
 }
 
 func (ec *executionContext) _Invoice_baseAmounts(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Invoice_baseAmounts(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOInvoiceBaseAmounts2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceBaseAmounts(ctx, field.Selections, obj.BaseAmounts)
+	}
+	return ec._Invoice_baseAmountsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_baseAmountsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16153,6 +18515,15 @@ func (ec *executionContext) fieldContext_Invoice_baseAmounts(_ context.Context, 
 }
 
 func (ec *executionContext) _Invoice_companyRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CompanyRef); m != nil {
+			return m
+		}
+	}
+	return ec._Invoice_companyRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_companyRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16176,6 +18547,15 @@ func (ec *executionContext) fieldContext_Invoice_companyRef(_ context.Context, f
 }
 
 func (ec *executionContext) _Invoice_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.LocationRef); m != nil {
+			return m
+		}
+	}
+	return ec._Invoice_locationRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_locationRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16199,6 +18579,31 @@ func (ec *executionContext) fieldContext_Invoice_locationRef(_ context.Context, 
 }
 
 func (ec *executionContext) _Invoice_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Invoice_location(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*model.Location, error) {
+			return ec.Resolvers.Invoice().Location(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOLocation2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx, field.Selections, res)
+	}
+	return ec._Invoice_locationSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_locationSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16231,6 +18636,15 @@ func (ec *executionContext) fieldContext_Invoice_location(_ context.Context, fie
 }
 
 func (ec *executionContext) _Invoice_membershipRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.MembershipRef); m != nil {
+			return m
+		}
+	}
+	return ec._Invoice_membershipRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_membershipRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16254,6 +18668,15 @@ func (ec *executionContext) fieldContext_Invoice_membershipRef(_ context.Context
 }
 
 func (ec *executionContext) _Invoice_subscriptionRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.SubscriptionRef); m != nil {
+			return m
+		}
+	}
+	return ec._Invoice_subscriptionRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_subscriptionRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16277,6 +18700,24 @@ func (ec *executionContext) fieldContext_Invoice_subscriptionRef(_ context.Conte
 }
 
 func (ec *executionContext) _Invoice_company(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Invoice_company(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOCompany2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCompany(ctx, field.Selections, obj.Company)
+	}
+	return ec._Invoice_companySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_companySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16309,6 +18750,24 @@ func (ec *executionContext) fieldContext_Invoice_company(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Invoice_customer(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Invoice_customer(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOInvoiceCustomer2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceCustomer(ctx, field.Selections, obj.Customer)
+	}
+	return ec._Invoice_customerSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_customerSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16341,6 +18800,24 @@ func (ec *executionContext) fieldContext_Invoice_customer(_ context.Context, fie
 }
 
 func (ec *executionContext) _Invoice_customerAddress(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Invoice_customerAddress(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOAddress2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐAddress(ctx, field.Selections, obj.CustomerAddress)
+	}
+	return ec._Invoice_customerAddressSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_customerAddressSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16373,6 +18850,15 @@ func (ec *executionContext) fieldContext_Invoice_customerAddress(_ context.Conte
 }
 
 func (ec *executionContext) _Invoice_customerName(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CustomerName); m != nil {
+			return m
+		}
+	}
+	return ec._Invoice_customerNameSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_customerNameSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16396,6 +18882,15 @@ func (ec *executionContext) fieldContext_Invoice_customerName(_ context.Context,
 }
 
 func (ec *executionContext) _Invoice_customerTaxId(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CustomerTaxID); m != nil {
+			return m
+		}
+	}
+	return ec._Invoice_customerTaxIdSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_customerTaxIdSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16419,6 +18914,15 @@ func (ec *executionContext) fieldContext_Invoice_customerTaxId(_ context.Context
 }
 
 func (ec *executionContext) _Invoice_memo(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Memo); m != nil {
+			return m
+		}
+	}
+	return ec._Invoice_memoSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_memoSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16442,6 +18946,15 @@ func (ec *executionContext) fieldContext_Invoice_memo(_ context.Context, field g
 }
 
 func (ec *executionContext) _Invoice_pdfUrl(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.PdfURL); m != nil {
+			return m
+		}
+	}
+	return ec._Invoice_pdfUrlSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_pdfUrlSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16465,6 +18978,15 @@ func (ec *executionContext) fieldContext_Invoice_pdfUrl(_ context.Context, field
 }
 
 func (ec *executionContext) _Invoice_receiptPdfUrl(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.ReceiptPdfURL); m != nil {
+			return m
+		}
+	}
+	return ec._Invoice_receiptPdfUrlSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_receiptPdfUrlSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16488,6 +19010,15 @@ func (ec *executionContext) fieldContext_Invoice_receiptPdfUrl(_ context.Context
 }
 
 func (ec *executionContext) _Invoice_timezoneId(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.TimezoneID); m != nil {
+			return m
+		}
+	}
+	return ec._Invoice_timezoneIdSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_timezoneIdSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16511,6 +19042,15 @@ func (ec *executionContext) fieldContext_Invoice_timezoneId(_ context.Context, f
 }
 
 func (ec *executionContext) _Invoice_itemsCount(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.ItemsCount); m != nil {
+			return m
+		}
+	}
+	return ec._Invoice_itemsCountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_itemsCountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16534,6 +19074,31 @@ func (ec *executionContext) fieldContext_Invoice_itemsCount(_ context.Context, f
 }
 
 func (ec *executionContext) _Invoice_items(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Invoice_items(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) ([]*restclient.InvoiceItem, error) {
+			return ec.Resolvers.Invoice().Items(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOInvoiceItem2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceItemᚄ(ctx, field.Selections, res)
+	}
+	return ec._Invoice_itemsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_itemsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16566,6 +19131,24 @@ func (ec *executionContext) fieldContext_Invoice_items(_ context.Context, field 
 }
 
 func (ec *executionContext) _Invoice_payments(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Invoice_payments(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOInvoicePayment2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoicePaymentᚄ(ctx, field.Selections, obj.Payments)
+	}
+	return ec._Invoice_paymentsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_paymentsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16598,6 +19181,24 @@ func (ec *executionContext) fieldContext_Invoice_payments(_ context.Context, fie
 }
 
 func (ec *executionContext) _Invoice_transaction(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Invoice_transaction(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOInvoiceTransaction2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceTransaction(ctx, field.Selections, obj.Transaction)
+	}
+	return ec._Invoice_transactionSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_transactionSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16630,6 +19231,24 @@ func (ec *executionContext) fieldContext_Invoice_transaction(_ context.Context, 
 }
 
 func (ec *executionContext) _Invoice_user(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Invoice_user(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOUser2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐUser(ctx, field.Selections, obj.User)
+	}
+	return ec._Invoice_userSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_userSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16662,6 +19281,32 @@ func (ec *executionContext) fieldContext_Invoice_user(_ context.Context, field g
 }
 
 func (ec *executionContext) _Invoice_creditNotes(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Invoice_creditNotes(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*model.CreditNoteConnection, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Invoice().CreditNotes(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOCreditNoteConnection2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐCreditNoteConnection(ctx, field.Selections, res)
+	}
+	return ec._Invoice_creditNotesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Invoice_creditNotesSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16706,6 +19351,15 @@ func (ec *executionContext) fieldContext_Invoice_creditNotes(ctx context.Context
 }
 
 func (ec *executionContext) _InvoiceBaseAmounts_amountDue(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.AmountDue); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceBaseAmounts_amountDueSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceBaseAmounts_amountDueSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16729,6 +19383,15 @@ func (ec *executionContext) fieldContext_InvoiceBaseAmounts_amountDue(_ context.
 }
 
 func (ec *executionContext) _InvoiceBaseAmounts_appliedBalance(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.AppliedBalance); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceBaseAmounts_appliedBalanceSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceBaseAmounts_appliedBalanceSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16752,6 +19415,15 @@ func (ec *executionContext) fieldContext_InvoiceBaseAmounts_appliedBalance(_ con
 }
 
 func (ec *executionContext) _InvoiceBaseAmounts_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CurrencyCode); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceBaseAmounts_currencyCodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceBaseAmounts_currencyCodeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16775,6 +19447,15 @@ func (ec *executionContext) fieldContext_InvoiceBaseAmounts_currencyCode(_ conte
 }
 
 func (ec *executionContext) _InvoiceBaseAmounts_postPaymentCreditNotesAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.PostPaymentCreditNotesAmount); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceBaseAmounts_postPaymentCreditNotesAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceBaseAmounts_postPaymentCreditNotesAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16798,6 +19479,15 @@ func (ec *executionContext) fieldContext_InvoiceBaseAmounts_postPaymentCreditNot
 }
 
 func (ec *executionContext) _InvoiceBaseAmounts_prePaymentCreditNotesAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.PrePaymentCreditNotesAmount); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceBaseAmounts_prePaymentCreditNotesAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceBaseAmounts_prePaymentCreditNotesAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16821,6 +19511,15 @@ func (ec *executionContext) fieldContext_InvoiceBaseAmounts_prePaymentCreditNote
 }
 
 func (ec *executionContext) _InvoiceBaseAmounts_subtotalAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.SubtotalAmount); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceBaseAmounts_subtotalAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceBaseAmounts_subtotalAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16844,6 +19543,15 @@ func (ec *executionContext) fieldContext_InvoiceBaseAmounts_subtotalAmount(_ con
 }
 
 func (ec *executionContext) _InvoiceBaseAmounts_subtotalExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.SubtotalExcludingTaxAmount); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceBaseAmounts_subtotalExcludingTaxAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceBaseAmounts_subtotalExcludingTaxAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16867,6 +19575,24 @@ func (ec *executionContext) fieldContext_InvoiceBaseAmounts_subtotalExcludingTax
 }
 
 func (ec *executionContext) _InvoiceBaseAmounts_taxes(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_InvoiceBaseAmounts_taxes(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOTax2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTaxᚄ(ctx, field.Selections, obj.Taxes)
+	}
+	return ec._InvoiceBaseAmounts_taxesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceBaseAmounts_taxesSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16899,6 +19625,15 @@ func (ec *executionContext) fieldContext_InvoiceBaseAmounts_taxes(_ context.Cont
 }
 
 func (ec *executionContext) _InvoiceBaseAmounts_totalAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.TotalAmount); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceBaseAmounts_totalAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceBaseAmounts_totalAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16922,6 +19657,15 @@ func (ec *executionContext) fieldContext_InvoiceBaseAmounts_totalAmount(_ contex
 }
 
 func (ec *executionContext) _InvoiceBaseAmounts_totalExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.TotalExcludingTaxAmount); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceBaseAmounts_totalExcludingTaxAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceBaseAmounts_totalExcludingTaxAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16945,6 +19689,15 @@ func (ec *executionContext) fieldContext_InvoiceBaseAmounts_totalExcludingTaxAmo
 }
 
 func (ec *executionContext) _InvoiceCustomer_id(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceCustomer) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._InvoiceCustomer_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceCustomer_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceCustomer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16968,6 +19721,15 @@ func (ec *executionContext) fieldContext_InvoiceCustomer_id(_ context.Context, f
 }
 
 func (ec *executionContext) _InvoiceCustomer_title(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceCustomer) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Title); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceCustomer_titleSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceCustomer_titleSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceCustomer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16991,6 +19753,15 @@ func (ec *executionContext) fieldContext_InvoiceCustomer_title(_ context.Context
 }
 
 func (ec *executionContext) _InvoiceCustomer_type(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceCustomer) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Type); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceCustomer_typeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceCustomer_typeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceCustomer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17014,6 +19785,24 @@ func (ec *executionContext) fieldContext_InvoiceCustomer_type(_ context.Context,
 }
 
 func (ec *executionContext) _InvoiceCustomer_user(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceCustomer) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_InvoiceCustomer_user(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOUser2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐUser(ctx, field.Selections, obj.User)
+	}
+	return ec._InvoiceCustomer_userSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceCustomer_userSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceCustomer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17046,6 +19835,15 @@ func (ec *executionContext) fieldContext_InvoiceCustomer_user(_ context.Context,
 }
 
 func (ec *executionContext) _InvoiceItem_id(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._InvoiceItem_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17069,6 +19867,15 @@ func (ec *executionContext) fieldContext_InvoiceItem_id(_ context.Context, field
 }
 
 func (ec *executionContext) _InvoiceItem_invoiceRef(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.InvoiceRef); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceItem_invoiceRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_invoiceRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17092,6 +19899,31 @@ func (ec *executionContext) fieldContext_InvoiceItem_invoiceRef(_ context.Contex
 }
 
 func (ec *executionContext) _InvoiceItem_invoice(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_InvoiceItem_invoice(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*restclient.Invoice, error) {
+			return ec.Resolvers.InvoiceItem().Invoice(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOInvoice2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoice(ctx, field.Selections, res)
+	}
+	return ec._InvoiceItem_invoiceSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_invoiceSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17124,6 +19956,15 @@ func (ec *executionContext) fieldContext_InvoiceItem_invoice(_ context.Context, 
 }
 
 func (ec *executionContext) _InvoiceItem_companyRef(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CompanyRef); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceItem_companyRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_companyRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17147,6 +19988,15 @@ func (ec *executionContext) fieldContext_InvoiceItem_companyRef(_ context.Contex
 }
 
 func (ec *executionContext) _InvoiceItem_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.LocationRef); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceItem_locationRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_locationRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17170,6 +20020,31 @@ func (ec *executionContext) fieldContext_InvoiceItem_locationRef(_ context.Conte
 }
 
 func (ec *executionContext) _InvoiceItem_location(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_InvoiceItem_location(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*model.Location, error) {
+			return ec.Resolvers.InvoiceItem().Location(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOLocation2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx, field.Selections, res)
+	}
+	return ec._InvoiceItem_locationSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_locationSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17202,6 +20077,15 @@ func (ec *executionContext) fieldContext_InvoiceItem_location(_ context.Context,
 }
 
 func (ec *executionContext) _InvoiceItem_membershipRef(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.MembershipRef); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceItem_membershipRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_membershipRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17225,6 +20109,15 @@ func (ec *executionContext) fieldContext_InvoiceItem_membershipRef(_ context.Con
 }
 
 func (ec *executionContext) _InvoiceItem_membershipRefCreatedBy(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.MembershipRefCreatedBy); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceItem_membershipRefCreatedBySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_membershipRefCreatedBySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17248,6 +20141,15 @@ func (ec *executionContext) fieldContext_InvoiceItem_membershipRefCreatedBy(_ co
 }
 
 func (ec *executionContext) _InvoiceItem_subscriptionRef(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.SubscriptionRef); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceItem_subscriptionRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_subscriptionRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17271,6 +20173,15 @@ func (ec *executionContext) fieldContext_InvoiceItem_subscriptionRef(_ context.C
 }
 
 func (ec *executionContext) _InvoiceItem_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceItem_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17294,6 +20205,15 @@ func (ec *executionContext) fieldContext_InvoiceItem_createDate(_ context.Contex
 }
 
 func (ec *executionContext) _InvoiceItem_deleteDate(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.DeleteDate); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceItem_deleteDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_deleteDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17317,6 +20237,24 @@ func (ec *executionContext) fieldContext_InvoiceItem_deleteDate(_ context.Contex
 }
 
 func (ec *executionContext) _InvoiceItem_baseAmounts(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_InvoiceItem_baseAmounts(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOLineBaseAmounts2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐLineBaseAmounts(ctx, field.Selections, obj.BaseAmounts)
+	}
+	return ec._InvoiceItem_baseAmountsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_baseAmountsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17349,6 +20287,24 @@ func (ec *executionContext) fieldContext_InvoiceItem_baseAmounts(_ context.Conte
 }
 
 func (ec *executionContext) _InvoiceItem_discounts(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_InvoiceItem_discounts(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalODiscount2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐDiscountᚄ(ctx, field.Selections, obj.Discounts)
+	}
+	return ec._InvoiceItem_discountsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_discountsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17381,6 +20337,24 @@ func (ec *executionContext) fieldContext_InvoiceItem_discounts(_ context.Context
 }
 
 func (ec *executionContext) _InvoiceItem_period(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_InvoiceItem_period(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOPeriod2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPeriod(ctx, field.Selections, obj.Period)
+	}
+	return ec._InvoiceItem_periodSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_periodSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17413,6 +20387,24 @@ func (ec *executionContext) fieldContext_InvoiceItem_period(_ context.Context, f
 }
 
 func (ec *executionContext) _InvoiceItem_product(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_InvoiceItem_product(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOInvoiceItemProduct2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceItemProduct(ctx, field.Selections, obj.Product)
+	}
+	return ec._InvoiceItem_productSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_productSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17445,6 +20437,15 @@ func (ec *executionContext) fieldContext_InvoiceItem_product(_ context.Context, 
 }
 
 func (ec *executionContext) _InvoiceItem_quantity(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Quantity); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceItem_quantitySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_quantitySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17468,6 +20469,24 @@ func (ec *executionContext) fieldContext_InvoiceItem_quantity(_ context.Context,
 }
 
 func (ec *executionContext) _InvoiceItem_userCreatedBy(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_InvoiceItem_userCreatedBy(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOUser2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐUser(ctx, field.Selections, obj.UserCreatedBy)
+	}
+	return ec._InvoiceItem_userCreatedBySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_userCreatedBySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17500,6 +20519,15 @@ func (ec *executionContext) fieldContext_InvoiceItem_userCreatedBy(_ context.Con
 }
 
 func (ec *executionContext) _InvoiceItem_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Amount); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceItem_amountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_amountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17523,6 +20551,15 @@ func (ec *executionContext) fieldContext_InvoiceItem_amount(_ context.Context, f
 }
 
 func (ec *executionContext) _InvoiceItem_discountedAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.DiscountedAmount); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceItem_discountedAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_discountedAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17546,6 +20583,15 @@ func (ec *executionContext) fieldContext_InvoiceItem_discountedAmount(_ context.
 }
 
 func (ec *executionContext) _InvoiceItem_netUnitAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.NetUnitAmount); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceItem_netUnitAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_netUnitAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17569,6 +20615,15 @@ func (ec *executionContext) fieldContext_InvoiceItem_netUnitAmount(_ context.Con
 }
 
 func (ec *executionContext) _InvoiceItem_totalAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.TotalAmount); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceItem_totalAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_totalAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17592,6 +20647,15 @@ func (ec *executionContext) fieldContext_InvoiceItem_totalAmount(_ context.Conte
 }
 
 func (ec *executionContext) _InvoiceItem_totalExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.TotalExcludingTaxAmount); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceItem_totalExcludingTaxAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_totalExcludingTaxAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17615,6 +20679,15 @@ func (ec *executionContext) fieldContext_InvoiceItem_totalExcludingTaxAmount(_ c
 }
 
 func (ec *executionContext) _InvoiceItem_unitAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.UnitAmount); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceItem_unitAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_unitAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17638,6 +20711,15 @@ func (ec *executionContext) fieldContext_InvoiceItem_unitAmount(_ context.Contex
 }
 
 func (ec *executionContext) _InvoiceItem_unitExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.UnitExcludingTaxAmount); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceItem_unitExcludingTaxAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_unitExcludingTaxAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17661,6 +20743,24 @@ func (ec *executionContext) fieldContext_InvoiceItem_unitExcludingTaxAmount(_ co
 }
 
 func (ec *executionContext) _InvoiceItem_tax(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_InvoiceItem_tax(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOTax2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTax(ctx, field.Selections, obj.Tax)
+	}
+	return ec._InvoiceItem_taxSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_taxSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17693,6 +20793,15 @@ func (ec *executionContext) fieldContext_InvoiceItem_tax(_ context.Context, fiel
 }
 
 func (ec *executionContext) _InvoiceItem_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CurrencyCode); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceItem_currencyCodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_currencyCodeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17716,6 +20825,15 @@ func (ec *executionContext) fieldContext_InvoiceItem_currencyCode(_ context.Cont
 }
 
 func (ec *executionContext) _InvoiceItem_description(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Description); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceItem_descriptionSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_descriptionSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17739,6 +20857,15 @@ func (ec *executionContext) fieldContext_InvoiceItem_description(_ context.Conte
 }
 
 func (ec *executionContext) _InvoiceItem_type(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Type); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceItem_typeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_typeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17762,6 +20889,31 @@ func (ec *executionContext) fieldContext_InvoiceItem_type(_ context.Context, fie
 }
 
 func (ec *executionContext) _InvoiceItem_booking(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_InvoiceItem_booking(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*restclient.InvoiceItemBooking, error) {
+			return ec.Resolvers.InvoiceItem().Booking(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOInvoiceItemBooking2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceItemBooking(ctx, field.Selections, res)
+	}
+	return ec._InvoiceItem_bookingSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_bookingSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17794,6 +20946,24 @@ func (ec *executionContext) fieldContext_InvoiceItem_booking(_ context.Context, 
 }
 
 func (ec *executionContext) _InvoiceItem_creditPackage(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_InvoiceItem_creditPackage(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOCreditPackageAmount2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditPackageAmount(ctx, field.Selections, obj.CreditPackage)
+	}
+	return ec._InvoiceItem_creditPackageSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_creditPackageSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17826,6 +20996,31 @@ func (ec *executionContext) fieldContext_InvoiceItem_creditPackage(_ context.Con
 }
 
 func (ec *executionContext) _InvoiceItem_order(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_InvoiceItem_order(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*model.InvoiceItemOrder, error) {
+			return ec.Resolvers.InvoiceItem().Order(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOInvoiceItemOrder2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐInvoiceItemOrder(ctx, field.Selections, res)
+	}
+	return ec._InvoiceItem_orderSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_orderSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17858,6 +21053,24 @@ func (ec *executionContext) fieldContext_InvoiceItem_order(_ context.Context, fi
 }
 
 func (ec *executionContext) _InvoiceItem_plan(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_InvoiceItem_plan(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOInvoiceItemPlan2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceItemPlan(ctx, field.Selections, obj.Plan)
+	}
+	return ec._InvoiceItem_planSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_planSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17890,6 +21103,31 @@ func (ec *executionContext) fieldContext_InvoiceItem_plan(_ context.Context, fie
 }
 
 func (ec *executionContext) _InvoiceItem_ticket(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_InvoiceItem_ticket(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*restclient.InvoiceItemTicket, error) {
+			return ec.Resolvers.InvoiceItem().Ticket(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOInvoiceItemTicket2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceItemTicket(ctx, field.Selections, res)
+	}
+	return ec._InvoiceItem_ticketSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItem_ticketSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17922,6 +21160,15 @@ func (ec *executionContext) fieldContext_InvoiceItem_ticket(_ context.Context, f
 }
 
 func (ec *executionContext) _InvoiceItemBooking_id(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemBooking) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._InvoiceItemBooking_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItemBooking_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemBooking) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17945,6 +21192,15 @@ func (ec *executionContext) fieldContext_InvoiceItemBooking_id(_ context.Context
 }
 
 func (ec *executionContext) _InvoiceItemBooking_endDate(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemBooking) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.EndDate); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceItemBooking_endDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItemBooking_endDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemBooking) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17968,6 +21224,31 @@ func (ec *executionContext) fieldContext_InvoiceItemBooking_endDate(_ context.Co
 }
 
 func (ec *executionContext) _InvoiceItemBooking_resource(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemBooking) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_InvoiceItemBooking_resource(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*restclient.Resource, error) {
+			return ec.Resolvers.InvoiceItemBooking().Resource(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOResource2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResource(ctx, field.Selections, res)
+	}
+	return ec._InvoiceItemBooking_resourceSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItemBooking_resourceSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemBooking) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18000,6 +21281,15 @@ func (ec *executionContext) fieldContext_InvoiceItemBooking_resource(_ context.C
 }
 
 func (ec *executionContext) _InvoiceItemBooking_startDate(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemBooking) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.StartDate); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceItemBooking_startDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItemBooking_startDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemBooking) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18023,6 +21313,15 @@ func (ec *executionContext) fieldContext_InvoiceItemBooking_startDate(_ context.
 }
 
 func (ec *executionContext) _InvoiceItemOrder_createDate(ctx context.Context, field graphql.CollectedField, obj *model.InvoiceItemOrder) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceItemOrder_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItemOrder_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *model.InvoiceItemOrder) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18046,6 +21345,31 @@ func (ec *executionContext) fieldContext_InvoiceItemOrder_createDate(_ context.C
 }
 
 func (ec *executionContext) _InvoiceItemOrder_product(ctx context.Context, field graphql.CollectedField, obj *model.InvoiceItemOrder) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_InvoiceItemOrder_product(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*restclient.Product, error) {
+			return ec.Resolvers.InvoiceItemOrder().Product(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOProduct2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐProduct(ctx, field.Selections, res)
+	}
+	return ec._InvoiceItemOrder_productSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItemOrder_productSlow(ctx context.Context, field graphql.CollectedField, obj *model.InvoiceItemOrder) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18078,6 +21402,31 @@ func (ec *executionContext) fieldContext_InvoiceItemOrder_product(_ context.Cont
 }
 
 func (ec *executionContext) _InvoiceItemOrder_productOption(ctx context.Context, field graphql.CollectedField, obj *model.InvoiceItemOrder) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_InvoiceItemOrder_productOption(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*restclient.ProductOption, error) {
+			return ec.Resolvers.InvoiceItemOrder().ProductOption(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOProductOption2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐProductOption(ctx, field.Selections, res)
+	}
+	return ec._InvoiceItemOrder_productOptionSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItemOrder_productOptionSlow(ctx context.Context, field graphql.CollectedField, obj *model.InvoiceItemOrder) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18110,6 +21459,15 @@ func (ec *executionContext) fieldContext_InvoiceItemOrder_productOption(_ contex
 }
 
 func (ec *executionContext) _InvoiceItemOrder_quantity(ctx context.Context, field graphql.CollectedField, obj *model.InvoiceItemOrder) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Quantity); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceItemOrder_quantitySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItemOrder_quantitySlow(ctx context.Context, field graphql.CollectedField, obj *model.InvoiceItemOrder) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18133,6 +21491,15 @@ func (ec *executionContext) fieldContext_InvoiceItemOrder_quantity(_ context.Con
 }
 
 func (ec *executionContext) _InvoiceItemPlan_id(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemPlan) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._InvoiceItemPlan_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItemPlan_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemPlan) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18156,6 +21523,15 @@ func (ec *executionContext) fieldContext_InvoiceItemPlan_id(_ context.Context, f
 }
 
 func (ec *executionContext) _InvoiceItemPlan_endDate(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemPlan) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.EndDate); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceItemPlan_endDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItemPlan_endDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemPlan) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18179,6 +21555,15 @@ func (ec *executionContext) fieldContext_InvoiceItemPlan_endDate(_ context.Conte
 }
 
 func (ec *executionContext) _InvoiceItemPlan_startDate(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemPlan) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.StartDate); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceItemPlan_startDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItemPlan_startDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemPlan) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18202,6 +21587,15 @@ func (ec *executionContext) fieldContext_InvoiceItemPlan_startDate(_ context.Con
 }
 
 func (ec *executionContext) _InvoiceItemPlan_title(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemPlan) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Title); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceItemPlan_titleSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItemPlan_titleSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemPlan) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18225,6 +21619,15 @@ func (ec *executionContext) fieldContext_InvoiceItemPlan_title(_ context.Context
 }
 
 func (ec *executionContext) _InvoiceItemProduct_bookingRef(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemProduct) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.BookingRef); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceItemProduct_bookingRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItemProduct_bookingRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemProduct) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18248,6 +21651,15 @@ func (ec *executionContext) fieldContext_InvoiceItemProduct_bookingRef(_ context
 }
 
 func (ec *executionContext) _InvoiceItemProduct_eventTicketRef(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemProduct) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.EventTicketRef); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceItemProduct_eventTicketRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItemProduct_eventTicketRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemProduct) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18271,6 +21683,15 @@ func (ec *executionContext) fieldContext_InvoiceItemProduct_eventTicketRef(_ con
 }
 
 func (ec *executionContext) _InvoiceItemProduct_optionRef(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemProduct) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.OptionRef); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceItemProduct_optionRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItemProduct_optionRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemProduct) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18294,6 +21715,15 @@ func (ec *executionContext) fieldContext_InvoiceItemProduct_optionRef(_ context.
 }
 
 func (ec *executionContext) _InvoiceItemProduct_orderRef(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemProduct) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.OrderRef); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceItemProduct_orderRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItemProduct_orderRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemProduct) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18317,6 +21747,15 @@ func (ec *executionContext) fieldContext_InvoiceItemProduct_orderRef(_ context.C
 }
 
 func (ec *executionContext) _InvoiceItemProduct_title(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemProduct) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Title); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceItemProduct_titleSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItemProduct_titleSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemProduct) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18340,6 +21779,15 @@ func (ec *executionContext) fieldContext_InvoiceItemProduct_title(_ context.Cont
 }
 
 func (ec *executionContext) _InvoiceItemProduct_type(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemProduct) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Type); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceItemProduct_typeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItemProduct_typeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemProduct) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18363,6 +21811,15 @@ func (ec *executionContext) fieldContext_InvoiceItemProduct_type(_ context.Conte
 }
 
 func (ec *executionContext) _InvoiceItemTicket_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemTicket) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceItemTicket_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItemTicket_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemTicket) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18386,6 +21843,31 @@ func (ec *executionContext) fieldContext_InvoiceItemTicket_createDate(_ context.
 }
 
 func (ec *executionContext) _InvoiceItemTicket_event(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemTicket) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_InvoiceItemTicket_event(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*restclient.Event, error) {
+			return ec.Resolvers.InvoiceItemTicket().Event(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOEvent2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐEvent(ctx, field.Selections, res)
+	}
+	return ec._InvoiceItemTicket_eventSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceItemTicket_eventSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemTicket) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18418,6 +21900,15 @@ func (ec *executionContext) fieldContext_InvoiceItemTicket_event(_ context.Conte
 }
 
 func (ec *executionContext) _InvoicePayment_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
+	return ec._InvoicePayment_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoicePayment_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18441,6 +21932,24 @@ func (ec *executionContext) fieldContext_InvoicePayment_createDate(_ context.Con
 }
 
 func (ec *executionContext) _InvoicePayment_method(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_InvoicePayment_method(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOInvoicePaymentMethod2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoicePaymentMethod(ctx, field.Selections, obj.Method)
+	}
+	return ec._InvoicePayment_methodSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoicePayment_methodSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18473,6 +21982,24 @@ func (ec *executionContext) fieldContext_InvoicePayment_method(_ context.Context
 }
 
 func (ec *executionContext) _InvoicePayment_price(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_InvoicePayment_price(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOInvoicePaymentPrice2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoicePaymentPrice(ctx, field.Selections, obj.Price)
+	}
+	return ec._InvoicePayment_priceSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoicePayment_priceSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18505,6 +22032,15 @@ func (ec *executionContext) fieldContext_InvoicePayment_price(_ context.Context,
 }
 
 func (ec *executionContext) _InvoicePayment_refundable(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Refundable); m != nil {
+			return m
+		}
+	}
+	return ec._InvoicePayment_refundableSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoicePayment_refundableSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18528,6 +22064,24 @@ func (ec *executionContext) fieldContext_InvoicePayment_refundable(_ context.Con
 }
 
 func (ec *executionContext) _InvoicePayment_refunds(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_InvoicePayment_refunds(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOInvoicePaymentRefunds2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoicePaymentRefunds(ctx, field.Selections, obj.Refunds)
+	}
+	return ec._InvoicePayment_refundsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoicePayment_refundsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18560,6 +22114,15 @@ func (ec *executionContext) fieldContext_InvoicePayment_refunds(_ context.Contex
 }
 
 func (ec *executionContext) _InvoicePayment_status(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Status); m != nil {
+			return m
+		}
+	}
+	return ec._InvoicePayment_statusSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoicePayment_statusSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18583,6 +22146,15 @@ func (ec *executionContext) fieldContext_InvoicePayment_status(_ context.Context
 }
 
 func (ec *executionContext) _InvoicePayment_transactionRef(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.TransactionRef); m != nil {
+			return m
+		}
+	}
+	return ec._InvoicePayment_transactionRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoicePayment_transactionRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18606,6 +22178,24 @@ func (ec *executionContext) fieldContext_InvoicePayment_transactionRef(_ context
 }
 
 func (ec *executionContext) _InvoicePaymentMethod_paymentGateway(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePaymentMethod) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_InvoicePaymentMethod_paymentGateway(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOPaymentGateway2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPaymentGateway(ctx, field.Selections, obj.PaymentGateway)
+	}
+	return ec._InvoicePaymentMethod_paymentGatewaySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoicePaymentMethod_paymentGatewaySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePaymentMethod) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18638,6 +22228,15 @@ func (ec *executionContext) fieldContext_InvoicePaymentMethod_paymentGateway(_ c
 }
 
 func (ec *executionContext) _InvoicePaymentMethod_type(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePaymentMethod) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Type); m != nil {
+			return m
+		}
+	}
+	return ec._InvoicePaymentMethod_typeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoicePaymentMethod_typeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePaymentMethod) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18661,6 +22260,24 @@ func (ec *executionContext) fieldContext_InvoicePaymentMethod_type(_ context.Con
 }
 
 func (ec *executionContext) _InvoicePaymentPrice_money(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePaymentPrice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_InvoicePaymentPrice_money(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOMoney2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐMoney(ctx, field.Selections, obj.Money)
+	}
+	return ec._InvoicePaymentPrice_moneySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoicePaymentPrice_moneySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePaymentPrice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18693,6 +22310,15 @@ func (ec *executionContext) fieldContext_InvoicePaymentPrice_money(_ context.Con
 }
 
 func (ec *executionContext) _InvoicePaymentPrice_type(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePaymentPrice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Type); m != nil {
+			return m
+		}
+	}
+	return ec._InvoicePaymentPrice_typeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoicePaymentPrice_typeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePaymentPrice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18716,6 +22342,24 @@ func (ec *executionContext) fieldContext_InvoicePaymentPrice_type(_ context.Cont
 }
 
 func (ec *executionContext) _InvoicePaymentRefunds_money(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePaymentRefunds) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_InvoicePaymentRefunds_money(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOMoneyRefund2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐMoneyRefundᚄ(ctx, field.Selections, obj.Money)
+	}
+	return ec._InvoicePaymentRefunds_moneySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoicePaymentRefunds_moneySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePaymentRefunds) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18748,6 +22392,15 @@ func (ec *executionContext) fieldContext_InvoicePaymentRefunds_money(_ context.C
 }
 
 func (ec *executionContext) _InvoicePaymentRefunds_type(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePaymentRefunds) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Type); m != nil {
+			return m
+		}
+	}
+	return ec._InvoicePaymentRefunds_typeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoicePaymentRefunds_typeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePaymentRefunds) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18771,6 +22424,15 @@ func (ec *executionContext) fieldContext_InvoicePaymentRefunds_type(_ context.Co
 }
 
 func (ec *executionContext) _InvoiceTransaction_id(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._InvoiceTransaction_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceTransaction_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18794,6 +22456,15 @@ func (ec *executionContext) fieldContext_InvoiceTransaction_id(_ context.Context
 }
 
 func (ec *executionContext) _InvoiceTransaction_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Amount); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceTransaction_amountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceTransaction_amountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18817,6 +22488,15 @@ func (ec *executionContext) fieldContext_InvoiceTransaction_amount(_ context.Con
 }
 
 func (ec *executionContext) _InvoiceTransaction_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceTransaction_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceTransaction_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18840,6 +22520,24 @@ func (ec *executionContext) fieldContext_InvoiceTransaction_createDate(_ context
 }
 
 func (ec *executionContext) _InvoiceTransaction_paymentMethod(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_InvoiceTransaction_paymentMethod(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOPaymentMethod2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPaymentMethod(ctx, field.Selections, obj.PaymentMethod)
+	}
+	return ec._InvoiceTransaction_paymentMethodSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceTransaction_paymentMethodSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18872,6 +22570,15 @@ func (ec *executionContext) fieldContext_InvoiceTransaction_paymentMethod(_ cont
 }
 
 func (ec *executionContext) _InvoiceTransaction_status(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Status); m != nil {
+			return m
+		}
+	}
+	return ec._InvoiceTransaction_statusSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceTransaction_statusSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18895,6 +22602,24 @@ func (ec *executionContext) fieldContext_InvoiceTransaction_status(_ context.Con
 }
 
 func (ec *executionContext) _InvoiceTransaction_refund(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_InvoiceTransaction_refund(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalORefund2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐRefund(ctx, field.Selections, obj.Refund)
+	}
+	return ec._InvoiceTransaction_refundSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceTransaction_refundSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18927,6 +22652,24 @@ func (ec *executionContext) fieldContext_InvoiceTransaction_refund(_ context.Con
 }
 
 func (ec *executionContext) _InvoiceTransaction_refunds(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_InvoiceTransaction_refunds(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOTransactionRefund2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionRefundᚄ(ctx, field.Selections, obj.Refunds)
+	}
+	return ec._InvoiceTransaction_refundsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _InvoiceTransaction_refundsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18959,6 +22702,15 @@ func (ec *executionContext) fieldContext_InvoiceTransaction_refunds(_ context.Co
 }
 
 func (ec *executionContext) _ItemPayment_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPayment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Amount); m != nil {
+			return m
+		}
+	}
+	return ec._ItemPayment_amountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ItemPayment_amountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPayment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18982,6 +22734,15 @@ func (ec *executionContext) fieldContext_ItemPayment_amount(_ context.Context, f
 }
 
 func (ec *executionContext) _ItemPayment_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPayment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CurrencyCode); m != nil {
+			return m
+		}
+	}
+	return ec._ItemPayment_currencyCodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ItemPayment_currencyCodeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPayment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19005,6 +22766,15 @@ func (ec *executionContext) fieldContext_ItemPayment_currencyCode(_ context.Cont
 }
 
 func (ec *executionContext) _ItemPayment_invoiceItemRef(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPayment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.InvoiceItemRef); m != nil {
+			return m
+		}
+	}
+	return ec._ItemPayment_invoiceItemRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ItemPayment_invoiceItemRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPayment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19028,6 +22798,15 @@ func (ec *executionContext) fieldContext_ItemPayment_invoiceItemRef(_ context.Co
 }
 
 func (ec *executionContext) _ItemPayment_status(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPayment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Status); m != nil {
+			return m
+		}
+	}
+	return ec._ItemPayment_statusSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ItemPayment_statusSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPayment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19051,6 +22830,24 @@ func (ec *executionContext) fieldContext_ItemPayment_status(_ context.Context, f
 }
 
 func (ec *executionContext) _ItemPayment_tax(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPayment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_ItemPayment_tax(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOItemPaymentTax2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐItemPaymentTax(ctx, field.Selections, obj.Tax)
+	}
+	return ec._ItemPayment_taxSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ItemPayment_taxSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPayment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19083,6 +22880,15 @@ func (ec *executionContext) fieldContext_ItemPayment_tax(_ context.Context, fiel
 }
 
 func (ec *executionContext) _ItemPayment_transactionRef(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPayment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.TransactionRef); m != nil {
+			return m
+		}
+	}
+	return ec._ItemPayment_transactionRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ItemPayment_transactionRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPayment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19106,6 +22912,15 @@ func (ec *executionContext) fieldContext_ItemPayment_transactionRef(_ context.Co
 }
 
 func (ec *executionContext) _ItemPayment_type(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPayment) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Type); m != nil {
+			return m
+		}
+	}
+	return ec._ItemPayment_typeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ItemPayment_typeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPayment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19129,6 +22944,15 @@ func (ec *executionContext) fieldContext_ItemPayment_type(_ context.Context, fie
 }
 
 func (ec *executionContext) _ItemPaymentTax_inclusive(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPaymentTax) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Inclusive); m != nil {
+			return m
+		}
+	}
+	return ec._ItemPaymentTax_inclusiveSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ItemPaymentTax_inclusiveSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPaymentTax) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19152,6 +22976,15 @@ func (ec *executionContext) fieldContext_ItemPaymentTax_inclusive(_ context.Cont
 }
 
 func (ec *executionContext) _ItemPaymentTax_rate(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPaymentTax) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Rate); m != nil {
+			return m
+		}
+	}
+	return ec._ItemPaymentTax_rateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ItemPaymentTax_rateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPaymentTax) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19175,6 +23008,15 @@ func (ec *executionContext) fieldContext_ItemPaymentTax_rate(_ context.Context, 
 }
 
 func (ec *executionContext) _ItemSummary_id(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemSummary) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._ItemSummary_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ItemSummary_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemSummary) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19198,6 +23040,15 @@ func (ec *executionContext) fieldContext_ItemSummary_id(_ context.Context, field
 }
 
 func (ec *executionContext) _ItemSummary_title(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemSummary) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Title); m != nil {
+			return m
+		}
+	}
+	return ec._ItemSummary_titleSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ItemSummary_titleSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemSummary) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19221,6 +23072,15 @@ func (ec *executionContext) fieldContext_ItemSummary_title(_ context.Context, fi
 }
 
 func (ec *executionContext) _LimitedAttendees_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.LimitedAttendees) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Enabled); m != nil {
+			return m
+		}
+	}
+	return ec._LimitedAttendees_enabledSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _LimitedAttendees_enabledSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.LimitedAttendees) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19244,6 +23104,15 @@ func (ec *executionContext) fieldContext_LimitedAttendees_enabled(_ context.Cont
 }
 
 func (ec *executionContext) _LimitedAttendees_limit(ctx context.Context, field graphql.CollectedField, obj *restclient.LimitedAttendees) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Limit); m != nil {
+			return m
+		}
+	}
+	return ec._LimitedAttendees_limitSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _LimitedAttendees_limitSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.LimitedAttendees) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19267,6 +23136,15 @@ func (ec *executionContext) fieldContext_LimitedAttendees_limit(_ context.Contex
 }
 
 func (ec *executionContext) _LimitedItems_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.LimitedItems) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Enabled); m != nil {
+			return m
+		}
+	}
+	return ec._LimitedItems_enabledSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _LimitedItems_enabledSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.LimitedItems) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19290,6 +23168,24 @@ func (ec *executionContext) fieldContext_LimitedItems_enabled(_ context.Context,
 }
 
 func (ec *executionContext) _LimitedItems_values(ctx context.Context, field graphql.CollectedField, obj *restclient.LimitedItems) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_LimitedItems_values(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOItemSummary2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐItemSummaryᚄ(ctx, field.Selections, obj.Values)
+	}
+	return ec._LimitedItems_valuesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _LimitedItems_valuesSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.LimitedItems) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19322,6 +23218,15 @@ func (ec *executionContext) fieldContext_LimitedItems_values(_ context.Context, 
 }
 
 func (ec *executionContext) _LimitedRedemption_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.LimitedRedemption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Enabled); m != nil {
+			return m
+		}
+	}
+	return ec._LimitedRedemption_enabledSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _LimitedRedemption_enabledSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.LimitedRedemption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19345,6 +23250,15 @@ func (ec *executionContext) fieldContext_LimitedRedemption_enabled(_ context.Con
 }
 
 func (ec *executionContext) _LimitedRedemption_usage(ctx context.Context, field graphql.CollectedField, obj *restclient.LimitedRedemption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Usage); m != nil {
+			return m
+		}
+	}
+	return ec._LimitedRedemption_usageSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _LimitedRedemption_usageSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.LimitedRedemption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19368,6 +23282,15 @@ func (ec *executionContext) fieldContext_LimitedRedemption_usage(_ context.Conte
 }
 
 func (ec *executionContext) _LimitedRedemption_value(ctx context.Context, field graphql.CollectedField, obj *restclient.LimitedRedemption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Value); m != nil {
+			return m
+		}
+	}
+	return ec._LimitedRedemption_valueSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _LimitedRedemption_valueSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.LimitedRedemption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19391,6 +23314,15 @@ func (ec *executionContext) fieldContext_LimitedRedemption_value(_ context.Conte
 }
 
 func (ec *executionContext) _LineBaseAmounts_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.LineBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CurrencyCode); m != nil {
+			return m
+		}
+	}
+	return ec._LineBaseAmounts_currencyCodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _LineBaseAmounts_currencyCodeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.LineBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19414,6 +23346,15 @@ func (ec *executionContext) fieldContext_LineBaseAmounts_currencyCode(_ context.
 }
 
 func (ec *executionContext) _LineBaseAmounts_discountedAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.LineBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.DiscountedAmount); m != nil {
+			return m
+		}
+	}
+	return ec._LineBaseAmounts_discountedAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _LineBaseAmounts_discountedAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.LineBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19437,6 +23378,24 @@ func (ec *executionContext) fieldContext_LineBaseAmounts_discountedAmount(_ cont
 }
 
 func (ec *executionContext) _LineBaseAmounts_tax(ctx context.Context, field graphql.CollectedField, obj *restclient.LineBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_LineBaseAmounts_tax(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOTax2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTax(ctx, field.Selections, obj.Tax)
+	}
+	return ec._LineBaseAmounts_taxSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _LineBaseAmounts_taxSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.LineBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19469,6 +23428,15 @@ func (ec *executionContext) fieldContext_LineBaseAmounts_tax(_ context.Context, 
 }
 
 func (ec *executionContext) _LineBaseAmounts_totalAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.LineBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.TotalAmount); m != nil {
+			return m
+		}
+	}
+	return ec._LineBaseAmounts_totalAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _LineBaseAmounts_totalAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.LineBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19492,6 +23460,15 @@ func (ec *executionContext) fieldContext_LineBaseAmounts_totalAmount(_ context.C
 }
 
 func (ec *executionContext) _LineBaseAmounts_totalExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.LineBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.TotalExcludingTaxAmount); m != nil {
+			return m
+		}
+	}
+	return ec._LineBaseAmounts_totalExcludingTaxAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _LineBaseAmounts_totalExcludingTaxAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.LineBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19515,6 +23492,15 @@ func (ec *executionContext) fieldContext_LineBaseAmounts_totalExcludingTaxAmount
 }
 
 func (ec *executionContext) _LineBaseAmounts_unitAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.LineBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.UnitAmount); m != nil {
+			return m
+		}
+	}
+	return ec._LineBaseAmounts_unitAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _LineBaseAmounts_unitAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.LineBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19538,6 +23524,15 @@ func (ec *executionContext) fieldContext_LineBaseAmounts_unitAmount(_ context.Co
 }
 
 func (ec *executionContext) _LineBaseAmounts_unitExcludingTaxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.LineBaseAmounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.UnitExcludingTaxAmount); m != nil {
+			return m
+		}
+	}
+	return ec._LineBaseAmounts_unitExcludingTaxAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _LineBaseAmounts_unitExcludingTaxAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.LineBaseAmounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19561,6 +23556,15 @@ func (ec *executionContext) fieldContext_LineBaseAmounts_unitExcludingTaxAmount(
 }
 
 func (ec *executionContext) _Location_id(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._Location_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Location_idSlow(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19584,6 +23588,15 @@ func (ec *executionContext) fieldContext_Location_id(_ context.Context, field gr
 }
 
 func (ec *executionContext) _Location_title(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Title); m != nil {
+			return m
+		}
+	}
+	return ec._Location_titleSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Location_titleSlow(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19607,6 +23620,15 @@ func (ec *executionContext) fieldContext_Location_title(_ context.Context, field
 }
 
 func (ec *executionContext) _Location_address(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Address); m != nil {
+			return m
+		}
+	}
+	return ec._Location_addressSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Location_addressSlow(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19630,6 +23652,15 @@ func (ec *executionContext) fieldContext_Location_address(_ context.Context, fie
 }
 
 func (ec *executionContext) _Location_timezoneId(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.TimezoneID); m != nil {
+			return m
+		}
+	}
+	return ec._Location_timezoneIdSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Location_timezoneIdSlow(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19653,6 +23684,31 @@ func (ec *executionContext) fieldContext_Location_timezoneId(_ context.Context, 
 }
 
 func (ec *executionContext) _Location_products(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Location_products(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) ([]*restclient.Product, error) {
+			return ec.Resolvers.Location().Products(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOProduct2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐProductᚄ(ctx, field.Selections, res)
+	}
+	return ec._Location_productsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Location_productsSlow(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19685,6 +23741,32 @@ func (ec *executionContext) fieldContext_Location_products(_ context.Context, fi
 }
 
 func (ec *executionContext) _Location_orders(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Location_orders(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*model.OrderConnection, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Location().Orders(ctx, obj, fc.Args["status"].(*restclient.OrderStatus), fc.Args["createDate"].(*model.DateRangeInput), fc.Args["first"].(*int), fc.Args["after"].(*string))
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOOrderConnection2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐOrderConnection(ctx, field.Selections, res)
+	}
+	return ec._Location_ordersSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Location_ordersSlow(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19729,6 +23811,32 @@ func (ec *executionContext) fieldContext_Location_orders(ctx context.Context, fi
 }
 
 func (ec *executionContext) _Location_transactions(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Location_transactions(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*model.TransactionConnection, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Location().Transactions(ctx, obj, fc.Args["status"].(*restclient.TransactionStatus), fc.Args["type"].(*restclient.TransactionType), fc.Args["createDate"].(*model.DateRangeInput), fc.Args["first"].(*int), fc.Args["after"].(*string))
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOTransactionConnection2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐTransactionConnection(ctx, field.Selections, res)
+	}
+	return ec._Location_transactionsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Location_transactionsSlow(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19773,6 +23881,32 @@ func (ec *executionContext) fieldContext_Location_transactions(ctx context.Conte
 }
 
 func (ec *executionContext) _Location_creditNotes(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Location_creditNotes(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*model.CreditNoteConnection, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Location().CreditNotes(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOCreditNoteConnection2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐCreditNoteConnection(ctx, field.Selections, res)
+	}
+	return ec._Location_creditNotesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Location_creditNotesSlow(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19817,6 +23951,15 @@ func (ec *executionContext) fieldContext_Location_creditNotes(ctx context.Contex
 }
 
 func (ec *executionContext) _Media_key(ctx context.Context, field graphql.CollectedField, obj *restclient.Media) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Key); m != nil {
+			return m
+		}
+	}
+	return ec._Media_keySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Media_keySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Media) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19840,6 +23983,15 @@ func (ec *executionContext) fieldContext_Media_key(_ context.Context, field grap
 }
 
 func (ec *executionContext) _Media_url(ctx context.Context, field graphql.CollectedField, obj *restclient.Media) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.URL); m != nil {
+			return m
+		}
+	}
+	return ec._Media_urlSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Media_urlSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Media) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19863,6 +24015,15 @@ func (ec *executionContext) fieldContext_Media_url(_ context.Context, field grap
 }
 
 func (ec *executionContext) _Money_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.Money) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CurrencyCode); m != nil {
+			return m
+		}
+	}
+	return ec._Money_currencyCodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Money_currencyCodeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Money) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19886,6 +24047,15 @@ func (ec *executionContext) fieldContext_Money_currencyCode(_ context.Context, f
 }
 
 func (ec *executionContext) _Money_grossAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.Money) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.GrossAmount); m != nil {
+			return m
+		}
+	}
+	return ec._Money_grossAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Money_grossAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Money) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19909,6 +24079,15 @@ func (ec *executionContext) fieldContext_Money_grossAmount(_ context.Context, fi
 }
 
 func (ec *executionContext) _MoneyPrice_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.MoneyPrice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Amount); m != nil {
+			return m
+		}
+	}
+	return ec._MoneyPrice_amountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _MoneyPrice_amountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.MoneyPrice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19932,6 +24111,15 @@ func (ec *executionContext) fieldContext_MoneyPrice_amount(_ context.Context, fi
 }
 
 func (ec *executionContext) _MoneyPrice_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.MoneyPrice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CurrencyCode); m != nil {
+			return m
+		}
+	}
+	return ec._MoneyPrice_currencyCodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _MoneyPrice_currencyCodeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.MoneyPrice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19955,6 +24143,15 @@ func (ec *executionContext) fieldContext_MoneyPrice_currencyCode(_ context.Conte
 }
 
 func (ec *executionContext) _MoneyPrice_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.MoneyPrice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Enabled); m != nil {
+			return m
+		}
+	}
+	return ec._MoneyPrice_enabledSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _MoneyPrice_enabledSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.MoneyPrice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19978,6 +24175,15 @@ func (ec *executionContext) fieldContext_MoneyPrice_enabled(_ context.Context, f
 }
 
 func (ec *executionContext) _MoneyRefund_id(ctx context.Context, field graphql.CollectedField, obj *restclient.MoneyRefund) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._MoneyRefund_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _MoneyRefund_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.MoneyRefund) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20001,6 +24207,15 @@ func (ec *executionContext) fieldContext_MoneyRefund_id(_ context.Context, field
 }
 
 func (ec *executionContext) _MoneyRefund_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.MoneyRefund) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
+	return ec._MoneyRefund_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _MoneyRefund_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.MoneyRefund) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20024,6 +24239,15 @@ func (ec *executionContext) fieldContext_MoneyRefund_createDate(_ context.Contex
 }
 
 func (ec *executionContext) _MoneyRefund_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.MoneyRefund) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CurrencyCode); m != nil {
+			return m
+		}
+	}
+	return ec._MoneyRefund_currencyCodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _MoneyRefund_currencyCodeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.MoneyRefund) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20047,6 +24271,15 @@ func (ec *executionContext) fieldContext_MoneyRefund_currencyCode(_ context.Cont
 }
 
 func (ec *executionContext) _MoneyRefund_grossAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.MoneyRefund) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.GrossAmount); m != nil {
+			return m
+		}
+	}
+	return ec._MoneyRefund_grossAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _MoneyRefund_grossAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.MoneyRefund) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20378,6 +24611,15 @@ func (ec *executionContext) fieldContext_Mutation_updatePost(ctx context.Context
 }
 
 func (ec *executionContext) _Order_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._Order_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Order_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20401,6 +24643,15 @@ func (ec *executionContext) fieldContext_Order_id(_ context.Context, field graph
 }
 
 func (ec *executionContext) _Order_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.LocationRef); m != nil {
+			return m
+		}
+	}
+	return ec._Order_locationRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Order_locationRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20424,6 +24675,31 @@ func (ec *executionContext) fieldContext_Order_locationRef(_ context.Context, fi
 }
 
 func (ec *executionContext) _Order_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Order_location(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*model.Location, error) {
+			return ec.Resolvers.Order().Location(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOLocation2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx, field.Selections, res)
+	}
+	return ec._Order_locationSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Order_locationSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20456,6 +24732,15 @@ func (ec *executionContext) fieldContext_Order_location(_ context.Context, field
 }
 
 func (ec *executionContext) _Order_membershipRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.MembershipRef); m != nil {
+			return m
+		}
+	}
+	return ec._Order_membershipRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Order_membershipRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20479,6 +24764,15 @@ func (ec *executionContext) fieldContext_Order_membershipRef(_ context.Context, 
 }
 
 func (ec *executionContext) _Order_number(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Number); m != nil {
+			return m
+		}
+	}
+	return ec._Order_numberSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Order_numberSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20502,6 +24796,15 @@ func (ec *executionContext) fieldContext_Order_number(_ context.Context, field g
 }
 
 func (ec *executionContext) _Order_comment(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Comment); m != nil {
+			return m
+		}
+	}
+	return ec._Order_commentSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Order_commentSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20525,6 +24828,15 @@ func (ec *executionContext) fieldContext_Order_comment(_ context.Context, field 
 }
 
 func (ec *executionContext) _Order_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
+	return ec._Order_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Order_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20548,6 +24860,15 @@ func (ec *executionContext) fieldContext_Order_createDate(_ context.Context, fie
 }
 
 func (ec *executionContext) _Order_deleteDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.DeleteDate); m != nil {
+			return m
+		}
+	}
+	return ec._Order_deleteDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Order_deleteDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20571,6 +24892,31 @@ func (ec *executionContext) fieldContext_Order_deleteDate(_ context.Context, fie
 }
 
 func (ec *executionContext) _Order_option(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Order_option(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*restclient.ProductOption, error) {
+			return ec.Resolvers.Order().Option(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOProductOption2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐProductOption(ctx, field.Selections, res)
+	}
+	return ec._Order_optionSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Order_optionSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20603,6 +24949,24 @@ func (ec *executionContext) fieldContext_Order_option(_ context.Context, field g
 }
 
 func (ec *executionContext) _Order_payment(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Order_payment(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOItemPayment2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐItemPayment(ctx, field.Selections, obj.Payment)
+	}
+	return ec._Order_paymentSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Order_paymentSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20635,6 +24999,31 @@ func (ec *executionContext) fieldContext_Order_payment(_ context.Context, field 
 }
 
 func (ec *executionContext) _Order_product(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Order_product(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*restclient.Product, error) {
+			return ec.Resolvers.Order().Product(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOProduct2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐProduct(ctx, field.Selections, res)
+	}
+	return ec._Order_productSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Order_productSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20667,6 +25056,15 @@ func (ec *executionContext) fieldContext_Order_product(_ context.Context, field 
 }
 
 func (ec *executionContext) _Order_quantity(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Quantity); m != nil {
+			return m
+		}
+	}
+	return ec._Order_quantitySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Order_quantitySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20690,6 +25088,15 @@ func (ec *executionContext) fieldContext_Order_quantity(_ context.Context, field
 }
 
 func (ec *executionContext) _Order_status(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leafOOrderStatus2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐOrderStatus.Of(obj.Status); m != nil {
+			return m
+		}
+	}
+	return ec._Order_statusSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Order_statusSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20713,6 +25120,24 @@ func (ec *executionContext) fieldContext_Order_status(_ context.Context, field g
 }
 
 func (ec *executionContext) _Order_user(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Order_user(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOUser2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐUser(ctx, field.Selections, obj.User)
+	}
+	return ec._Order_userSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Order_userSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20745,6 +25170,15 @@ func (ec *executionContext) fieldContext_Order_user(_ context.Context, field gra
 }
 
 func (ec *executionContext) _OrderConfirmationEmail_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.OrderConfirmationEmail) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Enabled); m != nil {
+			return m
+		}
+	}
+	return ec._OrderConfirmationEmail_enabledSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _OrderConfirmationEmail_enabledSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.OrderConfirmationEmail) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20768,6 +25202,15 @@ func (ec *executionContext) fieldContext_OrderConfirmationEmail_enabled(_ contex
 }
 
 func (ec *executionContext) _OrderConfirmationEmail_template(ctx context.Context, field graphql.CollectedField, obj *restclient.OrderConfirmationEmail) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Template); m != nil {
+			return m
+		}
+	}
+	return ec._OrderConfirmationEmail_templateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _OrderConfirmationEmail_templateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.OrderConfirmationEmail) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20791,6 +25234,24 @@ func (ec *executionContext) fieldContext_OrderConfirmationEmail_template(_ conte
 }
 
 func (ec *executionContext) _OrderConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.OrderConnection) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_OrderConnection_edges(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalNOrderEdge2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐOrderEdgeᚄ(ctx, field.Selections, obj.Edges)
+	}
+	return ec._OrderConnection_edgesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _OrderConnection_edgesSlow(ctx context.Context, field graphql.CollectedField, obj *model.OrderConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20823,6 +25284,24 @@ func (ec *executionContext) fieldContext_OrderConnection_edges(_ context.Context
 }
 
 func (ec *executionContext) _OrderConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.OrderConnection) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_OrderConnection_nodes(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalNOrder2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐOrderᚄ(ctx, field.Selections, obj.Nodes)
+	}
+	return ec._OrderConnection_nodesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _OrderConnection_nodesSlow(ctx context.Context, field graphql.CollectedField, obj *model.OrderConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20855,6 +25334,24 @@ func (ec *executionContext) fieldContext_OrderConnection_nodes(_ context.Context
 }
 
 func (ec *executionContext) _OrderConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.OrderConnection) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_OrderConnection_pageInfo(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalNPageInfo2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐPageInfo(ctx, field.Selections, obj.PageInfo)
+	}
+	return ec._OrderConnection_pageInfoSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _OrderConnection_pageInfoSlow(ctx context.Context, field graphql.CollectedField, obj *model.OrderConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20887,6 +25384,15 @@ func (ec *executionContext) fieldContext_OrderConnection_pageInfo(_ context.Cont
 }
 
 func (ec *executionContext) _OrderEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.OrderEdge) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.Cursor); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._OrderEdge_cursorSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _OrderEdge_cursorSlow(ctx context.Context, field graphql.CollectedField, obj *model.OrderEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20910,6 +25416,24 @@ func (ec *executionContext) fieldContext_OrderEdge_cursor(_ context.Context, fie
 }
 
 func (ec *executionContext) _OrderEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.OrderEdge) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_OrderEdge_node(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalNOrder2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐOrder(ctx, field.Selections, obj.Node)
+	}
+	return ec._OrderEdge_nodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _OrderEdge_nodeSlow(ctx context.Context, field graphql.CollectedField, obj *model.OrderEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20942,6 +25466,15 @@ func (ec *executionContext) fieldContext_OrderEdge_node(_ context.Context, field
 }
 
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(&obj.HasNextPage); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._PageInfo_hasNextPageSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PageInfo_hasNextPageSlow(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20965,6 +25498,15 @@ func (ec *executionContext) fieldContext_PageInfo_hasNextPage(_ context.Context,
 }
 
 func (ec *executionContext) _PageInfo_hasPreviousPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(&obj.HasPreviousPage); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._PageInfo_hasPreviousPageSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PageInfo_hasPreviousPageSlow(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -20988,6 +25530,15 @@ func (ec *executionContext) fieldContext_PageInfo_hasPreviousPage(_ context.Cont
 }
 
 func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.StartCursor); m != nil {
+			return m
+		}
+	}
+	return ec._PageInfo_startCursorSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PageInfo_startCursorSlow(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21011,6 +25562,15 @@ func (ec *executionContext) fieldContext_PageInfo_startCursor(_ context.Context,
 }
 
 func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.EndCursor); m != nil {
+			return m
+		}
+	}
+	return ec._PageInfo_endCursorSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PageInfo_endCursorSlow(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21034,6 +25594,15 @@ func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, f
 }
 
 func (ec *executionContext) _PaymentGateway_gateway(ctx context.Context, field graphql.CollectedField, obj *restclient.PaymentGateway) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Gateway); m != nil {
+			return m
+		}
+	}
+	return ec._PaymentGateway_gatewaySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PaymentGateway_gatewaySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PaymentGateway) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21057,6 +25626,15 @@ func (ec *executionContext) fieldContext_PaymentGateway_gateway(_ context.Contex
 }
 
 func (ec *executionContext) _PaymentGateway_label(ctx context.Context, field graphql.CollectedField, obj *restclient.PaymentGateway) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Label); m != nil {
+			return m
+		}
+	}
+	return ec._PaymentGateway_labelSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PaymentGateway_labelSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PaymentGateway) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21080,6 +25658,15 @@ func (ec *executionContext) fieldContext_PaymentGateway_label(_ context.Context,
 }
 
 func (ec *executionContext) _PaymentMethod_label(ctx context.Context, field graphql.CollectedField, obj *restclient.PaymentMethod) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Label); m != nil {
+			return m
+		}
+	}
+	return ec._PaymentMethod_labelSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PaymentMethod_labelSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PaymentMethod) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21103,6 +25690,15 @@ func (ec *executionContext) fieldContext_PaymentMethod_label(_ context.Context, 
 }
 
 func (ec *executionContext) _PaymentMethod_type(ctx context.Context, field graphql.CollectedField, obj *restclient.PaymentMethod) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Type); m != nil {
+			return m
+		}
+	}
+	return ec._PaymentMethod_typeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PaymentMethod_typeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PaymentMethod) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21126,6 +25722,15 @@ func (ec *executionContext) fieldContext_PaymentMethod_type(_ context.Context, f
 }
 
 func (ec *executionContext) _Period_endDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Period) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.EndDate); m != nil {
+			return m
+		}
+	}
+	return ec._Period_endDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Period_endDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Period) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21149,6 +25754,15 @@ func (ec *executionContext) fieldContext_Period_endDate(_ context.Context, field
 }
 
 func (ec *executionContext) _Period_startDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Period) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.StartDate); m != nil {
+			return m
+		}
+	}
+	return ec._Period_startDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Period_startDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Period) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21172,6 +25786,15 @@ func (ec *executionContext) fieldContext_Period_startDate(_ context.Context, fie
 }
 
 func (ec *executionContext) _Plan_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Plan) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._Plan_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Plan_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Plan) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21195,6 +25818,15 @@ func (ec *executionContext) fieldContext_Plan_id(_ context.Context, field graphq
 }
 
 func (ec *executionContext) _Plan_commitmentCycles(ctx context.Context, field graphql.CollectedField, obj *restclient.Plan) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.CommitmentCycles); m != nil {
+			return m
+		}
+	}
+	return ec._Plan_commitmentCyclesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Plan_commitmentCyclesSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Plan) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21218,6 +25850,15 @@ func (ec *executionContext) fieldContext_Plan_commitmentCycles(_ context.Context
 }
 
 func (ec *executionContext) _Plan_credits(ctx context.Context, field graphql.CollectedField, obj *restclient.Plan) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Credits); m != nil {
+			return m
+		}
+	}
+	return ec._Plan_creditsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Plan_creditsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Plan) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21241,6 +25882,15 @@ func (ec *executionContext) fieldContext_Plan_credits(_ context.Context, field g
 }
 
 func (ec *executionContext) _Plan_dayPasses(ctx context.Context, field graphql.CollectedField, obj *restclient.Plan) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.DayPasses); m != nil {
+			return m
+		}
+	}
+	return ec._Plan_dayPassesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Plan_dayPassesSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Plan) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21264,6 +25914,15 @@ func (ec *executionContext) fieldContext_Plan_dayPasses(_ context.Context, field
 }
 
 func (ec *executionContext) _Plan_period(ctx context.Context, field graphql.CollectedField, obj *restclient.Plan) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Period); m != nil {
+			return m
+		}
+	}
+	return ec._Plan_periodSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Plan_periodSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Plan) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21287,6 +25946,15 @@ func (ec *executionContext) fieldContext_Plan_period(_ context.Context, field gr
 }
 
 func (ec *executionContext) _Plan_price(ctx context.Context, field graphql.CollectedField, obj *restclient.Plan) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Price); m != nil {
+			return m
+		}
+	}
+	return ec._Plan_priceSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Plan_priceSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Plan) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21310,6 +25978,15 @@ func (ec *executionContext) fieldContext_Plan_price(_ context.Context, field gra
 }
 
 func (ec *executionContext) _Plan_title(ctx context.Context, field graphql.CollectedField, obj *restclient.Plan) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Title); m != nil {
+			return m
+		}
+	}
+	return ec._Plan_titleSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Plan_titleSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Plan) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21333,6 +26010,15 @@ func (ec *executionContext) fieldContext_Plan_title(_ context.Context, field gra
 }
 
 func (ec *executionContext) _PlanTier_id(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._PlanTier_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PlanTier_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21356,6 +26042,15 @@ func (ec *executionContext) fieldContext_PlanTier_id(_ context.Context, field gr
 }
 
 func (ec *executionContext) _PlanTier_entire(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Entire); m != nil {
+			return m
+		}
+	}
+	return ec._PlanTier_entireSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PlanTier_entireSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21379,6 +26074,24 @@ func (ec *executionContext) fieldContext_PlanTier_entire(_ context.Context, fiel
 }
 
 func (ec *executionContext) _PlanTier_plan(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_PlanTier_plan(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOPlan2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPlan(ctx, field.Selections, obj.Plan)
+	}
+	return ec._PlanTier_planSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PlanTier_planSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21411,6 +26124,15 @@ func (ec *executionContext) fieldContext_PlanTier_plan(_ context.Context, field 
 }
 
 func (ec *executionContext) _PlanTier_commitmentCycles(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.CommitmentCycles); m != nil {
+			return m
+		}
+	}
+	return ec._PlanTier_commitmentCyclesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PlanTier_commitmentCyclesSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21434,6 +26156,15 @@ func (ec *executionContext) fieldContext_PlanTier_commitmentCycles(_ context.Con
 }
 
 func (ec *executionContext) _PlanTier_credits(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Credits); m != nil {
+			return m
+		}
+	}
+	return ec._PlanTier_creditsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PlanTier_creditsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21457,6 +26188,15 @@ func (ec *executionContext) fieldContext_PlanTier_credits(_ context.Context, fie
 }
 
 func (ec *executionContext) _PlanTier_dayPasses(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.DayPasses); m != nil {
+			return m
+		}
+	}
+	return ec._PlanTier_dayPassesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PlanTier_dayPassesSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21480,6 +26220,15 @@ func (ec *executionContext) fieldContext_PlanTier_dayPasses(_ context.Context, f
 }
 
 func (ec *executionContext) _PlanTier_description(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Description); m != nil {
+			return m
+		}
+	}
+	return ec._PlanTier_descriptionSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PlanTier_descriptionSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21503,6 +26252,24 @@ func (ec *executionContext) fieldContext_PlanTier_description(_ context.Context,
 }
 
 func (ec *executionContext) _PlanTier_discounts(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_PlanTier_discounts(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOPlanTierDiscounts2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPlanTierDiscounts(ctx, field.Selections, obj.Discounts)
+	}
+	return ec._PlanTier_discountsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PlanTier_discountsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21535,6 +26302,15 @@ func (ec *executionContext) fieldContext_PlanTier_discounts(_ context.Context, f
 }
 
 func (ec *executionContext) _PlanTier_printVendor1GroupRef(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.PrintVendor1GroupRef); m != nil {
+			return m
+		}
+	}
+	return ec._PlanTier_printVendor1GroupRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PlanTier_printVendor1GroupRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21558,6 +26334,15 @@ func (ec *executionContext) fieldContext_PlanTier_printVendor1GroupRef(_ context
 }
 
 func (ec *executionContext) _PlanTier_period(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Period); m != nil {
+			return m
+		}
+	}
+	return ec._PlanTier_periodSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PlanTier_periodSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21581,6 +26366,15 @@ func (ec *executionContext) fieldContext_PlanTier_period(_ context.Context, fiel
 }
 
 func (ec *executionContext) _PlanTier_price(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Price); m != nil {
+			return m
+		}
+	}
+	return ec._PlanTier_priceSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PlanTier_priceSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21604,6 +26398,15 @@ func (ec *executionContext) fieldContext_PlanTier_price(_ context.Context, field
 }
 
 func (ec *executionContext) _PlanTier_selfSignupType(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.SelfSignupType); m != nil {
+			return m
+		}
+	}
+	return ec._PlanTier_selfSignupTypeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PlanTier_selfSignupTypeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21627,6 +26430,15 @@ func (ec *executionContext) fieldContext_PlanTier_selfSignupType(_ context.Conte
 }
 
 func (ec *executionContext) _PlanTier_setupFee(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.SetupFee); m != nil {
+			return m
+		}
+	}
+	return ec._PlanTier_setupFeeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PlanTier_setupFeeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21650,6 +26462,15 @@ func (ec *executionContext) fieldContext_PlanTier_setupFee(_ context.Context, fi
 }
 
 func (ec *executionContext) _PlanTier_title(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Title); m != nil {
+			return m
+		}
+	}
+	return ec._PlanTier_titleSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PlanTier_titleSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21673,6 +26494,15 @@ func (ec *executionContext) fieldContext_PlanTier_title(_ context.Context, field
 }
 
 func (ec *executionContext) _PlanTierDiscounts_creditPackages(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTierDiscounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.CreditPackages); m != nil {
+			return m
+		}
+	}
+	return ec._PlanTierDiscounts_creditPackagesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PlanTierDiscounts_creditPackagesSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTierDiscounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21696,6 +26526,15 @@ func (ec *executionContext) fieldContext_PlanTierDiscounts_creditPackages(_ cont
 }
 
 func (ec *executionContext) _PlanTierDiscounts_desks(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTierDiscounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Desks); m != nil {
+			return m
+		}
+	}
+	return ec._PlanTierDiscounts_desksSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PlanTierDiscounts_desksSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTierDiscounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21719,6 +26558,15 @@ func (ec *executionContext) fieldContext_PlanTierDiscounts_desks(_ context.Conte
 }
 
 func (ec *executionContext) _PlanTierDiscounts_equipment(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTierDiscounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Equipment); m != nil {
+			return m
+		}
+	}
+	return ec._PlanTierDiscounts_equipmentSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PlanTierDiscounts_equipmentSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTierDiscounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21742,6 +26590,15 @@ func (ec *executionContext) fieldContext_PlanTierDiscounts_equipment(_ context.C
 }
 
 func (ec *executionContext) _PlanTierDiscounts_events(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTierDiscounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Events); m != nil {
+			return m
+		}
+	}
+	return ec._PlanTierDiscounts_eventsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PlanTierDiscounts_eventsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTierDiscounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21765,6 +26622,15 @@ func (ec *executionContext) fieldContext_PlanTierDiscounts_events(_ context.Cont
 }
 
 func (ec *executionContext) _PlanTierDiscounts_rooms(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTierDiscounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Rooms); m != nil {
+			return m
+		}
+	}
+	return ec._PlanTierDiscounts_roomsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PlanTierDiscounts_roomsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTierDiscounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21788,6 +26654,15 @@ func (ec *executionContext) fieldContext_PlanTierDiscounts_rooms(_ context.Conte
 }
 
 func (ec *executionContext) _PlanTierDiscounts_shop(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTierDiscounts) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Shop); m != nil {
+			return m
+		}
+	}
+	return ec._PlanTierDiscounts_shopSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PlanTierDiscounts_shopSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTierDiscounts) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21811,6 +26686,15 @@ func (ec *executionContext) fieldContext_PlanTierDiscounts_shop(_ context.Contex
 }
 
 func (ec *executionContext) _Post_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._Post_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Post_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21834,6 +26718,15 @@ func (ec *executionContext) fieldContext_Post_id(_ context.Context, field graphq
 }
 
 func (ec *executionContext) _Post_commentCount(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Comments); m != nil {
+			return m
+		}
+	}
+	return ec._Post_commentCountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Post_commentCountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21857,6 +26750,31 @@ func (ec *executionContext) fieldContext_Post_commentCount(_ context.Context, fi
 }
 
 func (ec *executionContext) _Post_comments(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Post_comments(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) ([]*restclient.Comment, error) {
+			return ec.Resolvers.Post().Comments(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOComment2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCommentᚄ(ctx, field.Selections, res)
+	}
+	return ec._Post_commentsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Post_commentsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21889,6 +26807,15 @@ func (ec *executionContext) fieldContext_Post_comments(_ context.Context, field 
 }
 
 func (ec *executionContext) _Post_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
+	return ec._Post_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Post_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21912,6 +26839,15 @@ func (ec *executionContext) fieldContext_Post_createDate(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Post_liked(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Liked); m != nil {
+			return m
+		}
+	}
+	return ec._Post_likedSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Post_likedSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21935,6 +26871,15 @@ func (ec *executionContext) fieldContext_Post_liked(_ context.Context, field gra
 }
 
 func (ec *executionContext) _Post_likes(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Likes); m != nil {
+			return m
+		}
+	}
+	return ec._Post_likesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Post_likesSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21958,6 +26903,15 @@ func (ec *executionContext) fieldContext_Post_likes(_ context.Context, field gra
 }
 
 func (ec *executionContext) _Post_locale(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Locale); m != nil {
+			return m
+		}
+	}
+	return ec._Post_localeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Post_localeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21981,6 +26935,15 @@ func (ec *executionContext) fieldContext_Post_locale(_ context.Context, field gr
 }
 
 func (ec *executionContext) _Post_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.LocationRef); m != nil {
+			return m
+		}
+	}
+	return ec._Post_locationRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Post_locationRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22004,6 +26967,31 @@ func (ec *executionContext) fieldContext_Post_locationRef(_ context.Context, fie
 }
 
 func (ec *executionContext) _Post_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Post_location(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*model.Location, error) {
+			return ec.Resolvers.Post().Location(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOLocation2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx, field.Selections, res)
+	}
+	return ec._Post_locationSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Post_locationSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22036,6 +27024,24 @@ func (ec *executionContext) fieldContext_Post_location(_ context.Context, field 
 }
 
 func (ec *executionContext) _Post_media(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Post_media(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOPostMedia2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPostMediaᚄ(ctx, field.Selections, obj.Media)
+	}
+	return ec._Post_mediaSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Post_mediaSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22068,6 +27074,24 @@ func (ec *executionContext) fieldContext_Post_media(_ context.Context, field gra
 }
 
 func (ec *executionContext) _Post_membership(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Post_membership(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOPostMembership2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPostMembership(ctx, field.Selections, obj.Membership)
+	}
+	return ec._Post_membershipSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Post_membershipSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22100,6 +27124,15 @@ func (ec *executionContext) fieldContext_Post_membership(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Post_membershipRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.MembershipRef); m != nil {
+			return m
+		}
+	}
+	return ec._Post_membershipRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Post_membershipRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22123,6 +27156,15 @@ func (ec *executionContext) fieldContext_Post_membershipRef(_ context.Context, f
 }
 
 func (ec *executionContext) _Post_og(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.JSON(&obj.Og); m != nil {
+			return m
+		}
+	}
+	return ec._Post_ogSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Post_ogSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22146,6 +27188,15 @@ func (ec *executionContext) fieldContext_Post_og(_ context.Context, field graphq
 }
 
 func (ec *executionContext) _Post_pinned(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Pinned); m != nil {
+			return m
+		}
+	}
+	return ec._Post_pinnedSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Post_pinnedSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22169,6 +27220,15 @@ func (ec *executionContext) fieldContext_Post_pinned(_ context.Context, field gr
 }
 
 func (ec *executionContext) _Post_text(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Text); m != nil {
+			return m
+		}
+	}
+	return ec._Post_textSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Post_textSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22192,6 +27252,24 @@ func (ec *executionContext) fieldContext_Post_text(_ context.Context, field grap
 }
 
 func (ec *executionContext) _Post_user(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Post_user(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOUser2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐUser(ctx, field.Selections, obj.User)
+	}
+	return ec._Post_userSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Post_userSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22224,6 +27302,15 @@ func (ec *executionContext) fieldContext_Post_user(_ context.Context, field grap
 }
 
 func (ec *executionContext) _PostMedia_id(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMedia) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._PostMedia_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PostMedia_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMedia) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22247,6 +27334,15 @@ func (ec *executionContext) fieldContext_PostMedia_id(_ context.Context, field g
 }
 
 func (ec *executionContext) _PostMedia_height(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMedia) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Height); m != nil {
+			return m
+		}
+	}
+	return ec._PostMedia_heightSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PostMedia_heightSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMedia) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22270,6 +27366,15 @@ func (ec *executionContext) fieldContext_PostMedia_height(_ context.Context, fie
 }
 
 func (ec *executionContext) _PostMedia_key(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMedia) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Key); m != nil {
+			return m
+		}
+	}
+	return ec._PostMedia_keySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PostMedia_keySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMedia) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22293,6 +27398,15 @@ func (ec *executionContext) fieldContext_PostMedia_key(_ context.Context, field 
 }
 
 func (ec *executionContext) _PostMedia_mime(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMedia) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Mime); m != nil {
+			return m
+		}
+	}
+	return ec._PostMedia_mimeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PostMedia_mimeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMedia) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22316,6 +27430,15 @@ func (ec *executionContext) fieldContext_PostMedia_mime(_ context.Context, field
 }
 
 func (ec *executionContext) _PostMedia_url(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMedia) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.URL); m != nil {
+			return m
+		}
+	}
+	return ec._PostMedia_urlSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PostMedia_urlSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMedia) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22339,6 +27462,15 @@ func (ec *executionContext) fieldContext_PostMedia_url(_ context.Context, field 
 }
 
 func (ec *executionContext) _PostMedia_width(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMedia) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Width); m != nil {
+			return m
+		}
+	}
+	return ec._PostMedia_widthSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PostMedia_widthSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMedia) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22362,6 +27494,15 @@ func (ec *executionContext) fieldContext_PostMedia_width(_ context.Context, fiel
 }
 
 func (ec *executionContext) _PostMembership_id(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMembership) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._PostMembership_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PostMembership_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMembership) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22385,6 +27526,24 @@ func (ec *executionContext) fieldContext_PostMembership_id(_ context.Context, fi
 }
 
 func (ec *executionContext) _PostMembership_user(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMembership) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_PostMembership_user(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOUser2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐUser(ctx, field.Selections, obj.User)
+	}
+	return ec._PostMembership_userSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PostMembership_userSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMembership) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22417,6 +27576,15 @@ func (ec *executionContext) fieldContext_PostMembership_user(_ context.Context, 
 }
 
 func (ec *executionContext) _PriceSplit_netAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.PriceSplit) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.NetAmount); m != nil {
+			return m
+		}
+	}
+	return ec._PriceSplit_netAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PriceSplit_netAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PriceSplit) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22440,6 +27608,15 @@ func (ec *executionContext) fieldContext_PriceSplit_netAmount(_ context.Context,
 }
 
 func (ec *executionContext) _PriceSplit_taxAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.PriceSplit) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.TaxAmount); m != nil {
+			return m
+		}
+	}
+	return ec._PriceSplit_taxAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PriceSplit_taxAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PriceSplit) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22463,6 +27640,15 @@ func (ec *executionContext) fieldContext_PriceSplit_taxAmount(_ context.Context,
 }
 
 func (ec *executionContext) _PricingTier_flatAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.PricingTier) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.FlatAmount); m != nil {
+			return m
+		}
+	}
+	return ec._PricingTier_flatAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PricingTier_flatAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PricingTier) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22486,6 +27672,15 @@ func (ec *executionContext) fieldContext_PricingTier_flatAmount(_ context.Contex
 }
 
 func (ec *executionContext) _PricingTier_from(ctx context.Context, field graphql.CollectedField, obj *restclient.PricingTier) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.From); m != nil {
+			return m
+		}
+	}
+	return ec._PricingTier_fromSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PricingTier_fromSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PricingTier) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22509,6 +27704,15 @@ func (ec *executionContext) fieldContext_PricingTier_from(_ context.Context, fie
 }
 
 func (ec *executionContext) _PricingTier_unitAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.PricingTier) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.UnitAmount); m != nil {
+			return m
+		}
+	}
+	return ec._PricingTier_unitAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PricingTier_unitAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PricingTier) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22532,6 +27736,15 @@ func (ec *executionContext) fieldContext_PricingTier_unitAmount(_ context.Contex
 }
 
 func (ec *executionContext) _PricingTier_upTo(ctx context.Context, field graphql.CollectedField, obj *restclient.PricingTier) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.UpTo); m != nil {
+			return m
+		}
+	}
+	return ec._PricingTier_upToSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PricingTier_upToSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PricingTier) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22555,6 +27768,15 @@ func (ec *executionContext) fieldContext_PricingTier_upTo(_ context.Context, fie
 }
 
 func (ec *executionContext) _Product_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._Product_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Product_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22578,6 +27800,15 @@ func (ec *executionContext) fieldContext_Product_id(_ context.Context, field gra
 }
 
 func (ec *executionContext) _Product_categoryRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CategoryRef); m != nil {
+			return m
+		}
+	}
+	return ec._Product_categoryRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Product_categoryRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22601,6 +27832,15 @@ func (ec *executionContext) fieldContext_Product_categoryRef(_ context.Context, 
 }
 
 func (ec *executionContext) _Product_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.LocationRef); m != nil {
+			return m
+		}
+	}
+	return ec._Product_locationRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Product_locationRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22624,6 +27864,31 @@ func (ec *executionContext) fieldContext_Product_locationRef(_ context.Context, 
 }
 
 func (ec *executionContext) _Product_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Product_location(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*model.Location, error) {
+			return ec.Resolvers.Product().Location(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOLocation2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx, field.Selections, res)
+	}
+	return ec._Product_locationSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Product_locationSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22656,6 +27921,15 @@ func (ec *executionContext) fieldContext_Product_location(_ context.Context, fie
 }
 
 func (ec *executionContext) _Product_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
+	return ec._Product_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Product_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22679,6 +27953,15 @@ func (ec *executionContext) fieldContext_Product_createDate(_ context.Context, f
 }
 
 func (ec *executionContext) _Product_updateDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.UpdateDate); m != nil {
+			return m
+		}
+	}
+	return ec._Product_updateDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Product_updateDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22702,6 +27985,15 @@ func (ec *executionContext) fieldContext_Product_updateDate(_ context.Context, f
 }
 
 func (ec *executionContext) _Product_description(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Description); m != nil {
+			return m
+		}
+	}
+	return ec._Product_descriptionSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Product_descriptionSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22725,6 +28017,15 @@ func (ec *executionContext) fieldContext_Product_description(_ context.Context, 
 }
 
 func (ec *executionContext) _Product_imageUrl(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.ImageURL); m != nil {
+			return m
+		}
+	}
+	return ec._Product_imageUrlSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Product_imageUrlSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22748,6 +28049,15 @@ func (ec *executionContext) fieldContext_Product_imageUrl(_ context.Context, fie
 }
 
 func (ec *executionContext) _Product_refundPolicy(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.RefundPolicy); m != nil {
+			return m
+		}
+	}
+	return ec._Product_refundPolicySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Product_refundPolicySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22771,6 +28081,15 @@ func (ec *executionContext) fieldContext_Product_refundPolicy(_ context.Context,
 }
 
 func (ec *executionContext) _Product_title(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Title); m != nil {
+			return m
+		}
+	}
+	return ec._Product_titleSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Product_titleSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22794,6 +28113,15 @@ func (ec *executionContext) fieldContext_Product_title(_ context.Context, field 
 }
 
 func (ec *executionContext) _Product_visibility(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Visibility); m != nil {
+			return m
+		}
+	}
+	return ec._Product_visibilitySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Product_visibilitySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22817,6 +28145,15 @@ func (ec *executionContext) fieldContext_Product_visibility(_ context.Context, f
 }
 
 func (ec *executionContext) _Product_featured(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Featured); m != nil {
+			return m
+		}
+	}
+	return ec._Product_featuredSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Product_featuredSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22840,6 +28177,24 @@ func (ec *executionContext) fieldContext_Product_featured(_ context.Context, fie
 }
 
 func (ec *executionContext) _Product_media(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Product_media(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOMedia2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐMediaᚄ(ctx, field.Selections, obj.Media)
+	}
+	return ec._Product_mediaSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Product_mediaSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22872,6 +28227,24 @@ func (ec *executionContext) fieldContext_Product_media(_ context.Context, field 
 }
 
 func (ec *executionContext) _Product_options(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Product_options(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOProductOption2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐProductOptionᚄ(ctx, field.Selections, obj.Options)
+	}
+	return ec._Product_optionsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Product_optionsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22904,6 +28277,24 @@ func (ec *executionContext) fieldContext_Product_options(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Product_order(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Product_order(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOProductOrdering2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐProductOrdering(ctx, field.Selections, obj.Order)
+	}
+	return ec._Product_orderSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Product_orderSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22936,6 +28327,15 @@ func (ec *executionContext) fieldContext_Product_order(_ context.Context, field 
 }
 
 func (ec *executionContext) _ProductOption_id(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._ProductOption_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ProductOption_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22959,6 +28359,15 @@ func (ec *executionContext) fieldContext_ProductOption_id(_ context.Context, fie
 }
 
 func (ec *executionContext) _ProductOption_available(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Available); m != nil {
+			return m
+		}
+	}
+	return ec._ProductOption_availableSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ProductOption_availableSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22982,6 +28391,15 @@ func (ec *executionContext) fieldContext_ProductOption_available(_ context.Conte
 }
 
 func (ec *executionContext) _ProductOption_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
+	return ec._ProductOption_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ProductOption_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23005,6 +28423,24 @@ func (ec *executionContext) fieldContext_ProductOption_createDate(_ context.Cont
 }
 
 func (ec *executionContext) _ProductOption_customTax(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_ProductOption_customTax(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOCustomTax2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCustomTax(ctx, field.Selections, obj.CustomTax)
+	}
+	return ec._ProductOption_customTaxSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ProductOption_customTaxSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23037,6 +28473,15 @@ func (ec *executionContext) fieldContext_ProductOption_customTax(_ context.Conte
 }
 
 func (ec *executionContext) _ProductOption_description(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Description); m != nil {
+			return m
+		}
+	}
+	return ec._ProductOption_descriptionSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ProductOption_descriptionSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23060,6 +28505,24 @@ func (ec *executionContext) fieldContext_ProductOption_description(_ context.Con
 }
 
 func (ec *executionContext) _ProductOption_price(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_ProductOption_price(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOProductOptionPrice2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐProductOptionPrice(ctx, field.Selections, obj.Price)
+	}
+	return ec._ProductOption_priceSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ProductOption_priceSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23092,6 +28555,24 @@ func (ec *executionContext) fieldContext_ProductOption_price(_ context.Context, 
 }
 
 func (ec *executionContext) _ProductOption_stock(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_ProductOption_stock(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOStock2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐStock(ctx, field.Selections, obj.Stock)
+	}
+	return ec._ProductOption_stockSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ProductOption_stockSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23124,6 +28605,15 @@ func (ec *executionContext) fieldContext_ProductOption_stock(_ context.Context, 
 }
 
 func (ec *executionContext) _ProductOption_title(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Title); m != nil {
+			return m
+		}
+	}
+	return ec._ProductOption_titleSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ProductOption_titleSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23147,6 +28637,24 @@ func (ec *executionContext) fieldContext_ProductOption_title(_ context.Context, 
 }
 
 func (ec *executionContext) _ProductOptionPrice_credits(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOptionPrice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_ProductOptionPrice_credits(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOCreditsPrice2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditsPrice(ctx, field.Selections, obj.Credits)
+	}
+	return ec._ProductOptionPrice_creditsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ProductOptionPrice_creditsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOptionPrice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23179,6 +28687,24 @@ func (ec *executionContext) fieldContext_ProductOptionPrice_credits(_ context.Co
 }
 
 func (ec *executionContext) _ProductOptionPrice_money(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOptionPrice) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_ProductOptionPrice_money(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOMoneyPrice2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐMoneyPrice(ctx, field.Selections, obj.Money)
+	}
+	return ec._ProductOptionPrice_moneySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ProductOptionPrice_moneySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOptionPrice) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23211,6 +28737,24 @@ func (ec *executionContext) fieldContext_ProductOptionPrice_money(_ context.Cont
 }
 
 func (ec *executionContext) _ProductOrdering_confirmationEmail(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOrdering) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_ProductOrdering_confirmationEmail(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOOrderConfirmationEmail2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐOrderConfirmationEmail(ctx, field.Selections, obj.ConfirmationEmail)
+	}
+	return ec._ProductOrdering_confirmationEmailSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ProductOrdering_confirmationEmailSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOrdering) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23243,6 +28787,15 @@ func (ec *executionContext) fieldContext_ProductOrdering_confirmationEmail(_ con
 }
 
 func (ec *executionContext) _ProductOrdering_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOrdering) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Enabled); m != nil {
+			return m
+		}
+	}
+	return ec._ProductOrdering_enabledSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ProductOrdering_enabledSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOrdering) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23266,6 +28819,15 @@ func (ec *executionContext) fieldContext_ProductOrdering_enabled(_ context.Conte
 }
 
 func (ec *executionContext) _PromocodeExpiration_date(ctx context.Context, field graphql.CollectedField, obj *restclient.PromocodeExpiration) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.Date); m != nil {
+			return m
+		}
+	}
+	return ec._PromocodeExpiration_dateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PromocodeExpiration_dateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PromocodeExpiration) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23289,6 +28851,15 @@ func (ec *executionContext) fieldContext_PromocodeExpiration_date(_ context.Cont
 }
 
 func (ec *executionContext) _PromocodeExpiration_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.PromocodeExpiration) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Enabled); m != nil {
+			return m
+		}
+	}
+	return ec._PromocodeExpiration_enabledSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _PromocodeExpiration_enabledSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.PromocodeExpiration) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23916,6 +29487,15 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 }
 
 func (ec *executionContext) _Redemption_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
+	return ec._Redemption_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Redemption_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23939,6 +29519,15 @@ func (ec *executionContext) fieldContext_Redemption_createDate(_ context.Context
 }
 
 func (ec *executionContext) _Redemption_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.LocationRef); m != nil {
+			return m
+		}
+	}
+	return ec._Redemption_locationRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Redemption_locationRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23962,6 +29551,31 @@ func (ec *executionContext) fieldContext_Redemption_locationRef(_ context.Contex
 }
 
 func (ec *executionContext) _Redemption_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Redemption_location(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*model.Location, error) {
+			return ec.Resolvers.Redemption().Location(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOLocation2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx, field.Selections, res)
+	}
+	return ec._Redemption_locationSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Redemption_locationSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23994,6 +29608,15 @@ func (ec *executionContext) fieldContext_Redemption_location(_ context.Context, 
 }
 
 func (ec *executionContext) _Redemption_networkRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.NetworkRef); m != nil {
+			return m
+		}
+	}
+	return ec._Redemption_networkRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Redemption_networkRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24017,6 +29640,15 @@ func (ec *executionContext) fieldContext_Redemption_networkRef(_ context.Context
 }
 
 func (ec *executionContext) _Redemption_promocodeRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.PromocodeRef); m != nil {
+			return m
+		}
+	}
+	return ec._Redemption_promocodeRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Redemption_promocodeRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24040,6 +29672,24 @@ func (ec *executionContext) fieldContext_Redemption_promocodeRef(_ context.Conte
 }
 
 func (ec *executionContext) _Redemption_coupon(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Redemption_coupon(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalORedemptionCoupon2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐRedemptionCoupon(ctx, field.Selections, obj.Coupon)
+	}
+	return ec._Redemption_couponSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Redemption_couponSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24072,6 +29722,24 @@ func (ec *executionContext) fieldContext_Redemption_coupon(_ context.Context, fi
 }
 
 func (ec *executionContext) _Redemption_customer(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Redemption_customer(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalORedemptionCustomer2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐRedemptionCustomer(ctx, field.Selections, obj.Customer)
+	}
+	return ec._Redemption_customerSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Redemption_customerSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24104,6 +29772,24 @@ func (ec *executionContext) fieldContext_Redemption_customer(_ context.Context, 
 }
 
 func (ec *executionContext) _Redemption_product(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Redemption_product(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalORedemptionProduct2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐRedemptionProduct(ctx, field.Selections, obj.Product)
+	}
+	return ec._Redemption_productSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Redemption_productSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24136,6 +29822,24 @@ func (ec *executionContext) fieldContext_Redemption_product(_ context.Context, f
 }
 
 func (ec *executionContext) _Redemption_promocode(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Redemption_promocode(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalORedemptionPromocode2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐRedemptionPromocode(ctx, field.Selections, obj.Promocode)
+	}
+	return ec._Redemption_promocodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Redemption_promocodeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24168,6 +29872,24 @@ func (ec *executionContext) fieldContext_Redemption_promocode(_ context.Context,
 }
 
 func (ec *executionContext) _RedemptionConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.RedemptionConnection) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_RedemptionConnection_edges(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalNRedemptionEdge2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐRedemptionEdgeᚄ(ctx, field.Selections, obj.Edges)
+	}
+	return ec._RedemptionConnection_edgesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionConnection_edgesSlow(ctx context.Context, field graphql.CollectedField, obj *model.RedemptionConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24200,6 +29922,24 @@ func (ec *executionContext) fieldContext_RedemptionConnection_edges(_ context.Co
 }
 
 func (ec *executionContext) _RedemptionConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.RedemptionConnection) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_RedemptionConnection_nodes(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalNRedemption2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐRedemptionᚄ(ctx, field.Selections, obj.Nodes)
+	}
+	return ec._RedemptionConnection_nodesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionConnection_nodesSlow(ctx context.Context, field graphql.CollectedField, obj *model.RedemptionConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24232,6 +29972,24 @@ func (ec *executionContext) fieldContext_RedemptionConnection_nodes(_ context.Co
 }
 
 func (ec *executionContext) _RedemptionConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.RedemptionConnection) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_RedemptionConnection_pageInfo(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalNPageInfo2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐPageInfo(ctx, field.Selections, obj.PageInfo)
+	}
+	return ec._RedemptionConnection_pageInfoSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionConnection_pageInfoSlow(ctx context.Context, field graphql.CollectedField, obj *model.RedemptionConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24264,6 +30022,15 @@ func (ec *executionContext) fieldContext_RedemptionConnection_pageInfo(_ context
 }
 
 func (ec *executionContext) _RedemptionCoupon_id(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._RedemptionCoupon_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionCoupon_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24287,6 +30054,15 @@ func (ec *executionContext) fieldContext_RedemptionCoupon_id(_ context.Context, 
 }
 
 func (ec *executionContext) _RedemptionCoupon_amountOff(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.AmountOff); m != nil {
+			return m
+		}
+	}
+	return ec._RedemptionCoupon_amountOffSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionCoupon_amountOffSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24310,6 +30086,15 @@ func (ec *executionContext) fieldContext_RedemptionCoupon_amountOff(_ context.Co
 }
 
 func (ec *executionContext) _RedemptionCoupon_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CurrencyCode); m != nil {
+			return m
+		}
+	}
+	return ec._RedemptionCoupon_currencyCodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionCoupon_currencyCodeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24333,6 +30118,15 @@ func (ec *executionContext) fieldContext_RedemptionCoupon_currencyCode(_ context
 }
 
 func (ec *executionContext) _RedemptionCoupon_enabledForCredits(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.EnabledForCredits); m != nil {
+			return m
+		}
+	}
+	return ec._RedemptionCoupon_enabledForCreditsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionCoupon_enabledForCreditsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24356,6 +30150,24 @@ func (ec *executionContext) fieldContext_RedemptionCoupon_enabledForCredits(_ co
 }
 
 func (ec *executionContext) _RedemptionCoupon_limitedItems(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_RedemptionCoupon_limitedItems(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOLimitedItems2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐLimitedItems(ctx, field.Selections, obj.LimitedItems)
+	}
+	return ec._RedemptionCoupon_limitedItemsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionCoupon_limitedItemsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24388,6 +30200,24 @@ func (ec *executionContext) fieldContext_RedemptionCoupon_limitedItems(_ context
 }
 
 func (ec *executionContext) _RedemptionCoupon_limitedRedemption(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_RedemptionCoupon_limitedRedemption(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOLimitedRedemption2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐLimitedRedemption(ctx, field.Selections, obj.LimitedRedemption)
+	}
+	return ec._RedemptionCoupon_limitedRedemptionSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionCoupon_limitedRedemptionSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24420,6 +30250,15 @@ func (ec *executionContext) fieldContext_RedemptionCoupon_limitedRedemption(_ co
 }
 
 func (ec *executionContext) _RedemptionCoupon_percentOff(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.PercentOff); m != nil {
+			return m
+		}
+	}
+	return ec._RedemptionCoupon_percentOffSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionCoupon_percentOffSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24443,6 +30282,15 @@ func (ec *executionContext) fieldContext_RedemptionCoupon_percentOff(_ context.C
 }
 
 func (ec *executionContext) _RedemptionCoupon_type(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Type); m != nil {
+			return m
+		}
+	}
+	return ec._RedemptionCoupon_typeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionCoupon_typeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24466,6 +30314,15 @@ func (ec *executionContext) fieldContext_RedemptionCoupon_type(_ context.Context
 }
 
 func (ec *executionContext) _RedemptionCustomer_id(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCustomer) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._RedemptionCustomer_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionCustomer_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCustomer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24489,6 +30346,15 @@ func (ec *executionContext) fieldContext_RedemptionCustomer_id(_ context.Context
 }
 
 func (ec *executionContext) _RedemptionCustomer_title(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCustomer) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Title); m != nil {
+			return m
+		}
+	}
+	return ec._RedemptionCustomer_titleSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionCustomer_titleSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCustomer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24512,6 +30378,15 @@ func (ec *executionContext) fieldContext_RedemptionCustomer_title(_ context.Cont
 }
 
 func (ec *executionContext) _RedemptionCustomer_type(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCustomer) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Type); m != nil {
+			return m
+		}
+	}
+	return ec._RedemptionCustomer_typeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionCustomer_typeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCustomer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24535,6 +30410,24 @@ func (ec *executionContext) fieldContext_RedemptionCustomer_type(_ context.Conte
 }
 
 func (ec *executionContext) _RedemptionCustomer_user(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCustomer) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_RedemptionCustomer_user(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOUser2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐUser(ctx, field.Selections, obj.User)
+	}
+	return ec._RedemptionCustomer_userSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionCustomer_userSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCustomer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24567,6 +30460,15 @@ func (ec *executionContext) fieldContext_RedemptionCustomer_user(_ context.Conte
 }
 
 func (ec *executionContext) _RedemptionEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.RedemptionEdge) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.Cursor); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._RedemptionEdge_cursorSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionEdge_cursorSlow(ctx context.Context, field graphql.CollectedField, obj *model.RedemptionEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24590,6 +30492,24 @@ func (ec *executionContext) fieldContext_RedemptionEdge_cursor(_ context.Context
 }
 
 func (ec *executionContext) _RedemptionEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.RedemptionEdge) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_RedemptionEdge_node(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalNRedemption2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐRedemption(ctx, field.Selections, obj.Node)
+	}
+	return ec._RedemptionEdge_nodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionEdge_nodeSlow(ctx context.Context, field graphql.CollectedField, obj *model.RedemptionEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24622,6 +30542,15 @@ func (ec *executionContext) fieldContext_RedemptionEdge_node(_ context.Context, 
 }
 
 func (ec *executionContext) _RedemptionProduct_bookingRef(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.BookingRef); m != nil {
+			return m
+		}
+	}
+	return ec._RedemptionProduct_bookingRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionProduct_bookingRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24645,6 +30574,15 @@ func (ec *executionContext) fieldContext_RedemptionProduct_bookingRef(_ context.
 }
 
 func (ec *executionContext) _RedemptionProduct_creditPackageRef(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CreditPackageRef); m != nil {
+			return m
+		}
+	}
+	return ec._RedemptionProduct_creditPackageRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionProduct_creditPackageRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24668,6 +30606,15 @@ func (ec *executionContext) fieldContext_RedemptionProduct_creditPackageRef(_ co
 }
 
 func (ec *executionContext) _RedemptionProduct_eventTicketRef(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.EventTicketRef); m != nil {
+			return m
+		}
+	}
+	return ec._RedemptionProduct_eventTicketRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionProduct_eventTicketRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24691,6 +30638,15 @@ func (ec *executionContext) fieldContext_RedemptionProduct_eventTicketRef(_ cont
 }
 
 func (ec *executionContext) _RedemptionProduct_optionRef(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.OptionRef); m != nil {
+			return m
+		}
+	}
+	return ec._RedemptionProduct_optionRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionProduct_optionRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24714,6 +30670,15 @@ func (ec *executionContext) fieldContext_RedemptionProduct_optionRef(_ context.C
 }
 
 func (ec *executionContext) _RedemptionProduct_orderRef(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.OrderRef); m != nil {
+			return m
+		}
+	}
+	return ec._RedemptionProduct_orderRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionProduct_orderRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24737,6 +30702,15 @@ func (ec *executionContext) fieldContext_RedemptionProduct_orderRef(_ context.Co
 }
 
 func (ec *executionContext) _RedemptionProduct_subscriptionItemRef(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.SubscriptionItemRef); m != nil {
+			return m
+		}
+	}
+	return ec._RedemptionProduct_subscriptionItemRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionProduct_subscriptionItemRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24760,6 +30734,15 @@ func (ec *executionContext) fieldContext_RedemptionProduct_subscriptionItemRef(_
 }
 
 func (ec *executionContext) _RedemptionProduct_title(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Title); m != nil {
+			return m
+		}
+	}
+	return ec._RedemptionProduct_titleSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionProduct_titleSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24783,6 +30766,15 @@ func (ec *executionContext) fieldContext_RedemptionProduct_title(_ context.Conte
 }
 
 func (ec *executionContext) _RedemptionProduct_type(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Type); m != nil {
+			return m
+		}
+	}
+	return ec._RedemptionProduct_typeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionProduct_typeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24806,6 +30798,15 @@ func (ec *executionContext) fieldContext_RedemptionProduct_type(_ context.Contex
 }
 
 func (ec *executionContext) _RedemptionPromocode_id(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionPromocode) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._RedemptionPromocode_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionPromocode_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionPromocode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24829,6 +30830,15 @@ func (ec *executionContext) fieldContext_RedemptionPromocode_id(_ context.Contex
 }
 
 func (ec *executionContext) _RedemptionPromocode_code(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionPromocode) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Code); m != nil {
+			return m
+		}
+	}
+	return ec._RedemptionPromocode_codeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionPromocode_codeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionPromocode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24852,6 +30862,24 @@ func (ec *executionContext) fieldContext_RedemptionPromocode_code(_ context.Cont
 }
 
 func (ec *executionContext) _RedemptionPromocode_expiration(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionPromocode) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_RedemptionPromocode_expiration(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOPromocodeExpiration2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPromocodeExpiration(ctx, field.Selections, obj.Expiration)
+	}
+	return ec._RedemptionPromocode_expirationSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionPromocode_expirationSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionPromocode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24884,6 +30912,15 @@ func (ec *executionContext) fieldContext_RedemptionPromocode_expiration(_ contex
 }
 
 func (ec *executionContext) _RedemptionPromocode_limitByFirstPurchase(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionPromocode) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.LimitByFirstPurchase); m != nil {
+			return m
+		}
+	}
+	return ec._RedemptionPromocode_limitByFirstPurchaseSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionPromocode_limitByFirstPurchaseSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionPromocode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24907,6 +30944,24 @@ func (ec *executionContext) fieldContext_RedemptionPromocode_limitByFirstPurchas
 }
 
 func (ec *executionContext) _RedemptionPromocode_limitedRedemption(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionPromocode) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_RedemptionPromocode_limitedRedemption(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOLimitedRedemption2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐLimitedRedemption(ctx, field.Selections, obj.LimitedRedemption)
+	}
+	return ec._RedemptionPromocode_limitedRedemptionSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _RedemptionPromocode_limitedRedemptionSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionPromocode) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24939,6 +30994,15 @@ func (ec *executionContext) fieldContext_RedemptionPromocode_limitedRedemption(_
 }
 
 func (ec *executionContext) _Refund_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.Refund) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Amount); m != nil {
+			return m
+		}
+	}
+	return ec._Refund_amountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Refund_amountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Refund) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24962,6 +31026,15 @@ func (ec *executionContext) fieldContext_Refund_amount(_ context.Context, field 
 }
 
 func (ec *executionContext) _Refund_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Refund) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
+	return ec._Refund_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Refund_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Refund) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24985,6 +31058,15 @@ func (ec *executionContext) fieldContext_Refund_createDate(_ context.Context, fi
 }
 
 func (ec *executionContext) _Resource_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._Resource_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25008,6 +31090,15 @@ func (ec *executionContext) fieldContext_Resource_id(_ context.Context, field gr
 }
 
 func (ec *executionContext) _Resource_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.LocationRef); m != nil {
+			return m
+		}
+	}
+	return ec._Resource_locationRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_locationRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25031,6 +31122,31 @@ func (ec *executionContext) fieldContext_Resource_locationRef(_ context.Context,
 }
 
 func (ec *executionContext) _Resource_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Resource_location(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*model.Location, error) {
+			return ec.Resolvers.Resource().Location(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOLocation2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx, field.Selections, res)
+	}
+	return ec._Resource_locationSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_locationSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25063,6 +31179,15 @@ func (ec *executionContext) fieldContext_Resource_location(_ context.Context, fi
 }
 
 func (ec *executionContext) _Resource_networkRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.NetworkRef); m != nil {
+			return m
+		}
+	}
+	return ec._Resource_networkRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_networkRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25086,6 +31211,15 @@ func (ec *executionContext) fieldContext_Resource_networkRef(_ context.Context, 
 }
 
 func (ec *executionContext) _Resource_parentRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.ParentRef); m != nil {
+			return m
+		}
+	}
+	return ec._Resource_parentRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_parentRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25109,6 +31243,31 @@ func (ec *executionContext) fieldContext_Resource_parentRef(_ context.Context, f
 }
 
 func (ec *executionContext) _Resource_parent(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Resource_parent(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*restclient.Resource, error) {
+			return ec.Resolvers.Resource().Parent(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOResource2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResource(ctx, field.Selections, res)
+	}
+	return ec._Resource_parentSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_parentSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25141,6 +31300,15 @@ func (ec *executionContext) fieldContext_Resource_parent(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Resource_title(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Title); m != nil {
+			return m
+		}
+	}
+	return ec._Resource_titleSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_titleSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25164,6 +31332,15 @@ func (ec *executionContext) fieldContext_Resource_title(_ context.Context, field
 }
 
 func (ec *executionContext) _Resource_description(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Description); m != nil {
+			return m
+		}
+	}
+	return ec._Resource_descriptionSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_descriptionSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25187,6 +31364,15 @@ func (ec *executionContext) fieldContext_Resource_description(_ context.Context,
 }
 
 func (ec *executionContext) _Resource_locale(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Locale); m != nil {
+			return m
+		}
+	}
+	return ec._Resource_localeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_localeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25210,6 +31396,15 @@ func (ec *executionContext) fieldContext_Resource_locale(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Resource_imageUrl(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.ImageURL); m != nil {
+			return m
+		}
+	}
+	return ec._Resource_imageUrlSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_imageUrlSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25233,6 +31428,15 @@ func (ec *executionContext) fieldContext_Resource_imageUrl(_ context.Context, fi
 }
 
 func (ec *executionContext) _Resource_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
+	return ec._Resource_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25256,6 +31460,24 @@ func (ec *executionContext) fieldContext_Resource_createDate(_ context.Context, 
 }
 
 func (ec *executionContext) _Resource_image(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Resource_image(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOResourceImage2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceImage(ctx, field.Selections, obj.Image)
+	}
+	return ec._Resource_imageSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_imageSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25288,6 +31510,15 @@ func (ec *executionContext) fieldContext_Resource_image(_ context.Context, field
 }
 
 func (ec *executionContext) _Resource_type(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Type); m != nil {
+			return m
+		}
+	}
+	return ec._Resource_typeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_typeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25311,6 +31542,15 @@ func (ec *executionContext) fieldContext_Resource_type(_ context.Context, field 
 }
 
 func (ec *executionContext) _Resource_visibility(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Visibility); m != nil {
+			return m
+		}
+	}
+	return ec._Resource_visibilitySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_visibilitySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25334,6 +31574,15 @@ func (ec *executionContext) fieldContext_Resource_visibility(_ context.Context, 
 }
 
 func (ec *executionContext) _Resource_bookingPermission(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.BookingPermission); m != nil {
+			return m
+		}
+	}
+	return ec._Resource_bookingPermissionSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_bookingPermissionSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25357,6 +31606,15 @@ func (ec *executionContext) fieldContext_Resource_bookingPermission(_ context.Co
 }
 
 func (ec *executionContext) _Resource_capacity(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Capacity); m != nil {
+			return m
+		}
+	}
+	return ec._Resource_capacitySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_capacitySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25380,6 +31638,15 @@ func (ec *executionContext) fieldContext_Resource_capacity(_ context.Context, fi
 }
 
 func (ec *executionContext) _Resource_bookingStepMinutes(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.BookingStepMinutes); m != nil {
+			return m
+		}
+	}
+	return ec._Resource_bookingStepMinutesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_bookingStepMinutesSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25403,6 +31670,15 @@ func (ec *executionContext) fieldContext_Resource_bookingStepMinutes(_ context.C
 }
 
 func (ec *executionContext) _Resource_dayPassesEnabled(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.DayPassesEnabled); m != nil {
+			return m
+		}
+	}
+	return ec._Resource_dayPassesEnabledSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_dayPassesEnabledSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25426,6 +31702,15 @@ func (ec *executionContext) fieldContext_Resource_dayPassesEnabled(_ context.Con
 }
 
 func (ec *executionContext) _Resource_preparationMinutes(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.PreparationMinutes); m != nil {
+			return m
+		}
+	}
+	return ec._Resource_preparationMinutesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_preparationMinutesSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25449,6 +31734,15 @@ func (ec *executionContext) fieldContext_Resource_preparationMinutes(_ context.C
 }
 
 func (ec *executionContext) _Resource_refundThreshold(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.RefundThreshold); m != nil {
+			return m
+		}
+	}
+	return ec._Resource_refundThresholdSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_refundThresholdSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25472,6 +31766,24 @@ func (ec *executionContext) fieldContext_Resource_refundThreshold(_ context.Cont
 }
 
 func (ec *executionContext) _Resource_autoRelease(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Resource_autoRelease(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOResourceAutoRelease2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceAutoRelease(ctx, field.Selections, obj.AutoRelease)
+	}
+	return ec._Resource_autoReleaseSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_autoReleaseSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25504,6 +31816,24 @@ func (ec *executionContext) fieldContext_Resource_autoRelease(_ context.Context,
 }
 
 func (ec *executionContext) _Resource_checkIn(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Resource_checkIn(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOResourceCheckIn2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceCheckIn(ctx, field.Selections, obj.CheckIn)
+	}
+	return ec._Resource_checkInSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_checkInSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25536,6 +31866,24 @@ func (ec *executionContext) fieldContext_Resource_checkIn(_ context.Context, fie
 }
 
 func (ec *executionContext) _Resource_confirmationEmail(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Resource_confirmationEmail(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOResourceConfirmationEmail2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceConfirmationEmail(ctx, field.Selections, obj.ConfirmationEmail)
+	}
+	return ec._Resource_confirmationEmailSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_confirmationEmailSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25568,6 +31916,24 @@ func (ec *executionContext) fieldContext_Resource_confirmationEmail(_ context.Co
 }
 
 func (ec *executionContext) _Resource_credits(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Resource_credits(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOResourcePricing2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourcePricing(ctx, field.Selections, obj.Credits)
+	}
+	return ec._Resource_creditsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_creditsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25600,6 +31966,24 @@ func (ec *executionContext) fieldContext_Resource_credits(_ context.Context, fie
 }
 
 func (ec *executionContext) _Resource_money(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Resource_money(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOResourcePricing2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourcePricing(ctx, field.Selections, obj.Money)
+	}
+	return ec._Resource_moneySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_moneySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25632,6 +32016,24 @@ func (ec *executionContext) fieldContext_Resource_money(_ context.Context, field
 }
 
 func (ec *executionContext) _Resource_dynamicPricing(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Resource_dynamicPricing(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOResourceDynamicPricing2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceDynamicPricing(ctx, field.Selections, obj.DynamicPricing)
+	}
+	return ec._Resource_dynamicPricingSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_dynamicPricingSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25664,6 +32066,24 @@ func (ec *executionContext) fieldContext_Resource_dynamicPricing(_ context.Conte
 }
 
 func (ec *executionContext) _Resource_duration(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Resource_duration(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOResourceDuration2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceDuration(ctx, field.Selections, obj.Duration)
+	}
+	return ec._Resource_durationSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_durationSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25696,6 +32116,24 @@ func (ec *executionContext) fieldContext_Resource_duration(_ context.Context, fi
 }
 
 func (ec *executionContext) _Resource_externalCalendar(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Resource_externalCalendar(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOResourceExternalCalendar2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceExternalCalendar(ctx, field.Selections, obj.ExternalCalendar)
+	}
+	return ec._Resource_externalCalendarSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_externalCalendarSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25728,6 +32166,15 @@ func (ec *executionContext) fieldContext_Resource_externalCalendar(_ context.Con
 }
 
 func (ec *executionContext) _Resource_accessVendor1GroupRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.AccessVendor1GroupRef); m != nil {
+			return m
+		}
+	}
+	return ec._Resource_accessVendor1GroupRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_accessVendor1GroupRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25751,6 +32198,15 @@ func (ec *executionContext) fieldContext_Resource_accessVendor1GroupRef(_ contex
 }
 
 func (ec *executionContext) _Resource_accessVendor2GroupRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.AccessVendor2GroupRef); m != nil {
+			return m
+		}
+	}
+	return ec._Resource_accessVendor2GroupRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_accessVendor2GroupRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25774,6 +32230,15 @@ func (ec *executionContext) fieldContext_Resource_accessVendor2GroupRef(_ contex
 }
 
 func (ec *executionContext) _Resource_accessVendor3GroupRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.AccessVendor3GroupRef); m != nil {
+			return m
+		}
+	}
+	return ec._Resource_accessVendor3GroupRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_accessVendor3GroupRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25797,6 +32262,15 @@ func (ec *executionContext) fieldContext_Resource_accessVendor3GroupRef(_ contex
 }
 
 func (ec *executionContext) _Resource_accessVendor4AccessGroupRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.AccessVendor4AccessGroupRef); m != nil {
+			return m
+		}
+	}
+	return ec._Resource_accessVendor4AccessGroupRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_accessVendor4AccessGroupRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25820,6 +32294,15 @@ func (ec *executionContext) fieldContext_Resource_accessVendor4AccessGroupRef(_ 
 }
 
 func (ec *executionContext) _Resource_accessVendor5GroupRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.AccessVendor5GroupRef); m != nil {
+			return m
+		}
+	}
+	return ec._Resource_accessVendor5GroupRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_accessVendor5GroupRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25843,6 +32326,24 @@ func (ec *executionContext) fieldContext_Resource_accessVendor5GroupRef(_ contex
 }
 
 func (ec *executionContext) _Resource_plans(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Resource_plans(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOResourcePlans2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourcePlans(ctx, field.Selections, obj.Plans)
+	}
+	return ec._Resource_plansSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_plansSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25875,6 +32376,24 @@ func (ec *executionContext) fieldContext_Resource_plans(_ context.Context, field
 }
 
 func (ec *executionContext) _Resource_schedule(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Resource_schedule(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOResourceSchedule2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceSchedule(ctx, field.Selections, obj.Schedule)
+	}
+	return ec._Resource_scheduleSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Resource_scheduleSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25907,6 +32426,15 @@ func (ec *executionContext) fieldContext_Resource_schedule(_ context.Context, fi
 }
 
 func (ec *executionContext) _ResourceAutoRelease_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceAutoRelease) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Enabled); m != nil {
+			return m
+		}
+	}
+	return ec._ResourceAutoRelease_enabledSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourceAutoRelease_enabledSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceAutoRelease) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25930,6 +32458,15 @@ func (ec *executionContext) fieldContext_ResourceAutoRelease_enabled(_ context.C
 }
 
 func (ec *executionContext) _ResourceAutoRelease_interval(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceAutoRelease) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Interval); m != nil {
+			return m
+		}
+	}
+	return ec._ResourceAutoRelease_intervalSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourceAutoRelease_intervalSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceAutoRelease) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25953,6 +32490,15 @@ func (ec *executionContext) fieldContext_ResourceAutoRelease_interval(_ context.
 }
 
 func (ec *executionContext) _ResourceCheckIn_interval(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceCheckIn) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Interval); m != nil {
+			return m
+		}
+	}
+	return ec._ResourceCheckIn_intervalSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourceCheckIn_intervalSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceCheckIn) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25976,6 +32522,15 @@ func (ec *executionContext) fieldContext_ResourceCheckIn_interval(_ context.Cont
 }
 
 func (ec *executionContext) _ResourceConfirmationEmail_bookingCreatedByAdmin(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceConfirmationEmail) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.BookingCreatedByAdmin); m != nil {
+			return m
+		}
+	}
+	return ec._ResourceConfirmationEmail_bookingCreatedByAdminSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourceConfirmationEmail_bookingCreatedByAdminSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceConfirmationEmail) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25999,6 +32554,15 @@ func (ec *executionContext) fieldContext_ResourceConfirmationEmail_bookingCreate
 }
 
 func (ec *executionContext) _ResourceConfirmationEmail_bookingCreatedByMember(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceConfirmationEmail) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.BookingCreatedByMember); m != nil {
+			return m
+		}
+	}
+	return ec._ResourceConfirmationEmail_bookingCreatedByMemberSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourceConfirmationEmail_bookingCreatedByMemberSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceConfirmationEmail) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26022,6 +32586,15 @@ func (ec *executionContext) fieldContext_ResourceConfirmationEmail_bookingCreate
 }
 
 func (ec *executionContext) _ResourceConfirmationEmail_bookingCreatedByNetworkMember(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceConfirmationEmail) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.BookingCreatedByNetworkMember); m != nil {
+			return m
+		}
+	}
+	return ec._ResourceConfirmationEmail_bookingCreatedByNetworkMemberSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourceConfirmationEmail_bookingCreatedByNetworkMemberSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceConfirmationEmail) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26045,6 +32618,15 @@ func (ec *executionContext) fieldContext_ResourceConfirmationEmail_bookingCreate
 }
 
 func (ec *executionContext) _ResourceConfirmationEmail_bookingCreatedByPublic(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceConfirmationEmail) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.BookingCreatedByPublic); m != nil {
+			return m
+		}
+	}
+	return ec._ResourceConfirmationEmail_bookingCreatedByPublicSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourceConfirmationEmail_bookingCreatedByPublicSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceConfirmationEmail) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26068,6 +32650,15 @@ func (ec *executionContext) fieldContext_ResourceConfirmationEmail_bookingCreate
 }
 
 func (ec *executionContext) _ResourceConfirmationEmail_template(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceConfirmationEmail) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Template); m != nil {
+			return m
+		}
+	}
+	return ec._ResourceConfirmationEmail_templateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourceConfirmationEmail_templateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceConfirmationEmail) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26091,6 +32682,15 @@ func (ec *executionContext) fieldContext_ResourceConfirmationEmail_template(_ co
 }
 
 func (ec *executionContext) _ResourceDuration_max(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceDuration) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Max); m != nil {
+			return m
+		}
+	}
+	return ec._ResourceDuration_maxSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourceDuration_maxSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceDuration) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26114,6 +32714,15 @@ func (ec *executionContext) fieldContext_ResourceDuration_max(_ context.Context,
 }
 
 func (ec *executionContext) _ResourceDuration_min(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceDuration) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Min); m != nil {
+			return m
+		}
+	}
+	return ec._ResourceDuration_minSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourceDuration_minSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceDuration) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26137,6 +32746,24 @@ func (ec *executionContext) fieldContext_ResourceDuration_min(_ context.Context,
 }
 
 func (ec *executionContext) _ResourceDuration_public(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceDuration) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_ResourceDuration_public(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOResourcePublicDuration2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourcePublicDuration(ctx, field.Selections, obj.Public)
+	}
+	return ec._ResourceDuration_publicSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourceDuration_publicSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceDuration) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26169,6 +32796,15 @@ func (ec *executionContext) fieldContext_ResourceDuration_public(_ context.Conte
 }
 
 func (ec *executionContext) _ResourceDynamicPricing_deltaAbove(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceDynamicPricing) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.DeltaAbove); m != nil {
+			return m
+		}
+	}
+	return ec._ResourceDynamicPricing_deltaAboveSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourceDynamicPricing_deltaAboveSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceDynamicPricing) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26192,6 +32828,15 @@ func (ec *executionContext) fieldContext_ResourceDynamicPricing_deltaAbove(_ con
 }
 
 func (ec *executionContext) _ResourceDynamicPricing_deltaBelow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceDynamicPricing) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.DeltaBelow); m != nil {
+			return m
+		}
+	}
+	return ec._ResourceDynamicPricing_deltaBelowSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourceDynamicPricing_deltaBelowSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceDynamicPricing) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26215,6 +32860,15 @@ func (ec *executionContext) fieldContext_ResourceDynamicPricing_deltaBelow(_ con
 }
 
 func (ec *executionContext) _ResourceDynamicPricing_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceDynamicPricing) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Enabled); m != nil {
+			return m
+		}
+	}
+	return ec._ResourceDynamicPricing_enabledSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourceDynamicPricing_enabledSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceDynamicPricing) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26238,6 +32892,15 @@ func (ec *executionContext) fieldContext_ResourceDynamicPricing_enabled(_ contex
 }
 
 func (ec *executionContext) _ResourceExternalCalendar_id(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceExternalCalendar) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.ID); m != nil {
+			return m
+		}
+	}
+	return ec._ResourceExternalCalendar_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourceExternalCalendar_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceExternalCalendar) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26261,6 +32924,15 @@ func (ec *executionContext) fieldContext_ResourceExternalCalendar_id(_ context.C
 }
 
 func (ec *executionContext) _ResourceExternalCalendar_twoWaySyncEnabled(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceExternalCalendar) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.TwoWaySyncEnabled); m != nil {
+			return m
+		}
+	}
+	return ec._ResourceExternalCalendar_twoWaySyncEnabledSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourceExternalCalendar_twoWaySyncEnabledSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceExternalCalendar) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26284,6 +32956,15 @@ func (ec *executionContext) fieldContext_ResourceExternalCalendar_twoWaySyncEnab
 }
 
 func (ec *executionContext) _ResourceImage_key(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceImage) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Key); m != nil {
+			return m
+		}
+	}
+	return ec._ResourceImage_keySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourceImage_keySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceImage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26307,6 +32988,15 @@ func (ec *executionContext) fieldContext_ResourceImage_key(_ context.Context, fi
 }
 
 func (ec *executionContext) _ResourcePlans_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePlans) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Enabled); m != nil {
+			return m
+		}
+	}
+	return ec._ResourcePlans_enabledSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourcePlans_enabledSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePlans) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26330,6 +33020,24 @@ func (ec *executionContext) fieldContext_ResourcePlans_enabled(_ context.Context
 }
 
 func (ec *executionContext) _ResourcePlans_tiers(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePlans) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_ResourcePlans_tiers(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOPlanTier2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPlanTierᚄ(ctx, field.Selections, obj.Tiers)
+	}
+	return ec._ResourcePlans_tiersSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourcePlans_tiersSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePlans) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26362,6 +33070,15 @@ func (ec *executionContext) fieldContext_ResourcePlans_tiers(_ context.Context, 
 }
 
 func (ec *executionContext) _ResourcePricing_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePricing) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Enabled); m != nil {
+			return m
+		}
+	}
+	return ec._ResourcePricing_enabledSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourcePricing_enabledSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePricing) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26385,6 +33102,15 @@ func (ec *executionContext) fieldContext_ResourcePricing_enabled(_ context.Conte
 }
 
 func (ec *executionContext) _ResourcePricing_price(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePricing) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Price); m != nil {
+			return m
+		}
+	}
+	return ec._ResourcePricing_priceSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourcePricing_priceSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePricing) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26408,6 +33134,24 @@ func (ec *executionContext) fieldContext_ResourcePricing_price(_ context.Context
 }
 
 func (ec *executionContext) _ResourcePricing_tiers(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePricing) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_ResourcePricing_tiers(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOPricingTier2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPricingTierᚄ(ctx, field.Selections, obj.Tiers)
+	}
+	return ec._ResourcePricing_tiersSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourcePricing_tiersSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePricing) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26440,6 +33184,15 @@ func (ec *executionContext) fieldContext_ResourcePricing_tiers(_ context.Context
 }
 
 func (ec *executionContext) _ResourcePublicDuration_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePublicDuration) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Enabled); m != nil {
+			return m
+		}
+	}
+	return ec._ResourcePublicDuration_enabledSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourcePublicDuration_enabledSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePublicDuration) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26463,6 +33216,15 @@ func (ec *executionContext) fieldContext_ResourcePublicDuration_enabled(_ contex
 }
 
 func (ec *executionContext) _ResourcePublicDuration_max(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePublicDuration) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Max); m != nil {
+			return m
+		}
+	}
+	return ec._ResourcePublicDuration_maxSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourcePublicDuration_maxSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePublicDuration) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26486,6 +33248,15 @@ func (ec *executionContext) fieldContext_ResourcePublicDuration_max(_ context.Co
 }
 
 func (ec *executionContext) _ResourcePublicDuration_min(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePublicDuration) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Min); m != nil {
+			return m
+		}
+	}
+	return ec._ResourcePublicDuration_minSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourcePublicDuration_minSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePublicDuration) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26509,6 +33280,24 @@ func (ec *executionContext) fieldContext_ResourcePublicDuration_min(_ context.Co
 }
 
 func (ec *executionContext) _ResourceSchedule_default(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceSchedule) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_ResourceSchedule_default(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOScheduleDefault2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐScheduleDefault(ctx, field.Selections, obj.Default)
+	}
+	return ec._ResourceSchedule_defaultSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourceSchedule_defaultSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceSchedule) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26541,6 +33330,15 @@ func (ec *executionContext) fieldContext_ResourceSchedule_default(_ context.Cont
 }
 
 func (ec *executionContext) _ResourceSchedule_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceSchedule) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Enabled); m != nil {
+			return m
+		}
+	}
+	return ec._ResourceSchedule_enabledSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourceSchedule_enabledSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceSchedule) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26564,6 +33362,24 @@ func (ec *executionContext) fieldContext_ResourceSchedule_enabled(_ context.Cont
 }
 
 func (ec *executionContext) _ResourceSchedule_public(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceSchedule) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_ResourceSchedule_public(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOSchedulePublic2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐSchedulePublic(ctx, field.Selections, obj.Public)
+	}
+	return ec._ResourceSchedule_publicSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ResourceSchedule_publicSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceSchedule) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26596,6 +33412,15 @@ func (ec *executionContext) fieldContext_ResourceSchedule_public(_ context.Conte
 }
 
 func (ec *executionContext) _ScheduleDays_monday(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDays) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Monday); m != nil {
+			return m
+		}
+	}
+	return ec._ScheduleDays_mondaySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ScheduleDays_mondaySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDays) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26619,6 +33444,15 @@ func (ec *executionContext) fieldContext_ScheduleDays_monday(_ context.Context, 
 }
 
 func (ec *executionContext) _ScheduleDays_tuesday(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDays) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Tuesday); m != nil {
+			return m
+		}
+	}
+	return ec._ScheduleDays_tuesdaySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ScheduleDays_tuesdaySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDays) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26642,6 +33476,15 @@ func (ec *executionContext) fieldContext_ScheduleDays_tuesday(_ context.Context,
 }
 
 func (ec *executionContext) _ScheduleDays_wednesday(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDays) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Wednesday); m != nil {
+			return m
+		}
+	}
+	return ec._ScheduleDays_wednesdaySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ScheduleDays_wednesdaySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDays) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26665,6 +33508,15 @@ func (ec *executionContext) fieldContext_ScheduleDays_wednesday(_ context.Contex
 }
 
 func (ec *executionContext) _ScheduleDays_thursday(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDays) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Thursday); m != nil {
+			return m
+		}
+	}
+	return ec._ScheduleDays_thursdaySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ScheduleDays_thursdaySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDays) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26688,6 +33540,15 @@ func (ec *executionContext) fieldContext_ScheduleDays_thursday(_ context.Context
 }
 
 func (ec *executionContext) _ScheduleDays_friday(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDays) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Friday); m != nil {
+			return m
+		}
+	}
+	return ec._ScheduleDays_fridaySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ScheduleDays_fridaySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDays) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26711,6 +33572,15 @@ func (ec *executionContext) fieldContext_ScheduleDays_friday(_ context.Context, 
 }
 
 func (ec *executionContext) _ScheduleDays_saturday(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDays) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Saturday); m != nil {
+			return m
+		}
+	}
+	return ec._ScheduleDays_saturdaySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ScheduleDays_saturdaySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDays) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26734,6 +33604,15 @@ func (ec *executionContext) fieldContext_ScheduleDays_saturday(_ context.Context
 }
 
 func (ec *executionContext) _ScheduleDays_sunday(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDays) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Sunday); m != nil {
+			return m
+		}
+	}
+	return ec._ScheduleDays_sundaySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ScheduleDays_sundaySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDays) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26757,6 +33636,24 @@ func (ec *executionContext) fieldContext_ScheduleDays_sunday(_ context.Context, 
 }
 
 func (ec *executionContext) _ScheduleDefault_closedDays(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDefault) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_ScheduleDefault_closedDays(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOString2ᚕstringᚄ(ctx, field.Selections, obj.ClosedDays)
+	}
+	return ec._ScheduleDefault_closedDaysSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ScheduleDefault_closedDaysSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDefault) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26780,6 +33677,24 @@ func (ec *executionContext) fieldContext_ScheduleDefault_closedDays(_ context.Co
 }
 
 func (ec *executionContext) _ScheduleDefault_items(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDefault) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_ScheduleDefault_items(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOScheduleItem2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐScheduleItemᚄ(ctx, field.Selections, obj.Items)
+	}
+	return ec._ScheduleDefault_itemsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ScheduleDefault_itemsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDefault) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26812,6 +33727,15 @@ func (ec *executionContext) fieldContext_ScheduleDefault_items(_ context.Context
 }
 
 func (ec *executionContext) _ScheduleHours_from(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleHours) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.From); m != nil {
+			return m
+		}
+	}
+	return ec._ScheduleHours_fromSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ScheduleHours_fromSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleHours) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26835,6 +33759,15 @@ func (ec *executionContext) fieldContext_ScheduleHours_from(_ context.Context, f
 }
 
 func (ec *executionContext) _ScheduleHours_to(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleHours) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.To); m != nil {
+			return m
+		}
+	}
+	return ec._ScheduleHours_toSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ScheduleHours_toSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleHours) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26858,6 +33791,24 @@ func (ec *executionContext) fieldContext_ScheduleHours_to(_ context.Context, fie
 }
 
 func (ec *executionContext) _ScheduleItem_days(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_ScheduleItem_days(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOScheduleDays2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐScheduleDays(ctx, field.Selections, obj.Days)
+	}
+	return ec._ScheduleItem_daysSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ScheduleItem_daysSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26890,6 +33841,24 @@ func (ec *executionContext) fieldContext_ScheduleItem_days(_ context.Context, fi
 }
 
 func (ec *executionContext) _ScheduleItem_hours(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleItem) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_ScheduleItem_hours(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOScheduleHours2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐScheduleHours(ctx, field.Selections, obj.Hours)
+	}
+	return ec._ScheduleItem_hoursSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _ScheduleItem_hoursSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26922,6 +33891,24 @@ func (ec *executionContext) fieldContext_ScheduleItem_hours(_ context.Context, f
 }
 
 func (ec *executionContext) _SchedulePublic_closedDays(ctx context.Context, field graphql.CollectedField, obj *restclient.SchedulePublic) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_SchedulePublic_closedDays(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOString2ᚕstringᚄ(ctx, field.Selections, obj.ClosedDays)
+	}
+	return ec._SchedulePublic_closedDaysSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _SchedulePublic_closedDaysSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.SchedulePublic) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26945,6 +33932,15 @@ func (ec *executionContext) fieldContext_SchedulePublic_closedDays(_ context.Con
 }
 
 func (ec *executionContext) _SchedulePublic_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.SchedulePublic) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Enabled); m != nil {
+			return m
+		}
+	}
+	return ec._SchedulePublic_enabledSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _SchedulePublic_enabledSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.SchedulePublic) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26968,6 +33964,24 @@ func (ec *executionContext) fieldContext_SchedulePublic_enabled(_ context.Contex
 }
 
 func (ec *executionContext) _SchedulePublic_items(ctx context.Context, field graphql.CollectedField, obj *restclient.SchedulePublic) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_SchedulePublic_items(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOScheduleItem2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐScheduleItemᚄ(ctx, field.Selections, obj.Items)
+	}
+	return ec._SchedulePublic_itemsSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _SchedulePublic_itemsSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.SchedulePublic) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27000,6 +34014,15 @@ func (ec *executionContext) fieldContext_SchedulePublic_items(_ context.Context,
 }
 
 func (ec *executionContext) _Stock_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.Stock) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Enabled); m != nil {
+			return m
+		}
+	}
+	return ec._Stock_enabledSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Stock_enabledSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Stock) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27023,6 +34046,15 @@ func (ec *executionContext) fieldContext_Stock_enabled(_ context.Context, field 
 }
 
 func (ec *executionContext) _Stock_quantity(ctx context.Context, field graphql.CollectedField, obj *restclient.Stock) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Quantity); m != nil {
+			return m
+		}
+	}
+	return ec._Stock_quantitySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Stock_quantitySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Stock) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27046,6 +34078,15 @@ func (ec *executionContext) fieldContext_Stock_quantity(_ context.Context, field
 }
 
 func (ec *executionContext) _Tax_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.Tax) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Amount); m != nil {
+			return m
+		}
+	}
+	return ec._Tax_amountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Tax_amountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Tax) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27069,6 +34110,15 @@ func (ec *executionContext) fieldContext_Tax_amount(_ context.Context, field gra
 }
 
 func (ec *executionContext) _Tax_inclusive(ctx context.Context, field graphql.CollectedField, obj *restclient.Tax) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Inclusive); m != nil {
+			return m
+		}
+	}
+	return ec._Tax_inclusiveSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Tax_inclusiveSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Tax) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27092,6 +34142,15 @@ func (ec *executionContext) fieldContext_Tax_inclusive(_ context.Context, field 
 }
 
 func (ec *executionContext) _Tax_rate(ctx context.Context, field graphql.CollectedField, obj *restclient.Tax) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Rate); m != nil {
+			return m
+		}
+	}
+	return ec._Tax_rateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Tax_rateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Tax) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27115,6 +34174,15 @@ func (ec *executionContext) fieldContext_Tax_rate(_ context.Context, field graph
 }
 
 func (ec *executionContext) _Tax_taxableAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.Tax) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.TaxableAmount); m != nil {
+			return m
+		}
+	}
+	return ec._Tax_taxableAmountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Tax_taxableAmountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Tax) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27138,6 +34206,15 @@ func (ec *executionContext) fieldContext_Tax_taxableAmount(_ context.Context, fi
 }
 
 func (ec *executionContext) _Transaction_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._Transaction_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Transaction_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27161,6 +34238,15 @@ func (ec *executionContext) fieldContext_Transaction_id(_ context.Context, field
 }
 
 func (ec *executionContext) _Transaction_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Amount); m != nil {
+			return m
+		}
+	}
+	return ec._Transaction_amountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Transaction_amountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27184,6 +34270,15 @@ func (ec *executionContext) fieldContext_Transaction_amount(_ context.Context, f
 }
 
 func (ec *executionContext) _Transaction_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
+	return ec._Transaction_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Transaction_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27207,6 +34302,15 @@ func (ec *executionContext) fieldContext_Transaction_createDate(_ context.Contex
 }
 
 func (ec *executionContext) _Transaction_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CurrencyCode); m != nil {
+			return m
+		}
+	}
+	return ec._Transaction_currencyCodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Transaction_currencyCodeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27230,6 +34334,15 @@ func (ec *executionContext) fieldContext_Transaction_currencyCode(_ context.Cont
 }
 
 func (ec *executionContext) _Transaction_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.LocationRef); m != nil {
+			return m
+		}
+	}
+	return ec._Transaction_locationRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Transaction_locationRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27253,6 +34366,31 @@ func (ec *executionContext) fieldContext_Transaction_locationRef(_ context.Conte
 }
 
 func (ec *executionContext) _Transaction_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Transaction_location(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*model.Location, error) {
+			return ec.Resolvers.Transaction().Location(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOLocation2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx, field.Selections, res)
+	}
+	return ec._Transaction_locationSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Transaction_locationSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27285,6 +34423,15 @@ func (ec *executionContext) fieldContext_Transaction_location(_ context.Context,
 }
 
 func (ec *executionContext) _Transaction_membershipRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.MembershipRef); m != nil {
+			return m
+		}
+	}
+	return ec._Transaction_membershipRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Transaction_membershipRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27308,6 +34455,15 @@ func (ec *executionContext) fieldContext_Transaction_membershipRef(_ context.Con
 }
 
 func (ec *executionContext) _Transaction_status(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leafOTransactionStatus2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionStatus.Of(obj.Status); m != nil {
+			return m
+		}
+	}
+	return ec._Transaction_statusSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Transaction_statusSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27331,6 +34487,15 @@ func (ec *executionContext) fieldContext_Transaction_status(_ context.Context, f
 }
 
 func (ec *executionContext) _Transaction_type(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leafOTransactionType2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionType.Of(obj.Type); m != nil {
+			return m
+		}
+	}
+	return ec._Transaction_typeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Transaction_typeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27354,6 +34519,24 @@ func (ec *executionContext) fieldContext_Transaction_type(_ context.Context, fie
 }
 
 func (ec *executionContext) _Transaction_paymentMethod(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Transaction_paymentMethod(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOPaymentMethod2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPaymentMethod(ctx, field.Selections, obj.PaymentMethod)
+	}
+	return ec._Transaction_paymentMethodSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Transaction_paymentMethodSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27386,6 +34569,31 @@ func (ec *executionContext) fieldContext_Transaction_paymentMethod(_ context.Con
 }
 
 func (ec *executionContext) _Transaction_booking(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Transaction_booking(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*restclient.TransactionBooking, error) {
+			return ec.Resolvers.Transaction().Booking(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOTransactionBooking2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionBooking(ctx, field.Selections, res)
+	}
+	return ec._Transaction_bookingSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Transaction_bookingSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27418,6 +34626,24 @@ func (ec *executionContext) fieldContext_Transaction_booking(_ context.Context, 
 }
 
 func (ec *executionContext) _Transaction_company(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Transaction_company(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOCompany2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCompany(ctx, field.Selections, obj.Company)
+	}
+	return ec._Transaction_companySlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Transaction_companySlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27450,6 +34676,24 @@ func (ec *executionContext) fieldContext_Transaction_company(_ context.Context, 
 }
 
 func (ec *executionContext) _Transaction_creditPackage(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Transaction_creditPackage(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOTransactionCreditPackage2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionCreditPackage(ctx, field.Selections, obj.CreditPackage)
+	}
+	return ec._Transaction_creditPackageSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Transaction_creditPackageSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27482,6 +34726,31 @@ func (ec *executionContext) fieldContext_Transaction_creditPackage(_ context.Con
 }
 
 func (ec *executionContext) _Transaction_invoice(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Transaction_invoice(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*restclient.Invoice, error) {
+			return ec.Resolvers.Transaction().Invoice(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOInvoice2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoice(ctx, field.Selections, res)
+	}
+	return ec._Transaction_invoiceSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Transaction_invoiceSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27514,6 +34783,31 @@ func (ec *executionContext) fieldContext_Transaction_invoice(_ context.Context, 
 }
 
 func (ec *executionContext) _Transaction_order(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Transaction_order(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*model.TransactionOrder, error) {
+			return ec.Resolvers.Transaction().Order(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOTransactionOrder2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐTransactionOrder(ctx, field.Selections, res)
+	}
+	return ec._Transaction_orderSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Transaction_orderSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27546,6 +34840,24 @@ func (ec *executionContext) fieldContext_Transaction_order(_ context.Context, fi
 }
 
 func (ec *executionContext) _Transaction_plan(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Transaction_plan(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOPlan2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPlan(ctx, field.Selections, obj.Plan)
+	}
+	return ec._Transaction_planSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Transaction_planSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27578,6 +34890,24 @@ func (ec *executionContext) fieldContext_Transaction_plan(_ context.Context, fie
 }
 
 func (ec *executionContext) _Transaction_refund(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Transaction_refund(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalORefund2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐRefund(ctx, field.Selections, obj.Refund)
+	}
+	return ec._Transaction_refundSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Transaction_refundSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27610,6 +34940,31 @@ func (ec *executionContext) fieldContext_Transaction_refund(_ context.Context, f
 }
 
 func (ec *executionContext) _Transaction_ticket(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Transaction_ticket(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*restclient.TransactionTicket, error) {
+			return ec.Resolvers.Transaction().Ticket(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOTransactionTicket2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionTicket(ctx, field.Selections, res)
+	}
+	return ec._Transaction_ticketSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Transaction_ticketSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27642,6 +34997,24 @@ func (ec *executionContext) fieldContext_Transaction_ticket(_ context.Context, f
 }
 
 func (ec *executionContext) _Transaction_user(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Transaction_user(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOUser2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐUser(ctx, field.Selections, obj.User)
+	}
+	return ec._Transaction_userSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Transaction_userSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27674,6 +35047,15 @@ func (ec *executionContext) fieldContext_Transaction_user(_ context.Context, fie
 }
 
 func (ec *executionContext) _TransactionBooking_id(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionBooking) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._TransactionBooking_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionBooking_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionBooking) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27697,6 +35079,31 @@ func (ec *executionContext) fieldContext_TransactionBooking_id(_ context.Context
 }
 
 func (ec *executionContext) _TransactionBooking_resource(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionBooking) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_TransactionBooking_resource(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*restclient.Resource, error) {
+			return ec.Resolvers.TransactionBooking().Resource(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOResource2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResource(ctx, field.Selections, res)
+	}
+	return ec._TransactionBooking_resourceSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionBooking_resourceSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionBooking) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27729,6 +35136,24 @@ func (ec *executionContext) fieldContext_TransactionBooking_resource(_ context.C
 }
 
 func (ec *executionContext) _TransactionBooking_price(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionBooking) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_TransactionBooking_price(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOPriceSplit2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPriceSplit(ctx, field.Selections, obj.Price)
+	}
+	return ec._TransactionBooking_priceSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionBooking_priceSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionBooking) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27761,6 +35186,24 @@ func (ec *executionContext) fieldContext_TransactionBooking_price(_ context.Cont
 }
 
 func (ec *executionContext) _TransactionConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.TransactionConnection) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_TransactionConnection_edges(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalNTransactionEdge2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐTransactionEdgeᚄ(ctx, field.Selections, obj.Edges)
+	}
+	return ec._TransactionConnection_edgesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionConnection_edgesSlow(ctx context.Context, field graphql.CollectedField, obj *model.TransactionConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27793,6 +35236,24 @@ func (ec *executionContext) fieldContext_TransactionConnection_edges(_ context.C
 }
 
 func (ec *executionContext) _TransactionConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.TransactionConnection) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_TransactionConnection_nodes(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalNTransaction2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionᚄ(ctx, field.Selections, obj.Nodes)
+	}
+	return ec._TransactionConnection_nodesSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionConnection_nodesSlow(ctx context.Context, field graphql.CollectedField, obj *model.TransactionConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27825,6 +35286,24 @@ func (ec *executionContext) fieldContext_TransactionConnection_nodes(_ context.C
 }
 
 func (ec *executionContext) _TransactionConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.TransactionConnection) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_TransactionConnection_pageInfo(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalNPageInfo2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐPageInfo(ctx, field.Selections, obj.PageInfo)
+	}
+	return ec._TransactionConnection_pageInfoSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionConnection_pageInfoSlow(ctx context.Context, field graphql.CollectedField, obj *model.TransactionConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27857,6 +35336,15 @@ func (ec *executionContext) fieldContext_TransactionConnection_pageInfo(_ contex
 }
 
 func (ec *executionContext) _TransactionCreditPackage_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionCreditPackage) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Amount); m != nil {
+			return m
+		}
+	}
+	return ec._TransactionCreditPackage_amountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionCreditPackage_amountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionCreditPackage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27880,6 +35368,24 @@ func (ec *executionContext) fieldContext_TransactionCreditPackage_amount(_ conte
 }
 
 func (ec *executionContext) _TransactionCreditPackage_price(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionCreditPackage) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_TransactionCreditPackage_price(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOPriceSplit2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPriceSplit(ctx, field.Selections, obj.Price)
+	}
+	return ec._TransactionCreditPackage_priceSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionCreditPackage_priceSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionCreditPackage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27912,6 +35418,15 @@ func (ec *executionContext) fieldContext_TransactionCreditPackage_price(_ contex
 }
 
 func (ec *executionContext) _TransactionEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.TransactionEdge) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.Cursor); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._TransactionEdge_cursorSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionEdge_cursorSlow(ctx context.Context, field graphql.CollectedField, obj *model.TransactionEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27935,6 +35450,24 @@ func (ec *executionContext) fieldContext_TransactionEdge_cursor(_ context.Contex
 }
 
 func (ec *executionContext) _TransactionEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.TransactionEdge) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_TransactionEdge_node(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalNTransaction2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransaction(ctx, field.Selections, obj.Node)
+	}
+	return ec._TransactionEdge_nodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionEdge_nodeSlow(ctx context.Context, field graphql.CollectedField, obj *model.TransactionEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27967,6 +35500,15 @@ func (ec *executionContext) fieldContext_TransactionEdge_node(_ context.Context,
 }
 
 func (ec *executionContext) _TransactionOrder_id(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrder) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._TransactionOrder_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionOrder_idSlow(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrder) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27990,6 +35532,31 @@ func (ec *executionContext) fieldContext_TransactionOrder_id(_ context.Context, 
 }
 
 func (ec *executionContext) _TransactionOrder_option(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrder) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_TransactionOrder_option(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*model.TransactionOrderOption, error) {
+			return ec.Resolvers.TransactionOrder().Option(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOTransactionOrderOption2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐTransactionOrderOption(ctx, field.Selections, res)
+	}
+	return ec._TransactionOrder_optionSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionOrder_optionSlow(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrder) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28022,6 +35589,24 @@ func (ec *executionContext) fieldContext_TransactionOrder_option(_ context.Conte
 }
 
 func (ec *executionContext) _TransactionOrder_price(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrder) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_TransactionOrder_price(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOPriceSplit2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPriceSplit(ctx, field.Selections, obj.Price)
+	}
+	return ec._TransactionOrder_priceSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionOrder_priceSlow(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrder) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28054,6 +35639,31 @@ func (ec *executionContext) fieldContext_TransactionOrder_price(_ context.Contex
 }
 
 func (ec *executionContext) _TransactionOrder_product(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrder) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_TransactionOrder_product(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*restclient.Product, error) {
+			return ec.Resolvers.TransactionOrder().Product(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOProduct2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐProduct(ctx, field.Selections, res)
+	}
+	return ec._TransactionOrder_productSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionOrder_productSlow(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrder) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28086,6 +35696,15 @@ func (ec *executionContext) fieldContext_TransactionOrder_product(_ context.Cont
 }
 
 func (ec *executionContext) _TransactionOrderOption_id(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._TransactionOrderOption_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionOrderOption_idSlow(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28109,6 +35728,15 @@ func (ec *executionContext) fieldContext_TransactionOrderOption_id(_ context.Con
 }
 
 func (ec *executionContext) _TransactionOrderOption_name(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Name); m != nil {
+			return m
+		}
+	}
+	return ec._TransactionOrderOption_nameSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionOrderOption_nameSlow(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28155,6 +35783,15 @@ func (ec *executionContext) fieldContext_TransactionOrderOption_title(_ context.
 }
 
 func (ec *executionContext) _TransactionOrderOption_available(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Boolean(obj.Available); m != nil {
+			return m
+		}
+	}
+	return ec._TransactionOrderOption_availableSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionOrderOption_availableSlow(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28178,6 +35815,15 @@ func (ec *executionContext) fieldContext_TransactionOrderOption_available(_ cont
 }
 
 func (ec *executionContext) _TransactionOrderOption_createDate(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
+	return ec._TransactionOrderOption_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionOrderOption_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28201,6 +35847,24 @@ func (ec *executionContext) fieldContext_TransactionOrderOption_createDate(_ con
 }
 
 func (ec *executionContext) _TransactionOrderOption_customTax(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_TransactionOrderOption_customTax(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOCustomTax2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCustomTax(ctx, field.Selections, obj.CustomTax)
+	}
+	return ec._TransactionOrderOption_customTaxSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionOrderOption_customTaxSlow(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28233,6 +35897,15 @@ func (ec *executionContext) fieldContext_TransactionOrderOption_customTax(_ cont
 }
 
 func (ec *executionContext) _TransactionOrderOption_description(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Description); m != nil {
+			return m
+		}
+	}
+	return ec._TransactionOrderOption_descriptionSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionOrderOption_descriptionSlow(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28256,6 +35929,24 @@ func (ec *executionContext) fieldContext_TransactionOrderOption_description(_ co
 }
 
 func (ec *executionContext) _TransactionOrderOption_price(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_TransactionOrderOption_price(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOProductOptionPrice2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐProductOptionPrice(ctx, field.Selections, obj.Price)
+	}
+	return ec._TransactionOrderOption_priceSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionOrderOption_priceSlow(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28288,6 +35979,24 @@ func (ec *executionContext) fieldContext_TransactionOrderOption_price(_ context.
 }
 
 func (ec *executionContext) _TransactionOrderOption_stock(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_TransactionOrderOption_stock(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOStock2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐStock(ctx, field.Selections, obj.Stock)
+	}
+	return ec._TransactionOrderOption_stockSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionOrderOption_stockSlow(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28320,6 +36029,15 @@ func (ec *executionContext) fieldContext_TransactionOrderOption_stock(_ context.
 }
 
 func (ec *executionContext) _TransactionRefund_id(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionRefund) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._TransactionRefund_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionRefund_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionRefund) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28343,6 +36061,15 @@ func (ec *executionContext) fieldContext_TransactionRefund_id(_ context.Context,
 }
 
 func (ec *executionContext) _TransactionRefund_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionRefund) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.Float(obj.Amount); m != nil {
+			return m
+		}
+	}
+	return ec._TransactionRefund_amountSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionRefund_amountSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionRefund) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28366,6 +36093,15 @@ func (ec *executionContext) fieldContext_TransactionRefund_amount(_ context.Cont
 }
 
 func (ec *executionContext) _TransactionRefund_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionRefund) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
+	return ec._TransactionRefund_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionRefund_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionRefund) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28389,6 +36125,15 @@ func (ec *executionContext) fieldContext_TransactionRefund_createDate(_ context.
 }
 
 func (ec *executionContext) _TransactionRefund_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionRefund) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.CurrencyCode); m != nil {
+			return m
+		}
+	}
+	return ec._TransactionRefund_currencyCodeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionRefund_currencyCodeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionRefund) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28412,6 +36157,15 @@ func (ec *executionContext) fieldContext_TransactionRefund_currencyCode(_ contex
 }
 
 func (ec *executionContext) _TransactionTicket_id(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionTicket) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._TransactionTicket_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionTicket_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionTicket) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28435,6 +36189,15 @@ func (ec *executionContext) fieldContext_TransactionTicket_id(_ context.Context,
 }
 
 func (ec *executionContext) _TransactionTicket_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionTicket) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
+	return ec._TransactionTicket_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionTicket_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionTicket) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28458,6 +36221,31 @@ func (ec *executionContext) fieldContext_TransactionTicket_createDate(_ context.
 }
 
 func (ec *executionContext) _TransactionTicket_event(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionTicket) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_TransactionTicket_event(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*restclient.Event, error) {
+			return ec.Resolvers.TransactionTicket().Event(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOEvent2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐEvent(ctx, field.Selections, res)
+	}
+	return ec._TransactionTicket_eventSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionTicket_eventSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionTicket) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28490,6 +36278,24 @@ func (ec *executionContext) fieldContext_TransactionTicket_event(_ context.Conte
 }
 
 func (ec *executionContext) _TransactionTicket_price(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionTicket) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_TransactionTicket_price(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOPriceSplit2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPriceSplit(ctx, field.Selections, obj.Price)
+	}
+	return ec._TransactionTicket_priceSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionTicket_priceSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionTicket) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28522,6 +36328,24 @@ func (ec *executionContext) fieldContext_TransactionTicket_price(_ context.Conte
 }
 
 func (ec *executionContext) _UpdatePostPayload_post(ctx context.Context, field graphql.CollectedField, obj *model.UpdatePostPayload) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_UpdatePostPayload_post(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOPost2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPost(ctx, field.Selections, obj.Post)
+	}
+	return ec._UpdatePostPayload_postSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _UpdatePostPayload_postSlow(ctx context.Context, field graphql.CollectedField, obj *model.UpdatePostPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28554,6 +36378,24 @@ func (ec *executionContext) fieldContext_UpdatePostPayload_post(_ context.Contex
 }
 
 func (ec *executionContext) _UpdateVisitPayload_visit(ctx context.Context, field graphql.CollectedField, obj *model.UpdateVisitPayload) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_UpdateVisitPayload_visit(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOVisit2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐVisit(ctx, field.Selections, obj.Visit)
+	}
+	return ec._UpdateVisitPayload_visitSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _UpdateVisitPayload_visitSlow(ctx context.Context, field graphql.CollectedField, obj *model.UpdateVisitPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28586,6 +36428,15 @@ func (ec *executionContext) fieldContext_UpdateVisitPayload_visit(_ context.Cont
 }
 
 func (ec *executionContext) _User_id(ctx context.Context, field graphql.CollectedField, obj *restclient.User) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._User_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _User_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28609,6 +36460,15 @@ func (ec *executionContext) fieldContext_User_id(_ context.Context, field graphq
 }
 
 func (ec *executionContext) _User_about(ctx context.Context, field graphql.CollectedField, obj *restclient.User) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.About); m != nil {
+			return m
+		}
+	}
+	return ec._User_aboutSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _User_aboutSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28632,6 +36492,15 @@ func (ec *executionContext) fieldContext_User_about(_ context.Context, field gra
 }
 
 func (ec *executionContext) _User_email(ctx context.Context, field graphql.CollectedField, obj *restclient.User) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Email); m != nil {
+			return m
+		}
+	}
+	return ec._User_emailSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _User_emailSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28655,6 +36524,15 @@ func (ec *executionContext) fieldContext_User_email(_ context.Context, field gra
 }
 
 func (ec *executionContext) _User_name(ctx context.Context, field graphql.CollectedField, obj *restclient.User) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Name); m != nil {
+			return m
+		}
+	}
+	return ec._User_nameSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _User_nameSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28678,6 +36556,15 @@ func (ec *executionContext) fieldContext_User_name(_ context.Context, field grap
 }
 
 func (ec *executionContext) _User_phoneNumber(ctx context.Context, field graphql.CollectedField, obj *restclient.User) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.PhoneNumber); m != nil {
+			return m
+		}
+	}
+	return ec._User_phoneNumberSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _User_phoneNumberSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28701,6 +36588,15 @@ func (ec *executionContext) fieldContext_User_phoneNumber(_ context.Context, fie
 }
 
 func (ec *executionContext) _User_photoUrl(ctx context.Context, field graphql.CollectedField, obj *restclient.User) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.PhotoURL); m != nil {
+			return m
+		}
+	}
+	return ec._User_photoUrlSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _User_photoUrlSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28724,6 +36620,15 @@ func (ec *executionContext) fieldContext_User_photoUrl(_ context.Context, field 
 }
 
 func (ec *executionContext) _User_surname(ctx context.Context, field graphql.CollectedField, obj *restclient.User) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Surname); m != nil {
+			return m
+		}
+	}
+	return ec._User_surnameSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _User_surnameSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28747,6 +36652,15 @@ func (ec *executionContext) fieldContext_User_surname(_ context.Context, field g
 }
 
 func (ec *executionContext) _Visit_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._Visit_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Visit_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28770,6 +36684,15 @@ func (ec *executionContext) fieldContext_Visit_id(_ context.Context, field graph
 }
 
 func (ec *executionContext) _Visit_code(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Code); m != nil {
+			return m
+		}
+	}
+	return ec._Visit_codeSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Visit_codeSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28793,6 +36716,15 @@ func (ec *executionContext) fieldContext_Visit_code(_ context.Context, field gra
 }
 
 func (ec *executionContext) _Visit_comment(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Comment); m != nil {
+			return m
+		}
+	}
+	return ec._Visit_commentSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Visit_commentSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28816,6 +36748,15 @@ func (ec *executionContext) fieldContext_Visit_comment(_ context.Context, field 
 }
 
 func (ec *executionContext) _Visit_checkInDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CheckInDate); m != nil {
+			return m
+		}
+	}
+	return ec._Visit_checkInDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Visit_checkInDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28839,6 +36780,15 @@ func (ec *executionContext) fieldContext_Visit_checkInDate(_ context.Context, fi
 }
 
 func (ec *executionContext) _Visit_checkOutDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CheckOutDate); m != nil {
+			return m
+		}
+	}
+	return ec._Visit_checkOutDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Visit_checkOutDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28862,6 +36812,15 @@ func (ec *executionContext) fieldContext_Visit_checkOutDate(_ context.Context, f
 }
 
 func (ec *executionContext) _Visit_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
+	return ec._Visit_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Visit_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28885,6 +36844,15 @@ func (ec *executionContext) fieldContext_Visit_createDate(_ context.Context, fie
 }
 
 func (ec *executionContext) _Visit_date(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.Date); m != nil {
+			return m
+		}
+	}
+	return ec._Visit_dateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Visit_dateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28908,6 +36876,31 @@ func (ec *executionContext) fieldContext_Visit_date(_ context.Context, field gra
 }
 
 func (ec *executionContext) _Visit_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_Visit_location(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*model.Location, error) {
+			return ec.Resolvers.Visit().Location(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOLocation2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx, field.Selections, res)
+	}
+	return ec._Visit_locationSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Visit_locationSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28940,6 +36933,15 @@ func (ec *executionContext) fieldContext_Visit_location(_ context.Context, field
 }
 
 func (ec *executionContext) _Visit_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.LocationRef); m != nil {
+			return m
+		}
+	}
+	return ec._Visit_locationRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Visit_locationRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28963,6 +36965,15 @@ func (ec *executionContext) fieldContext_Visit_locationRef(_ context.Context, fi
 }
 
 func (ec *executionContext) _Visit_membershipRefHost(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.MembershipRefHost); m != nil {
+			return m
+		}
+	}
+	return ec._Visit_membershipRefHostSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Visit_membershipRefHostSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28986,6 +36997,24 @@ func (ec *executionContext) fieldContext_Visit_membershipRefHost(_ context.Conte
 }
 
 func (ec *executionContext) _Visit_userHost(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Visit_userHost(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOUser2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐUser(ctx, field.Selections, obj.UserHost)
+	}
+	return ec._Visit_userHostSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Visit_userHostSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29018,6 +37047,15 @@ func (ec *executionContext) fieldContext_Visit_userHost(_ context.Context, field
 }
 
 func (ec *executionContext) _Visit_userRefHost(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.UserRefHost); m != nil {
+			return m
+		}
+	}
+	return ec._Visit_userRefHostSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Visit_userRefHostSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29041,6 +37079,15 @@ func (ec *executionContext) fieldContext_Visit_userRefHost(_ context.Context, fi
 }
 
 func (ec *executionContext) _Visit_userRefVisitor(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.UserRefVisitor); m != nil {
+			return m
+		}
+	}
+	return ec._Visit_userRefVisitorSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Visit_userRefVisitorSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29064,6 +37111,24 @@ func (ec *executionContext) fieldContext_Visit_userRefVisitor(_ context.Context,
 }
 
 func (ec *executionContext) _Visit_visitor(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_Visit_visitor(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOVisitor2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐVisitor(ctx, field.Selections, obj.Visitor)
+	}
+	return ec._Visit_visitorSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Visit_visitorSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29096,6 +37161,15 @@ func (ec *executionContext) fieldContext_Visit_visitor(_ context.Context, field 
 }
 
 func (ec *executionContext) _VisitRequest_id(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(&obj.ID); m != nil && m != graphql.Null {
+			return m
+		}
+	}
+	return ec._VisitRequest_idSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _VisitRequest_idSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29119,6 +37193,15 @@ func (ec *executionContext) fieldContext_VisitRequest_id(_ context.Context, fiel
 }
 
 func (ec *executionContext) _VisitRequest_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.DateTime(obj.CreateDate); m != nil {
+			return m
+		}
+	}
+	return ec._VisitRequest_createDateSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _VisitRequest_createDateSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29142,6 +37225,15 @@ func (ec *executionContext) fieldContext_VisitRequest_createDate(_ context.Conte
 }
 
 func (ec *executionContext) _VisitRequest_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.LocationRef); m != nil {
+			return m
+		}
+	}
+	return ec._VisitRequest_locationRefSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _VisitRequest_locationRefSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29165,6 +37257,31 @@ func (ec *executionContext) fieldContext_VisitRequest_locationRef(_ context.Cont
 }
 
 func (ec *executionContext) _VisitRequest_location(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
+	if ec.plainFields {
+		fc, err := ec.fieldContext_VisitRequest_location(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		res, err := func(ctx context.Context) (*model.Location, error) {
+			return ec.Resolvers.VisitRequest().Location(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOLocation2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx, field.Selections, res)
+	}
+	return ec._VisitRequest_locationSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _VisitRequest_locationSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29197,6 +37314,15 @@ func (ec *executionContext) fieldContext_VisitRequest_location(_ context.Context
 }
 
 func (ec *executionContext) _VisitRequest_membershipRefHost(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.MembershipRefHost); m != nil {
+			return m
+		}
+	}
+	return ec._VisitRequest_membershipRefHostSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _VisitRequest_membershipRefHostSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29220,6 +37346,24 @@ func (ec *executionContext) fieldContext_VisitRequest_membershipRefHost(_ contex
 }
 
 func (ec *executionContext) _VisitRequest_userHost(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_VisitRequest_userHost(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOUser2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐUser(ctx, field.Selections, obj.UserHost)
+	}
+	return ec._VisitRequest_userHostSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _VisitRequest_userHostSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29252,6 +37396,15 @@ func (ec *executionContext) fieldContext_VisitRequest_userHost(_ context.Context
 }
 
 func (ec *executionContext) _VisitRequest_userRefHost(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.UserRefHost); m != nil {
+			return m
+		}
+	}
+	return ec._VisitRequest_userRefHostSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _VisitRequest_userRefHostSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29275,6 +37428,15 @@ func (ec *executionContext) fieldContext_VisitRequest_userRefHost(_ context.Cont
 }
 
 func (ec *executionContext) _VisitRequest_userRefVisitor(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.UserRefVisitor); m != nil {
+			return m
+		}
+	}
+	return ec._VisitRequest_userRefVisitorSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _VisitRequest_userRefVisitorSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29298,6 +37460,24 @@ func (ec *executionContext) fieldContext_VisitRequest_userRefVisitor(_ context.C
 }
 
 func (ec *executionContext) _VisitRequest_visitor(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		fc, err := ec.fieldContext_VisitRequest_visitor(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		return ec.marshalOVisitor2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐVisitor(ctx, field.Selections, obj.Visitor)
+	}
+	return ec._VisitRequest_visitorSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _VisitRequest_visitorSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29330,6 +37510,15 @@ func (ec *executionContext) fieldContext_VisitRequest_visitor(_ context.Context,
 }
 
 func (ec *executionContext) _Visitor_email(ctx context.Context, field graphql.CollectedField, obj *restclient.Visitor) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Email); m != nil {
+			return m
+		}
+	}
+	return ec._Visitor_emailSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Visitor_emailSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Visitor) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29353,6 +37542,15 @@ func (ec *executionContext) fieldContext_Visitor_email(_ context.Context, field 
 }
 
 func (ec *executionContext) _Visitor_name(ctx context.Context, field graphql.CollectedField, obj *restclient.Visitor) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Name); m != nil {
+			return m
+		}
+	}
+	return ec._Visitor_nameSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Visitor_nameSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Visitor) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29376,6 +37574,15 @@ func (ec *executionContext) fieldContext_Visitor_name(_ context.Context, field g
 }
 
 func (ec *executionContext) _Visitor_phoneNumber(ctx context.Context, field graphql.CollectedField, obj *restclient.Visitor) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.PhoneNumber); m != nil {
+			return m
+		}
+	}
+	return ec._Visitor_phoneNumberSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Visitor_phoneNumberSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Visitor) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29399,6 +37606,15 @@ func (ec *executionContext) fieldContext_Visitor_phoneNumber(_ context.Context, 
 }
 
 func (ec *executionContext) _Visitor_surname(ctx context.Context, field graphql.CollectedField, obj *restclient.Visitor) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Surname); m != nil {
+			return m
+		}
+	}
+	return ec._Visitor_surnameSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _Visitor_surnameSlow(ctx context.Context, field graphql.CollectedField, obj *restclient.Visitor) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31140,15 +39356,14 @@ func (ec *executionContext) unmarshalInputVisitorInput(ctx context.Context, obj 
 var addressImplementors = []string{"Address"}
 
 func (ec *executionContext) _Address(ctx context.Context, sel ast.SelectionSet, obj *restclient.Address) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, addressImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, addressImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Address")
+			out.Values[i] = typenameAddress
 		case "city":
 			out.Values[i] = ec._Address_city(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -31197,21 +39412,20 @@ func (ec *executionContext) _Address(ctx context.Context, sel ast.SelectionSet, 
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var bookingImplementors = []string{"Booking"}
 
 func (ec *executionContext) _Booking(ctx context.Context, sel ast.SelectionSet, obj *restclient.Booking) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, bookingImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, bookingImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Booking")
+			out.Values[i] = typenameBooking
 		case "id":
 			out.Values[i] = ec._Booking_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -31258,6 +39472,10 @@ func (ec *executionContext) _Booking(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "resource":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Booking_resource, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -31338,21 +39556,20 @@ func (ec *executionContext) _Booking(ctx context.Context, sel ast.SelectionSet, 
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var bookingAttendeeImplementors = []string{"BookingAttendee"}
 
 func (ec *executionContext) _BookingAttendee(ctx context.Context, sel ast.SelectionSet, obj *restclient.BookingAttendee) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, bookingAttendeeImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, bookingAttendeeImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("BookingAttendee")
+			out.Values[i] = typenameBookingAttendee
 		case "membershipRef":
 			out.Values[i] = ec._BookingAttendee_membershipRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -31381,21 +39598,20 @@ func (ec *executionContext) _BookingAttendee(ctx context.Context, sel ast.Select
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var commentImplementors = []string{"Comment"}
 
 func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, obj *restclient.Comment) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, commentImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, commentImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Comment")
+			out.Values[i] = typenameComment
 		case "id":
 			out.Values[i] = ec._Comment_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -31432,6 +39648,10 @@ func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "parentComment":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Comment_parentComment, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -31480,6 +39700,10 @@ func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "replies":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Comment_replies, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -31535,21 +39759,20 @@ func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, 
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var commentMembershipImplementors = []string{"CommentMembership"}
 
 func (ec *executionContext) _CommentMembership(ctx context.Context, sel ast.SelectionSet, obj *restclient.CommentMembership) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, commentMembershipImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, commentMembershipImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("CommentMembership")
+			out.Values[i] = typenameCommentMembership
 		case "id":
 			out.Values[i] = ec._CommentMembership_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -31578,21 +39801,20 @@ func (ec *executionContext) _CommentMembership(ctx context.Context, sel ast.Sele
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var commentMentionImplementors = []string{"CommentMention"}
 
 func (ec *executionContext) _CommentMention(ctx context.Context, sel ast.SelectionSet, obj *restclient.CommentMention) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, commentMentionImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, commentMentionImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("CommentMention")
+			out.Values[i] = typenameCommentMention
 		case "id":
 			out.Values[i] = ec._CommentMention_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -31621,21 +39843,20 @@ func (ec *executionContext) _CommentMention(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var commentUserImplementors = []string{"CommentUser"}
 
 func (ec *executionContext) _CommentUser(ctx context.Context, sel ast.SelectionSet, obj *restclient.CommentUser) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, commentUserImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, commentUserImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("CommentUser")
+			out.Values[i] = typenameCommentUser
 		case "id":
 			out.Values[i] = ec._CommentUser_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -31684,21 +39905,20 @@ func (ec *executionContext) _CommentUser(ctx context.Context, sel ast.SelectionS
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var companyImplementors = []string{"Company"}
 
 func (ec *executionContext) _Company(ctx context.Context, sel ast.SelectionSet, obj *restclient.Company) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, companyImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, companyImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Company")
+			out.Values[i] = typenameCompany
 		case "id":
 			out.Values[i] = ec._Company_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -31745,6 +39965,10 @@ func (ec *executionContext) _Company(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "location":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Company_location, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -31825,21 +40049,20 @@ func (ec *executionContext) _Company(ctx context.Context, sel ast.SelectionSet, 
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var companyCreditsImplementors = []string{"CompanyCredits"}
 
 func (ec *executionContext) _CompanyCredits(ctx context.Context, sel ast.SelectionSet, obj *restclient.CompanyCredits) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, companyCreditsImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, companyCreditsImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("CompanyCredits")
+			out.Values[i] = typenameCompanyCredits
 		case "expiring":
 			out.Values[i] = ec._CompanyCredits_expiring(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -31868,21 +40091,20 @@ func (ec *executionContext) _CompanyCredits(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var companyDayPassImplementors = []string{"CompanyDayPass"}
 
 func (ec *executionContext) _CompanyDayPass(ctx context.Context, sel ast.SelectionSet, obj *restclient.CompanyDayPass) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, companyDayPassImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, companyDayPassImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("CompanyDayPass")
+			out.Values[i] = typenameCompanyDayPass
 		case "expiring":
 			out.Values[i] = ec._CompanyDayPass_expiring(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -31906,21 +40128,20 @@ func (ec *executionContext) _CompanyDayPass(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var createBookingPayloadImplementors = []string{"CreateBookingPayload"}
 
 func (ec *executionContext) _CreateBookingPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateBookingPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, createBookingPayloadImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, createBookingPayloadImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("CreateBookingPayload")
+			out.Values[i] = typenameCreateBookingPayload
 		case "booking":
 			out.Values[i] = ec._CreateBookingPayload_booking(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -31944,21 +40165,20 @@ func (ec *executionContext) _CreateBookingPayload(ctx context.Context, sel ast.S
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var createCreditNotePayloadImplementors = []string{"CreateCreditNotePayload"}
 
 func (ec *executionContext) _CreateCreditNotePayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateCreditNotePayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, createCreditNotePayloadImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, createCreditNotePayloadImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("CreateCreditNotePayload")
+			out.Values[i] = typenameCreateCreditNotePayload
 		case "creditNote":
 			out.Values[i] = ec._CreateCreditNotePayload_creditNote(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -31982,21 +40202,20 @@ func (ec *executionContext) _CreateCreditNotePayload(ctx context.Context, sel as
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var createPostPayloadImplementors = []string{"CreatePostPayload"}
 
 func (ec *executionContext) _CreatePostPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreatePostPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, createPostPayloadImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, createPostPayloadImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("CreatePostPayload")
+			out.Values[i] = typenameCreatePostPayload
 		case "post":
 			out.Values[i] = ec._CreatePostPayload_post(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -32020,21 +40239,20 @@ func (ec *executionContext) _CreatePostPayload(ctx context.Context, sel ast.Sele
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var createVisitPayloadImplementors = []string{"CreateVisitPayload"}
 
 func (ec *executionContext) _CreateVisitPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateVisitPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, createVisitPayloadImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, createVisitPayloadImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("CreateVisitPayload")
+			out.Values[i] = typenameCreateVisitPayload
 		case "visit":
 			out.Values[i] = ec._CreateVisitPayload_visit(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -32058,21 +40276,20 @@ func (ec *executionContext) _CreateVisitPayload(ctx context.Context, sel ast.Sel
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var createVisitRequestPayloadImplementors = []string{"CreateVisitRequestPayload"}
 
 func (ec *executionContext) _CreateVisitRequestPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateVisitRequestPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, createVisitRequestPayloadImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, createVisitRequestPayloadImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("CreateVisitRequestPayload")
+			out.Values[i] = typenameCreateVisitRequestPayload
 		case "visitRequest":
 			out.Values[i] = ec._CreateVisitRequestPayload_visitRequest(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -32096,21 +40313,20 @@ func (ec *executionContext) _CreateVisitRequestPayload(ctx context.Context, sel 
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var creditNoteImplementors = []string{"CreditNote"}
 
 func (ec *executionContext) _CreditNote(ctx context.Context, sel ast.SelectionSet, obj *restclient.CreditNote) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, creditNoteImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, creditNoteImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("CreditNote")
+			out.Values[i] = typenameCreditNote
 		case "id":
 			out.Values[i] = ec._CreditNote_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -32147,6 +40363,10 @@ func (ec *executionContext) _CreditNote(ctx context.Context, sel ast.SelectionSe
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "invoice":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._CreditNote_invoice, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -32190,6 +40410,10 @@ func (ec *executionContext) _CreditNote(ctx context.Context, sel ast.SelectionSe
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "lines":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._CreditNote_lines, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -32233,6 +40457,10 @@ func (ec *executionContext) _CreditNote(ctx context.Context, sel ast.SelectionSe
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "location":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._CreditNote_location, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -32383,21 +40611,20 @@ func (ec *executionContext) _CreditNote(ctx context.Context, sel ast.SelectionSe
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var creditNoteBaseAmountsImplementors = []string{"CreditNoteBaseAmounts"}
 
 func (ec *executionContext) _CreditNoteBaseAmounts(ctx context.Context, sel ast.SelectionSet, obj *restclient.CreditNoteBaseAmounts) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, creditNoteBaseAmountsImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, creditNoteBaseAmountsImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("CreditNoteBaseAmounts")
+			out.Values[i] = typenameCreditNoteBaseAmounts
 		case "currencyCode":
 			out.Values[i] = ec._CreditNoteBaseAmounts_currencyCode(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -32456,21 +40683,20 @@ func (ec *executionContext) _CreditNoteBaseAmounts(ctx context.Context, sel ast.
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var creditNoteConnectionImplementors = []string{"CreditNoteConnection"}
 
 func (ec *executionContext) _CreditNoteConnection(ctx context.Context, sel ast.SelectionSet, obj *model.CreditNoteConnection) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, creditNoteConnectionImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, creditNoteConnectionImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("CreditNoteConnection")
+			out.Values[i] = typenameCreditNoteConnection
 		case "edges":
 			out.Values[i] = ec._CreditNoteConnection_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -32504,21 +40730,20 @@ func (ec *executionContext) _CreditNoteConnection(ctx context.Context, sel ast.S
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var creditNoteEdgeImplementors = []string{"CreditNoteEdge"}
 
 func (ec *executionContext) _CreditNoteEdge(ctx context.Context, sel ast.SelectionSet, obj *model.CreditNoteEdge) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, creditNoteEdgeImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, creditNoteEdgeImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("CreditNoteEdge")
+			out.Values[i] = typenameCreditNoteEdge
 		case "cursor":
 			out.Values[i] = ec._CreditNoteEdge_cursor(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -32547,21 +40772,20 @@ func (ec *executionContext) _CreditNoteEdge(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var creditNoteLineImplementors = []string{"CreditNoteLine"}
 
 func (ec *executionContext) _CreditNoteLine(ctx context.Context, sel ast.SelectionSet, obj *restclient.CreditNoteLine) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, creditNoteLineImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, creditNoteLineImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("CreditNoteLine")
+			out.Values[i] = typenameCreditNoteLine
 		case "id":
 			out.Values[i] = ec._CreditNoteLine_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -32598,6 +40822,10 @@ func (ec *executionContext) _CreditNoteLine(ctx context.Context, sel ast.Selecti
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "invoiceItem":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._CreditNoteLine_invoiceItem, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -32641,6 +40869,10 @@ func (ec *executionContext) _CreditNoteLine(ctx context.Context, sel ast.Selecti
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "invoice":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._CreditNoteLine_invoice, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -32684,6 +40916,10 @@ func (ec *executionContext) _CreditNoteLine(ctx context.Context, sel ast.Selecti
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "location":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._CreditNoteLine_location, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -32784,21 +41020,20 @@ func (ec *executionContext) _CreditNoteLine(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var creditNoteRefundImplementors = []string{"CreditNoteRefund"}
 
 func (ec *executionContext) _CreditNoteRefund(ctx context.Context, sel ast.SelectionSet, obj *restclient.CreditNoteRefund) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, creditNoteRefundImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, creditNoteRefundImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("CreditNoteRefund")
+			out.Values[i] = typenameCreditNoteRefund
 		case "id":
 			out.Values[i] = ec._CreditNoteRefund_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -32842,21 +41077,20 @@ func (ec *executionContext) _CreditNoteRefund(ctx context.Context, sel ast.Selec
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var creditNoteRefundMethodImplementors = []string{"CreditNoteRefundMethod"}
 
 func (ec *executionContext) _CreditNoteRefundMethod(ctx context.Context, sel ast.SelectionSet, obj *restclient.CreditNoteRefundMethod) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, creditNoteRefundMethodImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, creditNoteRefundMethodImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("CreditNoteRefundMethod")
+			out.Values[i] = typenameCreditNoteRefundMethod
 		case "label":
 			out.Values[i] = ec._CreditNoteRefundMethod_label(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -32885,21 +41119,20 @@ func (ec *executionContext) _CreditNoteRefundMethod(ctx context.Context, sel ast
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var creditPackageAmountImplementors = []string{"CreditPackageAmount"}
 
 func (ec *executionContext) _CreditPackageAmount(ctx context.Context, sel ast.SelectionSet, obj *restclient.CreditPackageAmount) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, creditPackageAmountImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, creditPackageAmountImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("CreditPackageAmount")
+			out.Values[i] = typenameCreditPackageAmount
 		case "amount":
 			out.Values[i] = ec._CreditPackageAmount_amount(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -32923,21 +41156,20 @@ func (ec *executionContext) _CreditPackageAmount(ctx context.Context, sel ast.Se
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var creditsPriceImplementors = []string{"CreditsPrice"}
 
 func (ec *executionContext) _CreditsPrice(ctx context.Context, sel ast.SelectionSet, obj *restclient.CreditsPrice) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, creditsPriceImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, creditsPriceImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("CreditsPrice")
+			out.Values[i] = typenameCreditsPrice
 		case "amount":
 			out.Values[i] = ec._CreditsPrice_amount(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -32966,21 +41198,20 @@ func (ec *executionContext) _CreditsPrice(ctx context.Context, sel ast.Selection
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var customTaxImplementors = []string{"CustomTax"}
 
 func (ec *executionContext) _CustomTax(ctx context.Context, sel ast.SelectionSet, obj *restclient.CustomTax) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, customTaxImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, customTaxImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("CustomTax")
+			out.Values[i] = typenameCustomTax
 		case "enabled":
 			out.Values[i] = ec._CustomTax_enabled(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -33009,21 +41240,20 @@ func (ec *executionContext) _CustomTax(ctx context.Context, sel ast.SelectionSet
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var discountImplementors = []string{"Discount"}
 
 func (ec *executionContext) _Discount(ctx context.Context, sel ast.SelectionSet, obj *restclient.Discount) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, discountImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, discountImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Discount")
+			out.Values[i] = typenameDiscount
 		case "coupon":
 			out.Values[i] = ec._Discount_coupon(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -33057,21 +41287,20 @@ func (ec *executionContext) _Discount(ctx context.Context, sel ast.SelectionSet,
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var discountCouponImplementors = []string{"DiscountCoupon"}
 
 func (ec *executionContext) _DiscountCoupon(ctx context.Context, sel ast.SelectionSet, obj *restclient.DiscountCoupon) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, discountCouponImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, discountCouponImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("DiscountCoupon")
+			out.Values[i] = typenameDiscountCoupon
 		case "id":
 			out.Values[i] = ec._DiscountCoupon_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -33125,21 +41354,20 @@ func (ec *executionContext) _DiscountCoupon(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var discountPromocodeImplementors = []string{"DiscountPromocode"}
 
 func (ec *executionContext) _DiscountPromocode(ctx context.Context, sel ast.SelectionSet, obj *restclient.DiscountPromocode) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, discountPromocodeImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, discountPromocodeImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("DiscountPromocode")
+			out.Values[i] = typenameDiscountPromocode
 		case "id":
 			out.Values[i] = ec._DiscountPromocode_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -33178,21 +41406,20 @@ func (ec *executionContext) _DiscountPromocode(ctx context.Context, sel ast.Sele
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var eventImplementors = []string{"Event"}
 
 func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, obj *restclient.Event) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, eventImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, eventImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Event")
+			out.Values[i] = typenameEvent
 		case "id":
 			out.Values[i] = ec._Event_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -33204,6 +41431,10 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "location":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Event_location, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -33329,21 +41560,20 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var eventMoneyPriceImplementors = []string{"EventMoneyPrice"}
 
 func (ec *executionContext) _EventMoneyPrice(ctx context.Context, sel ast.SelectionSet, obj *restclient.EventMoneyPrice) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, eventMoneyPriceImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, eventMoneyPriceImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("EventMoneyPrice")
+			out.Values[i] = typenameEventMoneyPrice
 		case "amount":
 			out.Values[i] = ec._EventMoneyPrice_amount(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -33372,21 +41602,20 @@ func (ec *executionContext) _EventMoneyPrice(ctx context.Context, sel ast.Select
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var eventPriceImplementors = []string{"EventPrice"}
 
 func (ec *executionContext) _EventPrice(ctx context.Context, sel ast.SelectionSet, obj *restclient.EventPrice) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, eventPriceImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, eventPriceImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("EventPrice")
+			out.Values[i] = typenameEventPrice
 		case "credits":
 			out.Values[i] = ec._EventPrice_credits(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -33415,21 +41644,20 @@ func (ec *executionContext) _EventPrice(ctx context.Context, sel ast.SelectionSe
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var invoiceImplementors = []string{"Invoice"}
 
 func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, obj *restclient.Invoice) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, invoiceImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, invoiceImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Invoice")
+			out.Values[i] = typenameInvoice
 		case "id":
 			out.Values[i] = ec._Invoice_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -33581,6 +41809,10 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "location":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Invoice_location, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -33679,6 +41911,10 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "items":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Invoice_items, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -33732,6 +41968,10 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "creditNotes":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Invoice_creditNotes, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -33787,21 +42027,20 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var invoiceBaseAmountsImplementors = []string{"InvoiceBaseAmounts"}
 
 func (ec *executionContext) _InvoiceBaseAmounts(ctx context.Context, sel ast.SelectionSet, obj *restclient.InvoiceBaseAmounts) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, invoiceBaseAmountsImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, invoiceBaseAmountsImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("InvoiceBaseAmounts")
+			out.Values[i] = typenameInvoiceBaseAmounts
 		case "amountDue":
 			out.Values[i] = ec._InvoiceBaseAmounts_amountDue(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -33870,21 +42109,20 @@ func (ec *executionContext) _InvoiceBaseAmounts(ctx context.Context, sel ast.Sel
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var invoiceCustomerImplementors = []string{"InvoiceCustomer"}
 
 func (ec *executionContext) _InvoiceCustomer(ctx context.Context, sel ast.SelectionSet, obj *restclient.InvoiceCustomer) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, invoiceCustomerImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, invoiceCustomerImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("InvoiceCustomer")
+			out.Values[i] = typenameInvoiceCustomer
 		case "id":
 			out.Values[i] = ec._InvoiceCustomer_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -33923,21 +42161,20 @@ func (ec *executionContext) _InvoiceCustomer(ctx context.Context, sel ast.Select
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var invoiceItemImplementors = []string{"InvoiceItem"}
 
 func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionSet, obj *restclient.InvoiceItem) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, invoiceItemImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, invoiceItemImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("InvoiceItem")
+			out.Values[i] = typenameInvoiceItem
 		case "id":
 			out.Values[i] = ec._InvoiceItem_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -33949,6 +42186,10 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "invoice":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItem_invoice, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -33997,6 +42238,10 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "location":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItem_location, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -34145,6 +42390,10 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "booking":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItem_booking, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -34188,6 +42437,10 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "order":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItem_order, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -34231,6 +42484,10 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "ticket":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItem_ticket, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -34286,21 +42543,20 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var invoiceItemBookingImplementors = []string{"InvoiceItemBooking"}
 
 func (ec *executionContext) _InvoiceItemBooking(ctx context.Context, sel ast.SelectionSet, obj *restclient.InvoiceItemBooking) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, invoiceItemBookingImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, invoiceItemBookingImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("InvoiceItemBooking")
+			out.Values[i] = typenameInvoiceItemBooking
 		case "id":
 			out.Values[i] = ec._InvoiceItemBooking_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -34312,6 +42568,10 @@ func (ec *executionContext) _InvoiceItemBooking(ctx context.Context, sel ast.Sel
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "resource":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItemBooking_resource, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -34372,27 +42632,30 @@ func (ec *executionContext) _InvoiceItemBooking(ctx context.Context, sel ast.Sel
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var invoiceItemOrderImplementors = []string{"InvoiceItemOrder"}
 
 func (ec *executionContext) _InvoiceItemOrder(ctx context.Context, sel ast.SelectionSet, obj *model.InvoiceItemOrder) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, invoiceItemOrderImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, invoiceItemOrderImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("InvoiceItemOrder")
+			out.Values[i] = typenameInvoiceItemOrder
 		case "createDate":
 			out.Values[i] = ec._InvoiceItemOrder_createDate(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "product":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItemOrder_product, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -34431,6 +42694,10 @@ func (ec *executionContext) _InvoiceItemOrder(ctx context.Context, sel ast.Selec
 
 			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "productOption":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItemOrder_productOption, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -34491,21 +42758,20 @@ func (ec *executionContext) _InvoiceItemOrder(ctx context.Context, sel ast.Selec
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var invoiceItemPlanImplementors = []string{"InvoiceItemPlan"}
 
 func (ec *executionContext) _InvoiceItemPlan(ctx context.Context, sel ast.SelectionSet, obj *restclient.InvoiceItemPlan) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, invoiceItemPlanImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, invoiceItemPlanImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("InvoiceItemPlan")
+			out.Values[i] = typenameInvoiceItemPlan
 		case "id":
 			out.Values[i] = ec._InvoiceItemPlan_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -34544,21 +42810,20 @@ func (ec *executionContext) _InvoiceItemPlan(ctx context.Context, sel ast.Select
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var invoiceItemProductImplementors = []string{"InvoiceItemProduct"}
 
 func (ec *executionContext) _InvoiceItemProduct(ctx context.Context, sel ast.SelectionSet, obj *restclient.InvoiceItemProduct) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, invoiceItemProductImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, invoiceItemProductImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("InvoiceItemProduct")
+			out.Values[i] = typenameInvoiceItemProduct
 		case "bookingRef":
 			out.Values[i] = ec._InvoiceItemProduct_bookingRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -34607,27 +42872,30 @@ func (ec *executionContext) _InvoiceItemProduct(ctx context.Context, sel ast.Sel
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var invoiceItemTicketImplementors = []string{"InvoiceItemTicket"}
 
 func (ec *executionContext) _InvoiceItemTicket(ctx context.Context, sel ast.SelectionSet, obj *restclient.InvoiceItemTicket) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, invoiceItemTicketImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, invoiceItemTicketImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("InvoiceItemTicket")
+			out.Values[i] = typenameInvoiceItemTicket
 		case "createDate":
 			out.Values[i] = ec._InvoiceItemTicket_createDate(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "event":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItemTicket_event, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -34683,21 +42951,20 @@ func (ec *executionContext) _InvoiceItemTicket(ctx context.Context, sel ast.Sele
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var invoicePaymentImplementors = []string{"InvoicePayment"}
 
 func (ec *executionContext) _InvoicePayment(ctx context.Context, sel ast.SelectionSet, obj *restclient.InvoicePayment) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, invoicePaymentImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, invoicePaymentImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("InvoicePayment")
+			out.Values[i] = typenameInvoicePayment
 		case "createDate":
 			out.Values[i] = ec._InvoicePayment_createDate(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -34751,21 +43018,20 @@ func (ec *executionContext) _InvoicePayment(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var invoicePaymentMethodImplementors = []string{"InvoicePaymentMethod"}
 
 func (ec *executionContext) _InvoicePaymentMethod(ctx context.Context, sel ast.SelectionSet, obj *restclient.InvoicePaymentMethod) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, invoicePaymentMethodImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, invoicePaymentMethodImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("InvoicePaymentMethod")
+			out.Values[i] = typenameInvoicePaymentMethod
 		case "paymentGateway":
 			out.Values[i] = ec._InvoicePaymentMethod_paymentGateway(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -34794,21 +43060,20 @@ func (ec *executionContext) _InvoicePaymentMethod(ctx context.Context, sel ast.S
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var invoicePaymentPriceImplementors = []string{"InvoicePaymentPrice"}
 
 func (ec *executionContext) _InvoicePaymentPrice(ctx context.Context, sel ast.SelectionSet, obj *restclient.InvoicePaymentPrice) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, invoicePaymentPriceImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, invoicePaymentPriceImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("InvoicePaymentPrice")
+			out.Values[i] = typenameInvoicePaymentPrice
 		case "money":
 			out.Values[i] = ec._InvoicePaymentPrice_money(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -34837,21 +43102,20 @@ func (ec *executionContext) _InvoicePaymentPrice(ctx context.Context, sel ast.Se
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var invoicePaymentRefundsImplementors = []string{"InvoicePaymentRefunds"}
 
 func (ec *executionContext) _InvoicePaymentRefunds(ctx context.Context, sel ast.SelectionSet, obj *restclient.InvoicePaymentRefunds) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, invoicePaymentRefundsImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, invoicePaymentRefundsImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("InvoicePaymentRefunds")
+			out.Values[i] = typenameInvoicePaymentRefunds
 		case "money":
 			out.Values[i] = ec._InvoicePaymentRefunds_money(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -34880,21 +43144,20 @@ func (ec *executionContext) _InvoicePaymentRefunds(ctx context.Context, sel ast.
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var invoiceTransactionImplementors = []string{"InvoiceTransaction"}
 
 func (ec *executionContext) _InvoiceTransaction(ctx context.Context, sel ast.SelectionSet, obj *restclient.InvoiceTransaction) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, invoiceTransactionImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, invoiceTransactionImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("InvoiceTransaction")
+			out.Values[i] = typenameInvoiceTransaction
 		case "id":
 			out.Values[i] = ec._InvoiceTransaction_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -34948,21 +43211,20 @@ func (ec *executionContext) _InvoiceTransaction(ctx context.Context, sel ast.Sel
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var itemPaymentImplementors = []string{"ItemPayment"}
 
 func (ec *executionContext) _ItemPayment(ctx context.Context, sel ast.SelectionSet, obj *restclient.ItemPayment) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, itemPaymentImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, itemPaymentImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("ItemPayment")
+			out.Values[i] = typenameItemPayment
 		case "amount":
 			out.Values[i] = ec._ItemPayment_amount(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -35016,21 +43278,20 @@ func (ec *executionContext) _ItemPayment(ctx context.Context, sel ast.SelectionS
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var itemPaymentTaxImplementors = []string{"ItemPaymentTax"}
 
 func (ec *executionContext) _ItemPaymentTax(ctx context.Context, sel ast.SelectionSet, obj *restclient.ItemPaymentTax) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, itemPaymentTaxImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, itemPaymentTaxImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("ItemPaymentTax")
+			out.Values[i] = typenameItemPaymentTax
 		case "inclusive":
 			out.Values[i] = ec._ItemPaymentTax_inclusive(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -35059,21 +43320,20 @@ func (ec *executionContext) _ItemPaymentTax(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var itemSummaryImplementors = []string{"ItemSummary"}
 
 func (ec *executionContext) _ItemSummary(ctx context.Context, sel ast.SelectionSet, obj *restclient.ItemSummary) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, itemSummaryImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, itemSummaryImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("ItemSummary")
+			out.Values[i] = typenameItemSummary
 		case "id":
 			out.Values[i] = ec._ItemSummary_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -35102,21 +43362,20 @@ func (ec *executionContext) _ItemSummary(ctx context.Context, sel ast.SelectionS
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var limitedAttendeesImplementors = []string{"LimitedAttendees"}
 
 func (ec *executionContext) _LimitedAttendees(ctx context.Context, sel ast.SelectionSet, obj *restclient.LimitedAttendees) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, limitedAttendeesImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, limitedAttendeesImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("LimitedAttendees")
+			out.Values[i] = typenameLimitedAttendees
 		case "enabled":
 			out.Values[i] = ec._LimitedAttendees_enabled(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -35145,21 +43404,20 @@ func (ec *executionContext) _LimitedAttendees(ctx context.Context, sel ast.Selec
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var limitedItemsImplementors = []string{"LimitedItems"}
 
 func (ec *executionContext) _LimitedItems(ctx context.Context, sel ast.SelectionSet, obj *restclient.LimitedItems) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, limitedItemsImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, limitedItemsImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("LimitedItems")
+			out.Values[i] = typenameLimitedItems
 		case "enabled":
 			out.Values[i] = ec._LimitedItems_enabled(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -35188,21 +43446,20 @@ func (ec *executionContext) _LimitedItems(ctx context.Context, sel ast.Selection
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var limitedRedemptionImplementors = []string{"LimitedRedemption"}
 
 func (ec *executionContext) _LimitedRedemption(ctx context.Context, sel ast.SelectionSet, obj *restclient.LimitedRedemption) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, limitedRedemptionImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, limitedRedemptionImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("LimitedRedemption")
+			out.Values[i] = typenameLimitedRedemption
 		case "enabled":
 			out.Values[i] = ec._LimitedRedemption_enabled(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -35236,21 +43493,20 @@ func (ec *executionContext) _LimitedRedemption(ctx context.Context, sel ast.Sele
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var lineBaseAmountsImplementors = []string{"LineBaseAmounts"}
 
 func (ec *executionContext) _LineBaseAmounts(ctx context.Context, sel ast.SelectionSet, obj *restclient.LineBaseAmounts) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, lineBaseAmountsImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, lineBaseAmountsImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("LineBaseAmounts")
+			out.Values[i] = typenameLineBaseAmounts
 		case "currencyCode":
 			out.Values[i] = ec._LineBaseAmounts_currencyCode(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -35304,21 +43560,20 @@ func (ec *executionContext) _LineBaseAmounts(ctx context.Context, sel ast.Select
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var locationImplementors = []string{"Location"}
 
 func (ec *executionContext) _Location(ctx context.Context, sel ast.SelectionSet, obj *model.Location) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, locationImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, locationImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Location")
+			out.Values[i] = typenameLocation
 		case "id":
 			out.Values[i] = ec._Location_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -35340,6 +43595,10 @@ func (ec *executionContext) _Location(ctx context.Context, sel ast.SelectionSet,
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "products":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Location_products, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -35378,6 +43637,10 @@ func (ec *executionContext) _Location(ctx context.Context, sel ast.SelectionSet,
 
 			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "orders":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Location_orders, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -35416,6 +43679,10 @@ func (ec *executionContext) _Location(ctx context.Context, sel ast.SelectionSet,
 
 			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "transactions":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Location_transactions, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -35454,6 +43721,10 @@ func (ec *executionContext) _Location(ctx context.Context, sel ast.SelectionSet,
 
 			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "creditNotes":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Location_creditNotes, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -35509,21 +43780,20 @@ func (ec *executionContext) _Location(ctx context.Context, sel ast.SelectionSet,
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var mediaImplementors = []string{"Media"}
 
 func (ec *executionContext) _Media(ctx context.Context, sel ast.SelectionSet, obj *restclient.Media) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, mediaImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, mediaImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Media")
+			out.Values[i] = typenameMedia
 		case "key":
 			out.Values[i] = ec._Media_key(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -35552,21 +43822,20 @@ func (ec *executionContext) _Media(ctx context.Context, sel ast.SelectionSet, ob
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var moneyImplementors = []string{"Money"}
 
 func (ec *executionContext) _Money(ctx context.Context, sel ast.SelectionSet, obj *restclient.Money) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, moneyImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, moneyImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Money")
+			out.Values[i] = typenameMoney
 		case "currencyCode":
 			out.Values[i] = ec._Money_currencyCode(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -35595,21 +43864,20 @@ func (ec *executionContext) _Money(ctx context.Context, sel ast.SelectionSet, ob
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var moneyPriceImplementors = []string{"MoneyPrice"}
 
 func (ec *executionContext) _MoneyPrice(ctx context.Context, sel ast.SelectionSet, obj *restclient.MoneyPrice) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, moneyPriceImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, moneyPriceImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("MoneyPrice")
+			out.Values[i] = typenameMoneyPrice
 		case "amount":
 			out.Values[i] = ec._MoneyPrice_amount(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -35643,21 +43911,20 @@ func (ec *executionContext) _MoneyPrice(ctx context.Context, sel ast.SelectionSe
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var moneyRefundImplementors = []string{"MoneyRefund"}
 
 func (ec *executionContext) _MoneyRefund(ctx context.Context, sel ast.SelectionSet, obj *restclient.MoneyRefund) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, moneyRefundImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, moneyRefundImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("MoneyRefund")
+			out.Values[i] = typenameMoneyRefund
 		case "id":
 			out.Values[i] = ec._MoneyRefund_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -35696,20 +43963,19 @@ func (ec *executionContext) _MoneyRefund(ctx context.Context, sel ast.SelectionS
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var mutationImplementors = []string{"Mutation"}
 
 func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, mutationImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, mutationImplementors)
 	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
 		Object: "Mutation",
 	})
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		innerCtx := graphql.WithRootFieldContext(ctx, &graphql.RootFieldContext{
 			Object: field.Name,
@@ -35718,7 +43984,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Mutation")
+			out.Values[i] = typenameMutation
 		case "createCreditNote":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createCreditNote(ctx, field)
@@ -35786,21 +44052,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var orderImplementors = []string{"Order"}
 
 func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, obj *restclient.Order) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, orderImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, orderImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Order")
+			out.Values[i] = typenameOrder
 		case "id":
 			out.Values[i] = ec._Order_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -35812,6 +44077,10 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "location":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Order_location, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -35875,6 +44144,10 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "option":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Order_option, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -35918,6 +44191,10 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "product":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Order_product, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -35988,21 +44265,20 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var orderConfirmationEmailImplementors = []string{"OrderConfirmationEmail"}
 
 func (ec *executionContext) _OrderConfirmationEmail(ctx context.Context, sel ast.SelectionSet, obj *restclient.OrderConfirmationEmail) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, orderConfirmationEmailImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, orderConfirmationEmailImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("OrderConfirmationEmail")
+			out.Values[i] = typenameOrderConfirmationEmail
 		case "enabled":
 			out.Values[i] = ec._OrderConfirmationEmail_enabled(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -36031,21 +44307,20 @@ func (ec *executionContext) _OrderConfirmationEmail(ctx context.Context, sel ast
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var orderConnectionImplementors = []string{"OrderConnection"}
 
 func (ec *executionContext) _OrderConnection(ctx context.Context, sel ast.SelectionSet, obj *model.OrderConnection) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, orderConnectionImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, orderConnectionImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("OrderConnection")
+			out.Values[i] = typenameOrderConnection
 		case "edges":
 			out.Values[i] = ec._OrderConnection_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -36079,21 +44354,20 @@ func (ec *executionContext) _OrderConnection(ctx context.Context, sel ast.Select
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var orderEdgeImplementors = []string{"OrderEdge"}
 
 func (ec *executionContext) _OrderEdge(ctx context.Context, sel ast.SelectionSet, obj *model.OrderEdge) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, orderEdgeImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, orderEdgeImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("OrderEdge")
+			out.Values[i] = typenameOrderEdge
 		case "cursor":
 			out.Values[i] = ec._OrderEdge_cursor(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -36122,21 +44396,20 @@ func (ec *executionContext) _OrderEdge(ctx context.Context, sel ast.SelectionSet
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var pageInfoImplementors = []string{"PageInfo"}
 
 func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *model.PageInfo) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, pageInfoImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, pageInfoImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("PageInfo")
+			out.Values[i] = typenamePageInfo
 		case "hasNextPage":
 			out.Values[i] = ec._PageInfo_hasNextPage(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -36175,21 +44448,20 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var paymentGatewayImplementors = []string{"PaymentGateway"}
 
 func (ec *executionContext) _PaymentGateway(ctx context.Context, sel ast.SelectionSet, obj *restclient.PaymentGateway) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, paymentGatewayImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, paymentGatewayImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("PaymentGateway")
+			out.Values[i] = typenamePaymentGateway
 		case "gateway":
 			out.Values[i] = ec._PaymentGateway_gateway(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -36218,21 +44490,20 @@ func (ec *executionContext) _PaymentGateway(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var paymentMethodImplementors = []string{"PaymentMethod"}
 
 func (ec *executionContext) _PaymentMethod(ctx context.Context, sel ast.SelectionSet, obj *restclient.PaymentMethod) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, paymentMethodImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, paymentMethodImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("PaymentMethod")
+			out.Values[i] = typenamePaymentMethod
 		case "label":
 			out.Values[i] = ec._PaymentMethod_label(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -36261,21 +44532,20 @@ func (ec *executionContext) _PaymentMethod(ctx context.Context, sel ast.Selectio
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var periodImplementors = []string{"Period"}
 
 func (ec *executionContext) _Period(ctx context.Context, sel ast.SelectionSet, obj *restclient.Period) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, periodImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, periodImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Period")
+			out.Values[i] = typenamePeriod
 		case "endDate":
 			out.Values[i] = ec._Period_endDate(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -36304,21 +44574,20 @@ func (ec *executionContext) _Period(ctx context.Context, sel ast.SelectionSet, o
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var planImplementors = []string{"Plan"}
 
 func (ec *executionContext) _Plan(ctx context.Context, sel ast.SelectionSet, obj *restclient.Plan) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, planImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, planImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Plan")
+			out.Values[i] = typenamePlan
 		case "id":
 			out.Values[i] = ec._Plan_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -36372,21 +44641,20 @@ func (ec *executionContext) _Plan(ctx context.Context, sel ast.SelectionSet, obj
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var planTierImplementors = []string{"PlanTier"}
 
 func (ec *executionContext) _PlanTier(ctx context.Context, sel ast.SelectionSet, obj *restclient.PlanTier) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, planTierImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, planTierImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("PlanTier")
+			out.Values[i] = typenamePlanTier
 		case "id":
 			out.Values[i] = ec._PlanTier_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -36475,21 +44743,20 @@ func (ec *executionContext) _PlanTier(ctx context.Context, sel ast.SelectionSet,
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var planTierDiscountsImplementors = []string{"PlanTierDiscounts"}
 
 func (ec *executionContext) _PlanTierDiscounts(ctx context.Context, sel ast.SelectionSet, obj *restclient.PlanTierDiscounts) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, planTierDiscountsImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, planTierDiscountsImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("PlanTierDiscounts")
+			out.Values[i] = typenamePlanTierDiscounts
 		case "creditPackages":
 			out.Values[i] = ec._PlanTierDiscounts_creditPackages(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -36538,21 +44805,20 @@ func (ec *executionContext) _PlanTierDiscounts(ctx context.Context, sel ast.Sele
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var postImplementors = []string{"Post"}
 
 func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj *restclient.Post) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, postImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, postImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Post")
+			out.Values[i] = typenamePost
 		case "id":
 			out.Values[i] = ec._Post_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -36564,6 +44830,10 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "comments":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Post_comments, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -36627,6 +44897,10 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "location":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Post_location, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -36717,21 +44991,20 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var postMediaImplementors = []string{"PostMedia"}
 
 func (ec *executionContext) _PostMedia(ctx context.Context, sel ast.SelectionSet, obj *restclient.PostMedia) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, postMediaImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, postMediaImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("PostMedia")
+			out.Values[i] = typenamePostMedia
 		case "id":
 			out.Values[i] = ec._PostMedia_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -36780,21 +45053,20 @@ func (ec *executionContext) _PostMedia(ctx context.Context, sel ast.SelectionSet
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var postMembershipImplementors = []string{"PostMembership"}
 
 func (ec *executionContext) _PostMembership(ctx context.Context, sel ast.SelectionSet, obj *restclient.PostMembership) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, postMembershipImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, postMembershipImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("PostMembership")
+			out.Values[i] = typenamePostMembership
 		case "id":
 			out.Values[i] = ec._PostMembership_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -36823,21 +45095,20 @@ func (ec *executionContext) _PostMembership(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var priceSplitImplementors = []string{"PriceSplit"}
 
 func (ec *executionContext) _PriceSplit(ctx context.Context, sel ast.SelectionSet, obj *restclient.PriceSplit) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, priceSplitImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, priceSplitImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("PriceSplit")
+			out.Values[i] = typenamePriceSplit
 		case "netAmount":
 			out.Values[i] = ec._PriceSplit_netAmount(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -36866,21 +45137,20 @@ func (ec *executionContext) _PriceSplit(ctx context.Context, sel ast.SelectionSe
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var pricingTierImplementors = []string{"PricingTier"}
 
 func (ec *executionContext) _PricingTier(ctx context.Context, sel ast.SelectionSet, obj *restclient.PricingTier) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, pricingTierImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, pricingTierImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("PricingTier")
+			out.Values[i] = typenamePricingTier
 		case "flatAmount":
 			out.Values[i] = ec._PricingTier_flatAmount(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -36919,21 +45189,20 @@ func (ec *executionContext) _PricingTier(ctx context.Context, sel ast.SelectionS
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var productImplementors = []string{"Product"}
 
 func (ec *executionContext) _Product(ctx context.Context, sel ast.SelectionSet, obj *restclient.Product) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, productImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, productImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Product")
+			out.Values[i] = typenameProduct
 		case "id":
 			out.Values[i] = ec._Product_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -36950,6 +45219,10 @@ func (ec *executionContext) _Product(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "location":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Product_location, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -37060,21 +45333,20 @@ func (ec *executionContext) _Product(ctx context.Context, sel ast.SelectionSet, 
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var productOptionImplementors = []string{"ProductOption"}
 
 func (ec *executionContext) _ProductOption(ctx context.Context, sel ast.SelectionSet, obj *restclient.ProductOption) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, productOptionImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, productOptionImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("ProductOption")
+			out.Values[i] = typenameProductOption
 		case "id":
 			out.Values[i] = ec._ProductOption_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -37133,21 +45405,20 @@ func (ec *executionContext) _ProductOption(ctx context.Context, sel ast.Selectio
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var productOptionPriceImplementors = []string{"ProductOptionPrice"}
 
 func (ec *executionContext) _ProductOptionPrice(ctx context.Context, sel ast.SelectionSet, obj *restclient.ProductOptionPrice) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, productOptionPriceImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, productOptionPriceImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("ProductOptionPrice")
+			out.Values[i] = typenameProductOptionPrice
 		case "credits":
 			out.Values[i] = ec._ProductOptionPrice_credits(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -37176,21 +45447,20 @@ func (ec *executionContext) _ProductOptionPrice(ctx context.Context, sel ast.Sel
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var productOrderingImplementors = []string{"ProductOrdering"}
 
 func (ec *executionContext) _ProductOrdering(ctx context.Context, sel ast.SelectionSet, obj *restclient.ProductOrdering) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, productOrderingImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, productOrderingImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("ProductOrdering")
+			out.Values[i] = typenameProductOrdering
 		case "confirmationEmail":
 			out.Values[i] = ec._ProductOrdering_confirmationEmail(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -37219,21 +45489,20 @@ func (ec *executionContext) _ProductOrdering(ctx context.Context, sel ast.Select
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var promocodeExpirationImplementors = []string{"PromocodeExpiration"}
 
 func (ec *executionContext) _PromocodeExpiration(ctx context.Context, sel ast.SelectionSet, obj *restclient.PromocodeExpiration) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, promocodeExpirationImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, promocodeExpirationImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("PromocodeExpiration")
+			out.Values[i] = typenamePromocodeExpiration
 		case "date":
 			out.Values[i] = ec._PromocodeExpiration_date(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -37262,20 +45531,19 @@ func (ec *executionContext) _PromocodeExpiration(ctx context.Context, sel ast.Se
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var queryImplementors = []string{"Query"}
 
 func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, queryImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, queryImplementors)
 	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
 		Object: "Query",
 	})
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		innerCtx := graphql.WithRootFieldContext(ctx, &graphql.RootFieldContext{
 			Object: field.Name,
@@ -37284,7 +45552,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Query")
+			out.Values[i] = typenameQuery
 		case "resource":
 			field := field
 
@@ -37581,21 +45849,20 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var redemptionImplementors = []string{"Redemption"}
 
 func (ec *executionContext) _Redemption(ctx context.Context, sel ast.SelectionSet, obj *restclient.Redemption) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, redemptionImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, redemptionImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Redemption")
+			out.Values[i] = typenameRedemption
 		case "createDate":
 			out.Values[i] = ec._Redemption_createDate(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -37607,6 +45874,10 @@ func (ec *executionContext) _Redemption(ctx context.Context, sel ast.SelectionSe
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "location":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Redemption_location, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -37692,21 +45963,20 @@ func (ec *executionContext) _Redemption(ctx context.Context, sel ast.SelectionSe
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var redemptionConnectionImplementors = []string{"RedemptionConnection"}
 
 func (ec *executionContext) _RedemptionConnection(ctx context.Context, sel ast.SelectionSet, obj *model.RedemptionConnection) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, redemptionConnectionImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, redemptionConnectionImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("RedemptionConnection")
+			out.Values[i] = typenameRedemptionConnection
 		case "edges":
 			out.Values[i] = ec._RedemptionConnection_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -37740,21 +46010,20 @@ func (ec *executionContext) _RedemptionConnection(ctx context.Context, sel ast.S
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var redemptionCouponImplementors = []string{"RedemptionCoupon"}
 
 func (ec *executionContext) _RedemptionCoupon(ctx context.Context, sel ast.SelectionSet, obj *restclient.RedemptionCoupon) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, redemptionCouponImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, redemptionCouponImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("RedemptionCoupon")
+			out.Values[i] = typenameRedemptionCoupon
 		case "id":
 			out.Values[i] = ec._RedemptionCoupon_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -37813,21 +46082,20 @@ func (ec *executionContext) _RedemptionCoupon(ctx context.Context, sel ast.Selec
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var redemptionCustomerImplementors = []string{"RedemptionCustomer"}
 
 func (ec *executionContext) _RedemptionCustomer(ctx context.Context, sel ast.SelectionSet, obj *restclient.RedemptionCustomer) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, redemptionCustomerImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, redemptionCustomerImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("RedemptionCustomer")
+			out.Values[i] = typenameRedemptionCustomer
 		case "id":
 			out.Values[i] = ec._RedemptionCustomer_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -37866,21 +46134,20 @@ func (ec *executionContext) _RedemptionCustomer(ctx context.Context, sel ast.Sel
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var redemptionEdgeImplementors = []string{"RedemptionEdge"}
 
 func (ec *executionContext) _RedemptionEdge(ctx context.Context, sel ast.SelectionSet, obj *model.RedemptionEdge) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, redemptionEdgeImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, redemptionEdgeImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("RedemptionEdge")
+			out.Values[i] = typenameRedemptionEdge
 		case "cursor":
 			out.Values[i] = ec._RedemptionEdge_cursor(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -37909,21 +46176,20 @@ func (ec *executionContext) _RedemptionEdge(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var redemptionProductImplementors = []string{"RedemptionProduct"}
 
 func (ec *executionContext) _RedemptionProduct(ctx context.Context, sel ast.SelectionSet, obj *restclient.RedemptionProduct) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, redemptionProductImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, redemptionProductImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("RedemptionProduct")
+			out.Values[i] = typenameRedemptionProduct
 		case "bookingRef":
 			out.Values[i] = ec._RedemptionProduct_bookingRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -37982,21 +46248,20 @@ func (ec *executionContext) _RedemptionProduct(ctx context.Context, sel ast.Sele
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var redemptionPromocodeImplementors = []string{"RedemptionPromocode"}
 
 func (ec *executionContext) _RedemptionPromocode(ctx context.Context, sel ast.SelectionSet, obj *restclient.RedemptionPromocode) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, redemptionPromocodeImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, redemptionPromocodeImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("RedemptionPromocode")
+			out.Values[i] = typenameRedemptionPromocode
 		case "id":
 			out.Values[i] = ec._RedemptionPromocode_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -38040,21 +46305,20 @@ func (ec *executionContext) _RedemptionPromocode(ctx context.Context, sel ast.Se
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var refundImplementors = []string{"Refund"}
 
 func (ec *executionContext) _Refund(ctx context.Context, sel ast.SelectionSet, obj *restclient.Refund) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, refundImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, refundImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Refund")
+			out.Values[i] = typenameRefund
 		case "amount":
 			out.Values[i] = ec._Refund_amount(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -38083,21 +46347,20 @@ func (ec *executionContext) _Refund(ctx context.Context, sel ast.SelectionSet, o
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var resourceImplementors = []string{"Resource"}
 
 func (ec *executionContext) _Resource(ctx context.Context, sel ast.SelectionSet, obj *restclient.Resource) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, resourceImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, resourceImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Resource")
+			out.Values[i] = typenameResource
 		case "id":
 			out.Values[i] = ec._Resource_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -38109,6 +46372,10 @@ func (ec *executionContext) _Resource(ctx context.Context, sel ast.SelectionSet,
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "location":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Resource_location, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -38157,6 +46424,10 @@ func (ec *executionContext) _Resource(ctx context.Context, sel ast.SelectionSet,
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "parent":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Resource_parent, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -38357,21 +46628,20 @@ func (ec *executionContext) _Resource(ctx context.Context, sel ast.SelectionSet,
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var resourceAutoReleaseImplementors = []string{"ResourceAutoRelease"}
 
 func (ec *executionContext) _ResourceAutoRelease(ctx context.Context, sel ast.SelectionSet, obj *restclient.ResourceAutoRelease) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, resourceAutoReleaseImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, resourceAutoReleaseImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("ResourceAutoRelease")
+			out.Values[i] = typenameResourceAutoRelease
 		case "enabled":
 			out.Values[i] = ec._ResourceAutoRelease_enabled(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -38400,21 +46670,20 @@ func (ec *executionContext) _ResourceAutoRelease(ctx context.Context, sel ast.Se
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var resourceCheckInImplementors = []string{"ResourceCheckIn"}
 
 func (ec *executionContext) _ResourceCheckIn(ctx context.Context, sel ast.SelectionSet, obj *restclient.ResourceCheckIn) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, resourceCheckInImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, resourceCheckInImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("ResourceCheckIn")
+			out.Values[i] = typenameResourceCheckIn
 		case "interval":
 			out.Values[i] = ec._ResourceCheckIn_interval(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -38438,21 +46707,20 @@ func (ec *executionContext) _ResourceCheckIn(ctx context.Context, sel ast.Select
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var resourceConfirmationEmailImplementors = []string{"ResourceConfirmationEmail"}
 
 func (ec *executionContext) _ResourceConfirmationEmail(ctx context.Context, sel ast.SelectionSet, obj *restclient.ResourceConfirmationEmail) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, resourceConfirmationEmailImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, resourceConfirmationEmailImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("ResourceConfirmationEmail")
+			out.Values[i] = typenameResourceConfirmationEmail
 		case "bookingCreatedByAdmin":
 			out.Values[i] = ec._ResourceConfirmationEmail_bookingCreatedByAdmin(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -38496,21 +46764,20 @@ func (ec *executionContext) _ResourceConfirmationEmail(ctx context.Context, sel 
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var resourceDurationImplementors = []string{"ResourceDuration"}
 
 func (ec *executionContext) _ResourceDuration(ctx context.Context, sel ast.SelectionSet, obj *restclient.ResourceDuration) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, resourceDurationImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, resourceDurationImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("ResourceDuration")
+			out.Values[i] = typenameResourceDuration
 		case "max":
 			out.Values[i] = ec._ResourceDuration_max(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -38544,21 +46811,20 @@ func (ec *executionContext) _ResourceDuration(ctx context.Context, sel ast.Selec
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var resourceDynamicPricingImplementors = []string{"ResourceDynamicPricing"}
 
 func (ec *executionContext) _ResourceDynamicPricing(ctx context.Context, sel ast.SelectionSet, obj *restclient.ResourceDynamicPricing) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, resourceDynamicPricingImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, resourceDynamicPricingImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("ResourceDynamicPricing")
+			out.Values[i] = typenameResourceDynamicPricing
 		case "deltaAbove":
 			out.Values[i] = ec._ResourceDynamicPricing_deltaAbove(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -38592,21 +46858,20 @@ func (ec *executionContext) _ResourceDynamicPricing(ctx context.Context, sel ast
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var resourceExternalCalendarImplementors = []string{"ResourceExternalCalendar"}
 
 func (ec *executionContext) _ResourceExternalCalendar(ctx context.Context, sel ast.SelectionSet, obj *restclient.ResourceExternalCalendar) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, resourceExternalCalendarImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, resourceExternalCalendarImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("ResourceExternalCalendar")
+			out.Values[i] = typenameResourceExternalCalendar
 		case "id":
 			out.Values[i] = ec._ResourceExternalCalendar_id(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -38635,21 +46900,20 @@ func (ec *executionContext) _ResourceExternalCalendar(ctx context.Context, sel a
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var resourceImageImplementors = []string{"ResourceImage"}
 
 func (ec *executionContext) _ResourceImage(ctx context.Context, sel ast.SelectionSet, obj *restclient.ResourceImage) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, resourceImageImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, resourceImageImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("ResourceImage")
+			out.Values[i] = typenameResourceImage
 		case "key":
 			out.Values[i] = ec._ResourceImage_key(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -38673,21 +46937,20 @@ func (ec *executionContext) _ResourceImage(ctx context.Context, sel ast.Selectio
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var resourcePlansImplementors = []string{"ResourcePlans"}
 
 func (ec *executionContext) _ResourcePlans(ctx context.Context, sel ast.SelectionSet, obj *restclient.ResourcePlans) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, resourcePlansImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, resourcePlansImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("ResourcePlans")
+			out.Values[i] = typenameResourcePlans
 		case "enabled":
 			out.Values[i] = ec._ResourcePlans_enabled(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -38716,21 +46979,20 @@ func (ec *executionContext) _ResourcePlans(ctx context.Context, sel ast.Selectio
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var resourcePricingImplementors = []string{"ResourcePricing"}
 
 func (ec *executionContext) _ResourcePricing(ctx context.Context, sel ast.SelectionSet, obj *restclient.ResourcePricing) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, resourcePricingImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, resourcePricingImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("ResourcePricing")
+			out.Values[i] = typenameResourcePricing
 		case "enabled":
 			out.Values[i] = ec._ResourcePricing_enabled(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -38764,21 +47026,20 @@ func (ec *executionContext) _ResourcePricing(ctx context.Context, sel ast.Select
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var resourcePublicDurationImplementors = []string{"ResourcePublicDuration"}
 
 func (ec *executionContext) _ResourcePublicDuration(ctx context.Context, sel ast.SelectionSet, obj *restclient.ResourcePublicDuration) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, resourcePublicDurationImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, resourcePublicDurationImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("ResourcePublicDuration")
+			out.Values[i] = typenameResourcePublicDuration
 		case "enabled":
 			out.Values[i] = ec._ResourcePublicDuration_enabled(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -38812,21 +47073,20 @@ func (ec *executionContext) _ResourcePublicDuration(ctx context.Context, sel ast
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var resourceScheduleImplementors = []string{"ResourceSchedule"}
 
 func (ec *executionContext) _ResourceSchedule(ctx context.Context, sel ast.SelectionSet, obj *restclient.ResourceSchedule) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, resourceScheduleImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, resourceScheduleImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("ResourceSchedule")
+			out.Values[i] = typenameResourceSchedule
 		case "default":
 			out.Values[i] = ec._ResourceSchedule_default(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -38860,21 +47120,20 @@ func (ec *executionContext) _ResourceSchedule(ctx context.Context, sel ast.Selec
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var scheduleDaysImplementors = []string{"ScheduleDays"}
 
 func (ec *executionContext) _ScheduleDays(ctx context.Context, sel ast.SelectionSet, obj *restclient.ScheduleDays) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, scheduleDaysImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, scheduleDaysImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("ScheduleDays")
+			out.Values[i] = typenameScheduleDays
 		case "monday":
 			out.Values[i] = ec._ScheduleDays_monday(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -38928,21 +47187,20 @@ func (ec *executionContext) _ScheduleDays(ctx context.Context, sel ast.Selection
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var scheduleDefaultImplementors = []string{"ScheduleDefault"}
 
 func (ec *executionContext) _ScheduleDefault(ctx context.Context, sel ast.SelectionSet, obj *restclient.ScheduleDefault) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, scheduleDefaultImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, scheduleDefaultImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("ScheduleDefault")
+			out.Values[i] = typenameScheduleDefault
 		case "closedDays":
 			out.Values[i] = ec._ScheduleDefault_closedDays(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -38971,21 +47229,20 @@ func (ec *executionContext) _ScheduleDefault(ctx context.Context, sel ast.Select
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var scheduleHoursImplementors = []string{"ScheduleHours"}
 
 func (ec *executionContext) _ScheduleHours(ctx context.Context, sel ast.SelectionSet, obj *restclient.ScheduleHours) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, scheduleHoursImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, scheduleHoursImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("ScheduleHours")
+			out.Values[i] = typenameScheduleHours
 		case "from":
 			out.Values[i] = ec._ScheduleHours_from(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -39014,21 +47271,20 @@ func (ec *executionContext) _ScheduleHours(ctx context.Context, sel ast.Selectio
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var scheduleItemImplementors = []string{"ScheduleItem"}
 
 func (ec *executionContext) _ScheduleItem(ctx context.Context, sel ast.SelectionSet, obj *restclient.ScheduleItem) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, scheduleItemImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, scheduleItemImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("ScheduleItem")
+			out.Values[i] = typenameScheduleItem
 		case "days":
 			out.Values[i] = ec._ScheduleItem_days(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -39057,21 +47313,20 @@ func (ec *executionContext) _ScheduleItem(ctx context.Context, sel ast.Selection
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var schedulePublicImplementors = []string{"SchedulePublic"}
 
 func (ec *executionContext) _SchedulePublic(ctx context.Context, sel ast.SelectionSet, obj *restclient.SchedulePublic) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, schedulePublicImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, schedulePublicImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("SchedulePublic")
+			out.Values[i] = typenameSchedulePublic
 		case "closedDays":
 			out.Values[i] = ec._SchedulePublic_closedDays(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -39105,21 +47360,20 @@ func (ec *executionContext) _SchedulePublic(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var stockImplementors = []string{"Stock"}
 
 func (ec *executionContext) _Stock(ctx context.Context, sel ast.SelectionSet, obj *restclient.Stock) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, stockImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, stockImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Stock")
+			out.Values[i] = typenameStock
 		case "enabled":
 			out.Values[i] = ec._Stock_enabled(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -39148,21 +47402,20 @@ func (ec *executionContext) _Stock(ctx context.Context, sel ast.SelectionSet, ob
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var taxImplementors = []string{"Tax"}
 
 func (ec *executionContext) _Tax(ctx context.Context, sel ast.SelectionSet, obj *restclient.Tax) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, taxImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, taxImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Tax")
+			out.Values[i] = typenameTax
 		case "amount":
 			out.Values[i] = ec._Tax_amount(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -39201,21 +47454,20 @@ func (ec *executionContext) _Tax(ctx context.Context, sel ast.SelectionSet, obj 
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var transactionImplementors = []string{"Transaction"}
 
 func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionSet, obj *restclient.Transaction) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, transactionImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, transactionImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Transaction")
+			out.Values[i] = typenameTransaction
 		case "id":
 			out.Values[i] = ec._Transaction_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -39242,6 +47494,10 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "location":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Transaction_location, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -39300,6 +47556,10 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "booking":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Transaction_booking, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -39348,6 +47608,10 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "invoice":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Transaction_invoice, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -39386,6 +47650,10 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 
 			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "order":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Transaction_order, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -39434,6 +47702,10 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "ticket":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Transaction_ticket, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -39494,27 +47766,30 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var transactionBookingImplementors = []string{"TransactionBooking"}
 
 func (ec *executionContext) _TransactionBooking(ctx context.Context, sel ast.SelectionSet, obj *restclient.TransactionBooking) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, transactionBookingImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, transactionBookingImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("TransactionBooking")
+			out.Values[i] = typenameTransactionBooking
 		case "id":
 			out.Values[i] = ec._TransactionBooking_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "resource":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._TransactionBooking_resource, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -39575,21 +47850,20 @@ func (ec *executionContext) _TransactionBooking(ctx context.Context, sel ast.Sel
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var transactionConnectionImplementors = []string{"TransactionConnection"}
 
 func (ec *executionContext) _TransactionConnection(ctx context.Context, sel ast.SelectionSet, obj *model.TransactionConnection) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, transactionConnectionImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, transactionConnectionImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("TransactionConnection")
+			out.Values[i] = typenameTransactionConnection
 		case "edges":
 			out.Values[i] = ec._TransactionConnection_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -39623,21 +47897,20 @@ func (ec *executionContext) _TransactionConnection(ctx context.Context, sel ast.
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var transactionCreditPackageImplementors = []string{"TransactionCreditPackage"}
 
 func (ec *executionContext) _TransactionCreditPackage(ctx context.Context, sel ast.SelectionSet, obj *restclient.TransactionCreditPackage) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, transactionCreditPackageImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, transactionCreditPackageImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("TransactionCreditPackage")
+			out.Values[i] = typenameTransactionCreditPackage
 		case "amount":
 			out.Values[i] = ec._TransactionCreditPackage_amount(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -39666,21 +47939,20 @@ func (ec *executionContext) _TransactionCreditPackage(ctx context.Context, sel a
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var transactionEdgeImplementors = []string{"TransactionEdge"}
 
 func (ec *executionContext) _TransactionEdge(ctx context.Context, sel ast.SelectionSet, obj *model.TransactionEdge) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, transactionEdgeImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, transactionEdgeImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("TransactionEdge")
+			out.Values[i] = typenameTransactionEdge
 		case "cursor":
 			out.Values[i] = ec._TransactionEdge_cursor(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -39709,27 +47981,30 @@ func (ec *executionContext) _TransactionEdge(ctx context.Context, sel ast.Select
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var transactionOrderImplementors = []string{"TransactionOrder"}
 
 func (ec *executionContext) _TransactionOrder(ctx context.Context, sel ast.SelectionSet, obj *model.TransactionOrder) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, transactionOrderImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, transactionOrderImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("TransactionOrder")
+			out.Values[i] = typenameTransactionOrder
 		case "id":
 			out.Values[i] = ec._TransactionOrder_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "option":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._TransactionOrder_option, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -39773,6 +48048,10 @@ func (ec *executionContext) _TransactionOrder(ctx context.Context, sel ast.Selec
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "product":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._TransactionOrder_product, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -39828,21 +48107,20 @@ func (ec *executionContext) _TransactionOrder(ctx context.Context, sel ast.Selec
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var transactionOrderOptionImplementors = []string{"TransactionOrderOption"}
 
 func (ec *executionContext) _TransactionOrderOption(ctx context.Context, sel ast.SelectionSet, obj *model.TransactionOrderOption) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, transactionOrderOptionImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, transactionOrderOptionImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("TransactionOrderOption")
+			out.Values[i] = typenameTransactionOrderOption
 		case "id":
 			out.Values[i] = ec._TransactionOrderOption_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -39906,21 +48184,20 @@ func (ec *executionContext) _TransactionOrderOption(ctx context.Context, sel ast
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var transactionRefundImplementors = []string{"TransactionRefund"}
 
 func (ec *executionContext) _TransactionRefund(ctx context.Context, sel ast.SelectionSet, obj *restclient.TransactionRefund) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, transactionRefundImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, transactionRefundImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("TransactionRefund")
+			out.Values[i] = typenameTransactionRefund
 		case "id":
 			out.Values[i] = ec._TransactionRefund_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -39959,21 +48236,20 @@ func (ec *executionContext) _TransactionRefund(ctx context.Context, sel ast.Sele
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var transactionTicketImplementors = []string{"TransactionTicket"}
 
 func (ec *executionContext) _TransactionTicket(ctx context.Context, sel ast.SelectionSet, obj *restclient.TransactionTicket) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, transactionTicketImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, transactionTicketImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("TransactionTicket")
+			out.Values[i] = typenameTransactionTicket
 		case "id":
 			out.Values[i] = ec._TransactionTicket_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -39985,6 +48261,10 @@ func (ec *executionContext) _TransactionTicket(ctx context.Context, sel ast.Sele
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "event":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._TransactionTicket_event, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -40045,21 +48325,20 @@ func (ec *executionContext) _TransactionTicket(ctx context.Context, sel ast.Sele
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var updatePostPayloadImplementors = []string{"UpdatePostPayload"}
 
 func (ec *executionContext) _UpdatePostPayload(ctx context.Context, sel ast.SelectionSet, obj *model.UpdatePostPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, updatePostPayloadImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, updatePostPayloadImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("UpdatePostPayload")
+			out.Values[i] = typenameUpdatePostPayload
 		case "post":
 			out.Values[i] = ec._UpdatePostPayload_post(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -40083,21 +48362,20 @@ func (ec *executionContext) _UpdatePostPayload(ctx context.Context, sel ast.Sele
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var updateVisitPayloadImplementors = []string{"UpdateVisitPayload"}
 
 func (ec *executionContext) _UpdateVisitPayload(ctx context.Context, sel ast.SelectionSet, obj *model.UpdateVisitPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, updateVisitPayloadImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, updateVisitPayloadImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("UpdateVisitPayload")
+			out.Values[i] = typenameUpdateVisitPayload
 		case "visit":
 			out.Values[i] = ec._UpdateVisitPayload_visit(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -40121,21 +48399,20 @@ func (ec *executionContext) _UpdateVisitPayload(ctx context.Context, sel ast.Sel
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var userImplementors = []string{"User"}
 
 func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj *restclient.User) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, userImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, userImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("User")
+			out.Values[i] = typenameUser
 		case "id":
 			out.Values[i] = ec._User_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -40189,21 +48466,20 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var visitImplementors = []string{"Visit"}
 
 func (ec *executionContext) _Visit(ctx context.Context, sel ast.SelectionSet, obj *restclient.Visit) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, visitImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, visitImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Visit")
+			out.Values[i] = typenameVisit
 		case "id":
 			out.Values[i] = ec._Visit_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -40240,6 +48516,10 @@ func (ec *executionContext) _Visit(ctx context.Context, sel ast.SelectionSet, ob
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "location":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Visit_location, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -40325,21 +48605,20 @@ func (ec *executionContext) _Visit(ctx context.Context, sel ast.SelectionSet, ob
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var visitRequestImplementors = []string{"VisitRequest"}
 
 func (ec *executionContext) _VisitRequest(ctx context.Context, sel ast.SelectionSet, obj *restclient.VisitRequest) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, visitRequestImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, visitRequestImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("VisitRequest")
+			out.Values[i] = typenameVisitRequest
 		case "id":
 			out.Values[i] = ec._VisitRequest_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -40356,6 +48635,10 @@ func (ec *executionContext) _VisitRequest(ctx context.Context, sel ast.Selection
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "location":
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._VisitRequest_location, out)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -40436,21 +48719,20 @@ func (ec *executionContext) _VisitRequest(ctx context.Context, sel ast.Selection
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var visitorImplementors = []string{"Visitor"}
 
 func (ec *executionContext) _Visitor(ctx context.Context, sel ast.SelectionSet, obj *restclient.Visitor) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, visitorImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, visitorImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Visitor")
+			out.Values[i] = typenameVisitor
 		case "email":
 			out.Values[i] = ec._Visitor_email(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -40489,21 +48771,20 @@ func (ec *executionContext) _Visitor(ctx context.Context, sel ast.SelectionSet, 
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var __DirectiveImplementors = []string{"__Directive"}
 
 func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionSet, obj *introspection.Directive) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __DirectiveImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, __DirectiveImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("__Directive")
+			out.Values[i] = typename__Directive
 		case "name":
 			out.Values[i] = ec.___Directive_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -40547,21 +48828,20 @@ func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionS
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var __EnumValueImplementors = []string{"__EnumValue"}
 
 func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionSet, obj *introspection.EnumValue) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __EnumValueImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, __EnumValueImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("__EnumValue")
+			out.Values[i] = typename__EnumValue
 		case "name":
 			out.Values[i] = ec.___EnumValue_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -40600,21 +48880,20 @@ func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionS
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var __FieldImplementors = []string{"__Field"}
 
 func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, obj *introspection.Field) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __FieldImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, __FieldImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("__Field")
+			out.Values[i] = typename__Field
 		case "name":
 			out.Values[i] = ec.___Field_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -40663,21 +48942,20 @@ func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, 
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var __InputValueImplementors = []string{"__InputValue"}
 
 func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.SelectionSet, obj *introspection.InputValue) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __InputValueImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, __InputValueImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("__InputValue")
+			out.Values[i] = typename__InputValue
 		case "name":
 			out.Values[i] = ec.___InputValue_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -40726,21 +49004,20 @@ func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.Selection
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var __SchemaImplementors = []string{"__Schema"}
 
 func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet, obj *introspection.Schema) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __SchemaImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, __SchemaImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("__Schema")
+			out.Values[i] = typename__Schema
 		case "description":
 			out.Values[i] = ec.___Schema_description(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -40789,21 +49066,20 @@ func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet,
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 var __TypeImplementors = []string{"__Type"}
 
 func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, obj *introspection.Type) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __TypeImplementors)
+	fields := ec.collected.Fields(ec.OperationContext, sel, __TypeImplementors)
 
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	out, object := inlineTable.NewFieldSet(fields)
+	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("__Type")
+			out.Values[i] = typename__Type
 		case "kind":
 			out.Values[i] = ec.___Type_kind(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -40877,7 +49153,7 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 		Context:  ctx,
 	})
 
-	return inlineTable.Object(fields, out)
+	return object
 }
 
 // endregion **************************** object.gotpl ****************************

@@ -2,7 +2,15 @@
 
 package generated
 
-import "github.com/workspacenet/facade/graph/inline"
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/99designs/gqlgen/graphql"
+
+	"github.com/workspacenet/facade/graph/inline"
+	"github.com/workspacenet/facade/graph/leaf"
+)
 
 // inlineTable lists the resolver fields that may wait for an upstream call.
 var inlineTable = inline.NewTable(
@@ -47,3 +55,158 @@ var (
 	noChildFields__DirectiveLocation = inline.NoChildFields("__DirectiveLocation")
 	noChildFields__TypeKind          = inline.NoChildFields("__TypeKind")
 )
+
+// The enums written by graph/leaf, from gqlgen's name maps.
+var (
+	leafOOrderStatus2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐOrderStatus             = leaf.NewEnum(marshalOOrderStatus2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐOrderStatus)
+	leafOTransactionStatus2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionStatus = leaf.NewEnum(marshalOTransactionStatus2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionStatus)
+	leafOTransactionType2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionType     = leaf.NewEnum(marshalOTransactionType2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionType)
+)
+
+// Each object's __typename, made once.
+var (
+	typenameAddress                   = leaf.Const("Address")
+	typenameBooking                   = leaf.Const("Booking")
+	typenameBookingAttendee           = leaf.Const("BookingAttendee")
+	typenameComment                   = leaf.Const("Comment")
+	typenameCommentMembership         = leaf.Const("CommentMembership")
+	typenameCommentMention            = leaf.Const("CommentMention")
+	typenameCommentUser               = leaf.Const("CommentUser")
+	typenameCompany                   = leaf.Const("Company")
+	typenameCompanyCredits            = leaf.Const("CompanyCredits")
+	typenameCompanyDayPass            = leaf.Const("CompanyDayPass")
+	typenameCreateBookingPayload      = leaf.Const("CreateBookingPayload")
+	typenameCreateCreditNotePayload   = leaf.Const("CreateCreditNotePayload")
+	typenameCreatePostPayload         = leaf.Const("CreatePostPayload")
+	typenameCreateVisitPayload        = leaf.Const("CreateVisitPayload")
+	typenameCreateVisitRequestPayload = leaf.Const("CreateVisitRequestPayload")
+	typenameCreditNote                = leaf.Const("CreditNote")
+	typenameCreditNoteBaseAmounts     = leaf.Const("CreditNoteBaseAmounts")
+	typenameCreditNoteConnection      = leaf.Const("CreditNoteConnection")
+	typenameCreditNoteEdge            = leaf.Const("CreditNoteEdge")
+	typenameCreditNoteLine            = leaf.Const("CreditNoteLine")
+	typenameCreditNoteRefund          = leaf.Const("CreditNoteRefund")
+	typenameCreditNoteRefundMethod    = leaf.Const("CreditNoteRefundMethod")
+	typenameCreditPackageAmount       = leaf.Const("CreditPackageAmount")
+	typenameCreditsPrice              = leaf.Const("CreditsPrice")
+	typenameCustomTax                 = leaf.Const("CustomTax")
+	typenameDiscount                  = leaf.Const("Discount")
+	typenameDiscountCoupon            = leaf.Const("DiscountCoupon")
+	typenameDiscountPromocode         = leaf.Const("DiscountPromocode")
+	typenameEvent                     = leaf.Const("Event")
+	typenameEventMoneyPrice           = leaf.Const("EventMoneyPrice")
+	typenameEventPrice                = leaf.Const("EventPrice")
+	typenameInvoice                   = leaf.Const("Invoice")
+	typenameInvoiceBaseAmounts        = leaf.Const("InvoiceBaseAmounts")
+	typenameInvoiceCustomer           = leaf.Const("InvoiceCustomer")
+	typenameInvoiceItem               = leaf.Const("InvoiceItem")
+	typenameInvoiceItemBooking        = leaf.Const("InvoiceItemBooking")
+	typenameInvoiceItemOrder          = leaf.Const("InvoiceItemOrder")
+	typenameInvoiceItemPlan           = leaf.Const("InvoiceItemPlan")
+	typenameInvoiceItemProduct        = leaf.Const("InvoiceItemProduct")
+	typenameInvoiceItemTicket         = leaf.Const("InvoiceItemTicket")
+	typenameInvoicePayment            = leaf.Const("InvoicePayment")
+	typenameInvoicePaymentMethod      = leaf.Const("InvoicePaymentMethod")
+	typenameInvoicePaymentPrice       = leaf.Const("InvoicePaymentPrice")
+	typenameInvoicePaymentRefunds     = leaf.Const("InvoicePaymentRefunds")
+	typenameInvoiceTransaction        = leaf.Const("InvoiceTransaction")
+	typenameItemPayment               = leaf.Const("ItemPayment")
+	typenameItemPaymentTax            = leaf.Const("ItemPaymentTax")
+	typenameItemSummary               = leaf.Const("ItemSummary")
+	typenameLimitedAttendees          = leaf.Const("LimitedAttendees")
+	typenameLimitedItems              = leaf.Const("LimitedItems")
+	typenameLimitedRedemption         = leaf.Const("LimitedRedemption")
+	typenameLineBaseAmounts           = leaf.Const("LineBaseAmounts")
+	typenameLocation                  = leaf.Const("Location")
+	typenameMedia                     = leaf.Const("Media")
+	typenameMoney                     = leaf.Const("Money")
+	typenameMoneyPrice                = leaf.Const("MoneyPrice")
+	typenameMoneyRefund               = leaf.Const("MoneyRefund")
+	typenameMutation                  = leaf.Const("Mutation")
+	typenameOrder                     = leaf.Const("Order")
+	typenameOrderConfirmationEmail    = leaf.Const("OrderConfirmationEmail")
+	typenameOrderConnection           = leaf.Const("OrderConnection")
+	typenameOrderEdge                 = leaf.Const("OrderEdge")
+	typenamePageInfo                  = leaf.Const("PageInfo")
+	typenamePaymentGateway            = leaf.Const("PaymentGateway")
+	typenamePaymentMethod             = leaf.Const("PaymentMethod")
+	typenamePeriod                    = leaf.Const("Period")
+	typenamePlan                      = leaf.Const("Plan")
+	typenamePlanTier                  = leaf.Const("PlanTier")
+	typenamePlanTierDiscounts         = leaf.Const("PlanTierDiscounts")
+	typenamePost                      = leaf.Const("Post")
+	typenamePostMedia                 = leaf.Const("PostMedia")
+	typenamePostMembership            = leaf.Const("PostMembership")
+	typenamePriceSplit                = leaf.Const("PriceSplit")
+	typenamePricingTier               = leaf.Const("PricingTier")
+	typenameProduct                   = leaf.Const("Product")
+	typenameProductOption             = leaf.Const("ProductOption")
+	typenameProductOptionPrice        = leaf.Const("ProductOptionPrice")
+	typenameProductOrdering           = leaf.Const("ProductOrdering")
+	typenamePromocodeExpiration       = leaf.Const("PromocodeExpiration")
+	typenameQuery                     = leaf.Const("Query")
+	typenameRedemption                = leaf.Const("Redemption")
+	typenameRedemptionConnection      = leaf.Const("RedemptionConnection")
+	typenameRedemptionCoupon          = leaf.Const("RedemptionCoupon")
+	typenameRedemptionCustomer        = leaf.Const("RedemptionCustomer")
+	typenameRedemptionEdge            = leaf.Const("RedemptionEdge")
+	typenameRedemptionProduct         = leaf.Const("RedemptionProduct")
+	typenameRedemptionPromocode       = leaf.Const("RedemptionPromocode")
+	typenameRefund                    = leaf.Const("Refund")
+	typenameResource                  = leaf.Const("Resource")
+	typenameResourceAutoRelease       = leaf.Const("ResourceAutoRelease")
+	typenameResourceCheckIn           = leaf.Const("ResourceCheckIn")
+	typenameResourceConfirmationEmail = leaf.Const("ResourceConfirmationEmail")
+	typenameResourceDuration          = leaf.Const("ResourceDuration")
+	typenameResourceDynamicPricing    = leaf.Const("ResourceDynamicPricing")
+	typenameResourceExternalCalendar  = leaf.Const("ResourceExternalCalendar")
+	typenameResourceImage             = leaf.Const("ResourceImage")
+	typenameResourcePlans             = leaf.Const("ResourcePlans")
+	typenameResourcePricing           = leaf.Const("ResourcePricing")
+	typenameResourcePublicDuration    = leaf.Const("ResourcePublicDuration")
+	typenameResourceSchedule          = leaf.Const("ResourceSchedule")
+	typenameScheduleDays              = leaf.Const("ScheduleDays")
+	typenameScheduleDefault           = leaf.Const("ScheduleDefault")
+	typenameScheduleHours             = leaf.Const("ScheduleHours")
+	typenameScheduleItem              = leaf.Const("ScheduleItem")
+	typenameSchedulePublic            = leaf.Const("SchedulePublic")
+	typenameStock                     = leaf.Const("Stock")
+	typenameTax                       = leaf.Const("Tax")
+	typenameTransaction               = leaf.Const("Transaction")
+	typenameTransactionBooking        = leaf.Const("TransactionBooking")
+	typenameTransactionConnection     = leaf.Const("TransactionConnection")
+	typenameTransactionCreditPackage  = leaf.Const("TransactionCreditPackage")
+	typenameTransactionEdge           = leaf.Const("TransactionEdge")
+	typenameTransactionOrder          = leaf.Const("TransactionOrder")
+	typenameTransactionOrderOption    = leaf.Const("TransactionOrderOption")
+	typenameTransactionRefund         = leaf.Const("TransactionRefund")
+	typenameTransactionTicket         = leaf.Const("TransactionTicket")
+	typenameUpdatePostPayload         = leaf.Const("UpdatePostPayload")
+	typenameUpdateVisitPayload        = leaf.Const("UpdateVisitPayload")
+	typenameUser                      = leaf.Const("User")
+	typenameVisit                     = leaf.Const("Visit")
+	typenameVisitRequest              = leaf.Const("VisitRequest")
+	typenameVisitor                   = leaf.Const("Visitor")
+	typename__Directive               = leaf.Const("__Directive")
+	typename__EnumValue               = leaf.Const("__EnumValue")
+	typename__Field                   = leaf.Const("__Field")
+	typename__InputValue              = leaf.Const("__InputValue")
+	typename__Schema                  = leaf.Const("__Schema")
+	typename__Type                    = leaf.Const("__Type")
+)
+
+// runInline resolves an object's resolver field f on this goroutine, as the
+// field's innerFunc does on a goroutine of its own: with its recovery, and
+// a RequiredNull counted in fs.Invalids.
+func runInline[O any](ec *executionContext, ctx context.Context, field graphql.CollectedField, obj O, f func(*executionContext, context.Context, graphql.CollectedField, O) graphql.Marshaler, fs *graphql.FieldSet) (res graphql.Marshaler) {
+	defer func() {
+		if r := recover(); r != nil {
+			ec.Error(ctx, ec.Recover(ctx, r))
+		}
+	}()
+	res = f(ec, ctx, field, obj)
+	if res == graphql.RequiredNull {
+		atomic.AddUint32(&fs.Invalids, 1)
+	}
+	return res
+}

@@ -67,6 +67,14 @@ func (t *Table) Concurrently(ctx context.Context, fs *graphql.FieldSet, i int, f
 	fs.Values[i] = f(ctx)
 }
 
+// Inline reports whether an object's resolver field runs now, on this
+// goroutine: it is not deferred (CollectedField.IsDeferred) and cannot block. The generated code then
+// resolves it without the closures and the FieldSet entry that
+// Concurrently needs.
+func (t *Table) Inline(field *ast.Field, deferred bool) bool {
+	return !deferred && !t.mayBlock(field)
+}
+
 // MarshalSlice replaces graphql.MarshalSliceConcurrently for a list whose
 // elements are marshalled with selection sel: when sel cannot block, the
 // elements are marshalled one after the other on this goroutine, each with
@@ -78,8 +86,9 @@ func (t *Table) MarshalSlice(ctx context.Context, sel ast.SelectionSet, length i
 	ret := make(graphql.Array, length)
 	failed := false
 	for i := range length {
-		fc := &graphql.FieldContext{Index: &i}
-		childCtx := graphql.WithFieldContext(ctx, fc)
+		e := &element{index: i} // the context and its index, one allocation
+		e.fc.Index = &e.index
+		childCtx := graphql.WithFieldContext(ctx, &e.fc)
 		if omitPanicHandler {
 			ret[i] = marshal(childCtx, i)
 			continue
@@ -98,6 +107,12 @@ func (t *Table) MarshalSlice(ctx context.Context, sel ast.SelectionSet, length i
 		return nil
 	}
 	return ret
+}
+
+// element is the field context of a list element and the index it points to.
+type element struct {
+	fc    graphql.FieldContext
+	index int
 }
 
 // DeferredPath replaces graphql.GetPath(ctx) as the path of an object's
@@ -127,27 +142,84 @@ func (*Table) ScalarFieldContext(object string, field graphql.CollectedField, is
 	return &graphql.FieldContext{Object: object, Field: field, IsMethod: isMethod, IsResolver: isResolver, Child: child}, nil
 }
 
-// Object replaces an object's resolved graphql.FieldSet as its Marshaler:
-// it writes the same JSON object (each alias once, the first, in order)
-// without the iterator, the per-field pointers and the map gqlgen's
-// FieldSet.MarshalGQL allocates. out must be resolved (after Dispatch).
-func (*Table) Object(fields []graphql.CollectedField, out *graphql.FieldSet) graphql.Marshaler {
-	return &object{fields: fields, values: out.Values}
+// NewFieldSet replaces graphql.NewFieldSet(fields) for an object's fields:
+// the same FieldSet, and the Marshaler to return once it is resolved (after
+// Dispatch), which writes the same JSON object as FieldSet.MarshalGQL (each
+// alias once, the first, in order) without its iterator, per-field pointers
+// and map. The FieldSet, its Values (up to 32 fields) and the Marshaler are
+// one allocation (gqlgen makes two, and the generator's former Object a
+// third). The FieldSet does not know its fields: it must be used only
+// through Values, Invalids, Concurrently and Dispatch, not written as it is
+// or given views (graph/internal/gqlgen rewrites only the FieldSet of an
+// object's own fields, not the deferred one).
+func (*Table) NewFieldSet(fields []graphql.CollectedField) (*graphql.FieldSet, graphql.Marshaler) {
+	switch n := len(fields); {
+	case n <= 4:
+		o := &object4{fields: fields}
+		o.fs.Values = o.values[:n]
+		return &o.fs, o
+	case n <= 8:
+		o := &object8{fields: fields}
+		o.fs.Values = o.values[:n]
+		return &o.fs, o
+	case n <= 16:
+		o := &object16{fields: fields}
+		o.fs.Values = o.values[:n]
+		return &o.fs, o
+	case n <= 32:
+		o := &object32{fields: fields}
+		o.fs.Values = o.values[:n]
+		return &o.fs, o
+	default:
+		o := &object{fields: fields}
+		o.fs.Values = make([]graphql.Marshaler, n)
+		return &o.fs, o
+	}
 }
 
 type object struct {
+	fs     graphql.FieldSet
 	fields []graphql.CollectedField
-	values []graphql.Marshaler
 }
 
-func (o *object) MarshalGQL(w io.Writer) {
+type object4 struct {
+	fs     graphql.FieldSet
+	fields []graphql.CollectedField
+	values [4]graphql.Marshaler
+}
+
+type object8 struct {
+	fs     graphql.FieldSet
+	fields []graphql.CollectedField
+	values [8]graphql.Marshaler
+}
+
+type object16 struct {
+	fs     graphql.FieldSet
+	fields []graphql.CollectedField
+	values [16]graphql.Marshaler
+}
+
+type object32 struct {
+	fs     graphql.FieldSet
+	fields []graphql.CollectedField
+	values [32]graphql.Marshaler
+}
+
+func (o *object) MarshalGQL(w io.Writer)   { writeObject(w, o.fields, o.fs.Values) }
+func (o *object4) MarshalGQL(w io.Writer)  { writeObject(w, o.fields, o.fs.Values) }
+func (o *object8) MarshalGQL(w io.Writer)  { writeObject(w, o.fields, o.fs.Values) }
+func (o *object16) MarshalGQL(w io.Writer) { writeObject(w, o.fields, o.fs.Values) }
+func (o *object32) MarshalGQL(w io.Writer) { writeObject(w, o.fields, o.fs.Values) }
+
+func writeObject(w io.Writer, fields []graphql.CollectedField, values []graphql.Marshaler) {
 	_, _ = io.WriteString(w, "{")
 	first := true
 next:
-	for i := range o.fields {
-		alias := o.fields[i].Alias
+	for i := range fields {
+		alias := fields[i].Alias
 		for j := range i {
-			if o.fields[j].Alias == alias {
+			if fields[j].Alias == alias {
 				continue next
 			}
 		}
@@ -159,9 +231,22 @@ next:
 		_, _ = io.WriteString(w, `"`)
 		_, _ = io.WriteString(w, alias)
 		_, _ = io.WriteString(w, `":`)
-		o.values[i].MarshalGQL(w)
+		values[i].MarshalGQL(w)
 	}
 	_, _ = io.WriteString(w, "}")
+}
+
+// Deferred replaces an object's deferred FieldSet and label map, which gqlgen
+// makes for every object: they are made only when one of its fields is
+// deferred, else nil (the generated code then neither adds to them nor
+// processes a deferred group).
+func (*Table) Deferred(fields []graphql.CollectedField) (*graphql.FieldSet, map[string]*graphql.FieldSetView) {
+	for i := range fields {
+		if fields[i].IsDeferred() {
+			return graphql.NewFieldSet(nil), make(map[string]*graphql.FieldSetView)
+		}
+	}
+	return nil, nil
 }
 
 // mayBlock reports whether resolving f, or anything beneath it, may wait for
@@ -217,4 +302,73 @@ func (t *Table) selectionMayBlock(sel ast.SelectionSet) bool {
 		}
 	}
 	return false
+}
+
+// Collected replaces graphql.CollectFields for one operation: the same
+// fields, cached by the selection set and the type's implementors (the
+// generated code's package-level slice, so its address names it), without
+// the hash and allocation gqlgen's cache key costs on every object. The
+// first entries are kept in place (most operations select few object
+// types), the others in a map. Its zero value is ready; it must not be
+// copied.
+type Collected struct {
+	mu    sync.RWMutex
+	n     int
+	first [collectedInPlace]collectedEntry
+	more  map[collectKey][]graphql.CollectedField
+}
+
+const collectedInPlace = 8
+
+type collectKey struct {
+	sel        *ast.Selection
+	n          int
+	implements *string
+}
+
+type collectedEntry struct {
+	key    collectKey
+	fields []graphql.CollectedField
+}
+
+// Fields returns graphql.CollectFields(oc, sel, implements), computed once
+// per selection set and type in the operation oc.
+func (c *Collected) Fields(oc *graphql.OperationContext, sel ast.SelectionSet, implements []string) []graphql.CollectedField {
+	if len(sel) == 0 || len(implements) == 0 {
+		return graphql.CollectFields(oc, sel, implements)
+	}
+	k := collectKey{&sel[0], len(sel), &implements[0]}
+	c.mu.RLock()
+	fields, ok := c.lookup(k)
+	c.mu.RUnlock()
+	if ok {
+		return fields
+	}
+	fields = graphql.CollectFields(oc, sel, implements)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if f, ok := c.lookup(k); ok {
+		return f
+	}
+	if c.n < collectedInPlace {
+		c.first[c.n] = collectedEntry{k, fields}
+		c.n++
+		return fields
+	}
+	if c.more == nil {
+		c.more = make(map[collectKey][]graphql.CollectedField)
+	}
+	c.more[k] = fields
+	return fields
+}
+
+// lookup finds k's fields; c.mu must be held.
+func (c *Collected) lookup(k collectKey) ([]graphql.CollectedField, bool) {
+	for i := range c.n {
+		if c.first[i].key == k {
+			return c.first[i].fields, true
+		}
+	}
+	fields, ok := c.more[k]
+	return fields, ok
 }

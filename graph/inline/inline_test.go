@@ -125,22 +125,46 @@ func TestDeferredPath(t *testing.T) {
 	}
 }
 
-// TestObjectIsFieldSetsJSON: Object writes what gqlgen's FieldSet writes,
-// each alias once (the first).
+// TestObjectIsFieldSetsJSON: NewFieldSet's Marshaler writes what gqlgen's
+// FieldSet writes, each alias once (the first), whatever the number of
+// fields.
 func TestObjectIsFieldSetsJSON(t *testing.T) {
-	fields := []graphql.CollectedField{{Field: &ast.Field{Alias: "id"}}, {Field: &ast.Field{Alias: "n"}}, {Field: &ast.Field{Alias: "id"}}}
-	out := graphql.NewFieldSet(fields)
-	out.Values[0], out.Values[1], out.Values[2] = graphql.MarshalString("a\"b"), graphql.Null, graphql.MarshalString("c")
-	var want, got bytes.Buffer
-	out.MarshalGQL(&want)
-	tbl.Object(fields, out).MarshalGQL(&got)
-	if got.String() != want.String() || got.String() != `{"id":"a\"b","n":null}` {
-		t.Errorf("got %s, FieldSet writes %s", got.String(), want.String())
+	for _, n := range []int{0, 1, 3, 4, 5, 8, 9, 16, 17, 32, 33, 70} {
+		var fields []graphql.CollectedField
+		for i := range n {
+			fields = append(fields, graphql.CollectedField{Field: &ast.Field{Alias: fmt.Sprintf("f%d", i%(n/2+1))}})
+		}
+		want := graphql.NewFieldSet(fields)
+		out, object := tbl.NewFieldSet(fields)
+		if len(out.Values) != n {
+			t.Fatalf("%d fields: %d values", n, len(out.Values))
+		}
+		for i := range n {
+			v := graphql.MarshalString(fmt.Sprintf("v\"%d", i))
+			if i%5 == 2 {
+				v = graphql.Null
+			}
+			want.Values[i], out.Values[i] = v, v
+		}
+		var w, got bytes.Buffer
+		want.MarshalGQL(&w)
+		object.MarshalGQL(&got)
+		if got.String() != w.String() {
+			t.Errorf("%d fields: got %s, FieldSet writes %s", n, got.String(), w.String())
+		}
 	}
-	var empty bytes.Buffer
-	tbl.Object(nil, graphql.NewFieldSet(nil)).MarshalGQL(&empty)
-	if empty.String() != "{}" {
-		t.Errorf("no fields: %s", empty.String())
+}
+
+// TestDeferred: an object's deferred FieldSet and labels exist only when a
+// field is deferred.
+func TestDeferred(t *testing.T) {
+	plain := []graphql.CollectedField{{Field: &ast.Field{Alias: "a"}}}
+	if fs, m := tbl.Deferred(plain); fs != nil || m != nil {
+		t.Errorf("no deferred field: %v, %v", fs, m)
+	}
+	deferred := append(plain, graphql.CollectedField{Field: &ast.Field{Alias: "b"}, Deferrables: []*graphql.Deferrable{{Label: "x"}}})
+	if fs, m := tbl.Deferred(deferred); fs == nil || m == nil {
+		t.Error("a deferred field: no FieldSet or labels")
 	}
 }
 
@@ -152,5 +176,33 @@ func TestScalarFieldContext(t *testing.T) {
 	}
 	if _, err := fc.Child(context.Background(), graphql.CollectedField{}); err == nil || err.Error() != "field of type ID does not have child fields" {
 		t.Errorf("child: %v", err)
+	}
+}
+
+// TestCollected: the fields of a selection set and type are collected once
+// per operation, whatever the number of entries, as graphql.CollectFields
+// collects them.
+func TestCollected(t *testing.T) {
+	_, sel := selection(t, `{ location { id products { id title } transactions { id } } }`, "location")
+	oc := &graphql.OperationContext{}
+	var c Collected
+	types := make([][]string, 20)
+	for i := range types {
+		types[i] = []string{fmt.Sprintf("T%d", i)}
+	}
+	for range 2 {
+		for i, impl := range types {
+			got := c.Fields(oc, sel, impl)
+			want := graphql.CollectFields(oc, sel, impl)
+			if len(got) != len(want) || len(got) != 3 || got[1].Name != want[1].Name {
+				t.Fatalf("type %d: %v, want %v", i, got, want)
+			}
+			if again := c.Fields(oc, sel, impl); &again[0] != &got[0] {
+				t.Fatalf("type %d: collected twice", i)
+			}
+		}
+	}
+	if c.n != collectedInPlace || len(c.more) != len(types)-collectedInPlace {
+		t.Errorf("%d entries in place, %d in the map", c.n, len(c.more))
 	}
 }

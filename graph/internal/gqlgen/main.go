@@ -12,8 +12,28 @@
 //     are left out: an object's deferred-group path is computed only when it
 //     has deferred fragments; a leaf field's Child (and its "does not have
 //     child fields" error) is one per type (in inline.go), not made anew; an
-//     object is written by inlineTable.Object, not by FieldSet.MarshalGQL
-//     (an iterator, a pointer per field and a map per object).
+//     object's FieldSet, values and Marshaler are one allocation
+//     (inlineTable.NewFieldSet), written without FieldSet.MarshalGQL (an
+//     iterator, a pointer per field and a map per object); its deferred
+//     FieldSet and labels are made only when a field is deferred; its fields
+//     are collected through the execution context's inline.Collected; its
+//     __typename is a Marshaler made once per type; a resolver field that
+//     runs inline is resolved by runInline, without the closures gqlgen
+//     makes for a field it may start on a goroutine (objects.go);
+//   - when the operation's resolver root allows it (leaf.Enabled: the
+//     handler has no field interceptor, which must see every field), the
+//     fields of non-root objects skip graphql.ResolveField (plain.go): a
+//     plain leaf field (a struct field of a scalar or enum type whose value
+//     graph/leaf writes exactly as gqlgen's marshaler does) returns
+//     graph/leaf's Marshaler of the value, or takes gqlgen's path for a
+//     value leaf cannot write (nil in a non-null field, NaN, an unreadable
+//     DateTime), which reports it as before; another struct field is
+//     marshalled with its field context and recovery; a resolver field's
+//     resolver is called with its field context, an error added on its
+//     path. gqlgen's resolution stays, as <field function>Slow.
+//
+// Every rewrite checks the shape of what it rewrites and fails generation
+// when gqlgen's output differs.
 //
 // graph/generate.go runs it (go generate ./...); it never runs go mod tidy
 // (skip_mod_tidy in gqlgen.yml).
@@ -69,13 +89,14 @@ func run() error {
 	if t.err != nil {
 		return t.err
 	}
-	return rewrite(cfg.Exec.Filename, t.blocking)
+	return rewrite(cfg.Exec.Filename, t.blocking, t.plain)
 }
 
 // table is a gqlgen plugin collecting the fields that may block from the
 // codegen data, before the executor is generated.
 type table struct {
 	blocking []string
+	plain    []plainField
 	err      error
 }
 
@@ -105,6 +126,16 @@ func (t *table) GenerateCode(data *codegen.Data) error {
 		t.blocking = append(t.blocking, f)
 	}
 	slices.Sort(t.blocking)
+	for _, o := range data.Objects {
+		if o.Root || strings.HasPrefix(o.Name, "__") {
+			continue
+		}
+		for _, f := range o.Fields {
+			if p, ok := plainOf(f); ok {
+				t.plain = append(t.plain, p)
+			}
+		}
+	}
 	return nil
 }
 
@@ -113,7 +144,9 @@ var rewrites = []struct{ from, to string }{
 	{"out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })",
 		"inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })"},
 	{"graphql.MarshalSliceConcurrently(ctx, ", "inlineTable.MarshalSlice(ctx, sel, "},
-	{"\n\treturn out\n}\n", "\n\treturn inlineTable.Object(fields, out)\n}\n"},
+	{"\tout := graphql.NewFieldSet(fields)\n\tdeferredFieldSet := graphql.NewFieldSet(nil)\n\tdeferLabelToView := make(map[string]*graphql.FieldSetView)\n",
+		"\tout, object := inlineTable.NewFieldSet(fields)\n\tdeferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)\n"},
+	{"\n\treturn out\n}\n", "\n\treturn object\n}\n"},
 	{"Path:     graphql.GetPath(ctx),\n\t\tFieldSet: deferredFieldSet,",
 		"Path:     inlineTable.DeferredPath(ctx, deferLabelToView),\n\t\tFieldSet: deferredFieldSet,"},
 }
@@ -122,7 +155,7 @@ var rewrites = []struct{ from, to string }{
 // (with its error) for every field resolved.
 var noChild = regexp.MustCompile(`graphql\.NewScalarFieldContext\(("[A-Za-z0-9_]+", field, (?:true|false), (?:true|false)), errors\.New\("field of type ([A-Za-z0-9_]+) does not have child fields"\)\)`)
 
-func rewrite(execFile string, blocking []string) error {
+func rewrite(execFile string, blocking []string, plain []plainField) error {
 	src, err := os.ReadFile(execFile)
 	if err != nil {
 		return err
@@ -133,6 +166,10 @@ func rewrite(execFile string, blocking []string) error {
 		}
 		src = bytes.ReplaceAll(src, []byte(r.from), []byte(r.to))
 	}
+	// Every object made by inlineTable.NewFieldSet returns its Marshaler.
+	if made, returned := bytes.Count(src, []byte("out, object := inlineTable.NewFieldSet(fields)")), bytes.Count(src, []byte("\n\treturn object\n}\n")); made != returned {
+		return fmt.Errorf("%s: %d objects made by inlineTable.NewFieldSet, %d returned: gqlgen's templates changed, update graph/internal/gqlgen", execFile, made, returned)
+	}
 	leafTypes := map[string]bool{}
 	for _, m := range noChild.FindAllSubmatch(src, -1) {
 		leafTypes[string(m[2])] = true
@@ -141,6 +178,14 @@ func rewrite(execFile string, blocking []string) error {
 		return fmt.Errorf("%s: no leaf field error to rewrite: gqlgen's templates changed, update graph/internal/gqlgen", execFile)
 	}
 	src = noChild.ReplaceAll(src, []byte("inlineTable.ScalarFieldContext($1, noChildFields$2)"))
+	src, enums, err := rewritePlain(src, plain)
+	if err != nil {
+		return fmt.Errorf("%s: %w", execFile, err)
+	}
+	src, typenames, err := rewriteObjects(src)
+	if err != nil {
+		return fmt.Errorf("%s: %w", execFile, err)
+	}
 	if !bytes.Contains(src, []byte("errors.")) {
 		src = bytes.Replace(src, []byte("\t\"errors\"\n"), nil, 1)
 	}
@@ -153,7 +198,8 @@ func rewrite(execFile string, blocking []string) error {
 	}
 	var b strings.Builder
 	b.WriteString("// Code generated by graph/internal/gqlgen, DO NOT EDIT.\n\npackage generated\n\n")
-	b.WriteString("import \"github.com/workspacenet/facade/graph/inline\"\n\n")
+	b.WriteString("import (\n\t\"context\"\n\t\"sync/atomic\"\n\n\t\"github.com/99designs/gqlgen/graphql\"\n\n")
+	b.WriteString("\t\"github.com/workspacenet/facade/graph/inline\"\n\t\"github.com/workspacenet/facade/graph/leaf\"\n)\n\n")
 	b.WriteString("// inlineTable lists the resolver fields that may wait for an upstream call.\n")
 	b.WriteString("var inlineTable = inline.NewTable(\n")
 	for _, f := range blocking {
@@ -165,6 +211,16 @@ func rewrite(execFile string, blocking []string) error {
 		fmt.Fprintf(&b, "\tnoChildFields%s = inline.NoChildFields(%q)\n", t, t)
 	}
 	b.WriteString(")\n")
+	b.WriteString("\n// The enums written by graph/leaf, from gqlgen's name maps.\nvar (\n")
+	for _, m := range enums {
+		fmt.Fprintf(&b, "\t%s = leaf.NewEnum(%s)\n", enumVar(m), m)
+	}
+	b.WriteString(")\n\n// Each object's __typename, made once.\nvar (\n")
+	for _, t := range typenames {
+		fmt.Fprintf(&b, "\ttypename%s = leaf.Const(%q)\n", t, t)
+	}
+	b.WriteString(")\n")
+	b.WriteString(runInlineSource)
 	out, err := format.Source([]byte(b.String()))
 	if err != nil {
 		return err
