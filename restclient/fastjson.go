@@ -35,9 +35,12 @@ import (
 //     surrogates become U+FFFD); *Timestamp fields get Timestamp.UnmarshalJSON
 //     of the value's text, so its lenient parsing is unchanged.
 //
-// What differs is where values live: the document is copied once into a
-// string and every decoded string without escapes is a substring of it (so
-// a decoded value keeps its whole body alive, as go-json's did), and the
+// What differs is where values live: the document's bytes are read as a
+// string in place, not copied, and every decoded string without escapes is a
+// substring of it (so a decoded value keeps its whole body alive, as
+// go-json's did, and the bytes given to a decoder must never be written
+// again: response bodies are read into a fresh buffer each, and the cache
+// hands out what it stored, read only), and the
 // targets of pointer fields and the elements of slices are carved from
 // per-body slabs (one []T per type, sized from the route's previous body),
 // not allocated one by one.
@@ -71,9 +74,10 @@ var decoderPool = sync.Pool{New: func() any { return new(decoder) }}
 
 // run decodes data with f, which must read exactly one value; only
 // whitespace may follow it. h sizes the slabs and learns from this body.
+// Decoded strings alias data, which must not be modified afterwards.
 func run(data []byte, h *slabHints, f func(d *decoder)) (err error) {
 	d := decoderPool.Get().(*decoder)
-	d.s = string(data)
+	d.s = unsafe.String(unsafe.SliceData(data), len(data))
 	d.b = unsafe.Slice(unsafe.StringData(d.s), len(d.s))
 	d.i, d.depth, d.hints = 0, 0, h
 	defer func() {

@@ -21,7 +21,10 @@ var cats = []struct {
 	name string
 	pre  []string
 }{
-	{"upstream JSON decoding", []string{"encoding/json.", "github.com/goccy/go-json", me + "restclient.(*Timestamp)", me + "restclient.unmarshal", me + "restclient.decode"}},
+	{"upstream JSON decoding", []string{"encoding/json.", "github.com/goccy/go-json", me + "restclient.(*Timestamp)", me + "restclient.unmarshal", me + "restclient.decode",
+		// the generated decoders (restclient/decode_gen.go, fastjson.go)
+		me + "restclient.(*decoder)", me + "restclient.(*slab", me + "restclient.(*arena)", me + "restclient.(*scratch)", me + "restclient.run", me + "restclient.special", me + "restclient.parseISO8601",
+		me + "restclient..fast", me + "restclient.fast", me + "restclient.mergeSlice", me + "restclient.stringElem"}},
 	{"gqlgen execution and response writing", []string{"github.com/99designs/gqlgen", "github.com/vektah/", me + "graph/generated", me + "graph/inline", me + "graph/scalars", me + "graph.", me + "graph/model", me + "graph/paging"}},
 	{"loaders", []string{"github.com/graph-gophers/dataloader", me + "graph/loaders"}},
 	{"HTTP client and upstream I/O", []string{"net/http", "internal/poll", "syscall", "net.", "bufio", "io.", me + "restclient", "github.com/sony/gobreaker", "golang.org/x/time"}},
