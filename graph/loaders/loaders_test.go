@@ -15,10 +15,12 @@ import (
 // fetched.
 func TestMemoFetchesEachKeyOnce(t *testing.T) {
 	var fetches atomic.Int32
-	release := make(chan struct{})
+	started, release := make(chan struct{}), make(chan struct{})
 	res := &restclient.Resource{ID: "r1"}
 	z := &lazy[string, *restclient.Resource]{name: "test", fetch: func(_ *Loaders, _ context.Context, id string) (*restclient.Resource, error) {
-		fetches.Add(1)
+		if fetches.Add(1) == 1 {
+			close(started)
+		}
 		<-release
 		return res, nil
 	}}
@@ -31,9 +33,7 @@ func TestMemoFetchesEachKeyOnce(t *testing.T) {
 			}
 		})
 	}
-	for fetches.Load() == 0 {
-		// wait for the first load to start fetching
-	}
+	<-started
 	close(release)
 	wg.Wait()
 	primed := &restclient.Resource{ID: "r2"}
