@@ -157,7 +157,7 @@ func NewHandler(o Options) http.Handler {
 	}
 	o.Logger = slog.New(accesslog.Handler(o.Logger.Handler()))
 
-	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: &Resolver{client: o.Client, cache: o.Cache, log: o.Logger, cursors: paging.NewCodec(o.CursorSecret)}}))
+	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: newRoot(&Resolver{client: o.Client, cache: o.Cache, log: o.Logger, cursors: paging.NewCodec(o.CursorSecret)})}))
 	// The one transport: GraphQL over HTTP as its spec says (graph/overhttp).
 	srv.AddTransport(overhttp.Transport{})
 	docs := lru.New[*ast.QueryDocument](1000)
