@@ -134,11 +134,9 @@ type lazy[K comparable, V any] struct {
 	name  string // in spans and metrics
 	fetch func(*Loaders, context.Context, K) (V, error)
 
-	once   sync.Once
-	loader *dataloader.Loader[K, V] // Wait > 0
-
-	mu   sync.Mutex
-	memo map[K]*memoEntry[V] // Wait <= 0; made on the first load
+	mu     sync.Mutex
+	loader *dataloader.Loader[K, V] // Wait > 0; made on the first load
+	memo   map[K]*memoEntry[V]      // Wait <= 0; made on the first load
 }
 
 // memoEntry is one key's fetch: done until it is over, then its result.
@@ -150,7 +148,11 @@ type memoEntry[V any] struct {
 
 // get returns the dataloader, making it on the first call (Wait > 0 only).
 func (z *lazy[K, V]) get(l *Loaders) *dataloader.Loader[K, V] {
-	z.once.Do(func() { z.loader = newLoader(l, z.name, z.fetch) })
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	if z.loader == nil {
+		z.loader = newLoader(l, z.name, z.fetch)
+	}
 	return z.loader
 }
 
