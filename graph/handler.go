@@ -158,7 +158,7 @@ func NewHandler(o Options) http.Handler {
 	o.Logger = slog.New(accesslog.Handler(o.Logger.Handler()))
 
 	resolvers := &Resolver{client: o.Client, cache: o.Cache, log: o.Logger, cursors: paging.NewCodec(o.CursorSecret), plainFields: true}
-	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: resolvers}))
+	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: newRoot(resolvers)}))
 	// The one transport: GraphQL over HTTP as its spec says (graph/overhttp).
 	srv.AddTransport(overhttp.Transport{})
 	docs := lru.New[*ast.QueryDocument](1000)

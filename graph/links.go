@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/workspacenet/facade/graph/loaders"
 	"github.com/workspacenet/facade/graph/model"
@@ -35,6 +36,23 @@ func fieldSet(names ...string) map[string]bool {
 func embeddedSuffices(ctx context.Context, embedded map[string]bool) bool {
 	if !loaders.For(ctx).EmbeddedFirst() {
 		return false
+	}
+	// Plain fields, the common selection, are checked as they are; a
+	// fragment or a directive goes through gqlgen's field collection
+	// (@skip, @include, type conditions), which allocates.
+	plain := true
+	for _, sel := range graphql.GetFieldContext(ctx).Field.Selections {
+		f, ok := sel.(*ast.Field)
+		if !ok || len(f.Directives) > 0 {
+			plain = false
+			break
+		}
+		if !embedded[f.Name] {
+			return false
+		}
+	}
+	if plain {
+		return true
 	}
 	for _, f := range graphql.CollectFieldsCtx(ctx, nil) {
 		if !embedded[f.Name] {

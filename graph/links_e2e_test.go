@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/workspacenet/facade/internal/testenv"
@@ -147,6 +148,35 @@ func TestLinks(t *testing.T) {
 		d = mustRun(t, env, creds, `query($l: ID!) { transactions(locationId: $l, type: BOOKING, first: 40) { nodes { booking { resource { id title type } } } } }`, map[string]any{"l": loc0})
 		expectCalls(t, env, calls{rListTx: 1, rGetResource: int64(len(ids))})
 		checkResources(t, rc, ctx, d, "transactions.nodes.*.booking.resource")
+		// What decides is the fields the query selects once @skip, @include
+		// and fragments are applied.
+		for _, c := range []struct {
+			sel   string
+			calls int64
+		}{
+			{`id title capacity @skip(if: true)`, 0},
+			{`id title capacity @include(if: $more)`, 0},
+			{`... on Resource { id title }`, 0},
+			{`...summary`, 0},
+			{`id ... @include(if: true) { title }`, 0},
+			{`id title capacity @skip(if: false)`, int64(len(ids))},
+			{`id ... on Resource { capacity }`, int64(len(ids))},
+			{`id ... @include(if: true) { title type }`, int64(len(ids))},
+		} {
+			vars := "$l: ID!"
+			if strings.Contains(c.sel, "$more") {
+				vars += ", $more: Boolean!"
+			}
+			q := `query(` + vars + `) { transactions(locationId: $l, type: BOOKING, first: 40) { nodes { booking { resource { ` + c.sel + ` } } } } }`
+			if strings.Contains(c.sel, "...summary") {
+				q += ` fragment summary on Resource { id title }`
+			}
+			d := mustRun(t, env, creds, q, map[string]any{"l": loc0, "more": false})
+			expectCalls(t, env, calls{rListTx: 1, rGetResource: c.calls})
+			if got := len(distinct(d, "transactions.nodes.*.booking.resource.id")); got != len(ids) {
+				t.Errorf("%s: %d resources, want %d", c.sel, got, len(ids))
+			}
+		}
 	})
 
 	t.Run("Order.product+option", func(t *testing.T) {

@@ -25,7 +25,7 @@ func creditNoteConnection(ctx context.Context, cursors *paging.Codec, invoiceID,
 		o := opts
 		o.ListOptions = restclient.ListOptions{Limit: limit, NextPageToken: token}
 		return loaders.For(ctx).CreditNotes(ctx, o)
-	}, newCreditNoteEdge, newCreditNoteConnection)
+	}, setCreditNoteEdge, newCreditNoteConnection)
 }
 
 func transactionConnection(ctx context.Context, cursors *paging.Codec, locationID string, status *restclient.TransactionStatus, typ *restclient.TransactionType, createDate *model.DateRangeInput, first *int, after *string) (*model.TransactionConnection, error) {
@@ -45,7 +45,7 @@ func transactionConnection(ctx context.Context, cursors *paging.Codec, locationI
 		o := opts
 		o.ListOptions = restclient.ListOptions{Limit: limit, NextPageToken: token}
 		return loaders.For(ctx).Transactions(ctx, o)
-	}, newTransactionEdge, newTransactionConnection)
+	}, setTransactionEdge, newTransactionConnection)
 }
 
 func orderConnection(ctx context.Context, cursors *paging.Codec, locationID string, status *restclient.OrderStatus, createDate *model.DateRangeInput, first *int, after *string) (*model.OrderConnection, error) {
@@ -62,7 +62,7 @@ func orderConnection(ctx context.Context, cursors *paging.Codec, locationID stri
 		o := opts
 		o.ListOptions = restclient.ListOptions{Limit: limit, NextPageToken: token}
 		return loaders.For(ctx).Orders(ctx, o)
-	}, newOrderEdge, newOrderConnection)
+	}, setOrderEdge, newOrderConnection)
 }
 
 func redemptionConnection(ctx context.Context, cursors *paging.Codec, couponID, promocodeID string, first *int, after *string) (*model.RedemptionConnection, error) {
@@ -75,53 +75,56 @@ func redemptionConnection(ctx context.Context, cursors *paging.Codec, couponID, 
 		o := opts
 		o.ListOptions = restclient.ListOptions{Limit: limit, NextPageToken: token}
 		return loaders.For(ctx).Redemptions(ctx, o)
-	}, newRedemptionEdge, newRedemptionConnection)
+	}, setRedemptionEdge, newRedemptionConnection)
 }
 
 // connection serves `first` items after the cursor `after` of the list
-// identified by scope (paging.Paginate, cursors sealed by cursors) as a connection C with edges E:
-// edge and conn are the generated model types' constructors.
+// identified by scope (paging.Paginate, cursors sealed by cursors) as a
+// connection C with edges *E: edge fills an edge of the generated model
+// type, conn builds the connection. The edges share one allocation.
 func connection[T, E, C any](ctx context.Context, cursors *paging.Codec, scope string, first *int, after *string, fetch paging.FetchFunc[T],
-	edge func(cursor string, node *T) E, conn func(edges []E, nodes []*T, info *model.PageInfo) C) (C, error) {
+	edge func(e *E, cursor string, node *T), conn func(edges []*E, nodes []*T, info *model.PageInfo) C) (C, error) {
 	r, err := paging.Paginate(ctx, cursors, scope, first, after, fetch)
 	if err != nil {
 		var none C
 		return none, err
 	}
-	edges := make([]E, len(r.Edges))
+	all := make([]E, len(r.Edges))
+	edges := make([]*E, len(r.Edges))
 	for i, e := range r.Edges {
-		edges[i] = edge(e.Cursor, e.Node)
+		edge(&all[i], e.Cursor, e.Node)
+		edges[i] = &all[i]
 	}
 	info := &model.PageInfo{HasNextPage: r.HasNextPage, HasPreviousPage: r.HasPreviousPage, StartCursor: r.StartCursor(), EndCursor: r.EndCursor()}
 	return conn(edges, r.Nodes(), info), nil
 }
 
-func newCreditNoteEdge(c string, n *restclient.CreditNote) *model.CreditNoteEdge {
-	return &model.CreditNoteEdge{Cursor: c, Node: n}
+func setCreditNoteEdge(e *model.CreditNoteEdge, c string, n *restclient.CreditNote) {
+	e.Cursor, e.Node = c, n
 }
 
 func newCreditNoteConnection(e []*model.CreditNoteEdge, n []*restclient.CreditNote, p *model.PageInfo) *model.CreditNoteConnection {
 	return &model.CreditNoteConnection{Edges: e, Nodes: n, PageInfo: p}
 }
 
-func newTransactionEdge(c string, n *restclient.Transaction) *model.TransactionEdge {
-	return &model.TransactionEdge{Cursor: c, Node: n}
+func setTransactionEdge(e *model.TransactionEdge, c string, n *restclient.Transaction) {
+	e.Cursor, e.Node = c, n
 }
 
 func newTransactionConnection(e []*model.TransactionEdge, n []*restclient.Transaction, p *model.PageInfo) *model.TransactionConnection {
 	return &model.TransactionConnection{Edges: e, Nodes: n, PageInfo: p}
 }
 
-func newOrderEdge(c string, n *restclient.Order) *model.OrderEdge {
-	return &model.OrderEdge{Cursor: c, Node: n}
+func setOrderEdge(e *model.OrderEdge, c string, n *restclient.Order) {
+	e.Cursor, e.Node = c, n
 }
 
 func newOrderConnection(e []*model.OrderEdge, n []*restclient.Order, p *model.PageInfo) *model.OrderConnection {
 	return &model.OrderConnection{Edges: e, Nodes: n, PageInfo: p}
 }
 
-func newRedemptionEdge(c string, n *restclient.Redemption) *model.RedemptionEdge {
-	return &model.RedemptionEdge{Cursor: c, Node: n}
+func setRedemptionEdge(e *model.RedemptionEdge, c string, n *restclient.Redemption) {
+	e.Cursor, e.Node = c, n
 }
 
 func newRedemptionConnection(e []*model.RedemptionEdge, n []*restclient.Redemption, p *model.PageInfo) *model.RedemptionConnection {

@@ -1,6 +1,7 @@
 package loaders
 
 import (
+	"context"
 	"testing"
 
 	"github.com/workspacenet/facade/restclient"
@@ -19,4 +20,39 @@ func BenchmarkNew(b *testing.B) {
 			b.Fatal("nil loaders")
 		}
 	}
+}
+
+// BenchmarkLoad measures a loader's own cost per key, around a fetch that
+// returns at once: "miss" is the first load of a key in a request (the
+// loader made, the fetch dispatched), "hit" a key the request loaded before.
+func BenchmarkLoad(b *testing.B) {
+	ctx := b.Context()
+	res := &restclient.Resource{ID: "r1"}
+	fetch := func(_ *Loaders, _ context.Context, id string) (*restclient.Resource, error) { return res, nil }
+	newLazy := func(l *Loaders) *lazy[string, *restclient.Resource] {
+		return &lazy[string, *restclient.Resource]{name: "bench", fetch: fetch}
+	}
+	b.Run("miss", func(b *testing.B) {
+		l := New(nil, DefaultConfig())
+		b.ReportAllocs()
+		for b.Loop() {
+			z := newLazy(l)
+			if v, err := z.load(ctx, l, "r1"); v != res || err != nil {
+				b.Fatal(v, err)
+			}
+		}
+	})
+	b.Run("hit", func(b *testing.B) {
+		l := New(nil, DefaultConfig())
+		z := newLazy(l)
+		if _, err := z.load(ctx, l, "r1"); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			if v, err := z.load(ctx, l, "r1"); v != res || err != nil {
+				b.Fatal(v, err)
+			}
+		}
+	})
 }

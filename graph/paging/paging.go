@@ -98,21 +98,33 @@ func Scope(parts ...string) string { return strings.Join(parts, "\x1f") }
 // Argument errors are *gqlerr.InputError naming "first" or "after", returned
 // before any fetch. codec seals and opens the cursors.
 func Paginate[T any](ctx context.Context, codec *Codec, scope string, first *int, after *string, fetch FetchFunc[T]) (*Result[T], error) {
+	res, cs, err := paginate(ctx, codec, scope, first, after, fetch)
+	if err != nil {
+		return nil, err
+	}
+	codec.encodeAll(cs, func(i int, cursor string) { res.Edges[i].Cursor = cursor })
+	return res, nil
+}
+
+// paginate is Paginate with the edges' cursors returned unsealed, to be
+// sealed together.
+func paginate[T any](ctx context.Context, codec *Codec, scope string, first *int, after *string, fetch FetchFunc[T]) (*Result[T], []cursor, error) {
 	n := DefaultFirst
 	if first != nil {
 		n = *first
 	}
 	if n < 1 || n > MaxFirst {
-		return nil, gqlerr.Input("first", "must be between 1 and %d", MaxFirst)
+		return nil, nil, gqlerr.Input("first", "must be between 1 and %d", MaxFirst)
 	}
+	sh := scopeHash(scope)
 	token, limit, skip := "", min(n, UpstreamMaxLimit), 0
 	if after != nil {
 		c, err := codec.decode(*after)
 		if err != nil {
-			return nil, gqlerr.Input("after", "malformed cursor")
+			return nil, nil, gqlerr.Input("after", "malformed cursor")
 		}
-		if c.Scope != scopeHash(scope) {
-			return nil, gqlerr.Input("after", "the cursor belongs to another list or to other filters")
+		if c.Scope != sh {
+			return nil, nil, gqlerr.Input("after", "the cursor belongs to another list or to other filters")
 		}
 		token, limit, skip = c.Token, c.Limit, c.Index+1
 		if c.Index == startOfPage {
@@ -120,30 +132,36 @@ func Paginate[T any](ctx context.Context, codec *Codec, scope string, first *int
 		}
 	}
 	res := &Result[T]{HasPreviousPage: after != nil}
+	var cs []cursor
 	for {
 		page, err := fetch(ctx, token, limit)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
+		}
+		if res.Edges == nil {
+			size := min(n, max(len(page.Items)-skip, 0))
+			res.Edges, cs = make([]Edge[T], 0, size), make([]cursor, 0, size)
 		}
 		for i := skip; i < len(page.Items); i++ {
 			if len(res.Edges) == n {
 				res.HasNextPage = true
-				return res, nil
+				return res, cs, nil
 			}
-			c := cursor{Scope: scopeHash(scope), Token: token, Limit: limit, Index: i}
+			c := cursor{Scope: sh, Token: token, Limit: limit, Index: i}
 			if i == len(page.Items)-1 && page.Next != "" {
 				// The last edge of a page resumes at the start of the
 				// next one: walking by endCursor costs one call per page.
 				c.Token, c.Index = page.Next, startOfPage
 			}
-			res.Edges = append(res.Edges, Edge[T]{Cursor: codec.encode(c), Node: page.Items[i]})
+			res.Edges = append(res.Edges, Edge[T]{Node: page.Items[i]})
+			cs = append(cs, c)
 		}
 		if page.Next == "" {
-			return res, nil
+			return res, cs, nil
 		}
 		if len(res.Edges) == n {
 			res.HasNextPage = true
-			return res, nil
+			return res, cs, nil
 		}
 		token, limit, skip = page.Next, min(n-len(res.Edges), UpstreamMaxLimit), 0
 	}
@@ -196,13 +214,49 @@ func NewCodec(secret []byte) *Codec {
 // encode seals c: base64url(nonce || AES-GCM(version, scope, limit,
 // index+1, token)), with a random nonce.
 func (k *Codec) encode(c cursor) string {
-	plain := make([]byte, 0, 1+scopeLen+2+len(c.Token))
-	plain = append(plain, cursorVersion)
-	plain = append(plain, c.Scope[:]...)
-	plain = append(plain, byte(c.Limit), byte(c.Index+1))
-	plain = append(plain, c.Token...)
-	return base64.RawURLEncoding.EncodeToString(k.box.Seal(nil, plain, []byte(hkdfInfo)))
+	var s string
+	k.encodeAll([]cursor{c}, func(_ int, cursor string) { s = cursor })
+	return s
 }
+
+// adCursor is the additional data of every cursor.
+var adCursor = []byte(hkdfInfo)
+
+// encodeAll seals every cursor of cs as encode does, each under its own
+// random nonce, and gives set each one's text. The texts share one
+// allocation, and one work buffer serves them all.
+func (k *Codec) encodeAll(cs []cursor, set func(i int, cursor string)) {
+	if len(cs) == 0 {
+		return
+	}
+	total, work := 0, 0
+	for _, c := range cs {
+		p := plainLen(c)
+		e := base64.RawURLEncoding.EncodedLen(k.box.SealedLen(p))
+		total += e
+		work = max(work, p+k.box.SealedLen(p)+e)
+	}
+	var text strings.Builder
+	text.Grow(total)
+	buf := make([]byte, 0, work)
+	for _, c := range cs {
+		plain := append(buf[:0], cursorVersion)
+		plain = append(plain, c.Scope[:]...)
+		plain = append(plain, byte(c.Limit), byte(c.Index+1))
+		plain = append(plain, c.Token...)
+		sealed := k.box.Seal(plain[len(plain):], plain, adCursor)
+		text.Write(base64.RawURLEncoding.AppendEncode(sealed[len(sealed):], sealed))
+	}
+	all, start := text.String(), 0
+	for i, c := range cs {
+		end := start + base64.RawURLEncoding.EncodedLen(k.box.SealedLen(plainLen(c)))
+		set(i, all[start:end])
+		start = end
+	}
+}
+
+// plainLen is the length of c's plaintext.
+func plainLen(c cursor) int { return 1 + scopeLen + 2 + len(c.Token) }
 
 var errCursor = errors.New("malformed cursor")
 

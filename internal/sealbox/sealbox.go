@@ -38,7 +38,8 @@ func New(secret []byte, purpose string) *Box {
 	return &Box{aead: aead}
 }
 
-// Seal appends nonce || AES-GCM(plaintext, ad) to dst.
+// Seal appends nonce || AES-GCM(plaintext, ad) to dst (SealedLen bytes),
+// allocating nothing when dst has room for them.
 func (b *Box) Seal(dst, plaintext, ad []byte) []byte {
 	ns := b.aead.NonceSize()
 	start := len(dst)
@@ -46,6 +47,9 @@ func (b *Box) Seal(dst, plaintext, ad []byte) []byte {
 	_, _ = rand.Read(dst[start:])
 	return b.aead.Seal(dst, dst[start:start+ns], plaintext, ad)
 }
+
+// SealedLen is the length of what Seal appends for n bytes of plaintext.
+func (b *Box) SealedLen(n int) int { return b.aead.NonceSize() + n + b.aead.Overhead() }
 
 // Open returns the plaintext of what Seal returned for the same ad.
 func (b *Box) Open(sealed, ad []byte) ([]byte, error) {

@@ -1,0 +1,95 @@
+package loaders
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/workspacenet/facade/restclient"
+)
+
+// TestMemoFetchesEachKeyOnce: without a batch window, concurrent loads of
+// one key make one fetch and all get its result; a primed key is not
+// fetched.
+func TestMemoFetchesEachKeyOnce(t *testing.T) {
+	var fetches atomic.Int32
+	started, release := make(chan struct{}), make(chan struct{})
+	res := &restclient.Resource{ID: "r1"}
+	z := &lazy[string, *restclient.Resource]{name: "test", fetch: func(_ *Loaders, _ context.Context, id string) (*restclient.Resource, error) {
+		if fetches.Add(1) == 1 {
+			close(started)
+		}
+		<-release
+		return res, nil
+	}}
+	l := New(nil, DefaultConfig())
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if v, err := z.load(t.Context(), l, "r1"); v != res || err != nil {
+				t.Errorf("load = %v, %v", v, err)
+			}
+		})
+	}
+	<-started
+	close(release)
+	wg.Wait()
+	primed := &restclient.Resource{ID: "r2"}
+	z.prime(t.Context(), l, "r2", primed)
+	z.prime(t.Context(), l, "r1", primed) // loaded: kept
+	if v, _ := z.load(t.Context(), l, "r2"); v != primed {
+		t.Errorf("primed key: %v", v)
+	}
+	if v, _ := z.load(t.Context(), l, "r1"); v != res {
+		t.Errorf("prime replaced a loaded key: %v", v)
+	}
+	if n := fetches.Load(); n != 1 {
+		t.Errorf("%d fetches, want 1", n)
+	}
+}
+
+// TestMemoPanic: a fetch that panics panics on the goroutine that fetches
+// (gqlgen recovers it there), its waiters get an error, and the key is
+// fetched again by the next load.
+func TestMemoPanic(t *testing.T) {
+	started, release := make(chan struct{}), make(chan struct{})
+	var fetches atomic.Int32
+	z := &lazy[string, *restclient.Resource]{name: "test", fetch: func(_ *Loaders, _ context.Context, id string) (*restclient.Resource, error) {
+		if fetches.Add(1) == 1 {
+			close(started)
+			<-release
+			panic("boom")
+		}
+		return &restclient.Resource{ID: id}, nil
+	}}
+	l := New(nil, DefaultConfig())
+	panicked := make(chan any)
+	go func() {
+		defer func() { panicked <- recover() }()
+		_, _ = z.load(t.Context(), l, "r1")
+	}()
+	<-started
+	type result struct {
+		v   *restclient.Resource
+		err error
+	}
+	waiter := make(chan result)
+	go func() {
+		v, err := z.load(t.Context(), l, "r1")
+		waiter <- result{v, err}
+	}()
+	close(release)
+	if r := <-panicked; r != "boom" {
+		t.Fatalf("recovered %v, want boom", r)
+	}
+	// The waiter either joined the panicking fetch (its error) or came after
+	// it (a fresh fetch).
+	if r := <-waiter; (r.err == nil) == (r.v == nil) || (r.err != nil && !strings.Contains(r.err.Error(), "loader test: panic: boom")) {
+		t.Fatalf("waiter = %v, %v", r.v, r.err)
+	}
+	if v, err := z.load(t.Context(), l, "r1"); err != nil || v.ID != "r1" {
+		t.Fatalf("load after the panic = %v, %v", v, err)
+	}
+}
