@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/workspacenet/facade/internal/gctune"
 	"github.com/workspacenet/facade/internal/stack"
 	"github.com/workspacenet/facade/internal/tracing"
 )
@@ -38,6 +39,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	logger.Info("garbage collector", "pacing", gctune.Start(cfg.GCThresholdMiB, getenv))
 	// Traces go where the standard OTEL_* variables say; none set: off.
 	tp, err := tracing.FromEnv(ctx, getenv)
 	if err != nil {

@@ -30,6 +30,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/workspacenet/facade/internal/gctune"
 )
 
 func main() {
@@ -91,6 +93,7 @@ func run(args []string) error {
 	memProfile := fs.String("memprofile", "", "write an allocation profile of each query's batched cost run to <prefix>.<query>.pprof")
 	replot := fs.Bool("replot", false, "measure nothing: redraw the plots and the markdown tables from -results")
 	obsRounds := fs.Int("observability-overhead", 0, "measure only the dashboard's CPU and allocations per query with no metrics nor tracing, metrics, tracing (100% sampled, discarding exporter) and both, alternating this many rounds; prints a table and the verdict against issue 14's targets, writes nothing")
+	gcThreshold := fs.Int("gc-threshold-mib", gctune.DefaultThresholdMiB, "the facade's garbage collector pacing, as the program's -gc-threshold-mib (internal/gctune); 0 = Go's default")
 	fs.BoolVar(&withMetrics, "metrics", false, "record the facade's Prometheus metrics (internal/metrics) during every run, to measure their overhead")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -113,6 +116,8 @@ func run(args []string) error {
 		}
 		return writeMarkdown(*out, markdown(res, nil, files))
 	}
+	// The facade in this process runs with the program's runtime settings.
+	fmt.Fprintln(os.Stderr, "garbage collector:", gctune.Start(*gcThreshold, os.Getenv))
 	cfg := Config{Scale: *scale, Dur: *dur, MinN: *minN, CostDur: *costDur, CostMinN: 20, RealDur: *realDur, RefreshRounds: *refresh, Child: !*inProcess, Log: os.Stderr,
 		CostOnly: *costOnly, BatchedOnly: *batchedOnly, CostRounds: *costRounds, CPUProfile: *cpuProfile, MemProfile: *memProfile}
 	if *only != "" {

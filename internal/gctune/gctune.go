@@ -1,0 +1,48 @@
+// Package gctune paces the garbage collector of a facade process by a heap
+// threshold instead of by the live heap alone.
+//
+// Go's default (GOGC=100) collects when the heap reaches twice the live heap.
+// A facade's live heap is small (tens of MiB: caches, parsed documents, the
+// requests in flight) while it allocates fast (a dashboard query allocates
+// about 0.8 MB), so it collects hundreds of times a second, and the
+// collector was a quarter of its CPU per query. With a threshold, after each
+// collection GOGC is set so that the next one comes when the heap reaches the
+// threshold (github.com/bytedance/gopkg/util/gctuner): at most 5 times the
+// live heap (GOGC=500), and never less than Go's default, so once the live
+// heap is over half the threshold nothing changes. Peak memory is then about
+// the threshold plus what is not heap (stacks, the runtime), where the
+// default gives twice the live heap.
+//
+// An operator's GOGC or GOMEMLIMIT wins: with either set, Start does nothing.
+package gctune
+
+import (
+	"fmt"
+	"runtime/debug"
+
+	"github.com/bytedance/gopkg/util/gctuner"
+)
+
+// DefaultThresholdMiB is the default heap threshold: at 64 MiB the saturation
+// run's peak RSS stays under the issue-15 bound (BENCHMARKS.md).
+const DefaultThresholdMiB = 64
+
+// Start paces the collector by a heap of thresholdMiB MiB for the rest of
+// the process, unless thresholdMiB is 0 or getenv names GOGC or GOMEMLIMIT.
+// It returns what it did, in a few words for a log line.
+func Start(thresholdMiB int, getenv func(string) string) string {
+	switch {
+	case getenv("GOGC") != "" || getenv("GOMEMLIMIT") != "":
+		return "GOGC/GOMEMLIMIT from the environment"
+	case thresholdMiB <= 0:
+		gctuner.Tuning(0) // stops tuning; the last GOGC it set stays: reset it
+		debug.SetGCPercent(100)
+		return "Go's default pacing (GOGC=100)"
+	}
+	// Never collect more often than Go's default; at most at 5 times the
+	// live heap.
+	gctuner.SetMinGCPercent(100)
+	gctuner.SetMaxGCPercent(500)
+	gctuner.Tuning(uint64(thresholdMiB) << 20)
+	return fmt.Sprintf("collections at a %d MiB heap while the live heap is under half of it", thresholdMiB)
+}
