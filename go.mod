@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/99designs/gqlgen v0.17.95
 	github.com/XSAM/otelsql v0.40.0
+	github.com/bytedance/gopkg v0.1.4
 	github.com/getkin/kin-openapi v0.133.0
 	github.com/go-redis/redis_rate/v10 v10.0.1
 	github.com/goccy/go-json v0.10.5
@@ -42,7 +43,6 @@ require (
 	github.com/agnivade/levenshtein v1.2.2 // indirect
 	github.com/ajstarks/svgo v0.0.0-20211024235047-1546f124cd8b // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
-	github.com/bytedance/gopkg v0.1.4 // indirect
 	github.com/campoy/embedmd v1.0.0 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
