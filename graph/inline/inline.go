@@ -78,9 +78,16 @@ func (t *Table) Inline(field *ast.Field, deferred bool) bool {
 // MarshalSlice replaces graphql.MarshalSliceConcurrently for a list whose
 // elements are marshalled with selection sel: when sel cannot block, the
 // elements are marshalled one after the other on this goroutine, each with
-// the field context (index) and panic recovery gqlgen gives it.
+// the field context (index) and panic recovery gqlgen gives it; when it may,
+// the elements run together on reused goroutines (marshalConcurrently).
 func (t *Table) MarshalSlice(ctx context.Context, sel ast.SelectionSet, length int, workerLimit int64, omitPanicHandler bool, marshal func(ctx context.Context, i int) graphql.Marshaler) graphql.Array {
-	if length <= 1 || t.selectionMayBlock(sel) {
+	if length > 1 && t.selectionMayBlock(sel) {
+		if workerLimit > 0 {
+			return graphql.MarshalSliceConcurrently(ctx, length, workerLimit, omitPanicHandler, marshal)
+		}
+		return marshalConcurrently(ctx, length, omitPanicHandler, marshal)
+	}
+	if length <= 1 {
 		return graphql.MarshalSliceConcurrently(ctx, length, workerLimit, omitPanicHandler, marshal)
 	}
 	ret := make(graphql.Array, length)
