@@ -5768,21 +5768,6 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
-	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
-		ec.unmarshalInputCreateBookingInput,
-		ec.unmarshalInputCreateCreditNoteInput,
-		ec.unmarshalInputCreatePostInput,
-		ec.unmarshalInputCreateVisitInput,
-		ec.unmarshalInputCreateVisitRequestInput,
-		ec.unmarshalInputCreditNoteLineInput,
-		ec.unmarshalInputCreditNoteRefundInput,
-		ec.unmarshalInputDateRangeInput,
-		ec.unmarshalInputMediaKeyInput,
-		ec.unmarshalInputPostOgInput,
-		ec.unmarshalInputUpdatePostInput,
-		ec.unmarshalInputUpdateVisitInput,
-		ec.unmarshalInputVisitorInput,
-	)
 	first := true
 
 	switch opCtx.Operation.Operation {
@@ -5844,6 +5829,9 @@ type executionContext struct {
 	plainFields bool
 	// collected caches the operation's collected fields.
 	collected inline.Collected
+	// children holds the Child of object-typed fields' contexts, one per
+	// type (inline.ChildOf).
+	children [childTypes]atomic.Pointer[inline.Child]
 }
 
 func newExecutionContext(
@@ -11252,9 +11240,11 @@ func (ec *executionContext) fieldContext_Booking_attendees(_ context.Context, fi
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_BookingAttendee(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childBookingAttendee], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_BookingAttendee(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -11462,9 +11452,11 @@ func (ec *executionContext) fieldContext_Booking_payment(_ context.Context, fiel
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_ItemPayment(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childItemPayment], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_ItemPayment(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -11551,9 +11543,11 @@ func (ec *executionContext) fieldContext_Booking_resource(_ context.Context, fie
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Resource(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childResource], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Resource(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -11729,9 +11723,11 @@ func (ec *executionContext) fieldContext_Booking_userOwner(_ context.Context, fi
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_User(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childUser], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_User(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -11811,9 +11807,11 @@ func (ec *executionContext) fieldContext_BookingAttendee_user(_ context.Context,
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_User(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childUser], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_User(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -11989,9 +11987,11 @@ func (ec *executionContext) fieldContext_Comment_membership(_ context.Context, f
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_CommentMembership(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childCommentMembership], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_CommentMembership(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -12039,9 +12039,11 @@ func (ec *executionContext) fieldContext_Comment_mentions(_ context.Context, fie
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_CommentMention(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childCommentMention], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_CommentMention(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -12128,9 +12130,11 @@ func (ec *executionContext) fieldContext_Comment_parentComment(_ context.Context
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Comment(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childComment], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Comment(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -12249,9 +12253,11 @@ func (ec *executionContext) fieldContext_Comment_replies(_ context.Context, fiel
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Comment(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childComment], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Comment(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -12331,9 +12337,11 @@ func (ec *executionContext) fieldContext_CommentMembership_user(_ context.Contex
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_CommentUser(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childCommentUser], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_CommentUser(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -12701,9 +12709,11 @@ func (ec *executionContext) fieldContext_Company_businessAddress(_ context.Conte
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Address(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childAddress], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Address(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -12783,9 +12793,11 @@ func (ec *executionContext) fieldContext_Company_credits(_ context.Context, fiel
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_CompanyCredits(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childCompanyCredits], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_CompanyCredits(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -12833,9 +12845,11 @@ func (ec *executionContext) fieldContext_Company_dayPasses(_ context.Context, fi
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_CompanyDayPass(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childCompanyDayPass], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_CompanyDayPass(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -12986,9 +13000,11 @@ func (ec *executionContext) fieldContext_Company_location(_ context.Context, fie
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Location(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childLocation], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Location(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -13292,9 +13308,11 @@ func (ec *executionContext) fieldContext_CreateBookingPayload_booking(_ context.
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Booking(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childBooking], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Booking(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -13342,9 +13360,11 @@ func (ec *executionContext) fieldContext_CreateCreditNotePayload_creditNote(_ co
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_CreditNote(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childCreditNote], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_CreditNote(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -13392,9 +13412,11 @@ func (ec *executionContext) fieldContext_CreatePostPayload_post(_ context.Contex
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Post(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childPost], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Post(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -13442,9 +13464,11 @@ func (ec *executionContext) fieldContext_CreateVisitPayload_visit(_ context.Cont
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Visit(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childVisit], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Visit(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -13492,9 +13516,11 @@ func (ec *executionContext) fieldContext_CreateVisitRequestPayload_visitRequest(
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_VisitRequest(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childVisitRequest], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_VisitRequest(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -13574,9 +13600,11 @@ func (ec *executionContext) fieldContext_CreditNote_baseAmounts(_ context.Contex
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_CreditNoteBaseAmounts(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childCreditNoteBaseAmounts], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_CreditNoteBaseAmounts(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -13791,9 +13819,11 @@ func (ec *executionContext) fieldContext_CreditNote_invoice(_ context.Context, f
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Invoice(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childInvoice], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Invoice(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -13880,9 +13910,11 @@ func (ec *executionContext) fieldContext_CreditNote_lines(_ context.Context, fie
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_CreditNoteLine(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childCreditNoteLine], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_CreditNoteLine(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -13969,9 +14001,11 @@ func (ec *executionContext) fieldContext_CreditNote_location(_ context.Context, 
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Location(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childLocation], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Location(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -14275,9 +14309,11 @@ func (ec *executionContext) fieldContext_CreditNote_refunds(_ context.Context, f
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_CreditNoteRefund(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childCreditNoteRefund], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_CreditNoteRefund(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -14421,9 +14457,11 @@ func (ec *executionContext) fieldContext_CreditNote_taxes(_ context.Context, fie
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Tax(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childTax], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Tax(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -14823,9 +14861,11 @@ func (ec *executionContext) fieldContext_CreditNoteBaseAmounts_taxes(_ context.C
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Tax(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childTax], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Tax(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -14937,9 +14977,11 @@ func (ec *executionContext) fieldContext_CreditNoteConnection_edges(_ context.Co
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_CreditNoteEdge(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childCreditNoteEdge], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_CreditNoteEdge(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -14987,9 +15029,11 @@ func (ec *executionContext) fieldContext_CreditNoteConnection_nodes(_ context.Co
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_CreditNote(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childCreditNote], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_CreditNote(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -15037,9 +15081,11 @@ func (ec *executionContext) fieldContext_CreditNoteConnection_pageInfo(_ context
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_PageInfo(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childPageInfo], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_PageInfo(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -15119,9 +15165,11 @@ func (ec *executionContext) fieldContext_CreditNoteEdge_node(_ context.Context, 
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_CreditNote(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childCreditNote], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_CreditNote(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -15201,9 +15249,11 @@ func (ec *executionContext) fieldContext_CreditNoteLine_baseAmounts(_ context.Co
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_LineBaseAmounts(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childLineBaseAmounts], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_LineBaseAmounts(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -15347,9 +15397,11 @@ func (ec *executionContext) fieldContext_CreditNoteLine_discounts(_ context.Cont
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Discount(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childDiscount], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Discount(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -15436,9 +15488,11 @@ func (ec *executionContext) fieldContext_CreditNoteLine_invoiceItem(_ context.Co
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_InvoiceItem(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childInvoiceItem], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_InvoiceItem(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -15525,9 +15579,11 @@ func (ec *executionContext) fieldContext_CreditNoteLine_invoice(_ context.Contex
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Invoice(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childInvoice], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Invoice(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -15614,9 +15670,11 @@ func (ec *executionContext) fieldContext_CreditNoteLine_location(_ context.Conte
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Location(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childLocation], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Location(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -15760,9 +15818,11 @@ func (ec *executionContext) fieldContext_CreditNoteLine_tax(_ context.Context, f
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Tax(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childTax], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Tax(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -16066,9 +16126,11 @@ func (ec *executionContext) fieldContext_CreditNoteRefund_method(_ context.Conte
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_CreditNoteRefundMethod(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childCreditNoteRefundMethod], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_CreditNoteRefundMethod(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -16372,9 +16434,11 @@ func (ec *executionContext) fieldContext_Discount_coupon(_ context.Context, fiel
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_DiscountCoupon(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childDiscountCoupon], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_DiscountCoupon(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -16422,9 +16486,11 @@ func (ec *executionContext) fieldContext_Discount_promocode(_ context.Context, f
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_DiscountPromocode(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childDiscountPromocode], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_DiscountPromocode(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -16927,9 +16993,11 @@ func (ec *executionContext) fieldContext_Event_location(_ context.Context, field
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Location(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childLocation], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Location(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -17361,9 +17429,11 @@ func (ec *executionContext) fieldContext_Event_limitedAttendees(_ context.Contex
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_LimitedAttendees(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childLimitedAttendees], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_LimitedAttendees(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -17411,9 +17481,11 @@ func (ec *executionContext) fieldContext_Event_price(_ context.Context, field gr
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_EventPrice(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childEventPrice], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_EventPrice(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -17525,9 +17597,11 @@ func (ec *executionContext) fieldContext_EventPrice_credits(_ context.Context, f
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_CreditsPrice(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childCreditsPrice], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_CreditsPrice(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -17575,9 +17649,11 @@ func (ec *executionContext) fieldContext_EventPrice_money(_ context.Context, fie
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_EventMoneyPrice(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childEventMoneyPrice], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_EventMoneyPrice(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -18425,9 +18501,11 @@ func (ec *executionContext) fieldContext_Invoice_taxes(_ context.Context, field 
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Tax(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childTax], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Tax(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -18507,9 +18585,11 @@ func (ec *executionContext) fieldContext_Invoice_baseAmounts(_ context.Context, 
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_InvoiceBaseAmounts(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childInvoiceBaseAmounts], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_InvoiceBaseAmounts(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -18628,9 +18708,11 @@ func (ec *executionContext) fieldContext_Invoice_location(_ context.Context, fie
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Location(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childLocation], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Location(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -18742,9 +18824,11 @@ func (ec *executionContext) fieldContext_Invoice_company(_ context.Context, fiel
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Company(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childCompany], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Company(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -18792,9 +18876,11 @@ func (ec *executionContext) fieldContext_Invoice_customer(_ context.Context, fie
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_InvoiceCustomer(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childInvoiceCustomer], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_InvoiceCustomer(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -18842,9 +18928,11 @@ func (ec *executionContext) fieldContext_Invoice_customerAddress(_ context.Conte
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Address(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childAddress], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Address(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -19123,9 +19211,11 @@ func (ec *executionContext) fieldContext_Invoice_items(_ context.Context, field 
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_InvoiceItem(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childInvoiceItem], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_InvoiceItem(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -19173,9 +19263,11 @@ func (ec *executionContext) fieldContext_Invoice_payments(_ context.Context, fie
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_InvoicePayment(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childInvoicePayment], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_InvoicePayment(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -19223,9 +19315,11 @@ func (ec *executionContext) fieldContext_Invoice_transaction(_ context.Context, 
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_InvoiceTransaction(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childInvoiceTransaction], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_InvoiceTransaction(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -19273,9 +19367,11 @@ func (ec *executionContext) fieldContext_Invoice_user(_ context.Context, field g
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_User(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childUser], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_User(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -19332,9 +19428,11 @@ func (ec *executionContext) fieldContext_Invoice_creditNotes(ctx context.Context
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_CreditNoteConnection(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childCreditNoteConnection], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_CreditNoteConnection(ctx, field)
+			}
+		}),
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -19617,9 +19715,11 @@ func (ec *executionContext) fieldContext_InvoiceBaseAmounts_taxes(_ context.Cont
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Tax(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childTax], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Tax(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -19827,9 +19927,11 @@ func (ec *executionContext) fieldContext_InvoiceCustomer_user(_ context.Context,
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_User(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childUser], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_User(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -19948,9 +20050,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_invoice(_ context.Context, 
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Invoice(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childInvoice], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Invoice(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -20069,9 +20173,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_location(_ context.Context,
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Location(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childLocation], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Location(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -20279,9 +20385,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_baseAmounts(_ context.Conte
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_LineBaseAmounts(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childLineBaseAmounts], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_LineBaseAmounts(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -20329,9 +20437,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_discounts(_ context.Context
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Discount(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childDiscount], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Discount(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -20379,9 +20489,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_period(_ context.Context, f
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Period(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childPeriod], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Period(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -20429,9 +20541,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_product(_ context.Context, 
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_InvoiceItemProduct(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childInvoiceItemProduct], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_InvoiceItemProduct(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -20511,9 +20625,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_userCreatedBy(_ context.Con
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_User(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childUser], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_User(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -20785,9 +20901,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_tax(_ context.Context, fiel
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Tax(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childTax], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Tax(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -20938,9 +21056,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_booking(_ context.Context, 
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_InvoiceItemBooking(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childInvoiceItemBooking], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_InvoiceItemBooking(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -20988,9 +21108,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_creditPackage(_ context.Con
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_CreditPackageAmount(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childCreditPackageAmount], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_CreditPackageAmount(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -21045,9 +21167,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_order(_ context.Context, fi
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_InvoiceItemOrder(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childInvoiceItemOrder], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_InvoiceItemOrder(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -21095,9 +21219,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_plan(_ context.Context, fie
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_InvoiceItemPlan(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childInvoiceItemPlan], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_InvoiceItemPlan(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -21152,9 +21278,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_ticket(_ context.Context, f
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_InvoiceItemTicket(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childInvoiceItemTicket], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_InvoiceItemTicket(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -21273,9 +21401,11 @@ func (ec *executionContext) fieldContext_InvoiceItemBooking_resource(_ context.C
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Resource(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childResource], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Resource(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -21394,9 +21524,11 @@ func (ec *executionContext) fieldContext_InvoiceItemOrder_product(_ context.Cont
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Product(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childProduct], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Product(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -21451,9 +21583,11 @@ func (ec *executionContext) fieldContext_InvoiceItemOrder_productOption(_ contex
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_ProductOption(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childProductOption], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_ProductOption(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -21892,9 +22026,11 @@ func (ec *executionContext) fieldContext_InvoiceItemTicket_event(_ context.Conte
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Event(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childEvent], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Event(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -21974,9 +22110,11 @@ func (ec *executionContext) fieldContext_InvoicePayment_method(_ context.Context
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_InvoicePaymentMethod(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childInvoicePaymentMethod], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_InvoicePaymentMethod(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -22024,9 +22162,11 @@ func (ec *executionContext) fieldContext_InvoicePayment_price(_ context.Context,
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_InvoicePaymentPrice(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childInvoicePaymentPrice], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_InvoicePaymentPrice(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -22106,9 +22246,11 @@ func (ec *executionContext) fieldContext_InvoicePayment_refunds(_ context.Contex
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_InvoicePaymentRefunds(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childInvoicePaymentRefunds], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_InvoicePaymentRefunds(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -22220,9 +22362,11 @@ func (ec *executionContext) fieldContext_InvoicePaymentMethod_paymentGateway(_ c
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_PaymentGateway(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childPaymentGateway], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_PaymentGateway(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -22302,9 +22446,11 @@ func (ec *executionContext) fieldContext_InvoicePaymentPrice_money(_ context.Con
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Money(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childMoney], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Money(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -22384,9 +22530,11 @@ func (ec *executionContext) fieldContext_InvoicePaymentRefunds_money(_ context.C
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_MoneyRefund(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childMoneyRefund], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_MoneyRefund(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -22562,9 +22710,11 @@ func (ec *executionContext) fieldContext_InvoiceTransaction_paymentMethod(_ cont
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_PaymentMethod(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childPaymentMethod], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_PaymentMethod(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -22644,9 +22794,11 @@ func (ec *executionContext) fieldContext_InvoiceTransaction_refund(_ context.Con
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Refund(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childRefund], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Refund(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -22694,9 +22846,11 @@ func (ec *executionContext) fieldContext_InvoiceTransaction_refunds(_ context.Co
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_TransactionRefund(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childTransactionRefund], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_TransactionRefund(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -22872,9 +23026,11 @@ func (ec *executionContext) fieldContext_ItemPayment_tax(_ context.Context, fiel
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_ItemPaymentTax(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childItemPaymentTax], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_ItemPaymentTax(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -23210,9 +23366,11 @@ func (ec *executionContext) fieldContext_LimitedItems_values(_ context.Context, 
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_ItemSummary(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childItemSummary], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_ItemSummary(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -23420,9 +23578,11 @@ func (ec *executionContext) fieldContext_LineBaseAmounts_tax(_ context.Context, 
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Tax(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childTax], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Tax(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -23733,9 +23893,11 @@ func (ec *executionContext) fieldContext_Location_products(_ context.Context, fi
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Product(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childProduct], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Product(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -23792,9 +23954,11 @@ func (ec *executionContext) fieldContext_Location_orders(ctx context.Context, fi
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_OrderConnection(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childOrderConnection], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_OrderConnection(ctx, field)
+			}
+		}),
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -23862,9 +24026,11 @@ func (ec *executionContext) fieldContext_Location_transactions(ctx context.Conte
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_TransactionConnection(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childTransactionConnection], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_TransactionConnection(ctx, field)
+			}
+		}),
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -23932,9 +24098,11 @@ func (ec *executionContext) fieldContext_Location_creditNotes(ctx context.Contex
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_CreditNoteConnection(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childCreditNoteConnection], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_CreditNoteConnection(ctx, field)
+			}
+		}),
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -24328,9 +24496,11 @@ func (ec *executionContext) fieldContext_Mutation_createCreditNote(ctx context.C
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_CreateCreditNotePayload(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childCreateCreditNotePayload], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_CreateCreditNotePayload(ctx, field)
+			}
+		}),
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -24372,9 +24542,11 @@ func (ec *executionContext) fieldContext_Mutation_createBooking(ctx context.Cont
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_CreateBookingPayload(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childCreateBookingPayload], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_CreateBookingPayload(ctx, field)
+			}
+		}),
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -24416,9 +24588,11 @@ func (ec *executionContext) fieldContext_Mutation_createVisit(ctx context.Contex
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_CreateVisitPayload(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childCreateVisitPayload], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_CreateVisitPayload(ctx, field)
+			}
+		}),
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -24460,9 +24634,11 @@ func (ec *executionContext) fieldContext_Mutation_updateVisit(ctx context.Contex
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_UpdateVisitPayload(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childUpdateVisitPayload], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_UpdateVisitPayload(ctx, field)
+			}
+		}),
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -24504,9 +24680,11 @@ func (ec *executionContext) fieldContext_Mutation_createVisitRequest(ctx context
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_CreateVisitRequestPayload(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childCreateVisitRequestPayload], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_CreateVisitRequestPayload(ctx, field)
+			}
+		}),
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -24548,9 +24726,11 @@ func (ec *executionContext) fieldContext_Mutation_createPost(ctx context.Context
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_CreatePostPayload(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childCreatePostPayload], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_CreatePostPayload(ctx, field)
+			}
+		}),
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -24592,9 +24772,11 @@ func (ec *executionContext) fieldContext_Mutation_updatePost(ctx context.Context
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_UpdatePostPayload(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childUpdatePostPayload], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_UpdatePostPayload(ctx, field)
+			}
+		}),
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -24724,9 +24906,11 @@ func (ec *executionContext) fieldContext_Order_location(_ context.Context, field
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Location(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childLocation], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Location(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -24941,9 +25125,11 @@ func (ec *executionContext) fieldContext_Order_option(_ context.Context, field g
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_ProductOption(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childProductOption], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_ProductOption(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -24991,9 +25177,11 @@ func (ec *executionContext) fieldContext_Order_payment(_ context.Context, field 
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_ItemPayment(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childItemPayment], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_ItemPayment(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -25048,9 +25236,11 @@ func (ec *executionContext) fieldContext_Order_product(_ context.Context, field 
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Product(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childProduct], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Product(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -25162,9 +25352,11 @@ func (ec *executionContext) fieldContext_Order_user(_ context.Context, field gra
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_User(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childUser], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_User(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -25276,9 +25468,11 @@ func (ec *executionContext) fieldContext_OrderConnection_edges(_ context.Context
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_OrderEdge(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childOrderEdge], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_OrderEdge(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -25326,9 +25520,11 @@ func (ec *executionContext) fieldContext_OrderConnection_nodes(_ context.Context
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Order(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childOrder], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Order(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -25376,9 +25572,11 @@ func (ec *executionContext) fieldContext_OrderConnection_pageInfo(_ context.Cont
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_PageInfo(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childPageInfo], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_PageInfo(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -25458,9 +25656,11 @@ func (ec *executionContext) fieldContext_OrderEdge_node(_ context.Context, field
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Order(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childOrder], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Order(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -26116,9 +26316,11 @@ func (ec *executionContext) fieldContext_PlanTier_plan(_ context.Context, field 
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Plan(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childPlan], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Plan(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -26294,9 +26496,11 @@ func (ec *executionContext) fieldContext_PlanTier_discounts(_ context.Context, f
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_PlanTierDiscounts(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childPlanTierDiscounts], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_PlanTierDiscounts(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -26799,9 +27003,11 @@ func (ec *executionContext) fieldContext_Post_comments(_ context.Context, field 
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Comment(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childComment], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Comment(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -27016,9 +27222,11 @@ func (ec *executionContext) fieldContext_Post_location(_ context.Context, field 
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Location(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childLocation], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Location(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -27066,9 +27274,11 @@ func (ec *executionContext) fieldContext_Post_media(_ context.Context, field gra
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_PostMedia(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childPostMedia], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_PostMedia(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -27116,9 +27326,11 @@ func (ec *executionContext) fieldContext_Post_membership(_ context.Context, fiel
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_PostMembership(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childPostMembership], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_PostMembership(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -27294,9 +27506,11 @@ func (ec *executionContext) fieldContext_Post_user(_ context.Context, field grap
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_User(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childUser], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_User(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -27568,9 +27782,11 @@ func (ec *executionContext) fieldContext_PostMembership_user(_ context.Context, 
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_User(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childUser], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_User(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -27913,9 +28129,11 @@ func (ec *executionContext) fieldContext_Product_location(_ context.Context, fie
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Location(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childLocation], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Location(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -28219,9 +28437,11 @@ func (ec *executionContext) fieldContext_Product_media(_ context.Context, field 
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Media(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childMedia], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Media(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -28269,9 +28489,11 @@ func (ec *executionContext) fieldContext_Product_options(_ context.Context, fiel
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_ProductOption(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childProductOption], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_ProductOption(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -28319,9 +28541,11 @@ func (ec *executionContext) fieldContext_Product_order(_ context.Context, field 
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_ProductOrdering(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childProductOrdering], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_ProductOrdering(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -28465,9 +28689,11 @@ func (ec *executionContext) fieldContext_ProductOption_customTax(_ context.Conte
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_CustomTax(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childCustomTax], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_CustomTax(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -28547,9 +28773,11 @@ func (ec *executionContext) fieldContext_ProductOption_price(_ context.Context, 
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_ProductOptionPrice(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childProductOptionPrice], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_ProductOptionPrice(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -28597,9 +28825,11 @@ func (ec *executionContext) fieldContext_ProductOption_stock(_ context.Context, 
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Stock(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childStock], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Stock(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -28679,9 +28909,11 @@ func (ec *executionContext) fieldContext_ProductOptionPrice_credits(_ context.Co
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_CreditsPrice(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childCreditsPrice], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_CreditsPrice(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -28729,9 +28961,11 @@ func (ec *executionContext) fieldContext_ProductOptionPrice_money(_ context.Cont
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_MoneyPrice(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childMoneyPrice], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_MoneyPrice(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -28779,9 +29013,11 @@ func (ec *executionContext) fieldContext_ProductOrdering_confirmationEmail(_ con
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_OrderConfirmationEmail(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childOrderConfirmationEmail], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_OrderConfirmationEmail(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -28908,9 +29144,11 @@ func (ec *executionContext) fieldContext_Query_resource(ctx context.Context, fie
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Resource(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childResource], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Resource(ctx, field)
+			}
+		}),
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -28952,9 +29190,11 @@ func (ec *executionContext) fieldContext_Query_event(ctx context.Context, field 
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Event(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childEvent], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Event(ctx, field)
+			}
+		}),
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -28996,9 +29236,11 @@ func (ec *executionContext) fieldContext_Query_visit(ctx context.Context, field 
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Visit(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childVisit], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Visit(ctx, field)
+			}
+		}),
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -29040,9 +29282,11 @@ func (ec *executionContext) fieldContext_Query_product(ctx context.Context, fiel
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Product(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childProduct], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Product(ctx, field)
+			}
+		}),
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -29084,9 +29328,11 @@ func (ec *executionContext) fieldContext_Query_products(ctx context.Context, fie
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Product(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childProduct], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Product(ctx, field)
+			}
+		}),
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -29128,9 +29374,11 @@ func (ec *executionContext) fieldContext_Query_invoice(ctx context.Context, fiel
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Invoice(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childInvoice], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Invoice(ctx, field)
+			}
+		}),
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -29172,9 +29420,11 @@ func (ec *executionContext) fieldContext_Query_creditNotes(ctx context.Context, 
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_CreditNoteConnection(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childCreditNoteConnection], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_CreditNoteConnection(ctx, field)
+			}
+		}),
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -29216,9 +29466,11 @@ func (ec *executionContext) fieldContext_Query_transactions(ctx context.Context,
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_TransactionConnection(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childTransactionConnection], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_TransactionConnection(ctx, field)
+			}
+		}),
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -29260,9 +29512,11 @@ func (ec *executionContext) fieldContext_Query_orders(ctx context.Context, field
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_OrderConnection(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childOrderConnection], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_OrderConnection(ctx, field)
+			}
+		}),
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -29304,9 +29558,11 @@ func (ec *executionContext) fieldContext_Query_redemptions(ctx context.Context, 
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_RedemptionConnection(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childRedemptionConnection], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_RedemptionConnection(ctx, field)
+			}
+		}),
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -29348,9 +29604,11 @@ func (ec *executionContext) fieldContext_Query_postComments(ctx context.Context,
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Comment(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childComment], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Comment(ctx, field)
+			}
+		}),
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -29392,9 +29650,11 @@ func (ec *executionContext) fieldContext_Query_location(ctx context.Context, fie
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Location(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childLocation], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Location(ctx, field)
+			}
+		}),
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -29436,9 +29696,11 @@ func (ec *executionContext) fieldContext_Query___type(ctx context.Context, field
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields___Type(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[child__Type], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields___Type(ctx, field)
+			}
+		}),
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -29479,9 +29741,11 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields___Schema(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[child__Schema], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields___Schema(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -29600,9 +29864,11 @@ func (ec *executionContext) fieldContext_Redemption_location(_ context.Context, 
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Location(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childLocation], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Location(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -29714,9 +29980,11 @@ func (ec *executionContext) fieldContext_Redemption_coupon(_ context.Context, fi
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_RedemptionCoupon(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childRedemptionCoupon], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_RedemptionCoupon(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -29764,9 +30032,11 @@ func (ec *executionContext) fieldContext_Redemption_customer(_ context.Context, 
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_RedemptionCustomer(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childRedemptionCustomer], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_RedemptionCustomer(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -29814,9 +30084,11 @@ func (ec *executionContext) fieldContext_Redemption_product(_ context.Context, f
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_RedemptionProduct(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childRedemptionProduct], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_RedemptionProduct(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -29864,9 +30136,11 @@ func (ec *executionContext) fieldContext_Redemption_promocode(_ context.Context,
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_RedemptionPromocode(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childRedemptionPromocode], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_RedemptionPromocode(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -29914,9 +30188,11 @@ func (ec *executionContext) fieldContext_RedemptionConnection_edges(_ context.Co
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_RedemptionEdge(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childRedemptionEdge], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_RedemptionEdge(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -29964,9 +30240,11 @@ func (ec *executionContext) fieldContext_RedemptionConnection_nodes(_ context.Co
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Redemption(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childRedemption], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Redemption(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -30014,9 +30292,11 @@ func (ec *executionContext) fieldContext_RedemptionConnection_pageInfo(_ context
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_PageInfo(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childPageInfo], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_PageInfo(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -30192,9 +30472,11 @@ func (ec *executionContext) fieldContext_RedemptionCoupon_limitedItems(_ context
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_LimitedItems(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childLimitedItems], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_LimitedItems(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -30242,9 +30524,11 @@ func (ec *executionContext) fieldContext_RedemptionCoupon_limitedRedemption(_ co
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_LimitedRedemption(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childLimitedRedemption], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_LimitedRedemption(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -30452,9 +30736,11 @@ func (ec *executionContext) fieldContext_RedemptionCustomer_user(_ context.Conte
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_User(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childUser], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_User(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -30534,9 +30820,11 @@ func (ec *executionContext) fieldContext_RedemptionEdge_node(_ context.Context, 
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Redemption(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childRedemption], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Redemption(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -30904,9 +31192,11 @@ func (ec *executionContext) fieldContext_RedemptionPromocode_expiration(_ contex
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_PromocodeExpiration(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childPromocodeExpiration], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_PromocodeExpiration(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -30986,9 +31276,11 @@ func (ec *executionContext) fieldContext_RedemptionPromocode_limitedRedemption(_
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_LimitedRedemption(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childLimitedRedemption], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_LimitedRedemption(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -31171,9 +31463,11 @@ func (ec *executionContext) fieldContext_Resource_location(_ context.Context, fi
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Location(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childLocation], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Location(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -31292,9 +31586,11 @@ func (ec *executionContext) fieldContext_Resource_parent(_ context.Context, fiel
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Resource(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childResource], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Resource(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -31502,9 +31798,11 @@ func (ec *executionContext) fieldContext_Resource_image(_ context.Context, field
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_ResourceImage(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childResourceImage], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_ResourceImage(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -31808,9 +32106,11 @@ func (ec *executionContext) fieldContext_Resource_autoRelease(_ context.Context,
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_ResourceAutoRelease(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childResourceAutoRelease], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_ResourceAutoRelease(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -31858,9 +32158,11 @@ func (ec *executionContext) fieldContext_Resource_checkIn(_ context.Context, fie
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_ResourceCheckIn(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childResourceCheckIn], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_ResourceCheckIn(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -31908,9 +32210,11 @@ func (ec *executionContext) fieldContext_Resource_confirmationEmail(_ context.Co
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_ResourceConfirmationEmail(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childResourceConfirmationEmail], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_ResourceConfirmationEmail(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -31958,9 +32262,11 @@ func (ec *executionContext) fieldContext_Resource_credits(_ context.Context, fie
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_ResourcePricing(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childResourcePricing], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_ResourcePricing(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -32008,9 +32314,11 @@ func (ec *executionContext) fieldContext_Resource_money(_ context.Context, field
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_ResourcePricing(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childResourcePricing], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_ResourcePricing(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -32058,9 +32366,11 @@ func (ec *executionContext) fieldContext_Resource_dynamicPricing(_ context.Conte
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_ResourceDynamicPricing(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childResourceDynamicPricing], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_ResourceDynamicPricing(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -32108,9 +32418,11 @@ func (ec *executionContext) fieldContext_Resource_duration(_ context.Context, fi
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_ResourceDuration(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childResourceDuration], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_ResourceDuration(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -32158,9 +32470,11 @@ func (ec *executionContext) fieldContext_Resource_externalCalendar(_ context.Con
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_ResourceExternalCalendar(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childResourceExternalCalendar], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_ResourceExternalCalendar(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -32368,9 +32682,11 @@ func (ec *executionContext) fieldContext_Resource_plans(_ context.Context, field
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_ResourcePlans(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childResourcePlans], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_ResourcePlans(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -32418,9 +32734,11 @@ func (ec *executionContext) fieldContext_Resource_schedule(_ context.Context, fi
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_ResourceSchedule(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childResourceSchedule], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_ResourceSchedule(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -32788,9 +33106,11 @@ func (ec *executionContext) fieldContext_ResourceDuration_public(_ context.Conte
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_ResourcePublicDuration(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childResourcePublicDuration], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_ResourcePublicDuration(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -33062,9 +33382,11 @@ func (ec *executionContext) fieldContext_ResourcePlans_tiers(_ context.Context, 
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_PlanTier(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childPlanTier], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_PlanTier(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -33176,9 +33498,11 @@ func (ec *executionContext) fieldContext_ResourcePricing_tiers(_ context.Context
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_PricingTier(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childPricingTier], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_PricingTier(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -33322,9 +33646,11 @@ func (ec *executionContext) fieldContext_ResourceSchedule_default(_ context.Cont
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_ScheduleDefault(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childScheduleDefault], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_ScheduleDefault(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -33404,9 +33730,11 @@ func (ec *executionContext) fieldContext_ResourceSchedule_public(_ context.Conte
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_SchedulePublic(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childSchedulePublic], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_SchedulePublic(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -33719,9 +34047,11 @@ func (ec *executionContext) fieldContext_ScheduleDefault_items(_ context.Context
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_ScheduleItem(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childScheduleItem], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_ScheduleItem(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -33833,9 +34163,11 @@ func (ec *executionContext) fieldContext_ScheduleItem_days(_ context.Context, fi
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_ScheduleDays(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childScheduleDays], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_ScheduleDays(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -33883,9 +34215,11 @@ func (ec *executionContext) fieldContext_ScheduleItem_hours(_ context.Context, f
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_ScheduleHours(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childScheduleHours], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_ScheduleHours(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -34006,9 +34340,11 @@ func (ec *executionContext) fieldContext_SchedulePublic_items(_ context.Context,
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_ScheduleItem(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childScheduleItem], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_ScheduleItem(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -34415,9 +34751,11 @@ func (ec *executionContext) fieldContext_Transaction_location(_ context.Context,
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Location(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childLocation], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Location(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -34561,9 +34899,11 @@ func (ec *executionContext) fieldContext_Transaction_paymentMethod(_ context.Con
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_PaymentMethod(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childPaymentMethod], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_PaymentMethod(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -34618,9 +34958,11 @@ func (ec *executionContext) fieldContext_Transaction_booking(_ context.Context, 
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_TransactionBooking(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childTransactionBooking], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_TransactionBooking(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -34668,9 +35010,11 @@ func (ec *executionContext) fieldContext_Transaction_company(_ context.Context, 
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Company(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childCompany], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Company(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -34718,9 +35062,11 @@ func (ec *executionContext) fieldContext_Transaction_creditPackage(_ context.Con
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_TransactionCreditPackage(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childTransactionCreditPackage], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_TransactionCreditPackage(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -34775,9 +35121,11 @@ func (ec *executionContext) fieldContext_Transaction_invoice(_ context.Context, 
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Invoice(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childInvoice], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Invoice(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -34832,9 +35180,11 @@ func (ec *executionContext) fieldContext_Transaction_order(_ context.Context, fi
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_TransactionOrder(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childTransactionOrder], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_TransactionOrder(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -34882,9 +35232,11 @@ func (ec *executionContext) fieldContext_Transaction_plan(_ context.Context, fie
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Plan(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childPlan], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Plan(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -34932,9 +35284,11 @@ func (ec *executionContext) fieldContext_Transaction_refund(_ context.Context, f
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Refund(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childRefund], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Refund(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -34989,9 +35343,11 @@ func (ec *executionContext) fieldContext_Transaction_ticket(_ context.Context, f
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_TransactionTicket(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childTransactionTicket], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_TransactionTicket(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -35039,9 +35395,11 @@ func (ec *executionContext) fieldContext_Transaction_user(_ context.Context, fie
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_User(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childUser], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_User(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -35128,9 +35486,11 @@ func (ec *executionContext) fieldContext_TransactionBooking_resource(_ context.C
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Resource(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childResource], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Resource(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -35178,9 +35538,11 @@ func (ec *executionContext) fieldContext_TransactionBooking_price(_ context.Cont
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_PriceSplit(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childPriceSplit], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_PriceSplit(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -35228,9 +35590,11 @@ func (ec *executionContext) fieldContext_TransactionConnection_edges(_ context.C
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_TransactionEdge(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childTransactionEdge], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_TransactionEdge(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -35278,9 +35642,11 @@ func (ec *executionContext) fieldContext_TransactionConnection_nodes(_ context.C
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Transaction(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childTransaction], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Transaction(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -35328,9 +35694,11 @@ func (ec *executionContext) fieldContext_TransactionConnection_pageInfo(_ contex
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_PageInfo(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childPageInfo], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_PageInfo(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -35410,9 +35778,11 @@ func (ec *executionContext) fieldContext_TransactionCreditPackage_price(_ contex
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_PriceSplit(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childPriceSplit], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_PriceSplit(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -35492,9 +35862,11 @@ func (ec *executionContext) fieldContext_TransactionEdge_node(_ context.Context,
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Transaction(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childTransaction], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Transaction(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -35581,9 +35953,11 @@ func (ec *executionContext) fieldContext_TransactionOrder_option(_ context.Conte
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_TransactionOrderOption(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childTransactionOrderOption], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_TransactionOrderOption(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -35631,9 +36005,11 @@ func (ec *executionContext) fieldContext_TransactionOrder_price(_ context.Contex
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_PriceSplit(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childPriceSplit], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_PriceSplit(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -35688,9 +36064,11 @@ func (ec *executionContext) fieldContext_TransactionOrder_product(_ context.Cont
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Product(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childProduct], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Product(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -35760,6 +36138,15 @@ func (ec *executionContext) fieldContext_TransactionOrderOption_name(_ context.C
 }
 
 func (ec *executionContext) _TransactionOrderOption_title(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
+	if ec.plainFields && obj != nil {
+		if m := leaf.String(obj.Title); m != nil {
+			return m
+		}
+	}
+	return ec._TransactionOrderOption_titleSlow(ctx, field, obj)
+}
+
+func (ec *executionContext) _TransactionOrderOption_titleSlow(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -35889,9 +36276,11 @@ func (ec *executionContext) fieldContext_TransactionOrderOption_customTax(_ cont
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_CustomTax(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childCustomTax], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_CustomTax(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -35971,9 +36360,11 @@ func (ec *executionContext) fieldContext_TransactionOrderOption_price(_ context.
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_ProductOptionPrice(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childProductOptionPrice], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_ProductOptionPrice(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -36021,9 +36412,11 @@ func (ec *executionContext) fieldContext_TransactionOrderOption_stock(_ context.
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Stock(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childStock], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Stock(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -36270,9 +36663,11 @@ func (ec *executionContext) fieldContext_TransactionTicket_event(_ context.Conte
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Event(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childEvent], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Event(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -36320,9 +36715,11 @@ func (ec *executionContext) fieldContext_TransactionTicket_price(_ context.Conte
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_PriceSplit(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childPriceSplit], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_PriceSplit(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -36370,9 +36767,11 @@ func (ec *executionContext) fieldContext_UpdatePostPayload_post(_ context.Contex
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Post(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childPost], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Post(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -36420,9 +36819,11 @@ func (ec *executionContext) fieldContext_UpdateVisitPayload_visit(_ context.Cont
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Visit(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childVisit], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Visit(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -36925,9 +37326,11 @@ func (ec *executionContext) fieldContext_Visit_location(_ context.Context, field
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Location(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childLocation], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Location(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -37039,9 +37442,11 @@ func (ec *executionContext) fieldContext_Visit_userHost(_ context.Context, field
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_User(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childUser], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_User(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -37153,9 +37558,11 @@ func (ec *executionContext) fieldContext_Visit_visitor(_ context.Context, field 
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Visitor(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childVisitor], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Visitor(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -37306,9 +37713,11 @@ func (ec *executionContext) fieldContext_VisitRequest_location(_ context.Context
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Location(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childLocation], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Location(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -37388,9 +37797,11 @@ func (ec *executionContext) fieldContext_VisitRequest_userHost(_ context.Context
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_User(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childUser], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_User(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -37502,9 +37913,11 @@ func (ec *executionContext) fieldContext_VisitRequest_visitor(_ context.Context,
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Visitor(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[childVisitor], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields_Visitor(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -37754,9 +38167,11 @@ func (ec *executionContext) fieldContext___Directive_args(ctx context.Context, f
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields___InputValue(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[child__InputValue], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields___InputValue(ctx, field)
+			}
+		}),
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -37935,9 +38350,11 @@ func (ec *executionContext) fieldContext___Field_args(ctx context.Context, field
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields___InputValue(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[child__InputValue], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields___InputValue(ctx, field)
+			}
+		}),
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -37978,9 +38395,11 @@ func (ec *executionContext) fieldContext___Field_type(_ context.Context, field g
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields___Type(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[child__Type], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields___Type(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -38102,9 +38521,11 @@ func (ec *executionContext) fieldContext___InputValue_type(_ context.Context, fi
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields___Type(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[child__Type], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields___Type(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -38226,9 +38647,11 @@ func (ec *executionContext) fieldContext___Schema_types(_ context.Context, field
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields___Type(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[child__Type], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields___Type(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -38258,9 +38681,11 @@ func (ec *executionContext) fieldContext___Schema_queryType(_ context.Context, f
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields___Type(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[child__Type], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields___Type(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -38290,9 +38715,11 @@ func (ec *executionContext) fieldContext___Schema_mutationType(_ context.Context
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields___Type(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[child__Type], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields___Type(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -38322,9 +38749,11 @@ func (ec *executionContext) fieldContext___Schema_subscriptionType(_ context.Con
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields___Type(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[child__Type], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields___Type(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -38354,9 +38783,11 @@ func (ec *executionContext) fieldContext___Schema_directives(_ context.Context, 
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields___Directive(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[child__Directive], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields___Directive(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -38479,9 +38910,11 @@ func (ec *executionContext) fieldContext___Type_fields(ctx context.Context, fiel
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields___Field(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[child__Field], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields___Field(ctx, field)
+			}
+		}),
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -38522,9 +38955,11 @@ func (ec *executionContext) fieldContext___Type_interfaces(_ context.Context, fi
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields___Type(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[child__Type], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields___Type(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -38554,9 +38989,11 @@ func (ec *executionContext) fieldContext___Type_possibleTypes(_ context.Context,
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields___Type(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[child__Type], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields___Type(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -38587,9 +39024,11 @@ func (ec *executionContext) fieldContext___Type_enumValues(ctx context.Context, 
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields___EnumValue(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[child__EnumValue], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields___EnumValue(ctx, field)
+			}
+		}),
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -38630,9 +39069,11 @@ func (ec *executionContext) fieldContext___Type_inputFields(_ context.Context, f
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields___InputValue(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[child__InputValue], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields___InputValue(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }
@@ -38662,9 +39103,11 @@ func (ec *executionContext) fieldContext___Type_ofType(_ context.Context, field 
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: false,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields___Type(ctx, field)
-		},
+		Child: inline.ChildOf(&ec.children[child__Type], func() inline.ChildFunc {
+			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+				return ec.childFields___Type(ctx, field)
+			}
+		}),
 	}
 	return fc, nil
 }

@@ -4,6 +4,7 @@ package generated
 
 import (
 	"context"
+	"reflect"
 	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -194,6 +195,160 @@ var (
 	typename__Schema                  = leaf.Const("__Schema")
 	typename__Type                    = leaf.Const("__Type")
 )
+
+// The slots of executionContext.children, one per object type.
+const (
+	childAddress = iota
+	childBooking
+	childBookingAttendee
+	childComment
+	childCommentMembership
+	childCommentMention
+	childCommentUser
+	childCompany
+	childCompanyCredits
+	childCompanyDayPass
+	childCreateBookingPayload
+	childCreateCreditNotePayload
+	childCreatePostPayload
+	childCreateVisitPayload
+	childCreateVisitRequestPayload
+	childCreditNote
+	childCreditNoteBaseAmounts
+	childCreditNoteConnection
+	childCreditNoteEdge
+	childCreditNoteLine
+	childCreditNoteRefund
+	childCreditNoteRefundMethod
+	childCreditPackageAmount
+	childCreditsPrice
+	childCustomTax
+	childDiscount
+	childDiscountCoupon
+	childDiscountPromocode
+	childEvent
+	childEventMoneyPrice
+	childEventPrice
+	childInvoice
+	childInvoiceBaseAmounts
+	childInvoiceCustomer
+	childInvoiceItem
+	childInvoiceItemBooking
+	childInvoiceItemOrder
+	childInvoiceItemPlan
+	childInvoiceItemProduct
+	childInvoiceItemTicket
+	childInvoicePayment
+	childInvoicePaymentMethod
+	childInvoicePaymentPrice
+	childInvoicePaymentRefunds
+	childInvoiceTransaction
+	childItemPayment
+	childItemPaymentTax
+	childItemSummary
+	childLimitedAttendees
+	childLimitedItems
+	childLimitedRedemption
+	childLineBaseAmounts
+	childLocation
+	childMedia
+	childMoney
+	childMoneyPrice
+	childMoneyRefund
+	childOrder
+	childOrderConfirmationEmail
+	childOrderConnection
+	childOrderEdge
+	childPageInfo
+	childPaymentGateway
+	childPaymentMethod
+	childPeriod
+	childPlan
+	childPlanTier
+	childPlanTierDiscounts
+	childPost
+	childPostMedia
+	childPostMembership
+	childPriceSplit
+	childPricingTier
+	childProduct
+	childProductOption
+	childProductOptionPrice
+	childProductOrdering
+	childPromocodeExpiration
+	childRedemption
+	childRedemptionConnection
+	childRedemptionCoupon
+	childRedemptionCustomer
+	childRedemptionEdge
+	childRedemptionProduct
+	childRedemptionPromocode
+	childRefund
+	childResource
+	childResourceAutoRelease
+	childResourceCheckIn
+	childResourceConfirmationEmail
+	childResourceDuration
+	childResourceDynamicPricing
+	childResourceExternalCalendar
+	childResourceImage
+	childResourcePlans
+	childResourcePricing
+	childResourcePublicDuration
+	childResourceSchedule
+	childScheduleDays
+	childScheduleDefault
+	childScheduleHours
+	childScheduleItem
+	childSchedulePublic
+	childStock
+	childTax
+	childTransaction
+	childTransactionBooking
+	childTransactionConnection
+	childTransactionCreditPackage
+	childTransactionEdge
+	childTransactionOrder
+	childTransactionOrderOption
+	childTransactionRefund
+	childTransactionTicket
+	childUpdatePostPayload
+	childUpdateVisitPayload
+	childUser
+	childVisit
+	childVisitRequest
+	childVisitor
+	child__Directive
+	child__EnumValue
+	child__Field
+	child__InputValue
+	child__Schema
+	child__Type
+	childTypes
+)
+
+// inputUnmarshalMap is the input unmarshaler map every operation's
+// context carries (graphql.WithUnmarshalerMap), built once: the unmarshal
+// functions read nothing from their execution context but each other,
+// so they are those of an empty one.
+var inputUnmarshalMap = func() map[reflect.Type]reflect.Value {
+	ec := &executionContext{}
+	return graphql.BuildUnmarshalerMap(
+		ec.unmarshalInputCreateBookingInput,
+		ec.unmarshalInputCreateCreditNoteInput,
+		ec.unmarshalInputCreatePostInput,
+		ec.unmarshalInputCreateVisitInput,
+		ec.unmarshalInputCreateVisitRequestInput,
+		ec.unmarshalInputCreditNoteLineInput,
+		ec.unmarshalInputCreditNoteRefundInput,
+		ec.unmarshalInputDateRangeInput,
+		ec.unmarshalInputMediaKeyInput,
+		ec.unmarshalInputPostOgInput,
+		ec.unmarshalInputUpdatePostInput,
+		ec.unmarshalInputUpdateVisitInput,
+		ec.unmarshalInputVisitorInput,
+	)
+}()
 
 // runInline resolves an object's resolver field f on this goroutine, as the
 // field's innerFunc does on a goroutine of its own: with its recovery, and

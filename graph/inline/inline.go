@@ -143,6 +143,27 @@ func NoChildFields(typ string) ChildFunc {
 	return func(context.Context, graphql.CollectedField) (*graphql.FieldContext, error) { return nil, err }
 }
 
+// Child holds the Child of the field contexts of one object type in one
+// execution (ChildOf).
+type Child struct{ f ChildFunc }
+
+// ChildOf returns the Child stored in slot, made by mk and stored on first
+// use: gqlgen makes the same closure (the execution context's childFields
+// function of a type) anew for every field context of an object-typed
+// field; the generated code keeps one per type in its execution context.
+// mk is called at most once per slot unless two goroutines race to fill it,
+// when one result is kept.
+func ChildOf(slot *atomic.Pointer[Child], mk func() ChildFunc) ChildFunc {
+	if c := slot.Load(); c != nil {
+		return c.f
+	}
+	c := &Child{mk()}
+	if !slot.CompareAndSwap(nil, c) {
+		c = slot.Load()
+	}
+	return c.f
+}
+
 // ScalarFieldContext replaces graphql.NewScalarFieldContext: the same field
 // context, with a Child made once (NoChildFields).
 func (*Table) ScalarFieldContext(object string, field graphql.CollectedField, isMethod, isResolver bool, child ChildFunc) (*graphql.FieldContext, error) {

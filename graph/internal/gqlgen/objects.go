@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 )
 
 // concurrentField matches the start of an object's case for a resolver
@@ -84,3 +85,84 @@ func runInline[O any](ec *executionContext, ctx context.Context, field graphql.C
 	return res
 }
 `
+
+// childClosure matches the Child of an object-typed field's context: a
+// closure of the execution context gqlgen makes for every such field
+// resolved.
+var childClosure = regexp.MustCompile(`Child: func\(ctx context\.Context, field graphql\.CollectedField\) \(\*graphql\.FieldContext, error\) \{\n\t\t\treturn ec\.childFields_([A-Za-z0-9_]+)\(ctx, field\)\n\t\t\},\n`)
+
+// rewriteChildren makes every object-typed field's Child one per type and
+// execution (inline.ChildOf, a slot of the execution context's children).
+// It returns the types, in slot order.
+func rewriteChildren(src []byte) ([]byte, []string, error) {
+	var types []string
+	for _, m := range childClosure.FindAllSubmatch(src, -1) {
+		types = append(types, string(m[1]))
+	}
+	if len(types) == 0 || len(types) != bytes.Count(src, []byte("return ec.childFields_")) {
+		return nil, nil, fmt.Errorf("%d Child closures for %d calls of childFields functions: gqlgen's templates changed, update graph/internal/gqlgen", len(types), bytes.Count(src, []byte("return ec.childFields_")))
+	}
+	slices.Sort(types)
+	types = slices.Compact(types)
+	src = childClosure.ReplaceAll(src, []byte("Child: inline.ChildOf(&ec.children[child$1], func() inline.ChildFunc {\n"+
+		"\t\t\treturn func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {\n"+
+		"\t\t\t\treturn ec.childFields_$1(ctx, field)\n\t\t\t}\n\t\t}),\n"))
+	const from = "\tcollected inline.Collected\n}"
+	if bytes.Count(src, []byte(from)) != 1 {
+		return nil, nil, fmt.Errorf("not exactly one %q to rewrite: update graph/internal/gqlgen", from)
+	}
+	src = bytes.Replace(src, []byte(from), []byte("\tcollected inline.Collected\n"+
+		"\t// children holds the Child of object-typed fields' contexts, one per\n\t// type (inline.ChildOf).\n"+
+		"\tchildren [childTypes]atomic.Pointer[inline.Child]\n}"), 1)
+	return src, types, nil
+}
+
+// unmarshalerMap matches the input unmarshaler map gqlgen's Exec builds for
+// every operation.
+var unmarshalerMap = regexp.MustCompile(`\tinputUnmarshalMap := graphql\.BuildUnmarshalerMap\(\n((?:\t\tec\.unmarshalInput[A-Za-z0-9_]+,\n)+)\t\)\n`)
+
+// ecUse matches what a generated function reads from its execution context.
+var ecUse = regexp.MustCompile(`\bec\.[A-Za-z0-9_]+`)
+
+// rewriteUnmarshalerMap moves the input unmarshaler map out of Exec: it is
+// built once (inputUnmarshalMap, in inline.go) from the unmarshal functions
+// of an empty execution context. That holds only while the unmarshal
+// functions read nothing from it but other unmarshal functions (no
+// directive, resolver or operation state), which it checks. It returns the
+// map's functions, in gqlgen's order.
+func rewriteUnmarshalerMap(src []byte) ([]byte, []string, error) {
+	ms := unmarshalerMap.FindAllSubmatch(src, -1)
+	if len(ms) != 1 {
+		return nil, nil, fmt.Errorf("%d input unmarshaler maps built: gqlgen's templates changed, update graph/internal/gqlgen", len(ms))
+	}
+	var fns []string
+	for _, l := range bytes.Split(bytes.TrimSpace(ms[0][1]), []byte("\n")) {
+		fns = append(fns, strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(string(l)), "ec."), ","))
+	}
+	const head = "\nfunc (ec *executionContext) unmarshal"
+	bodies := 0
+	for rest := src; ; {
+		i := bytes.Index(rest, []byte(head))
+		if i < 0 {
+			break
+		}
+		rest = rest[i+1:]
+		end := bytes.Index(rest, []byte("\n}\n"))
+		if end < 0 {
+			return nil, nil, fmt.Errorf("unterminated unmarshal function")
+		}
+		body := rest[:end]
+		for _, u := range ecUse.FindAll(body, -1) {
+			if !bytes.HasPrefix(u, []byte("ec.unmarshal")) {
+				line := body[:bytes.IndexByte(body, '(')]
+				return nil, nil, fmt.Errorf("%s reads %s: the input unmarshaler map cannot be built once; update graph/internal/gqlgen", line, u)
+			}
+		}
+		bodies++
+		rest = rest[end:]
+	}
+	if bodies < len(fns) {
+		return nil, nil, fmt.Errorf("%d unmarshal functions found for %d in the map: update graph/internal/gqlgen", bodies, len(fns))
+	}
+	return unmarshalerMap.ReplaceAll(src, nil), fns, nil
+}

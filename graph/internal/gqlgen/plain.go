@@ -50,10 +50,12 @@ var leafScalars = map[string]struct {
 // plainOf reports whether f is a plain field graph/leaf can write, and how.
 func plainOf(f *codegen.Field) (plainField, bool) {
 	ref := f.TypeReference
-	if f.IsReserved() || len(f.Directives) > 0 || f.Stream || f.IsBatch() || ref == nil || ref.Definition == nil ||
+	if f.IsReserved() || f.HasDirectives() || f.Stream || f.IsBatch() || ref == nil || ref.Definition == nil ||
 		ref.IsOmittable || types.IsInterface(ref.GO) {
 		// An interface value (a union's) may be nil as an interface, which
-		// resolveField reports its own way: left to it.
+		// resolveField reports its own way: left to it. Directives that do
+		// not run (@deprecated) do not count: the generated field has no
+		// middleware (checked in rewritePlain).
 		return plainField{}, false
 	}
 	if f.IsResolver {
@@ -148,7 +150,7 @@ func rewritePlain(src []byte, plain []plainField) ([]byte, []string, error) {
 			continue
 		}
 		for _, want := range []string{
-			"\t\t\treturn obj." + p.goField + ", nil\n",
+			"\t\t\treturn obj." + p.goField + ", nil\n\t\t},\n\t\tnil,\n",
 			"\t\t\treturn ec." + p.marshal + "(ctx, selections, v)\n",
 		} {
 			if !bytes.Contains(body, []byte(want)) {
