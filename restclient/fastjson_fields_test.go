@@ -58,8 +58,10 @@ func TestGeneratedDecodersFieldByField(t *testing.T) {
 	}
 }
 
-func one(key string) func(any) any  { return func(doc any) any { return map[string]any{key: doc} } }
-func list(key string) func(any) any { return func(doc any) any { return map[string]any{key: []any{doc}} } }
+func one(key string) func(any) any { return func(doc any) any { return map[string]any{key: doc} } }
+func list(key string) func(any) any {
+	return func(doc any) any { return map[string]any{key: []any{doc}} }
+}
 
 // docGen makes a JSON document (as encoding/json values) for a Go type: every
 // field set, or null (nulls), keys upper-cased (upper), and the field of
