@@ -1,7 +1,10 @@
 package graph_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strconv"
 	"strings"
@@ -257,4 +260,32 @@ func pretty(v any) string {
 		b = append(b[:3000], "…"...)
 	}
 	return string(b)
+}
+
+// rewriteTransactionPages wraps the local REST service: its 200 answers to
+// the transaction list are decoded, their "transactions" array given to edit,
+// and sent re-encoded when edit reports a change (as they came otherwise).
+func rewriteTransactionPages(next http.Handler, edit func(txs []any) bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/transactions/money/v1" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		next.ServeHTTP(rec, r)
+		var body map[string]any
+		if rec.Code == http.StatusOK && json.Unmarshal(rec.Body.Bytes(), &body) == nil {
+			txs, _ := body["transactions"].([]any)
+			if edit(txs) {
+				b, _ := json.Marshal(body)
+				rec.Body = bytes.NewBuffer(b)
+			}
+		}
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.Header().Del("Content-Length")
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(rec.Body.Bytes())
+	})
 }

@@ -1,10 +1,8 @@
 package graph_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -24,32 +22,18 @@ type rewriteCreateDates struct {
 }
 
 func (rw *rewriteCreateDates) middleware(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return rewriteTransactionPages(next, func(txs []any) bool {
 		forms := rw.forms.Load()
-		if forms == nil || r.URL.Path != "/transactions/money/v1" {
-			next.ServeHTTP(w, r)
-			return
+		if forms == nil {
+			return false
 		}
-		rec := httptest.NewRecorder()
-		next.ServeHTTP(rec, r)
-		var body map[string]any
-		if rec.Code == http.StatusOK && json.Unmarshal(rec.Body.Bytes(), &body) == nil {
-			txs, _ := body["transactions"].([]any)
-			for i, f := range *forms {
-				if i < len(txs) {
-					tx := txs[i].(map[string]any)
-					tx["createDate"] = f(tx["createDate"].(string))
-				}
+		for i, f := range *forms {
+			if i < len(txs) {
+				tx := txs[i].(map[string]any)
+				tx["createDate"] = f(tx["createDate"].(string))
 			}
-			b, _ := json.Marshal(body)
-			rec.Body = bytes.NewBuffer(b)
 		}
-		for k, v := range rec.Header() {
-			w.Header()[k] = v
-		}
-		w.Header().Del("Content-Length")
-		w.WriteHeader(rec.Code)
-		w.Write(rec.Body.Bytes())
+		return true
 	})
 }
 

@@ -3,12 +3,10 @@ package restclient_test
 import (
 	"context"
 	"encoding/base64"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/workspacenet/facade/restclient"
-	"github.com/workspacenet/facade/restserver"
 )
 
 // TestFixedCredentialsAgainstTheService: against the local REST service, a
@@ -17,17 +15,7 @@ import (
 // it, the service refuses that call naming the header; WithBearerToken with
 // the network id works, and without it is refused before any call.
 func TestFixedCredentialsAgainstTheService(t *testing.T) {
-	srv, err := restserver.New(t.Context(), restserver.Config{DBPath: ":memory:", DemoScale: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(hs.Close)
-	m, err := srv.Manifest()
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, url, m := demoService(t)
 	pair, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(m.BasicAuth, "Basic "))
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +24,7 @@ func TestFixedCredentialsAgainstTheService(t *testing.T) {
 	event := m.IDs["event"][0]
 	getEvent := func(opt restclient.Option) error {
 		t.Helper()
-		c, err := restclient.NewClient(hs.URL, opt, restclient.WithRetry(restclient.RetryPolicy{}))
+		c, err := restclient.NewClient(url, opt, restclient.WithRetry(restclient.RetryPolicy{}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,7 +45,7 @@ func TestFixedCredentialsAgainstTheService(t *testing.T) {
 	if err := getEvent(restclient.WithBearerToken(m.BearerToken, m.NetworkID)); err != nil {
 		t.Errorf("Bearer with the network id: %v", err)
 	}
-	if _, err := restclient.NewClient(hs.URL, restclient.WithBearerToken(m.BearerToken, "")); err == nil {
+	if _, err := restclient.NewClient(url, restclient.WithBearerToken(m.BearerToken, "")); err == nil {
 		t.Error("WithBearerToken without a network id was accepted")
 	}
 	if got := srv.Hooks().Counts()["GET /events/v1/{id}"]; got != 3 {

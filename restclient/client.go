@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/workspacenet/facade/internal/clock"
+	"github.com/workspacenet/facade/internal/workers"
 )
 
 // Defaults of a new Client.
@@ -242,7 +243,7 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 		c.hc = newHTTPClient(c.maxInFlight, c.timeout)
 		c.rt = c.hc.Transport
 	}
-	c.flights.idle = make(chan flightJob)
+	c.flights.pool = workers.New(flightIdle)
 	c.slots = newSlots(c.maxInFlight, min(c.perClient, c.maxInFlight))
 	c.breakers.settings, c.breakers.onChange = c.breakerSettings, c.onBreakerChange
 	c.common.client = c
@@ -801,6 +802,6 @@ func doList[T any](ctx context.Context, c *Client, route, path string, q url.Val
 // CloseIdleConnections closes the client's idle keep-alive connections and ends its idle
 // goroutines (on shutdown, so nothing lingers).
 func (c *Client) CloseIdleConnections() {
-	c.stopIdleFlights()
+	c.flights.pool.StopIdle()
 	c.hc.CloseIdleConnections()
 }

@@ -139,10 +139,17 @@ func parseList[T any](key string) parseFunc {
 }
 
 // goParseOne is parseOne with go-json.
-func goParseOne[T any](key string) parseFunc {
+func goParseOne[T any](key string) parseFunc { return parseOneWith[T](key, unmarshalObject) }
+
+// goParseList is parseList with go-json.
+func goParseList[T any](key string) parseFunc { return parseListWith[T](key, unmarshalObject) }
+
+// parseOneWith is parseOne through an envelope struct decoded by unmarshal
+// (go-json here, encoding/json in the tests that compare with it).
+func parseOneWith[T any](key string, unmarshal func([]byte, any) error) parseFunc {
 	return func(data []byte) (any, pageInfo, error) {
 		env := reflect.New(envelopeType(envelopeKey{t: reflect.TypeFor[*T](), key: key}))
-		if err := unmarshalObject(data, env.Interface()); err != nil {
+		if err := unmarshal(data, env.Interface()); err != nil {
 			return nil, pageInfo{}, err
 		}
 		v := env.Elem().Field(0).Interface().(*T)
@@ -153,11 +160,12 @@ func goParseOne[T any](key string) parseFunc {
 	}
 }
 
-// goParseList is parseList with go-json.
-func goParseList[T any](key string) parseFunc {
+// parseListWith is parseList through an envelope struct decoded by
+// unmarshal.
+func parseListWith[T any](key string, unmarshal func([]byte, any) error) parseFunc {
 	return func(data []byte) (any, pageInfo, error) {
 		env := reflect.New(envelopeType(envelopeKey{t: reflect.TypeFor[[]*T](), key: key, list: true})).Elem()
-		if err := unmarshalObject(data, env.Addr().Interface()); err != nil {
+		if err := unmarshal(data, env.Addr().Interface()); err != nil {
 			return nil, pageInfo{}, err
 		}
 		var p pageInfo

@@ -288,17 +288,7 @@ func (d *decoder) str() string {
 	start := d.i + 1
 	i := start
 	for {
-		for i+8 <= len(d.b) {
-			if m := special(binary.LittleEndian.Uint64(d.b[i:])) & msb; m != 0 {
-				i += bits.TrailingZeros64(m) >> 3
-				break
-			}
-			i += 8
-		}
-		if i >= len(d.s) {
-			d.i = i
-			d.syntax()
-		}
+		i = d.plainRun(i)
 		switch c := d.s[i]; {
 		case c == '"':
 			d.i = i + 1
@@ -318,6 +308,24 @@ func (d *decoder) str() string {
 			i++
 		}
 	}
+}
+
+// plainRun returns the index, from i on, of the first byte of a string
+// that is not plain ASCII text (a quote, a backslash, a control character
+// or a non-ASCII byte), eight bytes at a time; the document ending first is
+// a syntax error.
+func (d *decoder) plainRun(i int) int {
+	for i+8 <= len(d.b) {
+		if m := special(binary.LittleEndian.Uint64(d.b[i:])) & msb; m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+		i += 8
+	}
+	if i >= len(d.s) {
+		d.i = i
+		d.syntax()
+	}
+	return i
 }
 
 // unquote reads the string that starts at start (after its quote) the slow
@@ -419,17 +427,7 @@ func (d *decoder) hex4(i int) rune {
 func (d *decoder) skipString() {
 	i := d.i + 1
 	for {
-		for i+8 <= len(d.b) {
-			if m := special(binary.LittleEndian.Uint64(d.b[i:])) & msb; m != 0 {
-				i += bits.TrailingZeros64(m) >> 3
-				break
-			}
-			i += 8
-		}
-		if i >= len(d.s) {
-			d.i = i
-			d.syntax()
-		}
+		i = d.plainRun(i)
 		switch c := d.s[i]; {
 		case c == '"':
 			d.i = i + 1

@@ -5,11 +5,9 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/workspacenet/facade/restclient"
-	"github.com/workspacenet/facade/restserver"
 )
 
 // recorder keeps the 2xx bodies a client receives, labelled by the test.
@@ -43,19 +41,9 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 // service of the routes with generated decoders (every page of every list,
 // every object by id) decodes to what encoding/json makes of it.
 func TestGeneratedDecodersOnTheDemoData(t *testing.T) {
-	srv, err := restserver.New(t.Context(), restserver.Config{DBPath: ":memory:", DemoScale: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(hs.Close)
-	m, err := srv.Manifest()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, url, m := demoService(t)
 	rec := &recorder{}
-	c, err := restclient.NewClient(hs.URL, restclient.WithBearerToken(m.BearerToken, m.NetworkID),
+	c, err := restclient.NewClient(url, restclient.WithBearerToken(m.BearerToken, m.NetworkID),
 		restclient.WithHTTPClient(&http.Client{Transport: rec}))
 	if err != nil {
 		t.Fatal(err)

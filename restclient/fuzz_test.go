@@ -57,37 +57,10 @@ func stdUnmarshalObject(data []byte, v any) error {
 }
 
 // stdParseOne is parseOne with encoding/json.
-func stdParseOne[T any](key string) parseFunc {
-	return func(data []byte) (any, pageInfo, error) {
-		env := reflect.New(envelopeType(envelopeKey{t: reflect.TypeFor[*T](), key: key}))
-		if err := stdUnmarshalObject(data, env.Interface()); err != nil {
-			return nil, pageInfo{}, err
-		}
-		v := env.Elem().Field(0).Interface().(*T)
-		if v == nil {
-			return nil, pageInfo{}, errNoObject(key)
-		}
-		return v, pageInfo{}, nil
-	}
-}
+func stdParseOne[T any](key string) parseFunc { return parseOneWith[T](key, stdUnmarshalObject) }
 
 // stdParseList is parseList with encoding/json.
-func stdParseList[T any](key string) parseFunc {
-	return func(data []byte) (any, pageInfo, error) {
-		env := reflect.New(envelopeType(envelopeKey{t: reflect.TypeFor[[]*T](), key: key, list: true})).Elem()
-		if err := stdUnmarshalObject(data, env.Addr().Interface()); err != nil {
-			return nil, pageInfo{}, err
-		}
-		var p pageInfo
-		if s := env.Field(1).Interface().(*string); s != nil {
-			p.next = *s
-		}
-		if s := env.Field(2).Interface().(*string); s != nil {
-			p.searchQueryNext = *s
-		}
-		return env.Field(0).Interface().([]*T), p, nil
-	}
-}
+func stdParseList[T any](key string) parseFunc { return parseListWith[T](key, stdUnmarshalObject) }
 
 // sameAsReference fails t unless the client's decoder and encoding/json
 // both refuse body or both decode it to deeply equal values and pages.

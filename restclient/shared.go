@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/workspacenet/facade/internal/workers"
 )
 
 // Shared GETs
@@ -72,9 +74,8 @@ type flight struct {
 type flights struct {
 	mu sync.Mutex
 	m  map[flightKey]*flight
-	// idle hands a job to a flight goroutine waiting for one (unbuffered:
-	// a send succeeds only when one is idle).
-	idle chan flightJob
+	// pool runs the flights on goroutines kept for flightIdle after one.
+	pool *workers.Pool
 }
 
 // deadline returns the latest deadline of the flight's waiters so far.
@@ -147,7 +148,7 @@ func (c *Client) sharedFetch(ctx context.Context, rc call, target string, creds 
 			g.m = make(map[flightKey]*flight)
 		}
 		g.m[key] = f
-		c.startFlight(flightJob{ctx: fctx, key: key, f: f, rc: rc, target: target, creds: creds})
+		g.pool.Go(func() { c.runFlight(fctx, key, f, rc, target, creds) })
 	}
 	f.waiters++
 	if !hasDL {
@@ -166,67 +167,11 @@ func (c *Client) sharedFetch(ctx context.Context, rc call, target string, creds 
 	}
 }
 
-// flightJob is a shared call to make (runFlight's arguments); the zero job
-// tells an idle flight goroutine to exit.
-type flightJob struct {
-	ctx    context.Context
-	key    flightKey
-	f      *flight
-	rc     call
-	target string
-	creds  who
-}
-
 // flightIdle is how long a goroutine that made a shared call waits for the
-// next one before it exits.
+// next one before it exits (flights.pool): reusing it saves the growth of a
+// new goroutine's stack to the depth of an HTTP exchange (runtime.newstack
+// and copystack were ~8 % of a call's CPU).
 const flightIdle = 100 * time.Millisecond
-
-// startFlight runs j on a goroutine of its own: an idle one that made an
-// earlier shared call, else a new one. Reusing one saves the growth of a new
-// goroutine's stack to the depth of an HTTP exchange (runtime.newstack and
-// copystack were ~8 % of a call's CPU).
-func (c *Client) startFlight(j flightJob) {
-	select {
-	case c.flights.idle <- j:
-	default:
-		go c.flightLoop(j)
-	}
-}
-
-// flightLoop runs j, then the jobs handed to it while it idles, until it has
-// idled flightIdle or gets the zero job (CloseIdleConnections).
-func (c *Client) flightLoop(j flightJob) {
-	var t *time.Timer
-	for {
-		c.runFlight(j.ctx, j.key, j.f, j.rc, j.target, j.creds)
-		j = flightJob{} // keep nothing of the finished call alive
-		if t == nil {
-			t = time.NewTimer(flightIdle)
-		} else {
-			t.Reset(flightIdle)
-		}
-		select {
-		case j = <-c.flights.idle:
-			if j.f == nil {
-				t.Stop()
-				return
-			}
-		case <-t.C:
-			return
-		}
-	}
-}
-
-// stopIdleFlights makes the flight goroutines idle now exit.
-func (c *Client) stopIdleFlights() {
-	for {
-		select {
-		case c.flights.idle <- flightJob{}:
-		default:
-			return
-		}
-	}
-}
 
 // runFlight makes the shared call and hands its result to the waiters.
 func (c *Client) runFlight(ctx context.Context, key flightKey, f *flight, rc call, target string, creds who) {

@@ -91,26 +91,12 @@ func (t *Table) MarshalSlice(ctx context.Context, sel ast.SelectionSet, length i
 		return graphql.MarshalSliceConcurrently(ctx, length, workerLimit, omitPanicHandler, marshal)
 	}
 	ret := make(graphql.Array, length)
-	failed := false
+	elems := make([]element, length) // the elements' contexts, one allocation
+	var failed atomic.Bool
 	for i := range length {
-		e := &element{index: i} // the context and its index, one allocation
-		e.fc.Index = &e.index
-		childCtx := graphql.WithFieldContext(ctx, &e.fc)
-		if omitPanicHandler {
-			ret[i] = marshal(childCtx, i)
-			continue
-		}
-		func() {
-			defer func() {
-				if r := recover(); r != nil {
-					graphql.AddError(childCtx, graphql.Recover(childCtx, r))
-					failed = true
-				}
-			}()
-			ret[i] = marshal(childCtx, i)
-		}()
+		ret[i] = marshalElement(ctx, &elems[i], i, omitPanicHandler, &failed, marshal)
 	}
-	if failed {
+	if failed.Load() {
 		return nil
 	}
 	return ret
@@ -120,6 +106,24 @@ func (t *Table) MarshalSlice(ctx context.Context, sel ast.SelectionSet, length i
 type element struct {
 	fc    graphql.FieldContext
 	index int
+}
+
+// marshalElement marshals element i of a list with its field context, kept
+// in e, and unless omitPanicHandler recovers a panic as gqlgen does: an error
+// on the element's path, and failed set (the list is then null).
+func marshalElement(ctx context.Context, e *element, i int, omitPanicHandler bool, failed *atomic.Bool, marshal func(ctx context.Context, i int) graphql.Marshaler) (m graphql.Marshaler) {
+	e.index = i
+	e.fc.Index = &e.index
+	childCtx := graphql.WithFieldContext(ctx, &e.fc)
+	if !omitPanicHandler {
+		defer func() {
+			if r := recover(); r != nil {
+				graphql.AddError(childCtx, graphql.Recover(childCtx, r))
+				failed.Store(true)
+			}
+		}()
+	}
+	return marshal(childCtx, i)
 }
 
 // DeferredPath replaces graphql.GetPath(ctx) as the path of an object's

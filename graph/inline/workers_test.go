@@ -58,26 +58,3 @@ func TestMarshalSliceConcurrently(t *testing.T) {
 		t.Fatalf("got %v, errors %v", ret, graphql.GetErrors(ctx))
 	}
 }
-
-// TestWorkersAreReused: a function handed over while a worker waits runs on
-// that worker, not on a new goroutine.
-func TestWorkersAreReused(t *testing.T) {
-	ran := make(chan struct{}, 1)
-	goReuse(func() { ran <- struct{}{} }) // a worker starts, runs it, then waits
-	<-ran
-	// The worker waits (up to workerIdle) in its select; hand it another
-	// function once it is there: the send succeeds only with a receiver.
-	deadline := time.Now().Add(time.Minute)
-	for {
-		select {
-		case work <- func() { ran <- struct{}{} }:
-			<-ran
-			return
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no worker waited for a function after running one")
-		}
-		time.Sleep(time.Millisecond)
-	}
-}

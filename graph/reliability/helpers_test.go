@@ -21,12 +21,12 @@ import (
 
 // noLeaks makes t fail if a goroutine started during the test outlives it.
 // Call it before testenv.New: cleanups run last-in first-out, so the check
-// runs after the env has shut down. graph/inline's idle workers, waiting for
-// the next list element for up to a second, are kept on purpose; a worker
-// still running one is not idle and counts.
+// runs after the env has shut down. graph/inline's idle goroutines
+// (internal/workers), waiting for the next list element for up to a second,
+// are kept on purpose; one still running an element is not idle and counts.
 func noLeaks(t *testing.T) {
 	t.Helper()
-	opts := []goleak.Option{goleak.IgnoreCurrent(), goleak.IgnoreTopFunction("github.com/workspacenet/facade/graph/inline.worker")}
+	opts := []goleak.Option{goleak.IgnoreCurrent(), goleak.IgnoreTopFunction("github.com/workspacenet/facade/internal/workers.(*Pool).worker")}
 	t.Cleanup(func() { goleak.VerifyNone(t, opts...) })
 }
 

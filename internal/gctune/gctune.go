@@ -4,7 +4,7 @@
 // Go's default (GOGC=100) collects when the heap reaches twice the live heap.
 // A facade's live heap is small (tens of MiB: caches, parsed documents, the
 // requests in flight) while it allocates fast (a dashboard query allocates
-// about 0.8 MB), so it collects hundreds of times a second, and the
+// about 0.56 MB), so it collects hundreds of times a second, and the
 // collector was a quarter of its CPU per query. With a threshold, after each
 // collection GOGC is set so that the next one comes when the heap reaches the
 // threshold (github.com/bytedance/gopkg/util/gctuner): at most 5 times the
@@ -24,9 +24,9 @@ import (
 )
 
 // DefaultThresholdMiB is the default heap threshold. Measured by full bench
-// runs (BENCHMARKS.md, issue 15): 0 / 48 / 64 MiB gave 3.87 / 3.55 / 3.46 ms
-// of CPU per dashboard and a saturation peak RSS of 133.9 / 141.8 / 149.0
-// MiB: 48 keeps most of the CPU for about half the memory.
+// runs (BENCHMARKS.md, issue 15): 0 / 48 / 64 MiB gave 3.87 / 3.55 (3.49 in
+// a second run) / 3.46 ms of CPU per dashboard and a saturation peak RSS of
+// 133.9 / 141.8 (151.8) / 149.0 MiB: about 10 % of CPU for 8 to 18 MiB.
 const DefaultThresholdMiB = 48
 
 // Start paces the collector by a heap of thresholdMiB MiB for the rest of
