@@ -25,6 +25,7 @@ func TestSuiteCallsEqualMinimum(t *testing.T) {
 	res, err := Run(ctx, Config{
 		Scale: 1, Latencies: []time.Duration{0}, Conc: []int{2}, Sweep: []int{1, 2}, Waits: []time.Duration{0},
 		Dur: time.Millisecond, MinN: 2, CostDur: time.Millisecond, CostMinN: 2, Child: true,
+		Load: LoadCPU{Dur: 20 * time.Millisecond, Conc: 2, Tokens: 3},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -69,6 +70,16 @@ func TestSuiteCallsEqualMinimum(t *testing.T) {
 			}
 		}
 	}
+	// Under load: every query but the mutation, with one token and with a
+	// token per request, answered without errors by the facade child.
+	if res.Load == nil || len(res.Load.Runs) != 2*len(loadQueries) || res.Load.PeakRSSKB["this build"] <= 0 {
+		t.Fatalf("under load: %+v", res.Load)
+	}
+	for _, r := range res.Load.Runs {
+		if r.N < int64(r.Conc) || r.Errors > 0 || r.Facade != "this build" {
+			t.Errorf("under load: %+v", r)
+		}
+	}
 	if res.FacadeRSSKB <= 0 || res.UpstreamRSSKB <= 0 {
 		t.Errorf("peak RSS facade %d KB, upstream %d KB", res.FacadeRSSKB, res.UpstreamRSSKB)
 	}
@@ -93,7 +104,7 @@ func TestSuiteCallsEqualMinimum(t *testing.T) {
 	}
 	b, _ := os.ReadFile(md)
 	s := string(b)
-	for _, want := range []string{"prose before", "prose after", "| dashboard |", "Δ CPU", "feed"} {
+	for _, want := range []string{"prose before", "prose after", "| dashboard |", "Δ CPU", "feed", "## Facade under load", "| orders | per request | this build |"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("BENCHMARKS.md lacks %q", want)
 		}

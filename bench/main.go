@@ -12,6 +12,7 @@
 //	go run ./bench -quick     # smoke run, about 30 seconds
 //	go run ./bench -replot    # redraw plots and tables from bench/results.json
 //	go run ./bench -observability-overhead 5  # dashboard CPU per query: baseline, metrics, tracing, both
+//	go run ./bench -load-only -only resource,orders -load-compare /tmp/facade-old  # facade CPU per request under load, beside another build
 //	go run ./bench -quick -metrics -out /tmp/m.md -results /tmp/m.json  # with Prometheus metrics recorded
 //
 // Everything runs on loopback: the REST service in a child process (this
@@ -35,7 +36,7 @@ import (
 )
 
 func main() {
-	if maybeServeUpstream() {
+	if maybeServeUpstream() || maybeServeFacade() {
 		return
 	}
 	if err := run(os.Args[1:]); err != nil {
@@ -94,6 +95,13 @@ func run(args []string) error {
 	replot := fs.Bool("replot", false, "measure nothing: redraw the plots and the markdown tables from -results")
 	obsRounds := fs.Int("observability-overhead", 0, "measure only the dashboard's CPU and allocations per query with no metrics nor tracing, metrics, tracing (100% sampled, discarding exporter) and both, alternating this many rounds; prints a table and the verdict against issue 14's targets, writes nothing")
 	gcThreshold := fs.Int("gc-threshold-mib", gctune.DefaultThresholdMiB, "the facade's garbage collector pacing, as the program's -gc-threshold-mib (internal/gctune); 0 = Go's default")
+	loadDur := fs.Duration("load-dur", 4*time.Second, "each run of the under-load measurement: the facade in a process of its own, -load-conc clients, its CPU per request (loadcpu.go); 0 skips it")
+	loadConc := fs.Int("load-conc", 32, "clients of the under-load runs")
+	loadLat := fs.Duration("load-latency", 5*time.Millisecond, "injected upstream latency of the under-load runs")
+	loadTokens := fs.Int("load-tokens", 2000, "access tokens minted for the under-load runs with a new token per request (used in turn)")
+	loadCompare := fs.String("load-compare", "", "comma-separated facade program binaries (go build -o bin . at another commit) measured beside this build under load")
+	loadProfile := fs.String("load-cpuprofile", "", "write a CPU profile of this build's facade process over all the under-load runs to this file")
+	loadOnly := fs.Bool("load-only", false, "run only the under-load measurement (for the queries of -only); prints a table, writes no file")
 	fs.BoolVar(&withMetrics, "metrics", false, "record the facade's Prometheus metrics (internal/metrics) during every run, to measure their overhead")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -119,7 +127,14 @@ func run(args []string) error {
 	// The facade in this process runs with the program's runtime settings.
 	fmt.Fprintln(os.Stderr, "garbage collector:", gctune.Start(*gcThreshold, os.Getenv))
 	cfg := Config{Scale: *scale, Dur: *dur, MinN: *minN, CostDur: *costDur, CostMinN: 20, RealDur: *realDur, RefreshRounds: *refresh, Child: !*inProcess, Log: os.Stderr,
-		CostOnly: *costOnly, BatchedOnly: *batchedOnly, CostRounds: *costRounds, CPUProfile: *cpuProfile, MemProfile: *memProfile}
+		CostOnly: *costOnly, BatchedOnly: *batchedOnly, CostRounds: *costRounds, CPUProfile: *cpuProfile, MemProfile: *memProfile,
+		Load: LoadCPU{Dur: *loadDur, Conc: *loadConc, Latency: *loadLat, Tokens: max(*loadTokens, 1), Profile: *loadProfile}, LoadOnly: *loadOnly, GCThresholdMiB: *gcThreshold}
+	if *loadCompare != "" {
+		cfg.Load.Compare = strings.Split(*loadCompare, ",")
+	}
+	if cfg.LoadOnly && cfg.Load.Dur <= 0 {
+		return fmt.Errorf("-load-only needs -load-dur > 0")
+	}
 	if *only != "" {
 		cfg.Only = strings.Split(*only, ",")
 	}
@@ -141,6 +156,7 @@ func run(args []string) error {
 		cfg.Sweep = []int{1, 8, 32}
 		cfg.RealDur = min(cfg.RealDur, 6*time.Second)
 		cfg.RefreshRounds = min(cfg.RefreshRounds, 2)
+		cfg.Load.Dur, cfg.Load.Tokens = min(cfg.Load.Dur, 500*time.Millisecond), min(cfg.Load.Tokens, 200)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -159,6 +175,10 @@ func run(args []string) error {
 		return err
 	}
 	res.Command = strings.TrimSpace("go run ./bench " + strings.Join(args, " "))
+	if cfg.LoadOnly {
+		fmt.Print(loadTable(res.Load))
+		return nil
+	}
 	if cfg.CostOnly || cfg.Only != nil || cfg.BatchedOnly {
 		fmt.Print(costTable(res))
 		return nil // a partial run is not a baseline: no file is written

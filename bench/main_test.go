@@ -5,10 +5,10 @@ import (
 	"testing"
 )
 
-// TestMain lets the test binary serve the upstream when re-executed as the
-// bench's child process.
+// TestMain lets the test binary serve the upstream or the facade when
+// re-executed as one of the bench's child processes.
 func TestMain(m *testing.M) {
-	if maybeServeUpstream() {
+	if maybeServeUpstream() || maybeServeFacade() {
 		return
 	}
 	os.Exit(m.Run())

@@ -204,6 +204,16 @@ func markdown(res *Results, prev *Results, plots []string) string {
 	}
 	w(" (the facade's figure includes the load generator, which shares its process).\n\n")
 
+	if res.Load != nil && len(res.Load.Runs) > 0 {
+		r := res.Load.Runs[0]
+		w("## Facade under load\n\n")
+		w("The facade alone in a child process (this binary re-executed, batched, no pacing, no response cache), %d clients sending each query back to back over loopback HTTP, %g ms injected upstream latency; ", r.Conc, r.LatencyMs)
+		w("CPU = the facade process's user + system time (`/proc/<pid>/stat`, 10 ms ticks) over the requests answered without errors. ")
+		w("Tokens: `one` = the demo credentials on every request (concurrent identical GETs are shared); `per request` = a freshly minted access token per request, used in turn (nothing is shared between requests). ")
+		w("HTTP server and client, runtime and GC included: the setting of issue 15's comparison with other gateways.\n\n")
+		w("%s\n", loadTable(res.Load))
+	}
+
 	w("## Per query\n\n")
 	w("Each row is a closed-loop run: `conc` clients send the query back to back. Throughput at 0 ms upstream latency and the highest concurrency is the saturation throughput of this machine (facade, REST service and load generator share its CPUs).\n\n")
 	for _, q := range res.Queries {

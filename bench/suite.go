@@ -43,6 +43,13 @@ type Config struct {
 	CPUProfile, MemProfile string
 	// BatchedOnly skips the naive baseline.
 	BatchedOnly bool
+	// Load is the "under load" measurement (loadcpu.go); LoadOnly runs it
+	// alone (for the queries of Only).
+	Load     LoadCPU
+	LoadOnly bool
+	// GCThresholdMiB is the facade's garbage collector pacing
+	// (internal/gctune), applied to the facade child of the load runs.
+	GCThresholdMiB int
 }
 
 // Modes of the facade.
@@ -68,6 +75,7 @@ type Results struct {
 	Sweep         []SweepPoint   `json:"sweep"`
 	RealUpstream  *RealUpstream  `json:"realUpstream,omitempty"`
 	Refresh       *Refresh       `json:"refresh,omitempty"`
+	Load          *LoadResult    `json:"load,omitempty"`
 	FacadeRSSKB   int64          `json:"facadePeakRssKB"`
 	UpstreamRSSKB int64          `json:"upstreamPeakRssKB"`
 	ElapsedSec    float64        `json:"elapsedSec"`
@@ -143,6 +151,14 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		res.Queries = append(res.Queries, &QueryResult{Name: q.Name, Title: q.Title, Text: q.Text, Modes: map[string]*ModeResult{}})
 	}
 
+	if cfg.LoadOnly {
+		if res.Load, err = runLoadCPU(ctx, cfg, up, who, queries); err != nil {
+			return nil, err
+		}
+		res.ElapsedSec = time.Since(began).Seconds()
+		return res, nil
+	}
+
 	for _, lat := range cfg.Latencies {
 		if err := up.SetLatency(lat); err != nil {
 			return nil, err
@@ -212,6 +228,12 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		res.FacadeRSSKB = peakRSSKB("self")
 		res.ElapsedSec = time.Since(began).Seconds()
 		return res, nil
+	}
+
+	if cfg.Load.Dur > 0 {
+		if res.Load, err = runLoadCPU(ctx, cfg, up, who, queries); err != nil {
+			return nil, err
+		}
 	}
 
 	// The dashboard against concurrency, and against the batch wait, at the

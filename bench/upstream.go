@@ -44,11 +44,7 @@ func maybeServeUpstream() bool {
 		fmt.Fprintf(os.Stderr, "bench upstream: bad %s=%q\n", childEnv, v)
 		os.Exit(2)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		_, _ = io.Copy(io.Discard, os.Stdin) // returns at EOF: the parent is gone
-		cancel()
-	}()
+	ctx := untilStdinCloses()
 	up, err := startUpstreamInProcess(scale)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench upstream:", err)
@@ -136,15 +132,33 @@ func startUpstreamInProcess(scale int) (*upstream, error) {
 	return &upstream{url: up.URL, manifest: up.Manifest, hc: newLoopbackClient(), close: up.Close}, nil
 }
 
-// startUpstreamChild re-executes this binary in child mode and waits (at
+// startUpstreamChild re-executes this binary in upstream mode and waits (at
 // most 2 minutes: demo data generation) for it to listen.
 func startUpstreamChild(scale int) (*upstream, error) {
+	var h childHello
+	c, err := startChild(&h, childEnv+"="+strconv.Itoa(scale))
+	if err != nil {
+		return nil, err
+	}
+	return &upstream{url: h.URL, manifest: h.Manifest, hc: newLoopbackClient(), pid: c.pid, close: c.stop}, nil
+}
+
+// child is this binary re-executed in one of its child modes.
+type child struct {
+	pid  int
+	stop func() error // closes its stdin (it exits) and waits at most 10 s
+}
+
+// startChild re-executes this binary with env added (NAME=value) and waits (at most 2
+// minutes) for the one JSON line it writes once it listens, decoded into
+// hello. The child exits when its stdin closes.
+func startChild(hello any, env ...string) (*child, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), childEnv+"="+strconv.Itoa(scale))
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -169,31 +183,40 @@ func startUpstreamChild(scale int) (*upstream, error) {
 			return <-done
 		}
 	}
-	hello := make(chan childHello, 1)
 	errc := make(chan error, 1)
 	go func() {
 		line, err := bufio.NewReaderSize(stdout, 1<<20).ReadBytes('\n')
-		var h childHello
 		if err == nil {
-			err = json.Unmarshal(line, &h)
+			err = json.Unmarshal(line, hello)
 		}
 		if err != nil {
-			errc <- fmt.Errorf("child hello: %w", err)
-			return
+			err = fmt.Errorf("child hello: %w", err)
 		}
-		hello <- h
+		errc <- err
 		_, _ = io.Copy(io.Discard, stdout)
 	}()
 	select {
-	case h := <-hello:
-		return &upstream{url: h.URL, manifest: h.Manifest, hc: newLoopbackClient(), pid: cmd.Process.Pid, close: stop}, nil
 	case err := <-errc:
-		_ = stop()
-		return nil, err
+		if err != nil {
+			_ = stop()
+			return nil, err
+		}
+		return &child{pid: cmd.Process.Pid, stop: stop}, nil
 	case <-time.After(2 * time.Minute):
 		_ = stop()
-		return nil, errors.New("upstream child did not start within 2 minutes")
+		return nil, errors.New("child did not start within 2 minutes")
 	}
+}
+
+// untilStdinCloses returns a context cancelled when this process's stdin
+// reaches EOF: a child's parent exited or closed the pipe.
+func untilStdinCloses() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		cancel()
+	}()
+	return ctx
 }
 
 func newLoopbackClient() *http.Client {
