@@ -65,6 +65,15 @@ func TestDecodeBodyAgreesWithBefore(t *testing.T) {
 		`{"query":"q","variables":"{}"}`, `{"query":"q","extensions":7}`, `{"query":"q"} {"query":"r"}`, `{"query":"q"}}`,
 		`{"query":"q"}  ` + "\n", `  {"query":"q"}`, `[{"query":"q"}]`, `"query"`, ``, `{`, `{"query":"q",}`, `nul`, `{"query":"raw` + "\t" + `tab"}`,
 		`{"query":"q","variables":{"a":1},"variables":{"b":2}}`, `{"query":"q","unknown":[1,2,{"x":"y"}]}`,
+		// Through go-json's fast path unless it declines: escapes, surrogates,
+		// literals, nesting, whitespace, members in any case.
+		`{"query":"\x"}`, `{"query":"\u12"}`, `{"query":"\u00e9\ud83d\ude00 \ud800 \udc00x \/ \b\f\n\r\t"}`, `{"query":"q","variables":{"a":tru}}`,
+		`{"query":"q","variables":{"a":true,"b":false,"c":null,"d":[],"e":{},"f":[[["x"]]],"g":"\"}"}}`, `{"query":"q","variables":{"a":01}}`,
+		`{"query":"q","variables":{"a":-0.5e+3}}`, `{"query":"q","extensions":{"n":[1]}}`, "{\"query\":\"q\",\n  \"variables\": {\"a\": \"b\"}\n}",
+		`{"QUERY":"q","Variables":{"K":"v"},"OPERATIONNAME":"Op"}`, `{"query":"q","variables":{"a":"b",}}`, `{"query":"q","variables":{"a" "b"}}`,
+		`{"query":"q","variables":{"a":"b"}}x`, `{"query":"q","variables":{"":""}}`, `{"query":"","operationName":""}`, `{"query":"q"`, `{"query":"q","variables":{"a":"\u0000"}}`,
+		`{"query":"q","variables":{"a":nul}}`, `{"query":"q","variables":{"a":"b"},"extensions":null}`, `{"query":"q","variables":{"a":["b",]}}`,
+		`{"query":"q","variables":{"a":"b"}} `, ` {"query":"q","variables":{"a":{"b":{"c":["d",true,null]}}}}`, `{"query":"q","operationName":null,"documentId":null}`,
 	} {
 		gp, gref := DecodeBody([]byte(body))
 		wp, wref := decodeBodyBefore([]byte(body))
@@ -116,6 +125,24 @@ func BenchmarkDecodeBody(b *testing.B) {
 	for b.Loop() {
 		if _, ref := DecodeBody(body); ref != nil {
 			b.Fatal(ref.Message)
+		}
+	}
+}
+
+// The common bodies take go-json's fast path; bodies it could read
+// differently from encoding/json do not.
+func TestFastDecodeTakesTheCommonCase(t *testing.T) {
+	for body, want := range map[string]bool{
+		`{"query":"query Resource($id: ID!) { resource(id: $id) { id } }","variables":{"id":"r1","f":[true,null,{"a":"b"}]},"operationName":"Resource"}`: true,
+		`{"query":"{ __typename }","extensions":{"persistedQuery":{"sha256Hash":"ab"}}}`:                                                                 true,
+		`{"query":"q","variables":{"n":1}}`:                           false, // a number: json.Number only through encoding/json
+		`{"query":"q","extensions":{"persistedQuery":{"version":1}}}`: false,
+		"{\"query\":\"q\"}\n":                                         false, // a control character
+		"{\"query\":\"\xff\"}":                                        false, // not UTF-8
+		`{"query":"q"} {}`:                                            false, // go-json refuses
+	} {
+		if _, ok := fastDecode([]byte(body)); ok != want {
+			t.Errorf("fastDecode(%q) ok = %v, want %v", body, ok, want)
 		}
 	}
 }
