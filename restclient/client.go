@@ -47,8 +47,11 @@ const (
 	DefaultTimeout     = 10 * time.Second
 	DefaultMaxInFlight = 64
 	// DefaultMaxInFlightPerClient bounds one upstream identity's share of
-	// the in-flight requests, so that no tenant can hold them all.
-	DefaultMaxInFlightPerClient = 16
+	// the in-flight requests, so that no tenant can hold them all: half of
+	// them, as many as one facade request may have in flight
+	// (loaders.DefaultMaxConcurrency), so that one request's calls go out
+	// in one wave.
+	DefaultMaxInFlightPerClient = 32
 	DefaultUserAgent            = "workspacenet-facade-restclient/1"
 )
 
@@ -180,7 +183,7 @@ func WithMaxInFlight(n int) Option {
 }
 
 // WithMaxInFlightPerClient limits the requests in flight for one upstream
-// identity (Credentials.Identity; default 16, at most WithMaxInFlight), so
+// identity (Credentials.Identity; default 32, at most WithMaxInFlight), so
 // one tenant's flood of slow calls leaves slots to the others.
 func WithMaxInFlightPerClient(n int) Option {
 	return func(c *Client) error {
