@@ -76,7 +76,7 @@ func TestSuiteCallsEqualMinimum(t *testing.T) {
 		t.Fatalf("under load: %+v", res.Load)
 	}
 	for _, r := range res.Load.Runs {
-		if r.N < int64(r.Conc) || r.Errors > 0 || r.Facade != "this build" {
+		if r.N < r.Conc || r.Errors > 0 || r.Facade != "this build" {
 			t.Errorf("under load: %+v", r)
 		}
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,11 +15,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/workspacenet/facade/graph/loaders"
+	"github.com/workspacenet/facade/internal/childproc"
 	"github.com/workspacenet/facade/internal/gctune"
 	"github.com/workspacenet/facade/internal/gqlclient"
 )
@@ -60,7 +61,7 @@ func maybeServeFacade() bool {
 		threshold = gctune.DefaultThresholdMiB
 	}
 	gctune.Start(threshold, os.Getenv)
-	ctx := untilStdinCloses()
+	ctx := childproc.ParentGone()
 	f, err := startFacade(upstreamURL, modeBatched, loaders.DefaultConfig())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench facade:", err)
@@ -78,8 +79,10 @@ func maybeServeFacade() bool {
 		defer pf.Close()
 		defer pprof.StopCPUProfile()
 	}
-	b, _ := json.Marshal(facadeHello{URL: f.url})
-	fmt.Println(string(b))
+	if err := childproc.Announce(facadeHello{URL: f.url}); err != nil {
+		fmt.Fprintln(os.Stderr, "bench facade:", err)
+		os.Exit(1)
+	}
 	<-ctx.Done()
 	f.close()
 	return true
@@ -92,18 +95,13 @@ type LoadResult struct {
 	PeakRSSKB map[string]int64 `json:"peakRssKB"` // by facade
 }
 
-// LoadCPURun is one query against one facade under a closed-loop load.
+// LoadCPURun is one query against one facade under a closed-loop load;
+// LatRun's CPUMsPerQ is the facade process's alone.
 type LoadCPURun struct {
-	Facade      string  `json:"facade"` // "this build", or the program binary given by -load-compare
-	Query       string  `json:"query"`
-	Tokens      string  `json:"tokens"` // "one" (every request the same credentials) or "per request"
-	Conc        int     `json:"conc"`
-	LatencyMs   float64 `json:"latencyMs"`
-	N           int64   `json:"n"`
-	Errors      int64   `json:"errors"`
-	FirstErr    string  `json:"firstErr,omitempty"`
-	QPS         float64 `json:"qps"`
-	CPUMsPerReq float64 `json:"cpuMsPerRequest"`
+	Facade string `json:"facade"` // "this build", or the program binary given by -load-compare
+	Query  string `json:"query"`
+	Tokens string `json:"tokens"` // "one" (every request the same credentials) or "per request"
+	LatRun
 }
 
 // LoadCPU configures the measurement.
@@ -133,33 +131,32 @@ func runLoadCPU(ctx context.Context, cfg Config, up *upstream, who http.Header, 
 	if err != nil {
 		return nil, fmt.Errorf("minting tokens: %w", err)
 	}
-	type facadeProc struct {
+	type facade struct {
 		name string
-		url  string
-		pid  int
-		stop func() error
+		gql  *gqlclient.Client
+		proc *childproc.Process
 	}
-	var procs []facadeProc
+	var facades []facade
 	defer func() {
-		for _, p := range procs {
-			_ = p.stop()
+		for _, f := range facades {
+			_ = f.proc.Stop()
 		}
 	}()
 	var h facadeHello
-	c, err := startChild(&h, facadeEnv+"="+up.url, facadeGCEnv+"="+strconv.Itoa(cfg.GCThresholdMiB), facadeProfileEnv+"="+lc.Profile)
+	child, err := childproc.StartSelf(&h, time.Minute, nil, facadeEnv+"="+up.url,
+		facadeGCEnv+"="+strconv.Itoa(cfg.GCThresholdMiB), facadeProfileEnv+"="+lc.Profile)
 	if err != nil {
 		return nil, err
 	}
-	procs = append(procs, facadeProc{"this build", h.URL, c.pid, c.stop})
+	facades = append(facades, facade{"this build", newGQLClient(h.URL, who), child})
 	for _, bin := range lc.Compare {
-		p, err := startProgram(bin, up.url)
+		url, proc, err := startProgram(bin, up.url)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", bin, err)
 		}
-		procs = append(procs, facadeProc{bin, p.url, p.pid, p.stop})
+		facades = append(facades, facade{bin, newGQLClient(url, who), proc})
 	}
-	hc := &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 2 * lc.Conc, MaxIdleConns: 2 * lc.Conc}}
-	defer hc.CloseIdleConnections()
+	nid := who.Get("service-network-id")
 	out := &LoadResult{PeakRSSKB: map[string]int64{}}
 	for _, q := range queries {
 		if !slices.Contains(loadQueries, q.Name) {
@@ -167,90 +164,33 @@ func runLoadCPU(ctx context.Context, cfg Config, up *upstream, who http.Header, 
 		}
 		body := requestBody(q)
 		for _, variant := range []string{"one", "per request"} {
-			for _, p := range procs {
-				var next func() http.Header
-				if variant == "one" {
-					next = func() http.Header { return who }
-				} else {
-					var i atomic.Int64
-					nid := who.Get("service-network-id")
-					next = func() http.Header {
-						return gqlclient.Credentials("Bearer "+tokens[int(i.Add(1))%len(tokens)], nid)
-					}
+			header := func() http.Header { return nil } // the client's: who
+			if variant == "per request" {
+				var i atomic.Int64
+				header = func() http.Header { return gqlclient.Credentials("Bearer "+tokens[int(i.Add(1))%len(tokens)], nid) }
+			}
+			for _, f := range facades {
+				cpu := func() time.Duration { return procCPU(f.proc.Pid) }
+				build := func() []byte { return body }
+				send := func(ctx context.Context, body []byte) error {
+					_, err := dataOf(f.gql.PostBody(ctx, "application/json", body, header()))
+					return err
 				}
-				r := loadCPURun(ctx, hc, p.url, p.pid, body, next, lc.Conc, lc.Dur)
-				r.Facade, r.Query, r.Tokens, r.LatencyMs = p.name, q.Name, variant, ms(lc.Latency)
-				cfg.logf("load      %-9s %-12s %-20s c=%d lat=%v cpu/req=%.3fms qps=%.0f n=%d err=%d %s", q.Name, variant, p.name, lc.Conc, lc.Latency, r.CPUMsPerReq, r.QPS, r.N, r.Errors, r.FirstErr)
+				closedLoop(ctx, lc.Conc, 0, 2*lc.Conc, cpu, build, send) // warm-up: connections, caches, heap
+				r := LoadCPURun{Facade: f.name, Query: q.Name, Tokens: variant, LatRun: closedLoop(ctx, lc.Conc, lc.Dur, 1, cpu, build, send)}
+				r.LatencyMs = ms(lc.Latency)
+				cfg.logf("load      %-9s %-12s %-20s c=%d lat=%v cpu/req=%.3fms qps=%.0f p50=%.2fms n=%d err=%d %s", q.Name, variant, f.name, lc.Conc, lc.Latency, r.CPUMsPerQ, r.QPS, r.P50Ms, r.N, r.Errors, r.FirstErr)
 				if r.N == 0 {
-					return nil, fmt.Errorf("%s under load (%s): no answer without errors: %s", q.Name, p.name, r.FirstErr)
+					return nil, fmt.Errorf("%s under load (%s): no answer without errors: %s", q.Name, f.name, r.FirstErr)
 				}
 				out.Runs = append(out.Runs, r)
 			}
 		}
 	}
-	for _, p := range procs {
-		out.PeakRSSKB[p.name] = peakRSSKB(strconv.Itoa(p.pid))
+	for _, f := range facades {
+		out.PeakRSSKB[f.name] = peakRSSKB(strconv.Itoa(f.proc.Pid))
 	}
 	return out, nil
-}
-
-// loadCPURun sends body to url from conc clients back to back for dur
-// (after a warm-up of 2×conc requests) and returns the requests answered
-// without errors and the CPU time process pid spent per request.
-func loadCPURun(ctx context.Context, hc *http.Client, url string, pid int, body []byte, who func() http.Header, conc int, dur time.Duration) LoadCPURun {
-	var n, errs atomic.Int64
-	var firstErr atomic.Value
-	ok := []byte(`{"data":`)
-	one := func() {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-		for k, v := range who() {
-			req.Header[k] = v
-		}
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := hc.Do(req)
-		var b []byte
-		if err == nil {
-			b, err = io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if err == nil && (resp.StatusCode != http.StatusOK || !bytes.HasPrefix(b, ok)) {
-				err = fmt.Errorf("status %d: %.300s", resp.StatusCode, b)
-			}
-		}
-		if err != nil {
-			errs.Add(1)
-			firstErr.CompareAndSwap(nil, err.Error())
-			return
-		}
-		n.Add(1)
-	}
-	var wg sync.WaitGroup
-	for range conc { // warm-up: connections, query caches, the heap
-		wg.Go(func() { one(); one() })
-	}
-	wg.Wait()
-	n.Store(0)
-	errs.Store(0)
-	c0 := procCPU(pid)
-	t0 := time.Now()
-	for range conc {
-		wg.Go(func() {
-			for ctx.Err() == nil && time.Since(t0) < dur {
-				one()
-			}
-		})
-	}
-	wg.Wait()
-	el := time.Since(t0)
-	c1 := procCPU(pid)
-	r := LoadCPURun{Conc: conc, N: n.Load(), Errors: errs.Load()}
-	if s, _ := firstErr.Load().(string); s != "" {
-		r.FirstErr = s
-	}
-	if r.N > 0 {
-		r.QPS = float64(r.N) / el.Seconds()
-		r.CPUMsPerReq = ms(c1-c0) / float64(r.N)
-	}
-	return r
 }
 
 // procCPU is the user + system CPU time of process pid (/proc/<pid>/stat,
@@ -278,28 +218,15 @@ func procCPU(pid int) time.Duration {
 // (client_credentials), for the runs that send a new token per request.
 func mintTokens(ctx context.Context, up *upstream, n int) ([]string, error) {
 	tokens := make([]string, n)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var first error
-	per := (n + 7) / 8
-	for w := range 8 {
-		wg.Go(func() {
-			for i := w * per; i < min(n, (w+1)*per); i++ {
-				t, err := mintToken(ctx, up)
-				if err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-					}
-					mu.Unlock()
-					return
-				}
-				tokens[i] = t
-			}
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	for i := range tokens {
+		g.Go(func() (err error) {
+			tokens[i], err = mintToken(ctx, up)
+			return err
 		})
 	}
-	wg.Wait()
-	return tokens, first
+	return tokens, g.Wait()
 }
 
 func mintToken(ctx context.Context, up *upstream) (string, error) {
@@ -325,49 +252,32 @@ func mintToken(ctx context.Context, up *upstream) (string, error) {
 	return t.AccessToken, nil
 }
 
-// program is a facade program binary (-load-compare) serving on a loopback
-// port with the flags every version of the program has.
-type program struct {
-	url  string
-	pid  int
-	stop func() error
-}
-
-// startProgram runs bin as the facade over upstreamURL with no pacing and
-// no response cache (as startFacade), waiting at most 30 s for its port.
-func startProgram(bin, upstreamURL string) (*program, error) {
+// startProgram runs bin, a facade program binary (-load-compare), as the
+// facade over upstreamURL on a loopback port, with the flags every version
+// of the program has: no pacing and no response cache (as startFacade). It
+// waits at most 30 s for the port and returns the GraphQL endpoint's URL.
+func startProgram(bin, upstreamURL string) (string, *childproc.Process, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	addr := ln.Addr().String()
 	ln.Close()
 	cmd := exec.Command(bin, "-addr", addr, "-upstream", upstreamURL, "-upstream-rps", "0", "-cache-ttl", "",
 		"-playground=false", "-log-level", "error")
 	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	stop := func() error {
-		_ = cmd.Process.Signal(os.Interrupt)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case <-done:
-			return nil
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			return <-done
-		}
+	p, err := childproc.Start(cmd)
+	if err != nil {
+		return "", nil, err
 	}
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if c, err := net.Dial("tcp", addr); err == nil {
 			c.Close()
-			return &program{url: "http://" + addr + "/graphql", pid: cmd.Process.Pid, stop: stop}, nil
+			return "http://" + addr + "/graphql", p, nil
 		}
 	}
-	_ = stop()
-	return nil, fmt.Errorf("no listener on %s within 30 s", addr)
+	_ = p.Stop()
+	return "", nil, fmt.Errorf("no listener on %s within 30 s", addr)
 }
 
 // loadTable renders the under-load runs, with this build's CPU per request
@@ -382,15 +292,15 @@ func loadTable(res *LoadResult) string {
 	self := map[[2]string]float64{}
 	for _, r := range runs {
 		if r.Facade == "this build" {
-			self[[2]string{r.Query, r.Tokens}] = r.CPUMsPerReq
+			self[[2]string{r.Query, r.Tokens}] = r.CPUMsPerQ
 		}
 	}
 	for _, r := range runs {
 		ratio := "–"
-		if s := self[[2]string{r.Query, r.Tokens}]; r.Facade != "this build" && r.CPUMsPerReq > 0 {
-			ratio = fmt.Sprintf("%.2f×", s/r.CPUMsPerReq)
+		if s := self[[2]string{r.Query, r.Tokens}]; r.Facade != "this build" && r.CPUMsPerQ > 0 {
+			ratio = fmt.Sprintf("%.2f×", s/r.CPUMsPerQ)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %.3f | %s | %.0f | %d | %d |\n", r.Query, r.Tokens, r.Facade, r.CPUMsPerReq, ratio, r.QPS, r.N, r.Errors)
+		fmt.Fprintf(&b, "| %s | %s | %s | %.3f | %s | %.0f | %d | %d |\n", r.Query, r.Tokens, r.Facade, r.CPUMsPerQ, ratio, r.QPS, r.N, r.Errors)
 	}
 	b.WriteString("\nPeak RSS (VmHWM) of each facade process over these runs:")
 	for i, name := range slices.Sorted(maps.Keys(res.PeakRSSKB)) {

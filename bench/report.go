@@ -208,7 +208,7 @@ func markdown(res *Results, prev *Results, plots []string) string {
 		r := res.Load.Runs[0]
 		w("## Facade under load\n\n")
 		w("The facade alone in a child process (this binary re-executed, batched, no pacing, no response cache), %d clients sending each query back to back over loopback HTTP, %g ms injected upstream latency; ", r.Conc, r.LatencyMs)
-		w("CPU = the facade process's user + system time (`/proc/<pid>/stat`, 10 ms ticks) over the requests answered without errors. ")
+		w("CPU = the facade process's user + system time (`/proc/<pid>/stat`, 10 ms ticks) over the requests sent. ")
 		w("Tokens: `one` = the demo credentials on every request (concurrent identical GETs are shared); `per request` = a freshly minted access token per request, used in turn (nothing is shared between requests). ")
 		w("HTTP server and client, runtime and GC included: the setting of issue 15's comparison with other gateways.\n\n")
 		w("%s\n", loadTable(res.Load))

@@ -135,16 +135,30 @@ type LatRun struct {
 	P95Ms     float64 `json:"p95Ms"`
 	P99Ms     float64 `json:"p99Ms"`
 	QPS       float64 `json:"qps"`
-	// CPUMsPerQ is this process's CPU time per query over the run: the
-	// facade's, plus the load generator's and both HTTP ends' (the same for
-	// every build, so comparable between builds, not with Cost).
+	// CPUMsPerQ is the CPU time per query over the run of the process the
+	// run is charged to: for the per-query runs, this one (the facade's,
+	// plus the load generator's and both HTTP ends': the same for every
+	// build, so comparable between builds, not with Cost); for the runs
+	// under load, the facade's process alone.
 	CPUMsPerQ float64 `json:"cpuMsPerQuery,omitempty"`
 	FirstErr  string  `json:"firstErr,omitempty"`
 }
 
 // loadRun runs q with conc concurrent clients until dur has passed and at
-// least minN queries completed, or 4*dur has passed.
+// least minN queries completed, or 4*dur has passed; CPU is this process's.
 func loadRun(ctx context.Context, c *gqlclient.Client, q *benchQuery, conc int, dur time.Duration, minN int) LatRun {
+	return closedLoop(ctx, conc, dur, minN, cpuTime, func() []byte { return requestBody(q) }, func(ctx context.Context, body []byte) error {
+		_, err := post(ctx, c, body)
+		return err
+	})
+}
+
+// closedLoop has conc clients each build a body and send it, back to back,
+// until dur has passed and at least minN sends completed, or 4*dur has
+// passed; every client sends at least once. Latencies time send alone; the
+// CPU per send is read from cpu, the clock of the process the run is
+// charged to.
+func closedLoop(ctx context.Context, conc int, dur time.Duration, minN int, cpu func() time.Duration, build func() []byte, send func(context.Context, []byte) error) LatRun {
 	var (
 		mu       sync.Mutex
 		samples  []time.Duration
@@ -152,7 +166,7 @@ func loadRun(ctx context.Context, c *gqlclient.Client, q *benchQuery, conc int, 
 		firstErr string
 		wg       sync.WaitGroup
 	)
-	start, cpu0 := time.Now(), cpuTime()
+	start, cpu0 := time.Now(), cpu()
 	hard := start.Add(4 * dur)
 	ctx, cancel := context.WithDeadline(ctx, hard.Add(30*time.Second))
 	defer cancel()
@@ -165,9 +179,9 @@ func loadRun(ctx context.Context, c *gqlclient.Client, q *benchQuery, conc int, 
 	for range conc {
 		wg.Go(func() {
 			for first := true; first || !done(); first = false { // every client sends at least one query
-				body := requestBody(q)
+				body := build()
 				t0 := time.Now()
-				_, err := post(ctx, c, body)
+				err := send(ctx, body)
 				el := time.Since(t0)
 				mu.Lock()
 				if err != nil {
@@ -183,13 +197,13 @@ func loadRun(ctx context.Context, c *gqlclient.Client, q *benchQuery, conc int, 
 		})
 	}
 	wg.Wait()
-	elapsed, cpu := time.Since(start), cpuTime()-cpu0
+	elapsed, used := time.Since(start), cpu()-cpu0
 	slices.Sort(samples)
 	r := LatRun{Conc: conc, N: len(samples), Errors: errs, FirstErr: firstErr,
 		P50Ms: ms(percentile(samples, 0.50)), P95Ms: ms(percentile(samples, 0.95)), P99Ms: ms(percentile(samples, 0.99)),
 		QPS: float64(len(samples)) / elapsed.Seconds()}
 	if n := len(samples) + errs; n > 0 {
-		r.CPUMsPerQ = ms(cpu) / float64(n)
+		r.CPUMsPerQ = ms(used) / float64(n)
 	}
 	return r
 }

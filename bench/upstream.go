@@ -1,18 +1,15 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"strconv"
 	"time"
 
+	"github.com/workspacenet/facade/internal/childproc"
 	"github.com/workspacenet/facade/internal/gqlclient"
 	"github.com/workspacenet/facade/internal/stack"
 	"github.com/workspacenet/facade/restserver"
@@ -44,14 +41,15 @@ func maybeServeUpstream() bool {
 		fmt.Fprintf(os.Stderr, "bench upstream: bad %s=%q\n", childEnv, v)
 		os.Exit(2)
 	}
-	ctx := untilStdinCloses()
+	ctx := childproc.ParentGone()
 	up, err := startUpstreamInProcess(scale)
+	if err == nil {
+		err = childproc.Announce(childHello{URL: up.url, Manifest: up.manifest})
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench upstream:", err)
 		os.Exit(1)
 	}
-	b, _ := json.Marshal(childHello{URL: up.url, Manifest: up.manifest})
-	fmt.Println(string(b))
 	<-ctx.Done()
 	_ = up.Close()
 	return true
@@ -136,87 +134,11 @@ func startUpstreamInProcess(scale int) (*upstream, error) {
 // most 2 minutes: demo data generation) for it to listen.
 func startUpstreamChild(scale int) (*upstream, error) {
 	var h childHello
-	c, err := startChild(&h, childEnv+"="+strconv.Itoa(scale))
+	c, err := childproc.StartSelf(&h, 2*time.Minute, nil, childEnv+"="+strconv.Itoa(scale))
 	if err != nil {
 		return nil, err
 	}
-	return &upstream{url: h.URL, manifest: h.Manifest, hc: newLoopbackClient(), pid: c.pid, close: c.stop}, nil
-}
-
-// child is this binary re-executed in one of its child modes.
-type child struct {
-	pid  int
-	stop func() error // closes its stdin (it exits) and waits at most 10 s
-}
-
-// startChild re-executes this binary with env added (NAME=value) and waits (at most 2
-// minutes) for the one JSON line it writes once it listens, decoded into
-// hello. The child exits when its stdin closes.
-func startChild(hello any, env ...string) (*child, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	stop := func() error {
-		_ = stdin.Close()
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case err := <-done:
-			return err
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			return <-done
-		}
-	}
-	errc := make(chan error, 1)
-	go func() {
-		line, err := bufio.NewReaderSize(stdout, 1<<20).ReadBytes('\n')
-		if err == nil {
-			err = json.Unmarshal(line, hello)
-		}
-		if err != nil {
-			err = fmt.Errorf("child hello: %w", err)
-		}
-		errc <- err
-		_, _ = io.Copy(io.Discard, stdout)
-	}()
-	select {
-	case err := <-errc:
-		if err != nil {
-			_ = stop()
-			return nil, err
-		}
-		return &child{pid: cmd.Process.Pid, stop: stop}, nil
-	case <-time.After(2 * time.Minute):
-		_ = stop()
-		return nil, errors.New("child did not start within 2 minutes")
-	}
-}
-
-// untilStdinCloses returns a context cancelled when this process's stdin
-// reaches EOF: a child's parent exited or closed the pipe.
-func untilStdinCloses() context.Context {
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		_, _ = io.Copy(io.Discard, os.Stdin)
-		cancel()
-	}()
-	return ctx
+	return &upstream{url: h.URL, manifest: h.Manifest, hc: newLoopbackClient(), pid: c.Pid, close: c.Stop}, nil
 }
 
 func newLoopbackClient() *http.Client {

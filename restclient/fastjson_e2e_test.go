@@ -73,35 +73,22 @@ func TestGeneratedDecodersOnTheDemoData(t *testing.T) {
 		_, _, err := c.Shop.ListProducts(ctx, &restclient.ProductListOptions{LocationRef: loc})
 		check("products", err)
 	}
-	for _, id := range m.IDs["product"] {
-		rec.label = "product"
-		_, _, err := c.Shop.GetProduct(ctx, id)
-		check("product", err)
-	}
-	for _, id := range m.IDs["invoice"] {
-		rec.label = "invoiceItems"
-		_, _, err := c.Billing.ListInvoiceItems(ctx, id)
-		check("invoiceItems", err)
-	}
-	for _, id := range m.IDs["resource"] {
-		rec.label = "resource"
-		_, _, err := c.Resources.GetResource(ctx, id)
-		check("resource", err)
-	}
-	for _, id := range m.IDs["event"] {
-		rec.label = "event"
-		_, _, err := c.Events.GetEvent(ctx, id)
-		check("event", err)
-	}
-	for _, id := range m.IDs["post"] {
-		rec.label = "comments"
-		_, _, err := c.Feed.ListComments(ctx, id)
-		check("comments", err)
-	}
-	for _, id := range m.IDs["visit"] {
-		rec.label = "visit"
-		_, _, err := c.Visitors.GetVisit(ctx, id)
-		check("visit", err)
+	// The routes that take one demo id: every id of its kind.
+	for _, byID := range []struct {
+		kind, label string
+		get         func(id string) error
+	}{
+		{"product", "product", func(id string) error { _, _, err := c.Shop.GetProduct(ctx, id); return err }},
+		{"invoice", "invoiceItems", func(id string) error { _, _, err := c.Billing.ListInvoiceItems(ctx, id); return err }},
+		{"resource", "resource", func(id string) error { _, _, err := c.Resources.GetResource(ctx, id); return err }},
+		{"event", "event", func(id string) error { _, _, err := c.Events.GetEvent(ctx, id); return err }},
+		{"post", "comments", func(id string) error { _, _, err := c.Feed.ListComments(ctx, id); return err }},
+		{"visit", "visit", func(id string) error { _, _, err := c.Visitors.GetVisit(ctx, id); return err }},
+	} {
+		rec.label = byID.label
+		for _, id := range m.IDs[byID.kind] {
+			check(byID.label, byID.get(id))
+		}
 	}
 	seen := map[string]int{}
 	for _, r := range rec.bodies {

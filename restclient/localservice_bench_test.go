@@ -1,20 +1,17 @@
 package restclient_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/workspacenet/facade/internal/childproc"
 	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/restserver"
 )
@@ -55,10 +52,13 @@ func init() {
 		fmt.Fprintln(os.Stderr, "child upstream:", err)
 		os.Exit(1)
 	}
+	gone := childproc.ParentGone()
 	go func() { _ = http.Serve(ln, srv.Handler()) }()
-	b, _ := json.Marshal(childHello{URL: "http://" + ln.Addr().String(), Manifest: m})
-	fmt.Println(string(b))
-	_, _ = io.Copy(io.Discard, os.Stdin) // EOF: the parent is gone
+	if err := childproc.Announce(childHello{URL: "http://" + ln.Addr().String(), Manifest: m}); err != nil {
+		fmt.Fprintln(os.Stderr, "child upstream:", err)
+		os.Exit(1)
+	}
+	<-gone.Done()
 	os.Exit(0)
 }
 
@@ -66,9 +66,9 @@ var (
 	childOnce sync.Once
 	childHi   childHello
 	childErr  error
-	// childStdin is held until the process exits: when it is closed (or
-	// collected), the child exits.
-	childStdin io.WriteCloser
+	// child is held until the process exits: its stdin closes with it (or
+	// when collected), and the child exits.
+	child *childproc.Process
 )
 
 // localService starts (once per test binary) the child serving the local
@@ -77,39 +77,10 @@ var (
 func localService(tb testing.TB) childHello {
 	tb.Helper()
 	childOnce.Do(func() {
-		exe, err := os.Executable()
-		if err != nil {
-			childErr = err
-			return
+		child, childErr = childproc.StartSelf(&childHi, 2*time.Minute, []string{"-test.run=^$", "-test.bench=^$"}, childUpstreamEnv+"=1")
+		if childErr != nil {
+			childErr = fmt.Errorf("child upstream: %w", childErr)
 		}
-		cmd := exec.Command(exe, "-test.run=^$", "-test.bench=^$")
-		cmd.Env = append(os.Environ(), childUpstreamEnv+"=1")
-		cmd.Stderr = os.Stderr
-		stdin, err := cmd.StdinPipe()
-		if err != nil {
-			childErr = err
-			return
-		}
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			childErr = err
-			return
-		}
-		if err := cmd.Start(); err != nil {
-			childErr = err
-			return
-		}
-		line, err := bufio.NewReader(stdout).ReadBytes('\n')
-		if err == nil {
-			err = json.Unmarshal(line, &childHi)
-		}
-		if err != nil {
-			_ = stdin.Close()
-			_ = cmd.Wait()
-			childErr = fmt.Errorf("child upstream: %v", err)
-			return
-		}
-		childStdin = stdin
 	})
 	if childErr != nil {
 		tb.Fatal(childErr)

@@ -293,48 +293,36 @@ type rawBody struct {
 // allocations for a query with one variable where encoding/json's Decoder
 // makes 18). It declines (ok false: DecodeBody then decodes with
 // encoding/json, which gives every refusal) a body that is not valid UTF-8
-// (encoding/json replaces invalid bytes) or holds a control character, that
-// go-json refuses, or whose
-// variables or extensions hold a number (go-json's Unmarshal has no
-// UseNumber: numbers must reach gqlgen as json.Number).
+// (encoding/json replaces invalid bytes), that plain declines, or that
+// go-json refuses.
 func fastDecode(body []byte) (raw rawBody, ok bool) {
-	if !utf8.Valid(body) || hasControl(body) || gojson.Unmarshal(body, &raw) != nil {
+	if !utf8.Valid(body) || !plain(body) || gojson.Unmarshal(body, &raw) != nil {
 		return rawBody{}, false
 	}
-	return raw, !hasNumber(raw.Variables) && !hasNumber(raw.Extensions)
+	return raw, true
 }
 
-// hasControl reports whether body holds a control character: encoding/json
-// refuses one inside a string where go-json does not, and one outside
-// (whitespace of a pretty-printed body) is rare enough to leave to it.
-func hasControl(body []byte) bool {
-	for _, c := range body {
-		if c < 0x20 {
-			return true
+// plain reports, in one pass before any decoding, whether body holds
+// neither a control character (encoding/json refuses one inside a string
+// where go-json does not; one outside, the whitespace of a pretty-printed
+// body, is rare enough to leave to encoding/json) nor a number (a digit or
+// '-' outside a string: go-json's Unmarshal has no UseNumber, and gqlgen
+// must get numbers as json.Number).
+func plain(body []byte) bool {
+	in := false
+	for i := 0; i < len(body); i++ {
+		switch c := body[i]; {
+		case c < 0x20:
+			return false
+		case in && c == '\\':
+			i++ // the escaped byte: a quote does not end the string
+		case c == '"':
+			in = !in
+		case !in && (c == '-' || c >= '0' && c <= '9'):
+			return false
 		}
 	}
-	return false
-}
-
-// hasNumber reports whether a decoded JSON value holds a number.
-func hasNumber(v any) bool {
-	switch v := v.(type) {
-	case float64:
-		return true
-	case map[string]any:
-		for _, e := range v {
-			if hasNumber(e) {
-				return true
-			}
-		}
-	case []any:
-		for _, e := range v {
-			if hasNumber(e) {
-				return true
-			}
-		}
-	}
-	return false
+	return true
 }
 
 // DecodeQuery decodes the parameters of a GET from its query string: query,

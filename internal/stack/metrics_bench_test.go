@@ -1,10 +1,8 @@
 package stack_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/workspacenet/facade/internal/budget"
@@ -35,17 +33,7 @@ func BenchmarkDashboardMetrics(b *testing.B) {
 			m := st.Embedded.Manifest
 			body, _ := json.Marshal(map[string]any{"query": queries.Dashboard, "variables": map[string]any{"locationId": m.IDs["location"][0]}})
 			header := http.Header{"Content-Type": {"application/json"}, "Authorization": {"Bearer " + m.BearerToken}, "Service-Network-Id": {m.NetworkID}}
-			b.ReportAllocs()
-			b.ResetTimer()
-			for b.Loop() {
-				req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
-				req.Header = header.Clone()
-				rec := httptest.NewRecorder()
-				st.Handler.ServeHTTP(rec, req)
-				if rec.Code != http.StatusOK || bytes.Contains(rec.Body.Bytes(), []byte(`"errors"`)) {
-					b.Fatalf("%d %.300s", rec.Code, rec.Body.String())
-				}
-			}
+			serveLoop(b, st.Handler, header, body)
 		})
 	}
 }
