@@ -11199,11 +11199,11 @@ func (ec *executionContext) fieldContext_Booking_id(_ context.Context, field gra
 
 func (ec *executionContext) _Booking_attendees(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Booking_attendees(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Booking_attendees(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -11234,8 +11234,14 @@ func (ec *executionContext) _Booking_attendeesSlow(ctx context.Context, field gr
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Booking_attendees(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Booking_attendees(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Booking_attendees(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Booking_attendees(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Booking",
 		Field:      field,
 		IsMethod:   false,
@@ -11246,7 +11252,7 @@ func (ec *executionContext) fieldContext_Booking_attendees(_ context.Context, fi
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Booking_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
@@ -11411,11 +11417,11 @@ func (ec *executionContext) fieldContext_Booking_membershipRefOwner(_ context.Co
 
 func (ec *executionContext) _Booking_payment(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Booking_payment(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Booking_payment(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -11446,8 +11452,14 @@ func (ec *executionContext) _Booking_paymentSlow(ctx context.Context, field grap
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Booking_payment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Booking_payment(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Booking_payment(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Booking_payment(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Booking",
 		Field:      field,
 		IsMethod:   false,
@@ -11458,7 +11470,7 @@ func (ec *executionContext) fieldContext_Booking_payment(_ context.Context, fiel
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Booking_resourceRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
@@ -11495,11 +11507,11 @@ func (ec *executionContext) fieldContext_Booking_resourceRef(_ context.Context, 
 
 func (ec *executionContext) _Booking_resource(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Booking_resource(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Booking_resource(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -11537,8 +11549,14 @@ func (ec *executionContext) _Booking_resourceSlow(ctx context.Context, field gra
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Booking_resource(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Booking_resource(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Booking_resource(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Booking_resource(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Booking",
 		Field:      field,
 		IsMethod:   true,
@@ -11549,7 +11567,7 @@ func (ec *executionContext) fieldContext_Booking_resource(_ context.Context, fie
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Booking_seats(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
@@ -11682,11 +11700,11 @@ func (ec *executionContext) fieldContext_Booking_updateDate(_ context.Context, f
 
 func (ec *executionContext) _Booking_userOwner(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Booking_userOwner(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Booking_userOwner(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -11717,8 +11735,14 @@ func (ec *executionContext) _Booking_userOwnerSlow(ctx context.Context, field gr
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Booking_userOwner(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Booking_userOwner(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Booking_userOwner(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Booking_userOwner(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Booking",
 		Field:      field,
 		IsMethod:   false,
@@ -11729,7 +11753,7 @@ func (ec *executionContext) fieldContext_Booking_userOwner(_ context.Context, fi
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _BookingAttendee_membershipRef(ctx context.Context, field graphql.CollectedField, obj *restclient.BookingAttendee) (ret graphql.Marshaler) {
@@ -11766,11 +11790,11 @@ func (ec *executionContext) fieldContext_BookingAttendee_membershipRef(_ context
 
 func (ec *executionContext) _BookingAttendee_user(ctx context.Context, field graphql.CollectedField, obj *restclient.BookingAttendee) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_BookingAttendee_user(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_BookingAttendee_user(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -11801,8 +11825,14 @@ func (ec *executionContext) _BookingAttendee_userSlow(ctx context.Context, field
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_BookingAttendee_user(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_BookingAttendee_user(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_BookingAttendee_user(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_BookingAttendee_user(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "BookingAttendee",
 		Field:      field,
 		IsMethod:   false,
@@ -11813,7 +11843,7 @@ func (ec *executionContext) fieldContext_BookingAttendee_user(_ context.Context,
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Comment_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
@@ -11946,11 +11976,11 @@ func (ec *executionContext) fieldContext_Comment_likes(_ context.Context, field 
 
 func (ec *executionContext) _Comment_membership(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Comment_membership(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Comment_membership(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -11981,8 +12011,14 @@ func (ec *executionContext) _Comment_membershipSlow(ctx context.Context, field g
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Comment_membership(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Comment_membership(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Comment_membership(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Comment_membership(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Comment",
 		Field:      field,
 		IsMethod:   false,
@@ -11993,16 +12029,16 @@ func (ec *executionContext) fieldContext_Comment_membership(_ context.Context, f
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Comment_mentions(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Comment_mentions(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Comment_mentions(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -12033,8 +12069,14 @@ func (ec *executionContext) _Comment_mentionsSlow(ctx context.Context, field gra
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Comment_mentions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Comment_mentions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Comment_mentions(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Comment_mentions(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Comment",
 		Field:      field,
 		IsMethod:   false,
@@ -12045,7 +12087,7 @@ func (ec *executionContext) fieldContext_Comment_mentions(_ context.Context, fie
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Comment_parentCommentRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
@@ -12082,11 +12124,11 @@ func (ec *executionContext) fieldContext_Comment_parentCommentRef(_ context.Cont
 
 func (ec *executionContext) _Comment_parentComment(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Comment_parentComment(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Comment_parentComment(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -12124,8 +12166,14 @@ func (ec *executionContext) _Comment_parentCommentSlow(ctx context.Context, fiel
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Comment_parentComment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Comment_parentComment(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Comment_parentComment(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Comment_parentComment(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Comment",
 		Field:      field,
 		IsMethod:   true,
@@ -12136,7 +12184,7 @@ func (ec *executionContext) fieldContext_Comment_parentComment(_ context.Context
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Comment_postRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
@@ -12205,11 +12253,11 @@ func (ec *executionContext) fieldContext_Comment_text(_ context.Context, field g
 
 func (ec *executionContext) _Comment_replies(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Comment_replies(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Comment_replies(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -12247,8 +12295,14 @@ func (ec *executionContext) _Comment_repliesSlow(ctx context.Context, field grap
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Comment_replies(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Comment_replies(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Comment_replies(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Comment_replies(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Comment",
 		Field:      field,
 		IsMethod:   true,
@@ -12259,7 +12313,7 @@ func (ec *executionContext) fieldContext_Comment_replies(_ context.Context, fiel
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CommentMembership_id(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentMembership) (ret graphql.Marshaler) {
@@ -12296,11 +12350,11 @@ func (ec *executionContext) fieldContext_CommentMembership_id(_ context.Context,
 
 func (ec *executionContext) _CommentMembership_user(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentMembership) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_CommentMembership_user(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CommentMembership_user(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -12331,8 +12385,14 @@ func (ec *executionContext) _CommentMembership_userSlow(ctx context.Context, fie
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_CommentMembership_user(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CommentMembership_user(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CommentMembership_user(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CommentMembership_user(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CommentMembership",
 		Field:      field,
 		IsMethod:   false,
@@ -12343,7 +12403,7 @@ func (ec *executionContext) fieldContext_CommentMembership_user(_ context.Contex
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CommentMention_id(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentMention) (ret graphql.Marshaler) {
@@ -12668,11 +12728,11 @@ func (ec *executionContext) fieldContext_Company_billingAddress(_ context.Contex
 
 func (ec *executionContext) _Company_businessAddress(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Company_businessAddress(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Company_businessAddress(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -12703,8 +12763,14 @@ func (ec *executionContext) _Company_businessAddressSlow(ctx context.Context, fi
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Company_businessAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Company_businessAddress(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Company_businessAddress(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Company_businessAddress(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Company",
 		Field:      field,
 		IsMethod:   false,
@@ -12715,7 +12781,7 @@ func (ec *executionContext) fieldContext_Company_businessAddress(_ context.Conte
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Company_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
@@ -12752,11 +12818,11 @@ func (ec *executionContext) fieldContext_Company_createDate(_ context.Context, f
 
 func (ec *executionContext) _Company_credits(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Company_credits(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Company_credits(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -12787,8 +12853,14 @@ func (ec *executionContext) _Company_creditsSlow(ctx context.Context, field grap
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Company_credits(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Company_credits(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Company_credits(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Company_credits(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Company",
 		Field:      field,
 		IsMethod:   false,
@@ -12799,16 +12871,16 @@ func (ec *executionContext) fieldContext_Company_credits(_ context.Context, fiel
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Company_dayPasses(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Company_dayPasses(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Company_dayPasses(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -12839,8 +12911,14 @@ func (ec *executionContext) _Company_dayPassesSlow(ctx context.Context, field gr
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Company_dayPasses(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Company_dayPasses(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Company_dayPasses(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Company_dayPasses(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Company",
 		Field:      field,
 		IsMethod:   false,
@@ -12851,7 +12929,7 @@ func (ec *executionContext) fieldContext_Company_dayPasses(_ context.Context, fi
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Company_deleteDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
@@ -12952,11 +13030,11 @@ func (ec *executionContext) fieldContext_Company_locationRef(_ context.Context, 
 
 func (ec *executionContext) _Company_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Company_location(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Company_location(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -12994,8 +13072,14 @@ func (ec *executionContext) _Company_locationSlow(ctx context.Context, field gra
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Company_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Company_location(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Company_location(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Company_location(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Company",
 		Field:      field,
 		IsMethod:   true,
@@ -13006,7 +13090,7 @@ func (ec *executionContext) fieldContext_Company_location(_ context.Context, fie
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Company_metadata(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
@@ -13267,11 +13351,11 @@ func (ec *executionContext) fieldContext_CompanyDayPass_expiring(_ context.Conte
 
 func (ec *executionContext) _CreateBookingPayload_booking(ctx context.Context, field graphql.CollectedField, obj *model.CreateBookingPayload) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_CreateBookingPayload_booking(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreateBookingPayload_booking(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -13302,8 +13386,14 @@ func (ec *executionContext) _CreateBookingPayload_bookingSlow(ctx context.Contex
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_CreateBookingPayload_booking(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreateBookingPayload_booking(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreateBookingPayload_booking(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreateBookingPayload_booking(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreateBookingPayload",
 		Field:      field,
 		IsMethod:   false,
@@ -13314,16 +13404,16 @@ func (ec *executionContext) fieldContext_CreateBookingPayload_booking(_ context.
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreateCreditNotePayload_creditNote(ctx context.Context, field graphql.CollectedField, obj *model.CreateCreditNotePayload) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_CreateCreditNotePayload_creditNote(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreateCreditNotePayload_creditNote(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -13354,8 +13444,14 @@ func (ec *executionContext) _CreateCreditNotePayload_creditNoteSlow(ctx context.
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_CreateCreditNotePayload_creditNote(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreateCreditNotePayload_creditNote(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreateCreditNotePayload_creditNote(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreateCreditNotePayload_creditNote(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreateCreditNotePayload",
 		Field:      field,
 		IsMethod:   false,
@@ -13366,16 +13462,16 @@ func (ec *executionContext) fieldContext_CreateCreditNotePayload_creditNote(_ co
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreatePostPayload_post(ctx context.Context, field graphql.CollectedField, obj *model.CreatePostPayload) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_CreatePostPayload_post(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreatePostPayload_post(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -13406,8 +13502,14 @@ func (ec *executionContext) _CreatePostPayload_postSlow(ctx context.Context, fie
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_CreatePostPayload_post(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreatePostPayload_post(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreatePostPayload_post(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreatePostPayload_post(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreatePostPayload",
 		Field:      field,
 		IsMethod:   false,
@@ -13418,16 +13520,16 @@ func (ec *executionContext) fieldContext_CreatePostPayload_post(_ context.Contex
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreateVisitPayload_visit(ctx context.Context, field graphql.CollectedField, obj *model.CreateVisitPayload) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_CreateVisitPayload_visit(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreateVisitPayload_visit(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -13458,8 +13560,14 @@ func (ec *executionContext) _CreateVisitPayload_visitSlow(ctx context.Context, f
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_CreateVisitPayload_visit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreateVisitPayload_visit(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreateVisitPayload_visit(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreateVisitPayload_visit(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreateVisitPayload",
 		Field:      field,
 		IsMethod:   false,
@@ -13470,16 +13578,16 @@ func (ec *executionContext) fieldContext_CreateVisitPayload_visit(_ context.Cont
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreateVisitRequestPayload_visitRequest(ctx context.Context, field graphql.CollectedField, obj *model.CreateVisitRequestPayload) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_CreateVisitRequestPayload_visitRequest(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreateVisitRequestPayload_visitRequest(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -13510,8 +13618,14 @@ func (ec *executionContext) _CreateVisitRequestPayload_visitRequestSlow(ctx cont
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_CreateVisitRequestPayload_visitRequest(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreateVisitRequestPayload_visitRequest(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreateVisitRequestPayload_visitRequest(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreateVisitRequestPayload_visitRequest(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreateVisitRequestPayload",
 		Field:      field,
 		IsMethod:   false,
@@ -13522,7 +13636,7 @@ func (ec *executionContext) fieldContext_CreateVisitRequestPayload_visitRequest(
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreditNote_id(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -13559,11 +13673,11 @@ func (ec *executionContext) fieldContext_CreditNote_id(_ context.Context, field 
 
 func (ec *executionContext) _CreditNote_baseAmounts(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_CreditNote_baseAmounts(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreditNote_baseAmounts(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -13594,8 +13708,14 @@ func (ec *executionContext) _CreditNote_baseAmountsSlow(ctx context.Context, fie
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_CreditNote_baseAmounts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreditNote_baseAmounts(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreditNote_baseAmounts(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreditNote_baseAmounts(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreditNote",
 		Field:      field,
 		IsMethod:   false,
@@ -13606,7 +13726,7 @@ func (ec *executionContext) fieldContext_CreditNote_baseAmounts(_ context.Contex
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreditNote_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -13771,11 +13891,11 @@ func (ec *executionContext) fieldContext_CreditNote_invoiceRef(_ context.Context
 
 func (ec *executionContext) _CreditNote_invoice(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_CreditNote_invoice(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreditNote_invoice(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -13813,8 +13933,14 @@ func (ec *executionContext) _CreditNote_invoiceSlow(ctx context.Context, field g
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_CreditNote_invoice(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreditNote_invoice(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreditNote_invoice(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreditNote_invoice(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreditNote",
 		Field:      field,
 		IsMethod:   true,
@@ -13825,7 +13951,7 @@ func (ec *executionContext) fieldContext_CreditNote_invoice(_ context.Context, f
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreditNote_internalNote(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -13862,11 +13988,11 @@ func (ec *executionContext) fieldContext_CreditNote_internalNote(_ context.Conte
 
 func (ec *executionContext) _CreditNote_lines(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_CreditNote_lines(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreditNote_lines(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -13904,8 +14030,14 @@ func (ec *executionContext) _CreditNote_linesSlow(ctx context.Context, field gra
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_CreditNote_lines(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreditNote_lines(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreditNote_lines(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreditNote_lines(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreditNote",
 		Field:      field,
 		IsMethod:   true,
@@ -13916,7 +14048,7 @@ func (ec *executionContext) fieldContext_CreditNote_lines(_ context.Context, fie
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreditNote_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -13953,11 +14085,11 @@ func (ec *executionContext) fieldContext_CreditNote_locationRef(_ context.Contex
 
 func (ec *executionContext) _CreditNote_location(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_CreditNote_location(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreditNote_location(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -13995,8 +14127,14 @@ func (ec *executionContext) _CreditNote_locationSlow(ctx context.Context, field 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_CreditNote_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreditNote_location(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreditNote_location(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreditNote_location(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreditNote",
 		Field:      field,
 		IsMethod:   true,
@@ -14007,7 +14145,7 @@ func (ec *executionContext) fieldContext_CreditNote_location(_ context.Context, 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreditNote_memo(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -14268,11 +14406,11 @@ func (ec *executionContext) fieldContext_CreditNote_reason(_ context.Context, fi
 
 func (ec *executionContext) _CreditNote_refunds(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_CreditNote_refunds(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreditNote_refunds(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -14303,8 +14441,14 @@ func (ec *executionContext) _CreditNote_refundsSlow(ctx context.Context, field g
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_CreditNote_refunds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreditNote_refunds(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreditNote_refunds(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreditNote_refunds(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreditNote",
 		Field:      field,
 		IsMethod:   false,
@@ -14315,7 +14459,7 @@ func (ec *executionContext) fieldContext_CreditNote_refunds(_ context.Context, f
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreditNote_status(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -14416,11 +14560,11 @@ func (ec *executionContext) fieldContext_CreditNote_subtotalAmountExcludingTax(_
 
 func (ec *executionContext) _CreditNote_taxes(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_CreditNote_taxes(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreditNote_taxes(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -14451,8 +14595,14 @@ func (ec *executionContext) _CreditNote_taxesSlow(ctx context.Context, field gra
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_CreditNote_taxes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreditNote_taxes(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreditNote_taxes(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreditNote_taxes(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreditNote",
 		Field:      field,
 		IsMethod:   false,
@@ -14463,7 +14613,7 @@ func (ec *executionContext) fieldContext_CreditNote_taxes(_ context.Context, fie
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreditNote_title(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -14820,11 +14970,11 @@ func (ec *executionContext) fieldContext_CreditNoteBaseAmounts_subtotalAmountExc
 
 func (ec *executionContext) _CreditNoteBaseAmounts_taxes(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_CreditNoteBaseAmounts_taxes(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreditNoteBaseAmounts_taxes(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -14855,8 +15005,14 @@ func (ec *executionContext) _CreditNoteBaseAmounts_taxesSlow(ctx context.Context
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_CreditNoteBaseAmounts_taxes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreditNoteBaseAmounts_taxes(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreditNoteBaseAmounts_taxes(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreditNoteBaseAmounts_taxes(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreditNoteBaseAmounts",
 		Field:      field,
 		IsMethod:   false,
@@ -14867,7 +15023,7 @@ func (ec *executionContext) fieldContext_CreditNoteBaseAmounts_taxes(_ context.C
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreditNoteBaseAmounts_totalAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
@@ -14936,11 +15092,11 @@ func (ec *executionContext) fieldContext_CreditNoteBaseAmounts_totalExcludingTax
 
 func (ec *executionContext) _CreditNoteConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.CreditNoteConnection) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_CreditNoteConnection_edges(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreditNoteConnection_edges(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -14971,8 +15127,14 @@ func (ec *executionContext) _CreditNoteConnection_edgesSlow(ctx context.Context,
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_CreditNoteConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreditNoteConnection_edges(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreditNoteConnection_edges(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreditNoteConnection_edges(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreditNoteConnection",
 		Field:      field,
 		IsMethod:   false,
@@ -14983,16 +15145,16 @@ func (ec *executionContext) fieldContext_CreditNoteConnection_edges(_ context.Co
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreditNoteConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.CreditNoteConnection) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_CreditNoteConnection_nodes(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreditNoteConnection_nodes(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -15023,8 +15185,14 @@ func (ec *executionContext) _CreditNoteConnection_nodesSlow(ctx context.Context,
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_CreditNoteConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreditNoteConnection_nodes(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreditNoteConnection_nodes(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreditNoteConnection_nodes(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreditNoteConnection",
 		Field:      field,
 		IsMethod:   false,
@@ -15035,16 +15203,16 @@ func (ec *executionContext) fieldContext_CreditNoteConnection_nodes(_ context.Co
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreditNoteConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.CreditNoteConnection) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_CreditNoteConnection_pageInfo(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreditNoteConnection_pageInfo(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -15075,8 +15243,14 @@ func (ec *executionContext) _CreditNoteConnection_pageInfoSlow(ctx context.Conte
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_CreditNoteConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreditNoteConnection_pageInfo(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreditNoteConnection_pageInfo(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreditNoteConnection_pageInfo(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreditNoteConnection",
 		Field:      field,
 		IsMethod:   false,
@@ -15087,7 +15261,7 @@ func (ec *executionContext) fieldContext_CreditNoteConnection_pageInfo(_ context
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreditNoteEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.CreditNoteEdge) (ret graphql.Marshaler) {
@@ -15124,11 +15298,11 @@ func (ec *executionContext) fieldContext_CreditNoteEdge_cursor(_ context.Context
 
 func (ec *executionContext) _CreditNoteEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.CreditNoteEdge) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_CreditNoteEdge_node(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreditNoteEdge_node(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -15159,8 +15333,14 @@ func (ec *executionContext) _CreditNoteEdge_nodeSlow(ctx context.Context, field 
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_CreditNoteEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreditNoteEdge_node(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreditNoteEdge_node(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreditNoteEdge_node(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreditNoteEdge",
 		Field:      field,
 		IsMethod:   false,
@@ -15171,7 +15351,7 @@ func (ec *executionContext) fieldContext_CreditNoteEdge_node(_ context.Context, 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreditNoteLine_id(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
@@ -15208,11 +15388,11 @@ func (ec *executionContext) fieldContext_CreditNoteLine_id(_ context.Context, fi
 
 func (ec *executionContext) _CreditNoteLine_baseAmounts(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_CreditNoteLine_baseAmounts(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreditNoteLine_baseAmounts(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -15243,8 +15423,14 @@ func (ec *executionContext) _CreditNoteLine_baseAmountsSlow(ctx context.Context,
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_CreditNoteLine_baseAmounts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreditNoteLine_baseAmounts(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreditNoteLine_baseAmounts(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreditNoteLine_baseAmounts(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreditNoteLine",
 		Field:      field,
 		IsMethod:   false,
@@ -15255,7 +15441,7 @@ func (ec *executionContext) fieldContext_CreditNoteLine_baseAmounts(_ context.Co
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreditNoteLine_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
@@ -15356,11 +15542,11 @@ func (ec *executionContext) fieldContext_CreditNoteLine_discountedAmount(_ conte
 
 func (ec *executionContext) _CreditNoteLine_discounts(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_CreditNoteLine_discounts(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreditNoteLine_discounts(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -15391,8 +15577,14 @@ func (ec *executionContext) _CreditNoteLine_discountsSlow(ctx context.Context, f
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_CreditNoteLine_discounts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreditNoteLine_discounts(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreditNoteLine_discounts(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreditNoteLine_discounts(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreditNoteLine",
 		Field:      field,
 		IsMethod:   false,
@@ -15403,7 +15595,7 @@ func (ec *executionContext) fieldContext_CreditNoteLine_discounts(_ context.Cont
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreditNoteLine_invoiceItemRef(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
@@ -15440,11 +15632,11 @@ func (ec *executionContext) fieldContext_CreditNoteLine_invoiceItemRef(_ context
 
 func (ec *executionContext) _CreditNoteLine_invoiceItem(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_CreditNoteLine_invoiceItem(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreditNoteLine_invoiceItem(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -15482,8 +15674,14 @@ func (ec *executionContext) _CreditNoteLine_invoiceItemSlow(ctx context.Context,
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_CreditNoteLine_invoiceItem(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreditNoteLine_invoiceItem(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreditNoteLine_invoiceItem(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreditNoteLine_invoiceItem(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreditNoteLine",
 		Field:      field,
 		IsMethod:   true,
@@ -15494,7 +15692,7 @@ func (ec *executionContext) fieldContext_CreditNoteLine_invoiceItem(_ context.Co
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreditNoteLine_invoiceRef(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
@@ -15531,11 +15729,11 @@ func (ec *executionContext) fieldContext_CreditNoteLine_invoiceRef(_ context.Con
 
 func (ec *executionContext) _CreditNoteLine_invoice(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_CreditNoteLine_invoice(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreditNoteLine_invoice(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -15573,8 +15771,14 @@ func (ec *executionContext) _CreditNoteLine_invoiceSlow(ctx context.Context, fie
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_CreditNoteLine_invoice(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreditNoteLine_invoice(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreditNoteLine_invoice(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreditNoteLine_invoice(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreditNoteLine",
 		Field:      field,
 		IsMethod:   true,
@@ -15585,7 +15789,7 @@ func (ec *executionContext) fieldContext_CreditNoteLine_invoice(_ context.Contex
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreditNoteLine_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
@@ -15622,11 +15826,11 @@ func (ec *executionContext) fieldContext_CreditNoteLine_locationRef(_ context.Co
 
 func (ec *executionContext) _CreditNoteLine_location(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_CreditNoteLine_location(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreditNoteLine_location(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -15664,8 +15868,14 @@ func (ec *executionContext) _CreditNoteLine_locationSlow(ctx context.Context, fi
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_CreditNoteLine_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreditNoteLine_location(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreditNoteLine_location(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreditNoteLine_location(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreditNoteLine",
 		Field:      field,
 		IsMethod:   true,
@@ -15676,7 +15886,7 @@ func (ec *executionContext) fieldContext_CreditNoteLine_location(_ context.Conte
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreditNoteLine_memo(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
@@ -15777,11 +15987,11 @@ func (ec *executionContext) fieldContext_CreditNoteLine_quantity(_ context.Conte
 
 func (ec *executionContext) _CreditNoteLine_tax(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_CreditNoteLine_tax(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreditNoteLine_tax(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -15812,8 +16022,14 @@ func (ec *executionContext) _CreditNoteLine_taxSlow(ctx context.Context, field g
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_CreditNoteLine_tax(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreditNoteLine_tax(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreditNoteLine_tax(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreditNoteLine_tax(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreditNoteLine",
 		Field:      field,
 		IsMethod:   false,
@@ -15824,7 +16040,7 @@ func (ec *executionContext) fieldContext_CreditNoteLine_tax(_ context.Context, f
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreditNoteLine_totalAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
@@ -16085,11 +16301,11 @@ func (ec *executionContext) fieldContext_CreditNoteRefund_currencyCode(_ context
 
 func (ec *executionContext) _CreditNoteRefund_method(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteRefund) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_CreditNoteRefund_method(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreditNoteRefund_method(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -16120,8 +16336,14 @@ func (ec *executionContext) _CreditNoteRefund_methodSlow(ctx context.Context, fi
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_CreditNoteRefund_method(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreditNoteRefund_method(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreditNoteRefund_method(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreditNoteRefund_method(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreditNoteRefund",
 		Field:      field,
 		IsMethod:   false,
@@ -16132,7 +16354,7 @@ func (ec *executionContext) fieldContext_CreditNoteRefund_method(_ context.Conte
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreditNoteRefund_transactionRef(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteRefund) (ret graphql.Marshaler) {
@@ -16393,11 +16615,11 @@ func (ec *executionContext) fieldContext_CustomTax_rate(_ context.Context, field
 
 func (ec *executionContext) _Discount_coupon(ctx context.Context, field graphql.CollectedField, obj *restclient.Discount) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Discount_coupon(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Discount_coupon(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -16428,8 +16650,14 @@ func (ec *executionContext) _Discount_couponSlow(ctx context.Context, field grap
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Discount_coupon(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Discount_coupon(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Discount_coupon(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Discount_coupon(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Discount",
 		Field:      field,
 		IsMethod:   false,
@@ -16440,16 +16668,16 @@ func (ec *executionContext) fieldContext_Discount_coupon(_ context.Context, fiel
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Discount_promocode(ctx context.Context, field graphql.CollectedField, obj *restclient.Discount) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Discount_promocode(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Discount_promocode(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -16480,8 +16708,14 @@ func (ec *executionContext) _Discount_promocodeSlow(ctx context.Context, field g
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Discount_promocode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Discount_promocode(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Discount_promocode(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Discount_promocode(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Discount",
 		Field:      field,
 		IsMethod:   false,
@@ -16492,7 +16726,7 @@ func (ec *executionContext) fieldContext_Discount_promocode(_ context.Context, f
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Discount_subscriptionId(ctx context.Context, field graphql.CollectedField, obj *restclient.Discount) (ret graphql.Marshaler) {
@@ -16945,11 +17179,11 @@ func (ec *executionContext) fieldContext_Event_locationRef(_ context.Context, fi
 
 func (ec *executionContext) _Event_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Event_location(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Event_location(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -16987,8 +17221,14 @@ func (ec *executionContext) _Event_locationSlow(ctx context.Context, field graph
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Event_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Event_location(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Event_location(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Event_location(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Event",
 		Field:      field,
 		IsMethod:   true,
@@ -16999,7 +17239,7 @@ func (ec *executionContext) fieldContext_Event_location(_ context.Context, field
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Event_networkRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
@@ -17388,11 +17628,11 @@ func (ec *executionContext) fieldContext_Event_showAttendees(_ context.Context, 
 
 func (ec *executionContext) _Event_limitedAttendees(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Event_limitedAttendees(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Event_limitedAttendees(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -17423,8 +17663,14 @@ func (ec *executionContext) _Event_limitedAttendeesSlow(ctx context.Context, fie
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Event_limitedAttendees(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Event_limitedAttendees(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Event_limitedAttendees(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Event_limitedAttendees(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Event",
 		Field:      field,
 		IsMethod:   false,
@@ -17435,16 +17681,16 @@ func (ec *executionContext) fieldContext_Event_limitedAttendees(_ context.Contex
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Event_price(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Event_price(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Event_price(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -17475,8 +17721,14 @@ func (ec *executionContext) _Event_priceSlow(ctx context.Context, field graphql.
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Event_price(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Event_price(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Event_price(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Event_price(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Event",
 		Field:      field,
 		IsMethod:   false,
@@ -17487,7 +17739,7 @@ func (ec *executionContext) fieldContext_Event_price(_ context.Context, field gr
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _EventMoneyPrice_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.EventMoneyPrice) (ret graphql.Marshaler) {
@@ -17556,11 +17808,11 @@ func (ec *executionContext) fieldContext_EventMoneyPrice_enabled(_ context.Conte
 
 func (ec *executionContext) _EventPrice_credits(ctx context.Context, field graphql.CollectedField, obj *restclient.EventPrice) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_EventPrice_credits(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_EventPrice_credits(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -17591,8 +17843,14 @@ func (ec *executionContext) _EventPrice_creditsSlow(ctx context.Context, field g
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_EventPrice_credits(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_EventPrice_credits(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_EventPrice_credits(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_EventPrice_credits(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "EventPrice",
 		Field:      field,
 		IsMethod:   false,
@@ -17603,16 +17861,16 @@ func (ec *executionContext) fieldContext_EventPrice_credits(_ context.Context, f
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _EventPrice_money(ctx context.Context, field graphql.CollectedField, obj *restclient.EventPrice) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_EventPrice_money(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_EventPrice_money(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -17643,8 +17901,14 @@ func (ec *executionContext) _EventPrice_moneySlow(ctx context.Context, field gra
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_EventPrice_money(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_EventPrice_money(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_EventPrice_money(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_EventPrice_money(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "EventPrice",
 		Field:      field,
 		IsMethod:   false,
@@ -17655,7 +17919,7 @@ func (ec *executionContext) fieldContext_EventPrice_money(_ context.Context, fie
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Invoice_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -18460,11 +18724,11 @@ func (ec *executionContext) fieldContext_Invoice_prePaymentCreditAmount(_ contex
 
 func (ec *executionContext) _Invoice_taxes(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Invoice_taxes(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Invoice_taxes(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -18495,8 +18759,14 @@ func (ec *executionContext) _Invoice_taxesSlow(ctx context.Context, field graphq
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Invoice_taxes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Invoice_taxes(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Invoice_taxes(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Invoice_taxes(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Invoice",
 		Field:      field,
 		IsMethod:   false,
@@ -18507,7 +18777,7 @@ func (ec *executionContext) fieldContext_Invoice_taxes(_ context.Context, field 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Invoice_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -18544,11 +18814,11 @@ func (ec *executionContext) fieldContext_Invoice_currencyCode(_ context.Context,
 
 func (ec *executionContext) _Invoice_baseAmounts(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Invoice_baseAmounts(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Invoice_baseAmounts(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -18579,8 +18849,14 @@ func (ec *executionContext) _Invoice_baseAmountsSlow(ctx context.Context, field 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Invoice_baseAmounts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Invoice_baseAmounts(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Invoice_baseAmounts(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Invoice_baseAmounts(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Invoice",
 		Field:      field,
 		IsMethod:   false,
@@ -18591,7 +18867,7 @@ func (ec *executionContext) fieldContext_Invoice_baseAmounts(_ context.Context, 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Invoice_companyRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -18660,11 +18936,11 @@ func (ec *executionContext) fieldContext_Invoice_locationRef(_ context.Context, 
 
 func (ec *executionContext) _Invoice_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Invoice_location(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Invoice_location(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -18702,8 +18978,14 @@ func (ec *executionContext) _Invoice_locationSlow(ctx context.Context, field gra
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Invoice_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Invoice_location(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Invoice_location(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Invoice_location(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Invoice",
 		Field:      field,
 		IsMethod:   true,
@@ -18714,7 +18996,7 @@ func (ec *executionContext) fieldContext_Invoice_location(_ context.Context, fie
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Invoice_membershipRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -18783,11 +19065,11 @@ func (ec *executionContext) fieldContext_Invoice_subscriptionRef(_ context.Conte
 
 func (ec *executionContext) _Invoice_company(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Invoice_company(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Invoice_company(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -18818,8 +19100,14 @@ func (ec *executionContext) _Invoice_companySlow(ctx context.Context, field grap
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Invoice_company(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Invoice_company(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Invoice_company(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Invoice_company(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Invoice",
 		Field:      field,
 		IsMethod:   false,
@@ -18830,16 +19118,16 @@ func (ec *executionContext) fieldContext_Invoice_company(_ context.Context, fiel
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Invoice_customer(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Invoice_customer(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Invoice_customer(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -18870,8 +19158,14 @@ func (ec *executionContext) _Invoice_customerSlow(ctx context.Context, field gra
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Invoice_customer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Invoice_customer(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Invoice_customer(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Invoice_customer(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Invoice",
 		Field:      field,
 		IsMethod:   false,
@@ -18882,16 +19176,16 @@ func (ec *executionContext) fieldContext_Invoice_customer(_ context.Context, fie
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Invoice_customerAddress(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Invoice_customerAddress(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Invoice_customerAddress(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -18922,8 +19216,14 @@ func (ec *executionContext) _Invoice_customerAddressSlow(ctx context.Context, fi
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Invoice_customerAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Invoice_customerAddress(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Invoice_customerAddress(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Invoice_customerAddress(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Invoice",
 		Field:      field,
 		IsMethod:   false,
@@ -18934,7 +19234,7 @@ func (ec *executionContext) fieldContext_Invoice_customerAddress(_ context.Conte
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Invoice_customerName(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -19163,11 +19463,11 @@ func (ec *executionContext) fieldContext_Invoice_itemsCount(_ context.Context, f
 
 func (ec *executionContext) _Invoice_items(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Invoice_items(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Invoice_items(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -19205,8 +19505,14 @@ func (ec *executionContext) _Invoice_itemsSlow(ctx context.Context, field graphq
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Invoice_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Invoice_items(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Invoice_items(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Invoice_items(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Invoice",
 		Field:      field,
 		IsMethod:   true,
@@ -19217,16 +19523,16 @@ func (ec *executionContext) fieldContext_Invoice_items(_ context.Context, field 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Invoice_payments(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Invoice_payments(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Invoice_payments(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -19257,8 +19563,14 @@ func (ec *executionContext) _Invoice_paymentsSlow(ctx context.Context, field gra
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Invoice_payments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Invoice_payments(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Invoice_payments(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Invoice_payments(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Invoice",
 		Field:      field,
 		IsMethod:   false,
@@ -19269,16 +19581,16 @@ func (ec *executionContext) fieldContext_Invoice_payments(_ context.Context, fie
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Invoice_transaction(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Invoice_transaction(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Invoice_transaction(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -19309,8 +19621,14 @@ func (ec *executionContext) _Invoice_transactionSlow(ctx context.Context, field 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Invoice_transaction(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Invoice_transaction(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Invoice_transaction(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Invoice_transaction(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Invoice",
 		Field:      field,
 		IsMethod:   false,
@@ -19321,16 +19639,16 @@ func (ec *executionContext) fieldContext_Invoice_transaction(_ context.Context, 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Invoice_user(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Invoice_user(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Invoice_user(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -19361,8 +19679,14 @@ func (ec *executionContext) _Invoice_userSlow(ctx context.Context, field graphql
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Invoice_user(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Invoice_user(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Invoice_user(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Invoice_user(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Invoice",
 		Field:      field,
 		IsMethod:   false,
@@ -19373,16 +19697,16 @@ func (ec *executionContext) fieldContext_Invoice_user(_ context.Context, field g
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Invoice_creditNotes(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Invoice_creditNotes(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Invoice_creditNotes(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -19423,7 +19747,13 @@ func (ec *executionContext) _Invoice_creditNotesSlow(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_creditNotes(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Invoice_creditNotes(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Invoice_creditNotes(ctx context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Invoice",
 		Field:      field,
 		IsMethod:   true,
@@ -19443,9 +19773,9 @@ func (ec *executionContext) fieldContext_Invoice_creditNotes(ctx context.Context
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Invoice_creditNotes_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
-		return fc, err
+		return err
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoiceBaseAmounts_amountDue(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
@@ -19674,11 +20004,11 @@ func (ec *executionContext) fieldContext_InvoiceBaseAmounts_subtotalExcludingTax
 
 func (ec *executionContext) _InvoiceBaseAmounts_taxes(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_InvoiceBaseAmounts_taxes(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoiceBaseAmounts_taxes(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -19709,8 +20039,14 @@ func (ec *executionContext) _InvoiceBaseAmounts_taxesSlow(ctx context.Context, f
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoiceBaseAmounts_taxes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoiceBaseAmounts_taxes(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoiceBaseAmounts_taxes(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoiceBaseAmounts_taxes(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoiceBaseAmounts",
 		Field:      field,
 		IsMethod:   false,
@@ -19721,7 +20057,7 @@ func (ec *executionContext) fieldContext_InvoiceBaseAmounts_taxes(_ context.Cont
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoiceBaseAmounts_totalAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
@@ -19886,11 +20222,11 @@ func (ec *executionContext) fieldContext_InvoiceCustomer_type(_ context.Context,
 
 func (ec *executionContext) _InvoiceCustomer_user(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceCustomer) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_InvoiceCustomer_user(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoiceCustomer_user(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -19921,8 +20257,14 @@ func (ec *executionContext) _InvoiceCustomer_userSlow(ctx context.Context, field
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoiceCustomer_user(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoiceCustomer_user(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoiceCustomer_user(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoiceCustomer_user(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoiceCustomer",
 		Field:      field,
 		IsMethod:   false,
@@ -19933,7 +20275,7 @@ func (ec *executionContext) fieldContext_InvoiceCustomer_user(_ context.Context,
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoiceItem_id(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -20002,11 +20344,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_invoiceRef(_ context.Contex
 
 func (ec *executionContext) _InvoiceItem_invoice(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_InvoiceItem_invoice(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoiceItem_invoice(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -20044,8 +20386,14 @@ func (ec *executionContext) _InvoiceItem_invoiceSlow(ctx context.Context, field 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoiceItem_invoice(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoiceItem_invoice(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoiceItem_invoice(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoiceItem_invoice(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoiceItem",
 		Field:      field,
 		IsMethod:   true,
@@ -20056,7 +20404,7 @@ func (ec *executionContext) fieldContext_InvoiceItem_invoice(_ context.Context, 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoiceItem_companyRef(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -20125,11 +20473,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_locationRef(_ context.Conte
 
 func (ec *executionContext) _InvoiceItem_location(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_InvoiceItem_location(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoiceItem_location(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -20167,8 +20515,14 @@ func (ec *executionContext) _InvoiceItem_locationSlow(ctx context.Context, field
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoiceItem_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoiceItem_location(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoiceItem_location(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoiceItem_location(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoiceItem",
 		Field:      field,
 		IsMethod:   true,
@@ -20179,7 +20533,7 @@ func (ec *executionContext) fieldContext_InvoiceItem_location(_ context.Context,
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoiceItem_membershipRef(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -20344,11 +20698,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_deleteDate(_ context.Contex
 
 func (ec *executionContext) _InvoiceItem_baseAmounts(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_InvoiceItem_baseAmounts(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoiceItem_baseAmounts(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -20379,8 +20733,14 @@ func (ec *executionContext) _InvoiceItem_baseAmountsSlow(ctx context.Context, fi
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoiceItem_baseAmounts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoiceItem_baseAmounts(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoiceItem_baseAmounts(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoiceItem_baseAmounts(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoiceItem",
 		Field:      field,
 		IsMethod:   false,
@@ -20391,16 +20751,16 @@ func (ec *executionContext) fieldContext_InvoiceItem_baseAmounts(_ context.Conte
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoiceItem_discounts(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_InvoiceItem_discounts(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoiceItem_discounts(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -20431,8 +20791,14 @@ func (ec *executionContext) _InvoiceItem_discountsSlow(ctx context.Context, fiel
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoiceItem_discounts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoiceItem_discounts(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoiceItem_discounts(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoiceItem_discounts(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoiceItem",
 		Field:      field,
 		IsMethod:   false,
@@ -20443,16 +20809,16 @@ func (ec *executionContext) fieldContext_InvoiceItem_discounts(_ context.Context
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoiceItem_period(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_InvoiceItem_period(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoiceItem_period(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -20483,8 +20849,14 @@ func (ec *executionContext) _InvoiceItem_periodSlow(ctx context.Context, field g
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoiceItem_period(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoiceItem_period(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoiceItem_period(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoiceItem_period(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoiceItem",
 		Field:      field,
 		IsMethod:   false,
@@ -20495,16 +20867,16 @@ func (ec *executionContext) fieldContext_InvoiceItem_period(_ context.Context, f
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoiceItem_product(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_InvoiceItem_product(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoiceItem_product(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -20535,8 +20907,14 @@ func (ec *executionContext) _InvoiceItem_productSlow(ctx context.Context, field 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoiceItem_product(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoiceItem_product(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoiceItem_product(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoiceItem_product(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoiceItem",
 		Field:      field,
 		IsMethod:   false,
@@ -20547,7 +20925,7 @@ func (ec *executionContext) fieldContext_InvoiceItem_product(_ context.Context, 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoiceItem_quantity(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -20584,11 +20962,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_quantity(_ context.Context,
 
 func (ec *executionContext) _InvoiceItem_userCreatedBy(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_InvoiceItem_userCreatedBy(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoiceItem_userCreatedBy(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -20619,8 +20997,14 @@ func (ec *executionContext) _InvoiceItem_userCreatedBySlow(ctx context.Context, 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoiceItem_userCreatedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoiceItem_userCreatedBy(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoiceItem_userCreatedBy(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoiceItem_userCreatedBy(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoiceItem",
 		Field:      field,
 		IsMethod:   false,
@@ -20631,7 +21015,7 @@ func (ec *executionContext) fieldContext_InvoiceItem_userCreatedBy(_ context.Con
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoiceItem_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -20860,11 +21244,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_unitExcludingTaxAmount(_ co
 
 func (ec *executionContext) _InvoiceItem_tax(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_InvoiceItem_tax(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoiceItem_tax(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -20895,8 +21279,14 @@ func (ec *executionContext) _InvoiceItem_taxSlow(ctx context.Context, field grap
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoiceItem_tax(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoiceItem_tax(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoiceItem_tax(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoiceItem_tax(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoiceItem",
 		Field:      field,
 		IsMethod:   false,
@@ -20907,7 +21297,7 @@ func (ec *executionContext) fieldContext_InvoiceItem_tax(_ context.Context, fiel
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoiceItem_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -21008,11 +21398,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_type(_ context.Context, fie
 
 func (ec *executionContext) _InvoiceItem_booking(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_InvoiceItem_booking(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoiceItem_booking(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -21050,8 +21440,14 @@ func (ec *executionContext) _InvoiceItem_bookingSlow(ctx context.Context, field 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoiceItem_booking(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoiceItem_booking(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoiceItem_booking(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoiceItem_booking(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoiceItem",
 		Field:      field,
 		IsMethod:   true,
@@ -21062,16 +21458,16 @@ func (ec *executionContext) fieldContext_InvoiceItem_booking(_ context.Context, 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoiceItem_creditPackage(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_InvoiceItem_creditPackage(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoiceItem_creditPackage(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -21102,8 +21498,14 @@ func (ec *executionContext) _InvoiceItem_creditPackageSlow(ctx context.Context, 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoiceItem_creditPackage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoiceItem_creditPackage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoiceItem_creditPackage(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoiceItem_creditPackage(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoiceItem",
 		Field:      field,
 		IsMethod:   false,
@@ -21114,16 +21516,16 @@ func (ec *executionContext) fieldContext_InvoiceItem_creditPackage(_ context.Con
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoiceItem_order(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_InvoiceItem_order(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoiceItem_order(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -21161,8 +21563,14 @@ func (ec *executionContext) _InvoiceItem_orderSlow(ctx context.Context, field gr
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoiceItem_order(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoiceItem_order(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoiceItem_order(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoiceItem_order(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoiceItem",
 		Field:      field,
 		IsMethod:   true,
@@ -21173,16 +21581,16 @@ func (ec *executionContext) fieldContext_InvoiceItem_order(_ context.Context, fi
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoiceItem_plan(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_InvoiceItem_plan(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoiceItem_plan(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -21213,8 +21621,14 @@ func (ec *executionContext) _InvoiceItem_planSlow(ctx context.Context, field gra
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoiceItem_plan(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoiceItem_plan(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoiceItem_plan(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoiceItem_plan(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoiceItem",
 		Field:      field,
 		IsMethod:   false,
@@ -21225,16 +21639,16 @@ func (ec *executionContext) fieldContext_InvoiceItem_plan(_ context.Context, fie
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoiceItem_ticket(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_InvoiceItem_ticket(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoiceItem_ticket(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -21272,8 +21686,14 @@ func (ec *executionContext) _InvoiceItem_ticketSlow(ctx context.Context, field g
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoiceItem_ticket(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoiceItem_ticket(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoiceItem_ticket(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoiceItem_ticket(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoiceItem",
 		Field:      field,
 		IsMethod:   true,
@@ -21284,7 +21704,7 @@ func (ec *executionContext) fieldContext_InvoiceItem_ticket(_ context.Context, f
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoiceItemBooking_id(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemBooking) (ret graphql.Marshaler) {
@@ -21353,11 +21773,11 @@ func (ec *executionContext) fieldContext_InvoiceItemBooking_endDate(_ context.Co
 
 func (ec *executionContext) _InvoiceItemBooking_resource(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemBooking) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_InvoiceItemBooking_resource(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoiceItemBooking_resource(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -21395,8 +21815,14 @@ func (ec *executionContext) _InvoiceItemBooking_resourceSlow(ctx context.Context
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoiceItemBooking_resource(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoiceItemBooking_resource(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoiceItemBooking_resource(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoiceItemBooking_resource(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoiceItemBooking",
 		Field:      field,
 		IsMethod:   true,
@@ -21407,7 +21833,7 @@ func (ec *executionContext) fieldContext_InvoiceItemBooking_resource(_ context.C
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoiceItemBooking_startDate(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemBooking) (ret graphql.Marshaler) {
@@ -21476,11 +21902,11 @@ func (ec *executionContext) fieldContext_InvoiceItemOrder_createDate(_ context.C
 
 func (ec *executionContext) _InvoiceItemOrder_product(ctx context.Context, field graphql.CollectedField, obj *model.InvoiceItemOrder) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_InvoiceItemOrder_product(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoiceItemOrder_product(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -21518,8 +21944,14 @@ func (ec *executionContext) _InvoiceItemOrder_productSlow(ctx context.Context, f
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoiceItemOrder_product(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoiceItemOrder_product(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoiceItemOrder_product(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoiceItemOrder_product(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoiceItemOrder",
 		Field:      field,
 		IsMethod:   true,
@@ -21530,16 +21962,16 @@ func (ec *executionContext) fieldContext_InvoiceItemOrder_product(_ context.Cont
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoiceItemOrder_productOption(ctx context.Context, field graphql.CollectedField, obj *model.InvoiceItemOrder) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_InvoiceItemOrder_productOption(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoiceItemOrder_productOption(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -21577,8 +22009,14 @@ func (ec *executionContext) _InvoiceItemOrder_productOptionSlow(ctx context.Cont
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoiceItemOrder_productOption(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoiceItemOrder_productOption(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoiceItemOrder_productOption(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoiceItemOrder_productOption(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoiceItemOrder",
 		Field:      field,
 		IsMethod:   true,
@@ -21589,7 +22027,7 @@ func (ec *executionContext) fieldContext_InvoiceItemOrder_productOption(_ contex
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoiceItemOrder_quantity(ctx context.Context, field graphql.CollectedField, obj *model.InvoiceItemOrder) (ret graphql.Marshaler) {
@@ -21978,11 +22416,11 @@ func (ec *executionContext) fieldContext_InvoiceItemTicket_createDate(_ context.
 
 func (ec *executionContext) _InvoiceItemTicket_event(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemTicket) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_InvoiceItemTicket_event(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoiceItemTicket_event(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -22020,8 +22458,14 @@ func (ec *executionContext) _InvoiceItemTicket_eventSlow(ctx context.Context, fi
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoiceItemTicket_event(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoiceItemTicket_event(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoiceItemTicket_event(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoiceItemTicket_event(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoiceItemTicket",
 		Field:      field,
 		IsMethod:   true,
@@ -22032,7 +22476,7 @@ func (ec *executionContext) fieldContext_InvoiceItemTicket_event(_ context.Conte
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoicePayment_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
@@ -22069,11 +22513,11 @@ func (ec *executionContext) fieldContext_InvoicePayment_createDate(_ context.Con
 
 func (ec *executionContext) _InvoicePayment_method(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_InvoicePayment_method(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoicePayment_method(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -22104,8 +22548,14 @@ func (ec *executionContext) _InvoicePayment_methodSlow(ctx context.Context, fiel
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoicePayment_method(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoicePayment_method(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoicePayment_method(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoicePayment_method(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoicePayment",
 		Field:      field,
 		IsMethod:   false,
@@ -22116,16 +22566,16 @@ func (ec *executionContext) fieldContext_InvoicePayment_method(_ context.Context
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoicePayment_price(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_InvoicePayment_price(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoicePayment_price(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -22156,8 +22606,14 @@ func (ec *executionContext) _InvoicePayment_priceSlow(ctx context.Context, field
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoicePayment_price(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoicePayment_price(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoicePayment_price(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoicePayment_price(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoicePayment",
 		Field:      field,
 		IsMethod:   false,
@@ -22168,7 +22624,7 @@ func (ec *executionContext) fieldContext_InvoicePayment_price(_ context.Context,
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoicePayment_refundable(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
@@ -22205,11 +22661,11 @@ func (ec *executionContext) fieldContext_InvoicePayment_refundable(_ context.Con
 
 func (ec *executionContext) _InvoicePayment_refunds(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_InvoicePayment_refunds(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoicePayment_refunds(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -22240,8 +22696,14 @@ func (ec *executionContext) _InvoicePayment_refundsSlow(ctx context.Context, fie
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoicePayment_refunds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoicePayment_refunds(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoicePayment_refunds(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoicePayment_refunds(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoicePayment",
 		Field:      field,
 		IsMethod:   false,
@@ -22252,7 +22714,7 @@ func (ec *executionContext) fieldContext_InvoicePayment_refunds(_ context.Contex
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoicePayment_status(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
@@ -22321,11 +22783,11 @@ func (ec *executionContext) fieldContext_InvoicePayment_transactionRef(_ context
 
 func (ec *executionContext) _InvoicePaymentMethod_paymentGateway(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePaymentMethod) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_InvoicePaymentMethod_paymentGateway(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoicePaymentMethod_paymentGateway(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -22356,8 +22818,14 @@ func (ec *executionContext) _InvoicePaymentMethod_paymentGatewaySlow(ctx context
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoicePaymentMethod_paymentGateway(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoicePaymentMethod_paymentGateway(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoicePaymentMethod_paymentGateway(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoicePaymentMethod_paymentGateway(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoicePaymentMethod",
 		Field:      field,
 		IsMethod:   false,
@@ -22368,7 +22836,7 @@ func (ec *executionContext) fieldContext_InvoicePaymentMethod_paymentGateway(_ c
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoicePaymentMethod_type(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePaymentMethod) (ret graphql.Marshaler) {
@@ -22405,11 +22873,11 @@ func (ec *executionContext) fieldContext_InvoicePaymentMethod_type(_ context.Con
 
 func (ec *executionContext) _InvoicePaymentPrice_money(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePaymentPrice) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_InvoicePaymentPrice_money(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoicePaymentPrice_money(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -22440,8 +22908,14 @@ func (ec *executionContext) _InvoicePaymentPrice_moneySlow(ctx context.Context, 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoicePaymentPrice_money(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoicePaymentPrice_money(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoicePaymentPrice_money(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoicePaymentPrice_money(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoicePaymentPrice",
 		Field:      field,
 		IsMethod:   false,
@@ -22452,7 +22926,7 @@ func (ec *executionContext) fieldContext_InvoicePaymentPrice_money(_ context.Con
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoicePaymentPrice_type(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePaymentPrice) (ret graphql.Marshaler) {
@@ -22489,11 +22963,11 @@ func (ec *executionContext) fieldContext_InvoicePaymentPrice_type(_ context.Cont
 
 func (ec *executionContext) _InvoicePaymentRefunds_money(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePaymentRefunds) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_InvoicePaymentRefunds_money(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoicePaymentRefunds_money(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -22524,8 +22998,14 @@ func (ec *executionContext) _InvoicePaymentRefunds_moneySlow(ctx context.Context
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoicePaymentRefunds_money(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoicePaymentRefunds_money(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoicePaymentRefunds_money(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoicePaymentRefunds_money(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoicePaymentRefunds",
 		Field:      field,
 		IsMethod:   false,
@@ -22536,7 +23016,7 @@ func (ec *executionContext) fieldContext_InvoicePaymentRefunds_money(_ context.C
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoicePaymentRefunds_type(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePaymentRefunds) (ret graphql.Marshaler) {
@@ -22669,11 +23149,11 @@ func (ec *executionContext) fieldContext_InvoiceTransaction_createDate(_ context
 
 func (ec *executionContext) _InvoiceTransaction_paymentMethod(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_InvoiceTransaction_paymentMethod(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoiceTransaction_paymentMethod(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -22704,8 +23184,14 @@ func (ec *executionContext) _InvoiceTransaction_paymentMethodSlow(ctx context.Co
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoiceTransaction_paymentMethod(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoiceTransaction_paymentMethod(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoiceTransaction_paymentMethod(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoiceTransaction_paymentMethod(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoiceTransaction",
 		Field:      field,
 		IsMethod:   false,
@@ -22716,7 +23202,7 @@ func (ec *executionContext) fieldContext_InvoiceTransaction_paymentMethod(_ cont
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoiceTransaction_status(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
@@ -22753,11 +23239,11 @@ func (ec *executionContext) fieldContext_InvoiceTransaction_status(_ context.Con
 
 func (ec *executionContext) _InvoiceTransaction_refund(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_InvoiceTransaction_refund(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoiceTransaction_refund(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -22788,8 +23274,14 @@ func (ec *executionContext) _InvoiceTransaction_refundSlow(ctx context.Context, 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoiceTransaction_refund(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoiceTransaction_refund(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoiceTransaction_refund(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoiceTransaction_refund(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoiceTransaction",
 		Field:      field,
 		IsMethod:   false,
@@ -22800,16 +23292,16 @@ func (ec *executionContext) fieldContext_InvoiceTransaction_refund(_ context.Con
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoiceTransaction_refunds(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_InvoiceTransaction_refunds(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoiceTransaction_refunds(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -22840,8 +23332,14 @@ func (ec *executionContext) _InvoiceTransaction_refundsSlow(ctx context.Context,
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoiceTransaction_refunds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoiceTransaction_refunds(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoiceTransaction_refunds(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoiceTransaction_refunds(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoiceTransaction",
 		Field:      field,
 		IsMethod:   false,
@@ -22852,7 +23350,7 @@ func (ec *executionContext) fieldContext_InvoiceTransaction_refunds(_ context.Co
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _ItemPayment_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPayment) (ret graphql.Marshaler) {
@@ -22985,11 +23483,11 @@ func (ec *executionContext) fieldContext_ItemPayment_status(_ context.Context, f
 
 func (ec *executionContext) _ItemPayment_tax(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPayment) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_ItemPayment_tax(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_ItemPayment_tax(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -23020,8 +23518,14 @@ func (ec *executionContext) _ItemPayment_taxSlow(ctx context.Context, field grap
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_ItemPayment_tax(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_ItemPayment_tax(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_ItemPayment_tax(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_ItemPayment_tax(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "ItemPayment",
 		Field:      field,
 		IsMethod:   false,
@@ -23032,7 +23536,7 @@ func (ec *executionContext) fieldContext_ItemPayment_tax(_ context.Context, fiel
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _ItemPayment_transactionRef(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPayment) (ret graphql.Marshaler) {
@@ -23325,11 +23829,11 @@ func (ec *executionContext) fieldContext_LimitedItems_enabled(_ context.Context,
 
 func (ec *executionContext) _LimitedItems_values(ctx context.Context, field graphql.CollectedField, obj *restclient.LimitedItems) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_LimitedItems_values(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_LimitedItems_values(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -23360,8 +23864,14 @@ func (ec *executionContext) _LimitedItems_valuesSlow(ctx context.Context, field 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_LimitedItems_values(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_LimitedItems_values(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_LimitedItems_values(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_LimitedItems_values(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "LimitedItems",
 		Field:      field,
 		IsMethod:   false,
@@ -23372,7 +23882,7 @@ func (ec *executionContext) fieldContext_LimitedItems_values(_ context.Context, 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _LimitedRedemption_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.LimitedRedemption) (ret graphql.Marshaler) {
@@ -23537,11 +24047,11 @@ func (ec *executionContext) fieldContext_LineBaseAmounts_discountedAmount(_ cont
 
 func (ec *executionContext) _LineBaseAmounts_tax(ctx context.Context, field graphql.CollectedField, obj *restclient.LineBaseAmounts) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_LineBaseAmounts_tax(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_LineBaseAmounts_tax(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -23572,8 +24082,14 @@ func (ec *executionContext) _LineBaseAmounts_taxSlow(ctx context.Context, field 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_LineBaseAmounts_tax(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_LineBaseAmounts_tax(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_LineBaseAmounts_tax(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_LineBaseAmounts_tax(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "LineBaseAmounts",
 		Field:      field,
 		IsMethod:   false,
@@ -23584,7 +24100,7 @@ func (ec *executionContext) fieldContext_LineBaseAmounts_tax(_ context.Context, 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _LineBaseAmounts_totalAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.LineBaseAmounts) (ret graphql.Marshaler) {
@@ -23845,11 +24361,11 @@ func (ec *executionContext) fieldContext_Location_timezoneId(_ context.Context, 
 
 func (ec *executionContext) _Location_products(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Location_products(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Location_products(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -23887,8 +24403,14 @@ func (ec *executionContext) _Location_productsSlow(ctx context.Context, field gr
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Location_products(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Location_products(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Location_products(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Location_products(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Location",
 		Field:      field,
 		IsMethod:   true,
@@ -23899,16 +24421,16 @@ func (ec *executionContext) fieldContext_Location_products(_ context.Context, fi
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Location_orders(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Location_orders(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Location_orders(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -23949,7 +24471,13 @@ func (ec *executionContext) _Location_ordersSlow(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Location_orders(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Location_orders(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Location_orders(ctx context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Location",
 		Field:      field,
 		IsMethod:   true,
@@ -23969,18 +24497,18 @@ func (ec *executionContext) fieldContext_Location_orders(ctx context.Context, fi
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Location_orders_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
-		return fc, err
+		return err
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Location_transactions(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Location_transactions(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Location_transactions(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -24021,7 +24549,13 @@ func (ec *executionContext) _Location_transactionsSlow(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_Location_transactions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Location_transactions(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Location_transactions(ctx context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Location",
 		Field:      field,
 		IsMethod:   true,
@@ -24041,18 +24575,18 @@ func (ec *executionContext) fieldContext_Location_transactions(ctx context.Conte
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Location_transactions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
-		return fc, err
+		return err
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Location_creditNotes(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Location_creditNotes(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Location_creditNotes(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -24093,7 +24627,13 @@ func (ec *executionContext) _Location_creditNotesSlow(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_Location_creditNotes(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Location_creditNotes(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Location_creditNotes(ctx context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Location",
 		Field:      field,
 		IsMethod:   true,
@@ -24113,9 +24653,9 @@ func (ec *executionContext) fieldContext_Location_creditNotes(ctx context.Contex
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Location_creditNotes_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
-		return fc, err
+		return err
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Media_key(ctx context.Context, field graphql.CollectedField, obj *restclient.Media) (ret graphql.Marshaler) {
@@ -24858,11 +25398,11 @@ func (ec *executionContext) fieldContext_Order_locationRef(_ context.Context, fi
 
 func (ec *executionContext) _Order_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Order_location(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Order_location(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -24900,8 +25440,14 @@ func (ec *executionContext) _Order_locationSlow(ctx context.Context, field graph
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Order_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Order_location(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Order_location(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Order_location(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Order",
 		Field:      field,
 		IsMethod:   true,
@@ -24912,7 +25458,7 @@ func (ec *executionContext) fieldContext_Order_location(_ context.Context, field
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Order_membershipRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
@@ -25077,11 +25623,11 @@ func (ec *executionContext) fieldContext_Order_deleteDate(_ context.Context, fie
 
 func (ec *executionContext) _Order_option(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Order_option(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Order_option(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -25119,8 +25665,14 @@ func (ec *executionContext) _Order_optionSlow(ctx context.Context, field graphql
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Order_option(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Order_option(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Order_option(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Order_option(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Order",
 		Field:      field,
 		IsMethod:   true,
@@ -25131,16 +25683,16 @@ func (ec *executionContext) fieldContext_Order_option(_ context.Context, field g
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Order_payment(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Order_payment(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Order_payment(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -25171,8 +25723,14 @@ func (ec *executionContext) _Order_paymentSlow(ctx context.Context, field graphq
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Order_payment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Order_payment(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Order_payment(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Order_payment(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Order",
 		Field:      field,
 		IsMethod:   false,
@@ -25183,16 +25741,16 @@ func (ec *executionContext) fieldContext_Order_payment(_ context.Context, field 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Order_product(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Order_product(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Order_product(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -25230,8 +25788,14 @@ func (ec *executionContext) _Order_productSlow(ctx context.Context, field graphq
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Order_product(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Order_product(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Order_product(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Order_product(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Order",
 		Field:      field,
 		IsMethod:   true,
@@ -25242,7 +25806,7 @@ func (ec *executionContext) fieldContext_Order_product(_ context.Context, field 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Order_quantity(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
@@ -25311,11 +25875,11 @@ func (ec *executionContext) fieldContext_Order_status(_ context.Context, field g
 
 func (ec *executionContext) _Order_user(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Order_user(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Order_user(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -25346,8 +25910,14 @@ func (ec *executionContext) _Order_userSlow(ctx context.Context, field graphql.C
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Order_user(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Order_user(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Order_user(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Order_user(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Order",
 		Field:      field,
 		IsMethod:   false,
@@ -25358,7 +25928,7 @@ func (ec *executionContext) fieldContext_Order_user(_ context.Context, field gra
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _OrderConfirmationEmail_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.OrderConfirmationEmail) (ret graphql.Marshaler) {
@@ -25427,11 +25997,11 @@ func (ec *executionContext) fieldContext_OrderConfirmationEmail_template(_ conte
 
 func (ec *executionContext) _OrderConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.OrderConnection) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_OrderConnection_edges(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_OrderConnection_edges(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -25462,8 +26032,14 @@ func (ec *executionContext) _OrderConnection_edgesSlow(ctx context.Context, fiel
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_OrderConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_OrderConnection_edges(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_OrderConnection_edges(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_OrderConnection_edges(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "OrderConnection",
 		Field:      field,
 		IsMethod:   false,
@@ -25474,16 +26050,16 @@ func (ec *executionContext) fieldContext_OrderConnection_edges(_ context.Context
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _OrderConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.OrderConnection) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_OrderConnection_nodes(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_OrderConnection_nodes(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -25514,8 +26090,14 @@ func (ec *executionContext) _OrderConnection_nodesSlow(ctx context.Context, fiel
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_OrderConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_OrderConnection_nodes(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_OrderConnection_nodes(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_OrderConnection_nodes(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "OrderConnection",
 		Field:      field,
 		IsMethod:   false,
@@ -25526,16 +26108,16 @@ func (ec *executionContext) fieldContext_OrderConnection_nodes(_ context.Context
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _OrderConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.OrderConnection) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_OrderConnection_pageInfo(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_OrderConnection_pageInfo(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -25566,8 +26148,14 @@ func (ec *executionContext) _OrderConnection_pageInfoSlow(ctx context.Context, f
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_OrderConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_OrderConnection_pageInfo(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_OrderConnection_pageInfo(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_OrderConnection_pageInfo(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "OrderConnection",
 		Field:      field,
 		IsMethod:   false,
@@ -25578,7 +26166,7 @@ func (ec *executionContext) fieldContext_OrderConnection_pageInfo(_ context.Cont
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _OrderEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.OrderEdge) (ret graphql.Marshaler) {
@@ -25615,11 +26203,11 @@ func (ec *executionContext) fieldContext_OrderEdge_cursor(_ context.Context, fie
 
 func (ec *executionContext) _OrderEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.OrderEdge) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_OrderEdge_node(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_OrderEdge_node(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -25650,8 +26238,14 @@ func (ec *executionContext) _OrderEdge_nodeSlow(ctx context.Context, field graph
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_OrderEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_OrderEdge_node(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_OrderEdge_node(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_OrderEdge_node(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "OrderEdge",
 		Field:      field,
 		IsMethod:   false,
@@ -25662,7 +26256,7 @@ func (ec *executionContext) fieldContext_OrderEdge_node(_ context.Context, field
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
@@ -26275,11 +26869,11 @@ func (ec *executionContext) fieldContext_PlanTier_entire(_ context.Context, fiel
 
 func (ec *executionContext) _PlanTier_plan(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_PlanTier_plan(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_PlanTier_plan(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -26310,8 +26904,14 @@ func (ec *executionContext) _PlanTier_planSlow(ctx context.Context, field graphq
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_PlanTier_plan(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_PlanTier_plan(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_PlanTier_plan(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_PlanTier_plan(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "PlanTier",
 		Field:      field,
 		IsMethod:   false,
@@ -26322,7 +26922,7 @@ func (ec *executionContext) fieldContext_PlanTier_plan(_ context.Context, field 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _PlanTier_commitmentCycles(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
@@ -26455,11 +27055,11 @@ func (ec *executionContext) fieldContext_PlanTier_description(_ context.Context,
 
 func (ec *executionContext) _PlanTier_discounts(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_PlanTier_discounts(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_PlanTier_discounts(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -26490,8 +27090,14 @@ func (ec *executionContext) _PlanTier_discountsSlow(ctx context.Context, field g
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_PlanTier_discounts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_PlanTier_discounts(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_PlanTier_discounts(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_PlanTier_discounts(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "PlanTier",
 		Field:      field,
 		IsMethod:   false,
@@ -26502,7 +27108,7 @@ func (ec *executionContext) fieldContext_PlanTier_discounts(_ context.Context, f
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _PlanTier_printVendor1GroupRef(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
@@ -26955,11 +27561,11 @@ func (ec *executionContext) fieldContext_Post_commentCount(_ context.Context, fi
 
 func (ec *executionContext) _Post_comments(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Post_comments(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Post_comments(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -26997,8 +27603,14 @@ func (ec *executionContext) _Post_commentsSlow(ctx context.Context, field graphq
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Post_comments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Post_comments(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Post_comments(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Post_comments(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Post",
 		Field:      field,
 		IsMethod:   true,
@@ -27009,7 +27621,7 @@ func (ec *executionContext) fieldContext_Post_comments(_ context.Context, field 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Post_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
@@ -27174,11 +27786,11 @@ func (ec *executionContext) fieldContext_Post_locationRef(_ context.Context, fie
 
 func (ec *executionContext) _Post_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Post_location(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Post_location(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -27216,8 +27828,14 @@ func (ec *executionContext) _Post_locationSlow(ctx context.Context, field graphq
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Post_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Post_location(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Post_location(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Post_location(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Post",
 		Field:      field,
 		IsMethod:   true,
@@ -27228,16 +27846,16 @@ func (ec *executionContext) fieldContext_Post_location(_ context.Context, field 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Post_media(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Post_media(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Post_media(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -27268,8 +27886,14 @@ func (ec *executionContext) _Post_mediaSlow(ctx context.Context, field graphql.C
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Post_media(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Post_media(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Post_media(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Post_media(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Post",
 		Field:      field,
 		IsMethod:   false,
@@ -27280,16 +27904,16 @@ func (ec *executionContext) fieldContext_Post_media(_ context.Context, field gra
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Post_membership(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Post_membership(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Post_membership(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -27320,8 +27944,14 @@ func (ec *executionContext) _Post_membershipSlow(ctx context.Context, field grap
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Post_membership(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Post_membership(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Post_membership(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Post_membership(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Post",
 		Field:      field,
 		IsMethod:   false,
@@ -27332,7 +27962,7 @@ func (ec *executionContext) fieldContext_Post_membership(_ context.Context, fiel
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Post_membershipRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
@@ -27465,11 +28095,11 @@ func (ec *executionContext) fieldContext_Post_text(_ context.Context, field grap
 
 func (ec *executionContext) _Post_user(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Post_user(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Post_user(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -27500,8 +28130,14 @@ func (ec *executionContext) _Post_userSlow(ctx context.Context, field graphql.Co
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Post_user(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Post_user(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Post_user(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Post_user(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Post",
 		Field:      field,
 		IsMethod:   false,
@@ -27512,7 +28148,7 @@ func (ec *executionContext) fieldContext_Post_user(_ context.Context, field grap
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _PostMedia_id(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMedia) (ret graphql.Marshaler) {
@@ -27741,11 +28377,11 @@ func (ec *executionContext) fieldContext_PostMembership_id(_ context.Context, fi
 
 func (ec *executionContext) _PostMembership_user(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMembership) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_PostMembership_user(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_PostMembership_user(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -27776,8 +28412,14 @@ func (ec *executionContext) _PostMembership_userSlow(ctx context.Context, field 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_PostMembership_user(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_PostMembership_user(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_PostMembership_user(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_PostMembership_user(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "PostMembership",
 		Field:      field,
 		IsMethod:   false,
@@ -27788,7 +28430,7 @@ func (ec *executionContext) fieldContext_PostMembership_user(_ context.Context, 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _PriceSplit_netAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.PriceSplit) (ret graphql.Marshaler) {
@@ -28081,11 +28723,11 @@ func (ec *executionContext) fieldContext_Product_locationRef(_ context.Context, 
 
 func (ec *executionContext) _Product_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Product_location(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Product_location(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -28123,8 +28765,14 @@ func (ec *executionContext) _Product_locationSlow(ctx context.Context, field gra
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Product_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Product_location(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Product_location(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Product_location(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Product",
 		Field:      field,
 		IsMethod:   true,
@@ -28135,7 +28783,7 @@ func (ec *executionContext) fieldContext_Product_location(_ context.Context, fie
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Product_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
@@ -28396,11 +29044,11 @@ func (ec *executionContext) fieldContext_Product_featured(_ context.Context, fie
 
 func (ec *executionContext) _Product_media(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Product_media(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Product_media(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -28431,8 +29079,14 @@ func (ec *executionContext) _Product_mediaSlow(ctx context.Context, field graphq
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Product_media(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Product_media(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Product_media(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Product_media(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Product",
 		Field:      field,
 		IsMethod:   false,
@@ -28443,16 +29097,16 @@ func (ec *executionContext) fieldContext_Product_media(_ context.Context, field 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Product_options(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Product_options(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Product_options(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -28483,8 +29137,14 @@ func (ec *executionContext) _Product_optionsSlow(ctx context.Context, field grap
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Product_options(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Product_options(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Product_options(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Product_options(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Product",
 		Field:      field,
 		IsMethod:   false,
@@ -28495,16 +29155,16 @@ func (ec *executionContext) fieldContext_Product_options(_ context.Context, fiel
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Product_order(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Product_order(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Product_order(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -28535,8 +29195,14 @@ func (ec *executionContext) _Product_orderSlow(ctx context.Context, field graphq
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Product_order(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Product_order(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Product_order(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Product_order(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Product",
 		Field:      field,
 		IsMethod:   false,
@@ -28547,7 +29213,7 @@ func (ec *executionContext) fieldContext_Product_order(_ context.Context, field 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _ProductOption_id(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
@@ -28648,11 +29314,11 @@ func (ec *executionContext) fieldContext_ProductOption_createDate(_ context.Cont
 
 func (ec *executionContext) _ProductOption_customTax(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_ProductOption_customTax(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_ProductOption_customTax(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -28683,8 +29349,14 @@ func (ec *executionContext) _ProductOption_customTaxSlow(ctx context.Context, fi
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_ProductOption_customTax(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_ProductOption_customTax(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_ProductOption_customTax(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_ProductOption_customTax(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "ProductOption",
 		Field:      field,
 		IsMethod:   false,
@@ -28695,7 +29367,7 @@ func (ec *executionContext) fieldContext_ProductOption_customTax(_ context.Conte
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _ProductOption_description(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
@@ -28732,11 +29404,11 @@ func (ec *executionContext) fieldContext_ProductOption_description(_ context.Con
 
 func (ec *executionContext) _ProductOption_price(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_ProductOption_price(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_ProductOption_price(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -28767,8 +29439,14 @@ func (ec *executionContext) _ProductOption_priceSlow(ctx context.Context, field 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_ProductOption_price(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_ProductOption_price(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_ProductOption_price(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_ProductOption_price(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "ProductOption",
 		Field:      field,
 		IsMethod:   false,
@@ -28779,16 +29457,16 @@ func (ec *executionContext) fieldContext_ProductOption_price(_ context.Context, 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _ProductOption_stock(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_ProductOption_stock(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_ProductOption_stock(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -28819,8 +29497,14 @@ func (ec *executionContext) _ProductOption_stockSlow(ctx context.Context, field 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_ProductOption_stock(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_ProductOption_stock(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_ProductOption_stock(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_ProductOption_stock(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "ProductOption",
 		Field:      field,
 		IsMethod:   false,
@@ -28831,7 +29515,7 @@ func (ec *executionContext) fieldContext_ProductOption_stock(_ context.Context, 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _ProductOption_title(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
@@ -28868,11 +29552,11 @@ func (ec *executionContext) fieldContext_ProductOption_title(_ context.Context, 
 
 func (ec *executionContext) _ProductOptionPrice_credits(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOptionPrice) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_ProductOptionPrice_credits(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_ProductOptionPrice_credits(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -28903,8 +29587,14 @@ func (ec *executionContext) _ProductOptionPrice_creditsSlow(ctx context.Context,
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_ProductOptionPrice_credits(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_ProductOptionPrice_credits(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_ProductOptionPrice_credits(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_ProductOptionPrice_credits(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "ProductOptionPrice",
 		Field:      field,
 		IsMethod:   false,
@@ -28915,16 +29605,16 @@ func (ec *executionContext) fieldContext_ProductOptionPrice_credits(_ context.Co
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _ProductOptionPrice_money(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOptionPrice) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_ProductOptionPrice_money(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_ProductOptionPrice_money(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -28955,8 +29645,14 @@ func (ec *executionContext) _ProductOptionPrice_moneySlow(ctx context.Context, f
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_ProductOptionPrice_money(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_ProductOptionPrice_money(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_ProductOptionPrice_money(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_ProductOptionPrice_money(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "ProductOptionPrice",
 		Field:      field,
 		IsMethod:   false,
@@ -28967,16 +29663,16 @@ func (ec *executionContext) fieldContext_ProductOptionPrice_money(_ context.Cont
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _ProductOrdering_confirmationEmail(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOrdering) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_ProductOrdering_confirmationEmail(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_ProductOrdering_confirmationEmail(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -29007,8 +29703,14 @@ func (ec *executionContext) _ProductOrdering_confirmationEmailSlow(ctx context.C
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_ProductOrdering_confirmationEmail(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_ProductOrdering_confirmationEmail(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_ProductOrdering_confirmationEmail(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_ProductOrdering_confirmationEmail(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "ProductOrdering",
 		Field:      field,
 		IsMethod:   false,
@@ -29019,7 +29721,7 @@ func (ec *executionContext) fieldContext_ProductOrdering_confirmationEmail(_ con
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _ProductOrdering_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOrdering) (ret graphql.Marshaler) {
@@ -29816,11 +30518,11 @@ func (ec *executionContext) fieldContext_Redemption_locationRef(_ context.Contex
 
 func (ec *executionContext) _Redemption_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Redemption_location(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Redemption_location(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -29858,8 +30560,14 @@ func (ec *executionContext) _Redemption_locationSlow(ctx context.Context, field 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Redemption_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Redemption_location(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Redemption_location(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Redemption_location(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Redemption",
 		Field:      field,
 		IsMethod:   true,
@@ -29870,7 +30578,7 @@ func (ec *executionContext) fieldContext_Redemption_location(_ context.Context, 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Redemption_networkRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
@@ -29939,11 +30647,11 @@ func (ec *executionContext) fieldContext_Redemption_promocodeRef(_ context.Conte
 
 func (ec *executionContext) _Redemption_coupon(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Redemption_coupon(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Redemption_coupon(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -29974,8 +30682,14 @@ func (ec *executionContext) _Redemption_couponSlow(ctx context.Context, field gr
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Redemption_coupon(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Redemption_coupon(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Redemption_coupon(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Redemption_coupon(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Redemption",
 		Field:      field,
 		IsMethod:   false,
@@ -29986,16 +30700,16 @@ func (ec *executionContext) fieldContext_Redemption_coupon(_ context.Context, fi
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Redemption_customer(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Redemption_customer(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Redemption_customer(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -30026,8 +30740,14 @@ func (ec *executionContext) _Redemption_customerSlow(ctx context.Context, field 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Redemption_customer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Redemption_customer(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Redemption_customer(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Redemption_customer(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Redemption",
 		Field:      field,
 		IsMethod:   false,
@@ -30038,16 +30758,16 @@ func (ec *executionContext) fieldContext_Redemption_customer(_ context.Context, 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Redemption_product(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Redemption_product(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Redemption_product(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -30078,8 +30798,14 @@ func (ec *executionContext) _Redemption_productSlow(ctx context.Context, field g
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Redemption_product(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Redemption_product(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Redemption_product(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Redemption_product(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Redemption",
 		Field:      field,
 		IsMethod:   false,
@@ -30090,16 +30816,16 @@ func (ec *executionContext) fieldContext_Redemption_product(_ context.Context, f
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Redemption_promocode(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Redemption_promocode(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Redemption_promocode(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -30130,8 +30856,14 @@ func (ec *executionContext) _Redemption_promocodeSlow(ctx context.Context, field
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Redemption_promocode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Redemption_promocode(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Redemption_promocode(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Redemption_promocode(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Redemption",
 		Field:      field,
 		IsMethod:   false,
@@ -30142,16 +30874,16 @@ func (ec *executionContext) fieldContext_Redemption_promocode(_ context.Context,
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _RedemptionConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.RedemptionConnection) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_RedemptionConnection_edges(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_RedemptionConnection_edges(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -30182,8 +30914,14 @@ func (ec *executionContext) _RedemptionConnection_edgesSlow(ctx context.Context,
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_RedemptionConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_RedemptionConnection_edges(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_RedemptionConnection_edges(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_RedemptionConnection_edges(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "RedemptionConnection",
 		Field:      field,
 		IsMethod:   false,
@@ -30194,16 +30932,16 @@ func (ec *executionContext) fieldContext_RedemptionConnection_edges(_ context.Co
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _RedemptionConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.RedemptionConnection) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_RedemptionConnection_nodes(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_RedemptionConnection_nodes(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -30234,8 +30972,14 @@ func (ec *executionContext) _RedemptionConnection_nodesSlow(ctx context.Context,
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_RedemptionConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_RedemptionConnection_nodes(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_RedemptionConnection_nodes(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_RedemptionConnection_nodes(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "RedemptionConnection",
 		Field:      field,
 		IsMethod:   false,
@@ -30246,16 +30990,16 @@ func (ec *executionContext) fieldContext_RedemptionConnection_nodes(_ context.Co
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _RedemptionConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.RedemptionConnection) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_RedemptionConnection_pageInfo(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_RedemptionConnection_pageInfo(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -30286,8 +31030,14 @@ func (ec *executionContext) _RedemptionConnection_pageInfoSlow(ctx context.Conte
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_RedemptionConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_RedemptionConnection_pageInfo(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_RedemptionConnection_pageInfo(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_RedemptionConnection_pageInfo(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "RedemptionConnection",
 		Field:      field,
 		IsMethod:   false,
@@ -30298,7 +31048,7 @@ func (ec *executionContext) fieldContext_RedemptionConnection_pageInfo(_ context
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _RedemptionCoupon_id(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
@@ -30431,11 +31181,11 @@ func (ec *executionContext) fieldContext_RedemptionCoupon_enabledForCredits(_ co
 
 func (ec *executionContext) _RedemptionCoupon_limitedItems(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_RedemptionCoupon_limitedItems(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_RedemptionCoupon_limitedItems(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -30466,8 +31216,14 @@ func (ec *executionContext) _RedemptionCoupon_limitedItemsSlow(ctx context.Conte
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_RedemptionCoupon_limitedItems(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_RedemptionCoupon_limitedItems(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_RedemptionCoupon_limitedItems(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_RedemptionCoupon_limitedItems(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "RedemptionCoupon",
 		Field:      field,
 		IsMethod:   false,
@@ -30478,16 +31234,16 @@ func (ec *executionContext) fieldContext_RedemptionCoupon_limitedItems(_ context
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _RedemptionCoupon_limitedRedemption(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_RedemptionCoupon_limitedRedemption(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_RedemptionCoupon_limitedRedemption(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -30518,8 +31274,14 @@ func (ec *executionContext) _RedemptionCoupon_limitedRedemptionSlow(ctx context.
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_RedemptionCoupon_limitedRedemption(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_RedemptionCoupon_limitedRedemption(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_RedemptionCoupon_limitedRedemption(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_RedemptionCoupon_limitedRedemption(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "RedemptionCoupon",
 		Field:      field,
 		IsMethod:   false,
@@ -30530,7 +31292,7 @@ func (ec *executionContext) fieldContext_RedemptionCoupon_limitedRedemption(_ co
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _RedemptionCoupon_percentOff(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
@@ -30695,11 +31457,11 @@ func (ec *executionContext) fieldContext_RedemptionCustomer_type(_ context.Conte
 
 func (ec *executionContext) _RedemptionCustomer_user(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCustomer) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_RedemptionCustomer_user(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_RedemptionCustomer_user(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -30730,8 +31492,14 @@ func (ec *executionContext) _RedemptionCustomer_userSlow(ctx context.Context, fi
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_RedemptionCustomer_user(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_RedemptionCustomer_user(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_RedemptionCustomer_user(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_RedemptionCustomer_user(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "RedemptionCustomer",
 		Field:      field,
 		IsMethod:   false,
@@ -30742,7 +31510,7 @@ func (ec *executionContext) fieldContext_RedemptionCustomer_user(_ context.Conte
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _RedemptionEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.RedemptionEdge) (ret graphql.Marshaler) {
@@ -30779,11 +31547,11 @@ func (ec *executionContext) fieldContext_RedemptionEdge_cursor(_ context.Context
 
 func (ec *executionContext) _RedemptionEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.RedemptionEdge) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_RedemptionEdge_node(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_RedemptionEdge_node(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -30814,8 +31582,14 @@ func (ec *executionContext) _RedemptionEdge_nodeSlow(ctx context.Context, field 
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_RedemptionEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_RedemptionEdge_node(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_RedemptionEdge_node(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_RedemptionEdge_node(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "RedemptionEdge",
 		Field:      field,
 		IsMethod:   false,
@@ -30826,7 +31600,7 @@ func (ec *executionContext) fieldContext_RedemptionEdge_node(_ context.Context, 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _RedemptionProduct_bookingRef(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
@@ -31151,11 +31925,11 @@ func (ec *executionContext) fieldContext_RedemptionPromocode_code(_ context.Cont
 
 func (ec *executionContext) _RedemptionPromocode_expiration(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionPromocode) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_RedemptionPromocode_expiration(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_RedemptionPromocode_expiration(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -31186,8 +31960,14 @@ func (ec *executionContext) _RedemptionPromocode_expirationSlow(ctx context.Cont
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_RedemptionPromocode_expiration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_RedemptionPromocode_expiration(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_RedemptionPromocode_expiration(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_RedemptionPromocode_expiration(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "RedemptionPromocode",
 		Field:      field,
 		IsMethod:   false,
@@ -31198,7 +31978,7 @@ func (ec *executionContext) fieldContext_RedemptionPromocode_expiration(_ contex
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _RedemptionPromocode_limitByFirstPurchase(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionPromocode) (ret graphql.Marshaler) {
@@ -31235,11 +32015,11 @@ func (ec *executionContext) fieldContext_RedemptionPromocode_limitByFirstPurchas
 
 func (ec *executionContext) _RedemptionPromocode_limitedRedemption(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionPromocode) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_RedemptionPromocode_limitedRedemption(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_RedemptionPromocode_limitedRedemption(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -31270,8 +32050,14 @@ func (ec *executionContext) _RedemptionPromocode_limitedRedemptionSlow(ctx conte
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_RedemptionPromocode_limitedRedemption(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_RedemptionPromocode_limitedRedemption(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_RedemptionPromocode_limitedRedemption(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_RedemptionPromocode_limitedRedemption(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "RedemptionPromocode",
 		Field:      field,
 		IsMethod:   false,
@@ -31282,7 +32068,7 @@ func (ec *executionContext) fieldContext_RedemptionPromocode_limitedRedemption(_
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Refund_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.Refund) (ret graphql.Marshaler) {
@@ -31415,11 +32201,11 @@ func (ec *executionContext) fieldContext_Resource_locationRef(_ context.Context,
 
 func (ec *executionContext) _Resource_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Resource_location(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Resource_location(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -31457,8 +32243,14 @@ func (ec *executionContext) _Resource_locationSlow(ctx context.Context, field gr
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Resource_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Resource_location(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Resource_location(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Resource_location(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Resource",
 		Field:      field,
 		IsMethod:   true,
@@ -31469,7 +32261,7 @@ func (ec *executionContext) fieldContext_Resource_location(_ context.Context, fi
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Resource_networkRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -31538,11 +32330,11 @@ func (ec *executionContext) fieldContext_Resource_parentRef(_ context.Context, f
 
 func (ec *executionContext) _Resource_parent(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Resource_parent(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Resource_parent(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -31580,8 +32372,14 @@ func (ec *executionContext) _Resource_parentSlow(ctx context.Context, field grap
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Resource_parent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Resource_parent(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Resource_parent(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Resource_parent(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Resource",
 		Field:      field,
 		IsMethod:   true,
@@ -31592,7 +32390,7 @@ func (ec *executionContext) fieldContext_Resource_parent(_ context.Context, fiel
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Resource_title(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -31757,11 +32555,11 @@ func (ec *executionContext) fieldContext_Resource_createDate(_ context.Context, 
 
 func (ec *executionContext) _Resource_image(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Resource_image(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Resource_image(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -31792,8 +32590,14 @@ func (ec *executionContext) _Resource_imageSlow(ctx context.Context, field graph
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Resource_image(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Resource_image(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Resource_image(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Resource_image(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Resource",
 		Field:      field,
 		IsMethod:   false,
@@ -31804,7 +32608,7 @@ func (ec *executionContext) fieldContext_Resource_image(_ context.Context, field
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Resource_type(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -32065,11 +32869,11 @@ func (ec *executionContext) fieldContext_Resource_refundThreshold(_ context.Cont
 
 func (ec *executionContext) _Resource_autoRelease(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Resource_autoRelease(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Resource_autoRelease(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -32100,8 +32904,14 @@ func (ec *executionContext) _Resource_autoReleaseSlow(ctx context.Context, field
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Resource_autoRelease(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Resource_autoRelease(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Resource_autoRelease(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Resource_autoRelease(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Resource",
 		Field:      field,
 		IsMethod:   false,
@@ -32112,16 +32922,16 @@ func (ec *executionContext) fieldContext_Resource_autoRelease(_ context.Context,
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Resource_checkIn(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Resource_checkIn(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Resource_checkIn(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -32152,8 +32962,14 @@ func (ec *executionContext) _Resource_checkInSlow(ctx context.Context, field gra
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Resource_checkIn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Resource_checkIn(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Resource_checkIn(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Resource_checkIn(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Resource",
 		Field:      field,
 		IsMethod:   false,
@@ -32164,16 +32980,16 @@ func (ec *executionContext) fieldContext_Resource_checkIn(_ context.Context, fie
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Resource_confirmationEmail(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Resource_confirmationEmail(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Resource_confirmationEmail(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -32204,8 +33020,14 @@ func (ec *executionContext) _Resource_confirmationEmailSlow(ctx context.Context,
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Resource_confirmationEmail(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Resource_confirmationEmail(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Resource_confirmationEmail(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Resource_confirmationEmail(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Resource",
 		Field:      field,
 		IsMethod:   false,
@@ -32216,16 +33038,16 @@ func (ec *executionContext) fieldContext_Resource_confirmationEmail(_ context.Co
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Resource_credits(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Resource_credits(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Resource_credits(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -32256,8 +33078,14 @@ func (ec *executionContext) _Resource_creditsSlow(ctx context.Context, field gra
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Resource_credits(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Resource_credits(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Resource_credits(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Resource_credits(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Resource",
 		Field:      field,
 		IsMethod:   false,
@@ -32268,16 +33096,16 @@ func (ec *executionContext) fieldContext_Resource_credits(_ context.Context, fie
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Resource_money(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Resource_money(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Resource_money(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -32308,8 +33136,14 @@ func (ec *executionContext) _Resource_moneySlow(ctx context.Context, field graph
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Resource_money(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Resource_money(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Resource_money(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Resource_money(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Resource",
 		Field:      field,
 		IsMethod:   false,
@@ -32320,16 +33154,16 @@ func (ec *executionContext) fieldContext_Resource_money(_ context.Context, field
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Resource_dynamicPricing(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Resource_dynamicPricing(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Resource_dynamicPricing(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -32360,8 +33194,14 @@ func (ec *executionContext) _Resource_dynamicPricingSlow(ctx context.Context, fi
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Resource_dynamicPricing(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Resource_dynamicPricing(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Resource_dynamicPricing(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Resource_dynamicPricing(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Resource",
 		Field:      field,
 		IsMethod:   false,
@@ -32372,16 +33212,16 @@ func (ec *executionContext) fieldContext_Resource_dynamicPricing(_ context.Conte
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Resource_duration(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Resource_duration(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Resource_duration(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -32412,8 +33252,14 @@ func (ec *executionContext) _Resource_durationSlow(ctx context.Context, field gr
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Resource_duration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Resource_duration(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Resource_duration(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Resource_duration(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Resource",
 		Field:      field,
 		IsMethod:   false,
@@ -32424,16 +33270,16 @@ func (ec *executionContext) fieldContext_Resource_duration(_ context.Context, fi
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Resource_externalCalendar(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Resource_externalCalendar(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Resource_externalCalendar(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -32464,8 +33310,14 @@ func (ec *executionContext) _Resource_externalCalendarSlow(ctx context.Context, 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Resource_externalCalendar(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Resource_externalCalendar(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Resource_externalCalendar(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Resource_externalCalendar(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Resource",
 		Field:      field,
 		IsMethod:   false,
@@ -32476,7 +33328,7 @@ func (ec *executionContext) fieldContext_Resource_externalCalendar(_ context.Con
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Resource_accessVendor1GroupRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -32641,11 +33493,11 @@ func (ec *executionContext) fieldContext_Resource_accessVendor5GroupRef(_ contex
 
 func (ec *executionContext) _Resource_plans(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Resource_plans(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Resource_plans(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -32676,8 +33528,14 @@ func (ec *executionContext) _Resource_plansSlow(ctx context.Context, field graph
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Resource_plans(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Resource_plans(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Resource_plans(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Resource_plans(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Resource",
 		Field:      field,
 		IsMethod:   false,
@@ -32688,16 +33546,16 @@ func (ec *executionContext) fieldContext_Resource_plans(_ context.Context, field
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Resource_schedule(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Resource_schedule(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Resource_schedule(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -32728,8 +33586,14 @@ func (ec *executionContext) _Resource_scheduleSlow(ctx context.Context, field gr
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Resource_schedule(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Resource_schedule(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Resource_schedule(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Resource_schedule(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Resource",
 		Field:      field,
 		IsMethod:   false,
@@ -32740,7 +33604,7 @@ func (ec *executionContext) fieldContext_Resource_schedule(_ context.Context, fi
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _ResourceAutoRelease_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceAutoRelease) (ret graphql.Marshaler) {
@@ -33065,11 +33929,11 @@ func (ec *executionContext) fieldContext_ResourceDuration_min(_ context.Context,
 
 func (ec *executionContext) _ResourceDuration_public(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceDuration) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_ResourceDuration_public(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_ResourceDuration_public(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -33100,8 +33964,14 @@ func (ec *executionContext) _ResourceDuration_publicSlow(ctx context.Context, fi
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_ResourceDuration_public(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_ResourceDuration_public(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_ResourceDuration_public(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_ResourceDuration_public(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "ResourceDuration",
 		Field:      field,
 		IsMethod:   false,
@@ -33112,7 +33982,7 @@ func (ec *executionContext) fieldContext_ResourceDuration_public(_ context.Conte
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _ResourceDynamicPricing_deltaAbove(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceDynamicPricing) (ret graphql.Marshaler) {
@@ -33341,11 +34211,11 @@ func (ec *executionContext) fieldContext_ResourcePlans_enabled(_ context.Context
 
 func (ec *executionContext) _ResourcePlans_tiers(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePlans) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_ResourcePlans_tiers(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_ResourcePlans_tiers(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -33376,8 +34246,14 @@ func (ec *executionContext) _ResourcePlans_tiersSlow(ctx context.Context, field 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_ResourcePlans_tiers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_ResourcePlans_tiers(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_ResourcePlans_tiers(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_ResourcePlans_tiers(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "ResourcePlans",
 		Field:      field,
 		IsMethod:   false,
@@ -33388,7 +34264,7 @@ func (ec *executionContext) fieldContext_ResourcePlans_tiers(_ context.Context, 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _ResourcePricing_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePricing) (ret graphql.Marshaler) {
@@ -33457,11 +34333,11 @@ func (ec *executionContext) fieldContext_ResourcePricing_price(_ context.Context
 
 func (ec *executionContext) _ResourcePricing_tiers(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePricing) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_ResourcePricing_tiers(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_ResourcePricing_tiers(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -33492,8 +34368,14 @@ func (ec *executionContext) _ResourcePricing_tiersSlow(ctx context.Context, fiel
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_ResourcePricing_tiers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_ResourcePricing_tiers(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_ResourcePricing_tiers(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_ResourcePricing_tiers(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "ResourcePricing",
 		Field:      field,
 		IsMethod:   false,
@@ -33504,7 +34386,7 @@ func (ec *executionContext) fieldContext_ResourcePricing_tiers(_ context.Context
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _ResourcePublicDuration_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePublicDuration) (ret graphql.Marshaler) {
@@ -33605,11 +34487,11 @@ func (ec *executionContext) fieldContext_ResourcePublicDuration_min(_ context.Co
 
 func (ec *executionContext) _ResourceSchedule_default(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceSchedule) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_ResourceSchedule_default(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_ResourceSchedule_default(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -33640,8 +34522,14 @@ func (ec *executionContext) _ResourceSchedule_defaultSlow(ctx context.Context, f
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_ResourceSchedule_default(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_ResourceSchedule_default(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_ResourceSchedule_default(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_ResourceSchedule_default(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "ResourceSchedule",
 		Field:      field,
 		IsMethod:   false,
@@ -33652,7 +34540,7 @@ func (ec *executionContext) fieldContext_ResourceSchedule_default(_ context.Cont
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _ResourceSchedule_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceSchedule) (ret graphql.Marshaler) {
@@ -33689,11 +34577,11 @@ func (ec *executionContext) fieldContext_ResourceSchedule_enabled(_ context.Cont
 
 func (ec *executionContext) _ResourceSchedule_public(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceSchedule) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_ResourceSchedule_public(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_ResourceSchedule_public(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -33724,8 +34612,14 @@ func (ec *executionContext) _ResourceSchedule_publicSlow(ctx context.Context, fi
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_ResourceSchedule_public(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_ResourceSchedule_public(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_ResourceSchedule_public(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_ResourceSchedule_public(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "ResourceSchedule",
 		Field:      field,
 		IsMethod:   false,
@@ -33736,7 +34630,7 @@ func (ec *executionContext) fieldContext_ResourceSchedule_public(_ context.Conte
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _ScheduleDays_monday(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDays) (ret graphql.Marshaler) {
@@ -33965,11 +34859,11 @@ func (ec *executionContext) fieldContext_ScheduleDays_sunday(_ context.Context, 
 
 func (ec *executionContext) _ScheduleDefault_closedDays(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDefault) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_ScheduleDefault_closedDays(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_ScheduleDefault_closedDays(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -34000,17 +34894,22 @@ func (ec *executionContext) _ScheduleDefault_closedDaysSlow(ctx context.Context,
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_ScheduleDefault_closedDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return inlineTable.ScalarFieldContext("ScheduleDefault", field, false, false, noChildFieldsString)
+func (ec *executionContext) fieldContext_ScheduleDefault_closedDays(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_ScheduleDefault_closedDays(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_ScheduleDefault_closedDays(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	return inlineTable.FillScalarFieldContext(fc, "ScheduleDefault", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _ScheduleDefault_items(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDefault) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_ScheduleDefault_items(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_ScheduleDefault_items(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -34041,8 +34940,14 @@ func (ec *executionContext) _ScheduleDefault_itemsSlow(ctx context.Context, fiel
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_ScheduleDefault_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_ScheduleDefault_items(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_ScheduleDefault_items(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_ScheduleDefault_items(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "ScheduleDefault",
 		Field:      field,
 		IsMethod:   false,
@@ -34053,7 +34958,7 @@ func (ec *executionContext) fieldContext_ScheduleDefault_items(_ context.Context
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _ScheduleHours_from(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleHours) (ret graphql.Marshaler) {
@@ -34122,11 +35027,11 @@ func (ec *executionContext) fieldContext_ScheduleHours_to(_ context.Context, fie
 
 func (ec *executionContext) _ScheduleItem_days(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleItem) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_ScheduleItem_days(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_ScheduleItem_days(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -34157,8 +35062,14 @@ func (ec *executionContext) _ScheduleItem_daysSlow(ctx context.Context, field gr
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_ScheduleItem_days(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_ScheduleItem_days(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_ScheduleItem_days(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_ScheduleItem_days(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "ScheduleItem",
 		Field:      field,
 		IsMethod:   false,
@@ -34169,16 +35080,16 @@ func (ec *executionContext) fieldContext_ScheduleItem_days(_ context.Context, fi
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _ScheduleItem_hours(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleItem) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_ScheduleItem_hours(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_ScheduleItem_hours(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -34209,8 +35120,14 @@ func (ec *executionContext) _ScheduleItem_hoursSlow(ctx context.Context, field g
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_ScheduleItem_hours(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_ScheduleItem_hours(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_ScheduleItem_hours(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_ScheduleItem_hours(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "ScheduleItem",
 		Field:      field,
 		IsMethod:   false,
@@ -34221,16 +35138,16 @@ func (ec *executionContext) fieldContext_ScheduleItem_hours(_ context.Context, f
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _SchedulePublic_closedDays(ctx context.Context, field graphql.CollectedField, obj *restclient.SchedulePublic) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_SchedulePublic_closedDays(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_SchedulePublic_closedDays(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -34261,8 +35178,13 @@ func (ec *executionContext) _SchedulePublic_closedDaysSlow(ctx context.Context, 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_SchedulePublic_closedDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return inlineTable.ScalarFieldContext("SchedulePublic", field, false, false, noChildFieldsString)
+func (ec *executionContext) fieldContext_SchedulePublic_closedDays(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_SchedulePublic_closedDays(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_SchedulePublic_closedDays(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	return inlineTable.FillScalarFieldContext(fc, "SchedulePublic", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _SchedulePublic_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.SchedulePublic) (ret graphql.Marshaler) {
@@ -34299,11 +35221,11 @@ func (ec *executionContext) fieldContext_SchedulePublic_enabled(_ context.Contex
 
 func (ec *executionContext) _SchedulePublic_items(ctx context.Context, field graphql.CollectedField, obj *restclient.SchedulePublic) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_SchedulePublic_items(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_SchedulePublic_items(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -34334,8 +35256,14 @@ func (ec *executionContext) _SchedulePublic_itemsSlow(ctx context.Context, field
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_SchedulePublic_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_SchedulePublic_items(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_SchedulePublic_items(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_SchedulePublic_items(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "SchedulePublic",
 		Field:      field,
 		IsMethod:   false,
@@ -34346,7 +35274,7 @@ func (ec *executionContext) fieldContext_SchedulePublic_items(_ context.Context,
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Stock_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.Stock) (ret graphql.Marshaler) {
@@ -34703,11 +35631,11 @@ func (ec *executionContext) fieldContext_Transaction_locationRef(_ context.Conte
 
 func (ec *executionContext) _Transaction_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Transaction_location(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Transaction_location(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -34745,8 +35673,14 @@ func (ec *executionContext) _Transaction_locationSlow(ctx context.Context, field
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Transaction_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Transaction_location(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Transaction_location(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Transaction_location(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Transaction",
 		Field:      field,
 		IsMethod:   true,
@@ -34757,7 +35691,7 @@ func (ec *executionContext) fieldContext_Transaction_location(_ context.Context,
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Transaction_membershipRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
@@ -34858,11 +35792,11 @@ func (ec *executionContext) fieldContext_Transaction_type(_ context.Context, fie
 
 func (ec *executionContext) _Transaction_paymentMethod(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Transaction_paymentMethod(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Transaction_paymentMethod(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -34893,8 +35827,14 @@ func (ec *executionContext) _Transaction_paymentMethodSlow(ctx context.Context, 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Transaction_paymentMethod(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Transaction_paymentMethod(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Transaction_paymentMethod(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Transaction_paymentMethod(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Transaction",
 		Field:      field,
 		IsMethod:   false,
@@ -34905,16 +35845,16 @@ func (ec *executionContext) fieldContext_Transaction_paymentMethod(_ context.Con
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Transaction_booking(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Transaction_booking(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Transaction_booking(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -34952,8 +35892,14 @@ func (ec *executionContext) _Transaction_bookingSlow(ctx context.Context, field 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Transaction_booking(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Transaction_booking(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Transaction_booking(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Transaction_booking(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Transaction",
 		Field:      field,
 		IsMethod:   true,
@@ -34964,16 +35910,16 @@ func (ec *executionContext) fieldContext_Transaction_booking(_ context.Context, 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Transaction_company(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Transaction_company(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Transaction_company(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -35004,8 +35950,14 @@ func (ec *executionContext) _Transaction_companySlow(ctx context.Context, field 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Transaction_company(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Transaction_company(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Transaction_company(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Transaction_company(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Transaction",
 		Field:      field,
 		IsMethod:   false,
@@ -35016,16 +35968,16 @@ func (ec *executionContext) fieldContext_Transaction_company(_ context.Context, 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Transaction_creditPackage(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Transaction_creditPackage(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Transaction_creditPackage(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -35056,8 +36008,14 @@ func (ec *executionContext) _Transaction_creditPackageSlow(ctx context.Context, 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Transaction_creditPackage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Transaction_creditPackage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Transaction_creditPackage(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Transaction_creditPackage(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Transaction",
 		Field:      field,
 		IsMethod:   false,
@@ -35068,16 +36026,16 @@ func (ec *executionContext) fieldContext_Transaction_creditPackage(_ context.Con
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Transaction_invoice(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Transaction_invoice(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Transaction_invoice(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -35115,8 +36073,14 @@ func (ec *executionContext) _Transaction_invoiceSlow(ctx context.Context, field 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Transaction_invoice(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Transaction_invoice(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Transaction_invoice(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Transaction_invoice(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Transaction",
 		Field:      field,
 		IsMethod:   true,
@@ -35127,16 +36091,16 @@ func (ec *executionContext) fieldContext_Transaction_invoice(_ context.Context, 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Transaction_order(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Transaction_order(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Transaction_order(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -35174,8 +36138,14 @@ func (ec *executionContext) _Transaction_orderSlow(ctx context.Context, field gr
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Transaction_order(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Transaction_order(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Transaction_order(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Transaction_order(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Transaction",
 		Field:      field,
 		IsMethod:   true,
@@ -35186,16 +36156,16 @@ func (ec *executionContext) fieldContext_Transaction_order(_ context.Context, fi
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Transaction_plan(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Transaction_plan(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Transaction_plan(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -35226,8 +36196,14 @@ func (ec *executionContext) _Transaction_planSlow(ctx context.Context, field gra
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Transaction_plan(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Transaction_plan(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Transaction_plan(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Transaction_plan(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Transaction",
 		Field:      field,
 		IsMethod:   false,
@@ -35238,16 +36214,16 @@ func (ec *executionContext) fieldContext_Transaction_plan(_ context.Context, fie
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Transaction_refund(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Transaction_refund(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Transaction_refund(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -35278,8 +36254,14 @@ func (ec *executionContext) _Transaction_refundSlow(ctx context.Context, field g
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Transaction_refund(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Transaction_refund(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Transaction_refund(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Transaction_refund(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Transaction",
 		Field:      field,
 		IsMethod:   false,
@@ -35290,16 +36272,16 @@ func (ec *executionContext) fieldContext_Transaction_refund(_ context.Context, f
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Transaction_ticket(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Transaction_ticket(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Transaction_ticket(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -35337,8 +36319,14 @@ func (ec *executionContext) _Transaction_ticketSlow(ctx context.Context, field g
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Transaction_ticket(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Transaction_ticket(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Transaction_ticket(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Transaction_ticket(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Transaction",
 		Field:      field,
 		IsMethod:   true,
@@ -35349,16 +36337,16 @@ func (ec *executionContext) fieldContext_Transaction_ticket(_ context.Context, f
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Transaction_user(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Transaction_user(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Transaction_user(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -35389,8 +36377,14 @@ func (ec *executionContext) _Transaction_userSlow(ctx context.Context, field gra
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Transaction_user(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Transaction_user(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Transaction_user(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Transaction_user(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Transaction",
 		Field:      field,
 		IsMethod:   false,
@@ -35401,7 +36395,7 @@ func (ec *executionContext) fieldContext_Transaction_user(_ context.Context, fie
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _TransactionBooking_id(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionBooking) (ret graphql.Marshaler) {
@@ -35438,11 +36432,11 @@ func (ec *executionContext) fieldContext_TransactionBooking_id(_ context.Context
 
 func (ec *executionContext) _TransactionBooking_resource(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionBooking) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_TransactionBooking_resource(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_TransactionBooking_resource(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -35480,8 +36474,14 @@ func (ec *executionContext) _TransactionBooking_resourceSlow(ctx context.Context
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_TransactionBooking_resource(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_TransactionBooking_resource(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_TransactionBooking_resource(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_TransactionBooking_resource(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "TransactionBooking",
 		Field:      field,
 		IsMethod:   true,
@@ -35492,16 +36492,16 @@ func (ec *executionContext) fieldContext_TransactionBooking_resource(_ context.C
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _TransactionBooking_price(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionBooking) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_TransactionBooking_price(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_TransactionBooking_price(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -35532,8 +36532,14 @@ func (ec *executionContext) _TransactionBooking_priceSlow(ctx context.Context, f
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_TransactionBooking_price(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_TransactionBooking_price(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_TransactionBooking_price(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_TransactionBooking_price(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "TransactionBooking",
 		Field:      field,
 		IsMethod:   false,
@@ -35544,16 +36550,16 @@ func (ec *executionContext) fieldContext_TransactionBooking_price(_ context.Cont
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _TransactionConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.TransactionConnection) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_TransactionConnection_edges(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_TransactionConnection_edges(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -35584,8 +36590,14 @@ func (ec *executionContext) _TransactionConnection_edgesSlow(ctx context.Context
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_TransactionConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_TransactionConnection_edges(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_TransactionConnection_edges(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_TransactionConnection_edges(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "TransactionConnection",
 		Field:      field,
 		IsMethod:   false,
@@ -35596,16 +36608,16 @@ func (ec *executionContext) fieldContext_TransactionConnection_edges(_ context.C
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _TransactionConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.TransactionConnection) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_TransactionConnection_nodes(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_TransactionConnection_nodes(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -35636,8 +36648,14 @@ func (ec *executionContext) _TransactionConnection_nodesSlow(ctx context.Context
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_TransactionConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_TransactionConnection_nodes(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_TransactionConnection_nodes(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_TransactionConnection_nodes(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "TransactionConnection",
 		Field:      field,
 		IsMethod:   false,
@@ -35648,16 +36666,16 @@ func (ec *executionContext) fieldContext_TransactionConnection_nodes(_ context.C
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _TransactionConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.TransactionConnection) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_TransactionConnection_pageInfo(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_TransactionConnection_pageInfo(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -35688,8 +36706,14 @@ func (ec *executionContext) _TransactionConnection_pageInfoSlow(ctx context.Cont
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_TransactionConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_TransactionConnection_pageInfo(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_TransactionConnection_pageInfo(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_TransactionConnection_pageInfo(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "TransactionConnection",
 		Field:      field,
 		IsMethod:   false,
@@ -35700,7 +36724,7 @@ func (ec *executionContext) fieldContext_TransactionConnection_pageInfo(_ contex
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _TransactionCreditPackage_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionCreditPackage) (ret graphql.Marshaler) {
@@ -35737,11 +36761,11 @@ func (ec *executionContext) fieldContext_TransactionCreditPackage_amount(_ conte
 
 func (ec *executionContext) _TransactionCreditPackage_price(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionCreditPackage) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_TransactionCreditPackage_price(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_TransactionCreditPackage_price(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -35772,8 +36796,14 @@ func (ec *executionContext) _TransactionCreditPackage_priceSlow(ctx context.Cont
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_TransactionCreditPackage_price(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_TransactionCreditPackage_price(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_TransactionCreditPackage_price(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_TransactionCreditPackage_price(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "TransactionCreditPackage",
 		Field:      field,
 		IsMethod:   false,
@@ -35784,7 +36814,7 @@ func (ec *executionContext) fieldContext_TransactionCreditPackage_price(_ contex
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _TransactionEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.TransactionEdge) (ret graphql.Marshaler) {
@@ -35821,11 +36851,11 @@ func (ec *executionContext) fieldContext_TransactionEdge_cursor(_ context.Contex
 
 func (ec *executionContext) _TransactionEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.TransactionEdge) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_TransactionEdge_node(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_TransactionEdge_node(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -35856,8 +36886,14 @@ func (ec *executionContext) _TransactionEdge_nodeSlow(ctx context.Context, field
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_TransactionEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_TransactionEdge_node(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_TransactionEdge_node(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_TransactionEdge_node(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "TransactionEdge",
 		Field:      field,
 		IsMethod:   false,
@@ -35868,7 +36904,7 @@ func (ec *executionContext) fieldContext_TransactionEdge_node(_ context.Context,
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _TransactionOrder_id(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrder) (ret graphql.Marshaler) {
@@ -35905,11 +36941,11 @@ func (ec *executionContext) fieldContext_TransactionOrder_id(_ context.Context, 
 
 func (ec *executionContext) _TransactionOrder_option(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrder) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_TransactionOrder_option(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_TransactionOrder_option(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -35947,8 +36983,14 @@ func (ec *executionContext) _TransactionOrder_optionSlow(ctx context.Context, fi
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_TransactionOrder_option(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_TransactionOrder_option(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_TransactionOrder_option(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_TransactionOrder_option(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "TransactionOrder",
 		Field:      field,
 		IsMethod:   true,
@@ -35959,16 +37001,16 @@ func (ec *executionContext) fieldContext_TransactionOrder_option(_ context.Conte
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _TransactionOrder_price(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrder) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_TransactionOrder_price(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_TransactionOrder_price(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -35999,8 +37041,14 @@ func (ec *executionContext) _TransactionOrder_priceSlow(ctx context.Context, fie
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_TransactionOrder_price(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_TransactionOrder_price(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_TransactionOrder_price(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_TransactionOrder_price(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "TransactionOrder",
 		Field:      field,
 		IsMethod:   false,
@@ -36011,16 +37059,16 @@ func (ec *executionContext) fieldContext_TransactionOrder_price(_ context.Contex
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _TransactionOrder_product(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrder) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_TransactionOrder_product(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_TransactionOrder_product(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -36058,8 +37106,14 @@ func (ec *executionContext) _TransactionOrder_productSlow(ctx context.Context, f
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_TransactionOrder_product(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_TransactionOrder_product(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_TransactionOrder_product(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_TransactionOrder_product(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "TransactionOrder",
 		Field:      field,
 		IsMethod:   true,
@@ -36070,7 +37124,7 @@ func (ec *executionContext) fieldContext_TransactionOrder_product(_ context.Cont
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _TransactionOrderOption_id(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
@@ -36235,11 +37289,11 @@ func (ec *executionContext) fieldContext_TransactionOrderOption_createDate(_ con
 
 func (ec *executionContext) _TransactionOrderOption_customTax(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_TransactionOrderOption_customTax(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_TransactionOrderOption_customTax(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -36270,8 +37324,14 @@ func (ec *executionContext) _TransactionOrderOption_customTaxSlow(ctx context.Co
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_TransactionOrderOption_customTax(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_TransactionOrderOption_customTax(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_TransactionOrderOption_customTax(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_TransactionOrderOption_customTax(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "TransactionOrderOption",
 		Field:      field,
 		IsMethod:   false,
@@ -36282,7 +37342,7 @@ func (ec *executionContext) fieldContext_TransactionOrderOption_customTax(_ cont
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _TransactionOrderOption_description(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
@@ -36319,11 +37379,11 @@ func (ec *executionContext) fieldContext_TransactionOrderOption_description(_ co
 
 func (ec *executionContext) _TransactionOrderOption_price(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_TransactionOrderOption_price(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_TransactionOrderOption_price(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -36354,8 +37414,14 @@ func (ec *executionContext) _TransactionOrderOption_priceSlow(ctx context.Contex
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_TransactionOrderOption_price(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_TransactionOrderOption_price(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_TransactionOrderOption_price(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_TransactionOrderOption_price(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "TransactionOrderOption",
 		Field:      field,
 		IsMethod:   false,
@@ -36366,16 +37432,16 @@ func (ec *executionContext) fieldContext_TransactionOrderOption_price(_ context.
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _TransactionOrderOption_stock(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_TransactionOrderOption_stock(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_TransactionOrderOption_stock(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -36406,8 +37472,14 @@ func (ec *executionContext) _TransactionOrderOption_stockSlow(ctx context.Contex
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_TransactionOrderOption_stock(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_TransactionOrderOption_stock(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_TransactionOrderOption_stock(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_TransactionOrderOption_stock(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "TransactionOrderOption",
 		Field:      field,
 		IsMethod:   false,
@@ -36418,7 +37490,7 @@ func (ec *executionContext) fieldContext_TransactionOrderOption_stock(_ context.
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _TransactionRefund_id(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionRefund) (ret graphql.Marshaler) {
@@ -36615,11 +37687,11 @@ func (ec *executionContext) fieldContext_TransactionTicket_createDate(_ context.
 
 func (ec *executionContext) _TransactionTicket_event(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionTicket) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_TransactionTicket_event(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_TransactionTicket_event(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -36657,8 +37729,14 @@ func (ec *executionContext) _TransactionTicket_eventSlow(ctx context.Context, fi
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_TransactionTicket_event(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_TransactionTicket_event(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_TransactionTicket_event(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_TransactionTicket_event(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "TransactionTicket",
 		Field:      field,
 		IsMethod:   true,
@@ -36669,16 +37747,16 @@ func (ec *executionContext) fieldContext_TransactionTicket_event(_ context.Conte
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _TransactionTicket_price(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionTicket) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_TransactionTicket_price(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_TransactionTicket_price(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -36709,8 +37787,14 @@ func (ec *executionContext) _TransactionTicket_priceSlow(ctx context.Context, fi
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_TransactionTicket_price(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_TransactionTicket_price(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_TransactionTicket_price(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_TransactionTicket_price(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "TransactionTicket",
 		Field:      field,
 		IsMethod:   false,
@@ -36721,16 +37805,16 @@ func (ec *executionContext) fieldContext_TransactionTicket_price(_ context.Conte
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _UpdatePostPayload_post(ctx context.Context, field graphql.CollectedField, obj *model.UpdatePostPayload) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_UpdatePostPayload_post(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_UpdatePostPayload_post(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -36761,8 +37845,14 @@ func (ec *executionContext) _UpdatePostPayload_postSlow(ctx context.Context, fie
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_UpdatePostPayload_post(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_UpdatePostPayload_post(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_UpdatePostPayload_post(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_UpdatePostPayload_post(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "UpdatePostPayload",
 		Field:      field,
 		IsMethod:   false,
@@ -36773,16 +37863,16 @@ func (ec *executionContext) fieldContext_UpdatePostPayload_post(_ context.Contex
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _UpdateVisitPayload_visit(ctx context.Context, field graphql.CollectedField, obj *model.UpdateVisitPayload) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_UpdateVisitPayload_visit(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_UpdateVisitPayload_visit(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -36813,8 +37903,14 @@ func (ec *executionContext) _UpdateVisitPayload_visitSlow(ctx context.Context, f
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_UpdateVisitPayload_visit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_UpdateVisitPayload_visit(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_UpdateVisitPayload_visit(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_UpdateVisitPayload_visit(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "UpdateVisitPayload",
 		Field:      field,
 		IsMethod:   false,
@@ -36825,7 +37921,7 @@ func (ec *executionContext) fieldContext_UpdateVisitPayload_visit(_ context.Cont
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _User_id(ctx context.Context, field graphql.CollectedField, obj *restclient.User) (ret graphql.Marshaler) {
@@ -37278,11 +38374,11 @@ func (ec *executionContext) fieldContext_Visit_date(_ context.Context, field gra
 
 func (ec *executionContext) _Visit_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Visit_location(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Visit_location(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -37320,8 +38416,14 @@ func (ec *executionContext) _Visit_locationSlow(ctx context.Context, field graph
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Visit_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Visit_location(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Visit_location(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Visit_location(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Visit",
 		Field:      field,
 		IsMethod:   true,
@@ -37332,7 +38434,7 @@ func (ec *executionContext) fieldContext_Visit_location(_ context.Context, field
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Visit_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
@@ -37401,11 +38503,11 @@ func (ec *executionContext) fieldContext_Visit_membershipRefHost(_ context.Conte
 
 func (ec *executionContext) _Visit_userHost(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Visit_userHost(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Visit_userHost(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -37436,8 +38538,14 @@ func (ec *executionContext) _Visit_userHostSlow(ctx context.Context, field graph
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Visit_userHost(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Visit_userHost(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Visit_userHost(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Visit_userHost(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Visit",
 		Field:      field,
 		IsMethod:   false,
@@ -37448,7 +38556,7 @@ func (ec *executionContext) fieldContext_Visit_userHost(_ context.Context, field
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Visit_userRefHost(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
@@ -37517,11 +38625,11 @@ func (ec *executionContext) fieldContext_Visit_userRefVisitor(_ context.Context,
 
 func (ec *executionContext) _Visit_visitor(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Visit_visitor(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Visit_visitor(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -37552,8 +38660,14 @@ func (ec *executionContext) _Visit_visitorSlow(ctx context.Context, field graphq
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Visit_visitor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Visit_visitor(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Visit_visitor(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Visit_visitor(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Visit",
 		Field:      field,
 		IsMethod:   false,
@@ -37564,7 +38678,7 @@ func (ec *executionContext) fieldContext_Visit_visitor(_ context.Context, field 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _VisitRequest_id(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
@@ -37665,11 +38779,11 @@ func (ec *executionContext) fieldContext_VisitRequest_locationRef(_ context.Cont
 
 func (ec *executionContext) _VisitRequest_location(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_VisitRequest_location(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_VisitRequest_location(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -37707,8 +38821,14 @@ func (ec *executionContext) _VisitRequest_locationSlow(ctx context.Context, fiel
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_VisitRequest_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_VisitRequest_location(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_VisitRequest_location(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_VisitRequest_location(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "VisitRequest",
 		Field:      field,
 		IsMethod:   true,
@@ -37719,7 +38839,7 @@ func (ec *executionContext) fieldContext_VisitRequest_location(_ context.Context
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _VisitRequest_membershipRefHost(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
@@ -37756,11 +38876,11 @@ func (ec *executionContext) fieldContext_VisitRequest_membershipRefHost(_ contex
 
 func (ec *executionContext) _VisitRequest_userHost(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_VisitRequest_userHost(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_VisitRequest_userHost(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -37791,8 +38911,14 @@ func (ec *executionContext) _VisitRequest_userHostSlow(ctx context.Context, fiel
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_VisitRequest_userHost(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_VisitRequest_userHost(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_VisitRequest_userHost(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_VisitRequest_userHost(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "VisitRequest",
 		Field:      field,
 		IsMethod:   false,
@@ -37803,7 +38929,7 @@ func (ec *executionContext) fieldContext_VisitRequest_userHost(_ context.Context
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _VisitRequest_userRefHost(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
@@ -37872,11 +38998,11 @@ func (ec *executionContext) fieldContext_VisitRequest_userRefVisitor(_ context.C
 
 func (ec *executionContext) _VisitRequest_visitor(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_VisitRequest_visitor(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_VisitRequest_visitor(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -37907,8 +39033,14 @@ func (ec *executionContext) _VisitRequest_visitorSlow(ctx context.Context, field
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_VisitRequest_visitor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_VisitRequest_visitor(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_VisitRequest_visitor(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_VisitRequest_visitor(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "VisitRequest",
 		Field:      field,
 		IsMethod:   false,
@@ -37919,7 +39051,7 @@ func (ec *executionContext) fieldContext_VisitRequest_visitor(_ context.Context,
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Visitor_email(ctx context.Context, field graphql.CollectedField, obj *restclient.Visitor) (ret graphql.Marshaler) {

@@ -102,19 +102,22 @@ func (t *Table) MarshalSlice(ctx context.Context, sel ast.SelectionSet, length i
 	return ret
 }
 
-// element is the field context of a list element and the index it points to.
+// element is the context of a list element (its field context) and the
+// index the field context points to.
 type element struct {
-	fc    graphql.FieldContext
+	fieldCtx
 	index int
 }
 
-// marshalElement marshals element i of a list with its field context, kept
-// in e, and unless omitPanicHandler recovers a panic as gqlgen does: an error
+// marshalElement marshals element i of a list with its context, kept in e
+// (graphql.WithFieldContext's value without its allocation), and unless omitPanicHandler recovers a panic as gqlgen does: an error
 // on the element's path, and failed set (the list is then null).
 func marshalElement(ctx context.Context, e *element, i int, omitPanicHandler bool, failed *atomic.Bool, marshal func(ctx context.Context, i int) graphql.Marshaler) (m graphql.Marshaler) {
 	e.index = i
+	e.parent = ctx
 	e.fc.Index = &e.index
-	childCtx := graphql.WithFieldContext(ctx, &e.fc)
+	e.fc.Parent = graphql.GetFieldContext(ctx)
+	childCtx := context.Context(&e.fieldCtx)
 	if !omitPanicHandler {
 		defer func() {
 			if r := recover(); r != nil {

@@ -33,7 +33,10 @@
 //     DateTime), which reports it as before; another struct field is
 //     marshalled with its field context and recovery; a resolver field's
 //     resolver is called with its field context, an error added on its
-//     path. gqlgen's resolution stays, as <field function>Slow.
+//     path; those field contexts and their context values are one
+//     allocation (inline.NewFieldContext, filled by the field's
+//     fieldContextIn_ function). gqlgen's resolution stays, as <field
+//     function>Slow.
 //
 // Every rewrite checks the shape of what it rewrites and fails generation
 // when gqlgen's output differs.
