@@ -40996,6 +40996,7 @@ func (ec *executionContext) _Booking(ctx context.Context, sel ast.SelectionSet, 
 	fields := ec.collected.Fields(ec.OperationContext, sel, bookingImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*restclient.Booking]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -41051,6 +41052,10 @@ func (ec *executionContext) _Booking(ctx context.Context, sel ast.SelectionSet, 
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Booking_resource, out)
 				continue
 			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Booking_resource)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -41087,7 +41092,6 @@ func (ec *executionContext) _Booking(ctx context.Context, sel ast.SelectionSet, 
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "seats":
 			out.Values[i] = ec._Booking_seats(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -41117,7 +41121,7 @@ func (ec *executionContext) _Booking(ctx context.Context, sel ast.SelectionSet, 
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -41182,6 +41186,7 @@ func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, 
 	fields := ec.collected.Fields(ec.OperationContext, sel, commentImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*restclient.Comment]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -41227,6 +41232,10 @@ func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, 
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Comment_parentComment, out)
 				continue
 			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Comment_parentComment)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -41263,7 +41272,6 @@ func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, 
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "postRef":
 			out.Values[i] = ec._Comment_postRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -41277,6 +41285,10 @@ func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, 
 		case "replies":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Comment_replies, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Comment_replies)
 				continue
 			}
 			field := field
@@ -41315,12 +41327,11 @@ func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, 
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -41489,6 +41500,7 @@ func (ec *executionContext) _Company(ctx context.Context, sel ast.SelectionSet, 
 	fields := ec.collected.Fields(ec.OperationContext, sel, companyImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*restclient.Company]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -41544,6 +41556,10 @@ func (ec *executionContext) _Company(ctx context.Context, sel ast.SelectionSet, 
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Company_location, out)
 				continue
 			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Company_location)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -41580,7 +41596,6 @@ func (ec *executionContext) _Company(ctx context.Context, sel ast.SelectionSet, 
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "metadata":
 			out.Values[i] = ec._Company_metadata(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -41610,7 +41625,7 @@ func (ec *executionContext) _Company(ctx context.Context, sel ast.SelectionSet, 
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -41897,6 +41912,7 @@ func (ec *executionContext) _CreditNote(ctx context.Context, sel ast.SelectionSe
 	fields := ec.collected.Fields(ec.OperationContext, sel, creditNoteImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*restclient.CreditNote]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -41942,6 +41958,10 @@ func (ec *executionContext) _CreditNote(ctx context.Context, sel ast.SelectionSe
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._CreditNote_invoice, out)
 				continue
 			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._CreditNote_invoice)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -41978,7 +41998,6 @@ func (ec *executionContext) _CreditNote(ctx context.Context, sel ast.SelectionSe
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "internalNote":
 			out.Values[i] = ec._CreditNote_internalNote(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -41987,6 +42006,10 @@ func (ec *executionContext) _CreditNote(ctx context.Context, sel ast.SelectionSe
 		case "lines":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._CreditNote_lines, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._CreditNote_lines)
 				continue
 			}
 			field := field
@@ -42025,7 +42048,6 @@ func (ec *executionContext) _CreditNote(ctx context.Context, sel ast.SelectionSe
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "locationRef":
 			out.Values[i] = ec._CreditNote_locationRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -42034,6 +42056,10 @@ func (ec *executionContext) _CreditNote(ctx context.Context, sel ast.SelectionSe
 		case "location":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._CreditNote_location, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._CreditNote_location)
 				continue
 			}
 			field := field
@@ -42072,7 +42098,6 @@ func (ec *executionContext) _CreditNote(ctx context.Context, sel ast.SelectionSe
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "memo":
 			out.Values[i] = ec._CreditNote_memo(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -42172,7 +42197,7 @@ func (ec *executionContext) _CreditNote(ctx context.Context, sel ast.SelectionSe
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -42356,6 +42381,7 @@ func (ec *executionContext) _CreditNoteLine(ctx context.Context, sel ast.Selecti
 	fields := ec.collected.Fields(ec.OperationContext, sel, creditNoteLineImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*restclient.CreditNoteLine]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -42401,6 +42427,10 @@ func (ec *executionContext) _CreditNoteLine(ctx context.Context, sel ast.Selecti
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._CreditNoteLine_invoiceItem, out)
 				continue
 			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._CreditNoteLine_invoiceItem)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -42437,7 +42467,6 @@ func (ec *executionContext) _CreditNoteLine(ctx context.Context, sel ast.Selecti
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "invoiceRef":
 			out.Values[i] = ec._CreditNoteLine_invoiceRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -42446,6 +42475,10 @@ func (ec *executionContext) _CreditNoteLine(ctx context.Context, sel ast.Selecti
 		case "invoice":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._CreditNoteLine_invoice, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._CreditNoteLine_invoice)
 				continue
 			}
 			field := field
@@ -42484,7 +42517,6 @@ func (ec *executionContext) _CreditNoteLine(ctx context.Context, sel ast.Selecti
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "locationRef":
 			out.Values[i] = ec._CreditNoteLine_locationRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -42493,6 +42525,10 @@ func (ec *executionContext) _CreditNoteLine(ctx context.Context, sel ast.Selecti
 		case "location":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._CreditNoteLine_location, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._CreditNoteLine_location)
 				continue
 			}
 			field := field
@@ -42531,7 +42567,6 @@ func (ec *executionContext) _CreditNoteLine(ctx context.Context, sel ast.Selecti
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "memo":
 			out.Values[i] = ec._CreditNoteLine_memo(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -42581,7 +42616,7 @@ func (ec *executionContext) _CreditNoteLine(ctx context.Context, sel ast.Selecti
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -42990,6 +43025,7 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 	fields := ec.collected.Fields(ec.OperationContext, sel, eventImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*restclient.Event]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -43008,6 +43044,10 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 		case "location":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Event_location, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Event_location)
 				continue
 			}
 			field := field
@@ -43046,7 +43086,6 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "networkRef":
 			out.Values[i] = ec._Event_networkRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -43121,7 +43160,7 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -43228,6 +43267,7 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 	fields := ec.collected.Fields(ec.OperationContext, sel, invoiceImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*restclient.Invoice]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -43388,6 +43428,10 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Invoice_location, out)
 				continue
 			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Invoice_location)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -43424,7 +43468,6 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "membershipRef":
 			out.Values[i] = ec._Invoice_membershipRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -43490,6 +43533,10 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Invoice_items, out)
 				continue
 			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Invoice_items)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -43526,7 +43573,6 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "payments":
 			out.Values[i] = ec._Invoice_payments(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -43545,6 +43591,10 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 		case "creditNotes":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Invoice_creditNotes, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Invoice_creditNotes)
 				continue
 			}
 			field := field
@@ -43583,12 +43633,11 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -43745,6 +43794,7 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 	fields := ec.collected.Fields(ec.OperationContext, sel, invoiceItemImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*restclient.InvoiceItem]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -43763,6 +43813,10 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 		case "invoice":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItem_invoice, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._InvoiceItem_invoice)
 				continue
 			}
 			field := field
@@ -43801,7 +43855,6 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "companyRef":
 			out.Values[i] = ec._InvoiceItem_companyRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -43815,6 +43868,10 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 		case "location":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItem_location, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._InvoiceItem_location)
 				continue
 			}
 			field := field
@@ -43853,7 +43910,6 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "membershipRef":
 			out.Values[i] = ec._InvoiceItem_membershipRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -43969,6 +44025,10 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItem_booking, out)
 				continue
 			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._InvoiceItem_booking)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -44005,7 +44065,6 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "creditPackage":
 			out.Values[i] = ec._InvoiceItem_creditPackage(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -44014,6 +44073,10 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 		case "order":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItem_order, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._InvoiceItem_order)
 				continue
 			}
 			field := field
@@ -44052,7 +44115,6 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "plan":
 			out.Values[i] = ec._InvoiceItem_plan(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -44061,6 +44123,10 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 		case "ticket":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItem_ticket, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._InvoiceItem_ticket)
 				continue
 			}
 			field := field
@@ -44099,12 +44165,11 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -44127,6 +44192,7 @@ func (ec *executionContext) _InvoiceItemBooking(ctx context.Context, sel ast.Sel
 	fields := ec.collected.Fields(ec.OperationContext, sel, invoiceItemBookingImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*restclient.InvoiceItemBooking]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -44145,6 +44211,10 @@ func (ec *executionContext) _InvoiceItemBooking(ctx context.Context, sel ast.Sel
 		case "resource":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItemBooking_resource, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._InvoiceItemBooking_resource)
 				continue
 			}
 			field := field
@@ -44183,7 +44253,6 @@ func (ec *executionContext) _InvoiceItemBooking(ctx context.Context, sel ast.Sel
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "startDate":
 			out.Values[i] = ec._InvoiceItemBooking_startDate(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -44193,7 +44262,7 @@ func (ec *executionContext) _InvoiceItemBooking(ctx context.Context, sel ast.Sel
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -44216,6 +44285,7 @@ func (ec *executionContext) _InvoiceItemOrder(ctx context.Context, sel ast.Selec
 	fields := ec.collected.Fields(ec.OperationContext, sel, invoiceItemOrderImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*model.InvoiceItemOrder]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -44229,6 +44299,10 @@ func (ec *executionContext) _InvoiceItemOrder(ctx context.Context, sel ast.Selec
 		case "product":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItemOrder_product, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._InvoiceItemOrder_product)
 				continue
 			}
 			field := field
@@ -44267,10 +44341,13 @@ func (ec *executionContext) _InvoiceItemOrder(ctx context.Context, sel ast.Selec
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "productOption":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItemOrder_productOption, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._InvoiceItemOrder_productOption)
 				continue
 			}
 			field := field
@@ -44309,7 +44386,6 @@ func (ec *executionContext) _InvoiceItemOrder(ctx context.Context, sel ast.Selec
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "quantity":
 			out.Values[i] = ec._InvoiceItemOrder_quantity(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -44319,7 +44395,7 @@ func (ec *executionContext) _InvoiceItemOrder(ctx context.Context, sel ast.Selec
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -44456,6 +44532,7 @@ func (ec *executionContext) _InvoiceItemTicket(ctx context.Context, sel ast.Sele
 	fields := ec.collected.Fields(ec.OperationContext, sel, invoiceItemTicketImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*restclient.InvoiceItemTicket]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -44469,6 +44546,10 @@ func (ec *executionContext) _InvoiceItemTicket(ctx context.Context, sel ast.Sele
 		case "event":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItemTicket_event, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._InvoiceItemTicket_event)
 				continue
 			}
 			field := field
@@ -44507,12 +44588,11 @@ func (ec *executionContext) _InvoiceItemTicket(ctx context.Context, sel ast.Sele
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -45144,6 +45224,7 @@ func (ec *executionContext) _Location(ctx context.Context, sel ast.SelectionSet,
 	fields := ec.collected.Fields(ec.OperationContext, sel, locationImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*model.Location]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -45172,6 +45253,10 @@ func (ec *executionContext) _Location(ctx context.Context, sel ast.SelectionSet,
 		case "products":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Location_products, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Location_products)
 				continue
 			}
 			field := field
@@ -45210,10 +45295,13 @@ func (ec *executionContext) _Location(ctx context.Context, sel ast.SelectionSet,
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "orders":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Location_orders, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Location_orders)
 				continue
 			}
 			field := field
@@ -45252,10 +45340,13 @@ func (ec *executionContext) _Location(ctx context.Context, sel ast.SelectionSet,
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "transactions":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Location_transactions, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Location_transactions)
 				continue
 			}
 			field := field
@@ -45294,10 +45385,13 @@ func (ec *executionContext) _Location(ctx context.Context, sel ast.SelectionSet,
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "creditNotes":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Location_creditNotes, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Location_creditNotes)
 				continue
 			}
 			field := field
@@ -45336,12 +45430,11 @@ func (ec *executionContext) _Location(ctx context.Context, sel ast.SelectionSet,
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -45636,6 +45729,7 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 	fields := ec.collected.Fields(ec.OperationContext, sel, orderImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*restclient.Order]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -45654,6 +45748,10 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 		case "location":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Order_location, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Order_location)
 				continue
 			}
 			field := field
@@ -45692,7 +45790,6 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "membershipRef":
 			out.Values[i] = ec._Order_membershipRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -45721,6 +45818,10 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 		case "option":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Order_option, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Order_option)
 				continue
 			}
 			field := field
@@ -45759,7 +45860,6 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "payment":
 			out.Values[i] = ec._Order_payment(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -45768,6 +45868,10 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 		case "product":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Order_product, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Order_product)
 				continue
 			}
 			field := field
@@ -45806,7 +45910,6 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "quantity":
 			out.Values[i] = ec._Order_quantity(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -45826,7 +45929,7 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -46389,6 +46492,7 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 	fields := ec.collected.Fields(ec.OperationContext, sel, postImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*restclient.Post]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -46407,6 +46511,10 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 		case "comments":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Post_comments, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Post_comments)
 				continue
 			}
 			field := field
@@ -46445,7 +46553,6 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "createDate":
 			out.Values[i] = ec._Post_createDate(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -46474,6 +46581,10 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 		case "location":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Post_location, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Post_location)
 				continue
 			}
 			field := field
@@ -46512,7 +46623,6 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "media":
 			out.Values[i] = ec._Post_media(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -46552,7 +46662,7 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -46773,6 +46883,7 @@ func (ec *executionContext) _Product(ctx context.Context, sel ast.SelectionSet, 
 	fields := ec.collected.Fields(ec.OperationContext, sel, productImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*restclient.Product]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -46796,6 +46907,10 @@ func (ec *executionContext) _Product(ctx context.Context, sel ast.SelectionSet, 
 		case "location":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Product_location, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Product_location)
 				continue
 			}
 			field := field
@@ -46834,7 +46949,6 @@ func (ec *executionContext) _Product(ctx context.Context, sel ast.SelectionSet, 
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "createDate":
 			out.Values[i] = ec._Product_createDate(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -46894,7 +47008,7 @@ func (ec *executionContext) _Product(ctx context.Context, sel ast.SelectionSet, 
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -47433,6 +47547,7 @@ func (ec *executionContext) _Redemption(ctx context.Context, sel ast.SelectionSe
 	fields := ec.collected.Fields(ec.OperationContext, sel, redemptionImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*restclient.Redemption]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -47451,6 +47566,10 @@ func (ec *executionContext) _Redemption(ctx context.Context, sel ast.SelectionSe
 		case "location":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Redemption_location, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Redemption_location)
 				continue
 			}
 			field := field
@@ -47489,7 +47608,6 @@ func (ec *executionContext) _Redemption(ctx context.Context, sel ast.SelectionSe
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "networkRef":
 			out.Values[i] = ec._Redemption_networkRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -47524,7 +47642,7 @@ func (ec *executionContext) _Redemption(ctx context.Context, sel ast.SelectionSe
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -47931,6 +48049,7 @@ func (ec *executionContext) _Resource(ctx context.Context, sel ast.SelectionSet,
 	fields := ec.collected.Fields(ec.OperationContext, sel, resourceImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*restclient.Resource]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -47949,6 +48068,10 @@ func (ec *executionContext) _Resource(ctx context.Context, sel ast.SelectionSet,
 		case "location":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Resource_location, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Resource_location)
 				continue
 			}
 			field := field
@@ -47987,7 +48110,6 @@ func (ec *executionContext) _Resource(ctx context.Context, sel ast.SelectionSet,
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "networkRef":
 			out.Values[i] = ec._Resource_networkRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -48001,6 +48123,10 @@ func (ec *executionContext) _Resource(ctx context.Context, sel ast.SelectionSet,
 		case "parent":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Resource_parent, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Resource_parent)
 				continue
 			}
 			field := field
@@ -48039,7 +48165,6 @@ func (ec *executionContext) _Resource(ctx context.Context, sel ast.SelectionSet,
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "title":
 			out.Values[i] = ec._Resource_title(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -48189,7 +48314,7 @@ func (ec *executionContext) _Resource(ctx context.Context, sel ast.SelectionSet,
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -49038,6 +49163,7 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 	fields := ec.collected.Fields(ec.OperationContext, sel, transactionImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*restclient.Transaction]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -49071,6 +49197,10 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 		case "location":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Transaction_location, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Transaction_location)
 				continue
 			}
 			field := field
@@ -49109,7 +49239,6 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "membershipRef":
 			out.Values[i] = ec._Transaction_membershipRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -49133,6 +49262,10 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 		case "booking":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Transaction_booking, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Transaction_booking)
 				continue
 			}
 			field := field
@@ -49171,7 +49304,6 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "company":
 			out.Values[i] = ec._Transaction_company(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -49185,6 +49317,10 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 		case "invoice":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Transaction_invoice, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Transaction_invoice)
 				continue
 			}
 			field := field
@@ -49223,10 +49359,13 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "order":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Transaction_order, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Transaction_order)
 				continue
 			}
 			field := field
@@ -49265,7 +49404,6 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "plan":
 			out.Values[i] = ec._Transaction_plan(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -49279,6 +49417,10 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 		case "ticket":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Transaction_ticket, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Transaction_ticket)
 				continue
 			}
 			field := field
@@ -49317,7 +49459,6 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "user":
 			out.Values[i] = ec._Transaction_user(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -49327,7 +49468,7 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -49350,6 +49491,7 @@ func (ec *executionContext) _TransactionBooking(ctx context.Context, sel ast.Sel
 	fields := ec.collected.Fields(ec.OperationContext, sel, transactionBookingImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*restclient.TransactionBooking]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -49363,6 +49505,10 @@ func (ec *executionContext) _TransactionBooking(ctx context.Context, sel ast.Sel
 		case "resource":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._TransactionBooking_resource, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._TransactionBooking_resource)
 				continue
 			}
 			field := field
@@ -49401,7 +49547,6 @@ func (ec *executionContext) _TransactionBooking(ctx context.Context, sel ast.Sel
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "price":
 			out.Values[i] = ec._TransactionBooking_price(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -49411,7 +49556,7 @@ func (ec *executionContext) _TransactionBooking(ctx context.Context, sel ast.Sel
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -49565,6 +49710,7 @@ func (ec *executionContext) _TransactionOrder(ctx context.Context, sel ast.Selec
 	fields := ec.collected.Fields(ec.OperationContext, sel, transactionOrderImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*model.TransactionOrder]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -49578,6 +49724,10 @@ func (ec *executionContext) _TransactionOrder(ctx context.Context, sel ast.Selec
 		case "option":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._TransactionOrder_option, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._TransactionOrder_option)
 				continue
 			}
 			field := field
@@ -49616,7 +49766,6 @@ func (ec *executionContext) _TransactionOrder(ctx context.Context, sel ast.Selec
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "price":
 			out.Values[i] = ec._TransactionOrder_price(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -49625,6 +49774,10 @@ func (ec *executionContext) _TransactionOrder(ctx context.Context, sel ast.Selec
 		case "product":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._TransactionOrder_product, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._TransactionOrder_product)
 				continue
 			}
 			field := field
@@ -49663,12 +49816,11 @@ func (ec *executionContext) _TransactionOrder(ctx context.Context, sel ast.Selec
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -49820,6 +49972,7 @@ func (ec *executionContext) _TransactionTicket(ctx context.Context, sel ast.Sele
 	fields := ec.collected.Fields(ec.OperationContext, sel, transactionTicketImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*restclient.TransactionTicket]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -49838,6 +49991,10 @@ func (ec *executionContext) _TransactionTicket(ctx context.Context, sel ast.Sele
 		case "event":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._TransactionTicket_event, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._TransactionTicket_event)
 				continue
 			}
 			field := field
@@ -49876,7 +50033,6 @@ func (ec *executionContext) _TransactionTicket(ctx context.Context, sel ast.Sele
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "price":
 			out.Values[i] = ec._TransactionTicket_price(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -49886,7 +50042,7 @@ func (ec *executionContext) _TransactionTicket(ctx context.Context, sel ast.Sele
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -50050,6 +50206,7 @@ func (ec *executionContext) _Visit(ctx context.Context, sel ast.SelectionSet, ob
 	fields := ec.collected.Fields(ec.OperationContext, sel, visitImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*restclient.Visit]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -50095,6 +50252,10 @@ func (ec *executionContext) _Visit(ctx context.Context, sel ast.SelectionSet, ob
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Visit_location, out)
 				continue
 			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Visit_location)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -50131,7 +50292,6 @@ func (ec *executionContext) _Visit(ctx context.Context, sel ast.SelectionSet, ob
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "locationRef":
 			out.Values[i] = ec._Visit_locationRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -50166,7 +50326,7 @@ func (ec *executionContext) _Visit(ctx context.Context, sel ast.SelectionSet, ob
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -50189,6 +50349,7 @@ func (ec *executionContext) _VisitRequest(ctx context.Context, sel ast.Selection
 	fields := ec.collected.Fields(ec.OperationContext, sel, visitRequestImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*restclient.VisitRequest]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -50212,6 +50373,10 @@ func (ec *executionContext) _VisitRequest(ctx context.Context, sel ast.Selection
 		case "location":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._VisitRequest_location, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._VisitRequest_location)
 				continue
 			}
 			field := field
@@ -50250,7 +50415,6 @@ func (ec *executionContext) _VisitRequest(ctx context.Context, sel ast.Selection
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "membershipRefHost":
 			out.Values[i] = ec._VisitRequest_membershipRefHost(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -50280,7 +50444,7 @@ func (ec *executionContext) _VisitRequest(ctx context.Context, sel ast.Selection
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}

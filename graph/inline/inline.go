@@ -56,21 +56,12 @@ func NewTable(blocking ...string) *Table {
 	return t
 }
 
-// Concurrently replaces fs.Concurrently(i, f) for the field of index i of a
-// non-root object: f runs now, on this goroutine, when the field cannot
-// block; else it is left to fs.Dispatch as gqlgen does.
-func (t *Table) Concurrently(ctx context.Context, fs *graphql.FieldSet, i int, field graphql.CollectedField, f func(context.Context) graphql.Marshaler) {
-	if t.mayBlock(field.Field) {
-		fs.Concurrently(i, f)
-		return
-	}
-	fs.Values[i] = f(ctx)
-}
-
 // Inline reports whether an object's resolver field runs now, on this
-// goroutine: it is not deferred (CollectedField.IsDeferred) and cannot block. The generated code then
-// resolves it without the closures and the FieldSet entry that
-// Concurrently needs.
+// goroutine: it is not deferred (CollectedField.IsDeferred) and cannot
+// block. The generated code then resolves it at once (runInline); the
+// others that are not deferred it resolves together after the object's
+// other fields (its blocking list, on goroutines as gqlgen's
+// FieldSet.Dispatch would).
 func (t *Table) Inline(field *ast.Field, deferred bool) bool {
 	return !deferred && !t.mayBlock(field)
 }
@@ -184,7 +175,7 @@ func (*Table) ScalarFieldContext(object string, field graphql.CollectedField, is
 // and map. The FieldSet, its Values (up to 32 fields) and the Marshaler are
 // one allocation (gqlgen makes two, and the generator's former Object a
 // third). The FieldSet does not know its fields: it must be used only
-// through Values, Invalids, Concurrently and Dispatch, not written as it is
+// through Values, Invalids and Dispatch, not written as it is
 // or given views (graph/internal/gqlgen rewrites only the FieldSet of an
 // object's own fields, not the deferred one).
 func (*Table) NewFieldSet(fields []graphql.CollectedField) (*graphql.FieldSet, graphql.Marshaler) {
