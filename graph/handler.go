@@ -284,7 +284,7 @@ func NewHandler(o Options) http.Handler {
 		if noCache(r) {
 			ctx = restclient.WithoutCacheReads(ctx)
 		}
-		ctx = context.WithValue(ctx, requestKey{}, req)
+		req.Context, ctx = ctx, req
 		// Resolvers never modify upstream objects: identical GETs in flight
 		// for one caller's credentials are decoded once for all requests.
 		ctx = restclient.WithReadOnlyResults(ctx)
@@ -394,7 +394,10 @@ func fieldDepth(ctx context.Context) int {
 }
 
 // request is what the facade knows about the GraphQL request being served.
+// It is also the context that carries it (the value of requestKey), over
+// Context, in one allocation.
 type request struct {
+	context.Context
 	hasCredentials bool
 	trace          bool
 	calls          *calls.Collector // &collector, or nil outside a request
@@ -402,6 +405,13 @@ type request struct {
 }
 
 type requestKey struct{}
+
+func (r *request) Value(k any) any {
+	if k == (requestKey{}) {
+		return r
+	}
+	return r.Context.Value(k)
+}
 
 func requestFrom(ctx context.Context) *request {
 	if r, ok := ctx.Value(requestKey{}).(*request); ok {
