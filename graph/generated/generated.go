@@ -5779,6 +5779,16 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 				first = false
 				ctx = graphql.WithUnmarshalerMap(ctx, inputUnmarshalMap)
 				data = ec._Query(ctx, opCtx.Operation.SelectionSet)
+				var buf bytes.Buffer
+				buf.Grow(inline.ResponseSize(opCtx.Doc))
+				data.MarshalGQL(&buf)
+				inline.SetResponseSize(opCtx.Doc, buf.Len())
+				response.Data = buf.Bytes()
+				if atomic.LoadInt32(&ec.Deferred) > 0 {
+					hasNext := atomic.LoadInt32(&ec.PendingDeferred) > 0
+					response.HasNext = &hasNext
+				}
+				return &response
 			} else {
 				if atomic.LoadInt32(&ec.PendingDeferred) > 0 {
 					result := <-ec.DeferredResults

@@ -156,6 +156,15 @@ var rewrites = []struct{ from, to string }{
 	{"\tout := graphql.NewFieldSet(fields)\n\tdeferredFieldSet := graphql.NewFieldSet(nil)\n\tdeferLabelToView := make(map[string]*graphql.FieldSetView)\n",
 		"\tout, object := inlineTable.NewFieldSet(fields)\n\tdeferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)\n"},
 	{"\n\treturn out\n}\n", "\n\treturn object\n}\n"},
+	// The first response of a query is written into a buffer of the size
+	// of the document's last one (inline.ResponseSize).
+	{"\t\t\t\tdata = ec._Query(ctx, opCtx.Operation.SelectionSet)\n\t\t\t} else {",
+		"\t\t\t\tdata = ec._Query(ctx, opCtx.Operation.SelectionSet)\n\t\t\t\tvar buf bytes.Buffer\n" +
+			"\t\t\t\tbuf.Grow(inline.ResponseSize(opCtx.Doc))\n\t\t\t\tdata.MarshalGQL(&buf)\n" +
+			"\t\t\t\tinline.SetResponseSize(opCtx.Doc, buf.Len())\n\t\t\t\tresponse.Data = buf.Bytes()\n" +
+			"\t\t\t\tif atomic.LoadInt32(&ec.Deferred) > 0 {\n\t\t\t\t\thasNext := atomic.LoadInt32(&ec.PendingDeferred) > 0\n" +
+			"\t\t\t\t\tresponse.HasNext = &hasNext\n\t\t\t\t}\n" +
+			"\t\t\t\treturn &response\n\t\t\t} else {"},
 	{"Path:     graphql.GetPath(ctx),\n\t\tFieldSet: deferredFieldSet,",
 		"Path:     inlineTable.DeferredPath(ctx, deferLabelToView),\n\t\tFieldSet: deferredFieldSet,"},
 }
