@@ -295,3 +295,24 @@ func TestCollectedShared(t *testing.T) {
 		}
 	}
 }
+
+// TestResponseSize: a document's next response is sized from its last, with
+// room to grow; an unknown document's is not.
+func TestResponseSize(t *testing.T) {
+	doc, other := &ast.QueryDocument{}, &ast.QueryDocument{}
+	if n := ResponseSize(doc); n != 0 {
+		t.Fatalf("unknown document: %d", n)
+	}
+	SetResponseSize(doc, 1600)
+	if n := ResponseSize(doc); n != 1700 {
+		t.Errorf("after 1600 bytes: %d, want 1700", n)
+	}
+	SetResponseSize(doc, 32)
+	if n := ResponseSize(doc); n != 34 || ResponseSize(other) != 0 {
+		t.Errorf("after 32 bytes: %d (other document %d)", n, ResponseSize(other))
+	}
+	SetResponseSize(doc, 1<<30)
+	if n := ResponseSize(doc); n > maxSizeHint+maxSizeHint/16 {
+		t.Errorf("after 1 GiB: %d, want at most %d", n, maxSizeHint+maxSizeHint/16)
+	}
+}
