@@ -296,7 +296,7 @@ func NewHandler(o Options) http.Handler {
 		if req.hasCredentials && !isBearer(creds.Authorization) {
 			hooks = append(hooks, restclient.CallHooks{Before: refuseBearerOnly})
 		}
-		hooks = append(hooks, req.calls.Hooks())
+		hooks = append(hooks, requestCalls)
 		if o.Budget != nil {
 			hooks = append(hooks, budgetHooks(o.Budget, restclient.IdentityFromContext(ctx)))
 		}
@@ -419,6 +419,10 @@ func requestFrom(ctx context.Context) *request {
 	}
 	return &request{}
 }
+
+// requestCalls are the call hooks that cap and record the calls of each
+// request with its Collector (request.calls).
+var requestCalls = calls.HooksFrom(func(ctx context.Context) *calls.Collector { return requestFrom(ctx).calls })
 
 // requireCredentials answers every root field that could reach the upstream
 // with UNAUTHENTICATED, and no upstream call, when the request carries no
