@@ -284,6 +284,7 @@ func NewHandler(o Options) http.Handler {
 		if noCache(r) {
 			ctx = restclient.WithoutCacheReads(ctx)
 		}
+		req.loaders = o.newLoaders()
 		req.Context, ctx = ctx, req
 		// Resolvers never modify upstream objects: identical GETs in flight
 		// for one caller's credentials are decoded once for all requests.
@@ -301,7 +302,6 @@ func NewHandler(o Options) http.Handler {
 			hooks = append(hooks, budgetHooks(o.Budget, restclient.IdentityFromContext(ctx)))
 		}
 		ctx = restclient.WithCallHooks(ctx, hooks...)
-		ctx = loaders.WithLoaders(ctx, o.newLoaders())
 		if admit != nil {
 			// Holds the cost units until the response is written; 503 on
 			// refusal.
@@ -402,13 +402,17 @@ type request struct {
 	trace          bool
 	calls          *calls.Collector // &collector, or nil outside a request
 	collector      calls.Collector
+	loaders        loaders.Source // the value of loaders.ContextKey
 }
 
 type requestKey struct{}
 
 func (r *request) Value(k any) any {
-	if k == (requestKey{}) {
+	switch k {
+	case requestKey{}:
 		return r
+	case loaders.ContextKey:
+		return r.loaders
 	}
 	return r.Context.Value(k)
 }

@@ -283,6 +283,11 @@ func WithLoaders(ctx context.Context, s Source) context.Context {
 	return context.WithValue(ctx, ctxKey{}, s)
 }
 
+// ContextKey is the key of the request's Source in a context, for a context
+// type that carries it in an allocation of its own instead of WithLoaders'
+// (graph's request): its Value returns the Source for this key.
+var ContextKey any = ctxKey{}
+
 // For returns the request's Source. It panics if the request was not set up
 // by the facade's handler: a programming error, not a runtime condition.
 func For(ctx context.Context) Source {

@@ -59,6 +59,11 @@ func ContentType(mt string) string {
 
 const charset = "; charset=utf-8"
 
+var (
+	graphQLResponseJSONHeader = []string{GraphQLResponseJSON + charset}
+	jsonHeader                = []string{JSON + charset}
+)
+
 // Negotiate returns the response media type h's Accept header prefers, and
 // false when it admits neither (the caller answers 406, in application/json).
 // Each media type gets the quality of the most specific range that matches
@@ -174,7 +179,16 @@ func (Transport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphEx
 		(&guard.Refusal{Status: http.StatusInternalServerError, Code: errcode.Internal, Message: "internal error"}).Write(w, ContentType(JSON))
 		return
 	}
-	w.Header().Set("Content-Type", ContentType(req.mediaType))
+	// The header's value slice of the media type, shared by the responses
+	// (header values are replaced, never written in place).
+	switch req.mediaType {
+	case GraphQLResponseJSON:
+		w.Header()["Content-Type"] = graphQLResponseJSONHeader
+	case JSON:
+		w.Header()["Content-Type"] = jsonHeader
+	default:
+		w.Header().Set("Content-Type", ContentType(req.mediaType))
+	}
 	params := &req.params.RawParams // this request's: no copy
 	params.Headers = r.Header
 	params.ReadTime = graphql.TraceTiming{Start: graphql.GetStartTime(ctx), End: graphql.Now()}
