@@ -284,7 +284,7 @@ func NewHandler(o Options) http.Handler {
 		if noCache(r) {
 			ctx = restclient.WithoutCacheReads(ctx)
 		}
-		req.loaders = o.newLoaders()
+		req.loaders = o.requestLoaders(&req.batching)
 		req.Context, ctx = ctx, req
 		// Resolvers never modify upstream objects: identical GETs in flight
 		// for one caller's credentials are decoded once for all requests.
@@ -403,6 +403,7 @@ type request struct {
 	calls          *calls.Collector // &collector, or nil outside a request
 	collector      calls.Collector
 	loaders        loaders.Source // the value of loaders.ContextKey
+	batching       loaders.Loaders
 }
 
 type requestKey struct{}
