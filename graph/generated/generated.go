@@ -5768,15 +5768,14 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
-	first := true
 
 	switch opCtx.Operation.Operation {
 	case ast.Query:
 		return func(ctx context.Context) *graphql.Response {
 			var response graphql.Response
 			var data graphql.Marshaler
-			if first {
-				first = false
+			if !ec.started {
+				ec.started = true
 				ctx = graphql.WithUnmarshalerMap(ctx, inputUnmarshalMap)
 				data = ec._Query(ctx, opCtx.Operation.SelectionSet)
 				var buf bytes.Buffer
@@ -5813,10 +5812,10 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		}
 	case ast.Mutation:
 		return func(ctx context.Context) *graphql.Response {
-			if !first {
+			if ec.started {
 				return nil
 			}
-			first = false
+			ec.started = true
 			ctx = graphql.WithUnmarshalerMap(ctx, inputUnmarshalMap)
 			data := ec._Mutation(ctx, opCtx.Operation.SelectionSet)
 			var buf bytes.Buffer
@@ -5842,6 +5841,8 @@ type executionContext struct {
 	// children holds the Child of object-typed fields' contexts, one per
 	// type (inline.ChildOf).
 	children [childTypes]atomic.Pointer[inline.Child]
+	// started: the operation's first response was made (Exec).
+	started bool
 }
 
 func newExecutionContext(

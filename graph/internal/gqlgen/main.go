@@ -165,6 +165,13 @@ var rewrites = []struct{ from, to string }{
 			"\t\t\t\tif atomic.LoadInt32(&ec.Deferred) > 0 {\n\t\t\t\t\thasNext := atomic.LoadInt32(&ec.PendingDeferred) > 0\n" +
 			"\t\t\t\t\tresponse.HasNext = &hasNext\n\t\t\t\t}\n" +
 			"\t\t\t\treturn &response\n\t\t\t} else {"},
+	// Exec's first-response flag is a field of the execution context
+	// (started, added by rewriteChildren), not a variable the response
+	// closure captures (an allocation per operation).
+	{"\t)\n\tfirst := true\n\n\tswitch opCtx.Operation.Operation {\n", "\t)\n\n\tswitch opCtx.Operation.Operation {\n"},
+	{"\t\t\tif first {\n\t\t\t\tfirst = false\n", "\t\t\tif !ec.started {\n\t\t\t\tec.started = true\n"},
+	{"\t\t\tif !first {\n\t\t\t\treturn nil\n\t\t\t}\n\t\t\tfirst = false\n",
+		"\t\t\tif ec.started {\n\t\t\t\treturn nil\n\t\t\t}\n\t\t\tec.started = true\n"},
 	{"Path:     graphql.GetPath(ctx),\n\t\tFieldSet: deferredFieldSet,",
 		"Path:     inlineTable.DeferredPath(ctx, deferLabelToView),\n\t\tFieldSet: deferredFieldSet,"},
 }

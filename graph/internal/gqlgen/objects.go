@@ -224,7 +224,8 @@ func rewriteChildren(src []byte) ([]byte, []string, error) {
 	}
 	src = bytes.Replace(src, []byte(from), []byte("\tcollected inline.Collected\n"+
 		"\t// children holds the Child of object-typed fields' contexts, one per\n\t// type (inline.ChildOf).\n"+
-		"\tchildren [childTypes]atomic.Pointer[inline.Child]\n}"), 1)
+		"\tchildren [childTypes]atomic.Pointer[inline.Child]\n"+
+		"\t// started: the operation's first response was made (Exec).\n\tstarted bool\n}"), 1)
 	return src, types, nil
 }
 
