@@ -46,15 +46,33 @@ type fieldCtx struct {
 	fc     graphql.FieldContext
 }
 
-func (c *fieldCtx) Deadline() (time.Time, bool) { return c.parent.Deadline() }
-func (c *fieldCtx) Done() <-chan struct{}       { return c.parent.Done() }
-func (c *fieldCtx) Err() error                  { return c.parent.Err() }
+func (c *fieldCtx) Deadline() (time.Time, bool) { return c.above().Deadline() }
+func (c *fieldCtx) Done() <-chan struct{}       { return c.above().Done() }
+func (c *fieldCtx) Err() error                  { return c.above().Err() }
 
 func (c *fieldCtx) Value(k any) any {
 	if k == fieldContextKey {
 		return &c.fc
 	}
-	return c.parent.Value(k)
+	return c.above().Value(k)
+}
+
+// above returns the first context above c that is not a field's or a list
+// element's: those answer nothing but the field context key (a value, the
+// deadline and cancellation are their parents'), so a lookup from a deep
+// field skips them in one loop instead of a call per level.
+func (c *fieldCtx) above() context.Context {
+	p := c.parent
+	for {
+		switch f := p.(type) {
+		case *fieldCtx:
+			p = f.parent
+		case *element:
+			p = f.parent
+		default:
+			return p
+		}
+	}
 }
 
 func (c *fieldCtx) String() string { return "inline.fieldCtx" }

@@ -2,7 +2,9 @@ package inline
 
 import (
 	"context"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -48,6 +50,49 @@ func TestNewFieldContext(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(100, func() { NewFieldContext(parent) }); n != 1 {
 		t.Errorf("%v allocations, want 1", n)
+	}
+}
+
+// TestNestedFieldContexts: through fields and list elements, each context
+// finds its own field context (the path), and the values, deadline and
+// cancellation of the context above them all.
+func TestNestedFieldContexts(t *testing.T) {
+	base, cancel := context.WithDeadline(context.WithValue(context.Background(), otherKey{}, "v"), time.Now().Add(time.Hour))
+	ctx := base
+	var fields []*graphql.FieldContext
+	for i := range 6 {
+		if i%2 == 1 { // a list element: marshalElement's context
+			e := &element{}
+			e.index, e.parent = i, ctx
+			e.fc.Index = &e.index
+			e.fc.Parent = graphql.GetFieldContext(ctx)
+			ctx = &e.fieldCtx
+			fields = append(fields, &e.fc)
+			continue
+		}
+		var fc *graphql.FieldContext
+		ctx, fc = NewFieldContext(ctx)
+		fc.Field = graphql.CollectedField{Field: &ast.Field{Alias: fmt.Sprint("f", i)}}
+		fields = append(fields, fc)
+	}
+	if got := graphql.GetFieldContext(ctx); got != fields[len(fields)-1] {
+		t.Fatalf("field context %p, want %p", got, fields[len(fields)-1])
+	}
+	if p := graphql.GetPath(ctx).String(); p != "f0[1].f2[3].f4[5]" {
+		t.Errorf("path %q", p)
+	}
+	if ctx.Value(otherKey{}) != "v" {
+		t.Error("value of the context above not found")
+	}
+	if d, ok := ctx.Deadline(); !ok || d != func() time.Time { d, _ := base.Deadline(); return d }() {
+		t.Errorf("deadline %v %t", d, ok)
+	}
+	if ctx.Done() != base.Done() || ctx.Err() != nil {
+		t.Fatal("not the base's Done, or cancelled early")
+	}
+	cancel()
+	if ctx.Err() != context.Canceled {
+		t.Errorf("Err %v after the base was cancelled", ctx.Err())
 	}
 }
 
