@@ -284,7 +284,8 @@ func NewHandler(o Options) http.Handler {
 		if noCache(r) {
 			ctx = restclient.WithoutCacheReads(ctx)
 		}
-		ctx = context.WithValue(ctx, requestKey{}, req)
+		req.loaders = o.requestLoaders(&req.batching)
+		req.Context, ctx = ctx, req
 		// Resolvers never modify upstream objects: identical GETs in flight
 		// for one caller's credentials are decoded once for all requests.
 		ctx = restclient.WithReadOnlyResults(ctx)
@@ -296,12 +297,11 @@ func NewHandler(o Options) http.Handler {
 		if req.hasCredentials && !isBearer(creds.Authorization) {
 			hooks = append(hooks, restclient.CallHooks{Before: refuseBearerOnly})
 		}
-		hooks = append(hooks, req.calls.Hooks())
+		hooks = append(hooks, requestCalls)
 		if o.Budget != nil {
 			hooks = append(hooks, budgetHooks(o.Budget, restclient.IdentityFromContext(ctx)))
 		}
 		ctx = restclient.WithCallHooks(ctx, hooks...)
-		ctx = loaders.WithLoaders(ctx, o.newLoaders())
 		if admit != nil {
 			// Holds the cost units until the response is written; 503 on
 			// refusal.
@@ -394,14 +394,29 @@ func fieldDepth(ctx context.Context) int {
 }
 
 // request is what the facade knows about the GraphQL request being served.
+// It is also the context that carries it (the value of requestKey), over
+// Context, in one allocation.
 type request struct {
+	context.Context
 	hasCredentials bool
 	trace          bool
 	calls          *calls.Collector // &collector, or nil outside a request
 	collector      calls.Collector
+	loaders        loaders.Source // the value of loaders.ContextKey
+	batching       loaders.Loaders
 }
 
 type requestKey struct{}
+
+func (r *request) Value(k any) any {
+	switch k {
+	case requestKey{}:
+		return r
+	case loaders.ContextKey:
+		return r.loaders
+	}
+	return r.Context.Value(k)
+}
 
 func requestFrom(ctx context.Context) *request {
 	if r, ok := ctx.Value(requestKey{}).(*request); ok {
@@ -409,6 +424,10 @@ func requestFrom(ctx context.Context) *request {
 	}
 	return &request{}
 }
+
+// requestCalls are the call hooks that cap and record the calls of each
+// request with its Collector (request.calls).
+var requestCalls = calls.HooksFrom(func(ctx context.Context) *calls.Collector { return requestFrom(ctx).calls })
 
 // requireCredentials answers every root field that could reach the upstream
 // with UNAUTHENTICATED, and no upstream call, when the request carries no

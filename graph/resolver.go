@@ -29,13 +29,15 @@ type Resolver struct {
 // without graphql.ResolveField unless the handler has a field interceptor.
 func (r *Resolver) PlainFields() bool { return r.plainFields }
 
-// newLoaders returns the Source of one request: NewLoaders' when set, else
-// the batching loaders tuned by Loaders.
-func (o *Options) newLoaders() loaders.Source {
+// requestLoaders returns the Source of one request: NewLoaders' when set,
+// else the batching loaders tuned by Loaders, made in batching (in the
+// request's own allocation).
+func (o *Options) requestLoaders(batching *loaders.Loaders) loaders.Source {
 	if o.NewLoaders != nil {
 		return o.NewLoaders(o.Client)
 	}
-	return loaders.New(o.Client, o.Loaders)
+	batching.Init(o.Client, o.Loaders)
+	return batching
 }
 
 // root is the generated.ResolverRoot the handler gives gqlgen: the Resolver,

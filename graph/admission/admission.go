@@ -99,6 +99,22 @@ type Slot struct {
 	slot
 	c *Controller
 	w writer
+	// ctx is the request's context carrying the slot (Begin).
+	ctx slotContext
+}
+
+// slotContext is its parent carrying the request's slot (the value of
+// slotKey), in the Slot's allocation.
+type slotContext struct {
+	context.Context
+	s *slot
+}
+
+func (c *slotContext) Value(k any) any {
+	if k == (slotKey{}) {
+		return c.s
+	}
+	return c.Context.Value(k)
 }
 
 // Begin starts the admission of one request: it returns ctx carrying the
@@ -108,7 +124,8 @@ type Slot struct {
 func (c *Controller) Begin(ctx context.Context, w http.ResponseWriter) (context.Context, *Slot) {
 	s := &Slot{c: c}
 	s.w = writer{ResponseWriter: w, s: &s.slot, retryAfter: c.retryAfterHeader}
-	return context.WithValue(ctx, slotKey{}, &s.slot), s
+	s.ctx = slotContext{Context: ctx, s: &s.slot}
+	return &s.ctx, s
 }
 
 // Writer is the ResponseWriter of the request (503 with Retry-After when

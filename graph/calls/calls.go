@@ -104,6 +104,27 @@ func (c *Collector) Hooks() restclient.CallHooks {
 	return restclient.CallHooks{Before: c.reserve, After: c.observe}
 }
 
+// HooksFrom returns the hooks Hooks returns, for every request at once:
+// each call's hooks find the request's Collector with collector(ctx) (nil:
+// the call is neither capped nor recorded). Made once, they cost a request
+// no allocation, where Hooks' two method values cost two. collector must
+// find the Collector in any context the hooks are installed in.
+func HooksFrom(collector func(context.Context) *Collector) restclient.CallHooks {
+	return restclient.CallHooks{
+		Before: func(ctx context.Context, cs restclient.CallStart) error {
+			if c := collector(ctx); c != nil {
+				return c.reserve(ctx, cs)
+			}
+			return nil
+		},
+		After: func(ctx context.Context, info restclient.CallInfo) {
+			if c := collector(ctx); c != nil {
+				c.observe(ctx, info)
+			}
+		},
+	}
+}
+
 // reserve counts one call about to be made. It refuses it, without counting
 // it, with a *CredentialsRefusedError once an earlier call of the request was
 // answered 401, and with a *LimitError once the request's cap is reached.

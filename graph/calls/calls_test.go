@@ -32,3 +32,34 @@ func TestReportMarksBatchesAndOffsets(t *testing.T) {
 		t.Errorf("the second call started (%v) before the first ended (%v + 60000)", rep.Calls[1].StartMs, rep.Calls[0].StartMs)
 	}
 }
+
+type collectorKey struct{}
+
+// TestHooksFrom: hooks made once cap and record the calls of the Collector
+// each context names, and leave a context without one alone.
+func TestHooksFrom(t *testing.T) {
+	h := HooksFrom(func(ctx context.Context) *Collector { c, _ := ctx.Value(collectorKey{}).(*Collector); return c })
+	a, b := &Collector{Max: 1}, &Collector{Max: 2}
+	ctxA, ctxB := context.WithValue(context.Background(), collectorKey{}, a), context.WithValue(context.Background(), collectorKey{}, b)
+	cs := restclient.CallStart{Method: "GET", Route: "/resources/v1/{id}"}
+	info := restclient.CallInfo{Method: "GET", Route: "/resources/v1/{id}", Status: 200}
+	for i, want := range []bool{true, false} {
+		if err := h.Before(ctxA, cs); (err == nil) != want {
+			t.Errorf("call %d of a: %v", i+1, err)
+		}
+	}
+	for range 2 {
+		if err := h.Before(ctxB, cs); err != nil {
+			t.Fatal(err)
+		}
+		h.After(ctxB, info)
+	}
+	h.After(ctxA, info)
+	if err := h.Before(context.Background(), cs); err != nil {
+		t.Error(err)
+	}
+	h.After(context.Background(), info)
+	if a.Count() != 1 || b.Count() != 2 {
+		t.Errorf("counts %d and %d, want 1 and 2", a.Count(), b.Count())
+	}
+}

@@ -5768,17 +5768,26 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
-	first := true
 
 	switch opCtx.Operation.Operation {
 	case ast.Query:
 		return func(ctx context.Context) *graphql.Response {
 			var response graphql.Response
 			var data graphql.Marshaler
-			if first {
-				first = false
+			if !ec.started {
+				ec.started = true
 				ctx = graphql.WithUnmarshalerMap(ctx, inputUnmarshalMap)
 				data = ec._Query(ctx, opCtx.Operation.SelectionSet)
+				var buf bytes.Buffer
+				buf.Grow(inline.ResponseSize(opCtx.Doc))
+				data.MarshalGQL(&buf)
+				inline.SetResponseSize(opCtx.Doc, buf.Len())
+				response.Data = buf.Bytes()
+				if atomic.LoadInt32(&ec.Deferred) > 0 {
+					hasNext := atomic.LoadInt32(&ec.PendingDeferred) > 0
+					response.HasNext = &hasNext
+				}
+				return &response
 			} else {
 				if atomic.LoadInt32(&ec.PendingDeferred) > 0 {
 					result := <-ec.DeferredResults
@@ -5803,10 +5812,10 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		}
 	case ast.Mutation:
 		return func(ctx context.Context) *graphql.Response {
-			if !first {
+			if ec.started {
 				return nil
 			}
-			first = false
+			ec.started = true
 			ctx = graphql.WithUnmarshalerMap(ctx, inputUnmarshalMap)
 			data := ec._Mutation(ctx, opCtx.Operation.SelectionSet)
 			var buf bytes.Buffer
@@ -5832,6 +5841,8 @@ type executionContext struct {
 	// children holds the Child of object-typed fields' contexts, one per
 	// type (inline.ChildOf).
 	children [childTypes]atomic.Pointer[inline.Child]
+	// started: the operation's first response was made (Exec).
+	started bool
 }
 
 func newExecutionContext(
@@ -11199,11 +11210,11 @@ func (ec *executionContext) fieldContext_Booking_id(_ context.Context, field gra
 
 func (ec *executionContext) _Booking_attendees(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Booking_attendees(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Booking_attendees(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -11234,8 +11245,14 @@ func (ec *executionContext) _Booking_attendeesSlow(ctx context.Context, field gr
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Booking_attendees(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Booking_attendees(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Booking_attendees(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Booking_attendees(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Booking",
 		Field:      field,
 		IsMethod:   false,
@@ -11246,7 +11263,7 @@ func (ec *executionContext) fieldContext_Booking_attendees(_ context.Context, fi
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Booking_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
@@ -11411,11 +11428,11 @@ func (ec *executionContext) fieldContext_Booking_membershipRefOwner(_ context.Co
 
 func (ec *executionContext) _Booking_payment(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Booking_payment(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Booking_payment(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -11446,8 +11463,14 @@ func (ec *executionContext) _Booking_paymentSlow(ctx context.Context, field grap
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Booking_payment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Booking_payment(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Booking_payment(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Booking_payment(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Booking",
 		Field:      field,
 		IsMethod:   false,
@@ -11458,7 +11481,7 @@ func (ec *executionContext) fieldContext_Booking_payment(_ context.Context, fiel
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Booking_resourceRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
@@ -11495,11 +11518,11 @@ func (ec *executionContext) fieldContext_Booking_resourceRef(_ context.Context, 
 
 func (ec *executionContext) _Booking_resource(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Booking_resource(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Booking_resource(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -11537,8 +11560,14 @@ func (ec *executionContext) _Booking_resourceSlow(ctx context.Context, field gra
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Booking_resource(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Booking_resource(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Booking_resource(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Booking_resource(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Booking",
 		Field:      field,
 		IsMethod:   true,
@@ -11549,7 +11578,7 @@ func (ec *executionContext) fieldContext_Booking_resource(_ context.Context, fie
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Booking_seats(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
@@ -11682,11 +11711,11 @@ func (ec *executionContext) fieldContext_Booking_updateDate(_ context.Context, f
 
 func (ec *executionContext) _Booking_userOwner(ctx context.Context, field graphql.CollectedField, obj *restclient.Booking) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Booking_userOwner(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Booking_userOwner(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -11717,8 +11746,14 @@ func (ec *executionContext) _Booking_userOwnerSlow(ctx context.Context, field gr
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Booking_userOwner(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Booking_userOwner(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Booking_userOwner(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Booking_userOwner(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Booking",
 		Field:      field,
 		IsMethod:   false,
@@ -11729,7 +11764,7 @@ func (ec *executionContext) fieldContext_Booking_userOwner(_ context.Context, fi
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _BookingAttendee_membershipRef(ctx context.Context, field graphql.CollectedField, obj *restclient.BookingAttendee) (ret graphql.Marshaler) {
@@ -11766,11 +11801,11 @@ func (ec *executionContext) fieldContext_BookingAttendee_membershipRef(_ context
 
 func (ec *executionContext) _BookingAttendee_user(ctx context.Context, field graphql.CollectedField, obj *restclient.BookingAttendee) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_BookingAttendee_user(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_BookingAttendee_user(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -11801,8 +11836,14 @@ func (ec *executionContext) _BookingAttendee_userSlow(ctx context.Context, field
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_BookingAttendee_user(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_BookingAttendee_user(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_BookingAttendee_user(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_BookingAttendee_user(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "BookingAttendee",
 		Field:      field,
 		IsMethod:   false,
@@ -11813,7 +11854,7 @@ func (ec *executionContext) fieldContext_BookingAttendee_user(_ context.Context,
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Comment_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
@@ -11946,11 +11987,11 @@ func (ec *executionContext) fieldContext_Comment_likes(_ context.Context, field 
 
 func (ec *executionContext) _Comment_membership(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Comment_membership(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Comment_membership(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -11981,8 +12022,14 @@ func (ec *executionContext) _Comment_membershipSlow(ctx context.Context, field g
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Comment_membership(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Comment_membership(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Comment_membership(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Comment_membership(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Comment",
 		Field:      field,
 		IsMethod:   false,
@@ -11993,16 +12040,16 @@ func (ec *executionContext) fieldContext_Comment_membership(_ context.Context, f
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Comment_mentions(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Comment_mentions(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Comment_mentions(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -12033,8 +12080,14 @@ func (ec *executionContext) _Comment_mentionsSlow(ctx context.Context, field gra
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Comment_mentions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Comment_mentions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Comment_mentions(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Comment_mentions(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Comment",
 		Field:      field,
 		IsMethod:   false,
@@ -12045,7 +12098,7 @@ func (ec *executionContext) fieldContext_Comment_mentions(_ context.Context, fie
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Comment_parentCommentRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
@@ -12082,11 +12135,11 @@ func (ec *executionContext) fieldContext_Comment_parentCommentRef(_ context.Cont
 
 func (ec *executionContext) _Comment_parentComment(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Comment_parentComment(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Comment_parentComment(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -12124,8 +12177,14 @@ func (ec *executionContext) _Comment_parentCommentSlow(ctx context.Context, fiel
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Comment_parentComment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Comment_parentComment(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Comment_parentComment(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Comment_parentComment(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Comment",
 		Field:      field,
 		IsMethod:   true,
@@ -12136,7 +12195,7 @@ func (ec *executionContext) fieldContext_Comment_parentComment(_ context.Context
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Comment_postRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
@@ -12205,11 +12264,11 @@ func (ec *executionContext) fieldContext_Comment_text(_ context.Context, field g
 
 func (ec *executionContext) _Comment_replies(ctx context.Context, field graphql.CollectedField, obj *restclient.Comment) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Comment_replies(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Comment_replies(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -12247,8 +12306,14 @@ func (ec *executionContext) _Comment_repliesSlow(ctx context.Context, field grap
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Comment_replies(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Comment_replies(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Comment_replies(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Comment_replies(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Comment",
 		Field:      field,
 		IsMethod:   true,
@@ -12259,7 +12324,7 @@ func (ec *executionContext) fieldContext_Comment_replies(_ context.Context, fiel
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CommentMembership_id(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentMembership) (ret graphql.Marshaler) {
@@ -12296,11 +12361,11 @@ func (ec *executionContext) fieldContext_CommentMembership_id(_ context.Context,
 
 func (ec *executionContext) _CommentMembership_user(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentMembership) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_CommentMembership_user(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CommentMembership_user(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -12331,8 +12396,14 @@ func (ec *executionContext) _CommentMembership_userSlow(ctx context.Context, fie
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_CommentMembership_user(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CommentMembership_user(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CommentMembership_user(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CommentMembership_user(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CommentMembership",
 		Field:      field,
 		IsMethod:   false,
@@ -12343,7 +12414,7 @@ func (ec *executionContext) fieldContext_CommentMembership_user(_ context.Contex
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CommentMention_id(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentMention) (ret graphql.Marshaler) {
@@ -12668,11 +12739,11 @@ func (ec *executionContext) fieldContext_Company_billingAddress(_ context.Contex
 
 func (ec *executionContext) _Company_businessAddress(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Company_businessAddress(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Company_businessAddress(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -12703,8 +12774,14 @@ func (ec *executionContext) _Company_businessAddressSlow(ctx context.Context, fi
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Company_businessAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Company_businessAddress(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Company_businessAddress(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Company_businessAddress(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Company",
 		Field:      field,
 		IsMethod:   false,
@@ -12715,7 +12792,7 @@ func (ec *executionContext) fieldContext_Company_businessAddress(_ context.Conte
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Company_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
@@ -12752,11 +12829,11 @@ func (ec *executionContext) fieldContext_Company_createDate(_ context.Context, f
 
 func (ec *executionContext) _Company_credits(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Company_credits(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Company_credits(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -12787,8 +12864,14 @@ func (ec *executionContext) _Company_creditsSlow(ctx context.Context, field grap
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Company_credits(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Company_credits(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Company_credits(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Company_credits(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Company",
 		Field:      field,
 		IsMethod:   false,
@@ -12799,16 +12882,16 @@ func (ec *executionContext) fieldContext_Company_credits(_ context.Context, fiel
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Company_dayPasses(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Company_dayPasses(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Company_dayPasses(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -12839,8 +12922,14 @@ func (ec *executionContext) _Company_dayPassesSlow(ctx context.Context, field gr
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Company_dayPasses(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Company_dayPasses(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Company_dayPasses(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Company_dayPasses(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Company",
 		Field:      field,
 		IsMethod:   false,
@@ -12851,7 +12940,7 @@ func (ec *executionContext) fieldContext_Company_dayPasses(_ context.Context, fi
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Company_deleteDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
@@ -12952,11 +13041,11 @@ func (ec *executionContext) fieldContext_Company_locationRef(_ context.Context, 
 
 func (ec *executionContext) _Company_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Company_location(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Company_location(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -12994,8 +13083,14 @@ func (ec *executionContext) _Company_locationSlow(ctx context.Context, field gra
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Company_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Company_location(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Company_location(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Company_location(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Company",
 		Field:      field,
 		IsMethod:   true,
@@ -13006,7 +13101,7 @@ func (ec *executionContext) fieldContext_Company_location(_ context.Context, fie
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Company_metadata(ctx context.Context, field graphql.CollectedField, obj *restclient.Company) (ret graphql.Marshaler) {
@@ -13267,11 +13362,11 @@ func (ec *executionContext) fieldContext_CompanyDayPass_expiring(_ context.Conte
 
 func (ec *executionContext) _CreateBookingPayload_booking(ctx context.Context, field graphql.CollectedField, obj *model.CreateBookingPayload) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_CreateBookingPayload_booking(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreateBookingPayload_booking(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -13302,8 +13397,14 @@ func (ec *executionContext) _CreateBookingPayload_bookingSlow(ctx context.Contex
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_CreateBookingPayload_booking(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreateBookingPayload_booking(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreateBookingPayload_booking(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreateBookingPayload_booking(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreateBookingPayload",
 		Field:      field,
 		IsMethod:   false,
@@ -13314,16 +13415,16 @@ func (ec *executionContext) fieldContext_CreateBookingPayload_booking(_ context.
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreateCreditNotePayload_creditNote(ctx context.Context, field graphql.CollectedField, obj *model.CreateCreditNotePayload) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_CreateCreditNotePayload_creditNote(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreateCreditNotePayload_creditNote(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -13354,8 +13455,14 @@ func (ec *executionContext) _CreateCreditNotePayload_creditNoteSlow(ctx context.
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_CreateCreditNotePayload_creditNote(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreateCreditNotePayload_creditNote(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreateCreditNotePayload_creditNote(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreateCreditNotePayload_creditNote(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreateCreditNotePayload",
 		Field:      field,
 		IsMethod:   false,
@@ -13366,16 +13473,16 @@ func (ec *executionContext) fieldContext_CreateCreditNotePayload_creditNote(_ co
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreatePostPayload_post(ctx context.Context, field graphql.CollectedField, obj *model.CreatePostPayload) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_CreatePostPayload_post(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreatePostPayload_post(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -13406,8 +13513,14 @@ func (ec *executionContext) _CreatePostPayload_postSlow(ctx context.Context, fie
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_CreatePostPayload_post(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreatePostPayload_post(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreatePostPayload_post(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreatePostPayload_post(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreatePostPayload",
 		Field:      field,
 		IsMethod:   false,
@@ -13418,16 +13531,16 @@ func (ec *executionContext) fieldContext_CreatePostPayload_post(_ context.Contex
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreateVisitPayload_visit(ctx context.Context, field graphql.CollectedField, obj *model.CreateVisitPayload) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_CreateVisitPayload_visit(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreateVisitPayload_visit(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -13458,8 +13571,14 @@ func (ec *executionContext) _CreateVisitPayload_visitSlow(ctx context.Context, f
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_CreateVisitPayload_visit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreateVisitPayload_visit(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreateVisitPayload_visit(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreateVisitPayload_visit(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreateVisitPayload",
 		Field:      field,
 		IsMethod:   false,
@@ -13470,16 +13589,16 @@ func (ec *executionContext) fieldContext_CreateVisitPayload_visit(_ context.Cont
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreateVisitRequestPayload_visitRequest(ctx context.Context, field graphql.CollectedField, obj *model.CreateVisitRequestPayload) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_CreateVisitRequestPayload_visitRequest(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreateVisitRequestPayload_visitRequest(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -13510,8 +13629,14 @@ func (ec *executionContext) _CreateVisitRequestPayload_visitRequestSlow(ctx cont
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_CreateVisitRequestPayload_visitRequest(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreateVisitRequestPayload_visitRequest(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreateVisitRequestPayload_visitRequest(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreateVisitRequestPayload_visitRequest(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreateVisitRequestPayload",
 		Field:      field,
 		IsMethod:   false,
@@ -13522,7 +13647,7 @@ func (ec *executionContext) fieldContext_CreateVisitRequestPayload_visitRequest(
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreditNote_id(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -13559,11 +13684,11 @@ func (ec *executionContext) fieldContext_CreditNote_id(_ context.Context, field 
 
 func (ec *executionContext) _CreditNote_baseAmounts(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_CreditNote_baseAmounts(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreditNote_baseAmounts(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -13594,8 +13719,14 @@ func (ec *executionContext) _CreditNote_baseAmountsSlow(ctx context.Context, fie
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_CreditNote_baseAmounts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreditNote_baseAmounts(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreditNote_baseAmounts(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreditNote_baseAmounts(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreditNote",
 		Field:      field,
 		IsMethod:   false,
@@ -13606,7 +13737,7 @@ func (ec *executionContext) fieldContext_CreditNote_baseAmounts(_ context.Contex
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreditNote_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -13771,11 +13902,11 @@ func (ec *executionContext) fieldContext_CreditNote_invoiceRef(_ context.Context
 
 func (ec *executionContext) _CreditNote_invoice(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_CreditNote_invoice(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreditNote_invoice(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -13813,8 +13944,14 @@ func (ec *executionContext) _CreditNote_invoiceSlow(ctx context.Context, field g
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_CreditNote_invoice(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreditNote_invoice(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreditNote_invoice(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreditNote_invoice(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreditNote",
 		Field:      field,
 		IsMethod:   true,
@@ -13825,7 +13962,7 @@ func (ec *executionContext) fieldContext_CreditNote_invoice(_ context.Context, f
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreditNote_internalNote(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -13862,11 +13999,11 @@ func (ec *executionContext) fieldContext_CreditNote_internalNote(_ context.Conte
 
 func (ec *executionContext) _CreditNote_lines(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_CreditNote_lines(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreditNote_lines(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -13904,8 +14041,14 @@ func (ec *executionContext) _CreditNote_linesSlow(ctx context.Context, field gra
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_CreditNote_lines(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreditNote_lines(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreditNote_lines(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreditNote_lines(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreditNote",
 		Field:      field,
 		IsMethod:   true,
@@ -13916,7 +14059,7 @@ func (ec *executionContext) fieldContext_CreditNote_lines(_ context.Context, fie
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreditNote_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -13953,11 +14096,11 @@ func (ec *executionContext) fieldContext_CreditNote_locationRef(_ context.Contex
 
 func (ec *executionContext) _CreditNote_location(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_CreditNote_location(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreditNote_location(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -13995,8 +14138,14 @@ func (ec *executionContext) _CreditNote_locationSlow(ctx context.Context, field 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_CreditNote_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreditNote_location(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreditNote_location(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreditNote_location(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreditNote",
 		Field:      field,
 		IsMethod:   true,
@@ -14007,7 +14156,7 @@ func (ec *executionContext) fieldContext_CreditNote_location(_ context.Context, 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreditNote_memo(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -14268,11 +14417,11 @@ func (ec *executionContext) fieldContext_CreditNote_reason(_ context.Context, fi
 
 func (ec *executionContext) _CreditNote_refunds(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_CreditNote_refunds(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreditNote_refunds(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -14303,8 +14452,14 @@ func (ec *executionContext) _CreditNote_refundsSlow(ctx context.Context, field g
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_CreditNote_refunds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreditNote_refunds(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreditNote_refunds(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreditNote_refunds(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreditNote",
 		Field:      field,
 		IsMethod:   false,
@@ -14315,7 +14470,7 @@ func (ec *executionContext) fieldContext_CreditNote_refunds(_ context.Context, f
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreditNote_status(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -14416,11 +14571,11 @@ func (ec *executionContext) fieldContext_CreditNote_subtotalAmountExcludingTax(_
 
 func (ec *executionContext) _CreditNote_taxes(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_CreditNote_taxes(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreditNote_taxes(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -14451,8 +14606,14 @@ func (ec *executionContext) _CreditNote_taxesSlow(ctx context.Context, field gra
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_CreditNote_taxes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreditNote_taxes(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreditNote_taxes(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreditNote_taxes(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreditNote",
 		Field:      field,
 		IsMethod:   false,
@@ -14463,7 +14624,7 @@ func (ec *executionContext) fieldContext_CreditNote_taxes(_ context.Context, fie
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreditNote_title(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNote) (ret graphql.Marshaler) {
@@ -14820,11 +14981,11 @@ func (ec *executionContext) fieldContext_CreditNoteBaseAmounts_subtotalAmountExc
 
 func (ec *executionContext) _CreditNoteBaseAmounts_taxes(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_CreditNoteBaseAmounts_taxes(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreditNoteBaseAmounts_taxes(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -14855,8 +15016,14 @@ func (ec *executionContext) _CreditNoteBaseAmounts_taxesSlow(ctx context.Context
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_CreditNoteBaseAmounts_taxes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreditNoteBaseAmounts_taxes(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreditNoteBaseAmounts_taxes(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreditNoteBaseAmounts_taxes(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreditNoteBaseAmounts",
 		Field:      field,
 		IsMethod:   false,
@@ -14867,7 +15034,7 @@ func (ec *executionContext) fieldContext_CreditNoteBaseAmounts_taxes(_ context.C
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreditNoteBaseAmounts_totalAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteBaseAmounts) (ret graphql.Marshaler) {
@@ -14936,11 +15103,11 @@ func (ec *executionContext) fieldContext_CreditNoteBaseAmounts_totalExcludingTax
 
 func (ec *executionContext) _CreditNoteConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.CreditNoteConnection) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_CreditNoteConnection_edges(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreditNoteConnection_edges(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -14971,8 +15138,14 @@ func (ec *executionContext) _CreditNoteConnection_edgesSlow(ctx context.Context,
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_CreditNoteConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreditNoteConnection_edges(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreditNoteConnection_edges(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreditNoteConnection_edges(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreditNoteConnection",
 		Field:      field,
 		IsMethod:   false,
@@ -14983,16 +15156,16 @@ func (ec *executionContext) fieldContext_CreditNoteConnection_edges(_ context.Co
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreditNoteConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.CreditNoteConnection) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_CreditNoteConnection_nodes(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreditNoteConnection_nodes(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -15023,8 +15196,14 @@ func (ec *executionContext) _CreditNoteConnection_nodesSlow(ctx context.Context,
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_CreditNoteConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreditNoteConnection_nodes(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreditNoteConnection_nodes(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreditNoteConnection_nodes(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreditNoteConnection",
 		Field:      field,
 		IsMethod:   false,
@@ -15035,16 +15214,16 @@ func (ec *executionContext) fieldContext_CreditNoteConnection_nodes(_ context.Co
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreditNoteConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.CreditNoteConnection) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_CreditNoteConnection_pageInfo(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreditNoteConnection_pageInfo(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -15075,8 +15254,14 @@ func (ec *executionContext) _CreditNoteConnection_pageInfoSlow(ctx context.Conte
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_CreditNoteConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreditNoteConnection_pageInfo(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreditNoteConnection_pageInfo(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreditNoteConnection_pageInfo(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreditNoteConnection",
 		Field:      field,
 		IsMethod:   false,
@@ -15087,7 +15272,7 @@ func (ec *executionContext) fieldContext_CreditNoteConnection_pageInfo(_ context
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreditNoteEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.CreditNoteEdge) (ret graphql.Marshaler) {
@@ -15124,11 +15309,11 @@ func (ec *executionContext) fieldContext_CreditNoteEdge_cursor(_ context.Context
 
 func (ec *executionContext) _CreditNoteEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.CreditNoteEdge) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_CreditNoteEdge_node(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreditNoteEdge_node(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -15159,8 +15344,14 @@ func (ec *executionContext) _CreditNoteEdge_nodeSlow(ctx context.Context, field 
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_CreditNoteEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreditNoteEdge_node(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreditNoteEdge_node(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreditNoteEdge_node(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreditNoteEdge",
 		Field:      field,
 		IsMethod:   false,
@@ -15171,7 +15362,7 @@ func (ec *executionContext) fieldContext_CreditNoteEdge_node(_ context.Context, 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreditNoteLine_id(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
@@ -15208,11 +15399,11 @@ func (ec *executionContext) fieldContext_CreditNoteLine_id(_ context.Context, fi
 
 func (ec *executionContext) _CreditNoteLine_baseAmounts(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_CreditNoteLine_baseAmounts(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreditNoteLine_baseAmounts(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -15243,8 +15434,14 @@ func (ec *executionContext) _CreditNoteLine_baseAmountsSlow(ctx context.Context,
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_CreditNoteLine_baseAmounts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreditNoteLine_baseAmounts(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreditNoteLine_baseAmounts(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreditNoteLine_baseAmounts(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreditNoteLine",
 		Field:      field,
 		IsMethod:   false,
@@ -15255,7 +15452,7 @@ func (ec *executionContext) fieldContext_CreditNoteLine_baseAmounts(_ context.Co
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreditNoteLine_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
@@ -15356,11 +15553,11 @@ func (ec *executionContext) fieldContext_CreditNoteLine_discountedAmount(_ conte
 
 func (ec *executionContext) _CreditNoteLine_discounts(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_CreditNoteLine_discounts(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreditNoteLine_discounts(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -15391,8 +15588,14 @@ func (ec *executionContext) _CreditNoteLine_discountsSlow(ctx context.Context, f
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_CreditNoteLine_discounts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreditNoteLine_discounts(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreditNoteLine_discounts(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreditNoteLine_discounts(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreditNoteLine",
 		Field:      field,
 		IsMethod:   false,
@@ -15403,7 +15606,7 @@ func (ec *executionContext) fieldContext_CreditNoteLine_discounts(_ context.Cont
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreditNoteLine_invoiceItemRef(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
@@ -15440,11 +15643,11 @@ func (ec *executionContext) fieldContext_CreditNoteLine_invoiceItemRef(_ context
 
 func (ec *executionContext) _CreditNoteLine_invoiceItem(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_CreditNoteLine_invoiceItem(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreditNoteLine_invoiceItem(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -15482,8 +15685,14 @@ func (ec *executionContext) _CreditNoteLine_invoiceItemSlow(ctx context.Context,
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_CreditNoteLine_invoiceItem(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreditNoteLine_invoiceItem(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreditNoteLine_invoiceItem(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreditNoteLine_invoiceItem(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreditNoteLine",
 		Field:      field,
 		IsMethod:   true,
@@ -15494,7 +15703,7 @@ func (ec *executionContext) fieldContext_CreditNoteLine_invoiceItem(_ context.Co
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreditNoteLine_invoiceRef(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
@@ -15531,11 +15740,11 @@ func (ec *executionContext) fieldContext_CreditNoteLine_invoiceRef(_ context.Con
 
 func (ec *executionContext) _CreditNoteLine_invoice(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_CreditNoteLine_invoice(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreditNoteLine_invoice(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -15573,8 +15782,14 @@ func (ec *executionContext) _CreditNoteLine_invoiceSlow(ctx context.Context, fie
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_CreditNoteLine_invoice(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreditNoteLine_invoice(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreditNoteLine_invoice(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreditNoteLine_invoice(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreditNoteLine",
 		Field:      field,
 		IsMethod:   true,
@@ -15585,7 +15800,7 @@ func (ec *executionContext) fieldContext_CreditNoteLine_invoice(_ context.Contex
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreditNoteLine_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
@@ -15622,11 +15837,11 @@ func (ec *executionContext) fieldContext_CreditNoteLine_locationRef(_ context.Co
 
 func (ec *executionContext) _CreditNoteLine_location(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_CreditNoteLine_location(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreditNoteLine_location(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -15664,8 +15879,14 @@ func (ec *executionContext) _CreditNoteLine_locationSlow(ctx context.Context, fi
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_CreditNoteLine_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreditNoteLine_location(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreditNoteLine_location(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreditNoteLine_location(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreditNoteLine",
 		Field:      field,
 		IsMethod:   true,
@@ -15676,7 +15897,7 @@ func (ec *executionContext) fieldContext_CreditNoteLine_location(_ context.Conte
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreditNoteLine_memo(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
@@ -15777,11 +15998,11 @@ func (ec *executionContext) fieldContext_CreditNoteLine_quantity(_ context.Conte
 
 func (ec *executionContext) _CreditNoteLine_tax(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_CreditNoteLine_tax(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreditNoteLine_tax(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -15812,8 +16033,14 @@ func (ec *executionContext) _CreditNoteLine_taxSlow(ctx context.Context, field g
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_CreditNoteLine_tax(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreditNoteLine_tax(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreditNoteLine_tax(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreditNoteLine_tax(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreditNoteLine",
 		Field:      field,
 		IsMethod:   false,
@@ -15824,7 +16051,7 @@ func (ec *executionContext) fieldContext_CreditNoteLine_tax(_ context.Context, f
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreditNoteLine_totalAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
@@ -16085,11 +16312,11 @@ func (ec *executionContext) fieldContext_CreditNoteRefund_currencyCode(_ context
 
 func (ec *executionContext) _CreditNoteRefund_method(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteRefund) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_CreditNoteRefund_method(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_CreditNoteRefund_method(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -16120,8 +16347,14 @@ func (ec *executionContext) _CreditNoteRefund_methodSlow(ctx context.Context, fi
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_CreditNoteRefund_method(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_CreditNoteRefund_method(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_CreditNoteRefund_method(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_CreditNoteRefund_method(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "CreditNoteRefund",
 		Field:      field,
 		IsMethod:   false,
@@ -16132,7 +16365,7 @@ func (ec *executionContext) fieldContext_CreditNoteRefund_method(_ context.Conte
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _CreditNoteRefund_transactionRef(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteRefund) (ret graphql.Marshaler) {
@@ -16393,11 +16626,11 @@ func (ec *executionContext) fieldContext_CustomTax_rate(_ context.Context, field
 
 func (ec *executionContext) _Discount_coupon(ctx context.Context, field graphql.CollectedField, obj *restclient.Discount) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Discount_coupon(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Discount_coupon(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -16428,8 +16661,14 @@ func (ec *executionContext) _Discount_couponSlow(ctx context.Context, field grap
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Discount_coupon(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Discount_coupon(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Discount_coupon(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Discount_coupon(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Discount",
 		Field:      field,
 		IsMethod:   false,
@@ -16440,16 +16679,16 @@ func (ec *executionContext) fieldContext_Discount_coupon(_ context.Context, fiel
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Discount_promocode(ctx context.Context, field graphql.CollectedField, obj *restclient.Discount) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Discount_promocode(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Discount_promocode(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -16480,8 +16719,14 @@ func (ec *executionContext) _Discount_promocodeSlow(ctx context.Context, field g
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Discount_promocode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Discount_promocode(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Discount_promocode(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Discount_promocode(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Discount",
 		Field:      field,
 		IsMethod:   false,
@@ -16492,7 +16737,7 @@ func (ec *executionContext) fieldContext_Discount_promocode(_ context.Context, f
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Discount_subscriptionId(ctx context.Context, field graphql.CollectedField, obj *restclient.Discount) (ret graphql.Marshaler) {
@@ -16945,11 +17190,11 @@ func (ec *executionContext) fieldContext_Event_locationRef(_ context.Context, fi
 
 func (ec *executionContext) _Event_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Event_location(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Event_location(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -16987,8 +17232,14 @@ func (ec *executionContext) _Event_locationSlow(ctx context.Context, field graph
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Event_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Event_location(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Event_location(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Event_location(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Event",
 		Field:      field,
 		IsMethod:   true,
@@ -16999,7 +17250,7 @@ func (ec *executionContext) fieldContext_Event_location(_ context.Context, field
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Event_networkRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
@@ -17388,11 +17639,11 @@ func (ec *executionContext) fieldContext_Event_showAttendees(_ context.Context, 
 
 func (ec *executionContext) _Event_limitedAttendees(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Event_limitedAttendees(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Event_limitedAttendees(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -17423,8 +17674,14 @@ func (ec *executionContext) _Event_limitedAttendeesSlow(ctx context.Context, fie
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Event_limitedAttendees(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Event_limitedAttendees(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Event_limitedAttendees(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Event_limitedAttendees(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Event",
 		Field:      field,
 		IsMethod:   false,
@@ -17435,16 +17692,16 @@ func (ec *executionContext) fieldContext_Event_limitedAttendees(_ context.Contex
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Event_price(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Event_price(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Event_price(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -17475,8 +17732,14 @@ func (ec *executionContext) _Event_priceSlow(ctx context.Context, field graphql.
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Event_price(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Event_price(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Event_price(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Event_price(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Event",
 		Field:      field,
 		IsMethod:   false,
@@ -17487,7 +17750,7 @@ func (ec *executionContext) fieldContext_Event_price(_ context.Context, field gr
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _EventMoneyPrice_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.EventMoneyPrice) (ret graphql.Marshaler) {
@@ -17556,11 +17819,11 @@ func (ec *executionContext) fieldContext_EventMoneyPrice_enabled(_ context.Conte
 
 func (ec *executionContext) _EventPrice_credits(ctx context.Context, field graphql.CollectedField, obj *restclient.EventPrice) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_EventPrice_credits(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_EventPrice_credits(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -17591,8 +17854,14 @@ func (ec *executionContext) _EventPrice_creditsSlow(ctx context.Context, field g
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_EventPrice_credits(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_EventPrice_credits(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_EventPrice_credits(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_EventPrice_credits(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "EventPrice",
 		Field:      field,
 		IsMethod:   false,
@@ -17603,16 +17872,16 @@ func (ec *executionContext) fieldContext_EventPrice_credits(_ context.Context, f
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _EventPrice_money(ctx context.Context, field graphql.CollectedField, obj *restclient.EventPrice) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_EventPrice_money(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_EventPrice_money(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -17643,8 +17912,14 @@ func (ec *executionContext) _EventPrice_moneySlow(ctx context.Context, field gra
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_EventPrice_money(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_EventPrice_money(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_EventPrice_money(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_EventPrice_money(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "EventPrice",
 		Field:      field,
 		IsMethod:   false,
@@ -17655,7 +17930,7 @@ func (ec *executionContext) fieldContext_EventPrice_money(_ context.Context, fie
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Invoice_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -18460,11 +18735,11 @@ func (ec *executionContext) fieldContext_Invoice_prePaymentCreditAmount(_ contex
 
 func (ec *executionContext) _Invoice_taxes(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Invoice_taxes(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Invoice_taxes(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -18495,8 +18770,14 @@ func (ec *executionContext) _Invoice_taxesSlow(ctx context.Context, field graphq
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Invoice_taxes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Invoice_taxes(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Invoice_taxes(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Invoice_taxes(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Invoice",
 		Field:      field,
 		IsMethod:   false,
@@ -18507,7 +18788,7 @@ func (ec *executionContext) fieldContext_Invoice_taxes(_ context.Context, field 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Invoice_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -18544,11 +18825,11 @@ func (ec *executionContext) fieldContext_Invoice_currencyCode(_ context.Context,
 
 func (ec *executionContext) _Invoice_baseAmounts(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Invoice_baseAmounts(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Invoice_baseAmounts(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -18579,8 +18860,14 @@ func (ec *executionContext) _Invoice_baseAmountsSlow(ctx context.Context, field 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Invoice_baseAmounts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Invoice_baseAmounts(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Invoice_baseAmounts(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Invoice_baseAmounts(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Invoice",
 		Field:      field,
 		IsMethod:   false,
@@ -18591,7 +18878,7 @@ func (ec *executionContext) fieldContext_Invoice_baseAmounts(_ context.Context, 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Invoice_companyRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -18660,11 +18947,11 @@ func (ec *executionContext) fieldContext_Invoice_locationRef(_ context.Context, 
 
 func (ec *executionContext) _Invoice_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Invoice_location(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Invoice_location(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -18702,8 +18989,14 @@ func (ec *executionContext) _Invoice_locationSlow(ctx context.Context, field gra
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Invoice_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Invoice_location(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Invoice_location(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Invoice_location(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Invoice",
 		Field:      field,
 		IsMethod:   true,
@@ -18714,7 +19007,7 @@ func (ec *executionContext) fieldContext_Invoice_location(_ context.Context, fie
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Invoice_membershipRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -18783,11 +19076,11 @@ func (ec *executionContext) fieldContext_Invoice_subscriptionRef(_ context.Conte
 
 func (ec *executionContext) _Invoice_company(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Invoice_company(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Invoice_company(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -18818,8 +19111,14 @@ func (ec *executionContext) _Invoice_companySlow(ctx context.Context, field grap
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Invoice_company(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Invoice_company(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Invoice_company(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Invoice_company(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Invoice",
 		Field:      field,
 		IsMethod:   false,
@@ -18830,16 +19129,16 @@ func (ec *executionContext) fieldContext_Invoice_company(_ context.Context, fiel
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Invoice_customer(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Invoice_customer(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Invoice_customer(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -18870,8 +19169,14 @@ func (ec *executionContext) _Invoice_customerSlow(ctx context.Context, field gra
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Invoice_customer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Invoice_customer(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Invoice_customer(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Invoice_customer(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Invoice",
 		Field:      field,
 		IsMethod:   false,
@@ -18882,16 +19187,16 @@ func (ec *executionContext) fieldContext_Invoice_customer(_ context.Context, fie
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Invoice_customerAddress(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Invoice_customerAddress(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Invoice_customerAddress(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -18922,8 +19227,14 @@ func (ec *executionContext) _Invoice_customerAddressSlow(ctx context.Context, fi
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Invoice_customerAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Invoice_customerAddress(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Invoice_customerAddress(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Invoice_customerAddress(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Invoice",
 		Field:      field,
 		IsMethod:   false,
@@ -18934,7 +19245,7 @@ func (ec *executionContext) fieldContext_Invoice_customerAddress(_ context.Conte
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Invoice_customerName(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
@@ -19163,11 +19474,11 @@ func (ec *executionContext) fieldContext_Invoice_itemsCount(_ context.Context, f
 
 func (ec *executionContext) _Invoice_items(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Invoice_items(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Invoice_items(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -19205,8 +19516,14 @@ func (ec *executionContext) _Invoice_itemsSlow(ctx context.Context, field graphq
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Invoice_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Invoice_items(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Invoice_items(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Invoice_items(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Invoice",
 		Field:      field,
 		IsMethod:   true,
@@ -19217,16 +19534,16 @@ func (ec *executionContext) fieldContext_Invoice_items(_ context.Context, field 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Invoice_payments(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Invoice_payments(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Invoice_payments(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -19257,8 +19574,14 @@ func (ec *executionContext) _Invoice_paymentsSlow(ctx context.Context, field gra
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Invoice_payments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Invoice_payments(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Invoice_payments(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Invoice_payments(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Invoice",
 		Field:      field,
 		IsMethod:   false,
@@ -19269,16 +19592,16 @@ func (ec *executionContext) fieldContext_Invoice_payments(_ context.Context, fie
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Invoice_transaction(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Invoice_transaction(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Invoice_transaction(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -19309,8 +19632,14 @@ func (ec *executionContext) _Invoice_transactionSlow(ctx context.Context, field 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Invoice_transaction(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Invoice_transaction(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Invoice_transaction(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Invoice_transaction(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Invoice",
 		Field:      field,
 		IsMethod:   false,
@@ -19321,16 +19650,16 @@ func (ec *executionContext) fieldContext_Invoice_transaction(_ context.Context, 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Invoice_user(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Invoice_user(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Invoice_user(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -19361,8 +19690,14 @@ func (ec *executionContext) _Invoice_userSlow(ctx context.Context, field graphql
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Invoice_user(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Invoice_user(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Invoice_user(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Invoice_user(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Invoice",
 		Field:      field,
 		IsMethod:   false,
@@ -19373,16 +19708,16 @@ func (ec *executionContext) fieldContext_Invoice_user(_ context.Context, field g
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Invoice_creditNotes(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Invoice_creditNotes(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Invoice_creditNotes(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -19423,7 +19758,13 @@ func (ec *executionContext) _Invoice_creditNotesSlow(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_Invoice_creditNotes(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Invoice_creditNotes(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Invoice_creditNotes(ctx context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Invoice",
 		Field:      field,
 		IsMethod:   true,
@@ -19443,9 +19784,9 @@ func (ec *executionContext) fieldContext_Invoice_creditNotes(ctx context.Context
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Invoice_creditNotes_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
-		return fc, err
+		return err
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoiceBaseAmounts_amountDue(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
@@ -19674,11 +20015,11 @@ func (ec *executionContext) fieldContext_InvoiceBaseAmounts_subtotalExcludingTax
 
 func (ec *executionContext) _InvoiceBaseAmounts_taxes(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_InvoiceBaseAmounts_taxes(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoiceBaseAmounts_taxes(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -19709,8 +20050,14 @@ func (ec *executionContext) _InvoiceBaseAmounts_taxesSlow(ctx context.Context, f
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoiceBaseAmounts_taxes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoiceBaseAmounts_taxes(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoiceBaseAmounts_taxes(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoiceBaseAmounts_taxes(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoiceBaseAmounts",
 		Field:      field,
 		IsMethod:   false,
@@ -19721,7 +20068,7 @@ func (ec *executionContext) fieldContext_InvoiceBaseAmounts_taxes(_ context.Cont
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoiceBaseAmounts_totalAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceBaseAmounts) (ret graphql.Marshaler) {
@@ -19886,11 +20233,11 @@ func (ec *executionContext) fieldContext_InvoiceCustomer_type(_ context.Context,
 
 func (ec *executionContext) _InvoiceCustomer_user(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceCustomer) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_InvoiceCustomer_user(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoiceCustomer_user(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -19921,8 +20268,14 @@ func (ec *executionContext) _InvoiceCustomer_userSlow(ctx context.Context, field
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoiceCustomer_user(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoiceCustomer_user(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoiceCustomer_user(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoiceCustomer_user(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoiceCustomer",
 		Field:      field,
 		IsMethod:   false,
@@ -19933,7 +20286,7 @@ func (ec *executionContext) fieldContext_InvoiceCustomer_user(_ context.Context,
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoiceItem_id(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -20002,11 +20355,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_invoiceRef(_ context.Contex
 
 func (ec *executionContext) _InvoiceItem_invoice(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_InvoiceItem_invoice(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoiceItem_invoice(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -20044,8 +20397,14 @@ func (ec *executionContext) _InvoiceItem_invoiceSlow(ctx context.Context, field 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoiceItem_invoice(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoiceItem_invoice(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoiceItem_invoice(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoiceItem_invoice(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoiceItem",
 		Field:      field,
 		IsMethod:   true,
@@ -20056,7 +20415,7 @@ func (ec *executionContext) fieldContext_InvoiceItem_invoice(_ context.Context, 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoiceItem_companyRef(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -20125,11 +20484,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_locationRef(_ context.Conte
 
 func (ec *executionContext) _InvoiceItem_location(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_InvoiceItem_location(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoiceItem_location(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -20167,8 +20526,14 @@ func (ec *executionContext) _InvoiceItem_locationSlow(ctx context.Context, field
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoiceItem_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoiceItem_location(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoiceItem_location(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoiceItem_location(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoiceItem",
 		Field:      field,
 		IsMethod:   true,
@@ -20179,7 +20544,7 @@ func (ec *executionContext) fieldContext_InvoiceItem_location(_ context.Context,
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoiceItem_membershipRef(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -20344,11 +20709,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_deleteDate(_ context.Contex
 
 func (ec *executionContext) _InvoiceItem_baseAmounts(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_InvoiceItem_baseAmounts(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoiceItem_baseAmounts(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -20379,8 +20744,14 @@ func (ec *executionContext) _InvoiceItem_baseAmountsSlow(ctx context.Context, fi
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoiceItem_baseAmounts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoiceItem_baseAmounts(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoiceItem_baseAmounts(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoiceItem_baseAmounts(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoiceItem",
 		Field:      field,
 		IsMethod:   false,
@@ -20391,16 +20762,16 @@ func (ec *executionContext) fieldContext_InvoiceItem_baseAmounts(_ context.Conte
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoiceItem_discounts(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_InvoiceItem_discounts(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoiceItem_discounts(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -20431,8 +20802,14 @@ func (ec *executionContext) _InvoiceItem_discountsSlow(ctx context.Context, fiel
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoiceItem_discounts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoiceItem_discounts(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoiceItem_discounts(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoiceItem_discounts(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoiceItem",
 		Field:      field,
 		IsMethod:   false,
@@ -20443,16 +20820,16 @@ func (ec *executionContext) fieldContext_InvoiceItem_discounts(_ context.Context
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoiceItem_period(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_InvoiceItem_period(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoiceItem_period(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -20483,8 +20860,14 @@ func (ec *executionContext) _InvoiceItem_periodSlow(ctx context.Context, field g
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoiceItem_period(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoiceItem_period(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoiceItem_period(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoiceItem_period(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoiceItem",
 		Field:      field,
 		IsMethod:   false,
@@ -20495,16 +20878,16 @@ func (ec *executionContext) fieldContext_InvoiceItem_period(_ context.Context, f
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoiceItem_product(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_InvoiceItem_product(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoiceItem_product(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -20535,8 +20918,14 @@ func (ec *executionContext) _InvoiceItem_productSlow(ctx context.Context, field 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoiceItem_product(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoiceItem_product(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoiceItem_product(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoiceItem_product(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoiceItem",
 		Field:      field,
 		IsMethod:   false,
@@ -20547,7 +20936,7 @@ func (ec *executionContext) fieldContext_InvoiceItem_product(_ context.Context, 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoiceItem_quantity(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -20584,11 +20973,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_quantity(_ context.Context,
 
 func (ec *executionContext) _InvoiceItem_userCreatedBy(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_InvoiceItem_userCreatedBy(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoiceItem_userCreatedBy(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -20619,8 +21008,14 @@ func (ec *executionContext) _InvoiceItem_userCreatedBySlow(ctx context.Context, 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoiceItem_userCreatedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoiceItem_userCreatedBy(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoiceItem_userCreatedBy(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoiceItem_userCreatedBy(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoiceItem",
 		Field:      field,
 		IsMethod:   false,
@@ -20631,7 +21026,7 @@ func (ec *executionContext) fieldContext_InvoiceItem_userCreatedBy(_ context.Con
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoiceItem_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -20860,11 +21255,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_unitExcludingTaxAmount(_ co
 
 func (ec *executionContext) _InvoiceItem_tax(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_InvoiceItem_tax(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoiceItem_tax(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -20895,8 +21290,14 @@ func (ec *executionContext) _InvoiceItem_taxSlow(ctx context.Context, field grap
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoiceItem_tax(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoiceItem_tax(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoiceItem_tax(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoiceItem_tax(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoiceItem",
 		Field:      field,
 		IsMethod:   false,
@@ -20907,7 +21308,7 @@ func (ec *executionContext) fieldContext_InvoiceItem_tax(_ context.Context, fiel
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoiceItem_currencyCode(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
@@ -21008,11 +21409,11 @@ func (ec *executionContext) fieldContext_InvoiceItem_type(_ context.Context, fie
 
 func (ec *executionContext) _InvoiceItem_booking(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_InvoiceItem_booking(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoiceItem_booking(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -21050,8 +21451,14 @@ func (ec *executionContext) _InvoiceItem_bookingSlow(ctx context.Context, field 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoiceItem_booking(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoiceItem_booking(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoiceItem_booking(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoiceItem_booking(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoiceItem",
 		Field:      field,
 		IsMethod:   true,
@@ -21062,16 +21469,16 @@ func (ec *executionContext) fieldContext_InvoiceItem_booking(_ context.Context, 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoiceItem_creditPackage(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_InvoiceItem_creditPackage(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoiceItem_creditPackage(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -21102,8 +21509,14 @@ func (ec *executionContext) _InvoiceItem_creditPackageSlow(ctx context.Context, 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoiceItem_creditPackage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoiceItem_creditPackage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoiceItem_creditPackage(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoiceItem_creditPackage(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoiceItem",
 		Field:      field,
 		IsMethod:   false,
@@ -21114,16 +21527,16 @@ func (ec *executionContext) fieldContext_InvoiceItem_creditPackage(_ context.Con
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoiceItem_order(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_InvoiceItem_order(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoiceItem_order(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -21161,8 +21574,14 @@ func (ec *executionContext) _InvoiceItem_orderSlow(ctx context.Context, field gr
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoiceItem_order(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoiceItem_order(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoiceItem_order(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoiceItem_order(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoiceItem",
 		Field:      field,
 		IsMethod:   true,
@@ -21173,16 +21592,16 @@ func (ec *executionContext) fieldContext_InvoiceItem_order(_ context.Context, fi
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoiceItem_plan(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_InvoiceItem_plan(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoiceItem_plan(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -21213,8 +21632,14 @@ func (ec *executionContext) _InvoiceItem_planSlow(ctx context.Context, field gra
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoiceItem_plan(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoiceItem_plan(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoiceItem_plan(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoiceItem_plan(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoiceItem",
 		Field:      field,
 		IsMethod:   false,
@@ -21225,16 +21650,16 @@ func (ec *executionContext) fieldContext_InvoiceItem_plan(_ context.Context, fie
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoiceItem_ticket(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItem) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_InvoiceItem_ticket(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoiceItem_ticket(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -21272,8 +21697,14 @@ func (ec *executionContext) _InvoiceItem_ticketSlow(ctx context.Context, field g
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoiceItem_ticket(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoiceItem_ticket(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoiceItem_ticket(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoiceItem_ticket(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoiceItem",
 		Field:      field,
 		IsMethod:   true,
@@ -21284,7 +21715,7 @@ func (ec *executionContext) fieldContext_InvoiceItem_ticket(_ context.Context, f
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoiceItemBooking_id(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemBooking) (ret graphql.Marshaler) {
@@ -21353,11 +21784,11 @@ func (ec *executionContext) fieldContext_InvoiceItemBooking_endDate(_ context.Co
 
 func (ec *executionContext) _InvoiceItemBooking_resource(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemBooking) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_InvoiceItemBooking_resource(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoiceItemBooking_resource(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -21395,8 +21826,14 @@ func (ec *executionContext) _InvoiceItemBooking_resourceSlow(ctx context.Context
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoiceItemBooking_resource(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoiceItemBooking_resource(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoiceItemBooking_resource(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoiceItemBooking_resource(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoiceItemBooking",
 		Field:      field,
 		IsMethod:   true,
@@ -21407,7 +21844,7 @@ func (ec *executionContext) fieldContext_InvoiceItemBooking_resource(_ context.C
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoiceItemBooking_startDate(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemBooking) (ret graphql.Marshaler) {
@@ -21476,11 +21913,11 @@ func (ec *executionContext) fieldContext_InvoiceItemOrder_createDate(_ context.C
 
 func (ec *executionContext) _InvoiceItemOrder_product(ctx context.Context, field graphql.CollectedField, obj *model.InvoiceItemOrder) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_InvoiceItemOrder_product(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoiceItemOrder_product(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -21518,8 +21955,14 @@ func (ec *executionContext) _InvoiceItemOrder_productSlow(ctx context.Context, f
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoiceItemOrder_product(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoiceItemOrder_product(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoiceItemOrder_product(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoiceItemOrder_product(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoiceItemOrder",
 		Field:      field,
 		IsMethod:   true,
@@ -21530,16 +21973,16 @@ func (ec *executionContext) fieldContext_InvoiceItemOrder_product(_ context.Cont
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoiceItemOrder_productOption(ctx context.Context, field graphql.CollectedField, obj *model.InvoiceItemOrder) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_InvoiceItemOrder_productOption(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoiceItemOrder_productOption(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -21577,8 +22020,14 @@ func (ec *executionContext) _InvoiceItemOrder_productOptionSlow(ctx context.Cont
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoiceItemOrder_productOption(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoiceItemOrder_productOption(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoiceItemOrder_productOption(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoiceItemOrder_productOption(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoiceItemOrder",
 		Field:      field,
 		IsMethod:   true,
@@ -21589,7 +22038,7 @@ func (ec *executionContext) fieldContext_InvoiceItemOrder_productOption(_ contex
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoiceItemOrder_quantity(ctx context.Context, field graphql.CollectedField, obj *model.InvoiceItemOrder) (ret graphql.Marshaler) {
@@ -21978,11 +22427,11 @@ func (ec *executionContext) fieldContext_InvoiceItemTicket_createDate(_ context.
 
 func (ec *executionContext) _InvoiceItemTicket_event(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceItemTicket) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_InvoiceItemTicket_event(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoiceItemTicket_event(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -22020,8 +22469,14 @@ func (ec *executionContext) _InvoiceItemTicket_eventSlow(ctx context.Context, fi
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoiceItemTicket_event(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoiceItemTicket_event(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoiceItemTicket_event(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoiceItemTicket_event(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoiceItemTicket",
 		Field:      field,
 		IsMethod:   true,
@@ -22032,7 +22487,7 @@ func (ec *executionContext) fieldContext_InvoiceItemTicket_event(_ context.Conte
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoicePayment_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
@@ -22069,11 +22524,11 @@ func (ec *executionContext) fieldContext_InvoicePayment_createDate(_ context.Con
 
 func (ec *executionContext) _InvoicePayment_method(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_InvoicePayment_method(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoicePayment_method(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -22104,8 +22559,14 @@ func (ec *executionContext) _InvoicePayment_methodSlow(ctx context.Context, fiel
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoicePayment_method(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoicePayment_method(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoicePayment_method(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoicePayment_method(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoicePayment",
 		Field:      field,
 		IsMethod:   false,
@@ -22116,16 +22577,16 @@ func (ec *executionContext) fieldContext_InvoicePayment_method(_ context.Context
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoicePayment_price(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_InvoicePayment_price(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoicePayment_price(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -22156,8 +22617,14 @@ func (ec *executionContext) _InvoicePayment_priceSlow(ctx context.Context, field
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoicePayment_price(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoicePayment_price(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoicePayment_price(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoicePayment_price(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoicePayment",
 		Field:      field,
 		IsMethod:   false,
@@ -22168,7 +22635,7 @@ func (ec *executionContext) fieldContext_InvoicePayment_price(_ context.Context,
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoicePayment_refundable(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
@@ -22205,11 +22672,11 @@ func (ec *executionContext) fieldContext_InvoicePayment_refundable(_ context.Con
 
 func (ec *executionContext) _InvoicePayment_refunds(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_InvoicePayment_refunds(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoicePayment_refunds(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -22240,8 +22707,14 @@ func (ec *executionContext) _InvoicePayment_refundsSlow(ctx context.Context, fie
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoicePayment_refunds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoicePayment_refunds(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoicePayment_refunds(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoicePayment_refunds(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoicePayment",
 		Field:      field,
 		IsMethod:   false,
@@ -22252,7 +22725,7 @@ func (ec *executionContext) fieldContext_InvoicePayment_refunds(_ context.Contex
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoicePayment_status(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePayment) (ret graphql.Marshaler) {
@@ -22321,11 +22794,11 @@ func (ec *executionContext) fieldContext_InvoicePayment_transactionRef(_ context
 
 func (ec *executionContext) _InvoicePaymentMethod_paymentGateway(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePaymentMethod) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_InvoicePaymentMethod_paymentGateway(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoicePaymentMethod_paymentGateway(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -22356,8 +22829,14 @@ func (ec *executionContext) _InvoicePaymentMethod_paymentGatewaySlow(ctx context
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoicePaymentMethod_paymentGateway(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoicePaymentMethod_paymentGateway(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoicePaymentMethod_paymentGateway(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoicePaymentMethod_paymentGateway(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoicePaymentMethod",
 		Field:      field,
 		IsMethod:   false,
@@ -22368,7 +22847,7 @@ func (ec *executionContext) fieldContext_InvoicePaymentMethod_paymentGateway(_ c
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoicePaymentMethod_type(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePaymentMethod) (ret graphql.Marshaler) {
@@ -22405,11 +22884,11 @@ func (ec *executionContext) fieldContext_InvoicePaymentMethod_type(_ context.Con
 
 func (ec *executionContext) _InvoicePaymentPrice_money(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePaymentPrice) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_InvoicePaymentPrice_money(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoicePaymentPrice_money(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -22440,8 +22919,14 @@ func (ec *executionContext) _InvoicePaymentPrice_moneySlow(ctx context.Context, 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoicePaymentPrice_money(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoicePaymentPrice_money(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoicePaymentPrice_money(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoicePaymentPrice_money(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoicePaymentPrice",
 		Field:      field,
 		IsMethod:   false,
@@ -22452,7 +22937,7 @@ func (ec *executionContext) fieldContext_InvoicePaymentPrice_money(_ context.Con
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoicePaymentPrice_type(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePaymentPrice) (ret graphql.Marshaler) {
@@ -22489,11 +22974,11 @@ func (ec *executionContext) fieldContext_InvoicePaymentPrice_type(_ context.Cont
 
 func (ec *executionContext) _InvoicePaymentRefunds_money(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePaymentRefunds) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_InvoicePaymentRefunds_money(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoicePaymentRefunds_money(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -22524,8 +23009,14 @@ func (ec *executionContext) _InvoicePaymentRefunds_moneySlow(ctx context.Context
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoicePaymentRefunds_money(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoicePaymentRefunds_money(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoicePaymentRefunds_money(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoicePaymentRefunds_money(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoicePaymentRefunds",
 		Field:      field,
 		IsMethod:   false,
@@ -22536,7 +23027,7 @@ func (ec *executionContext) fieldContext_InvoicePaymentRefunds_money(_ context.C
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoicePaymentRefunds_type(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoicePaymentRefunds) (ret graphql.Marshaler) {
@@ -22669,11 +23160,11 @@ func (ec *executionContext) fieldContext_InvoiceTransaction_createDate(_ context
 
 func (ec *executionContext) _InvoiceTransaction_paymentMethod(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_InvoiceTransaction_paymentMethod(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoiceTransaction_paymentMethod(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -22704,8 +23195,14 @@ func (ec *executionContext) _InvoiceTransaction_paymentMethodSlow(ctx context.Co
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoiceTransaction_paymentMethod(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoiceTransaction_paymentMethod(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoiceTransaction_paymentMethod(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoiceTransaction_paymentMethod(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoiceTransaction",
 		Field:      field,
 		IsMethod:   false,
@@ -22716,7 +23213,7 @@ func (ec *executionContext) fieldContext_InvoiceTransaction_paymentMethod(_ cont
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoiceTransaction_status(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
@@ -22753,11 +23250,11 @@ func (ec *executionContext) fieldContext_InvoiceTransaction_status(_ context.Con
 
 func (ec *executionContext) _InvoiceTransaction_refund(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_InvoiceTransaction_refund(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoiceTransaction_refund(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -22788,8 +23285,14 @@ func (ec *executionContext) _InvoiceTransaction_refundSlow(ctx context.Context, 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoiceTransaction_refund(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoiceTransaction_refund(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoiceTransaction_refund(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoiceTransaction_refund(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoiceTransaction",
 		Field:      field,
 		IsMethod:   false,
@@ -22800,16 +23303,16 @@ func (ec *executionContext) fieldContext_InvoiceTransaction_refund(_ context.Con
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _InvoiceTransaction_refunds(ctx context.Context, field graphql.CollectedField, obj *restclient.InvoiceTransaction) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_InvoiceTransaction_refunds(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_InvoiceTransaction_refunds(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -22840,8 +23343,14 @@ func (ec *executionContext) _InvoiceTransaction_refundsSlow(ctx context.Context,
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_InvoiceTransaction_refunds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_InvoiceTransaction_refunds(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_InvoiceTransaction_refunds(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_InvoiceTransaction_refunds(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "InvoiceTransaction",
 		Field:      field,
 		IsMethod:   false,
@@ -22852,7 +23361,7 @@ func (ec *executionContext) fieldContext_InvoiceTransaction_refunds(_ context.Co
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _ItemPayment_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPayment) (ret graphql.Marshaler) {
@@ -22985,11 +23494,11 @@ func (ec *executionContext) fieldContext_ItemPayment_status(_ context.Context, f
 
 func (ec *executionContext) _ItemPayment_tax(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPayment) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_ItemPayment_tax(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_ItemPayment_tax(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -23020,8 +23529,14 @@ func (ec *executionContext) _ItemPayment_taxSlow(ctx context.Context, field grap
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_ItemPayment_tax(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_ItemPayment_tax(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_ItemPayment_tax(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_ItemPayment_tax(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "ItemPayment",
 		Field:      field,
 		IsMethod:   false,
@@ -23032,7 +23547,7 @@ func (ec *executionContext) fieldContext_ItemPayment_tax(_ context.Context, fiel
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _ItemPayment_transactionRef(ctx context.Context, field graphql.CollectedField, obj *restclient.ItemPayment) (ret graphql.Marshaler) {
@@ -23325,11 +23840,11 @@ func (ec *executionContext) fieldContext_LimitedItems_enabled(_ context.Context,
 
 func (ec *executionContext) _LimitedItems_values(ctx context.Context, field graphql.CollectedField, obj *restclient.LimitedItems) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_LimitedItems_values(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_LimitedItems_values(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -23360,8 +23875,14 @@ func (ec *executionContext) _LimitedItems_valuesSlow(ctx context.Context, field 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_LimitedItems_values(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_LimitedItems_values(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_LimitedItems_values(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_LimitedItems_values(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "LimitedItems",
 		Field:      field,
 		IsMethod:   false,
@@ -23372,7 +23893,7 @@ func (ec *executionContext) fieldContext_LimitedItems_values(_ context.Context, 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _LimitedRedemption_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.LimitedRedemption) (ret graphql.Marshaler) {
@@ -23537,11 +24058,11 @@ func (ec *executionContext) fieldContext_LineBaseAmounts_discountedAmount(_ cont
 
 func (ec *executionContext) _LineBaseAmounts_tax(ctx context.Context, field graphql.CollectedField, obj *restclient.LineBaseAmounts) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_LineBaseAmounts_tax(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_LineBaseAmounts_tax(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -23572,8 +24093,14 @@ func (ec *executionContext) _LineBaseAmounts_taxSlow(ctx context.Context, field 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_LineBaseAmounts_tax(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_LineBaseAmounts_tax(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_LineBaseAmounts_tax(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_LineBaseAmounts_tax(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "LineBaseAmounts",
 		Field:      field,
 		IsMethod:   false,
@@ -23584,7 +24111,7 @@ func (ec *executionContext) fieldContext_LineBaseAmounts_tax(_ context.Context, 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _LineBaseAmounts_totalAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.LineBaseAmounts) (ret graphql.Marshaler) {
@@ -23845,11 +24372,11 @@ func (ec *executionContext) fieldContext_Location_timezoneId(_ context.Context, 
 
 func (ec *executionContext) _Location_products(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Location_products(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Location_products(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -23887,8 +24414,14 @@ func (ec *executionContext) _Location_productsSlow(ctx context.Context, field gr
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Location_products(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Location_products(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Location_products(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Location_products(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Location",
 		Field:      field,
 		IsMethod:   true,
@@ -23899,16 +24432,16 @@ func (ec *executionContext) fieldContext_Location_products(_ context.Context, fi
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Location_orders(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Location_orders(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Location_orders(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -23949,7 +24482,13 @@ func (ec *executionContext) _Location_ordersSlow(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Location_orders(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Location_orders(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Location_orders(ctx context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Location",
 		Field:      field,
 		IsMethod:   true,
@@ -23969,18 +24508,18 @@ func (ec *executionContext) fieldContext_Location_orders(ctx context.Context, fi
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Location_orders_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
-		return fc, err
+		return err
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Location_transactions(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Location_transactions(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Location_transactions(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -24021,7 +24560,13 @@ func (ec *executionContext) _Location_transactionsSlow(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_Location_transactions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Location_transactions(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Location_transactions(ctx context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Location",
 		Field:      field,
 		IsMethod:   true,
@@ -24041,18 +24586,18 @@ func (ec *executionContext) fieldContext_Location_transactions(ctx context.Conte
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Location_transactions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
-		return fc, err
+		return err
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Location_creditNotes(ctx context.Context, field graphql.CollectedField, obj *model.Location) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Location_creditNotes(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Location_creditNotes(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -24093,7 +24638,13 @@ func (ec *executionContext) _Location_creditNotesSlow(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_Location_creditNotes(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Location_creditNotes(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Location_creditNotes(ctx context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Location",
 		Field:      field,
 		IsMethod:   true,
@@ -24113,9 +24664,9 @@ func (ec *executionContext) fieldContext_Location_creditNotes(ctx context.Contex
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Location_creditNotes_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
-		return fc, err
+		return err
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Media_key(ctx context.Context, field graphql.CollectedField, obj *restclient.Media) (ret graphql.Marshaler) {
@@ -24858,11 +25409,11 @@ func (ec *executionContext) fieldContext_Order_locationRef(_ context.Context, fi
 
 func (ec *executionContext) _Order_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Order_location(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Order_location(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -24900,8 +25451,14 @@ func (ec *executionContext) _Order_locationSlow(ctx context.Context, field graph
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Order_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Order_location(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Order_location(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Order_location(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Order",
 		Field:      field,
 		IsMethod:   true,
@@ -24912,7 +25469,7 @@ func (ec *executionContext) fieldContext_Order_location(_ context.Context, field
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Order_membershipRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
@@ -25077,11 +25634,11 @@ func (ec *executionContext) fieldContext_Order_deleteDate(_ context.Context, fie
 
 func (ec *executionContext) _Order_option(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Order_option(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Order_option(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -25119,8 +25676,14 @@ func (ec *executionContext) _Order_optionSlow(ctx context.Context, field graphql
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Order_option(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Order_option(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Order_option(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Order_option(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Order",
 		Field:      field,
 		IsMethod:   true,
@@ -25131,16 +25694,16 @@ func (ec *executionContext) fieldContext_Order_option(_ context.Context, field g
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Order_payment(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Order_payment(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Order_payment(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -25171,8 +25734,14 @@ func (ec *executionContext) _Order_paymentSlow(ctx context.Context, field graphq
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Order_payment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Order_payment(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Order_payment(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Order_payment(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Order",
 		Field:      field,
 		IsMethod:   false,
@@ -25183,16 +25752,16 @@ func (ec *executionContext) fieldContext_Order_payment(_ context.Context, field 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Order_product(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Order_product(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Order_product(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -25230,8 +25799,14 @@ func (ec *executionContext) _Order_productSlow(ctx context.Context, field graphq
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Order_product(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Order_product(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Order_product(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Order_product(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Order",
 		Field:      field,
 		IsMethod:   true,
@@ -25242,7 +25817,7 @@ func (ec *executionContext) fieldContext_Order_product(_ context.Context, field 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Order_quantity(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
@@ -25311,11 +25886,11 @@ func (ec *executionContext) fieldContext_Order_status(_ context.Context, field g
 
 func (ec *executionContext) _Order_user(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Order_user(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Order_user(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -25346,8 +25921,14 @@ func (ec *executionContext) _Order_userSlow(ctx context.Context, field graphql.C
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Order_user(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Order_user(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Order_user(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Order_user(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Order",
 		Field:      field,
 		IsMethod:   false,
@@ -25358,7 +25939,7 @@ func (ec *executionContext) fieldContext_Order_user(_ context.Context, field gra
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _OrderConfirmationEmail_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.OrderConfirmationEmail) (ret graphql.Marshaler) {
@@ -25427,11 +26008,11 @@ func (ec *executionContext) fieldContext_OrderConfirmationEmail_template(_ conte
 
 func (ec *executionContext) _OrderConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.OrderConnection) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_OrderConnection_edges(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_OrderConnection_edges(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -25462,8 +26043,14 @@ func (ec *executionContext) _OrderConnection_edgesSlow(ctx context.Context, fiel
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_OrderConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_OrderConnection_edges(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_OrderConnection_edges(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_OrderConnection_edges(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "OrderConnection",
 		Field:      field,
 		IsMethod:   false,
@@ -25474,16 +26061,16 @@ func (ec *executionContext) fieldContext_OrderConnection_edges(_ context.Context
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _OrderConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.OrderConnection) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_OrderConnection_nodes(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_OrderConnection_nodes(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -25514,8 +26101,14 @@ func (ec *executionContext) _OrderConnection_nodesSlow(ctx context.Context, fiel
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_OrderConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_OrderConnection_nodes(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_OrderConnection_nodes(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_OrderConnection_nodes(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "OrderConnection",
 		Field:      field,
 		IsMethod:   false,
@@ -25526,16 +26119,16 @@ func (ec *executionContext) fieldContext_OrderConnection_nodes(_ context.Context
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _OrderConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.OrderConnection) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_OrderConnection_pageInfo(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_OrderConnection_pageInfo(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -25566,8 +26159,14 @@ func (ec *executionContext) _OrderConnection_pageInfoSlow(ctx context.Context, f
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_OrderConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_OrderConnection_pageInfo(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_OrderConnection_pageInfo(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_OrderConnection_pageInfo(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "OrderConnection",
 		Field:      field,
 		IsMethod:   false,
@@ -25578,7 +26177,7 @@ func (ec *executionContext) fieldContext_OrderConnection_pageInfo(_ context.Cont
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _OrderEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.OrderEdge) (ret graphql.Marshaler) {
@@ -25615,11 +26214,11 @@ func (ec *executionContext) fieldContext_OrderEdge_cursor(_ context.Context, fie
 
 func (ec *executionContext) _OrderEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.OrderEdge) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_OrderEdge_node(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_OrderEdge_node(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -25650,8 +26249,14 @@ func (ec *executionContext) _OrderEdge_nodeSlow(ctx context.Context, field graph
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_OrderEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_OrderEdge_node(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_OrderEdge_node(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_OrderEdge_node(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "OrderEdge",
 		Field:      field,
 		IsMethod:   false,
@@ -25662,7 +26267,7 @@ func (ec *executionContext) fieldContext_OrderEdge_node(_ context.Context, field
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
@@ -26275,11 +26880,11 @@ func (ec *executionContext) fieldContext_PlanTier_entire(_ context.Context, fiel
 
 func (ec *executionContext) _PlanTier_plan(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_PlanTier_plan(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_PlanTier_plan(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -26310,8 +26915,14 @@ func (ec *executionContext) _PlanTier_planSlow(ctx context.Context, field graphq
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_PlanTier_plan(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_PlanTier_plan(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_PlanTier_plan(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_PlanTier_plan(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "PlanTier",
 		Field:      field,
 		IsMethod:   false,
@@ -26322,7 +26933,7 @@ func (ec *executionContext) fieldContext_PlanTier_plan(_ context.Context, field 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _PlanTier_commitmentCycles(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
@@ -26455,11 +27066,11 @@ func (ec *executionContext) fieldContext_PlanTier_description(_ context.Context,
 
 func (ec *executionContext) _PlanTier_discounts(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_PlanTier_discounts(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_PlanTier_discounts(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -26490,8 +27101,14 @@ func (ec *executionContext) _PlanTier_discountsSlow(ctx context.Context, field g
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_PlanTier_discounts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_PlanTier_discounts(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_PlanTier_discounts(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_PlanTier_discounts(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "PlanTier",
 		Field:      field,
 		IsMethod:   false,
@@ -26502,7 +27119,7 @@ func (ec *executionContext) fieldContext_PlanTier_discounts(_ context.Context, f
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _PlanTier_printVendor1GroupRef(ctx context.Context, field graphql.CollectedField, obj *restclient.PlanTier) (ret graphql.Marshaler) {
@@ -26955,11 +27572,11 @@ func (ec *executionContext) fieldContext_Post_commentCount(_ context.Context, fi
 
 func (ec *executionContext) _Post_comments(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Post_comments(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Post_comments(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -26997,8 +27614,14 @@ func (ec *executionContext) _Post_commentsSlow(ctx context.Context, field graphq
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Post_comments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Post_comments(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Post_comments(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Post_comments(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Post",
 		Field:      field,
 		IsMethod:   true,
@@ -27009,7 +27632,7 @@ func (ec *executionContext) fieldContext_Post_comments(_ context.Context, field 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Post_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
@@ -27174,11 +27797,11 @@ func (ec *executionContext) fieldContext_Post_locationRef(_ context.Context, fie
 
 func (ec *executionContext) _Post_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Post_location(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Post_location(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -27216,8 +27839,14 @@ func (ec *executionContext) _Post_locationSlow(ctx context.Context, field graphq
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Post_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Post_location(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Post_location(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Post_location(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Post",
 		Field:      field,
 		IsMethod:   true,
@@ -27228,16 +27857,16 @@ func (ec *executionContext) fieldContext_Post_location(_ context.Context, field 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Post_media(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Post_media(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Post_media(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -27268,8 +27897,14 @@ func (ec *executionContext) _Post_mediaSlow(ctx context.Context, field graphql.C
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Post_media(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Post_media(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Post_media(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Post_media(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Post",
 		Field:      field,
 		IsMethod:   false,
@@ -27280,16 +27915,16 @@ func (ec *executionContext) fieldContext_Post_media(_ context.Context, field gra
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Post_membership(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Post_membership(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Post_membership(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -27320,8 +27955,14 @@ func (ec *executionContext) _Post_membershipSlow(ctx context.Context, field grap
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Post_membership(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Post_membership(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Post_membership(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Post_membership(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Post",
 		Field:      field,
 		IsMethod:   false,
@@ -27332,7 +27973,7 @@ func (ec *executionContext) fieldContext_Post_membership(_ context.Context, fiel
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Post_membershipRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
@@ -27465,11 +28106,11 @@ func (ec *executionContext) fieldContext_Post_text(_ context.Context, field grap
 
 func (ec *executionContext) _Post_user(ctx context.Context, field graphql.CollectedField, obj *restclient.Post) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Post_user(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Post_user(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -27500,8 +28141,14 @@ func (ec *executionContext) _Post_userSlow(ctx context.Context, field graphql.Co
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Post_user(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Post_user(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Post_user(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Post_user(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Post",
 		Field:      field,
 		IsMethod:   false,
@@ -27512,7 +28159,7 @@ func (ec *executionContext) fieldContext_Post_user(_ context.Context, field grap
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _PostMedia_id(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMedia) (ret graphql.Marshaler) {
@@ -27741,11 +28388,11 @@ func (ec *executionContext) fieldContext_PostMembership_id(_ context.Context, fi
 
 func (ec *executionContext) _PostMembership_user(ctx context.Context, field graphql.CollectedField, obj *restclient.PostMembership) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_PostMembership_user(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_PostMembership_user(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -27776,8 +28423,14 @@ func (ec *executionContext) _PostMembership_userSlow(ctx context.Context, field 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_PostMembership_user(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_PostMembership_user(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_PostMembership_user(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_PostMembership_user(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "PostMembership",
 		Field:      field,
 		IsMethod:   false,
@@ -27788,7 +28441,7 @@ func (ec *executionContext) fieldContext_PostMembership_user(_ context.Context, 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _PriceSplit_netAmount(ctx context.Context, field graphql.CollectedField, obj *restclient.PriceSplit) (ret graphql.Marshaler) {
@@ -28081,11 +28734,11 @@ func (ec *executionContext) fieldContext_Product_locationRef(_ context.Context, 
 
 func (ec *executionContext) _Product_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Product_location(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Product_location(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -28123,8 +28776,14 @@ func (ec *executionContext) _Product_locationSlow(ctx context.Context, field gra
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Product_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Product_location(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Product_location(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Product_location(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Product",
 		Field:      field,
 		IsMethod:   true,
@@ -28135,7 +28794,7 @@ func (ec *executionContext) fieldContext_Product_location(_ context.Context, fie
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Product_createDate(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
@@ -28396,11 +29055,11 @@ func (ec *executionContext) fieldContext_Product_featured(_ context.Context, fie
 
 func (ec *executionContext) _Product_media(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Product_media(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Product_media(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -28431,8 +29090,14 @@ func (ec *executionContext) _Product_mediaSlow(ctx context.Context, field graphq
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Product_media(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Product_media(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Product_media(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Product_media(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Product",
 		Field:      field,
 		IsMethod:   false,
@@ -28443,16 +29108,16 @@ func (ec *executionContext) fieldContext_Product_media(_ context.Context, field 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Product_options(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Product_options(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Product_options(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -28483,8 +29148,14 @@ func (ec *executionContext) _Product_optionsSlow(ctx context.Context, field grap
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Product_options(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Product_options(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Product_options(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Product_options(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Product",
 		Field:      field,
 		IsMethod:   false,
@@ -28495,16 +29166,16 @@ func (ec *executionContext) fieldContext_Product_options(_ context.Context, fiel
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Product_order(ctx context.Context, field graphql.CollectedField, obj *restclient.Product) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Product_order(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Product_order(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -28535,8 +29206,14 @@ func (ec *executionContext) _Product_orderSlow(ctx context.Context, field graphq
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Product_order(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Product_order(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Product_order(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Product_order(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Product",
 		Field:      field,
 		IsMethod:   false,
@@ -28547,7 +29224,7 @@ func (ec *executionContext) fieldContext_Product_order(_ context.Context, field 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _ProductOption_id(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
@@ -28648,11 +29325,11 @@ func (ec *executionContext) fieldContext_ProductOption_createDate(_ context.Cont
 
 func (ec *executionContext) _ProductOption_customTax(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_ProductOption_customTax(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_ProductOption_customTax(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -28683,8 +29360,14 @@ func (ec *executionContext) _ProductOption_customTaxSlow(ctx context.Context, fi
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_ProductOption_customTax(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_ProductOption_customTax(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_ProductOption_customTax(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_ProductOption_customTax(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "ProductOption",
 		Field:      field,
 		IsMethod:   false,
@@ -28695,7 +29378,7 @@ func (ec *executionContext) fieldContext_ProductOption_customTax(_ context.Conte
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _ProductOption_description(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
@@ -28732,11 +29415,11 @@ func (ec *executionContext) fieldContext_ProductOption_description(_ context.Con
 
 func (ec *executionContext) _ProductOption_price(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_ProductOption_price(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_ProductOption_price(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -28767,8 +29450,14 @@ func (ec *executionContext) _ProductOption_priceSlow(ctx context.Context, field 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_ProductOption_price(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_ProductOption_price(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_ProductOption_price(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_ProductOption_price(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "ProductOption",
 		Field:      field,
 		IsMethod:   false,
@@ -28779,16 +29468,16 @@ func (ec *executionContext) fieldContext_ProductOption_price(_ context.Context, 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _ProductOption_stock(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_ProductOption_stock(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_ProductOption_stock(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -28819,8 +29508,14 @@ func (ec *executionContext) _ProductOption_stockSlow(ctx context.Context, field 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_ProductOption_stock(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_ProductOption_stock(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_ProductOption_stock(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_ProductOption_stock(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "ProductOption",
 		Field:      field,
 		IsMethod:   false,
@@ -28831,7 +29526,7 @@ func (ec *executionContext) fieldContext_ProductOption_stock(_ context.Context, 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _ProductOption_title(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
@@ -28868,11 +29563,11 @@ func (ec *executionContext) fieldContext_ProductOption_title(_ context.Context, 
 
 func (ec *executionContext) _ProductOptionPrice_credits(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOptionPrice) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_ProductOptionPrice_credits(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_ProductOptionPrice_credits(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -28903,8 +29598,14 @@ func (ec *executionContext) _ProductOptionPrice_creditsSlow(ctx context.Context,
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_ProductOptionPrice_credits(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_ProductOptionPrice_credits(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_ProductOptionPrice_credits(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_ProductOptionPrice_credits(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "ProductOptionPrice",
 		Field:      field,
 		IsMethod:   false,
@@ -28915,16 +29616,16 @@ func (ec *executionContext) fieldContext_ProductOptionPrice_credits(_ context.Co
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _ProductOptionPrice_money(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOptionPrice) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_ProductOptionPrice_money(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_ProductOptionPrice_money(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -28955,8 +29656,14 @@ func (ec *executionContext) _ProductOptionPrice_moneySlow(ctx context.Context, f
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_ProductOptionPrice_money(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_ProductOptionPrice_money(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_ProductOptionPrice_money(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_ProductOptionPrice_money(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "ProductOptionPrice",
 		Field:      field,
 		IsMethod:   false,
@@ -28967,16 +29674,16 @@ func (ec *executionContext) fieldContext_ProductOptionPrice_money(_ context.Cont
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _ProductOrdering_confirmationEmail(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOrdering) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_ProductOrdering_confirmationEmail(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_ProductOrdering_confirmationEmail(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -29007,8 +29714,14 @@ func (ec *executionContext) _ProductOrdering_confirmationEmailSlow(ctx context.C
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_ProductOrdering_confirmationEmail(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_ProductOrdering_confirmationEmail(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_ProductOrdering_confirmationEmail(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_ProductOrdering_confirmationEmail(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "ProductOrdering",
 		Field:      field,
 		IsMethod:   false,
@@ -29019,7 +29732,7 @@ func (ec *executionContext) fieldContext_ProductOrdering_confirmationEmail(_ con
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _ProductOrdering_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOrdering) (ret graphql.Marshaler) {
@@ -29816,11 +30529,11 @@ func (ec *executionContext) fieldContext_Redemption_locationRef(_ context.Contex
 
 func (ec *executionContext) _Redemption_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Redemption_location(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Redemption_location(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -29858,8 +30571,14 @@ func (ec *executionContext) _Redemption_locationSlow(ctx context.Context, field 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Redemption_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Redemption_location(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Redemption_location(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Redemption_location(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Redemption",
 		Field:      field,
 		IsMethod:   true,
@@ -29870,7 +30589,7 @@ func (ec *executionContext) fieldContext_Redemption_location(_ context.Context, 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Redemption_networkRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
@@ -29939,11 +30658,11 @@ func (ec *executionContext) fieldContext_Redemption_promocodeRef(_ context.Conte
 
 func (ec *executionContext) _Redemption_coupon(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Redemption_coupon(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Redemption_coupon(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -29974,8 +30693,14 @@ func (ec *executionContext) _Redemption_couponSlow(ctx context.Context, field gr
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Redemption_coupon(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Redemption_coupon(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Redemption_coupon(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Redemption_coupon(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Redemption",
 		Field:      field,
 		IsMethod:   false,
@@ -29986,16 +30711,16 @@ func (ec *executionContext) fieldContext_Redemption_coupon(_ context.Context, fi
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Redemption_customer(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Redemption_customer(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Redemption_customer(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -30026,8 +30751,14 @@ func (ec *executionContext) _Redemption_customerSlow(ctx context.Context, field 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Redemption_customer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Redemption_customer(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Redemption_customer(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Redemption_customer(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Redemption",
 		Field:      field,
 		IsMethod:   false,
@@ -30038,16 +30769,16 @@ func (ec *executionContext) fieldContext_Redemption_customer(_ context.Context, 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Redemption_product(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Redemption_product(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Redemption_product(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -30078,8 +30809,14 @@ func (ec *executionContext) _Redemption_productSlow(ctx context.Context, field g
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Redemption_product(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Redemption_product(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Redemption_product(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Redemption_product(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Redemption",
 		Field:      field,
 		IsMethod:   false,
@@ -30090,16 +30827,16 @@ func (ec *executionContext) fieldContext_Redemption_product(_ context.Context, f
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Redemption_promocode(ctx context.Context, field graphql.CollectedField, obj *restclient.Redemption) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Redemption_promocode(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Redemption_promocode(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -30130,8 +30867,14 @@ func (ec *executionContext) _Redemption_promocodeSlow(ctx context.Context, field
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Redemption_promocode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Redemption_promocode(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Redemption_promocode(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Redemption_promocode(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Redemption",
 		Field:      field,
 		IsMethod:   false,
@@ -30142,16 +30885,16 @@ func (ec *executionContext) fieldContext_Redemption_promocode(_ context.Context,
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _RedemptionConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.RedemptionConnection) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_RedemptionConnection_edges(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_RedemptionConnection_edges(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -30182,8 +30925,14 @@ func (ec *executionContext) _RedemptionConnection_edgesSlow(ctx context.Context,
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_RedemptionConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_RedemptionConnection_edges(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_RedemptionConnection_edges(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_RedemptionConnection_edges(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "RedemptionConnection",
 		Field:      field,
 		IsMethod:   false,
@@ -30194,16 +30943,16 @@ func (ec *executionContext) fieldContext_RedemptionConnection_edges(_ context.Co
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _RedemptionConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.RedemptionConnection) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_RedemptionConnection_nodes(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_RedemptionConnection_nodes(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -30234,8 +30983,14 @@ func (ec *executionContext) _RedemptionConnection_nodesSlow(ctx context.Context,
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_RedemptionConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_RedemptionConnection_nodes(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_RedemptionConnection_nodes(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_RedemptionConnection_nodes(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "RedemptionConnection",
 		Field:      field,
 		IsMethod:   false,
@@ -30246,16 +31001,16 @@ func (ec *executionContext) fieldContext_RedemptionConnection_nodes(_ context.Co
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _RedemptionConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.RedemptionConnection) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_RedemptionConnection_pageInfo(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_RedemptionConnection_pageInfo(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -30286,8 +31041,14 @@ func (ec *executionContext) _RedemptionConnection_pageInfoSlow(ctx context.Conte
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_RedemptionConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_RedemptionConnection_pageInfo(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_RedemptionConnection_pageInfo(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_RedemptionConnection_pageInfo(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "RedemptionConnection",
 		Field:      field,
 		IsMethod:   false,
@@ -30298,7 +31059,7 @@ func (ec *executionContext) fieldContext_RedemptionConnection_pageInfo(_ context
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _RedemptionCoupon_id(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
@@ -30431,11 +31192,11 @@ func (ec *executionContext) fieldContext_RedemptionCoupon_enabledForCredits(_ co
 
 func (ec *executionContext) _RedemptionCoupon_limitedItems(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_RedemptionCoupon_limitedItems(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_RedemptionCoupon_limitedItems(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -30466,8 +31227,14 @@ func (ec *executionContext) _RedemptionCoupon_limitedItemsSlow(ctx context.Conte
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_RedemptionCoupon_limitedItems(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_RedemptionCoupon_limitedItems(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_RedemptionCoupon_limitedItems(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_RedemptionCoupon_limitedItems(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "RedemptionCoupon",
 		Field:      field,
 		IsMethod:   false,
@@ -30478,16 +31245,16 @@ func (ec *executionContext) fieldContext_RedemptionCoupon_limitedItems(_ context
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _RedemptionCoupon_limitedRedemption(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_RedemptionCoupon_limitedRedemption(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_RedemptionCoupon_limitedRedemption(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -30518,8 +31285,14 @@ func (ec *executionContext) _RedemptionCoupon_limitedRedemptionSlow(ctx context.
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_RedemptionCoupon_limitedRedemption(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_RedemptionCoupon_limitedRedemption(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_RedemptionCoupon_limitedRedemption(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_RedemptionCoupon_limitedRedemption(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "RedemptionCoupon",
 		Field:      field,
 		IsMethod:   false,
@@ -30530,7 +31303,7 @@ func (ec *executionContext) fieldContext_RedemptionCoupon_limitedRedemption(_ co
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _RedemptionCoupon_percentOff(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCoupon) (ret graphql.Marshaler) {
@@ -30695,11 +31468,11 @@ func (ec *executionContext) fieldContext_RedemptionCustomer_type(_ context.Conte
 
 func (ec *executionContext) _RedemptionCustomer_user(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionCustomer) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_RedemptionCustomer_user(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_RedemptionCustomer_user(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -30730,8 +31503,14 @@ func (ec *executionContext) _RedemptionCustomer_userSlow(ctx context.Context, fi
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_RedemptionCustomer_user(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_RedemptionCustomer_user(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_RedemptionCustomer_user(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_RedemptionCustomer_user(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "RedemptionCustomer",
 		Field:      field,
 		IsMethod:   false,
@@ -30742,7 +31521,7 @@ func (ec *executionContext) fieldContext_RedemptionCustomer_user(_ context.Conte
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _RedemptionEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.RedemptionEdge) (ret graphql.Marshaler) {
@@ -30779,11 +31558,11 @@ func (ec *executionContext) fieldContext_RedemptionEdge_cursor(_ context.Context
 
 func (ec *executionContext) _RedemptionEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.RedemptionEdge) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_RedemptionEdge_node(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_RedemptionEdge_node(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -30814,8 +31593,14 @@ func (ec *executionContext) _RedemptionEdge_nodeSlow(ctx context.Context, field 
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_RedemptionEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_RedemptionEdge_node(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_RedemptionEdge_node(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_RedemptionEdge_node(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "RedemptionEdge",
 		Field:      field,
 		IsMethod:   false,
@@ -30826,7 +31611,7 @@ func (ec *executionContext) fieldContext_RedemptionEdge_node(_ context.Context, 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _RedemptionProduct_bookingRef(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
@@ -31151,11 +31936,11 @@ func (ec *executionContext) fieldContext_RedemptionPromocode_code(_ context.Cont
 
 func (ec *executionContext) _RedemptionPromocode_expiration(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionPromocode) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_RedemptionPromocode_expiration(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_RedemptionPromocode_expiration(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -31186,8 +31971,14 @@ func (ec *executionContext) _RedemptionPromocode_expirationSlow(ctx context.Cont
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_RedemptionPromocode_expiration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_RedemptionPromocode_expiration(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_RedemptionPromocode_expiration(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_RedemptionPromocode_expiration(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "RedemptionPromocode",
 		Field:      field,
 		IsMethod:   false,
@@ -31198,7 +31989,7 @@ func (ec *executionContext) fieldContext_RedemptionPromocode_expiration(_ contex
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _RedemptionPromocode_limitByFirstPurchase(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionPromocode) (ret graphql.Marshaler) {
@@ -31235,11 +32026,11 @@ func (ec *executionContext) fieldContext_RedemptionPromocode_limitByFirstPurchas
 
 func (ec *executionContext) _RedemptionPromocode_limitedRedemption(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionPromocode) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_RedemptionPromocode_limitedRedemption(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_RedemptionPromocode_limitedRedemption(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -31270,8 +32061,14 @@ func (ec *executionContext) _RedemptionPromocode_limitedRedemptionSlow(ctx conte
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_RedemptionPromocode_limitedRedemption(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_RedemptionPromocode_limitedRedemption(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_RedemptionPromocode_limitedRedemption(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_RedemptionPromocode_limitedRedemption(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "RedemptionPromocode",
 		Field:      field,
 		IsMethod:   false,
@@ -31282,7 +32079,7 @@ func (ec *executionContext) fieldContext_RedemptionPromocode_limitedRedemption(_
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Refund_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.Refund) (ret graphql.Marshaler) {
@@ -31415,11 +32212,11 @@ func (ec *executionContext) fieldContext_Resource_locationRef(_ context.Context,
 
 func (ec *executionContext) _Resource_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Resource_location(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Resource_location(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -31457,8 +32254,14 @@ func (ec *executionContext) _Resource_locationSlow(ctx context.Context, field gr
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Resource_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Resource_location(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Resource_location(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Resource_location(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Resource",
 		Field:      field,
 		IsMethod:   true,
@@ -31469,7 +32272,7 @@ func (ec *executionContext) fieldContext_Resource_location(_ context.Context, fi
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Resource_networkRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -31538,11 +32341,11 @@ func (ec *executionContext) fieldContext_Resource_parentRef(_ context.Context, f
 
 func (ec *executionContext) _Resource_parent(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Resource_parent(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Resource_parent(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -31580,8 +32383,14 @@ func (ec *executionContext) _Resource_parentSlow(ctx context.Context, field grap
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Resource_parent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Resource_parent(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Resource_parent(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Resource_parent(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Resource",
 		Field:      field,
 		IsMethod:   true,
@@ -31592,7 +32401,7 @@ func (ec *executionContext) fieldContext_Resource_parent(_ context.Context, fiel
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Resource_title(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -31757,11 +32566,11 @@ func (ec *executionContext) fieldContext_Resource_createDate(_ context.Context, 
 
 func (ec *executionContext) _Resource_image(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Resource_image(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Resource_image(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -31792,8 +32601,14 @@ func (ec *executionContext) _Resource_imageSlow(ctx context.Context, field graph
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Resource_image(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Resource_image(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Resource_image(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Resource_image(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Resource",
 		Field:      field,
 		IsMethod:   false,
@@ -31804,7 +32619,7 @@ func (ec *executionContext) fieldContext_Resource_image(_ context.Context, field
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Resource_type(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -32065,11 +32880,11 @@ func (ec *executionContext) fieldContext_Resource_refundThreshold(_ context.Cont
 
 func (ec *executionContext) _Resource_autoRelease(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Resource_autoRelease(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Resource_autoRelease(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -32100,8 +32915,14 @@ func (ec *executionContext) _Resource_autoReleaseSlow(ctx context.Context, field
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Resource_autoRelease(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Resource_autoRelease(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Resource_autoRelease(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Resource_autoRelease(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Resource",
 		Field:      field,
 		IsMethod:   false,
@@ -32112,16 +32933,16 @@ func (ec *executionContext) fieldContext_Resource_autoRelease(_ context.Context,
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Resource_checkIn(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Resource_checkIn(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Resource_checkIn(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -32152,8 +32973,14 @@ func (ec *executionContext) _Resource_checkInSlow(ctx context.Context, field gra
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Resource_checkIn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Resource_checkIn(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Resource_checkIn(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Resource_checkIn(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Resource",
 		Field:      field,
 		IsMethod:   false,
@@ -32164,16 +32991,16 @@ func (ec *executionContext) fieldContext_Resource_checkIn(_ context.Context, fie
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Resource_confirmationEmail(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Resource_confirmationEmail(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Resource_confirmationEmail(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -32204,8 +33031,14 @@ func (ec *executionContext) _Resource_confirmationEmailSlow(ctx context.Context,
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Resource_confirmationEmail(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Resource_confirmationEmail(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Resource_confirmationEmail(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Resource_confirmationEmail(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Resource",
 		Field:      field,
 		IsMethod:   false,
@@ -32216,16 +33049,16 @@ func (ec *executionContext) fieldContext_Resource_confirmationEmail(_ context.Co
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Resource_credits(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Resource_credits(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Resource_credits(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -32256,8 +33089,14 @@ func (ec *executionContext) _Resource_creditsSlow(ctx context.Context, field gra
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Resource_credits(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Resource_credits(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Resource_credits(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Resource_credits(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Resource",
 		Field:      field,
 		IsMethod:   false,
@@ -32268,16 +33107,16 @@ func (ec *executionContext) fieldContext_Resource_credits(_ context.Context, fie
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Resource_money(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Resource_money(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Resource_money(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -32308,8 +33147,14 @@ func (ec *executionContext) _Resource_moneySlow(ctx context.Context, field graph
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Resource_money(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Resource_money(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Resource_money(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Resource_money(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Resource",
 		Field:      field,
 		IsMethod:   false,
@@ -32320,16 +33165,16 @@ func (ec *executionContext) fieldContext_Resource_money(_ context.Context, field
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Resource_dynamicPricing(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Resource_dynamicPricing(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Resource_dynamicPricing(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -32360,8 +33205,14 @@ func (ec *executionContext) _Resource_dynamicPricingSlow(ctx context.Context, fi
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Resource_dynamicPricing(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Resource_dynamicPricing(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Resource_dynamicPricing(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Resource_dynamicPricing(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Resource",
 		Field:      field,
 		IsMethod:   false,
@@ -32372,16 +33223,16 @@ func (ec *executionContext) fieldContext_Resource_dynamicPricing(_ context.Conte
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Resource_duration(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Resource_duration(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Resource_duration(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -32412,8 +33263,14 @@ func (ec *executionContext) _Resource_durationSlow(ctx context.Context, field gr
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Resource_duration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Resource_duration(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Resource_duration(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Resource_duration(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Resource",
 		Field:      field,
 		IsMethod:   false,
@@ -32424,16 +33281,16 @@ func (ec *executionContext) fieldContext_Resource_duration(_ context.Context, fi
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Resource_externalCalendar(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Resource_externalCalendar(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Resource_externalCalendar(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -32464,8 +33321,14 @@ func (ec *executionContext) _Resource_externalCalendarSlow(ctx context.Context, 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Resource_externalCalendar(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Resource_externalCalendar(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Resource_externalCalendar(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Resource_externalCalendar(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Resource",
 		Field:      field,
 		IsMethod:   false,
@@ -32476,7 +33339,7 @@ func (ec *executionContext) fieldContext_Resource_externalCalendar(_ context.Con
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Resource_accessVendor1GroupRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
@@ -32641,11 +33504,11 @@ func (ec *executionContext) fieldContext_Resource_accessVendor5GroupRef(_ contex
 
 func (ec *executionContext) _Resource_plans(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Resource_plans(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Resource_plans(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -32676,8 +33539,14 @@ func (ec *executionContext) _Resource_plansSlow(ctx context.Context, field graph
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Resource_plans(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Resource_plans(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Resource_plans(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Resource_plans(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Resource",
 		Field:      field,
 		IsMethod:   false,
@@ -32688,16 +33557,16 @@ func (ec *executionContext) fieldContext_Resource_plans(_ context.Context, field
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Resource_schedule(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Resource_schedule(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Resource_schedule(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -32728,8 +33597,14 @@ func (ec *executionContext) _Resource_scheduleSlow(ctx context.Context, field gr
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Resource_schedule(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Resource_schedule(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Resource_schedule(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Resource_schedule(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Resource",
 		Field:      field,
 		IsMethod:   false,
@@ -32740,7 +33615,7 @@ func (ec *executionContext) fieldContext_Resource_schedule(_ context.Context, fi
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _ResourceAutoRelease_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceAutoRelease) (ret graphql.Marshaler) {
@@ -33065,11 +33940,11 @@ func (ec *executionContext) fieldContext_ResourceDuration_min(_ context.Context,
 
 func (ec *executionContext) _ResourceDuration_public(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceDuration) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_ResourceDuration_public(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_ResourceDuration_public(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -33100,8 +33975,14 @@ func (ec *executionContext) _ResourceDuration_publicSlow(ctx context.Context, fi
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_ResourceDuration_public(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_ResourceDuration_public(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_ResourceDuration_public(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_ResourceDuration_public(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "ResourceDuration",
 		Field:      field,
 		IsMethod:   false,
@@ -33112,7 +33993,7 @@ func (ec *executionContext) fieldContext_ResourceDuration_public(_ context.Conte
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _ResourceDynamicPricing_deltaAbove(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceDynamicPricing) (ret graphql.Marshaler) {
@@ -33341,11 +34222,11 @@ func (ec *executionContext) fieldContext_ResourcePlans_enabled(_ context.Context
 
 func (ec *executionContext) _ResourcePlans_tiers(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePlans) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_ResourcePlans_tiers(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_ResourcePlans_tiers(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -33376,8 +34257,14 @@ func (ec *executionContext) _ResourcePlans_tiersSlow(ctx context.Context, field 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_ResourcePlans_tiers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_ResourcePlans_tiers(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_ResourcePlans_tiers(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_ResourcePlans_tiers(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "ResourcePlans",
 		Field:      field,
 		IsMethod:   false,
@@ -33388,7 +34275,7 @@ func (ec *executionContext) fieldContext_ResourcePlans_tiers(_ context.Context, 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _ResourcePricing_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePricing) (ret graphql.Marshaler) {
@@ -33457,11 +34344,11 @@ func (ec *executionContext) fieldContext_ResourcePricing_price(_ context.Context
 
 func (ec *executionContext) _ResourcePricing_tiers(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePricing) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_ResourcePricing_tiers(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_ResourcePricing_tiers(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -33492,8 +34379,14 @@ func (ec *executionContext) _ResourcePricing_tiersSlow(ctx context.Context, fiel
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_ResourcePricing_tiers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_ResourcePricing_tiers(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_ResourcePricing_tiers(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_ResourcePricing_tiers(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "ResourcePricing",
 		Field:      field,
 		IsMethod:   false,
@@ -33504,7 +34397,7 @@ func (ec *executionContext) fieldContext_ResourcePricing_tiers(_ context.Context
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _ResourcePublicDuration_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourcePublicDuration) (ret graphql.Marshaler) {
@@ -33605,11 +34498,11 @@ func (ec *executionContext) fieldContext_ResourcePublicDuration_min(_ context.Co
 
 func (ec *executionContext) _ResourceSchedule_default(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceSchedule) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_ResourceSchedule_default(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_ResourceSchedule_default(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -33640,8 +34533,14 @@ func (ec *executionContext) _ResourceSchedule_defaultSlow(ctx context.Context, f
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_ResourceSchedule_default(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_ResourceSchedule_default(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_ResourceSchedule_default(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_ResourceSchedule_default(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "ResourceSchedule",
 		Field:      field,
 		IsMethod:   false,
@@ -33652,7 +34551,7 @@ func (ec *executionContext) fieldContext_ResourceSchedule_default(_ context.Cont
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _ResourceSchedule_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceSchedule) (ret graphql.Marshaler) {
@@ -33689,11 +34588,11 @@ func (ec *executionContext) fieldContext_ResourceSchedule_enabled(_ context.Cont
 
 func (ec *executionContext) _ResourceSchedule_public(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceSchedule) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_ResourceSchedule_public(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_ResourceSchedule_public(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -33724,8 +34623,14 @@ func (ec *executionContext) _ResourceSchedule_publicSlow(ctx context.Context, fi
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_ResourceSchedule_public(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_ResourceSchedule_public(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_ResourceSchedule_public(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_ResourceSchedule_public(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "ResourceSchedule",
 		Field:      field,
 		IsMethod:   false,
@@ -33736,7 +34641,7 @@ func (ec *executionContext) fieldContext_ResourceSchedule_public(_ context.Conte
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _ScheduleDays_monday(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDays) (ret graphql.Marshaler) {
@@ -33965,11 +34870,11 @@ func (ec *executionContext) fieldContext_ScheduleDays_sunday(_ context.Context, 
 
 func (ec *executionContext) _ScheduleDefault_closedDays(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDefault) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_ScheduleDefault_closedDays(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_ScheduleDefault_closedDays(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -34000,17 +34905,22 @@ func (ec *executionContext) _ScheduleDefault_closedDaysSlow(ctx context.Context,
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_ScheduleDefault_closedDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return inlineTable.ScalarFieldContext("ScheduleDefault", field, false, false, noChildFieldsString)
+func (ec *executionContext) fieldContext_ScheduleDefault_closedDays(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_ScheduleDefault_closedDays(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_ScheduleDefault_closedDays(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	return inlineTable.FillScalarFieldContext(fc, "ScheduleDefault", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _ScheduleDefault_items(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleDefault) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_ScheduleDefault_items(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_ScheduleDefault_items(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -34041,8 +34951,14 @@ func (ec *executionContext) _ScheduleDefault_itemsSlow(ctx context.Context, fiel
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_ScheduleDefault_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_ScheduleDefault_items(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_ScheduleDefault_items(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_ScheduleDefault_items(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "ScheduleDefault",
 		Field:      field,
 		IsMethod:   false,
@@ -34053,7 +34969,7 @@ func (ec *executionContext) fieldContext_ScheduleDefault_items(_ context.Context
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _ScheduleHours_from(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleHours) (ret graphql.Marshaler) {
@@ -34122,11 +35038,11 @@ func (ec *executionContext) fieldContext_ScheduleHours_to(_ context.Context, fie
 
 func (ec *executionContext) _ScheduleItem_days(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleItem) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_ScheduleItem_days(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_ScheduleItem_days(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -34157,8 +35073,14 @@ func (ec *executionContext) _ScheduleItem_daysSlow(ctx context.Context, field gr
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_ScheduleItem_days(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_ScheduleItem_days(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_ScheduleItem_days(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_ScheduleItem_days(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "ScheduleItem",
 		Field:      field,
 		IsMethod:   false,
@@ -34169,16 +35091,16 @@ func (ec *executionContext) fieldContext_ScheduleItem_days(_ context.Context, fi
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _ScheduleItem_hours(ctx context.Context, field graphql.CollectedField, obj *restclient.ScheduleItem) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_ScheduleItem_hours(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_ScheduleItem_hours(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -34209,8 +35131,14 @@ func (ec *executionContext) _ScheduleItem_hoursSlow(ctx context.Context, field g
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_ScheduleItem_hours(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_ScheduleItem_hours(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_ScheduleItem_hours(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_ScheduleItem_hours(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "ScheduleItem",
 		Field:      field,
 		IsMethod:   false,
@@ -34221,16 +35149,16 @@ func (ec *executionContext) fieldContext_ScheduleItem_hours(_ context.Context, f
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _SchedulePublic_closedDays(ctx context.Context, field graphql.CollectedField, obj *restclient.SchedulePublic) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_SchedulePublic_closedDays(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_SchedulePublic_closedDays(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -34261,8 +35189,13 @@ func (ec *executionContext) _SchedulePublic_closedDaysSlow(ctx context.Context, 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_SchedulePublic_closedDays(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return inlineTable.ScalarFieldContext("SchedulePublic", field, false, false, noChildFieldsString)
+func (ec *executionContext) fieldContext_SchedulePublic_closedDays(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_SchedulePublic_closedDays(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_SchedulePublic_closedDays(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	return inlineTable.FillScalarFieldContext(fc, "SchedulePublic", field, false, false, noChildFieldsString)
 }
 
 func (ec *executionContext) _SchedulePublic_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.SchedulePublic) (ret graphql.Marshaler) {
@@ -34299,11 +35232,11 @@ func (ec *executionContext) fieldContext_SchedulePublic_enabled(_ context.Contex
 
 func (ec *executionContext) _SchedulePublic_items(ctx context.Context, field graphql.CollectedField, obj *restclient.SchedulePublic) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_SchedulePublic_items(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_SchedulePublic_items(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -34334,8 +35267,14 @@ func (ec *executionContext) _SchedulePublic_itemsSlow(ctx context.Context, field
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_SchedulePublic_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_SchedulePublic_items(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_SchedulePublic_items(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_SchedulePublic_items(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "SchedulePublic",
 		Field:      field,
 		IsMethod:   false,
@@ -34346,7 +35285,7 @@ func (ec *executionContext) fieldContext_SchedulePublic_items(_ context.Context,
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Stock_enabled(ctx context.Context, field graphql.CollectedField, obj *restclient.Stock) (ret graphql.Marshaler) {
@@ -34703,11 +35642,11 @@ func (ec *executionContext) fieldContext_Transaction_locationRef(_ context.Conte
 
 func (ec *executionContext) _Transaction_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Transaction_location(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Transaction_location(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -34745,8 +35684,14 @@ func (ec *executionContext) _Transaction_locationSlow(ctx context.Context, field
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Transaction_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Transaction_location(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Transaction_location(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Transaction_location(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Transaction",
 		Field:      field,
 		IsMethod:   true,
@@ -34757,7 +35702,7 @@ func (ec *executionContext) fieldContext_Transaction_location(_ context.Context,
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Transaction_membershipRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
@@ -34858,11 +35803,11 @@ func (ec *executionContext) fieldContext_Transaction_type(_ context.Context, fie
 
 func (ec *executionContext) _Transaction_paymentMethod(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Transaction_paymentMethod(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Transaction_paymentMethod(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -34893,8 +35838,14 @@ func (ec *executionContext) _Transaction_paymentMethodSlow(ctx context.Context, 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Transaction_paymentMethod(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Transaction_paymentMethod(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Transaction_paymentMethod(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Transaction_paymentMethod(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Transaction",
 		Field:      field,
 		IsMethod:   false,
@@ -34905,16 +35856,16 @@ func (ec *executionContext) fieldContext_Transaction_paymentMethod(_ context.Con
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Transaction_booking(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Transaction_booking(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Transaction_booking(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -34952,8 +35903,14 @@ func (ec *executionContext) _Transaction_bookingSlow(ctx context.Context, field 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Transaction_booking(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Transaction_booking(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Transaction_booking(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Transaction_booking(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Transaction",
 		Field:      field,
 		IsMethod:   true,
@@ -34964,16 +35921,16 @@ func (ec *executionContext) fieldContext_Transaction_booking(_ context.Context, 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Transaction_company(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Transaction_company(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Transaction_company(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -35004,8 +35961,14 @@ func (ec *executionContext) _Transaction_companySlow(ctx context.Context, field 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Transaction_company(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Transaction_company(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Transaction_company(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Transaction_company(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Transaction",
 		Field:      field,
 		IsMethod:   false,
@@ -35016,16 +35979,16 @@ func (ec *executionContext) fieldContext_Transaction_company(_ context.Context, 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Transaction_creditPackage(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Transaction_creditPackage(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Transaction_creditPackage(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -35056,8 +36019,14 @@ func (ec *executionContext) _Transaction_creditPackageSlow(ctx context.Context, 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Transaction_creditPackage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Transaction_creditPackage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Transaction_creditPackage(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Transaction_creditPackage(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Transaction",
 		Field:      field,
 		IsMethod:   false,
@@ -35068,16 +36037,16 @@ func (ec *executionContext) fieldContext_Transaction_creditPackage(_ context.Con
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Transaction_invoice(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Transaction_invoice(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Transaction_invoice(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -35115,8 +36084,14 @@ func (ec *executionContext) _Transaction_invoiceSlow(ctx context.Context, field 
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Transaction_invoice(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Transaction_invoice(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Transaction_invoice(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Transaction_invoice(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Transaction",
 		Field:      field,
 		IsMethod:   true,
@@ -35127,16 +36102,16 @@ func (ec *executionContext) fieldContext_Transaction_invoice(_ context.Context, 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Transaction_order(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Transaction_order(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Transaction_order(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -35174,8 +36149,14 @@ func (ec *executionContext) _Transaction_orderSlow(ctx context.Context, field gr
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Transaction_order(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Transaction_order(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Transaction_order(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Transaction_order(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Transaction",
 		Field:      field,
 		IsMethod:   true,
@@ -35186,16 +36167,16 @@ func (ec *executionContext) fieldContext_Transaction_order(_ context.Context, fi
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Transaction_plan(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Transaction_plan(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Transaction_plan(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -35226,8 +36207,14 @@ func (ec *executionContext) _Transaction_planSlow(ctx context.Context, field gra
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Transaction_plan(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Transaction_plan(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Transaction_plan(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Transaction_plan(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Transaction",
 		Field:      field,
 		IsMethod:   false,
@@ -35238,16 +36225,16 @@ func (ec *executionContext) fieldContext_Transaction_plan(_ context.Context, fie
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Transaction_refund(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Transaction_refund(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Transaction_refund(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -35278,8 +36265,14 @@ func (ec *executionContext) _Transaction_refundSlow(ctx context.Context, field g
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Transaction_refund(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Transaction_refund(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Transaction_refund(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Transaction_refund(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Transaction",
 		Field:      field,
 		IsMethod:   false,
@@ -35290,16 +36283,16 @@ func (ec *executionContext) fieldContext_Transaction_refund(_ context.Context, f
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Transaction_ticket(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Transaction_ticket(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Transaction_ticket(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -35337,8 +36330,14 @@ func (ec *executionContext) _Transaction_ticketSlow(ctx context.Context, field g
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Transaction_ticket(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Transaction_ticket(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Transaction_ticket(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Transaction_ticket(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Transaction",
 		Field:      field,
 		IsMethod:   true,
@@ -35349,16 +36348,16 @@ func (ec *executionContext) fieldContext_Transaction_ticket(_ context.Context, f
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Transaction_user(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Transaction_user(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Transaction_user(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -35389,8 +36388,14 @@ func (ec *executionContext) _Transaction_userSlow(ctx context.Context, field gra
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Transaction_user(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Transaction_user(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Transaction_user(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Transaction_user(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Transaction",
 		Field:      field,
 		IsMethod:   false,
@@ -35401,7 +36406,7 @@ func (ec *executionContext) fieldContext_Transaction_user(_ context.Context, fie
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _TransactionBooking_id(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionBooking) (ret graphql.Marshaler) {
@@ -35438,11 +36443,11 @@ func (ec *executionContext) fieldContext_TransactionBooking_id(_ context.Context
 
 func (ec *executionContext) _TransactionBooking_resource(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionBooking) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_TransactionBooking_resource(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_TransactionBooking_resource(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -35480,8 +36485,14 @@ func (ec *executionContext) _TransactionBooking_resourceSlow(ctx context.Context
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_TransactionBooking_resource(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_TransactionBooking_resource(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_TransactionBooking_resource(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_TransactionBooking_resource(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "TransactionBooking",
 		Field:      field,
 		IsMethod:   true,
@@ -35492,16 +36503,16 @@ func (ec *executionContext) fieldContext_TransactionBooking_resource(_ context.C
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _TransactionBooking_price(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionBooking) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_TransactionBooking_price(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_TransactionBooking_price(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -35532,8 +36543,14 @@ func (ec *executionContext) _TransactionBooking_priceSlow(ctx context.Context, f
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_TransactionBooking_price(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_TransactionBooking_price(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_TransactionBooking_price(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_TransactionBooking_price(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "TransactionBooking",
 		Field:      field,
 		IsMethod:   false,
@@ -35544,16 +36561,16 @@ func (ec *executionContext) fieldContext_TransactionBooking_price(_ context.Cont
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _TransactionConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.TransactionConnection) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_TransactionConnection_edges(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_TransactionConnection_edges(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -35584,8 +36601,14 @@ func (ec *executionContext) _TransactionConnection_edgesSlow(ctx context.Context
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_TransactionConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_TransactionConnection_edges(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_TransactionConnection_edges(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_TransactionConnection_edges(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "TransactionConnection",
 		Field:      field,
 		IsMethod:   false,
@@ -35596,16 +36619,16 @@ func (ec *executionContext) fieldContext_TransactionConnection_edges(_ context.C
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _TransactionConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.TransactionConnection) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_TransactionConnection_nodes(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_TransactionConnection_nodes(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -35636,8 +36659,14 @@ func (ec *executionContext) _TransactionConnection_nodesSlow(ctx context.Context
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_TransactionConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_TransactionConnection_nodes(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_TransactionConnection_nodes(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_TransactionConnection_nodes(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "TransactionConnection",
 		Field:      field,
 		IsMethod:   false,
@@ -35648,16 +36677,16 @@ func (ec *executionContext) fieldContext_TransactionConnection_nodes(_ context.C
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _TransactionConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.TransactionConnection) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_TransactionConnection_pageInfo(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_TransactionConnection_pageInfo(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -35688,8 +36717,14 @@ func (ec *executionContext) _TransactionConnection_pageInfoSlow(ctx context.Cont
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_TransactionConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_TransactionConnection_pageInfo(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_TransactionConnection_pageInfo(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_TransactionConnection_pageInfo(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "TransactionConnection",
 		Field:      field,
 		IsMethod:   false,
@@ -35700,7 +36735,7 @@ func (ec *executionContext) fieldContext_TransactionConnection_pageInfo(_ contex
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _TransactionCreditPackage_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionCreditPackage) (ret graphql.Marshaler) {
@@ -35737,11 +36772,11 @@ func (ec *executionContext) fieldContext_TransactionCreditPackage_amount(_ conte
 
 func (ec *executionContext) _TransactionCreditPackage_price(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionCreditPackage) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_TransactionCreditPackage_price(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_TransactionCreditPackage_price(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -35772,8 +36807,14 @@ func (ec *executionContext) _TransactionCreditPackage_priceSlow(ctx context.Cont
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_TransactionCreditPackage_price(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_TransactionCreditPackage_price(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_TransactionCreditPackage_price(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_TransactionCreditPackage_price(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "TransactionCreditPackage",
 		Field:      field,
 		IsMethod:   false,
@@ -35784,7 +36825,7 @@ func (ec *executionContext) fieldContext_TransactionCreditPackage_price(_ contex
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _TransactionEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.TransactionEdge) (ret graphql.Marshaler) {
@@ -35821,11 +36862,11 @@ func (ec *executionContext) fieldContext_TransactionEdge_cursor(_ context.Contex
 
 func (ec *executionContext) _TransactionEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.TransactionEdge) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_TransactionEdge_node(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_TransactionEdge_node(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -35856,8 +36897,14 @@ func (ec *executionContext) _TransactionEdge_nodeSlow(ctx context.Context, field
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_TransactionEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_TransactionEdge_node(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_TransactionEdge_node(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_TransactionEdge_node(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "TransactionEdge",
 		Field:      field,
 		IsMethod:   false,
@@ -35868,7 +36915,7 @@ func (ec *executionContext) fieldContext_TransactionEdge_node(_ context.Context,
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _TransactionOrder_id(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrder) (ret graphql.Marshaler) {
@@ -35905,11 +36952,11 @@ func (ec *executionContext) fieldContext_TransactionOrder_id(_ context.Context, 
 
 func (ec *executionContext) _TransactionOrder_option(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrder) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_TransactionOrder_option(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_TransactionOrder_option(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -35947,8 +36994,14 @@ func (ec *executionContext) _TransactionOrder_optionSlow(ctx context.Context, fi
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_TransactionOrder_option(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_TransactionOrder_option(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_TransactionOrder_option(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_TransactionOrder_option(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "TransactionOrder",
 		Field:      field,
 		IsMethod:   true,
@@ -35959,16 +37012,16 @@ func (ec *executionContext) fieldContext_TransactionOrder_option(_ context.Conte
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _TransactionOrder_price(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrder) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_TransactionOrder_price(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_TransactionOrder_price(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -35999,8 +37052,14 @@ func (ec *executionContext) _TransactionOrder_priceSlow(ctx context.Context, fie
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_TransactionOrder_price(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_TransactionOrder_price(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_TransactionOrder_price(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_TransactionOrder_price(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "TransactionOrder",
 		Field:      field,
 		IsMethod:   false,
@@ -36011,16 +37070,16 @@ func (ec *executionContext) fieldContext_TransactionOrder_price(_ context.Contex
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _TransactionOrder_product(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrder) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_TransactionOrder_product(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_TransactionOrder_product(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -36058,8 +37117,14 @@ func (ec *executionContext) _TransactionOrder_productSlow(ctx context.Context, f
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_TransactionOrder_product(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_TransactionOrder_product(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_TransactionOrder_product(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_TransactionOrder_product(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "TransactionOrder",
 		Field:      field,
 		IsMethod:   true,
@@ -36070,7 +37135,7 @@ func (ec *executionContext) fieldContext_TransactionOrder_product(_ context.Cont
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _TransactionOrderOption_id(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
@@ -36235,11 +37300,11 @@ func (ec *executionContext) fieldContext_TransactionOrderOption_createDate(_ con
 
 func (ec *executionContext) _TransactionOrderOption_customTax(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_TransactionOrderOption_customTax(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_TransactionOrderOption_customTax(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -36270,8 +37335,14 @@ func (ec *executionContext) _TransactionOrderOption_customTaxSlow(ctx context.Co
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_TransactionOrderOption_customTax(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_TransactionOrderOption_customTax(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_TransactionOrderOption_customTax(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_TransactionOrderOption_customTax(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "TransactionOrderOption",
 		Field:      field,
 		IsMethod:   false,
@@ -36282,7 +37353,7 @@ func (ec *executionContext) fieldContext_TransactionOrderOption_customTax(_ cont
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _TransactionOrderOption_description(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
@@ -36319,11 +37390,11 @@ func (ec *executionContext) fieldContext_TransactionOrderOption_description(_ co
 
 func (ec *executionContext) _TransactionOrderOption_price(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_TransactionOrderOption_price(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_TransactionOrderOption_price(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -36354,8 +37425,14 @@ func (ec *executionContext) _TransactionOrderOption_priceSlow(ctx context.Contex
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_TransactionOrderOption_price(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_TransactionOrderOption_price(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_TransactionOrderOption_price(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_TransactionOrderOption_price(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "TransactionOrderOption",
 		Field:      field,
 		IsMethod:   false,
@@ -36366,16 +37443,16 @@ func (ec *executionContext) fieldContext_TransactionOrderOption_price(_ context.
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _TransactionOrderOption_stock(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrderOption) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_TransactionOrderOption_stock(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_TransactionOrderOption_stock(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -36406,8 +37483,14 @@ func (ec *executionContext) _TransactionOrderOption_stockSlow(ctx context.Contex
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_TransactionOrderOption_stock(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_TransactionOrderOption_stock(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_TransactionOrderOption_stock(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_TransactionOrderOption_stock(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "TransactionOrderOption",
 		Field:      field,
 		IsMethod:   false,
@@ -36418,7 +37501,7 @@ func (ec *executionContext) fieldContext_TransactionOrderOption_stock(_ context.
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _TransactionRefund_id(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionRefund) (ret graphql.Marshaler) {
@@ -36615,11 +37698,11 @@ func (ec *executionContext) fieldContext_TransactionTicket_createDate(_ context.
 
 func (ec *executionContext) _TransactionTicket_event(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionTicket) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_TransactionTicket_event(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_TransactionTicket_event(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -36657,8 +37740,14 @@ func (ec *executionContext) _TransactionTicket_eventSlow(ctx context.Context, fi
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_TransactionTicket_event(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_TransactionTicket_event(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_TransactionTicket_event(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_TransactionTicket_event(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "TransactionTicket",
 		Field:      field,
 		IsMethod:   true,
@@ -36669,16 +37758,16 @@ func (ec *executionContext) fieldContext_TransactionTicket_event(_ context.Conte
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _TransactionTicket_price(ctx context.Context, field graphql.CollectedField, obj *restclient.TransactionTicket) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_TransactionTicket_price(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_TransactionTicket_price(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -36709,8 +37798,14 @@ func (ec *executionContext) _TransactionTicket_priceSlow(ctx context.Context, fi
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_TransactionTicket_price(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_TransactionTicket_price(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_TransactionTicket_price(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_TransactionTicket_price(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "TransactionTicket",
 		Field:      field,
 		IsMethod:   false,
@@ -36721,16 +37816,16 @@ func (ec *executionContext) fieldContext_TransactionTicket_price(_ context.Conte
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _UpdatePostPayload_post(ctx context.Context, field graphql.CollectedField, obj *model.UpdatePostPayload) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_UpdatePostPayload_post(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_UpdatePostPayload_post(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -36761,8 +37856,14 @@ func (ec *executionContext) _UpdatePostPayload_postSlow(ctx context.Context, fie
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_UpdatePostPayload_post(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_UpdatePostPayload_post(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_UpdatePostPayload_post(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_UpdatePostPayload_post(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "UpdatePostPayload",
 		Field:      field,
 		IsMethod:   false,
@@ -36773,16 +37874,16 @@ func (ec *executionContext) fieldContext_UpdatePostPayload_post(_ context.Contex
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _UpdateVisitPayload_visit(ctx context.Context, field graphql.CollectedField, obj *model.UpdateVisitPayload) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_UpdateVisitPayload_visit(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_UpdateVisitPayload_visit(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -36813,8 +37914,14 @@ func (ec *executionContext) _UpdateVisitPayload_visitSlow(ctx context.Context, f
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_UpdateVisitPayload_visit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_UpdateVisitPayload_visit(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_UpdateVisitPayload_visit(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_UpdateVisitPayload_visit(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "UpdateVisitPayload",
 		Field:      field,
 		IsMethod:   false,
@@ -36825,7 +37932,7 @@ func (ec *executionContext) fieldContext_UpdateVisitPayload_visit(_ context.Cont
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _User_id(ctx context.Context, field graphql.CollectedField, obj *restclient.User) (ret graphql.Marshaler) {
@@ -37278,11 +38385,11 @@ func (ec *executionContext) fieldContext_Visit_date(_ context.Context, field gra
 
 func (ec *executionContext) _Visit_location(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_Visit_location(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Visit_location(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -37320,8 +38427,14 @@ func (ec *executionContext) _Visit_locationSlow(ctx context.Context, field graph
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Visit_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Visit_location(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Visit_location(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Visit_location(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Visit",
 		Field:      field,
 		IsMethod:   true,
@@ -37332,7 +38445,7 @@ func (ec *executionContext) fieldContext_Visit_location(_ context.Context, field
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Visit_locationRef(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
@@ -37401,11 +38514,11 @@ func (ec *executionContext) fieldContext_Visit_membershipRefHost(_ context.Conte
 
 func (ec *executionContext) _Visit_userHost(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Visit_userHost(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Visit_userHost(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -37436,8 +38549,14 @@ func (ec *executionContext) _Visit_userHostSlow(ctx context.Context, field graph
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Visit_userHost(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Visit_userHost(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Visit_userHost(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Visit_userHost(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Visit",
 		Field:      field,
 		IsMethod:   false,
@@ -37448,7 +38567,7 @@ func (ec *executionContext) fieldContext_Visit_userHost(_ context.Context, field
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Visit_userRefHost(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
@@ -37517,11 +38636,11 @@ func (ec *executionContext) fieldContext_Visit_userRefVisitor(_ context.Context,
 
 func (ec *executionContext) _Visit_visitor(ctx context.Context, field graphql.CollectedField, obj *restclient.Visit) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_Visit_visitor(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_Visit_visitor(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -37552,8 +38671,14 @@ func (ec *executionContext) _Visit_visitorSlow(ctx context.Context, field graphq
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Visit_visitor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_Visit_visitor(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_Visit_visitor(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_Visit_visitor(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "Visit",
 		Field:      field,
 		IsMethod:   false,
@@ -37564,7 +38689,7 @@ func (ec *executionContext) fieldContext_Visit_visitor(_ context.Context, field 
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _VisitRequest_id(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
@@ -37665,11 +38790,11 @@ func (ec *executionContext) fieldContext_VisitRequest_locationRef(_ context.Cont
 
 func (ec *executionContext) _VisitRequest_location(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
 	if ec.plainFields {
-		fc, err := ec.fieldContext_VisitRequest_location(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_VisitRequest_location(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -37707,8 +38832,14 @@ func (ec *executionContext) _VisitRequest_locationSlow(ctx context.Context, fiel
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_VisitRequest_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_VisitRequest_location(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_VisitRequest_location(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_VisitRequest_location(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "VisitRequest",
 		Field:      field,
 		IsMethod:   true,
@@ -37719,7 +38850,7 @@ func (ec *executionContext) fieldContext_VisitRequest_location(_ context.Context
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _VisitRequest_membershipRefHost(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
@@ -37756,11 +38887,11 @@ func (ec *executionContext) fieldContext_VisitRequest_membershipRefHost(_ contex
 
 func (ec *executionContext) _VisitRequest_userHost(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_VisitRequest_userHost(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_VisitRequest_userHost(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -37791,8 +38922,14 @@ func (ec *executionContext) _VisitRequest_userHostSlow(ctx context.Context, fiel
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_VisitRequest_userHost(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_VisitRequest_userHost(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_VisitRequest_userHost(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_VisitRequest_userHost(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "VisitRequest",
 		Field:      field,
 		IsMethod:   false,
@@ -37803,7 +38940,7 @@ func (ec *executionContext) fieldContext_VisitRequest_userHost(_ context.Context
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _VisitRequest_userRefHost(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
@@ -37872,11 +39009,11 @@ func (ec *executionContext) fieldContext_VisitRequest_userRefVisitor(_ context.C
 
 func (ec *executionContext) _VisitRequest_visitor(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
 	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_VisitRequest_visitor(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_VisitRequest_visitor(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -37907,8 +39044,14 @@ func (ec *executionContext) _VisitRequest_visitorSlow(ctx context.Context, field
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_VisitRequest_visitor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
+func (ec *executionContext) fieldContext_VisitRequest_visitor(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = new(graphql.FieldContext)
+	return fc, ec.fieldContextIn_VisitRequest_visitor(ctx, field, fc)
+}
+
+func (ec *executionContext) fieldContextIn_VisitRequest_visitor(_ context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {
+	*fc = graphql.FieldContext{
+		Parent:     fc.Parent,
 		Object:     "VisitRequest",
 		Field:      field,
 		IsMethod:   false,
@@ -37919,7 +39062,7 @@ func (ec *executionContext) fieldContext_VisitRequest_visitor(_ context.Context,
 			}
 		}),
 	}
-	return fc, nil
+	return nil
 }
 
 func (ec *executionContext) _Visitor_email(ctx context.Context, field graphql.CollectedField, obj *restclient.Visitor) (ret graphql.Marshaler) {
@@ -39864,6 +41007,7 @@ func (ec *executionContext) _Booking(ctx context.Context, sel ast.SelectionSet, 
 	fields := ec.collected.Fields(ec.OperationContext, sel, bookingImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*restclient.Booking]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -39919,6 +41063,10 @@ func (ec *executionContext) _Booking(ctx context.Context, sel ast.SelectionSet, 
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Booking_resource, out)
 				continue
 			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Booking_resource)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -39955,7 +41103,6 @@ func (ec *executionContext) _Booking(ctx context.Context, sel ast.SelectionSet, 
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "seats":
 			out.Values[i] = ec._Booking_seats(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -39985,7 +41132,7 @@ func (ec *executionContext) _Booking(ctx context.Context, sel ast.SelectionSet, 
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -40050,6 +41197,7 @@ func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, 
 	fields := ec.collected.Fields(ec.OperationContext, sel, commentImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*restclient.Comment]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -40095,6 +41243,10 @@ func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, 
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Comment_parentComment, out)
 				continue
 			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Comment_parentComment)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -40131,7 +41283,6 @@ func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, 
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "postRef":
 			out.Values[i] = ec._Comment_postRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -40145,6 +41296,10 @@ func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, 
 		case "replies":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Comment_replies, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Comment_replies)
 				continue
 			}
 			field := field
@@ -40183,12 +41338,11 @@ func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, 
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -40357,6 +41511,7 @@ func (ec *executionContext) _Company(ctx context.Context, sel ast.SelectionSet, 
 	fields := ec.collected.Fields(ec.OperationContext, sel, companyImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*restclient.Company]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -40412,6 +41567,10 @@ func (ec *executionContext) _Company(ctx context.Context, sel ast.SelectionSet, 
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Company_location, out)
 				continue
 			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Company_location)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -40448,7 +41607,6 @@ func (ec *executionContext) _Company(ctx context.Context, sel ast.SelectionSet, 
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "metadata":
 			out.Values[i] = ec._Company_metadata(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -40478,7 +41636,7 @@ func (ec *executionContext) _Company(ctx context.Context, sel ast.SelectionSet, 
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -40765,6 +41923,7 @@ func (ec *executionContext) _CreditNote(ctx context.Context, sel ast.SelectionSe
 	fields := ec.collected.Fields(ec.OperationContext, sel, creditNoteImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*restclient.CreditNote]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -40810,6 +41969,10 @@ func (ec *executionContext) _CreditNote(ctx context.Context, sel ast.SelectionSe
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._CreditNote_invoice, out)
 				continue
 			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._CreditNote_invoice)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -40846,7 +42009,6 @@ func (ec *executionContext) _CreditNote(ctx context.Context, sel ast.SelectionSe
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "internalNote":
 			out.Values[i] = ec._CreditNote_internalNote(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -40855,6 +42017,10 @@ func (ec *executionContext) _CreditNote(ctx context.Context, sel ast.SelectionSe
 		case "lines":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._CreditNote_lines, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._CreditNote_lines)
 				continue
 			}
 			field := field
@@ -40893,7 +42059,6 @@ func (ec *executionContext) _CreditNote(ctx context.Context, sel ast.SelectionSe
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "locationRef":
 			out.Values[i] = ec._CreditNote_locationRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -40902,6 +42067,10 @@ func (ec *executionContext) _CreditNote(ctx context.Context, sel ast.SelectionSe
 		case "location":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._CreditNote_location, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._CreditNote_location)
 				continue
 			}
 			field := field
@@ -40940,7 +42109,6 @@ func (ec *executionContext) _CreditNote(ctx context.Context, sel ast.SelectionSe
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "memo":
 			out.Values[i] = ec._CreditNote_memo(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -41040,7 +42208,7 @@ func (ec *executionContext) _CreditNote(ctx context.Context, sel ast.SelectionSe
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -41224,6 +42392,7 @@ func (ec *executionContext) _CreditNoteLine(ctx context.Context, sel ast.Selecti
 	fields := ec.collected.Fields(ec.OperationContext, sel, creditNoteLineImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*restclient.CreditNoteLine]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -41269,6 +42438,10 @@ func (ec *executionContext) _CreditNoteLine(ctx context.Context, sel ast.Selecti
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._CreditNoteLine_invoiceItem, out)
 				continue
 			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._CreditNoteLine_invoiceItem)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -41305,7 +42478,6 @@ func (ec *executionContext) _CreditNoteLine(ctx context.Context, sel ast.Selecti
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "invoiceRef":
 			out.Values[i] = ec._CreditNoteLine_invoiceRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -41314,6 +42486,10 @@ func (ec *executionContext) _CreditNoteLine(ctx context.Context, sel ast.Selecti
 		case "invoice":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._CreditNoteLine_invoice, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._CreditNoteLine_invoice)
 				continue
 			}
 			field := field
@@ -41352,7 +42528,6 @@ func (ec *executionContext) _CreditNoteLine(ctx context.Context, sel ast.Selecti
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "locationRef":
 			out.Values[i] = ec._CreditNoteLine_locationRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -41361,6 +42536,10 @@ func (ec *executionContext) _CreditNoteLine(ctx context.Context, sel ast.Selecti
 		case "location":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._CreditNoteLine_location, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._CreditNoteLine_location)
 				continue
 			}
 			field := field
@@ -41399,7 +42578,6 @@ func (ec *executionContext) _CreditNoteLine(ctx context.Context, sel ast.Selecti
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "memo":
 			out.Values[i] = ec._CreditNoteLine_memo(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -41449,7 +42627,7 @@ func (ec *executionContext) _CreditNoteLine(ctx context.Context, sel ast.Selecti
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -41858,6 +43036,7 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 	fields := ec.collected.Fields(ec.OperationContext, sel, eventImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*restclient.Event]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -41876,6 +43055,10 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 		case "location":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Event_location, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Event_location)
 				continue
 			}
 			field := field
@@ -41914,7 +43097,6 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "networkRef":
 			out.Values[i] = ec._Event_networkRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -41989,7 +43171,7 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -42096,6 +43278,7 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 	fields := ec.collected.Fields(ec.OperationContext, sel, invoiceImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*restclient.Invoice]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -42256,6 +43439,10 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Invoice_location, out)
 				continue
 			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Invoice_location)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -42292,7 +43479,6 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "membershipRef":
 			out.Values[i] = ec._Invoice_membershipRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -42358,6 +43544,10 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Invoice_items, out)
 				continue
 			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Invoice_items)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -42394,7 +43584,6 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "payments":
 			out.Values[i] = ec._Invoice_payments(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -42413,6 +43602,10 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 		case "creditNotes":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Invoice_creditNotes, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Invoice_creditNotes)
 				continue
 			}
 			field := field
@@ -42451,12 +43644,11 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -42613,6 +43805,7 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 	fields := ec.collected.Fields(ec.OperationContext, sel, invoiceItemImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*restclient.InvoiceItem]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -42631,6 +43824,10 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 		case "invoice":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItem_invoice, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._InvoiceItem_invoice)
 				continue
 			}
 			field := field
@@ -42669,7 +43866,6 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "companyRef":
 			out.Values[i] = ec._InvoiceItem_companyRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -42683,6 +43879,10 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 		case "location":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItem_location, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._InvoiceItem_location)
 				continue
 			}
 			field := field
@@ -42721,7 +43921,6 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "membershipRef":
 			out.Values[i] = ec._InvoiceItem_membershipRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -42837,6 +44036,10 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItem_booking, out)
 				continue
 			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._InvoiceItem_booking)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -42873,7 +44076,6 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "creditPackage":
 			out.Values[i] = ec._InvoiceItem_creditPackage(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -42882,6 +44084,10 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 		case "order":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItem_order, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._InvoiceItem_order)
 				continue
 			}
 			field := field
@@ -42920,7 +44126,6 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "plan":
 			out.Values[i] = ec._InvoiceItem_plan(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -42929,6 +44134,10 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 		case "ticket":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItem_ticket, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._InvoiceItem_ticket)
 				continue
 			}
 			field := field
@@ -42967,12 +44176,11 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -42995,6 +44203,7 @@ func (ec *executionContext) _InvoiceItemBooking(ctx context.Context, sel ast.Sel
 	fields := ec.collected.Fields(ec.OperationContext, sel, invoiceItemBookingImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*restclient.InvoiceItemBooking]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -43013,6 +44222,10 @@ func (ec *executionContext) _InvoiceItemBooking(ctx context.Context, sel ast.Sel
 		case "resource":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItemBooking_resource, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._InvoiceItemBooking_resource)
 				continue
 			}
 			field := field
@@ -43051,7 +44264,6 @@ func (ec *executionContext) _InvoiceItemBooking(ctx context.Context, sel ast.Sel
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "startDate":
 			out.Values[i] = ec._InvoiceItemBooking_startDate(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -43061,7 +44273,7 @@ func (ec *executionContext) _InvoiceItemBooking(ctx context.Context, sel ast.Sel
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -43084,6 +44296,7 @@ func (ec *executionContext) _InvoiceItemOrder(ctx context.Context, sel ast.Selec
 	fields := ec.collected.Fields(ec.OperationContext, sel, invoiceItemOrderImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*model.InvoiceItemOrder]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -43097,6 +44310,10 @@ func (ec *executionContext) _InvoiceItemOrder(ctx context.Context, sel ast.Selec
 		case "product":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItemOrder_product, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._InvoiceItemOrder_product)
 				continue
 			}
 			field := field
@@ -43135,10 +44352,13 @@ func (ec *executionContext) _InvoiceItemOrder(ctx context.Context, sel ast.Selec
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "productOption":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItemOrder_productOption, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._InvoiceItemOrder_productOption)
 				continue
 			}
 			field := field
@@ -43177,7 +44397,6 @@ func (ec *executionContext) _InvoiceItemOrder(ctx context.Context, sel ast.Selec
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "quantity":
 			out.Values[i] = ec._InvoiceItemOrder_quantity(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -43187,7 +44406,7 @@ func (ec *executionContext) _InvoiceItemOrder(ctx context.Context, sel ast.Selec
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -43324,6 +44543,7 @@ func (ec *executionContext) _InvoiceItemTicket(ctx context.Context, sel ast.Sele
 	fields := ec.collected.Fields(ec.OperationContext, sel, invoiceItemTicketImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*restclient.InvoiceItemTicket]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -43337,6 +44557,10 @@ func (ec *executionContext) _InvoiceItemTicket(ctx context.Context, sel ast.Sele
 		case "event":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._InvoiceItemTicket_event, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._InvoiceItemTicket_event)
 				continue
 			}
 			field := field
@@ -43375,12 +44599,11 @@ func (ec *executionContext) _InvoiceItemTicket(ctx context.Context, sel ast.Sele
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -44012,6 +45235,7 @@ func (ec *executionContext) _Location(ctx context.Context, sel ast.SelectionSet,
 	fields := ec.collected.Fields(ec.OperationContext, sel, locationImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*model.Location]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -44040,6 +45264,10 @@ func (ec *executionContext) _Location(ctx context.Context, sel ast.SelectionSet,
 		case "products":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Location_products, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Location_products)
 				continue
 			}
 			field := field
@@ -44078,10 +45306,13 @@ func (ec *executionContext) _Location(ctx context.Context, sel ast.SelectionSet,
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "orders":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Location_orders, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Location_orders)
 				continue
 			}
 			field := field
@@ -44120,10 +45351,13 @@ func (ec *executionContext) _Location(ctx context.Context, sel ast.SelectionSet,
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "transactions":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Location_transactions, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Location_transactions)
 				continue
 			}
 			field := field
@@ -44162,10 +45396,13 @@ func (ec *executionContext) _Location(ctx context.Context, sel ast.SelectionSet,
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "creditNotes":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Location_creditNotes, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Location_creditNotes)
 				continue
 			}
 			field := field
@@ -44204,12 +45441,11 @@ func (ec *executionContext) _Location(ctx context.Context, sel ast.SelectionSet,
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -44504,6 +45740,7 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 	fields := ec.collected.Fields(ec.OperationContext, sel, orderImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*restclient.Order]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -44522,6 +45759,10 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 		case "location":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Order_location, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Order_location)
 				continue
 			}
 			field := field
@@ -44560,7 +45801,6 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "membershipRef":
 			out.Values[i] = ec._Order_membershipRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -44589,6 +45829,10 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 		case "option":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Order_option, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Order_option)
 				continue
 			}
 			field := field
@@ -44627,7 +45871,6 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "payment":
 			out.Values[i] = ec._Order_payment(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -44636,6 +45879,10 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 		case "product":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Order_product, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Order_product)
 				continue
 			}
 			field := field
@@ -44674,7 +45921,6 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "quantity":
 			out.Values[i] = ec._Order_quantity(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -44694,7 +45940,7 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -45257,6 +46503,7 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 	fields := ec.collected.Fields(ec.OperationContext, sel, postImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*restclient.Post]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -45275,6 +46522,10 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 		case "comments":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Post_comments, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Post_comments)
 				continue
 			}
 			field := field
@@ -45313,7 +46564,6 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "createDate":
 			out.Values[i] = ec._Post_createDate(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -45342,6 +46592,10 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 		case "location":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Post_location, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Post_location)
 				continue
 			}
 			field := field
@@ -45380,7 +46634,6 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "media":
 			out.Values[i] = ec._Post_media(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -45420,7 +46673,7 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -45641,6 +46894,7 @@ func (ec *executionContext) _Product(ctx context.Context, sel ast.SelectionSet, 
 	fields := ec.collected.Fields(ec.OperationContext, sel, productImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*restclient.Product]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -45664,6 +46918,10 @@ func (ec *executionContext) _Product(ctx context.Context, sel ast.SelectionSet, 
 		case "location":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Product_location, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Product_location)
 				continue
 			}
 			field := field
@@ -45702,7 +46960,6 @@ func (ec *executionContext) _Product(ctx context.Context, sel ast.SelectionSet, 
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "createDate":
 			out.Values[i] = ec._Product_createDate(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -45762,7 +47019,7 @@ func (ec *executionContext) _Product(ctx context.Context, sel ast.SelectionSet, 
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -46301,6 +47558,7 @@ func (ec *executionContext) _Redemption(ctx context.Context, sel ast.SelectionSe
 	fields := ec.collected.Fields(ec.OperationContext, sel, redemptionImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*restclient.Redemption]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -46319,6 +47577,10 @@ func (ec *executionContext) _Redemption(ctx context.Context, sel ast.SelectionSe
 		case "location":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Redemption_location, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Redemption_location)
 				continue
 			}
 			field := field
@@ -46357,7 +47619,6 @@ func (ec *executionContext) _Redemption(ctx context.Context, sel ast.SelectionSe
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "networkRef":
 			out.Values[i] = ec._Redemption_networkRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -46392,7 +47653,7 @@ func (ec *executionContext) _Redemption(ctx context.Context, sel ast.SelectionSe
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -46799,6 +48060,7 @@ func (ec *executionContext) _Resource(ctx context.Context, sel ast.SelectionSet,
 	fields := ec.collected.Fields(ec.OperationContext, sel, resourceImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*restclient.Resource]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -46817,6 +48079,10 @@ func (ec *executionContext) _Resource(ctx context.Context, sel ast.SelectionSet,
 		case "location":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Resource_location, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Resource_location)
 				continue
 			}
 			field := field
@@ -46855,7 +48121,6 @@ func (ec *executionContext) _Resource(ctx context.Context, sel ast.SelectionSet,
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "networkRef":
 			out.Values[i] = ec._Resource_networkRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -46869,6 +48134,10 @@ func (ec *executionContext) _Resource(ctx context.Context, sel ast.SelectionSet,
 		case "parent":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Resource_parent, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Resource_parent)
 				continue
 			}
 			field := field
@@ -46907,7 +48176,6 @@ func (ec *executionContext) _Resource(ctx context.Context, sel ast.SelectionSet,
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "title":
 			out.Values[i] = ec._Resource_title(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -47057,7 +48325,7 @@ func (ec *executionContext) _Resource(ctx context.Context, sel ast.SelectionSet,
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -47906,6 +49174,7 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 	fields := ec.collected.Fields(ec.OperationContext, sel, transactionImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*restclient.Transaction]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -47939,6 +49208,10 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 		case "location":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Transaction_location, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Transaction_location)
 				continue
 			}
 			field := field
@@ -47977,7 +49250,6 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "membershipRef":
 			out.Values[i] = ec._Transaction_membershipRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -48001,6 +49273,10 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 		case "booking":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Transaction_booking, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Transaction_booking)
 				continue
 			}
 			field := field
@@ -48039,7 +49315,6 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "company":
 			out.Values[i] = ec._Transaction_company(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -48053,6 +49328,10 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 		case "invoice":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Transaction_invoice, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Transaction_invoice)
 				continue
 			}
 			field := field
@@ -48091,10 +49370,13 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "order":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Transaction_order, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Transaction_order)
 				continue
 			}
 			field := field
@@ -48133,7 +49415,6 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "plan":
 			out.Values[i] = ec._Transaction_plan(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -48147,6 +49428,10 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 		case "ticket":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Transaction_ticket, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Transaction_ticket)
 				continue
 			}
 			field := field
@@ -48185,7 +49470,6 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "user":
 			out.Values[i] = ec._Transaction_user(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -48195,7 +49479,7 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -48218,6 +49502,7 @@ func (ec *executionContext) _TransactionBooking(ctx context.Context, sel ast.Sel
 	fields := ec.collected.Fields(ec.OperationContext, sel, transactionBookingImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*restclient.TransactionBooking]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -48231,6 +49516,10 @@ func (ec *executionContext) _TransactionBooking(ctx context.Context, sel ast.Sel
 		case "resource":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._TransactionBooking_resource, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._TransactionBooking_resource)
 				continue
 			}
 			field := field
@@ -48269,7 +49558,6 @@ func (ec *executionContext) _TransactionBooking(ctx context.Context, sel ast.Sel
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "price":
 			out.Values[i] = ec._TransactionBooking_price(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -48279,7 +49567,7 @@ func (ec *executionContext) _TransactionBooking(ctx context.Context, sel ast.Sel
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -48433,6 +49721,7 @@ func (ec *executionContext) _TransactionOrder(ctx context.Context, sel ast.Selec
 	fields := ec.collected.Fields(ec.OperationContext, sel, transactionOrderImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*model.TransactionOrder]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -48446,6 +49735,10 @@ func (ec *executionContext) _TransactionOrder(ctx context.Context, sel ast.Selec
 		case "option":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._TransactionOrder_option, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._TransactionOrder_option)
 				continue
 			}
 			field := field
@@ -48484,7 +49777,6 @@ func (ec *executionContext) _TransactionOrder(ctx context.Context, sel ast.Selec
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "price":
 			out.Values[i] = ec._TransactionOrder_price(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -48493,6 +49785,10 @@ func (ec *executionContext) _TransactionOrder(ctx context.Context, sel ast.Selec
 		case "product":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._TransactionOrder_product, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._TransactionOrder_product)
 				continue
 			}
 			field := field
@@ -48531,12 +49827,11 @@ func (ec *executionContext) _TransactionOrder(ctx context.Context, sel ast.Selec
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -48688,6 +49983,7 @@ func (ec *executionContext) _TransactionTicket(ctx context.Context, sel ast.Sele
 	fields := ec.collected.Fields(ec.OperationContext, sel, transactionTicketImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*restclient.TransactionTicket]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -48706,6 +50002,10 @@ func (ec *executionContext) _TransactionTicket(ctx context.Context, sel ast.Sele
 		case "event":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._TransactionTicket_event, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._TransactionTicket_event)
 				continue
 			}
 			field := field
@@ -48744,7 +50044,6 @@ func (ec *executionContext) _TransactionTicket(ctx context.Context, sel ast.Sele
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "price":
 			out.Values[i] = ec._TransactionTicket_price(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -48754,7 +50053,7 @@ func (ec *executionContext) _TransactionTicket(ctx context.Context, sel ast.Sele
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -48918,6 +50217,7 @@ func (ec *executionContext) _Visit(ctx context.Context, sel ast.SelectionSet, ob
 	fields := ec.collected.Fields(ec.OperationContext, sel, visitImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*restclient.Visit]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -48963,6 +50263,10 @@ func (ec *executionContext) _Visit(ctx context.Context, sel ast.SelectionSet, ob
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Visit_location, out)
 				continue
 			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Visit_location)
+				continue
+			}
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -48999,7 +50303,6 @@ func (ec *executionContext) _Visit(ctx context.Context, sel ast.SelectionSet, ob
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "locationRef":
 			out.Values[i] = ec._Visit_locationRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -49034,7 +50337,7 @@ func (ec *executionContext) _Visit(ctx context.Context, sel ast.SelectionSet, ob
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -49057,6 +50360,7 @@ func (ec *executionContext) _VisitRequest(ctx context.Context, sel ast.Selection
 	fields := ec.collected.Fields(ec.OperationContext, sel, visitRequestImplementors)
 
 	out, object := inlineTable.NewFieldSet(fields)
+	var later blocking[*restclient.VisitRequest]
 	deferredFieldSet, deferLabelToView := inlineTable.Deferred(fields)
 	for i, field := range fields {
 		switch field.Name {
@@ -49080,6 +50384,10 @@ func (ec *executionContext) _VisitRequest(ctx context.Context, sel ast.Selection
 		case "location":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._VisitRequest_location, out)
+				continue
+			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._VisitRequest_location)
 				continue
 			}
 			field := field
@@ -49118,7 +50426,6 @@ func (ec *executionContext) _VisitRequest(ctx context.Context, sel ast.Selection
 				continue
 			}
 
-			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "membershipRefHost":
 			out.Values[i] = ec._VisitRequest_membershipRefHost(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -49148,7 +50455,7 @@ func (ec *executionContext) _VisitRequest(ctx context.Context, sel ast.Selection
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
+	later.dispatch(ec, ctx, fields, obj, out)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}

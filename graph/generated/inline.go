@@ -5,6 +5,7 @@ package generated
 import (
 	"context"
 	"reflect"
+	"sync"
 	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -364,4 +365,60 @@ func runInline[O any](ec *executionContext, ctx context.Context, field graphql.C
 		atomic.AddUint32(&fs.Invalids, 1)
 	}
 	return res
+}
+
+// blocking lists the resolver fields of an object that may block: each is
+// resolved by dispatch as gqlgen's FieldSet.Dispatch resolves the fields
+// given to FieldSet.Concurrently (the first on this goroutine, each other on
+// a goroutine of its own, all waited for), by runInline, without a closure
+// per field and goroutine. Its zero value is empty; it lives on the object
+// function's stack.
+type blocking[O any] struct {
+	n     int
+	first [4]blockingField[O]
+	more  []blockingField[O]
+}
+
+type blockingField[O any] struct {
+	i int // the field's index in the object's fields
+	f func(*executionContext, context.Context, graphql.CollectedField, O) graphql.Marshaler
+}
+
+func (b *blocking[O]) add(i int, f func(*executionContext, context.Context, graphql.CollectedField, O) graphql.Marshaler) {
+	if b.n < len(b.first) {
+		b.first[b.n] = blockingField[O]{i, f}
+	} else {
+		b.more = append(b.more, blockingField[O]{i, f})
+	}
+	b.n++
+}
+
+func (b *blocking[O]) at(k int) blockingField[O] {
+	if k < len(b.first) {
+		return b.first[k]
+	}
+	return b.more[k-len(b.first)]
+}
+
+// dispatch resolves the fields into fs.Values and waits for them.
+func (b *blocking[O]) dispatch(ec *executionContext, ctx context.Context, fields []graphql.CollectedField, obj O, fs *graphql.FieldSet) {
+	switch b.n {
+	case 0:
+		return
+	case 1:
+		fs.Values[b.first[0].i] = runInline(ec, ctx, fields[b.first[0].i], obj, b.first[0].f, fs)
+		return
+	}
+	var wg sync.WaitGroup
+	wg.Add(b.n - 1)
+	for k := 1; k < b.n; k++ {
+		e := b.at(k)
+		go func() {
+			defer wg.Done()
+			fs.Values[e.i] = runInline(ec, ctx, fields[e.i], obj, e.f, fs)
+		}()
+	}
+	e := b.at(0)
+	fs.Values[e.i] = runInline(ec, ctx, fields[e.i], obj, e.f, fs)
+	wg.Wait()
 }

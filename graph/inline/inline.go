@@ -56,21 +56,12 @@ func NewTable(blocking ...string) *Table {
 	return t
 }
 
-// Concurrently replaces fs.Concurrently(i, f) for the field of index i of a
-// non-root object: f runs now, on this goroutine, when the field cannot
-// block; else it is left to fs.Dispatch as gqlgen does.
-func (t *Table) Concurrently(ctx context.Context, fs *graphql.FieldSet, i int, field graphql.CollectedField, f func(context.Context) graphql.Marshaler) {
-	if t.mayBlock(field.Field) {
-		fs.Concurrently(i, f)
-		return
-	}
-	fs.Values[i] = f(ctx)
-}
-
 // Inline reports whether an object's resolver field runs now, on this
-// goroutine: it is not deferred (CollectedField.IsDeferred) and cannot block. The generated code then
-// resolves it without the closures and the FieldSet entry that
-// Concurrently needs.
+// goroutine: it is not deferred (CollectedField.IsDeferred) and cannot
+// block. The generated code then resolves it at once (runInline); the
+// others that are not deferred it resolves together after the object's
+// other fields (its blocking list, on goroutines as gqlgen's
+// FieldSet.Dispatch would).
 func (t *Table) Inline(field *ast.Field, deferred bool) bool {
 	return !deferred && !t.mayBlock(field)
 }
@@ -102,19 +93,22 @@ func (t *Table) MarshalSlice(ctx context.Context, sel ast.SelectionSet, length i
 	return ret
 }
 
-// element is the field context of a list element and the index it points to.
+// element is the context of a list element (its field context) and the
+// index the field context points to.
 type element struct {
-	fc    graphql.FieldContext
+	fieldCtx
 	index int
 }
 
-// marshalElement marshals element i of a list with its field context, kept
-// in e, and unless omitPanicHandler recovers a panic as gqlgen does: an error
+// marshalElement marshals element i of a list with its context, kept in e
+// (graphql.WithFieldContext's value without its allocation), and unless omitPanicHandler recovers a panic as gqlgen does: an error
 // on the element's path, and failed set (the list is then null).
 func marshalElement(ctx context.Context, e *element, i int, omitPanicHandler bool, failed *atomic.Bool, marshal func(ctx context.Context, i int) graphql.Marshaler) (m graphql.Marshaler) {
 	e.index = i
+	e.parent = ctx
 	e.fc.Index = &e.index
-	childCtx := graphql.WithFieldContext(ctx, &e.fc)
+	e.fc.Parent = graphql.GetFieldContext(ctx)
+	childCtx := context.Context(&e.fieldCtx)
 	if !omitPanicHandler {
 		defer func() {
 			if r := recover(); r != nil {
@@ -181,7 +175,7 @@ func (*Table) ScalarFieldContext(object string, field graphql.CollectedField, is
 // and map. The FieldSet, its Values (up to 32 fields) and the Marshaler are
 // one allocation (gqlgen makes two, and the generator's former Object a
 // third). The FieldSet does not know its fields: it must be used only
-// through Values, Invalids, Concurrently and Dispatch, not written as it is
+// through Values, Invalids and Dispatch, not written as it is
 // or given views (graph/internal/gqlgen rewrites only the FieldSet of an
 // object's own fields, not the deferred one).
 func (*Table) NewFieldSet(fields []graphql.CollectedField) (*graphql.FieldSet, graphql.Marshaler) {
@@ -364,12 +358,16 @@ type collectedEntry struct {
 }
 
 // Fields returns graphql.CollectFields(oc, sel, implements), computed once
-// per selection set and type in the operation oc.
+// per selection set and type in the operation oc, or once for all
+// operations when no directive decides it (shared).
 func (c *Collected) Fields(oc *graphql.OperationContext, sel ast.SelectionSet, implements []string) []graphql.CollectedField {
 	if len(sel) == 0 || len(implements) == 0 {
 		return graphql.CollectFields(oc, sel, implements)
 	}
 	k := collectKey{&sel[0], len(sel), &implements[0]}
+	if v, ok := shared.m.Load(k); ok {
+		return v.([]graphql.CollectedField)
+	}
 	c.mu.RLock()
 	fields, ok := c.lookup(k)
 	c.mu.RUnlock()
@@ -377,6 +375,14 @@ func (c *Collected) Fields(oc *graphql.OperationContext, sel ast.SelectionSet, i
 		return fields
 	}
 	fields = graphql.CollectFields(oc, sel, implements)
+	if withoutDirectives(sel, 0) {
+		if shared.n.Add(1) > sharedLimit {
+			shared.m.Clear()
+			shared.n.Store(0)
+		}
+		shared.m.Store(k, fields)
+		return fields
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if f, ok := c.lookup(k); ok {
@@ -392,6 +398,52 @@ func (c *Collected) Fields(oc *graphql.OperationContext, sel ast.SelectionSet, i
 	}
 	c.more[k] = fields
 	return fields
+}
+
+// shared holds, across operations, the collected fields of the selection
+// sets that no directive touches: those depend on nothing but the selection
+// set (a parsed document's, kept in the query cache and shared by the
+// operations that run it; the key keeps it alive) and the type, where
+// @skip, @include and @defer depend on each operation's variables. They
+// are read only, as Collected's are. Past sharedLimit entries it starts
+// over. It pays where documents are parsed once and run many times (the
+// handler's query cache and APQ); an executor without a query cache parses
+// each operation anew, and then adds its entries for nothing (about 1 %
+// more allocations in BenchmarkExecTransactions, which has none).
+var shared struct {
+	m sync.Map // collectKey -> []graphql.CollectedField
+	n atomic.Int64
+}
+
+const sharedLimit = 1 << 14
+
+// withoutDirectives reports whether no directive applies to sel's fields,
+// fragments and the fragments' definitions, which decide how its fields
+// are collected (not the fields' own selections).
+func withoutDirectives(sel ast.SelectionSet, depth int) bool {
+	if depth > 32 {
+		return false
+	}
+	for _, s := range sel {
+		switch s := s.(type) {
+		case *ast.Field:
+			if len(s.Directives) > 0 {
+				return false
+			}
+		case *ast.InlineFragment:
+			if len(s.Directives) > 0 || !withoutDirectives(s.SelectionSet, depth+1) {
+				return false
+			}
+		case *ast.FragmentSpread:
+			if len(s.Directives) > 0 || s.Definition == nil || len(s.Definition.Directives) > 0 ||
+				!withoutDirectives(s.Definition.SelectionSet, depth+1) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // lookup finds k's fields; c.mu must be held.

@@ -185,7 +185,8 @@ func TestScalarFieldContext(t *testing.T) {
 // per operation, whatever the number of entries, as graphql.CollectFields
 // collects them.
 func TestCollected(t *testing.T) {
-	_, sel := selection(t, `{ location { id products { id title } transactions { id } } }`, "location")
+	// @include: collected per operation (not shared).
+	_, sel := selection(t, `{ location { id products @include(if: true) { id title } transactions { id } } }`, "location")
 	oc := &graphql.OperationContext{}
 	var c Collected
 	types := make([][]string, 20)
@@ -254,4 +255,64 @@ func BenchmarkChildOf(b *testing.B) {
 		}
 	})
 	_ = sink
+}
+
+// TestCollectedShared: the fields of a selection set no directive touches
+// are collected once for every operation; where @include decides, each
+// operation collects them with its own variables.
+func TestCollectedShared(t *testing.T) {
+	impl := []string{"Location"}
+	s := gqlparser.MustLoadSchema(&ast.Source{Input: schema})
+	location := func(q string) (*ast.QueryDocument, ast.SelectionSet) {
+		doc, errs := gqlparser.LoadQuery(s, q)
+		if errs != nil {
+			t.Fatal(errs)
+		}
+		return doc, doc.Operations[0].SelectionSet[0].(*ast.Field).SelectionSet
+	}
+	doc, plain := location(`{ location { id ... on Location { products { id } } ...F } } fragment F on Location { transactions { id } }`)
+	first := (&Collected{}).Fields(&graphql.OperationContext{Doc: doc}, plain, impl)
+	if len(first) != 3 {
+		t.Fatalf("collected %d fields, want 3", len(first))
+	}
+	if again := (&Collected{}).Fields(&graphql.OperationContext{Doc: doc}, plain, impl); &again[0] != &first[0] {
+		t.Error("a selection set without directives collected again by another operation")
+	}
+
+	for _, q := range []string{
+		`query($v: Boolean!) { location { id products @include(if: $v) { id } } }`,
+		`query($v: Boolean!) { location { id ... on Location @include(if: $v) { products { id } } } }`,
+		`query($v: Boolean!) { location { id ...F @include(if: $v) } } fragment F on Location { products { id } }`,
+		`query($v: Boolean!) { location { id ...F } } fragment F on Location { products @include(if: $v) { id } }`,
+	} {
+		doc, sel := location(q)
+		for _, v := range []bool{true, false, true} {
+			oc := &graphql.OperationContext{Doc: doc, Variables: map[string]any{"v": v}}
+			got := (&Collected{}).Fields(oc, sel, impl)
+			if want := map[bool]int{true: 2, false: 1}[v]; len(got) != want {
+				t.Errorf("%s, $v %t: %d fields, want %d", q, v, len(got), want)
+			}
+		}
+	}
+}
+
+// TestResponseSize: a document's next response is sized from its last, with
+// room to grow; an unknown document's is not.
+func TestResponseSize(t *testing.T) {
+	doc, other := &ast.QueryDocument{}, &ast.QueryDocument{}
+	if n := ResponseSize(doc); n != 0 {
+		t.Fatalf("unknown document: %d", n)
+	}
+	SetResponseSize(doc, 1600)
+	if n := ResponseSize(doc); n != 1700 {
+		t.Errorf("after 1600 bytes: %d, want 1700", n)
+	}
+	SetResponseSize(doc, 32)
+	if n := ResponseSize(doc); n != 34 || ResponseSize(other) != 0 {
+		t.Errorf("after 32 bytes: %d (other document %d)", n, ResponseSize(other))
+	}
+	SetResponseSize(doc, 1<<30)
+	if n := ResponseSize(doc); n > maxSizeHint+maxSizeHint/16 {
+		t.Errorf("after 1 GiB: %d, want at most %d", n, maxSizeHint+maxSizeHint/16)
+	}
 }

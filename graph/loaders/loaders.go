@@ -77,9 +77,17 @@ type Loaders struct {
 
 // New returns fresh loaders for one request.
 func New(client *restclient.Client, cfg Config) *Loaders {
+	l := new(Loaders)
+	l.Init(client, cfg)
+	return l
+}
+
+// Init makes l fresh loaders for one request, as New does, in place (a
+// Loaders inside a request's own allocation). l must not be in use.
+func (l *Loaders) Init(client *restclient.Client, cfg Config) {
 	// The fetch funcs take the Loaders instead of capturing them: they are
-	// static, so a request's loaders cost one allocation until used.
-	l := &Loaders{cfg: cfg, up: Upstream{Client: client}}
+	// static, so a request's loaders cost no allocation until used.
+	*l = Loaders{cfg: cfg, up: Upstream{Client: client}}
 	if cfg.MaxConcurrency > 0 {
 		l.sem = make(chan struct{}, cfg.MaxConcurrency)
 	}
@@ -122,7 +130,6 @@ func New(client *restclient.Client, cfg Config) *Loaders {
 	l.redemptions.name, l.redemptions.fetch = "redemptions", func(l *Loaders, ctx context.Context, o restclient.RedemptionListOptions) (*paging.Page[restclient.Redemption], error) {
 		return l.up.Redemptions(ctx, o)
 	}
-	return l
 }
 
 // lazy is a loader made on its first use. With a batch window (Config.Wait
@@ -282,6 +289,11 @@ type ctxKey struct{}
 func WithLoaders(ctx context.Context, s Source) context.Context {
 	return context.WithValue(ctx, ctxKey{}, s)
 }
+
+// ContextKey is the key of the request's Source in a context, for a context
+// type that carries it in an allocation of its own instead of WithLoaders'
+// (graph's request): its Value returns the Source for this key.
+var ContextKey any = ctxKey{}
 
 // For returns the request's Source. It panics if the request was not set up
 // by the facade's handler: a programming error, not a runtime condition.

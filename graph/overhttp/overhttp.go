@@ -47,7 +47,22 @@ const (
 )
 
 // ContentType is the Content-Type header of a response in media type mt.
-func ContentType(mt string) string { return mt + "; charset=utf-8" }
+func ContentType(mt string) string {
+	switch mt { // the two the facade answers in, without a concatenation
+	case GraphQLResponseJSON:
+		return GraphQLResponseJSON + charset
+	case JSON:
+		return JSON + charset
+	}
+	return mt + charset
+}
+
+const charset = "; charset=utf-8"
+
+var (
+	graphQLResponseJSONHeader = []string{GraphQLResponseJSON + charset}
+	jsonHeader                = []string{JSON + charset}
+)
 
 // Negotiate returns the response media type h's Accept header prefers, and
 // false when it admits neither (the caller answers 406, in application/json).
@@ -123,15 +138,26 @@ func NotAcceptable() *guard.Refusal {
 
 type requestKey struct{}
 
+// request is the context WithRequest returns: its parent with the request
+// (the value of requestKey), in one allocation.
 type request struct {
+	context.Context
 	params    *guard.Params
 	mediaType string
 }
 
+func (r *request) Value(k any) any {
+	if k == (requestKey{}) {
+		return r
+	}
+	return r.Context.Value(k)
+}
+
 // WithRequest returns ctx carrying the decoded parameters of the request and
-// its negotiated media type, for the Transport.
+// its negotiated media type, for the Transport. The Transport uses
+// p.RawParams as gqlgen's parameters, setting their Headers and ReadTime.
 func WithRequest(ctx context.Context, p *guard.Params, mediaType string) context.Context {
-	return context.WithValue(ctx, requestKey{}, request{params: p, mediaType: mediaType})
+	return &request{Context: ctx, params: p, mediaType: mediaType}
 }
 
 // Transport executes the request WithRequest put in the context, whatever
@@ -147,18 +173,27 @@ func (Transport) Supports(*http.Request) bool { return true }
 // Do implements graphql.Transport.
 func (Transport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	ctx := r.Context()
-	req, ok := ctx.Value(requestKey{}).(request)
+	req, ok := ctx.Value(requestKey{}).(*request)
 	if !ok {
 		// A bug: the handler always decodes first.
 		(&guard.Refusal{Status: http.StatusInternalServerError, Code: errcode.Internal, Message: "internal error"}).Write(w, ContentType(JSON))
 		return
 	}
-	w.Header().Set("Content-Type", ContentType(req.mediaType))
-	params := req.params.RawParams
+	// The header's value slice of the media type, shared by the responses
+	// (header values are replaced, never written in place).
+	switch req.mediaType {
+	case GraphQLResponseJSON:
+		w.Header()["Content-Type"] = graphQLResponseJSONHeader
+	case JSON:
+		w.Header()["Content-Type"] = jsonHeader
+	default:
+		w.Header().Set("Content-Type", ContentType(req.mediaType))
+	}
+	params := &req.params.RawParams // this request's: no copy
 	params.Headers = r.Header
 	params.ReadTime = graphql.TraceTiming{Start: graphql.GetStartTime(ctx), End: graphql.Now()}
 
-	oc, errs := exec.CreateOperationContext(ctx, &params)
+	oc, errs := exec.CreateOperationContext(ctx, params)
 	if errs != nil {
 		status := http.StatusOK
 		if req.mediaType == GraphQLResponseJSON {

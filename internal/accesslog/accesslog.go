@@ -85,19 +85,36 @@ func From(ctx context.Context) *Entry {
 	return &Entry{}
 }
 
+// entryContext is its parent carrying a request's entry (the value of
+// ctxKey).
+type entryContext struct {
+	context.Context
+	e *Entry
+}
+
+func (c *entryContext) Value(k any) any {
+	if k == (ctxKey{}) {
+		return c.e
+	}
+	return c.Context.Value(k)
+}
+
 // Middleware wraps next: request id in and out, and one line on log per
 // request.
 func Middleware(log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		// The entry and the status writer in one allocation.
+		// The entry, the status writer and the context carrying the entry
+		// in one allocation.
 		rec := &struct {
-			e  Entry
-			sw httpx.StatusWriter
+			e   Entry
+			sw  httpx.StatusWriter
+			ctx entryContext
 		}{e: Entry{RequestID: requestID(r)}, sw: httpx.StatusWriter{ResponseWriter: w}}
 		e, sw := &rec.e, &rec.sw
 		w.Header().Set(RequestIDHeader, e.RequestID)
-		ctx := context.WithValue(r.Context(), ctxKey{}, e)
+		rec.ctx = entryContext{Context: r.Context(), e: e}
+		ctx := context.Context(&rec.ctx)
 		defer func() { e.write(ctx, log, r, status(sw), time.Since(start)) }()
 		next.ServeHTTP(sw, r.WithContext(ctx))
 	})

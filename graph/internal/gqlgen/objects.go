@@ -25,7 +25,8 @@ var typenameCase = regexp.MustCompile(`\t\tcase "__typename":\n\t\t\tout\.Values
 //   - a resolver field that runs inline (inlineTable.Inline: not deferred,
 //     cannot block) is resolved by runInline, as its innerFunc would be,
 //     without the copy of the field, the innerFunc and Concurrently closures
-//     gqlgen makes first;
+//     gqlgen makes first; one that may block and is not deferred is added to
+//     the object's blocking list (rewriteDispatch);
 //   - the fields are collected through the execution context's
 //     inline.Collected;
 //   - __typename is a Marshaler made once per type (typename<Type>).
@@ -37,7 +38,12 @@ func rewriteObjects(src []byte) ([]byte, []string, error) {
 		return nil, nil, fmt.Errorf("%d resolver field cases of objects for %d inlineTable.Concurrently calls: gqlgen's templates changed, update graph/internal/gqlgen", n, inlineCalls)
 	}
 	src = concurrentField.ReplaceAll(src, []byte("$1\t\t\tif inlineTable.Inline(field.Field, field.IsDeferred()) {\n"+
-		"\t\t\t\tout.Values[i] = runInline(ec, ctx, field, obj, (*executionContext).$3, out)\n\t\t\t\tcontinue\n\t\t\t}\n$2"))
+		"\t\t\t\tout.Values[i] = runInline(ec, ctx, field, obj, (*executionContext).$3, out)\n\t\t\t\tcontinue\n\t\t\t}\n"+
+		"\t\t\tif !field.IsDeferred() {\n\t\t\t\tlater.add(i, (*executionContext).$3)\n\t\t\t\tcontinue\n\t\t\t}\n$2"))
+	src, err := rewriteDispatch(src)
+	if err != nil {
+		return nil, nil, err
+	}
 
 	const collect = "\tfields := graphql.CollectFields(ec.OperationContext, sel, "
 	objects := bytes.Count(src, []byte("out, object := inlineTable.NewFieldSet(fields)"))
@@ -67,7 +73,56 @@ func rewriteObjects(src []byte) ([]byte, []string, error) {
 	return src, slices.Compact(typenames), nil
 }
 
-// runInlineSource is the generated runInline.
+// objectHead matches the head of an object's resolution function, naming
+// the Go type of the object.
+var objectHead = regexp.MustCompile(`\nfunc \(ec \*executionContext\) _[_A-Za-z0-9]+\(ctx context\.Context, sel ast\.SelectionSet, obj ([^)\n]+)\) graphql\.Marshaler \{\n`)
+
+// rewriteDispatch lets every object whose resolver fields may block (those
+// rewritten by rewriteObjects to later.add) resolve them with its
+// blocking list (runInlineSource) instead of FieldSet.Concurrently and
+// Dispatch: the same goroutines, without the two closures per field, the
+// slice of them and the closure per goroutine gqlgen makes. A deferred
+// field keeps gqlgen's path (the deferred FieldSet), so the object's own
+// Concurrently call is left with nothing to do and removed.
+func rewriteDispatch(src []byte) ([]byte, error) {
+	const (
+		concurrently = "\n\t\t\tinlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })\n"
+		made         = "\tout, object := inlineTable.NewFieldSet(fields)\n"
+		dispatch     = "\n\tout.Dispatch(ctx)\n"
+	)
+	heads := objectHead.FindAllSubmatchIndex(src, -1)
+	var b bytes.Buffer
+	last, rewritten := 0, 0
+	for k, h := range heads {
+		end := len(src)
+		if k+1 < len(heads) {
+			end = heads[k+1][0]
+		}
+		body := src[h[1]:end]
+		n := bytes.Count(body, []byte("later.add(i, "))
+		if n == 0 {
+			continue
+		}
+		if bytes.Count(body, []byte(concurrently)) != n || bytes.Count(body, []byte(made)) != 1 || bytes.Count(body, []byte(dispatch)) != 1 {
+			return nil, fmt.Errorf("object function at byte %d: resolver fields, their Concurrently calls, FieldSet or Dispatch not as expected: gqlgen's templates changed, update graph/internal/gqlgen", h[0])
+		}
+		body = bytes.ReplaceAll(body, []byte(concurrently), []byte("\n"))
+		body = bytes.Replace(body, []byte(made), []byte(made+"\tvar later blocking["+string(src[h[2]:h[3]])+"]\n"), 1)
+		body = bytes.Replace(body, []byte(dispatch), []byte("\n\tlater.dispatch(ec, ctx, fields, obj, out)\n"), 1)
+		b.Write(src[last:h[1]])
+		b.Write(body)
+		last = end
+		rewritten += n
+	}
+	b.Write(src[last:])
+	if total := bytes.Count(src, []byte("later.add(i, ")); rewritten == 0 || rewritten != total {
+		return nil, fmt.Errorf("%d of %d blocking resolver fields in object functions: gqlgen's templates changed, update graph/internal/gqlgen", rewritten, total)
+	}
+	return b.Bytes(), nil
+}
+
+// runInlineSource is the generated runInline, and an object's list of the
+// resolver fields that may block.
 const runInlineSource = `
 // runInline resolves an object's resolver field f on this goroutine, as the
 // field's innerFunc does on a goroutine of its own: with its recovery, and
@@ -83,6 +138,62 @@ func runInline[O any](ec *executionContext, ctx context.Context, field graphql.C
 		atomic.AddUint32(&fs.Invalids, 1)
 	}
 	return res
+}
+
+// blocking lists the resolver fields of an object that may block: each is
+// resolved by dispatch as gqlgen's FieldSet.Dispatch resolves the fields
+// given to FieldSet.Concurrently (the first on this goroutine, each other on
+// a goroutine of its own, all waited for), by runInline, without a closure
+// per field and goroutine. Its zero value is empty; it lives on the object
+// function's stack.
+type blocking[O any] struct {
+	n     int
+	first [4]blockingField[O]
+	more  []blockingField[O]
+}
+
+type blockingField[O any] struct {
+	i int // the field's index in the object's fields
+	f func(*executionContext, context.Context, graphql.CollectedField, O) graphql.Marshaler
+}
+
+func (b *blocking[O]) add(i int, f func(*executionContext, context.Context, graphql.CollectedField, O) graphql.Marshaler) {
+	if b.n < len(b.first) {
+		b.first[b.n] = blockingField[O]{i, f}
+	} else {
+		b.more = append(b.more, blockingField[O]{i, f})
+	}
+	b.n++
+}
+
+func (b *blocking[O]) at(k int) blockingField[O] {
+	if k < len(b.first) {
+		return b.first[k]
+	}
+	return b.more[k-len(b.first)]
+}
+
+// dispatch resolves the fields into fs.Values and waits for them.
+func (b *blocking[O]) dispatch(ec *executionContext, ctx context.Context, fields []graphql.CollectedField, obj O, fs *graphql.FieldSet) {
+	switch b.n {
+	case 0:
+		return
+	case 1:
+		fs.Values[b.first[0].i] = runInline(ec, ctx, fields[b.first[0].i], obj, b.first[0].f, fs)
+		return
+	}
+	var wg sync.WaitGroup
+	wg.Add(b.n - 1)
+	for k := 1; k < b.n; k++ {
+		e := b.at(k)
+		go func() {
+			defer wg.Done()
+			fs.Values[e.i] = runInline(ec, ctx, fields[e.i], obj, e.f, fs)
+		}()
+	}
+	e := b.at(0)
+	fs.Values[e.i] = runInline(ec, ctx, fields[e.i], obj, e.f, fs)
+	wg.Wait()
 }
 `
 
@@ -113,7 +224,8 @@ func rewriteChildren(src []byte) ([]byte, []string, error) {
 	}
 	src = bytes.Replace(src, []byte(from), []byte("\tcollected inline.Collected\n"+
 		"\t// children holds the Child of object-typed fields' contexts, one per\n\t// type (inline.ChildOf).\n"+
-		"\tchildren [childTypes]atomic.Pointer[inline.Child]\n}"), 1)
+		"\tchildren [childTypes]atomic.Pointer[inline.Child]\n"+
+		"\t// started: the operation's first response was made (Exec).\n\tstarted bool\n}"), 1)
 	return src, types, nil
 }
 

@@ -128,7 +128,7 @@ func rewritePlain(src []byte, plain []plainField) ([]byte, []string, error) {
 		}
 		src = bytes.Replace(src, []byte(r.from), []byte(r.to), 1)
 	}
-	var enums []string
+	var enums, contexts []string
 	for _, p := range plain {
 		head := []byte("\nfunc (ec *executionContext) " + p.fn + fieldFuncTail)
 		if bytes.Count(src, head) != 1 {
@@ -147,6 +147,7 @@ func rewritePlain(src []byte, plain []plainField) ([]byte, []string, error) {
 				return nil, nil, err
 			}
 			src = insertFast(src, p.fn, start, open, fast)
+			contexts = append(contexts, p.fn[1:])
 			continue
 		}
 		for _, want := range []string{
@@ -167,11 +168,11 @@ func rewritePlain(src []byte, plain []plainField) ([]byte, []string, error) {
 				return nil, nil, fmt.Errorf("field function %s: no field context or marshal function %s", p.fn, p.marshal)
 			}
 			fast := fmt.Sprintf(`	if ec.plainFields && obj != nil {
-		fc, err := ec.fieldContext_%s(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_%s(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 		defer func() {
 			if r := recover(); r != nil {
 				ec.Error(ctx, ec.Recover(ctx, r))
@@ -182,6 +183,7 @@ func rewritePlain(src []byte, plain []plainField) ([]byte, []string, error) {
 	}
 `, p.fn[1:], p.marshal, p.goField)
 			src = insertFast(src, p.fn, start, open, fast)
+			contexts = append(contexts, p.fn[1:])
 			continue
 		}
 		if err := checkMarshal(src, p); err != nil {
@@ -206,7 +208,60 @@ func rewritePlain(src []byte, plain []plainField) ([]byte, []string, error) {
 		src = insertFast(src, p.fn, start, open, fast)
 	}
 	slices.Sort(enums)
+	for _, name := range contexts {
+		var err error
+		if src, err = fieldContextIn(src, name); err != nil {
+			return nil, nil, err
+		}
+	}
 	return src, enums, nil
+}
+
+// fieldContextIn splits the field context function of name (Object_field)
+// in two: fieldContextIn_name fills a given FieldContext, keeping its
+// Parent, so that the fast paths fill the one inline.NewFieldContext
+// allocates with its context value; fieldContext_name, which gqlgen's code
+// calls, fills a new one with it.
+func fieldContextIn(src []byte, name string) ([]byte, error) {
+	fail := func(what string) ([]byte, error) {
+		return nil, fmt.Errorf("field context function fieldContext_%s: %s: gqlgen's templates changed, update graph/internal/gqlgen", name, what)
+	}
+	head := "\nfunc (ec *executionContext) fieldContext_" + name + "("
+	const tail = " context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {\n"
+	if bytes.Count(src, []byte(head)) != 1 {
+		return fail("not exactly one")
+	}
+	start := bytes.Index(src, []byte(head)) + 1
+	rest := string(src[start+len(head)-1:])
+	ctxName, rest, ok := strings.Cut(rest, tail)
+	if !ok || (ctxName != "ctx" && ctxName != "_") {
+		return fail("unexpected signature")
+	}
+	end := strings.Index(rest, "\n}\n")
+	if end < 0 {
+		return fail("unterminated")
+	}
+	body := rest[:end+1]
+	after := start + len(head) - 1 + len(ctxName) + len(tail) + end + len("\n}\n")
+	const scalar = "\treturn inlineTable.ScalarFieldContext("
+	switch {
+	case strings.HasPrefix(body, scalar) && strings.Count(body, "\n") == 1:
+		body = "\treturn inlineTable.FillScalarFieldContext(fc, " + body[len(scalar):]
+	case strings.HasPrefix(body, "\tfc = &graphql.FieldContext{\n"):
+		body = "\t*fc = graphql.FieldContext{\n\t\tParent: fc.Parent,\n" + body[len("\tfc = &graphql.FieldContext{\n"):]
+		body = strings.ReplaceAll(body, "\treturn fc, err\n", "\treturn err\n")
+		body = strings.ReplaceAll(body, "\treturn fc, nil\n", "\treturn nil\n")
+		if strings.Contains(body, "return fc") || strings.Count(body, "fc = ") != 1 {
+			return fail("fc returned or assigned other than as expected")
+		}
+	default:
+		return fail("neither a FieldContext literal nor a scalar field's context")
+	}
+	out := "func (ec *executionContext) fieldContext_" + name + "(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {\n" +
+		"\tfc = new(graphql.FieldContext)\n\treturn fc, ec.fieldContextIn_" + name + "(ctx, field, fc)\n}\n\n" +
+		"func (ec *executionContext) fieldContextIn_" + name + "(" + ctxName + " context.Context, field graphql.CollectedField, fc *graphql.FieldContext) (err error) {\n" +
+		body + "}\n"
+	return slices.Concat(src[:start], []byte(out), src[after:]), nil
 }
 
 // insertFast makes fast the start of the field function fn, whose header
@@ -296,11 +351,11 @@ func resolverFast(p plainField, body []byte) (string, error) {
 	}
 	var fast strings.Builder
 	fmt.Fprintf(&fast, `	if ec.plainFields {
-		fc, err := ec.fieldContext_%s(ctx, field)
-		if err != nil {
+		fctx, fc := inline.NewFieldContext(ctx)
+		if err := ec.fieldContextIn_%s(ctx, field, fc); err != nil {
 			return graphql.Null
 		}
-		ctx = graphql.WithFieldContext(ctx, fc)
+		ctx = fctx
 `, p.fn[1:])
 	if recoverPanic {
 		fast.WriteString(`		defer func() {
