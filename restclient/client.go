@@ -318,10 +318,11 @@ type pageInfo struct {
 	next, searchQueryNext string
 }
 
-// credentials returns the context's credentials, else the fixed ones.
-func (c *Client) credentials(ctx context.Context) who {
-	if w, ok := ctx.Value(credentialsKey{}).(who); ok {
-		return w
+// credentials returns the credentials of s, a call's scope, else the fixed
+// ones.
+func (c *Client) credentials(s *scope) who {
+	if s.hasWho {
+		return s.who
 	}
 	if c.fixed != nil {
 		return *c.fixed
@@ -343,7 +344,8 @@ func (c *Client) do(ctx context.Context, rc call) (resp *Response, err error) {
 		shared bool
 		fl     *flight
 	)
-	creds := c.credentials(ctx)
+	sc := scopeOf(ctx)
+	creds := c.credentials(sc)
 	cacheable := rc.method == http.MethodGet && c.cache != nil && rc.decode != nil
 	// target is the URL; uri, its part below the base URL, shares its bytes.
 	var target string
@@ -353,15 +355,15 @@ func (c *Client) do(ctx context.Context, rc call) (resp *Response, err error) {
 		target = c.base + rc.path
 	}
 	uri := target[len(c.base):]
-	if cacheable && cacheReads(ctx) && creds.validate() == nil {
+	if cacheable && !sc.noCacheReads && creds.validate() == nil {
 		if body, ok := c.cache.Get(ctx, creds.Credentials, rc.route, uri); ok {
-			if resp, err := c.fromCache(ctx, rc, body, start); err == nil {
+			if resp, err := c.fromCache(ctx, sc.hooks, rc, body, start); err == nil {
 				return resp, nil
 			}
 			// An entry that does not decode is a miss: fetch afresh.
 		}
 	}
-	chain, err := before(ctx, callHooks(ctx), CallStart{Method: rc.method, Route: rc.route})
+	chain, err := before(ctx, sc.hooks, CallStart{Method: rc.method, Route: rc.route})
 	if len(chain) > 0 {
 		defer func() {
 			status := 0
@@ -409,7 +411,7 @@ func (c *Client) do(ctx context.Context, rc call) (resp *Response, err error) {
 		return resp, nil
 	}
 	var page pageInfo
-	if fl != nil && rc.parse != nil && readOnlyResults(ctx) {
+	if fl != nil && rc.parse != nil && sc.readOnly {
 		var v any
 		if v, page, err = fl.parsed(rc.parse); err == nil {
 			rc.set(v)
@@ -428,12 +430,12 @@ func (c *Client) do(ctx context.Context, rc call) (resp *Response, err error) {
 }
 
 // fromCache answers rc with a cached body, and tells the After hooks.
-func (c *Client) fromCache(ctx context.Context, rc call, body []byte, start time.Time) (*Response, error) {
+func (c *Client) fromCache(ctx context.Context, hooks []CallHooks, rc call, body []byte, start time.Time) (*Response, error) {
 	page, err := rc.decode(body)
 	if err != nil {
 		return nil, err
 	}
-	after(ctx, callHooks(ctx), CallInfo{Method: rc.method, Route: rc.route, Status: http.StatusOK, Duration: time.Since(start), Cached: true})
+	after(ctx, hooks, CallInfo{Method: rc.method, Route: rc.route, Status: http.StatusOK, Duration: time.Since(start), Cached: true})
 	return &Response{Response: cachedResponse(), NextPageToken: page.next, SearchQueryNext: page.searchQueryNext}, nil
 }
 

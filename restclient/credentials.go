@@ -102,26 +102,25 @@ func (c Credentials) secrets() []string {
 	return out
 }
 
-type credentialsKey struct{}
-
 // WithCredentials returns a context carrying c. Calls made with it send c's
 // headers instead of the client's fixed credentials, even when c is empty
 // (a caller without credentials is forwarded as such).
 func WithCredentials(ctx context.Context, c Credentials) context.Context {
-	return context.WithValue(ctx, credentialsKey{}, identify(c))
+	return WithScope(ctx, Scope{Credentials: &c})
 }
 
-// CredentialsFromContext returns the credentials stored by WithCredentials.
+// CredentialsFromContext returns the credentials stored by WithCredentials
+// (or WithScope).
 func CredentialsFromContext(ctx context.Context) (Credentials, bool) {
-	w, ok := ctx.Value(credentialsKey{}).(who)
-	return w.Credentials, ok
+	s := scopeOf(ctx)
+	return s.who.Credentials, s.hasWho
 }
 
 // IdentityFromContext returns the Identity of the credentials stored by
-// WithCredentials, computed once when they were stored ("" without any).
+// WithCredentials (or WithScope), computed once when they were stored (""
+// without any).
 func IdentityFromContext(ctx context.Context) string {
-	w, _ := ctx.Value(credentialsKey{}).(who)
-	return w.id
+	return scopeOf(ctx).who.id
 }
 
 // who is credentials with their Identity, computed once (per request, or per

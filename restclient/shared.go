@@ -117,19 +117,12 @@ func (f *flight) parsed(parse parseFunc) (any, pageInfo, error) {
 	return f.value, f.page, f.parseErr
 }
 
-type readOnlyKey struct{}
-
 // WithReadOnlyResults returns ctx saying that its caller never modifies the
 // objects a call returns: identical GETs in flight at once (same URL, same
 // credentials) then hand every such caller the same decoded objects instead
 // of decoding the body once per caller.
 func WithReadOnlyResults(ctx context.Context) context.Context {
-	return context.WithValue(ctx, readOnlyKey{}, true)
-}
-
-func readOnlyResults(ctx context.Context) bool {
-	on, _ := ctx.Value(readOnlyKey{}).(bool)
-	return on
+	return WithScope(ctx, Scope{ReadOnlyResults: true})
 }
 
 // sharedFetch joins or starts the shared call of a GET. joined reports
