@@ -302,13 +302,24 @@ type call struct {
 	path   string     // concrete path relative to the base URL, segments escaped
 	query  url.Values // may be nil
 	body   any        // request body, JSON-encoded; nil for none
-	decode decodeFunc // decodes a 2xx body; nil to ignore it
-	// parse and set, when set, are decode in two steps (decode ==
-	// into(parse, ...), set stores what parse made): a shared GET whose
-	// callers read results only (WithReadOnlyResults) parses once and sets
-	// the same value for every one of them.
-	parse parseFunc
-	set   func(v any)
+	// A 2xx body is decoded by parse, into a fresh value that do returns
+	// (a shared GET whose callers read results only, WithReadOnlyResults,
+	// parses once for all of them), or else by decode; with neither it is
+	// ignored.
+	parse  parseFunc
+	decode decodeFunc
+}
+
+// decodes reports whether rc decodes its answer.
+func (rc *call) decodes() bool { return rc.parse != nil || rc.decode != nil }
+
+// decodeBody decodes data, a 2xx body, as rc says (parse or decode).
+func (rc *call) decodeBody(data []byte) (any, pageInfo, error) {
+	if rc.parse != nil {
+		return rc.parse(data)
+	}
+	page, err := rc.decode(data)
+	return nil, page, err
 }
 
 // decodeFunc decodes a 2xx body and returns the paging it carried.
@@ -332,11 +343,11 @@ func (c *Client) credentials(s *scope) who {
 
 // do runs rc through the call hooks of ctx, then (through its route's
 // breaker, with retries, shared when it is a GET and sharing is on) makes it
-// and decodes the answer. A cancelled or expired ctx returns ctx.Err() with a
-// nil Response.
-func (c *Client) do(ctx context.Context, rc call) (resp *Response, err error) {
+// and decodes the answer: v is what rc.parse made. A cancelled or expired ctx
+// returns ctx.Err() with a nil Response.
+func (c *Client) do(ctx context.Context, rc call) (resp *Response, v any, err error) {
 	if ctx == nil {
-		return nil, errors.New("restclient: nil context")
+		return nil, nil, errors.New("restclient: nil context")
 	}
 	start := time.Now()
 	var (
@@ -346,7 +357,7 @@ func (c *Client) do(ctx context.Context, rc call) (resp *Response, err error) {
 	)
 	sc := scopeOf(ctx)
 	creds := c.credentials(sc)
-	cacheable := rc.method == http.MethodGet && c.cache != nil && rc.decode != nil
+	cacheable := rc.method == http.MethodGet && c.cache != nil && rc.decodes()
 	// target is the URL; uri, its part below the base URL, shares its bytes.
 	var target string
 	if q := rc.query.Encode(); q != "" {
@@ -357,8 +368,8 @@ func (c *Client) do(ctx context.Context, rc call) (resp *Response, err error) {
 	uri := target[len(c.base):]
 	if cacheable && !sc.noCacheReads && creds.validate() == nil {
 		if body, ok := c.cache.Get(ctx, creds.Credentials, rc.route, uri); ok {
-			if resp, err := c.fromCache(ctx, sc.hooks, rc, body, start); err == nil {
-				return resp, nil
+			if resp, v, err := c.fromCache(ctx, sc.hooks, rc, body, start); err == nil {
+				return resp, v, nil
 			}
 			// An entry that does not decode is a miss: fetch afresh.
 		}
@@ -378,20 +389,20 @@ func (c *Client) do(ctx context.Context, rc call) (resp *Response, err error) {
 		}()
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := creds.validate(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var payload []byte
 	if rc.body != nil {
 		payload, err = json.Marshal(rc.body)
 		if err != nil {
-			return nil, fmt.Errorf("restclient: %s %s: encoding request body: %w", rc.method, rc.route, err)
+			return nil, nil, fmt.Errorf("restclient: %s %s: encoding request body: %w", rc.method, rc.route, err)
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if rc.method == http.MethodGet && c.shareGets {
 		f, shared, fl, err = c.sharedFetch(ctx, rc, target, creds)
@@ -405,38 +416,35 @@ func (c *Client) do(ctx context.Context, rc call) (resp *Response, err error) {
 		resp = &Response{Response: f.hr}
 	}
 	if err != nil {
-		return resp, err
+		return resp, nil, err
 	}
-	if rc.decode == nil {
-		return resp, nil
+	if !rc.decodes() {
+		return resp, nil, nil
 	}
 	var page pageInfo
 	if fl != nil && rc.parse != nil && sc.readOnly {
-		var v any
-		if v, page, err = fl.parsed(rc.parse); err == nil {
-			rc.set(v)
-		}
+		v, page, err = fl.parsed(rc.parse)
 	} else {
-		page, err = rc.decode(f.data)
+		v, page, err = rc.decodeBody(f.data)
 	}
 	if err != nil {
-		return resp, &DecodeError{Method: rc.method, Route: rc.route, Err: redactErr(err, creds.secrets())}
+		return resp, nil, &DecodeError{Method: rc.method, Route: rc.route, Err: redactErr(err, creds.secrets())}
 	}
 	resp.NextPageToken, resp.SearchQueryNext = page.next, page.searchQueryNext
 	if cacheable && !shared {
 		c.cache.Put(ctx, creds.Credentials, rc.route, uri, f.data)
 	}
-	return resp, nil
+	return resp, v, nil
 }
 
 // fromCache answers rc with a cached body, and tells the After hooks.
-func (c *Client) fromCache(ctx context.Context, hooks []CallHooks, rc call, body []byte, start time.Time) (*Response, error) {
-	page, err := rc.decode(body)
+func (c *Client) fromCache(ctx context.Context, hooks []CallHooks, rc call, body []byte, start time.Time) (*Response, any, error) {
+	v, page, err := rc.decodeBody(body)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	after(ctx, hooks, CallInfo{Method: rc.method, Route: rc.route, Status: http.StatusOK, Duration: time.Since(start), Cached: true})
-	return &Response{Response: cachedResponse(), NextPageToken: page.next, SearchQueryNext: page.searchQueryNext}, nil
+	return &Response{Response: cachedResponse(), NextPageToken: page.next, SearchQueryNext: page.searchQueryNext}, v, nil
 }
 
 // fetched is the outcome of one logical exchange, before decoding.
@@ -780,28 +788,24 @@ func paginate[T any](first string, fetch func(token string) ([]*T, *Response, er
 	}
 }
 
-// doOne runs a call whose answer wraps one object under key.
-func doOne[T any](ctx context.Context, c *Client, method, route, path, key string, body any) (*T, *Response, error) {
-	var out *T
-	parse := parseOne[T](key)
-	resp, err := c.do(ctx, call{method: method, route: route, path: path, body: body,
-		decode: into(parse, &out), parse: parse, set: func(v any) { out = v.(*T) }})
+// doOne runs a call whose answer wraps one object, parsed by parse
+// (parseOne[T]).
+func doOne[T any](ctx context.Context, c *Client, method, route, path string, parse parseFunc, body any) (*T, *Response, error) {
+	resp, v, err := c.do(ctx, call{method: method, route: route, path: path, body: body, parse: parse})
 	if err != nil {
 		return nil, resp, err
 	}
-	return out, resp, nil
+	return v.(*T), resp, nil
 }
 
-// doList runs a GET whose answer wraps an array under key.
-func doList[T any](ctx context.Context, c *Client, route, path string, q url.Values, key string) ([]*T, *Response, error) {
-	var out []*T
-	parse := parseList[T](key)
-	resp, err := c.do(ctx, call{method: http.MethodGet, route: route, path: path, query: q,
-		decode: into(parse, &out), parse: parse, set: func(v any) { out = v.([]*T) }})
+// doList runs a GET whose answer wraps an array, parsed by parse
+// (parseList[T]).
+func doList[T any](ctx context.Context, c *Client, route, path string, q url.Values, parse parseFunc) ([]*T, *Response, error) {
+	resp, v, err := c.do(ctx, call{method: http.MethodGet, route: route, path: path, query: q, parse: parse})
 	if err != nil {
 		return nil, resp, err
 	}
-	return out, resp, nil
+	return v.([]*T), resp, nil
 }
 
 // CloseIdleConnections closes the client's idle keep-alive connections and ends its idle
