@@ -298,8 +298,8 @@ func fullJitter(d time.Duration) time.Duration {
 // call is one logical operation.
 type call struct {
 	method string
-	route  string     // path template
-	path   string     // concrete path relative to the base URL, segments escaped
+	route  string     // path template, with at most one {placeholder}
+	id     string     // the escaped segment in route's placeholder ("": none)
 	query  url.Values // may be nil
 	body   any        // request body, JSON-encoded; nil for none
 	// A 2xx body is decoded by parse, into a fresh value that do returns
@@ -308,6 +308,21 @@ type call struct {
 	// ignored.
 	parse  parseFunc
 	decode decodeFunc
+}
+
+// target returns rc's URL: the base URL, rc.route with rc.id in its
+// placeholder, and the query, made in one piece.
+func (c *Client) target(rc *call) string {
+	pre, post := rc.route, ""
+	if rc.id != "" {
+		i := strings.IndexByte(rc.route, '{')
+		j := i + strings.IndexByte(rc.route[i:], '}') + 1
+		pre, post = rc.route[:i], rc.route[j:]
+	}
+	if q := rc.query.Encode(); q != "" {
+		return c.base + pre + rc.id + post + "?" + q
+	}
+	return c.base + pre + rc.id + post
 }
 
 // decodes reports whether rc decodes its answer.
@@ -359,12 +374,7 @@ func (c *Client) do(ctx context.Context, rc call) (resp *Response, v any, err er
 	creds := c.credentials(sc)
 	cacheable := rc.method == http.MethodGet && c.cache != nil && rc.decodes()
 	// target is the URL; uri, its part below the base URL, shares its bytes.
-	var target string
-	if q := rc.query.Encode(); q != "" {
-		target = c.base + rc.path + "?" + q
-	} else {
-		target = c.base + rc.path
-	}
+	target := c.target(&rc)
 	uri := target[len(c.base):]
 	if cacheable && !sc.noCacheReads && creds.validate() == nil {
 		if body, ok := c.cache.Get(ctx, creds.Credentials, rc.route, uri); ok {
@@ -645,7 +655,7 @@ func (c *Client) attempt(ctx context.Context, rc call, target string, payload []
 		}
 		hr.Body.Close()
 	}()
-	if err := checkResponse(rc.method, rc.route, rc.path, hr); err != nil {
+	if err := checkResponse(rc.method, rc.route, c.pathOf(target), hr); err != nil {
 		if e, ok := asErrorResponse(err); ok {
 			e.redact(creds.secrets())
 		}
@@ -678,6 +688,13 @@ func (c *Client) roundTrip(req *http.Request) (*http.Response, error) {
 		return c.rt.RoundTrip(req)
 	}
 	return c.hc.Do(req)
+}
+
+// pathOf returns the path of target, a call's URL, below the base URL
+// (escaped ids hold no '?').
+func (c *Client) pathOf(target string) string {
+	path, _, _ := strings.Cut(target[len(c.base):], "?")
+	return path
 }
 
 // requestHeader returns a fresh header for one request: Accept, User-Agent,
@@ -788,20 +805,20 @@ func paginate[T any](first string, fetch func(token string) ([]*T, *Response, er
 	}
 }
 
-// doOne runs a call whose answer wraps one object, parsed by parse
-// (parseOne[T]).
-func doOne[T any](ctx context.Context, c *Client, method, route, path string, parse parseFunc, body any) (*T, *Response, error) {
-	resp, v, err := c.do(ctx, call{method: method, route: route, path: path, body: body, parse: parse})
+// doOne runs a call of route (with id, escaped, in its placeholder) whose
+// answer wraps one object, parsed by parse (parseOne[T]).
+func doOne[T any](ctx context.Context, c *Client, method, route, id string, parse parseFunc, body any) (*T, *Response, error) {
+	resp, v, err := c.do(ctx, call{method: method, route: route, id: id, body: body, parse: parse})
 	if err != nil {
 		return nil, resp, err
 	}
 	return v.(*T), resp, nil
 }
 
-// doList runs a GET whose answer wraps an array, parsed by parse
-// (parseList[T]).
-func doList[T any](ctx context.Context, c *Client, route, path string, q url.Values, parse parseFunc) ([]*T, *Response, error) {
-	resp, v, err := c.do(ctx, call{method: http.MethodGet, route: route, path: path, query: q, parse: parse})
+// doList runs a GET of route (with id, escaped, in its placeholder) whose
+// answer wraps an array, parsed by parse (parseList[T]).
+func doList[T any](ctx context.Context, c *Client, route, id string, q url.Values, parse parseFunc) ([]*T, *Response, error) {
+	resp, v, err := c.do(ctx, call{method: http.MethodGet, route: route, id: id, query: q, parse: parse})
 	if err != nil {
 		return nil, resp, err
 	}

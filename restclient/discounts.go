@@ -38,7 +38,7 @@ func (o *RedemptionListOptions) query() url.Values {
 //
 // REST: GET /discounts/redemptions/v1.
 func (s *DiscountsService) ListRedemptions(ctx context.Context, opts *RedemptionListOptions) ([]*Redemption, *Response, error) {
-	return doList[Redemption](ctx, s.client, "/discounts/redemptions/v1", "/discounts/redemptions/v1", opts.query(), parseRedemptionList)
+	return doList[Redemption](ctx, s.client, "/discounts/redemptions/v1", "", opts.query(), parseRedemptionList)
 }
 
 // AllRedemptions iterates over every redemption matching opts, following

@@ -22,5 +22,5 @@ func (s *EventsService) GetEvent(ctx context.Context, id string) (*Event, *Respo
 	if err != nil {
 		return nil, nil, err
 	}
-	return doOne[Event](ctx, s.client, http.MethodGet, "/events/v1/{id}", "/events/v1/"+seg, parseEvent, nil)
+	return doOne[Event](ctx, s.client, http.MethodGet, "/events/v1/{id}", seg, parseEvent, nil)
 }

@@ -22,7 +22,7 @@ func (s *FeedService) CreatePost(ctx context.Context, req *PostCreateRequest) (*
 	if req == nil {
 		return nil, nil, errors.New("restclient: CreatePost: nil request")
 	}
-	return doOne[Post](ctx, s.client, http.MethodPost, "/feed/posts/v1", "/feed/posts/v1",
+	return doOne[Post](ctx, s.client, http.MethodPost, "/feed/posts/v1", "",
 		parsePost, map[string]any{"post": req})
 }
 
@@ -38,7 +38,7 @@ func (s *FeedService) UpdatePost(ctx context.Context, id string, req *PostUpdate
 	if req == nil {
 		return nil, nil, errors.New("restclient: UpdatePost: nil request")
 	}
-	return doOne[Post](ctx, s.client, http.MethodPut, "/feed/posts/v1/{id}", "/feed/posts/v1/"+seg,
+	return doOne[Post](ctx, s.client, http.MethodPut, "/feed/posts/v1/{id}", seg,
 		parsePost, map[string]any{"post": req})
 }
 
@@ -50,5 +50,5 @@ func (s *FeedService) ListComments(ctx context.Context, postID string) ([]*Comme
 	if err != nil {
 		return nil, nil, err
 	}
-	return doList[Comment](ctx, s.client, "/feed/posts/v1/{id}/comments", "/feed/posts/v1/"+seg+"/comments", nil, parseCommentList)
+	return doList[Comment](ctx, s.client, "/feed/posts/v1/{id}/comments", seg, nil, parseCommentList)
 }

@@ -22,7 +22,7 @@ func (s *ResourcesService) CreateBooking(ctx context.Context, req *BookingCreate
 	if req == nil {
 		return nil, nil, errors.New("restclient: CreateBooking: nil request")
 	}
-	return doOne[Booking](ctx, s.client, http.MethodPost, "/resources/bookings/v1", "/resources/bookings/v1",
+	return doOne[Booking](ctx, s.client, http.MethodPost, "/resources/bookings/v1", "",
 		parseBooking, map[string]any{"booking": req})
 }
 
@@ -34,5 +34,5 @@ func (s *ResourcesService) GetResource(ctx context.Context, id string) (*Resourc
 	if err != nil {
 		return nil, nil, err
 	}
-	return doOne[Resource](ctx, s.client, http.MethodGet, "/resources/v1/{id}", "/resources/v1/"+seg, parseResource, nil)
+	return doOne[Resource](ctx, s.client, http.MethodGet, "/resources/v1/{id}", seg, parseResource, nil)
 }

@@ -42,7 +42,7 @@ func (o *TransactionListOptions) query() url.Values {
 //
 // REST: GET /transactions/money/v1.
 func (s *TransactionsService) ListTransactions(ctx context.Context, opts *TransactionListOptions) ([]*Transaction, *Response, error) {
-	return doList[Transaction](ctx, s.client, "/transactions/money/v1", "/transactions/money/v1", opts.query(), parseTransactionList)
+	return doList[Transaction](ctx, s.client, "/transactions/money/v1", "", opts.query(), parseTransactionList)
 }
 
 // AllTransactions iterates over every money transaction matching opts,

@@ -22,7 +22,7 @@ func (s *VisitorsService) CreateVisit(ctx context.Context, req *VisitCreateReque
 	if req == nil {
 		return nil, nil, errors.New("restclient: CreateVisit: nil request")
 	}
-	return doOne[Visit](ctx, s.client, http.MethodPost, "/visitors/visits/v1", "/visitors/visits/v1",
+	return doOne[Visit](ctx, s.client, http.MethodPost, "/visitors/visits/v1", "",
 		parseVisit, map[string]any{"visit": req})
 }
 
@@ -34,7 +34,7 @@ func (s *VisitorsService) GetVisit(ctx context.Context, id string) (*Visit, *Res
 	if err != nil {
 		return nil, nil, err
 	}
-	return doOne[Visit](ctx, s.client, http.MethodGet, "/visitors/visits/v1/{id}", "/visitors/visits/v1/"+seg, parseVisit, nil)
+	return doOne[Visit](ctx, s.client, http.MethodGet, "/visitors/visits/v1/{id}", seg, parseVisit, nil)
 }
 
 // UpdateVisit changes a visit's date and, when req.Comment is set, its comment.
@@ -48,7 +48,7 @@ func (s *VisitorsService) UpdateVisit(ctx context.Context, id string, req *Visit
 	if req == nil {
 		return nil, nil, errors.New("restclient: UpdateVisit: nil request")
 	}
-	return doOne[Visit](ctx, s.client, http.MethodPut, "/visitors/visits/v1/{id}", "/visitors/visits/v1/"+seg,
+	return doOne[Visit](ctx, s.client, http.MethodPut, "/visitors/visits/v1/{id}", seg,
 		parseVisit, map[string]any{"visit": req})
 }
 
@@ -59,6 +59,6 @@ func (s *VisitorsService) CreateVisitRequest(ctx context.Context, req *VisitRequ
 	if req == nil {
 		return nil, nil, errors.New("restclient: CreateVisitRequest: nil request")
 	}
-	return doOne[VisitRequest](ctx, s.client, http.MethodPost, "/visitors/requests/v1", "/visitors/requests/v1",
+	return doOne[VisitRequest](ctx, s.client, http.MethodPost, "/visitors/requests/v1", "",
 		parseVisitRequest, map[string]any{"request": req})
 }
