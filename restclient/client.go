@@ -636,7 +636,7 @@ func (c *Client) attempt(ctx context.Context, rc call, target string, payload []
 	if err != nil {
 		return nil, nil, fmt.Errorf("restclient: %s %s: invalid request", rc.method, rc.route)
 	}
-	req.Header = c.requestHeader(payload != nil, creds)
+	c.setHeader(req.Header, payload != nil, creds)
 	injectTrace(actx, req)
 
 	hr, err := c.roundTrip(req)
@@ -697,11 +697,11 @@ func (c *Client) pathOf(target string) string {
 	return path
 }
 
-// requestHeader returns a fresh header for one request: Accept, User-Agent,
+// setHeader fills h, a new request's empty header: Accept, User-Agent,
 // Content-Type when it has a body, and creds' Authorization and
 // service-network-id when set. Its values share one backing array (one
 // allocation instead of one per header).
-func (c *Client) requestHeader(hasBody bool, creds who) http.Header {
+func (c *Client) setHeader(h http.Header, hasBody bool, creds who) {
 	contentType := ""
 	if hasBody {
 		contentType = "application/json"
@@ -714,14 +714,12 @@ func (c *Client) requestHeader(hasBody bool, creds who) http.Header {
 		{"Service-Network-Id", creds.NetworkID},
 	}
 	vals := make([]string, 0, len(pairs))
-	h := make(http.Header, len(pairs)+1) // room for a tracing header
 	for _, kv := range pairs {
 		if kv[1] != "" {
 			vals = append(vals, kv[1])
 			h[kv[0]] = vals[len(vals)-1 : len(vals) : len(vals)]
 		}
 	}
-	return h
 }
 
 // ---- request helpers ----
