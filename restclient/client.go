@@ -83,7 +83,8 @@ type Client struct {
 	base string // base URL without trailing slash, e.g. http://h:1/api
 	hc   *http.Client
 	// rt is hc's transport when hc is the client's own (newHTTPClient):
-	// attempts call it directly (see roundTrip). Nil with WithHTTPClient.
+	// attempts call it directly (see roundTrip), asking for gzip themselves
+	// (gzip.go). Nil with WithHTTPClient.
 	rt          http.RoundTripper
 	fixed       *who
 	timeout     time.Duration
@@ -648,6 +649,9 @@ func (c *Client) attempt(ctx context.Context, rc call, target string, payload []
 		te.Sent = isWrite && wrote.Load()
 		return nil, nil, te
 	}
+	if c.rt != nil {
+		ungzip(hr, rc.method) // asked for in setHeader
+	}
 	readAll := false // the body was read to its end
 	defer func() {
 		if !readAll { // drain a little so the connection can be reused
@@ -699,7 +703,8 @@ func (c *Client) pathOf(target string) string {
 
 // setHeader fills h, a new request's empty header: Accept, User-Agent,
 // Content-Type when it has a body, and creds' Authorization and
-// service-network-id when set. Its values share one backing array (one
+// service-network-id when set, Accept-Encoding with the own transport
+// (gzip.go). Its values share one backing array (one
 // allocation instead of one per header).
 func (c *Client) setHeader(h http.Header, hasBody bool, creds who) {
 	contentType := ""
@@ -712,6 +717,10 @@ func (c *Client) setHeader(h http.Header, hasBody bool, creds who) {
 		{"Content-Type", contentType},
 		{"Authorization", creds.Authorization},
 		{"Service-Network-Id", creds.NetworkID},
+		{"Accept-Encoding", ""},
+	}
+	if c.rt != nil {
+		pairs[len(pairs)-1][1] = acceptEncoding
 	}
 	vals := make([]string, 0, len(pairs))
 	for _, kv := range pairs {

@@ -61,12 +61,14 @@ func BenchmarkGetResource(b *testing.B) {
 				}()
 			}
 			b.ReportAllocs()
+			c0 := processCPU()
 			for b.Loop() {
 				r, _, err := c.Resources.GetResource(ctx, "r1")
 				if err != nil || r.ID != "r1" {
 					b.Fatal(r, err)
 				}
 			}
+			b.ReportMetric(float64(processCPU()-c0)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }
