@@ -93,6 +93,9 @@ type Client struct {
 	perClient   int
 	slots       *slots
 	userAgent   string
+	// headerVals back the values of the request headers that are the same
+	// for every request: "application/json", the User-Agent, "gzip".
+	headerVals []string
 
 	cache ResponseCache
 
@@ -247,6 +250,7 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 		c.hc = newHTTPClient(c.maxInFlight, c.timeout)
 		c.rt = c.hc.Transport
 	}
+	c.headerVals = []string{"application/json", c.userAgent, acceptEncoding}
 	c.flights.pool = workers.New(flightIdle)
 	c.slots = newSlots(c.maxInFlight, min(c.perClient, c.maxInFlight))
 	c.breakers.settings, c.breakers.onChange = c.breakerSettings, c.onBreakerChange
@@ -704,30 +708,23 @@ func (c *Client) pathOf(target string) string {
 // setHeader fills h, a new request's empty header: Accept, User-Agent,
 // Content-Type when it has a body, and creds' Authorization and
 // service-network-id when set, Accept-Encoding with the own transport
-// (gzip.go). Its values share one backing array (one
-// allocation instead of one per header).
+// (gzip.go). The value slices are the client's and the credentials' own,
+// made once: a RoundTripper does not modify its request, and each has room
+// for its one value only (an append copies).
 func (c *Client) setHeader(h http.Header, hasBody bool, creds who) {
-	contentType := ""
+	h["Accept"] = c.headerVals[0:1:1]
+	h["User-Agent"] = c.headerVals[1:2:2]
 	if hasBody {
-		contentType = "application/json"
+		h["Content-Type"] = c.headerVals[0:1:1]
 	}
-	pairs := [...][2]string{
-		{"Accept", "application/json"},
-		{"User-Agent", c.userAgent},
-		{"Content-Type", contentType},
-		{"Authorization", creds.Authorization},
-		{"Service-Network-Id", creds.NetworkID},
-		{"Accept-Encoding", ""},
+	if creds.Authorization != "" {
+		h["Authorization"] = creds.headerVals[0:1:1]
+	}
+	if creds.NetworkID != "" {
+		h["Service-Network-Id"] = creds.headerVals[1:2:2]
 	}
 	if c.rt != nil {
-		pairs[len(pairs)-1][1] = acceptEncoding
-	}
-	vals := make([]string, 0, len(pairs))
-	for _, kv := range pairs {
-		if kv[1] != "" {
-			vals = append(vals, kv[1])
-			h[kv[0]] = vals[len(vals)-1 : len(vals) : len(vals)]
-		}
+		h["Accept-Encoding"] = c.headerVals[2:3:3]
 	}
 }
 

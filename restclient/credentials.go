@@ -128,9 +128,20 @@ func IdentityFromContext(ctx context.Context) string {
 type who struct {
 	Credentials
 	id string
+	// headerVals back the values of the Authorization and
+	// service-network-id headers of every request made with them
+	// (Client.setHeader).
+	headerVals []string
 }
 
-func identify(c Credentials) who { return who{Credentials: c, id: c.Identity()} }
+func identify(c Credentials) who { return identifyIn(c, new([2]string)) }
+
+// identifyIn is identify with buf, which the caller allocates anyway (a
+// scope), as headerVals' backing array.
+func identifyIn(c Credentials, buf *[2]string) who {
+	buf[0], buf[1] = c.Authorization, c.NetworkID
+	return who{Credentials: c, id: c.Identity(), headerVals: buf[:]}
+}
 
 // anonymous is who of no credentials.
 var anonymous = identify(Credentials{})

@@ -31,6 +31,7 @@ type scope struct {
 	readOnly     bool
 	noCacheReads bool
 	hooks        []CallHooks // outermost first
+	headerVals   [2]string   // who's headerVals when set here
 	// buf holds hooks when they fit (a request installs at most four sets),
 	// saving the chain its own allocation.
 	buf [4]CallHooks
@@ -56,7 +57,7 @@ func WithScope(ctx context.Context, s Scope) context.Context {
 	n := &scope{who: outer.who, hasWho: outer.hasWho,
 		readOnly: outer.readOnly || s.ReadOnlyResults, noCacheReads: outer.noCacheReads || s.NoCacheReads}
 	if s.Credentials != nil {
-		n.who, n.hasWho = identify(*s.Credentials), true
+		n.who, n.hasWho = identifyIn(*s.Credentials, &n.headerVals), true
 	}
 	n.hooks = outer.hooks
 	if len(s.Hooks) > 0 {
