@@ -53,10 +53,11 @@ func newFlightKey(method, target string, creds who) flightKey {
 
 // flight is one shared upstream call.
 type flight struct {
-	done   chan struct{} // closed when res and err are set
-	cancel context.CancelFunc
-	res    fetched
-	err    error
+	done    chan struct{} // closed when res and err are set
+	starter detached      // the first caller's context, the call's parent
+	cancel  context.CancelFunc
+	res     fetched
+	err     error
 
 	// The body decoded once for the read-only waiters (parsed).
 	parseOnce sync.Once
@@ -69,6 +70,16 @@ type flight struct {
 	latest    time.Time // latest deadline of the waiters
 	unbounded bool      // some waiter had no deadline
 }
+
+// detached is a context's values without its cancellation and deadline, as
+// context.WithoutCancel, but kept in the flight rather than allocated: the
+// shared call runs for every waiter, whichever of them leaves. (Deriving
+// from it registers nothing with it: its Done is nil.)
+type detached struct{ context.Context }
+
+func (detached) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (detached) Done() <-chan struct{}       { return nil }
+func (detached) Err() error                  { return nil }
 
 // flights holds a Client's shared calls in flight.
 type flights struct {
@@ -135,8 +146,9 @@ func (c *Client) sharedFetch(ctx context.Context, rc call, target string, creds 
 	g.mu.Lock()
 	f, joined := g.m[key]
 	if !joined {
-		fctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		f = &flight{done: make(chan struct{}), cancel: cancel}
+		f = &flight{done: make(chan struct{}), starter: detached{ctx}}
+		fctx, cancel := context.WithCancel(&f.starter)
+		f.cancel = cancel
 		if g.m == nil {
 			g.m = make(map[flightKey]*flight)
 		}
