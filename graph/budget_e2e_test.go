@@ -131,3 +131,42 @@ func TestBudgetRefusesWhatTheDeadlineCannotPace(t *testing.T) {
 }
 
 const timeoutForPacing = time.Second
+
+// TestBudgetIsPerClient: each caller's credentials have their own budget.
+// A request that spends one client's budget (30 resources within its 1 s
+// deadline) leaves another client's whole: that client's next request (two
+// resources, its burst) waits for nothing.
+func TestBudgetIsPerClient(t *testing.T) {
+	env := realLimit(t, true, func(o *graph.Options) {
+		o.RequestTimeout = timeoutForPacing
+		o.Limits.MaxRootFields, o.Limits.MaxAliases = 0, 0
+	})
+	resources := func(n int) string {
+		var q strings.Builder
+		q.WriteString("{ ")
+		for i := range n {
+			fmt.Fprintf(&q, `r%d: resource(id: "00000000-0000-4000-8000-%012d") { id } `, i, i)
+		}
+		return q.String() + "}"
+	}
+	env.Query(t, env.Bearer(), resources(30), nil) // spends the Bearer client's budget
+	r := env.Do(t, env.ReadOnly(), resources(2), nil, map[string]string{graph.TraceHeader: "1"})
+	var rep struct {
+		Count int
+		Calls []struct{ WaitedMs float64 }
+	}
+	if err := json.Unmarshal(r.Extensions["upstream"], &rep); err != nil {
+		t.Fatalf("extensions.upstream: %v", err)
+	}
+	if rep.Count != 2 {
+		t.Fatalf("%d upstream calls, want 2 (errors %+v)", rep.Count, r.Errors)
+	}
+	for _, c := range rep.Calls {
+		// The other client's budget would make the second call wait a
+		// pacing interval (~120 ms) at least.
+		if c.WaitedMs > 60 {
+			t.Errorf("a call of the other client waited %.0f ms for the budget, want none: %+v", c.WaitedMs, rep.Calls)
+		}
+	}
+	expectPaced(t, env)
+}

@@ -218,6 +218,10 @@ func NewHandler(o Options) http.Handler {
 		// RESPONSE_TOO_LARGE.
 		srv.AroundResponses(capResponse(o.MaxResponseBytes))
 	}
+	var paceHooks restclient.CallHooks // the same for every request
+	if o.Budget != nil {
+		paceHooks = budgetHooks(o.Budget)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		entry := accesslog.From(ctx)
@@ -278,18 +282,17 @@ func NewHandler(o Options) http.Handler {
 			creds = *o.ServerCredentials
 			req.hasCredentials = true
 		}
-		if req.hasCredentials {
-			ctx = restclient.WithCredentials(ctx, creds)
-		}
-		if noCache(r) {
-			ctx = restclient.WithoutCacheReads(ctx)
-		}
 		req.loaders = o.requestLoaders(&req.batching)
 		req.Context, ctx = ctx, req
-		// Resolvers never modify upstream objects: identical GETs in flight
-		// for one caller's credentials are decoded once for all requests.
-		ctx = restclient.WithReadOnlyResults(ctx)
-		// The call hooks, outermost first, installed in one chain.
+		// The upstream calls' settings, in one context value: the caller's
+		// credentials, the cache's bypass, the call hooks (outermost first)
+		// and read-only results (resolvers never modify upstream objects:
+		// identical GETs in flight for one caller's credentials are decoded
+		// once for all requests).
+		scope := restclient.Scope{ReadOnlyResults: true, NoCacheReads: noCache(r)}
+		if req.hasCredentials {
+			scope.Credentials = &creds
+		}
 		hooks := make([]restclient.CallHooks, 0, 4)
 		if o.Metrics != nil { // outermost: sees the calls inner hooks refuse
 			hooks = append(hooks, o.Metrics.CallHooks())
@@ -299,9 +302,10 @@ func NewHandler(o Options) http.Handler {
 		}
 		hooks = append(hooks, requestCalls)
 		if o.Budget != nil {
-			hooks = append(hooks, budgetHooks(o.Budget, restclient.IdentityFromContext(ctx)))
+			hooks = append(hooks, paceHooks)
 		}
-		ctx = restclient.WithCallHooks(ctx, hooks...)
+		scope.Hooks = hooks
+		ctx = restclient.WithScope(ctx, scope)
 		if admit != nil {
 			// Holds the cost units until the response is written; 503 on
 			// refusal.
@@ -367,18 +371,18 @@ func refuse(w http.ResponseWriter, entry *accesslog.Entry, mt string, ref *guard
 	ref.Write(w, overhttp.ContentType(mt))
 }
 
-// budgetHooks pace a request's upstream requests with b, as client (the
-// request's upstream identity), and let b learn from every answer. A call's
+// budgetHooks pace upstream requests with b, as the upstream identity of
+// the credentials their context carries, and let b learn from every answer. A call's
 // priority is the depth of the field it loads for: lists and objects whose
 // children load more go before the leaf lookups of the same request.
-func budgetHooks(b *budget.Budget, client string) restclient.CallHooks {
+func budgetHooks(b *budget.Budget) restclient.CallHooks {
 	return restclient.CallHooks{
 		Send: func(ctx context.Context, _ restclient.CallStart) error {
-			_, err := b.Wait(ctx, client, fieldDepth(ctx))
+			_, err := b.Wait(ctx, restclient.IdentityFromContext(ctx), fieldDepth(ctx))
 			return err
 		},
-		Answered: func(_ context.Context, _ restclient.CallStart, resp *http.Response) {
-			b.Learn(client, resp.StatusCode, resp.Header)
+		Answered: func(ctx context.Context, _ restclient.CallStart, resp *http.Response) {
+			b.Learn(restclient.IdentityFromContext(ctx), resp.StatusCode, resp.Header)
 		},
 	}
 }

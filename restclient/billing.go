@@ -9,6 +9,12 @@ import (
 	"net/url"
 )
 
+// The decoders of the operations' answers, made once.
+var (
+	parseCreditNote     = parseOne[CreditNote]("creditNote")
+	parseCreditNoteList = parseList[CreditNote]("creditNotes")
+)
+
 // BillingService covers the billing area: credit notes and invoice items.
 type BillingService service
 
@@ -19,8 +25,8 @@ func (s *BillingService) CreateCreditNote(ctx context.Context, req *CreditNoteCr
 	if req == nil {
 		return nil, nil, errors.New("restclient: CreateCreditNote: nil request")
 	}
-	return doOne[CreditNote](ctx, s.client, http.MethodPost, "/billing/credit_notes/v1", "/billing/credit_notes/v1",
-		"creditNote", map[string]any{"creditNote": req})
+	return doOne[CreditNote](ctx, s.client, http.MethodPost, "/billing/credit_notes/v1", "",
+		parseCreditNote, map[string]any{"creditNote": req})
 }
 
 // CreditNoteListOptions filter ListCreditNotes. One of InvoiceRef and
@@ -47,7 +53,7 @@ func (o *CreditNoteListOptions) query() url.Values {
 //
 // REST: GET /billing/credit_notes/v1.
 func (s *BillingService) ListCreditNotes(ctx context.Context, opts *CreditNoteListOptions) ([]*CreditNote, *Response, error) {
-	return doList[CreditNote](ctx, s.client, "/billing/credit_notes/v1", "/billing/credit_notes/v1", opts.query(), "creditNotes")
+	return doList[CreditNote](ctx, s.client, "/billing/credit_notes/v1", "", opts.query(), parseCreditNoteList)
 }
 
 // AllCreditNotes iterates over every credit note matching opts, following
@@ -84,10 +90,10 @@ func (s *BillingService) ListInvoiceItems(ctx context.Context, invoiceID string)
 		return nil, nil, err
 	}
 	out := new(InvoiceItems)
-	resp, err := s.client.do(ctx, call{
+	resp, _, err := s.client.do(ctx, call{
 		method: http.MethodGet,
 		route:  "/billing/invoices/v1/{id}/items",
-		path:   "/billing/invoices/v1/" + id + "/items",
+		id:     id,
 		decode: func(data []byte) (pageInfo, error) {
 			if _, err := decodeStruct(out)(data); err != nil {
 				return pageInfo{}, err

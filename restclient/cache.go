@@ -34,15 +34,11 @@ func WithCache(c ResponseCache) Option {
 	}
 }
 
-type noCacheReadsKey struct{}
-
 // WithoutCacheReads returns ctx whose GETs skip the cache's answers (a
 // request's Cache-Control: no-cache); what they fetch still refreshes it.
 func WithoutCacheReads(ctx context.Context) context.Context {
-	return context.WithValue(ctx, noCacheReadsKey{}, true)
+	return WithScope(ctx, Scope{NoCacheReads: true})
 }
-
-func cacheReads(ctx context.Context) bool { return ctx.Value(noCacheReadsKey{}) == nil }
 
 // cachedResponse is the Response of a cache hit.
 func cachedResponse() *http.Response {

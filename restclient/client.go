@@ -83,7 +83,8 @@ type Client struct {
 	base string // base URL without trailing slash, e.g. http://h:1/api
 	hc   *http.Client
 	// rt is hc's transport when hc is the client's own (newHTTPClient):
-	// attempts call it directly (see roundTrip). Nil with WithHTTPClient.
+	// attempts call it directly (see roundTrip), asking for gzip themselves
+	// (gzip.go). Nil with WithHTTPClient.
 	rt          http.RoundTripper
 	fixed       *who
 	timeout     time.Duration
@@ -92,6 +93,9 @@ type Client struct {
 	perClient   int
 	slots       *slots
 	userAgent   string
+	// headerVals back the values of the request headers that are the same
+	// for every request: "application/json", the User-Agent, "gzip".
+	headerVals []string
 
 	cache ResponseCache
 
@@ -246,6 +250,7 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 		c.hc = newHTTPClient(c.maxInFlight, c.timeout)
 		c.rt = c.hc.Transport
 	}
+	c.headerVals = []string{"application/json", c.userAgent, acceptEncoding}
 	c.flights.pool = workers.New(flightIdle)
 	c.slots = newSlots(c.maxInFlight, min(c.perClient, c.maxInFlight))
 	c.breakers.settings, c.breakers.onChange = c.breakerSettings, c.onBreakerChange
@@ -298,17 +303,43 @@ func fullJitter(d time.Duration) time.Duration {
 // call is one logical operation.
 type call struct {
 	method string
-	route  string     // path template
-	path   string     // concrete path relative to the base URL, segments escaped
+	route  string     // path template, with at most one {placeholder}
+	id     string     // the escaped segment in route's placeholder ("": none)
 	query  url.Values // may be nil
 	body   any        // request body, JSON-encoded; nil for none
-	decode decodeFunc // decodes a 2xx body; nil to ignore it
-	// parse and set, when set, are decode in two steps (decode ==
-	// into(parse, ...), set stores what parse made): a shared GET whose
-	// callers read results only (WithReadOnlyResults) parses once and sets
-	// the same value for every one of them.
-	parse parseFunc
-	set   func(v any)
+	// A 2xx body is decoded by parse, into a fresh value that do returns
+	// (a shared GET whose callers read results only, WithReadOnlyResults,
+	// parses once for all of them), or else by decode; with neither it is
+	// ignored.
+	parse  parseFunc
+	decode decodeFunc
+}
+
+// target returns rc's URL: the base URL, rc.route with rc.id in its
+// placeholder, and the query, made in one piece.
+func (c *Client) target(rc *call) string {
+	pre, post := rc.route, ""
+	if rc.id != "" {
+		i := strings.IndexByte(rc.route, '{')
+		j := i + strings.IndexByte(rc.route[i:], '}') + 1
+		pre, post = rc.route[:i], rc.route[j:]
+	}
+	if q := rc.query.Encode(); q != "" {
+		return c.base + pre + rc.id + post + "?" + q
+	}
+	return c.base + pre + rc.id + post
+}
+
+// decodes reports whether rc decodes its answer.
+func (rc *call) decodes() bool { return rc.parse != nil || rc.decode != nil }
+
+// decodeBody decodes data, a 2xx body, as rc says (parse or decode).
+func (rc *call) decodeBody(data []byte) (any, pageInfo, error) {
+	if rc.parse != nil {
+		return rc.parse(data)
+	}
+	page, err := rc.decode(data)
+	return nil, page, err
 }
 
 // decodeFunc decodes a 2xx body and returns the paging it carried.
@@ -318,10 +349,11 @@ type pageInfo struct {
 	next, searchQueryNext string
 }
 
-// credentials returns the context's credentials, else the fixed ones.
-func (c *Client) credentials(ctx context.Context) who {
-	if w, ok := ctx.Value(credentialsKey{}).(who); ok {
-		return w
+// credentials returns the credentials of s, a call's scope, else the fixed
+// ones.
+func (c *Client) credentials(s *scope) who {
+	if s.hasWho {
+		return s.who
 	}
 	if c.fixed != nil {
 		return *c.fixed
@@ -331,11 +363,11 @@ func (c *Client) credentials(ctx context.Context) who {
 
 // do runs rc through the call hooks of ctx, then (through its route's
 // breaker, with retries, shared when it is a GET and sharing is on) makes it
-// and decodes the answer. A cancelled or expired ctx returns ctx.Err() with a
-// nil Response.
-func (c *Client) do(ctx context.Context, rc call) (resp *Response, err error) {
+// and decodes the answer: v is what rc.parse made. A cancelled or expired ctx
+// returns ctx.Err() with a nil Response.
+func (c *Client) do(ctx context.Context, rc call) (resp *Response, v any, err error) {
 	if ctx == nil {
-		return nil, errors.New("restclient: nil context")
+		return nil, nil, errors.New("restclient: nil context")
 	}
 	start := time.Now()
 	var (
@@ -343,25 +375,21 @@ func (c *Client) do(ctx context.Context, rc call) (resp *Response, err error) {
 		shared bool
 		fl     *flight
 	)
-	creds := c.credentials(ctx)
-	cacheable := rc.method == http.MethodGet && c.cache != nil && rc.decode != nil
+	sc := scopeOf(ctx)
+	creds := c.credentials(sc)
+	cacheable := rc.method == http.MethodGet && c.cache != nil && rc.decodes()
 	// target is the URL; uri, its part below the base URL, shares its bytes.
-	var target string
-	if q := rc.query.Encode(); q != "" {
-		target = c.base + rc.path + "?" + q
-	} else {
-		target = c.base + rc.path
-	}
+	target := c.target(&rc)
 	uri := target[len(c.base):]
-	if cacheable && cacheReads(ctx) && creds.validate() == nil {
+	if cacheable && !sc.noCacheReads && creds.validate() == nil {
 		if body, ok := c.cache.Get(ctx, creds.Credentials, rc.route, uri); ok {
-			if resp, err := c.fromCache(ctx, rc, body, start); err == nil {
-				return resp, nil
+			if resp, v, err := c.fromCache(ctx, sc.hooks, rc, body, start); err == nil {
+				return resp, v, nil
 			}
 			// An entry that does not decode is a miss: fetch afresh.
 		}
 	}
-	chain, err := before(ctx, callHooks(ctx), CallStart{Method: rc.method, Route: rc.route})
+	chain, err := before(ctx, sc.hooks, CallStart{Method: rc.method, Route: rc.route})
 	if len(chain) > 0 {
 		defer func() {
 			status := 0
@@ -376,20 +404,20 @@ func (c *Client) do(ctx context.Context, rc call) (resp *Response, err error) {
 		}()
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := creds.validate(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var payload []byte
 	if rc.body != nil {
 		payload, err = json.Marshal(rc.body)
 		if err != nil {
-			return nil, fmt.Errorf("restclient: %s %s: encoding request body: %w", rc.method, rc.route, err)
+			return nil, nil, fmt.Errorf("restclient: %s %s: encoding request body: %w", rc.method, rc.route, err)
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if rc.method == http.MethodGet && c.shareGets {
 		f, shared, fl, err = c.sharedFetch(ctx, rc, target, creds)
@@ -403,38 +431,35 @@ func (c *Client) do(ctx context.Context, rc call) (resp *Response, err error) {
 		resp = &Response{Response: f.hr}
 	}
 	if err != nil {
-		return resp, err
+		return resp, nil, err
 	}
-	if rc.decode == nil {
-		return resp, nil
+	if !rc.decodes() {
+		return resp, nil, nil
 	}
 	var page pageInfo
-	if fl != nil && rc.parse != nil && readOnlyResults(ctx) {
-		var v any
-		if v, page, err = fl.parsed(rc.parse); err == nil {
-			rc.set(v)
-		}
+	if fl != nil && rc.parse != nil && sc.readOnly {
+		v, page, err = fl.parsed(rc.parse)
 	} else {
-		page, err = rc.decode(f.data)
+		v, page, err = rc.decodeBody(f.data)
 	}
 	if err != nil {
-		return resp, &DecodeError{Method: rc.method, Route: rc.route, Err: redactErr(err, creds.secrets())}
+		return resp, nil, &DecodeError{Method: rc.method, Route: rc.route, Err: redactErr(err, creds.secrets())}
 	}
 	resp.NextPageToken, resp.SearchQueryNext = page.next, page.searchQueryNext
 	if cacheable && !shared {
 		c.cache.Put(ctx, creds.Credentials, rc.route, uri, f.data)
 	}
-	return resp, nil
+	return resp, v, nil
 }
 
 // fromCache answers rc with a cached body, and tells the After hooks.
-func (c *Client) fromCache(ctx context.Context, rc call, body []byte, start time.Time) (*Response, error) {
-	page, err := rc.decode(body)
+func (c *Client) fromCache(ctx context.Context, hooks []CallHooks, rc call, body []byte, start time.Time) (*Response, any, error) {
+	v, page, err := rc.decodeBody(body)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	after(ctx, callHooks(ctx), CallInfo{Method: rc.method, Route: rc.route, Status: http.StatusOK, Duration: time.Since(start), Cached: true})
-	return &Response{Response: cachedResponse(), NextPageToken: page.next, SearchQueryNext: page.searchQueryNext}, nil
+	after(ctx, hooks, CallInfo{Method: rc.method, Route: rc.route, Status: http.StatusOK, Duration: time.Since(start), Cached: true})
+	return &Response{Response: cachedResponse(), NextPageToken: page.next, SearchQueryNext: page.searchQueryNext}, v, nil
 }
 
 // fetched is the outcome of one logical exchange, before decoding.
@@ -616,7 +641,7 @@ func (c *Client) attempt(ctx context.Context, rc call, target string, payload []
 	if err != nil {
 		return nil, nil, fmt.Errorf("restclient: %s %s: invalid request", rc.method, rc.route)
 	}
-	req.Header = c.requestHeader(payload != nil, creds)
+	c.setHeader(req.Header, payload != nil, creds)
 	injectTrace(actx, req)
 
 	hr, err := c.roundTrip(req)
@@ -628,6 +653,9 @@ func (c *Client) attempt(ctx context.Context, rc call, target string, payload []
 		te.Sent = isWrite && wrote.Load()
 		return nil, nil, te
 	}
+	if c.rt != nil {
+		ungzip(hr, rc.method) // asked for in setHeader
+	}
 	readAll := false // the body was read to its end
 	defer func() {
 		if !readAll { // drain a little so the connection can be reused
@@ -635,7 +663,7 @@ func (c *Client) attempt(ctx context.Context, rc call, target string, payload []
 		}
 		hr.Body.Close()
 	}()
-	if err := checkResponse(rc.method, rc.route, rc.path, hr); err != nil {
+	if err := checkResponse(rc.method, rc.route, c.pathOf(target), hr); err != nil {
 		if e, ok := asErrorResponse(err); ok {
 			e.redact(creds.secrets())
 		}
@@ -670,31 +698,34 @@ func (c *Client) roundTrip(req *http.Request) (*http.Response, error) {
 	return c.hc.Do(req)
 }
 
-// requestHeader returns a fresh header for one request: Accept, User-Agent,
+// pathOf returns the path of target, a call's URL, below the base URL
+// (escaped ids hold no '?').
+func (c *Client) pathOf(target string) string {
+	path, _, _ := strings.Cut(target[len(c.base):], "?")
+	return path
+}
+
+// setHeader fills h, a new request's empty header: Accept, User-Agent,
 // Content-Type when it has a body, and creds' Authorization and
-// service-network-id when set. Its values share one backing array (one
-// allocation instead of one per header).
-func (c *Client) requestHeader(hasBody bool, creds who) http.Header {
-	contentType := ""
+// service-network-id when set, Accept-Encoding with the own transport
+// (gzip.go). The value slices are the client's and the credentials' own,
+// made once: a RoundTripper does not modify its request, and each has room
+// for its one value only (an append copies).
+func (c *Client) setHeader(h http.Header, hasBody bool, creds who) {
+	h["Accept"] = c.headerVals[0:1:1]
+	h["User-Agent"] = c.headerVals[1:2:2]
 	if hasBody {
-		contentType = "application/json"
+		h["Content-Type"] = c.headerVals[0:1:1]
 	}
-	pairs := [...][2]string{
-		{"Accept", "application/json"},
-		{"User-Agent", c.userAgent},
-		{"Content-Type", contentType},
-		{"Authorization", creds.Authorization},
-		{"Service-Network-Id", creds.NetworkID},
+	if creds.Authorization != "" {
+		h["Authorization"] = creds.headerVals[0:1:1]
 	}
-	vals := make([]string, 0, len(pairs))
-	h := make(http.Header, len(pairs)+1) // room for a tracing header
-	for _, kv := range pairs {
-		if kv[1] != "" {
-			vals = append(vals, kv[1])
-			h[kv[0]] = vals[len(vals)-1 : len(vals) : len(vals)]
-		}
+	if creds.NetworkID != "" {
+		h["Service-Network-Id"] = creds.headerVals[1:2:2]
 	}
-	return h
+	if c.rt != nil {
+		h["Accept-Encoding"] = c.headerVals[2:3:3]
+	}
 }
 
 // ---- request helpers ----
@@ -778,28 +809,24 @@ func paginate[T any](first string, fetch func(token string) ([]*T, *Response, er
 	}
 }
 
-// doOne runs a call whose answer wraps one object under key.
-func doOne[T any](ctx context.Context, c *Client, method, route, path, key string, body any) (*T, *Response, error) {
-	var out *T
-	parse := parseOne[T](key)
-	resp, err := c.do(ctx, call{method: method, route: route, path: path, body: body,
-		decode: into(parse, &out), parse: parse, set: func(v any) { out = v.(*T) }})
+// doOne runs a call of route (with id, escaped, in its placeholder) whose
+// answer wraps one object, parsed by parse (parseOne[T]).
+func doOne[T any](ctx context.Context, c *Client, method, route, id string, parse parseFunc, body any) (*T, *Response, error) {
+	resp, v, err := c.do(ctx, call{method: method, route: route, id: id, body: body, parse: parse})
 	if err != nil {
 		return nil, resp, err
 	}
-	return out, resp, nil
+	return v.(*T), resp, nil
 }
 
-// doList runs a GET whose answer wraps an array under key.
-func doList[T any](ctx context.Context, c *Client, route, path string, q url.Values, key string) ([]*T, *Response, error) {
-	var out []*T
-	parse := parseList[T](key)
-	resp, err := c.do(ctx, call{method: http.MethodGet, route: route, path: path, query: q,
-		decode: into(parse, &out), parse: parse, set: func(v any) { out = v.([]*T) }})
+// doList runs a GET of route (with id, escaped, in its placeholder) whose
+// answer wraps an array, parsed by parse (parseList[T]).
+func doList[T any](ctx context.Context, c *Client, route, id string, q url.Values, parse parseFunc) ([]*T, *Response, error) {
+	resp, v, err := c.do(ctx, call{method: http.MethodGet, route: route, id: id, query: q, parse: parse})
 	if err != nil {
 		return nil, resp, err
 	}
-	return out, resp, nil
+	return v.([]*T), resp, nil
 }
 
 // CloseIdleConnections closes the client's idle keep-alive connections and ends its idle

@@ -61,12 +61,14 @@ func BenchmarkGetResource(b *testing.B) {
 				}()
 			}
 			b.ReportAllocs()
+			c0 := processCPU()
 			for b.Loop() {
 				r, _, err := c.Resources.GetResource(ctx, "r1")
 				if err != nil || r.ID != "r1" {
 					b.Fatal(r, err)
 				}
 			}
+			b.ReportMetric(float64(processCPU()-c0)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }
@@ -142,5 +144,22 @@ func BenchmarkCallOverhead(b *testing.B) {
 				b.Errorf("After saw %d calls of %d", calls, b.N)
 			}
 		})
+	}
+}
+
+// BenchmarkRequestScope is what the facade does per request to the settings
+// of its calls (credentials, read-only results, the cache's bypass, four
+// hook sets) and what each of its calls then reads of them.
+func BenchmarkRequestScope(b *testing.B) {
+	hooks := []CallHooks{{Before: func(context.Context, CallStart) error { return nil }}, {}, {}, {After: func(context.Context, CallInfo) {}}}
+	creds := testCreds
+	parent := WithCallHooks(context.Background()) // as deep as an empty chain
+	b.ReportAllocs()
+	for b.Loop() {
+		ctx := WithScope(parent, Scope{Credentials: &creds, ReadOnlyResults: true, NoCacheReads: true, Hooks: hooks})
+		sc := scopeOf(ctx)
+		if !sc.hasWho || len(sc.hooks) != 4 || !sc.readOnly || !sc.noCacheReads {
+			b.Fatal("settings lost")
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -674,5 +675,29 @@ func TestCallHooksSeeErrors(t *testing.T) {
 	ci := obs.last(t)
 	if ci.Method != "POST" || ci.Route != "/visitors/requests/v1" || ci.Status != 409 || ci.Retries != 0 || !IsConflict(ci.Err) {
 		t.Errorf("observed %+v", ci)
+	}
+}
+
+// A call's URL is the base URL, its route with the escaped id in the
+// placeholder, and its query; the path of errors is the part between.
+func TestCallTarget(t *testing.T) {
+	c, err := NewClient("http://upstream.test/api/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seg, _ := escapeID("GetPost", "a b/c?d")
+	for _, tc := range []struct {
+		rc         call
+		want, path string
+	}{
+		{call{route: "/shop/orders/v1"}, "http://upstream.test/api/shop/orders/v1", "/shop/orders/v1"},
+		{call{route: "/resources/v1/{id}", id: "r1"}, "http://upstream.test/api/resources/v1/r1", "/resources/v1/r1"},
+		{call{route: "/feed/posts/v1/{id}/comments", id: seg, query: url.Values{"limit": {"5"}, "q": {"x?y"}}},
+			"http://upstream.test/api/feed/posts/v1/a%20b%2Fc%3Fd/comments?limit=5&q=x%3Fy", "/feed/posts/v1/a%20b%2Fc%3Fd/comments"},
+	} {
+		got := c.target(&tc.rc)
+		if got != tc.want || c.pathOf(got) != tc.path {
+			t.Errorf("%s with %q: target %q, path %q; want %q, %q", tc.rc.route, tc.rc.id, got, c.pathOf(got), tc.want, tc.path)
+		}
 	}
 }

@@ -102,26 +102,25 @@ func (c Credentials) secrets() []string {
 	return out
 }
 
-type credentialsKey struct{}
-
 // WithCredentials returns a context carrying c. Calls made with it send c's
 // headers instead of the client's fixed credentials, even when c is empty
 // (a caller without credentials is forwarded as such).
 func WithCredentials(ctx context.Context, c Credentials) context.Context {
-	return context.WithValue(ctx, credentialsKey{}, identify(c))
+	return WithScope(ctx, Scope{Credentials: &c})
 }
 
-// CredentialsFromContext returns the credentials stored by WithCredentials.
+// CredentialsFromContext returns the credentials stored by WithCredentials
+// (or WithScope).
 func CredentialsFromContext(ctx context.Context) (Credentials, bool) {
-	w, ok := ctx.Value(credentialsKey{}).(who)
-	return w.Credentials, ok
+	s := scopeOf(ctx)
+	return s.who.Credentials, s.hasWho
 }
 
 // IdentityFromContext returns the Identity of the credentials stored by
-// WithCredentials, computed once when they were stored ("" without any).
+// WithCredentials (or WithScope), computed once when they were stored (""
+// without any).
 func IdentityFromContext(ctx context.Context) string {
-	w, _ := ctx.Value(credentialsKey{}).(who)
-	return w.id
+	return scopeOf(ctx).who.id
 }
 
 // who is credentials with their Identity, computed once (per request, or per
@@ -129,9 +128,20 @@ func IdentityFromContext(ctx context.Context) string {
 type who struct {
 	Credentials
 	id string
+	// headerVals back the values of the Authorization and
+	// service-network-id headers of every request made with them
+	// (Client.setHeader).
+	headerVals []string
 }
 
-func identify(c Credentials) who { return who{Credentials: c, id: c.Identity()} }
+func identify(c Credentials) who { return identifyIn(c, new([2]string)) }
+
+// identifyIn is identify with buf, which the caller allocates anyway (a
+// scope), as headerVals' backing array.
+func identifyIn(c Credentials, buf *[2]string) who {
+	buf[0], buf[1] = c.Authorization, c.NetworkID
+	return who{Credentials: c, id: c.Identity(), headerVals: buf[:]}
+}
 
 // anonymous is who of no credentials.
 var anonymous = identify(Credentials{})

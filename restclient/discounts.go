@@ -6,6 +6,11 @@ import (
 	"net/url"
 )
 
+// The decoders of the operations' answers, made once.
+var (
+	parseRedemptionList = parseList[Redemption]("redemptions")
+)
+
 // DiscountsService covers the discounts area: redemptions.
 type DiscountsService service
 
@@ -33,7 +38,7 @@ func (o *RedemptionListOptions) query() url.Values {
 //
 // REST: GET /discounts/redemptions/v1.
 func (s *DiscountsService) ListRedemptions(ctx context.Context, opts *RedemptionListOptions) ([]*Redemption, *Response, error) {
-	return doList[Redemption](ctx, s.client, "/discounts/redemptions/v1", "/discounts/redemptions/v1", opts.query(), "redemptions")
+	return doList[Redemption](ctx, s.client, "/discounts/redemptions/v1", "", opts.query(), parseRedemptionList)
 }
 
 // AllRedemptions iterates over every redemption matching opts, following

@@ -260,10 +260,10 @@ func (e *DecodeError) Error() string {
 // Unwrap returns the cause.
 func (e *DecodeError) Unwrap() error { return e.Err }
 
+// asErrorResponse finds an *ErrorResponse in err's chain (errors.AsType:
+// no allocation, which errors.As's escaping target costs on every call).
 func asErrorResponse(err error) (*ErrorResponse, bool) {
-	var e *ErrorResponse
-	ok := errors.As(err, &e)
-	return e, ok
+	return errors.AsType[*ErrorResponse](err)
 }
 
 // StatusCode returns the HTTP status of an *ErrorResponse in err's chain, or 0.

@@ -170,3 +170,19 @@ func TestTransportErrorText(t *testing.T) {
 		t.Error("unexpected EOF is retried")
 	}
 }
+
+// Every call's After hooks ask StatusCode (or IsUnauthorized, ...) of its
+// error, nil on success: that must not allocate.
+func TestStatusCodeOfSuccessAllocatesNothing(t *testing.T) {
+	wrapped := fmt.Errorf("wrapped: %w", &ErrorResponse{StatusCode: http.StatusNotFound})
+	if got := StatusCode(wrapped); got != http.StatusNotFound {
+		t.Fatalf("StatusCode(wrapped 404) = %d", got)
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		if StatusCode(nil) != 0 || IsUnauthorized(nil) {
+			t.Fatal("a nil error has a status")
+		}
+	}); n != 0 {
+		t.Errorf("StatusCode(nil) and IsUnauthorized(nil) allocate %v times", n)
+	}
+}

@@ -5,6 +5,11 @@ import (
 	"net/http"
 )
 
+// The decoders of the operations' answers, made once.
+var (
+	parseEvent = parseOne[Event]("event")
+)
+
 // EventsService covers the events area: events people attend.
 type EventsService service
 
@@ -17,5 +22,5 @@ func (s *EventsService) GetEvent(ctx context.Context, id string) (*Event, *Respo
 	if err != nil {
 		return nil, nil, err
 	}
-	return doOne[Event](ctx, s.client, http.MethodGet, "/events/v1/{id}", "/events/v1/"+seg, "event", nil)
+	return doOne[Event](ctx, s.client, http.MethodGet, "/events/v1/{id}", seg, parseEvent, nil)
 }

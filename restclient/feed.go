@@ -6,6 +6,12 @@ import (
 	"net/http"
 )
 
+// The decoders of the operations' answers, made once.
+var (
+	parseCommentList = parseList[Comment]("comments")
+	parsePost        = parseOne[Post]("post")
+)
+
 // FeedService covers the feed area: posts and their comments.
 type FeedService service
 
@@ -16,8 +22,8 @@ func (s *FeedService) CreatePost(ctx context.Context, req *PostCreateRequest) (*
 	if req == nil {
 		return nil, nil, errors.New("restclient: CreatePost: nil request")
 	}
-	return doOne[Post](ctx, s.client, http.MethodPost, "/feed/posts/v1", "/feed/posts/v1",
-		"post", map[string]any{"post": req})
+	return doOne[Post](ctx, s.client, http.MethodPost, "/feed/posts/v1", "",
+		parsePost, map[string]any{"post": req})
 }
 
 // UpdatePost changes a post's text, media or link preview; nil fields of req
@@ -32,8 +38,8 @@ func (s *FeedService) UpdatePost(ctx context.Context, id string, req *PostUpdate
 	if req == nil {
 		return nil, nil, errors.New("restclient: UpdatePost: nil request")
 	}
-	return doOne[Post](ctx, s.client, http.MethodPut, "/feed/posts/v1/{id}", "/feed/posts/v1/"+seg,
-		"post", map[string]any{"post": req})
+	return doOne[Post](ctx, s.client, http.MethodPut, "/feed/posts/v1/{id}", seg,
+		parsePost, map[string]any{"post": req})
 }
 
 // ListComments returns every comment of a post (the list is not paged).
@@ -44,5 +50,5 @@ func (s *FeedService) ListComments(ctx context.Context, postID string) ([]*Comme
 	if err != nil {
 		return nil, nil, err
 	}
-	return doList[Comment](ctx, s.client, "/feed/posts/v1/{id}/comments", "/feed/posts/v1/"+seg+"/comments", nil, "comments")
+	return doList[Comment](ctx, s.client, "/feed/posts/v1/{id}/comments", seg, nil, parseCommentList)
 }

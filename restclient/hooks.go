@@ -71,22 +71,14 @@ type CallHooks struct {
 	After func(ctx context.Context, info CallInfo)
 }
 
-type hooksKey struct{}
-
 // WithCallHooks returns ctx carrying hs inside the hooks ctx already
-// carries, hs[0] outermost. Installing a request's hooks in one call costs
-// one chain and one context value.
+// carries, hs[0] outermost. Installing a request's hooks in one call (or
+// with its other settings, WithScope) costs one context value.
 func WithCallHooks(ctx context.Context, hs ...CallHooks) context.Context {
-	outer, _ := ctx.Value(hooksKey{}).([]CallHooks)
-	chain := make([]CallHooks, 0, len(outer)+len(hs))
-	chain = append(append(chain, outer...), hs...)
-	return context.WithValue(ctx, hooksKey{}, chain)
+	return WithScope(ctx, Scope{Hooks: hs})
 }
 
-func callHooks(ctx context.Context) []CallHooks {
-	h, _ := ctx.Value(hooksKey{}).([]CallHooks)
-	return h
-}
+func callHooks(ctx context.Context) []CallHooks { return scopeOf(ctx).hooks }
 
 // before runs the Before hooks outermost first. When one refuses, it returns
 // the hooks that admitted the call (whose After must still run) and the error.

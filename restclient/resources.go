@@ -6,6 +6,12 @@ import (
 	"net/http"
 )
 
+// The decoders of the operations' answers, made once.
+var (
+	parseBooking  = parseOne[Booking]("booking")
+	parseResource = parseOne[Resource]("resource")
+)
+
 // ResourcesService covers the resources area: bookable resources and bookings.
 type ResourcesService service
 
@@ -16,8 +22,8 @@ func (s *ResourcesService) CreateBooking(ctx context.Context, req *BookingCreate
 	if req == nil {
 		return nil, nil, errors.New("restclient: CreateBooking: nil request")
 	}
-	return doOne[Booking](ctx, s.client, http.MethodPost, "/resources/bookings/v1", "/resources/bookings/v1",
-		"booking", map[string]any{"booking": req})
+	return doOne[Booking](ctx, s.client, http.MethodPost, "/resources/bookings/v1", "",
+		parseBooking, map[string]any{"booking": req})
 }
 
 // GetResource returns one bookable resource.
@@ -28,5 +34,5 @@ func (s *ResourcesService) GetResource(ctx context.Context, id string) (*Resourc
 	if err != nil {
 		return nil, nil, err
 	}
-	return doOne[Resource](ctx, s.client, http.MethodGet, "/resources/v1/{id}", "/resources/v1/"+seg, "resource", nil)
+	return doOne[Resource](ctx, s.client, http.MethodGet, "/resources/v1/{id}", seg, parseResource, nil)
 }

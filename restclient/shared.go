@@ -53,10 +53,11 @@ func newFlightKey(method, target string, creds who) flightKey {
 
 // flight is one shared upstream call.
 type flight struct {
-	done   chan struct{} // closed when res and err are set
-	cancel context.CancelFunc
-	res    fetched
-	err    error
+	done    chan struct{} // closed when res and err are set
+	starter detached      // the first caller's context, the call's parent
+	cancel  context.CancelFunc
+	res     fetched
+	err     error
 
 	// The body decoded once for the read-only waiters (parsed).
 	parseOnce sync.Once
@@ -69,6 +70,16 @@ type flight struct {
 	latest    time.Time // latest deadline of the waiters
 	unbounded bool      // some waiter had no deadline
 }
+
+// detached is a context's values without its cancellation and deadline, as
+// context.WithoutCancel, but kept in the flight rather than allocated: the
+// shared call runs for every waiter, whichever of them leaves. (Deriving
+// from it registers nothing with it: its Done is nil.)
+type detached struct{ context.Context }
+
+func (detached) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (detached) Done() <-chan struct{}       { return nil }
+func (detached) Err() error                  { return nil }
 
 // flights holds a Client's shared calls in flight.
 type flights struct {
@@ -117,19 +128,12 @@ func (f *flight) parsed(parse parseFunc) (any, pageInfo, error) {
 	return f.value, f.page, f.parseErr
 }
 
-type readOnlyKey struct{}
-
 // WithReadOnlyResults returns ctx saying that its caller never modifies the
 // objects a call returns: identical GETs in flight at once (same URL, same
 // credentials) then hand every such caller the same decoded objects instead
 // of decoding the body once per caller.
 func WithReadOnlyResults(ctx context.Context) context.Context {
-	return context.WithValue(ctx, readOnlyKey{}, true)
-}
-
-func readOnlyResults(ctx context.Context) bool {
-	on, _ := ctx.Value(readOnlyKey{}).(bool)
-	return on
+	return WithScope(ctx, Scope{ReadOnlyResults: true})
 }
 
 // sharedFetch joins or starts the shared call of a GET. joined reports
@@ -142,8 +146,9 @@ func (c *Client) sharedFetch(ctx context.Context, rc call, target string, creds 
 	g.mu.Lock()
 	f, joined := g.m[key]
 	if !joined {
-		fctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		f = &flight{done: make(chan struct{}), cancel: cancel}
+		f = &flight{done: make(chan struct{}), starter: detached{ctx}}
+		fctx, cancel := context.WithCancel(&f.starter)
+		f.cancel = cancel
 		if g.m == nil {
 			g.m = make(map[flightKey]*flight)
 		}

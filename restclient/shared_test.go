@@ -442,3 +442,23 @@ func TestSharedGetsReadOnlyMalformed(t *testing.T) {
 		}
 	}
 }
+
+// A flight's parent keeps its starter's values and none of its deadline or
+// cancellation, as context.WithoutCancel.
+func TestDetachedIsWithoutCancel(t *testing.T) {
+	type key struct{}
+	parent, cancel := context.WithTimeout(context.WithValue(t.Context(), key{}, "v"), time.Hour)
+	f := &flight{starter: detached{parent}}
+	child, stop := context.WithCancel(&f.starter)
+	defer stop()
+	cancel()
+	if _, has := child.Deadline(); has || child.Err() != nil || f.starter.Err() != nil || f.starter.Done() != nil {
+		t.Errorf("the starter's deadline or cancellation reached the flight: deadline %v, err %v", has, child.Err())
+	}
+	if child.Value(key{}) != "v" {
+		t.Errorf("the starter's values are lost")
+	}
+	if context.Cause(child) != nil {
+		t.Errorf("Cause of a live flight context: %v", context.Cause(child))
+	}
+}

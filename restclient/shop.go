@@ -7,6 +7,13 @@ import (
 	"net/url"
 )
 
+// The decoders of the operations' answers, made once.
+var (
+	parseOrderList   = parseList[Order]("orders")
+	parseProduct     = parseOne[Product]("product")
+	parseProductList = parseList[Product]("products")
+)
+
 // ShopService covers the shop area: products and orders.
 type ShopService service
 
@@ -23,7 +30,7 @@ func (s *ShopService) ListProducts(ctx context.Context, opts *ProductListOptions
 	if opts != nil {
 		setIf(q, "locationRef", opts.LocationRef)
 	}
-	return doList[Product](ctx, s.client, "/shop/products/v1", "/shop/products/v1", q, "products")
+	return doList[Product](ctx, s.client, "/shop/products/v1", "", q, parseProductList)
 }
 
 // GetProduct returns one product.
@@ -34,7 +41,7 @@ func (s *ShopService) GetProduct(ctx context.Context, id string) (*Product, *Res
 	if err != nil {
 		return nil, nil, err
 	}
-	return doOne[Product](ctx, s.client, http.MethodGet, "/shop/products/v1/{productId}", "/shop/products/v1/"+seg, "product", nil)
+	return doOne[Product](ctx, s.client, http.MethodGet, "/shop/products/v1/{productId}", seg, parseProduct, nil)
 }
 
 // OrderListOptions filter ListOrders. LocationRef is required by the upstream.
@@ -62,7 +69,7 @@ func (o *OrderListOptions) query() url.Values {
 //
 // REST: GET /shop/orders/v1.
 func (s *ShopService) ListOrders(ctx context.Context, opts *OrderListOptions) ([]*Order, *Response, error) {
-	return doList[Order](ctx, s.client, "/shop/orders/v1", "/shop/orders/v1", opts.query(), "orders")
+	return doList[Order](ctx, s.client, "/shop/orders/v1", "", opts.query(), parseOrderList)
 }
 
 // AllOrders iterates over every order matching opts, following pages from

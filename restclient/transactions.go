@@ -6,6 +6,11 @@ import (
 	"net/url"
 )
 
+// The decoders of the operations' answers, made once.
+var (
+	parseTransactionList = parseList[Transaction]("transactions")
+)
+
 // TransactionsService covers the transactions area: money transactions.
 type TransactionsService service
 
@@ -37,7 +42,7 @@ func (o *TransactionListOptions) query() url.Values {
 //
 // REST: GET /transactions/money/v1.
 func (s *TransactionsService) ListTransactions(ctx context.Context, opts *TransactionListOptions) ([]*Transaction, *Response, error) {
-	return doList[Transaction](ctx, s.client, "/transactions/money/v1", "/transactions/money/v1", opts.query(), "transactions")
+	return doList[Transaction](ctx, s.client, "/transactions/money/v1", "", opts.query(), parseTransactionList)
 }
 
 // AllTransactions iterates over every money transaction matching opts,

@@ -6,6 +6,12 @@ import (
 	"net/http"
 )
 
+// The decoders of the operations' answers, made once.
+var (
+	parseVisit        = parseOne[Visit]("visit")
+	parseVisitRequest = parseOne[VisitRequest]("request")
+)
+
 // VisitorsService covers the visitors area: visits and visit requests.
 type VisitorsService service
 
@@ -16,8 +22,8 @@ func (s *VisitorsService) CreateVisit(ctx context.Context, req *VisitCreateReque
 	if req == nil {
 		return nil, nil, errors.New("restclient: CreateVisit: nil request")
 	}
-	return doOne[Visit](ctx, s.client, http.MethodPost, "/visitors/visits/v1", "/visitors/visits/v1",
-		"visit", map[string]any{"visit": req})
+	return doOne[Visit](ctx, s.client, http.MethodPost, "/visitors/visits/v1", "",
+		parseVisit, map[string]any{"visit": req})
 }
 
 // GetVisit returns one visit.
@@ -28,7 +34,7 @@ func (s *VisitorsService) GetVisit(ctx context.Context, id string) (*Visit, *Res
 	if err != nil {
 		return nil, nil, err
 	}
-	return doOne[Visit](ctx, s.client, http.MethodGet, "/visitors/visits/v1/{id}", "/visitors/visits/v1/"+seg, "visit", nil)
+	return doOne[Visit](ctx, s.client, http.MethodGet, "/visitors/visits/v1/{id}", seg, parseVisit, nil)
 }
 
 // UpdateVisit changes a visit's date and, when req.Comment is set, its comment.
@@ -42,8 +48,8 @@ func (s *VisitorsService) UpdateVisit(ctx context.Context, id string, req *Visit
 	if req == nil {
 		return nil, nil, errors.New("restclient: UpdateVisit: nil request")
 	}
-	return doOne[Visit](ctx, s.client, http.MethodPut, "/visitors/visits/v1/{id}", "/visitors/visits/v1/"+seg,
-		"visit", map[string]any{"visit": req})
+	return doOne[Visit](ctx, s.client, http.MethodPut, "/visitors/visits/v1/{id}", seg,
+		parseVisit, map[string]any{"visit": req})
 }
 
 // CreateVisitRequest asks a host to admit a visitor.
@@ -53,6 +59,6 @@ func (s *VisitorsService) CreateVisitRequest(ctx context.Context, req *VisitRequ
 	if req == nil {
 		return nil, nil, errors.New("restclient: CreateVisitRequest: nil request")
 	}
-	return doOne[VisitRequest](ctx, s.client, http.MethodPost, "/visitors/requests/v1", "/visitors/requests/v1",
-		"request", map[string]any{"request": req})
+	return doOne[VisitRequest](ctx, s.client, http.MethodPost, "/visitors/requests/v1", "",
+		parseVisitRequest, map[string]any{"request": req})
 }

@@ -1,0 +1,71 @@
+package restclient
+
+import "context"
+
+// A caller's settings in the context
+//
+// What a context says about the calls made with it — the credentials
+// (WithCredentials), that results are only read (WithReadOnlyResults), that
+// the response cache is not read (WithoutCacheReads) and the call hooks
+// (WithCallHooks) — is one context value, a *scope. Each of those functions
+// copies the scope ctx carries and changes one thing; WithScope sets them
+// all at once, so that a request's settings cost one context value and one
+// scope, and a call reads them all with one lookup.
+
+// Scope is what WithScope adds to a context's settings.
+type Scope struct {
+	// Credentials, when set, are the calls' credentials, as WithCredentials.
+	Credentials *Credentials
+	// ReadOnlyResults is WithReadOnlyResults (false keeps what ctx says).
+	ReadOnlyResults bool
+	// NoCacheReads is WithoutCacheReads (false keeps what ctx says).
+	NoCacheReads bool
+	// Hooks are installed inside the hooks ctx carries, as WithCallHooks.
+	Hooks []CallHooks
+}
+
+// scope is the settings of a context; never modified once stored.
+type scope struct {
+	who          who // when hasWho
+	hasWho       bool
+	readOnly     bool
+	noCacheReads bool
+	hooks        []CallHooks // outermost first
+	headerVals   [2]string   // who's headerVals when set here
+	// buf holds hooks when they fit (a request installs at most four sets),
+	// saving the chain its own allocation.
+	buf [4]CallHooks
+}
+
+type scopeKey struct{}
+
+// noScope is the settings of a context without any.
+var noScope = &scope{}
+
+// scopeOf returns ctx's settings (noScope when it has none).
+func scopeOf(ctx context.Context) *scope {
+	if s, ok := ctx.Value(scopeKey{}).(*scope); ok {
+		return s
+	}
+	return noScope
+}
+
+// WithScope returns ctx with s added to the settings it carries: one
+// context value however many settings s has.
+func WithScope(ctx context.Context, s Scope) context.Context {
+	outer := scopeOf(ctx)
+	n := &scope{who: outer.who, hasWho: outer.hasWho,
+		readOnly: outer.readOnly || s.ReadOnlyResults, noCacheReads: outer.noCacheReads || s.NoCacheReads}
+	if s.Credentials != nil {
+		n.who, n.hasWho = identifyIn(*s.Credentials, &n.headerVals), true
+	}
+	n.hooks = outer.hooks
+	if len(s.Hooks) > 0 {
+		chain := n.buf[:0]
+		if len(outer.hooks)+len(s.Hooks) > len(n.buf) {
+			chain = make([]CallHooks, 0, len(outer.hooks)+len(s.Hooks))
+		}
+		n.hooks = append(append(chain, outer.hooks...), s.Hooks...)
+	}
+	return context.WithValue(ctx, scopeKey{}, n)
+}
