@@ -105,10 +105,24 @@ func invoiceByRef(ctx context.Context, ref *string) (*restclient.Invoice, error)
 	return inv.Invoice, nil
 }
 
+// invoicePart answers a field of an invoice that is decoded on first read
+// (restclient.Invoice.Complete: an invoice loaded by id).
+func invoicePart[T any](inv *restclient.Invoice, part func(*restclient.Invoice) T) (T, error) {
+	whole, err := inv.Complete()
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return part(whole), nil
+}
+
 // invoiceItem finds item itemID of invoice invoiceID with the invoice's call.
 // It returns nil, nil when the invoice has no such item.
 func invoiceItem(ctx context.Context, invoiceID, itemID string) (*restclient.InvoiceItem, error) {
 	inv, err := loaders.For(ctx).Invoice(ctx, invoiceID)
+	if err == nil {
+		inv, err = inv.Complete()
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -72,14 +72,54 @@ func (r *eventResolver) Location(ctx context.Context, obj *restclient.Event) (*m
 	return location(obj.LocationRef)
 }
 
+// Taxes is the resolver for the taxes field.
+func (r *invoiceResolver) Taxes(ctx context.Context, obj *restclient.Invoice) ([]*restclient.Tax, error) {
+	return invoicePart(obj, func(v *restclient.Invoice) []*restclient.Tax { return ptrs(v.Taxes) })
+}
+
+// BaseAmounts is the resolver for the baseAmounts field.
+func (r *invoiceResolver) BaseAmounts(ctx context.Context, obj *restclient.Invoice) (*restclient.InvoiceBaseAmounts, error) {
+	return invoicePart(obj, func(v *restclient.Invoice) *restclient.InvoiceBaseAmounts { return v.BaseAmounts })
+}
+
 // Location is the resolver for the location field.
 func (r *invoiceResolver) Location(ctx context.Context, obj *restclient.Invoice) (*model.Location, error) {
 	return location(obj.LocationRef)
 }
 
+// Company is the resolver for the company field.
+func (r *invoiceResolver) Company(ctx context.Context, obj *restclient.Invoice) (*restclient.Company, error) {
+	return invoicePart(obj, func(v *restclient.Invoice) *restclient.Company { return v.Company })
+}
+
+// Customer is the resolver for the customer field.
+func (r *invoiceResolver) Customer(ctx context.Context, obj *restclient.Invoice) (*restclient.InvoiceCustomer, error) {
+	return invoicePart(obj, func(v *restclient.Invoice) *restclient.InvoiceCustomer { return v.Customer })
+}
+
+// CustomerAddress is the resolver for the customerAddress field.
+func (r *invoiceResolver) CustomerAddress(ctx context.Context, obj *restclient.Invoice) (*restclient.Address, error) {
+	return invoicePart(obj, func(v *restclient.Invoice) *restclient.Address { return v.CustomerAddress })
+}
+
 // Items is the resolver for the items field.
 func (r *invoiceResolver) Items(ctx context.Context, obj *restclient.Invoice) ([]*restclient.InvoiceItem, error) {
-	return ptrs(obj.Items), nil
+	return invoicePart(obj, func(v *restclient.Invoice) []*restclient.InvoiceItem { return ptrs(v.Items) })
+}
+
+// Payments is the resolver for the payments field.
+func (r *invoiceResolver) Payments(ctx context.Context, obj *restclient.Invoice) ([]*restclient.InvoicePayment, error) {
+	return invoicePart(obj, func(v *restclient.Invoice) []*restclient.InvoicePayment { return ptrs(v.Payments) })
+}
+
+// Transaction is the resolver for the transaction field.
+func (r *invoiceResolver) Transaction(ctx context.Context, obj *restclient.Invoice) (*restclient.InvoiceTransaction, error) {
+	return invoicePart(obj, func(v *restclient.Invoice) *restclient.InvoiceTransaction { return v.Transaction })
+}
+
+// User is the resolver for the user field.
+func (r *invoiceResolver) User(ctx context.Context, obj *restclient.Invoice) (*restclient.User, error) {
+	return invoicePart(obj, func(v *restclient.Invoice) *restclient.User { return v.User })
 }
 
 // CreditNotes is the resolver for the creditNotes field.

@@ -7,6 +7,7 @@ import (
 	"iter"
 	"net/http"
 	"net/url"
+	"sync"
 )
 
 // BillingService covers the billing area: credit notes and invoice items.
@@ -69,6 +70,8 @@ func (s *BillingService) AllCreditNotes(ctx context.Context, opts *CreditNoteLis
 type InvoiceItems struct {
 	Invoice *Invoice       `json:"invoice"`
 	Items   []*InvoiceItem `json:"invoiceItems"`
+
+	lazy *lazyInvoice // ListInvoiceItemsLazily: what Complete decodes
 }
 
 // ListInvoiceItems returns an invoice with its items. The response carries
@@ -99,6 +102,111 @@ func (s *BillingService) ListInvoiceItems(ctx context.Context, invoiceID string)
 		return nil, resp, err
 	}
 	return out, resp, nil
+}
+
+// ListInvoiceItemsLazily is ListInvoiceItems for callers that seldom read
+// more than an invoice's scalar fields: it decodes the invoice's strings,
+// numbers and dates, and only validates the rest of the body (the items,
+// and the invoice's objects and arrays: taxes, baseAmounts, company,
+// customer, customerAddress, items, payments, transaction, user). Those
+// fields are left nil; Complete, on the InvoiceItems or on its Invoice,
+// returns the value with every field decoded. Malformed JSON anywhere is a
+// *DecodeError here, as with ListInvoiceItems; a value of the wrong type in
+// a field left undecoded (or a null in invoiceItems) is Complete's
+// *DecodeError instead, naming the same route.
+//
+// REST: GET /billing/invoices/v1/{id}/items.
+func (s *BillingService) ListInvoiceItemsLazily(ctx context.Context, invoiceID string) (*InvoiceItems, *Response, error) {
+	id, err := escapeID("ListInvoiceItemsLazily", invoiceID)
+	if err != nil {
+		return nil, nil, err
+	}
+	const route = "/billing/invoices/v1/{id}/items"
+	out := new(InvoiceItems)
+	resp, err := s.client.do(ctx, call{
+		method: http.MethodGet,
+		route:  route,
+		path:   "/billing/invoices/v1/" + id + "/items",
+		decode: func(data []byte) (pageInfo, error) { return pageInfo{}, out.decodeLazily(data, http.MethodGet, route) },
+	})
+	if err != nil {
+		return nil, resp, err
+	}
+	return out, resp, nil
+}
+
+// lazyInvoice is what a lazily decoded InvoiceItems (and its Invoice) keep
+// to decode the whole body on the first Complete, once for every holder:
+// the values the loaders, shared GETs and the response cache hand out are
+// read by concurrent callers and never modified.
+type lazyInvoice struct {
+	body          []byte // read only: decoded strings alias it anyway
+	method, route string
+	once          sync.Once
+	whole         *InvoiceItems
+	err           error
+}
+
+// decodeLazily decodes data into v with the lazy decoder, and keeps what
+// Complete needs when it left values undecoded.
+func (v *InvoiceItems) decodeLazily(data []byte, method, route string) error {
+	deferred, err := v.fastWholeLazy(data)
+	if err != nil || !deferred {
+		if err == nil {
+			err = v.fillItems()
+		}
+		return err
+	}
+	v.lazy = &lazyInvoice{body: data, method: method, route: route}
+	if v.Invoice != nil {
+		v.Invoice.lazy = v.lazy
+	}
+	return nil
+}
+
+// decoded returns the body decoded whole (as ListInvoiceItems does), the
+// first call decoding it. Its errors name the call as the client's do (the
+// decoder's messages hold no body text but a number's digits, so there is
+// nothing to redact).
+func (z *lazyInvoice) decoded() (*InvoiceItems, error) {
+	z.once.Do(func() {
+		w := new(InvoiceItems)
+		err := w.fastWhole(z.body)
+		if err == nil {
+			err = w.fillItems()
+		}
+		if err != nil {
+			z.err = &DecodeError{Method: z.method, Route: z.route, Err: err}
+			return
+		}
+		z.whole = w
+	})
+	return z.whole, copyError(z.err)
+}
+
+// Complete returns v with every field decoded: v itself unless
+// ListInvoiceItemsLazily left fields undecoded, else the whole body decoded
+// once for every caller (safe for concurrent use; v is not modified).
+func (v *InvoiceItems) Complete() (*InvoiceItems, error) {
+	if v.lazy == nil {
+		return v, nil
+	}
+	return v.lazy.decoded()
+}
+
+// Complete returns v with every field decoded: v itself unless
+// ListInvoiceItemsLazily left fields undecoded, else the invoice of the
+// whole body, decoded once for every caller (safe for concurrent use; v is
+// not modified). Read an invoice's objects and arrays through it.
+func (v *Invoice) Complete() (*Invoice, error) {
+	if v.lazy == nil {
+		return v, nil
+	}
+	w, err := v.lazy.decoded()
+	if err != nil {
+		return nil, err
+	}
+	return w.Invoice, nil
 }
 
 // fillItems fills whichever of Invoice.Items and Items is empty from the

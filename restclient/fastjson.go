@@ -1,6 +1,6 @@
 package restclient
 
-//go:generate go run ./internal/jsongen -o decode_gen.go Transaction Product Order CreditNote InvoiceItems Resource Booking Event Comment Post Visit VisitRequest Redemption
+//go:generate go run ./internal/jsongen -o decode_gen.go -lazy InvoiceItems,Invoice Transaction Product Order CreditNote InvoiceItems Resource Booking Event Comment Post Visit VisitRequest Redemption
 
 import (
 	"encoding/binary"
@@ -60,6 +60,8 @@ type decoder struct {
 	sc    scratch // generated: element buffers of slices being decoded
 	ptrs  []unsafe.Pointer
 	used  []slabKind // the slabs this document used
+	// deferred: a lazy_* decoder left a value undecoded (validated only).
+	deferred bool
 }
 
 // jsonError is a decoding failure at an offset of the document.
@@ -79,7 +81,7 @@ func run(data []byte, h *slabHints, f func(d *decoder)) (err error) {
 	d := decoderPool.Get().(*decoder)
 	d.s = unsafe.String(unsafe.SliceData(data), len(data))
 	d.b = unsafe.Slice(unsafe.StringData(d.s), len(d.s))
-	d.i, d.depth, d.hints = 0, 0, h
+	d.i, d.depth, d.hints, d.deferred = 0, 0, h, false
 	defer func() {
 		learn := h
 		if r := recover(); r != nil {
@@ -963,6 +965,16 @@ func pageToken(d *decoder, pp **string, room *string) {
 // fastDecodeWhole decodes a whole document into *v.
 func fastDecodeWhole[T any](data []byte, h *slabHints, v *T, dec func(*decoder, *T)) error {
 	return run(data, h, func(d *decoder) { dec(d, v) })
+}
+
+// fastDecodeLazy decodes a whole document into *v with a lazy decoder
+// (lazy_<Type>): deferred reports whether it left values undecoded.
+func fastDecodeLazy[T any](data []byte, h *slabHints, v *T, dec func(*decoder, *T)) (deferred bool, err error) {
+	err = run(data, h, func(d *decoder) {
+		dec(d, v)
+		deferred = d.deferred
+	})
+	return deferred, err
 }
 
 // foldField returns the first of names equal to key under encoding/json's

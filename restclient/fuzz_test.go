@@ -45,6 +45,15 @@ func decoders() map[string]pair {
 				return v, pageInfo{}, err
 			},
 		},
+		// ListInvoiceItemsLazily, completed (billing_lazy_test.go).
+		"invoiceItemsLazy": {lazyInvoiceItems, func(b []byte) (any, pageInfo, error) {
+			v := new(InvoiceItems)
+			err := stdUnmarshalObject(b, v)
+			if err == nil {
+				err = v.fillItems()
+			}
+			return v, pageInfo{}, err
+		}},
 	}
 }
 

@@ -613,6 +613,8 @@ type Invoice struct {
 	Payments                     []InvoicePayment    `json:"payments,omitempty"`
 	Transaction                  *InvoiceTransaction `json:"transaction,omitempty"`
 	User                         *User               `json:"user,omitempty"`
+
+	lazy *lazyInvoice // ListInvoiceItemsLazily: what Complete decodes
 }
 
 // InvoiceBaseAmounts are an invoice's amounts in the base currency.

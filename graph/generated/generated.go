@@ -1168,10 +1168,20 @@ type EventResolver interface {
 	Location(ctx context.Context, obj *restclient.Event) (*model.Location, error)
 }
 type InvoiceResolver interface {
+	Taxes(ctx context.Context, obj *restclient.Invoice) ([]*restclient.Tax, error)
+
+	BaseAmounts(ctx context.Context, obj *restclient.Invoice) (*restclient.InvoiceBaseAmounts, error)
+
 	Location(ctx context.Context, obj *restclient.Invoice) (*model.Location, error)
 
-	Items(ctx context.Context, obj *restclient.Invoice) ([]*restclient.InvoiceItem, error)
+	Company(ctx context.Context, obj *restclient.Invoice) (*restclient.Company, error)
+	Customer(ctx context.Context, obj *restclient.Invoice) (*restclient.InvoiceCustomer, error)
+	CustomerAddress(ctx context.Context, obj *restclient.Invoice) (*restclient.Address, error)
 
+	Items(ctx context.Context, obj *restclient.Invoice) ([]*restclient.InvoiceItem, error)
+	Payments(ctx context.Context, obj *restclient.Invoice) ([]*restclient.InvoicePayment, error)
+	Transaction(ctx context.Context, obj *restclient.Invoice) (*restclient.InvoiceTransaction, error)
+	User(ctx context.Context, obj *restclient.Invoice) (*restclient.User, error)
 	CreditNotes(ctx context.Context, obj *restclient.Invoice, first *int, after *string) (*model.CreditNoteConnection, error)
 }
 type InvoiceItemResolver interface {
@@ -18459,7 +18469,7 @@ func (ec *executionContext) fieldContext_Invoice_prePaymentCreditAmount(_ contex
 }
 
 func (ec *executionContext) _Invoice_taxes(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
-	if ec.plainFields && obj != nil {
+	if ec.plainFields {
 		fc, err := ec.fieldContext_Invoice_taxes(ctx, field)
 		if err != nil {
 			return graphql.Null
@@ -18471,7 +18481,14 @@ func (ec *executionContext) _Invoice_taxes(ctx context.Context, field graphql.Co
 				ret = graphql.Null
 			}
 		}()
-		return ec.marshalOTax2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTaxᚄ(ctx, field.Selections, obj.Taxes)
+		res, err := func(ctx context.Context) ([]*restclient.Tax, error) {
+			return ec.Resolvers.Invoice().Taxes(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOTax2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTaxᚄ(ctx, field.Selections, res)
 	}
 	return ec._Invoice_taxesSlow(ctx, field, obj)
 }
@@ -18485,11 +18502,11 @@ func (ec *executionContext) _Invoice_taxesSlow(ctx context.Context, field graphq
 			return ec.fieldContext_Invoice_taxes(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Taxes, nil
+			return ec.Resolvers.Invoice().Taxes(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []restclient.Tax) graphql.Marshaler {
-			return ec.marshalOTax2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTaxᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*restclient.Tax) graphql.Marshaler {
+			return ec.marshalOTax2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTaxᚄ(ctx, selections, v)
 		},
 		true,
 		false,
@@ -18499,8 +18516,8 @@ func (ec *executionContext) fieldContext_Invoice_taxes(_ context.Context, field 
 	fc = &graphql.FieldContext{
 		Object:     "Invoice",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: inline.ChildOf(&ec.children[childTax], func() inline.ChildFunc {
 			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 				return ec.childFields_Tax(ctx, field)
@@ -18543,7 +18560,7 @@ func (ec *executionContext) fieldContext_Invoice_currencyCode(_ context.Context,
 }
 
 func (ec *executionContext) _Invoice_baseAmounts(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
-	if ec.plainFields && obj != nil {
+	if ec.plainFields {
 		fc, err := ec.fieldContext_Invoice_baseAmounts(ctx, field)
 		if err != nil {
 			return graphql.Null
@@ -18555,7 +18572,14 @@ func (ec *executionContext) _Invoice_baseAmounts(ctx context.Context, field grap
 				ret = graphql.Null
 			}
 		}()
-		return ec.marshalOInvoiceBaseAmounts2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceBaseAmounts(ctx, field.Selections, obj.BaseAmounts)
+		res, err := func(ctx context.Context) (*restclient.InvoiceBaseAmounts, error) {
+			return ec.Resolvers.Invoice().BaseAmounts(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOInvoiceBaseAmounts2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceBaseAmounts(ctx, field.Selections, res)
 	}
 	return ec._Invoice_baseAmountsSlow(ctx, field, obj)
 }
@@ -18569,7 +18593,7 @@ func (ec *executionContext) _Invoice_baseAmountsSlow(ctx context.Context, field 
 			return ec.fieldContext_Invoice_baseAmounts(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.BaseAmounts, nil
+			return ec.Resolvers.Invoice().BaseAmounts(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.InvoiceBaseAmounts) graphql.Marshaler {
@@ -18583,8 +18607,8 @@ func (ec *executionContext) fieldContext_Invoice_baseAmounts(_ context.Context, 
 	fc = &graphql.FieldContext{
 		Object:     "Invoice",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: inline.ChildOf(&ec.children[childInvoiceBaseAmounts], func() inline.ChildFunc {
 			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 				return ec.childFields_InvoiceBaseAmounts(ctx, field)
@@ -18782,7 +18806,7 @@ func (ec *executionContext) fieldContext_Invoice_subscriptionRef(_ context.Conte
 }
 
 func (ec *executionContext) _Invoice_company(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
-	if ec.plainFields && obj != nil {
+	if ec.plainFields {
 		fc, err := ec.fieldContext_Invoice_company(ctx, field)
 		if err != nil {
 			return graphql.Null
@@ -18794,7 +18818,14 @@ func (ec *executionContext) _Invoice_company(ctx context.Context, field graphql.
 				ret = graphql.Null
 			}
 		}()
-		return ec.marshalOCompany2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCompany(ctx, field.Selections, obj.Company)
+		res, err := func(ctx context.Context) (*restclient.Company, error) {
+			return ec.Resolvers.Invoice().Company(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOCompany2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCompany(ctx, field.Selections, res)
 	}
 	return ec._Invoice_companySlow(ctx, field, obj)
 }
@@ -18808,7 +18839,7 @@ func (ec *executionContext) _Invoice_companySlow(ctx context.Context, field grap
 			return ec.fieldContext_Invoice_company(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Company, nil
+			return ec.Resolvers.Invoice().Company(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.Company) graphql.Marshaler {
@@ -18822,8 +18853,8 @@ func (ec *executionContext) fieldContext_Invoice_company(_ context.Context, fiel
 	fc = &graphql.FieldContext{
 		Object:     "Invoice",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: inline.ChildOf(&ec.children[childCompany], func() inline.ChildFunc {
 			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 				return ec.childFields_Company(ctx, field)
@@ -18834,7 +18865,7 @@ func (ec *executionContext) fieldContext_Invoice_company(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Invoice_customer(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
-	if ec.plainFields && obj != nil {
+	if ec.plainFields {
 		fc, err := ec.fieldContext_Invoice_customer(ctx, field)
 		if err != nil {
 			return graphql.Null
@@ -18846,7 +18877,14 @@ func (ec *executionContext) _Invoice_customer(ctx context.Context, field graphql
 				ret = graphql.Null
 			}
 		}()
-		return ec.marshalOInvoiceCustomer2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceCustomer(ctx, field.Selections, obj.Customer)
+		res, err := func(ctx context.Context) (*restclient.InvoiceCustomer, error) {
+			return ec.Resolvers.Invoice().Customer(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOInvoiceCustomer2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceCustomer(ctx, field.Selections, res)
 	}
 	return ec._Invoice_customerSlow(ctx, field, obj)
 }
@@ -18860,7 +18898,7 @@ func (ec *executionContext) _Invoice_customerSlow(ctx context.Context, field gra
 			return ec.fieldContext_Invoice_customer(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Customer, nil
+			return ec.Resolvers.Invoice().Customer(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.InvoiceCustomer) graphql.Marshaler {
@@ -18874,8 +18912,8 @@ func (ec *executionContext) fieldContext_Invoice_customer(_ context.Context, fie
 	fc = &graphql.FieldContext{
 		Object:     "Invoice",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: inline.ChildOf(&ec.children[childInvoiceCustomer], func() inline.ChildFunc {
 			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 				return ec.childFields_InvoiceCustomer(ctx, field)
@@ -18886,7 +18924,7 @@ func (ec *executionContext) fieldContext_Invoice_customer(_ context.Context, fie
 }
 
 func (ec *executionContext) _Invoice_customerAddress(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
-	if ec.plainFields && obj != nil {
+	if ec.plainFields {
 		fc, err := ec.fieldContext_Invoice_customerAddress(ctx, field)
 		if err != nil {
 			return graphql.Null
@@ -18898,7 +18936,14 @@ func (ec *executionContext) _Invoice_customerAddress(ctx context.Context, field 
 				ret = graphql.Null
 			}
 		}()
-		return ec.marshalOAddress2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐAddress(ctx, field.Selections, obj.CustomerAddress)
+		res, err := func(ctx context.Context) (*restclient.Address, error) {
+			return ec.Resolvers.Invoice().CustomerAddress(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOAddress2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐAddress(ctx, field.Selections, res)
 	}
 	return ec._Invoice_customerAddressSlow(ctx, field, obj)
 }
@@ -18912,7 +18957,7 @@ func (ec *executionContext) _Invoice_customerAddressSlow(ctx context.Context, fi
 			return ec.fieldContext_Invoice_customerAddress(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.CustomerAddress, nil
+			return ec.Resolvers.Invoice().CustomerAddress(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.Address) graphql.Marshaler {
@@ -18926,8 +18971,8 @@ func (ec *executionContext) fieldContext_Invoice_customerAddress(_ context.Conte
 	fc = &graphql.FieldContext{
 		Object:     "Invoice",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: inline.ChildOf(&ec.children[childAddress], func() inline.ChildFunc {
 			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 				return ec.childFields_Address(ctx, field)
@@ -19221,7 +19266,7 @@ func (ec *executionContext) fieldContext_Invoice_items(_ context.Context, field 
 }
 
 func (ec *executionContext) _Invoice_payments(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
-	if ec.plainFields && obj != nil {
+	if ec.plainFields {
 		fc, err := ec.fieldContext_Invoice_payments(ctx, field)
 		if err != nil {
 			return graphql.Null
@@ -19233,7 +19278,14 @@ func (ec *executionContext) _Invoice_payments(ctx context.Context, field graphql
 				ret = graphql.Null
 			}
 		}()
-		return ec.marshalOInvoicePayment2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoicePaymentᚄ(ctx, field.Selections, obj.Payments)
+		res, err := func(ctx context.Context) ([]*restclient.InvoicePayment, error) {
+			return ec.Resolvers.Invoice().Payments(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOInvoicePayment2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoicePaymentᚄ(ctx, field.Selections, res)
 	}
 	return ec._Invoice_paymentsSlow(ctx, field, obj)
 }
@@ -19247,11 +19299,11 @@ func (ec *executionContext) _Invoice_paymentsSlow(ctx context.Context, field gra
 			return ec.fieldContext_Invoice_payments(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Payments, nil
+			return ec.Resolvers.Invoice().Payments(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []restclient.InvoicePayment) graphql.Marshaler {
-			return ec.marshalOInvoicePayment2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoicePaymentᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*restclient.InvoicePayment) graphql.Marshaler {
+			return ec.marshalOInvoicePayment2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoicePaymentᚄ(ctx, selections, v)
 		},
 		true,
 		false,
@@ -19261,8 +19313,8 @@ func (ec *executionContext) fieldContext_Invoice_payments(_ context.Context, fie
 	fc = &graphql.FieldContext{
 		Object:     "Invoice",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: inline.ChildOf(&ec.children[childInvoicePayment], func() inline.ChildFunc {
 			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 				return ec.childFields_InvoicePayment(ctx, field)
@@ -19273,7 +19325,7 @@ func (ec *executionContext) fieldContext_Invoice_payments(_ context.Context, fie
 }
 
 func (ec *executionContext) _Invoice_transaction(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
-	if ec.plainFields && obj != nil {
+	if ec.plainFields {
 		fc, err := ec.fieldContext_Invoice_transaction(ctx, field)
 		if err != nil {
 			return graphql.Null
@@ -19285,7 +19337,14 @@ func (ec *executionContext) _Invoice_transaction(ctx context.Context, field grap
 				ret = graphql.Null
 			}
 		}()
-		return ec.marshalOInvoiceTransaction2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceTransaction(ctx, field.Selections, obj.Transaction)
+		res, err := func(ctx context.Context) (*restclient.InvoiceTransaction, error) {
+			return ec.Resolvers.Invoice().Transaction(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOInvoiceTransaction2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceTransaction(ctx, field.Selections, res)
 	}
 	return ec._Invoice_transactionSlow(ctx, field, obj)
 }
@@ -19299,7 +19358,7 @@ func (ec *executionContext) _Invoice_transactionSlow(ctx context.Context, field 
 			return ec.fieldContext_Invoice_transaction(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Transaction, nil
+			return ec.Resolvers.Invoice().Transaction(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.InvoiceTransaction) graphql.Marshaler {
@@ -19313,8 +19372,8 @@ func (ec *executionContext) fieldContext_Invoice_transaction(_ context.Context, 
 	fc = &graphql.FieldContext{
 		Object:     "Invoice",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: inline.ChildOf(&ec.children[childInvoiceTransaction], func() inline.ChildFunc {
 			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 				return ec.childFields_InvoiceTransaction(ctx, field)
@@ -19325,7 +19384,7 @@ func (ec *executionContext) fieldContext_Invoice_transaction(_ context.Context, 
 }
 
 func (ec *executionContext) _Invoice_user(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
-	if ec.plainFields && obj != nil {
+	if ec.plainFields {
 		fc, err := ec.fieldContext_Invoice_user(ctx, field)
 		if err != nil {
 			return graphql.Null
@@ -19337,7 +19396,14 @@ func (ec *executionContext) _Invoice_user(ctx context.Context, field graphql.Col
 				ret = graphql.Null
 			}
 		}()
-		return ec.marshalOUser2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐUser(ctx, field.Selections, obj.User)
+		res, err := func(ctx context.Context) (*restclient.User, error) {
+			return ec.Resolvers.Invoice().User(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOUser2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐUser(ctx, field.Selections, res)
 	}
 	return ec._Invoice_userSlow(ctx, field, obj)
 }
@@ -19351,7 +19417,7 @@ func (ec *executionContext) _Invoice_userSlow(ctx context.Context, field graphql
 			return ec.fieldContext_Invoice_user(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.User, nil
+			return ec.Resolvers.Invoice().User(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.User) graphql.Marshaler {
@@ -19365,8 +19431,8 @@ func (ec *executionContext) fieldContext_Invoice_user(_ context.Context, field g
 	fc = &graphql.FieldContext{
 		Object:     "Invoice",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: inline.ChildOf(&ec.children[childUser], func() inline.ChildFunc {
 			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 				return ec.childFields_User(ctx, field)
@@ -42227,20 +42293,94 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "taxes":
-			out.Values[i] = ec._Invoice_taxes(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Invoice_taxes, out)
+				continue
 			}
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Invoice_taxes(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "currencyCode":
 			out.Values[i] = ec._Invoice_currencyCode(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "baseAmounts":
-			out.Values[i] = ec._Invoice_baseAmounts(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Invoice_baseAmounts, out)
+				continue
 			}
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Invoice_baseAmounts(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "companyRef":
 			out.Values[i] = ec._Invoice_companyRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -42304,20 +42444,131 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "company":
-			out.Values[i] = ec._Invoice_company(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Invoice_company, out)
+				continue
 			}
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Invoice_company(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "customer":
-			out.Values[i] = ec._Invoice_customer(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Invoice_customer, out)
+				continue
 			}
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Invoice_customer(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "customerAddress":
-			out.Values[i] = ec._Invoice_customerAddress(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Invoice_customerAddress, out)
+				continue
 			}
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Invoice_customerAddress(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "customerName":
 			out.Values[i] = ec._Invoice_customerName(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -42396,20 +42647,131 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 
 			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "payments":
-			out.Values[i] = ec._Invoice_payments(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Invoice_payments, out)
+				continue
 			}
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Invoice_payments(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "transaction":
-			out.Values[i] = ec._Invoice_transaction(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Invoice_transaction, out)
+				continue
 			}
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Invoice_transaction(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "user":
-			out.Values[i] = ec._Invoice_user(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Invoice_user, out)
+				continue
 			}
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Invoice_user(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "creditNotes":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Invoice_creditNotes, out)
@@ -49798,8 +50160,14 @@ func (ec *executionContext) marshalNInvoiceItem2ᚖgithubᚗcomᚋworkspacenet�
 	return ec._InvoiceItem(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNInvoicePayment2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoicePayment(ctx context.Context, sel ast.SelectionSet, v restclient.InvoicePayment) graphql.Marshaler {
-	return ec._InvoicePayment(ctx, sel, &v)
+func (ec *executionContext) marshalNInvoicePayment2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoicePayment(ctx context.Context, sel ast.SelectionSet, v *restclient.InvoicePayment) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._InvoicePayment(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNItemSummary2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐItemSummary(ctx context.Context, sel ast.SelectionSet, v restclient.ItemSummary) graphql.Marshaler {
@@ -49981,6 +50349,16 @@ func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.S
 
 func (ec *executionContext) marshalNTax2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTax(ctx context.Context, sel ast.SelectionSet, v restclient.Tax) graphql.Marshaler {
 	return ec._Tax(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNTax2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTax(ctx context.Context, sel ast.SelectionSet, v *restclient.Tax) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Tax(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNTransaction2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionᚄ(ctx context.Context, sel ast.SelectionSet, v []*restclient.Transaction) graphql.Marshaler {
@@ -50690,14 +51068,14 @@ func (ec *executionContext) marshalOInvoiceItemTicket2ᚖgithubᚗcomᚋworkspac
 	return ec._InvoiceItemTicket(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOInvoicePayment2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoicePaymentᚄ(ctx context.Context, sel ast.SelectionSet, v []restclient.InvoicePayment) graphql.Marshaler {
+func (ec *executionContext) marshalOInvoicePayment2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoicePaymentᚄ(ctx context.Context, sel ast.SelectionSet, v []*restclient.InvoicePayment) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNInvoicePayment2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoicePayment(ctx, sel, v[i])
+		return ec.marshalNInvoicePayment2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoicePayment(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -51375,6 +51753,25 @@ func (ec *executionContext) marshalOTax2ᚕgithubᚗcomᚋworkspacenetᚋfacade�
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNTax2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTax(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalOTax2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTaxᚄ(ctx context.Context, sel ast.SelectionSet, v []*restclient.Tax) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTax2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTax(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {

@@ -33,7 +33,7 @@ type Source interface {
 	// unknown), as Product does.
 	ProductInLocation(ctx context.Context, locationID, id string) (*restclient.Product, error)
 	// Invoice returns GET /billing/invoices/v1/{id}/items: the invoice and
-	// its items.
+	// its items; read its objects, arrays and items through Complete.
 	Invoice(ctx context.Context, id string) (*restclient.InvoiceItems, error)
 	// Comments returns GET /feed/posts/v1/{id}/comments.
 	Comments(ctx context.Context, postID string) ([]*restclient.Comment, error)
@@ -83,9 +83,10 @@ func (u Upstream) ProductsInLocation(ctx context.Context, locationID string) ([]
 	return value(u.Client.Shop.ListProducts(ctx, &restclient.ProductListOptions{LocationRef: locationID}))
 }
 
-// Invoice calls GET /billing/invoices/v1/{id}/items.
+// Invoice calls GET /billing/invoices/v1/{id}/items, decoding the invoice's
+// objects and arrays and the items on first read (ListInvoiceItemsLazily).
 func (u Upstream) Invoice(ctx context.Context, id string) (*restclient.InvoiceItems, error) {
-	return value(u.Client.Billing.ListInvoiceItems(ctx, id))
+	return value(u.Client.Billing.ListInvoiceItemsLazily(ctx, id))
 }
 
 // Comments calls GET /feed/posts/v1/{id}/comments.

@@ -69,6 +69,8 @@ var nonBlocking = []string{
 	"Redemption.location", "Resource.location", "Transaction.location",
 	"Visit.location", "VisitRequest.location",
 	"CreditNote.lines", "Invoice.items",
+	"Invoice.baseAmounts", "Invoice.company", "Invoice.customer", "Invoice.customerAddress",
+	"Invoice.payments", "Invoice.taxes", "Invoice.transaction", "Invoice.user",
 	"InvoiceItem.booking", "InvoiceItem.order", "InvoiceItem.ticket",
 	"Transaction.booking", "Transaction.order", "Transaction.ticket",
 }
