@@ -105,10 +105,11 @@ func invoiceByRef(ctx context.Context, ref *string) (*restclient.Invoice, error)
 	return inv.Invoice, nil
 }
 
-// invoicePart answers a field of an invoice that is decoded on first read
-// (restclient.Invoice.Complete: an invoice loaded by id).
-func invoicePart[T any](inv *restclient.Invoice, part func(*restclient.Invoice) T) (T, error) {
-	whole, err := inv.Complete()
+// completed answers a field of v read through v.Complete: a restclient
+// value loaded by id has its objects and arrays decoded on first read
+// (restclient's lazy.go).
+func completed[V interface{ Complete() (V, error) }, T any](v V, part func(V) T) (T, error) {
+	whole, err := v.Complete()
 	if err != nil {
 		var zero T
 		return zero, err

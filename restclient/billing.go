@@ -7,7 +7,6 @@ import (
 	"iter"
 	"net/http"
 	"net/url"
-	"sync"
 )
 
 // BillingService covers the billing area: credit notes and invoice items.
@@ -71,7 +70,7 @@ type InvoiceItems struct {
 	Invoice *Invoice       `json:"invoice"`
 	Items   []*InvoiceItem `json:"invoiceItems"`
 
-	lazy *lazyInvoice // ListInvoiceItemsLazily: what Complete decodes
+	lazy *lazyDoc[InvoiceItems] // ListInvoiceItemsLazily: what Complete decodes
 }
 
 // ListInvoiceItems returns an invoice with its items. The response carries
@@ -135,18 +134,6 @@ func (s *BillingService) ListInvoiceItemsLazily(ctx context.Context, invoiceID s
 	return out, resp, nil
 }
 
-// lazyInvoice is what a lazily decoded InvoiceItems (and its Invoice) keep
-// to decode the whole body on the first Complete, once for every holder:
-// the values the loaders, shared GETs and the response cache hand out are
-// read by concurrent callers and never modified.
-type lazyInvoice struct {
-	body          []byte // read only: decoded strings alias it anyway
-	method, route string
-	once          sync.Once
-	whole         *InvoiceItems
-	err           error
-}
-
 // decodeLazily decodes data into v with the lazy decoder, and keeps what
 // Complete needs when it left values undecoded.
 func (v *InvoiceItems) decodeLazily(data []byte, method, route string) error {
@@ -157,31 +144,24 @@ func (v *InvoiceItems) decodeLazily(data []byte, method, route string) error {
 		}
 		return err
 	}
-	v.lazy = &lazyInvoice{body: data, method: method, route: route}
+	v.lazy = &lazyDoc[InvoiceItems]{body: data, method: method, route: route, whole: wholeInvoiceItems}
 	if v.Invoice != nil {
 		v.Invoice.lazy = v.lazy
 	}
 	return nil
 }
 
-// decoded returns the body decoded whole (as ListInvoiceItems does), the
-// first call decoding it. Its errors name the call as the client's do (the
-// decoder's messages hold no body text but a number's digits, so there is
-// nothing to redact).
-func (z *lazyInvoice) decoded() (*InvoiceItems, error) {
-	z.once.Do(func() {
-		w := new(InvoiceItems)
-		err := w.fastWhole(z.body)
-		if err == nil {
-			err = w.fillItems()
-		}
-		if err != nil {
-			z.err = &DecodeError{Method: z.method, Route: z.route, Err: err}
-			return
-		}
-		z.whole = w
-	})
-	return z.whole, copyError(z.err)
+// wholeInvoiceItems decodes data as ListInvoiceItems does.
+func wholeInvoiceItems(data []byte) (*InvoiceItems, error) {
+	w := new(InvoiceItems)
+	err := w.fastWhole(data)
+	if err == nil {
+		err = w.fillItems()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return w, nil
 }
 
 // Complete returns v with every field decoded: v itself unless

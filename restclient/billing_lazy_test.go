@@ -54,7 +54,14 @@ func sameUndeferred(lazy, whole *InvoiceItems) error {
 	if err != nil || inv != whole.Invoice {
 		return errors.New("lazy: the invoice's Complete is not the InvoiceItems' invoice")
 	}
-	got, want := reflect.ValueOf(*lazy.Invoice), reflect.ValueOf(*whole.Invoice)
+	return sameScalars(lazy.Invoice, whole.Invoice)
+}
+
+// sameScalars reports how lazy, a struct decoded by a lazy decoder, differs
+// from whole, its completed value: the fields lazy decoders decode must be
+// equal, the others nil in lazy.
+func sameScalars[T any](lazy, whole *T) error {
+	got, want := reflect.ValueOf(lazy).Elem(), reflect.ValueOf(whole).Elem()
 	for i := range got.NumField() {
 		f := got.Type().Field(i)
 		if !f.IsExported() {
@@ -62,13 +69,34 @@ func sameUndeferred(lazy, whole *InvoiceItems) error {
 		}
 		if deferredField(f.Type) {
 			if !got.Field(i).IsZero() {
-				return errors.New("lazy: invoice field " + f.Name + " decoded")
+				return errors.New("lazy: field " + f.Name + " decoded")
 			}
 		} else if !reflect.DeepEqual(got.Field(i).Interface(), want.Field(i).Interface()) {
-			return errors.New("lazy: invoice field " + f.Name + " differs from the whole decoding")
+			return errors.New("lazy: field " + f.Name + " differs from the whole decoding")
 		}
 	}
 	return nil
+}
+
+// lazyResource decodes body as GetResourceLazily does and completes it,
+// checking the lazy value against the completed one (sameScalars).
+func lazyResource(body []byte) (any, pageInfo, error) {
+	v, err := parseResourceLazily(body, http.MethodGet, "/r")
+	if err != nil {
+		return nil, pageInfo{}, err
+	}
+	whole, err := v.Complete()
+	if err != nil {
+		return nil, pageInfo{}, err
+	}
+	if v.lazy == nil {
+		if whole != v {
+			return nil, pageInfo{}, errors.New("lazy: nothing deferred, yet Complete made another value")
+		}
+	} else if err := sameScalars(v, whole); err != nil {
+		return nil, pageInfo{}, err
+	}
+	return whole, pageInfo{}, nil
 }
 
 // deferredField reports whether the lazy decoders leave a field of type t
@@ -221,5 +249,55 @@ func TestListInvoiceItemsLazily(t *testing.T) {
 
 	if _, _, err := serve(t, lazyBody).Billing.ListInvoiceItemsLazily(ctxT(t), ".."); err == nil {
 		t.Error(`id ".." accepted`)
+	}
+}
+
+func TestGetResourceLazily(t *testing.T) {
+	const route = "/resources/v1/{id}"
+	body := `{"resource":{"id":"r-1","title":"Room","capacity":4,"money":{"price":10},"schedule":{"default":{"closedDays":["sun"]}}}}`
+	serve := func(t *testing.T, body string) *Client {
+		u := newUpstream(t)
+		u.serveJSON("GET "+route, wantRequest{method: "GET", path: "/resources/v1/r-1"}, http.StatusOK, body)
+		return u.client()
+	}
+	c := serve(t, body)
+	got, _, err := c.Resources.GetResourceLazily(ctxT(t), "r-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ID != "r-1" || *got.Title != "Room" || *got.Capacity != 4 || got.Money != nil || got.Schedule != nil {
+		t.Fatalf("lazy resource %+v", got)
+	}
+	want, _, err := c.Resources.GetResource(ctxT(t), "r-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wholes := make([]*Resource, 4)
+	for i := range wholes {
+		wg.Go(func() { wholes[i], _ = got.Complete() })
+	}
+	wg.Wait()
+	if wholes[0] == nil || wholes[1] != wholes[0] || wholes[3] != wholes[0] || !reflect.DeepEqual(wholes[0], want) {
+		t.Fatalf("completed %+v, want %+v", wholes[0], want)
+	}
+	if w, _ := want.Complete(); w != want {
+		t.Error("a resource decoded whole does not complete to itself")
+	}
+
+	// A wrong type where nothing is decoded yet: Complete's error only.
+	got, _, err = serve(t, strings.Replace(body, `"closedDays":["sun"]`, `"closedDays":"sun"`, 1)).Resources.GetResourceLazily(ctxT(t), "r-1")
+	if err != nil || *got.Title != "Room" {
+		t.Fatalf("%v %+v", err, got)
+	}
+	_, err = got.Complete()
+	var de *DecodeError
+	if !errors.As(err, &de) || de.Method != http.MethodGet || de.Route != route {
+		t.Fatalf("Complete: %v, want a *DecodeError naming GET %s", err, route)
+	}
+	// Malformed JSON there: the call's error.
+	_, _, err = serve(t, strings.Replace(body, `["sun"]`, `["sun"`, 1)).Resources.GetResourceLazily(ctxT(t), "r-1")
+	if !errors.As(err, &de) || de.Route != route {
+		t.Fatalf("malformed: %v", err)
 	}
 }

@@ -4450,6 +4450,106 @@ func (d *decoder) dec_Resource(v *Resource) {
 	}
 }
 
+// lazy_Resource is dec_Resource that validates, without decoding, the values of
+// the fields that are not scalars (a -lazy type's are decoded lazily).
+func (d *decoder) lazy_Resource(v *Resource) {
+	if !d.objStart() {
+		return
+	}
+	for {
+		k := d.key()
+	again:
+		switch k {
+		case "id":
+			d.string_(&v.ID)
+		case "locationRef":
+			d.pstring(&v.LocationRef)
+		case "networkRef":
+			d.pstring(&v.NetworkRef)
+		case "parentRef":
+			d.pstring(&v.ParentRef)
+		case "title":
+			d.pstring(&v.Title)
+		case "description":
+			d.pstring(&v.Description)
+		case "locale":
+			d.pstring(&v.Locale)
+		case "imageUrl":
+			d.pstring(&v.ImageURL)
+		case "createDate":
+			d.ptimestamp(&v.CreateDate)
+		case "image":
+			d.skip()
+			d.deferred = true
+		case "type":
+			d.pstring(&v.Type)
+		case "visibility":
+			d.pstring(&v.Visibility)
+		case "bookingPermission":
+			d.pstring(&v.BookingPermission)
+		case "capacity":
+			d.pfloat64(&v.Capacity)
+		case "bookingStepMinutes":
+			d.pfloat64(&v.BookingStepMinutes)
+		case "dayPassesEnabled":
+			d.pbool(&v.DayPassesEnabled)
+		case "preparationMinutes":
+			d.pstring(&v.PreparationMinutes)
+		case "refundThreshold":
+			d.pstring(&v.RefundThreshold)
+		case "autoRelease":
+			d.skip()
+			d.deferred = true
+		case "checkIn":
+			d.skip()
+			d.deferred = true
+		case "confirmationEmail":
+			d.skip()
+			d.deferred = true
+		case "credits":
+			d.skip()
+			d.deferred = true
+		case "money":
+			d.skip()
+			d.deferred = true
+		case "dynamicPricing":
+			d.skip()
+			d.deferred = true
+		case "duration":
+			d.skip()
+			d.deferred = true
+		case "externalCalendar":
+			d.skip()
+			d.deferred = true
+		case "accessVendor1GroupRef":
+			d.pstring(&v.AccessVendor1GroupRef)
+		case "accessVendor2GroupRef":
+			d.pstring(&v.AccessVendor2GroupRef)
+		case "accessVendor3GroupRef":
+			d.pfloat64(&v.AccessVendor3GroupRef)
+		case "accessVendor4AccessGroupRef":
+			d.pstring(&v.AccessVendor4AccessGroupRef)
+		case "accessVendor5GroupRef":
+			d.pstring(&v.AccessVendor5GroupRef)
+		case "plans":
+			d.skip()
+			d.deferred = true
+		case "schedule":
+			d.skip()
+			d.deferred = true
+		default:
+			if f := foldField(k, fold_Resource[:]); f != "" {
+				k = f
+				goto again
+			}
+			d.skip()
+		}
+		if !d.objNext() {
+			return
+		}
+	}
+}
+
 func (d *decoder) new_ResourceAutoRelease() *ResourceAutoRelease {
 	return d.a.ResourceAutoRelease.one(d, slab_ResourceAutoRelease)
 }
@@ -5760,6 +5860,12 @@ func (v *InvoiceItems) fastWholeLazy(data []byte) (deferred bool, err error) {
 	return fastDecodeLazy(data, &hints_InvoiceItems_lazy, v, (*decoder).lazy_InvoiceItems)
 }
 
+var hints_InvoiceItems_lazy_one slabHints
+
+func (*InvoiceItems) parseOneLazy(key string, data []byte) (*InvoiceItems, bool, error) {
+	return parseOneDeferred(data, key, &hints_InvoiceItems_lazy_one, (*decoder).new_InvoiceItems, (*decoder).lazy_InvoiceItems)
+}
+
 var hints_Resource_one, hints_Resource_list, hints_Resource_whole slabHints
 
 func (*Resource) fastOne(key string) parseFunc {
@@ -5772,6 +5878,18 @@ func (*Resource) fastList(key string) parseFunc {
 
 func (v *Resource) fastWhole(data []byte) error {
 	return fastDecodeWhole(data, &hints_Resource_whole, v, (*decoder).dec_Resource)
+}
+
+var hints_Resource_lazy slabHints
+
+func (v *Resource) fastWholeLazy(data []byte) (deferred bool, err error) {
+	return fastDecodeLazy(data, &hints_Resource_lazy, v, (*decoder).lazy_Resource)
+}
+
+var hints_Resource_lazy_one slabHints
+
+func (*Resource) parseOneLazy(key string, data []byte) (*Resource, bool, error) {
+	return parseOneDeferred(data, key, &hints_Resource_lazy_one, (*decoder).new_Resource, (*decoder).lazy_Resource)
 }
 
 var hints_Booking_one, hints_Booking_list, hints_Booking_whole slabHints

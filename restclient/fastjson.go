@@ -1,6 +1,6 @@
 package restclient
 
-//go:generate go run ./internal/jsongen -o decode_gen.go -lazy InvoiceItems,Invoice Transaction Product Order CreditNote InvoiceItems Resource Booking Event Comment Post Visit VisitRequest Redemption
+//go:generate go run ./internal/jsongen -o decode_gen.go -lazy InvoiceItems,Invoice,Resource Transaction Product Order CreditNote InvoiceItems Resource Booking Event Comment Post Visit VisitRequest Redemption
 
 import (
 	"encoding/binary"
@@ -867,39 +867,53 @@ func (h *slabHints) note(k slabKind, used int32) {
 // fastParseOne is parseOne for a type with a generated decoder.
 func fastParseOne[T any](key string, h *slabHints, alloc func(*decoder) *T, dec func(*decoder, *T)) parseFunc {
 	return func(data []byte) (any, pageInfo, error) {
-		var v *T
-		err := run(data, h, func(d *decoder) {
-			names := [...]string{key}
-			if !d.objStart() {
-				return
-			}
-			for {
-				k := d.key()
-				if k == key || foldField(k, names[:]) != "" {
-					if d.null() {
-						v = nil
-					} else {
-						if v == nil {
-							v = alloc(d)
-						}
-						dec(d, v)
-					}
-				} else {
-					d.skip()
-				}
-				if !d.objNext() {
-					return
-				}
-			}
-		})
+		v, _, err := parseOneDeferred(data, key, h, alloc, dec)
 		if err != nil {
 			return nil, pageInfo{}, err
 		}
-		if v == nil {
-			return nil, pageInfo{}, errNoObject(key)
-		}
 		return v, pageInfo{}, nil
 	}
+}
+
+// parseOneDeferred decodes the object under key with dec (a lazy decoder
+// reports in deferred whether it left values undecoded).
+func parseOneDeferred[T any](data []byte, key string, h *slabHints, alloc func(*decoder) *T, dec func(*decoder, *T)) (*T, bool, error) {
+	var (
+		v        *T
+		deferred bool
+	)
+	err := run(data, h, func(d *decoder) {
+		names := [...]string{key}
+		if !d.objStart() {
+			return
+		}
+		for {
+			k := d.key()
+			if k == key || foldField(k, names[:]) != "" {
+				if d.null() {
+					v = nil
+				} else {
+					if v == nil {
+						v = alloc(d)
+					}
+					dec(d, v)
+				}
+			} else {
+				d.skip()
+			}
+			if !d.objNext() {
+				deferred = d.deferred
+				return
+			}
+		}
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	if v == nil {
+		return nil, false, errNoObject(key)
+	}
+	return v, deferred, nil
 }
 
 // fastParseList is parseList for a type with a generated decoder.

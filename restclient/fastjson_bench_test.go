@@ -108,6 +108,45 @@ func BenchmarkInvoiceBody(b *testing.B) {
 	}
 }
 
+// BenchmarkResourceBody decodes the fixture resource as GetResource does
+// (decode=whole) and as GetResourceLazily does (decode=lazy), for a reader
+// of its scalars (read=scalars) and of its objects too (read=objects):
+//
+//	go test -run '^$' -bench ResourceBody -count 6 | benchstat -col /decode -
+func BenchmarkResourceBody(b *testing.B) {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, []byte(sprintf(`{"resource":%s}`, fixture(b, "resource.json")))); err != nil {
+		b.Fatal(err)
+	}
+	data := buf.Bytes()
+	for _, read := range []string{"scalars", "objects"} {
+		b.Run("decode=whole/read="+read, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := wholeResource(data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("decode=lazy/read="+read, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				v, err := parseResourceLazily(data, "GET", "/r")
+				if err != nil {
+					b.Fatal(err)
+				}
+				if read == "objects" {
+					if w, err := v.Complete(); err != nil || w.Schedule == nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}
+
 // invoiceBody is the fixture invoice with ten items, compacted.
 func invoiceBody(b *testing.B) []byte {
 	var buf bytes.Buffer

@@ -34,6 +34,7 @@ func TestGeneratedDecodersFieldByField(t *testing.T) {
 		"redemptions":      {reflect.TypeFor[Redemption](), list("redemptions")},
 		"invoiceItems":     {reflect.TypeFor[InvoiceItems](), func(doc any) any { return doc }},
 		"invoiceItemsLazy": {reflect.TypeFor[InvoiceItems](), func(doc any) any { return doc }},
+		"resourceLazy":     {reflect.TypeFor[Resource](), one("resource")},
 	}
 	decs := decoders()
 	for name, r := range roots {

@@ -45,7 +45,9 @@ func decoders() map[string]pair {
 				return v, pageInfo{}, err
 			},
 		},
-		// ListInvoiceItemsLazily, completed (billing_lazy_test.go).
+		// GetResourceLazily and ListInvoiceItemsLazily, completed
+		// (billing_lazy_test.go).
+		"resourceLazy": {lazyResource, stdParseOne[Resource]("resource")},
 		"invoiceItemsLazy": {lazyInvoiceItems, func(b []byte) (any, pageInfo, error) {
 			v := new(InvoiceItems)
 			err := stdUnmarshalObject(b, v)

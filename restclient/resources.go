@@ -30,3 +30,61 @@ func (s *ResourcesService) GetResource(ctx context.Context, id string) (*Resourc
 	}
 	return doOne[Resource](ctx, s.client, http.MethodGet, "/resources/v1/{id}", "/resources/v1/"+seg, "resource", nil)
 }
+
+// GetResourceLazily is GetResource for callers that seldom read more than a
+// resource's scalars (lazy.go): its objects (image, autoRelease, checkIn,
+// confirmationEmail, credits, money, dynamicPricing, duration,
+// externalCalendar, plans, schedule) are validated, left nil, and decoded
+// by Complete.
+//
+// REST: GET /resources/v1/{id}.
+func (s *ResourcesService) GetResourceLazily(ctx context.Context, id string) (*Resource, *Response, error) {
+	seg, err := escapeID("GetResourceLazily", id)
+	if err != nil {
+		return nil, nil, err
+	}
+	const route = "/resources/v1/{id}"
+	var out *Resource
+	parse := func(data []byte) (any, pageInfo, error) {
+		v, err := parseResourceLazily(data, http.MethodGet, route)
+		return v, pageInfo{}, err
+	}
+	resp, err := s.client.do(ctx, call{method: http.MethodGet, route: route, path: "/resources/v1/" + seg,
+		decode: into(parse, &out), parse: parse, set: func(v any) { out = v.(*Resource) }})
+	if err != nil {
+		return nil, resp, err
+	}
+	return out, resp, nil
+}
+
+// parseResourceLazily decodes {"resource": {...}} with the lazy decoder.
+func parseResourceLazily(data []byte, method, route string) (*Resource, error) {
+	v, deferred, err := (*Resource)(nil).parseOneLazy("resource", data)
+	if err != nil {
+		return nil, err
+	}
+	if deferred {
+		v.lazy = &lazyDoc[Resource]{body: data, method: method, route: route, whole: wholeResource}
+	}
+	return v, nil
+}
+
+// wholeResource decodes data as GetResource does.
+func wholeResource(data []byte) (*Resource, error) {
+	v, _, err := parseOne[Resource]("resource")(data)
+	if err != nil {
+		return nil, err
+	}
+	return v.(*Resource), nil
+}
+
+// Complete returns v with every field decoded: v itself unless
+// GetResourceLazily left fields undecoded, else the resource of the whole
+// body, decoded once for every caller (safe for concurrent use; v is not
+// modified). Read a resource's objects through it.
+func (v *Resource) Complete() (*Resource, error) {
+	if v.lazy == nil {
+		return v, nil
+	}
+	return v.lazy.decoded()
+}

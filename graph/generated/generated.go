@@ -1256,6 +1256,20 @@ type ResourceResolver interface {
 	Location(ctx context.Context, obj *restclient.Resource) (*model.Location, error)
 
 	Parent(ctx context.Context, obj *restclient.Resource) (*restclient.Resource, error)
+
+	Image(ctx context.Context, obj *restclient.Resource) (*restclient.ResourceImage, error)
+
+	AutoRelease(ctx context.Context, obj *restclient.Resource) (*restclient.ResourceAutoRelease, error)
+	CheckIn(ctx context.Context, obj *restclient.Resource) (*restclient.ResourceCheckIn, error)
+	ConfirmationEmail(ctx context.Context, obj *restclient.Resource) (*restclient.ResourceConfirmationEmail, error)
+	Credits(ctx context.Context, obj *restclient.Resource) (*restclient.ResourcePricing, error)
+	Money(ctx context.Context, obj *restclient.Resource) (*restclient.ResourcePricing, error)
+	DynamicPricing(ctx context.Context, obj *restclient.Resource) (*restclient.ResourceDynamicPricing, error)
+	Duration(ctx context.Context, obj *restclient.Resource) (*restclient.ResourceDuration, error)
+	ExternalCalendar(ctx context.Context, obj *restclient.Resource) (*restclient.ResourceExternalCalendar, error)
+
+	Plans(ctx context.Context, obj *restclient.Resource) (*restclient.ResourcePlans, error)
+	Schedule(ctx context.Context, obj *restclient.Resource) (*restclient.ResourceSchedule, error)
 }
 type TransactionResolver interface {
 	Location(ctx context.Context, obj *restclient.Transaction) (*model.Location, error)
@@ -31822,7 +31836,7 @@ func (ec *executionContext) fieldContext_Resource_createDate(_ context.Context, 
 }
 
 func (ec *executionContext) _Resource_image(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
-	if ec.plainFields && obj != nil {
+	if ec.plainFields {
 		fc, err := ec.fieldContext_Resource_image(ctx, field)
 		if err != nil {
 			return graphql.Null
@@ -31834,7 +31848,14 @@ func (ec *executionContext) _Resource_image(ctx context.Context, field graphql.C
 				ret = graphql.Null
 			}
 		}()
-		return ec.marshalOResourceImage2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceImage(ctx, field.Selections, obj.Image)
+		res, err := func(ctx context.Context) (*restclient.ResourceImage, error) {
+			return ec.Resolvers.Resource().Image(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOResourceImage2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceImage(ctx, field.Selections, res)
 	}
 	return ec._Resource_imageSlow(ctx, field, obj)
 }
@@ -31848,7 +31869,7 @@ func (ec *executionContext) _Resource_imageSlow(ctx context.Context, field graph
 			return ec.fieldContext_Resource_image(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Image, nil
+			return ec.Resolvers.Resource().Image(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.ResourceImage) graphql.Marshaler {
@@ -31862,8 +31883,8 @@ func (ec *executionContext) fieldContext_Resource_image(_ context.Context, field
 	fc = &graphql.FieldContext{
 		Object:     "Resource",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: inline.ChildOf(&ec.children[childResourceImage], func() inline.ChildFunc {
 			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 				return ec.childFields_ResourceImage(ctx, field)
@@ -32130,7 +32151,7 @@ func (ec *executionContext) fieldContext_Resource_refundThreshold(_ context.Cont
 }
 
 func (ec *executionContext) _Resource_autoRelease(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
-	if ec.plainFields && obj != nil {
+	if ec.plainFields {
 		fc, err := ec.fieldContext_Resource_autoRelease(ctx, field)
 		if err != nil {
 			return graphql.Null
@@ -32142,7 +32163,14 @@ func (ec *executionContext) _Resource_autoRelease(ctx context.Context, field gra
 				ret = graphql.Null
 			}
 		}()
-		return ec.marshalOResourceAutoRelease2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceAutoRelease(ctx, field.Selections, obj.AutoRelease)
+		res, err := func(ctx context.Context) (*restclient.ResourceAutoRelease, error) {
+			return ec.Resolvers.Resource().AutoRelease(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOResourceAutoRelease2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceAutoRelease(ctx, field.Selections, res)
 	}
 	return ec._Resource_autoReleaseSlow(ctx, field, obj)
 }
@@ -32156,7 +32184,7 @@ func (ec *executionContext) _Resource_autoReleaseSlow(ctx context.Context, field
 			return ec.fieldContext_Resource_autoRelease(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.AutoRelease, nil
+			return ec.Resolvers.Resource().AutoRelease(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.ResourceAutoRelease) graphql.Marshaler {
@@ -32170,8 +32198,8 @@ func (ec *executionContext) fieldContext_Resource_autoRelease(_ context.Context,
 	fc = &graphql.FieldContext{
 		Object:     "Resource",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: inline.ChildOf(&ec.children[childResourceAutoRelease], func() inline.ChildFunc {
 			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 				return ec.childFields_ResourceAutoRelease(ctx, field)
@@ -32182,7 +32210,7 @@ func (ec *executionContext) fieldContext_Resource_autoRelease(_ context.Context,
 }
 
 func (ec *executionContext) _Resource_checkIn(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
-	if ec.plainFields && obj != nil {
+	if ec.plainFields {
 		fc, err := ec.fieldContext_Resource_checkIn(ctx, field)
 		if err != nil {
 			return graphql.Null
@@ -32194,7 +32222,14 @@ func (ec *executionContext) _Resource_checkIn(ctx context.Context, field graphql
 				ret = graphql.Null
 			}
 		}()
-		return ec.marshalOResourceCheckIn2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceCheckIn(ctx, field.Selections, obj.CheckIn)
+		res, err := func(ctx context.Context) (*restclient.ResourceCheckIn, error) {
+			return ec.Resolvers.Resource().CheckIn(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOResourceCheckIn2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceCheckIn(ctx, field.Selections, res)
 	}
 	return ec._Resource_checkInSlow(ctx, field, obj)
 }
@@ -32208,7 +32243,7 @@ func (ec *executionContext) _Resource_checkInSlow(ctx context.Context, field gra
 			return ec.fieldContext_Resource_checkIn(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.CheckIn, nil
+			return ec.Resolvers.Resource().CheckIn(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.ResourceCheckIn) graphql.Marshaler {
@@ -32222,8 +32257,8 @@ func (ec *executionContext) fieldContext_Resource_checkIn(_ context.Context, fie
 	fc = &graphql.FieldContext{
 		Object:     "Resource",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: inline.ChildOf(&ec.children[childResourceCheckIn], func() inline.ChildFunc {
 			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 				return ec.childFields_ResourceCheckIn(ctx, field)
@@ -32234,7 +32269,7 @@ func (ec *executionContext) fieldContext_Resource_checkIn(_ context.Context, fie
 }
 
 func (ec *executionContext) _Resource_confirmationEmail(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
-	if ec.plainFields && obj != nil {
+	if ec.plainFields {
 		fc, err := ec.fieldContext_Resource_confirmationEmail(ctx, field)
 		if err != nil {
 			return graphql.Null
@@ -32246,7 +32281,14 @@ func (ec *executionContext) _Resource_confirmationEmail(ctx context.Context, fie
 				ret = graphql.Null
 			}
 		}()
-		return ec.marshalOResourceConfirmationEmail2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceConfirmationEmail(ctx, field.Selections, obj.ConfirmationEmail)
+		res, err := func(ctx context.Context) (*restclient.ResourceConfirmationEmail, error) {
+			return ec.Resolvers.Resource().ConfirmationEmail(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOResourceConfirmationEmail2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceConfirmationEmail(ctx, field.Selections, res)
 	}
 	return ec._Resource_confirmationEmailSlow(ctx, field, obj)
 }
@@ -32260,7 +32302,7 @@ func (ec *executionContext) _Resource_confirmationEmailSlow(ctx context.Context,
 			return ec.fieldContext_Resource_confirmationEmail(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ConfirmationEmail, nil
+			return ec.Resolvers.Resource().ConfirmationEmail(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.ResourceConfirmationEmail) graphql.Marshaler {
@@ -32274,8 +32316,8 @@ func (ec *executionContext) fieldContext_Resource_confirmationEmail(_ context.Co
 	fc = &graphql.FieldContext{
 		Object:     "Resource",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: inline.ChildOf(&ec.children[childResourceConfirmationEmail], func() inline.ChildFunc {
 			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 				return ec.childFields_ResourceConfirmationEmail(ctx, field)
@@ -32286,7 +32328,7 @@ func (ec *executionContext) fieldContext_Resource_confirmationEmail(_ context.Co
 }
 
 func (ec *executionContext) _Resource_credits(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
-	if ec.plainFields && obj != nil {
+	if ec.plainFields {
 		fc, err := ec.fieldContext_Resource_credits(ctx, field)
 		if err != nil {
 			return graphql.Null
@@ -32298,7 +32340,14 @@ func (ec *executionContext) _Resource_credits(ctx context.Context, field graphql
 				ret = graphql.Null
 			}
 		}()
-		return ec.marshalOResourcePricing2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourcePricing(ctx, field.Selections, obj.Credits)
+		res, err := func(ctx context.Context) (*restclient.ResourcePricing, error) {
+			return ec.Resolvers.Resource().Credits(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOResourcePricing2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourcePricing(ctx, field.Selections, res)
 	}
 	return ec._Resource_creditsSlow(ctx, field, obj)
 }
@@ -32312,7 +32361,7 @@ func (ec *executionContext) _Resource_creditsSlow(ctx context.Context, field gra
 			return ec.fieldContext_Resource_credits(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Credits, nil
+			return ec.Resolvers.Resource().Credits(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.ResourcePricing) graphql.Marshaler {
@@ -32326,8 +32375,8 @@ func (ec *executionContext) fieldContext_Resource_credits(_ context.Context, fie
 	fc = &graphql.FieldContext{
 		Object:     "Resource",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: inline.ChildOf(&ec.children[childResourcePricing], func() inline.ChildFunc {
 			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 				return ec.childFields_ResourcePricing(ctx, field)
@@ -32338,7 +32387,7 @@ func (ec *executionContext) fieldContext_Resource_credits(_ context.Context, fie
 }
 
 func (ec *executionContext) _Resource_money(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
-	if ec.plainFields && obj != nil {
+	if ec.plainFields {
 		fc, err := ec.fieldContext_Resource_money(ctx, field)
 		if err != nil {
 			return graphql.Null
@@ -32350,7 +32399,14 @@ func (ec *executionContext) _Resource_money(ctx context.Context, field graphql.C
 				ret = graphql.Null
 			}
 		}()
-		return ec.marshalOResourcePricing2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourcePricing(ctx, field.Selections, obj.Money)
+		res, err := func(ctx context.Context) (*restclient.ResourcePricing, error) {
+			return ec.Resolvers.Resource().Money(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOResourcePricing2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourcePricing(ctx, field.Selections, res)
 	}
 	return ec._Resource_moneySlow(ctx, field, obj)
 }
@@ -32364,7 +32420,7 @@ func (ec *executionContext) _Resource_moneySlow(ctx context.Context, field graph
 			return ec.fieldContext_Resource_money(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Money, nil
+			return ec.Resolvers.Resource().Money(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.ResourcePricing) graphql.Marshaler {
@@ -32378,8 +32434,8 @@ func (ec *executionContext) fieldContext_Resource_money(_ context.Context, field
 	fc = &graphql.FieldContext{
 		Object:     "Resource",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: inline.ChildOf(&ec.children[childResourcePricing], func() inline.ChildFunc {
 			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 				return ec.childFields_ResourcePricing(ctx, field)
@@ -32390,7 +32446,7 @@ func (ec *executionContext) fieldContext_Resource_money(_ context.Context, field
 }
 
 func (ec *executionContext) _Resource_dynamicPricing(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
-	if ec.plainFields && obj != nil {
+	if ec.plainFields {
 		fc, err := ec.fieldContext_Resource_dynamicPricing(ctx, field)
 		if err != nil {
 			return graphql.Null
@@ -32402,7 +32458,14 @@ func (ec *executionContext) _Resource_dynamicPricing(ctx context.Context, field 
 				ret = graphql.Null
 			}
 		}()
-		return ec.marshalOResourceDynamicPricing2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceDynamicPricing(ctx, field.Selections, obj.DynamicPricing)
+		res, err := func(ctx context.Context) (*restclient.ResourceDynamicPricing, error) {
+			return ec.Resolvers.Resource().DynamicPricing(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOResourceDynamicPricing2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceDynamicPricing(ctx, field.Selections, res)
 	}
 	return ec._Resource_dynamicPricingSlow(ctx, field, obj)
 }
@@ -32416,7 +32479,7 @@ func (ec *executionContext) _Resource_dynamicPricingSlow(ctx context.Context, fi
 			return ec.fieldContext_Resource_dynamicPricing(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.DynamicPricing, nil
+			return ec.Resolvers.Resource().DynamicPricing(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.ResourceDynamicPricing) graphql.Marshaler {
@@ -32430,8 +32493,8 @@ func (ec *executionContext) fieldContext_Resource_dynamicPricing(_ context.Conte
 	fc = &graphql.FieldContext{
 		Object:     "Resource",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: inline.ChildOf(&ec.children[childResourceDynamicPricing], func() inline.ChildFunc {
 			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 				return ec.childFields_ResourceDynamicPricing(ctx, field)
@@ -32442,7 +32505,7 @@ func (ec *executionContext) fieldContext_Resource_dynamicPricing(_ context.Conte
 }
 
 func (ec *executionContext) _Resource_duration(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
-	if ec.plainFields && obj != nil {
+	if ec.plainFields {
 		fc, err := ec.fieldContext_Resource_duration(ctx, field)
 		if err != nil {
 			return graphql.Null
@@ -32454,7 +32517,14 @@ func (ec *executionContext) _Resource_duration(ctx context.Context, field graphq
 				ret = graphql.Null
 			}
 		}()
-		return ec.marshalOResourceDuration2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceDuration(ctx, field.Selections, obj.Duration)
+		res, err := func(ctx context.Context) (*restclient.ResourceDuration, error) {
+			return ec.Resolvers.Resource().Duration(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOResourceDuration2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceDuration(ctx, field.Selections, res)
 	}
 	return ec._Resource_durationSlow(ctx, field, obj)
 }
@@ -32468,7 +32538,7 @@ func (ec *executionContext) _Resource_durationSlow(ctx context.Context, field gr
 			return ec.fieldContext_Resource_duration(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Duration, nil
+			return ec.Resolvers.Resource().Duration(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.ResourceDuration) graphql.Marshaler {
@@ -32482,8 +32552,8 @@ func (ec *executionContext) fieldContext_Resource_duration(_ context.Context, fi
 	fc = &graphql.FieldContext{
 		Object:     "Resource",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: inline.ChildOf(&ec.children[childResourceDuration], func() inline.ChildFunc {
 			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 				return ec.childFields_ResourceDuration(ctx, field)
@@ -32494,7 +32564,7 @@ func (ec *executionContext) fieldContext_Resource_duration(_ context.Context, fi
 }
 
 func (ec *executionContext) _Resource_externalCalendar(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
-	if ec.plainFields && obj != nil {
+	if ec.plainFields {
 		fc, err := ec.fieldContext_Resource_externalCalendar(ctx, field)
 		if err != nil {
 			return graphql.Null
@@ -32506,7 +32576,14 @@ func (ec *executionContext) _Resource_externalCalendar(ctx context.Context, fiel
 				ret = graphql.Null
 			}
 		}()
-		return ec.marshalOResourceExternalCalendar2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceExternalCalendar(ctx, field.Selections, obj.ExternalCalendar)
+		res, err := func(ctx context.Context) (*restclient.ResourceExternalCalendar, error) {
+			return ec.Resolvers.Resource().ExternalCalendar(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOResourceExternalCalendar2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceExternalCalendar(ctx, field.Selections, res)
 	}
 	return ec._Resource_externalCalendarSlow(ctx, field, obj)
 }
@@ -32520,7 +32597,7 @@ func (ec *executionContext) _Resource_externalCalendarSlow(ctx context.Context, 
 			return ec.fieldContext_Resource_externalCalendar(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ExternalCalendar, nil
+			return ec.Resolvers.Resource().ExternalCalendar(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.ResourceExternalCalendar) graphql.Marshaler {
@@ -32534,8 +32611,8 @@ func (ec *executionContext) fieldContext_Resource_externalCalendar(_ context.Con
 	fc = &graphql.FieldContext{
 		Object:     "Resource",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: inline.ChildOf(&ec.children[childResourceExternalCalendar], func() inline.ChildFunc {
 			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 				return ec.childFields_ResourceExternalCalendar(ctx, field)
@@ -32706,7 +32783,7 @@ func (ec *executionContext) fieldContext_Resource_accessVendor5GroupRef(_ contex
 }
 
 func (ec *executionContext) _Resource_plans(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
-	if ec.plainFields && obj != nil {
+	if ec.plainFields {
 		fc, err := ec.fieldContext_Resource_plans(ctx, field)
 		if err != nil {
 			return graphql.Null
@@ -32718,7 +32795,14 @@ func (ec *executionContext) _Resource_plans(ctx context.Context, field graphql.C
 				ret = graphql.Null
 			}
 		}()
-		return ec.marshalOResourcePlans2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourcePlans(ctx, field.Selections, obj.Plans)
+		res, err := func(ctx context.Context) (*restclient.ResourcePlans, error) {
+			return ec.Resolvers.Resource().Plans(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOResourcePlans2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourcePlans(ctx, field.Selections, res)
 	}
 	return ec._Resource_plansSlow(ctx, field, obj)
 }
@@ -32732,7 +32816,7 @@ func (ec *executionContext) _Resource_plansSlow(ctx context.Context, field graph
 			return ec.fieldContext_Resource_plans(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Plans, nil
+			return ec.Resolvers.Resource().Plans(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.ResourcePlans) graphql.Marshaler {
@@ -32746,8 +32830,8 @@ func (ec *executionContext) fieldContext_Resource_plans(_ context.Context, field
 	fc = &graphql.FieldContext{
 		Object:     "Resource",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: inline.ChildOf(&ec.children[childResourcePlans], func() inline.ChildFunc {
 			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 				return ec.childFields_ResourcePlans(ctx, field)
@@ -32758,7 +32842,7 @@ func (ec *executionContext) fieldContext_Resource_plans(_ context.Context, field
 }
 
 func (ec *executionContext) _Resource_schedule(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
-	if ec.plainFields && obj != nil {
+	if ec.plainFields {
 		fc, err := ec.fieldContext_Resource_schedule(ctx, field)
 		if err != nil {
 			return graphql.Null
@@ -32770,7 +32854,14 @@ func (ec *executionContext) _Resource_schedule(ctx context.Context, field graphq
 				ret = graphql.Null
 			}
 		}()
-		return ec.marshalOResourceSchedule2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceSchedule(ctx, field.Selections, obj.Schedule)
+		res, err := func(ctx context.Context) (*restclient.ResourceSchedule, error) {
+			return ec.Resolvers.Resource().Schedule(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOResourceSchedule2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceSchedule(ctx, field.Selections, res)
 	}
 	return ec._Resource_scheduleSlow(ctx, field, obj)
 }
@@ -32784,7 +32875,7 @@ func (ec *executionContext) _Resource_scheduleSlow(ctx context.Context, field gr
 			return ec.fieldContext_Resource_schedule(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Schedule, nil
+			return ec.Resolvers.Resource().Schedule(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.ResourceSchedule) graphql.Marshaler {
@@ -32798,8 +32889,8 @@ func (ec *executionContext) fieldContext_Resource_schedule(_ context.Context, fi
 	fc = &graphql.FieldContext{
 		Object:     "Resource",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: inline.ChildOf(&ec.children[childResourceSchedule], func() inline.ChildFunc {
 			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 				return ec.childFields_ResourceSchedule(ctx, field)
@@ -47296,10 +47387,47 @@ func (ec *executionContext) _Resource(ctx context.Context, sel ast.SelectionSet,
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "image":
-			out.Values[i] = ec._Resource_image(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Resource_image, out)
+				continue
 			}
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Resource_image(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "type":
 			out.Values[i] = ec._Resource_type(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -47341,45 +47469,341 @@ func (ec *executionContext) _Resource(ctx context.Context, sel ast.SelectionSet,
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "autoRelease":
-			out.Values[i] = ec._Resource_autoRelease(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Resource_autoRelease, out)
+				continue
 			}
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Resource_autoRelease(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "checkIn":
-			out.Values[i] = ec._Resource_checkIn(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Resource_checkIn, out)
+				continue
 			}
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Resource_checkIn(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "confirmationEmail":
-			out.Values[i] = ec._Resource_confirmationEmail(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Resource_confirmationEmail, out)
+				continue
 			}
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Resource_confirmationEmail(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "credits":
-			out.Values[i] = ec._Resource_credits(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Resource_credits, out)
+				continue
 			}
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Resource_credits(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "money":
-			out.Values[i] = ec._Resource_money(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Resource_money, out)
+				continue
 			}
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Resource_money(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "dynamicPricing":
-			out.Values[i] = ec._Resource_dynamicPricing(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Resource_dynamicPricing, out)
+				continue
 			}
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Resource_dynamicPricing(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "duration":
-			out.Values[i] = ec._Resource_duration(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Resource_duration, out)
+				continue
 			}
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Resource_duration(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "externalCalendar":
-			out.Values[i] = ec._Resource_externalCalendar(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Resource_externalCalendar, out)
+				continue
 			}
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Resource_externalCalendar(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "accessVendor1GroupRef":
 			out.Values[i] = ec._Resource_accessVendor1GroupRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -47406,15 +47830,89 @@ func (ec *executionContext) _Resource(ctx context.Context, sel ast.SelectionSet,
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "plans":
-			out.Values[i] = ec._Resource_plans(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Resource_plans, out)
+				continue
 			}
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Resource_plans(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "schedule":
-			out.Values[i] = ec._Resource_schedule(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Resource_schedule, out)
+				continue
 			}
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Resource_schedule(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			inlineTable.Concurrently(ctx, out, i, field, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}

@@ -17,7 +17,8 @@ import (
 // NextPageToken; a filter's CreateDate ends are UTC without a monotonic
 // clock reading, so equal options compare equal.
 type Source interface {
-	// Resource returns GET /resources/v1/{id}.
+	// Resource returns GET /resources/v1/{id}; read its objects through
+	// Complete.
 	Resource(ctx context.Context, id string) (*restclient.Resource, error)
 	// Event returns GET /events/v1/{id}.
 	Event(ctx context.Context, id string) (*restclient.Event, error)
@@ -58,9 +59,10 @@ type Upstream struct {
 	Client *restclient.Client
 }
 
-// Resource calls GET /resources/v1/{id}.
+// Resource calls GET /resources/v1/{id}, decoding the resource's objects on
+// first read (GetResourceLazily).
 func (u Upstream) Resource(ctx context.Context, id string) (*restclient.Resource, error) {
-	return value(u.Client.Resources.GetResource(ctx, id))
+	return value(u.Client.Resources.GetResourceLazily(ctx, id))
 }
 
 // Event calls GET /events/v1/{id}.

@@ -14,7 +14,7 @@
 // field's value (objects, arrays, json.RawMessage) without decoding it,
 // except a pointer to another -lazy type, decoded lazily in turn; it sets
 // d.deferred when it left a value undecoded. A root among them also gets
-// fastWholeLazy.
+// fastWholeLazy and parseOneLazy.
 //
 // It refuses field types it has no decoder for, embedded fields, two json
 // names of one struct equal under case folding, types with their own
@@ -375,6 +375,8 @@ func (g *gen) emit(roots []string) []byte {
 		if g.lazy[r] {
 			p("var hints_%s_lazy slabHints\n\n", r)
 			p("func (v *%s) fastWholeLazy(data []byte) (deferred bool, err error) {\n\treturn fastDecodeLazy(data, &hints_%[1]s_lazy, v, (*decoder).lazy_%[1]s)\n}\n\n", r)
+			p("var hints_%s_lazy_one slabHints\n\n", r)
+			p("func (*%s) parseOneLazy(key string, data []byte) (*%[1]s, bool, error) {\n\treturn parseOneDeferred(data, key, &hints_%[1]s_lazy_one, (*decoder).new_%[1]s, (*decoder).lazy_%[1]s)\n}\n\n", r)
 		}
 	}
 	p("var _ = unsafe.Pointer(nil)\n")

@@ -146,3 +146,51 @@ func TestInvoiceWrongTypeErrorsWhenRead(t *testing.T) {
 		}
 	}
 }
+
+// The resource fields restclient.GetResourceLazily leaves undecoded until a
+// field reads them, with sub-fields.
+const resourceDeferredFields = `
+  image { key }
+  autoRelease { enabled interval }
+  checkIn { interval }
+  confirmationEmail { bookingCreatedByAdmin bookingCreatedByMember bookingCreatedByNetworkMember bookingCreatedByPublic template }
+  credits { enabled price tiers { flatAmount from unitAmount upTo } }
+  money { enabled price tiers { flatAmount from unitAmount upTo } }
+  dynamicPricing { deltaAbove deltaBelow enabled }
+  duration { max min public { enabled max min } }
+  externalCalendar { id twoWaySyncEnabled }
+  plans { enabled tiers { id entire commitmentCycles credits dayPasses description period price title
+    plan { id commitmentCycles credits dayPasses period price title } } }
+  schedule { enabled default { closedDays } public { closedDays enabled } }`
+
+var resourceDeferredNames = []string{"image", "autoRelease", "checkIn", "confirmationEmail", "credits", "money",
+	"dynamicPricing", "duration", "externalCalendar", "plans", "schedule"}
+
+// TestResourceDecodedOnRead: a resource loaded by id (and its parent)
+// decodes its objects when a field reads them; every such field of every
+// demo resource shows what the REST service holds.
+func TestResourceDecodedOnRead(t *testing.T) {
+	env := testenv.New(t, testenv.Options{})
+	creds := env.Bearer()
+	rc, ctx := env.REST(t, creds)
+	seen := map[string]int{}
+	for _, id := range env.Manifest.IDs["resource"] {
+		want, _, err := rc.Resources.GetResource(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := mustRun(t, env, creds, `query($id: ID!) { resource(id: $id) { id title capacity `+resourceDeferredFields+` } }`, map[string]any{"id": id})
+		r := get(d, "resource")
+		sameFields(t, "resource "+id, r, want, append([]string{"id", "title", "capacity"}, resourceDeferredNames...)...)
+		for _, f := range resourceDeferredNames {
+			if get(r, f) != nil {
+				seen[f]++
+			}
+		}
+	}
+	for _, f := range resourceDeferredNames {
+		if seen[f] == 0 {
+			t.Errorf("no demo resource has %s: the comparison proves nothing for it", f)
+		}
+	}
+}
