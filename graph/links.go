@@ -105,10 +105,25 @@ func invoiceByRef(ctx context.Context, ref *string) (*restclient.Invoice, error)
 	return inv.Invoice, nil
 }
 
+// completed answers a field of v read through v.Complete: a restclient
+// value loaded by id has its objects and arrays decoded on first read
+// (restclient's lazy.go).
+func completed[V interface{ Complete() (V, error) }, T any](v V, part func(V) T) (T, error) {
+	whole, err := v.Complete()
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return part(whole), nil
+}
+
 // invoiceItem finds item itemID of invoice invoiceID with the invoice's call.
 // It returns nil, nil when the invoice has no such item.
 func invoiceItem(ctx context.Context, invoiceID, itemID string) (*restclient.InvoiceItem, error) {
 	inv, err := loaders.For(ctx).Invoice(ctx, invoiceID)
+	if err == nil {
+		inv, err = inv.Complete()
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -72,14 +72,54 @@ func (r *eventResolver) Location(ctx context.Context, obj *restclient.Event) (*m
 	return location(obj.LocationRef)
 }
 
+// Taxes is the resolver for the taxes field.
+func (r *invoiceResolver) Taxes(ctx context.Context, obj *restclient.Invoice) ([]*restclient.Tax, error) {
+	return completed(obj, func(v *restclient.Invoice) []*restclient.Tax { return ptrs(v.Taxes) })
+}
+
+// BaseAmounts is the resolver for the baseAmounts field.
+func (r *invoiceResolver) BaseAmounts(ctx context.Context, obj *restclient.Invoice) (*restclient.InvoiceBaseAmounts, error) {
+	return completed(obj, func(v *restclient.Invoice) *restclient.InvoiceBaseAmounts { return v.BaseAmounts })
+}
+
 // Location is the resolver for the location field.
 func (r *invoiceResolver) Location(ctx context.Context, obj *restclient.Invoice) (*model.Location, error) {
 	return location(obj.LocationRef)
 }
 
+// Company is the resolver for the company field.
+func (r *invoiceResolver) Company(ctx context.Context, obj *restclient.Invoice) (*restclient.Company, error) {
+	return completed(obj, func(v *restclient.Invoice) *restclient.Company { return v.Company })
+}
+
+// Customer is the resolver for the customer field.
+func (r *invoiceResolver) Customer(ctx context.Context, obj *restclient.Invoice) (*restclient.InvoiceCustomer, error) {
+	return completed(obj, func(v *restclient.Invoice) *restclient.InvoiceCustomer { return v.Customer })
+}
+
+// CustomerAddress is the resolver for the customerAddress field.
+func (r *invoiceResolver) CustomerAddress(ctx context.Context, obj *restclient.Invoice) (*restclient.Address, error) {
+	return completed(obj, func(v *restclient.Invoice) *restclient.Address { return v.CustomerAddress })
+}
+
 // Items is the resolver for the items field.
 func (r *invoiceResolver) Items(ctx context.Context, obj *restclient.Invoice) ([]*restclient.InvoiceItem, error) {
-	return ptrs(obj.Items), nil
+	return completed(obj, func(v *restclient.Invoice) []*restclient.InvoiceItem { return ptrs(v.Items) })
+}
+
+// Payments is the resolver for the payments field.
+func (r *invoiceResolver) Payments(ctx context.Context, obj *restclient.Invoice) ([]*restclient.InvoicePayment, error) {
+	return completed(obj, func(v *restclient.Invoice) []*restclient.InvoicePayment { return ptrs(v.Payments) })
+}
+
+// Transaction is the resolver for the transaction field.
+func (r *invoiceResolver) Transaction(ctx context.Context, obj *restclient.Invoice) (*restclient.InvoiceTransaction, error) {
+	return completed(obj, func(v *restclient.Invoice) *restclient.InvoiceTransaction { return v.Transaction })
+}
+
+// User is the resolver for the user field.
+func (r *invoiceResolver) User(ctx context.Context, obj *restclient.Invoice) (*restclient.User, error) {
+	return completed(obj, func(v *restclient.Invoice) *restclient.User { return v.User })
 }
 
 // CreditNotes is the resolver for the creditNotes field.
@@ -367,6 +407,61 @@ func (r *resourceResolver) Location(ctx context.Context, obj *restclient.Resourc
 // Parent is the resolver for the parent field.
 func (r *resourceResolver) Parent(ctx context.Context, obj *restclient.Resource) (*restclient.Resource, error) {
 	return resourceByRef(ctx, obj.ParentRef)
+}
+
+// Image is the resolver for the image field.
+func (r *resourceResolver) Image(ctx context.Context, obj *restclient.Resource) (*restclient.ResourceImage, error) {
+	return completed(obj, func(v *restclient.Resource) *restclient.ResourceImage { return v.Image })
+}
+
+// AutoRelease is the resolver for the autoRelease field.
+func (r *resourceResolver) AutoRelease(ctx context.Context, obj *restclient.Resource) (*restclient.ResourceAutoRelease, error) {
+	return completed(obj, func(v *restclient.Resource) *restclient.ResourceAutoRelease { return v.AutoRelease })
+}
+
+// CheckIn is the resolver for the checkIn field.
+func (r *resourceResolver) CheckIn(ctx context.Context, obj *restclient.Resource) (*restclient.ResourceCheckIn, error) {
+	return completed(obj, func(v *restclient.Resource) *restclient.ResourceCheckIn { return v.CheckIn })
+}
+
+// ConfirmationEmail is the resolver for the confirmationEmail field.
+func (r *resourceResolver) ConfirmationEmail(ctx context.Context, obj *restclient.Resource) (*restclient.ResourceConfirmationEmail, error) {
+	return completed(obj, func(v *restclient.Resource) *restclient.ResourceConfirmationEmail { return v.ConfirmationEmail })
+}
+
+// Credits is the resolver for the credits field.
+func (r *resourceResolver) Credits(ctx context.Context, obj *restclient.Resource) (*restclient.ResourcePricing, error) {
+	return completed(obj, func(v *restclient.Resource) *restclient.ResourcePricing { return v.Credits })
+}
+
+// Money is the resolver for the money field.
+func (r *resourceResolver) Money(ctx context.Context, obj *restclient.Resource) (*restclient.ResourcePricing, error) {
+	return completed(obj, func(v *restclient.Resource) *restclient.ResourcePricing { return v.Money })
+}
+
+// DynamicPricing is the resolver for the dynamicPricing field.
+func (r *resourceResolver) DynamicPricing(ctx context.Context, obj *restclient.Resource) (*restclient.ResourceDynamicPricing, error) {
+	return completed(obj, func(v *restclient.Resource) *restclient.ResourceDynamicPricing { return v.DynamicPricing })
+}
+
+// Duration is the resolver for the duration field.
+func (r *resourceResolver) Duration(ctx context.Context, obj *restclient.Resource) (*restclient.ResourceDuration, error) {
+	return completed(obj, func(v *restclient.Resource) *restclient.ResourceDuration { return v.Duration })
+}
+
+// ExternalCalendar is the resolver for the externalCalendar field.
+func (r *resourceResolver) ExternalCalendar(ctx context.Context, obj *restclient.Resource) (*restclient.ResourceExternalCalendar, error) {
+	return completed(obj, func(v *restclient.Resource) *restclient.ResourceExternalCalendar { return v.ExternalCalendar })
+}
+
+// Plans is the resolver for the plans field.
+func (r *resourceResolver) Plans(ctx context.Context, obj *restclient.Resource) (*restclient.ResourcePlans, error) {
+	return completed(obj, func(v *restclient.Resource) *restclient.ResourcePlans { return v.Plans })
+}
+
+// Schedule is the resolver for the schedule field.
+func (r *resourceResolver) Schedule(ctx context.Context, obj *restclient.Resource) (*restclient.ResourceSchedule, error) {
+	return completed(obj, func(v *restclient.Resource) *restclient.ResourceSchedule { return v.Schedule })
 }
 
 // Location is the resolver for the location field.

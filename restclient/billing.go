@@ -75,6 +75,8 @@ func (s *BillingService) AllCreditNotes(ctx context.Context, opts *CreditNoteLis
 type InvoiceItems struct {
 	Invoice *Invoice       `json:"invoice"`
 	Items   []*InvoiceItem `json:"invoiceItems"`
+
+	lazy *lazyDoc[InvoiceItems] // ListInvoiceItemsLazily: what Complete decodes
 }
 
 // ListInvoiceItems returns an invoice with its items. The response carries
@@ -105,6 +107,92 @@ func (s *BillingService) ListInvoiceItems(ctx context.Context, invoiceID string)
 		return nil, resp, err
 	}
 	return out, resp, nil
+}
+
+// ListInvoiceItemsLazily is ListInvoiceItems for callers that seldom read
+// more than an invoice's scalar fields: it decodes the invoice's strings,
+// numbers and dates, and only validates the rest of the body (the items,
+// and the invoice's objects and arrays: taxes, baseAmounts, company,
+// customer, customerAddress, items, payments, transaction, user). Those
+// fields are left nil; Complete, on the InvoiceItems or on its Invoice,
+// returns the value with every field decoded. Malformed JSON anywhere is a
+// *DecodeError here, as with ListInvoiceItems; a value of the wrong type in
+// a field left undecoded (or a null in invoiceItems) is Complete's
+// *DecodeError instead, naming the same route.
+//
+// REST: GET /billing/invoices/v1/{id}/items.
+func (s *BillingService) ListInvoiceItemsLazily(ctx context.Context, invoiceID string) (*InvoiceItems, *Response, error) {
+	id, err := escapeID("ListInvoiceItemsLazily", invoiceID)
+	if err != nil {
+		return nil, nil, err
+	}
+	const route = "/billing/invoices/v1/{id}/items"
+	out := new(InvoiceItems)
+	resp, _, err := s.client.do(ctx, call{
+		method: http.MethodGet,
+		route:  route,
+		id:     id,
+		decode: func(data []byte) (pageInfo, error) { return pageInfo{}, out.decodeLazily(data, http.MethodGet, route) },
+	})
+	if err != nil {
+		return nil, resp, err
+	}
+	return out, resp, nil
+}
+
+// decodeLazily decodes data into v with the lazy decoder, and keeps what
+// Complete needs when it left values undecoded.
+func (v *InvoiceItems) decodeLazily(data []byte, method, route string) error {
+	deferred, err := v.fastWholeLazy(data)
+	if err != nil || !deferred {
+		if err == nil {
+			err = v.fillItems()
+		}
+		return err
+	}
+	v.lazy = &lazyDoc[InvoiceItems]{body: data, method: method, route: route, whole: wholeInvoiceItems}
+	if v.Invoice != nil {
+		v.Invoice.lazy = v.lazy
+	}
+	return nil
+}
+
+// wholeInvoiceItems decodes data as ListInvoiceItems does.
+func wholeInvoiceItems(data []byte) (*InvoiceItems, error) {
+	w := new(InvoiceItems)
+	err := w.fastWhole(data)
+	if err == nil {
+		err = w.fillItems()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// Complete returns v with every field decoded: v itself unless
+// ListInvoiceItemsLazily left fields undecoded, else the whole body decoded
+// once for every caller (safe for concurrent use; v is not modified).
+func (v *InvoiceItems) Complete() (*InvoiceItems, error) {
+	if v.lazy == nil {
+		return v, nil
+	}
+	return v.lazy.decoded()
+}
+
+// Complete returns v with every field decoded: v itself unless
+// ListInvoiceItemsLazily left fields undecoded, else the invoice of the
+// whole body, decoded once for every caller (safe for concurrent use; v is
+// not modified). Read an invoice's objects and arrays through it.
+func (v *Invoice) Complete() (*Invoice, error) {
+	if v.lazy == nil {
+		return v, nil
+	}
+	w, err := v.lazy.decoded()
+	if err != nil {
+		return nil, err
+	}
+	return w.Invoice, nil
 }
 
 // fillItems fills whichever of Invoice.Items and Items is empty from the

@@ -1884,6 +1884,130 @@ func (d *decoder) dec_Invoice(v *Invoice) {
 	}
 }
 
+// lazy_Invoice is dec_Invoice that validates, without decoding, the values of
+// the fields that are not scalars (a -lazy type's are decoded lazily).
+func (d *decoder) lazy_Invoice(v *Invoice) {
+	if !d.objStart() {
+		return
+	}
+	for {
+		k := d.key()
+	again:
+		switch k {
+		case "id":
+			d.string_(&v.ID)
+		case "number":
+			d.pstring(&v.Number)
+		case "title":
+			d.pstring(&v.Title)
+		case "status":
+			d.pstring(&v.Status)
+		case "createDate":
+			d.ptimestamp(&v.CreateDate)
+		case "issueDate":
+			d.ptimestamp(&v.IssueDate)
+		case "dueDate":
+			d.ptimestamp(&v.DueDate)
+		case "autoCreateDate":
+			d.ptimestamp(&v.AutoCreateDate)
+		case "voidDate":
+			d.ptimestamp(&v.VoidDate)
+		case "dueDays":
+			d.pfloat64(&v.DueDays)
+		case "dueType":
+			d.pstring(&v.DueType)
+		case "amount":
+			d.pfloat64(&v.Amount)
+		case "amountDue":
+			d.pfloat64(&v.AmountDue)
+		case "amountPaid":
+			d.pfloat64(&v.AmountPaid)
+		case "amountRemaining":
+			d.pfloat64(&v.AmountRemaining)
+		case "appliedBalance":
+			d.pfloat64(&v.AppliedBalance)
+		case "startingBalance":
+			d.pfloat64(&v.StartingBalance)
+		case "subtotalAmount":
+			d.pfloat64(&v.SubtotalAmount)
+		case "subtotalExcludingTaxAmount":
+			d.pfloat64(&v.SubtotalExcludingTaxAmount)
+		case "totalAmount":
+			d.pfloat64(&v.TotalAmount)
+		case "totalExcludingTaxAmount":
+			d.pfloat64(&v.TotalExcludingTaxAmount)
+		case "postPaymentCreditNotesAmount":
+			d.pfloat64(&v.PostPaymentCreditNotesAmount)
+		case "prePaymentCreditNotesAmount":
+			d.pfloat64(&v.PrePaymentCreditNotesAmount)
+		case "postPaymentCreditAmount":
+			d.pfloat64(&v.PostPaymentCreditAmount)
+		case "prePaymentCreditAmount":
+			d.pfloat64(&v.PrePaymentCreditAmount)
+		case "taxes":
+			d.skip()
+			d.deferred = true
+		case "currencyCode":
+			d.pstring(&v.CurrencyCode)
+		case "baseAmounts":
+			d.skip()
+			d.deferred = true
+		case "companyRef":
+			d.pstring(&v.CompanyRef)
+		case "locationRef":
+			d.pstring(&v.LocationRef)
+		case "membershipRef":
+			d.pstring(&v.MembershipRef)
+		case "subscriptionRef":
+			d.pstring(&v.SubscriptionRef)
+		case "company":
+			d.skip()
+			d.deferred = true
+		case "customer":
+			d.skip()
+			d.deferred = true
+		case "customerAddress":
+			d.skip()
+			d.deferred = true
+		case "customerName":
+			d.pstring(&v.CustomerName)
+		case "customerTaxId":
+			d.pstring(&v.CustomerTaxID)
+		case "memo":
+			d.pstring(&v.Memo)
+		case "pdfUrl":
+			d.pstring(&v.PdfURL)
+		case "receiptPdfUrl":
+			d.pstring(&v.ReceiptPdfURL)
+		case "timezoneId":
+			d.pstring(&v.TimezoneID)
+		case "itemsCount":
+			d.pfloat64(&v.ItemsCount)
+		case "items":
+			d.skip()
+			d.deferred = true
+		case "payments":
+			d.skip()
+			d.deferred = true
+		case "transaction":
+			d.skip()
+			d.deferred = true
+		case "user":
+			d.skip()
+			d.deferred = true
+		default:
+			if f := foldField(k, fold_Invoice[:]); f != "" {
+				k = f
+				goto again
+			}
+			d.skip()
+		}
+		if !d.objNext() {
+			return
+		}
+	}
+}
+
 func (d *decoder) new_InvoiceBaseAmounts() *InvoiceBaseAmounts {
 	return d.a.InvoiceBaseAmounts.one(d, slab_InvoiceBaseAmounts)
 }
@@ -2365,6 +2489,41 @@ func (d *decoder) dec_InvoiceItems(v *InvoiceItems) {
 			}
 		case "invoiceItems":
 			decodePtrSlice(d, &v.Items, (*decoder).new_InvoiceItem, (*decoder).dec_InvoiceItem)
+		default:
+			if f := foldField(k, fold_InvoiceItems[:]); f != "" {
+				k = f
+				goto again
+			}
+			d.skip()
+		}
+		if !d.objNext() {
+			return
+		}
+	}
+}
+
+// lazy_InvoiceItems is dec_InvoiceItems that validates, without decoding, the values of
+// the fields that are not scalars (a -lazy type's are decoded lazily).
+func (d *decoder) lazy_InvoiceItems(v *InvoiceItems) {
+	if !d.objStart() {
+		return
+	}
+	for {
+		k := d.key()
+	again:
+		switch k {
+		case "invoice":
+			if d.null() {
+				v.Invoice = nil
+			} else {
+				if v.Invoice == nil {
+					v.Invoice = d.new_Invoice()
+				}
+				d.lazy_Invoice(v.Invoice)
+			}
+		case "invoiceItems":
+			d.skip()
+			d.deferred = true
 		default:
 			if f := foldField(k, fold_InvoiceItems[:]); f != "" {
 				k = f
@@ -4291,6 +4450,106 @@ func (d *decoder) dec_Resource(v *Resource) {
 	}
 }
 
+// lazy_Resource is dec_Resource that validates, without decoding, the values of
+// the fields that are not scalars (a -lazy type's are decoded lazily).
+func (d *decoder) lazy_Resource(v *Resource) {
+	if !d.objStart() {
+		return
+	}
+	for {
+		k := d.key()
+	again:
+		switch k {
+		case "id":
+			d.string_(&v.ID)
+		case "locationRef":
+			d.pstring(&v.LocationRef)
+		case "networkRef":
+			d.pstring(&v.NetworkRef)
+		case "parentRef":
+			d.pstring(&v.ParentRef)
+		case "title":
+			d.pstring(&v.Title)
+		case "description":
+			d.pstring(&v.Description)
+		case "locale":
+			d.pstring(&v.Locale)
+		case "imageUrl":
+			d.pstring(&v.ImageURL)
+		case "createDate":
+			d.ptimestamp(&v.CreateDate)
+		case "image":
+			d.skip()
+			d.deferred = true
+		case "type":
+			d.pstring(&v.Type)
+		case "visibility":
+			d.pstring(&v.Visibility)
+		case "bookingPermission":
+			d.pstring(&v.BookingPermission)
+		case "capacity":
+			d.pfloat64(&v.Capacity)
+		case "bookingStepMinutes":
+			d.pfloat64(&v.BookingStepMinutes)
+		case "dayPassesEnabled":
+			d.pbool(&v.DayPassesEnabled)
+		case "preparationMinutes":
+			d.pstring(&v.PreparationMinutes)
+		case "refundThreshold":
+			d.pstring(&v.RefundThreshold)
+		case "autoRelease":
+			d.skip()
+			d.deferred = true
+		case "checkIn":
+			d.skip()
+			d.deferred = true
+		case "confirmationEmail":
+			d.skip()
+			d.deferred = true
+		case "credits":
+			d.skip()
+			d.deferred = true
+		case "money":
+			d.skip()
+			d.deferred = true
+		case "dynamicPricing":
+			d.skip()
+			d.deferred = true
+		case "duration":
+			d.skip()
+			d.deferred = true
+		case "externalCalendar":
+			d.skip()
+			d.deferred = true
+		case "accessVendor1GroupRef":
+			d.pstring(&v.AccessVendor1GroupRef)
+		case "accessVendor2GroupRef":
+			d.pstring(&v.AccessVendor2GroupRef)
+		case "accessVendor3GroupRef":
+			d.pfloat64(&v.AccessVendor3GroupRef)
+		case "accessVendor4AccessGroupRef":
+			d.pstring(&v.AccessVendor4AccessGroupRef)
+		case "accessVendor5GroupRef":
+			d.pstring(&v.AccessVendor5GroupRef)
+		case "plans":
+			d.skip()
+			d.deferred = true
+		case "schedule":
+			d.skip()
+			d.deferred = true
+		default:
+			if f := foldField(k, fold_Resource[:]); f != "" {
+				k = f
+				goto again
+			}
+			d.skip()
+		}
+		if !d.objNext() {
+			return
+		}
+	}
+}
+
 func (d *decoder) new_ResourceAutoRelease() *ResourceAutoRelease {
 	return d.a.ResourceAutoRelease.one(d, slab_ResourceAutoRelease)
 }
@@ -5595,6 +5854,18 @@ func (v *InvoiceItems) fastWhole(data []byte) error {
 	return fastDecodeWhole(data, &hints_InvoiceItems_whole, v, (*decoder).dec_InvoiceItems)
 }
 
+var hints_InvoiceItems_lazy slabHints
+
+func (v *InvoiceItems) fastWholeLazy(data []byte) (deferred bool, err error) {
+	return fastDecodeLazy(data, &hints_InvoiceItems_lazy, v, (*decoder).lazy_InvoiceItems)
+}
+
+var hints_InvoiceItems_lazy_one slabHints
+
+func (*InvoiceItems) parseOneLazy(key string, data []byte) (*InvoiceItems, bool, error) {
+	return parseOneDeferred(data, key, &hints_InvoiceItems_lazy_one, (*decoder).new_InvoiceItems, (*decoder).lazy_InvoiceItems)
+}
+
 var hints_Resource_one, hints_Resource_list, hints_Resource_whole slabHints
 
 func (*Resource) fastOne(key string) parseFunc {
@@ -5607,6 +5878,18 @@ func (*Resource) fastList(key string) parseFunc {
 
 func (v *Resource) fastWhole(data []byte) error {
 	return fastDecodeWhole(data, &hints_Resource_whole, v, (*decoder).dec_Resource)
+}
+
+var hints_Resource_lazy slabHints
+
+func (v *Resource) fastWholeLazy(data []byte) (deferred bool, err error) {
+	return fastDecodeLazy(data, &hints_Resource_lazy, v, (*decoder).lazy_Resource)
+}
+
+var hints_Resource_lazy_one slabHints
+
+func (*Resource) parseOneLazy(key string, data []byte) (*Resource, bool, error) {
+	return parseOneDeferred(data, key, &hints_Resource_lazy_one, (*decoder).new_Resource, (*decoder).lazy_Resource)
 }
 
 var hints_Booking_one, hints_Booking_list, hints_Booking_whole slabHints

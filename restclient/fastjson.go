@@ -1,6 +1,6 @@
 package restclient
 
-//go:generate go run ./internal/jsongen -o decode_gen.go Transaction Product Order CreditNote InvoiceItems Resource Booking Event Comment Post Visit VisitRequest Redemption
+//go:generate go run ./internal/jsongen -o decode_gen.go -lazy InvoiceItems,Invoice,Resource Transaction Product Order CreditNote InvoiceItems Resource Booking Event Comment Post Visit VisitRequest Redemption
 
 import (
 	"encoding/binary"
@@ -60,6 +60,8 @@ type decoder struct {
 	sc    scratch // generated: element buffers of slices being decoded
 	ptrs  []unsafe.Pointer
 	used  []slabKind // the slabs this document used
+	// deferred: a lazy_* decoder left a value undecoded (validated only).
+	deferred bool
 }
 
 // jsonError is a decoding failure at an offset of the document.
@@ -79,7 +81,7 @@ func run(data []byte, h *slabHints, f func(d *decoder)) (err error) {
 	d := decoderPool.Get().(*decoder)
 	d.s = unsafe.String(unsafe.SliceData(data), len(data))
 	d.b = unsafe.Slice(unsafe.StringData(d.s), len(d.s))
-	d.i, d.depth, d.hints = 0, 0, h
+	d.i, d.depth, d.hints, d.deferred = 0, 0, h, false
 	defer func() {
 		learn := h
 		if r := recover(); r != nil {
@@ -865,39 +867,53 @@ func (h *slabHints) note(k slabKind, used int32) {
 // fastParseOne is parseOne for a type with a generated decoder.
 func fastParseOne[T any](key string, h *slabHints, alloc func(*decoder) *T, dec func(*decoder, *T)) parseFunc {
 	return func(data []byte) (any, pageInfo, error) {
-		var v *T
-		err := run(data, h, func(d *decoder) {
-			names := [...]string{key}
-			if !d.objStart() {
-				return
-			}
-			for {
-				k := d.key()
-				if k == key || foldField(k, names[:]) != "" {
-					if d.null() {
-						v = nil
-					} else {
-						if v == nil {
-							v = alloc(d)
-						}
-						dec(d, v)
-					}
-				} else {
-					d.skip()
-				}
-				if !d.objNext() {
-					return
-				}
-			}
-		})
+		v, _, err := parseOneDeferred(data, key, h, alloc, dec)
 		if err != nil {
 			return nil, pageInfo{}, err
 		}
-		if v == nil {
-			return nil, pageInfo{}, errNoObject(key)
-		}
 		return v, pageInfo{}, nil
 	}
+}
+
+// parseOneDeferred decodes the object under key with dec (a lazy decoder
+// reports in deferred whether it left values undecoded).
+func parseOneDeferred[T any](data []byte, key string, h *slabHints, alloc func(*decoder) *T, dec func(*decoder, *T)) (*T, bool, error) {
+	var (
+		v        *T
+		deferred bool
+	)
+	err := run(data, h, func(d *decoder) {
+		names := [...]string{key}
+		if !d.objStart() {
+			return
+		}
+		for {
+			k := d.key()
+			if k == key || foldField(k, names[:]) != "" {
+				if d.null() {
+					v = nil
+				} else {
+					if v == nil {
+						v = alloc(d)
+					}
+					dec(d, v)
+				}
+			} else {
+				d.skip()
+			}
+			if !d.objNext() {
+				deferred = d.deferred
+				return
+			}
+		}
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	if v == nil {
+		return nil, false, errNoObject(key)
+	}
+	return v, deferred, nil
 }
 
 // fastParseList is parseList for a type with a generated decoder.
@@ -963,6 +979,16 @@ func pageToken(d *decoder, pp **string, room *string) {
 // fastDecodeWhole decodes a whole document into *v.
 func fastDecodeWhole[T any](data []byte, h *slabHints, v *T, dec func(*decoder, *T)) error {
 	return run(data, h, func(d *decoder) { dec(d, v) })
+}
+
+// fastDecodeLazy decodes a whole document into *v with a lazy decoder
+// (lazy_<Type>): deferred reports whether it left values undecoded.
+func fastDecodeLazy[T any](data []byte, h *slabHints, v *T, dec func(*decoder, *T)) (deferred bool, err error) {
+	err = run(data, h, func(d *decoder) {
+		dec(d, v)
+		deferred = d.deferred
+	})
+	return deferred, err
 }
 
 // foldField returns the first of names equal to key under encoding/json's

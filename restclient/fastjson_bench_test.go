@@ -68,6 +68,97 @@ func BenchmarkDecodeRoutes(b *testing.B) {
 	b.Run("invoiceItems/gojson", func(b *testing.B) { benchInvoiceItems(b, false) })
 }
 
+// BenchmarkInvoiceBody decodes an invoice body (the fixture invoice with
+// ten items, in both places) as ListInvoiceItems does (decode=whole) and as
+// ListInvoiceItemsLazily does (decode=lazy), for a reader of its scalars
+// (read=scalars) and for one of its items too (read=items: Complete):
+//
+//	go test -run '^$' -bench InvoiceBody -count 6 | benchstat -col /decode -
+func BenchmarkInvoiceBody(b *testing.B) {
+	data := invoiceBody(b)
+	for _, read := range []string{"scalars", "items"} {
+		b.Run("decode=whole/read="+read, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				v := new(InvoiceItems)
+				if err := v.fastWhole(data); err != nil {
+					b.Fatal(err)
+				}
+				if err := v.fillItems(); err != nil || len(v.Items) != 10 {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("decode=lazy/read="+read, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				v := new(InvoiceItems)
+				if err := v.decodeLazily(data, "GET", "/r"); err != nil || v.Invoice.ID == "" {
+					b.Fatal(err)
+				}
+				if read == "items" {
+					if w, err := v.Complete(); err != nil || len(w.Items) != 10 {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkResourceBody decodes the fixture resource as GetResource does
+// (decode=whole) and as GetResourceLazily does (decode=lazy), for a reader
+// of its scalars (read=scalars) and of its objects too (read=objects):
+//
+//	go test -run '^$' -bench ResourceBody -count 6 | benchstat -col /decode -
+func BenchmarkResourceBody(b *testing.B) {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, []byte(sprintf(`{"resource":%s}`, fixture(b, "resource.json")))); err != nil {
+		b.Fatal(err)
+	}
+	data := buf.Bytes()
+	for _, read := range []string{"scalars", "objects"} {
+		b.Run("decode=whole/read="+read, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := wholeResource(data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("decode=lazy/read="+read, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				v, err := parseResourceLazily(data, "GET", "/r")
+				if err != nil {
+					b.Fatal(err)
+				}
+				if read == "objects" {
+					if w, err := v.Complete(); err != nil || w.Schedule == nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}
+
+// invoiceBody is the fixture invoice with ten items, compacted.
+func invoiceBody(b *testing.B) []byte {
+	var buf bytes.Buffer
+	inv := fixture(b, "invoice.json")
+	items := page(b, "invoiceItems", "invoice_item.json", 10)
+	body := sprintf(`{"invoice":%s,`, inv) + string(items[1:])
+	if err := json.Compact(&buf, []byte(body)); err != nil {
+		b.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
 func benchInvoiceItems(b *testing.B, fast bool) {
 	var buf bytes.Buffer
 	inv := fixture(b, "invoice.json")

@@ -18,21 +18,23 @@ func TestGeneratedDecodersFieldByField(t *testing.T) {
 		typ  reflect.Type
 		wrap func(doc any) any
 	}{
-		"creditNote":   {reflect.TypeFor[CreditNote](), one("creditNote")},
-		"booking":      {reflect.TypeFor[Booking](), one("booking")},
-		"resource":     {reflect.TypeFor[Resource](), one("resource")},
-		"visit":        {reflect.TypeFor[Visit](), one("visit")},
-		"request":      {reflect.TypeFor[VisitRequest](), one("request")},
-		"post":         {reflect.TypeFor[Post](), one("post")},
-		"product":      {reflect.TypeFor[Product](), one("product")},
-		"event":        {reflect.TypeFor[Event](), one("event")},
-		"creditNotes":  {reflect.TypeFor[CreditNote](), list("creditNotes")},
-		"comments":     {reflect.TypeFor[Comment](), list("comments")},
-		"transactions": {reflect.TypeFor[Transaction](), list("transactions")},
-		"products":     {reflect.TypeFor[Product](), list("products")},
-		"orders":       {reflect.TypeFor[Order](), list("orders")},
-		"redemptions":  {reflect.TypeFor[Redemption](), list("redemptions")},
-		"invoiceItems": {reflect.TypeFor[InvoiceItems](), func(doc any) any { return doc }},
+		"creditNote":       {reflect.TypeFor[CreditNote](), one("creditNote")},
+		"booking":          {reflect.TypeFor[Booking](), one("booking")},
+		"resource":         {reflect.TypeFor[Resource](), one("resource")},
+		"visit":            {reflect.TypeFor[Visit](), one("visit")},
+		"request":          {reflect.TypeFor[VisitRequest](), one("request")},
+		"post":             {reflect.TypeFor[Post](), one("post")},
+		"product":          {reflect.TypeFor[Product](), one("product")},
+		"event":            {reflect.TypeFor[Event](), one("event")},
+		"creditNotes":      {reflect.TypeFor[CreditNote](), list("creditNotes")},
+		"comments":         {reflect.TypeFor[Comment](), list("comments")},
+		"transactions":     {reflect.TypeFor[Transaction](), list("transactions")},
+		"products":         {reflect.TypeFor[Product](), list("products")},
+		"orders":           {reflect.TypeFor[Order](), list("orders")},
+		"redemptions":      {reflect.TypeFor[Redemption](), list("redemptions")},
+		"invoiceItems":     {reflect.TypeFor[InvoiceItems](), func(doc any) any { return doc }},
+		"invoiceItemsLazy": {reflect.TypeFor[InvoiceItems](), func(doc any) any { return doc }},
+		"resourceLazy":     {reflect.TypeFor[Resource](), one("resource")},
 	}
 	decs := decoders()
 	for name, r := range roots {

@@ -45,6 +45,17 @@ func decoders() map[string]pair {
 				return v, pageInfo{}, err
 			},
 		},
+		// GetResourceLazily and ListInvoiceItemsLazily, completed
+		// (billing_lazy_test.go).
+		"resourceLazy": {lazyResource, stdParseOne[Resource]("resource")},
+		"invoiceItemsLazy": {lazyInvoiceItems, func(b []byte) (any, pageInfo, error) {
+			v := new(InvoiceItems)
+			err := stdUnmarshalObject(b, v)
+			if err == nil {
+				err = v.fillItems()
+			}
+			return v, pageInfo{}, err
+		}},
 	}
 }
 

@@ -36,3 +36,56 @@ func (s *ResourcesService) GetResource(ctx context.Context, id string) (*Resourc
 	}
 	return doOne[Resource](ctx, s.client, http.MethodGet, "/resources/v1/{id}", seg, parseResource, nil)
 }
+
+// GetResourceLazily is GetResource for callers that seldom read more than a
+// resource's scalars (lazy.go): its objects (image, autoRelease, checkIn,
+// confirmationEmail, credits, money, dynamicPricing, duration,
+// externalCalendar, plans, schedule) are validated, left nil, and decoded
+// by Complete.
+//
+// REST: GET /resources/v1/{id}.
+func (s *ResourcesService) GetResourceLazily(ctx context.Context, id string) (*Resource, *Response, error) {
+	seg, err := escapeID("GetResourceLazily", id)
+	if err != nil {
+		return nil, nil, err
+	}
+	return doOne[Resource](ctx, s.client, http.MethodGet, "/resources/v1/{id}", seg, parseResourceLazy, nil)
+}
+
+// parseResourceLazy is GetResourceLazily's parseFunc.
+var parseResourceLazy parseFunc = func(data []byte) (any, pageInfo, error) {
+	v, err := parseResourceLazily(data, http.MethodGet, "/resources/v1/{id}")
+	return v, pageInfo{}, err
+}
+
+// parseResourceLazily decodes {"resource": {...}} with the lazy decoder.
+func parseResourceLazily(data []byte, method, route string) (*Resource, error) {
+	v, deferred, err := (*Resource)(nil).parseOneLazy("resource", data)
+	if err != nil {
+		return nil, err
+	}
+	if deferred {
+		v.lazy = &lazyDoc[Resource]{body: data, method: method, route: route, whole: wholeResource}
+	}
+	return v, nil
+}
+
+// wholeResource decodes data as GetResource does.
+func wholeResource(data []byte) (*Resource, error) {
+	v, _, err := parseOne[Resource]("resource")(data)
+	if err != nil {
+		return nil, err
+	}
+	return v.(*Resource), nil
+}
+
+// Complete returns v with every field decoded: v itself unless
+// GetResourceLazily left fields undecoded, else the resource of the whole
+// body, decoded once for every caller (safe for concurrent use; v is not
+// modified). Read a resource's objects through it.
+func (v *Resource) Complete() (*Resource, error) {
+	if v.lazy == nil {
+		return v, nil
+	}
+	return v.lazy.decoded()
+}

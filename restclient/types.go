@@ -295,6 +295,8 @@ type Resource struct {
 	AccessVendor5GroupRef       *string                    `json:"accessVendor5GroupRef,omitempty"`
 	Plans                       *ResourcePlans             `json:"plans,omitempty"`
 	Schedule                    *ResourceSchedule          `json:"schedule,omitempty"`
+
+	lazy *lazyDoc[Resource] // GetResourceLazily: what Complete decodes
 }
 
 // ResourceImage is the stored image of a resource.
@@ -613,6 +615,8 @@ type Invoice struct {
 	Payments                     []InvoicePayment    `json:"payments,omitempty"`
 	Transaction                  *InvoiceTransaction `json:"transaction,omitempty"`
 	User                         *User               `json:"user,omitempty"`
+
+	lazy *lazyDoc[InvoiceItems] // ListInvoiceItemsLazily: what Complete decodes
 }
 
 // InvoiceBaseAmounts are an invoice's amounts in the base currency.

@@ -1168,10 +1168,20 @@ type EventResolver interface {
 	Location(ctx context.Context, obj *restclient.Event) (*model.Location, error)
 }
 type InvoiceResolver interface {
+	Taxes(ctx context.Context, obj *restclient.Invoice) ([]*restclient.Tax, error)
+
+	BaseAmounts(ctx context.Context, obj *restclient.Invoice) (*restclient.InvoiceBaseAmounts, error)
+
 	Location(ctx context.Context, obj *restclient.Invoice) (*model.Location, error)
 
-	Items(ctx context.Context, obj *restclient.Invoice) ([]*restclient.InvoiceItem, error)
+	Company(ctx context.Context, obj *restclient.Invoice) (*restclient.Company, error)
+	Customer(ctx context.Context, obj *restclient.Invoice) (*restclient.InvoiceCustomer, error)
+	CustomerAddress(ctx context.Context, obj *restclient.Invoice) (*restclient.Address, error)
 
+	Items(ctx context.Context, obj *restclient.Invoice) ([]*restclient.InvoiceItem, error)
+	Payments(ctx context.Context, obj *restclient.Invoice) ([]*restclient.InvoicePayment, error)
+	Transaction(ctx context.Context, obj *restclient.Invoice) (*restclient.InvoiceTransaction, error)
+	User(ctx context.Context, obj *restclient.Invoice) (*restclient.User, error)
 	CreditNotes(ctx context.Context, obj *restclient.Invoice, first *int, after *string) (*model.CreditNoteConnection, error)
 }
 type InvoiceItemResolver interface {
@@ -1246,6 +1256,20 @@ type ResourceResolver interface {
 	Location(ctx context.Context, obj *restclient.Resource) (*model.Location, error)
 
 	Parent(ctx context.Context, obj *restclient.Resource) (*restclient.Resource, error)
+
+	Image(ctx context.Context, obj *restclient.Resource) (*restclient.ResourceImage, error)
+
+	AutoRelease(ctx context.Context, obj *restclient.Resource) (*restclient.ResourceAutoRelease, error)
+	CheckIn(ctx context.Context, obj *restclient.Resource) (*restclient.ResourceCheckIn, error)
+	ConfirmationEmail(ctx context.Context, obj *restclient.Resource) (*restclient.ResourceConfirmationEmail, error)
+	Credits(ctx context.Context, obj *restclient.Resource) (*restclient.ResourcePricing, error)
+	Money(ctx context.Context, obj *restclient.Resource) (*restclient.ResourcePricing, error)
+	DynamicPricing(ctx context.Context, obj *restclient.Resource) (*restclient.ResourceDynamicPricing, error)
+	Duration(ctx context.Context, obj *restclient.Resource) (*restclient.ResourceDuration, error)
+	ExternalCalendar(ctx context.Context, obj *restclient.Resource) (*restclient.ResourceExternalCalendar, error)
+
+	Plans(ctx context.Context, obj *restclient.Resource) (*restclient.ResourcePlans, error)
+	Schedule(ctx context.Context, obj *restclient.Resource) (*restclient.ResourceSchedule, error)
 }
 type TransactionResolver interface {
 	Location(ctx context.Context, obj *restclient.Transaction) (*model.Location, error)
@@ -18734,7 +18758,7 @@ func (ec *executionContext) fieldContext_Invoice_prePaymentCreditAmount(_ contex
 }
 
 func (ec *executionContext) _Invoice_taxes(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
-	if ec.plainFields && obj != nil {
+	if ec.plainFields {
 		fctx, fc := inline.NewFieldContext(ctx)
 		if err := ec.fieldContextIn_Invoice_taxes(ctx, field, fc); err != nil {
 			return graphql.Null
@@ -18746,7 +18770,14 @@ func (ec *executionContext) _Invoice_taxes(ctx context.Context, field graphql.Co
 				ret = graphql.Null
 			}
 		}()
-		return ec.marshalOTax2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTaxᚄ(ctx, field.Selections, obj.Taxes)
+		res, err := func(ctx context.Context) ([]*restclient.Tax, error) {
+			return ec.Resolvers.Invoice().Taxes(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOTax2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTaxᚄ(ctx, field.Selections, res)
 	}
 	return ec._Invoice_taxesSlow(ctx, field, obj)
 }
@@ -18760,11 +18791,11 @@ func (ec *executionContext) _Invoice_taxesSlow(ctx context.Context, field graphq
 			return ec.fieldContext_Invoice_taxes(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Taxes, nil
+			return ec.Resolvers.Invoice().Taxes(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []restclient.Tax) graphql.Marshaler {
-			return ec.marshalOTax2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTaxᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*restclient.Tax) graphql.Marshaler {
+			return ec.marshalOTax2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTaxᚄ(ctx, selections, v)
 		},
 		true,
 		false,
@@ -18780,8 +18811,8 @@ func (ec *executionContext) fieldContextIn_Invoice_taxes(_ context.Context, fiel
 		Parent:     fc.Parent,
 		Object:     "Invoice",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: inline.ChildOf(&ec.children[childTax], func() inline.ChildFunc {
 			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 				return ec.childFields_Tax(ctx, field)
@@ -18824,7 +18855,7 @@ func (ec *executionContext) fieldContext_Invoice_currencyCode(_ context.Context,
 }
 
 func (ec *executionContext) _Invoice_baseAmounts(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
-	if ec.plainFields && obj != nil {
+	if ec.plainFields {
 		fctx, fc := inline.NewFieldContext(ctx)
 		if err := ec.fieldContextIn_Invoice_baseAmounts(ctx, field, fc); err != nil {
 			return graphql.Null
@@ -18836,7 +18867,14 @@ func (ec *executionContext) _Invoice_baseAmounts(ctx context.Context, field grap
 				ret = graphql.Null
 			}
 		}()
-		return ec.marshalOInvoiceBaseAmounts2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceBaseAmounts(ctx, field.Selections, obj.BaseAmounts)
+		res, err := func(ctx context.Context) (*restclient.InvoiceBaseAmounts, error) {
+			return ec.Resolvers.Invoice().BaseAmounts(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOInvoiceBaseAmounts2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceBaseAmounts(ctx, field.Selections, res)
 	}
 	return ec._Invoice_baseAmountsSlow(ctx, field, obj)
 }
@@ -18850,7 +18888,7 @@ func (ec *executionContext) _Invoice_baseAmountsSlow(ctx context.Context, field 
 			return ec.fieldContext_Invoice_baseAmounts(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.BaseAmounts, nil
+			return ec.Resolvers.Invoice().BaseAmounts(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.InvoiceBaseAmounts) graphql.Marshaler {
@@ -18870,8 +18908,8 @@ func (ec *executionContext) fieldContextIn_Invoice_baseAmounts(_ context.Context
 		Parent:     fc.Parent,
 		Object:     "Invoice",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: inline.ChildOf(&ec.children[childInvoiceBaseAmounts], func() inline.ChildFunc {
 			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 				return ec.childFields_InvoiceBaseAmounts(ctx, field)
@@ -19075,7 +19113,7 @@ func (ec *executionContext) fieldContext_Invoice_subscriptionRef(_ context.Conte
 }
 
 func (ec *executionContext) _Invoice_company(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
-	if ec.plainFields && obj != nil {
+	if ec.plainFields {
 		fctx, fc := inline.NewFieldContext(ctx)
 		if err := ec.fieldContextIn_Invoice_company(ctx, field, fc); err != nil {
 			return graphql.Null
@@ -19087,7 +19125,14 @@ func (ec *executionContext) _Invoice_company(ctx context.Context, field graphql.
 				ret = graphql.Null
 			}
 		}()
-		return ec.marshalOCompany2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCompany(ctx, field.Selections, obj.Company)
+		res, err := func(ctx context.Context) (*restclient.Company, error) {
+			return ec.Resolvers.Invoice().Company(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOCompany2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCompany(ctx, field.Selections, res)
 	}
 	return ec._Invoice_companySlow(ctx, field, obj)
 }
@@ -19101,7 +19146,7 @@ func (ec *executionContext) _Invoice_companySlow(ctx context.Context, field grap
 			return ec.fieldContext_Invoice_company(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Company, nil
+			return ec.Resolvers.Invoice().Company(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.Company) graphql.Marshaler {
@@ -19121,8 +19166,8 @@ func (ec *executionContext) fieldContextIn_Invoice_company(_ context.Context, fi
 		Parent:     fc.Parent,
 		Object:     "Invoice",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: inline.ChildOf(&ec.children[childCompany], func() inline.ChildFunc {
 			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 				return ec.childFields_Company(ctx, field)
@@ -19133,7 +19178,7 @@ func (ec *executionContext) fieldContextIn_Invoice_company(_ context.Context, fi
 }
 
 func (ec *executionContext) _Invoice_customer(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
-	if ec.plainFields && obj != nil {
+	if ec.plainFields {
 		fctx, fc := inline.NewFieldContext(ctx)
 		if err := ec.fieldContextIn_Invoice_customer(ctx, field, fc); err != nil {
 			return graphql.Null
@@ -19145,7 +19190,14 @@ func (ec *executionContext) _Invoice_customer(ctx context.Context, field graphql
 				ret = graphql.Null
 			}
 		}()
-		return ec.marshalOInvoiceCustomer2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceCustomer(ctx, field.Selections, obj.Customer)
+		res, err := func(ctx context.Context) (*restclient.InvoiceCustomer, error) {
+			return ec.Resolvers.Invoice().Customer(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOInvoiceCustomer2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceCustomer(ctx, field.Selections, res)
 	}
 	return ec._Invoice_customerSlow(ctx, field, obj)
 }
@@ -19159,7 +19211,7 @@ func (ec *executionContext) _Invoice_customerSlow(ctx context.Context, field gra
 			return ec.fieldContext_Invoice_customer(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Customer, nil
+			return ec.Resolvers.Invoice().Customer(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.InvoiceCustomer) graphql.Marshaler {
@@ -19179,8 +19231,8 @@ func (ec *executionContext) fieldContextIn_Invoice_customer(_ context.Context, f
 		Parent:     fc.Parent,
 		Object:     "Invoice",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: inline.ChildOf(&ec.children[childInvoiceCustomer], func() inline.ChildFunc {
 			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 				return ec.childFields_InvoiceCustomer(ctx, field)
@@ -19191,7 +19243,7 @@ func (ec *executionContext) fieldContextIn_Invoice_customer(_ context.Context, f
 }
 
 func (ec *executionContext) _Invoice_customerAddress(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
-	if ec.plainFields && obj != nil {
+	if ec.plainFields {
 		fctx, fc := inline.NewFieldContext(ctx)
 		if err := ec.fieldContextIn_Invoice_customerAddress(ctx, field, fc); err != nil {
 			return graphql.Null
@@ -19203,7 +19255,14 @@ func (ec *executionContext) _Invoice_customerAddress(ctx context.Context, field 
 				ret = graphql.Null
 			}
 		}()
-		return ec.marshalOAddress2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐAddress(ctx, field.Selections, obj.CustomerAddress)
+		res, err := func(ctx context.Context) (*restclient.Address, error) {
+			return ec.Resolvers.Invoice().CustomerAddress(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOAddress2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐAddress(ctx, field.Selections, res)
 	}
 	return ec._Invoice_customerAddressSlow(ctx, field, obj)
 }
@@ -19217,7 +19276,7 @@ func (ec *executionContext) _Invoice_customerAddressSlow(ctx context.Context, fi
 			return ec.fieldContext_Invoice_customerAddress(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.CustomerAddress, nil
+			return ec.Resolvers.Invoice().CustomerAddress(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.Address) graphql.Marshaler {
@@ -19237,8 +19296,8 @@ func (ec *executionContext) fieldContextIn_Invoice_customerAddress(_ context.Con
 		Parent:     fc.Parent,
 		Object:     "Invoice",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: inline.ChildOf(&ec.children[childAddress], func() inline.ChildFunc {
 			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 				return ec.childFields_Address(ctx, field)
@@ -19538,7 +19597,7 @@ func (ec *executionContext) fieldContextIn_Invoice_items(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Invoice_payments(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
-	if ec.plainFields && obj != nil {
+	if ec.plainFields {
 		fctx, fc := inline.NewFieldContext(ctx)
 		if err := ec.fieldContextIn_Invoice_payments(ctx, field, fc); err != nil {
 			return graphql.Null
@@ -19550,7 +19609,14 @@ func (ec *executionContext) _Invoice_payments(ctx context.Context, field graphql
 				ret = graphql.Null
 			}
 		}()
-		return ec.marshalOInvoicePayment2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoicePaymentᚄ(ctx, field.Selections, obj.Payments)
+		res, err := func(ctx context.Context) ([]*restclient.InvoicePayment, error) {
+			return ec.Resolvers.Invoice().Payments(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOInvoicePayment2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoicePaymentᚄ(ctx, field.Selections, res)
 	}
 	return ec._Invoice_paymentsSlow(ctx, field, obj)
 }
@@ -19564,11 +19630,11 @@ func (ec *executionContext) _Invoice_paymentsSlow(ctx context.Context, field gra
 			return ec.fieldContext_Invoice_payments(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Payments, nil
+			return ec.Resolvers.Invoice().Payments(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []restclient.InvoicePayment) graphql.Marshaler {
-			return ec.marshalOInvoicePayment2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoicePaymentᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*restclient.InvoicePayment) graphql.Marshaler {
+			return ec.marshalOInvoicePayment2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoicePaymentᚄ(ctx, selections, v)
 		},
 		true,
 		false,
@@ -19584,8 +19650,8 @@ func (ec *executionContext) fieldContextIn_Invoice_payments(_ context.Context, f
 		Parent:     fc.Parent,
 		Object:     "Invoice",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: inline.ChildOf(&ec.children[childInvoicePayment], func() inline.ChildFunc {
 			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 				return ec.childFields_InvoicePayment(ctx, field)
@@ -19596,7 +19662,7 @@ func (ec *executionContext) fieldContextIn_Invoice_payments(_ context.Context, f
 }
 
 func (ec *executionContext) _Invoice_transaction(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
-	if ec.plainFields && obj != nil {
+	if ec.plainFields {
 		fctx, fc := inline.NewFieldContext(ctx)
 		if err := ec.fieldContextIn_Invoice_transaction(ctx, field, fc); err != nil {
 			return graphql.Null
@@ -19608,7 +19674,14 @@ func (ec *executionContext) _Invoice_transaction(ctx context.Context, field grap
 				ret = graphql.Null
 			}
 		}()
-		return ec.marshalOInvoiceTransaction2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceTransaction(ctx, field.Selections, obj.Transaction)
+		res, err := func(ctx context.Context) (*restclient.InvoiceTransaction, error) {
+			return ec.Resolvers.Invoice().Transaction(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOInvoiceTransaction2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceTransaction(ctx, field.Selections, res)
 	}
 	return ec._Invoice_transactionSlow(ctx, field, obj)
 }
@@ -19622,7 +19695,7 @@ func (ec *executionContext) _Invoice_transactionSlow(ctx context.Context, field 
 			return ec.fieldContext_Invoice_transaction(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Transaction, nil
+			return ec.Resolvers.Invoice().Transaction(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.InvoiceTransaction) graphql.Marshaler {
@@ -19642,8 +19715,8 @@ func (ec *executionContext) fieldContextIn_Invoice_transaction(_ context.Context
 		Parent:     fc.Parent,
 		Object:     "Invoice",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: inline.ChildOf(&ec.children[childInvoiceTransaction], func() inline.ChildFunc {
 			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 				return ec.childFields_InvoiceTransaction(ctx, field)
@@ -19654,7 +19727,7 @@ func (ec *executionContext) fieldContextIn_Invoice_transaction(_ context.Context
 }
 
 func (ec *executionContext) _Invoice_user(ctx context.Context, field graphql.CollectedField, obj *restclient.Invoice) (ret graphql.Marshaler) {
-	if ec.plainFields && obj != nil {
+	if ec.plainFields {
 		fctx, fc := inline.NewFieldContext(ctx)
 		if err := ec.fieldContextIn_Invoice_user(ctx, field, fc); err != nil {
 			return graphql.Null
@@ -19666,7 +19739,14 @@ func (ec *executionContext) _Invoice_user(ctx context.Context, field graphql.Col
 				ret = graphql.Null
 			}
 		}()
-		return ec.marshalOUser2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐUser(ctx, field.Selections, obj.User)
+		res, err := func(ctx context.Context) (*restclient.User, error) {
+			return ec.Resolvers.Invoice().User(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOUser2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐUser(ctx, field.Selections, res)
 	}
 	return ec._Invoice_userSlow(ctx, field, obj)
 }
@@ -19680,7 +19760,7 @@ func (ec *executionContext) _Invoice_userSlow(ctx context.Context, field graphql
 			return ec.fieldContext_Invoice_user(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.User, nil
+			return ec.Resolvers.Invoice().User(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.User) graphql.Marshaler {
@@ -19700,8 +19780,8 @@ func (ec *executionContext) fieldContextIn_Invoice_user(_ context.Context, field
 		Parent:     fc.Parent,
 		Object:     "Invoice",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: inline.ChildOf(&ec.children[childUser], func() inline.ChildFunc {
 			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 				return ec.childFields_User(ctx, field)
@@ -32565,7 +32645,7 @@ func (ec *executionContext) fieldContext_Resource_createDate(_ context.Context, 
 }
 
 func (ec *executionContext) _Resource_image(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
-	if ec.plainFields && obj != nil {
+	if ec.plainFields {
 		fctx, fc := inline.NewFieldContext(ctx)
 		if err := ec.fieldContextIn_Resource_image(ctx, field, fc); err != nil {
 			return graphql.Null
@@ -32577,7 +32657,14 @@ func (ec *executionContext) _Resource_image(ctx context.Context, field graphql.C
 				ret = graphql.Null
 			}
 		}()
-		return ec.marshalOResourceImage2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceImage(ctx, field.Selections, obj.Image)
+		res, err := func(ctx context.Context) (*restclient.ResourceImage, error) {
+			return ec.Resolvers.Resource().Image(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOResourceImage2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceImage(ctx, field.Selections, res)
 	}
 	return ec._Resource_imageSlow(ctx, field, obj)
 }
@@ -32591,7 +32678,7 @@ func (ec *executionContext) _Resource_imageSlow(ctx context.Context, field graph
 			return ec.fieldContext_Resource_image(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Image, nil
+			return ec.Resolvers.Resource().Image(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.ResourceImage) graphql.Marshaler {
@@ -32611,8 +32698,8 @@ func (ec *executionContext) fieldContextIn_Resource_image(_ context.Context, fie
 		Parent:     fc.Parent,
 		Object:     "Resource",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: inline.ChildOf(&ec.children[childResourceImage], func() inline.ChildFunc {
 			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 				return ec.childFields_ResourceImage(ctx, field)
@@ -32879,7 +32966,7 @@ func (ec *executionContext) fieldContext_Resource_refundThreshold(_ context.Cont
 }
 
 func (ec *executionContext) _Resource_autoRelease(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
-	if ec.plainFields && obj != nil {
+	if ec.plainFields {
 		fctx, fc := inline.NewFieldContext(ctx)
 		if err := ec.fieldContextIn_Resource_autoRelease(ctx, field, fc); err != nil {
 			return graphql.Null
@@ -32891,7 +32978,14 @@ func (ec *executionContext) _Resource_autoRelease(ctx context.Context, field gra
 				ret = graphql.Null
 			}
 		}()
-		return ec.marshalOResourceAutoRelease2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceAutoRelease(ctx, field.Selections, obj.AutoRelease)
+		res, err := func(ctx context.Context) (*restclient.ResourceAutoRelease, error) {
+			return ec.Resolvers.Resource().AutoRelease(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOResourceAutoRelease2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceAutoRelease(ctx, field.Selections, res)
 	}
 	return ec._Resource_autoReleaseSlow(ctx, field, obj)
 }
@@ -32905,7 +32999,7 @@ func (ec *executionContext) _Resource_autoReleaseSlow(ctx context.Context, field
 			return ec.fieldContext_Resource_autoRelease(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.AutoRelease, nil
+			return ec.Resolvers.Resource().AutoRelease(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.ResourceAutoRelease) graphql.Marshaler {
@@ -32925,8 +33019,8 @@ func (ec *executionContext) fieldContextIn_Resource_autoRelease(_ context.Contex
 		Parent:     fc.Parent,
 		Object:     "Resource",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: inline.ChildOf(&ec.children[childResourceAutoRelease], func() inline.ChildFunc {
 			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 				return ec.childFields_ResourceAutoRelease(ctx, field)
@@ -32937,7 +33031,7 @@ func (ec *executionContext) fieldContextIn_Resource_autoRelease(_ context.Contex
 }
 
 func (ec *executionContext) _Resource_checkIn(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
-	if ec.plainFields && obj != nil {
+	if ec.plainFields {
 		fctx, fc := inline.NewFieldContext(ctx)
 		if err := ec.fieldContextIn_Resource_checkIn(ctx, field, fc); err != nil {
 			return graphql.Null
@@ -32949,7 +33043,14 @@ func (ec *executionContext) _Resource_checkIn(ctx context.Context, field graphql
 				ret = graphql.Null
 			}
 		}()
-		return ec.marshalOResourceCheckIn2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceCheckIn(ctx, field.Selections, obj.CheckIn)
+		res, err := func(ctx context.Context) (*restclient.ResourceCheckIn, error) {
+			return ec.Resolvers.Resource().CheckIn(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOResourceCheckIn2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceCheckIn(ctx, field.Selections, res)
 	}
 	return ec._Resource_checkInSlow(ctx, field, obj)
 }
@@ -32963,7 +33064,7 @@ func (ec *executionContext) _Resource_checkInSlow(ctx context.Context, field gra
 			return ec.fieldContext_Resource_checkIn(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.CheckIn, nil
+			return ec.Resolvers.Resource().CheckIn(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.ResourceCheckIn) graphql.Marshaler {
@@ -32983,8 +33084,8 @@ func (ec *executionContext) fieldContextIn_Resource_checkIn(_ context.Context, f
 		Parent:     fc.Parent,
 		Object:     "Resource",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: inline.ChildOf(&ec.children[childResourceCheckIn], func() inline.ChildFunc {
 			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 				return ec.childFields_ResourceCheckIn(ctx, field)
@@ -32995,7 +33096,7 @@ func (ec *executionContext) fieldContextIn_Resource_checkIn(_ context.Context, f
 }
 
 func (ec *executionContext) _Resource_confirmationEmail(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
-	if ec.plainFields && obj != nil {
+	if ec.plainFields {
 		fctx, fc := inline.NewFieldContext(ctx)
 		if err := ec.fieldContextIn_Resource_confirmationEmail(ctx, field, fc); err != nil {
 			return graphql.Null
@@ -33007,7 +33108,14 @@ func (ec *executionContext) _Resource_confirmationEmail(ctx context.Context, fie
 				ret = graphql.Null
 			}
 		}()
-		return ec.marshalOResourceConfirmationEmail2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceConfirmationEmail(ctx, field.Selections, obj.ConfirmationEmail)
+		res, err := func(ctx context.Context) (*restclient.ResourceConfirmationEmail, error) {
+			return ec.Resolvers.Resource().ConfirmationEmail(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOResourceConfirmationEmail2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceConfirmationEmail(ctx, field.Selections, res)
 	}
 	return ec._Resource_confirmationEmailSlow(ctx, field, obj)
 }
@@ -33021,7 +33129,7 @@ func (ec *executionContext) _Resource_confirmationEmailSlow(ctx context.Context,
 			return ec.fieldContext_Resource_confirmationEmail(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ConfirmationEmail, nil
+			return ec.Resolvers.Resource().ConfirmationEmail(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.ResourceConfirmationEmail) graphql.Marshaler {
@@ -33041,8 +33149,8 @@ func (ec *executionContext) fieldContextIn_Resource_confirmationEmail(_ context.
 		Parent:     fc.Parent,
 		Object:     "Resource",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: inline.ChildOf(&ec.children[childResourceConfirmationEmail], func() inline.ChildFunc {
 			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 				return ec.childFields_ResourceConfirmationEmail(ctx, field)
@@ -33053,7 +33161,7 @@ func (ec *executionContext) fieldContextIn_Resource_confirmationEmail(_ context.
 }
 
 func (ec *executionContext) _Resource_credits(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
-	if ec.plainFields && obj != nil {
+	if ec.plainFields {
 		fctx, fc := inline.NewFieldContext(ctx)
 		if err := ec.fieldContextIn_Resource_credits(ctx, field, fc); err != nil {
 			return graphql.Null
@@ -33065,7 +33173,14 @@ func (ec *executionContext) _Resource_credits(ctx context.Context, field graphql
 				ret = graphql.Null
 			}
 		}()
-		return ec.marshalOResourcePricing2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourcePricing(ctx, field.Selections, obj.Credits)
+		res, err := func(ctx context.Context) (*restclient.ResourcePricing, error) {
+			return ec.Resolvers.Resource().Credits(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOResourcePricing2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourcePricing(ctx, field.Selections, res)
 	}
 	return ec._Resource_creditsSlow(ctx, field, obj)
 }
@@ -33079,7 +33194,7 @@ func (ec *executionContext) _Resource_creditsSlow(ctx context.Context, field gra
 			return ec.fieldContext_Resource_credits(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Credits, nil
+			return ec.Resolvers.Resource().Credits(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.ResourcePricing) graphql.Marshaler {
@@ -33099,8 +33214,8 @@ func (ec *executionContext) fieldContextIn_Resource_credits(_ context.Context, f
 		Parent:     fc.Parent,
 		Object:     "Resource",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: inline.ChildOf(&ec.children[childResourcePricing], func() inline.ChildFunc {
 			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 				return ec.childFields_ResourcePricing(ctx, field)
@@ -33111,7 +33226,7 @@ func (ec *executionContext) fieldContextIn_Resource_credits(_ context.Context, f
 }
 
 func (ec *executionContext) _Resource_money(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
-	if ec.plainFields && obj != nil {
+	if ec.plainFields {
 		fctx, fc := inline.NewFieldContext(ctx)
 		if err := ec.fieldContextIn_Resource_money(ctx, field, fc); err != nil {
 			return graphql.Null
@@ -33123,7 +33238,14 @@ func (ec *executionContext) _Resource_money(ctx context.Context, field graphql.C
 				ret = graphql.Null
 			}
 		}()
-		return ec.marshalOResourcePricing2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourcePricing(ctx, field.Selections, obj.Money)
+		res, err := func(ctx context.Context) (*restclient.ResourcePricing, error) {
+			return ec.Resolvers.Resource().Money(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOResourcePricing2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourcePricing(ctx, field.Selections, res)
 	}
 	return ec._Resource_moneySlow(ctx, field, obj)
 }
@@ -33137,7 +33259,7 @@ func (ec *executionContext) _Resource_moneySlow(ctx context.Context, field graph
 			return ec.fieldContext_Resource_money(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Money, nil
+			return ec.Resolvers.Resource().Money(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.ResourcePricing) graphql.Marshaler {
@@ -33157,8 +33279,8 @@ func (ec *executionContext) fieldContextIn_Resource_money(_ context.Context, fie
 		Parent:     fc.Parent,
 		Object:     "Resource",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: inline.ChildOf(&ec.children[childResourcePricing], func() inline.ChildFunc {
 			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 				return ec.childFields_ResourcePricing(ctx, field)
@@ -33169,7 +33291,7 @@ func (ec *executionContext) fieldContextIn_Resource_money(_ context.Context, fie
 }
 
 func (ec *executionContext) _Resource_dynamicPricing(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
-	if ec.plainFields && obj != nil {
+	if ec.plainFields {
 		fctx, fc := inline.NewFieldContext(ctx)
 		if err := ec.fieldContextIn_Resource_dynamicPricing(ctx, field, fc); err != nil {
 			return graphql.Null
@@ -33181,7 +33303,14 @@ func (ec *executionContext) _Resource_dynamicPricing(ctx context.Context, field 
 				ret = graphql.Null
 			}
 		}()
-		return ec.marshalOResourceDynamicPricing2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceDynamicPricing(ctx, field.Selections, obj.DynamicPricing)
+		res, err := func(ctx context.Context) (*restclient.ResourceDynamicPricing, error) {
+			return ec.Resolvers.Resource().DynamicPricing(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOResourceDynamicPricing2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceDynamicPricing(ctx, field.Selections, res)
 	}
 	return ec._Resource_dynamicPricingSlow(ctx, field, obj)
 }
@@ -33195,7 +33324,7 @@ func (ec *executionContext) _Resource_dynamicPricingSlow(ctx context.Context, fi
 			return ec.fieldContext_Resource_dynamicPricing(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.DynamicPricing, nil
+			return ec.Resolvers.Resource().DynamicPricing(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.ResourceDynamicPricing) graphql.Marshaler {
@@ -33215,8 +33344,8 @@ func (ec *executionContext) fieldContextIn_Resource_dynamicPricing(_ context.Con
 		Parent:     fc.Parent,
 		Object:     "Resource",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: inline.ChildOf(&ec.children[childResourceDynamicPricing], func() inline.ChildFunc {
 			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 				return ec.childFields_ResourceDynamicPricing(ctx, field)
@@ -33227,7 +33356,7 @@ func (ec *executionContext) fieldContextIn_Resource_dynamicPricing(_ context.Con
 }
 
 func (ec *executionContext) _Resource_duration(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
-	if ec.plainFields && obj != nil {
+	if ec.plainFields {
 		fctx, fc := inline.NewFieldContext(ctx)
 		if err := ec.fieldContextIn_Resource_duration(ctx, field, fc); err != nil {
 			return graphql.Null
@@ -33239,7 +33368,14 @@ func (ec *executionContext) _Resource_duration(ctx context.Context, field graphq
 				ret = graphql.Null
 			}
 		}()
-		return ec.marshalOResourceDuration2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceDuration(ctx, field.Selections, obj.Duration)
+		res, err := func(ctx context.Context) (*restclient.ResourceDuration, error) {
+			return ec.Resolvers.Resource().Duration(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOResourceDuration2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceDuration(ctx, field.Selections, res)
 	}
 	return ec._Resource_durationSlow(ctx, field, obj)
 }
@@ -33253,7 +33389,7 @@ func (ec *executionContext) _Resource_durationSlow(ctx context.Context, field gr
 			return ec.fieldContext_Resource_duration(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Duration, nil
+			return ec.Resolvers.Resource().Duration(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.ResourceDuration) graphql.Marshaler {
@@ -33273,8 +33409,8 @@ func (ec *executionContext) fieldContextIn_Resource_duration(_ context.Context, 
 		Parent:     fc.Parent,
 		Object:     "Resource",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: inline.ChildOf(&ec.children[childResourceDuration], func() inline.ChildFunc {
 			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 				return ec.childFields_ResourceDuration(ctx, field)
@@ -33285,7 +33421,7 @@ func (ec *executionContext) fieldContextIn_Resource_duration(_ context.Context, 
 }
 
 func (ec *executionContext) _Resource_externalCalendar(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
-	if ec.plainFields && obj != nil {
+	if ec.plainFields {
 		fctx, fc := inline.NewFieldContext(ctx)
 		if err := ec.fieldContextIn_Resource_externalCalendar(ctx, field, fc); err != nil {
 			return graphql.Null
@@ -33297,7 +33433,14 @@ func (ec *executionContext) _Resource_externalCalendar(ctx context.Context, fiel
 				ret = graphql.Null
 			}
 		}()
-		return ec.marshalOResourceExternalCalendar2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceExternalCalendar(ctx, field.Selections, obj.ExternalCalendar)
+		res, err := func(ctx context.Context) (*restclient.ResourceExternalCalendar, error) {
+			return ec.Resolvers.Resource().ExternalCalendar(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOResourceExternalCalendar2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceExternalCalendar(ctx, field.Selections, res)
 	}
 	return ec._Resource_externalCalendarSlow(ctx, field, obj)
 }
@@ -33311,7 +33454,7 @@ func (ec *executionContext) _Resource_externalCalendarSlow(ctx context.Context, 
 			return ec.fieldContext_Resource_externalCalendar(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ExternalCalendar, nil
+			return ec.Resolvers.Resource().ExternalCalendar(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.ResourceExternalCalendar) graphql.Marshaler {
@@ -33331,8 +33474,8 @@ func (ec *executionContext) fieldContextIn_Resource_externalCalendar(_ context.C
 		Parent:     fc.Parent,
 		Object:     "Resource",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: inline.ChildOf(&ec.children[childResourceExternalCalendar], func() inline.ChildFunc {
 			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 				return ec.childFields_ResourceExternalCalendar(ctx, field)
@@ -33503,7 +33646,7 @@ func (ec *executionContext) fieldContext_Resource_accessVendor5GroupRef(_ contex
 }
 
 func (ec *executionContext) _Resource_plans(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
-	if ec.plainFields && obj != nil {
+	if ec.plainFields {
 		fctx, fc := inline.NewFieldContext(ctx)
 		if err := ec.fieldContextIn_Resource_plans(ctx, field, fc); err != nil {
 			return graphql.Null
@@ -33515,7 +33658,14 @@ func (ec *executionContext) _Resource_plans(ctx context.Context, field graphql.C
 				ret = graphql.Null
 			}
 		}()
-		return ec.marshalOResourcePlans2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourcePlans(ctx, field.Selections, obj.Plans)
+		res, err := func(ctx context.Context) (*restclient.ResourcePlans, error) {
+			return ec.Resolvers.Resource().Plans(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOResourcePlans2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourcePlans(ctx, field.Selections, res)
 	}
 	return ec._Resource_plansSlow(ctx, field, obj)
 }
@@ -33529,7 +33679,7 @@ func (ec *executionContext) _Resource_plansSlow(ctx context.Context, field graph
 			return ec.fieldContext_Resource_plans(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Plans, nil
+			return ec.Resolvers.Resource().Plans(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.ResourcePlans) graphql.Marshaler {
@@ -33549,8 +33699,8 @@ func (ec *executionContext) fieldContextIn_Resource_plans(_ context.Context, fie
 		Parent:     fc.Parent,
 		Object:     "Resource",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: inline.ChildOf(&ec.children[childResourcePlans], func() inline.ChildFunc {
 			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 				return ec.childFields_ResourcePlans(ctx, field)
@@ -33561,7 +33711,7 @@ func (ec *executionContext) fieldContextIn_Resource_plans(_ context.Context, fie
 }
 
 func (ec *executionContext) _Resource_schedule(ctx context.Context, field graphql.CollectedField, obj *restclient.Resource) (ret graphql.Marshaler) {
-	if ec.plainFields && obj != nil {
+	if ec.plainFields {
 		fctx, fc := inline.NewFieldContext(ctx)
 		if err := ec.fieldContextIn_Resource_schedule(ctx, field, fc); err != nil {
 			return graphql.Null
@@ -33573,7 +33723,14 @@ func (ec *executionContext) _Resource_schedule(ctx context.Context, field graphq
 				ret = graphql.Null
 			}
 		}()
-		return ec.marshalOResourceSchedule2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceSchedule(ctx, field.Selections, obj.Schedule)
+		res, err := func(ctx context.Context) (*restclient.ResourceSchedule, error) {
+			return ec.Resolvers.Resource().Schedule(ctx, obj)
+		}(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		return ec.marshalOResourceSchedule2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceSchedule(ctx, field.Selections, res)
 	}
 	return ec._Resource_scheduleSlow(ctx, field, obj)
 }
@@ -33587,7 +33744,7 @@ func (ec *executionContext) _Resource_scheduleSlow(ctx context.Context, field gr
 			return ec.fieldContext_Resource_schedule(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Schedule, nil
+			return ec.Resolvers.Resource().Schedule(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.ResourceSchedule) graphql.Marshaler {
@@ -33607,8 +33764,8 @@ func (ec *executionContext) fieldContextIn_Resource_schedule(_ context.Context, 
 		Parent:     fc.Parent,
 		Object:     "Resource",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: inline.ChildOf(&ec.children[childResourceSchedule], func() inline.ChildFunc {
 			return func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 				return ec.childFields_ResourceSchedule(ctx, field)
@@ -43410,20 +43567,100 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "taxes":
-			out.Values[i] = ec._Invoice_taxes(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Invoice_taxes, out)
+				continue
 			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Invoice_taxes)
+				continue
+			}
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Invoice_taxes(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
 		case "currencyCode":
 			out.Values[i] = ec._Invoice_currencyCode(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "baseAmounts":
-			out.Values[i] = ec._Invoice_baseAmounts(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Invoice_baseAmounts, out)
+				continue
 			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Invoice_baseAmounts)
+				continue
+			}
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Invoice_baseAmounts(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
 		case "companyRef":
 			out.Values[i] = ec._Invoice_companyRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -43490,20 +43727,140 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "company":
-			out.Values[i] = ec._Invoice_company(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Invoice_company, out)
+				continue
 			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Invoice_company)
+				continue
+			}
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Invoice_company(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
 		case "customer":
-			out.Values[i] = ec._Invoice_customer(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Invoice_customer, out)
+				continue
 			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Invoice_customer)
+				continue
+			}
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Invoice_customer(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
 		case "customerAddress":
-			out.Values[i] = ec._Invoice_customerAddress(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Invoice_customerAddress, out)
+				continue
 			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Invoice_customerAddress)
+				continue
+			}
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Invoice_customerAddress(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
 		case "customerName":
 			out.Values[i] = ec._Invoice_customerName(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -43585,20 +43942,140 @@ func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, 
 			}
 
 		case "payments":
-			out.Values[i] = ec._Invoice_payments(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Invoice_payments, out)
+				continue
 			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Invoice_payments)
+				continue
+			}
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Invoice_payments(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
 		case "transaction":
-			out.Values[i] = ec._Invoice_transaction(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Invoice_transaction, out)
+				continue
 			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Invoice_transaction)
+				continue
+			}
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Invoice_transaction(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
 		case "user":
-			out.Values[i] = ec._Invoice_user(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Invoice_user, out)
+				continue
 			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Invoice_user)
+				continue
+			}
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Invoice_user(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
 		case "creditNotes":
 			if inlineTable.Inline(field.Field, field.IsDeferred()) {
 				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Invoice_creditNotes, out)
@@ -48202,10 +48679,50 @@ func (ec *executionContext) _Resource(ctx context.Context, sel ast.SelectionSet,
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "image":
-			out.Values[i] = ec._Resource_image(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Resource_image, out)
+				continue
 			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Resource_image)
+				continue
+			}
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Resource_image(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
 		case "type":
 			out.Values[i] = ec._Resource_type(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -48247,45 +48764,365 @@ func (ec *executionContext) _Resource(ctx context.Context, sel ast.SelectionSet,
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "autoRelease":
-			out.Values[i] = ec._Resource_autoRelease(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Resource_autoRelease, out)
+				continue
 			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Resource_autoRelease)
+				continue
+			}
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Resource_autoRelease(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
 		case "checkIn":
-			out.Values[i] = ec._Resource_checkIn(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Resource_checkIn, out)
+				continue
 			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Resource_checkIn)
+				continue
+			}
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Resource_checkIn(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
 		case "confirmationEmail":
-			out.Values[i] = ec._Resource_confirmationEmail(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Resource_confirmationEmail, out)
+				continue
 			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Resource_confirmationEmail)
+				continue
+			}
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Resource_confirmationEmail(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
 		case "credits":
-			out.Values[i] = ec._Resource_credits(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Resource_credits, out)
+				continue
 			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Resource_credits)
+				continue
+			}
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Resource_credits(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
 		case "money":
-			out.Values[i] = ec._Resource_money(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Resource_money, out)
+				continue
 			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Resource_money)
+				continue
+			}
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Resource_money(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
 		case "dynamicPricing":
-			out.Values[i] = ec._Resource_dynamicPricing(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Resource_dynamicPricing, out)
+				continue
 			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Resource_dynamicPricing)
+				continue
+			}
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Resource_dynamicPricing(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
 		case "duration":
-			out.Values[i] = ec._Resource_duration(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Resource_duration, out)
+				continue
 			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Resource_duration)
+				continue
+			}
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Resource_duration(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
 		case "externalCalendar":
-			out.Values[i] = ec._Resource_externalCalendar(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Resource_externalCalendar, out)
+				continue
 			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Resource_externalCalendar)
+				continue
+			}
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Resource_externalCalendar(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
 		case "accessVendor1GroupRef":
 			out.Values[i] = ec._Resource_accessVendor1GroupRef(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -48312,15 +49149,95 @@ func (ec *executionContext) _Resource(ctx context.Context, sel ast.SelectionSet,
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "plans":
-			out.Values[i] = ec._Resource_plans(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Resource_plans, out)
+				continue
 			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Resource_plans)
+				continue
+			}
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Resource_plans(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
 		case "schedule":
-			out.Values[i] = ec._Resource_schedule(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			if inlineTable.Inline(field.Field, field.IsDeferred()) {
+				out.Values[i] = runInline(ec, ctx, field, obj, (*executionContext)._Resource_schedule, out)
+				continue
 			}
+			if !field.IsDeferred() {
+				later.add(i, (*executionContext)._Resource_schedule)
+				continue
+			}
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Resource_schedule(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -51105,8 +52022,14 @@ func (ec *executionContext) marshalNInvoiceItem2ᚖgithubᚗcomᚋworkspacenet�
 	return ec._InvoiceItem(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNInvoicePayment2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoicePayment(ctx context.Context, sel ast.SelectionSet, v restclient.InvoicePayment) graphql.Marshaler {
-	return ec._InvoicePayment(ctx, sel, &v)
+func (ec *executionContext) marshalNInvoicePayment2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoicePayment(ctx context.Context, sel ast.SelectionSet, v *restclient.InvoicePayment) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._InvoicePayment(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNItemSummary2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐItemSummary(ctx context.Context, sel ast.SelectionSet, v restclient.ItemSummary) graphql.Marshaler {
@@ -51288,6 +52211,16 @@ func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.S
 
 func (ec *executionContext) marshalNTax2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTax(ctx context.Context, sel ast.SelectionSet, v restclient.Tax) graphql.Marshaler {
 	return ec._Tax(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNTax2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTax(ctx context.Context, sel ast.SelectionSet, v *restclient.Tax) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Tax(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNTransaction2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionᚄ(ctx context.Context, sel ast.SelectionSet, v []*restclient.Transaction) graphql.Marshaler {
@@ -51997,14 +52930,14 @@ func (ec *executionContext) marshalOInvoiceItemTicket2ᚖgithubᚗcomᚋworkspac
 	return ec._InvoiceItemTicket(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOInvoicePayment2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoicePaymentᚄ(ctx context.Context, sel ast.SelectionSet, v []restclient.InvoicePayment) graphql.Marshaler {
+func (ec *executionContext) marshalOInvoicePayment2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoicePaymentᚄ(ctx context.Context, sel ast.SelectionSet, v []*restclient.InvoicePayment) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNInvoicePayment2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoicePayment(ctx, sel, v[i])
+		return ec.marshalNInvoicePayment2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoicePayment(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -52682,6 +53615,25 @@ func (ec *executionContext) marshalOTax2ᚕgithubᚗcomᚋworkspacenetᚋfacade�
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNTax2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTax(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalOTax2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTaxᚄ(ctx context.Context, sel ast.SelectionSet, v []*restclient.Tax) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := inlineTable.MarshalSlice(ctx, sel, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTax2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTax(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {

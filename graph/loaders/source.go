@@ -17,7 +17,8 @@ import (
 // NextPageToken; a filter's CreateDate ends are UTC without a monotonic
 // clock reading, so equal options compare equal.
 type Source interface {
-	// Resource returns GET /resources/v1/{id}.
+	// Resource returns GET /resources/v1/{id}; read its objects through
+	// Complete.
 	Resource(ctx context.Context, id string) (*restclient.Resource, error)
 	// Event returns GET /events/v1/{id}.
 	Event(ctx context.Context, id string) (*restclient.Event, error)
@@ -33,7 +34,7 @@ type Source interface {
 	// unknown), as Product does.
 	ProductInLocation(ctx context.Context, locationID, id string) (*restclient.Product, error)
 	// Invoice returns GET /billing/invoices/v1/{id}/items: the invoice and
-	// its items.
+	// its items; read its objects, arrays and items through Complete.
 	Invoice(ctx context.Context, id string) (*restclient.InvoiceItems, error)
 	// Comments returns GET /feed/posts/v1/{id}/comments.
 	Comments(ctx context.Context, postID string) ([]*restclient.Comment, error)
@@ -58,9 +59,10 @@ type Upstream struct {
 	Client *restclient.Client
 }
 
-// Resource calls GET /resources/v1/{id}.
+// Resource calls GET /resources/v1/{id}, decoding the resource's objects on
+// first read (GetResourceLazily).
 func (u Upstream) Resource(ctx context.Context, id string) (*restclient.Resource, error) {
-	return value(u.Client.Resources.GetResource(ctx, id))
+	return value(u.Client.Resources.GetResourceLazily(ctx, id))
 }
 
 // Event calls GET /events/v1/{id}.
@@ -83,9 +85,10 @@ func (u Upstream) ProductsInLocation(ctx context.Context, locationID string) ([]
 	return value(u.Client.Shop.ListProducts(ctx, &restclient.ProductListOptions{LocationRef: locationID}))
 }
 
-// Invoice calls GET /billing/invoices/v1/{id}/items.
+// Invoice calls GET /billing/invoices/v1/{id}/items, decoding the invoice's
+// objects and arrays and the items on first read (ListInvoiceItemsLazily).
 func (u Upstream) Invoice(ctx context.Context, id string) (*restclient.InvoiceItems, error) {
-	return value(u.Client.Billing.ListInvoiceItems(ctx, id))
+	return value(u.Client.Billing.ListInvoiceItemsLazily(ctx, id))
 }
 
 // Comments calls GET /feed/posts/v1/{id}/comments.

@@ -75,6 +75,11 @@ var nonBlocking = []string{
 	"Redemption.location", "Resource.location", "Transaction.location",
 	"Visit.location", "VisitRequest.location",
 	"CreditNote.lines", "Invoice.items",
+	"Invoice.baseAmounts", "Invoice.company", "Invoice.customer", "Invoice.customerAddress",
+	"Invoice.payments", "Invoice.taxes", "Invoice.transaction", "Invoice.user",
+	"Resource.image", "Resource.autoRelease", "Resource.checkIn", "Resource.confirmationEmail",
+	"Resource.credits", "Resource.money", "Resource.dynamicPricing", "Resource.duration",
+	"Resource.externalCalendar", "Resource.plans", "Resource.schedule",
 	"InvoiceItem.booking", "InvoiceItem.order", "InvoiceItem.ticket",
 	"Transaction.booking", "Transaction.order", "Transaction.ticket",
 }

@@ -7,7 +7,14 @@
 //
 // Usage (from restclient's directory, by go generate):
 //
-//	go run ./internal/jsongen -o decode_gen.go Root...
+//	go run ./internal/jsongen -o decode_gen.go [-lazy T,...] Root...
+//
+// -lazy names struct types that also get a lazy decoder (lazy_<Type>): it
+// decodes their scalar fields as dec_<Type> does and validates every other
+// field's value (objects, arrays, json.RawMessage) without decoding it,
+// except a pointer to another -lazy type, decoded lazily in turn; it sets
+// d.deferred when it left a value undecoded. A root among them also gets
+// fastWholeLazy and parseOneLazy.
 //
 // It refuses field types it has no decoder for, embedded fields, two json
 // names of one struct equal under case folding, types with their own
@@ -61,22 +68,32 @@ type gen struct {
 	methods  map[string][]string // type -> method names
 	fields   map[string][]field
 	order    []string // generated struct types, sorted
+	lazy     map[string]bool
 }
 
 func main() {
 	out := flag.String("o", "decode_gen.go", "output file")
+	lazy := flag.String("lazy", "", "comma-separated types that also get a lazy decoder")
 	flag.Parse()
 	roots := flag.Args()
 	if len(roots) == 0 {
 		log.Fatal("jsongen: name at least one root type")
 	}
-	g := &gen{structs: map[string]*ast.StructType{}, strTypes: map[string]bool{}, methods: map[string][]string{}, fields: map[string][]field{}}
+	g := &gen{structs: map[string]*ast.StructType{}, strTypes: map[string]bool{}, methods: map[string][]string{}, fields: map[string][]field{}, lazy: map[string]bool{}}
 	if err := g.load(".", filepath.Base(*out)); err != nil {
 		log.Fatal(err)
 	}
 	for _, r := range roots {
 		if err := g.visit(r); err != nil {
 			log.Fatal(err)
+		}
+	}
+	if *lazy != "" {
+		for _, t := range strings.Split(*lazy, ",") {
+			if _, ok := g.fields[t]; !ok {
+				log.Fatalf("jsongen: -lazy %s: not a type reached from the roots", t)
+			}
+			g.lazy[t] = true
 		}
 	}
 	slices.Sort(g.order)
@@ -345,34 +362,61 @@ func (g *gen) emit(roots []string) []byte {
 	}
 	p("}\n\n")
 	for _, n := range g.order {
-		g.emitStruct(&b, n)
+		g.emitStruct(&b, n, false)
+		if g.lazy[n] {
+			g.emitStruct(&b, n, true)
+		}
 	}
 	for _, r := range roots {
 		p("var hints_%s_one, hints_%[1]s_list, hints_%[1]s_whole slabHints\n\n", r)
 		p("func (*%s) fastOne(key string) parseFunc {\n\treturn fastParseOne(key, &hints_%[1]s_one, (*decoder).new_%[1]s, (*decoder).dec_%[1]s)\n}\n\n", r)
 		p("func (*%s) fastList(key string) parseFunc {\n\treturn fastParseList(key, &hints_%[1]s_list, (*decoder).new_%[1]s, (*decoder).dec_%[1]s)\n}\n\n", r)
 		p("func (v *%s) fastWhole(data []byte) error {\n\treturn fastDecodeWhole(data, &hints_%[1]s_whole, v, (*decoder).dec_%[1]s)\n}\n\n", r)
+		if g.lazy[r] {
+			p("var hints_%s_lazy slabHints\n\n", r)
+			p("func (v *%s) fastWholeLazy(data []byte) (deferred bool, err error) {\n\treturn fastDecodeLazy(data, &hints_%[1]s_lazy, v, (*decoder).lazy_%[1]s)\n}\n\n", r)
+			p("var hints_%s_lazy_one slabHints\n\n", r)
+			p("func (*%s) parseOneLazy(key string, data []byte) (*%[1]s, bool, error) {\n\treturn parseOneDeferred(data, key, &hints_%[1]s_lazy_one, (*decoder).new_%[1]s, (*decoder).lazy_%[1]s)\n}\n\n", r)
+		}
 	}
 	p("var _ = unsafe.Pointer(nil)\n")
 	return b.Bytes()
 }
 
-func (g *gen) emitStruct(b *bytes.Buffer, n string) {
+// emitStruct writes dec_<n> (and new_<n>, fold_<n>), or lazy_<n> when lazy.
+func (g *gen) emitStruct(b *bytes.Buffer, n string, lazy bool) {
 	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	fs := g.fields[n]
-	p("func (d *decoder) new_%s() *%[1]s { return d.a.%[1]s.one(d, slab_%[1]s) }\n\n", n)
-	p("var fold_%s = [...]string{", n)
-	for i, f := range fs {
-		if i > 0 {
-			p(", ")
+	fn := "dec_" + n
+	if lazy {
+		fn = "lazy_" + n
+		p("// lazy_%s is dec_%[1]s that validates, without decoding, the values of\n// the fields that are not scalars (a -lazy type's are decoded lazily).\n", n)
+	} else {
+		p("func (d *decoder) new_%s() *%[1]s { return d.a.%[1]s.one(d, slab_%[1]s) }\n\n", n)
+		p("var fold_%s = [...]string{", n)
+		for i, f := range fs {
+			if i > 0 {
+				p(", ")
+			}
+			p("%q", f.json)
 		}
-		p("%q", f.json)
+		p("}\n\n")
+		p("// dec_%s decodes an object into *v (null: unchanged).\n", n)
 	}
-	p("}\n\n")
-	p("// dec_%s decodes an object into *v (null: unchanged).\nfunc (d *decoder) dec_%[1]s(v *%[1]s) {\n", n)
+	p("func (d *decoder) %s(v *%s) {\n", fn, n)
 	p("\tif !d.objStart() {\n\t\treturn\n\t}\n\tfor {\n\t\tk := d.key()\n\tagain:\n\t\tswitch k {\n")
 	for _, f := range fs {
 		p("\t\tcase %q:\n", f.json)
+		if lazy {
+			switch {
+			case f.kind == kPStruct && g.lazy[f.elem]:
+				p("\t\t\tif d.null() {\n\t\t\t\tv.%s = nil\n\t\t\t} else {\n\t\t\t\tif v.%[1]s == nil {\n\t\t\t\t\tv.%[1]s = d.new_%[2]s()\n\t\t\t\t}\n\t\t\t\td.lazy_%[2]s(v.%[1]s)\n\t\t\t}\n", f.goName, f.elem)
+				continue
+			case f.kind == kPStruct || f.kind == kSlice || f.kind == kStrings || f.kind == kPtrSlice || f.kind == kRaw:
+				p("\t\t\td.skip()\n\t\t\td.deferred = true\n")
+				continue
+			}
+		}
 		switch f.kind {
 		case kString:
 			p("\t\t\td.string_(&v.%s)\n", f.goName)
