@@ -22,8 +22,11 @@ import (
 // parent samples each facade process's /proc status (its resident set,
 // anonymous and file-backed) and keeps the sample with the highest RSS;
 // this build's facade child samples its own runtime's memory classes the
-// same way and serves the sample taken at its peak, and its heap profile,
-// on a loopback listener of its own.
+// same way and serves the sample taken at its peak, and its heap and
+// goroutine profiles, on a loopback listener of its own. The peak
+// (BENCHMARKS.md, issue 15) splits into the binary's pages (file-backed:
+// they grow with the code linked in and run), the heap up to the
+// collector's goal (internal/gctune) and the goroutines' stacks.
 
 // facadeMemEnv, set to "1", makes the facade child sample its memory and
 // serve it (facadeHello.MemURL).
