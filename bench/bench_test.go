@@ -22,10 +22,11 @@ func TestSuiteCallsEqualMinimum(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	memPrefix := filepath.Join(t.TempDir(), "mem")
 	res, err := Run(ctx, Config{
 		Scale: 1, Latencies: []time.Duration{0}, Conc: []int{2}, Sweep: []int{1, 2}, Waits: []time.Duration{0},
 		Dur: time.Millisecond, MinN: 2, CostDur: time.Millisecond, CostMinN: 2, Child: true,
-		Load: LoadCPU{Dur: 20 * time.Millisecond, Conc: 2, Tokens: 3},
+		Load: LoadCPU{Dur: 20 * time.Millisecond, Conc: 2, Tokens: 3, Mem: true, MemProfile: memPrefix},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -78,6 +79,26 @@ func TestSuiteCallsEqualMinimum(t *testing.T) {
 	for _, r := range res.Load.Runs {
 		if r.N < r.Conc || r.Errors > 0 || r.Facade != "this build" {
 			t.Errorf("under load: %+v", r)
+		}
+	}
+	// -load-mem: the facade's resident set at its peak, its runtime's
+	// memory classes, its profiles halfway through a run.
+	if m := res.Load.PeakProc["this build"]; m.RSS <= 0 || m.Anon <= 0 || m.File <= 0 || m.Anon+m.File > m.RSS+1024 {
+		t.Errorf("this build's resident set at its peak: %+v", m)
+	}
+	if m := res.Load.PeakRuntime; m == nil || m.Proc.RSS <= 0 || m.HeapObjects == 0 || m.Stacks == 0 || m.Total < m.HeapObjects+m.Stacks || m.Goroutines == 0 {
+		t.Errorf("this build's runtime at its peak: %+v", m)
+	}
+	if b, err := os.ReadFile(memPrefix + ".resource.one.goroutine.txt"); err != nil || !strings.HasPrefix(string(b), "goroutine profile: total ") {
+		t.Errorf("goroutines under load: %v %.100q", err, b)
+	}
+	if f, err := os.Open(memPrefix + ".feed.per-request.heap.pprof"); err != nil {
+		t.Error(err)
+	} else {
+		p, err := profile.Parse(f)
+		f.Close()
+		if err != nil || p.SampleType[len(p.SampleType)-1].Type != "inuse_space" {
+			t.Errorf("heap profile under load: %v", err)
 		}
 	}
 	if res.FacadeRSSKB <= 0 || res.UpstreamRSSKB <= 0 {

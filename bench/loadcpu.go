@@ -46,7 +46,8 @@ const (
 
 // facadeHello is the one line a facade child writes once it listens.
 type facadeHello struct {
-	URL string `json:"url"`
+	URL    string `json:"url"`
+	MemURL string `json:"memUrl,omitempty"` // with facadeMemEnv: serveMemPeak's
 }
 
 // maybeServeFacade runs the facade child mode when facadeEnv is set and
@@ -79,7 +80,14 @@ func maybeServeFacade() bool {
 		defer pf.Close()
 		defer pprof.StopCPUProfile()
 	}
-	if err := childproc.Announce(facadeHello{URL: f.url}); err != nil {
+	hello := facadeHello{URL: f.url}
+	if os.Getenv(facadeMemEnv) == "1" {
+		if hello.MemURL, err = serveMemPeak(ctx, new(memPeak)); err != nil {
+			fmt.Fprintln(os.Stderr, "bench facade:", err)
+			os.Exit(1)
+		}
+	}
+	if err := childproc.Announce(hello); err != nil {
 		fmt.Fprintln(os.Stderr, "bench facade:", err)
 		os.Exit(1)
 	}
@@ -93,6 +101,10 @@ func maybeServeFacade() bool {
 type LoadResult struct {
 	Runs      []LoadCPURun     `json:"runs"`
 	PeakRSSKB map[string]int64 `json:"peakRssKB"` // by facade
+	// With LoadCPU.Mem: each facade's resident set at its peak, and this
+	// build's runtime memory classes at its own.
+	PeakProc    map[string]procMem `json:"peakProc,omitempty"`
+	PeakRuntime *runtimeMem        `json:"peakRuntime,omitempty"`
 }
 
 // LoadCPURun is one query against one facade under a closed-loop load;
@@ -112,6 +124,10 @@ type LoadCPU struct {
 	Tokens  int           // credentials minted for the "per request" runs
 	Compare []string      // facade program binaries measured beside this build
 	Profile string        // CPU profile of this build's facade process over all runs; "" for none
+	Mem     bool          // break each facade's peak RSS down (loadmem.go; the sampling adds a little CPU)
+	// MemProfile, with Mem, is the prefix of the profiles of this build's
+	// facade taken halfway through each of its runs (fetchProfiles).
+	MemProfile string
 }
 
 // loadQueries are the suite's queries measured under load (not the
@@ -143,8 +159,12 @@ func runLoadCPU(ctx context.Context, cfg Config, up *upstream, who http.Header, 
 		}
 	}()
 	var h facadeHello
+	memEnv := ""
+	if lc.Mem {
+		memEnv = "1"
+	}
 	child, err := childproc.StartSelf(&h, time.Minute, nil, facadeEnv+"="+up.url,
-		facadeGCEnv+"="+strconv.Itoa(cfg.GCThresholdMiB), facadeProfileEnv+"="+lc.Profile)
+		facadeGCEnv+"="+strconv.Itoa(cfg.GCThresholdMiB), facadeProfileEnv+"="+lc.Profile, facadeMemEnv+"="+memEnv)
 	if err != nil {
 		return nil, err
 	}
@@ -155,6 +175,16 @@ func runLoadCPU(ctx context.Context, cfg Config, up *upstream, who http.Header, 
 			return nil, fmt.Errorf("%s: %w", bin, err)
 		}
 		facades = append(facades, facade{bin, newGQLClient(url, who), proc})
+	}
+	peaks := procPeaks{peak: map[int]procMem{}}
+	if lc.Mem {
+		var pids []int
+		for _, f := range facades {
+			pids = append(pids, f.proc.Pid)
+		}
+		wctx, stop := context.WithCancel(ctx)
+		defer stop()
+		go peaks.watch(wctx, pids)
 	}
 	nid := who.Get("service-network-id")
 	out := &LoadResult{PeakRSSKB: map[string]int64{}}
@@ -177,7 +207,19 @@ func runLoadCPU(ctx context.Context, cfg Config, up *upstream, who http.Header, 
 					return err
 				}
 				closedLoop(ctx, lc.Conc, 0, 2*lc.Conc, cpu, build, send) // warm-up: connections, caches, heap
+				// This build's profiles, halfway through its run.
+				var profiled chan error
+				if lc.MemProfile != "" && f.proc == child {
+					prefix := fmt.Sprintf("%s.%s.%s", lc.MemProfile, q.Name, strings.ReplaceAll(variant, " ", "-"))
+					profiled = make(chan error, 1)
+					time.AfterFunc(lc.Dur/2, func() { profiled <- fetchProfiles(h.MemURL, prefix) })
+				}
 				r := LoadCPURun{Facade: f.name, Query: q.Name, Tokens: variant, LatRun: closedLoop(ctx, lc.Conc, lc.Dur, 1, cpu, build, send)}
+				if profiled != nil {
+					if err := <-profiled; err != nil {
+						return nil, fmt.Errorf("profiles of %s under load: %w", q.Name, err)
+					}
+				}
 				r.LatencyMs = ms(lc.Latency)
 				cfg.logf("load      %-9s %-12s %-20s c=%d lat=%v cpu/req=%.3fms qps=%.0f p50=%.2fms n=%d err=%d %s", q.Name, variant, f.name, lc.Conc, lc.Latency, r.CPUMsPerQ, r.QPS, r.P50Ms, r.N, r.Errors, r.FirstErr)
 				if r.N == 0 {
@@ -189,6 +231,17 @@ func runLoadCPU(ctx context.Context, cfg Config, up *upstream, who http.Header, 
 	}
 	for _, f := range facades {
 		out.PeakRSSKB[f.name] = peakRSSKB(strconv.Itoa(f.proc.Pid))
+	}
+	if lc.Mem {
+		out.PeakProc = map[string]procMem{}
+		for _, f := range facades {
+			out.PeakProc[f.name] = peaks.of(f.proc.Pid)
+		}
+		m, err := fetchMemPeak(h.MemURL)
+		if err != nil {
+			return nil, fmt.Errorf("this build's memory at its peak: %w", err)
+		}
+		out.PeakRuntime = &m
 	}
 	return out, nil
 }
@@ -310,5 +363,6 @@ func loadTable(res *LoadResult) string {
 		fmt.Fprintf(&b, " %s %.1f MiB", name, float64(res.PeakRSSKB[name])/1024)
 	}
 	b.WriteString(".\n")
+	b.WriteString(memLines(res))
 	return b.String()
 }

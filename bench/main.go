@@ -101,6 +101,8 @@ func run(args []string) error {
 	loadTokens := fs.Int("load-tokens", 2000, "access tokens minted for the under-load runs with a new token per request (used in turn)")
 	loadCompare := fs.String("load-compare", "", "comma-separated facade program binaries (go build -o bin . at another commit) measured beside this build under load")
 	loadProfile := fs.String("load-cpuprofile", "", "write a CPU profile of this build's facade process over all the under-load runs to this file")
+	loadMem := fs.Bool("load-mem", false, "break each facade process's peak RSS under load down: resident set (anonymous, file) of each, this build's runtime memory classes at its peak (loadmem.go)")
+	loadMemProfile := fs.String("load-memprofile", "", "with -load-mem: halfway through each run, write this build's facade's heap profile to <prefix>.<query>.<tokens>.heap.pprof and its goroutines to <prefix>.<query>.<tokens>.goroutine.txt")
 	loadOnly := fs.Bool("load-only", false, "run only the under-load measurement (for the queries of -only); prints a table, writes no file")
 	fs.BoolVar(&withMetrics, "metrics", false, "record the facade's Prometheus metrics (internal/metrics) during every run, to measure their overhead")
 	if err := fs.Parse(args); err != nil {
@@ -128,7 +130,8 @@ func run(args []string) error {
 	fmt.Fprintln(os.Stderr, "garbage collector:", gctune.Start(*gcThreshold, os.Getenv))
 	cfg := Config{Scale: *scale, Dur: *dur, MinN: *minN, CostDur: *costDur, CostMinN: 20, RealDur: *realDur, RefreshRounds: *refresh, Child: !*inProcess, Log: os.Stderr,
 		CostOnly: *costOnly, BatchedOnly: *batchedOnly, CostRounds: *costRounds, CPUProfile: *cpuProfile, MemProfile: *memProfile,
-		Load: LoadCPU{Dur: *loadDur, Conc: *loadConc, Latency: *loadLat, Tokens: max(*loadTokens, 1), Profile: *loadProfile}, LoadOnly: *loadOnly, GCThresholdMiB: *gcThreshold}
+		Load: LoadCPU{Dur: *loadDur, Conc: *loadConc, Latency: *loadLat, Tokens: max(*loadTokens, 1), Profile: *loadProfile,
+			Mem: *loadMem || *loadMemProfile != "", MemProfile: *loadMemProfile}, LoadOnly: *loadOnly, GCThresholdMiB: *gcThreshold}
 	if *loadCompare != "" {
 		cfg.Load.Compare = strings.Split(*loadCompare, ",")
 	}

@@ -29,18 +29,18 @@ func TestStart(t *testing.T) {
 	defer Start(0, env())
 
 	// A live heap of a few MiB under a 64 MiB threshold: the next
-	// collection waits for 5 times the live heap (the most allowed).
+	// collection waits for 3 times the live heap (the most allowed).
 	if got := Start(64, env()); !strings.Contains(got, "64 MiB") {
 		t.Errorf("Start(64) = %q", got)
 	}
 	runtime.GC()
 	runtime.GC() // the tuner runs after a collection, from a finalizer
-	for i := 0; i < 100 && gcPercent() != 500; i++ {
+	for i := 0; i < 100 && gcPercent() != maxGCPercent; i++ {
 		runtime.Gosched()
 		runtime.GC()
 	}
-	if p := gcPercent(); p != 500 {
-		t.Fatalf("GOGC after collections with a small live heap = %d, want 500", p)
+	if p := gcPercent(); p != maxGCPercent {
+		t.Fatalf("GOGC after collections with a small live heap = %d, want %d", p, maxGCPercent)
 	}
 
 	// A live heap over half the threshold: Go's default, never less.
