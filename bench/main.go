@@ -102,6 +102,8 @@ func run(args []string) error {
 	loadCompare := fs.String("load-compare", "", "comma-separated facade program binaries (go build -o bin . at another commit) measured beside this build under load")
 	loadProfile := fs.String("load-cpuprofile", "", "write a CPU profile of this build's facade process over all the under-load runs to this file")
 	loadOnly := fs.Bool("load-only", false, "run only the under-load measurement (for the queries of -only); prints a table, writes no file")
+	critN := fs.Int("critpath-n", 20, "traced requests of each query's critical-path decomposition (batched, concurrency 1, every latency); 0 skips it")
+	critOnly := fs.Bool("critpath-only", false, "measure only the critical-path decomposition (for the queries of -only, at the latencies of -latency); prints a table, writes no file")
 	fs.BoolVar(&withMetrics, "metrics", false, "record the facade's Prometheus metrics (internal/metrics) during every run, to measure their overhead")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -128,9 +130,13 @@ func run(args []string) error {
 	fmt.Fprintln(os.Stderr, "garbage collector:", gctune.Start(*gcThreshold, os.Getenv))
 	cfg := Config{Scale: *scale, Dur: *dur, MinN: *minN, CostDur: *costDur, CostMinN: 20, RealDur: *realDur, RefreshRounds: *refresh, Child: !*inProcess, Log: os.Stderr,
 		CostOnly: *costOnly, BatchedOnly: *batchedOnly, CostRounds: *costRounds, CPUProfile: *cpuProfile, MemProfile: *memProfile,
-		Load: LoadCPU{Dur: *loadDur, Conc: *loadConc, Latency: *loadLat, Tokens: max(*loadTokens, 1), Profile: *loadProfile}, LoadOnly: *loadOnly, GCThresholdMiB: *gcThreshold}
+		Load: LoadCPU{Dur: *loadDur, Conc: *loadConc, Latency: *loadLat, Tokens: max(*loadTokens, 1), Profile: *loadProfile}, LoadOnly: *loadOnly, GCThresholdMiB: *gcThreshold,
+		CritPathN: *critN, CritPathOnly: *critOnly}
 	if *loadCompare != "" {
 		cfg.Load.Compare = strings.Split(*loadCompare, ",")
+	}
+	if cfg.CritPathOnly && cfg.CritPathN <= 0 {
+		return fmt.Errorf("-critpath-only needs -critpath-n > 0")
 	}
 	if cfg.LoadOnly && cfg.Load.Dur <= 0 {
 		return fmt.Errorf("-load-only needs -load-dur > 0")
@@ -177,6 +183,10 @@ func run(args []string) error {
 	res.Command = strings.TrimSpace("go run ./bench " + strings.Join(args, " "))
 	if cfg.LoadOnly {
 		fmt.Print(loadTable(res.Load))
+		return nil
+	}
+	if cfg.CritPathOnly {
+		fmt.Print(critPathTable(res))
 		return nil
 	}
 	if cfg.CostOnly || cfg.Only != nil || cfg.BatchedOnly {

@@ -58,7 +58,9 @@ func startFacadeWith(upstreamURL, mode string, lc loaders.Config, bc budget.Conf
 	if withMetrics {
 		cfg.MetricsAddr = "127.0.0.1:0"
 	}
-	cfg.Upstream, cfg.Playground = upstreamURL, false
+	// The call report is on for requests asking for it (X-Upstream-Trace:
+	// 1): only the critical-path runs do.
+	cfg.Upstream, cfg.Playground, cfg.UpstreamTrace = upstreamURL, false, "on"
 	cfg.Budget, cfg.CacheTTL = bc, cacheTTL
 	cfg.Graph.Loaders = lc
 	isNaive := mode == modeNaive
