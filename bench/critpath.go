@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -38,7 +39,7 @@ func (c tracedCall) end() float64 { return c.Start + c.Dur }
 
 // Decomp is one request's time, split (ms).
 type Decomp struct {
-	Total float64 `json:"totalMs"` // as the bench's client measured it
+	Total float64 `json:"totalMs"` // sending the request to the answer's last byte at the bench's client
 	// CritPath is the longest chain of dependent upstream calls by their
 	// measured durations; Own = Total - CritPath is the time the facade
 	// (and the HTTP exchange with the bench's client) added to it.
@@ -47,8 +48,8 @@ type Decomp struct {
 	// Before is the facade handler's start to its first upstream call;
 	// Between, on the chain of calls that ends with the last answer, the
 	// time from each answer to the start of the call that needed it;
-	// After, the last answer to the response at the bench's client (with
-	// the request's way in before the handler started). Own - Before -
+	// After, the last answer to the response's last byte at the bench's
+	// client (with the request's way in before the handler started). Own - Before -
 	// Between - After is what remains: a first call of that chain that
 	// started after the first call, less the critical path's excess over
 	// that chain.
@@ -84,15 +85,7 @@ func decompose(total float64, cs []tracedCall, deps map[string]RouteDeps) Decomp
 		return d
 	}
 	cs = slices.Clone(cs)
-	slices.SortStableFunc(cs, func(a, b tracedCall) int {
-		switch {
-		case a.Start < b.Start:
-			return -1
-		case a.Start > b.Start:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(cs, func(a, b tracedCall) int { return cmp.Compare(a.Start, b.Start) })
 	cp := make([]float64, len(cs)) // longest chain ending with call i
 	parent := make([]int, len(cs)) // -1: none
 	for i, c := range cs {
@@ -154,9 +147,12 @@ func decompose(total float64, cs []tracedCall, deps map[string]RouteDeps) Decomp
 }
 
 // matchTimings fills the calls' server times from the REST service's log of
-// the same request: per route, the calls in the order they started and the
-// logged requests in the order they arrived. A route whose counts differ is
-// left unmatched.
+// the same request: per route, the calls in the order their answers came
+// and the logged requests in the order the service finished them (arrival
+// plus sleep plus handler time). Completion order, not start order: calls
+// that start together reach the service in any order, while each answer
+// comes after the service finished it. A route whose counts differ is left
+// unmatched.
 func matchTimings(cs []tracedCall, ts []hooks.Timing) {
 	byRoute := map[string][]hooks.Timing{}
 	for _, t := range ts {
@@ -166,21 +162,14 @@ func matchTimings(cs []tracedCall, ts []hooks.Timing) {
 	for i, c := range cs {
 		idx[c.Route] = append(idx[c.Route], i)
 	}
+	done := func(t hooks.Timing) time.Time { return t.Arrived.Add(t.Slept + t.Handled) }
 	for route, is := range idx {
 		logged := byRoute[route]
 		if len(logged) != len(is) {
 			continue
 		}
-		slices.SortStableFunc(is, func(a, b int) int {
-			if cs[a].Start < cs[b].Start {
-				return -1
-			}
-			if cs[a].Start > cs[b].Start {
-				return 1
-			}
-			return 0
-		})
-		slices.SortStableFunc(logged, func(a, b hooks.Timing) int { return a.Arrived.Compare(b.Arrived) })
+		slices.SortStableFunc(is, func(a, b int) int { return cmp.Compare(cs[a].end(), cs[b].end()) })
+		slices.SortStableFunc(logged, func(a, b hooks.Timing) int { return done(a).Compare(done(b)) })
 		for k, i := range is {
 			cs[i].Slept, cs[i].Handled, cs[i].known = ms(logged[k].Slept), ms(logged[k].Handled), true
 		}
@@ -288,10 +277,7 @@ func critPathRun(ctx context.Context, up *upstream, c *gqlclient.Client, q *benc
 		if err := up.ResetStats(); err != nil {
 			return nil, err
 		}
-		body := requestBody(q)
-		t0 := time.Now()
-		r, err := c.PostBody(ctx, "application/json", body, header)
-		total := time.Since(t0)
+		r, total, err := exchange(ctx, c, requestBody(q), header)
 		if _, err := dataOf(r, err); err != nil {
 			return nil, err
 		}
@@ -367,7 +353,7 @@ func critPathSection(w func(string, ...any), res *Results, lat float64) {
 	w("and the REST service's timing log (`restserver/hooks`, `GET /_bench/timings`) gives the same call's injected sleep, as it actually slept, and its handler's time after it. ")
 	w("Per request: the **measured path** is the longest chain of dependent calls (a call waits for the earliest answer, among the routes whose answers name its key, that came before it started) by their durations; ")
 	w("**own** = total − measured path, the time the facade and the HTTP exchange with the bench's client added, of which **before** is the facade handler's start to its first call, ")
-	w("**between** the time from each answer to the call that needed it on the chain that ends with the last answer, and **after** the last answer to the response at the client (with the request's way in). ")
+	w("**between** the time from each answer to the call that needed it on the chain that ends with the last answer, and **after** the last answer to the response's last byte at the client (with the request's way in). ")
 	w("The measured path splits into the REST service's **sleep** (the injected latency and the timer's and scheduler's overshoot), its **handler** time, and the **client** rest: both ways over loopback, the facade reading and decoding the answers, goroutine wake-ups. ")
 	w("Medians per column over the requests, so a row need not add up.\n\n")
 	w("| query | requests | calls | total | bound | measured path | own | before | between | after | path: sleep | path: handler | path: client |\n")

@@ -60,21 +60,23 @@ func TestDecomposeFollowsDependencies(t *testing.T) {
 	}
 }
 
-// TestMatchTimingsByRouteAndOrder: per route, the calls in start order take
-// the logged requests in arrival order; a route whose counts differ stays
-// unmatched.
-func TestMatchTimingsByRouteAndOrder(t *testing.T) {
+// TestMatchTimingsByRouteAndCompletion: per route, the calls in the order
+// their answers came take the logged requests in the order the service
+// finished them, whatever order they arrived in; a route whose counts
+// differ stays unmatched.
+func TestMatchTimingsByRouteAndCompletion(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	cs := []tracedCall{{Route: "A", Start: 5}, {Route: "A", Start: 1}, {Route: "B", Start: 0}}
+	cs := []tracedCall{{Route: "A", Start: 0, Dur: 40}, {Route: "A", Start: 1, Dur: 22}, {Route: "B", Start: 0, Dur: 21}}
 	matchTimings(cs, []hooks.Timing{
-		{Route: "A", Arrived: t0.Add(2 * time.Millisecond), Slept: 20 * time.Millisecond, Handled: 2 * time.Millisecond},
-		{Route: "A", Arrived: t0, Slept: 21 * time.Millisecond, Handled: time.Millisecond},
+		// Arrived first, finished last (waited for the database).
+		{Route: "A", Arrived: t0, Slept: 20 * time.Millisecond, Handled: 18 * time.Millisecond},
+		{Route: "A", Arrived: t0.Add(time.Millisecond), Slept: 20 * time.Millisecond, Handled: time.Millisecond},
 	})
-	if c := cs[1]; !c.known || c.Slept != 21 || c.Handled != 1 {
-		t.Errorf("first A call: %+v", c)
+	if c := cs[1]; !c.known || c.Slept != 20 || c.Handled != 1 {
+		t.Errorf("the call answered first: %+v", c)
 	}
-	if c := cs[0]; !c.known || c.Slept != 20 || c.Handled != 2 {
-		t.Errorf("second A call: %+v", c)
+	if c := cs[0]; !c.known || c.Slept != 20 || c.Handled != 18 {
+		t.Errorf("the call answered last: %+v", c)
 	}
 	if cs[2].known {
 		t.Errorf("B matched without a logged request: %+v", cs[2])
