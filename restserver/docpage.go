@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
+
+	"github.com/workspacenet/facade/restclient"
 )
 
 // List pages are written without re-encoding their items: each item is a
@@ -12,11 +14,13 @@ import (
 // document again: most of the time of a 100-transaction page.)
 
 // jsonAppender is a response body that appends its own JSON encoding
-// (writeJSON uses it instead of encoding/json). It must write exactly what
-// json.Marshal would (TestDocPagesEncodeAsMarshal).
+// (writeJSON uses it instead of encoding/json).
 type jsonAppender interface {
-	appendJSON(b []byte) []byte
+	appendJSON(b []byte) ([]byte, error)
 }
+
+// The list pages write exactly what json.Marshal would
+// (TestDocPagesEncodeAsMarshal).
 
 // appendDocPage appends {"<key>":[docs...],"nextPageToken":next,
 // "searchQueryNext":searchNext}, the tokens only when set: the encoding of
@@ -33,14 +37,7 @@ func appendDocPage(b []byte, key string, docs []json.RawMessage, next, searchNex
 	if docs == nil {
 		b = append(b, "null"...)
 	} else {
-		b = append(b, '[')
-		for i, d := range docs {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, d...)
-		}
-		b = append(b, ']')
+		b = appendDocs(b, docs)
 	}
 	b = appendToken(b, "nextPageToken", next)
 	b = appendToken(b, "searchQueryNext", searchNext)
@@ -66,18 +63,69 @@ func appendToken(b []byte, name, value string) []byte {
 	return strconv.AppendQuote(b, value)
 }
 
-func (p transactionsPage) appendJSON(b []byte) []byte {
-	return appendDocPage(b, "transactions", p.Transactions, p.NextPageToken, "")
+func (p transactionsPage) appendJSON(b []byte) ([]byte, error) {
+	return appendDocPage(b, "transactions", p.Transactions, p.NextPageToken, ""), nil
 }
 
-func (p ordersPage) appendJSON(b []byte) []byte {
-	return appendDocPage(b, "orders", p.Orders, p.NextPageToken, "")
+func (p ordersPage) appendJSON(b []byte) ([]byte, error) {
+	return appendDocPage(b, "orders", p.Orders, p.NextPageToken, ""), nil
 }
 
-func (p creditNotesPage) appendJSON(b []byte) []byte {
-	return appendDocPage(b, "creditNotes", p.CreditNotes, p.NextPageToken, p.SearchQueryNext)
+func (p creditNotesPage) appendJSON(b []byte) ([]byte, error) {
+	return appendDocPage(b, "creditNotes", p.CreditNotes, p.NextPageToken, p.SearchQueryNext), nil
 }
 
-func (p redemptionsPage) appendJSON(b []byte) []byte {
-	return appendDocPage(b, "redemptions", p.Redemptions, p.NextPageToken, p.SearchQueryNext)
+func (p redemptionsPage) appendJSON(b []byte) ([]byte, error) {
+	return appendDocPage(b, "redemptions", p.Redemptions, p.NextPageToken, p.SearchQueryNext), nil
+}
+
+// invoiceItemsBody is the answer of GET /billing/invoices/v1/{id}/items:
+// {"invoice": the invoice with "items" (its items) and "itemsCount",
+// "invoiceItems": its items}. The items are written as stored, twice,
+// instead of decoded and encoded twice; the invoice is encoded without
+// them and they are added as its last member. The same JSON as encoding
+// the invoice with its items decoded, up to the order of the invoice's
+// members (TestInvoiceItemsBodyAsBefore).
+type invoiceItemsBody struct {
+	invoice *restclient.Invoice // Items nil
+	items   []json.RawMessage
+}
+
+func (v invoiceItemsBody) appendJSON(b []byte) ([]byte, error) {
+	inv, err := json.Marshal(v.invoice)
+	if err != nil {
+		return nil, err
+	}
+	n := len(inv) + 64
+	for _, d := range v.items {
+		n += 2*len(d) + 2
+	}
+	b = slices.Grow(b, n)
+	b = append(b, `{"invoice":`...)
+	if len(v.items) == 0 { // "items" is omitted when empty
+		b = append(b, inv...)
+	} else {
+		b = append(b, inv[:len(inv)-1]...) // without its closing brace
+		if len(inv) > 2 {
+			b = append(b, ',')
+		}
+		b = append(b, `"items":`...)
+		b = appendDocs(b, v.items)
+		b = append(b, '}')
+	}
+	b = append(b, `,"invoiceItems":`...)
+	b = appendDocs(b, v.items)
+	return append(b, '}'), nil
+}
+
+// appendDocs appends docs as a JSON array ([] for none).
+func appendDocs(b []byte, docs []json.RawMessage) []byte {
+	b = append(b, '[')
+	for i, d := range docs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, d...)
+	}
+	return append(b, ']')
 }

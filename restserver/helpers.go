@@ -33,8 +33,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		b   []byte
 		err error
 	)
-	if a, ok := v.(jsonAppender); ok { // a list page (docpage.go)
-		b = a.appendJSON(nil)
+	if a, ok := v.(jsonAppender); ok { // stored documents as they are (docpage.go)
+		b, err = a.appendJSON(nil)
 	} else {
 		b, err = json.Marshal(v)
 	}
