@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -26,7 +27,7 @@ func TestSuiteCallsEqualMinimum(t *testing.T) {
 	res, err := Run(ctx, Config{
 		Scale: 1, Latencies: []time.Duration{0}, Conc: []int{2}, Sweep: []int{1, 2}, Waits: []time.Duration{0},
 		Dur: time.Millisecond, MinN: 2, CostDur: time.Millisecond, CostMinN: 2, Child: true,
-		Load: LoadCPU{Dur: 20 * time.Millisecond, Conc: 2, Tokens: 3, Mem: true, MemProfile: memPrefix},
+		Load: LoadCPU{Dur: 20 * time.Millisecond, Conc: 2, Tokens: 3, Mem: true, MemProfile: memPrefix}, CritPathN: 2,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -59,6 +60,27 @@ func TestSuiteCallsEqualMinimum(t *testing.T) {
 					t.Errorf("%s %s: run %+v", q.Name, mode, r)
 				}
 			}
+		}
+	}
+	// The critical-path decomposition: every traced request reported the
+	// minimum calls, each matched to the REST service's timing log.
+	for _, q := range res.Queries {
+		cp := q.Modes[modeBatched].CritPath["0"]
+		if cp == nil || cp.N != 2 || len(cp.Requests) != 2 {
+			t.Errorf("%s: critical path %+v", q.Name, cp)
+			continue
+		}
+		for _, d := range cp.Requests {
+			if d.Calls != q.MinCalls || !d.Matched || d.CritPath <= 0 {
+				t.Errorf("%s: decomposition %+v, want %d calls matched", q.Name, d, q.MinCalls)
+			}
+		}
+		n := 0
+		for _, r := range cp.ByRoute {
+			n += r.Calls
+		}
+		if n != 2*q.MinCalls {
+			t.Errorf("%s: %d calls by route, want %d", q.Name, n, 2*q.MinCalls)
 		}
 	}
 	if totalBatched >= totalNaive {
@@ -125,7 +147,7 @@ func TestSuiteCallsEqualMinimum(t *testing.T) {
 	}
 	b, _ := os.ReadFile(md)
 	s := string(b)
-	for _, want := range []string{"prose before", "prose after", "| dashboard |", "Δ CPU", "feed", "## Facade under load", "| orders | per request | this build |"} {
+	for _, want := range []string{"prose before", "prose after", "| dashboard |", "Δ CPU", "feed", "## Facade under load", "| orders | per request | this build |", "## Where the time goes", "| p50 − measured path |", "| feed | `GET /transactions/money/v1` |"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("BENCHMARKS.md lacks %q", want)
 		}
@@ -137,16 +159,25 @@ func TestSuiteCallsEqualMinimum(t *testing.T) {
 
 func TestNeedsKeepEarliestRound(t *testing.T) {
 	n := needs{}
-	n.add(routeInvoice, "a", 3)
-	n.add(routeInvoice, "a", 1)
-	n.add(routeResource, "r", 2)
-	n.add(routeResource, "r", 2)
-	n.add(routeTransactions, "", 1)
+	n.add(routeInvoice, "a", 3, routeCreditNotes)
+	n.add(routeInvoice, "a", 1, "")
+	n.add(routeResource, "r", 2, routeTransactions)
+	n.add(routeResource, "r", 2, routeInvoice)
+	n.add(routeTransactions, "", 1, "")
 	if n.Calls() != 3 || n.Rounds() != 2 {
 		t.Fatalf("calls %d rounds %d, want 3 and 2", n.Calls(), n.Rounds())
 	}
 	if got := n.ByRoute(); got[routeInvoice] != 1 || got[routeResource] != 1 || got[routeTransactions] != 1 {
 		t.Fatalf("by route %v", got)
+	}
+	// The invoice's round-3 parent is forgotten with its round; both of
+	// the resource's round-2 parents are kept.
+	deps := n.Deps()
+	if d := deps[routeInvoice]; !d.Root || len(d.From) != 0 {
+		t.Errorf("invoice deps %+v, want root only", d)
+	}
+	if d := deps[routeResource]; d.Root || !slices.Equal(d.From, []string{routeInvoice, routeTransactions}) {
+		t.Errorf("resource deps %+v, want from the invoice and the transactions", d)
 	}
 }
 

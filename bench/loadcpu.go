@@ -202,9 +202,10 @@ func runLoadCPU(ctx context.Context, cfg Config, up *upstream, who http.Header, 
 			for _, f := range facades {
 				cpu := func() time.Duration { return procCPU(f.proc.Pid) }
 				build := func() []byte { return body }
-				send := func(ctx context.Context, body []byte) error {
-					_, err := dataOf(f.gql.PostBody(ctx, "application/json", body, header()))
-					return err
+				send := func(ctx context.Context, body []byte) (time.Duration, error) {
+					r, took, err := exchange(ctx, f.gql, body, header())
+					_, err = dataOf(r, err)
+					return took, err
 				}
 				closedLoop(ctx, lc.Conc, 0, 2*lc.Conc, cpu, build, send) // warm-up: connections, caches, heap
 				// This build's profiles, halfway through its run.

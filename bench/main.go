@@ -104,6 +104,8 @@ func run(args []string) error {
 	loadMem := fs.Bool("load-mem", false, "break each facade process's peak RSS under load down: resident set (anonymous, file) of each, this build's runtime memory classes at its peak (loadmem.go)")
 	loadMemProfile := fs.String("load-memprofile", "", "with -load-mem: halfway through each run, write this build's facade's heap profile to <prefix>.<query>.<tokens>.heap.pprof and its goroutines to <prefix>.<query>.<tokens>.goroutine.txt")
 	loadOnly := fs.Bool("load-only", false, "run only the under-load measurement (for the queries of -only); prints a table, writes no file")
+	critN := fs.Int("critpath-n", 20, "traced requests of each query's critical-path decomposition (batched, concurrency 1, every latency); 0 skips it")
+	critOnly := fs.Bool("critpath-only", false, "measure only the critical-path decomposition (for the queries of -only, at the latencies of -latency); prints a table, writes no file")
 	fs.BoolVar(&withMetrics, "metrics", false, "record the facade's Prometheus metrics (internal/metrics) during every run, to measure their overhead")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -131,9 +133,13 @@ func run(args []string) error {
 	cfg := Config{Scale: *scale, Dur: *dur, MinN: *minN, CostDur: *costDur, CostMinN: 20, RealDur: *realDur, RefreshRounds: *refresh, Child: !*inProcess, Log: os.Stderr,
 		CostOnly: *costOnly, BatchedOnly: *batchedOnly, CostRounds: *costRounds, CPUProfile: *cpuProfile, MemProfile: *memProfile,
 		Load: LoadCPU{Dur: *loadDur, Conc: *loadConc, Latency: *loadLat, Tokens: max(*loadTokens, 1), Profile: *loadProfile,
-			Mem: *loadMem || *loadMemProfile != "", MemProfile: *loadMemProfile}, LoadOnly: *loadOnly, GCThresholdMiB: *gcThreshold}
+			Mem: *loadMem || *loadMemProfile != "", MemProfile: *loadMemProfile}, LoadOnly: *loadOnly, GCThresholdMiB: *gcThreshold,
+		CritPathN: *critN, CritPathOnly: *critOnly}
 	if *loadCompare != "" {
 		cfg.Load.Compare = strings.Split(*loadCompare, ",")
+	}
+	if cfg.CritPathOnly && cfg.CritPathN <= 0 {
+		return fmt.Errorf("-critpath-only needs -critpath-n > 0")
 	}
 	if cfg.LoadOnly && cfg.Load.Dur <= 0 {
 		return fmt.Errorf("-load-only needs -load-dur > 0")
@@ -180,6 +186,10 @@ func run(args []string) error {
 	res.Command = strings.TrimSpace("go run ./bench " + strings.Join(args, " "))
 	if cfg.LoadOnly {
 		fmt.Print(loadTable(res.Load))
+		return nil
+	}
+	if cfg.CritPathOnly {
+		fmt.Print(critPathTable(res))
 		return nil
 	}
 	if cfg.CostOnly || cfg.Only != nil || cfg.BatchedOnly {

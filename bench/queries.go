@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -27,15 +28,31 @@ const (
 // needs is what a query needed from the upstream, computed from the data it
 // returned: each distinct thing (route + key) with the earliest dependent
 // round that can fetch it (1 = needs only the query's arguments, 2 = needs
-// an object of round 1, ...). Its size is the minimum number of upstream
-// calls; its deepest round is the critical path.
-type needs map[string]int
+// an object of round 1, ...) and the routes whose answers name it at that
+// round. Its size is the minimum number of upstream calls; its deepest round
+// is the critical path.
+type needs map[string]need
 
-func (n needs) add(route, key string, round int) {
+type need struct {
+	round int
+	from  []string // routes whose answers name the key; none at round 1
+}
+
+// add records that route's key can be fetched at round, once an answer of
+// route from (at round-1; "" at round 1) named it.
+func (n needs) add(route, key string, round int, from string) {
 	k := route + "\x00" + key
-	if r, ok := n[k]; !ok || round < r {
-		n[k] = round
+	old, ok := n[k]
+	switch {
+	case !ok || round < old.round:
+		old = need{round: round}
+	case round > old.round:
+		return
 	}
+	if from != "" && !slices.Contains(old.from, from) {
+		old.from = append(old.from, from)
+	}
+	n[k] = old
 }
 
 // Calls is the minimum number of upstream calls.
@@ -45,7 +62,7 @@ func (n needs) Calls() int { return len(n) }
 func (n needs) Rounds() int {
 	m := 0
 	for _, r := range n {
-		m = max(m, r)
+		m = max(m, r.round)
 	}
 	return m
 }
@@ -58,6 +75,34 @@ func (n needs) ByRoute() map[string]int64 {
 		out[route]++
 	}
 	return out
+}
+
+// Deps returns, per route, what its calls may wait for: whether some key
+// of it needs only the query's arguments (Root) and the routes whose
+// answers name its other keys (From, sorted).
+func (n needs) Deps() map[string]RouteDeps {
+	out := map[string]RouteDeps{}
+	for k, v := range n {
+		route, _, _ := strings.Cut(k, "\x00")
+		d := out[route]
+		if len(v.from) == 0 {
+			d.Root = true
+		}
+		for _, f := range v.from {
+			if !slices.Contains(d.From, f) {
+				d.From = append(d.From, f)
+			}
+		}
+		slices.Sort(d.From)
+		out[route] = d
+	}
+	return out
+}
+
+// RouteDeps is what the calls of one route may wait for (needs.Deps).
+type RouteDeps struct {
+	Root bool     `json:"root,omitempty"` // a key needs only the query's arguments
+	From []string `json:"from,omitempty"` // routes whose answers name a key
 }
 
 // benchQuery is one query of the suite.
@@ -121,21 +166,21 @@ func dashboardNeeds(data json.RawMessage) (needs, error) {
 		return nil, fmt.Errorf("no location in %.200s", data)
 	}
 	n := needs{}
-	n.add(routeProducts, l.ID, 1)
-	n.add(routeOrders, "", 1)
-	n.add(routeTransactions, "", 1)
-	n.add(routeCreditNotes, "", 1)
+	n.add(routeProducts, l.ID, 1, "")
+	n.add(routeOrders, "", 1, "")
+	n.add(routeTransactions, "", 1, "")
+	n.add(routeCreditNotes, "", 1, "")
 	for _, o := range l.Orders.Nodes {
 		if o.Product != nil {
-			n.add(routeProducts, o.LocationRef, 2)
+			n.add(routeProducts, o.LocationRef, 2, routeOrders)
 		}
 	}
 	for _, t := range l.Transactions.Nodes {
-		t.addNeeds(n, 2)
+		t.addNeeds(n, 2, routeTransactions)
 	}
 	for _, c := range l.CreditNotes.Nodes {
 		if c.Invoice != nil {
-			n.add(routeInvoice, c.Invoice.ID, 2)
+			n.add(routeInvoice, c.Invoice.ID, 2, routeCreditNotes)
 		}
 	}
 	return n, nil
@@ -157,20 +202,21 @@ type txNode struct {
 	Invoice *ref `json:"invoice"`
 }
 
-// addNeeds adds what t's selected links need, at round.
-func (t txNode) addNeeds(n needs, round int) {
+// addNeeds adds what t's selected links need, at round, named by an answer
+// of route from.
+func (t txNode) addNeeds(n needs, round int, from string) {
 	if t.Booking != nil && t.Booking.Resource != nil {
-		n.add(routeResource, t.Booking.Resource.ID, round)
+		n.add(routeResource, t.Booking.Resource.ID, round, from)
 	}
 	if t.Order != nil && (t.Order.Product != nil || t.Order.Option != nil) {
 		// The product, and its options, come with the location's product list.
-		n.add(routeProducts, t.LocationRef, round)
+		n.add(routeProducts, t.LocationRef, round, from)
 	}
 	if t.Ticket != nil && t.Ticket.Event != nil {
-		n.add(routeEvent, t.Ticket.Event.ID, round)
+		n.add(routeEvent, t.Ticket.Event.ID, round, from)
 	}
 	if t.Invoice != nil {
-		n.add(routeInvoice, t.Invoice.ID, round)
+		n.add(routeInvoice, t.Invoice.ID, round, from)
 	}
 }
 
@@ -208,17 +254,17 @@ func invoiceNeeds(data json.RawMessage) (needs, error) {
 		return nil, fmt.Errorf("no invoice in %.200s", data)
 	}
 	n := needs{}
-	n.add(routeInvoice, d.Invoice.ID, 1)
+	n.add(routeInvoice, d.Invoice.ID, 1, "")
 	for _, it := range d.Invoice.Items {
 		if it.Booking != nil && it.Booking.Resource != nil {
-			n.add(routeResource, it.Booking.Resource.ID, 2)
+			n.add(routeResource, it.Booking.Resource.ID, 2, routeInvoice)
 		}
 	}
-	n.add(routeCreditNotes, "", 2)
+	n.add(routeCreditNotes, "", 2, routeInvoice)
 	for _, c := range d.Invoice.CreditNotes.Nodes {
 		for _, l := range c.Lines {
 			if l.Invoice != nil || l.InvoiceItem != nil {
-				n.add(routeInvoice, l.InvoiceRef, 3)
+				n.add(routeInvoice, l.InvoiceRef, 3, routeCreditNotes)
 			}
 		}
 	}
@@ -252,9 +298,9 @@ func feedNeeds(data json.RawMessage) (needs, error) {
 	}
 	n := needs{}
 	// first > 100 would follow pages; 100 is one upstream page.
-	n.add(routeTransactions, "", 1)
+	n.add(routeTransactions, "", 1, "")
 	for _, e := range d.Transactions.Edges {
-		e.Node.addNeeds(n, 2)
+		e.Node.addNeeds(n, 2, routeTransactions)
 	}
 	return n, nil
 }
@@ -279,7 +325,7 @@ func threadNeeds(data json.RawMessage) (needs, error) {
 	}
 	n := needs{}
 	// Parents and replies are in the post's comment list: no other call.
-	n.add(routeComments, "", 1)
+	n.add(routeComments, "", 1, "")
 	return n, nil
 }
 
@@ -303,9 +349,9 @@ func bookingNeeds(data json.RawMessage) (needs, error) {
 		return nil, fmt.Errorf("no booking in %.200s", data)
 	}
 	n := needs{}
-	n.add(routeCreateBook, d.CreateBooking.Booking.ID, 1)
+	n.add(routeCreateBook, d.CreateBooking.Booking.ID, 1, "")
 	if r := d.CreateBooking.Booking.Resource; r != nil {
-		n.add(routeResource, r.ID, 2)
+		n.add(routeResource, r.ID, 2, routeCreateBook)
 	}
 	return n, nil
 }
@@ -323,7 +369,7 @@ func resourceNeeds(data json.RawMessage) (needs, error) {
 		return nil, fmt.Errorf("no resource in %.200s", data)
 	}
 	n := needs{}
-	n.add(routeResource, d.Resource.ID, 1)
+	n.add(routeResource, d.Resource.ID, 1, "")
 	return n, nil
 }
 
@@ -352,10 +398,10 @@ func ordersNeeds(data json.RawMessage) (needs, error) {
 		return nil, fmt.Errorf("no orders in %.200s", data)
 	}
 	n := needs{}
-	n.add(routeOrders, "", 1)
+	n.add(routeOrders, "", 1, "")
 	for _, o := range d.Orders.Nodes {
 		if o.Product != nil {
-			n.add(routeProducts, o.LocationRef, 2)
+			n.add(routeProducts, o.LocationRef, 2, routeOrders)
 		}
 	}
 	return n, nil

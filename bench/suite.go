@@ -47,6 +47,11 @@ type Config struct {
 	// alone (for the queries of Only).
 	Load     LoadCPU
 	LoadOnly bool
+	// CritPathN is the traced requests of each query's critical-path
+	// decomposition (critpath.go), batched, at every latency; 0 skips it.
+	// CritPathOnly measures only that (no load runs nor cost).
+	CritPathN    int
+	CritPathOnly bool
 	// GCThresholdMiB is the facade's garbage collector pacing
 	// (internal/gctune), applied to the facade child of the load runs.
 	GCThresholdMiB int
@@ -83,13 +88,15 @@ type Results struct {
 
 // QueryResult is one query of the suite.
 type QueryResult struct {
-	Name       string                 `json:"name"`
-	Title      string                 `json:"title"`
-	Text       string                 `json:"text"`
-	MinCalls   int                    `json:"minCalls"`
-	MinByRoute map[string]int64       `json:"minByRoute"`
-	Rounds     int                    `json:"rounds"`
-	Modes      map[string]*ModeResult `json:"modes"`
+	Name       string           `json:"name"`
+	Title      string           `json:"title"`
+	Text       string           `json:"text"`
+	MinCalls   int              `json:"minCalls"`
+	MinByRoute map[string]int64 `json:"minByRoute"`
+	Rounds     int              `json:"rounds"`
+	// Deps is what each route's calls may wait for (needs.Deps).
+	Deps  map[string]RouteDeps   `json:"deps,omitempty"`
+	Modes map[string]*ModeResult `json:"modes"`
 }
 
 // ModeResult is one query in one facade mode.
@@ -98,6 +105,9 @@ type ModeResult struct {
 	CallsByRoute map[string]int64 `json:"callsByRoute"`
 	Runs         []LatRun         `json:"runs"`
 	Cost         *Cost            `json:"cost,omitempty"`
+	// CritPath is the critical-path decomposition (batched mode), by
+	// latency (ms, as text).
+	CritPath map[string]*CritPath `json:"critPath,omitempty"`
 }
 
 // WaitResult is the dashboard at one loader batch wait.
@@ -198,7 +208,24 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 						f.close()
 						return nil, fmt.Errorf("%s: minimum: %w", q.Name, err)
 					}
-					qr.MinCalls, qr.MinByRoute, qr.Rounds = n.Calls(), n.ByRoute(), n.Rounds()
+					qr.MinCalls, qr.MinByRoute, qr.Rounds, qr.Deps = n.Calls(), n.ByRoute(), n.Rounds(), n.Deps()
+				}
+				if mode == modeBatched && cfg.CritPathN > 0 && !cfg.CostOnly {
+					cp, err := critPathRun(ctx, up, c, q, qr.Deps, cfg.CritPathN)
+					if err != nil {
+						f.close()
+						return nil, fmt.Errorf("%s critical path (%v): %w", q.Name, lat, err)
+					}
+					if mr.CritPath == nil {
+						mr.CritPath = map[string]*CritPath{}
+					}
+					mr.CritPath[latKey(lat)] = cp
+					d := cp.Median
+					cfg.logf("%-9s %-7s lat=%-5v critical path (median of %d): total=%.2fms path=%.2fms own=%+.2fms before=%.2f between=%.2f after=%.2f; path: slept=%.2f handler=%.2f client=%.2f",
+						q.Name, mode, lat, cp.N, d.Total, d.CritPath, d.Own, d.Before, d.Between, d.After, d.Slept, d.Handled, d.Client)
+				}
+				if cfg.CritPathOnly {
+					continue
 				}
 				for _, conc := range cfg.Conc {
 					if cfg.CostOnly {
@@ -224,7 +251,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		}
 	}
 
-	if cfg.CostOnly || cfg.Only != nil { // a partial run: no sweep or scenarios
+	if cfg.CostOnly || cfg.CritPathOnly || cfg.Only != nil { // a partial run: no sweep or scenarios
 		res.FacadeRSSKB = peakRSSKB("self")
 		res.ElapsedSec = time.Since(began).Seconds()
 		return res, nil

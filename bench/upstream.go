@@ -69,8 +69,10 @@ type upstream struct {
 func (u *upstream) Close() error { return u.close() }
 
 // benchControl adds the bench's controls in front of the REST service's
-// handler: PUT /_bench/latency?d= (every route) and PUT /_bench/ratelimit?n=
-// (requests per second per client, 0 = off).
+// handler: PUT /_bench/latency?d= (every route), PUT /_bench/ratelimit?n=
+// (requests per second per client, 0 = off), and PUT /_bench/timings?on=
+// (true/false) with GET /_bench/timings (hooks.Timings: each request's
+// injected sleep and handler time since the last DELETE /_stats).
 func benchControl(h *hooks.Hooks) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		mux := http.NewServeMux()
@@ -93,6 +95,19 @@ func benchControl(h *hooks.Hooks) func(http.Handler) http.Handler {
 			}
 			h.SetRateLimit(hooks.RateLimit{PerSecond: n})
 			w.WriteHeader(http.StatusNoContent)
+		})
+		mux.HandleFunc("PUT /_bench/timings", func(w http.ResponseWriter, r *http.Request) {
+			on, err := strconv.ParseBool(r.URL.Query().Get("on"))
+			if err != nil {
+				http.Error(w, "bad on", http.StatusBadRequest)
+				return
+			}
+			h.RecordTimings(on)
+			w.WriteHeader(http.StatusNoContent)
+		})
+		mux.HandleFunc("GET /_bench/timings", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(h.Timings())
 		})
 		return mux
 	}
@@ -171,6 +186,34 @@ func (u *upstream) SetRateLimit(n int) error {
 		return fmt.Errorf("set rate limit: %s", resp.Status)
 	}
 	return nil
+}
+
+// RecordTimings turns the upstream's timing log on or off.
+func (u *upstream) RecordTimings(on bool) error {
+	req, _ := http.NewRequest(http.MethodPut, u.url+"/_bench/timings?on="+strconv.FormatBool(on), nil)
+	resp, err := u.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		return fmt.Errorf("record timings: %s", resp.Status)
+	}
+	return nil
+}
+
+// Timings returns the upstream's timing log since the last ResetStats.
+func (u *upstream) Timings() ([]hooks.Timing, error) {
+	var ts []hooks.Timing
+	resp, err := u.hc.Get(u.url + "/_bench/timings")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("timings: %s", resp.Status)
+	}
+	return ts, json.NewDecoder(resp.Body).Decode(&ts)
 }
 
 // Stats returns the per-route counters since the last ResetStats.

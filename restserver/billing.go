@@ -79,7 +79,7 @@ func (s *Server) getInvoiceItems(r *http.Request, c *caller) (int, any, error) {
 	if err != nil {
 		return 0, nil, notFound(err, "invoice not found")
 	}
-	inv.Items = items
+	inv.Items = nil // stored apart: invoiceItemsBody writes them
 	inv.ItemsCount = new(float64(len(items)))
-	return http.StatusOK, map[string]any{"invoice": inv, "invoiceItems": items}, nil
+	return http.StatusOK, invoiceItemsBody{invoice: inv, items: items}, nil
 }

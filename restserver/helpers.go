@@ -29,7 +29,15 @@ const maxBodyBytes = 1 << 20
 
 // writeJSON writes v as JSON with the given status.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
+	var (
+		b   []byte
+		err error
+	)
+	if a, ok := v.(jsonAppender); ok { // stored documents as they are (docpage.go)
+		b, err = a.appendJSON(nil)
+	} else {
+		b, err = json.Marshal(v)
+	}
 	if err != nil {
 		status = http.StatusInternalServerError
 		b = []byte(`{"message":"internal error","type":"internal"}`)

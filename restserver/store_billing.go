@@ -101,22 +101,16 @@ func persistCreditNote(ctx context.Context, q querier, network string, now time.
 	return updateDoc(ctx, q, "invoices", network, *note.InvoiceRef, inv)
 }
 
-// invoiceWithItems returns invoice id of network with its items in invoice
-// order; errNotFound when there is no such invoice.
-func (s *store) invoiceWithItems(ctx context.Context, network, id string) (*restclient.Invoice, []restclient.InvoiceItem, error) {
+// invoiceWithItems returns invoice id of network and its items' documents
+// in invoice order; errNotFound when there is no such invoice.
+func (s *store) invoiceWithItems(ctx context.Context, network, id string) (*restclient.Invoice, []json.RawMessage, error) {
 	var inv restclient.Invoice
 	if err := getDoc(ctx, s.read, "invoices", network, id, &inv); err != nil {
 		return nil, nil, err
 	}
-	raw, err := docs(ctx, s.read, `SELECT doc FROM invoice_items WHERE network_id = ? AND invoice_id = ? ORDER BY position, rowid`, network, id)
+	items, err := docs(ctx, s.read, `SELECT doc FROM invoice_items WHERE network_id = ? AND invoice_id = ? ORDER BY position, rowid`, network, id)
 	if err != nil {
 		return nil, nil, err
-	}
-	items := make([]restclient.InvoiceItem, len(raw))
-	for i, d := range raw {
-		if err := json.Unmarshal(d, &items[i]); err != nil {
-			return nil, nil, err
-		}
 	}
 	return &inv, items, nil
 }

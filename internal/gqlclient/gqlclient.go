@@ -101,6 +101,20 @@ func (c *Client) PostBody(ctx context.Context, contentType string, body []byte, 
 	return c.send(hr, header)
 }
 
+// PostRaw is PostBody without decoding: the status, header and body of the
+// answer, read to its last byte. A caller timing the exchange alone (the
+// benchmark) decodes afterwards with Decode.
+func (c *Client) PostRaw(ctx context.Context, contentType string, body []byte, header http.Header) (int, http.Header, []byte, error) {
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	if contentType != "" {
+		hr.Header.Set("Content-Type", contentType)
+	}
+	return c.exchange(hr, header)
+}
+
 // Get sends req as a GET with the query string of the GraphQL-over-HTTP spec.
 func (c *Client) Get(ctx context.Context, req Request, header http.Header) (*Response, error) {
 	q := url.Values{}
@@ -138,6 +152,15 @@ func (c *Client) Get(ctx context.Context, req Request, header http.Header) (*Res
 func (c *Client) Do(hr *http.Request) (*Response, error) { return c.send(hr, nil) }
 
 func (c *Client) send(hr *http.Request, header http.Header) (*Response, error) {
+	status, h, raw, err := c.exchange(hr, header)
+	if err != nil {
+		return nil, err
+	}
+	return Decode(status, h, raw)
+}
+
+// exchange sends hr with c.Header and header added and reads the answer.
+func (c *Client) exchange(hr *http.Request, header http.Header) (int, http.Header, []byte, error) {
 	for _, h := range []http.Header{c.Header, header} {
 		for k, vs := range h {
 			hr.Header.Del(k)
@@ -152,14 +175,14 @@ func (c *Client) send(hr *http.Request, header http.Header) (*Response, error) {
 	}
 	resp, err := hc.Do(hr)
 	if err != nil {
-		return nil, err
+		return 0, nil, nil, err
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, err
+		return 0, nil, nil, err
 	}
-	return Decode(resp.StatusCode, resp.Header, raw)
+	return resp.StatusCode, resp.Header, raw, nil
 }
 
 // Decode decodes an answer the caller already holds (a handler's recorded

@@ -85,6 +85,21 @@ func TestClientMethods(t *testing.T) {
 		t.Errorf("PostBody sent %+v", s)
 	}
 
+	// PostRaw: the same exchange, the answer undecoded; Decode gives what
+	// PostBody would have.
+	status, h, raw, err := c.PostRaw(ctx, "application/json", []byte("raw"), http.Header{"X-Extra": {"z"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status != http.StatusAccepted || h.Get("X-Seen") != "1" {
+		t.Errorf("PostRaw answer %d %v", status, h)
+	}
+	if r, err := Decode(status, h, raw); err != nil {
+		t.Error(err)
+	} else if s := decodeSeen(t, r); s.Method != "POST" || s.ContentType != "application/json" || s.Body != "raw" || s.Auth != "Bearer client" || !slices.Equal(s.Extra, []string{"z"}) {
+		t.Errorf("PostRaw sent %+v", s)
+	}
+
 	r, err = c.Get(ctx, req, nil)
 	if err != nil {
 		t.Fatal(err)

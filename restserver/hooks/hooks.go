@@ -129,6 +129,7 @@ type Hooks struct {
 	rng      *rand.Rand
 	rates    rates   // the per-client rate limit and one-second counters
 	seen     seenLog // trace headers of the requests (traceparent.go)
+	timings  timingLog
 
 	// sleep waits d or until ctx ends, returning ctx.Err() in that case;
 	// replaced in tests.
@@ -259,8 +260,8 @@ func (h *Hooks) Total() int64 {
 	return h.total
 }
 
-// Reset sets every counter to zero: requests and injected faults.
-// Latencies and faults are kept.
+// Reset sets every counter to zero: requests and injected faults; and
+// empties the logs (Seen, Timings). Latencies and faults are kept.
 func (h *Hooks) Reset() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -269,6 +270,7 @@ func (h *Hooks) Reset() {
 	h.total = 0
 	h.rates.reset()
 	h.seen.reset()
+	h.timings.reset()
 }
 
 // plan counts a request to route and draws its delay and fault (nil: none).
@@ -305,7 +307,8 @@ func (h *Hooks) plan(route string) (time.Duration, *Fault) {
 // what the client sent), then applies the route's latency and fault (counting
 // the fault as injected under route), then calls next. If the request context
 // ends during the latency, next is not called, nothing is written and no
-// fault is injected.
+// fault is injected. While RecordTimings is on, each request that reaches
+// next is logged with its timing (Timings).
 func (h *Hooks) Wrap(route string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.seen.record(route, r)
@@ -313,6 +316,11 @@ func (h *Hooks) Wrap(route string, next http.Handler) http.Handler {
 		if retryAfter, refused := h.rates.admit(r); refused {
 			h.rates.refuse(w, retryAfter)
 			return
+		}
+		timed := h.timings.on.Load()
+		var arrived time.Time
+		if timed {
+			arrived = time.Now()
 		}
 		if delay > 0 {
 			if err := h.sleep(r.Context(), delay); err != nil {
@@ -324,7 +332,13 @@ func (h *Hooks) Wrap(route string, next http.Handler) http.Handler {
 			injectFault(w, r, *fault)
 			return
 		}
+		if !timed {
+			next.ServeHTTP(w, r)
+			return
+		}
+		woke := time.Now()
 		next.ServeHTTP(w, r)
+		h.timings.record(Timing{Route: route, Arrived: arrived, Slept: woke.Sub(arrived), Handled: time.Since(woke)})
 	})
 }
 
