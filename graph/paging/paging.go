@@ -267,7 +267,9 @@ func (k *Codec) decode(s string) (cursor, error) {
 	if len(s) > maxCursorLen {
 		return c, errCursor
 	}
-	b, err := base64.RawURLEncoding.DecodeString(s)
+	// Strict: the unused low bits of the last character must be zero, so
+	// exactly one string opens to a given cursor.
+	b, err := base64.RawURLEncoding.Strict().DecodeString(s)
 	if err != nil {
 		return c, errCursor
 	}

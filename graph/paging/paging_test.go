@@ -1,6 +1,7 @@
 package paging
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -236,4 +237,38 @@ func FuzzDecodeCursor(f *testing.F) {
 			t.Fatalf("round trip changed %+v to %+v (%v)", c, c2, err)
 		}
 	})
+}
+
+// TestOneStringPerCursor: a cursor's last character carries unused low bits
+// when its length is not a multiple of 3 bytes; a string that differs only
+// there decodes to the same bytes, and must still be refused.
+func TestOneStringPerCursor(t *testing.T) {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	checked := 0
+	for _, limit := range []int{1, 2, 3, 7, 20} {
+		for _, token := range []string{"", "t", "tok", "token-1", "a longer page token"} {
+			c := testCodec.encode(cursor{Scope: scopeHash("s"), Limit: limit, Index: 0, Token: token})
+			if _, err := testCodec.decode(c); err != nil {
+				t.Fatalf("own cursor %q refused: %v", c, err)
+			}
+			want, _ := base64.RawURLEncoding.DecodeString(c)
+			last := c[len(c)-1]
+			for _, r := range alphabet {
+				if byte(r) == last {
+					continue
+				}
+				other := c[:len(c)-1] + string(r)
+				if b, err := base64.RawURLEncoding.DecodeString(other); err != nil || !bytes.Equal(b, want) {
+					continue // a change that alters the bytes: the seal refuses it
+				}
+				checked++
+				if _, err := testCodec.decode(other); err == nil {
+					t.Errorf("cursor %q accepted with its last character %q changed to %q", c, last, r)
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no cursor had unused bits in its last character: the test checks nothing")
+	}
 }
