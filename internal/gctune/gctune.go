@@ -27,6 +27,8 @@ import (
 // runs (BENCHMARKS.md, issue 15): 0 / 48 / 64 MiB gave 3.87 / 3.55 (3.49 in
 // a second run) / 3.46 ms of CPU per dashboard and a saturation peak RSS of
 // 133.9 / 141.8 (151.8) / 149.0 MiB: about 10 % of CPU for 8 to 18 MiB.
+// Those runs let GOGC reach 500; with maxGCPercent at 200 the full run of
+// round 5 peaked at 127.3 MiB (the start of issue 15: 129.3).
 const DefaultThresholdMiB = 48
 
 // maxGCPercent caps GOGC, so that a small live heap does not grow to the
