@@ -72,7 +72,7 @@ func parseResourceLazily(data []byte, method, route string) (*Resource, error) {
 
 // wholeResource decodes data as GetResource does.
 func wholeResource(data []byte) (*Resource, error) {
-	v, _, err := parseOne[Resource]("resource")(data)
+	v, _, err := parseResource(data)
 	if err != nil {
 		return nil, err
 	}

@@ -58,20 +58,18 @@ func (c *fieldCtx) Value(k any) any {
 }
 
 // above returns the first context above c that is not a field's or a list
-// element's: those answer nothing but the field context key (a value, the
-// deadline and cancellation are their parents'), so a lookup from a deep
-// field skips them in one loop instead of a call per level.
+// element's (an element's context is its embedded fieldCtx): those answer
+// nothing but the field context key (a value, the deadline and
+// cancellation are their parents'), so a lookup from a deep field skips
+// them in one loop instead of a call per level.
 func (c *fieldCtx) above() context.Context {
 	p := c.parent
 	for {
-		switch f := p.(type) {
-		case *fieldCtx:
-			p = f.parent
-		case *element:
-			p = f.parent
-		default:
+		f, ok := p.(*fieldCtx)
+		if !ok {
 			return p
 		}
+		p = f.parent
 	}
 }
 

@@ -19,14 +19,10 @@ type Timing struct {
 	Handled time.Duration `json:"handled"`
 }
 
-// maxTimings bounds the requests the timing log keeps (the most recent).
-const maxTimings = 4096
-
 type timingLog struct {
 	on     atomic.Bool
 	mu     sync.Mutex
-	recent []Timing // ring of the last maxTimings requests
-	next   int
+	recent ring[Timing] // the last requests
 }
 
 func (l *timingLog) record(t Timing) {
@@ -35,18 +31,13 @@ func (l *timingLog) record(t Timing) {
 	if !l.on.Load() {
 		return
 	}
-	if len(l.recent) < maxTimings {
-		l.recent = append(l.recent, t)
-		return
-	}
-	l.recent[l.next] = t
-	l.next = (l.next + 1) % maxTimings
+	l.recent.add(t)
 }
 
 func (l *timingLog) reset() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.recent, l.next = nil, 0
+	l.recent.reset()
 }
 
 // RecordTimings turns the timing log on or off (off by default: on, it
@@ -58,7 +49,7 @@ func (h *Hooks) RecordTimings(on bool) {
 	defer l.mu.Unlock()
 	l.on.Store(on)
 	if !on {
-		l.recent, l.next = nil, 0
+		l.recent.reset()
 	}
 }
 
@@ -68,7 +59,5 @@ func (h *Hooks) Timings() []Timing {
 	l := &h.timings
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := make([]Timing, 0, len(l.recent))
-	out = append(out, l.recent[l.next:]...)
-	return append(out, l.recent[:l.next]...)
+	return l.recent.all()
 }

@@ -16,14 +16,9 @@ type Seen struct {
 	Tracestate  string
 }
 
-// maxSeen bounds the requests Seen keeps (the most recent), so a long demo
-// run does not grow without end.
-const maxSeen = 4096
-
 type seenLog struct {
 	mu     sync.Mutex
-	recent []Seen           // ring of the last maxSeen requests
-	next   int              // where the next one goes once recent is full
+	recent ring[Seen]       // the last requests
 	traced map[string]int64 // route -> requests with a traceparent
 }
 
@@ -37,18 +32,13 @@ func (l *seenLog) record(route string, r *http.Request) {
 		}
 		l.traced[route]++
 	}
-	if len(l.recent) < maxSeen {
-		l.recent = append(l.recent, s)
-		return
-	}
-	l.recent[l.next] = s
-	l.next = (l.next + 1) % maxSeen
+	l.recent.add(s)
 }
 
 func (l *seenLog) reset() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.recent, l.next = nil, 0
+	l.recent.reset()
 	clear(l.traced)
 }
 
@@ -58,9 +48,7 @@ func (h *Hooks) Seen() []Seen {
 	l := &h.seen
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := make([]Seen, 0, len(l.recent))
-	out = append(out, l.recent[l.next:]...)
-	return append(out, l.recent[:l.next]...)
+	return l.recent.all()
 }
 
 // Traceparents returns route -> requests that carried a traceparent header

@@ -37,17 +37,17 @@ func TestSeenRecordsTraceHeaders(t *testing.T) {
 		t.Fatalf("/_stats = %s (%v)", rec.Body, err)
 	}
 
-	// Only the most recent maxSeen requests are kept, oldest first.
-	for i := range maxSeen + 3 {
+	// Only the most recent maxRecent requests are kept, oldest first.
+	for i := range maxRecent + 3 {
 		send(fmt.Sprintf("00-%032x-00f067aa0ba902b7-01", i))
 	}
 	seen = h.Seen()
-	if len(seen) != maxSeen || seen[0].Traceparent != fmt.Sprintf("00-%032x-00f067aa0ba902b7-01", 3) ||
-		seen[maxSeen-1].Traceparent != fmt.Sprintf("00-%032x-00f067aa0ba902b7-01", maxSeen+2) {
-		t.Fatalf("after %d requests: %d kept, first %q, last %q", maxSeen+5, len(seen), seen[0].Traceparent, seen[len(seen)-1].Traceparent)
+	if len(seen) != maxRecent || seen[0].Traceparent != fmt.Sprintf("00-%032x-00f067aa0ba902b7-01", 3) ||
+		seen[maxRecent-1].Traceparent != fmt.Sprintf("00-%032x-00f067aa0ba902b7-01", maxRecent+2) {
+		t.Fatalf("after %d requests: %d kept, first %q, last %q", maxRecent+5, len(seen), seen[0].Traceparent, seen[len(seen)-1].Traceparent)
 	}
-	if got := h.Traceparents()[route]; got != maxSeen+4 {
-		t.Fatalf("Traceparents = %d, want %d", got, maxSeen+4)
+	if got := h.Traceparents()[route]; got != maxRecent+4 {
+		t.Fatalf("Traceparents = %d, want %d", got, maxRecent+4)
 	}
 	h.Reset()
 	if len(h.Seen()) != 0 || len(h.Traceparents()) != 0 {
