@@ -85,7 +85,10 @@ type Client struct {
 	// rt is hc's transport when hc is the client's own (newHTTPClient):
 	// attempts call it directly (see roundTrip), asking for gzip themselves
 	// (gzip.go). Nil with WithHTTPClient.
-	rt          http.RoundTripper
+	rt http.RoundTripper
+	// gets sends the GETs when hc is the client's own and no proxy is
+	// configured (fastget.go); nil otherwise.
+	gets        *getPool
 	fixed       *who
 	timeout     time.Duration
 	retry       RetryPolicy
@@ -249,6 +252,7 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 	if c.hc == nil {
 		c.hc = newHTTPClient(c.maxInFlight, c.timeout)
 		c.rt = c.hc.Transport
+		c.gets = newGetPool(u, c.maxInFlight, c.timeout)
 	}
 	c.headerVals = []string{"application/json", c.userAgent, acceptEncoding}
 	c.flights.pool = workers.New(flightIdle)
@@ -617,6 +621,9 @@ func (c *Client) attempt(ctx context.Context, rc call, target string, payload []
 		return nil, nil, err
 	}
 	defer c.slots.release(id)
+	if c.gets != nil && rc.method == http.MethodGet {
+		return c.get(ctx, rc, target, creds)
+	}
 	actx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 
@@ -834,4 +841,7 @@ func doList[T any](ctx context.Context, c *Client, route, id string, q url.Value
 func (c *Client) CloseIdleConnections() {
 	c.flights.pool.StopIdle()
 	c.hc.CloseIdleConnections()
+	if c.gets != nil {
+		c.gets.hc.CloseIdleConnections()
+	}
 }

@@ -22,7 +22,7 @@ import (
 // demo data) must be the client's alone: the test binary re-executes itself
 // with childUpstreamEnv set, and the child serves the service on a loopback
 // port until its stdin closes. Allocations and CPU read in the parent are
-// then the client's (and net/http's) only.
+// then the client's (and its HTTP stack's) only.
 
 const childUpstreamEnv = "RESTCLIENT_TEST_UPSTREAM"
 
@@ -121,7 +121,7 @@ func cpuTime() time.Duration {
 // service in a child process, with a facade-like context: GET
 // /resources/v1/{id} (a ~1 KB body) and a 100-transaction page. cpu-ns/op
 // is this process's CPU per call (the service's is in the child); B/op and
-// allocs/op are the client's and net/http's alone.
+// allocs/op are the client's and its HTTP stack's alone.
 func BenchmarkLocalService(b *testing.B) {
 	hi := localService(b)
 	m := hi.Manifest
