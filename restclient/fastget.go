@@ -12,7 +12,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -125,10 +124,10 @@ var aLongTimeAgo = time.Unix(1, 0)
 
 // roundTrip sends req and reads its answer into resp before deadline or
 // until ctx ends. answered reports that the answer's header arrived (a
-// failure after it cut the body short). The body is read into a slice of its
-// own (resp.SwapBody(nil) takes it), sized from the Content-Length or, for a
-// chunked body, from hint (the route's last body size), which it updates.
-func (p *getPool) roundTrip(ctx context.Context, req *fasthttp.Request, resp *fasthttp.Response, deadline time.Time, hint *atomic.Int64) (answered bool, err error) {
+// failure after it cut the body short). A body of a known length is read
+// into a slice of that size, the caller's to keep: *spare is then resp's own
+// body buffer, to swap back (see bodyOf).
+func (p *getPool) roundTrip(ctx context.Context, req *fasthttp.Request, resp *fasthttp.Response, deadline time.Time, spare *[]byte) (answered bool, err error) {
 	for try := 1; ; try++ {
 		cc, err := p.hc.AcquireConn(time.Until(deadline), false)
 		if err != nil {
@@ -137,7 +136,7 @@ func (p *getPool) roundTrip(ctx context.Context, req *fasthttp.Request, resp *fa
 		conn := cc.Conn().(*upConn)
 		reused := conn.used
 		conn.used, conn.nread = true, 0
-		answered, err := p.exchange(ctx, conn, req, resp, deadline, hint)
+		answered, err := p.exchange(ctx, conn, req, resp, deadline, spare)
 		keep := err == nil && !resp.ConnectionClose()
 		if keep && ctx.Done() != nil && ctx.Err() != nil {
 			keep = false // the deadline may be the cancellation's
@@ -156,7 +155,7 @@ func (p *getPool) roundTrip(ctx context.Context, req *fasthttp.Request, resp *fa
 }
 
 // exchange writes req on conn and reads the answer into resp.
-func (p *getPool) exchange(ctx context.Context, conn *upConn, req *fasthttp.Request, resp *fasthttp.Response, deadline time.Time, hint *atomic.Int64) (answered bool, err error) {
+func (p *getPool) exchange(ctx context.Context, conn *upConn, req *fasthttp.Request, resp *fasthttp.Response, deadline time.Time, spare *[]byte) (answered bool, err error) {
 	if err := conn.SetDeadline(deadline); err != nil {
 		return false, err
 	}
@@ -190,16 +189,11 @@ func (p *getPool) exchange(ctx context.Context, conn *upConn, req *fasthttp.Requ
 	if sc := resp.StatusCode(); sc == http.StatusNoContent || sc == http.StatusNotModified {
 		return true, nil
 	}
-	size := int64(resp.Header.ContentLength())
-	if size < 0 {
-		size = hint.Load() + hint.Load()/8
+	if n := resp.Header.ContentLength(); n >= 0 && n <= maxResponseBody {
+		*spare = resp.SwapBody(make([]byte, 0, n))
 	}
-	resp.SwapBody(make([]byte, 0, min(max(size, 512), maxResponseBody+1)))
 	if err := resp.ReadBody(br, maxResponseBody); err != nil {
 		return true, err
-	}
-	if resp.Header.ContentLength() < 0 {
-		hint.Store(int64(len(resp.Body())))
 	}
 	if resp.Header.ContentLength() == -1 { // chunked: the trailer ends it
 		if err := resp.Header.ReadTrailer(br); err != nil {
@@ -246,7 +240,8 @@ func (c *Client) get(ctx context.Context, rc call, target string, creds who) (*h
 		otel.GetTextMapPropagator().Inject(ctx, requestCarrier{h})
 	}
 
-	answered, err := c.gets.roundTrip(ctx, req, resp, deadline, c.bodySizes.hint(rc.route))
+	var spare []byte
+	answered, err := c.gets.roundTrip(ctx, req, resp, deadline, &spare)
 	if err != nil && !errors.Is(err, fasthttp.ErrBodyTooLarge) {
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
@@ -262,7 +257,7 @@ func (c *Client) get(ctx context.Context, rc call, target string, creds who) (*h
 	if err != nil {
 		return hr, nil, &DecodeError{Method: rc.method, Route: rc.route, Err: errBodyTooLarge}
 	}
-	body := resp.SwapBody(nil) // the slice exchange made: ours
+	body := bodyOf(resp, spare)
 	gzipped := len(body) > 0 && hasGzip(hr.Header)
 	if gzipped {
 		hr.Body = io.NopCloser(bytes.NewReader(body))
@@ -293,6 +288,16 @@ func (c *Client) get(ctx context.Context, rc call, target string, creds who) (*h
 		return hr, nil, &DecodeError{Method: rc.method, Route: rc.route, Err: errBodyTooLarge}
 	}
 	return hr, data, nil
+}
+
+// bodyOf returns resp's body in a slice of its own: the one exchange read
+// a body of known length into (resp gets spare, its buffer, back), or else a
+// copy of the chunked body read into resp's pooled buffer.
+func bodyOf(resp *fasthttp.Response, spare []byte) []byte {
+	if resp.Header.ContentLength() >= 0 {
+		return resp.SwapBody(spare)
+	}
+	return bytes.Clone(resp.Body())
 }
 
 var errBodyTooLarge = errors.New("body exceeds " + strconv.Itoa(maxResponseBody) + " bytes")
