@@ -137,6 +137,8 @@ func (p *getPool) roundTrip(ctx context.Context, req *fasthttp.Request, resp *fa
 		reused := conn.used
 		conn.used, conn.nread = true, 0
 		answered, err := p.exchange(ctx, conn, req, resp, deadline, spare)
+		// ConnectionClose: asked for, or an answer that ends with the
+		// connection (no length, not chunked; HTTP/1.0).
 		keep := err == nil && !resp.ConnectionClose()
 		if keep && ctx.Done() != nil && ctx.Err() != nil {
 			keep = false // the deadline may be the cancellation's

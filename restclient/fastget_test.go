@@ -318,3 +318,30 @@ func TestGetCancelClosesConnection(t *testing.T) {
 		t.Errorf("%d connections, want 2 (the cancelled one is not reused)", n)
 	}
 }
+
+// TestGetBodyToConnectionClose: an answer with neither a length nor chunks
+// ends when the upstream closes; its connection is not pooled, and the next
+// GET opens another.
+func TestGetBodyToConnectionClose(t *testing.T) {
+	var n atomic.Int64
+	base := rawUpstream(t, func(c net.Conn) {
+		n.Add(1)
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{\"event\":{\"id\":\"e\"}}")
+	})
+	c, err := NewClient(base, WithRetry(RetryPolicy{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseIdleConnections()
+	for i := range 2 {
+		if ev, _, err := c.Events.GetEvent(ctxT(t), "e"); err != nil || ev.ID != "e" {
+			t.Fatalf("GET %d: %v", i, err)
+		}
+		if k := c.gets.hc.ConnsCount(); k != 0 {
+			t.Errorf("after GET %d: %d connections pooled, want 0", i, k)
+		}
+	}
+	if n.Load() != 2 {
+		t.Errorf("%d connections, want 2", n.Load())
+	}
+}
