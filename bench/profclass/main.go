@@ -1,7 +1,12 @@
 // Command profclass prints where a CPU profile of the facade spends its time,
-// by category (BENCHMARKS.md, "Where the time goes"): a sample is GC, or
-// response writing, when any frame of its stack is; otherwise it belongs to
-// the category naming the package of its leaf-most frame that one names.
+// by category (BENCHMARKS.md, "Where the time goes"): a sample is GC when any
+// frame of its stack is; otherwise it belongs to the category naming the
+// package of its leaf-most frame that one names, passing over the generic I/O
+// frames (net, net/http, syscalls, bufio, io): those belong to the first
+// caller that is named (restclient or fasthttp: the HTTP client; the GraphQL
+// transport: response writing), or else to the HTTP server (net/http's
+// connection reading the request and flushing the response) or to net/http's
+// client connection goroutines (writes, WithHTTPClient).
 //
 //	go run ./bench -cost-only -batched-only -only feed -cpuprofile /tmp/p
 //	go run ./bench/profclass /tmp/p.feed.pprof
@@ -27,7 +32,7 @@ var cats = []struct {
 		me + "restclient..fast", me + "restclient.fast", me + "restclient.mergeSlice", me + "restclient.stringElem"}},
 	{"gqlgen execution and response writing", []string{"github.com/99designs/gqlgen", "github.com/vektah/", me + "graph/generated", me + "graph/inline", me + "graph/scalars", me + "graph.", me + "graph/model", me + "graph/paging"}},
 	{"loaders", []string{"github.com/graph-gophers/dataloader", me + "graph/loaders"}},
-	{"HTTP client and upstream I/O", []string{"net/http", "internal/poll", "syscall", "net.", "bufio", "io.", me + "restclient", "github.com/sony/gobreaker", "golang.org/x/time"}},
+	{"HTTP client and upstream I/O", []string{me + "restclient", "github.com/valyala/fasthttp", "github.com/sony/gobreaker", "golang.org/x/time"}},
 	{"request pipeline", []string{me + "graph/guard", me + "graph/limits", me + "internal/", me + "graph/admission", me + "graph/calls", "log/slog", "github.com/rs/cors"}},
 	{"bench harness", []string{"main."}},
 }
@@ -49,7 +54,7 @@ func main() {
 		total += v
 		by[classify(s)] += v
 	}
-	for _, c := range []string{"GC", cats[0].name, cats[1].name, cats[2].name, cats[3].name, cats[4].name, cats[5].name, "scheduler and other runtime"} {
+	for _, c := range []string{"GC", cats[0].name, cats[1].name, cats[2].name, cats[3].name, cats[4].name, cats[5].name, "HTTP server I/O", "scheduler and other runtime"} {
 		fmt.Printf("%s\t%.0f\n", c, 100*float64(by[c])/float64(total))
 	}
 }
@@ -66,19 +71,39 @@ func classify(s *profile.Sample) string {
 			return "GC"
 		}
 	}
+	io, server := false, false
 	for _, fn := range fns {
+		if hasPrefix(fn, genericIO) {
+			io = true
+			server = server || strings.HasPrefix(fn, "net/http.(*conn)")
+			continue
+		}
 		if strings.HasPrefix(fn, "github.com/99designs/gqlgen/graphql/handler/transport") || strings.HasPrefix(fn, me+"graph/overhttp") {
 			return "gqlgen execution and response writing"
 		}
-	}
-	for _, fn := range fns {
 		for _, c := range cats {
-			for _, pre := range c.pre {
-				if strings.HasPrefix(fn, pre) {
-					return c.name
-				}
+			if hasPrefix(fn, c.pre) {
+				return c.name
 			}
 		}
 	}
+	switch {
+	case server:
+		return "HTTP server I/O"
+	case io:
+		return "HTTP client and upstream I/O" // net/http's client connection goroutines
+	}
 	return "scheduler and other runtime"
+}
+
+// genericIO are the frames of I/O that any side does.
+var genericIO = []string{"net/http", "internal/poll", "syscall", "net.", "bufio", "io.", "crypto/tls"}
+
+func hasPrefix(fn string, pres []string) bool {
+	for _, pre := range pres {
+		if strings.HasPrefix(fn, pre) {
+			return true
+		}
+	}
+	return false
 }
