@@ -33,6 +33,7 @@ import (
 	"github.com/workspacenet/facade/graph/errcode"
 	"github.com/workspacenet/facade/graph/limits"
 	"github.com/workspacenet/facade/internal/accesslog"
+	"github.com/workspacenet/facade/internal/ctxval"
 )
 
 // Defaults: the bound holds several operations at the default cost limit
@@ -100,21 +101,7 @@ type Slot struct {
 	c *Controller
 	w writer
 	// ctx is the request's context carrying the slot (Begin).
-	ctx slotContext
-}
-
-// slotContext is its parent carrying the request's slot (the value of
-// slotKey), in the Slot's allocation.
-type slotContext struct {
-	context.Context
-	s *slot
-}
-
-func (c *slotContext) Value(k any) any {
-	if k == (slotKey{}) {
-		return c.s
-	}
-	return c.Context.Value(k)
+	ctx ctxval.Context[slotKey, *slot]
 }
 
 // Begin starts the admission of one request: it returns ctx carrying the
@@ -124,7 +111,7 @@ func (c *slotContext) Value(k any) any {
 func (c *Controller) Begin(ctx context.Context, w http.ResponseWriter) (context.Context, *Slot) {
 	s := &Slot{c: c}
 	s.w = writer{ResponseWriter: w, s: &s.slot, retryAfter: c.retryAfterHeader}
-	s.ctx = slotContext{Context: ctx, s: &s.slot}
+	s.ctx = ctxval.Context[slotKey, *slot]{Context: ctx, V: &s.slot}
 	return &s.ctx, s
 }
 

@@ -38,6 +38,7 @@ import (
 
 	"github.com/workspacenet/facade/graph/errcode"
 	"github.com/workspacenet/facade/graph/guard"
+	"github.com/workspacenet/facade/internal/ctxval"
 )
 
 // The response media types.
@@ -138,26 +139,22 @@ func NotAcceptable() *guard.Refusal {
 
 type requestKey struct{}
 
-// request is the context WithRequest returns: its parent with the request
-// (the value of requestKey), in one allocation.
+// request is what WithRequest puts in the context, and the context itself
+// (ctx: its parent with the request as the value of requestKey), in one
+// allocation.
 type request struct {
-	context.Context
+	ctx       ctxval.Context[requestKey, *request]
 	params    *guard.Params
 	mediaType string
-}
-
-func (r *request) Value(k any) any {
-	if k == (requestKey{}) {
-		return r
-	}
-	return r.Context.Value(k)
 }
 
 // WithRequest returns ctx carrying the decoded parameters of the request and
 // its negotiated media type, for the Transport. The Transport uses
 // p.RawParams as gqlgen's parameters, setting their Headers and ReadTime.
 func WithRequest(ctx context.Context, p *guard.Params, mediaType string) context.Context {
-	return &request{Context: ctx, params: p, mediaType: mediaType}
+	r := &request{params: p, mediaType: mediaType}
+	r.ctx = ctxval.Context[requestKey, *request]{Context: ctx, V: r}
+	return &r.ctx
 }
 
 // Transport executes the request WithRequest put in the context, whatever

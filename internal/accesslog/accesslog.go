@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/workspacenet/facade/internal/ctxval"
 	"github.com/workspacenet/facade/internal/httpx"
 )
 
@@ -85,20 +86,6 @@ func From(ctx context.Context) *Entry {
 	return &Entry{}
 }
 
-// entryContext is its parent carrying a request's entry (the value of
-// ctxKey).
-type entryContext struct {
-	context.Context
-	e *Entry
-}
-
-func (c *entryContext) Value(k any) any {
-	if k == (ctxKey{}) {
-		return c.e
-	}
-	return c.Context.Value(k)
-}
-
 // Middleware wraps next: request id in and out, and one line on log per
 // request.
 func Middleware(log *slog.Logger, next http.Handler) http.Handler {
@@ -109,11 +96,11 @@ func Middleware(log *slog.Logger, next http.Handler) http.Handler {
 		rec := &struct {
 			e   Entry
 			sw  httpx.StatusWriter
-			ctx entryContext
+			ctx ctxval.Context[ctxKey, *Entry]
 		}{e: Entry{RequestID: requestID(r)}, sw: httpx.StatusWriter{ResponseWriter: w}}
 		e, sw := &rec.e, &rec.sw
 		w.Header().Set(RequestIDHeader, e.RequestID)
-		rec.ctx = entryContext{Context: r.Context(), e: e}
+		rec.ctx = ctxval.Context[ctxKey, *Entry]{Context: r.Context(), V: e}
 		ctx := context.Context(&rec.ctx)
 		defer func() { e.write(ctx, log, r, status(sw), time.Since(start)) }()
 		next.ServeHTTP(sw, r.WithContext(ctx))
