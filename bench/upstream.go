@@ -162,42 +162,30 @@ func newLoopbackClient() *http.Client {
 
 // SetLatency sets the injected latency of every route.
 func (u *upstream) SetLatency(d time.Duration) error {
-	req, _ := http.NewRequest(http.MethodPut, u.url+"/_bench/latency?d="+d.String(), nil)
-	resp, err := u.hc.Do(req)
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusNoContent {
-		return fmt.Errorf("set latency: %s", resp.Status)
-	}
-	return nil
+	return u.put("/_bench/latency?d="+d.String(), "set latency")
 }
 
 // SetRateLimit sets the upstream's per-client rate limit (0 = off).
 func (u *upstream) SetRateLimit(n int) error {
-	req, _ := http.NewRequest(http.MethodPut, u.url+"/_bench/ratelimit?n="+strconv.Itoa(n), nil)
-	resp, err := u.hc.Do(req)
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusNoContent {
-		return fmt.Errorf("set rate limit: %s", resp.Status)
-	}
-	return nil
+	return u.put("/_bench/ratelimit?n="+strconv.Itoa(n), "set rate limit")
 }
 
 // RecordTimings turns the upstream's timing log on or off.
 func (u *upstream) RecordTimings(on bool) error {
-	req, _ := http.NewRequest(http.MethodPut, u.url+"/_bench/timings?on="+strconv.FormatBool(on), nil)
+	return u.put("/_bench/timings?on="+strconv.FormatBool(on), "record timings")
+}
+
+// put sends PUT path (one of the bench handler's settings), which answers
+// 204; what names the setting in the error.
+func (u *upstream) put(path, what string) error {
+	req, _ := http.NewRequest(http.MethodPut, u.url+path, nil)
 	resp, err := u.hc.Do(req)
 	if err != nil {
 		return err
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusNoContent {
-		return fmt.Errorf("record timings: %s", resp.Status)
+		return fmt.Errorf("%s: %s", what, resp.Status)
 	}
 	return nil
 }
