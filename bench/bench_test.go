@@ -264,3 +264,15 @@ func TestProfileOwner(t *testing.T) {
 		}
 	}
 }
+
+// TestFloorAnswersTheBenchQuery: bench/floor serves the single-resource
+// query byte for byte as the suite sends it (it refuses any other).
+func TestFloorAnswersTheBenchQuery(t *testing.T) {
+	src, err := os.ReadFile("floor/main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(src), "const query = `"+resourceQuery+"`") {
+		t.Errorf("bench/floor's query is not resourceQuery %q", resourceQuery)
+	}
+}

@@ -73,7 +73,7 @@ const overlapSlackMs = 0.01
 
 // decompose splits one request of total ms whose upstream calls were calls,
 // the calls of each route waiting for what deps says (needs.Deps). A call
-// whose route has parent routes waits for the earliest answer among the
+// whose route has parent routes waits for the shortest chain among the
 // calls of those routes that ended before it started (or, if none did, that
 // started before it); a call of a root route waits for nothing. So the
 // critical path is never longer than the dependencies allow: what the
@@ -278,7 +278,7 @@ func critPathRun(ctx context.Context, up *upstream, c *gqlclient.Client, q *benc
 			return nil, err
 		}
 		r, total, err := exchange(ctx, c, requestBody(q), header)
-		if _, err := dataOf(r, err); err != nil {
+		if err != nil {
 			return nil, err
 		}
 		var rep calls.Report
@@ -351,7 +351,7 @@ func critPathSection(w func(string, ...any), res *Results, lat float64) {
 	w("## Where the time goes (upstream latency %g ms, concurrency 1)\n\n", lat)
 	w("Each query sent one at a time with `X-Upstream-Trace: 1`: the facade's call report gives every upstream call's start and duration as its client saw them (from sending the request to the decoded answer), ")
 	w("and the REST service's timing log (`restserver/hooks`, `GET /_bench/timings`) gives the same call's injected sleep, as it actually slept, and its handler's time after it. ")
-	w("Per request: the **measured path** is the longest chain of dependent calls (a call waits for the earliest answer, among the routes whose answers name its key, that came before it started) by their durations; ")
+	w("Per request: the **measured path** is the longest chain of dependent calls (a call waits for the shortest chain among the answers, of the routes whose answers name its key, that came before it started) by their durations; ")
 	w("**own** = total − measured path, the time the facade and the HTTP exchange with the bench's client added, of which **before** is the facade handler's start to its first call, ")
 	w("**between** the time from each answer to the call that needed it on the chain that ends with the last answer, and **after** the last answer to the response's last byte at the client (with the request's way in). ")
 	w("The measured path splits into the REST service's **sleep** (the injected latency and the timer's and scheduler's overshoot), its **handler** time, and the **client** rest: both ways over loopback, the facade reading and decoding the answers, goroutine wake-ups. ")

@@ -8,8 +8,8 @@ import (
 	"github.com/workspacenet/facade/restserver/hooks"
 )
 
-// TestDecomposeFollowsDependencies: a call waits for the earliest answer of
-// its parent routes that came before it started; the critical path is the
+// TestDecomposeFollowsDependencies: a call waits for the shortest chain of
+// its parent routes' answers that came before it started; the critical path is the
 // longest such chain, and the facade's time is split around the chain that
 // ends with the last answer.
 func TestDecomposeFollowsDependencies(t *testing.T) {

@@ -176,7 +176,7 @@ func runLoadCPU(ctx context.Context, cfg Config, up *upstream, who http.Header, 
 		}
 		facades = append(facades, facade{bin, newGQLClient(url, who), proc})
 	}
-	peaks := procPeaks{peak: map[int]procMem{}}
+	var peaks procPeaks
 	if lc.Mem {
 		var pids []int
 		for _, f := range facades {
@@ -203,8 +203,7 @@ func runLoadCPU(ctx context.Context, cfg Config, up *upstream, who http.Header, 
 				cpu := func() time.Duration { return procCPU(f.proc.Pid) }
 				build := func() []byte { return body }
 				send := func(ctx context.Context, body []byte) (time.Duration, error) {
-					r, took, err := exchange(ctx, f.gql, body, header())
-					_, err = dataOf(r, err)
+					_, took, err := exchange(ctx, f.gql, body, header())
 					return took, err
 				}
 				closedLoop(ctx, lc.Conc, 0, 2*lc.Conc, cpu, build, send) // warm-up: connections, caches, heap

@@ -133,10 +133,7 @@ func sampleMemPeak(ctx context.Context, p *memPeak) {
 		if !ok {
 			continue
 		}
-		p.mu.Lock()
-		higher := pm.RSS > p.peak.Proc.RSS
-		p.mu.Unlock()
-		if !higher {
+		if pm.RSS <= p.peak.Proc.RSS { // this goroutine alone writes p.peak
 			continue
 		}
 		metrics.Read(samples)
@@ -150,9 +147,7 @@ func sampleMemPeak(ctx context.Context, p *memPeak) {
 			Stacks: v(4) + v(5), Metadata: v(6) + v(7) + v(8) + v(9) + v(10), Other: v(11) + v(12), Total: v(13),
 			LiveHeap: v(14), HeapGoal: v(15), GOGC: v(16), Goroutines: v(17), GCCycles: v(18)}
 		p.mu.Lock()
-		if pm.RSS > p.peak.Proc.RSS {
-			p.peak = m
-		}
+		p.peak = m
 		p.mu.Unlock()
 	}
 }
@@ -188,7 +183,7 @@ func serveMemPeak(ctx context.Context, p *memPeak) (string, error) {
 }
 
 // procPeaks samples facade processes' /proc status in the parent and keeps
-// each one's sample of highest RSS; its map must be made before watch.
+// each one's sample of highest RSS. The zero value is ready.
 type procPeaks struct {
 	mu   sync.Mutex
 	peak map[int]procMem // by pid
@@ -208,6 +203,9 @@ func (pp *procPeaks) watch(ctx context.Context, pids []int) {
 			m, ok := readProcMem(strconv.Itoa(pid))
 			pp.mu.Lock()
 			if ok && m.RSS > pp.peak[pid].RSS {
+				if pp.peak == nil {
+					pp.peak = make(map[int]procMem)
+				}
 				pp.peak[pid] = m
 			}
 			pp.mu.Unlock()

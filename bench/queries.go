@@ -93,8 +93,10 @@ func (n needs) Deps() map[string]RouteDeps {
 				d.From = append(d.From, f)
 			}
 		}
-		slices.Sort(d.From)
 		out[route] = d
+	}
+	for _, d := range out {
+		slices.Sort(d.From)
 	}
 	return out
 }

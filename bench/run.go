@@ -15,8 +15,6 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -129,7 +127,8 @@ func post(ctx context.Context, c *gqlclient.Client, body []byte) (json.RawMessag
 // exchange sends a request body with header and returns the answer and
 // the time from sending it to the last byte of the answer: what the
 // facade and HTTP took, without the bench's client decoding the JSON
-// (0.5 ms for the feed's 70 KB), which comes after.
+// (0.5 ms for the feed's 70 KB), which comes after. An answer that is not
+// the query's data is an error (dataOf).
 func exchange(ctx context.Context, c *gqlclient.Client, body []byte, header http.Header) (*gqlclient.Response, time.Duration, error) {
 	t0 := time.Now()
 	status, h, raw, err := c.PostRaw(ctx, "application/json", body, header)
@@ -138,6 +137,7 @@ func exchange(ctx context.Context, c *gqlclient.Client, body []byte, header http
 		return nil, took, err
 	}
 	r, err := gqlclient.Decode(status, h, raw)
+	_, err = dataOf(r, err)
 	return r, took, err
 }
 
@@ -165,8 +165,7 @@ type LatRun struct {
 // least minN queries completed, or 4*dur has passed; CPU is this process's.
 func loadRun(ctx context.Context, c *gqlclient.Client, q *benchQuery, conc int, dur time.Duration, minN int) LatRun {
 	return closedLoop(ctx, conc, dur, minN, cpuTime, func() []byte { return requestBody(q) }, func(ctx context.Context, body []byte) (time.Duration, error) {
-		r, took, err := exchange(ctx, c, body, nil)
-		_, err = dataOf(r, err)
+		_, took, err := exchange(ctx, c, body, nil)
 		return took, err
 	})
 }
@@ -391,20 +390,8 @@ func cpuTime() time.Duration {
 
 // peakRSSKB returns VmHWM of a process ("self" or a pid) in KiB, 0 if unknown.
 func peakRSSKB(pid string) int64 {
-	b, err := os.ReadFile("/proc/" + pid + "/status")
-	if err != nil {
-		return 0
-	}
-	for line := range strings.Lines(string(b)) {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			f := strings.Fields(v)
-			if len(f) > 0 {
-				n, _ := strconv.ParseInt(f[0], 10, 64)
-				return n
-			}
-		}
-	}
-	return 0
+	m, _ := readProcMem(pid)
+	return m.HWM
 }
 
 // callsOf runs q once and returns the upstream calls it made, by route, and

@@ -174,8 +174,8 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 			return nil, err
 		}
 		for _, mode := range modes {
-			if cfg.BatchedOnly && mode != modeBatched {
-				continue
+			if (cfg.BatchedOnly || cfg.CritPathOnly) && mode != modeBatched {
+				continue // the decomposition is of the batched facade only
 			}
 			f, err := startFacade(up.url, mode, loaders.DefaultConfig())
 			if err != nil {

@@ -67,5 +67,8 @@ func TestFloorAnswersAsTheFacade(t *testing.T) {
 		if status, out := post(`{"query":"{ x }"}`); status != http.StatusBadRequest || out["errors"] == nil {
 			t.Errorf("%s: a query without $id: %d %v", base, status, out)
 		}
+		if status, out := post(`{"query":"query Resource($id: ID!) { resource(id: $id) { id } }","variables":{"id":"` + id + `"}}`); status != http.StatusBadRequest || out["errors"] == nil {
+			t.Errorf("%s: another query: %d %v", base, status, out)
+		}
 	}
 }

@@ -1,12 +1,13 @@
 // Command profclass prints where a CPU profile of the facade spends its time,
 // by category (BENCHMARKS.md, "Where the time goes"): a sample is GC when any
 // frame of its stack is; otherwise it belongs to the category naming the
-// package of its leaf-most frame that one names, passing over the generic I/O
-// frames (net, net/http, syscalls, bufio, io): those belong to the first
-// caller that is named (restclient or fasthttp: the HTTP client; the GraphQL
-// transport: response writing), or else to the HTTP server (net/http's
-// connection reading the request and flushing the response) or to net/http's
-// client connection goroutines (writes, WithHTTPClient).
+// package of its leaf-most frame that one names, passing over the generic
+// frames (net, net/http, syscalls, bufio, io, the JSON libraries), which
+// belong to the first caller that is named (restclient or fasthttp: the HTTP
+// client; restclient.unmarshal: decoding; the GraphQL transport: response
+// writing), or else to the HTTP server (net/http's connection reading the
+// request and flushing the response) or to net/http's client connection
+// goroutines (writes, WithHTTPClient).
 //
 //	go run ./bench -cost-only -batched-only -only feed -cpuprofile /tmp/p
 //	go run ./bench/profclass /tmp/p.feed.pprof
@@ -26,7 +27,7 @@ var cats = []struct {
 	name string
 	pre  []string
 }{
-	{"upstream JSON decoding", []string{"encoding/json.", "github.com/goccy/go-json", me + "restclient.(*Timestamp)", me + "restclient.unmarshal", me + "restclient.decode",
+	{"upstream JSON decoding", []string{me + "restclient.(*Timestamp)", me + "restclient.unmarshal", me + "restclient.decode",
 		// the generated decoders (restclient/decode_gen.go, fastjson.go)
 		me + "restclient.(*decoder)", me + "restclient.(*slab", me + "restclient.(*arena)", me + "restclient.(*scratch)", me + "restclient.run", me + "restclient.special", me + "restclient.parseISO8601",
 		me + "restclient..fast", me + "restclient.fast", me + "restclient.mergeSlice", me + "restclient.stringElem"}},
@@ -96,8 +97,12 @@ func classify(s *profile.Sample) string {
 	return "scheduler and other runtime"
 }
 
-// genericIO are the frames of I/O that any side does.
-var genericIO = []string{"net/http", "internal/poll", "syscall", "net.", "bufio", "io.", "crypto/tls"}
+// genericIO are the frames of work any side does: I/O, and the JSON
+// libraries (restclient decodes with go-json through restclient.unmarshal,
+// the request pipeline reads the request body with it, the GraphQL transport
+// writes errors with encoding/json).
+var genericIO = []string{"net/http", "internal/poll", "syscall", "net.", "bufio", "io.", "crypto/tls",
+	"encoding/json.", "github.com/goccy/go-json"}
 
 func hasPrefix(fn string, pres []string) bool {
 	for _, pre := range pres {
