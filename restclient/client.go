@@ -34,6 +34,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -57,6 +58,9 @@ const (
 
 // maxResponseBody caps a successful response body.
 const maxResponseBody = 32 << 20
+
+// errBodyTooLarge is the DecodeError's cause for a body over maxResponseBody.
+var errBodyTooLarge = errors.New("body exceeds " + strconv.Itoa(maxResponseBody) + " bytes")
 
 // RetryPolicy says how GETs are retried. Zero delays take the defaults
 // (BaseDelay 100ms, MaxDelay 2s); MaxRetries 0 disables retries.
@@ -687,7 +691,7 @@ func (c *Client) attempt(ctx context.Context, rc call, target string, payload []
 		return nil, nil, te
 	}
 	if len(data) > maxResponseBody {
-		return hr, nil, &DecodeError{Method: rc.method, Route: rc.route, Err: fmt.Errorf("body exceeds %d bytes", maxResponseBody)}
+		return hr, nil, &DecodeError{Method: rc.method, Route: rc.route, Err: errBodyTooLarge}
 	}
 	return hr, data, nil
 }

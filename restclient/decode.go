@@ -179,27 +179,6 @@ func parseListWith[T any](key string, unmarshal func([]byte, any) error) parseFu
 	}
 }
 
-// into returns a decodeFunc that parses with parse and stores the value in
-// *dst.
-func into[V any](parse parseFunc, dst *V) decodeFunc {
-	return func(data []byte) (pageInfo, error) {
-		v, p, err := parse(data)
-		if err != nil {
-			return pageInfo{}, err
-		}
-		*dst = v.(V)
-		return p, nil
-	}
-}
-
-// decodeOne decodes the object under key into *dst; a missing or null object
-// is an error.
-func decodeOne[T any](key string, dst **T) decodeFunc { return into(parseOne[T](key), dst) }
-
-// decodeList decodes the array under key into *dst (missing or null: empty)
-// and the page tokens beside it.
-func decodeList[T any](key string, dst *[]*T) decodeFunc { return into(parseList[T](key), dst) }
-
 // decodeStruct decodes the whole response object into dst, with its
 // generated decoder when it has one, else go-json.
 func decodeStruct[T any](dst *T) decodeFunc {

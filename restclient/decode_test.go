@@ -33,8 +33,8 @@ func BenchmarkDecodeTransactionsPage(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		var out []*Transaction
-		p, err := decodeList("transactions", &out)(data)
+		v, p, err := parseList[Transaction]("transactions")(data)
+		out, _ := v.([]*Transaction)
 		if err != nil || len(out) != 100 || p.next == "" {
 			b.Fatalf("decoded %d items, next %q, err %v", len(out), p.next, err)
 		}
@@ -49,8 +49,8 @@ func BenchmarkDecodeProductList(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		var out []*Product
-		if _, err := decodeList("products", &out)(data); err != nil || len(out) != 70 {
+		v, _, err := parseList[Product]("products")(data)
+		if out, _ := v.([]*Product); err != nil || len(out) != 70 {
 			b.Fatalf("decoded %d items, err %v", len(out), err)
 		}
 	}
@@ -61,8 +61,8 @@ func BenchmarkDecodeResource(b *testing.B) {
 	data := []byte(`{"resource":{"id":"r1","title":"Room","capacity":4,"type":"meeting_room","locationRef":"l1","createDate":"2024-01-02T03:04:05Z"}}`)
 	b.ReportAllocs()
 	for b.Loop() {
-		var out *Resource
-		if _, err := decodeOne("resource", &out)(data); err != nil || out.ID != "r1" {
+		v, _, err := parseOne[Resource]("resource")(data)
+		if out, _ := v.(*Resource); err != nil || out == nil || out.ID != "r1" {
 			b.Fatalf("%+v %v", out, err)
 		}
 	}

@@ -46,10 +46,11 @@ type getPool struct {
 	tls    *tls.Config // nil for http
 }
 
-// maxStaleTries bounds the sends of one GET over pooled connections the
-// upstream had closed while idle (the first byte read fails): each is sent
-// again on another connection, the last on a new one.
-const maxStaleTries = 4
+// maxStaleTries bounds the sends of one GET that met a pooled connection the
+// upstream had closed while idle (nothing read back). The pool's other idle
+// connections are then closed too (the upstream most likely dropped them
+// all, as net/http's transport would have noticed), so the next try dials.
+const maxStaleTries = 3
 
 // newGetPool returns the pool for u, the client's base URL, or nil when its
 // GETs must go through net/http (a proxy is configured for it).
@@ -69,18 +70,16 @@ func newGetPool(u *url.URL, maxConns int, timeout time.Duration) *getPool {
 	if u.Scheme == "https" {
 		p.tls = &tls.Config{ServerName: u.Hostname(), MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}}
 	}
+	// Only the pool's fields matter: the exchange (roundTrip below) is
+	// ours, so HostClient.Do's settings (user agent, path normalising, body
+	// size) would be set for nothing.
 	p.hc = &fasthttp.HostClient{
 		Addr:                addr,
-		Dial:                p.dial,
+		DialTimeout:         p.dial,
 		MaxConns:            maxConns,
 		MaxConnWaitTimeout:  timeout,
 		MaxIdleConnDuration: 30 * time.Second,
-		MaxResponseBodySize: maxResponseBody,
 		ReadBufferSize:      16 << 10, // the longest response header accepted
-		// The exchange (roundTrip below) is ours; these keep the pool's
-		// own defaults out of it.
-		NoDefaultUserAgentHeader: true,
-		DisablePathNormalizing:   true,
 	}
 	return p
 }
@@ -99,9 +98,13 @@ func (c *upConn) Read(b []byte) (int, error) {
 	return n, err
 }
 
-// dial opens a connection to addr, with TLS (HTTP/1.1 only) for https.
-func (p *getPool) dial(addr string) (net.Conn, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), p.dialer.Timeout)
+// dial opens a connection to addr, with TLS (HTTP/1.1 only) for https,
+// within d (what is left of the GET's deadline) and the dialer's timeout.
+func (p *getPool) dial(addr string, d time.Duration) (net.Conn, error) {
+	if d <= 0 || d > p.dialer.Timeout {
+		d = p.dialer.Timeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	c, err := p.dialer.DialContext(ctx, "tcp", addr)
 	if err != nil {
@@ -152,7 +155,8 @@ func (p *getPool) roundTrip(ctx context.Context, req *fasthttp.Request, resp *fa
 			return answered, err
 		}
 		// An idle connection the upstream had closed: nothing came back,
-		// and a GET may be sent again.
+		// and a GET may be sent again, on a new connection.
+		p.hc.CloseIdleConnections()
 	}
 }
 
@@ -177,6 +181,7 @@ func (p *getPool) exchange(ctx context.Context, conn *upConn, req *fasthttp.Requ
 	br := p.hc.AcquireReader(conn)
 	defer p.hc.ReleaseReader(br)
 	resp.Reset()
+	resp.Header.SetNoDefaultContentType(true) // the header as the upstream sent it
 	if err := resp.Header.Read(br); err != nil {
 		return false, err
 	}
@@ -302,8 +307,6 @@ func bodyOf(resp *fasthttp.Response, spare []byte) []byte {
 	return bytes.Clone(resp.Body())
 }
 
-var errBodyTooLarge = errors.New("body exceeds " + strconv.Itoa(maxResponseBody) + " bytes")
-
 // hasGzip reports whether h says the body is gzip'ed.
 func hasGzip(h http.Header) bool {
 	v := h["Content-Encoding"]
@@ -323,6 +326,9 @@ func answerOf(resp *fasthttp.Response) *http.Response {
 	i := 0
 	for k, v := range rh.All() {
 		key := headerKey(k)
+		if key == "Transfer-Encoding" { // as net/http: the body is decoded
+			continue
+		}
 		if old, ok := h[key]; ok {
 			h[key] = append(old, string(v))
 			continue

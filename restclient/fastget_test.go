@@ -345,3 +345,75 @@ func TestGetBodyToConnectionClose(t *testing.T) {
 		t.Errorf("%d connections, want 2", n.Load())
 	}
 }
+
+// TestGetAfterUpstreamDroppedIdleConnections: when the upstream has closed
+// every pooled connection, the next GET still gets through (on a new
+// connection), without a retry.
+func TestGetAfterUpstreamDroppedIdleConnections(t *testing.T) {
+	u := newUpstream(t)
+	var mu sync.Mutex
+	var open []net.Conn
+	u.srv.Config.ConnState = func(c net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			mu.Lock()
+			open = append(open, c)
+			mu.Unlock()
+		}
+	}
+	release := make(chan struct{})
+	var n atomic.Int64
+	u.handle("GET /events/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) <= 6 {
+			<-release
+		}
+		w.Write([]byte(`{"event":{"id":"e"}}`))
+	})
+	c := u.client(WithRetry(RetryPolicy{}), WithSharedGets(false))
+	var wg sync.WaitGroup
+	for i := range 6 { // six connections in the pool
+		wg.Go(func() {
+			if _, _, err := c.Events.GetEvent(ctxT(t), "e"+strconv.Itoa(i)); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	for n.Load() < 6 {
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	wg.Wait()
+	if k := c.gets.hc.ConnsCount(); k != 6 {
+		t.Fatalf("%d pooled connections, want 6", k)
+	}
+	mu.Lock()
+	for _, ic := range open {
+		ic.Close()
+	}
+	mu.Unlock()
+	if _, _, err := c.Events.GetEvent(ctxT(t), "e"); err != nil {
+		t.Fatalf("GET after the upstream dropped its idle connections: %v", err)
+	}
+}
+
+// TestGetAnswerHeaderAsSent: the header callers see is what the upstream
+// sent: no Content-Type it did not send, no Transfer-Encoding (the body is
+// decoded), as net/http's.
+func TestGetAnswerHeaderAsSent(t *testing.T) {
+	base := rawUpstream(t, func(c net.Conn) {
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n14\r\n{\"event\":{\"id\":\"e\"}}\r\n0\r\n\r\n")
+	})
+	c, err := NewClient(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseIdleConnections()
+	ev, resp, err := c.Events.GetEvent(ctxT(t), "e")
+	if err != nil || ev.ID != "e" {
+		t.Fatalf("%v %v", ev, err)
+	}
+	for _, k := range []string{"Content-Type", "Transfer-Encoding"} {
+		if v, ok := resp.Header[k]; ok {
+			t.Errorf("%s: %q, which the upstream did not send or net/http would not show", k, v)
+		}
+	}
+}

@@ -14,7 +14,7 @@ import (
 // Transport does by itself, but in the request's header, which saves the
 // Transport a header of its own per request (three allocations); the
 // client then decompresses what comes back gzip'ed exactly as the Transport
-// would have (acceptGzip, ungzip). A client given with WithHTTPClient is
+// would have (setHeader, ungzip). A client given with WithHTTPClient is
 // left to its own transport's settings.
 
 // acceptEncoding is the Accept-Encoding the Transport would have sent.

@@ -3,6 +3,7 @@ package restclient
 import (
 	"context"
 	"net/http"
+	"reflect"
 	"sync"
 	"time"
 
@@ -61,6 +62,7 @@ type flight struct {
 
 	// The body decoded once for the read-only waiters (parsed).
 	parseOnce sync.Once
+	parseFn   uintptr // the code of the parse that made value
 	value     any
 	page      pageInfo
 	parseErr  error
@@ -121,10 +123,15 @@ func (g *flights) leave(key flightKey, f *flight) {
 }
 
 // parsed returns the flight's body decoded by parse, decoding it on the
-// first call. Every waiter of a flight asks the same route, so one parse
-// serves all.
+// first call. Every waiter of a flight asks the same route, but not always
+// with the same parse (GetResource and GetResourceLazily): a waiter whose
+// parse is not the one the value was made with decodes the body itself.
 func (f *flight) parsed(parse parseFunc) (any, pageInfo, error) {
-	f.parseOnce.Do(func() { f.value, f.page, f.parseErr = parse(f.res.data) })
+	fn := reflect.ValueOf(parse).Pointer()
+	f.parseOnce.Do(func() { f.parseFn = fn; f.value, f.page, f.parseErr = parse(f.res.data) })
+	if fn != f.parseFn {
+		return parse(f.res.data)
+	}
 	return f.value, f.page, f.parseErr
 }
 

@@ -462,3 +462,36 @@ func TestDetachedIsWithoutCancel(t *testing.T) {
 		t.Errorf("Cause of a live flight context: %v", context.Cause(child))
 	}
 }
+
+// TestSharedGetsEachParse: GetResource and GetResourceLazily of the same
+// resource at once share the upstream call, and each caller gets what its
+// method decodes: the eager one every object, the lazy one only its scalars.
+func TestSharedGetsEachParse(t *testing.T) {
+	u := newUpstream(t)
+	release := make(chan struct{})
+	u.handle("GET /resources/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+		<-release
+		io.WriteString(w, `{"resource":{"id":"r1","title":"Room","money":{"currency":"EUR"}}}`)
+	})
+	c := u.client()
+	ctx := WithReadOnlyResults(ctxT(t))
+	lazy, eager := make(chan result, 1), make(chan result, 1)
+	go func() { r, resp, err := c.Resources.GetResourceLazily(ctx, "r1"); lazy <- result{r, resp, err} }()
+	awaitWaiters(t, c, 1)
+	go func() { r, resp, err := c.Resources.GetResource(ctx, "r1"); eager <- result{r, resp, err} }()
+	awaitWaiters(t, c, 2)
+	close(release)
+	l, e := <-lazy, <-eager
+	if l.err != nil || e.err != nil {
+		t.Fatal(l.err, e.err)
+	}
+	if e.r.Money == nil || e.r.lazy != nil {
+		t.Errorf("GetResource got a lazily decoded resource: money %v", e.r.Money)
+	}
+	if l.r.Money != nil || l.r.lazy == nil {
+		t.Errorf("GetResourceLazily decoded the objects")
+	}
+	if u.hits.Load() != 1 {
+		t.Errorf("%d upstream calls, want 1 shared", u.hits.Load())
+	}
+}

@@ -98,8 +98,8 @@ func (e *LimitError) Error() string {
 }
 
 // Hooks returns the restclient call hooks that cap and record the calls of
-// c's request; graph's handler installs them on every request's context, so
-// no code path can skip the cap or the report.
+// c's request alone (graph's handler installs HooksFrom's, made once for
+// every request).
 func (c *Collector) Hooks() restclient.CallHooks {
 	return restclient.CallHooks{Before: c.reserve, After: c.observe}
 }

@@ -285,14 +285,9 @@ func newLoader[K comparable, V any](l *Loaders, name string, fetch func(*Loaders
 
 type ctxKey struct{}
 
-// WithLoaders returns ctx carrying s, the request's Source.
-func WithLoaders(ctx context.Context, s Source) context.Context {
-	return context.WithValue(ctx, ctxKey{}, s)
-}
-
-// ContextKey is the key of the request's Source in a context, for a context
-// type that carries it in an allocation of its own instead of WithLoaders'
-// (graph's request): its Value returns the Source for this key.
+// ContextKey is the key of the request's Source in a context: the context
+// that carries it (graph's request, in the request's allocation) returns the
+// Source from Value for this key.
 var ContextKey any = ctxKey{}
 
 // For returns the request's Source. It panics if the request was not set up

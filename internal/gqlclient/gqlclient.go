@@ -91,14 +91,11 @@ func (c *Client) Post(ctx context.Context, req Request, header http.Header) (*Re
 
 // PostBody POSTs body as it is, with the given content type ("" sends none).
 func (c *Client) PostBody(ctx context.Context, contentType string, body []byte, header http.Header) (*Response, error) {
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL, bytes.NewReader(body))
+	status, h, raw, err := c.PostRaw(ctx, contentType, body, header)
 	if err != nil {
 		return nil, err
 	}
-	if contentType != "" {
-		hr.Header.Set("Content-Type", contentType)
-	}
-	return c.send(hr, header)
+	return Decode(status, h, raw)
 }
 
 // PostRaw is PostBody without decoding: the status, header and body of the
