@@ -267,6 +267,9 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
 		corsHeaders: c.CORSHeaders,
 		logger:      logger,
 	})
+	if st.metricsServer != nil {
+		st.metricsServer.Handle("GET /readyz", readyHandler(client, st.Redis, true))
+	}
 	st.server = &http.Server{
 		Handler:           st.Handler,
 		ReadHeaderTimeout: 10 * time.Second,
