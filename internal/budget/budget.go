@@ -366,7 +366,8 @@ func (b *Budget) pump(bk *bucket) {
 				bk.mu.Unlock()
 				continue
 			}
-			// Redis failed and is degraded now: pace locally.
+			// Redis failed and is degraded now, or refused this client's
+			// key for what it holds (redisx.IsKeyError): pace locally.
 			now = time.Now()
 			if now.Before(bk.paused) || len(bk.queue) == 0 {
 				bk.mu.Unlock()
