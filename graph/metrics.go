@@ -16,8 +16,6 @@ import (
 // codes; refusals before GraphQL runs (graph/guard) are taken from the
 // access log entry, where refuse records them.
 
-type metricsKey struct{}
-
 // observe starts recording the request r in m (nothing when m is nil) and
 // returns its context, carrying the record, and the func that ends it. A
 // CORS preflight (OPTIONS) is not recorded.
@@ -29,14 +27,14 @@ func observe(ctx context.Context, m *metrics.Facade, r *http.Request) (context.C
 	if r.Method == http.MethodOptions {
 		rec.Skip()
 	}
-	return context.WithValue(ctx, metricsKey{}, rec), func() { rec.End(accesslog.From(ctx).Codes()...) }
+	return metrics.WithRequest(ctx, rec), func() { rec.End(accesslog.From(ctx).Codes()...) }
 }
 
 // observeOperation gives the request's metrics the operation's type and
 // name and the codes of the response's errors.
 func observeOperation(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	resp := next(ctx)
-	rec, _ := ctx.Value(metricsKey{}).(*metrics.Request)
+	rec := metrics.RequestFrom(ctx)
 	if rec == nil {
 		return resp
 	}

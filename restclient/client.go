@@ -54,6 +54,9 @@ const (
 	// in one wave.
 	DefaultMaxInFlightPerClient = 32
 	DefaultUserAgent            = "workspacenet-facade-restclient/1"
+	// DefaultMaxRetryAfter caps the Retry-After a client acts on and
+	// reports (WithMaxRetryAfter).
+	DefaultMaxRetryAfter = time.Minute
 )
 
 // maxResponseBody caps a successful response body.
@@ -105,6 +108,9 @@ type Client struct {
 	headerVals []string
 
 	cache ResponseCache
+
+	// retryAfterCap caps an answer's Retry-After (WithMaxRetryAfter).
+	retryAfterCap time.Duration
 
 	breakerSettings BreakerSettings
 	onBreakerChange BreakerStateFunc
@@ -180,6 +186,19 @@ func WithRetry(p RetryPolicy) Option {
 	}
 }
 
+// WithMaxRetryAfter caps the Retry-After of an answer (default 1 minute):
+// an upstream asking for a longer wait is waited for, and reported in
+// ErrorResponse.RetryAfter, as asking for d.
+func WithMaxRetryAfter(d time.Duration) Option {
+	return func(c *Client) error {
+		if d <= 0 {
+			return errors.New("restclient: WithMaxRetryAfter: cap must be positive")
+		}
+		c.retryAfterCap = d
+		return nil
+	}
+}
+
 // WithMaxInFlight limits the requests in flight at once (default 64); further
 // calls wait for a slot, or for their context to end. Waiting upstream
 // identities are served round-robin (slots.go).
@@ -246,6 +265,7 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 		jitter:      fullJitter,
 
 		breakerSettings: DefaultBreakerSettings(),
+		retryAfterCap:   DefaultMaxRetryAfter,
 		shareGets:       true,
 	}
 	for _, o := range opts {
@@ -511,6 +531,9 @@ func (c *Client) fetch(ctx context.Context, rc call, target string, payload []by
 		f.sent = true
 		hr, data, err := c.attempt(ctx, rc, target, payload, creds)
 		f.hr, f.data = hr, data
+		if e, ok := asErrorResponse(err); ok {
+			e.RetryAfter = min(e.RetryAfter, c.retryAfterCap)
+		}
 		if hr != nil && len(chain) > 0 {
 			answered(ctx, chain, cs, hr)
 		}

@@ -32,7 +32,7 @@ type ErrorResponse struct {
 	Path       string        // concrete path without query (relative to the base URL for Client calls)
 	Message    string        // upstream "message" ("" when the body was not the documented shape)
 	Type       string        // upstream "type"
-	RetryAfter time.Duration // parsed Retry-After (seconds or HTTP date), 0 if absent
+	RetryAfter time.Duration // parsed Retry-After (seconds or HTTP date; a Client's capped by WithMaxRetryAfter), 0 if absent
 }
 
 // Error formats e as "GET /resources/v1/{id}: 404 not_found: resource not found".
@@ -119,18 +119,19 @@ func cleanText(v any) string {
 	return s
 }
 
-// maxRetryAfter bounds a parsed Retry-After so arithmetic cannot overflow.
+// maxRetryAfter bounds a parsed Retry-After so arithmetic cannot overflow;
+// a Client caps what it acts on far lower (WithMaxRetryAfter).
 const maxRetryAfter = 24 * time.Hour
 
 // ParseRetryAfter reads a Retry-After value: delay-seconds or an HTTP date,
-// at most 24 hours. It returns 0 when the value is empty, malformed or in the
-// past.
+// at most 24 hours (delay-seconds too large for an int64 included). It
+// returns 0 when the value is empty, malformed, negative or in the past.
 func ParseRetryAfter(v string, now time.Time) time.Duration {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return 0
 	}
-	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil || errors.Is(err, strconv.ErrRange) {
 		if secs <= 0 {
 			return 0
 		}

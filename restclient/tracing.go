@@ -27,8 +27,9 @@ import (
 // server.address, server.port, http.response.status_code,
 // http.request.resend_count, error.type) and the attributes
 // facade.upstream.budget_wait_ms and facade.upstream.rate_limited. Every
-// attempt carries the span in traceparent (and tracestate, baggage) through
-// the global propagator (otel.SetTextMapPropagator). Cached answers and
+// attempt carries the span through the global propagator
+// (otel.SetTextMapPropagator; the facade's is W3C Trace Context: a
+// traceparent, and a tracestate only when the span has one). Cached answers and
 // joined shared GETs send nothing and make no span. Without a span in the
 // context nothing of this runs: no tracer, no attributes, no headers.
 
@@ -100,8 +101,8 @@ func endCallSpan(span trace.Span, f fetched, err error) {
 	span.End()
 }
 
-// injectTrace puts ctx's span context in req's headers (traceparent,
-// tracestate, baggage); nothing when ctx carries no valid span.
+// injectTrace puts ctx's span context in req's headers, as the global
+// propagator writes it; nothing when ctx carries no valid span.
 func injectTrace(ctx context.Context, req *http.Request) {
 	if trace.SpanContextFromContext(ctx).IsValid() {
 		otel.GetTextMapPropagator().Inject(ctx, propagation.HeaderCarrier(req.Header))

@@ -15,7 +15,9 @@
 // The budget learns from the upstream (Learn): a 429 pauses the client's
 // whole budget until its Retry-After, or, without one, for one second,
 // doubling with each further 429; RateLimit-* and X-RateLimit-* headers that
-// say nothing remains pause it until their reset.
+// say nothing remains pause it until their reset. No learned pause, nor one
+// read from Redis, lasts longer than Config.MaxPause: an upstream (or
+// anything in front of it) asking for years pauses the client for MaxPause.
 //
 // Replicas. With Config.Redis, every replica using the same Redis paces a
 // client together: the tokens come from one GCRA in Redis (redis_rate, key
@@ -63,12 +65,17 @@ type Config struct {
 	// counts as 1). A replica that paces alone (no Redis, or Redis
 	// unavailable) keeps to its Share so that together they keep to RPS.
 	Replicas int
+	// MaxPause caps each pause learned from the upstream (0:
+	// DefaultMaxPause).
+	MaxPause time.Duration
 }
 
 // Defaults: the real API's limit, with a small burst.
 const (
 	DefaultRPS   = 10
 	DefaultBurst = 2
+	// DefaultMaxPause is MaxPause's default.
+	DefaultMaxPause = time.Minute
 )
 
 // jitterSlack is added to each rolling second the pace is computed for, so
@@ -83,6 +90,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("rps %v must be a non-negative number (0 = off)", c.RPS)
 	case c.Replicas < 0:
 		return fmt.Errorf("replicas %d must not be negative", c.Replicas)
+	case c.MaxPause < 0:
+		return fmt.Errorf("max pause %v must not be negative", c.MaxPause)
 	case c.RPS == 0:
 		return nil
 	case c.Burst < 1:
@@ -131,6 +140,7 @@ type Budget struct {
 	interval time.Duration // between two tokens of the shared budget
 	local    Config        // cfg.Share(): the bucket kept in each replica
 	localInt time.Duration // local.Interval()
+	maxPause time.Duration
 
 	rc    *redisx.Client // nil: local only
 	gcra  *redis_rate.Limiter
@@ -146,7 +156,10 @@ func New(c Config) *Budget {
 	if c.RPS == 0 {
 		return nil
 	}
-	b := &Budget{cfg: c, interval: c.Interval(), local: c.Share(), clients: map[string]*bucket{}}
+	b := &Budget{cfg: c, interval: c.Interval(), local: c.Share(), clients: map[string]*bucket{}, maxPause: c.MaxPause}
+	if b.maxPause == 0 {
+		b.maxPause = DefaultMaxPause
+	}
 	b.localInt = b.local.Interval()
 	if c.Redis != nil {
 		b.rc = c.Redis
@@ -353,7 +366,8 @@ func (b *Budget) pump(bk *bucket) {
 				bk.mu.Unlock()
 				continue
 			}
-			// Redis failed and is degraded now: pace locally.
+			// Redis failed and is degraded now, or refused this client's
+			// key for what it holds (redisx.IsKeyError): pace locally.
 			now = time.Now()
 			if now.Before(bk.paused) || len(bk.queue) == 0 {
 				bk.mu.Unlock()
@@ -396,7 +410,7 @@ func (b *Budget) ask(bk *bucket) (answer, error) {
 			return err
 		}
 		if ttl > 0 {
-			a.paused, a.until = true, time.Now().Add(ttl)
+			a.paused, a.until = true, time.Now().Add(min(ttl, b.maxPause))
 			return nil
 		}
 		res, err := b.gcra.Allow(ctx, bk.gcraKey, b.limit)
@@ -449,7 +463,8 @@ func (bk *bucket) sleep(d time.Duration) bool {
 
 // Learn reads an answer the upstream gave client: a 429 pauses the client's
 // budget (Retry-After, else one second doubling with each 429 in a row), and
-// rate limit headers saying nothing remains pause it until their reset.
+// rate limit headers saying nothing remains pause it until their reset; each
+// pause lasts MaxPause at most.
 // With Redis, a pause that extends this replica's is shared with the other
 // replicas (one Redis operation, bounded by its OpTimeout). The strikes of
 // 429s without Retry-After are counted per replica, and the correction of
@@ -481,6 +496,7 @@ func (b *Budget) Learn(client string, status int, h http.Header) {
 			bk.lim.AllowN(now, int(tokens)-remaining) // the upstream counts more than we did
 		}
 	}
+	until = minTime(until, now.Add(b.maxPause))
 	extended := until.After(bk.paused)
 	if extended {
 		bk.paused = until
@@ -525,7 +541,7 @@ func (b *Budget) PausedUntil(client string) time.Time {
 		_ = b.rc.Do(context.Background(), func(ctx context.Context, r redis.UniversalClient) error {
 			ttl, err := r.PTTL(ctx, bk.pauseKey).Result()
 			if err == nil && ttl > 0 {
-				shared = time.Now().Add(ttl)
+				shared = time.Now().Add(min(ttl, b.maxPause))
 			}
 			return err
 		})
@@ -607,7 +623,8 @@ func (u unprefixed) Del(ctx context.Context, keys ...string) *redis.IntCmd {
 // rateLimitHeaders reads the remaining requests and the reset time from
 // RateLimit-Remaining/RateLimit-Reset, the combined RateLimit header
 // ("limit=10, remaining=0, reset=1"), or X-RateLimit-Remaining/-Reset. A
-// reset above 10^9 is taken as a Unix time, else as seconds from now.
+// reset above 10^9 is taken as a Unix time, else as seconds from now; one
+// beyond the year 9999 (or not finite) as the year 9999 (Learn caps it).
 func rateLimitHeaders(h http.Header, now time.Time) (remaining int, reset time.Time, ok bool) {
 	rem, res := h.Get("RateLimit-Remaining"), h.Get("RateLimit-Reset")
 	if rem == "" {
@@ -630,12 +647,23 @@ func rateLimitHeaders(h http.Header, now time.Time) (remaining int, reset time.T
 	}
 	if secs, err := strconv.ParseFloat(strings.TrimSpace(res), 64); err == nil && secs > 0 {
 		if secs > 1e9 {
-			reset = time.Unix(int64(secs), 0)
+			reset = time.Unix(int64(min(secs, maxUnix)), 0)
 		} else if secs <= 86400 {
 			reset = now.Add(time.Duration(secs * float64(time.Second)))
 		}
 	}
 	return n, reset, true
+}
+
+// maxUnix is 9999-12-31T23:59:59Z in Unix seconds: any later reset is read
+// as this one (converting a larger float to int64 is undefined).
+const maxUnix = 253402300799
+
+func minTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return b
+	}
+	return a
 }
 
 // waiter is one request waiting for a token.

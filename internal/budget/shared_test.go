@@ -186,13 +186,6 @@ func TestReplicasShareOneBudget(t *testing.T) {
 		2*perReplica, took.Round(time.Millisecond), floor, maxInWindow(returned, time.Second))
 }
 
-func minTime(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
-}
-
 func maxTime(a, b time.Time) time.Time {
 	if a.After(b) {
 		return a
@@ -453,5 +446,27 @@ func TestShare(t *testing.T) {
 	}
 	if (Config{RPS: 10, Burst: 2, Replicas: -1}).Validate() == nil {
 		t.Error("negative replicas accepted")
+	}
+}
+
+// TestSharedPauseIsCapped: a pause in Redis that lives a year (set by a
+// replica with another cap, or by hand) pauses this replica's client for
+// its MaxPause at most.
+func TestSharedPauseIsCapped(t *testing.T) {
+	s := redistest.Start(t)
+	const client = "year"
+	b, rc, _ := replica(t, s.URL, Config{RPS: 10, Burst: 2, MaxPause: 2 * time.Second}, client, 5*time.Second)
+	if err := rc.Redis().Set(t.Context(), pauseKeyPrefix+client, "1", 365*24*time.Hour).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if left := time.Until(b.PausedUntil(client)); left <= 0 || left > 2*time.Second {
+		t.Errorf("PausedUntil in %v, want within the 2s cap", left)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+	defer cancel()
+	_, err := b.Wait(ctx, client, 0)
+	var e *Error
+	if !errors.As(err, &e) || e.RetryAfter > 2*time.Second {
+		t.Fatalf("Wait: %v, want an *Error with RetryAfter within the 2s cap", err)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/workspacenet/facade/internal/redisx"
 )
 
 // DefaultRedisTimeout is the op timeout of NewRedisStore(r, 0).
@@ -32,7 +34,9 @@ func NewRedisStore(r redis.UniversalClient, opTimeout time.Duration) *RedisStore
 	return &RedisStore{r: r, timeout: opTimeout}
 }
 
-// Get implements Store.
+// Get implements Store. A key holding another type than a string (or
+// anything Redis refuses to GET for what it holds: redisx.IsKeyError) reads
+// as absent; the other keys are read as usual.
 func (s *RedisStore) Get(ctx context.Context, keys ...string) ([][]byte, error) {
 	var out [][]byte
 	err := s.bounded(ctx, func(ctx context.Context) error {
@@ -43,14 +47,15 @@ func (s *RedisStore) Get(ctx context.Context, keys ...string) ([][]byte, error) 
 			}
 			return nil
 		})
-		if err != nil && !errors.Is(err, redis.Nil) {
+		if err != nil && !errors.Is(err, redis.Nil) && !redisx.IsKeyError(err) {
 			return err
 		}
 		vals := make([][]byte, len(keys))
 		for i, c := range cmds {
 			b, err := c.Bytes()
 			switch {
-			case errors.Is(err, redis.Nil):
+			case errors.Is(err, redis.Nil), redisx.IsKeyError(err):
+				// Absent, or not a value this package wrote: a miss.
 			case err != nil:
 				return err
 			default:

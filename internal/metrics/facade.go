@@ -197,7 +197,12 @@ func (f *Facade) CallHooks() restclient.CallHooks {
 }
 
 // afterCall records one logical upstream call.
-func (f *Facade) afterCall(_ context.Context, info restclient.CallInfo) {
+func (f *Facade) afterCall(ctx context.Context, info restclient.CallInfo) {
+	if info.Status >= 200 && info.Status < 300 {
+		if r := RequestFrom(ctx); r != nil {
+			r.accepted.Store(true)
+		}
+	}
 	if info.Cached {
 		return // counted by the cache (CacheLookup)
 	}
@@ -313,6 +318,24 @@ type Request struct {
 	responded  bool
 	ended      atomic.Bool
 	skipRecord bool
+	// accepted: an upstream call made for the request was answered 2xx
+	// (from the upstream or the response cache), so its credentials are
+	// good; only then may its operation name take a label slot.
+	accepted atomic.Bool
+}
+
+type requestKey struct{}
+
+// WithRequest returns ctx carrying r, for the call hooks (CallHooks) of the
+// upstream calls made in it.
+func WithRequest(ctx context.Context, r *Request) context.Context {
+	return context.WithValue(ctx, requestKey{}, r)
+}
+
+// RequestFrom returns the *Request ctx carries (WithRequest), nil if none.
+func RequestFrom(ctx context.Context) *Request {
+	r, _ := ctx.Value(requestKey{}).(*Request)
+	return r
 }
 
 // StartRequest counts a GraphQL request in flight until its End.
@@ -390,7 +413,7 @@ func (r *Request) End(refusals ...string) {
 		}
 		f.errs.WithLabelValues(c).Inc()
 	}
-	name := f.names.Label(r.opName)
+	name := f.names.Label(r.opName, r.accepted.Load())
 	typ := r.opType
 	switch typ {
 	case "query", "mutation", "subscription", "unknown":

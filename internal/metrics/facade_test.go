@@ -14,7 +14,7 @@ import (
 // recordOne records one request of one upstream call, as the handler does.
 func recordOne(f *Facade) {
 	r := f.StartRequest()
-	f.CallHooks().After(context.Background(), restclient.CallInfo{Method: "GET", Route: "/resources/v1/{id}", Status: 200, Duration: time.Millisecond})
+	f.CallHooks().After(WithRequest(context.Background(), r), restclient.CallInfo{Method: "GET", Route: "/resources/v1/{id}", Status: 200, Duration: time.Millisecond})
 	r.SetOperation("query", "Resource")
 	r.Responded()
 	r.End()

@@ -48,10 +48,12 @@ func Handler(reg *prometheus.Registry) http.Handler {
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg, ErrorHandling: promhttp.ContinueOnError})
 }
 
-// Server is a listener serving GET /metrics (and nothing else).
+// Server is a listener serving GET /metrics, and the routes added with
+// Handle (operators' details that the public port does not show).
 type Server struct {
 	addr string
 	hs   *http.Server
+	mux  *http.ServeMux
 }
 
 // Listen starts serving reg on addr ("host:port"; port 0 picks one).
@@ -67,8 +69,11 @@ func Listen(addr string, reg *prometheus.Registry, logger *slog.Logger) (*Server
 		hs.ErrorLog = slog.NewLogLogger(logger.Handler(), slog.LevelWarn)
 	}
 	go func() { _ = hs.Serve(ln) }()
-	return &Server{addr: ln.Addr().String(), hs: hs}, nil
+	return &Server{addr: ln.Addr().String(), hs: hs, mux: mux}, nil
 }
+
+// Handle serves h at pattern (an http.ServeMux pattern) beside /metrics.
+func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
 
 // Addr is the address actually listened on (host:port).
 func (s *Server) Addr() string { return s.addr }

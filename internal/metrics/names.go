@@ -7,7 +7,8 @@ import (
 
 // Names bounds the operation_name label: the names given (trusted
 // documents' operations) always, then either nothing else (OnlyOperations)
-// or the first MaxOperations other names seen; every other name is "other".
+// or the first MaxOperations other names admitted (operations whose
+// credentials the upstream accepted); every other name is "other".
 // "anonymous" (no name) and "unknown" (no operation: refused or unparsable)
 // are kept as they are. Safe for concurrent use.
 type Names struct {
@@ -36,8 +37,10 @@ func NewNames(o Options) *Names {
 // nameShape is a GraphQL name of at most 64 characters.
 var nameShape = regexp.MustCompile(`^[_A-Za-z][_0-9A-Za-z]{0,63}$`)
 
-// Label returns the label value of operation name.
-func (n *Names) Label(name string) string {
+// Label returns the label value of operation name. A name not yet kept
+// takes one of the MaxOperations slots only when admit is true (its
+// operation passed authentication): anonymous callers cannot use them up.
+func (n *Names) Label(name string, admit bool) string {
 	switch {
 	case name == "anonymous" || name == "unknown" || n.fixed[name]:
 		return name
@@ -49,7 +52,7 @@ func (n *Names) Label(name string) string {
 	if n.seen[name] { // checked before the shape: a name seen was checked then
 		return name
 	}
-	if len(n.seen) < n.max && nameShape.MatchString(name) {
+	if admit && len(n.seen) < n.max && nameShape.MatchString(name) {
 		n.seen[name] = true
 		return name
 	}

@@ -11,7 +11,7 @@ import (
 func TestNamesBounded(t *testing.T) {
 	n := NewNames(Options{Operations: []string{"Dashboard"}, MaxOperations: 3})
 	for i := range 3 {
-		if got := n.Label(fmt.Sprint("Op", i)); got != fmt.Sprint("Op", i) {
+		if got := n.Label(fmt.Sprint("Op", i), true); got != fmt.Sprint("Op", i) {
 			t.Fatalf("name %d: %q", i, got)
 		}
 	}
@@ -19,15 +19,26 @@ func TestNamesBounded(t *testing.T) {
 		{"Op3", "other"}, {"Op0", "Op0"}, {"Dashboard", "Dashboard"}, {"anonymous", "anonymous"},
 		{"a b", "other"}, {string(make([]byte, 65)), "other"},
 	} {
-		if got := n.Label(c.in); got != c.want {
+		if got := n.Label(c.in, true); got != c.want {
 			t.Errorf("Label(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
+	// Not admitted (unauthenticated): no slot taken, a kept name still shown.
+	late := NewNames(Options{Operations: []string{"Dashboard"}, MaxOperations: 1})
+	for _, c := range []struct {
+		in    string
+		admit bool
+		want  string
+	}{{"Probe", false, "other"}, {"Dashboard", false, "Dashboard"}, {"Real", true, "Real"}, {"Real", false, "Real"}, {"Late", true, "other"}} {
+		if got := late.Label(c.in, c.admit); got != c.want {
+			t.Errorf("Label(%q, %v) = %q, want %q", c.in, c.admit, got, c.want)
+		}
+	}
 	only := NewNames(Options{Operations: []string{"Dashboard"}, OnlyOperations: true})
-	if got := only.Label("Other1"); got != "other" {
+	if got := only.Label("Other1", true); got != "other" {
 		t.Errorf("OnlyOperations: Label(Other1) = %q", got)
 	}
-	if got := only.Label("Dashboard"); got != "Dashboard" {
+	if got := only.Label("Dashboard", true); got != "Dashboard" {
 		t.Errorf("OnlyOperations: Label(Dashboard) = %q", got)
 	}
 }

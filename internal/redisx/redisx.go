@@ -2,7 +2,8 @@
 // that keeps state in Redis across replicas (rate budgets, persisted
 // queries). Redis is never allowed to fail a request: every operation runs
 // with a short timeout (Options.OpTimeout) and no retries, and the first
-// failure marks Redis degraded. While degraded, Do refuses at once with
+// failure marks Redis degraded (not Redis refusing one operation for what
+// one key holds: IsKeyError). While degraded, Do refuses at once with
 // ErrUnavailable, without touching the network, and callers use their local
 // state; a background prober PINGs Redis every ProbeInterval and marks it
 // healthy again when it answers. Each transition is logged once (WARN when
@@ -163,10 +164,11 @@ func (c *Client) OpTimeout() time.Duration { return c.timeout }
 
 // Do runs op with a context bounded by OpTimeout. op must return only the
 // errors of its Redis commands. Do returns op's error as is when it is nil
-// or redis.Nil, or when ctx itself ended (the caller gave up: not a Redis
-// failure); any other failure marks Redis degraded and is returned wrapping
-// ErrUnavailable. While degraded, Do returns ErrUnavailable at once and op
-// is not called.
+// or redis.Nil, when ctx itself ended (the caller gave up: not a Redis
+// failure), or when it is a key error (IsKeyError: that key's operation
+// fails, the others go on); any other failure marks Redis degraded and is
+// returned wrapping ErrUnavailable. While degraded, Do returns
+// ErrUnavailable at once and op is not called.
 func (c *Client) Do(ctx context.Context, op func(ctx context.Context, r redis.UniversalClient) error) error {
 	if !c.healthy.Load() {
 		return ErrUnavailable
@@ -174,11 +176,26 @@ func (c *Client) Do(ctx context.Context, op func(ctx context.Context, r redis.Un
 	octx, cancel := context.WithTimeout(ctx, c.timeout)
 	err := op(octx, c.rdb)
 	cancel()
-	if err == nil || errors.Is(err, redis.Nil) || ctx.Err() != nil {
+	if err == nil || errors.Is(err, redis.Nil) || ctx.Err() != nil || IsKeyError(err) {
 		return err
 	}
 	c.degrade(err)
 	return fmt.Errorf("%w: %w", ErrUnavailable, err)
+}
+
+// IsKeyError reports whether err is Redis refusing one operation for what a
+// key holds: a value of another type (WRONGTYPE, also from a script), a
+// value that is not the number the command needs, or a Lua error in a
+// script working on such a value. Redis answered: it is up, and only that
+// key's operation fails.
+func IsKeyError(err error) bool {
+	var re redis.Error
+	if err == nil || !errors.As(err, &re) {
+		return false
+	}
+	msg := re.Error()
+	return strings.HasPrefix(msg, "WRONGTYPE ") || strings.HasPrefix(msg, "ERR value is not ") ||
+		strings.HasPrefix(msg, "ERR user_script:")
 }
 
 // Healthy reports whether Do will try Redis.

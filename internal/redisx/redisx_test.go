@@ -187,6 +187,48 @@ func TestCallerCancellationIsNotAFailure(t *testing.T) {
 	}
 }
 
+// TestKeyErrorsAreNotFailures: a command refused for what its key holds (a
+// hash read as a string, a string that is not a number, a script failing on
+// such a value) fails that command only: Redis stays healthy. A command
+// Redis does not know still degrades it.
+func TestKeyErrorsAreNotFailures(t *testing.T) {
+	s := redistest.Start(t)
+	c, err := Open(s.URL, Options{Logger: slog.New(slog.DiscardHandler), OpTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	rdb := s.Client()
+	if err := rdb.HSet(t.Context(), "wnf:test:hash", "f", "v").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.Set(t.Context(), "wnf:test:word", "garbage", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for name, op := range map[string]func(context.Context, redis.UniversalClient) error{
+		"GET of a hash":  func(ctx context.Context, r redis.UniversalClient) error { return r.Get(ctx, "wnf:test:hash").Err() },
+		"INCR of a word": func(ctx context.Context, r redis.UniversalClient) error { return r.Incr(ctx, "wnf:test:word").Err() },
+		"script on hash": func(ctx context.Context, r redis.UniversalClient) error {
+			return r.Eval(ctx, `return redis.call("GET", KEYS[1])`, []string{"wnf:test:hash"}).Err()
+		},
+		"script on words": func(ctx context.Context, r redis.UniversalClient) error {
+			return r.Eval(ctx, `return math.max(tonumber(redis.call("GET", KEYS[1])), 1)`, []string{"wnf:test:word"}).Err()
+		},
+	} {
+		err := c.Do(t.Context(), op)
+		if err == nil || errors.Is(err, ErrUnavailable) || !IsKeyError(err) {
+			t.Errorf("%s: err %v, want the key error as is", name, err)
+		}
+		if !c.Healthy() {
+			t.Fatalf("%s degraded Redis", name)
+		}
+	}
+	err = c.Do(t.Context(), func(ctx context.Context, r redis.UniversalClient) error { return r.Do(ctx, "NOSUCHCOMMAND").Err() })
+	if !errors.Is(err, ErrUnavailable) || c.Healthy() || IsKeyError(err) {
+		t.Errorf("unknown command: err %v, healthy %v; want Redis degraded", err, c.Healthy())
+	}
+}
+
 func TestHungRedisTimesOut(t *testing.T) {
 	s := redistest.StartOwn(t)
 	c, err := Open(s.URL, Options{Logger: slog.New(slog.DiscardHandler), OpTimeout: 100 * time.Millisecond})

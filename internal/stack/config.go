@@ -120,7 +120,7 @@ func DefaultConfig() Config {
 		Playground:      true,
 		UpstreamTrace:   "auto",
 		LogLevel:        slog.LevelInfo,
-		Budget:          budget.Config{RPS: budget.DefaultRPS, Burst: budget.DefaultBurst},
+		Budget:          budget.Config{RPS: budget.DefaultRPS, Burst: budget.DefaultBurst, MaxPause: budget.DefaultMaxPause},
 		DemoRateLimit:   budget.DefaultRPS,
 		CacheTTL:        cache.DefaultTTLSpec,
 		Replicas:        1,
@@ -189,6 +189,7 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	rps := int(c.Budget.RPS)
 	num(&rps, "upstream-rps", "UPSTREAM_RPS", "most upstream requests per second per upstream client (the real API allows 10); 0 = no pacing")
 	num(&c.Budget.Burst, "upstream-burst", "UPSTREAM_BURST", "of them, how many may go back to back (1 to -upstream-rps)")
+	dur(&c.Budget.MaxPause, "max-upstream-pause", "MAX_UPSTREAM_PAUSE", "longest pause of an upstream client learned from one answer (Retry-After, RateLimit-Reset): a longer one asked for is this long")
 	dur(&g.RequestTimeout, "request-timeout", "REQUEST_TIMEOUT", "deadline of one GraphQL request, inherited by its upstream calls; 0 = none")
 	dur(&c.UpstreamTimeout, "upstream-timeout", "UPSTREAM_TIMEOUT", "timeout of one upstream attempt")
 	dur(&c.ShutdownTimeout, "shutdown-timeout", "SHUTDOWN_TIMEOUT", "time given to in-flight requests on SIGINT/SIGTERM")
@@ -267,6 +268,9 @@ func (c *Config) Validate() error {
 		if v < 0 {
 			return fmt.Errorf("%s: %d is negative (0 turns it off)", name, v)
 		}
+	}
+	if c.Budget.MaxPause < 0 {
+		return fmt.Errorf("-max-upstream-pause: %v is negative", c.Budget.MaxPause)
 	}
 	if err := c.Budget.Validate(); err != nil {
 		return fmt.Errorf("-upstream-rps/-upstream-burst: %w", err)

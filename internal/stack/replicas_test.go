@@ -43,6 +43,7 @@ func replicas(t *testing.T, n int, redisURL string, up *stack.Upstream) []*repli
 		cfg := stack.DefaultConfig()
 		cfg.Upstream, cfg.RedisURL, cfg.Secret, cfg.Replicas = up.URL, redisURL, secret, n
 		cfg.Playground, cfg.UpstreamTrace = false, "on"
+		cfg.MetricsAddr = "127.0.0.1:0" // /readyz's details
 		cfg.Budget = budget.Config{RPS: budget.DefaultRPS, Burst: budget.DefaultBurst}
 		// Redis answers in microseconds, but a loaded CI machine can stall
 		// an operation past the 100 ms default and degrade the replica to
@@ -240,8 +241,9 @@ func TestReplicasNeverShareEntriesAcrossCredentials(t *testing.T) {
 }
 
 // TestRedisKilledMidLoad: Redis dies while two replicas serve, and comes
-// back: no request fails, /readyz says Redis is degraded while it is down,
-// and the replicas use it again within seconds of its return.
+// back: no request fails, /readyz on the metrics port says Redis is
+// degraded while it is down, and the replicas use it again within seconds
+// of its return.
 func TestRedisKilledMidLoad(t *testing.T) {
 	rs := redistest.StartOwn(t)
 	up := limitedUpstream(t)
@@ -280,12 +282,12 @@ func TestRedisKilledMidLoad(t *testing.T) {
 	}
 	waitServed("requests before the outage", 10)
 	rs.Stop()
-	testenv.WaitFor(t, "a replica to report Redis degraded in /readyz", func() bool { return readyRedis(t, reps[0].base) == "degraded" })
+	testenv.WaitFor(t, "a replica to report Redis degraded in /readyz", func() bool { return readyRedis(t, reps[0]) == "degraded" })
 	waitServed("requests during the outage", 10)
 	rs.Restart()
 	back := time.Now()
 	testenv.WaitFor(t, "both replicas to use Redis again", func() bool {
-		return readyRedis(t, reps[0].base) == "healthy" && readyRedis(t, reps[1].base) == "healthy"
+		return readyRedis(t, reps[0]) == "healthy" && readyRedis(t, reps[1]) == "healthy"
 	})
 	t.Logf("both replicas used Redis again %v after it restarted", time.Since(back).Round(time.Millisecond))
 	waitServed("requests after the outage", 10)
@@ -297,10 +299,11 @@ func TestRedisKilledMidLoad(t *testing.T) {
 	t.Logf("%d requests served, none failed", served.Load())
 }
 
-// readyRedis returns "healthy" or "degraded" from /readyz's details.
-func readyRedis(t *testing.T, base string) string {
+// readyRedis returns "healthy" or "degraded" from the details of r's
+// /readyz on its metrics port.
+func readyRedis(t *testing.T, r *replica) string {
 	t.Helper()
-	resp, err := http.Get(base + "/readyz")
+	resp, err := http.Get(strings.TrimSuffix(r.st.MetricsURL, "/metrics") + "/readyz")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,7 +53,7 @@ func newRouter(d routes) http.Handler {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
-	mux.Handle("GET /readyz", readyHandler(d.client, d.redis))
+	mux.Handle("GET /readyz", readyHandler(d.client, d.redis, false))
 	if d.playground != nil {
 		mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
 		mux.Handle("GET /{$}", d.playground)
@@ -81,15 +81,17 @@ func newRouter(d routes) http.Handler {
 }
 
 // readyHandler reports ready when the upstream answers HTTP at all
-// (restclient's Ping), within 2 s. A Redis that is down does not make the
-// facade unready (it serves without it), but the details say so:
-// "redis": {"healthy": false, ...} and "degraded": ["redis"].
-func readyHandler(client *restclient.Client, rc *redisx.Client) http.Handler {
+// (restclient's Ping), within 2 s: {"status": "ready"}, else 503
+// {"status": "unavailable"}. A Redis that is down does not make the facade
+// unready (it serves without it). With detail (the metrics port's route,
+// for operators) the body also says why: "reason", "redis": {"healthy",
+// "since", "lastError"} and "degraded": ["redis"].
+func readyHandler(client *restclient.Client, rc *redisx.Client, detail bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		body := map[string]any{"status": "ready"}
-		if rc != nil {
+		if rc != nil && detail {
 			st := rc.Status()
 			body["redis"] = st
 			if !st.Healthy {
@@ -97,7 +99,10 @@ func readyHandler(client *restclient.Client, rc *redisx.Client) http.Handler {
 			}
 		}
 		if err := client.Ping(ctx); err != nil {
-			body["status"], body["reason"] = "unavailable", "the upstream REST API does not answer"
+			body["status"] = "unavailable"
+			if detail {
+				body["reason"] = "the upstream REST API does not answer"
+			}
 			writeJSON(w, http.StatusServiceUnavailable, body)
 			return
 		}

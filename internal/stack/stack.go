@@ -233,6 +233,9 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
 	if rc != nil {
 		opts = append(opts, restclient.WithCache(rc))
 	}
+	if c.Budget.MaxPause > 0 {
+		opts = append(opts, restclient.WithMaxRetryAfter(c.Budget.MaxPause))
+	}
 	opts = append(opts, c.ClientOptions...)
 	client, err := restclient.NewClient(st.UpstreamURL, opts...)
 	if err != nil {
@@ -264,6 +267,9 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
 		corsHeaders: c.CORSHeaders,
 		logger:      logger,
 	})
+	if st.metricsServer != nil {
+		st.metricsServer.Handle("GET /readyz", readyHandler(client, st.Redis, true))
+	}
 	st.server = &http.Server{
 		Handler:           st.Handler,
 		ReadHeaderTimeout: 10 * time.Second,

@@ -1,7 +1,7 @@
 // Package tracing is the facade's OpenTelemetry setup: tracer providers from
-// the standard OTEL_* environment variables (FromEnv), the W3C propagator,
-// the HTTP server middleware (Handler), and the slog wrapper that
-// puts trace_id and span_id on every log line of a traced request
+// the standard OTEL_* environment variables (FromEnv), the W3C Trace Context
+// propagator, the HTTP server middleware (Handler), and the slog wrapper
+// that puts trace_id and span_id on every log line of a traced request
 // (LogHandler).
 //
 // Tracing is off unless the environment names an exporter: then no tracer
@@ -144,24 +144,39 @@ func (keepOpen) Shutdown(context.Context) error { return nil }
 
 var propagatorOnce sync.Once
 
-// SetPropagator installs W3C Trace Context and Baggage as the global
-// propagator (otel.SetTextMapPropagator), once: restclient injects
-// traceparent with it and Handler extracts it. Every stack with a tracer
-// provider calls it.
+// SetPropagator installs W3C Trace Context as the global propagator
+// (otel.SetTextMapPropagator), once: restclient injects the traceparent of
+// its call spans with it. Every stack with a tracer provider calls it.
+// Baggage is not propagated: nothing the facade does sets any.
 func SetPropagator() {
 	propagatorOnce.Do(func() {
-		otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
+		otel.SetTextMapPropagator(propagation.TraceContext{})
 	})
+}
+
+// parentOnly is the propagator Handler extracts a caller's trace with: its
+// traceparent only (trace id, parent span id, sampled flag). The caller's
+// tracestate is dropped and its baggage never read, so that nothing a
+// caller writes in them is sent on to the upstream: what an upstream call
+// carries is what the global propagator makes of the facade's own span.
+type parentOnly struct{ propagation.TraceContext }
+
+func (p parentOnly) Extract(ctx context.Context, carrier propagation.TextMapCarrier) context.Context {
+	sc := trace.SpanContextFromContext(p.TraceContext.Extract(ctx, carrier))
+	if !sc.IsValid() {
+		return ctx
+	}
+	return trace.ContextWithRemoteSpanContext(ctx, sc.WithTraceState(trace.TraceState{}))
 }
 
 // Handler wraps h in a server span per request (otelhttp, HTTP semantic
 // conventions) from tp, continuing the caller's trace when it sends
-// traceparent. The span is named "METHOD /route" for the routes that
+// traceparent (its tracestate and baggage are ignored: parentOnly). The span is named "METHOD /route" for the routes that
 // ServeMux matched inside h, "METHOD path" for the paths in names, else
 // "METHOD"; Operation renames GraphQL requests after their operation.
 func Handler(h http.Handler, tp trace.TracerProvider, names ...string) http.Handler {
 	return otelhttp.NewHandler(h, "http", otelhttp.WithTracerProvider(tp),
-		otelhttp.WithPropagators(otel.GetTextMapPropagator()),
+		otelhttp.WithPropagators(parentOnly{}),
 		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
 			if p := r.Pattern; p != "" {
 				if strings.HasPrefix(p, r.Method+" ") {

@@ -5,15 +5,18 @@ import (
 	"sync"
 )
 
-// Request headers the service records for tests: the W3C Trace Context a
-// caller propagates (a facade with tracing on sends it on every call).
+// Request headers the service records for tests: the W3C Trace Context and
+// Baggage a caller propagates (a facade with tracing on sends traceparent on
+// every call).
 
 // Seen is one request as Wrap saw it: its route and its trace headers (""
-// when absent). Tests assert with it that every call carried traceparent.
+// when absent). Tests assert with it that every call carried traceparent,
+// and what else reached the service.
 type Seen struct {
 	Route       string
 	Traceparent string
 	Tracestate  string
+	Baggage     string
 }
 
 type seenLog struct {
@@ -23,7 +26,7 @@ type seenLog struct {
 }
 
 func (l *seenLog) record(route string, r *http.Request) {
-	s := Seen{Route: route, Traceparent: r.Header.Get("traceparent"), Tracestate: r.Header.Get("tracestate")}
+	s := Seen{Route: route, Traceparent: r.Header.Get("traceparent"), Tracestate: r.Header.Get("tracestate"), Baggage: r.Header.Get("baggage")}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if s.Traceparent != "" {

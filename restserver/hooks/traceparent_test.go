@@ -17,6 +17,7 @@ func TestSeenRecordsTraceHeaders(t *testing.T) {
 		if tp != "" {
 			r.Header.Set("traceparent", tp)
 			r.Header.Set("tracestate", "k=v")
+			r.Header.Set("baggage", "b=1")
 		}
 		ok.ServeHTTP(httptest.NewRecorder(), r)
 	}
@@ -24,7 +25,7 @@ func TestSeenRecordsTraceHeaders(t *testing.T) {
 	send(tp)
 	send("")
 	seen := h.Seen()
-	if len(seen) != 2 || seen[0] != (Seen{Route: route, Traceparent: tp, Tracestate: "k=v"}) || seen[1] != (Seen{Route: route}) {
+	if len(seen) != 2 || seen[0] != (Seen{Route: route, Traceparent: tp, Tracestate: "k=v", Baggage: "b=1"}) || seen[1] != (Seen{Route: route}) {
 		t.Fatalf("Seen = %+v", seen)
 	}
 	if got := h.Traceparents(); len(got) != 1 || got[route] != 1 {

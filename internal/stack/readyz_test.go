@@ -1,0 +1,89 @@
+package stack_test
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/workspacenet/facade/internal/gqlclient"
+	"github.com/workspacenet/facade/internal/redistest"
+	"github.com/workspacenet/facade/internal/stack"
+	"github.com/workspacenet/facade/internal/testenv"
+)
+
+// readyz GETs u and returns its status code and JSON body.
+func readyz(t *testing.T, u string) (int, map[string]any) {
+	t.Helper()
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var body map[string]any
+	if err := json.Unmarshal(raw, &body); err != nil {
+		t.Fatalf("GET %s: not JSON (%d): %.300s", u, resp.StatusCode, raw)
+	}
+	return resp.StatusCode, body
+}
+
+// TestReadyzDetailOnTheMetricsPortOnly: with Redis down, /readyz on the
+// GraphQL port says only {"status": "ready"}; the same route on the
+// metrics port says Redis is degraded and why (lastError), and the
+// upstream's state.
+func TestReadyzDetailOnTheMetricsPortOnly(t *testing.T) {
+	rs := redistest.StartOwn(t)
+	up, err := stack.StartUpstream(t.Context(), stack.UpstreamConfig{DemoScale: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = up.Close() })
+	cfg := stack.DefaultConfig()
+	cfg.Upstream, cfg.RedisURL, cfg.MetricsAddr = up.URL, rs.URL, "127.0.0.1:0"
+	cfg.RedisOpTimeout = 5 * time.Second
+	st, base := testenv.Serve(t, cfg, slog.New(slog.DiscardHandler))
+	private := strings.TrimSuffix(st.MetricsURL, "/metrics") + "/readyz"
+
+	rs.Stop()
+	m := up.Manifest
+	c := &gqlclient.Client{URL: base + "/graphql", Header: gqlclient.Credentials("Bearer "+m.BearerToken, m.NetworkID)}
+	testenv.WaitFor(t, "the metrics port's /readyz to report Redis degraded with its error", func() bool {
+		// A request uses Redis (its rate budget), which finds it down.
+		if _, err := c.Post(t.Context(), gqlclient.Request{Query: `query($id: ID!) { resource(id: $id) { id } }`,
+			Variables: map[string]any{"id": m.IDs["resource"][0]}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		code, body := readyz(t, private)
+		r, _ := body["redis"].(map[string]any)
+		e, _ := r["lastError"].(string)
+		return code == http.StatusOK && body["status"] == "ready" && r["healthy"] == false && e != "" && slices.Equal(anyStrings(body["degraded"]), []string{"redis"})
+	})
+	code, body := readyz(t, base+"/readyz")
+	if code != http.StatusOK || len(body) != 1 || body["status"] != "ready" {
+		t.Errorf("public /readyz: %d %v, want 200 {\"status\": \"ready\"} and nothing else", code, body)
+	}
+
+	_ = up.Close() // the upstream stops answering
+	code, body = readyz(t, base+"/readyz")
+	if code != http.StatusServiceUnavailable || len(body) != 1 || body["status"] != "unavailable" {
+		t.Errorf("public /readyz with the upstream down: %d %v, want 503 {\"status\": \"unavailable\"} and nothing else", code, body)
+	}
+	if code, body := readyz(t, private); code != http.StatusServiceUnavailable || body["reason"] == nil || body["redis"] == nil {
+		t.Errorf("metrics port /readyz with the upstream down: %d %v, want 503 with the reason and Redis's state", code, body)
+	}
+}
+
+func anyStrings(v any) []string {
+	l, _ := v.([]any)
+	out := make([]string, 0, len(l))
+	for _, s := range l {
+		str, _ := s.(string)
+		out = append(out, str)
+	}
+	return out
+}
