@@ -157,7 +157,7 @@ func NewHandler(o Options) http.Handler {
 	}
 	o.Logger = slog.New(accesslog.Handler(o.Logger.Handler()))
 
-	resolvers := &Resolver{client: o.Client, cache: o.Cache, log: o.Logger, cursors: paging.NewCodec(o.CursorSecret), plainFields: true}
+	resolvers := &Resolver{client: o.Client, cache: o.Cache, log: o.Logger, cursors: paging.NewCodec(o.CursorSecret)}
 	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: newRoot(resolvers)}))
 	// The one transport: GraphQL over HTTP as its spec says (graph/overhttp).
 	srv.AddTransport(overhttp.Transport{})
@@ -201,12 +201,6 @@ func NewHandler(o Options) http.Handler {
 	}
 	srv.AroundRootFields(requireCredentials)
 	for _, x := range o.Extensions {
-		// A field interceptor must see every field: plain fields are then
-		// resolved as gqlgen does (graph/leaf). The facade's own extensions
-		// above intercept no field.
-		if _, ok := x.(graphql.FieldInterceptor); ok {
-			resolvers.plainFields = false
-		}
 		srv.Use(x)
 	}
 	if o.Metrics != nil {

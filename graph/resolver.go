@@ -21,13 +21,7 @@ type Resolver struct {
 	log    *slog.Logger
 	// cursors seals the connections' cursors (Options.CursorSecret).
 	cursors *paging.Codec
-	// plainFields: the handler has no field interceptor (graph/leaf).
-	plainFields bool
 }
-
-// PlainFields implements leaf.Root: plain leaf fields may be written
-// without graphql.ResolveField unless the handler has a field interceptor.
-func (r *Resolver) PlainFields() bool { return r.plainFields }
 
 // requestLoaders returns the Source of one request: NewLoaders' when set,
 // else the batching loaders tuned by Loaders, made in batching (in the

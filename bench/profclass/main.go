@@ -31,7 +31,7 @@ var cats = []struct {
 		// the generated decoders (restclient/decode_gen.go, fastjson.go)
 		me + "restclient.(*decoder)", me + "restclient.(*slab", me + "restclient.(*arena)", me + "restclient.(*scratch)", me + "restclient.run", me + "restclient.special", me + "restclient.parseISO8601",
 		me + "restclient..fast", me + "restclient.fast", me + "restclient.mergeSlice", me + "restclient.stringElem"}},
-	{"gqlgen execution and response writing", []string{"github.com/99designs/gqlgen", "github.com/vektah/", me + "graph/generated", me + "graph/inline", me + "graph/scalars", me + "graph.", me + "graph/model", me + "graph/paging"}},
+	{"gqlgen execution and response writing", []string{"github.com/99designs/gqlgen", "github.com/vektah/", me + "graph/generated", me + "graph/scalars", me + "graph.", me + "graph/model", me + "graph/paging"}},
 	{"loaders", []string{"github.com/graph-gophers/dataloader", me + "graph/loaders"}},
 	{"HTTP client and upstream I/O", []string{me + "restclient", "github.com/valyala/fasthttp", "github.com/sony/gobreaker", "golang.org/x/time"}},
 	{"request pipeline", []string{me + "graph/guard", me + "graph/limits", me + "internal/", me + "graph/admission", me + "graph/calls", "log/slog", "github.com/rs/cors"}},

@@ -21,9 +21,9 @@ import (
 
 // noLeaks makes t fail if a goroutine started during the test outlives it.
 // Call it before testenv.New: cleanups run last-in first-out, so the check
-// runs after the env has shut down. graph/inline's idle goroutines
-// (internal/workers), waiting for the next list element for up to a second,
-// are kept on purpose; one still running an element is not idle and counts.
+// runs after the env has shut down. restclient's idle flight goroutines
+// (internal/workers), waiting for the next shared call for a while, are kept
+// on purpose; one still running a call is not idle and counts.
 // So is restclient's GET pool cleaner (fasthttp's HostClient), which ends at
 // its next wake-up once the env's connections are closed.
 func noLeaks(t *testing.T) {

@@ -46,15 +46,13 @@ func (t dateTime) MarshalGQLContext(_ context.Context, w io.Writer) error {
 	if ts.Err() != nil {
 		return errUnreadableDateTime // gqlgen adds it on the field's path and writes null
 	}
-	return WriteDateTime(w, &ts)
+	return writeDateTime(w, &ts)
 }
 
-// WriteDateTime writes *t, which must be readable (t.Err() nil), as
-// MarshalDateTime's marshaler does: null for the zero Timestamp, else the
-// RFC 3339 string in UTC. It allocates nothing when w is a *bytes.Buffer
-// (gqlgen's executor writes into one); the plain-field fast path of the
-// generated executor (graph/leaf) writes DateTime fields with it.
-func WriteDateTime(w io.Writer, t *restclient.Timestamp) error {
+// writeDateTime writes *t, which must be readable (t.Err() nil): null for
+// the zero Timestamp, else the RFC 3339 string in UTC. It allocates nothing
+// when w is a *bytes.Buffer (gqlgen's executor writes into one).
+func writeDateTime(w io.Writer, t *restclient.Timestamp) error {
 	if t.IsZero() {
 		_, err := io.WriteString(w, "null")
 		return err
