@@ -5,7 +5,6 @@ go 1.26.8
 require (
 	github.com/99designs/gqlgen v0.17.95
 	github.com/XSAM/otelsql v0.40.0
-	github.com/bytedance/gopkg v0.1.4
 	github.com/getkin/kin-openapi v0.133.0
 	github.com/go-redis/redis_rate/v10 v10.0.1
 	github.com/google/pprof v0.0.0-20250317173921-a4b03ec1a45e
