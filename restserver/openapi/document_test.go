@@ -211,7 +211,7 @@ func jsonFields(typ reflect.Type) map[string]reflect.Type {
 
 var (
 	timestampTypes = []reflect.Type{reflect.TypeOf(restclient.Timestamp{}), reflect.TypeOf(wire.Timestamp{})}
-	rawType       = reflect.TypeOf(json.RawMessage{})
+	rawType        = reflect.TypeOf(json.RawMessage{})
 )
 
 func compareSchema(t *testing.T, where string, s *openapi3.Schema, typ reflect.Type) {
