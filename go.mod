@@ -5,10 +5,8 @@ go 1.26.8
 require (
 	github.com/99designs/gqlgen v0.17.98
 	github.com/XSAM/otelsql v0.40.0
-	github.com/bytedance/gopkg v0.1.4
 	github.com/getkin/kin-openapi v0.133.0
 	github.com/go-redis/redis_rate/v10 v10.0.1
-	github.com/goccy/go-json v0.10.5
 	github.com/google/pprof v0.0.0-20250317173921-a4b03ec1a45e
 	github.com/graph-gophers/dataloader/v7 v7.1.0
 	github.com/prometheus/client_golang v1.23.2

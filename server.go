@@ -17,7 +17,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/workspacenet/facade/internal/gctune"
 	"github.com/workspacenet/facade/internal/stack"
 	"github.com/workspacenet/facade/internal/tracing"
 )
@@ -39,7 +38,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
-	logger.Info("garbage collector", "pacing", gctune.Start(cfg.GCThresholdMiB, getenv))
+	logger.Info("garbage collector", "pacing", stack.SetGC(getenv))
 	// Traces go where the standard OTEL_* variables say; none set: off.
 	tp, err := tracing.FromEnv(ctx, getenv)
 	if err != nil {

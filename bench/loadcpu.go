@@ -22,8 +22,8 @@ import (
 
 	"github.com/workspacenet/facade/graph/loaders"
 	"github.com/workspacenet/facade/internal/childproc"
-	"github.com/workspacenet/facade/internal/gctune"
 	"github.com/workspacenet/facade/internal/gqlclient"
+	"github.com/workspacenet/facade/internal/stack"
 )
 
 // The "under load" measurement: the facade alone in a process of its own,
@@ -34,11 +34,10 @@ import (
 // facade is compared with other gateways.
 
 // facadeEnv, when set to an upstream URL, makes the bench binary serve the
-// facade (as startFacade does, batched, with the GC pacing of
-// facadeGCEnv) instead of running the suite.
+// facade (as startFacade does, batched, with the program's GC pacing,
+// stack.SetGC) instead of running the suite.
 const (
-	facadeEnv   = "FACADE_BENCH_FACADE"
-	facadeGCEnv = "FACADE_BENCH_GC_THRESHOLD_MIB"
+	facadeEnv = "FACADE_BENCH_FACADE"
 	// facadeProfileEnv names the CPU profile the facade child writes over
 	// its whole life (-load-cpuprofile).
 	facadeProfileEnv = "FACADE_BENCH_CPUPROFILE"
@@ -57,11 +56,7 @@ func maybeServeFacade() bool {
 	if upstreamURL == "" {
 		return false
 	}
-	threshold, err := strconv.Atoi(os.Getenv(facadeGCEnv))
-	if err != nil {
-		threshold = gctune.DefaultThresholdMiB
-	}
-	gctune.Start(threshold, os.Getenv)
+	stack.SetGC(os.Getenv)
 	ctx := childproc.ParentGone()
 	f, err := startFacade(upstreamURL, modeBatched, loaders.DefaultConfig())
 	if err != nil {
@@ -164,7 +159,7 @@ func runLoadCPU(ctx context.Context, cfg Config, up *upstream, who http.Header, 
 		memEnv = "1"
 	}
 	child, err := childproc.StartSelf(&h, time.Minute, nil, facadeEnv+"="+up.url,
-		facadeGCEnv+"="+strconv.Itoa(cfg.GCThresholdMiB), facadeProfileEnv+"="+lc.Profile, facadeMemEnv+"="+memEnv)
+		facadeProfileEnv+"="+lc.Profile, facadeMemEnv+"="+memEnv)
 	if err != nil {
 		return nil, err
 	}

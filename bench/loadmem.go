@@ -26,7 +26,7 @@ import (
 // goroutine profiles, on a loopback listener of its own. The peak
 // (BENCHMARKS.md, issue 15) splits into the binary's pages (file-backed:
 // they grow with the code linked in and run), the heap up to the
-// collector's goal (internal/gctune) and the goroutines' stacks.
+// collector's goal (stack.SetGC) and the goroutines' stacks.
 
 // facadeMemEnv, set to "1", makes the facade child sample its memory and
 // serve it (facadeHello.MemURL).

@@ -32,7 +32,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/workspacenet/facade/internal/gctune"
+	"github.com/workspacenet/facade/internal/stack"
 )
 
 func main() {
@@ -94,7 +94,6 @@ func run(args []string) error {
 	memProfile := fs.String("memprofile", "", "write an allocation profile of each query's batched cost run to <prefix>.<query>.pprof")
 	replot := fs.Bool("replot", false, "measure nothing: redraw the plots and the markdown tables from -results")
 	obsRounds := fs.Int("observability-overhead", 0, "measure only the dashboard's CPU and allocations per query with no metrics nor tracing, metrics, tracing (100% sampled, discarding exporter) and both, alternating this many rounds; prints a table and the verdict against issue 14's targets, writes nothing")
-	gcThreshold := fs.Int("gc-threshold-mib", gctune.DefaultThresholdMiB, "the facade's garbage collector pacing, as the program's -gc-threshold-mib (internal/gctune); 0 = Go's default")
 	loadDur := fs.Duration("load-dur", 4*time.Second, "each run of the under-load measurement: the facade in a process of its own, -load-conc clients, its CPU per request (loadcpu.go); 0 skips it")
 	loadConc := fs.Int("load-conc", 32, "clients of the under-load runs")
 	loadLat := fs.Duration("load-latency", 5*time.Millisecond, "injected upstream latency of the under-load runs")
@@ -129,11 +128,11 @@ func run(args []string) error {
 		return writeMarkdown(*out, markdown(res, nil, files))
 	}
 	// The facade in this process runs with the program's runtime settings.
-	fmt.Fprintln(os.Stderr, "garbage collector:", gctune.Start(*gcThreshold, os.Getenv))
+	fmt.Fprintln(os.Stderr, "garbage collector:", stack.SetGC(os.Getenv))
 	cfg := Config{Scale: *scale, Dur: *dur, MinN: *minN, CostDur: *costDur, CostMinN: 20, RealDur: *realDur, RefreshRounds: *refresh, Child: !*inProcess, Log: os.Stderr,
 		CostOnly: *costOnly, BatchedOnly: *batchedOnly, CostRounds: *costRounds, CPUProfile: *cpuProfile, MemProfile: *memProfile,
 		Load: LoadCPU{Dur: *loadDur, Conc: *loadConc, Latency: *loadLat, Tokens: max(*loadTokens, 1), Profile: *loadProfile,
-			Mem: *loadMem || *loadMemProfile != "", MemProfile: *loadMemProfile}, LoadOnly: *loadOnly, GCThresholdMiB: *gcThreshold,
+			Mem: *loadMem || *loadMemProfile != "", MemProfile: *loadMemProfile}, LoadOnly: *loadOnly,
 		CritPathN: *critN, CritPathOnly: *critOnly}
 	if *loadCompare != "" {
 		cfg.Load.Compare = strings.Split(*loadCompare, ",")

@@ -52,9 +52,6 @@ type Config struct {
 	// CritPathOnly measures only that (no load runs nor cost).
 	CritPathN    int
 	CritPathOnly bool
-	// GCThresholdMiB is the facade's garbage collector pacing
-	// (internal/gctune), applied to the facade child of the load runs.
-	GCThresholdMiB int
 }
 
 // Modes of the facade.

@@ -53,9 +53,6 @@ type Options struct {
 	// UpstreamTrace lets a request ask, with "X-Upstream-Trace: 1", for the
 	// upstream call report in extensions.upstream.
 	UpstreamTrace bool
-	// Cache, when the upstream client has a response cache
-	// (restclient.WithCache), is told what each write makes stale.
-	Cache Invalidator
 	// Budget paces every upstream request per upstream client (the real API
 	// allows 10 per second per client); nil: no pacing.
 	Budget *budget.Budget
@@ -157,7 +154,7 @@ func NewHandler(o Options) http.Handler {
 	}
 	o.Logger = slog.New(accesslog.Handler(o.Logger.Handler()))
 
-	resolvers := &Resolver{client: o.Client, cache: o.Cache, log: o.Logger, cursors: paging.NewCodec(o.CursorSecret)}
+	resolvers := &Resolver{client: o.Client, log: o.Logger, cursors: paging.NewCodec(o.CursorSecret)}
 	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: newRoot(resolvers)}))
 	// The one transport: GraphQL over HTTP as its spec says (graph/overhttp).
 	srv.AddTransport(overhttp.Transport{})

@@ -17,7 +17,6 @@ import (
 // Resolver is the root resolver: it holds what every field resolver needs.
 type Resolver struct {
 	client *restclient.Client
-	cache  Invalidator // nil: no response cache
 	log    *slog.Logger
 	// cursors seals the connections' cursors (Options.CursorSecret).
 	cursors *paging.Codec

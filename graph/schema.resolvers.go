@@ -199,7 +199,6 @@ func (r *mutationResolver) CreateCreditNote(ctx context.Context, input model.Cre
 	if err != nil {
 		return nil, err
 	}
-	r.creditNoteWritten(ctx, cn)
 	return &model.CreateCreditNotePayload{CreditNote: cn}, nil
 }
 
@@ -232,7 +231,6 @@ func (r *mutationResolver) UpdateVisit(ctx context.Context, id string, input mod
 	if err != nil {
 		return nil, err
 	}
-	r.visitUpdated(ctx, id)
 	return &model.UpdateVisitPayload{Visit: v}, nil
 }
 

@@ -13,7 +13,8 @@ import (
 // or Send hook, and After sees it with CallInfo.Cached. Every 2xx body a GET
 // fetched itself (not a shared GET's waiter) is offered to Put; the cache
 // decides what to keep and for how long. Keys must include the credentials:
-// a body fetched with one credential is never an answer for another.
+// a body fetched with one credential is never an answer for another. A 2xx
+// write makes stale what its operation's Stale names (stale.go).
 
 // ResponseCache keeps GET bodies across calls. Implementations must be safe
 // for concurrent use and must never fail a call: a cache that cannot answer
@@ -24,6 +25,12 @@ type ResponseCache interface {
 	Get(ctx context.Context, creds Credentials, route, path string) (body []byte, ok bool)
 	// Put offers the 2xx body of creds' GET of path.
 	Put(ctx context.Context, creds Credentials, route, path string, body []byte)
+	// Invalidate makes stale, for every caller, the entries of the GET
+	// route whose param (its path parameter or a tagging list filter) is
+	// value. The client calls it after each 2xx write, as the operation
+	// table's Stale says. It fails only for a route or param it cannot
+	// invalidate (a programming error).
+	Invalidate(ctx context.Context, route, param, value string) error
 }
 
 // WithCache installs c (nil: no cache).

@@ -4,15 +4,25 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 	"testing"
 )
 
-// mapCache is a ResponseCache keyed by credentials and path.
+// mapCache is a ResponseCache keyed by credentials and path; it records
+// the invalidations it is asked for.
 type mapCache struct {
-	mu   sync.Mutex
-	m    map[string][]byte
-	puts int
+	mu            sync.Mutex
+	m             map[string][]byte
+	puts          int
+	invalidations []Stale // Route, Param and the value (in From)
+}
+
+func (c *mapCache) Invalidate(_ context.Context, route, param, value string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.invalidations = append(c.invalidations, Stale{route, param, value})
+	return nil
 }
 
 func (c *mapCache) key(cr Credentials, path string) string { return cr.Identity() + " " + path }
@@ -84,5 +94,52 @@ func TestCacheEntryThatDoesNotDecodeIsAMiss(t *testing.T) {
 	r, _, err := u.client(WithCache(mc)).Resources.GetResource(ctxT(t), "r1")
 	if err != nil || r.ID != "r1" || u.hits.Load() != 1 {
 		t.Fatalf("%v %v after %d calls", r, err, u.hits.Load())
+	}
+}
+
+// TestWritesInvalidateWhatTheTableSays: a 2xx write asks the cache to drop
+// what its operation's Stale names, with values from its answer or its path;
+// a refused write and a read invalidate nothing.
+func TestWritesInvalidateWhatTheTableSays(t *testing.T) {
+	u := newUpstream(t)
+	u.handle("POST /billing/credit_notes/v1", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"creditNote":{"id":"cn1","invoiceRef":"inv/1","locationRef":"loc1"}}`))
+	})
+	u.handle("PUT /visitors/visits/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+		if r.PathValue("id") == "refused" {
+			w.WriteHeader(http.StatusForbidden)
+			_, _ = w.Write([]byte(`{"message":"no","type":"forbidden"}`))
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"visit":{"id":"v 1"}}`))
+	})
+	u.handle("GET /resources/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(`{"resource":{"id":"r1"}}`))
+	})
+	mc := &mapCache{}
+	c := u.client(WithCache(mc))
+	ctx := t.Context()
+	if _, _, err := c.Billing.CreateCreditNote(ctx, &CreditNoteCreateRequest{InvoiceRef: new("inv/1")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Visitors.UpdateVisit(ctx, "v 1", &VisitUpdateRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Visitors.UpdateVisit(ctx, "refused", &VisitUpdateRequest{}); err == nil {
+		t.Fatal("refused write: no error")
+	}
+	if _, _, err := c.Resources.GetResource(ctx, "r1"); err != nil {
+		t.Fatal(err)
+	}
+	want := []Stale{
+		{"/billing/invoices/v1/{id}/items", "id", "inv/1"},
+		{"/billing/credit_notes/v1", "invoiceRef", "inv/1"},
+		{"/billing/credit_notes/v1", "locationRef", "loc1"},
+		{"/visitors/visits/v1/{id}", "id", "v 1"},
+	}
+	if !slices.Equal(mc.invalidations, want) {
+		t.Errorf("invalidations = %v\nwant %v", mc.invalidations, want)
 	}
 }

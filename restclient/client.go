@@ -477,6 +477,9 @@ func (c *Client) do(ctx context.Context, rc call) (resp *Response, v any, err er
 	if cacheable && !shared {
 		c.cache.Put(ctx, creds.Credentials, rc.route, uri, f.data)
 	}
+	if rc.method != http.MethodGet && c.cache != nil {
+		c.invalidate(ctx, rc.method, rc.route, rc.id, v)
+	}
 	return resp, v, nil
 }
 

@@ -18,7 +18,7 @@ func compactPage(tb testing.TB, key, file string, n int) []byte {
 
 // BenchmarkDecodeRoutes decodes the bodies of the routes the bench queries
 // call, compacted as the REST service sends them, with the generated
-// decoders ("generated") and with go-json as before them ("gojson").
+// decoders ("generated") and with encoding/json, their oracle ("encodingjson").
 func BenchmarkDecodeRoutes(b *testing.B) {
 	one := func(tb testing.TB, key, file string) []byte {
 		var out bytes.Buffer
@@ -34,25 +34,25 @@ func BenchmarkDecodeRoutes(b *testing.B) {
 	}
 	for _, r := range []route{
 		{"transactions100", func(tb testing.TB) []byte { return compactPage(tb, "transactions", "transaction.json", 100) },
-			parseList[Transaction]("transactions"), goParseList[Transaction]("transactions")},
+			parseList[Transaction]("transactions"), stdParseList[Transaction]("transactions")},
 		{"products70", func(tb testing.TB) []byte { return compactPage(tb, "products", "product.json", 70) },
-			parseList[Product]("products"), goParseList[Product]("products")},
+			parseList[Product]("products"), stdParseList[Product]("products")},
 		{"orders25", func(tb testing.TB) []byte { return compactPage(tb, "orders", "order.json", 25) },
-			parseList[Order]("orders"), goParseList[Order]("orders")},
+			parseList[Order]("orders"), stdParseList[Order]("orders")},
 		{"creditNotes10", func(tb testing.TB) []byte { return compactPage(tb, "creditNotes", "credit_note.json", 10) },
-			parseList[CreditNote]("creditNotes"), goParseList[CreditNote]("creditNotes")},
+			parseList[CreditNote]("creditNotes"), stdParseList[CreditNote]("creditNotes")},
 		{"comments20", func(tb testing.TB) []byte { return compactPage(tb, "comments", "comment.json", 20) },
-			parseList[Comment]("comments"), goParseList[Comment]("comments")},
+			parseList[Comment]("comments"), stdParseList[Comment]("comments")},
 		{"resource", func(tb testing.TB) []byte { return one(tb, "resource", "resource.json") },
-			parseOne[Resource]("resource"), goParseOne[Resource]("resource")},
+			parseOne[Resource]("resource"), stdParseOne[Resource]("resource")},
 		{"event", func(tb testing.TB) []byte { return one(tb, "event", "event.json") },
-			parseOne[Event]("event"), goParseOne[Event]("event")},
+			parseOne[Event]("event"), stdParseOne[Event]("event")},
 	} {
 		data := r.body(b)
 		for _, impl := range []struct {
 			name  string
 			parse parseFunc
-		}{{"generated", r.fast}, {"gojson", r.slow}} {
+		}{{"generated", r.fast}, {"encodingjson", r.slow}} {
 			b.Run(r.name+"/"+impl.name, func(b *testing.B) {
 				b.SetBytes(int64(len(data)))
 				b.ReportAllocs()
@@ -65,7 +65,7 @@ func BenchmarkDecodeRoutes(b *testing.B) {
 		}
 	}
 	b.Run("invoiceItems/generated", func(b *testing.B) { benchInvoiceItems(b, true) })
-	b.Run("invoiceItems/gojson", func(b *testing.B) { benchInvoiceItems(b, false) })
+	b.Run("invoiceItems/encodingjson", func(b *testing.B) { benchInvoiceItems(b, false) })
 }
 
 // BenchmarkInvoiceBody decodes an invoice body (the fixture invoice with
@@ -169,7 +169,7 @@ func benchInvoiceItems(b *testing.B, fast bool) {
 		if fast {
 			err = v.fastWhole(data)
 		} else {
-			err = unmarshalObject(data, v)
+			err = stdUnmarshalObject(data, v)
 		}
 		if err != nil || len(v.Items) != 10 {
 			b.Fatal(err)

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -60,7 +62,7 @@ func TestOperationsTable(t *testing.T) {
 		if o.BearerOnly != w.bearerOnly || o.RequireNetwork != w.requireNetwork {
 			t.Errorf("%s: BearerOnly %v RequireNetwork %v, want %v %v", w.pattern, o.BearerOnly, o.RequireNetwork, w.bearerOnly, w.requireNetwork)
 		}
-		if got, ok := LookupOperation(o.Method, o.Route); !ok || got != o {
+		if got, ok := LookupOperation(o.Method, o.Route); !ok || !reflect.DeepEqual(got, o) {
 			t.Errorf("LookupOperation(%s) = %+v, %v", w.pattern, got, ok)
 		}
 	}
@@ -189,6 +191,42 @@ func TestClientCallsEveryOperation(t *testing.T) {
 	for _, o := range Operations() {
 		if _, ok := called[o.Pattern()]; !ok {
 			t.Errorf("no client method calls %s", o.Pattern())
+		}
+	}
+}
+
+// TestOperationTableIsComplete: each row of the table says all that the
+// rest of the facade derives from it; the error names what a new row lacks.
+func TestOperationTableIsComplete(t *testing.T) {
+	gets := map[string]Operation{}
+	for _, o := range Operations() {
+		if o.Method == http.MethodGet {
+			gets[o.Route] = o
+		}
+	}
+	for _, o := range Operations() {
+		switch {
+		case o.Scope == "":
+			t.Errorf("%s: no Scope (the API's scope family)", o.Pattern())
+		case o.Method == http.MethodGet && o.CacheFamily == "":
+			t.Errorf("%s: a GET without a CacheFamily (.cached(family, ttl, tags...))", o.Pattern())
+		case o.Method != http.MethodGet && (o.CacheFamily != "" || o.CacheTTL != 0 || len(o.CacheTags) > 0):
+			t.Errorf("%s: a write with cache settings", o.Pattern())
+		case o.Method == http.MethodGet && len(o.Stale) > 0:
+			t.Errorf("%s: a GET makes nothing stale", o.Pattern())
+		}
+		for _, s := range o.Stale {
+			g, ok := gets[s.Route]
+			if !ok {
+				t.Errorf("%s: Stale route %s is not a GET of the table", o.Pattern(), s.Route)
+				continue
+			}
+			if !strings.Contains(s.Route, "{"+s.Param+"}") && !slices.Contains(g.CacheTags, s.Param) {
+				t.Errorf("%s: Stale param %q is neither a path parameter of %s nor one of its CacheTags %q", o.Pattern(), s.Param, s.Route, g.CacheTags)
+			}
+			if s.From == "" || s.From == "{id}" && !strings.Contains(o.Route, "{") {
+				t.Errorf("%s: Stale %s %s: From %q names no value of the write", o.Pattern(), s.Route, s.Param, s.From)
+			}
 		}
 	}
 }

@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"github.com/workspacenet/facade/restclient"
+	"github.com/workspacenet/facade/restserver/wire"
 )
 
 // createCreditNote is POST /billing/credit_notes/v1. See creditnote.go and
 // README.md ("Amount rules") for the rules.
 func (s *Server) createCreditNote(r *http.Request, c *caller) (int, any, error) {
-	var req restclient.CreditNoteCreateRequest
+	var req wire.CreditNoteCreateRequest
 	if err := decodeBody(r, "creditNote", &req); err != nil {
 		return 0, nil, err
 	}

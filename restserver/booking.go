@@ -4,7 +4,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/workspacenet/facade/restclient"
+	"github.com/workspacenet/facade/restserver/wire"
 )
 
 // Booking rules (README.md, "Amount rules"): a booking takes one seat;
@@ -30,7 +30,7 @@ func (in *bookingInput) minutes() float64 { return in.end.Sub(in.start).Minutes(
 
 // validateBooking checks req; the caller's membership owns the booking
 // unless req names another. Every error is a 400 naming the field.
-func validateBooking(req *restclient.BookingCreateRequest, callerMembership string) (*bookingInput, error) {
+func validateBooking(req *wire.BookingCreateRequest, callerMembership string) (*bookingInput, error) {
 	resourceID, err := refParam(req.ResourceRef, "booking.resourceRef")
 	if err != nil {
 		return nil, err
@@ -62,7 +62,7 @@ func validateBooking(req *restclient.BookingCreateRequest, callerMembership stri
 
 // checkDuration checks a booking of minutes against the resource's
 // duration limits and step (400s).
-func checkDuration(res *restclient.Resource, minutes float64) error {
+func checkDuration(res *wire.Resource, minutes float64) error {
 	if d := res.Duration; d != nil {
 		if d.Min != nil && *d.Min > 0 && minutes < *d.Min {
 			return invalidf("booking.endDate: the booking must last at least %g minutes", *d.Min)
@@ -79,7 +79,7 @@ func checkDuration(res *restclient.Resource, minutes float64) error {
 
 // checkCapacity checks that a new booking fits next to the used seats of
 // the overlapping bookings of res (409).
-func checkCapacity(res *restclient.Resource, used int, in *bookingInput) error {
+func checkCapacity(res *wire.Resource, used int, in *bookingInput) error {
 	capacity := int(deref(res.Capacity, 1))
 	if capacity < 1 {
 		capacity = 1
@@ -94,34 +94,34 @@ func checkCapacity(res *restclient.Resource, used int, in *bookingInput) error {
 // newBooking builds the booking of in on res for the owner user, created at
 // now, with its payment: by money (then tr is the money transaction to
 // record), by credits, or free.
-func newBooking(in *bookingInput, res *restclient.Resource, user *restclient.User, now time.Time) (b *restclient.Booking, tr *restclient.Transaction) {
+func newBooking(in *bookingInput, res *wire.Resource, user *wire.User, now time.Time) (b *wire.Booking, tr *wire.Transaction) {
 	title := in.title
 	if title == nil {
 		title = res.Title
 	}
-	b = &restclient.Booking{
-		ID: newID(), ResourceRef: new(in.resourceID), StartDate: restclient.NewTimestamp(in.start), EndDate: restclient.NewTimestamp(in.end),
+	b = &wire.Booking{
+		ID: newID(), ResourceRef: new(in.resourceID), StartDate: wire.NewTimestamp(in.start), EndDate: wire.NewTimestamp(in.end),
 		Title: title, Memo: in.memo, MembershipRefOwner: new(in.owner), UserOwner: user, Seats: new(float64(bookingSeats)),
-		Attendees:  []restclient.BookingAttendee{{MembershipRef: new(in.owner), User: user}},
-		CreateDate: restclient.NewTimestamp(now), UpdateDate: restclient.NewTimestamp(now),
+		Attendees:  []wire.BookingAttendee{{MembershipRef: new(in.owner), User: user}},
+		CreateDate: wire.NewTimestamp(now), UpdateDate: wire.NewTimestamp(now),
 	}
 	hours := in.minutes() / 60
 	switch {
 	case res.Money != nil && deref(res.Money.Enabled, false) && deref(res.Money.Price, 0) > 0:
 		amount := round2(*res.Money.Price * hours)
 		net := round2(amount / (1 + taxRate/100))
-		tr = &restclient.Transaction{
-			ID: newID(), Amount: new(amount), CreateDate: restclient.NewTimestamp(now), CurrencyCode: new("EUR"),
-			LocationRef: res.LocationRef, MembershipRef: new(in.owner), Status: new(restclient.TransactionStatusSucceeded),
-			Type: new(restclient.TransactionTypeBooking), PaymentMethod: &restclient.PaymentMethod{Label: new("External"), Type: new("external")},
-			Booking: &restclient.TransactionBooking{ID: b.ID, Resource: &restclient.Resource{ID: res.ID, Title: res.Title},
-				Price: &restclient.PriceSplit{NetAmount: new(net), TaxAmount: new(round2(amount - net))}},
+		tr = &wire.Transaction{
+			ID: newID(), Amount: new(amount), CreateDate: wire.NewTimestamp(now), CurrencyCode: new("EUR"),
+			LocationRef: res.LocationRef, MembershipRef: new(in.owner), Status: new(wire.TransactionStatusSucceeded),
+			Type: new(wire.TransactionTypeBooking), PaymentMethod: &wire.PaymentMethod{Label: new("External"), Type: new("external")},
+			Booking: &wire.TransactionBooking{ID: b.ID, Resource: &wire.Resource{ID: res.ID, Title: res.Title},
+				Price: &wire.PriceSplit{NetAmount: new(net), TaxAmount: new(round2(amount - net))}},
 			User: user,
 		}
-		b.Payment = &restclient.ItemPayment{Amount: new(amount), CurrencyCode: new("EUR"), Status: new("succeeded"), Type: new("external"),
-			Tax: &restclient.ItemPaymentTax{Inclusive: new(true), Rate: new(taxRate)}, TransactionRef: new(tr.ID)}
+		b.Payment = &wire.ItemPayment{Amount: new(amount), CurrencyCode: new("EUR"), Status: new("succeeded"), Type: new("external"),
+			Tax: &wire.ItemPaymentTax{Inclusive: new(true), Rate: new(taxRate)}, TransactionRef: new(tr.ID)}
 	case res.Credits != nil && deref(res.Credits.Enabled, false) && deref(res.Credits.Price, 0) > 0:
-		b.Payment = &restclient.ItemPayment{Amount: new(round2(*res.Credits.Price * hours)), Status: new("succeeded"), Type: new("credits")}
+		b.Payment = &wire.ItemPayment{Amount: new(round2(*res.Credits.Price * hours)), Status: new("succeeded"), Type: new("credits")}
 	}
 	return b, tr
 }

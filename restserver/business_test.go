@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/workspacenet/facade/restclient"
+	"github.com/workspacenet/facade/restserver/wire"
 )
 
 // addResource stores a resource with the given capacity and duration rules
@@ -18,9 +18,9 @@ func addResource(t testing.TB, ts *testServer, capacity, minMinutes, maxMinutes,
 	t.Helper()
 	id := newID()
 	loc := ts.Manifest.IDs["location"][0]
-	res := restclient.Resource{ID: id, LocationRef: new(loc), NetworkRef: new(ts.Manifest.NetworkID), Title: new("Test room"), Type: new("room"),
-		Capacity: new(capacity), BookingStepMinutes: new(step), Duration: &restclient.ResourceDuration{Min: new(minMinutes), Max: new(maxMinutes)},
-		Money: &restclient.ResourcePricing{Enabled: new(true), Price: new(12.5)}}
+	res := wire.Resource{ID: id, LocationRef: new(loc), NetworkRef: new(ts.Manifest.NetworkID), Title: new("Test room"), Type: new("room"),
+		Capacity: new(capacity), BookingStepMinutes: new(step), Duration: &wire.ResourceDuration{Min: new(minMinutes), Max: new(maxMinutes)},
+		Money: &wire.ResourcePricing{Enabled: new(true), Price: new(12.5)}}
 	err := ts.db.tx(context.Background(), func(tx *sql.Tx) error {
 		return insert(context.Background(), tx, record{table: "resources", id: id, network: ts.Manifest.NetworkID, createDate: time.Now(),
 			cols: map[string]any{"location_id": loc}, doc: res})
@@ -73,7 +73,7 @@ func TestParallelBookingsNeverOverbook(t *testing.T) {
 func TestBookingPriceAndTransaction(t *testing.T) {
 	ts := newTestServer(t)
 	res := addResource(t, ts, 1, 30, 240, 30)
-	var out struct{ Booking restclient.Booking }
+	var out struct{ Booking wire.Booking }
 	ts.ok(t, ts.bearer(), 201, "POST", "/resources/bookings/v1", bookingBody(res, time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC), 90)).json(t, &out)
 	b := out.Booking
 	if *b.Payment.Amount != 18.75 || *b.MembershipRefOwner != ts.Manifest.IDs["membership"][0] || *b.Title != "Test room" {
@@ -97,10 +97,10 @@ func TestBookingPriceAndTransaction(t *testing.T) {
 }
 
 // invoiceWithItems loads an invoice through the API.
-func invoiceWithItems(t testing.TB, ts *testServer, id string) (restclient.Invoice, []restclient.InvoiceItem) {
+func invoiceWithItems(t testing.TB, ts *testServer, id string) (wire.Invoice, []wire.InvoiceItem) {
 	var out struct {
-		Invoice      restclient.Invoice
-		InvoiceItems []restclient.InvoiceItem
+		Invoice      wire.Invoice
+		InvoiceItems []wire.InvoiceItem
 	}
 	ts.ok(t, ts.basic(), 200, "GET", "/billing/invoices/v1/"+id+"/items", nil).json(t, &out)
 	return out.Invoice, out.InvoiceItems
@@ -113,9 +113,9 @@ func freshInvoice(t testing.TB, ts *testServer, status string) (string, string) 
 	ctx := context.Background()
 	inv, item := newID(), newID()
 	loc := ts.Manifest.IDs["location"][0]
-	it := restclient.InvoiceItem{ID: item, InvoiceRef: new(inv), LocationRef: new(loc), Type: new("custom")}
+	it := wire.InvoiceItem{ID: item, InvoiceRef: new(inv), LocationRef: new(loc), Type: new("custom")}
 	itemAmounts(&it, 40, 3, 0, 20)
-	doc := restclient.Invoice{ID: inv, Number: new("T-1"), Status: new(status), CurrencyCode: new("EUR"), LocationRef: new(loc),
+	doc := wire.Invoice{ID: inv, Number: new("T-1"), Status: new(status), CurrencyCode: new("EUR"), LocationRef: new(loc),
 		TotalAmount: new(120.0), AmountDue: new(120.0), AmountRemaining: new(120.0), AmountPaid: new(0.0)}
 	err := ts.db.tx(ctx, func(tx *sql.Tx) error {
 		if err := insert(ctx, tx, record{table: "invoices", id: inv, network: ts.Manifest.NetworkID, createDate: time.Now(),
@@ -142,7 +142,7 @@ func creditNoteBody(inv string, reason string, lines ...map[string]any) map[stri
 func TestCreditNoteAmounts(t *testing.T) {
 	ts := newTestServer(t)
 	inv, item := freshInvoice(t, ts, "issued")
-	var out struct{ CreditNote restclient.CreditNote }
+	var out struct{ CreditNote wire.CreditNote }
 	// One unit of 40 by quantity.
 	ts.ok(t, ts.basic(), 201, "POST", "/billing/credit_notes/v1", creditNoteBody(inv, "duplicate", map[string]any{"invoiceItemRef": item, "quantity": 1})).json(t, &out)
 	cn := out.CreditNote
@@ -162,7 +162,7 @@ func TestCreditNoteAmounts(t *testing.T) {
 	ts.do(t, ts.basic(), "POST", "/billing/credit_notes/v1", creditNoteBody(inv, "other", map[string]any{"invoiceItemRef": item, "amount": 80.01})).
 		wantError(t, 409, "conflict", "remaining amount")
 	// By amount, then the rest with neither quantity nor amount.
-	out.CreditNote = restclient.CreditNote{}
+	out.CreditNote = wire.CreditNote{}
 	ts.ok(t, ts.basic(), 201, "POST", "/billing/credit_notes/v1", creditNoteBody(inv, "other", map[string]any{"invoiceItemRef": item, "amount": 30})).json(t, &out)
 	if *out.CreditNote.TotalAmount != 30 || out.CreditNote.Lines[0].Quantity != nil {
 		t.Fatalf("amount credit = %+v", out.CreditNote)
@@ -173,7 +173,7 @@ func TestCreditNoteAmounts(t *testing.T) {
 	}
 	ts.do(t, ts.basic(), "POST", "/billing/credit_notes/v1", creditNoteBody(inv, "other", map[string]any{"invoiceItemRef": item, "amount": 0.01})).
 		wantError(t, 409, "conflict", "fully credited")
-	var list struct{ CreditNotes []restclient.CreditNote }
+	var list struct{ CreditNotes []wire.CreditNote }
 	ts.ok(t, ts.basic(), 200, "GET", "/billing/credit_notes/v1?invoiceRef="+inv, nil).json(t, &list)
 	sum := 0.0
 	for _, c := range list.CreditNotes {
@@ -192,7 +192,7 @@ func TestCreditNotePaidInvoiceAndAtomicity(t *testing.T) {
 	body := creditNoteBody(inv, "productUnsatisfactory", map[string]any{"invoiceItemRef": item, "amount": 50})
 	body["creditNote"].(map[string]any)["refunds"] = []any{map[string]any{"amount": 20, "transactionRef": tx}}
 	body["creditNote"].(map[string]any)["outOfBandAmount"] = 5
-	var out struct{ CreditNote restclient.CreditNote }
+	var out struct{ CreditNote wire.CreditNote }
 	ts.ok(t, ts.basic(), 201, "POST", "/billing/credit_notes/v1", body).json(t, &out)
 	cn := out.CreditNote
 	if *cn.Type != "postPayment" || *cn.CreditAmount != 25 || *cn.OutOfBandAmount != 5 || len(cn.Refunds) != 1 || *cn.PostPaymentAmount != 50 {
@@ -277,7 +277,7 @@ func TestTenancy(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts.do(t, auth{"Bearer " + cr.BearerToken, cr.NetworkID}, "GET", "/resources/v1/"+mine.IDs["resource"][0], nil).wantError(t, 404, "not_found", "resource")
-	var out struct{ Visit restclient.Visit }
+	var out struct{ Visit wire.Visit }
 	ts.ok(t, auth{"Bearer " + cr.BearerToken, cr.NetworkID}, 201, "POST", "/visitors/visits/v1", map[string]any{"visit": map[string]any{
 		"date": "2026-02-01T10:00:00Z", "locationRef": cr.LocationID, "visitor": map[string]any{"email": "a@example.com", "name": "A"}}}).json(t, &out)
 	ts.do(t, ts.bearer(), "GET", "/visitors/visits/v1/"+out.Visit.ID, nil).wantError(t, 404, "not_found", "visit")

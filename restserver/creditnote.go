@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/workspacenet/facade/internal/ids"
-	"github.com/workspacenet/facade/restclient"
+	"github.com/workspacenet/facade/restserver/wire"
 )
 
 // Credit notes in three steps (README.md, "Amount rules"):
@@ -38,7 +38,7 @@ type creditNoteInput struct {
 	refunds         []refundInput
 	refundTotal     float64
 	memo            *string // memo, or else internalNote
-	effectiveDate   *restclient.Timestamp
+	effectiveDate   *wire.Timestamp
 }
 
 // creditLineInput is one requested line: an item and optionally a quantity
@@ -59,7 +59,7 @@ type refundInput struct {
 // validateCreditNote checks req and returns it as a creditNoteInput; now is
 // the effective date when req has none. Every error is a 400 naming the
 // field.
-func validateCreditNote(req *restclient.CreditNoteCreateRequest, now time.Time) (*creditNoteInput, error) {
+func validateCreditNote(req *wire.CreditNoteCreateRequest, now time.Time) (*creditNoteInput, error) {
 	in := &creditNoteInput{}
 	var err error
 	if in.invoiceID, err = refParam(req.InvoiceRef, "creditNote.invoiceRef"); err != nil {
@@ -130,7 +130,7 @@ func validateCreditNote(req *restclient.CreditNoteCreateRequest, now time.Time) 
 	}
 	in.effectiveDate = req.EffectiveDate
 	if in.effectiveDate == nil || in.effectiveDate.IsZero() {
-		in.effectiveDate = restclient.NewTimestamp(now)
+		in.effectiveDate = wire.NewTimestamp(now)
 	}
 	return in, nil
 }
@@ -138,7 +138,7 @@ func validateCreditNote(req *restclient.CreditNoteCreateRequest, now time.Time) 
 // creditItem is an invoice item as crediting sees it: the stored item,
 // the invoice it belongs to and what earlier credit notes took from it.
 type creditItem struct {
-	item           restclient.InvoiceItem
+	item           wire.InvoiceItem
 	invoiceID      string
 	creditedQty    float64
 	creditedAmount float64
@@ -146,7 +146,7 @@ type creditItem struct {
 
 // creditedLine is one computed line of a credit note.
 type creditedLine struct {
-	item *restclient.InvoiceItem
+	item *wire.InvoiceItem
 	// quantity is the line's quantity as returned: nil when the line gives
 	// an amount only.
 	quantity *float64
@@ -154,17 +154,17 @@ type creditedLine struct {
 	// amount lose.
 	creditedQty float64
 	amount      float64
-	excl        float64         // amount excluding tax
-	tax         *restclient.Tax // the line's tax: amount, taxable amount, the item's rate
+	excl        float64   // amount excluding tax
+	tax         *wire.Tax // the line's tax: amount, taxable amount, the item's rate
 }
 
 // creditAmounts is the outcome of the amount rules for one credit note.
 type creditAmounts struct {
 	lines []creditedLine
-	taxes []restclient.Tax // grouped by rate and inclusiveness, by rate
-	total float64          // sum of the lines
-	excl  float64          // sum of the lines excluding tax
-	paid  bool             // the invoice is paid: a post-payment note
+	taxes []wire.Tax // grouped by rate and inclusiveness, by rate
+	total float64    // sum of the lines
+	excl  float64    // sum of the lines excluding tax
+	paid  bool       // the invoice is paid: a post-payment note
 	// noteType is "prePayment" or "postPayment".
 	noteType string
 	// creditAmount and outOfBand split a post-payment total with the
@@ -182,7 +182,7 @@ type creditAmounts struct {
 // then each line in order (unknown item: 404; item of another invoice: 400;
 // nothing left, too much quantity or amount: 409; an amount that rounds to
 // 0.00: 400), then the split of the total (400).
-func computeCreditNote(in *creditNoteInput, inv *restclient.Invoice, items []*creditItem) (*creditAmounts, error) {
+func computeCreditNote(in *creditNoteInput, inv *wire.Invoice, items []*creditItem) (*creditAmounts, error) {
 	if inv.Status != nil && *inv.Status == "voided" {
 		return nil, conflictf("creditNote.invoiceRef: the invoice is voided")
 	}
@@ -191,7 +191,7 @@ func computeCreditNote(in *creditNoteInput, inv *restclient.Invoice, items []*cr
 		rate      float64
 		inclusive bool
 	}
-	taxes := map[taxKey]*restclient.Tax{}
+	taxes := map[taxKey]*wire.Tax{}
 	var keys []taxKey
 	for i, l := range in.lines {
 		f := fmt.Sprintf("creditNote.lines[%d]", i)
@@ -246,7 +246,7 @@ func computeCreditNote(in *creditNoteInput, inv *restclient.Invoice, items []*cr
 		if itemTotal > 0 && item.TotalExcludingTaxAmount != nil {
 			lineExcl = round2(a * *item.TotalExcludingTaxAmount / itemTotal)
 		}
-		tax := &restclient.Tax{Amount: new(round2(a - lineExcl)), TaxableAmount: new(lineExcl), Rate: new(0.0), Inclusive: new(true)}
+		tax := &wire.Tax{Amount: new(round2(a - lineExcl)), TaxableAmount: new(lineExcl), Rate: new(0.0), Inclusive: new(true)}
 		if item.Tax != nil {
 			tax.Rate, tax.Inclusive = item.Tax.Rate, item.Tax.Inclusive
 		}
@@ -255,7 +255,7 @@ func computeCreditNote(in *creditNoteInput, inv *restclient.Invoice, items []*cr
 			*t.Amount = round2(*t.Amount + *tax.Amount)
 			*t.TaxableAmount = round2(*t.TaxableAmount + lineExcl)
 		} else {
-			taxes[key] = &restclient.Tax{Amount: new(*tax.Amount), TaxableAmount: new(lineExcl), Rate: tax.Rate, Inclusive: tax.Inclusive}
+			taxes[key] = &wire.Tax{Amount: new(*tax.Amount), TaxableAmount: new(lineExcl), Rate: tax.Rate, Inclusive: tax.Inclusive}
 			keys = append(keys, key)
 		}
 		line := creditedLine{item: item, creditedQty: q, amount: a, excl: lineExcl, tax: tax}
@@ -295,50 +295,50 @@ func computeCreditNote(in *creditNoteInput, inv *restclient.Invoice, items []*cr
 
 // newCreditNote assembles the credit note of in with the computed amounts:
 // number n+1 of invoice inv in network, issued at now.
-func newCreditNote(in *creditNoteInput, inv *restclient.Invoice, amounts *creditAmounts, network string, n int, now time.Time) restclient.CreditNote {
+func newCreditNote(in *creditNoteInput, inv *wire.Invoice, amounts *creditAmounts, network string, n int, now time.Time) wire.CreditNote {
 	currency := deref(inv.CurrencyCode, "EUR")
-	lines := make([]restclient.CreditNoteLine, 0, len(amounts.lines))
+	lines := make([]wire.CreditNoteLine, 0, len(amounts.lines))
 	for _, l := range amounts.lines {
 		item := l.item
-		lines = append(lines, restclient.CreditNoteLine{
+		lines = append(lines, wire.CreditNoteLine{
 			ID: newID(), InvoiceItemRef: new(item.ID), InvoiceRef: new(in.invoiceID), LocationRef: inv.LocationRef, NetworkRef: new(network),
-			CreateDate: restclient.NewTimestamp(now), UpdateDate: restclient.NewTimestamp(now), CurrencyCode: new(currency),
+			CreateDate: wire.NewTimestamp(now), UpdateDate: wire.NewTimestamp(now), CurrencyCode: new(currency),
 			Quantity: l.quantity, UnitAmount: item.UnitAmount, UnitExcludingTaxAmount: item.UnitExcludingTaxAmount,
 			TotalAmount: new(l.amount), TotalExcludingTaxAmount: new(l.excl), DiscountedAmount: new(0.0), Tax: l.tax, Memo: in.memo,
-			BaseAmounts: &restclient.LineBaseAmounts{CurrencyCode: new(currency), DiscountedAmount: new(0.0), Tax: l.tax,
+			BaseAmounts: &wire.LineBaseAmounts{CurrencyCode: new(currency), DiscountedAmount: new(0.0), Tax: l.tax,
 				TotalAmount: new(l.amount), TotalExcludingTaxAmount: new(l.excl), UnitAmount: item.UnitAmount, UnitExcludingTaxAmount: item.UnitExcludingTaxAmount},
 		})
 	}
-	var refunds []restclient.CreditNoteRefund
+	var refunds []wire.CreditNoteRefund
 	for _, rf := range in.refunds {
 		id := rf.id
 		if id == "" {
 			id = newID()
 		}
-		refunds = append(refunds, restclient.CreditNoteRefund{ID: id, Amount: new(rf.amount), CurrencyCode: new(currency),
-			TransactionRef: new(rf.transactionID), Method: &restclient.CreditNoteRefundMethod{Label: new("External"), Type: new("external")}})
+		refunds = append(refunds, wire.CreditNoteRefund{ID: id, Amount: new(rf.amount), CurrencyCode: new(currency),
+			TransactionRef: new(rf.transactionID), Method: &wire.CreditNoteRefundMethod{Label: new("External"), Type: new("external")}})
 	}
 	number := fmt.Sprintf("CN-%s-%d", deref(inv.Number, "0"), n+1)
 	total, excl, pre, post := amounts.total, amounts.excl, amounts.prePayment, amounts.postPayment
-	return restclient.CreditNote{
+	return wire.CreditNote{
 		ID: newID(), InvoiceRef: new(in.invoiceID), LocationRef: inv.LocationRef, NetworkRef: new(network),
-		CreateDate: restclient.NewTimestamp(now), UpdateDate: restclient.NewTimestamp(now), EffectiveDate: in.effectiveDate,
+		CreateDate: wire.NewTimestamp(now), UpdateDate: wire.NewTimestamp(now), EffectiveDate: in.effectiveDate,
 		CurrencyCode: new(currency), Number: new(number), Title: new("Credit note " + number), Status: new("issued"), Type: new(amounts.noteType),
 		Reason: new(in.reason), Memo: in.memo, InternalNote: in.memo, Lines: lines, Refunds: refunds,
 		CreditAmount: new(amounts.creditAmount), OutOfBandAmount: new(amounts.outOfBand), PrePaymentAmount: new(pre), PostPaymentAmount: new(post),
 		SubtotalAmount: new(total), SubtotalAmountExcludingTax: new(excl), TotalAmount: new(total), TotalExcludingTaxAmount: new(excl),
 		Taxes: amounts.taxes, PdfURL: new("https://files.workspace.example/credit-notes/" + number + ".pdf"),
-		BaseAmounts: &restclient.CreditNoteBaseAmounts{CurrencyCode: new(currency), PrePaymentAmount: new(pre), PostPaymentAmount: new(post),
+		BaseAmounts: &wire.CreditNoteBaseAmounts{CurrencyCode: new(currency), PrePaymentAmount: new(pre), PostPaymentAmount: new(post),
 			SubtotalAmount: new(total), SubtotalAmountExcludingTax: new(excl), Taxes: amounts.taxes, TotalAmount: new(total), TotalExcludingTaxAmount: new(excl)},
 	}
 }
 
 // applyCreditToInvoice books a credit note of total on inv: before payment it
 // reduces the amount due; after payment it is a post-payment credit.
-func applyCreditToInvoice(inv *restclient.Invoice, total float64, paid bool, creditAmount float64) {
+func applyCreditToInvoice(inv *wire.Invoice, total float64, paid bool, creditAmount float64) {
 	add := func(p **float64, v float64) { *p = new(round2(deref(*p, 0) + v)) }
 	if inv.BaseAmounts == nil {
-		inv.BaseAmounts = &restclient.InvoiceBaseAmounts{CurrencyCode: inv.CurrencyCode}
+		inv.BaseAmounts = &wire.InvoiceBaseAmounts{CurrencyCode: inv.CurrencyCode}
 	}
 	if paid {
 		add(&inv.PostPaymentCreditNotesAmount, total)

@@ -3,7 +3,7 @@ package restserver
 import (
 	"testing"
 
-	"github.com/workspacenet/facade/restclient"
+	"github.com/workspacenet/facade/restserver/wire"
 )
 
 // TestCreditNoteLineRoundingToZeroIsRefused: a line whose credit rounds to
@@ -29,7 +29,7 @@ func TestCreditNoteLineRoundingToZeroIsRefused(t *testing.T) {
 		t.Fatalf("the item was credited %v", credited)
 	}
 	// The first real note of the invoice gets the first number.
-	var out struct{ CreditNote restclient.CreditNote }
+	var out struct{ CreditNote wire.CreditNote }
 	ts.ok(t, ts.basic(), 201, "POST", "/billing/credit_notes/v1", creditNoteBody(inv, "other", map[string]any{"invoiceItemRef": item, "amount": 0.01})).json(t, &out)
 	if *out.CreditNote.Number != "CN-T-1-1" || *out.CreditNote.TotalAmount != 0.01 {
 		t.Fatalf("credit note number %s total %v, want CN-T-1-1 0.01", *out.CreditNote.Number, *out.CreditNote.TotalAmount)
@@ -59,7 +59,7 @@ func TestCreditNoteRefundIDOfAnotherNetwork(t *testing.T) {
 	if n := ts.count(t, "credit_notes"); n != notes {
 		t.Fatalf("a credit note with a refund id outside the caller's transactions was stored")
 	}
-	var out struct{ CreditNote restclient.CreditNote }
+	var out struct{ CreditNote wire.CreditNote }
 	ts.ok(t, ts.basic(), 201, "POST", "/billing/credit_notes/v1", body(own)).json(t, &out)
 	if len(out.CreditNote.Refunds) != 1 || out.CreditNote.Refunds[0].ID != own {
 		t.Fatalf("refunds = %+v", out.CreditNote.Refunds)

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/workspacenet/facade/restclient"
+	"github.com/workspacenet/facade/restserver/wire"
 )
 
 // Unit tests of the credit-note amount rules (README.md, "Amount rules"):
@@ -26,7 +26,7 @@ const (
 // at rate percent), as the demo data computes it, with cq units and ca
 // already credited.
 func stored(id string, unit, qty, rate, cq, ca float64) *creditItem {
-	it := restclient.InvoiceItem{ID: id, InvoiceRef: new(testInvoice)}
+	it := wire.InvoiceItem{ID: id, InvoiceRef: new(testInvoice)}
 	itemAmounts(&it, unit, qty, 0, rate)
 	return &creditItem{item: it, invoiceID: testInvoice, creditedQty: cq, creditedAmount: ca}
 }
@@ -42,8 +42,8 @@ func line(id string, qty, amount float64) creditLineInput {
 	return l
 }
 
-func invoice(status string) *restclient.Invoice {
-	return &restclient.Invoice{ID: testInvoice, Status: new(status), Number: new("INV-7"), CurrencyCode: new("EUR")}
+func invoice(status string) *wire.Invoice {
+	return &wire.Invoice{ID: testInvoice, Status: new(status), Number: new("INV-7"), CurrencyCode: new("EUR")}
 }
 
 // wantLine is what one computed line must hold; quantity -1 means absent.
@@ -78,7 +78,7 @@ func TestComputeCreditNoteLines(t *testing.T) {
 		{
 			name: "the remaining quantity credits the whole remaining amount",
 			// 100 over 3 units; 1 unit was credited 30: the last 2 are 70, not 2 x 100/3.
-			items: []*creditItem{{item: restclient.InvoiceItem{ID: itemA, Quantity: new(3.0), TotalAmount: new(100.0)},
+			items: []*creditItem{{item: wire.InvoiceItem{ID: itemA, Quantity: new(3.0), TotalAmount: new(100.0)},
 				invoiceID: testInvoice, creditedQty: 1, creditedAmount: 30}},
 			lines: []creditLineInput{line(itemA, 2, 0)},
 			want:  []wantLine{{quantity: 2, creditedQty: 2, amount: 70, excl: 70, tax: 0, rate: 0}},
@@ -128,7 +128,7 @@ func TestComputeCreditNoteLines(t *testing.T) {
 		},
 		{
 			name: "an item without tax: rate 0, tax included, excl = amount",
-			items: []*creditItem{{item: restclient.InvoiceItem{ID: itemA, Quantity: new(1.0), TotalAmount: new(9.99)},
+			items: []*creditItem{{item: wire.InvoiceItem{ID: itemA, Quantity: new(1.0), TotalAmount: new(9.99)},
 				invoiceID: testInvoice}},
 			lines: []creditLineInput{line(itemA, 0, 0)},
 			want:  []wantLine{{quantity: 1, creditedQty: 1, amount: 9.99, excl: 9.99, tax: 0, rate: 0}},
@@ -211,7 +211,7 @@ func TestComputeCreditNoteErrors(t *testing.T) {
 			kindConflict, "creditNote.invoiceRef: the invoice is voided"},
 		{"unknown item", "issued", []*creditItem{nil}, []creditLineInput{line(itemA, 0, 0)}, nil,
 			kindNotFound, "creditNote.lines[0].invoiceItemRef: invoice item not found"},
-		{"item of another invoice", "issued", []*creditItem{{item: restclient.InvoiceItem{ID: itemA}, invoiceID: itemC}},
+		{"item of another invoice", "issued", []*creditItem{{item: wire.InvoiceItem{ID: itemA}, invoiceID: itemC}},
 			[]creditLineInput{line(itemA, 0, 0)}, nil, kindInvalid, "creditNote.lines[0].invoiceItemRef: the item belongs to another invoice"},
 		{"nothing left to credit", "issued", []*creditItem{stored(itemA, 40, 3, 20, 3, 120)}, []creditLineInput{line(itemA, 0, 1)}, nil,
 			kindConflict, "creditNote.lines[0].invoiceItemRef: the item is already fully credited"},
@@ -312,13 +312,13 @@ func TestComputeCreditNoteDoesNotChangeItsInputs(t *testing.T) {
 }
 
 func TestApplyCreditToInvoice(t *testing.T) {
-	inv := &restclient.Invoice{CurrencyCode: new("EUR"), AmountDue: new(120.0), AmountRemaining: new(120.0)}
+	inv := &wire.Invoice{CurrencyCode: new("EUR"), AmountDue: new(120.0), AmountRemaining: new(120.0)}
 	applyCreditToInvoice(inv, 40, false, 0)
 	if *inv.AmountDue != 80 || *inv.AmountRemaining != 80 || *inv.PrePaymentCreditNotesAmount != 40 || *inv.PrePaymentCreditAmount != 40 ||
 		*inv.BaseAmounts.AmountDue != -40 || *inv.BaseAmounts.PrePaymentCreditNotesAmount != 40 || inv.PostPaymentCreditNotesAmount != nil {
 		t.Fatalf("unpaid invoice after a credit of 40: %+v base %+v", inv, inv.BaseAmounts)
 	}
-	paid := &restclient.Invoice{AmountDue: new(120.0), BaseAmounts: &restclient.InvoiceBaseAmounts{PostPaymentCreditNotesAmount: new(10.0)}}
+	paid := &wire.Invoice{AmountDue: new(120.0), BaseAmounts: &wire.InvoiceBaseAmounts{PostPaymentCreditNotesAmount: new(10.0)}}
 	applyCreditToInvoice(paid, 50, true, 25)
 	if *paid.PostPaymentCreditNotesAmount != 50 || *paid.BaseAmounts.PostPaymentCreditNotesAmount != 60 || *paid.PostPaymentCreditAmount != 25 ||
 		*paid.AmountDue != 120 || paid.PrePaymentCreditNotesAmount != nil {
@@ -328,11 +328,11 @@ func TestApplyCreditToInvoice(t *testing.T) {
 
 func TestValidateCreditNote(t *testing.T) {
 	now := time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC)
-	req := &restclient.CreditNoteCreateRequest{
+	req := &wire.CreditNoteCreateRequest{
 		InvoiceRef: new(strings.ToUpper(testInvoice)), Reason: new("duplicate"),
-		Lines:        []restclient.CreditNoteLineRequest{{InvoiceItemRef: new(strings.ToUpper(itemA)), Quantity: new(1.0)}, {InvoiceItemRef: new(itemB)}},
+		Lines:        []wire.CreditNoteLineRequest{{InvoiceItemRef: new(strings.ToUpper(itemA)), Quantity: new(1.0)}, {InvoiceItemRef: new(itemB)}},
 		InternalNote: new("note"),
-		Refunds: []restclient.CreditNoteRefundRequest{{Amount: new(2.5), TransactionRef: new(itemC), ID: new("DDDDDDDD-DDDD-4DDD-8DDD-DDDDDDDDDDDD")},
+		Refunds: []wire.CreditNoteRefundRequest{{Amount: new(2.5), TransactionRef: new(itemC), ID: new("DDDDDDDD-DDDD-4DDD-8DDD-DDDDDDDDDDDD")},
 			{Amount: new(1.25), TransactionRef: new(itemC)}},
 	}
 	in, err := validateCreditNote(req, now)
@@ -347,7 +347,7 @@ func TestValidateCreditNote(t *testing.T) {
 		t.Fatalf("input %+v (memo %q, effective %v, refunds %+v)", in, *in.memo, in.effectiveDate, in.refunds)
 	}
 	// memo wins over internalNote; an effective date is kept.
-	req.Memo, req.EffectiveDate = new("memo"), restclient.NewTimestamp(now.AddDate(0, 0, -1))
+	req.Memo, req.EffectiveDate = new("memo"), wire.NewTimestamp(now.AddDate(0, 0, -1))
 	if in, err = validateCreditNote(req, now); err != nil || *in.memo != "memo" || !in.effectiveDate.Equal(now.AddDate(0, 0, -1)) {
 		t.Fatalf("input %+v, %v", in, err)
 	}

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/workspacenet/facade/restclient"
+	"github.com/workspacenet/facade/restserver/wire"
 )
 
 // Demo data is generated from a fixed seed and a fixed base date, so ids and
@@ -85,15 +85,15 @@ type gen struct {
 	network string
 	owner   string // owner membership
 
-	users       []restclient.User
+	users       []wire.User
 	memberships []string
-	companies   []restclient.Company
-	plans       []restclient.Plan
+	companies   []wire.Company
+	plans       []wire.Plan
 	// per network, for redemptions
-	allBookings []restclient.Booking
-	allOrders   []restclient.Order
-	allEvents   []restclient.Event
-	allProducts []restclient.Product
+	allBookings []wire.Booking
+	allOrders   []wire.Order
+	allEvents   []wire.Event
+	allProducts []wire.Product
 	locations   []string
 }
 
@@ -123,7 +123,7 @@ func (g *gen) put(table, id string, created time.Time, cols map[string]any, doc 
 	return insert(g.ctx, g.tx, record{table: table, id: id, network: g.network, createDate: created, cols: cols, doc: doc})
 }
 
-func ts(t time.Time) *restclient.Timestamp { return restclient.NewTimestamp(t) }
+func ts(t time.Time) *wire.Timestamp { return wire.NewTimestamp(t) }
 
 var (
 	firstNames = []string{"Alex", "Sam", "Maria", "Jonas", "Aisha", "Liam", "Sofia", "Noah", "Yuki", "Lucas", "Emma", "Omar", "Chloe", "Mateo", "Ingrid", "Ravi"}
@@ -151,7 +151,7 @@ func (g *gen) network1(name string, cities []string, main bool) error {
 		if i == 0 {
 			fn, ln = "Robin", "Owner"
 		}
-		u := restclient.User{ID: g.uuid(), Name: new(fn), Surname: new(ln),
+		u := wire.User{ID: g.uuid(), Name: new(fn), Surname: new(ln),
 			Email:       new(asciiEmail(fmt.Sprintf("%s.%s.%d@example.com", fn, ln, i))),
 			PhoneNumber: new(fmt.Sprintf("+31 20 555 %04d", g.r.IntN(10000))), PhotoURL: new(fmt.Sprintf("https://media.workspace.example/avatars/%d.jpg", i)),
 			About: new(fmt.Sprintf("%s works on %s.", fn, pick(g, []string{"design", "software", "marketing", "finance", "research"})))}
@@ -168,11 +168,11 @@ func (g *gen) network1(name string, cities []string, main bool) error {
 	g.owner = g.memberships[0]
 	for i := range 5 {
 		title := fmt.Sprintf("%s %s", pick(g, []string{"Acme", "Globex", "Initech", "Umbrella", "Stark", "Wayne", "Tyrell"}), pick(g, []string{"Labs", "Studio", "BV", "GmbH", "Ltd"}))
-		g.companies = append(g.companies, restclient.Company{ID: g.uuid(), Title: new(title), LegalName: new(title + " Holding"),
+		g.companies = append(g.companies, wire.Company{ID: g.uuid(), Title: new(title), LegalName: new(title + " Holding"),
 			TaxID: new(fmt.Sprintf("NL%09dB01", g.r.IntN(1e9))), CreateDate: ts(created.AddDate(0, i, 0)), BillingAddress: new("Keizersgracht 1, Amsterdam"),
-			BusinessAddress: &restclient.Address{City: new("Amsterdam"), CountryCode: new("NL"), Line1: new("Keizersgracht 1"), PostalCode: new("1015 CJ")},
-			Credits:         &restclient.CompanyCredits{Expiring: new(float64(g.r.IntN(50))), Permanent: new(float64(g.r.IntN(200)))},
-			DayPasses:       &restclient.CompanyDayPass{Expiring: new(float64(g.r.IntN(10)))}, Metadata: json.RawMessage(`{"segment":"smb"}`)})
+			BusinessAddress: &wire.Address{City: new("Amsterdam"), CountryCode: new("NL"), Line1: new("Keizersgracht 1"), PostalCode: new("1015 CJ")},
+			Credits:         &wire.CompanyCredits{Expiring: new(float64(g.r.IntN(50))), Permanent: new(float64(g.r.IntN(200)))},
+			DayPasses:       &wire.CompanyDayPass{Expiring: new(float64(g.r.IntN(10)))}, Metadata: json.RawMessage(`{"segment":"smb"}`)})
 		c := &g.companies[i]
 		c.BusinessAddress.Line2, c.BusinessAddress.State = new(fmt.Sprintf("Floor %d", 1+i)), new("Noord-Holland")
 		c.Notes, c.SubscriptionRef = new("Invoiced monthly"), new(g.xuuid())
@@ -181,7 +181,7 @@ func (g *gen) network1(name string, cities []string, main bool) error {
 		}
 	}
 	for i, p := range []string{"Flex", "Fixed desk", "Private office", "Nomad"} {
-		g.plans = append(g.plans, restclient.Plan{ID: g.uuid(), Title: new(p), Period: new("month"), Price: new(float64(150 + 100*i)),
+		g.plans = append(g.plans, wire.Plan{ID: g.uuid(), Title: new(p), Period: new("month"), Price: new(float64(150 + 100*i)),
 			Credits: new(float64(10 * i)), DayPasses: new(float64(5 + i)), CommitmentCycles: new(float64(i))})
 	}
 	for _, city := range cities {
@@ -194,7 +194,7 @@ func (g *gen) network1(name string, cities []string, main bool) error {
 
 // location generates one location with all its records.
 func (g *gen) location(city string) error {
-	loc := restclient.VisitLocation{ID: g.uuid(), Title: new(city + " " + pick(g, []string{"Canal House", "Loft", "Riverside", "Harbour", "Central"})),
+	loc := wire.VisitLocation{ID: g.uuid(), Title: new(city + " " + pick(g, []string{"Canal House", "Loft", "Riverside", "Harbour", "Central"})),
 		Address:    new(fmt.Sprintf("%d %s Street, %s", 1+g.r.IntN(200), pick(g, []string{"Market", "Station", "Park", "Harbour"}), city)),
 		TimezoneID: new(map[string]string{"Amsterdam": "Europe/Amsterdam", "Berlin": "Europe/Berlin", "Lisbon": "Europe/Lisbon", "Oslo": "Europe/Oslo"}[city])}
 	lid := loc.ID
@@ -210,7 +210,7 @@ func (g *gen) location(city string) error {
 	locCols := map[string]any{"location_id": lid}
 
 	// Resources: one of every type, then desks inside the offices and rooms.
-	var resources, parents []restclient.Resource
+	var resources, parents []wire.Resource
 	mkRes := func(typ string, parent *string, n int) error {
 		capacity := 1.0
 		switch typ {
@@ -223,39 +223,39 @@ func (g *gen) location(city string) error {
 		}
 		id := g.uuid()
 		title := fmt.Sprintf("%s %s %d", city, typ, n)
-		res := restclient.Resource{ID: id, LocationRef: new(lid), NetworkRef: new(g.network), ParentRef: parent, Title: new(title),
+		res := wire.Resource{ID: id, LocationRef: new(lid), NetworkRef: new(g.network), ParentRef: parent, Title: new(title),
 			Description: new("A " + typ + " in " + city), Locale: new("en"), ImageURL: new("https://media.workspace.example/resources/" + id + ".jpg"),
-			CreateDate: ts(g.ago(300)), Image: &restclient.ResourceImage{Key: new("resources/" + id + ".jpg")}, Type: new(typ),
+			CreateDate: ts(g.ago(300)), Image: &wire.ResourceImage{Key: new("resources/" + id + ".jpg")}, Type: new(typ),
 			Visibility: new(pick(g, visibility)), BookingPermission: new(pick(g, visibility)), Capacity: new(capacity),
 			BookingStepMinutes: new(30.0), DayPassesEnabled: new(g.r.IntN(2) == 0), PreparationMinutes: new(pick(g, prepMins)),
-			RefundThreshold: new(pick(g, refundThr)), AutoRelease: &restclient.ResourceAutoRelease{Enabled: new(g.r.IntN(2) == 0), Interval: new("fiveMinutes")},
-			CheckIn: &restclient.ResourceCheckIn{Interval: new("zeroMinutes")},
-			ConfirmationEmail: &restclient.ResourceConfirmationEmail{BookingCreatedByAdmin: new(true), BookingCreatedByMember: new(true),
+			RefundThreshold: new(pick(g, refundThr)), AutoRelease: &wire.ResourceAutoRelease{Enabled: new(g.r.IntN(2) == 0), Interval: new("fiveMinutes")},
+			CheckIn: &wire.ResourceCheckIn{Interval: new("zeroMinutes")},
+			ConfirmationEmail: &wire.ResourceConfirmationEmail{BookingCreatedByAdmin: new(true), BookingCreatedByMember: new(true),
 				BookingCreatedByNetworkMember: new(false), BookingCreatedByPublic: new(false), Template: new("default")},
-			Credits: &restclient.ResourcePricing{Enabled: new(true), Price: new(float64(1 + g.r.IntN(4)))},
-			Money: &restclient.ResourcePricing{Enabled: new(true), Price: new(float64(5 * (1 + g.r.IntN(8)))),
-				Tiers: []restclient.PricingTier{{From: new(0.0), UpTo: new(4.0), UnitAmount: new(10.0), FlatAmount: new(0.0)}, {From: new(4.0), UnitAmount: new(8.0), FlatAmount: new(5.0)}}},
-			DynamicPricing:   &restclient.ResourceDynamicPricing{Enabled: new(false), DeltaAbove: new(10.0), DeltaBelow: new(5.0)},
-			Duration:         &restclient.ResourceDuration{Min: new(30.0), Max: new(600.0), Public: &restclient.ResourcePublicDuration{Enabled: new(false), Min: new(60.0), Max: new(240.0)}},
-			ExternalCalendar: &restclient.ResourceExternalCalendar{ID: new("cal-" + id[:8]), TwoWaySyncEnabled: new(false)},
-			Plans: &restclient.ResourcePlans{Enabled: new(true), Tiers: []restclient.PlanTier{{ID: g.uuid(), Entire: new(true), Plan: &g.plans[g.r.IntN(len(g.plans))],
-				Period: new("month"), Price: new(250.0), Title: new("Monthly"), Discounts: &restclient.PlanTierDiscounts{Desks: new(10.0), Rooms: new(5.0)}}}},
-			Schedule: &restclient.ResourceSchedule{Enabled: new(true), Default: &restclient.ScheduleDefault{ClosedDays: []string{"2026-12-25"},
-				Items: []restclient.ScheduleItem{{Days: &restclient.ScheduleDays{Monday: new(true), Tuesday: new(true), Wednesday: new(true), Thursday: new(true), Friday: new(true), Saturday: new(false), Sunday: new(false)},
-					Hours: &restclient.ScheduleHours{From: new("08:00"), To: new("20:00")}}}}},
+			Credits: &wire.ResourcePricing{Enabled: new(true), Price: new(float64(1 + g.r.IntN(4)))},
+			Money: &wire.ResourcePricing{Enabled: new(true), Price: new(float64(5 * (1 + g.r.IntN(8)))),
+				Tiers: []wire.PricingTier{{From: new(0.0), UpTo: new(4.0), UnitAmount: new(10.0), FlatAmount: new(0.0)}, {From: new(4.0), UnitAmount: new(8.0), FlatAmount: new(5.0)}}},
+			DynamicPricing:   &wire.ResourceDynamicPricing{Enabled: new(false), DeltaAbove: new(10.0), DeltaBelow: new(5.0)},
+			Duration:         &wire.ResourceDuration{Min: new(30.0), Max: new(600.0), Public: &wire.ResourcePublicDuration{Enabled: new(false), Min: new(60.0), Max: new(240.0)}},
+			ExternalCalendar: &wire.ResourceExternalCalendar{ID: new("cal-" + id[:8]), TwoWaySyncEnabled: new(false)},
+			Plans: &wire.ResourcePlans{Enabled: new(true), Tiers: []wire.PlanTier{{ID: g.uuid(), Entire: new(true), Plan: &g.plans[g.r.IntN(len(g.plans))],
+				Period: new("month"), Price: new(250.0), Title: new("Monthly"), Discounts: &wire.PlanTierDiscounts{Desks: new(10.0), Rooms: new(5.0)}}}},
+			Schedule: &wire.ResourceSchedule{Enabled: new(true), Default: &wire.ScheduleDefault{ClosedDays: []string{"2026-12-25"},
+				Items: []wire.ScheduleItem{{Days: &wire.ScheduleDays{Monday: new(true), Tuesday: new(true), Wednesday: new(true), Thursday: new(true), Friday: new(true), Saturday: new(false), Sunday: new(false)},
+					Hours: &wire.ScheduleHours{From: new("08:00"), To: new("20:00")}}}}},
 		}
 		if typ == "equipment" {
 			res.AccessVendor3GroupRef = new(float64(g.r.IntN(1000)))
 		}
 		// Fields that complete the spec (new ids drawn from x, see gen).
-		res.Credits.Tiers = []restclient.PricingTier{{From: new(0.0), UpTo: new(8.0), UnitAmount: res.Credits.Price, FlatAmount: new(0.0)}}
+		res.Credits.Tiers = []wire.PricingTier{{From: new(0.0), UpTo: new(8.0), UnitAmount: res.Credits.Price, FlatAmount: new(0.0)}}
 		tier := &res.Plans.Tiers[0]
 		tier.CommitmentCycles, tier.Credits, tier.DayPasses, tier.SetupFee = new(3.0), new(20.0), new(4.0), new(50.0)
 		tier.Description, tier.SelfSignupType, tier.PrintVendor1GroupRef = new("Monthly access to "+title), new("approval"), new("print-"+id[:8])
 		tier.Discounts.CreditPackages, tier.Discounts.Equipment, tier.Discounts.Events, tier.Discounts.Shop = new(5.0), new(0.0), new(15.0), new(10.0)
-		res.Schedule.Public = &restclient.SchedulePublic{Enabled: new(typ == "eventSpace" || typ == "meetingRoom"), ClosedDays: []string{"2026-12-25", "2027-01-01"},
-			Items: []restclient.ScheduleItem{{Days: &restclient.ScheduleDays{Monday: new(true), Tuesday: new(true), Wednesday: new(true), Thursday: new(true), Friday: new(true), Saturday: new(false), Sunday: new(false)},
-				Hours: &restclient.ScheduleHours{From: new("09:00"), To: new("18:00")}}}}
+		res.Schedule.Public = &wire.SchedulePublic{Enabled: new(typ == "eventSpace" || typ == "meetingRoom"), ClosedDays: []string{"2026-12-25", "2027-01-01"},
+			Items: []wire.ScheduleItem{{Days: &wire.ScheduleDays{Monday: new(true), Tuesday: new(true), Wednesday: new(true), Thursday: new(true), Friday: new(true), Saturday: new(false), Sunday: new(false)},
+				Hours: &wire.ScheduleHours{From: new("09:00"), To: new("18:00")}}}}
 		switch typ {
 		case "office", "room", "meetingRoom", "conferenceRoom":
 			res.AccessVendor1GroupRef, res.AccessVendor2GroupRef = new("door-"+id[:8]), new("lift-"+id[:4])
@@ -280,16 +280,16 @@ func (g *gen) location(city string) error {
 	}
 
 	// Events.
-	var events []restclient.Event
+	var events []wire.Event
 	for i := range 4 * g.scale {
 		start := demoBase.Add(time.Duration(g.r.IntN(60*24)-30*24) * time.Hour).Truncate(time.Hour)
-		e := restclient.Event{ID: g.uuid(), LocationRef: new(lid), NetworkRef: new(g.network),
+		e := wire.Event{ID: g.uuid(), LocationRef: new(lid), NetworkRef: new(g.network),
 			Title:       new(fmt.Sprintf("%s %s", pick(g, []string{"Breakfast", "Workshop", "Meetup", "Talk", "Yoga"}), pick(g, []string{"Monday", "for founders", "on design", "& networking"}))),
 			Description: new("Join us in " + city), ImageURL: new(fmt.Sprintf("https://media.workspace.example/events/%d.jpg", i)), Venue: new(*loc.Title),
 			CreateDate: ts(g.ago(120)), StartDate: ts(start), EndDate: ts(start.Add(2 * time.Hour)), ApplicationType: new(pick(g, []string{"purchase", "none"})),
 			VisibilityType: new(pick(g, []string{"public", "admins", "networkMembers", "members"})), RefundThreshold: new(pick(g, refundThr)),
-			ShowAttendees: new(true), LimitedAttendees: &restclient.LimitedAttendees{Enabled: new(true), Limit: new(float64(20 + g.r.IntN(80)))},
-			Price: &restclient.EventPrice{Credits: &restclient.CreditsPrice{Amount: new(2.0), Enabled: new(true)}, Money: &restclient.EventMoneyPrice{Amount: new(float64(10 + 5*g.r.IntN(5))), Enabled: new(true)}}}
+			ShowAttendees: new(true), LimitedAttendees: &wire.LimitedAttendees{Enabled: new(true), Limit: new(float64(20 + g.r.IntN(80)))},
+			Price: &wire.EventPrice{Credits: &wire.CreditsPrice{Amount: new(2.0), Enabled: new(true)}, Money: &wire.EventMoneyPrice{Amount: new(float64(10 + 5*g.r.IntN(5))), Enabled: new(true)}}}
 		events = append(events, e)
 		if err := g.put("events", e.ID, e.CreateDate.Time, locCols, e); err != nil {
 			return err
@@ -298,22 +298,22 @@ func (g *gen) location(city string) error {
 	g.allEvents = append(g.allEvents, events...)
 
 	// Products with options.
-	var products []restclient.Product
+	var products []wire.Product
 	for i := range 5 * g.scale {
 		ps := productSet[(i+len(g.locations))%len(productSet)]
 		created := g.ago(200)
-		p := restclient.Product{ID: g.uuid(), CategoryRef: new(g.uuid()), LocationRef: new(lid), CreateDate: ts(created), UpdateDate: ts(created.Add(48 * time.Hour)),
+		p := wire.Product{ID: g.uuid(), CategoryRef: new(g.uuid()), LocationRef: new(lid), CreateDate: ts(created), UpdateDate: ts(created.Add(48 * time.Hour)),
 			Title: new(ps.title), Description: new(ps.desc), ImageURL: new(fmt.Sprintf("https://media.workspace.example/products/%d.jpg", i)),
 			RefundPolicy: new(pick(g, []string{"noRefund", "statusNew"})), Visibility: new(pick(g, []string{"public", "admins", "members", "networkMembers"})),
-			Featured: new(i == 0), Media: []restclient.Media{{Key: new(fmt.Sprintf("products/%d.jpg", i)), URL: new(fmt.Sprintf("https://media.workspace.example/products/%d.jpg", i))}},
-			Order: &restclient.ProductOrdering{Enabled: new(true), ConfirmationEmail: &restclient.OrderConfirmationEmail{Enabled: new(true), Template: new("order")}}}
+			Featured: new(i == 0), Media: []wire.Media{{Key: new(fmt.Sprintf("products/%d.jpg", i)), URL: new(fmt.Sprintf("https://media.workspace.example/products/%d.jpg", i))}},
+			Order: &wire.ProductOrdering{Enabled: new(true), ConfirmationEmail: &wire.OrderConfirmationEmail{Enabled: new(true), Template: new("order")}}}
 		for j := range 1 + g.r.IntN(3) {
-			p.Options = append(p.Options, restclient.ProductOption{ID: g.uuid(), Available: new(j != 2), CreateDate: ts(created),
-				CustomTax: &restclient.CustomTax{Enabled: new(j == 1), Rate: new(9.0)}, Description: new("Option " + []string{"S", "M", "L"}[j]),
+			p.Options = append(p.Options, wire.ProductOption{ID: g.uuid(), Available: new(j != 2), CreateDate: ts(created),
+				CustomTax: &wire.CustomTax{Enabled: new(j == 1), Rate: new(9.0)}, Description: new("Option " + []string{"S", "M", "L"}[j]),
 				Title: new([]string{"Small", "Medium", "Large"}[j]),
-				Price: &restclient.ProductOptionPrice{Credits: &restclient.CreditsPrice{Amount: new(float64(1 + j)), Enabled: new(j == 0)},
-					Money: &restclient.MoneyPrice{Amount: new(float64(4 + 3*j)), CurrencyCode: new("EUR"), Enabled: new(true)}},
-				Stock: &restclient.Stock{Enabled: new(true), Quantity: new(float64(g.r.IntN(100)))}})
+				Price: &wire.ProductOptionPrice{Credits: &wire.CreditsPrice{Amount: new(float64(1 + j)), Enabled: new(j == 0)},
+					Money: &wire.MoneyPrice{Amount: new(float64(4 + 3*j)), CurrencyCode: new("EUR"), Enabled: new(true)}},
+				Stock: &wire.Stock{Enabled: new(true), Quantity: new(float64(g.r.IntN(100)))}})
 		}
 		products = append(products, p)
 		if err := g.put("products", p.ID, created, locCols, p); err != nil {
@@ -322,7 +322,7 @@ func (g *gen) location(city string) error {
 	}
 
 	// Bookings, on distinct 3-hour slots so they never overlap.
-	var bookings []restclient.Booking
+	var bookings []wire.Booking
 	for i := range 15 * g.scale {
 		res := resources[g.r.IntN(len(resources))]
 		start := demoBase.Add(time.Duration(i*3-20*g.scale) * time.Hour)
@@ -334,15 +334,15 @@ func (g *gen) location(city string) error {
 			created = demoBase.Add(-time.Duration(1+i) * time.Minute)
 		}
 		amount := round2(*res.Money.Price * end.Sub(start).Hours())
-		b := restclient.Booking{ID: g.uuid(), ResourceRef: new(res.ID), StartDate: ts(start), EndDate: ts(end), Title: res.Title,
+		b := wire.Booking{ID: g.uuid(), ResourceRef: new(res.ID), StartDate: ts(start), EndDate: ts(end), Title: res.Title,
 			Memo: new("Booked via the app"), MembershipRefOwner: new(g.memberships[mi]), UserOwner: &owner, Seats: new(1.0),
 			CreateDate: ts(created), UpdateDate: ts(created),
-			Attendees: []restclient.BookingAttendee{{MembershipRef: new(g.memberships[mi]), User: &owner}},
-			Payment: &restclient.ItemPayment{Amount: new(amount), CurrencyCode: new("EUR"), Status: new("succeeded"), Type: new(pick(g, []string{"credits", "external", "stripe"})),
-				Tax: &restclient.ItemPaymentTax{Inclusive: new(true), Rate: new(taxRate)}, TransactionRef: new(g.uuid())}}
+			Attendees: []wire.BookingAttendee{{MembershipRef: new(g.memberships[mi]), User: &owner}},
+			Payment: &wire.ItemPayment{Amount: new(amount), CurrencyCode: new("EUR"), Status: new("succeeded"), Type: new(pick(g, []string{"credits", "external", "stripe"})),
+				Tax: &wire.ItemPaymentTax{Inclusive: new(true), Rate: new(taxRate)}, TransactionRef: new(g.uuid())}}
 		if i%3 == 0 {
 			o2 := g.r.IntN(len(g.memberships))
-			b.Attendees = append(b.Attendees, restclient.BookingAttendee{MembershipRef: new(g.memberships[o2]), User: &g.users[o2]})
+			b.Attendees = append(b.Attendees, wire.BookingAttendee{MembershipRef: new(g.memberships[o2]), User: &g.users[o2]})
 		}
 		bookings = append(bookings, b)
 		if err := g.put("bookings", b.ID, created, map[string]any{"location_id": lid, "resource_id": res.ID,
@@ -351,27 +351,27 @@ func (g *gen) location(city string) error {
 		}
 	}
 	g.allBookings = append(g.allBookings, bookings...)
-	resByID := map[string]restclient.Resource{}
+	resByID := map[string]wire.Resource{}
 	for _, r := range resources {
 		resByID[r.ID] = r
 	}
 
 	// Orders in every status.
-	var orders []restclient.Order
+	var orders []wire.Order
 	for i := range 30 * g.scale {
 		p := products[g.r.IntN(len(products))]
 		opt := p.Options[g.r.IntN(len(p.Options))]
 		mi := g.r.IntN(len(g.memberships))
 		qty := float64(1 + g.r.IntN(3))
 		created := g.ago(180)
-		o := restclient.Order{ID: g.uuid(), LocationRef: new(lid), MembershipRef: new(g.memberships[mi]), Number: new(float64(1000 + i)),
+		o := wire.Order{ID: g.uuid(), LocationRef: new(lid), MembershipRef: new(g.memberships[mi]), Number: new(float64(1000 + i)),
 			Comment: new(pick(g, []string{"", "Please deliver at reception", "Gift wrap"})), CreateDate: ts(created),
-			Option: &restclient.ProductOption{ID: opt.ID, Title: opt.Title}, Quantity: new(qty),
-			Product: &restclient.Product{ID: p.ID, Title: p.Title, Description: p.Description, CreateDate: p.CreateDate, Media: p.Media},
-			Status:  new([]restclient.OrderStatus{restclient.OrderStatusNew, restclient.OrderStatusInProgress, restclient.OrderStatusCompleted, restclient.OrderStatusCanceled}[i%4]),
+			Option: &wire.ProductOption{ID: opt.ID, Title: opt.Title}, Quantity: new(qty),
+			Product: &wire.Product{ID: p.ID, Title: p.Title, Description: p.Description, CreateDate: p.CreateDate, Media: p.Media},
+			Status:  new([]wire.OrderStatus{wire.OrderStatusNew, wire.OrderStatusInProgress, wire.OrderStatusCompleted, wire.OrderStatusCanceled}[i%4]),
 			User:    &g.users[mi],
-			Payment: &restclient.ItemPayment{Amount: new(round2(*opt.Price.Money.Amount * qty)), CurrencyCode: new("EUR"), Status: new("succeeded"),
-				Type: new(pick(g, []string{"credits", "external"})), Tax: &restclient.ItemPaymentTax{Inclusive: new(true), Rate: new(taxRate)}, TransactionRef: new(g.uuid())}}
+			Payment: &wire.ItemPayment{Amount: new(round2(*opt.Price.Money.Amount * qty)), CurrencyCode: new("EUR"), Status: new("succeeded"),
+				Type: new(pick(g, []string{"credits", "external"})), Tax: &wire.ItemPaymentTax{Inclusive: new(true), Rate: new(taxRate)}, TransactionRef: new(g.uuid())}}
 		if i%8 == 7 { // some canceled orders were deleted afterwards
 			o.DeleteDate = ts(created.Add(48 * time.Hour))
 		}
@@ -397,18 +397,18 @@ func (g *gen) location(city string) error {
 
 // itemAmounts fills the amounts of an invoice item: prices include tax at
 // rate percent; total = unit*quantity - discount.
-func itemAmounts(it *restclient.InvoiceItem, unit, qty, discount, rate float64) {
+func itemAmounts(it *wire.InvoiceItem, unit, qty, discount, rate float64) {
 	gross := round2(unit * qty)
 	total := round2(gross - discount)
 	excl := round2(total / (1 + rate/100))
 	unitExcl := round2(unit / (1 + rate/100))
-	tax := &restclient.Tax{Amount: new(round2(total - excl)), Inclusive: new(true), Rate: new(rate), TaxableAmount: new(excl)}
+	tax := &wire.Tax{Amount: new(round2(total - excl)), Inclusive: new(true), Rate: new(rate), TaxableAmount: new(excl)}
 	it.UnitAmount, it.UnitExcludingTaxAmount, it.Quantity = new(unit), new(unitExcl), new(qty)
 	it.Amount, it.DiscountedAmount, it.TotalAmount, it.TotalExcludingTaxAmount = new(gross), new(discount), new(total), new(excl)
 	it.NetUnitAmount = new(round2(excl / qty))
 	it.Tax = tax
 	it.CurrencyCode = new("EUR")
-	it.BaseAmounts = &restclient.LineBaseAmounts{CurrencyCode: new("EUR"), DiscountedAmount: new(discount), Tax: tax, TotalAmount: new(total),
+	it.BaseAmounts = &wire.LineBaseAmounts{CurrencyCode: new("EUR"), DiscountedAmount: new(discount), Tax: tax, TotalAmount: new(total),
 		TotalExcludingTaxAmount: new(excl), UnitAmount: new(unit), UnitExcludingTaxAmount: new(unitExcl)}
 }
 
@@ -416,17 +416,17 @@ var itemTypes = []string{"booking", "order", "eventTicket", "creditPackage", "su
 
 // billing generates invoices with items of every product type, then credit
 // notes against them.
-func (g *gen) billing(lid string, resByID map[string]restclient.Resource, bookings []restclient.Booking, orders []restclient.Order, products []restclient.Product, events []restclient.Event) error {
+func (g *gen) billing(lid string, resByID map[string]wire.Resource, bookings []wire.Booking, orders []wire.Order, products []wire.Product, events []wire.Event) error {
 	type invoiceRec struct {
-		inv         restclient.Invoice
-		items       []restclient.InvoiceItem
+		inv         wire.Invoice
+		items       []wire.InvoiceItem
 		credited    []float64
 		creditedQty []float64
 		created     time.Time
 	}
 	billed := map[int]bool{} // orders whose payment names the item that invoiced them
 	deletedItem := false
-	prodByID := map[string]restclient.Product{}
+	prodByID := map[string]wire.Product{}
 	for _, p := range products {
 		prodByID[p.ID] = p
 	}
@@ -448,19 +448,19 @@ func (g *gen) billing(lid string, resByID map[string]restclient.Resource, bookin
 		}
 		invID := g.uuid()
 		for pos, typ := range types {
-			it := restclient.InvoiceItem{ID: g.uuid(), InvoiceRef: new(invID), CompanyRef: new(company.ID), LocationRef: new(lid),
+			it := wire.InvoiceItem{ID: g.uuid(), InvoiceRef: new(invID), CompanyRef: new(company.ID), LocationRef: new(lid),
 				MembershipRef: new(g.memberships[mi]), MembershipRefCreatedBy: new(g.owner), CreateDate: ts(created), Type: new(typ),
-				UserCreatedBy: &restclient.User{ID: g.users[0].ID, Name: g.users[0].Name, Surname: g.users[0].Surname},
-				Period:        &restclient.Period{StartDate: ts(created), EndDate: ts(created.AddDate(0, 1, 0))}}
+				UserCreatedBy: &wire.User{ID: g.users[0].ID, Name: g.users[0].Name, Surname: g.users[0].Surname},
+				Period:        &wire.Period{StartDate: ts(created), EndDate: ts(created.AddDate(0, 1, 0))}}
 			unit, qty, discount, rate := 10.0, 1.0, 0.0, taxRate
-			prod := &restclient.InvoiceItemProduct{Type: new(typ)}
+			prod := &wire.InvoiceItemProduct{Type: new(typ)}
 			switch typ {
 			case "booking":
 				b := bookings[g.r.IntN(len(bookings))]
 				res := resByID[*b.ResourceRef]
 				unit = *b.Payment.Amount
 				prod.BookingRef, prod.Title = new(b.ID), res.Title
-				it.Booking = &restclient.InvoiceItemBooking{ID: b.ID, StartDate: b.StartDate, EndDate: b.EndDate, Resource: &restclient.Resource{ID: res.ID, Title: res.Title, Type: res.Type}}
+				it.Booking = &wire.InvoiceItemBooking{ID: b.ID, StartDate: b.StartDate, EndDate: b.EndDate, Resource: &wire.Resource{ID: res.ID, Title: res.Title, Type: res.Type}}
 			case "order":
 				oi := g.r.IntN(len(orders))
 				o := orders[oi]
@@ -476,32 +476,32 @@ func (g *gen) billing(lid string, resByID map[string]restclient.Resource, bookin
 				}
 				qty = *o.Quantity
 				prod.OrderRef, prod.OptionRef, prod.Title = new(o.ID), new(o.Option.ID), p.Title
-				it.Order = &restclient.InvoiceItemOrder{CreateDate: o.CreateDate, Product: &restclient.Product{ID: p.ID, Title: p.Title},
-					ProductOption: &restclient.ProductOption{ID: o.Option.ID, Title: o.Option.Title}, Quantity: o.Quantity}
+				it.Order = &wire.InvoiceItemOrder{CreateDate: o.CreateDate, Product: &wire.Product{ID: p.ID, Title: p.Title},
+					ProductOption: &wire.ProductOption{ID: o.Option.ID, Title: o.Option.Title}, Quantity: o.Quantity}
 			case "eventTicket":
 				e := events[g.r.IntN(len(events))]
 				unit, qty = *e.Price.Money.Amount, float64(1+g.r.IntN(2))
 				prod.EventTicketRef, prod.Title = new(g.uuid()), e.Title
-				it.Ticket = &restclient.InvoiceItemTicket{CreateDate: ts(created), Event: &restclient.Event{ID: e.ID, Title: e.Title, StartDate: e.StartDate, EndDate: e.EndDate}}
+				it.Ticket = &wire.InvoiceItemTicket{CreateDate: ts(created), Event: &wire.Event{ID: e.ID, Title: e.Title, StartDate: e.StartDate, EndDate: e.EndDate}}
 			case "creditPackage":
 				unit, rate = float64(50*(1+g.r.IntN(4))), 0
 				prod.Title = new("Credit package")
-				it.CreditPackage = &restclient.CreditPackageAmount{Amount: new(unit / 5)}
+				it.CreditPackage = &wire.CreditPackageAmount{Amount: new(unit / 5)}
 			case "subscription":
 				pl := g.plans[g.r.IntN(len(g.plans))]
 				unit = *pl.Price
 				discount = round2(unit * 0.1)
 				prod.Title = pl.Title
 				it.SubscriptionRef = new(g.uuid())
-				it.Plan = &restclient.InvoiceItemPlan{ID: pl.ID, Title: pl.Title, StartDate: ts(created), EndDate: ts(created.AddDate(0, 1, 0))}
-				it.Discounts = []restclient.Discount{{Coupon: &restclient.DiscountCoupon{ID: g.uuid(), PercentOff: new(10.0), Type: new("percent"), Duration: new("once")}}}
+				it.Plan = &wire.InvoiceItemPlan{ID: pl.ID, Title: pl.Title, StartDate: ts(created), EndDate: ts(created.AddDate(0, 1, 0))}
+				it.Discounts = []wire.Discount{{Coupon: &wire.DiscountCoupon{ID: g.uuid(), PercentOff: new(10.0), Type: new("percent"), Duration: new("once")}}}
 				d := &it.Discounts[0]
 				if i%2 == 1 { // the same 10 %, as an amount off for three months
 					d.Coupon.PercentOff, d.Coupon.Type, d.Coupon.Duration = nil, new("amount"), new("repeating")
 					d.Coupon.AmountOff, d.Coupon.CurrencyCode, d.Coupon.DurationInMonths = new(discount), new("EUR"), new(3.0)
 				}
 				d.SubscriptionID = it.SubscriptionRef
-				d.Promocode = &restclient.DiscountPromocode{ID: g.xuuid(), Code: new("PLAN10"), Expiration: ts(demoBase.AddDate(0, 6, 0)), LimitByFirstPurchase: new(true)}
+				d.Promocode = &wire.DiscountPromocode{ID: g.xuuid(), Code: new("PLAN10"), Expiration: ts(demoBase.AddDate(0, 6, 0)), LimitByFirstPurchase: new(true)}
 			case "custom":
 				unit, qty = 25, float64(1+g.r.IntN(5))
 				prod.Title = new("Custom service")
@@ -518,18 +518,18 @@ func (g *gen) billing(lid string, resByID map[string]restclient.Resource, bookin
 			// An item removed from the draft: still listed, with its
 			// deleteDate, and no longer counted in the totals.
 			deletedItem = true
-			it := restclient.InvoiceItem{ID: g.xuuid(), InvoiceRef: new(invID), CompanyRef: new(company.ID), LocationRef: new(lid),
+			it := wire.InvoiceItem{ID: g.xuuid(), InvoiceRef: new(invID), CompanyRef: new(company.ID), LocationRef: new(lid),
 				MembershipRef: new(g.memberships[mi]), MembershipRefCreatedBy: new(g.owner), CreateDate: ts(created), DeleteDate: ts(created.Add(time.Hour)),
-				Type: new("custom"), UserCreatedBy: &restclient.User{ID: g.users[0].ID, Name: g.users[0].Name, Surname: g.users[0].Surname},
-				Period:  &restclient.Period{StartDate: ts(created), EndDate: ts(created.AddDate(0, 1, 0))},
-				Product: &restclient.InvoiceItemProduct{Type: new("custom"), Title: new("Custom service (removed)")}, Description: new("Custom service (removed)")}
+				Type: new("custom"), UserCreatedBy: &wire.User{ID: g.users[0].ID, Name: g.users[0].Name, Surname: g.users[0].Surname},
+				Period:  &wire.Period{StartDate: ts(created), EndDate: ts(created.AddDate(0, 1, 0))},
+				Product: &wire.InvoiceItemProduct{Type: new("custom"), Title: new("Custom service (removed)")}, Description: new("Custom service (removed)")}
 			itemAmounts(&it, 25, 1, 0, taxRate)
 			rec.items = append(rec.items, it)
 			rec.credited = append(rec.credited, 0)
 			rec.creditedQty = append(rec.creditedQty, 0)
 		}
 		var total, excl float64
-		taxes := map[float64]*restclient.Tax{}
+		taxes := map[float64]*wire.Tax{}
 		for _, it := range rec.items {
 			if it.DeleteDate != nil {
 				continue
@@ -538,13 +538,13 @@ func (g *gen) billing(lid string, resByID map[string]restclient.Resource, bookin
 			excl = round2(excl + *it.TotalExcludingTaxAmount)
 			t := taxes[*it.Tax.Rate]
 			if t == nil {
-				t = &restclient.Tax{Amount: new(0.0), Inclusive: new(true), Rate: it.Tax.Rate, TaxableAmount: new(0.0)}
+				t = &wire.Tax{Amount: new(0.0), Inclusive: new(true), Rate: it.Tax.Rate, TaxableAmount: new(0.0)}
 				taxes[*it.Tax.Rate] = t
 			}
 			*t.Amount = round2(*t.Amount + *it.Tax.Amount)
 			*t.TaxableAmount = round2(*t.TaxableAmount + *it.Tax.TaxableAmount)
 		}
-		var taxList []restclient.Tax
+		var taxList []wire.Tax
 		for _, t := range taxes {
 			taxList = append(taxList, *t)
 		}
@@ -554,16 +554,16 @@ func (g *gen) billing(lid string, resByID map[string]restclient.Resource, bookin
 		if status == "paid" {
 			paid = total
 		}
-		inv := restclient.Invoice{ID: invID, Number: new(number), Title: new("Invoice " + number), Status: new(status), CreateDate: ts(created),
+		inv := wire.Invoice{ID: invID, Number: new(number), Title: new("Invoice " + number), Status: new(status), CreateDate: ts(created),
 			IssueDate: ts(created), DueDate: ts(created.AddDate(0, 0, 14)), DueDays: new(14.0), DueType: new("days"),
 			Amount: new(total), AmountDue: new(total), AmountPaid: new(paid), AmountRemaining: new(round2(total - paid)), AppliedBalance: new(0.0), StartingBalance: new(0.0),
 			SubtotalAmount: new(total), SubtotalExcludingTaxAmount: new(excl), TotalAmount: new(total), TotalExcludingTaxAmount: new(excl),
 			PostPaymentCreditNotesAmount: new(0.0), PrePaymentCreditNotesAmount: new(0.0), PostPaymentCreditAmount: new(0.0), PrePaymentCreditAmount: new(0.0),
 			Taxes: taxList, CurrencyCode: new("EUR"),
-			BaseAmounts: &restclient.InvoiceBaseAmounts{AmountDue: new(total), AppliedBalance: new(0.0), CurrencyCode: new("EUR"), PostPaymentCreditNotesAmount: new(0.0),
+			BaseAmounts: &wire.InvoiceBaseAmounts{AmountDue: new(total), AppliedBalance: new(0.0), CurrencyCode: new("EUR"), PostPaymentCreditNotesAmount: new(0.0),
 				PrePaymentCreditNotesAmount: new(0.0), SubtotalAmount: new(total), SubtotalExcludingTaxAmount: new(excl), Taxes: taxList, TotalAmount: new(total), TotalExcludingTaxAmount: new(excl)},
 			CompanyRef: new(company.ID), LocationRef: new(lid), MembershipRef: new(g.memberships[mi]), Company: &company,
-			Customer:        &restclient.InvoiceCustomer{ID: company.ID, Title: company.Title, Type: new("company"), User: &restclient.User{ID: u.ID, Name: u.Name, Surname: u.Surname, PhotoURL: u.PhotoURL}},
+			Customer:        &wire.InvoiceCustomer{ID: company.ID, Title: company.Title, Type: new("company"), User: &wire.User{ID: u.ID, Name: u.Name, Surname: u.Surname, PhotoURL: u.PhotoURL}},
 			CustomerAddress: company.BusinessAddress, CustomerName: company.Title, CustomerTaxID: company.TaxID, Memo: new("Thank you for your business"),
 			PdfURL: new("https://files.workspace.example/invoices/" + number + ".pdf"), TimezoneID: new("Europe/Amsterdam"), User: &u}
 		if status == "voided" {
@@ -577,22 +577,22 @@ func (g *gen) billing(lid string, resByID map[string]restclient.Resource, bookin
 		if status == "paid" {
 			txID := g.uuid()
 			inv.ReceiptPdfURL = new("https://files.workspace.example/receipts/" + number + ".pdf")
-			inv.Transaction = &restclient.InvoiceTransaction{ID: txID, Amount: new(total), CreateDate: ts(created.Add(time.Hour)), Status: new("succeeded"),
-				PaymentMethod: &restclient.PaymentMethod{Label: new("Visa •••• 4242"), Type: new("stripe")}}
-			inv.Payments = []restclient.InvoicePayment{{CreateDate: ts(created.Add(time.Hour)), Status: new("succeeded"), TransactionRef: new(txID), Refundable: new(true),
-				Method: &restclient.InvoicePaymentMethod{Type: new("card"), PaymentGateway: &restclient.PaymentGateway{Gateway: new("stripe"), Label: new("Stripe")}},
-				Price:  &restclient.InvoicePaymentPrice{Type: new("money"), Money: &restclient.Money{CurrencyCode: new("EUR"), GrossAmount: new(total)}}}}
-			tr := restclient.Transaction{ID: txID, Amount: new(total), CreateDate: ts(created.Add(time.Hour)), CurrencyCode: new("EUR"), LocationRef: new(lid),
-				MembershipRef: new(g.memberships[mi]), Status: new(restclient.TransactionStatusSucceeded), Type: new(restclient.TransactionTypeInvoice),
-				PaymentMethod: &restclient.PaymentMethod{Label: new("Visa •••• 4242"), Type: new("stripe")}, Invoice: &restclient.Invoice{ID: invID, Title: inv.Title},
+			inv.Transaction = &wire.InvoiceTransaction{ID: txID, Amount: new(total), CreateDate: ts(created.Add(time.Hour)), Status: new("succeeded"),
+				PaymentMethod: &wire.PaymentMethod{Label: new("Visa •••• 4242"), Type: new("stripe")}}
+			inv.Payments = []wire.InvoicePayment{{CreateDate: ts(created.Add(time.Hour)), Status: new("succeeded"), TransactionRef: new(txID), Refundable: new(true),
+				Method: &wire.InvoicePaymentMethod{Type: new("card"), PaymentGateway: &wire.PaymentGateway{Gateway: new("stripe"), Label: new("Stripe")}},
+				Price:  &wire.InvoicePaymentPrice{Type: new("money"), Money: &wire.Money{CurrencyCode: new("EUR"), GrossAmount: new(total)}}}}
+			tr := wire.Transaction{ID: txID, Amount: new(total), CreateDate: ts(created.Add(time.Hour)), CurrencyCode: new("EUR"), LocationRef: new(lid),
+				MembershipRef: new(g.memberships[mi]), Status: new(wire.TransactionStatusSucceeded), Type: new(wire.TransactionTypeInvoice),
+				PaymentMethod: &wire.PaymentMethod{Label: new("Visa •••• 4242"), Type: new("stripe")}, Invoice: &wire.Invoice{ID: invID, Title: inv.Title},
 				Company: &company, User: &u}
 			if err := g.put("transactions", txID, tr.CreateDate.Time, map[string]any{"location_id": lid, "status": "succeeded", "type": "invoice"}, tr); err != nil {
 				return err
 			}
 		} else if status == "issued" && i%2 == 1 {
-			inv.Payments = []restclient.InvoicePayment{{CreateDate: ts(created.Add(2 * time.Hour)), Status: new("canceled"), TransactionRef: new(g.uuid()), Refundable: new(false),
-				Method: &restclient.InvoicePaymentMethod{Type: new("card"), PaymentGateway: &restclient.PaymentGateway{Gateway: new("stripe"), Label: new("Stripe")}},
-				Price:  &restclient.InvoicePaymentPrice{Type: new("money"), Money: &restclient.Money{CurrencyCode: new("EUR"), GrossAmount: new(total)}}}}
+			inv.Payments = []wire.InvoicePayment{{CreateDate: ts(created.Add(2 * time.Hour)), Status: new("canceled"), TransactionRef: new(g.uuid()), Refundable: new(false),
+				Method: &wire.InvoicePaymentMethod{Type: new("card"), PaymentGateway: &wire.PaymentGateway{Gateway: new("stripe"), Label: new("Stripe")}},
+				Price:  &wire.InvoicePaymentPrice{Type: new("money"), Money: &wire.Money{CurrencyCode: new("EUR"), GrossAmount: new(total)}}}}
 		}
 		rec.inv = inv
 		invs = append(invs, rec)
@@ -601,7 +601,7 @@ func (g *gen) billing(lid string, resByID map[string]restclient.Resource, bookin
 	// Credit notes: amount lines crediting part of the remaining amount, so
 	// nothing is ever over-credited; the first invoice gets some first.
 	type noteRec struct {
-		note    restclient.CreditNote
+		note    wire.CreditNote
 		created time.Time
 	}
 	var notes []noteRec
@@ -634,35 +634,35 @@ func (g *gen) billing(lid string, resByID map[string]restclient.Resource, bookin
 		paid := *rec.inv.Status == "paid"
 		perInvoice[rec.inv.ID]++
 		number := fmt.Sprintf("CN-%s-%d", *rec.inv.Number, perInvoice[rec.inv.ID])
-		tax := &restclient.Tax{Amount: new(round2(a - excl)), Inclusive: new(true), Rate: it.Tax.Rate, TaxableAmount: new(excl)}
+		tax := &wire.Tax{Amount: new(round2(a - excl)), Inclusive: new(true), Rate: it.Tax.Rate, TaxableAmount: new(excl)}
 		memo := pick(g, []string{"Customer complaint", "Duplicate charge", "Goodwill gesture"})
-		line := restclient.CreditNoteLine{ID: g.uuid(), InvoiceItemRef: new(it.ID), InvoiceRef: new(rec.inv.ID), LocationRef: new(lid), NetworkRef: new(g.network),
+		line := wire.CreditNoteLine{ID: g.uuid(), InvoiceItemRef: new(it.ID), InvoiceRef: new(rec.inv.ID), LocationRef: new(lid), NetworkRef: new(g.network),
 			CreateDate: ts(created), UpdateDate: ts(created), CurrencyCode: new("EUR"), UnitAmount: it.UnitAmount, UnitExcludingTaxAmount: it.UnitExcludingTaxAmount,
 			TotalAmount: new(a), TotalExcludingTaxAmount: new(excl), DiscountedAmount: new(0.0), Tax: tax, Memo: new(memo), Discounts: it.Discounts,
-			BaseAmounts: &restclient.LineBaseAmounts{CurrencyCode: new("EUR"), DiscountedAmount: new(0.0), Tax: tax, TotalAmount: new(a), TotalExcludingTaxAmount: new(excl),
+			BaseAmounts: &wire.LineBaseAmounts{CurrencyCode: new("EUR"), DiscountedAmount: new(0.0), Tax: tax, TotalAmount: new(a), TotalExcludingTaxAmount: new(excl),
 				UnitAmount: it.UnitAmount, UnitExcludingTaxAmount: it.UnitExcludingTaxAmount}}
 		if *it.Quantity >= 2 && rec.creditedQty[idx] == 0 && !voided { // a for one unit
 			line.Quantity = new(1.0)
 			rec.creditedQty[idx] = 1
 		}
 		pre, post, typ, credit := a, 0.0, "prePayment", 0.0
-		var refunds []restclient.CreditNoteRefund
+		var refunds []wire.CreditNoteRefund
 		if paid {
 			pre, post, typ, credit = 0, a, "postPayment", a
 			if k%2 == 0 && rec.inv.Transaction != nil {
 				credit = 0
-				refunds = []restclient.CreditNoteRefund{{ID: g.uuid(), Amount: new(a), CurrencyCode: new("EUR"), TransactionRef: new(rec.inv.Transaction.ID),
-					Method: &restclient.CreditNoteRefundMethod{Label: new("External"), Type: new("external")}}}
+				refunds = []wire.CreditNoteRefund{{ID: g.uuid(), Amount: new(a), CurrencyCode: new("EUR"), TransactionRef: new(rec.inv.Transaction.ID),
+					Method: &wire.CreditNoteRefundMethod{Label: new("External"), Type: new("external")}}}
 			}
 		}
-		taxes := []restclient.Tax{*tax}
-		note := restclient.CreditNote{ID: g.uuid(), InvoiceRef: new(rec.inv.ID), LocationRef: new(lid), NetworkRef: new(g.network), CreateDate: ts(created), UpdateDate: ts(created),
+		taxes := []wire.Tax{*tax}
+		note := wire.CreditNote{ID: g.uuid(), InvoiceRef: new(rec.inv.ID), LocationRef: new(lid), NetworkRef: new(g.network), CreateDate: ts(created), UpdateDate: ts(created),
 			EffectiveDate: ts(created), CurrencyCode: new("EUR"), Number: new(number), Title: new("Credit note " + number), Status: new("issued"), Type: new(typ),
-			Reason: new(pick(g, creditNoteReasons)), Memo: new(memo), InternalNote: new(memo), Lines: []restclient.CreditNoteLine{line}, Refunds: refunds,
+			Reason: new(pick(g, creditNoteReasons)), Memo: new(memo), InternalNote: new(memo), Lines: []wire.CreditNoteLine{line}, Refunds: refunds,
 			CreditAmount: new(credit), OutOfBandAmount: new(0.0), PrePaymentAmount: new(pre), PostPaymentAmount: new(post),
 			SubtotalAmount: new(a), SubtotalAmountExcludingTax: new(excl), TotalAmount: new(a), TotalExcludingTaxAmount: new(excl), Taxes: taxes,
 			PdfURL: new("https://files.workspace.example/credit-notes/" + number + ".pdf"),
-			BaseAmounts: &restclient.CreditNoteBaseAmounts{CurrencyCode: new("EUR"), PrePaymentAmount: new(pre), PostPaymentAmount: new(post), SubtotalAmount: new(a),
+			BaseAmounts: &wire.CreditNoteBaseAmounts{CurrencyCode: new("EUR"), PrePaymentAmount: new(pre), PostPaymentAmount: new(post), SubtotalAmount: new(a),
 				SubtotalAmountExcludingTax: new(excl), Taxes: taxes, TotalAmount: new(a), TotalExcludingTaxAmount: new(excl)}}
 		if voided {
 			note.Status, note.VoidDate = new("voided"), ts(created.Add(time.Hour))
@@ -670,16 +670,16 @@ func (g *gen) billing(lid string, resByID map[string]restclient.Resource, bookin
 			applyCreditToInvoice(&rec.inv, a, paid, credit)
 			for _, rf := range refunds { // the refund, on the invoice's payment and transaction
 				tr, pay := rec.inv.Transaction, &rec.inv.Payments[0]
-				tr.Refunds = append(tr.Refunds, restclient.TransactionRefund{ID: rf.ID, Amount: rf.Amount, CreateDate: ts(created), CurrencyCode: new("EUR")})
+				tr.Refunds = append(tr.Refunds, wire.TransactionRefund{ID: rf.ID, Amount: rf.Amount, CreateDate: ts(created), CurrencyCode: new("EUR")})
 				sum := 0.0
 				for _, r := range tr.Refunds {
 					sum = round2(sum + *r.Amount)
 				}
-				tr.Refund = &restclient.Refund{Amount: new(sum), CreateDate: ts(created)}
+				tr.Refund = &wire.Refund{Amount: new(sum), CreateDate: ts(created)}
 				if pay.Refunds == nil {
-					pay.Refunds = &restclient.InvoicePaymentRefunds{Type: new("money")}
+					pay.Refunds = &wire.InvoicePaymentRefunds{Type: new("money")}
 				}
-				pay.Refunds.Money = append(pay.Refunds.Money, restclient.MoneyRefund{ID: rf.ID, CreateDate: ts(created), CurrencyCode: new("EUR"), GrossAmount: rf.Amount})
+				pay.Refunds.Money = append(pay.Refunds.Money, wire.MoneyRefund{ID: rf.ID, CreateDate: ts(created), CurrencyCode: new("EUR"), GrossAmount: rf.Amount})
 			}
 		}
 		notes = append(notes, noteRec{note, created})
@@ -709,16 +709,16 @@ func (g *gen) billing(lid string, resByID map[string]restclient.Resource, bookin
 }
 
 // transactions generates money transactions of every type and status.
-func (g *gen) transactions(lid string, resByID map[string]restclient.Resource, bookings []restclient.Booking, orders []restclient.Order, events []restclient.Event) error {
-	statuses := []restclient.TransactionStatus{"succeeded", "pending", "processing", "failed", "canceled"}
-	types := []restclient.TransactionType{"booking", "order", "eventTicket", "creditPackage", "subscription", "invoice"}
+func (g *gen) transactions(lid string, resByID map[string]wire.Resource, bookings []wire.Booking, orders []wire.Order, events []wire.Event) error {
+	statuses := []wire.TransactionStatus{"succeeded", "pending", "processing", "failed", "canceled"}
+	types := []wire.TransactionType{"booking", "order", "eventTicket", "creditPackage", "subscription", "invoice"}
 	invoices, err := invoicesOfLocation(g.ctx, g.tx, g.network, lid)
 	if err != nil {
 		return err
 	}
-	split := func(amount float64) *restclient.PriceSplit {
+	split := func(amount float64) *wire.PriceSplit {
 		net := round2(amount / (1 + taxRate/100))
-		return &restclient.PriceSplit{NetAmount: new(net), TaxAmount: new(round2(amount - net))}
+		return &wire.PriceSplit{NetAmount: new(net), TaxAmount: new(round2(amount - net))}
 	}
 	for i := range 150 * g.scale {
 		typ := types[i%len(types)]
@@ -726,35 +726,35 @@ func (g *gen) transactions(lid string, resByID map[string]restclient.Resource, b
 		mi := g.r.IntN(len(g.memberships))
 		created := g.ago(180)
 		amount := float64(5+g.r.IntN(300)) + float64(g.r.IntN(100))/100
-		tr := restclient.Transaction{ID: g.uuid(), Amount: new(amount), CreateDate: ts(created), CurrencyCode: new("EUR"), LocationRef: new(lid),
+		tr := wire.Transaction{ID: g.uuid(), Amount: new(amount), CreateDate: ts(created), CurrencyCode: new("EUR"), LocationRef: new(lid),
 			MembershipRef: new(g.memberships[mi]), Status: new(status), Type: new(typ), User: &g.users[mi],
-			PaymentMethod: &restclient.PaymentMethod{Label: new(pick(g, []string{"Visa •••• 4242", "SEPA debit", "Bank transfer"})), Type: new(pick(g, []string{"external", "stripe"}))}}
+			PaymentMethod: &wire.PaymentMethod{Label: new(pick(g, []string{"Visa •••• 4242", "SEPA debit", "Bank transfer"})), Type: new(pick(g, []string{"external", "stripe"}))}}
 		switch typ {
 		case "booking":
 			b := bookings[g.r.IntN(len(bookings))]
 			res := resByID[*b.ResourceRef]
-			tr.Booking = &restclient.TransactionBooking{ID: b.ID, Resource: &restclient.Resource{ID: res.ID, Title: res.Title}, Price: split(amount)}
+			tr.Booking = &wire.TransactionBooking{ID: b.ID, Resource: &wire.Resource{ID: res.ID, Title: res.Title}, Price: split(amount)}
 		case "order":
 			o := orders[g.r.IntN(len(orders))]
-			tr.Order = &restclient.TransactionOrder{ID: o.ID, Option: &restclient.OptionNameSummary{ID: o.Option.ID, Name: o.Option.Title},
-				Product: &restclient.Product{ID: o.Product.ID, Title: o.Product.Title}, Price: split(amount)}
+			tr.Order = &wire.TransactionOrder{ID: o.ID, Option: &wire.OptionNameSummary{ID: o.Option.ID, Name: o.Option.Title},
+				Product: &wire.Product{ID: o.Product.ID, Title: o.Product.Title}, Price: split(amount)}
 		case "eventTicket":
 			e := events[g.r.IntN(len(events))]
-			tr.Ticket = &restclient.TransactionTicket{ID: g.uuid(), CreateDate: ts(created), Price: split(amount),
-				Event: &restclient.Event{ID: e.ID, Title: e.Title, StartDate: e.StartDate, EndDate: e.EndDate}}
+			tr.Ticket = &wire.TransactionTicket{ID: g.uuid(), CreateDate: ts(created), Price: split(amount),
+				Event: &wire.Event{ID: e.ID, Title: e.Title, StartDate: e.StartDate, EndDate: e.EndDate}}
 		case "creditPackage":
-			tr.CreditPackage = &restclient.TransactionCreditPackage{Amount: new(float64(10 * (1 + g.r.IntN(10)))), Price: split(amount)}
+			tr.CreditPackage = &wire.TransactionCreditPackage{Amount: new(float64(10 * (1 + g.r.IntN(10)))), Price: split(amount)}
 		case "subscription":
 			pl := g.plans[g.r.IntN(len(g.plans))]
-			tr.Plan = &restclient.Plan{ID: pl.ID, Title: pl.Title}
+			tr.Plan = &wire.Plan{ID: pl.ID, Title: pl.Title}
 			tr.Company = &g.companies[g.r.IntN(len(g.companies))]
 		case "invoice":
 			inv := invoices[g.r.IntN(len(invoices))]
-			tr.Invoice = &restclient.Invoice{ID: inv.ID, Title: inv.Title}
+			tr.Invoice = &wire.Invoice{ID: inv.ID, Title: inv.Title}
 			tr.Company = inv.Company
 		}
 		if status == "canceled" {
-			tr.Refund = &restclient.Refund{Amount: new(amount), CreateDate: ts(created.Add(24 * time.Hour))}
+			tr.Refund = &wire.Refund{Amount: new(amount), CreateDate: ts(created.Add(24 * time.Hour))}
 		}
 		if err := g.put("transactions", tr.ID, created, map[string]any{"location_id": lid, "status": string(status), "type": string(typ)}, tr); err != nil {
 			return err
@@ -770,12 +770,12 @@ func (g *gen) feed(lid string) error {
 	for i := range 8 * g.scale {
 		mi := g.r.IntN(len(g.memberships))
 		created := g.ago(90)
-		p := restclient.Post{ID: g.uuid(), CreateDate: ts(created), Liked: new(false), Likes: new(float64(g.r.IntN(30))), Locale: new("en"),
-			LocationRef: new(lid), Membership: &restclient.PostMembership{ID: g.memberships[mi], User: &g.users[mi]}, MembershipRef: new(g.memberships[mi]),
+		p := wire.Post{ID: g.uuid(), CreateDate: ts(created), Liked: new(false), Likes: new(float64(g.r.IntN(30))), Locale: new("en"),
+			LocationRef: new(lid), Membership: &wire.PostMembership{ID: g.memberships[mi], User: &g.users[mi]}, MembershipRef: new(g.memberships[mi]),
 			Pinned: new(i == 0), Text: new(pick(g, texts)), User: &g.users[mi]}
 		if i%3 == 0 {
 			key := fmt.Sprintf("feed/%d.jpg", i)
-			p.Media = []restclient.PostMedia{{ID: g.uuid(), Key: new(key), URL: new(mediaBaseURL + key), Mime: new("image/jpeg"), Width: new(1200.0), Height: new(800.0)}}
+			p.Media = []wire.PostMedia{{ID: g.uuid(), Key: new(key), URL: new(mediaBaseURL + key), Mime: new("image/jpeg"), Width: new(1200.0), Height: new(800.0)}}
 		}
 		if i%4 == 1 {
 			p.Og = json.RawMessage(`{"url":"https://workspace.example/blog","title":"Our blog"}`)
@@ -792,8 +792,8 @@ func (g *gen) feed(lid string) error {
 		for k := range n {
 			ci := g.r.IntN(len(g.memberships))
 			u := g.users[ci]
-			c := restclient.Comment{ID: g.uuid(), CreateDate: ts(created.Add(time.Duration(k+1) * time.Hour)), Liked: new(false), Likes: new(float64(g.r.IntN(5))),
-				Membership: &restclient.CommentMembership{ID: g.memberships[ci], User: &restclient.CommentUser{ID: u.ID, Blocked: new(false), Name: u.Name, Surname: u.Surname, PhotoURL: u.PhotoURL}},
+			c := wire.Comment{ID: g.uuid(), CreateDate: ts(created.Add(time.Duration(k+1) * time.Hour)), Liked: new(false), Likes: new(float64(g.r.IntN(5))),
+				Membership: &wire.CommentMembership{ID: g.memberships[ci], User: &wire.CommentUser{ID: u.ID, Blocked: new(false), Name: u.Name, Surname: u.Surname, PhotoURL: u.PhotoURL}},
 				PostRef:    new(p.ID), Text: new(pick(g, []string{"Great!", "Count me in", "Thanks for sharing", "+1", "Where exactly?"}))}
 			if len(ids) > 0 && (k%2 == 1 || i == 0 && k > 0) {
 				c.ParentCommentRef = new(ids[g.r.IntN(len(ids))])
@@ -802,7 +802,7 @@ func (g *gen) feed(lid string) error {
 				c.Membership.User.DeleteDate = ts(demoBase.AddDate(0, 0, -2))
 			}
 			if k == 2 {
-				c.Mentions = []restclient.CommentMention{{ID: g.users[0].ID, Value: new("@" + *g.users[0].Name)}}
+				c.Mentions = []wire.CommentMention{{ID: g.users[0].ID, Value: new("@" + *g.users[0].Name)}}
 			}
 			ids = append(ids, c.ID)
 			if err := g.put("comments", c.ID, c.CreateDate.Time, map[string]any{"post_id": p.ID}, c); err != nil {
@@ -814,17 +814,17 @@ func (g *gen) feed(lid string) error {
 }
 
 // visitors generates visits and visit requests.
-func (g *gen) visitors(loc restclient.VisitLocation) error {
-	visitor := func() *restclient.Visitor {
+func (g *gen) visitors(loc wire.VisitLocation) error {
+	visitor := func() *wire.Visitor {
 		fn, ln := pick(g, firstNames), pick(g, lastNames)
-		return &restclient.Visitor{Name: new(fn), Surname: new(ln), Email: new(asciiEmail(fmt.Sprintf("%s.%s@visitor.example", fn, g.uuid()[:6]))),
+		return &wire.Visitor{Name: new(fn), Surname: new(ln), Email: new(asciiEmail(fmt.Sprintf("%s.%s@visitor.example", fn, g.uuid()[:6]))),
 			PhoneNumber: new(fmt.Sprintf("+47 555 %04d", g.r.IntN(10000)))}
 	}
 	for i := range 10 * g.scale {
 		mi := g.r.IntN(len(g.memberships))
 		created := g.ago(60)
 		date := created.Add(time.Duration(24+g.r.IntN(24*10)) * time.Hour)
-		v := restclient.Visit{ID: g.uuid(), Code: new(fmt.Sprintf("%06d", g.r.IntN(1000000))), Comment: new(pick(g, []string{"Interview", "Client meeting", "Delivery"})),
+		v := wire.Visit{ID: g.uuid(), Code: new(fmt.Sprintf("%06d", g.r.IntN(1000000))), Comment: new(pick(g, []string{"Interview", "Client meeting", "Delivery"})),
 			CreateDate: ts(created), Date: ts(date), Location: &loc, LocationRef: new(loc.ID), MembershipRefHost: new(g.memberships[mi]),
 			UserHost: &g.users[mi], UserRefHost: new(g.users[mi].ID), Visitor: visitor()}
 		if i%2 == 0 {
@@ -833,7 +833,7 @@ func (g *gen) visitors(loc restclient.VisitLocation) error {
 		}
 		if i%3 == 1 { // the visitor is a member of the network
 			u := g.users[(i*7+3)%len(g.users)]
-			v.Visitor = &restclient.Visitor{Name: u.Name, Surname: u.Surname, Email: u.Email, PhoneNumber: u.PhoneNumber}
+			v.Visitor = &wire.Visitor{Name: u.Name, Surname: u.Surname, Email: u.Email, PhoneNumber: u.PhoneNumber}
 			v.UserRefVisitor = new(u.ID)
 		}
 		if err := g.put("visits", v.ID, created, map[string]any{"location_id": loc.ID}, v); err != nil {
@@ -843,11 +843,11 @@ func (g *gen) visitors(loc restclient.VisitLocation) error {
 	for i := range 6 * g.scale {
 		mi := g.r.IntN(len(g.memberships))
 		created := g.ago(60)
-		vr := restclient.VisitRequest{ID: g.uuid(), CreateDate: ts(created), LocationRef: new(loc.ID), MembershipRefHost: new(g.memberships[mi]),
+		vr := wire.VisitRequest{ID: g.uuid(), CreateDate: ts(created), LocationRef: new(loc.ID), MembershipRefHost: new(g.memberships[mi]),
 			UserHost: &g.users[mi], UserRefHost: new(g.users[mi].ID), Visitor: visitor()}
 		if i%3 == 1 { // the visitor is a member of the network
 			u := g.users[(i*5+2)%len(g.users)]
-			vr.Visitor = &restclient.Visitor{Name: u.Name, Surname: u.Surname, Email: u.Email, PhoneNumber: u.PhoneNumber}
+			vr.Visitor = &wire.Visitor{Name: u.Name, Surname: u.Surname, Email: u.Email, PhoneNumber: u.PhoneNumber}
 			vr.UserRefVisitor = new(u.ID)
 		}
 		if err := g.put("visit_requests", vr.ID, created, map[string]any{"location_id": loc.ID}, vr); err != nil {
@@ -859,12 +859,12 @@ func (g *gen) visitors(loc restclient.VisitLocation) error {
 
 // discounts generates coupons, promocodes and their redemptions.
 func (g *gen) discounts() error {
-	var coupons []restclient.RedemptionCoupon
+	var coupons []wire.RedemptionCoupon
 	for i := range 3 * g.scale {
-		c := restclient.RedemptionCoupon{ID: g.uuid(), CurrencyCode: new("EUR"), EnabledForCredits: new(i%2 == 0),
+		c := wire.RedemptionCoupon{ID: g.uuid(), CurrencyCode: new("EUR"), EnabledForCredits: new(i%2 == 0),
 			Type:              new([]string{"creditPackages", "bookings", "shop"}[i%3]),
-			LimitedRedemption: &restclient.LimitedRedemption{Enabled: new(i%2 == 1), Usage: new(0.0), Value: new(500.0)},
-			LimitedItems:      &restclient.LimitedItems{Enabled: new(false)}}
+			LimitedRedemption: &wire.LimitedRedemption{Enabled: new(i%2 == 1), Usage: new(0.0), Value: new(500.0)},
+			LimitedItems:      &wire.LimitedItems{Enabled: new(false)}}
 		if i%2 == 0 {
 			c.PercentOff = new(float64(10 + 5*i))
 		} else {
@@ -873,7 +873,7 @@ func (g *gen) discounts() error {
 		if i%3 == 2 { // a shop coupon for two products only
 			c.LimitedItems.Enabled = new(true)
 			for _, p := range g.allProducts[:2] {
-				c.LimitedItems.Values = append(c.LimitedItems.Values, restclient.ItemSummary{ID: p.ID, Title: p.Title})
+				c.LimitedItems.Values = append(c.LimitedItems.Values, wire.ItemSummary{ID: p.ID, Title: p.Title})
 			}
 		}
 		coupons = append(coupons, c)
@@ -882,14 +882,14 @@ func (g *gen) discounts() error {
 		}
 	}
 	type promo struct {
-		p      restclient.RedemptionPromocode
+		p      wire.RedemptionPromocode
 		coupon int
 	}
 	var promos []promo
 	for i := range 3 * g.scale {
-		p := restclient.RedemptionPromocode{ID: g.uuid(), Code: new(fmt.Sprintf("WELCOME%02d", i+1)), LimitByFirstPurchase: new(i%2 == 0),
-			Expiration:        &restclient.PromocodeExpiration{Enabled: new(true), Date: ts(demoBase.AddDate(0, 6, 0))},
-			LimitedRedemption: &restclient.LimitedRedemption{Enabled: new(false), Usage: new(0.0), Value: new(0.0)}}
+		p := wire.RedemptionPromocode{ID: g.uuid(), Code: new(fmt.Sprintf("WELCOME%02d", i+1)), LimitByFirstPurchase: new(i%2 == 0),
+			Expiration:        &wire.PromocodeExpiration{Enabled: new(true), Date: ts(demoBase.AddDate(0, 6, 0))},
+			LimitedRedemption: &wire.LimitedRedemption{Enabled: new(false), Usage: new(0.0), Value: new(0.0)}}
 		promos = append(promos, promo{p, i % len(coupons)})
 		if err := g.put("promocodes", p.ID, demoBase.AddDate(0, -5, i), nil, p); err != nil {
 			return err
@@ -912,7 +912,7 @@ func (g *gen) discounts() error {
 		mi := g.r.IntN(len(g.memberships))
 		u := g.users[mi]
 		created := g.ago(150)
-		prod := &restclient.RedemptionProduct{}
+		prod := &wire.RedemptionProduct{}
 		switch i % 3 {
 		case 0:
 			b := g.allBookings[g.r.IntN(len(g.allBookings))]
@@ -927,13 +927,13 @@ func (g *gen) discounts() error {
 		switch i % 12 { // a few of the others: credit packages and subscriptions
 		case 10:
 			pl := g.plans[i%len(g.plans)]
-			*prod = restclient.RedemptionProduct{Type: new("subscription"), SubscriptionItemRef: new(g.xuuid()), Title: pl.Title}
+			*prod = wire.RedemptionProduct{Type: new("subscription"), SubscriptionItemRef: new(g.xuuid()), Title: pl.Title}
 		case 11:
-			*prod = restclient.RedemptionProduct{Type: new("creditPackage"), CreditPackageRef: new(g.xuuid()), Title: new("Credit package")}
+			*prod = wire.RedemptionProduct{Type: new("creditPackage"), CreditPackageRef: new(g.xuuid()), Title: new("Credit package")}
 		}
-		red := restclient.Redemption{CreateDate: ts(created), LocationRef: new(g.locations[g.r.IntN(len(g.locations))]), NetworkRef: new(g.network),
+		red := wire.Redemption{CreateDate: ts(created), LocationRef: new(g.locations[g.r.IntN(len(g.locations))]), NetworkRef: new(g.network),
 			Coupon:   &c,
-			Customer: &restclient.RedemptionCustomer{ID: u.ID, Title: new(*u.Name + " " + *u.Surname), Type: new(pick(g, []string{"person", "user"})), User: &restclient.User{ID: u.ID, Name: u.Name, Surname: u.Surname, PhotoURL: u.PhotoURL}},
+			Customer: &wire.RedemptionCustomer{ID: u.ID, Title: new(*u.Name + " " + *u.Surname), Type: new(pick(g, []string{"person", "user"})), User: &wire.User{ID: u.ID, Name: u.Name, Surname: u.Surname, PhotoURL: u.PhotoURL}},
 			Product:  prod}
 		cols := map[string]any{"coupon_id": c.ID}
 		if pr != nil {

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/workspacenet/facade/restclient"
+	"github.com/workspacenet/facade/restserver/wire"
 )
 
 // List pages are written without re-encoding their items: each item is a
@@ -87,7 +87,7 @@ func (p redemptionsPage) appendJSON(b []byte) ([]byte, error) {
 // the invoice with its items decoded, up to the order of the invoice's
 // members (TestInvoiceItemsBodyAsBefore).
 type invoiceItemsBody struct {
-	invoice *restclient.Invoice // Items nil
+	invoice *wire.Invoice // Items nil
 	items   []json.RawMessage
 }
 

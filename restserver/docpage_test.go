@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/workspacenet/facade/restclient"
+	"github.com/workspacenet/facade/restserver/wire"
 )
 
 // TestDocPagesEncodeAsMarshal: a list page written by appendJSON is
@@ -59,7 +59,7 @@ func TestInvoiceItemsBodyAsBefore(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		items := make([]restclient.InvoiceItem, len(raw))
+		items := make([]wire.InvoiceItem, len(raw))
 		for i, d := range raw {
 			if err := json.Unmarshal(d, &items[i]); err != nil {
 				t.Fatal(err)
@@ -85,9 +85,9 @@ func TestInvoiceItemsBodyAsBefore(t *testing.T) {
 
 	// An invoice without items (none in the demo data): "items" omitted,
 	// "invoiceItems" empty, as encoding/json writes it.
-	inv := &restclient.Invoice{ID: "x", ItemsCount: new(float64(0))}
+	inv := &wire.Invoice{ID: "x", ItemsCount: new(float64(0))}
 	got, err := invoiceItemsBody{invoice: inv, items: []json.RawMessage{}}.appendJSON(nil)
-	want, _ := json.Marshal(map[string]any{"invoice": inv, "invoiceItems": []restclient.InvoiceItem{}})
+	want, _ := json.Marshal(map[string]any{"invoice": inv, "invoiceItems": []wire.InvoiceItem{}})
 	if err != nil || string(got) != string(want) {
 		t.Errorf("no items:\n got %s\nwant %s", got, want)
 	}

@@ -7,18 +7,18 @@ import (
 	"path"
 	"strings"
 
-	"github.com/workspacenet/facade/restclient"
+	"github.com/workspacenet/facade/restserver/wire"
 )
 
 // mediaBaseURL is where stored media keys are served from.
 const mediaBaseURL = "https://media.workspace.example/"
 
 // postMedia validates media inputs and turns them into post media.
-func postMedia(in []restclient.MediaInput, field string) ([]restclient.PostMedia, error) {
+func postMedia(in []wire.MediaInput, field string) ([]wire.PostMedia, error) {
 	if len(in) > 20 {
 		return nil, invalidf("%s: at most 20 items", field)
 	}
-	out := make([]restclient.PostMedia, 0, len(in))
+	out := make([]wire.PostMedia, 0, len(in))
 	for i, m := range in {
 		if m.Key == nil || strings.TrimSpace(*m.Key) == "" {
 			return nil, invalidf("%s[%d].key: is required", field, i)
@@ -39,13 +39,13 @@ func postMedia(in []restclient.MediaInput, field string) ([]restclient.PostMedia
 		case ".mp4":
 			mime = "video/mp4"
 		}
-		out = append(out, restclient.PostMedia{ID: newID(), Key: m.Key, Mime: new(mime), URL: new(mediaBaseURL + url.PathEscape(*m.Key))})
+		out = append(out, wire.PostMedia{ID: newID(), Key: m.Key, Mime: new(mime), URL: new(mediaBaseURL + url.PathEscape(*m.Key))})
 	}
 	return out, nil
 }
 
 // postOG validates a link preview; its url is required and must be http(s).
-func postOG(og *restclient.PostOG, field string) (json.RawMessage, error) {
+func postOG(og *wire.PostOG, field string) (json.RawMessage, error) {
 	if og == nil {
 		return nil, nil
 	}
@@ -61,7 +61,7 @@ func postOG(og *restclient.PostOG, field string) (json.RawMessage, error) {
 // createPost is POST /feed/posts/v1 (Bearer only); the caller's membership
 // is the author. A post needs text or media.
 func (s *Server) createPost(r *http.Request, c *caller) (int, any, error) {
-	var req restclient.PostCreateRequest
+	var req wire.PostCreateRequest
 	if err := decodeBody(r, "post", &req); err != nil {
 		return 0, nil, err
 	}
@@ -84,8 +84,8 @@ func (s *Server) createPost(r *http.Request, c *caller) (int, any, error) {
 		return 0, nil, err
 	}
 	now := s.now().UTC()
-	p := &restclient.Post{
-		ID: newID(), Comments: new(0.0), CreateDate: restclient.NewTimestamp(now), Liked: new(false), Likes: new(0.0),
+	p := &wire.Post{
+		ID: newID(), Comments: new(0.0), CreateDate: wire.NewTimestamp(now), Liked: new(false), Likes: new(0.0),
 		Locale: new("en"), LocationRef: new(locationID), Media: media, Og: og, Pinned: new(false), Text: req.Text,
 	}
 	if err := s.db.createPost(r.Context(), c.network, c.membership, now, p); err != nil {
@@ -98,13 +98,13 @@ func (s *Server) createPost(r *http.Request, c *caller) (int, any, error) {
 // replaces the post's when set.
 type postUpdate struct {
 	text     *string
-	media    []restclient.PostMedia
+	media    []wire.PostMedia
 	setMedia bool // media was sent (an empty list clears the media)
 	og       json.RawMessage
 }
 
 // apply changes p as upd says; the result still needs text or media (400).
-func (upd postUpdate) apply(p *restclient.Post) error {
+func (upd postUpdate) apply(p *wire.Post) error {
 	if upd.text != nil {
 		p.Text = upd.text
 	}
@@ -127,7 +127,7 @@ func (s *Server) updatePost(r *http.Request, c *caller) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	var req restclient.PostUpdateRequest
+	var req wire.PostUpdateRequest
 	if err := decodeBody(r, "post", &req); err != nil {
 		return 0, nil, err
 	}

@@ -16,13 +16,13 @@ import (
 	"time"
 
 	"github.com/workspacenet/facade/internal/ids"
-	"github.com/workspacenet/facade/restclient"
+	"github.com/workspacenet/facade/restserver/wire"
 )
 
 // The helpers every handler shares: writing JSON, reading bodies, path and
 // query parameters, and small value helpers.
 
-type restTimestamp = restclient.Timestamp
+type restTimestamp = wire.Timestamp
 
 // maxBodyBytes caps request bodies; a larger body is a 400.
 const maxBodyBytes = 1 << 20
@@ -93,7 +93,7 @@ func decodeBody(r *http.Request, key string, dst any) error {
 }
 
 // strictTimestamps holds the timestamps of a request body to RFC 3339.
-// restclient.Timestamp decodes leniently (ISO 8601 forms, and an unreadable
+// wire.Timestamp decodes leniently (ISO 8601 forms, and an unreadable
 // value is kept rather than refused), as a client of an upstream should; as
 // an upstream, this service accepts RFC 3339 only: anything else is a 400
 // naming the field.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/workspacenet/facade/restclient"
+	"github.com/workspacenet/facade/restserver/wire"
 )
 
 // Credentials are the credentials of a network made by CreateNetwork.
@@ -32,8 +32,8 @@ func (s *Server) CreateNetwork(ctx context.Context, name string, scopes []string
 	now := s.now().UTC()
 	cr := &Credentials{NetworkID: newID(), LocationID: newID(), UserID: newID(), MembershipID: newID(),
 		ClientID: "client-" + newID(), ClientSecret: randomToken(), BearerToken: randomToken()}
-	loc := restclient.VisitLocation{ID: cr.LocationID, Title: new(name + " HQ"), Address: new("1 Main Street"), TimezoneID: new("UTC")}
-	user := restclient.User{ID: cr.UserID, Name: new("Owner"), Surname: new(name), Email: new("owner@" + strings.ReplaceAll(strings.ToLower(name), " ", "-") + ".example")}
+	loc := wire.VisitLocation{ID: cr.LocationID, Title: new(name + " HQ"), Address: new("1 Main Street"), TimezoneID: new("UTC")}
+	user := wire.User{ID: cr.UserID, Name: new("Owner"), Surname: new(name), Email: new("owner@" + strings.ReplaceAll(strings.ToLower(name), " ", "-") + ".example")}
 	if err := s.db.createNetwork(ctx, cr, name, now, loc, user, scopes, now.Add(tokenTTL)); err != nil {
 		return nil, err
 	}

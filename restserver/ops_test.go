@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/workspacenet/facade/restclient"
+	"github.com/workspacenet/facade/restserver/wire"
 )
 
 // TestAllOperationsHappyPath calls every operation with the demo credentials.
@@ -24,26 +24,26 @@ func TestAllOperationsHappyPath(t *testing.T) {
 	b, ba := ts.bearer(), ts.basic()
 
 	t.Run("get resource", func(t *testing.T) {
-		var out struct{ Resource restclient.Resource }
+		var out struct{ Resource wire.Resource }
 		ts.ok(t, ba, 200, "GET", "/resources/v1/"+ids["resource"][0], nil).json(t, &out)
 		if out.Resource.ID != ids["resource"][0] || out.Resource.Title == nil {
 			t.Fatalf("resource = %+v", out.Resource)
 		}
 	})
 	t.Run("get event", func(t *testing.T) {
-		var out struct{ Event restclient.Event }
+		var out struct{ Event wire.Event }
 		ts.ok(t, b, 200, "GET", "/events/v1/"+ids["event"][0], nil).json(t, &out)
 		if out.Event.ID != ids["event"][0] {
 			t.Fatalf("event = %+v", out.Event)
 		}
 	})
 	t.Run("get product and list products", func(t *testing.T) {
-		var out struct{ Product restclient.Product }
+		var out struct{ Product wire.Product }
 		ts.ok(t, b, 200, "GET", "/shop/products/v1/"+ids["product"][0], nil).json(t, &out)
 		if out.Product.ID != ids["product"][0] || len(out.Product.Options) == 0 {
 			t.Fatalf("product = %+v", out.Product)
 		}
-		var list struct{ Products []restclient.Product }
+		var list struct{ Products []wire.Product }
 		ts.ok(t, ts.readonly(), 200, "GET", "/shop/products/v1?locationRef="+loc, nil).json(t, &list)
 		if len(list.Products) == 0 {
 			t.Fatal("no products")
@@ -56,8 +56,8 @@ func TestAllOperationsHappyPath(t *testing.T) {
 	})
 	t.Run("invoice items", func(t *testing.T) {
 		var out struct {
-			Invoice      restclient.Invoice
-			InvoiceItems []restclient.InvoiceItem
+			Invoice      wire.Invoice
+			InvoiceItems []wire.InvoiceItem
 		}
 		ts.ok(t, ba, 200, "GET", "/billing/invoices/v1/"+ids["invoice"][0]+"/items", nil).json(t, &out)
 		if out.Invoice.ID != ids["invoice"][0] || len(out.InvoiceItems) == 0 || len(out.Invoice.Items) != len(out.InvoiceItems) {
@@ -76,7 +76,7 @@ func TestAllOperationsHappyPath(t *testing.T) {
 	})
 	t.Run("list credit notes", func(t *testing.T) {
 		var out struct {
-			CreditNotes   []restclient.CreditNote
+			CreditNotes   []wire.CreditNote
 			NextPageToken *string
 		}
 		ts.ok(t, ba, 200, "GET", "/billing/credit_notes/v1?invoiceRef="+ids["invoice"][0], nil).json(t, &out)
@@ -86,7 +86,7 @@ func TestAllOperationsHappyPath(t *testing.T) {
 	})
 	t.Run("list transactions", func(t *testing.T) {
 		var out struct {
-			Transactions  []restclient.Transaction
+			Transactions  []wire.Transaction
 			NextPageToken string
 		}
 		ts.ok(t, ba, 200, "GET", "/transactions/money/v1?locationRef="+loc+"&type=booking&status=succeeded", nil).json(t, &out)
@@ -100,21 +100,21 @@ func TestAllOperationsHappyPath(t *testing.T) {
 		}
 	})
 	t.Run("list orders", func(t *testing.T) {
-		var out struct{ Orders []restclient.Order }
+		var out struct{ Orders []wire.Order }
 		ts.ok(t, ba, 200, "GET", "/shop/orders/v1?locationRef="+loc+"&status=inProgress", nil).json(t, &out)
 		if len(out.Orders) == 0 {
 			t.Fatal("no orders")
 		}
 	})
 	t.Run("list redemptions", func(t *testing.T) {
-		var out struct{ Redemptions []restclient.Redemption }
+		var out struct{ Redemptions []wire.Redemption }
 		ts.ok(t, ba, 200, "GET", "/discounts/redemptions/v1?couponRef="+ids["coupon"][0], nil).json(t, &out)
 		if len(out.Redemptions) == 0 {
 			t.Fatal("no redemptions")
 		}
 	})
 	t.Run("list comments", func(t *testing.T) {
-		var out struct{ Comments []restclient.Comment }
+		var out struct{ Comments []wire.Comment }
 		ts.ok(t, ba, 200, "GET", "/feed/posts/v1/"+ids["post"][0]+"/comments", nil).json(t, &out)
 		if len(out.Comments) == 0 {
 			t.Fatal("first post has no comments")
@@ -132,13 +132,13 @@ func TestAllOperationsHappyPath(t *testing.T) {
 	t.Run("visits", func(t *testing.T) {
 		r := ts.ok(t, b, 201, "POST", "/visitors/visits/v1", map[string]any{"visit": map[string]any{
 			"date": "2026-02-01T10:00:00Z", "locationRef": loc, "visitor": map[string]any{"email": "ann@example.com", "name": "Ann"}, "comment": "hi"}})
-		var out struct{ Visit restclient.Visit }
+		var out struct{ Visit wire.Visit }
 		r.json(t, &out)
 		if out.Visit.Code == nil || len(*out.Visit.Code) != 6 || out.Visit.Location == nil || out.Visit.UserHost == nil {
 			t.Fatalf("visit = %s", r.body)
 		}
 		ts.ok(t, ba, 200, "GET", "/visitors/visits/v1/"+out.Visit.ID, nil)
-		var upd struct{ Visit restclient.Visit }
+		var upd struct{ Visit wire.Visit }
 		ts.ok(t, ba, 200, "PUT", "/visitors/visits/v1/"+out.Visit.ID, map[string]any{"visit": map[string]any{"date": "2026-02-02T10:00:00Z"}}).json(t, &upd)
 		if !upd.Visit.Date.Equal(time.Date(2026, 2, 2, 10, 0, 0, 0, time.UTC)) || *upd.Visit.Comment != "hi" {
 			t.Fatalf("updated visit = %+v", upd.Visit)
@@ -146,7 +146,7 @@ func TestAllOperationsHappyPath(t *testing.T) {
 		ts.ok(t, ba, 200, "GET", "/visitors/visits/v1/"+ids["visit"][0], nil)
 	})
 	t.Run("visit request", func(t *testing.T) {
-		var out struct{ Request restclient.VisitRequest }
+		var out struct{ Request wire.VisitRequest }
 		ts.ok(t, ba, 201, "POST", "/visitors/requests/v1", map[string]any{"request": map[string]any{
 			"locationRef": loc, "userRefHost": ids["user"][1], "visitor": map[string]any{"email": "bo@example.com", "name": "Bo"}}}).json(t, &out)
 		if *out.Request.UserRefHost != ids["user"][1] || *out.Request.MembershipRefHost != ids["membership"][1] {
@@ -154,18 +154,18 @@ func TestAllOperationsHappyPath(t *testing.T) {
 		}
 	})
 	t.Run("posts", func(t *testing.T) {
-		var out struct{ Post restclient.Post }
+		var out struct{ Post wire.Post }
 		ts.ok(t, b, 201, "POST", "/feed/posts/v1", map[string]any{"post": map[string]any{"locationRef": loc, "text": "hello",
 			"media": []map[string]any{{"key": "a.png"}}, "og": map[string]any{"url": "https://example.com"}}}).json(t, &out)
 		if *out.Post.Text != "hello" || len(out.Post.Media) != 1 || *out.Post.Media[0].Mime != "image/png" {
 			t.Fatalf("post = %+v", out.Post)
 		}
-		var upd struct{ Post restclient.Post }
+		var upd struct{ Post wire.Post }
 		ts.ok(t, ba, 200, "PUT", "/feed/posts/v1/"+out.Post.ID, map[string]any{"post": map[string]any{"text": "edited", "media": []any{}}}).json(t, &upd)
 		if *upd.Post.Text != "edited" || len(upd.Post.Media) != 0 {
 			t.Fatalf("updated post = %+v", upd.Post)
 		}
-		var cs struct{ Comments []restclient.Comment }
+		var cs struct{ Comments []wire.Comment }
 		ts.ok(t, ba, 200, "GET", "/feed/posts/v1/"+out.Post.ID+"/comments", nil).json(t, &cs)
 		if cs.Comments == nil || len(cs.Comments) != 0 {
 			t.Fatalf("comments of a new post = %v", cs.Comments)
@@ -174,7 +174,7 @@ func TestAllOperationsHappyPath(t *testing.T) {
 	t.Run("booking", func(t *testing.T) {
 		res := ids["resource"][0]
 		start := time.Date(2027, 3, 1, 9, 0, 0, 0, time.UTC)
-		var out struct{ Booking restclient.Booking }
+		var out struct{ Booking wire.Booking }
 		ts.ok(t, ba, 201, "POST", "/resources/bookings/v1", map[string]any{"booking": map[string]any{
 			"resourceRef": res, "startDate": start, "endDate": start.Add(time.Hour), "title": "Standup"}}).json(t, &out)
 		if *out.Booking.ResourceRef != res || *out.Booking.Title != "Standup" || out.Booking.UserOwner == nil {
@@ -183,7 +183,7 @@ func TestAllOperationsHappyPath(t *testing.T) {
 	})
 	t.Run("credit note", func(t *testing.T) {
 		inv, item := creditableItem(t, ts)
-		var out struct{ CreditNote restclient.CreditNote }
+		var out struct{ CreditNote wire.CreditNote }
 		ts.ok(t, ba, 201, "POST", "/billing/credit_notes/v1", map[string]any{"creditNote": map[string]any{
 			"invoiceRef": inv, "reason": "duplicate", "lines": []map[string]any{{"invoiceItemRef": item, "amount": 0.5}}, "memo": "m"}}).json(t, &out)
 		if *out.CreditNote.TotalAmount != 0.5 || len(out.CreditNote.Lines) != 1 || *out.CreditNote.Memo != "m" {
@@ -198,8 +198,8 @@ func creditableItem(t testing.TB, ts *testServer) (invoice, item string) {
 	t.Helper()
 	for _, inv := range ts.Manifest.IDs["invoice"] {
 		var out struct {
-			Invoice      restclient.Invoice
-			InvoiceItems []restclient.InvoiceItem
+			Invoice      wire.Invoice
+			InvoiceItems []wire.InvoiceItem
 		}
 		ts.ok(t, ts.basic(), 200, "GET", "/billing/invoices/v1/"+inv+"/items", nil).json(t, &out)
 		if st := *out.Invoice.Status; st != "issued" && st != "paid" {

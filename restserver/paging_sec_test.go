@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/workspacenet/facade/restclient"
+	"github.com/workspacenet/facade/restserver/wire"
 )
 
 // invoiceIn inserts an issued invoice of one item (3 x 40) in a location of
@@ -21,9 +21,9 @@ func invoiceIn(t *testing.T, ts *testServer, network, loc string) (string, strin
 	t.Helper()
 	ctx := context.Background()
 	inv, item := newID(), newID()
-	it := restclient.InvoiceItem{ID: item, InvoiceRef: new(inv), LocationRef: new(loc), Type: new("custom")}
+	it := wire.InvoiceItem{ID: item, InvoiceRef: new(inv), LocationRef: new(loc), Type: new("custom")}
 	itemAmounts(&it, 40, 3, 0, 20)
-	doc := restclient.Invoice{ID: inv, Number: new("T-9"), Status: new("issued"), CurrencyCode: new("EUR"), LocationRef: new(loc),
+	doc := wire.Invoice{ID: inv, Number: new("T-9"), Status: new("issued"), CurrencyCode: new("EUR"), LocationRef: new(loc),
 		TotalAmount: new(120.0), AmountDue: new(120.0), AmountRemaining: new(120.0), AmountPaid: new(0.0)}
 	err := ts.db.tx(ctx, func(tx *sql.Tx) error {
 		if err := insert(ctx, tx, record{table: "invoices", id: inv, network: network, createDate: time.Now(),

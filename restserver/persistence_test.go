@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/workspacenet/facade/restclient"
+	"github.com/workspacenet/facade/restserver/wire"
 )
 
 func TestDataSurvivesRestart(t *testing.T) {
@@ -17,7 +17,7 @@ func TestDataSurvivesRestart(t *testing.T) {
 	cfg := Config{DBPath: path, DemoScale: 1}
 
 	ts := newTestServerConfig(t, cfg)
-	var out struct{ Visit restclient.Visit }
+	var out struct{ Visit wire.Visit }
 	ts.ok(t, ts.bearer(), 201, "POST", "/visitors/visits/v1", map[string]any{"visit": map[string]any{
 		"date": "2026-03-01T10:00:00Z", "locationRef": ts.Manifest.IDs["location"][0], "visitor": map[string]any{"email": "p@example.com", "name": "P"}}}).json(t, &out)
 	loc := ts.Manifest.IDs["location"][0]
@@ -29,7 +29,7 @@ func TestDataSurvivesRestart(t *testing.T) {
 	}
 
 	ts2 := newTestServerConfig(t, cfg)
-	var got struct{ Visit restclient.Visit }
+	var got struct{ Visit wire.Visit }
 	ts2.ok(t, ts2.bearer(), 200, "GET", "/visitors/visits/v1/"+out.Visit.ID, nil).json(t, &got)
 	if !reflect.DeepEqual(got.Visit.Visitor, out.Visit.Visitor) || *got.Visit.Code != *out.Visit.Code {
 		t.Fatalf("visit after restart = %+v", got.Visit)
@@ -135,7 +135,7 @@ func TestMigrationBackfillsUserEmail(t *testing.T) {
 
 	ts2 := newTestServerConfig(t, cfg)
 	var out struct {
-		Request restclient.VisitRequest `json:"request"`
+		Request wire.VisitRequest `json:"request"`
 	}
 	ts2.ok(t, ts2.basic(), 201, "POST", "/visitors/requests/v1", map[string]any{"request": map[string]any{
 		"locationRef": ts2.Manifest.IDs["location"][0], "userRefHost": ts2.Manifest.IDs["user"][0],
@@ -144,7 +144,7 @@ func TestMigrationBackfillsUserEmail(t *testing.T) {
 		t.Fatalf("userRefVisitor = %v, want %s (the user whose email the visitor gave)", out.Request.UserRefVisitor, visit.Visit.UserRefHost)
 	}
 	var stranger struct {
-		Request restclient.VisitRequest `json:"request"`
+		Request wire.VisitRequest `json:"request"`
 	}
 	ts2.ok(t, ts2.basic(), 201, "POST", "/visitors/requests/v1", map[string]any{"request": map[string]any{
 		"locationRef": ts2.Manifest.IDs["location"][0], "userRefHost": ts2.Manifest.IDs["user"][0],

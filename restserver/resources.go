@@ -3,7 +3,7 @@ package restserver
 import (
 	"net/http"
 
-	"github.com/workspacenet/facade/restclient"
+	"github.com/workspacenet/facade/restserver/wire"
 )
 
 // getResource is GET /resources/v1/{id}.
@@ -23,7 +23,7 @@ func (s *Server) getResource(r *http.Request, c *caller) (int, any, error) {
 // resource's rules (booking.go) and stores the booking in one write
 // transaction.
 func (s *Server) createBooking(r *http.Request, c *caller) (int, any, error) {
-	var req restclient.BookingCreateRequest
+	var req wire.BookingCreateRequest
 	if err := decodeBody(r, "booking", &req); err != nil {
 		return 0, nil, err
 	}

@@ -20,8 +20,8 @@ import (
 
 	"github.com/workspacenet/facade/internal/sealbox"
 	"github.com/workspacenet/facade/internal/tracing"
-
 	"github.com/workspacenet/facade/restclient"
+
 	"github.com/workspacenet/facade/restserver/hooks"
 	"github.com/workspacenet/facade/restserver/openapi"
 )

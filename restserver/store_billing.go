@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/workspacenet/facade/restclient"
+	"github.com/workspacenet/facade/restserver/wire"
 )
 
 // Invoices, their items and credit notes.
@@ -18,10 +18,10 @@ import (
 // applies the amount rules (computeCreditNote), checks the refunds'
 // transactions, and stores the note, the items' credited quantities and
 // amounts and the invoice's new amounts. Nothing is stored on error.
-func (s *store) createCreditNote(ctx context.Context, network string, now time.Time, in *creditNoteInput) (*restclient.CreditNote, error) {
-	var note restclient.CreditNote
+func (s *store) createCreditNote(ctx context.Context, network string, now time.Time, in *creditNoteInput) (*wire.CreditNote, error) {
+	var note wire.CreditNote
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		var inv restclient.Invoice
+		var inv wire.Invoice
 		if err := getDoc(ctx, tx, "invoices", network, in.invoiceID, &inv); err != nil {
 			return notFound(err, "creditNote.invoiceRef: invoice not found")
 		}
@@ -87,7 +87,7 @@ func creditItemByID(ctx context.Context, q querier, network, id string) (*credit
 
 // persistCreditNote stores note, adds each line's credit to its item and
 // stores the invoice inv (with the note applied).
-func persistCreditNote(ctx context.Context, q querier, network string, now time.Time, note *restclient.CreditNote, amounts *creditAmounts, inv *restclient.Invoice) error {
+func persistCreditNote(ctx context.Context, q querier, network string, now time.Time, note *wire.CreditNote, amounts *creditAmounts, inv *wire.Invoice) error {
 	if err := insert(ctx, q, record{table: "credit_notes", id: note.ID, network: network, createDate: now,
 		cols: map[string]any{"location_id": deref(inv.LocationRef, ""), "invoice_id": *note.InvoiceRef}, doc: note}); err != nil {
 		return err
@@ -103,8 +103,8 @@ func persistCreditNote(ctx context.Context, q querier, network string, now time.
 
 // invoiceWithItems returns invoice id of network and its items' documents
 // in invoice order; errNotFound when there is no such invoice.
-func (s *store) invoiceWithItems(ctx context.Context, network, id string) (*restclient.Invoice, []json.RawMessage, error) {
-	var inv restclient.Invoice
+func (s *store) invoiceWithItems(ctx context.Context, network, id string) (*wire.Invoice, []json.RawMessage, error) {
+	var inv wire.Invoice
 	if err := getDoc(ctx, s.read, "invoices", network, id, &inv); err != nil {
 		return nil, nil, err
 	}
@@ -126,12 +126,12 @@ func (s *store) creditNotes(ctx context.Context, network, invoice, location stri
 
 // invoicesOfLocation returns the invoices of a location of network in
 // creation order.
-func invoicesOfLocation(ctx context.Context, q querier, network, location string) ([]restclient.Invoice, error) {
+func invoicesOfLocation(ctx context.Context, q querier, network, location string) ([]wire.Invoice, error) {
 	raw, err := docs(ctx, q, `SELECT doc FROM invoices WHERE network_id = ? AND location_id = ? ORDER BY rowid`, network, location)
 	if err != nil {
 		return nil, err
 	}
-	invoices := make([]restclient.Invoice, len(raw))
+	invoices := make([]wire.Invoice, len(raw))
 	for i, d := range raw {
 		if err := json.Unmarshal(d, &invoices[i]); err != nil {
 			return nil, err

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/workspacenet/facade/restclient"
+	"github.com/workspacenet/facade/restserver/wire"
 )
 
 // Posts and comments.
@@ -15,7 +15,7 @@ import (
 // createPost stores the new post p in network, written by membership,
 // created at now: it checks the location of p.LocationRef (404), loads the
 // author, fills it in and stores p, in one write transaction.
-func (s *store) createPost(ctx context.Context, network, membership string, now time.Time, p *restclient.Post) error {
+func (s *store) createPost(ctx context.Context, network, membership string, now time.Time, p *wire.Post) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		if err := mustExist(ctx, tx, "locations", network, *p.LocationRef); err != nil {
 			return notFound(err, "post.locationRef: location not found")
@@ -24,7 +24,7 @@ func (s *store) createPost(ctx context.Context, network, membership string, now 
 		if err != nil {
 			return err
 		}
-		p.Membership, p.MembershipRef, p.User = &restclient.PostMembership{ID: m.ID, User: user}, new(m.ID), user
+		p.Membership, p.MembershipRef, p.User = &wire.PostMembership{ID: m.ID, User: user}, new(m.ID), user
 		return insert(ctx, tx, record{table: "posts", id: p.ID, network: network, createDate: now, doc: p,
 			cols: map[string]any{"location_id": *p.LocationRef}})
 	})
@@ -32,8 +32,8 @@ func (s *store) createPost(ctx context.Context, network, membership string, now 
 
 // updatePost applies upd to post id of network and stores it, in one write
 // transaction; errNotFound when there is no such post.
-func (s *store) updatePost(ctx context.Context, network, id string, upd postUpdate) (*restclient.Post, error) {
-	var p restclient.Post
+func (s *store) updatePost(ctx context.Context, network, id string, upd postUpdate) (*wire.Post, error) {
+	var p wire.Post
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		if err := getDoc(ctx, tx, "posts", network, id, &p); err != nil {
 			return err

@@ -7,7 +7,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/workspacenet/facade/restclient"
+	"github.com/workspacenet/facade/restserver/wire"
 )
 
 // Networks, their members and the demo settings.
@@ -34,8 +34,8 @@ func countNetworks(ctx context.Context, q querier) (int, error) {
 // createNetwork stores, in one transaction, a network with one location and
 // its owner (user and membership), an API client with scopes and an access
 // token with the same scopes, expiring at expires.
-func (s *store) createNetwork(ctx context.Context, cr *Credentials, name string, now time.Time, loc restclient.VisitLocation,
-	owner restclient.User, scopes []string, expires time.Time) error {
+func (s *store) createNetwork(ctx context.Context, cr *Credentials, name string, now time.Time, loc wire.VisitLocation,
+	owner wire.User, scopes []string, expires time.Time) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		if err := insertNetwork(ctx, tx, cr.NetworkID, name, now); err != nil {
 			return err
@@ -59,12 +59,12 @@ func (s *store) createNetwork(ctx context.Context, cr *Credentials, name string,
 
 // member loads a membership of network and its user; errNotFound when the
 // membership is not in network.
-func member(ctx context.Context, q querier, network, membershipID string) (*membershipDoc, *restclient.User, error) {
+func member(ctx context.Context, q querier, network, membershipID string) (*membershipDoc, *wire.User, error) {
 	var m membershipDoc
 	if err := getDoc(ctx, q, "memberships", network, membershipID, &m); err != nil {
 		return nil, nil, err
 	}
-	var u restclient.User
+	var u wire.User
 	if err := getDoc(ctx, q, "users", network, m.UserID, &u); err != nil {
 		return nil, nil, err
 	}

@@ -5,14 +5,14 @@ import (
 	"database/sql"
 	"time"
 
-	"github.com/workspacenet/facade/restclient"
+	"github.com/workspacenet/facade/restserver/wire"
 )
 
 // Resources and bookings.
 
 // resource returns resource id of network; errNotFound when there is none.
-func (s *store) resource(ctx context.Context, network, id string) (*restclient.Resource, error) {
-	var res restclient.Resource
+func (s *store) resource(ctx context.Context, network, id string) (*wire.Resource, error) {
+	var res wire.Resource
 	if err := getDoc(ctx, s.read, "resources", network, id, &res); err != nil {
 		return nil, err
 	}
@@ -23,10 +23,10 @@ func (s *store) resource(ctx context.Context, network, id string) (*restclient.R
 // write transaction: it loads the resource (404), checks the duration (400),
 // loads the owner (404), checks that the overlapping bookings leave a seat
 // (409), and stores the booking and, when it costs money, its transaction.
-func (s *store) createBooking(ctx context.Context, network string, now time.Time, in *bookingInput) (*restclient.Booking, error) {
-	var b *restclient.Booking
+func (s *store) createBooking(ctx context.Context, network string, now time.Time, in *bookingInput) (*wire.Booking, error) {
+	var b *wire.Booking
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		var res restclient.Resource
+		var res wire.Resource
 		if err := getDoc(ctx, tx, "resources", network, in.resourceID, &res); err != nil {
 			return notFound(err, "booking.resourceRef: resource not found")
 		}
@@ -44,7 +44,7 @@ func (s *store) createBooking(ctx context.Context, network string, now time.Time
 		if err := checkCapacity(&res, used, in); err != nil {
 			return err
 		}
-		var tr *restclient.Transaction
+		var tr *wire.Transaction
 		b, tr = newBooking(in, &res, user, now)
 		location := deref(res.LocationRef, "")
 		if err := insert(ctx, tx, record{table: "bookings", id: b.ID, network: network, createDate: now, doc: b, cols: map[string]any{

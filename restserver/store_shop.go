@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/workspacenet/facade/restclient"
+	"github.com/workspacenet/facade/restserver/wire"
 )
 
 // Products and orders.
@@ -15,8 +15,8 @@ func (s *store) products(ctx context.Context, network, location string) ([]json.
 }
 
 // product returns product id of network; errNotFound when there is none.
-func (s *store) product(ctx context.Context, network, id string) (*restclient.Product, error) {
-	var p restclient.Product
+func (s *store) product(ctx context.Context, network, id string) (*wire.Product, error) {
+	var p wire.Product
 	if err := getDoc(ctx, s.read, "products", network, id, &p); err != nil {
 		return nil, err
 	}

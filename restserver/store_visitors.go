@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/workspacenet/facade/restclient"
+	"github.com/workspacenet/facade/restserver/wire"
 )
 
 // Visits and visit requests.
@@ -15,9 +15,9 @@ import (
 // createVisit stores the new visit v in network, hosted by membership,
 // created at now: it loads the location of v.LocationRef (404) and the host,
 // fills in v's location and host, and stores it, in one write transaction.
-func (s *store) createVisit(ctx context.Context, network, membership string, now time.Time, v *restclient.Visit) error {
+func (s *store) createVisit(ctx context.Context, network, membership string, now time.Time, v *wire.Visit) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		var loc restclient.VisitLocation
+		var loc wire.VisitLocation
 		if err := getDoc(ctx, tx, "locations", network, *v.LocationRef, &loc); err != nil {
 			return notFound(err, "visit.locationRef: location not found")
 		}
@@ -35,8 +35,8 @@ func (s *store) createVisit(ctx context.Context, network, membership string, now
 }
 
 // visit returns visit id of network; errNotFound when there is none.
-func (s *store) visit(ctx context.Context, network, id string) (*restclient.Visit, error) {
-	var v restclient.Visit
+func (s *store) visit(ctx context.Context, network, id string) (*wire.Visit, error) {
+	var v wire.Visit
 	if err := getDoc(ctx, s.read, "visits", network, id, &v); err != nil {
 		return nil, err
 	}
@@ -45,8 +45,8 @@ func (s *store) visit(ctx context.Context, network, id string) (*restclient.Visi
 
 // updateVisit applies upd to visit id of network and stores it, in one write
 // transaction; errNotFound when there is no such visit.
-func (s *store) updateVisit(ctx context.Context, network, id string, upd visitUpdate) (*restclient.Visit, error) {
-	var v restclient.Visit
+func (s *store) updateVisit(ctx context.Context, network, id string, upd visitUpdate) (*wire.Visit, error) {
+	var v wire.Visit
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		if err := getDoc(ctx, tx, "visits", network, id, &v); err != nil {
 			return err
@@ -64,12 +64,12 @@ func (s *store) updateVisit(ctx context.Context, network, id string, upd visitUp
 // now: it checks its location (404), loads the host user of vr.UserRefHost
 // and that user's membership (404), fills them in and stores vr, in one
 // write transaction.
-func (s *store) createVisitRequest(ctx context.Context, network string, now time.Time, vr *restclient.VisitRequest) error {
+func (s *store) createVisitRequest(ctx context.Context, network string, now time.Time, vr *wire.VisitRequest) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		if err := mustExist(ctx, tx, "locations", network, *vr.LocationRef); err != nil {
 			return notFound(err, "request.locationRef: location not found")
 		}
-		var host restclient.User
+		var host wire.User
 		if err := getDoc(ctx, tx, "users", network, *vr.UserRefHost, &host); err != nil {
 			return notFound(err, "request.userRefHost: user not found")
 		}
@@ -88,7 +88,7 @@ func (s *store) createVisitRequest(ctx context.Context, network string, now time
 
 // userCols are the columns of a users row besides its doc: the email,
 // lowercased, to recognise a visitor who is a member (userByEmail).
-func userCols(u restclient.User) map[string]any {
+func userCols(u wire.User) map[string]any {
 	if u.Email == nil {
 		return nil
 	}

@@ -8,7 +8,7 @@ import (
 	"net/mail"
 	"strings"
 
-	"github.com/workspacenet/facade/restclient"
+	"github.com/workspacenet/facade/restserver/wire"
 )
 
 // visitCode returns a random 6-digit access code.
@@ -18,7 +18,7 @@ func visitCode() string {
 }
 
 // validVisitor checks a visitor's required email and name.
-func validVisitor(v *restclient.Visitor, field string) error {
+func validVisitor(v *wire.Visitor, field string) error {
 	if v == nil {
 		return invalidf("%s: is required", field)
 	}
@@ -40,7 +40,7 @@ func validVisitor(v *restclient.Visitor, field string) error {
 // createVisit is POST /visitors/visits/v1 (Bearer only). The caller's
 // membership hosts the visit.
 func (s *Server) createVisit(r *http.Request, c *caller) (int, any, error) {
-	var req restclient.VisitCreateRequest
+	var req wire.VisitCreateRequest
 	if err := decodeBody(r, "visit", &req); err != nil {
 		return 0, nil, err
 	}
@@ -58,9 +58,9 @@ func (s *Server) createVisit(r *http.Request, c *caller) (int, any, error) {
 		return 0, nil, err
 	}
 	now := s.now().UTC()
-	v := &restclient.Visit{
-		ID: newID(), Code: new(visitCode()), Comment: req.Comment, CreateDate: restclient.NewTimestamp(now),
-		Date: restclient.NewTimestamp(req.Date.UTC()), LocationRef: new(locationID), Visitor: req.Visitor,
+	v := &wire.Visit{
+		ID: newID(), Code: new(visitCode()), Comment: req.Comment, CreateDate: wire.NewTimestamp(now),
+		Date: wire.NewTimestamp(req.Date.UTC()), LocationRef: new(locationID), Visitor: req.Visitor,
 	}
 	if err := s.db.createVisit(r.Context(), c.network, c.membership, now, v); err != nil {
 		return 0, nil, err
@@ -83,12 +83,12 @@ func (s *Server) getVisit(r *http.Request, c *caller) (int, any, error) {
 
 // visitUpdate is a validated PUT /visitors/visits/v1/{id} body.
 type visitUpdate struct {
-	date    *restclient.Timestamp // replaces the date
-	comment *string               // replaces the comment when not nil
+	date    *wire.Timestamp // replaces the date
+	comment *string         // replaces the comment when not nil
 }
 
 // apply changes v as upd says.
-func (upd visitUpdate) apply(v *restclient.Visit) {
+func (upd visitUpdate) apply(v *wire.Visit) {
 	v.Date = upd.date
 	if upd.comment != nil {
 		v.Comment = upd.comment
@@ -102,7 +102,7 @@ func (s *Server) updateVisit(r *http.Request, c *caller) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	var req restclient.VisitUpdateRequest
+	var req wire.VisitUpdateRequest
 	if err := decodeBody(r, "visit", &req); err != nil {
 		return 0, nil, err
 	}
@@ -112,7 +112,7 @@ func (s *Server) updateVisit(r *http.Request, c *caller) (int, any, error) {
 	if err := maxLen(req.Comment, 2000, "visit.comment"); err != nil {
 		return 0, nil, err
 	}
-	v, err := s.db.updateVisit(r.Context(), c.network, id, visitUpdate{date: restclient.NewTimestamp(req.Date.UTC()), comment: req.Comment})
+	v, err := s.db.updateVisit(r.Context(), c.network, id, visitUpdate{date: wire.NewTimestamp(req.Date.UTC()), comment: req.Comment})
 	if err != nil {
 		return 0, nil, notFound(err, "visit not found")
 	}
@@ -122,7 +122,7 @@ func (s *Server) updateVisit(r *http.Request, c *caller) (int, any, error) {
 // createVisitRequest is POST /visitors/requests/v1: a request to admit a
 // visitor, hosted by the user userRefHost of the network.
 func (s *Server) createVisitRequest(r *http.Request, c *caller) (int, any, error) {
-	var req restclient.VisitRequestCreateRequest
+	var req wire.VisitRequestCreateRequest
 	if err := decodeBody(r, "request", &req); err != nil {
 		return 0, nil, err
 	}
@@ -138,8 +138,8 @@ func (s *Server) createVisitRequest(r *http.Request, c *caller) (int, any, error
 		return 0, nil, err
 	}
 	now := s.now().UTC()
-	vr := &restclient.VisitRequest{
-		ID: newID(), CreateDate: restclient.NewTimestamp(now), LocationRef: new(locationID), UserRefHost: new(hostID), Visitor: req.Visitor,
+	vr := &wire.VisitRequest{
+		ID: newID(), CreateDate: wire.NewTimestamp(now), LocationRef: new(locationID), UserRefHost: new(hostID), Visitor: req.Visitor,
 	}
 	if err := s.db.createVisitRequest(r.Context(), c.network, now, vr); err != nil {
 		return 0, nil, err

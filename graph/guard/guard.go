@@ -18,10 +18,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
-	gojson "github.com/goccy/go-json"
 
 	"github.com/workspacenet/facade/graph/errcode"
 )
@@ -241,14 +239,11 @@ func DecodeBody(body []byte) (*Params, *Refusal) {
 	if len(t) == 0 || t[0] != '{' {
 		return nil, notObject()
 	}
-	raw, ok := fastDecode(t)
-	if !ok {
-		raw = rawBody{}
-		dec := json.NewDecoder(bytes.NewReader(t))
-		dec.UseNumber()
-		if dec.Decode(&raw) != nil || dec.Decode(&struct{}{}) != io.EOF {
-			return nil, notObject()
-		}
+	var raw rawBody
+	dec := json.NewDecoder(bytes.NewReader(t))
+	dec.UseNumber()
+	if dec.Decode(&raw) != nil || dec.Decode(&struct{}{}) != io.EOF {
+		return nil, notObject()
 	}
 	p := &Params{}
 	for _, m := range []struct {
@@ -287,42 +282,6 @@ func DecodeBody(body []byte) (*Params, *Refusal) {
 type rawBody struct {
 	Query, OperationName, DocumentID any
 	Variables, Extensions            any
-}
-
-// fastDecode decodes the common body through go-json's Unmarshal (8
-// allocations for a query with one variable where encoding/json's Decoder
-// makes 18). It declines (ok false: DecodeBody then decodes with
-// encoding/json, which gives every refusal) a body that is not valid UTF-8
-// (encoding/json replaces invalid bytes), that plain declines, or that
-// go-json refuses.
-func fastDecode(body []byte) (raw rawBody, ok bool) {
-	if !utf8.Valid(body) || !plain(body) || gojson.Unmarshal(body, &raw) != nil {
-		return rawBody{}, false
-	}
-	return raw, true
-}
-
-// plain reports, in one pass before any decoding, whether body holds
-// neither a control character (encoding/json refuses one inside a string
-// where go-json does not; one outside, the whitespace of a pretty-printed
-// body, is rare enough to leave to encoding/json) nor a number (a digit or
-// '-' outside a string: go-json's Unmarshal has no UseNumber, and gqlgen
-// must get numbers as json.Number).
-func plain(body []byte) bool {
-	in := false
-	for i := 0; i < len(body); i++ {
-		switch c := body[i]; {
-		case c < 0x20:
-			return false
-		case in && c == '\\':
-			i++ // the escaped byte: a quote does not end the string
-		case c == '"':
-			in = !in
-		case !in && (c == '-' || c >= '0' && c <= '9'):
-			return false
-		}
-	}
-	return true
 }
 
 // DecodeQuery decodes the parameters of a GET from its query string: query,

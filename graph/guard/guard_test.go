@@ -129,26 +129,8 @@ func BenchmarkDecodeBody(b *testing.B) {
 	}
 }
 
-// The common bodies take go-json's fast path; bodies it could read
-// differently from encoding/json do not.
-func TestFastDecodeTakesTheCommonCase(t *testing.T) {
-	for body, want := range map[string]bool{
-		`{"query":"query Resource($id: ID!) { resource(id: $id) { id } }","variables":{"id":"r1","f":[true,null,{"a":"b"}]},"operationName":"Resource"}`: true,
-		`{"query":"{ __typename }","extensions":{"persistedQuery":{"sha256Hash":"ab"}}}`:                                                                 true,
-		`{"query":"q","variables":{"n":1}}`:                           false, // a number: json.Number only through encoding/json
-		`{"query":"q","extensions":{"persistedQuery":{"version":1}}}`: false,
-		"{\"query\":\"q\"}\n":                                         false, // a control character
-		"{\"query\":\"\xff\"}":                                        false, // not UTF-8
-		`{"query":"q"} {}`:                                            false, // go-json refuses
-	} {
-		if _, ok := fastDecode([]byte(body)); ok != want {
-			t.Errorf("fastDecode(%q) ok = %v, want %v", body, ok, want)
-		}
-	}
-}
-
-// BenchmarkDecodeBodyNumbers decodes a body whose variables hold numbers:
-// not go-json's fast path (numbers reach gqlgen as json.Number).
+// BenchmarkDecodeBodyNumbers decodes a body whose variables hold numbers
+// (they reach gqlgen as json.Number).
 func BenchmarkDecodeBodyNumbers(b *testing.B) {
 	body := []byte(`{"query":"query Orders($l: ID!, $n: Int) { orders(locationId: $l, first: $n) { nodes { id } } }","variables":{"l":"a1ee47b3-6872-4b88-852c-288830aca7b5","n":25}}`)
 	b.ReportAllocs()

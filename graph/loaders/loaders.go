@@ -34,9 +34,8 @@ const DefaultMaxConcurrency = 32
 // Config tunes the batching loaders.
 type Config struct {
 	// Wait is the batch window. The REST API has no batch endpoint, so a
-	// window only delays calls; 0 (the default) fetches each key at once, on
-	// the goroutine of the field that asks for it first, while still
-	// de-duplicating and caching (see BENCHMARKS.md).
+	// window only delays calls; 0 (the default) dispatches each key at once,
+	// while the loader's cache still de-duplicates (see BENCHMARKS.md).
 	Wait time.Duration
 	// MaxConcurrency bounds the upstream calls in flight for one GraphQL
 	// request; 0: no bound. DefaultMaxConcurrency: a feed of 100
@@ -132,117 +131,56 @@ func (l *Loaders) Init(client *restclient.Client, cfg Config) {
 	}
 }
 
-// lazy is a loader made on its first use. With a batch window (Config.Wait
-// > 0) it is a dataloader; without one (the default) a memo: the first
-// caller of a key fetches it on its own goroutine, callers of a key in
-// flight wait for that fetch, and later ones get its result. Both fetch each
-// key once per request and keep every result for the rest of it.
+// lazy is a loader made on its first use: a graph-gophers dataloader whose
+// cache is the request's de-duplication. Each key is fetched once per
+// request and its result kept for the rest of it; a key primed before it is
+// loaded is never fetched.
 type lazy[K comparable, V any] struct {
 	name  string // in spans and metrics
 	fetch func(*Loaders, context.Context, K) (V, error)
 
-	mu     sync.Mutex
-	loader *dataloader.Loader[K, V] // Wait > 0; made on the first load
-	memo   map[K]*memoEntry[V]      // Wait <= 0; made on the first load
+	once   sync.Once
+	loader *dataloader.Loader[K, V]
 }
 
-// memoEntry is one key's fetch: done until it is over, then its result.
-type memoEntry[V any] struct {
-	done sync.WaitGroup
-	v    V
-	err  error
-}
-
-// get returns the dataloader, making it on the first call (Wait > 0 only).
+// get returns the dataloader, making it on the first call.
 func (z *lazy[K, V]) get(l *Loaders) *dataloader.Loader[K, V] {
-	z.mu.Lock()
-	defer z.mu.Unlock()
-	if z.loader == nil {
-		z.loader = newLoader(l, z.name, z.fetch)
-	}
+	z.once.Do(func() { z.loader = newLoader(l, z.name, z.fetch) })
 	return z.loader
 }
 
 // load loads key k through the loader.
 func (z *lazy[K, V]) load(ctx context.Context, l *Loaders, k K) (V, error) {
-	if l.cfg.Wait > 0 {
-		return z.get(l).Load(ctx, k)()
-	}
-	z.mu.Lock()
-	if e, ok := z.memo[k]; ok {
-		z.mu.Unlock()
-		e.done.Wait()
-		return e.v, e.err
-	}
-	if z.memo == nil {
-		z.memo = make(map[K]*memoEntry[V])
-	}
-	e := &memoEntry[V]{}
-	e.done.Add(1)
-	z.memo[k] = e
-	z.mu.Unlock()
-	z.dispatch(ctx, l, k, e)
-	return e.v, e.err
-}
-
-// dispatch fetches k into e as a batch of one (span, metrics, the request's
-// concurrency bound), then releases e's waiters. A panicking fetch releases
-// them with an error, forgets k (as the dataloader does) and goes on
-// panicking on the caller's goroutine, where gqlgen recovers it.
-func (z *lazy[K, V]) dispatch(ctx context.Context, l *Loaders, k K, e *memoEntry[V]) {
-	defer func() {
-		if r := recover(); r != nil {
-			e.err = fmt.Errorf("loader %s: panic: %v", z.name, r)
-			z.mu.Lock()
-			delete(z.memo, k)
-			z.mu.Unlock()
-			e.done.Done()
-			panic(r)
-		}
-		e.done.Done()
-	}()
-	ctx, span := batchSpan(ctx, z.name, 1)
-	if span != nil {
-		defer span.End()
-	}
-	if f := l.cfg.ObserveBatch; f != nil {
-		f(z.name, 1)
-	}
-	if l.sem != nil {
-		select {
-		case l.sem <- struct{}{}:
-		case <-ctx.Done():
-			e.err = ctx.Err()
-			return
-		}
-		defer func() { <-l.sem }()
-	}
-	e.v, e.err = z.fetch(l, ctx, k)
+	return z.get(l).Load(ctx, k)()
 }
 
 // prime stores v as k's result unless k is loaded or loading.
 func (z *lazy[K, V]) prime(ctx context.Context, l *Loaders, k K, v V) {
-	if l.cfg.Wait > 0 {
-		z.get(l).Prime(ctx, k, v)
-		return
-	}
-	z.mu.Lock()
-	defer z.mu.Unlock()
-	if _, ok := z.memo[k]; ok {
-		return
-	}
-	if z.memo == nil {
-		z.memo = make(map[K]*memoEntry[V])
-	}
-	z.memo[k] = &memoEntry[V]{v: v}
+	z.get(l).Prime(ctx, k, v)
 }
 
-// newLoader builds the dataloader (Wait > 0) name whose batch function fans fetch out over the
-// batch's distinct keys, bounded by the request's semaphore, and returns
-// results aligned with the keys. In a traced request each dispatch is a span
-// "loader <name>" (batchSpan), parent of the batch's upstream calls.
+// newLoader builds the dataloader name whose batch function fans fetch out
+// over the batch's distinct keys, bounded by the request's semaphore, and
+// returns results aligned with the keys. With a window (Config.Wait > 0) a
+// batch collects the keys asked for during it; without one each key is
+// dispatched as its own batch at once (batch capacity 1, no timer). In a
+// traced request each dispatch is a span "loader <name>" (batchSpan), parent
+// of the batch's upstream calls. A fetch that panics fails its key's loads
+// with an error and the key is fetched again by the next load (the
+// dataloader's own recovery).
 func newLoader[K comparable, V any](l *Loaders, name string, fetch func(*Loaders, context.Context, K) (V, error)) *dataloader.Loader[K, V] {
-	one := func(ctx context.Context, k K) *dataloader.Result[V] {
+	var dl *dataloader.Loader[K, V]
+	one := func(ctx context.Context, k K) (res *dataloader.Result[V]) {
+		defer func() {
+			// A panicking fetch fails this key's loads (the presenter logs
+			// it as an internal error) and is forgotten, so the next load
+			// fetches it again; it never takes the process down from a
+			// batch goroutine.
+			if r := recover(); r != nil {
+				dl.Clear(ctx, k)
+				res = &dataloader.Result[V]{Error: fmt.Errorf("loader %s: panic: %v", name, r)}
+			}
+		}()
 		if l.sem != nil {
 			select {
 			case l.sem <- struct{}{}:
@@ -280,7 +218,12 @@ func newLoader[K comparable, V any](l *Loaders, name string, fetch func(*Loaders
 		wg.Wait()
 		return out
 	}
-	return dataloader.NewBatchedLoader(batch, dataloader.WithWait[K, V](l.cfg.Wait))
+	if l.cfg.Wait > 0 {
+		dl = dataloader.NewBatchedLoader(batch, dataloader.WithWait[K, V](l.cfg.Wait))
+	} else {
+		dl = dataloader.NewBatchedLoader(batch, dataloader.WithWait[K, V](0), dataloader.WithBatchCapacity[K, V](1))
+	}
+	return dl
 }
 
 type ctxKey struct{}

@@ -3,10 +3,13 @@ package cache
 import (
 	"fmt"
 	"maps"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/workspacenet/facade/restclient"
 )
 
 // routeSpec is what the cache knows of a GET route: its path template split
@@ -16,27 +19,35 @@ type routeSpec struct {
 	filters []string // list filter query parameters that tag entries
 }
 
-// routes are the API's GET routes. Every entry of a route is tagged by the
-// values of its path parameters and of the filters below present in its
-// query, so Invalidate(route, param, value) reaches it.
-var routes = map[string]*routeSpec{
-	"/resources/v1/{id}":              {},
-	"/events/v1/{id}":                 {},
-	"/shop/products/v1/{productId}":   {},
-	"/visitors/visits/v1/{id}":        {},
-	"/billing/invoices/v1/{id}/items": {},
-	"/feed/posts/v1/{id}/comments":    {},
-	"/billing/credit_notes/v1":        {filters: []string{"invoiceRef", "locationRef"}},
-	"/transactions/money/v1":          {filters: []string{"locationRef"}},
-	"/shop/products/v1":               {filters: []string{"locationRef"}},
-	"/shop/orders/v1":                 {filters: []string{"locationRef"}},
-	"/discounts/redemptions/v1":       {filters: []string{"couponRef", "promocodeRef"}},
+type family struct {
+	name   string
+	ttl    time.Duration // the default TTL
+	routes []string
 }
 
-func init() {
-	for route, s := range routes {
-		s.segs = strings.Split(route, "/")
+// routes are the API's GET routes (restclient's operation table). Every
+// entry of a route is tagged by the values of its path parameters and of its
+// CacheTags present in its query, so Invalidate(route, param, value) reaches
+// it. families are the table's cache families, in its order (ParseTTLs'
+// error messages and DefaultTTLSpec).
+var routes, families = tableRoutes()
+
+func tableRoutes() (map[string]*routeSpec, []family) {
+	routes := map[string]*routeSpec{}
+	var families []family
+	for _, op := range restclient.Operations() {
+		if op.Method != http.MethodGet {
+			continue
+		}
+		routes[op.Route] = &routeSpec{segs: strings.Split(op.Route, "/"), filters: op.CacheTags}
+		i := slices.IndexFunc(families, func(f family) bool { return f.name == op.CacheFamily })
+		if i < 0 {
+			families = append(families, family{name: op.CacheFamily, ttl: op.CacheTTL})
+			i = len(families) - 1
+		}
+		families[i].routes = append(families[i].routes, op.Route)
 	}
+	return routes, families
 }
 
 // params returns the parameters that tag entries of s: path parameters, then
@@ -104,36 +115,27 @@ func tagsOf(route, path string) (tags []tag, ok bool) {
 	return tags, len(tags) > 0
 }
 
-type family struct {
-	name   string
-	routes []string
-}
-
-// families name the GET routes for ParseTTLs, in the order of its error
-// messages.
-var families = []family{
-	{"resources", []string{"/resources/v1/{id}"}},
-	{"events", []string{"/events/v1/{id}"}},
-	{"products", []string{"/shop/products/v1", "/shop/products/v1/{productId}"}},
-	{"visits", []string{"/visitors/visits/v1/{id}"}},
-	{"invoices", []string{"/billing/invoices/v1/{id}/items"}},
-	{"creditNotes", []string{"/billing/credit_notes/v1"}},
-	{"transactions", []string{"/transactions/money/v1"}},
-	{"orders", []string{"/shop/orders/v1"}},
-	{"redemptions", []string{"/discounts/redemptions/v1"}},
-	{"comments", []string{"/feed/posts/v1/{id}/comments"}},
-}
-
 // DefaultTTLSpec is DefaultTTLs as a ParseTTLs spec (a flag's default):
-// reference data for 30s; money and activity (transactions, orders, credit
-// notes, invoices, redemptions, comments, visits) uncached.
-const DefaultTTLSpec = "resources=30s,events=30s,products=30s"
+// each family with its CacheTTL in restclient's operation table (reference
+// data, resources, events and products, for 30s; money and activity
+// uncached).
+var DefaultTTLSpec = defaultTTLSpec()
+
+func defaultTTLSpec() string {
+	var parts []string
+	for _, f := range families {
+		if f.ttl > 0 {
+			parts = append(parts, f.name+"="+f.ttl.String())
+		}
+	}
+	return strings.Join(parts, ",")
+}
 
 // DefaultTTLs returns ParseTTLs(DefaultTTLSpec), a fresh map.
 func DefaultTTLs() map[string]time.Duration {
 	m, err := ParseTTLs(DefaultTTLSpec)
 	if err != nil {
-		panic(err) // DefaultTTLSpec is a constant that parses
+		panic(err) // DefaultTTLSpec is made of the families' own names
 	}
 	return m
 }
@@ -142,9 +144,10 @@ func DefaultTTLs() map[string]time.Duration {
 // "resources=30s,visits=0,creditNotes=5s") into a Config.TTL map keyed by
 // "GET <route template>". The list is complete: a family it does not name is
 // not cached, nor is one given 0 (it has no key in the map). The families are
-// resources (GET /resources/v1/{id}), events, products (the list and the
-// single product), visits, invoices (invoice items), creditNotes,
-// transactions, orders, redemptions and comments. An unknown or repeated
+// the CacheFamily names of restclient's operation table: creditNotes,
+// invoices (invoice items), resources, visits, comments, transactions,
+// products (the list and the single product), orders, redemptions and
+// events. An unknown or repeated
 // family, or a negative or malformed duration, is an error; "" caches
 // nothing.
 func ParseTTLs(spec string) (map[string]time.Duration, error) {

@@ -98,7 +98,7 @@ func TestParseTTLs(t *testing.T) {
 		t.Errorf(`ParseTTLs("") = %v, %v`, m, err)
 	}
 	for spec, want := range map[string]string{
-		"resources=30s,bookings=5s":  `unknown TTL family "bookings" (known: resources, events, products, visits, invoices, creditNotes, transactions, orders, redemptions, comments)`,
+		"resources=30s,bookings=5s":  `unknown TTL family "bookings" (known: creditNotes, invoices, resources, visits, comments, transactions, products, orders, redemptions, events)`,
 		"Resources=30s":              `unknown TTL family "Resources"`,
 		"resources":                  "want family=duration",
 		"=5s":                        "want family=duration",
@@ -149,5 +149,27 @@ func TestNewValidates(t *testing.T) {
 		if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("New: %v; want an error with %q", err, want)
 		}
+	}
+}
+
+// TestStaleEntriesAreInvalidatable: every entry the operation table says a
+// write makes stale is one Invalidate accepts (restclient ignores its error
+// on that promise).
+func TestStaleEntriesAreInvalidatable(t *testing.T) {
+	c, err := New(Config{Secret: testSecret, TTL: testTTLs(), Store: NewMemoryStore(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, op := range restclient.Operations() {
+		for _, s := range op.Stale {
+			n++
+			if err := c.Invalidate(t.Context(), s.Route, s.Param, "x"); err != nil {
+				t.Errorf("%s makes %s %s stale: %v", op.Pattern(), s.Route, s.Param, err)
+			}
+		}
+	}
+	if n == 0 {
+		t.Error("the table makes nothing stale")
 	}
 }

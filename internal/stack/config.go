@@ -18,7 +18,6 @@ import (
 	"github.com/workspacenet/facade/graph"
 	"github.com/workspacenet/facade/internal/budget"
 	"github.com/workspacenet/facade/internal/cache"
-	"github.com/workspacenet/facade/internal/gctune"
 	"github.com/workspacenet/facade/internal/metrics"
 	"github.com/workspacenet/facade/restclient"
 )
@@ -75,12 +74,6 @@ type Config struct {
 	// so two demos (or tests) on one machine do not fail on the port.
 	MetricsOptional bool
 
-	// GCThresholdMiB paces the garbage collector by a heap of that many MiB
-	// while the live heap is under half of it (internal/gctune); 0 = Go's
-	// default pacing. The program applies it (server.go); GOGC or GOMEMLIMIT
-	// in the environment win over it.
-	GCThresholdMiB int
-
 	// Graph configures the GraphQL endpoint; Start sets its Client, Logger
 	// and TrustedDocuments, and applies Production and UpstreamTrace.
 	Graph graph.Options
@@ -124,7 +117,6 @@ func DefaultConfig() Config {
 		DemoRateLimit:   budget.DefaultRPS,
 		CacheTTL:        cache.DefaultTTLSpec,
 		Replicas:        1,
-		GCThresholdMiB:  gctune.DefaultThresholdMiB,
 		Graph:           graph.DefaultOptions(),
 	}
 }
@@ -183,7 +175,7 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	str(&c.TrustedDocs, "trusted-documents", "TRUSTED_DOCUMENTS", "JSON file of sha256 -> document: only these operations are executed")
 	str(&c.RedisURL, "redis-url", "REDIS_URL", "Redis (redis://, rediss://, a comma list for Cluster, redis-sentinel://) shared by replicas: rate budget, response cache, persisted queries; empty keeps them in this process")
 	num(&c.Replicas, "replicas", "REPLICAS", "replicas sharing the upstream clients: without Redis, or while it is down, each paces at -upstream-rps divided by this")
-	str(&c.CacheTTL, "cache-ttl", "CACHE_TTL", "response cache TTL per route family, e.g. resources=30s,events=30s,products=30s; empty caches nothing")
+	str(&c.CacheTTL, "cache-ttl", "CACHE_TTL", "response cache TTL per route family, e.g. resources=30s,products=30s,events=30s; empty caches nothing")
 	num(&c.DemoScale, "demo-scale", "DEMO_SCALE", "size of the embedded demo data")
 	num(&c.DemoRateLimit, "demo-rate-limit", "DEMO_RATE_LIMIT", "the embedded REST service's rate limit, requests per second per client as the real API; 0 = off")
 	rps := int(c.Budget.RPS)
@@ -211,7 +203,6 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	dur(&g.AdmissionWait, "admission-wait", "ADMISSION_WAIT", "how long an operation waits for room under -max-cost-in-flight before 503 OVERLOADED; 0 refuses at once")
 	num(&g.MaxResponseBytes, "max-response-bytes", "MAX_RESPONSE_BYTES", "maximum size of a response's data in bytes: larger is answered RESPONSE_TOO_LARGE; 0 = no limit")
 	num(&g.APQCacheSize, "apq-cache-size", "APQ_CACHE_SIZE", "automatic persisted queries remembered; 0 = APQ off")
-	num(&c.GCThresholdMiB, "gc-threshold-mib", "GC_THRESHOLD_MIB", "garbage collections wait for a heap of this many MiB while the live heap is under half of it (fewer collections, more memory); 0 = Go's default pacing; GOGC or GOMEMLIMIT set in the environment win")
 	str(&c.MetricsAddr, "metrics-addr", "METRICS_ADDR", "listen address of the Prometheus /metrics endpoint; empty = off (demo mode, without -upstream: "+metrics.DefaultAddr+" unless given)")
 	if len(errs) > 0 {
 		return Config{}, errors.Join(errs...)
@@ -263,8 +254,7 @@ func (c *Config) Validate() error {
 	for name, v := range map[string]int{"-max-depth": l.MaxDepth, "-max-aliases": l.MaxAliases, "-max-root-fields": l.MaxRootFields,
 		"-max-cost": l.MaxCost, "-max-tokens": l.MaxTokens, "-max-selections": l.MaxSelections, "-max-directives": l.MaxDirectives,
 		"-max-upstream-calls": c.Graph.MaxUpstreamCalls, "-apq-cache-size": c.Graph.APQCacheSize,
-		"-max-cost-in-flight": c.Graph.MaxCostInFlight, "-max-response-bytes": c.Graph.MaxResponseBytes,
-		"-gc-threshold-mib": c.GCThresholdMiB} {
+		"-max-cost-in-flight": c.Graph.MaxCostInFlight, "-max-response-bytes": c.Graph.MaxResponseBytes} {
 		if v < 0 {
 			return fmt.Errorf("%s: %d is negative (0 turns it off)", name, v)
 		}

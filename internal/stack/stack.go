@@ -245,9 +245,6 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
 	st.Client = client
 	st.Metrics.SetClient(client)
 	c.Graph.Client, c.Graph.Logger, c.Graph.Metrics = client, logger, st.Metrics
-	if rc != nil {
-		c.Graph.Cache = rc
-	}
 	bc := c.Budget
 	bc.Redis, bc.Replicas = st.Redis, c.Replicas
 	c.Graph.Budget = budget.New(bc)

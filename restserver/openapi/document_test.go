@@ -17,6 +17,7 @@ import (
 	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/restserver/openapi"
 	"github.com/workspacenet/facade/restserver/openapi/openapitest"
+	"github.com/workspacenet/facade/restserver/wire"
 )
 
 func load(t *testing.T) *openapi3.T {
@@ -138,12 +139,13 @@ func TestEveryOperationDocumentsErrorsAndWrapping(t *testing.T) {
 	}
 }
 
-// TestSchemasMatchRestclient checks that every documented property exists,
-// with a compatible type, in the restclient wire type of the same object, and
-// that the full objects document every field restclient has.
-func TestSchemasMatchRestclient(t *testing.T) {
+// TestSchemasMatchWireTypes checks, for the client's wire types (restclient)
+// and for the service's own (restserver/wire) alike, that every documented
+// property exists, with a compatible type, in the type of the same object,
+// and that the full objects document every field the type has.
+func TestSchemasMatchWireTypes(t *testing.T) {
 	doc := load(t)
-	pairs := map[string]any{
+	client := map[string]any{
 		"Tax": restclient.Tax{}, "User": restclient.User{}, "Visitor": restclient.Visitor{}, "Address": restclient.Address{},
 		"Discount": restclient.Discount{}, "ItemPayment": restclient.ItemPayment{}, "Company": restclient.Company{},
 		"PriceSplit": restclient.PriceSplit{}, "CreditNote": restclient.CreditNote{}, "CreditNoteLine": restclient.CreditNoteLine{},
@@ -157,22 +159,40 @@ func TestSchemasMatchRestclient(t *testing.T) {
 		"VisitRequestCreate": restclient.VisitRequestCreateRequest{}, "PostCreate": restclient.PostCreateRequest{},
 		"PostUpdate": restclient.PostUpdateRequest{},
 	}
-	for name, v := range pairs {
-		ref := doc.Components.Schemas[name]
-		if ref == nil {
-			t.Errorf("schema %s missing", name)
-			continue
-		}
-		typ := reflect.TypeOf(v)
-		// Both directions at the top level.
-		fields := jsonFields(typ)
-		for f := range fields {
-			if _, ok := ref.Value.Properties[f]; !ok {
-				t.Errorf("%s: restclient field %q not documented", name, f)
+	service := map[string]any{
+		"Tax": wire.Tax{}, "User": wire.User{}, "Visitor": wire.Visitor{}, "Address": wire.Address{},
+		"Discount": wire.Discount{}, "ItemPayment": wire.ItemPayment{}, "Company": wire.Company{},
+		"PriceSplit": wire.PriceSplit{}, "CreditNote": wire.CreditNote{}, "CreditNoteLine": wire.CreditNoteLine{},
+		"Booking": wire.Booking{}, "Resource": wire.Resource{}, "Visit": wire.Visit{},
+		"VisitRequest": wire.VisitRequest{}, "Post": wire.Post{}, "Comment": wire.Comment{},
+		"Invoice": wire.Invoice{}, "InvoiceItem": wire.InvoiceItem{}, "Transaction": wire.Transaction{},
+		"Product": wire.Product{}, "ProductOption": wire.ProductOption{}, "Order": wire.Order{},
+		"Redemption": wire.Redemption{}, "Event": wire.Event{},
+		"CreditNoteCreate": wire.CreditNoteCreateRequest{}, "BookingCreate": wire.BookingCreateRequest{},
+		"VisitCreate": wire.VisitCreateRequest{}, "VisitUpdate": wire.VisitUpdateRequest{},
+		"VisitRequestCreate": wire.VisitRequestCreateRequest{}, "PostCreate": wire.PostCreateRequest{},
+		"PostUpdate": wire.PostUpdateRequest{},
+	}
+	for side, pairs := range map[string]map[string]any{"restclient": client, "restserver/wire": service} {
+		t.Run(side, func(t *testing.T) {
+			for name, v := range pairs {
+				ref := doc.Components.Schemas[name]
+				if ref == nil {
+					t.Errorf("schema %s missing", name)
+					continue
+				}
+				typ := reflect.TypeOf(v)
+				// Both directions at the top level.
+				fields := jsonFields(typ)
+				for f := range fields {
+					if _, ok := ref.Value.Properties[f]; !ok {
+						t.Errorf("%s: %s field %q not documented", name, side, f)
+					}
+				}
+				// Documented -> decodable, recursively.
+				compareSchema(t, name, ref.Value, typ)
 			}
-		}
-		// Documented -> decodable, recursively.
-		compareSchema(t, name, ref.Value, typ)
+		})
 	}
 }
 
@@ -190,8 +210,8 @@ func jsonFields(typ reflect.Type) map[string]reflect.Type {
 }
 
 var (
-	timestampType = reflect.TypeOf(restclient.Timestamp{})
-	rawType       = reflect.TypeOf(json.RawMessage{})
+	timestampTypes = []reflect.Type{reflect.TypeOf(restclient.Timestamp{}), reflect.TypeOf(wire.Timestamp{})}
+	rawType        = reflect.TypeOf(json.RawMessage{})
 )
 
 func compareSchema(t *testing.T, where string, s *openapi3.Schema, typ reflect.Type) {
@@ -200,7 +220,7 @@ func compareSchema(t *testing.T, where string, s *openapi3.Schema, typ reflect.T
 		typ = typ.Elem()
 	}
 	switch {
-	case typ == timestampType:
+	case slices.Contains(timestampTypes, typ):
 		if s.Format != "date-time" || !s.Nullable {
 			t.Errorf("%s: timestamp schema is %q nullable=%v", where, s.Format, s.Nullable)
 		}

@@ -5,8 +5,8 @@
 // linked into programs.
 //
 // openapi.json is written by hand from ../../shared/spec (the spec wins;
-// upstream-facts.md fills its gaps) and uses the JSON names of
-// restclient/types.go. Response objects and request bodies are closed
+// upstream-facts.md fills its gaps); its tests hold both the service's types
+// (restserver/wire) and the client's (restclient) to it. Response objects and request bodies are closed
 // (additionalProperties: false; the service refuses unknown fields),
 // timestamps are nullable date-time strings, ids are uuids checked by
 // pattern, limit is 1..100, and every operation documents its errors with
