@@ -71,4 +71,3 @@ func parseListWith[T any](key string, unmarshal func([]byte, any) error) parseFu
 		return slices.Clip(env.Field(0).Interface().([]*T)), p, nil
 	}
 }
-
