@@ -179,7 +179,7 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
 		case err != nil:
 			return nil, fmt.Errorf("-metrics-addr: %w", err)
 		default:
-			o := metrics.Options{}
+			o := metrics.Options{Refusal: graph.RefusalReason}
 			if docs := c.Graph.TrustedDocuments; len(docs) > 0 {
 				o.Operations, o.OnlyOperations = docs.OperationNames(), true
 			}
