@@ -201,6 +201,8 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	num(&bodyBytes, "max-body-bytes", "MAX_BODY_BYTES", "maximum size of a request body in bytes (at least 1)")
 	num(&g.MaxCostInFlight, "max-cost-in-flight", "MAX_COST_IN_FLIGHT", "maximum summed cost of the operations executing at once (README, Hardening); beyond it an operation waits -admission-wait, then gets 503 OVERLOADED; 0 = no limit")
 	dur(&g.AdmissionWait, "admission-wait", "ADMISSION_WAIT", "how long an operation waits for room under -max-cost-in-flight before 503 OVERLOADED; 0 refuses at once")
+	num(&g.ClientCostShare, "client-cost-share", "CLIENT_COST_SHARE", "cost units of -max-cost-in-flight one upstream client may hold whatever the others do; beyond them it takes more only while this many stay free for other clients; 0 = no share")
+	dur(&g.ResponseWriteTimeout, "response-write-timeout", "RESPONSE_WRITE_TIMEOUT", "time a client has to read a response once it is ready; a slower one is cut off; 0 = only the server's write timeout")
 	num(&g.MaxResponseBytes, "max-response-bytes", "MAX_RESPONSE_BYTES", "maximum size of a response's data in bytes: larger is answered RESPONSE_TOO_LARGE; 0 = no limit")
 	num(&g.APQCacheSize, "apq-cache-size", "APQ_CACHE_SIZE", "automatic persisted queries remembered; 0 = APQ off")
 	str(&c.MetricsAddr, "metrics-addr", "METRICS_ADDR", "listen address of the Prometheus /metrics endpoint; empty = off (demo mode, without -upstream: "+metrics.DefaultAddr+" unless given)")
@@ -254,7 +256,7 @@ func (c *Config) Validate() error {
 	for name, v := range map[string]int{"-max-depth": l.MaxDepth, "-max-aliases": l.MaxAliases, "-max-root-fields": l.MaxRootFields,
 		"-max-cost": l.MaxCost, "-max-tokens": l.MaxTokens, "-max-selections": l.MaxSelections, "-max-directives": l.MaxDirectives,
 		"-max-upstream-calls": c.Graph.MaxUpstreamCalls, "-apq-cache-size": c.Graph.APQCacheSize,
-		"-max-cost-in-flight": c.Graph.MaxCostInFlight, "-max-response-bytes": c.Graph.MaxResponseBytes} {
+		"-max-cost-in-flight": c.Graph.MaxCostInFlight, "-max-response-bytes": c.Graph.MaxResponseBytes, "-client-cost-share": c.Graph.ClientCostShare} {
 		if v < 0 {
 			return fmt.Errorf("%s: %d is negative (0 turns it off)", name, v)
 		}
@@ -286,6 +288,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Graph.AdmissionWait < 0 {
 		return fmt.Errorf("-admission-wait: %v is negative (0 refuses at once)", c.Graph.AdmissionWait)
+	}
+	if c.Graph.ResponseWriteTimeout < 0 {
+		return fmt.Errorf("-response-write-timeout: %v is negative (0 = the server's write timeout only)", c.Graph.ResponseWriteTimeout)
 	}
 	if c.UpstreamTimeout <= 0 {
 		return fmt.Errorf("-upstream-timeout: %v must be positive", c.UpstreamTimeout)
