@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/workspacenet/facade/graph"
 	"github.com/workspacenet/facade/internal/testenv"
@@ -39,6 +40,7 @@ func TestOneTokenManySpellingsOneBudget(t *testing.T) {
 	creds := spellings(env.Bearer())
 	const perRequest = 5
 	var wg sync.WaitGroup
+	start := time.Now()
 	results := make([]*testenv.Response, len(creds))
 	for i, c := range creds {
 		var q strings.Builder
@@ -50,6 +52,7 @@ func TestOneTokenManySpellingsOneBudget(t *testing.T) {
 		wg.Go(func() { results[i] = env.Query(t, c, q.String(), nil) })
 	}
 	wg.Wait()
+	took := time.Since(start)
 	for i, r := range results {
 		if len(r.Errors) != perRequest {
 			t.Fatalf("spelling %d: %d errors, want %d NOT_FOUND: %+v", i, len(r.Errors), perRequest, r.Errors)
@@ -64,6 +67,7 @@ func TestOneTokenManySpellingsOneBudget(t *testing.T) {
 		t.Errorf("%d upstream calls, want %d (one per field)", total, len(creds)*perRequest)
 	}
 	clients := env.Hooks().MaxPerSecond()
+	t.Logf("%d requests of %d fields in %v; the service's clients and their most requests in a second: %v", len(creds), perRequest, took.Round(time.Millisecond), clients)
 	if len(clients) != 1 {
 		t.Errorf("the local service counted %d clients, want 1: %v", len(clients), clients)
 	}

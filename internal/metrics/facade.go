@@ -236,6 +236,7 @@ func refusal(err error) string {
 	var (
 		limit  *calls.LimitError
 		creds  *calls.CredentialsRefusedError
+		known  *restclient.RefusedCredentialsError
 		budErr *budget.Error
 		bearer *gqlerr.BearerRequired
 	)
@@ -248,7 +249,7 @@ func refusal(err error) string {
 		return "rate_budget"
 	case restclient.IsCircuitOpen(err):
 		return "circuit_open"
-	case errors.As(err, &creds):
+	case errors.As(err, &creds), errors.As(err, &known):
 		return "credentials_refused"
 	case errors.As(err, &bearer):
 		return "bearer_only"
