@@ -102,6 +102,7 @@ type Client struct {
 	maxInFlight int
 	perClient   int
 	slots       *slots
+	gate        *authGate // authgate.go; nil: off
 	userAgent   string
 	// headerVals back the values of the request headers that are the same
 	// for every request: "application/json", the User-Agent, "gzip".
@@ -267,6 +268,7 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 		breakerSettings: DefaultBreakerSettings(),
 		retryAfterCap:   DefaultMaxRetryAfter,
 		shareGets:       true,
+		gate:            newAuthGate(DefaultAuthGate()),
 	}
 	for _, o := range opts {
 		if err := o(c); err != nil {

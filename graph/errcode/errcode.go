@@ -8,7 +8,7 @@
 package errcode
 
 const (
-	// Unauthenticated: the request carries no credentials, Basic credentials for a Bearer-only operation, or the upstream answered 401 (to this call, or to an earlier call of the request: the rest are not sent).
+	// Unauthenticated: the request carries no credentials, Basic credentials for a Bearer-only operation, or the upstream answered 401 (to this call, to an earlier call of the request, or to these credentials within the refusal TTL: the rest are not sent).
 	Unauthenticated = "UNAUTHENTICATED"
 	// Forbidden: the upstream answered 403; extensions.requiredScope names the scope the operation needs, absent when the token is not of the service-network-id's network.
 	Forbidden = "FORBIDDEN"

@@ -42,6 +42,10 @@ type Config struct {
 	LogLevel        slog.Level
 	// Budget paces upstream requests per upstream client (RPS 0 = off).
 	Budget budget.Config
+	// AuthGate sends an unproven credential's first upstream call alone and
+	// refuses, unsent, one answered 401 within its RefusedTTL
+	// (restclient.AuthGate; Trust 0 = off).
+	AuthGate restclient.AuthGate
 	// DemoRateLimit is the embedded REST service's rate limit, requests per
 	// second per client as the real API enforces (0 = off).
 	DemoRateLimit int
@@ -115,6 +119,7 @@ func DefaultConfig() Config {
 		LogLevel:        slog.LevelInfo,
 		Budget:          budget.Config{RPS: budget.DefaultRPS, Burst: budget.DefaultBurst, MaxPause: budget.DefaultMaxPause},
 		DemoRateLimit:   budget.DefaultRPS,
+		AuthGate:        restclient.DefaultAuthGate(),
 		CacheTTL:        cache.DefaultTTLSpec,
 		Replicas:        1,
 		Graph:           graph.DefaultOptions(),
@@ -182,6 +187,11 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	num(&rps, "upstream-rps", "UPSTREAM_RPS", "most upstream requests per second per upstream client (the real API allows 10); 0 = no pacing")
 	num(&c.Budget.Burst, "upstream-burst", "UPSTREAM_BURST", "of them, how many may go back to back (1 to -upstream-rps)")
 	dur(&c.Budget.MaxPause, "max-upstream-pause", "MAX_UPSTREAM_PAUSE", "longest pause of an upstream client learned from one answer (Retry-After, RateLimit-Reset): a longer one asked for is this long")
+	ag := &c.AuthGate
+	dur(&ag.Trust, "credential-trust", "CREDENTIAL_TRUST", "a credential the upstream answered 2xx within this long is trusted: its calls go out together; another sends its first call alone and the rest wait for its answer; 0 = off")
+	dur(&ag.RefusedTTL, "credential-refused-ttl", "CREDENTIAL_REFUSED_TTL", "a credential the upstream answered 401 is refused, unsent, for this long; 0 = not remembered")
+	num(&ag.MaxEntries, "credential-table-size", "CREDENTIAL_TABLE_SIZE", "credentials remembered as trusted, and as refused, at most (each table); the least recently confirmed is forgotten first")
+	dur(&ag.ProbeWait, "credential-probe-wait", "CREDENTIAL_PROBE_WAIT", "how long an unproven credential's other calls wait for its first call's answer before going anyway; 0 = as long as it takes")
 	dur(&g.RequestTimeout, "request-timeout", "REQUEST_TIMEOUT", "deadline of one GraphQL request, inherited by its upstream calls; 0 = none")
 	dur(&c.UpstreamTimeout, "upstream-timeout", "UPSTREAM_TIMEOUT", "timeout of one upstream attempt")
 	dur(&c.ShutdownTimeout, "shutdown-timeout", "SHUTDOWN_TIMEOUT", "time given to in-flight requests on SIGINT/SIGTERM")
@@ -266,6 +276,11 @@ func (c *Config) Validate() error {
 	}
 	if err := c.Budget.Validate(); err != nil {
 		return fmt.Errorf("-upstream-rps/-upstream-burst: %w", err)
+	}
+	if ag := c.AuthGate; ag.Trust < 0 || ag.RefusedTTL < 0 || ag.ProbeWait < 0 {
+		return fmt.Errorf("-credential-trust, -credential-refused-ttl, -credential-probe-wait: negative duration")
+	} else if ag.Trust > 0 && ag.MaxEntries < 1 {
+		return fmt.Errorf("-credential-table-size: %d must be at least 1 (-credential-trust 0 turns the gate off)", ag.MaxEntries)
 	}
 	if c.Replicas < 1 {
 		return fmt.Errorf("-replicas: %d must be at least 1", c.Replicas)
