@@ -293,10 +293,12 @@ const idleConnTimeout = 30 * time.Second
 // newHTTPClient returns an *http.Client for one upstream host: as many idle
 // and open connections as requests may be in flight (maxInFlight), idle
 // connections kept idleConnTimeout, a dial within min(timeout, 5 s), a TLS
-// handshake within 5 s, the answer's header within timeout (an attempt's
-// own deadline usually ends it first) and at most maxResponseHeader long,
-// HTTP/2 when TLS offers it. Redirects are not followed (the API has none;
-// following one could carry credentials elsewhere).
+// handshake within 5 s, an answer's header at most maxResponseHeader long,
+// HTTP/2 when TLS offers it. Each attempt's context bounds the whole
+// exchange, header and body, to timeout (attempt), so the transport keeps
+// no timer of its own per request (ResponseHeaderTimeout). Redirects are
+// not followed (the API has none; following one could carry credentials
+// elsewhere).
 func newHTTPClient(maxInFlight int, timeout time.Duration) *http.Client {
 	dialer := &net.Dialer{Timeout: min(timeout, 5*time.Second), KeepAlive: 30 * time.Second}
 	tr := &http.Transport{
@@ -309,7 +311,6 @@ func newHTTPClient(maxInFlight int, timeout time.Duration) *http.Client {
 		MaxConnsPerHost:        maxInFlight,
 		IdleConnTimeout:        idleConnTimeout,
 		TLSHandshakeTimeout:    5 * time.Second,
-		ResponseHeaderTimeout:  timeout,
 		MaxResponseHeaderBytes: maxResponseHeader,
 		ExpectContinueTimeout:  time.Second,
 	}

@@ -58,7 +58,7 @@ func TestNewClientValidation(t *testing.T) {
 		t.Fatal("default transport is not *http.Transport")
 	}
 	if tr.MaxIdleConns != 7 || tr.MaxIdleConnsPerHost != 7 || tr.MaxConnsPerHost != 7 || tr.IdleConnTimeout != idleConnTimeout ||
-		tr.ResponseHeaderTimeout != 3*time.Second || tr.MaxResponseHeaderBytes != maxResponseHeader || !tr.ForceAttemptHTTP2 ||
+		tr.MaxResponseHeaderBytes != maxResponseHeader || !tr.ForceAttemptHTTP2 ||
 		tr.TLSClientConfig == nil || tr.TLSClientConfig.MinVersion != tls.VersionTLS12 {
 		t.Errorf("transport not tuned: %+v", tr)
 	}

@@ -671,3 +671,30 @@ func TestGetAnswerHeaderAsSent(t *testing.T) {
 		}
 	}
 }
+
+// TestGetAnswerHeaderBounded: an answer whose header is longer than
+// maxResponseHeader is a TransportError without an answer, whatever
+// follows; one just under it is read.
+func TestGetAnswerHeaderBounded(t *testing.T) {
+	for _, tc := range []struct {
+		pad int
+		ok  bool
+	}{{maxResponseHeader - 1024, true}, {maxResponseHeader + 1, false}} {
+		base := rawUpstream(t, func(c net.Conn) {
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nX-Pad: "+strings.Repeat("p", tc.pad)+"\r\nContent-Length: 20\r\n\r\n{\"event\":{\"id\":\"e\"}}")
+		})
+		c, err := NewClient(base, WithRetry(RetryPolicy{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = c.Events.GetEvent(ctxT(t), "e")
+		c.CloseIdleConnections()
+		var te *TransportError
+		switch {
+		case tc.ok && err != nil:
+			t.Errorf("a %d-byte header: %v", tc.pad, err)
+		case !tc.ok && (!errors.As(err, &te) || te.Answered):
+			t.Errorf("a %d-byte header: err %T %v, want a TransportError without an answer", tc.pad, err, err)
+		}
+	}
+}
