@@ -157,9 +157,9 @@ func waitClosedByClient(t *testing.T, wc *wireConn) {
 	}
 }
 
-// wireClient is a client of u without credentials of its own, whose calls
-// carry their tenant's (WithCredentials), never sharing connections'
-// answers through a shared GET (each call its own).
+// wireClient is a client of u without credentials of its own: each call
+// carries its tenant's (WithCredentials) and makes its own upstream
+// exchange (no shared GETs), so each answer read is one call's.
 func wireClient(t *testing.T, u *wireUpstream, opts ...Option) *Client {
 	t.Helper()
 	c, err := NewClient(u.url, append([]Option{WithSharedGets(false)}, opts...)...)
