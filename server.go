@@ -38,6 +38,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	stack.RouteStdLog(logger)
 	logger.Info("garbage collector", "pacing", stack.SetGC(getenv))
 	// Traces go where the standard OTEL_* variables say; none set: off.
 	tp, err := tracing.FromEnv(ctx, getenv)

@@ -84,6 +84,16 @@ type Options struct {
 	// AdmissionWait is how long an operation waits for room under
 	// MaxCostInFlight; 0 refuses at once.
 	AdmissionWait time.Duration
+	// ClientCostShare is the cost units of MaxCostInFlight one upstream
+	// client may hold whatever the others do; beyond them it takes more only
+	// while ClientCostShare units stay free for the other clients
+	// (graph/admission). 0: no share.
+	ClientCostShare int
+	// ResponseWriteTimeout bounds the time a response may take to be sent
+	// once the operation has executed (a write deadline from the moment
+	// the response is ready): a client that reads it slower, or not at all,
+	// is cut off. 0: only the server's own write timeout.
+	ResponseWriteTimeout time.Duration
 	// MaxResponseBytes bounds the data of a response: a larger one is
 	// answered with RESPONSE_TOO_LARGE alone. 0: no limit.
 	MaxResponseBytes int
@@ -117,7 +127,11 @@ const (
 	DefaultAPQCacheSize     = 1000
 	DefaultMaxCostInFlight  = admission.DefaultMaxCostInFlight
 	DefaultAdmissionWait    = admission.DefaultWait
+	DefaultClientCostShare  = admission.DefaultClientShare
 	DefaultMaxResponseBytes = 8 << 20
+	// DefaultResponseWriteTimeout lets a client take a response at the
+	// -max-response-bytes limit at about 7 Mbit/s.
+	DefaultResponseWriteTimeout = 10 * time.Second
 )
 
 // DefaultOptions returns the safe defaults: every limit on, introspection on,
@@ -133,7 +147,10 @@ func DefaultOptions() Options {
 		APQCacheSize:     DefaultAPQCacheSize,
 		MaxCostInFlight:  DefaultMaxCostInFlight,
 		AdmissionWait:    DefaultAdmissionWait,
+		ClientCostShare:  DefaultClientCostShare,
 		MaxResponseBytes: DefaultMaxResponseBytes,
+
+		ResponseWriteTimeout: DefaultResponseWriteTimeout,
 	}
 }
 
@@ -157,7 +174,7 @@ func NewHandler(o Options) http.Handler {
 	resolvers := &Resolver{client: o.Client, log: o.Logger, cursors: paging.NewCodec(o.CursorSecret)}
 	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: newRoot(resolvers)}))
 	// The one transport: GraphQL over HTTP as its spec says (graph/overhttp).
-	srv.AddTransport(overhttp.Transport{})
+	srv.AddTransport(overhttp.Transport{WriteTimeout: o.ResponseWriteTimeout})
 	docs := lru.New[*ast.QueryDocument](1000)
 	srv.SetQueryCache(docs)
 	srv.SetParserTokenLimit(o.Limits.MaxTokens)
@@ -176,7 +193,7 @@ func NewHandler(o Options) http.Handler {
 	}
 	srv.Use(limits.New(o.Limits).UseQueryCache(docs))
 	// Admission runs after the limits extension, whose cost it admits.
-	admit := admission.New(admission.Config{MaxCostInFlight: o.MaxCostInFlight, Wait: o.AdmissionWait})
+	admit := admission.New(admission.Config{MaxCostInFlight: o.MaxCostInFlight, ClientShare: o.ClientCostShare, Wait: o.AdmissionWait})
 	if admit != nil {
 		srv.Use(admit.Extension())
 		o.Metrics.SetAdmission(admit)
@@ -298,10 +315,10 @@ func NewHandler(o Options) http.Handler {
 		scope.Hooks = hooks
 		ctx = restclient.WithScope(ctx, scope)
 		if admit != nil {
-			// Holds the cost units until the response is written; 503 on
-			// refusal.
+			// Holds the cost units while the operation executes, as the
+			// upstream client of its credentials; 503 on refusal.
 			var slot *admission.Slot
-			ctx, slot = admit.Begin(ctx, w)
+			ctx, slot = admit.Begin(ctx, w, restclient.IdentityFromContext(ctx))
 			defer slot.End()
 			w = slot.Writer()
 		}

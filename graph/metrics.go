@@ -61,13 +61,15 @@ func observeOperation(ctx context.Context, next graphql.ResponseHandler) *graphq
 
 // RefusalReason names why an upstream call that got no answer was never
 // sent: the request's call cap, the client's rate budget, an open circuit,
-// credentials an earlier call of the request had refused, or an operation
+// credentials the upstream had refused (earlier in the request, or recently:
+// the authentication gate), or an operation
 // that takes Bearer authentication only; "" when the call may have been
 // sent. It is the metrics' classifier (metrics.Options.Refusal).
 func RefusalReason(err error) string {
 	var (
 		limit  *calls.LimitError
 		creds  *calls.CredentialsRefusedError
+		known  *restclient.RefusedCredentialsError
 		budErr *budget.Error
 		bearer *gqlerr.BearerRequired
 	)
@@ -80,7 +82,7 @@ func RefusalReason(err error) string {
 		return "rate_budget"
 	case restclient.IsCircuitOpen(err):
 		return "circuit_open"
-	case errors.As(err, &creds):
+	case errors.As(err, &creds), errors.As(err, &known):
 		return "credentials_refused"
 	case errors.As(err, &bearer):
 		return "bearer_only"

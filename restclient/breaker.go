@@ -380,10 +380,10 @@ func classify(ctx context.Context, err error) outcome {
 	return outcomeSuccess
 }
 
-// guardedFetch runs fetch through the breakers of rc's route: the route's
+// breakerFetch runs fetch through the breakers of rc's route: the route's
 // and the caller's. A refused call returns a *CircuitOpenError without
 // network I/O.
-func (c *Client) guardedFetch(ctx context.Context, rc call, target string, payload []byte, creds who, deadline func() (time.Time, bool)) (fetched, error) {
+func (c *Client) breakerFetch(ctx context.Context, rc call, target string, payload []byte, creds who, deadline func() (time.Time, bool)) (fetched, error) {
 	id := creds.id
 	rb := c.breakers.get(rc.method, rc.route, "")
 	if rb == nil {

@@ -24,6 +24,7 @@ package restclient
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -90,18 +91,16 @@ type Client struct {
 	base string // base URL without trailing slash, e.g. http://h:1/api
 	hc   *http.Client
 	// rt is hc's transport when hc is the client's own (newHTTPClient):
-	// attempts call it directly (see roundTrip), asking for gzip themselves
-	// (gzip.go). Nil with WithHTTPClient.
-	rt http.RoundTripper
-	// gets sends the GETs when hc is the client's own and no proxy is
-	// configured (fastget.go); nil otherwise.
-	gets        *getPool
+	// every attempt, GET or write, calls it directly (see roundTrip),
+	// asking for gzip itself (gzip.go). Nil with WithHTTPClient.
+	rt          http.RoundTripper
 	fixed       *who
 	timeout     time.Duration
 	retry       RetryPolicy
 	maxInFlight int
 	perClient   int
 	slots       *slots
+	gate        *authGate // authgate.go; nil: off
 	userAgent   string
 	// headerVals back the values of the request headers that are the same
 	// for every request: "application/json", the User-Agent, "gzip".
@@ -267,6 +266,7 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 		breakerSettings: DefaultBreakerSettings(),
 		retryAfterCap:   DefaultMaxRetryAfter,
 		shareGets:       true,
+		gate:            newAuthGate(DefaultAuthGate()),
 	}
 	for _, o := range opts {
 		if err := o(c); err != nil {
@@ -276,7 +276,6 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 	if c.hc == nil {
 		c.hc = newHTTPClient(c.maxInFlight, c.timeout)
 		c.rt = c.hc.Transport
-		c.gets = newGetPool(u, c.maxInFlight, c.timeout)
 	}
 	c.headerVals = []string{"application/json", c.userAgent, acceptEncoding}
 	c.flights.pool = workers.New(flightIdle)
@@ -294,22 +293,48 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 	return c, nil
 }
 
-// newHTTPClient returns an *http.Client tuned for fan-out to one host: as
-// many pooled and open connections as requests may be in flight, idle
-// connections kept 90s, HTTP/2 when offered. Redirects are not followed (the
-// API has none; following one could carry credentials elsewhere).
+// The client's own transport
+//
+// Every call a client makes with its own HTTP client (no WithHTTPClient),
+// GET or write, goes through one net/http *http.Transport, tuned for fan-out
+// to one host. Its HTTP/1.1 connections have a reader of their own between
+// exchanges: bytes that arrive on an idle connection (an unsolicited or late
+// answer, a front end's 408 before it closes) make the transport drop the
+// connection, so no request ever reads an answer that was not its own. A
+// GET that meets an idle connection the upstream closed is sent again on
+// another by the transport, and is not a retry.
+
+// maxResponseHeader bounds the status line and header of an answer.
+const maxResponseHeader = 16 << 10
+
+// idleConnTimeout is how long an idle connection is kept: below the idle
+// timeouts of common front ends (60 s and more), so that the client, not
+// the upstream, usually ends an idle connection.
+const idleConnTimeout = 30 * time.Second
+
+// newHTTPClient returns an *http.Client for one upstream host: as many idle
+// and open connections as requests may be in flight (maxInFlight), idle
+// connections kept idleConnTimeout, a dial within min(timeout, 5 s), a TLS
+// handshake within 5 s, an answer's header at most maxResponseHeader long,
+// HTTP/2 when TLS offers it. Each attempt's context bounds the whole
+// exchange, header and body, to timeout (attempt), so the transport keeps
+// no timer of its own per request (ResponseHeaderTimeout). Redirects are
+// not followed (the API has none; following one could carry credentials
+// elsewhere).
 func newHTTPClient(maxInFlight int, timeout time.Duration) *http.Client {
 	dialer := &net.Dialer{Timeout: min(timeout, 5*time.Second), KeepAlive: 30 * time.Second}
 	tr := &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           dialer.DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          maxInFlight,
-		MaxIdleConnsPerHost:   maxInFlight,
-		MaxConnsPerHost:       maxInFlight,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   5 * time.Second,
-		ExpectContinueTimeout: time.Second,
+		Proxy:                  http.ProxyFromEnvironment,
+		DialContext:            dialer.DialContext,
+		TLSClientConfig:        &tls.Config{MinVersion: tls.VersionTLS12},
+		ForceAttemptHTTP2:      true,
+		MaxIdleConns:           maxInFlight,
+		MaxIdleConnsPerHost:    maxInFlight,
+		MaxConnsPerHost:        maxInFlight,
+		IdleConnTimeout:        idleConnTimeout,
+		TLSHandshakeTimeout:    5 * time.Second,
+		MaxResponseHeaderBytes: maxResponseHeader,
+		ExpectContinueTimeout:  time.Second,
 	}
 	return &http.Client{
 		Transport: tr,
@@ -651,9 +676,6 @@ func (c *Client) attempt(ctx context.Context, rc call, target string, payload []
 		return nil, nil, err
 	}
 	defer c.slots.release(id)
-	if c.gets != nil && rc.method == http.MethodGet {
-		return c.get(ctx, rc, target, creds)
-	}
 	actx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 
@@ -871,7 +893,4 @@ func doList[T any](ctx context.Context, c *Client, route, id string, q url.Value
 func (c *Client) CloseIdleConnections() {
 	c.flights.pool.StopIdle()
 	c.hc.CloseIdleConnections()
-	if c.gets != nil {
-		c.gets.hc.CloseIdleConnections()
-	}
 }

@@ -2,6 +2,7 @@ package restclient
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -56,8 +57,13 @@ func TestNewClientValidation(t *testing.T) {
 	if !ok {
 		t.Fatal("default transport is not *http.Transport")
 	}
-	if tr.MaxIdleConnsPerHost != 7 || tr.MaxConnsPerHost != 7 || tr.IdleConnTimeout != 90*time.Second || !tr.ForceAttemptHTTP2 {
+	if tr.MaxIdleConns != 7 || tr.MaxIdleConnsPerHost != 7 || tr.MaxConnsPerHost != 7 || tr.IdleConnTimeout != idleConnTimeout ||
+		tr.MaxResponseHeaderBytes != maxResponseHeader || !tr.ForceAttemptHTTP2 ||
+		tr.TLSClientConfig == nil || tr.TLSClientConfig.MinVersion != tls.VersionTLS12 {
 		t.Errorf("transport not tuned: %+v", tr)
+	}
+	if c.rt != c.hc.Transport {
+		t.Error("attempts do not call the client's own transport")
 	}
 	if c.hc == http.DefaultClient || c.hc.Timeout == 0 || c.slots.max != 7 {
 		t.Error("http client not owned or unbounded")

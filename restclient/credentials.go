@@ -9,13 +9,17 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/workspacenet/facade/internal/credkey"
 	"github.com/workspacenet/facade/internal/ids"
 )
 
-// Credentials are the two headers that authenticate a call upstream. They are
-// forwarded exactly as given: Authorization is the whole header value
-// ("Basic ..." or "Bearer ..."), NetworkID the service-network-id header
-// (omitted when empty).
+// Credentials are the two headers that authenticate a call upstream:
+// Authorization is the whole header value ("Basic ..." or "Bearer ..."),
+// NetworkID the service-network-id header (omitted when empty). They are
+// forwarded in their normalised spelling (Normalized): the bytes the upstream
+// authenticates are those that key rate budgets, in-flight bounds, breakers,
+// shared calls and the response cache, so no caller is ever served an answer
+// fetched with a spelling the upstream might have judged differently.
 //
 // Credentials never print their values: String, GoString and LogValue redact
 // them, and JSON encoding drops them.
@@ -139,8 +143,9 @@ func identify(c Credentials) who { return identifyIn(c, new([2]string)) }
 // identifyIn is identify with buf, which the caller allocates anyway (a
 // scope), as headerVals' backing array.
 func identifyIn(c Credentials, buf *[2]string) who {
+	c = c.Normalized()
 	buf[0], buf[1] = c.Authorization, c.NetworkID
-	return who{Credentials: c, id: c.Identity(), headerVals: buf[:]}
+	return who{Credentials: c, id: c.identity(), headerVals: buf[:]}
 }
 
 // anonymous is who of no credentials.
@@ -177,8 +182,8 @@ func (c Credentials) validate() error {
 // which needs the header (GetEvent fails without it).
 //
 // The fixed credentials of WithBasicAuth and WithBearerToken are checked at
-// construction. Per-call credentials (WithCredentials) are forwarded as given,
-// unchecked, so the upstream judges a caller's headers itself.
+// construction. Per-call credentials (WithCredentials) are forwarded
+// normalised but unchecked, so the upstream judges a caller's headers itself.
 func (c Credentials) Check() error {
 	if err := c.validate(); err != nil {
 		return err
@@ -238,10 +243,25 @@ func basicAuthorization(clientID, clientSecret string) string {
 	return "Basic " + base64.StdEncoding.EncodeToString([]byte(clientID+":"+clientSecret))
 }
 
+// Normalized returns c in the one spelling of the upstream client it names
+// (internal/credkey): the Authorization scheme as "Basic" or "Bearer"
+// whatever its case, blanks trimmed and collapsed, a Basic credential's
+// base64 decoded and encoded again in standard padded form (kept as given
+// when it does not decode), the network id trimmed and, when a uuid, lower
+// case. Spellings the upstream takes for one client normalise to one value.
+func (c Credentials) Normalized() Credentials {
+	return Credentials{Authorization: credkey.Authorization(c.Authorization), NetworkID: credkey.NetworkID(c.NetworkID)}
+}
+
 // Identity names the upstream client c authenticates as, without revealing
-// it: a hash of the Authorization value and the network id. Rate budgets,
-// in-flight bounds and per-client circuit breakers are keyed by it.
-func (c Credentials) Identity() string {
+// it: a hash of the normalised (Normalized) Authorization value and network
+// id, so every spelling of one client has one Identity. Rate budgets,
+// in-flight bounds, per-client circuit breakers, shared calls and the
+// response cache are keyed by it.
+func (c Credentials) Identity() string { return c.Normalized().identity() }
+
+// identity is Identity of credentials already normalised.
+func (c Credentials) identity() string {
 	// sha256(Authorization 0 NetworkID), its first 16 bytes in hex; the
 	// input is built on the stack when short, so the string is the only
 	// allocation.

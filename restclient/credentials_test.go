@@ -134,14 +134,49 @@ func TestIdentityFromContext(t *testing.T) {
 	}
 }
 
-// Identity is sha256(Authorization, 0, NetworkID), first 16 bytes in hex:
-// replicas of different builds share budgets and caches keyed by it.
+// Identity is sha256(Authorization, 0, NetworkID) of the normalised
+// credentials, first 16 bytes in hex: replicas of different builds share
+// budgets and caches keyed by it.
 func TestIdentityValue(t *testing.T) {
 	for _, c := range []Credentials{{}, {Authorization: "Bearer x", NetworkID: "n"}, {Authorization: "Basic " + strings.Repeat("a", 400), NetworkID: "fc37738e-179d-443d-bd55-efaaaae9e4ec"}} {
 		sum := sha256.Sum256([]byte(c.Authorization + "\x00" + c.NetworkID))
 		if got, want := c.Identity(), hex.EncodeToString(sum[:16]); got != want {
 			t.Errorf("Identity of %.20q = %q, want %q", c.Authorization, got, want)
 		}
+	}
+}
+
+// TestIdentityOfSpellings: the spellings the upstream takes for one client
+// (scheme case, blanks, network id case, Basic's padding and alphabet) have
+// one Identity and one normalised form, the one forwarded; another token,
+// however spelled, has another.
+func TestIdentityOfSpellings(t *testing.T) {
+	const net = "fc37738e-179d-443d-bd55-efaaaae9e4ec"
+	pair := []byte("client-9:s3cr3t?>")
+	for _, group := range [][]Credentials{
+		{
+			{Authorization: "Bearer tok", NetworkID: net},
+			{Authorization: "bearer tok", NetworkID: net},
+			{Authorization: "BEARER  tok ", NetworkID: strings.ToUpper(net)},
+			{Authorization: " Bearer\ttok", NetworkID: " " + net + " "},
+		},
+		{
+			{Authorization: "Basic " + base64.StdEncoding.EncodeToString(pair)},
+			{Authorization: "basic " + base64.RawStdEncoding.EncodeToString(pair)},
+			{Authorization: "BASIC " + base64.URLEncoding.EncodeToString(pair)},
+			{Authorization: "Basic  " + base64.RawURLEncoding.EncodeToString(pair)},
+		},
+	} {
+		want := group[0]
+		for _, c := range group {
+			if c.Identity() != want.Identity() || c.Normalized() != want {
+				t.Errorf("%q %q: Identity %s, normalised %q %q; want %s, %q %q", c.Authorization, c.NetworkID,
+					c.Identity(), c.Normalized().Authorization, c.Normalized().NetworkID, want.Identity(), want.Authorization, want.NetworkID)
+			}
+		}
+	}
+	if a, b := (Credentials{Authorization: "Bearer tok"}), (Credentials{Authorization: "Bearer TOK"}); a.Identity() == b.Identity() {
+		t.Error("tokens differing in case share an Identity: a Bearer token is case-sensitive")
 	}
 }
 

@@ -63,7 +63,12 @@ func (u *upstream) handle(pattern string, h http.HandlerFunc) {
 // between retries, and the given options on top.
 func (u *upstream) client(opts ...Option) *Client {
 	u.t.Helper()
-	all := append([]Option{WithBearerToken(testToken, testNetwork)}, opts...)
+	// The authentication gate is off: these fake upstreams answer any
+	// credentials, and most tests start concurrent calls of a credential
+	// never answered before, which the gate would send one by one. It is
+	// tested on its own (authgate_test.go), and on in every test of the
+	// facade; WithAuthGate in opts turns it on.
+	all := append([]Option{WithBearerToken(testToken, testNetwork), WithAuthGate(AuthGate{})}, opts...)
 	c, err := NewClient(u.srv.URL+basePath+"/", all...)
 	if err != nil {
 		u.t.Fatalf("NewClient: %v", err)

@@ -215,6 +215,10 @@ func copyError(err error) error {
 	case *CircuitOpenError:
 		cp := *e
 		return &cp
+	case *RefusedCredentialsError:
+		cp := *e
+		cp.Refused = copyError(e.Refused).(*ErrorResponse)
+		return &cp
 	}
 	return err
 }

@@ -48,6 +48,12 @@ func (s *Server) IssueToken(ctx context.Context, networkID, membershipID string,
 	return tok, s.db.putAccessToken(ctx, tok, networkID, membershipID, scopes, expires)
 }
 
+// RevokeToken ends the access token tok now: from then on the service
+// answers it 401, as after a revocation. An unknown token is an error.
+func (s *Server) RevokeToken(ctx context.Context, tok string) error {
+	return s.db.expireToken(ctx, "access", tok, s.now())
+}
+
 func basicHeader(id, secret string) string {
 	return "Basic " + base64.StdEncoding.EncodeToString([]byte(id+":"+secret))
 }

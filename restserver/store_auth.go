@@ -152,3 +152,18 @@ func (s *store) renewTokens(ctx context.Context, expires time.Time) error {
 		return err
 	})
 }
+
+// expireToken makes the token of kind expire at when (a revocation when
+// when is now); errNotFound when there is no such token.
+func (s *store) expireToken(ctx context.Context, kind, token string, when time.Time) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE tokens SET expires_at = ?, renew = 0 WHERE hash = ? AND kind = ?`, micros(when), hashSecret(token), kind)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err == nil && n == 0 {
+			return errNotFound
+		}
+		return err
+	})
+}

@@ -5,18 +5,17 @@
 //
 // with no GraphQL at all: it reads the POST body (encoding/json), makes the
 // one upstream GET /resources/v1/{id} with the caller's credentials through
-// the same connection pool as restclient (fasthttp's HostClient), and writes
-// the four fields back (encoding/json). Its CPU per request under the bench's
+// the same kind of transport as restclient (net/http's, its idle connections
+// sized as restclient's), and writes the four fields back (encoding/json), on
+// net/http's server as the facade. Its CPU per request under the bench's
 // load is what an HTTP server, one upstream exchange and the JSON on both
 // sides cost by themselves: the part of the facade's figure that no change to
 // the facade's own code can remove.
 //
 //	go build -o /tmp/floor ./bench/floor
-//	printf '#!/bin/sh\nexec /tmp/floor -server fasthttp "$@"\n' > /tmp/floor-fast; chmod +x /tmp/floor-fast
-//	go run ./bench -load-only -only resource -load-compare /tmp/floor,/tmp/floor-fast
+//	go run ./bench -load-only -only resource -load-compare /tmp/floor
 //
-// -server net/http (the default, the facade's server) or fasthttp. It serves
-// that query only; it is a measuring instrument, not a facade.
+// It serves that query only; it is a measuring instrument, not a facade.
 package main
 
 import (
@@ -28,14 +27,11 @@ import (
 	"net/http"
 	"net/url"
 	"time"
-
-	"github.com/valyala/fasthttp"
 )
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "listen address")
 	upstream := flag.String("upstream", "", "REST service base URL")
-	server := flag.String("server", "net/http", "the HTTP server: net/http or fasthttp")
 	// The facade's other flags, as the bench passes them; ignored.
 	for _, name := range []string{"upstream-rps", "cache-ttl", "playground", "log-level"} {
 		flag.String(name, "", "ignored")
@@ -45,19 +41,12 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	switch *server {
-	case "net/http":
-		log.Fatal(http.ListenAndServe(*addr, f))
-	case "fasthttp":
-		log.Fatal(fasthttp.ListenAndServe(*addr, f.serveFast))
-	default:
-		log.Fatalf("floor: -server %q: want net/http or fasthttp", *server)
-	}
+	log.Fatal(http.ListenAndServe(*addr, f))
 }
 
 // floor answers the resource query from the upstream at base.
 type floor struct {
-	hc   *fasthttp.HostClient
+	rt   http.RoundTripper
 	base string
 }
 
@@ -66,7 +55,8 @@ func newFloor(upstream string) (*floor, error) {
 	if err != nil || u.Scheme != "http" || u.Host == "" {
 		return nil, errors.New("floor: -upstream: want an http URL")
 	}
-	return &floor{hc: &fasthttp.HostClient{Addr: u.Host, MaxConns: 64, MaxConnWaitTimeout: 10 * time.Second}, base: upstream}, nil
+	tr := &http.Transport{MaxIdleConns: 64, MaxIdleConnsPerHost: 64, MaxConnsPerHost: 64, IdleConnTimeout: 30 * time.Second, ResponseHeaderTimeout: 10 * time.Second}
+	return &floor{rt: tr, base: upstream}, nil
 }
 
 // query is the one query the floor answers: bench/queries.go's
@@ -95,22 +85,28 @@ func (f *floor) answer(body []byte, auth, networkID []byte) ([]byte, int, string
 	if err := json.Unmarshal(body, &in); err != nil || in.Query != query || in.Variables["id"] == "" {
 		return nil, http.StatusBadRequest, "want the resource query with $id"
 	}
-	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
-	defer fasthttp.ReleaseRequest(req)
-	defer fasthttp.ReleaseResponse(resp)
-	req.SetRequestURI(f.base + "/resources/v1/" + url.PathEscape(in.Variables["id"]))
-	req.Header.Set("Accept", "application/json")
-	req.Header.SetBytesV("Authorization", auth)
-	if len(networkID) > 0 {
-		req.Header.SetBytesV("Service-Network-Id", networkID)
+	req, err := http.NewRequest(http.MethodGet, f.base+"/resources/v1/"+url.PathEscape(in.Variables["id"]), nil)
+	if err != nil {
+		return nil, http.StatusBadRequest, "id"
 	}
-	if err := f.hc.DoTimeout(req, resp, 10*time.Second); err != nil || resp.StatusCode() != http.StatusOK {
+	req.Header["Accept"] = []string{"application/json"}
+	req.Header["Authorization"] = []string{string(auth)}
+	if len(networkID) > 0 {
+		req.Header["Service-Network-Id"] = []string{string(networkID)}
+	}
+	resp, err := f.rt.RoundTrip(req)
+	if err != nil {
+		return nil, http.StatusBadGateway, "upstream"
+	}
+	data, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK {
 		return nil, http.StatusBadGateway, "upstream"
 	}
 	var got struct {
 		Resource resource `json:"resource"`
 	}
-	if err := json.Unmarshal(resp.Body(), &got); err != nil {
+	if err := json.Unmarshal(data, &got); err != nil {
 		return nil, http.StatusBadGateway, "upstream body"
 	}
 	out, err := json.Marshal(map[string]any{"data": map[string]any{"resource": got.Resource}})
@@ -120,7 +116,7 @@ func (f *floor) answer(body []byte, auth, networkID []byte) ([]byte, int, string
 	return out, http.StatusOK, ""
 }
 
-// ServeHTTP serves the answer with net/http.
+// ServeHTTP serves the answer.
 func (f *floor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var body []byte
 	if r.Method == http.MethodPost && r.URL.Path == "/graphql" {
@@ -133,19 +129,4 @@ func (f *floor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(status)
 	_, _ = w.Write(out)
-}
-
-// serveFast serves the answer with fasthttp.
-func (f *floor) serveFast(ctx *fasthttp.RequestCtx) {
-	var body []byte
-	if ctx.IsPost() && string(ctx.Path()) == "/graphql" {
-		body = ctx.PostBody()
-	}
-	out, status, msg := f.answer(body, ctx.Request.Header.Peek("Authorization"), ctx.Request.Header.Peek("Service-Network-Id"))
-	ctx.SetContentType("application/graphql-response+json")
-	if status != http.StatusOK {
-		out = []byte(`{"errors":[{"message":"` + msg + `"}]}`)
-	}
-	ctx.SetStatusCode(status)
-	ctx.SetBody(out)
 }

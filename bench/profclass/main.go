@@ -3,11 +3,12 @@
 // frame of its stack is; otherwise it belongs to the category naming the
 // package of its leaf-most frame that one names, passing over the generic
 // frames (net, net/http, syscalls, bufio, io, the JSON libraries), which
-// belong to the first caller that is named (restclient or fasthttp: the HTTP
-// client; restclient.unmarshal: decoding; the GraphQL transport: response
-// writing), or else to the HTTP server (net/http's connection reading the
-// request and flushing the response) or to net/http's client connection
-// goroutines (writes, WithHTTPClient).
+// belong to the first caller that is named (restclient: the HTTP client;
+// restclient.unmarshal: decoding; the GraphQL transport: response writing),
+// or else to the HTTP server (net/http's connection reading the request and
+// flushing the response) or to the HTTP client (the reading and writing
+// goroutines of net/http's client connections, which every upstream call
+// goes through).
 //
 //	go run ./bench -cost-only -batched-only -only feed -cpuprofile /tmp/p
 //	go run ./bench/profclass /tmp/p.feed.pprof
@@ -33,7 +34,7 @@ var cats = []struct {
 		me + "restclient..fast", me + "restclient.fast", me + "restclient.mergeSlice", me + "restclient.stringElem"}},
 	{"gqlgen execution and response writing", []string{"github.com/99designs/gqlgen", "github.com/vektah/", me + "graph/generated", me + "graph/scalars", me + "graph.", me + "graph/model", me + "graph/paging"}},
 	{"loaders", []string{"github.com/graph-gophers/dataloader", me + "graph/loaders"}},
-	{"HTTP client and upstream I/O", []string{me + "restclient", "github.com/valyala/fasthttp", "github.com/sony/gobreaker", "golang.org/x/time"}},
+	{"HTTP client and upstream I/O", []string{me + "restclient", "github.com/sony/gobreaker", "golang.org/x/time"}},
 	{"request pipeline", []string{me + "graph/guard", me + "graph/limits", me + "internal/", me + "graph/admission", me + "graph/calls", "log/slog", "github.com/rs/cors"}},
 	{"bench harness", []string{"main."}},
 }

@@ -8,7 +8,7 @@
 package errcode
 
 const (
-	// Unauthenticated: the request carries no credentials, Basic credentials for a Bearer-only operation, or the upstream answered 401 (to this call, or to an earlier call of the request: the rest are not sent).
+	// Unauthenticated: the request carries no credentials, Basic credentials for a Bearer-only operation, or the upstream answered 401 (to this call, to an earlier call of the request, or to these credentials within the refusal TTL: the rest are not sent).
 	Unauthenticated = "UNAUTHENTICATED"
 	// Forbidden: the upstream answered 403; extensions.requiredScope names the scope the operation needs, absent when the token is not of the service-network-id's network.
 	Forbidden = "FORBIDDEN"
@@ -46,7 +46,7 @@ const (
 	PersistedQueryNotFound = "PERSISTED_QUERY_NOT_FOUND"
 	// OperationNotTrusted: with trusted documents, a free-form query, or a query that is not the document of its hash.
 	OperationNotTrusted = "OPERATION_NOT_TRUSTED"
-	// Overloaded: HTTP 503 with Retry-After: the cost of the operations in flight leaves no room for this one's within -admission-wait (-max-cost-in-flight); refused before any upstream call.
+	// Overloaded: HTTP 503 with Retry-After: the cost of the operations in flight leaves no room for this one's within -admission-wait (-max-cost-in-flight, and -client-cost-share for a client beyond its share); refused before any upstream call.
 	Overloaded = "OVERLOADED"
 	// ResponseTooLarge: the response data is larger than -max-response-bytes: data is null and this error is the whole answer.
 	ResponseTooLarge = "RESPONSE_TOO_LARGE"

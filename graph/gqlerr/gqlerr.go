@@ -127,6 +127,7 @@ func classify(err error) (code, msg string, ext map[string]any) {
 		decErr  *restclient.DecodeError
 		limErr  *calls.LimitError
 		refErr  *calls.CredentialsRefusedError
+		credErr *restclient.RefusedCredentialsError
 		bearErr *BearerRequired
 		openErr *restclient.CircuitOpenError
 		budErr  *budget.Error
@@ -139,6 +140,12 @@ func classify(err error) (code, msg string, ext map[string]any) {
 	case errors.As(err, &refErr):
 		// An earlier call of the request was answered 401: this one was not sent.
 		return errcode.Unauthenticated, msgRefused, nil
+	case errors.As(err, &credErr):
+		// The upstream refused these credentials on another call (a 401
+		// remembered for a while, or the answer this call waited for): the
+		// code of that answer, this call named, unsent.
+		code, msg, _ := classifyResponse(credErr.Refused)
+		return code, msg, map[string]any{"upstream": upstream(credErr.Method, credErr.Route, 0)}
 	case errors.As(err, &bearErr):
 		return errcode.Unauthenticated, "this operation accepts Bearer authentication only: send Authorization: Bearer <token> with service-network-id; not called",
 			map[string]any{"upstream": upstream(bearErr.Method, bearErr.Route, 0)}
@@ -190,7 +197,7 @@ func classifyResponse(e *restclient.ErrorResponse) (string, string, map[string]a
 	switch {
 	case e.StatusCode == 401:
 		return errcode.Unauthenticated, msgRefused, ext
-	case e.StatusCode == 403 && networkMismatch(e):
+	case e.StatusCode == 403 && restclient.IsNetworkMismatch(e):
 		return errcode.Forbidden, "the credentials do not belong to the network named by the service-network-id header", ext
 	case e.StatusCode == 403:
 		if s := restclient.RequiredScope(e.Method, e.Route); s != "" {
@@ -212,13 +219,6 @@ func classifyResponse(e *restclient.ErrorResponse) (string, string, map[string]a
 		return errcode.UpstreamUnavailable, fmt.Sprintf("the upstream service failed (%d)", e.StatusCode), ext
 	}
 	return errcode.UpstreamUnavailable, fmt.Sprintf("unexpected upstream status %d", e.StatusCode), ext
-}
-
-// networkMismatch reports whether a 403 says the credentials are not those
-// of the service-network-id's network (the service names the header in its
-// message), rather than that they lack a scope.
-func networkMismatch(e *restclient.ErrorResponse) bool {
-	return strings.HasPrefix(strings.ToLower(e.Message), "service-network-id")
 }
 
 // BearerRequired refuses, before any upstream call, an operation the API

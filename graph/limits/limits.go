@@ -1,9 +1,10 @@
 // Package limits bounds what one GraphQL operation may ask for, checked after
 // validation and before execution, so a refused operation costs no upstream
 // call. It measures the operation's depth, aliases, root fields and cost with
-// fragments resolved; introspection fields (__schema, __type) are answered
-// locally, bounded by the validator's own introspection-depth rule, and count
-// as one field each.
+// fragments resolved. Introspection fields (__schema, __type) are answered
+// locally: their depth is bounded by the validator's own introspection-depth
+// rule (they count as one level here), and their cost is measured with the
+// schema's own numbers (SchemaSize), so it reflects the size of their answer.
 //
 // Cost: every object (or list element) the response can hold costs 1; a
 // connection field multiplies the cost of its edges and nodes by its `first`
@@ -102,9 +103,9 @@ type Stats struct {
 // Options of Measure.
 type Options struct {
 	ListEstimate int
-	// CountIntrospection descends into __schema and __type instead of
-	// counting them as one field (to measure the introspection query itself).
-	CountIntrospection bool
+	// Schema measures the introspection fields (SizeOf); nil counts their
+	// lists as ListEstimate elements.
+	Schema *SchemaSize
 }
 
 // Measure walks op (validated against its schema, so field definitions are
@@ -171,11 +172,11 @@ func (w *walker) field(f *ast.Field, depth int, parent string, connFirst int) (c
 	if f.Alias != "" && f.Alias != f.Name {
 		w.aliases++
 	}
-	if strings.HasPrefix(f.Name, "__") && !w.opts.CountIntrospection {
-		if f.Name == "__typename" {
-			return 0, depth
-		}
-		return 1, depth
+	if f.Name == "__typename" {
+		return 0, depth
+	}
+	if f.Name == "__schema" || f.Name == "__type" {
+		return w.introspectionCost(f), depth
 	}
 	if len(f.SelectionSet) == 0 || f.Definition == nil {
 		return 0, depth // scalar or enum
@@ -311,6 +312,7 @@ func TokenLimit(e *gqlerror.Error, maxTokens int) *gqlerror.Error {
 type Extension struct {
 	cfg  Config
 	docs graphql.Cache[*ast.QueryDocument] // nil: parse every document
+	size *SchemaSize                       // the schema's, set by Validate
 }
 
 // New returns the extension enforcing c.
@@ -333,8 +335,13 @@ var _ interface {
 // ExtensionName implements graphql.HandlerExtension.
 func (*Extension) ExtensionName() string { return "OperationLimits" }
 
-// Validate implements graphql.HandlerExtension.
-func (*Extension) Validate(graphql.ExecutableSchema) error { return nil }
+// Validate implements graphql.HandlerExtension: gqlgen calls it once, when
+// the extension is installed, with the schema whose introspection it
+// measures (SizeOf).
+func (x *Extension) Validate(es graphql.ExecutableSchema) error {
+	x.size = SizeOf(es.Schema())
+	return nil
+}
 
 const statsKey = "OperationLimits"
 
@@ -347,7 +354,7 @@ func (x *Extension) MutateOperationContext(ctx context.Context, opCtx *graphql.O
 	if e := CheckVariables(opCtx.Operation, opCtx.Variables); e != nil {
 		return e
 	}
-	s := Measure(opCtx.Operation, opCtx.Variables, Options{ListEstimate: x.cfg.ListEstimate})
+	s := Measure(opCtx.Operation, opCtx.Variables, Options{ListEstimate: x.cfg.ListEstimate, Schema: x.size})
 	opCtx.Stats.SetExtension(statsKey, &s)
 	c := x.cfg
 	switch {

@@ -61,16 +61,40 @@ fragment F on Location { orders { edges { node { product { title } } } } }`
 	}
 }
 
-func TestMeasureIntrospectionCountsOnce(t *testing.T) {
+// TestMeasureIntrospectionBySchemaSize: GraphiQL's introspection query counts
+// as one level of depth (the validator bounds its nesting) and costs about
+// the objects its answer holds (graph's TestIntrospectionCostIsItsAnswer
+// compares with the answer itself), within the default cost limit; every
+// further __schema of an operation costs as much again, so five do not fit.
+func TestMeasureIntrospectionBySchemaSize(t *testing.T) {
+	size := limits.SizeOf(schema())
 	doc := validated(t, testenv.IntrospectionQuery)
-	s := limits.Measure(doc.Operations[0], nil, limits.Options{})
-	if s.Depth != 1 || s.Cost != 1 || s.RootFields != 1 {
-		t.Errorf("introspection query: %+v, want depth 1 cost 1", s)
+	s := limits.Measure(doc.Operations[0], nil, limits.Options{Schema: size})
+	t.Logf("GraphiQL's introspection query: depth %d, cost %d", s.Depth, s.Cost)
+	if s.Depth != 1 || s.RootFields != 1 || s.Cost < 1000 || s.Cost > limits.DefaultMaxCost/2 {
+		t.Errorf("introspection query: %+v, want depth 1 and a cost between 1000 and %d", s, limits.DefaultMaxCost/2)
 	}
-	full := limits.Measure(doc.Operations[0], nil, limits.Options{CountIntrospection: true})
-	t.Logf("GraphiQL's introspection query walked in full: depth %d, cost %d, aliases %d (limits skip __schema/__type: depth 1, cost 1)", full.Depth, full.Cost, full.Aliases)
-	if full.Depth < 10 {
-		t.Errorf("full walk depth = %d: the walk did not descend", full.Depth)
+	body := testenv.IntrospectionQuery[strings.Index(testenv.IntrospectionQuery, "__schema"):strings.Index(testenv.IntrospectionQuery, "fragment FullType")]
+	body = strings.TrimSpace(body)
+	body = body[:len(body)-1] // the operation's closing brace
+	var five strings.Builder
+	five.WriteString("{ ")
+	for i := range 5 {
+		fmt.Fprintf(&five, "s%d: %s ", i, body)
+	}
+	five.WriteString("}\n" + testenv.IntrospectionQuery[strings.Index(testenv.IntrospectionQuery, "fragment FullType"):])
+	s5 := limits.Measure(validated(t, five.String()).Operations[0], nil, limits.Options{Schema: size})
+	if s5.Cost != 5*s.Cost || s5.Cost <= limits.DefaultMaxCost {
+		t.Errorf("five __schema cost %d, want five times %d, above the limit %d", s5.Cost, s.Cost, limits.DefaultMaxCost)
+	}
+	// A small selection costs little: the type's object and its name.
+	one := limits.Measure(validated(t, `{ __type(name: "Query") { name } __schema { queryType { name } } }`).Operations[0], nil, limits.Options{Schema: size})
+	if one.Cost != 3 {
+		t.Errorf("__type { name } and __schema { queryType { name } } cost %d, want 3", one.Cost)
+	}
+	// Without the schema's numbers, lists count as the list estimate.
+	if est := limits.Measure(doc.Operations[0], nil, limits.Options{}); est.Cost <= s.Cost {
+		t.Errorf("without the schema's size: cost %d, want more than %d", est.Cost, s.Cost)
 	}
 }
 

@@ -19,6 +19,13 @@
 // (Negotiate, graph/guard) and puts both in the context (WithRequest); the
 // Transport, the only one of the gqlgen server, executes it and writes the
 // answer.
+//
+// A response is written only once the operation has executed: its data is
+// then one buffer gqlgen's executor has marshalled (bounded by the response
+// size cap of graph.NewHandler, -max-response-bytes), nothing is streamed,
+// and nothing the operation holds (admission units, graph/admission) waits
+// for the client to read it. From then on the client has WriteTimeout to
+// take it.
 package overhttp
 
 import (
@@ -31,6 +38,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -160,7 +168,11 @@ func WithRequest(ctx context.Context, p *guard.Params, mediaType string) context
 // Transport executes the request WithRequest put in the context, whatever
 // its method (the handler has refused what it does not serve), and writes
 // the answer as the package comment says.
-type Transport struct{}
+type Transport struct {
+	// WriteTimeout is the write deadline of a response, from the moment it
+	// is ready (http.ResponseController); 0: only the server's own.
+	WriteTimeout time.Duration
+}
 
 var _ graphql.Transport = Transport{}
 
@@ -168,7 +180,7 @@ var _ graphql.Transport = Transport{}
 func (Transport) Supports(*http.Request) bool { return true }
 
 // Do implements graphql.Transport.
-func (Transport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+func (t Transport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	ctx := r.Context()
 	req, ok := ctx.Value(requestKey{}).(*request)
 	if !ok {
@@ -196,7 +208,7 @@ func (Transport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphEx
 		if req.mediaType == GraphQLResponseJSON {
 			status = http.StatusBadRequest
 		}
-		write(w, status, exec.DispatchError(graphql.WithOperationContext(ctx, oc), errs))
+		t.send(w, status, exec.DispatchError(graphql.WithOperationContext(ctx, oc), errs))
 		return
 	}
 	if r.Method == http.MethodGet && oc.Operation.Operation != ast.Query {
@@ -205,7 +217,7 @@ func (Transport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphEx
 		w.Header().Set("Allow", http.MethodPost)
 		e := gqlerror.Errorf("a %s cannot be sent by GET: send it as a POST", oc.Operation.Operation)
 		e.Extensions = map[string]any{"code": errcode.MethodNotAllowed}
-		write(w, http.StatusMethodNotAllowed, exec.DispatchError(graphql.WithOperationContext(ctx, oc), gqlerror.List{e}))
+		t.send(w, http.StatusMethodNotAllowed, exec.DispatchError(graphql.WithOperationContext(ctx, oc), gqlerror.List{e}))
 		return
 	}
 	responses, ctx := exec.DispatchOperation(ctx, oc)
@@ -215,6 +227,16 @@ func (Transport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphEx
 		// No data entry: the operation did not run (a refusal of a
 		// response middleware).
 		status = http.StatusBadRequest
+	}
+	t.send(w, status, resp)
+}
+
+// send writes resp (write) within WriteTimeout. A writer that cannot take a
+// deadline (http.ErrNotSupported) leaves the server's write timeout alone in
+// force.
+func (t Transport) send(w http.ResponseWriter, status int, resp *graphql.Response) {
+	if t.WriteTimeout > 0 {
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(t.WriteTimeout))
 	}
 	write(w, status, resp)
 }

@@ -24,13 +24,9 @@ import (
 // runs after the env has shut down. restclient's idle flight goroutines
 // (internal/workers), waiting for the next shared call for a while, are kept
 // on purpose; one still running a call is not idle and counts.
-// So is restclient's GET pool cleaner (fasthttp's HostClient), which ends at
-// its next wake-up once the env's connections are closed.
 func noLeaks(t *testing.T) {
 	t.Helper()
-	opts := []goleak.Option{goleak.IgnoreCurrent(),
-		goleak.IgnoreTopFunction("github.com/workspacenet/facade/internal/workers.(*Pool).worker"),
-		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*HostClient).connsCleaner")}
+	opts := []goleak.Option{goleak.IgnoreCurrent(), goleak.IgnoreTopFunction("github.com/workspacenet/facade/internal/workers.(*Pool).worker")}
 	t.Cleanup(func() { goleak.VerifyNone(t, opts...) })
 }
 

@@ -100,7 +100,7 @@ func NewFacade(reg prometheus.Registerer, o Options) *Facade {
 		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "facade_upstream_rate_limited_total",
 			Help: "429 answers of the upstream, by method and route template."}, callLabels),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "facade_upstream_calls_refused_total",
-			Help: "Upstream calls refused before anything was sent, by reason: call_cap (-max-upstream-calls), rate_budget (no slot before the deadline), circuit_open, credentials_refused (an earlier 401), bearer_only."},
+			Help: "Upstream calls refused before anything was sent, by reason: call_cap (-max-upstream-calls), rate_budget (no slot before the deadline), circuit_open, credentials_refused (an earlier 401 of the request, or a credential refused within -credential-refused-ttl), bearer_only."},
 			[]string{"reason"}),
 		shared: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "facade_upstream_calls_shared_total",
 			Help: "Upstream GETs answered by an identical GET another request had in flight (no request of their own), by method and route template."}, callLabels),

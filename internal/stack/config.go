@@ -42,6 +42,10 @@ type Config struct {
 	LogLevel        slog.Level
 	// Budget paces upstream requests per upstream client (RPS 0 = off).
 	Budget budget.Config
+	// AuthGate sends an unproven credential's first upstream call alone and
+	// refuses, unsent, one answered 401 within its RefusedTTL
+	// (restclient.AuthGate; Trust 0 = off).
+	AuthGate restclient.AuthGate
 	// DemoRateLimit is the embedded REST service's rate limit, requests per
 	// second per client as the real API enforces (0 = off).
 	DemoRateLimit int
@@ -115,6 +119,7 @@ func DefaultConfig() Config {
 		LogLevel:        slog.LevelInfo,
 		Budget:          budget.Config{RPS: budget.DefaultRPS, Burst: budget.DefaultBurst, MaxPause: budget.DefaultMaxPause},
 		DemoRateLimit:   budget.DefaultRPS,
+		AuthGate:        restclient.DefaultAuthGate(),
 		CacheTTL:        cache.DefaultTTLSpec,
 		Replicas:        1,
 		Graph:           graph.DefaultOptions(),
@@ -182,6 +187,11 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	num(&rps, "upstream-rps", "UPSTREAM_RPS", "most upstream requests per second per upstream client (the real API allows 10); 0 = no pacing")
 	num(&c.Budget.Burst, "upstream-burst", "UPSTREAM_BURST", "of them, how many may go back to back (1 to -upstream-rps)")
 	dur(&c.Budget.MaxPause, "max-upstream-pause", "MAX_UPSTREAM_PAUSE", "longest pause of an upstream client learned from one answer (Retry-After, RateLimit-Reset): a longer one asked for is this long")
+	ag := &c.AuthGate
+	dur(&ag.Trust, "credential-trust", "CREDENTIAL_TRUST", "a credential the upstream answered 2xx within this long is trusted: its calls go out together; another sends its first call alone and the rest wait for its answer; 0 = off")
+	dur(&ag.RefusedTTL, "credential-refused-ttl", "CREDENTIAL_REFUSED_TTL", "a credential the upstream answered 401 is refused, unsent, for this long; 0 = not remembered")
+	num(&ag.MaxEntries, "credential-table-size", "CREDENTIAL_TABLE_SIZE", "credentials remembered as trusted, and as refused, at most (each table); the least recently confirmed is forgotten first")
+	dur(&ag.ProbeWait, "credential-probe-wait", "CREDENTIAL_PROBE_WAIT", "how long an unproven credential's other calls wait for its first call's answer before going anyway; 0 = as long as it takes")
 	dur(&g.RequestTimeout, "request-timeout", "REQUEST_TIMEOUT", "deadline of one GraphQL request, inherited by its upstream calls; 0 = none")
 	dur(&c.UpstreamTimeout, "upstream-timeout", "UPSTREAM_TIMEOUT", "timeout of one upstream attempt")
 	dur(&c.ShutdownTimeout, "shutdown-timeout", "SHUTDOWN_TIMEOUT", "time given to in-flight requests on SIGINT/SIGTERM")
@@ -201,6 +211,8 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	num(&bodyBytes, "max-body-bytes", "MAX_BODY_BYTES", "maximum size of a request body in bytes (at least 1)")
 	num(&g.MaxCostInFlight, "max-cost-in-flight", "MAX_COST_IN_FLIGHT", "maximum summed cost of the operations executing at once (README, Hardening); beyond it an operation waits -admission-wait, then gets 503 OVERLOADED; 0 = no limit")
 	dur(&g.AdmissionWait, "admission-wait", "ADMISSION_WAIT", "how long an operation waits for room under -max-cost-in-flight before 503 OVERLOADED; 0 refuses at once")
+	num(&g.ClientCostShare, "client-cost-share", "CLIENT_COST_SHARE", "cost units of -max-cost-in-flight one upstream client may hold whatever the others do; beyond them it takes more only while this many stay free for other clients; 0 = no share")
+	dur(&g.ResponseWriteTimeout, "response-write-timeout", "RESPONSE_WRITE_TIMEOUT", "time a client has to read a response once it is ready; a slower one is cut off; 0 = only the server's write timeout")
 	num(&g.MaxResponseBytes, "max-response-bytes", "MAX_RESPONSE_BYTES", "maximum size of a response's data in bytes: larger is answered RESPONSE_TOO_LARGE; 0 = no limit")
 	num(&g.APQCacheSize, "apq-cache-size", "APQ_CACHE_SIZE", "automatic persisted queries remembered; 0 = APQ off")
 	str(&c.MetricsAddr, "metrics-addr", "METRICS_ADDR", "listen address of the Prometheus /metrics endpoint; empty = off (demo mode, without -upstream: "+metrics.DefaultAddr+" unless given)")
@@ -254,7 +266,7 @@ func (c *Config) Validate() error {
 	for name, v := range map[string]int{"-max-depth": l.MaxDepth, "-max-aliases": l.MaxAliases, "-max-root-fields": l.MaxRootFields,
 		"-max-cost": l.MaxCost, "-max-tokens": l.MaxTokens, "-max-selections": l.MaxSelections, "-max-directives": l.MaxDirectives,
 		"-max-upstream-calls": c.Graph.MaxUpstreamCalls, "-apq-cache-size": c.Graph.APQCacheSize,
-		"-max-cost-in-flight": c.Graph.MaxCostInFlight, "-max-response-bytes": c.Graph.MaxResponseBytes} {
+		"-max-cost-in-flight": c.Graph.MaxCostInFlight, "-max-response-bytes": c.Graph.MaxResponseBytes, "-client-cost-share": c.Graph.ClientCostShare} {
 		if v < 0 {
 			return fmt.Errorf("%s: %d is negative (0 turns it off)", name, v)
 		}
@@ -264,6 +276,11 @@ func (c *Config) Validate() error {
 	}
 	if err := c.Budget.Validate(); err != nil {
 		return fmt.Errorf("-upstream-rps/-upstream-burst: %w", err)
+	}
+	if ag := c.AuthGate; ag.Trust < 0 || ag.RefusedTTL < 0 || ag.ProbeWait < 0 {
+		return fmt.Errorf("-credential-trust, -credential-refused-ttl, -credential-probe-wait: negative duration")
+	} else if ag.Trust > 0 && ag.MaxEntries < 1 {
+		return fmt.Errorf("-credential-table-size: %d must be at least 1 (-credential-trust 0 turns the gate off)", ag.MaxEntries)
 	}
 	if c.Replicas < 1 {
 		return fmt.Errorf("-replicas: %d must be at least 1", c.Replicas)
@@ -286,6 +303,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Graph.AdmissionWait < 0 {
 		return fmt.Errorf("-admission-wait: %v is negative (0 refuses at once)", c.Graph.AdmissionWait)
+	}
+	if c.Graph.ResponseWriteTimeout < 0 {
+		return fmt.Errorf("-response-write-timeout: %v is negative (0 = the server's write timeout only)", c.Graph.ResponseWriteTimeout)
 	}
 	if c.UpstreamTimeout <= 0 {
 		return fmt.Errorf("-upstream-timeout: %v must be positive", c.UpstreamTimeout)

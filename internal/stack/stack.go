@@ -226,6 +226,7 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
 	}
 	opts := []restclient.Option{
 		restclient.WithTimeout(c.UpstreamTimeout),
+		restclient.WithAuthGate(c.AuthGate),
 		restclient.WithBreakerStateChange(func(route string, from, to restclient.BreakerState) {
 			logger.Warn("upstream circuit breaker", "route", route, "from", from.String(), "to", to.String())
 		}),

@@ -171,9 +171,10 @@ func TestZeroTurnsOff(t *testing.T) {
 			return refused
 		}, []string{"-max-cost=0", "-admission-wait=0"}},
 		// 100 introspections of the schema's types: about 12 MB of data, no
-		// upstream call, above the default 8 MiB.
+		// upstream call, above the default 8 MiB (and far above the cost
+		// limit, turned off here).
 		{"max-response-bytes", byCode(errcode.ResponseTooLarge, `{ `+repeat(`s%d: __schema { types { name description fields { name description args { name description } type { name kind ofType { name kind } } } } } `, 100)+`}`, nil),
-			[]string{"-max-aliases=0", "-max-root-fields=0", "-max-selections=0"}},
+			[]string{"-max-aliases=0", "-max-root-fields=0", "-max-selections=0", "-max-cost=0"}},
 		{"request-timeout", func(t *testing.T, st *stack.Stack, c *gqlclient.Client) bool {
 			q := `{ resource(id: "` + st.Embedded.Manifest.IDs["resource"][0] + `") { id } }`
 			_, err := c.Post(t.Context(), gqlclient.Request{Query: q}, nil)

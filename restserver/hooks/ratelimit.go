@@ -7,13 +7,17 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/workspacenet/facade/internal/credkey"
 )
 
 // # Rate limit
 //
 // The real API allows 10 requests per second per client and answers 429
 // above it. SetRateLimit gives the local service that constraint: per client
-// (the Authorization header's value), a request arriving when the client
+// (the Authorization header's value in its normalised spelling,
+// internal/credkey: "bearer  tok" and "Bearer tok" are one client, as they
+// are to the authentication), a request arriving when the client
 // already had PerSecond requests accepted in the last second is answered
 // 429 {"message", "type": "rate_limited"} with Retry-After in whole seconds
 // (rounded up; omitted with OmitRetryAfter, as the real API may), and never
@@ -21,8 +25,8 @@ import (
 //
 // Whatever the limit, the hooks record for each client the most requests it
 // sent in any one second (accepted or not): MaxPerSecond, and "perSecond"
-// in GET /_stats, keyed by a short hash of the Authorization value, never
-// the value itself.
+// in GET /_stats, keyed by a short hash of the normalised Authorization
+// value, never the value itself.
 
 // RateLimit configures the local service's per-client rate limit.
 type RateLimit struct {
@@ -88,9 +92,10 @@ func (r *rates) reset() {
 	r.refused = 0
 }
 
-// clientKey names a client without revealing its credentials.
+// clientKey names a client without revealing its credentials: every
+// spelling of one Authorization value has one key.
 func clientKey(authorization string) string {
-	sum := sha256.Sum256([]byte(authorization))
+	sum := sha256.Sum256([]byte(credkey.Authorization(authorization)))
 	return hex.EncodeToString(sum[:6])
 }
 

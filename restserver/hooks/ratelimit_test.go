@@ -93,3 +93,25 @@ func TestNoRateLimitStillCountsPerSecond(t *testing.T) {
 		t.Errorf("MaxPerSecond %d, want 25", got)
 	}
 }
+
+// TestRateLimitOneClientHowEverSpelled: the spellings of one Authorization
+// the service authenticates as one client (scheme case, blanks) share its
+// limit; another token has its own.
+func TestRateLimitOneClientHowEverSpelled(t *testing.T) {
+	h, _, handler := rateLimited(t, RateLimit{PerSecond: 3})
+	spellings := []string{"Bearer tok", "bearer tok", "BEARER  tok", "Bearer\ttok "}
+	for i, auth := range spellings[:3] {
+		if rec := send(handler, auth); rec.Code != 200 {
+			t.Fatalf("request %d (%q): %d", i, auth, rec.Code)
+		}
+	}
+	if rec := send(handler, spellings[3]); rec.Code != http.StatusTooManyRequests {
+		t.Errorf("the fourth request of one client, spelled %q: %d, want 429", spellings[3], rec.Code)
+	}
+	if rec := send(handler, "Bearer TOK"); rec.Code != 200 {
+		t.Errorf("another token: %d", rec.Code)
+	}
+	if got := h.MaxPerSecond(); got[clientKey("Bearer tok")] != 4 || len(got) != 2 {
+		t.Errorf("MaxPerSecond = %v, want 4 for one client and 1 for the other", got)
+	}
+}
