@@ -17,8 +17,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/workspacenet/facade/internal/stack"
 	"github.com/workspacenet/facade/internal/tracing"
+	"github.com/workspacenet/facade/stack"
 )
 
 func main() {

@@ -23,7 +23,7 @@ import (
 	"github.com/workspacenet/facade/graph/loaders"
 	"github.com/workspacenet/facade/internal/childproc"
 	"github.com/workspacenet/facade/internal/gqlclient"
-	"github.com/workspacenet/facade/internal/stack"
+	"github.com/workspacenet/facade/stack"
 )
 
 // The "under load" measurement: the facade alone in a process of its own,

@@ -32,7 +32,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/workspacenet/facade/internal/stack"
+	"github.com/workspacenet/facade/stack"
 )
 
 func main() {

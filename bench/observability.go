@@ -13,8 +13,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/workspacenet/facade/internal/budget"
-	"github.com/workspacenet/facade/internal/stack"
 	"github.com/workspacenet/facade/internal/tracing"
+	"github.com/workspacenet/facade/stack"
 )
 
 // Observability configurations of the facade measured by
@@ -86,7 +86,7 @@ func (*countingExporter) Shutdown(context.Context) error { return nil }
 // observabilityOverhead is `go run ./bench -observability-overhead N`: the
 // dashboard's facade CPU and allocations per query through the facade's
 // handler (costRun) for each of obsConfigs, the configurations started as
-// the program starts them (internal/stack), alternating within each of
+// the program starts them (stack), alternating within each of
 // `rounds` rounds, so that load drifting on the machine hits every
 // configuration alike. Metrics are the stack's own (registry, per-request and
 // per-upstream-call recording; the listener is on a loopback port nobody

@@ -23,12 +23,12 @@ import (
 	"github.com/workspacenet/facade/graph/loaders/naive"
 	"github.com/workspacenet/facade/internal/budget"
 	"github.com/workspacenet/facade/internal/gqlclient"
-	"github.com/workspacenet/facade/internal/stack"
 	"github.com/workspacenet/facade/restclient"
+	"github.com/workspacenet/facade/stack"
 )
 
 // facade is the GraphQL facade served on a loopback listener of the bench
-// process, started as the program starts it (internal/stack) except for the
+// process, started as the program starts it (stack) except for the
 // loaders.
 type facade struct {
 	url     string

@@ -11,9 +11,9 @@ import (
 
 	"github.com/workspacenet/facade/internal/childproc"
 	"github.com/workspacenet/facade/internal/gqlclient"
-	"github.com/workspacenet/facade/internal/stack"
 	"github.com/workspacenet/facade/restserver"
 	"github.com/workspacenet/facade/restserver/hooks"
+	"github.com/workspacenet/facade/stack"
 )
 
 // childEnv, when set to a demo scale, makes the bench binary (or the test
@@ -133,7 +133,7 @@ func startUpstreamFor(ctx context.Context, cfg Config) (up *upstream, who http.H
 }
 
 // startUpstreamInProcess serves the REST service (in-memory SQLite, demo data
-// at scale) on a loopback listener of this process, as internal/stack does.
+// at scale) on a loopback listener of this process, as stack does.
 func startUpstreamInProcess(scale int) (*upstream, error) {
 	h := hooks.New()
 	// The bench reads and resets the counters over HTTP (/_stats).

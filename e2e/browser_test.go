@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/workspacenet/facade/internal/stack"
-	"github.com/workspacenet/facade/internal/testenv"
+	"github.com/workspacenet/facade/stack"
+	"github.com/workspacenet/facade/testenv"
 )
 
 // playgroundRun is what e2e/playground.mjs saw after one press of Run.

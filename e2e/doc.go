@@ -1,5 +1,5 @@
 // Package e2e holds the tests that drive the facade with real clients, as
-// `go run .` starts it (internal/stack's default configuration with the
+// `go run .` starts it (stack's default configuration with the
 // embedded demo upstream): the graphql-http audit of GraphQL-over-HTTP
 // compliance (audit_test.go, audit.mjs), and browser tests. The clients are
 // npm packages pinned in package-lock.json; `cd e2e && npm ci` installs them.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/workspacenet/facade/graph"
 	"github.com/workspacenet/facade/graph/errcode"
-	"github.com/workspacenet/facade/internal/testenv"
+	"github.com/workspacenet/facade/testenv"
 )
 
 // heldFirst returns testenv options whose upstream, once armed is set, holds

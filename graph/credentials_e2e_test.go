@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/workspacenet/facade/internal/gqlclient"
-	"github.com/workspacenet/facade/internal/testenv"
 	"github.com/workspacenet/facade/restclient"
+	"github.com/workspacenet/facade/testenv"
 )
 
 // headerLog records the credential headers of every upstream request.

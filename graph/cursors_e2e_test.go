@@ -14,8 +14,8 @@ import (
 
 	"github.com/workspacenet/facade/internal/budget"
 	"github.com/workspacenet/facade/internal/gqlclient"
-	"github.com/workspacenet/facade/internal/stack"
-	"github.com/workspacenet/facade/internal/testenv"
+	"github.com/workspacenet/facade/stack"
+	"github.com/workspacenet/facade/testenv"
 )
 
 // The cursor attacks: a tenant reading what a cursor holds (the upstream

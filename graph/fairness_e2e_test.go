@@ -14,9 +14,9 @@ import (
 	"github.com/workspacenet/facade/internal/budget"
 	"github.com/workspacenet/facade/internal/gqlclient"
 	"github.com/workspacenet/facade/internal/queries"
-	"github.com/workspacenet/facade/internal/stack"
-	"github.com/workspacenet/facade/internal/testenv"
 	"github.com/workspacenet/facade/restserver/hooks"
+	"github.com/workspacenet/facade/stack"
+	"github.com/workspacenet/facade/testenv"
 )
 
 // heavyPaced is an operation of tenant B at the cost limit whose upstream

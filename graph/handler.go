@@ -62,7 +62,7 @@ type Options struct {
 	// CursorSecret keys the connections' cursors (graph/paging: AES-256-GCM
 	// under an HKDF-derived key), so clients can neither read nor forge
 	// them. Replicas must share it, or one replica's cursors are refused by
-	// another (internal/stack sets it from FACADE_SECRET). Empty: a random
+	// another (stack sets it from FACADE_SECRET). Empty: a random
 	// secret for this handler.
 	CursorSecret []byte
 	// RequestTimeout bounds each GraphQL request; every upstream call made for

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/workspacenet/facade/internal/testenv"
+	"github.com/workspacenet/facade/testenv"
 )
 
 // Upstream route keys as counted by the REST service's hooks.

@@ -2,12 +2,17 @@ package graph
 
 import (
 	"context"
+	"errors"
 	"net/http"
 
 	"github.com/99designs/gqlgen/graphql"
 
+	"github.com/workspacenet/facade/graph/calls"
+	"github.com/workspacenet/facade/graph/gqlerr"
 	"github.com/workspacenet/facade/internal/accesslog"
+	"github.com/workspacenet/facade/internal/budget"
 	"github.com/workspacenet/facade/internal/metrics"
+	"github.com/workspacenet/facade/restclient"
 )
 
 // The endpoint's metrics (Options.Metrics): observe counts each request in
@@ -52,4 +57,35 @@ func observeOperation(ctx context.Context, next graphql.ResponseHandler) *graphq
 		rec.Responded(codes...)
 	}
 	return resp
+}
+
+// RefusalReason names why an upstream call that got no answer was never
+// sent: the request's call cap, the client's rate budget, an open circuit,
+// credentials the upstream had refused (earlier in the request, or recently:
+// the authentication gate), or an operation
+// that takes Bearer authentication only; "" when the call may have been
+// sent. It is the metrics' classifier (metrics.Options.Refusal).
+func RefusalReason(err error) string {
+	var (
+		limit  *calls.LimitError
+		creds  *calls.CredentialsRefusedError
+		known  *restclient.RefusedCredentialsError
+		budErr *budget.Error
+		bearer *gqlerr.BearerRequired
+	)
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &limit):
+		return "call_cap"
+	case errors.As(err, &budErr):
+		return "rate_budget"
+	case restclient.IsCircuitOpen(err):
+		return "circuit_open"
+	case errors.As(err, &creds), errors.As(err, &known):
+		return "credentials_refused"
+	case errors.As(err, &bearer):
+		return "bearer_only"
+	}
+	return ""
 }

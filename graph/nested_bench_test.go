@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/workspacenet/facade/internal/queries"
-	"github.com/workspacenet/facade/internal/testenv"
+	"github.com/workspacenet/facade/testenv"
 )
 
 // BenchmarkNestedQuery executes the nested dashboard query end to end (HTTP

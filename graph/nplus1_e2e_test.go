@@ -6,8 +6,8 @@ import (
 	"github.com/workspacenet/facade/graph"
 	"github.com/workspacenet/facade/graph/loaders/naive"
 	"github.com/workspacenet/facade/internal/queries"
-	"github.com/workspacenet/facade/internal/testenv"
 	"github.com/workspacenet/facade/restclient"
+	"github.com/workspacenet/facade/testenv"
 )
 
 // TestReadmeQueries guards the README's nested queries against N+1: the

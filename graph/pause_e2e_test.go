@@ -9,8 +9,8 @@ import (
 
 	"github.com/workspacenet/facade/graph"
 	"github.com/workspacenet/facade/internal/budget"
-	"github.com/workspacenet/facade/internal/stack"
-	"github.com/workspacenet/facade/internal/testenv"
+	"github.com/workspacenet/facade/stack"
+	"github.com/workspacenet/facade/testenv"
 )
 
 // TestLearnedPausesAreCapped: an upstream that answers 429 asking for a

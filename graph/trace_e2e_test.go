@@ -9,7 +9,7 @@ import (
 
 	"github.com/workspacenet/facade/graph"
 	"github.com/workspacenet/facade/internal/queries"
-	"github.com/workspacenet/facade/internal/testenv"
+	"github.com/workspacenet/facade/testenv"
 )
 
 var uuidRE = regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`)

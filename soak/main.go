@@ -33,8 +33,8 @@ import (
 	"github.com/workspacenet/facade/internal/budget"
 	"github.com/workspacenet/facade/internal/counts"
 	"github.com/workspacenet/facade/internal/gqlclient"
-	"github.com/workspacenet/facade/internal/stack"
 	"github.com/workspacenet/facade/restserver/hooks"
+	"github.com/workspacenet/facade/stack"
 )
 
 func main() {
@@ -153,7 +153,7 @@ type result struct {
 	restingBefore, restingAfter int
 }
 
-// soak starts the facade as the program does (internal/stack) on the local
+// soak starts the facade as the program does (stack) on the local
 // REST service in memory, injects cfg's faults into the upstream, drives
 // the traffic mix for cfg.duration while printing a report line every
 // cfg.interval, and waits for the goroutines to come to rest.

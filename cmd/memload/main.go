@@ -24,7 +24,7 @@ import (
 	"time"
 
 	"github.com/workspacenet/facade/internal/gqlclient"
-	"github.com/workspacenet/facade/internal/stack"
+	"github.com/workspacenet/facade/stack"
 )
 
 func main() {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/workspacenet/facade/internal/gqlclient"
-	"github.com/workspacenet/facade/internal/testenv"
+	"github.com/workspacenet/facade/testenv"
 )
 
 // only fails t unless r holds exactly one error, of code.

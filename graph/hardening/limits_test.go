@@ -10,7 +10,7 @@ import (
 	"github.com/workspacenet/facade/graph"
 	"github.com/workspacenet/facade/graph/errcode"
 	"github.com/workspacenet/facade/graph/limits"
-	"github.com/workspacenet/facade/internal/testenv"
+	"github.com/workspacenet/facade/testenv"
 )
 
 func TestDefaultLimitsLetReadmeQueriesAndIntrospectionThrough(t *testing.T) {

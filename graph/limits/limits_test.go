@@ -19,7 +19,7 @@ import (
 	"github.com/workspacenet/facade/graph/generated"
 	"github.com/workspacenet/facade/graph/limits"
 	"github.com/workspacenet/facade/internal/queries"
-	"github.com/workspacenet/facade/internal/testenv"
+	"github.com/workspacenet/facade/testenv"
 )
 
 func schema() *ast.Schema { return generated.NewExecutableSchema(generated.Config{}).Schema() }

@@ -12,8 +12,8 @@ import (
 
 	"github.com/workspacenet/facade/internal/budget"
 	"github.com/workspacenet/facade/internal/gqlclient"
-	"github.com/workspacenet/facade/internal/stack"
-	"github.com/workspacenet/facade/internal/testenv"
+	"github.com/workspacenet/facade/stack"
+	"github.com/workspacenet/facade/testenv"
 )
 
 // replayingFrontEnd is a front end on loopback between the facade and the

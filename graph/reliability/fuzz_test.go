@@ -10,7 +10,7 @@ import (
 
 	"github.com/workspacenet/facade/graph"
 	"github.com/workspacenet/facade/internal/gqlclient"
-	"github.com/workspacenet/facade/internal/testenv"
+	"github.com/workspacenet/facade/testenv"
 )
 
 // FuzzGraphQLRequest posts arbitrary bodies (raw, or as the query of a JSON

@@ -16,7 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/workspacenet/facade/internal/gqlclient"
-	"github.com/workspacenet/facade/internal/testenv"
+	"github.com/workspacenet/facade/testenv"
 )
 
 // noLeaks makes t fail if a goroutine started during the test outlives it.

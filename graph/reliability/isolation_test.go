@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/workspacenet/facade/internal/accesslog"
-	"github.com/workspacenet/facade/internal/testenv"
 	"github.com/workspacenet/facade/restserver"
+	"github.com/workspacenet/facade/testenv"
 )
 
 // idsOf returns every id of every kind the manifest lists.

@@ -2,7 +2,6 @@ package metrics
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"regexp"
 	"sync"
@@ -11,8 +10,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/workspacenet/facade/graph/calls"
-	"github.com/workspacenet/facade/graph/gqlerr"
 	"github.com/workspacenet/facade/internal/budget"
 	"github.com/workspacenet/facade/restclient"
 )
@@ -28,6 +25,11 @@ type Options struct {
 	// MaxOperations bounds the names kept besides Operations (0:
 	// DefaultMaxOperations).
 	MaxOperations int
+	// Refusal names why a call that got no answer was never sent (the
+	// reason label of facade_upstream_calls_refused_total), "" when it may
+	// have been sent; the endpoint's classifier (graph.RefusalReason). Nil:
+	// no call is counted as refused.
+	Refusal func(error) string
 }
 
 // DefaultMaxOperations is Options.MaxOperations' default.
@@ -50,11 +52,12 @@ type Facade struct {
 	shared      *prometheus.CounterVec
 	budgetWait  prometheus.Histogram
 
-	cache  *prometheus.CounterVec
-	batch  *prometheus.HistogramVec
-	hooks  restclient.CallHooks
-	mu     sync.Mutex
-	source sources
+	cache   *prometheus.CounterVec
+	batch   *prometheus.HistogramVec
+	hooks   restclient.CallHooks
+	refusal func(error) string
+	mu      sync.Mutex
+	source  sources
 }
 
 // sources are the parts read at scrape time, attached after New.
@@ -77,7 +80,7 @@ func NewFacade(reg prometheus.Registerer, o Options) *Facade {
 	opLabels := []string{"operation_type", "operation_name", "code"}
 	callLabels := []string{"method", "route"}
 	f := &Facade{
-		names: NewNames(o),
+		names: NewNames(o), refusal: o.Refusal,
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "facade_graphql_requests_total",
 			Help: "GraphQL requests answered, by operation type, operation name (bounded; others \"other\") and outcome code (\"ok\" or the first error's extensions.code)."}, opLabels),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "facade_graphql_request_duration_seconds",
@@ -206,8 +209,8 @@ func (f *Facade) afterCall(ctx context.Context, info restclient.CallInfo) {
 	if info.Cached {
 		return // counted by the cache (CacheLookup)
 	}
-	if info.Status == 0 {
-		if reason := refusal(info.Err); reason != "" {
+	if info.Status == 0 && info.Err != nil && f.refusal != nil {
+		if reason := f.refusal(info.Err); reason != "" {
 			f.refused.WithLabelValues(reason).Inc()
 			return
 		}
@@ -233,33 +236,6 @@ func (f *Facade) answered(_ context.Context, cs restclient.CallStart, resp *http
 	if resp.StatusCode == http.StatusTooManyRequests {
 		f.rateLimited.WithLabelValues(cs.Method, cs.Route).Inc()
 	}
-}
-
-// refusal names why a call that got no answer was never sent, "" when it
-// may have been.
-func refusal(err error) string {
-	var (
-		limit  *calls.LimitError
-		creds  *calls.CredentialsRefusedError
-		known  *restclient.RefusedCredentialsError
-		budErr *budget.Error
-		bearer *gqlerr.BearerRequired
-	)
-	switch {
-	case err == nil:
-		return ""
-	case errors.As(err, &limit):
-		return "call_cap"
-	case errors.As(err, &budErr):
-		return "rate_budget"
-	case restclient.IsCircuitOpen(err):
-		return "circuit_open"
-	case errors.As(err, &creds), errors.As(err, &known):
-		return "credentials_refused"
-	case errors.As(err, &bearer):
-		return "bearer_only"
-	}
-	return ""
 }
 
 // CacheLookup records a response cache lookup of family (internal/cache).

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/workspacenet/facade/internal/testenv"
+	"github.com/workspacenet/facade/testenv"
 )
 
 // TestCallerTraceHeadersAreNotForwarded: a caller's tracestate and baggage

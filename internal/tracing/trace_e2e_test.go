@@ -16,9 +16,9 @@ import (
 
 	"github.com/workspacenet/facade/internal/accesslog"
 	"github.com/workspacenet/facade/internal/queries"
-	"github.com/workspacenet/facade/internal/stack"
-	"github.com/workspacenet/facade/internal/testenv"
 	"github.com/workspacenet/facade/internal/tracing"
+	"github.com/workspacenet/facade/stack"
+	"github.com/workspacenet/facade/testenv"
 )
 
 // panicOn is a field interceptor that panics in the resolver of

@@ -21,8 +21,8 @@ import (
 	"github.com/workspacenet/facade/internal/gqlclient"
 	"github.com/workspacenet/facade/internal/queries"
 	"github.com/workspacenet/facade/internal/redistest"
-	"github.com/workspacenet/facade/internal/stack"
-	"github.com/workspacenet/facade/internal/testenv"
+	"github.com/workspacenet/facade/stack"
+	"github.com/workspacenet/facade/testenv"
 )
 
 // replica is one facade process of a replicated deployment, as the program

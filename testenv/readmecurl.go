@@ -267,7 +267,7 @@ func parseCurl(args []string) (*Curl, error) {
 			}
 		default:
 			if strings.HasPrefix(a, "-") {
-				return nil, fmt.Errorf("curl option %s is not understood by the README test (internal/testenv)", a)
+				return nil, fmt.Errorf("curl option %s is not understood by the README test (testenv)", a)
 			}
 			if c.URL != "" {
 				return nil, fmt.Errorf("two URLs: %s and %s", c.URL, a)

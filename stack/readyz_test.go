@@ -12,8 +12,8 @@ import (
 
 	"github.com/workspacenet/facade/internal/gqlclient"
 	"github.com/workspacenet/facade/internal/redistest"
-	"github.com/workspacenet/facade/internal/stack"
-	"github.com/workspacenet/facade/internal/testenv"
+	"github.com/workspacenet/facade/stack"
+	"github.com/workspacenet/facade/testenv"
 )
 
 // readyz GETs u and returns its status code and JSON body.

@@ -1,5 +1,5 @@
 // Package testenv starts the whole product for a test, through the same
-// internal/stack the program uses: the local REST service on SQLite (in
+// stack the program uses: the local REST service on SQLite (in
 // memory, demo data) behind a real HTTP listener, and the facade's router in
 // front of it, talking over loopback HTTP exactly as in production. It is a
 // thin testing.TB wrapper: the demo credentials, a GraphQL client
@@ -22,10 +22,10 @@ import (
 	"github.com/workspacenet/facade/internal/budget"
 	"github.com/workspacenet/facade/internal/counts"
 	"github.com/workspacenet/facade/internal/gqlclient"
-	"github.com/workspacenet/facade/internal/stack"
 	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/restserver"
 	"github.com/workspacenet/facade/restserver/hooks"
+	"github.com/workspacenet/facade/stack"
 )
 
 // Options adjust an Env. The facade starts from stack.DefaultConfig with the

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/workspacenet/facade/internal/budget"
-	"github.com/workspacenet/facade/internal/stack"
-	"github.com/workspacenet/facade/internal/testenv"
+	"github.com/workspacenet/facade/stack"
+	"github.com/workspacenet/facade/testenv"
 )
 
 // BenchmarkPipeline measures the request pipeline's own cost: a request
@@ -20,7 +20,7 @@ import (
 // adds one upstream call (its decoding and the loopback REST service's work
 // included). Metrics off, as in the program with an upstream URL.
 //
-//	go test -run '^$' -bench Pipeline -benchmem ./internal/stack
+//	go test -run '^$' -bench Pipeline -benchmem ./stack
 func BenchmarkPipeline(b *testing.B) {
 	cfg := stack.DefaultConfig()
 	cfg.DataDir, cfg.Budget, cfg.DemoRateLimit, cfg.CacheTTL, cfg.Playground = "", budget.Config{}, 0, "", false

@@ -1,7 +1,7 @@
 // Package stack starts the product the one way the program does: the local
 // REST service when no upstream URL is configured, the upstream client, the
 // GraphQL endpoint and every HTTP route with its middleware. The facade
-// program, the end-to-end tests (internal/testenv), the benchmark and the
+// program, the end-to-end tests (testenv), the benchmark and the
 // soak run all start through it, so what they test is what ships.
 package stack
 
@@ -179,7 +179,7 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
 		case err != nil:
 			return nil, fmt.Errorf("-metrics-addr: %w", err)
 		default:
-			o := metrics.Options{}
+			o := metrics.Options{Refusal: graph.RefusalReason}
 			if docs := c.Graph.TrustedDocuments; len(docs) > 0 {
 				o.Operations, o.OnlyOperations = docs.OperationNames(), true
 			}
@@ -192,7 +192,7 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
 		up, err := StartUpstream(ctx, UpstreamConfig{DataDir: c.DataDir, DemoScale: c.DemoScale, RateLimit: c.DemoRateLimit,
 			Logger: logger.With("component", "restserver"), Middleware: c.UpstreamMiddleware, Metrics: restMetrics,
 			// The embedded demo serves the counters on loopback, for the
-			// tests (internal/testenv) and the soak that run on it.
+			// tests (testenv) and the soak that run on it.
 			TestEndpoints: true, TracerProvider: c.UpstreamTracerProvider})
 		if err != nil {
 			st.Close()

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/workspacenet/facade/internal/stack"
+	"github.com/workspacenet/facade/stack"
 )
 
 // TestCORSOriginsAndHeadersAreChecked: a value that can never match what a

@@ -18,8 +18,8 @@ import (
 	"github.com/workspacenet/facade/graph/errcode"
 	"github.com/workspacenet/facade/internal/accesslog"
 	"github.com/workspacenet/facade/internal/gqlclient"
-	"github.com/workspacenet/facade/internal/stack"
-	"github.com/workspacenet/facade/internal/testenv"
+	"github.com/workspacenet/facade/stack"
+	"github.com/workspacenet/facade/testenv"
 )
 
 // start parses args as the program does, lets adjust change the result,

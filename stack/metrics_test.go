@@ -22,10 +22,10 @@ import (
 	"github.com/workspacenet/facade/internal/gqlclient"
 	"github.com/workspacenet/facade/internal/metrics"
 	"github.com/workspacenet/facade/internal/queries"
-	"github.com/workspacenet/facade/internal/stack"
-	"github.com/workspacenet/facade/internal/testenv"
 	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/restserver/hooks"
+	"github.com/workspacenet/facade/stack"
+	"github.com/workspacenet/facade/testenv"
 )
 
 // The README's demo ids (deterministic demo data): a desk with a parent, and

@@ -7,8 +7,8 @@ import (
 
 	"github.com/workspacenet/facade/internal/budget"
 	"github.com/workspacenet/facade/internal/queries"
-	"github.com/workspacenet/facade/internal/stack"
-	"github.com/workspacenet/facade/internal/testenv"
+	"github.com/workspacenet/facade/stack"
+	"github.com/workspacenet/facade/testenv"
 )
 
 // BenchmarkDashboardMetrics runs the README's dashboard through the facade's
@@ -16,7 +16,7 @@ import (
 // with metrics off and on: the difference is the metrics' cost per query
 // (both sides: the facade's and the embedded service's).
 //
-//	go test -run '^$' -bench DashboardMetrics -benchmem ./internal/stack
+//	go test -run '^$' -bench DashboardMetrics -benchmem ./stack
 func BenchmarkDashboardMetrics(b *testing.B) {
 	for _, on := range []bool{false, true} {
 		name := "off"

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/workspacenet/facade/graph"
-	"github.com/workspacenet/facade/internal/stack"
+	"github.com/workspacenet/facade/stack"
 )
 
 // The admission share and the response write timeout: their defaults, a
