@@ -24,7 +24,7 @@ import (
 // this build's facade child samples its own runtime's memory classes the
 // same way and serves the sample taken at its peak, and its heap and
 // goroutine profiles, on a loopback listener of its own. The peak
-// (BENCHMARKS.md, issue 15) splits into the binary's pages (file-backed:
+// (BENCHMARKS.md) splits into the binary's pages (file-backed:
 // they grow with the code linked in and run), the heap up to the
 // collector's goal (stack.SetGC) and the goroutines' stacks.
 

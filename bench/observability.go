@@ -28,7 +28,7 @@ const (
 
 var obsConfigs = []string{obsBaseline, obsMetrics, obsTracing, obsBoth}
 
-// Targets of issue 14.
+// The observability targets: what metrics and tracing may cost.
 const (
 	metricsTargetPct = 3.0 // metrics cost under 3% of CPU per query
 )
@@ -225,8 +225,8 @@ func graphqlRequestsRecorded(st *stack.Stack) int {
 }
 
 // Print writes o as a markdown table (medians over the rounds, changes to
-// the baseline, CPU profile shares) and the verdicts against issue 14's
-// targets.
+// the baseline, CPU profile shares) and the verdicts against the
+// observability targets.
 func (o *Overhead) Print(w io.Writer) {
 	fmt.Fprintf(w, "%s per query, the facade's process only (the REST service runs in a child process), median of %d rounds; the configurations alternate within each round\n\n", o.Query, o.Rounds)
 	fmt.Fprintln(w, "| configuration | CPU ms | Δ CPU | allocations | Δ allocations | KB | Δ KB | CPU in metrics code | CPU in tracing code | spans per query |")
@@ -270,7 +270,7 @@ func deltaAllocs(n, pct float64, config string) string {
 	return fmt.Sprintf("%+.0f (%+.2f %%)", n, pct)
 }
 
-// Verdicts judge o against issue 14's targets: metrics cost under 3 % of CPU
+// Verdicts judge o against the observability targets: metrics cost under 3 % of CPU
 // per query; tracing off costs nothing measurable. CPU differences between
 // runs are at the mercy of the machine's load; the robust figures are the
 // profile shares (a share of this process's own samples) and the

@@ -11,7 +11,7 @@ import (
 	"github.com/workspacenet/facade/internal/queries"
 )
 
-// The "real upstream" scenario: the README's dashboard against an upstream
+// The "real upstream" scenario: the documented dashboard (docs/querying.md) against an upstream
 // that behaves as the real API does, 10 requests per second per client (429
 // above it) and RealLatency per request, through the facade with its default
 // rate budget, batched and naive.

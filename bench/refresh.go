@@ -13,7 +13,7 @@ import (
 	"github.com/workspacenet/facade/internal/queries"
 )
 
-// The "refresh" scenario: the README's dashboard on screen in 20 browsers of
+// The "refresh" scenario: the documented dashboard (docs/querying.md) on screen in 20 browsers of
 // one credential, each refreshing it every 5 s, against the real API's limit
 // (10 requests/s per client, 20 ms): what each refresh round costs upstream
 // and how long it takes, the first round on a cold cache, the next warm.

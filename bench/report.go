@@ -217,7 +217,7 @@ func markdown(res *Results, prev *Results, plots []string) string {
 		w("The facade alone in a child process (this binary re-executed, batched, no pacing, no response cache), %d clients sending each query back to back over loopback HTTP, %g ms injected upstream latency; ", r.Conc, r.LatencyMs)
 		w("CPU = the facade process's user + system time (`/proc/<pid>/stat`, 10 ms ticks) over the requests sent. ")
 		w("Tokens: `one` = the demo credentials on every request (concurrent identical GETs are shared); `per request` = a freshly minted access token per request, used in turn (nothing is shared between requests). ")
-		w("HTTP server and client, runtime and GC included: the setting of issue 15's comparison with other gateways.\n\n")
+		w("HTTP server and client, runtime and GC included: the setting in which the facade is compared with other gateways.\n\n")
 		w("%s\n", loadTable(res.Load))
 	}
 
@@ -261,7 +261,7 @@ func markdown(res *Results, prev *Results, plots []string) string {
 	}
 	if ru := res.RealUpstream; ru != nil {
 		w("## Against the real API's limit (%d requests/s per client, %g ms upstream latency)\n\n", ru.RPS, ru.LatencyMs)
-		w("The README's dashboard through the facade with its default rate budget (10/s, burst 2), one client.\n\n")
+		w("The documented dashboard (docs/querying.md) through the facade with its default rate budget (10/s, burst 2), one client.\n\n")
 		w("| mode | calls | dashboard p50 | p95 | errors | dashboards/min sustained (%d in flight) | errors | upstream: most requests in one second | 429s |\n", realConc)
 		w("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		for _, mode := range modes {
@@ -276,7 +276,7 @@ func markdown(res *Results, prev *Results, plots []string) string {
 	}
 	if rf := res.Refresh; rf != nil {
 		w("## A dashboard on %d screens (one credential, refreshed every %g s, 10 requests/s per client, %g ms)\n\n", rf.Clients, rf.EverySec, ms(realLatency))
-		w("Each round, every screen asks for the README's dashboard at once; the response cache keeps `%s`.\n\n", rf.CacheTTL)
+		w("Each round, every screen asks for the documented dashboard at once; the response cache keeps `%s`.\n\n", rf.CacheTTL)
 		w("| round | cache | upstream calls | p50 | slowest | errors |\n|---:|---|---:|---:|---:|---:|\n")
 		for _, r := range rf.Rounds {
 			w("| %d | %s | %d | %.0f ms | %.0f ms | %d |\n", r.Round, map[bool]string{false: "cold", true: "warm"}[r.Warm], r.Calls, r.P50Ms, r.MaxMs, r.Errors)

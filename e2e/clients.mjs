@@ -1,4 +1,4 @@
-// Runs the README's GET set-ups of real clients (and Apollo's persisted
+// Runs the GET set-ups of real clients that docs/graphql-over-http.md shows (and Apollo's persisted
 // queries by GET) against the endpoint, as
 // clients_test.go asks: node clients.mjs <endpoint> <authorization>
 // <service-network-id> <resource id>. Prints one JSON object on stdout, per

@@ -17,8 +17,8 @@ type clientCase struct {
 	} `json:"error"`
 }
 
-// TestClientsGETAsTheReadmeSetsThemUp: the README's GET set-ups of Apollo
-// Client 4 (useGETForQueries, nothing else; persisted queries by GET) and
+// TestClientsGETAsTheReadmeSetsThemUp: the GET set-ups that
+// docs/graphql-over-http.md shows, of Apollo Client 4 (useGETForQueries, nothing else; persisted queries by GET) and
 // graphql-request 7 (method GET and Apollo-Require-Preflight) fetch data by
 // GET through CSRF prevention; without the header graphql-request gets the refusal as a
 // GraphQL error with its code, and Apollo Client surfaces a 400 answer as

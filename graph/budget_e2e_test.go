@@ -44,11 +44,11 @@ func expectPaced(t *testing.T, env *testenv.Env) {
 	}
 }
 
-// TestReadmeQueriesUnderTheRealRateLimit: the README's dashboard (18 calls)
-// and invoice (3) come back complete, without a single 429, whether or not
-// the upstream sends Retry-After.
+// TestReadmeQueriesUnderTheRealRateLimit: the documented dashboard (18
+// calls) and invoice (3) come back complete, without a single 429, whether
+// or not the upstream sends Retry-After.
 func TestReadmeQueriesUnderTheRealRateLimit(t *testing.T) {
-	readme := testenv.ReadmeQueries(t, "../README.md")
+	readme := testenv.DocQueries(t, "..")
 	for _, retryAfter := range []bool{true, false} {
 		t.Run(fmt.Sprint("Retry-After ", retryAfter), func(t *testing.T) {
 			env := realLimit(t, retryAfter, nil)

@@ -9,8 +9,7 @@ import (
 )
 
 // TestMutationInputsRefusedBeforeTheCall sends inputs the upstream refuses
-// (or that no client should send) through the facade. Each used to cost an
-// upstream call and came back without extensions.field; each is now
+// (or that no client should send) through the facade: each is
 // BAD_USER_INPUT naming the field, with no upstream call.
 func TestMutationInputsRefusedBeforeTheCall(t *testing.T) {
 	env := testenv.New(t, testenv.Options{})

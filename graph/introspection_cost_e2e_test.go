@@ -54,9 +54,8 @@ func loggedCost(t *testing.T, logs *testenv.LogBuffer) int {
 // TestIntrospectionCostIsItsAnswer: GraphiQL's introspection query, without
 // credentials, is admitted and answered, and costs about the objects of its
 // answer (graph/limits measures it with the schema's own numbers); an
-// operation repeating __schema pays for each one, so the 19 aliased
-// __schema (3.8 MB of answer) are refused as too costly before they run,
-// where they used to count 19.
+// operation repeating __schema pays for each one, so 19 aliased __schema
+// (3.8 MB of answer) are refused as too costly before they run.
 func TestIntrospectionCostIsItsAnswer(t *testing.T) {
 	logs := &testenv.LogBuffer{}
 	env := testenv.New(t, testenv.Options{Logger: slog.New(slog.NewJSONHandler(logs, nil))})

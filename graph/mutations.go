@@ -66,8 +66,8 @@ func (v *validator) email(field, s string) {
 	}
 }
 
-// Input limits, checked before the upstream call (README.md, "Mutation
-// input limits"). Lengths are in bytes of UTF-8, as the upstream counts.
+// Input limits, checked before the upstream call (docs/hardening.md,
+// "Mutation input limits"). Lengths are in bytes of UTF-8, as the upstream counts.
 // The upstream's own limits (restserver, the local service) are copied;
 // the others are our choice, where the spec and the public reference are
 // silent.

@@ -17,26 +17,31 @@ import (
 	"github.com/workspacenet/facade/testenv"
 )
 
-// The README's local servers: `go run .` and `go run ./cmd/restserver`.
+// The local servers the documentation names: `go run .` and
+// `go run ./cmd/restserver`.
 const readmeFacade, readmeREST = "http://127.0.0.1:8080", "http://127.0.0.1:8081"
 
-// TestReadmeExamplesHoldOnEveryRun keeps README.md true for a reader who
-// runs its examples, in order, again and again. Every GraphQL query it shows
-// is one of the queries constants that TestReadmeQueries guards against N+1,
-// followed by its variables. Then every example (GraphQL queries and curl
-// commands, GraphQL and REST) runs in document order against one demo
-// instance on a data directory, twice, the program restarted in between
-// (the stack stopped and started again on the same directory): every example
-// succeeds both times, each GraphQL query makes exactly the upstream calls
-// the README states, each REST example exactly one, and every GraphQL
-// example answers the second time exactly as the first. The REST examples
-// run against the very service behind the GraphQL ones (as with
+// docsRoot is the repository's root, where README.md and docs/ are.
+const docsRoot = ".."
+
+// TestReadmeExamplesHoldOnEveryRun keeps the documentation (README.md and
+// docs/*.md, testenv.DocFiles) true for a reader who runs its examples, in
+// order, again and again. Every GraphQL query it shows is one of the queries
+// constants that TestReadmeQueries guards against N+1, followed by its
+// variables. Then every example (GraphQL queries and curl commands, GraphQL
+// and REST) runs in reading order against one demo instance on a data
+// directory, twice, the program restarted in between (the stack stopped and
+// started again on the same directory): every example succeeds both times,
+// each GraphQL query makes exactly the upstream calls its paragraph states,
+// each REST example exactly one, and every GraphQL example answers the
+// second time exactly as the first. The REST examples run against the very
+// service behind the GraphQL ones (as with
 // `go run . -upstream http://127.0.0.1:8081`), so an example that changes
-// what another shows fails here. The README's Hardening cost example is
-// refused at its stated cost, and the REST examples it says run out do so
-// at the run it states.
+// what another shows fails here. The cost example of docs/hardening.md is
+// refused at its stated cost, and the REST examples the documentation says
+// run out do so at the run it states.
 func TestReadmeExamplesHoldOnEveryRun(t *testing.T) {
-	examples := testenv.ReadmeExamples(t, "../README.md")
+	examples := testenv.DocExamples(t, docsRoot)
 	guarded := map[string]bool{queries.First: true, queries.Dashboard: true, queries.Invoice: true}
 	shown := map[string]bool{}
 	var nQueries, nREST, nCurlGraphQL int
@@ -45,7 +50,7 @@ func TestReadmeExamplesHoldOnEveryRun(t *testing.T) {
 		case ex.Query != nil:
 			nQueries++
 			if !guarded[ex.Query.Query] {
-				t.Errorf("README line %d shows a query that is not a guarded queries constant:\n%s", ex.Line, ex.Query.Query)
+				t.Errorf("%s shows a query that is not a guarded queries constant:\n%s", ex.Where(), ex.Query.Query)
 			}
 			shown[ex.Query.Query] = true
 		case strings.HasPrefix(ex.Curl.URL, readmeREST):
@@ -56,23 +61,23 @@ func TestReadmeExamplesHoldOnEveryRun(t *testing.T) {
 	}
 	for q := range guarded {
 		if !shown[q] {
-			t.Errorf("README does not show %.40q", q)
+			t.Errorf("the documentation does not show %.40q", q)
 		}
 	}
 	if nQueries < 3 || nREST < 18 || nCurlGraphQL < 1 {
-		t.Fatalf("README examples: %d GraphQL queries, %d REST and %d GraphQL curl commands; want at least 3, 18 and 1 (the parser lost some)", nQueries, nREST, nCurlGraphQL)
+		t.Fatalf("documentation examples: %d GraphQL queries, %d REST and %d GraphQL curl commands; want at least 3, 18 and 1 (the parser lost some)", nQueries, nREST, nCurlGraphQL)
 	}
 
 	checkReadmeResetNamesTheDataDirectory(t)
 	dir := t.TempDir()
-	answers := [2]map[int]string{{}, {}}
+	answers := [2]map[string]string{{}, {}}
 	for run := range 2 {
 		t.Run(fmt.Sprintf("run %d", run+1), func(t *testing.T) {
 			// A program run: stopped at the end of this subtest (cleanup).
 			env := testenv.New(t, testenv.Options{Config: func(c *stack.Config) { c.DataDir = dir }})
 			origins := map[string]string{readmeFacade: env.BaseURL, readmeREST: env.UpstreamURL}
 			for _, ex := range examples {
-				answers[run][ex.Line] = runReadmeExample(t, env, ex, origins)
+				answers[run][ex.Where()] = runReadmeExample(t, env, ex, origins)
 			}
 			if run == 0 {
 				checkReadmeCostExample(t, env)
@@ -82,49 +87,49 @@ func TestReadmeExamplesHoldOnEveryRun(t *testing.T) {
 		})
 	}
 	for _, ex := range examples {
-		if first, second := answers[0][ex.Line], answers[1][ex.Line]; first != second && (ex.Query != nil || ex.Curl.URL == readmeFacade+"/graphql") {
-			t.Errorf("README line %d answers differently once every example has run and the program restarted: an example drifts the demo data\nfirst:  %.600s\nsecond: %.600s", ex.Line, first, second)
+		if first, second := answers[0][ex.Where()], answers[1][ex.Where()]; first != second && (ex.Query != nil || ex.Curl.URL == readmeFacade+"/graphql") {
+			t.Errorf("%s answers differently once every example has run and the program restarted: an example drifts the demo data\nfirst:  %.600s\nsecond: %.600s", ex.Where(), first, second)
 		}
 	}
 }
 
 // runReadmeExample runs ex on env and returns the data it answers (cursors
 // blanked: each is sealed with a random nonce), failing t on any error or a
-// call count other than the README's.
+// call count other than the documentation's.
 func runReadmeExample(t *testing.T, env *testenv.Env, ex testenv.ReadmeExample, origins map[string]string) string {
 	t.Helper()
 	env.ResetCalls()
 	if q := ex.Query; q != nil {
 		cm := regexp.MustCompile(`\*\*(\d+) REST calls\*\*`).FindStringSubmatch(q.Prose)
 		if cm == nil {
-			t.Fatalf("README line %d: no '**N REST calls**' after the query: %q", ex.Line, q.Prose)
+			t.Fatalf("%s: no '**N REST calls**' after the query: %q", ex.Where(), q.Prose)
 		}
 		want, _ := strconv.Atoi(cm[1])
 		r := env.Query(t, env.Bearer(), q.Query, q.Vars)
 		if len(r.Errors) > 0 {
-			t.Fatalf("README line %d: %+v", ex.Line, r.Errors)
+			t.Fatalf("%s: %+v", ex.Where(), r.Errors)
 		}
 		if m, got := env.Calls(); got != int64(want) {
-			t.Errorf("README line %d: %.30q makes %d upstream calls, the README says %d:\n%s", ex.Line, q.Query, got, want, testenv.FormatCalls(m))
+			t.Errorf("%s: %.30q makes %d upstream calls, the documentation says %d:\n%s", ex.Where(), q.Query, got, want, testenv.FormatCalls(m))
 		}
 		return blankCursors(t, r.Data)
 	}
 	status, body, err := ex.Curl.Do(t.Context(), env.HTTP, origins)
 	if err != nil {
-		t.Fatalf("README line %d: %v\n%s", ex.Line, err, ex.Curl.Text)
+		t.Fatalf("%s: %v\n%s", ex.Where(), err, ex.Curl.Text)
 	}
 	if status/100 != 2 || !json.Valid(body) {
-		t.Fatalf("README line %d answers %d: %.300s\n%s", ex.Line, status, body, ex.Curl.Text)
+		t.Fatalf("%s answers %d: %.300s\n%s", ex.Where(), status, body, ex.Curl.Text)
 	}
 	if strings.HasPrefix(ex.Curl.URL, readmeREST) {
 		if m, n := env.Calls(); n != 1 {
-			t.Errorf("README line %d: the REST service counted %d requests, want 1:\n%s", ex.Line, n, testenv.FormatCalls(m))
+			t.Errorf("%s: the REST service counted %d requests, want 1:\n%s", ex.Where(), n, testenv.FormatCalls(m))
 		}
 		return string(body) // writes answer new ids: not compared
 	}
 	var r testenv.Response
 	if err := json.Unmarshal(body, &r); err != nil || len(r.Errors) > 0 || len(r.Data) == 0 {
-		t.Fatalf("README line %d: %v %+v %.300s", ex.Line, err, r.Errors, body)
+		t.Fatalf("%s: %v %+v %.300s", ex.Where(), err, r.Errors, body)
 	}
 	return blankCursors(t, r.Data)
 }
@@ -157,45 +162,38 @@ func blankCursors(t *testing.T, data json.RawMessage) string {
 	return string(out)
 }
 
-// checkReadmeCostExample: the query Hardening says is refused for its cost
-// parses, validates and is refused for exactly the cost the README states,
+// checkReadmeCostExample: the query the documentation says is refused for
+// its cost parses, validates and is refused for exactly the cost it states,
 // with no upstream call.
 func checkReadmeCostExample(t *testing.T, env *testenv.Env) {
 	t.Helper()
-	raw, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := []byte(testenv.DocsText(t, docsRoot))
 	m := regexp.MustCompile("(?s)`(\\{ transactions\\(.*?\\} \\})` costs ([0-9,]+) and is\\s+refused").FindSubmatch(raw)
 	if m == nil {
-		t.Fatal("README's Hardening does not state \"`{ transactions(...) ... }` costs N and is refused\"")
+		t.Fatal("the documentation does not state \"`{ transactions(...) ... }` costs N and is refused\"")
 	}
 	query := string(bytes.Join(bytes.Fields(m[1]), []byte(" ")))
 	want, _ := strconv.Atoi(strings.ReplaceAll(string(m[2]), ",", ""))
 	env.ResetCalls()
 	r := env.Query(t, env.Bearer(), query, nil)
 	if len(r.Errors) != 1 || r.Errors[0].Extensions["code"] != errcode.QueryTooComplex || r.Errors[0].Extensions["limit"] != "cost" {
-		t.Fatalf("README's cost example %s: %+v", query, r.Errors)
+		t.Fatalf("the documented cost example %s: %+v", query, r.Errors)
 	}
 	if got := r.Errors[0].Extensions["value"]; fmt.Sprint(got) != strconv.Itoa(want) {
-		t.Errorf("README's cost example costs %v, the README says %d", got, want)
+		t.Errorf("the documented cost example costs %v, the documentation says %d", got, want)
 	}
 	env.ExpectNoCalls(t)
 }
 
 // checkReadmeExamplesRunOut, after two runs of every example: each REST
-// example the README says runs out ("N credits ... (the Kth run answers
+// example the documentation says runs out ("N credits ... (the Kth run answers
 // 409" after the block, N its "# N" comment) succeeds until its (K-1)th run
 // and answers 409 on its Kth.
 func checkReadmeExamplesRunOut(t *testing.T, env *testenv.Env, examples []testenv.ReadmeExample, origins map[string]string) {
 	t.Helper()
-	raw, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	stated := regexp.MustCompile(`(\d+) (?:credits|takes) [^(]*\(the (\d+)(?:st|nd|rd|th) run answers 409`).FindAllStringSubmatch(string(raw), -1)
+	stated := regexp.MustCompile(`(\d+) (?:credits|takes) [^(]*\(the (\d+)(?:st|nd|rd|th) run answers 409`).FindAllStringSubmatch(testenv.DocsText(t, docsRoot), -1)
 	if len(stated) == 0 {
-		t.Fatal("README states no REST example that runs out (\"N takes ... (the Kth run answers 409\")")
+		t.Fatal("the documentation states no REST example that runs out (\"N takes ... (the Kth run answers 409\")")
 	}
 	number := regexp.MustCompile(`#\s*(\d+)\b[^#]*$`)
 	for _, st := range stated {
@@ -208,7 +206,7 @@ func checkReadmeExamplesRunOut(t *testing.T, env *testenv.Env, examples []testen
 			}
 		}
 		if ex == nil {
-			t.Fatalf("README says example %s runs out, but no POST example is numbered # %s", st[1], st[1])
+			t.Fatalf("the documentation says example %s runs out, but no POST example is numbered # %s", st[1], st[1])
 		}
 		last, _ := strconv.Atoi(st[2])
 		for run := 3; run <= last; run++ { // runs 1 and 2 are done
@@ -217,26 +215,26 @@ func checkReadmeExamplesRunOut(t *testing.T, env *testenv.Env, examples []testen
 				t.Fatal(err)
 			}
 			if run < last && status != http.StatusCreated {
-				t.Fatalf("README line %d, run %d: %d %.300s; the README says it runs out at run %d", ex.Line, run, status, body, last)
+				t.Fatalf("%s, run %d: %d %.300s; the documentation says it runs out at run %d", ex.Where(), run, status, body, last)
 			}
 			if run == last && status != http.StatusConflict {
-				t.Fatalf("README line %d, run %d: %d %.300s; the README says 409", ex.Line, run, status, body)
+				t.Fatalf("%s, run %d: %d %.300s; the documentation says 409", ex.Where(), run, status, body)
 			}
 		}
 	}
 }
 
-// checkReadmeResetNamesTheDataDirectory: the directory the README tells a
+// checkReadmeResetNamesTheDataDirectory: the directory README.md tells a
 // reader to delete, and the -data-dir default it states, are the program's.
 func checkReadmeResetNamesTheDataDirectory(t *testing.T) {
 	t.Helper()
-	raw, err := os.ReadFile("../README.md")
+	raw, err := os.ReadFile(docsRoot + "/README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"`rm -rf " + stack.DefaultDataDir + "`", "| `-data-dir` | `DATA_DIR` | `" + stack.DefaultDataDir + "` |"} {
 		if !bytes.Contains(raw, []byte(want)) {
-			t.Errorf("README does not say %s: the program keeps its demo data in %s", want, stack.DefaultDataDir)
+			t.Errorf("README.md does not say %s: the program keeps its demo data in %s", want, stack.DefaultDataDir)
 		}
 	}
 }

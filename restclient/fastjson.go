@@ -37,13 +37,12 @@ import (
 //
 // What differs is where values live: the document's bytes are read as a
 // string in place, not copied, and every decoded string without escapes is a
-// substring of it (so a decoded value keeps its whole body alive, as
-// go-json's did, and the bytes given to a decoder must never be written
-// again: response bodies are read into a fresh buffer each, and the cache
-// hands out what it stored, read only), and the
-// targets of pointer fields and the elements of slices are carved from
-// per-body slabs (one []T per type, sized from the route's previous body),
-// not allocated one by one.
+// substring of it (so a decoded value keeps its whole body alive, and the
+// bytes given to a decoder must never be written again: response bodies are
+// read into a fresh buffer each, and the cache hands out what it stored,
+// read only), and the targets of pointer fields and the elements of slices
+// are carved from per-body slabs (one []T per type, sized from the route's
+// previous body), not allocated one by one.
 
 // maxNestingDepth is encoding/json's limit on nested objects and arrays.
 const maxNestingDepth = 10000

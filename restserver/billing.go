@@ -8,7 +8,7 @@ import (
 )
 
 // createCreditNote is POST /billing/credit_notes/v1. See creditnote.go and
-// README.md ("Amount rules") for the rules.
+// docs/local-rest-service.md ("Amount rules") for the rules.
 func (s *Server) createCreditNote(r *http.Request, c *caller) (int, any, error) {
 	var req wire.CreditNoteCreateRequest
 	if err := decodeBody(r, "creditNote", &req); err != nil {

@@ -7,7 +7,7 @@ import (
 	"github.com/workspacenet/facade/restserver/wire"
 )
 
-// Booking rules (README.md, "Amount rules"): a booking takes one seat;
+// Booking rules (docs/local-rest-service.md, "Amount rules"): a booking takes one seat;
 // bookings of a resource may overlap up to its capacity (missing or < 1
 // counts as 1); its duration must fit the resource's minimum, maximum and
 // step; money pricing records a transaction.

@@ -11,7 +11,7 @@ import (
 	"github.com/workspacenet/facade/restserver/wire"
 )
 
-// Credit notes in three steps (README.md, "Amount rules"):
+// Credit notes in three steps (docs/local-rest-service.md, "Amount rules"):
 //
 //   - validateCreditNote checks the request on its own (no storage);
 //   - computeCreditNote applies the amount rules to the invoice and its

@@ -11,7 +11,7 @@ import (
 	"github.com/workspacenet/facade/restserver/wire"
 )
 
-// Unit tests of the credit-note amount rules (README.md, "Amount rules"):
+// Unit tests of the credit-note amount rules (docs/local-rest-service.md, "Amount rules"):
 // computeCreditNote is pure, so each case states an invoice, its items and
 // a request, and the amounts or the error that must come out.
 

@@ -16,7 +16,7 @@ import (
 	"github.com/workspacenet/facade/restserver"
 )
 
-// A paging walk, updates and deliberately bad inputs, beside the README's
+// A paging walk, updates and deliberately bad inputs, beside the documented
 // queries (internal/queries).
 const (
 	qPage = `query Walk($l: ID!, $after: String) {

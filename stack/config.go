@@ -103,7 +103,7 @@ type Config struct {
 // DefaultDataDir is where `go run .` keeps its embedded REST service's data:
 // a directory of its own, so what is done with `go run ./cmd/restserver`
 // (./data/restserver/) never changes the playground's data. Deleting it
-// resets the demo (README, "Demo data").
+// resets the demo (README.md, "A first query").
 const DefaultDataDir = "data/facade"
 
 // DefaultConfig returns the program's defaults (those of `go run .`).
@@ -173,7 +173,7 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	str(&c.Upstream, "upstream", "UPSTREAM_URL", "base URL of the REST API; empty starts the local REST service on demo data")
 	str(&c.DataDir, "data-dir", "DATA_DIR", "directory of the embedded REST service's SQLite file; delete it to reset the demo data")
 	str(&cors, "cors-origins", "CORS_ORIGINS", "comma-separated browser origins allowed to call /graphql, each scheme://host[:port] with no path; '*' is refused")
-	str(&corsHeaders, "cors-headers", "CORS_HEADERS", "comma-separated request headers browsers may send cross-origin, added to the defaults (README, Configuration)")
+	str(&corsHeaders, "cors-headers", "CORS_HEADERS", "comma-separated request headers browsers may send cross-origin, added to the defaults (docs/configuration.md)")
 	str(&c.UpstreamTrace, "upstream-trace", "UPSTREAM_TRACE", "allow X-Upstream-Trace: 1 to return the upstream call report: auto (on with the embedded demo upstream), on, off")
 	level = "info"
 	str(&level, "log-level", "LOG_LEVEL", "debug, info, warn or error")
@@ -203,13 +203,13 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	num(&l.MaxDepth, "max-depth", "MAX_DEPTH", "maximum field nesting of an operation; 0 = no limit")
 	num(&l.MaxAliases, "max-aliases", "MAX_ALIASES", "maximum aliased fields in an operation; 0 = no limit")
 	num(&l.MaxRootFields, "max-root-fields", "MAX_ROOT_FIELDS", "maximum root fields of an operation; 0 = no limit")
-	num(&l.MaxCost, "max-cost", "MAX_COST", "maximum cost of an operation (README, Hardening); 0 = no limit")
+	num(&l.MaxCost, "max-cost", "MAX_COST", "maximum cost of an operation (docs/hardening.md); 0 = no limit")
 	num(&l.MaxTokens, "max-tokens", "MAX_TOKENS", "maximum parser tokens of a document; 0 = no limit")
 	num(&l.MaxSelections, "max-selections", "MAX_SELECTIONS", "maximum field selections written in a document (checked before validation); 0 = no limit")
 	num(&l.MaxDirectives, "max-directives", "MAX_DIRECTIVES", "maximum directives written in a document; 0 = no limit")
 	num(&g.MaxUpstreamCalls, "max-upstream-calls", "MAX_UPSTREAM_CALLS", "maximum upstream calls of one request; 0 = no limit")
 	num(&bodyBytes, "max-body-bytes", "MAX_BODY_BYTES", "maximum size of a request body in bytes (at least 1)")
-	num(&g.MaxCostInFlight, "max-cost-in-flight", "MAX_COST_IN_FLIGHT", "maximum summed cost of the operations executing at once (README, Hardening); beyond it an operation waits -admission-wait, then gets 503 OVERLOADED; 0 = no limit")
+	num(&g.MaxCostInFlight, "max-cost-in-flight", "MAX_COST_IN_FLIGHT", "maximum summed cost of the operations executing at once (docs/hardening.md); beyond it an operation waits -admission-wait, then gets 503 OVERLOADED; 0 = no limit")
 	dur(&g.AdmissionWait, "admission-wait", "ADMISSION_WAIT", "how long an operation waits for room under -max-cost-in-flight before 503 OVERLOADED; 0 refuses at once")
 	num(&g.ClientCostShare, "client-cost-share", "CLIENT_COST_SHARE", "cost units of -max-cost-in-flight one upstream client may hold whatever the others do; beyond them it takes more only while this many stay free for other clients; 0 = no share")
 	dur(&g.ResponseWriteTimeout, "response-write-timeout", "RESPONSE_WRITE_TIMEOUT", "time a client has to read a response once it is ready; a slower one is cut off; 0 = only the server's write timeout")

@@ -14,15 +14,19 @@ import (
 	"testing"
 )
 
-// ReadmeExample is one example README.md asks its reader to run, in the
-// order of the document: a GraphQL query (Query) or a curl command (Curl).
+// ReadmeExample is one example the documentation asks its reader to run,
+// in reading order: a GraphQL query (Query) or a curl command (Curl).
 type ReadmeExample struct {
-	Line  int // where it starts in README.md (1-based)
+	File  string // the documentation file it is in (DocFiles)
+	Line  int    // where it starts in File (1-based)
 	Query *ReadmeQuery
 	Curl  *Curl
 }
 
-// Curl is one curl command of the README as bash runs it: variables
+// Where names the example for failure messages: file:line.
+func (ex ReadmeExample) Where() string { return fmt.Sprintf("%s:%d", ex.File, ex.Line) }
+
+// Curl is one curl command of the documentation as bash runs it: variables
 // expanded, quotes removed.
 type Curl struct {
 	Method string
@@ -34,31 +38,50 @@ type Curl struct {
 
 var (
 	shBlock    = regexp.MustCompile("(?s)```sh\n(.*?)```")
+	anyBlock   = regexp.MustCompile("(?s)```([A-Za-z]*)\n(.*?)```")
+	curlLine   = regexp.MustCompile(`(?m)^\s*curl\s`)
 	assignment = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*)=(.*)$`)
 )
 
-// ReadmeExamples returns every example of the README at path in document
-// order: its ```graphql blocks (ReadmeQueries) and the curl commands of its
-// ```sh blocks. A ```sh block holding a curl command may hold only comments,
-// variable assignments (X=..., X=(...)) and curl commands with the options
-// -s, -u, -X, -H and -d: anything else fails tb, so no example escapes the
-// tests that run them. Variables are local to their block.
+// DocExamples returns every example of the documentation (DocFiles), file
+// by file in reading order and in document order within a file
+// (ReadmeExamples).
+func DocExamples(tb testing.TB, root string) []ReadmeExample {
+	tb.Helper()
+	var out []ReadmeExample
+	for _, f := range DocFiles(tb, root) {
+		out = append(out, ReadmeExamples(tb, f)...)
+	}
+	return out
+}
+
+// ReadmeExamples returns every example of the file at path in document
+// order: its ```graphql blocks (with their variables) and the curl commands
+// of its ```sh blocks. A ```sh block holding a curl command may hold only
+// comments, variable assignments (X=..., X=(...)) and curl commands with the
+// options -s, -u, -X, -H and -d: anything else fails tb, so no example
+// escapes the tests that run them. Variables are local to their block.
 func ReadmeExamples(tb testing.TB, path string) []ReadmeExample {
 	tb.Helper()
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	readme := string(raw)
-	lineAt := func(offset int) int { return 1 + strings.Count(readme[:offset], "\n") }
+	text := string(raw)
+	lineAt := func(offset int) int { return 1 + strings.Count(text[:offset], "\n") }
 	var out []ReadmeExample
-	at := readmeBlock.FindAllStringIndex(readme, -1)
-	for i, q := range ReadmeQueries(tb, path) {
-		out = append(out, ReadmeExample{Line: lineAt(at[i][0]), Query: &q})
+	at := readmeBlock.FindAllStringIndex(text, -1)
+	for i, q := range fileQueries(tb, path) {
+		out = append(out, ReadmeExample{File: path, Line: lineAt(at[i][0]), Query: &q})
 	}
-	for _, m := range shBlock.FindAllStringSubmatchIndex(readme, -1) {
-		block := readme[m[2]:m[3]]
-		if !regexp.MustCompile(`(?m)^\s*curl\s`).MatchString(block) {
+	for _, m := range anyBlock.FindAllStringSubmatch(text, -1) {
+		if m[1] != "sh" && curlLine.MatchString(m[2]) {
+			tb.Fatalf("%s: a curl command in a ```%s block: write it in a ```sh block, where the documentation test runs it", path, m[1])
+		}
+	}
+	for _, m := range shBlock.FindAllStringSubmatchIndex(text, -1) {
+		block := text[m[2]:m[3]]
+		if !curlLine.MatchString(block) {
 			continue
 		}
 		curls, err := parseShell(block, lineAt(m[2]))
@@ -66,7 +89,7 @@ func ReadmeExamples(tb testing.TB, path string) []ReadmeExample {
 			tb.Fatalf("%s: %v", path, err)
 		}
 		for _, c := range curls {
-			out = append(out, ReadmeExample{Line: c.line, Curl: c.Curl})
+			out = append(out, ReadmeExample{File: path, Line: c.line, Curl: c.Curl})
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Line < out[j].Line })
@@ -78,8 +101,8 @@ type lineCurl struct {
 	line int
 }
 
-// parseShell interprets block, whose first line is line first of the
-// README, as bash would: joined continuation lines, assignments, curl.
+// parseShell interprets block, whose first line is line first of its
+// file, as bash would: joined continuation lines, assignments, curl.
 func parseShell(block string, first int) ([]lineCurl, error) {
 	vars := map[string][]string{}
 	var out []lineCurl
@@ -119,7 +142,7 @@ func parseShell(block string, first int) ([]lineCurl, error) {
 			return fail(err)
 		}
 		if words[0] != "curl" {
-			return fail(errors.New("the README test runs only assignments and curl in a block with curl"))
+			return fail(errors.New("the documentation test runs only assignments and curl in a block with curl"))
 		}
 		c, err := parseCurl(words[1:])
 		if err != nil {
@@ -131,8 +154,8 @@ func parseShell(block string, first int) ([]lineCurl, error) {
 	return out, nil
 }
 
-// shellWords splits s into words as bash does for the forms the README
-// uses: '...', "..." with \" \\ \$ escapes and $X / ${X} inside, unquoted
+// shellWords splits s into words as bash does for the forms the
+// documentation uses: '...', "..." with \" \\ \$ escapes and $X / ${X} inside, unquoted
 // $X and ${X}, "${A[@]}" (one word per element), and # comments. An unset
 // variable, or an unquoted one holding blanks (bash would split it), is an
 // error. With array set it stops at an unquoted ')' and returns the rest.
@@ -244,7 +267,7 @@ func shellWords(s string, vars map[string][]string, array bool) (words []string,
 	return words, "", nil
 }
 
-// parseCurl reads the curl options the README uses.
+// parseCurl reads the curl options the documentation uses.
 func parseCurl(args []string) (*Curl, error) {
 	c := &Curl{Header: http.Header{}}
 	for i := 0; i < len(args); i++ {
@@ -267,7 +290,7 @@ func parseCurl(args []string) (*Curl, error) {
 			}
 		default:
 			if strings.HasPrefix(a, "-") {
-				return nil, fmt.Errorf("curl option %s is not understood by the README test (testenv)", a)
+				return nil, fmt.Errorf("curl option %s is not understood by the documentation test (testenv)", a)
 			}
 			if c.URL != "" {
 				return nil, fmt.Errorf("two URLs: %s and %s", c.URL, a)
@@ -312,9 +335,9 @@ func parseCurl(args []string) (*Curl, error) {
 }
 
 // Do sends c as curl would, with the URL's origin replaced by its entry in
-// origins (README origin, such as http://127.0.0.1:8081, to a test server's
-// base URL): an origin not in origins is an error, so a README example
-// never reaches the network. It returns the status and the body.
+// origins (the documentation's origin, such as http://127.0.0.1:8081, to a
+// test server's base URL): an origin not in origins is an error, so an
+// example never reaches the network. It returns the status and the body.
 func (c *Curl) Do(ctx context.Context, hc *http.Client, origins map[string]string) (int, []byte, error) {
 	u := ""
 	for from, to := range origins {
@@ -323,7 +346,7 @@ func (c *Curl) Do(ctx context.Context, hc *http.Client, origins map[string]strin
 		}
 	}
 	if u == "" {
-		return 0, nil, fmt.Errorf("%s is not one of the README's local servers", c.URL)
+		return 0, nil, fmt.Errorf("%s is not one of the local servers the documentation names", c.URL)
 	}
 	var body io.Reader
 	if c.Body != "" {

@@ -99,9 +99,9 @@ func classify(s *profile.Sample) string {
 }
 
 // genericIO are the frames of work any side does: I/O, and the JSON
-// libraries (restclient decodes with go-json through restclient.unmarshal,
-// the request pipeline reads the request body with it, the GraphQL transport
-// writes errors with encoding/json).
+// libraries (the request pipeline reads the request body and the GraphQL
+// transport writes errors with encoding/json; go-json's frames count too, in
+// the profiles of builds that link it).
 var genericIO = []string{"net/http", "internal/poll", "syscall", "net.", "bufio", "io.", "crypto/tls",
 	"encoding/json.", "github.com/goccy/go-json"}
 

@@ -45,7 +45,7 @@ import (
 )
 
 // defaultDB is the service's SQLite file: a directory of its own beside the
-// facade's data/facade/ (`go run .`), so the README's REST examples never
+// facade's data/facade/ (`go run .`), so the documented REST examples never
 // change the data behind its GraphQL examples. Delete it to reset the demo.
 const defaultDB = "./data/restserver/restserver.db"
 
@@ -119,7 +119,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
-	// Traces as the facade's (README, Traces): OTEL_* names the exporter;
+	// Traces as the facade's (docs/operating.md, Traces): OTEL_* names the exporter;
 	// the service reports as workspace-network-service unless
 	// OTEL_SERVICE_NAME says otherwise.
 	providers, err := tracing.FromEnv(ctx, getenv)

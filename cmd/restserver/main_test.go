@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 
+	"github.com/workspacenet/facade/testenv"
 	"github.com/workspacenet/facade/restserver"
 )
 
@@ -245,17 +248,24 @@ func TestRunTestEndpoints(t *testing.T) {
 	}
 }
 
-// TestReadmeNamesTheDefaultDatabase: the README's -db default and the
-// directory it tells a reader to delete to reset the demo are the program's.
-func TestReadmeNamesTheDefaultDatabase(t *testing.T) {
-	raw, err := os.ReadFile("../../README.md")
+// TestDocsStateEveryFlagAndTheDefaultDatabase: docs/local-rest-service.md
+// has a row for every flag with its environment variable and default, and
+// the directory it tells a reader to delete to reset the demo is the
+// program's.
+func TestDocsStateEveryFlagAndTheDefaultDatabase(t *testing.T) {
+	const page = "../../docs/local-rest-service.md"
+	var usage bytes.Buffer
+	noEnv := func(string) string { return "" }
+	if err := run(context.Background(), []string{"restserver", "-h"}, noEnv, io.Discard, &usage); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("run -h: %v", err)
+	}
+	testenv.CheckFlagTables(t, testenv.UsageFlags(t, usage.String()), page)
+	raw, err := os.ReadFile(page)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| `-db` | `RESTSERVER_DB` | `" + defaultDB + "` |", "delete `" + defaultDB[:strings.LastIndex(defaultDB, "/")+1] + "`"} {
-		if !bytes.Contains(raw, []byte(want)) {
-			t.Errorf("README does not say %s", want)
-		}
+	if want := "delete `" + defaultDB[:strings.LastIndex(defaultDB, "/")+1] + "`"; !bytes.Contains(raw, []byte(want)) {
+		t.Errorf("%s does not say %s", page, want)
 	}
 }
 

@@ -2,9 +2,10 @@
 // GraphQL error of the facade carries, whoever emits it (graph/gqlerr for
 // resolver errors, graph/limits, graph/trusted, the handler's graph/guard
 // refusals, and gqlgen itself for parse and validation errors). It imports
-// nothing, so every package can use it. README.md's error table is the
-// reference; a test keeps the two equal. The strings are wire format: clients
-// match on them, so they never change.
+// nothing, so every package can use it. docs/errors.md's table is the
+// reference, README.md lists the codes in brief; a test keeps both equal to
+// these constants. The strings are wire format: clients match on them, so
+// they never change.
 package errcode
 
 const (

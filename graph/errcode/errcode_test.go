@@ -19,7 +19,7 @@ import (
 )
 
 // declared returns the package's constants (value -> name), read from its
-// source so that no constant escapes the README check, and fails for a
+// source so that no constant escapes the documentation check, and fails for a
 // constant without a doc comment.
 func declared(t *testing.T) map[string]string {
 	t.Helper()
@@ -64,25 +64,31 @@ func declared(t *testing.T) map[string]string {
 	return out
 }
 
-// readmeCodes returns the codes of the error table of README.md's "Errors"
-// section: the backquoted codes of each row's first cell.
-func readmeCodes(t *testing.T) []string {
+// tableCodes returns the codes of the first table of the file at path
+// after its heading (a line equal to heading): the backquoted codes of each
+// row's first cell.
+func tableCodes(t *testing.T, path, heading string) []string {
 	t.Helper()
-	raw, err := os.ReadFile("../../README.md")
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(raw), "\n## Errors\n")
+	_, section, ok := strings.Cut("\n"+string(raw), "\n"+heading+"\n")
 	if !ok {
-		t.Fatal(`README.md has no "## Errors" section`)
+		t.Fatalf("%s has no %q heading", path, heading)
 	}
-	section, _, _ = strings.Cut(section, "\n## ")
+	if i := strings.Index(section, "\n## "); i >= 0 {
+		section = section[:i]
+	}
 	code := regexp.MustCompile("`([A-Z][A-Z_]*)`")
 	var out []string
 	rows := 0
 	for line := range strings.SplitSeq(section, "\n") {
 		cells := strings.Split(line, "|")
 		if !strings.HasPrefix(line, "|") || len(cells) < 3 {
+			if rows > 0 {
+				break // the table ended
+			}
 			continue
 		}
 		for _, m := range code.FindAllStringSubmatch(cells[1], -1) {
@@ -91,31 +97,37 @@ func readmeCodes(t *testing.T) []string {
 		rows++
 	}
 	if rows < 3 || len(out) == 0 {
-		t.Fatalf("no error table in README.md's Errors section (%d rows)", rows)
+		t.Fatalf("no error table under %s's %q (%d rows)", path, heading, rows)
 	}
 	return out
 }
 
-// TestCodesAreTheReadmesErrorTable: every code of the package is in the
-// README's error table, and every code of the table is in the package.
-func TestCodesAreTheReadmesErrorTable(t *testing.T) {
+// TestCodesAreTheDocumentedErrorTables: every code of the package is in
+// docs/errors.md's table and in README.md's "Errors in brief", and every
+// code of either table is in the package.
+func TestCodesAreTheDocumentedErrorTables(t *testing.T) {
 	consts := declared(t)
 	if len(consts) == 0 {
 		t.Fatal("no constants found")
 	}
-	inReadme := map[string]bool{}
-	for _, c := range readmeCodes(t) {
-		if inReadme[c] {
-			t.Errorf("README lists %s twice", c)
+	for _, doc := range []struct{ path, heading string }{
+		{"../../docs/errors.md", "# Errors"},
+		{"../../README.md", "## Errors in brief"},
+	} {
+		listed := map[string]bool{}
+		for _, c := range tableCodes(t, doc.path, doc.heading) {
+			if listed[c] {
+				t.Errorf("%s lists %s twice", doc.path, c)
+			}
+			listed[c] = true
+			if _, ok := consts[c]; !ok {
+				t.Errorf("%s lists %s, which package errcode does not have", doc.path, c)
+			}
 		}
-		inReadme[c] = true
-		if _, ok := consts[c]; !ok {
-			t.Errorf("README lists %s, which package errcode does not have", c)
-		}
-	}
-	for _, v := range slices.Sorted(maps.Keys(consts)) {
-		if !inReadme[v] {
-			t.Errorf("%s (%q) is not in README.md's error table", consts[v], v)
+		for _, v := range slices.Sorted(maps.Keys(consts)) {
+			if !listed[v] {
+				t.Errorf("%s (%q) is not in %s's error table", consts[v], v, doc.path)
+			}
 		}
 	}
 }

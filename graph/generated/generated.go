@@ -341,9 +341,10 @@ func newExecutionContext(
 
 var sources = []*ast.Source{
 	{Name: "../../schema.graphqls", Input: `# GraphQL facade over the Workspace Network Service REST API.
-# Contract: shared/design/graph.md. Every object of the REST spec is here with
-# every field under its spec name; every ` + "`" + `...Ref` + "`" + ` stays an ` + "`" + `ID` + "`" + `, and every Ref
-# an operation can resolve gains an object field without the suffix.
+# Every object of the REST spec is here with every field under its spec name;
+# every ` + "`" + `...Ref` + "`" + ` stays an ` + "`" + `ID` + "`" + `, and every Ref an operation can resolve gains an
+# object field without the suffix. What each link costs in REST calls:
+# docs/querying.md.
 
 """
 An instant as an RFC 3339 string in UTC, e.g. ` + "`" + `2021-05-21T10:00:00Z` + "`" + `

@@ -11,10 +11,10 @@ import (
 	"testing/iotest"
 )
 
-// decodeBodyBefore is DecodeBody as it was before its one-pass decoding
-// (json.Unmarshal into raw members, then each member decoded): the reference
-// the one pass must agree with.
-func decodeBodyBefore(body []byte) (*Params, *Refusal) {
+// decodeBodyTwoPass decodes a body in two passes (json.Unmarshal into raw
+// members, then each member decoded): the plain reference DecodeBody's one
+// pass must agree with.
+func decodeBodyTwoPass(body []byte) (*Params, *Refusal) {
 	t := bytes.TrimLeft(body, " \t\r\n")
 	if len(t) > 0 && t[0] == '[' {
 		return nil, badRequest("batched requests (a JSON array) are not supported: send one operation per request")
@@ -52,9 +52,9 @@ func decodeBodyBefore(body []byte) (*Params, *Refusal) {
 	return p, p.check()
 }
 
-// DecodeBody answers every body as its former two-pass decoding did: the
-// same parameters (numbers as json.Number) or the same refusal.
-func TestDecodeBodyAgreesWithBefore(t *testing.T) {
+// DecodeBody answers every body as the two-pass reference does: the same
+// parameters (numbers as json.Number) or the same refusal.
+func TestDecodeBodyAgreesWithTwoPass(t *testing.T) {
 	for _, body := range []string{
 		`{"query":"{ __typename }"}`,
 		`{"query":"query Q($id: ID!) { resource(id: $id) { title } }","variables":{"id":"x","n":12345678901234567890,"f":1.5,"l":[1,{"a":null}]},"operationName":"Q"}`,
@@ -65,8 +65,8 @@ func TestDecodeBodyAgreesWithBefore(t *testing.T) {
 		`{"query":"q","variables":"{}"}`, `{"query":"q","extensions":7}`, `{"query":"q"} {"query":"r"}`, `{"query":"q"}}`,
 		`{"query":"q"}  ` + "\n", `  {"query":"q"}`, `[{"query":"q"}]`, `"query"`, ``, `{`, `{"query":"q",}`, `nul`, `{"query":"raw` + "\t" + `tab"}`,
 		`{"query":"q","variables":{"a":1},"variables":{"b":2}}`, `{"query":"q","unknown":[1,2,{"x":"y"}]}`,
-		// Through go-json's fast path unless it declines: escapes, surrogates,
-		// literals, nesting, whitespace, members in any case.
+		// Escapes, surrogates, literals, nesting, whitespace, members in any
+		// case.
 		`{"query":"\x"}`, `{"query":"\u12"}`, `{"query":"\u00e9\ud83d\ude00 \ud800 \udc00x \/ \b\f\n\r\t"}`, `{"query":"q","variables":{"a":tru}}`,
 		`{"query":"q","variables":{"a":true,"b":false,"c":null,"d":[],"e":{},"f":[[["x"]]],"g":"\"}"}}`, `{"query":"q","variables":{"a":01}}`,
 		`{"query":"q","variables":{"a":-0.5e+3}}`, `{"query":"q","extensions":{"n":[1]}}`, "{\"query\":\"q\",\n  \"variables\": {\"a\": \"b\"}\n}",
@@ -76,7 +76,7 @@ func TestDecodeBodyAgreesWithBefore(t *testing.T) {
 		`{"query":"q","variables":{"a":"b"}} `, ` {"query":"q","variables":{"a":{"b":{"c":["d",true,null]}}}}`, `{"query":"q","operationName":null,"documentId":null}`,
 	} {
 		gp, gref := DecodeBody([]byte(body))
-		wp, wref := decodeBodyBefore([]byte(body))
+		wp, wref := decodeBodyTwoPass([]byte(body))
 		if !reflect.DeepEqual(gp, wp) || !reflect.DeepEqual(gref, wref) {
 			t.Errorf("%q:\n got  %+v %+v\n want %+v %+v", body, gp, gref, wp, wref)
 		}

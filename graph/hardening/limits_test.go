@@ -15,8 +15,8 @@ import (
 
 func TestDefaultLimitsLetReadmeQueriesAndIntrospectionThrough(t *testing.T) {
 	env := testenv.New(t, testenv.Options{})
-	for i, rq := range testenv.ReadmeQueries(t, "../../README.md") {
-		t.Run(fmt.Sprintf("README query %d", i+1), func(t *testing.T) {
+	for i, rq := range testenv.DocQueries(t, "../..") {
+		t.Run(fmt.Sprintf("documented query %d", i+1), func(t *testing.T) {
 			r := query(t, env, env.Bearer(), rq.Query, rq.Vars)
 			if r.Status != http.StatusOK || len(r.Errors) > 0 || string(r.Data) == "null" {
 				t.Fatalf("%d %s", r.Status, r.Raw)

@@ -37,7 +37,7 @@ const (
 )
 
 // Defaults (DefaultConfig): they let GraphiQL's introspection query and
-// every README query through with a wide margin.
+// every documented query (internal/queries) through with a wide margin.
 const (
 	DefaultMaxDepth      = 12
 	DefaultMaxAliases    = 30

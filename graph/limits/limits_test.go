@@ -3,7 +3,6 @@ package limits_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -208,33 +207,30 @@ func TestTokenLimitRewritesOnlyTheParserError(t *testing.T) {
 	}
 }
 
-// TestReadmeStatesTheDashboardsDepthAndCost keeps the README's figures for
-// its dashboard query measured: "... query has depth D and costs C".
+// TestReadmeStatesTheDashboardsDepthAndCost keeps the documentation's
+// figures for its dashboard query measured: "... query has depth D and
+// costs C".
 func TestReadmeStatesTheDashboardsDepthAndCost(t *testing.T) {
-	raw, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile(`dashboard\s+query has depth (\d+) and costs (\d+)`).FindStringSubmatch(string(raw))
+	m := regexp.MustCompile(`dashboard\s+query has depth (\d+) and costs (\d+)`).FindStringSubmatch(testenv.DocsText(t, "../.."))
 	if m == nil {
-		t.Fatal("README does not state the dashboard query's depth and cost")
+		t.Fatal("the documentation does not state the dashboard query's depth and cost")
 	}
-	for _, rq := range testenv.ReadmeQueries(t, "../../README.md") {
+	for _, rq := range testenv.DocQueries(t, "../..") {
 		if !strings.HasPrefix(rq.Query, "query Dashboard") {
 			continue
 		}
 		doc := validated(t, rq.Query)
 		s := limits.Measure(doc.Operations[0], rq.Vars, limits.Options{})
-		t.Logf("README dashboard: %+v", s)
+		t.Logf("documented dashboard: %+v", s)
 		if got := fmt.Sprintf("depth %d and costs %d", s.Depth, s.Cost); got != fmt.Sprintf("depth %s and costs %s", m[1], m[2]) {
-			t.Errorf("README dashboard measures %s; the README says depth %s and costs %s", got, m[1], m[2])
+			t.Errorf("the documented dashboard measures %s; the documentation says depth %s and costs %s", got, m[1], m[2])
 		}
 		if s.Cost > limits.DefaultMaxCost/10 {
-			t.Errorf("the README dashboard uses %d of the default cost limit %d", s.Cost, limits.DefaultMaxCost)
+			t.Errorf("the documented dashboard uses %d of the default cost limit %d", s.Cost, limits.DefaultMaxCost)
 		}
 		return
 	}
-	t.Fatal("README has no dashboard query")
+	t.Fatal("the documentation has no dashboard query")
 }
 
 // BenchmarkMeasure measures the dashboard operation, as every request does.

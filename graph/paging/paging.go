@@ -29,8 +29,8 @@ import (
 const (
 	// DefaultFirst is the page size when a query gives no `first`.
 	DefaultFirst = 25
-	// MaxFirst is the largest `first` a connection serves (documented in the
-	// README); above the upstream's 100 it follows pages.
+	// MaxFirst is the largest `first` a connection serves (README.md's
+	// limits, docs/querying.md); above the upstream's 100 it follows pages.
 	MaxFirst = 500
 	// UpstreamMaxLimit is the largest `limit` the REST API accepts.
 	UpstreamMaxLimit = 100

@@ -8,7 +8,7 @@
 // HTTP methods and route templates of restclient's operation table, status
 // classes, error codes of graph/errcode, cache families, loader names and
 // operation names from a bounded set (Names). Never a credential, a network
-// id, a record id or query text. README.md, "Operating it", lists every
+// id, a record id or query text. docs/operating.md, "Metrics", lists every
 // metric.
 package metrics
 

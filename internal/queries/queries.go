@@ -1,8 +1,9 @@
 // Package queries holds, once, the GraphQL queries more than one place sends:
-// those the README shows (the README's blocks must equal them: graph's
-// TestReadmeExamplesHoldOnEveryRun; graph's TestReadmeQueries keeps them
-// working at one upstream call per distinct thing they need; the soak run
-// and the benchmark send them) and the benchmark's dashboard.
+// those the documentation shows (First in README.md, Dashboard and Invoice in
+// docs/querying.md: every query block of the documentation must equal one of
+// them, graph's TestReadmeExamplesHoldOnEveryRun; graph's TestReadmeQueries
+// keeps them working at one upstream call per distinct thing they need; the
+// soak run and the benchmark send them) and the benchmark's dashboard.
 package queries
 
 // First: a resource with its parent and its location's id.
