@@ -2,7 +2,11 @@ package graph
 
 import (
 	"context"
+	"slices"
 	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/workspacenet/facade/graph/gqlerr"
 	"github.com/workspacenet/facade/graph/loaders"
@@ -81,10 +85,16 @@ func redemptionConnection(ctx context.Context, cursors *paging.Codec, couponID, 
 // connection serves `first` items after the cursor `after` of the list
 // identified by scope (paging.Paginate, cursors sealed by cursors) as a
 // connection C with edges *E: edge fills an edge of the generated model
-// type, conn builds the connection. The edges share one allocation.
+// type, conn builds the connection. The edges share one allocation. The
+// cursors are sealed only when the query selects edges or pageInfo, the
+// fields that show them (selectsCursors).
 func connection[T, E, C any](ctx context.Context, cursors *paging.Codec, scope string, first *int, after *string, fetch paging.FetchFunc[T],
 	edge func(e *E, cursor string, node *T), conn func(edges []*E, nodes []*T, info *model.PageInfo) C) (C, error) {
-	r, err := paging.Paginate(ctx, cursors, scope, first, after, fetch)
+	paginate := paging.PaginateNodes[T]
+	if selectsCursors(ctx) {
+		paginate = paging.Paginate[T]
+	}
+	r, err := paginate(ctx, cursors, scope, first, after, fetch)
 	if err != nil {
 		var none C
 		return none, err
@@ -97,6 +107,28 @@ func connection[T, E, C any](ctx context.Context, cursors *paging.Codec, scope s
 	}
 	info := &model.PageInfo{HasNextPage: r.HasNextPage, HasPreviousPage: r.HasPreviousPage, StartCursor: r.StartCursor(), EndCursor: r.EndCursor()}
 	return conn(edges, r.Nodes(), info), nil
+}
+
+// selectsCursors reports whether the query selects edges or pageInfo on
+// the connection field ctx resolves (true outside a field). Plain fields are
+// read as they are; a fragment or a directive goes through gqlgen's field
+// collection (@skip, @include, type conditions).
+func selectsCursors(ctx context.Context) bool {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return true
+	}
+	shows := func(name string) bool { return name == "edges" || name == "pageInfo" }
+	for _, sel := range fc.Field.Selections {
+		f, ok := sel.(*ast.Field)
+		if !ok || len(f.Directives) > 0 {
+			return slices.ContainsFunc(graphql.CollectFieldsCtx(ctx, nil), func(f graphql.CollectedField) bool { return shows(f.Name) })
+		}
+		if shows(f.Name) {
+			return true
+		}
+	}
+	return false
 }
 
 func setCreditNoteEdge(e *model.CreditNoteEdge, c string, n *restclient.CreditNote) {

@@ -333,3 +333,35 @@ func TestPageInfoOfEveryConnection(t *testing.T) {
 		}
 	}
 }
+
+// TestCursorsShownThroughFragmentsAndDirectives: a connection's cursors are
+// sealed only when the query selects edges or pageInfo; selected through a
+// fragment, an inline fragment or under a directive they are still there
+// and resume the list.
+func TestCursorsShownThroughFragmentsAndDirectives(t *testing.T) {
+	env := testenv.New(t, testenv.Options{})
+	creds := env.Bearer()
+	loc := env.ID(t, "location", 0)
+	all := ids(mustRun(t, env, creds, `query($l: ID!) { transactions(locationId: $l, first: 3) { nodes { id } } }`,
+		map[string]any{"l": loc}), "transactions.nodes.*")
+	if len(all) != 3 {
+		t.Fatalf("%d transactions, want 3", len(all))
+	}
+	for name, q := range map[string]string{
+		"inline fragment": `query($l: ID!) { transactions(locationId: $l, first: 2) { nodes { id } ... on TransactionConnection { pageInfo { endCursor } } } }`,
+		"named fragment":  `query($l: ID!) { transactions(locationId: $l, first: 2) { nodes { id } ...P } } fragment P on TransactionConnection { pageInfo { endCursor } }`,
+		"directive":       `query($l: ID!) { transactions(locationId: $l, first: 2) { nodes { id } pageInfo @include(if: true) { endCursor } } }`,
+		"edges":           `query($l: ID!) { transactions(locationId: $l, first: 2) { nodes { id } edges { cursor } pageInfo { endCursor } } }`,
+	} {
+		d := mustRun(t, env, creds, q, map[string]any{"l": loc})
+		end := str(d, "transactions.pageInfo.endCursor")
+		if end == "" || (name == "edges" && str(d, "transactions.edges.1.cursor") != end) {
+			t.Fatalf("%s: %s", name, pretty(d))
+		}
+		next := mustRun(t, env, creds, `query($l: ID!, $a: String) { transactions(locationId: $l, first: 1, after: $a) { nodes { id } } }`,
+			map[string]any{"l": loc, "a": end})
+		if got := ids(next, "transactions.nodes.*"); len(got) != 1 || got[0] != all[2] {
+			t.Errorf("%s: after endCursor %v, want [%s]", name, got, all[2])
+		}
+	}
+}

@@ -137,19 +137,9 @@ func (r *invoiceItemResolver) Location(ctx context.Context, obj *restclient.Invo
 	return location(obj.LocationRef)
 }
 
-// Booking is the resolver for the booking field.
-func (r *invoiceItemResolver) Booking(ctx context.Context, obj *restclient.InvoiceItem) (*restclient.InvoiceItemBooking, error) {
-	return obj.Booking, nil
-}
-
 // Order is the resolver for the order field.
 func (r *invoiceItemResolver) Order(ctx context.Context, obj *restclient.InvoiceItem) (*model.InvoiceItemOrder, error) {
 	return model.InvoiceItemOrderOf(obj), nil
-}
-
-// Ticket is the resolver for the ticket field.
-func (r *invoiceItemResolver) Ticket(ctx context.Context, obj *restclient.InvoiceItem) (*restclient.InvoiceItemTicket, error) {
-	return obj.Ticket, nil
 }
 
 // Resource is the resolver for the resource field.
@@ -467,11 +457,6 @@ func (r *transactionResolver) Location(ctx context.Context, obj *restclient.Tran
 	return location(obj.LocationRef)
 }
 
-// Booking is the resolver for the booking field.
-func (r *transactionResolver) Booking(ctx context.Context, obj *restclient.Transaction) (*restclient.TransactionBooking, error) {
-	return obj.Booking, nil
-}
-
 // Invoice is the resolver for the invoice field.
 func (r *transactionResolver) Invoice(ctx context.Context, obj *restclient.Transaction) (*restclient.Invoice, error) {
 	if obj.Invoice == nil || obj.Invoice.ID == "" {
@@ -486,11 +471,6 @@ func (r *transactionResolver) Invoice(ctx context.Context, obj *restclient.Trans
 // Order is the resolver for the order field.
 func (r *transactionResolver) Order(ctx context.Context, obj *restclient.Transaction) (*model.TransactionOrder, error) {
 	return model.TransactionOrderOf(obj), nil
-}
-
-// Ticket is the resolver for the ticket field.
-func (r *transactionResolver) Ticket(ctx context.Context, obj *restclient.Transaction) (*restclient.TransactionTicket, error) {
-	return obj.Ticket, nil
 }
 
 // Resource is the resolver for the resource field.

@@ -117,11 +117,7 @@ type InvoiceItemResolver interface {
 
 	Location(ctx context.Context, obj *restclient.InvoiceItem) (*model.Location, error)
 
-	Booking(ctx context.Context, obj *restclient.InvoiceItem) (*restclient.InvoiceItemBooking, error)
-
 	Order(ctx context.Context, obj *restclient.InvoiceItem) (*model.InvoiceItemOrder, error)
-
-	Ticket(ctx context.Context, obj *restclient.InvoiceItem) (*restclient.InvoiceItemTicket, error)
 }
 type InvoiceItemBookingResolver interface {
 	Resource(ctx context.Context, obj *restclient.InvoiceItemBooking) (*restclient.Resource, error)
@@ -202,12 +198,8 @@ type ResourceResolver interface {
 type TransactionResolver interface {
 	Location(ctx context.Context, obj *restclient.Transaction) (*model.Location, error)
 
-	Booking(ctx context.Context, obj *restclient.Transaction) (*restclient.TransactionBooking, error)
-
 	Invoice(ctx context.Context, obj *restclient.Transaction) (*restclient.Invoice, error)
 	Order(ctx context.Context, obj *restclient.Transaction) (*model.TransactionOrder, error)
-
-	Ticket(ctx context.Context, obj *restclient.Transaction) (*restclient.TransactionTicket, error)
 }
 type TransactionBookingResolver interface {
 	Resource(ctx context.Context, obj *restclient.TransactionBooking) (*restclient.Resource, error)
@@ -12270,7 +12262,7 @@ func (ec *executionContext) _InvoiceItem_booking(ctx context.Context, field grap
 			return ec.fieldContext_InvoiceItem_booking(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.InvoiceItem().Booking(ctx, obj)
+			return obj.Booking, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.InvoiceItemBooking) graphql.Marshaler {
@@ -12284,8 +12276,8 @@ func (ec *executionContext) fieldContext_InvoiceItem_booking(_ context.Context, 
 	fc = &graphql.FieldContext{
 		Object:     "InvoiceItem",
 		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
+		IsMethod:   false,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_InvoiceItemBooking(ctx, field)
 		},
@@ -12398,7 +12390,7 @@ func (ec *executionContext) _InvoiceItem_ticket(ctx context.Context, field graph
 			return ec.fieldContext_InvoiceItem_ticket(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.InvoiceItem().Ticket(ctx, obj)
+			return obj.Ticket, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.InvoiceItemTicket) graphql.Marshaler {
@@ -12412,8 +12404,8 @@ func (ec *executionContext) fieldContext_InvoiceItem_ticket(_ context.Context, f
 	fc = &graphql.FieldContext{
 		Object:     "InvoiceItem",
 		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
+		IsMethod:   false,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_InvoiceItemTicket(ctx, field)
 		},
@@ -21894,7 +21886,7 @@ func (ec *executionContext) _Transaction_booking(ctx context.Context, field grap
 			return ec.fieldContext_Transaction_booking(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Transaction().Booking(ctx, obj)
+			return obj.Booking, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.TransactionBooking) graphql.Marshaler {
@@ -21908,8 +21900,8 @@ func (ec *executionContext) fieldContext_Transaction_booking(_ context.Context, 
 	fc = &graphql.FieldContext{
 		Object:     "Transaction",
 		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
+		IsMethod:   false,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_TransactionBooking(ctx, field)
 		},
@@ -22118,7 +22110,7 @@ func (ec *executionContext) _Transaction_ticket(ctx context.Context, field graph
 			return ec.fieldContext_Transaction_ticket(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Transaction().Ticket(ctx, obj)
+			return obj.Ticket, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.TransactionTicket) graphql.Marshaler {
@@ -22132,8 +22124,8 @@ func (ec *executionContext) fieldContext_Transaction_ticket(_ context.Context, f
 	fc = &graphql.FieldContext{
 		Object:     "Transaction",
 		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
+		IsMethod:   false,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_TransactionTicket(ctx, field)
 		},
@@ -28140,11 +28132,10 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "booking":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, false,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._InvoiceItem_booking(ctx, field, obj)
-				})
+			out.Values[i] = ec._InvoiceItem_booking(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "creditPackage":
 			out.Values[i] = ec._InvoiceItem_creditPackage(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -28162,11 +28153,10 @@ func (ec *executionContext) _InvoiceItem(ctx context.Context, sel ast.SelectionS
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "ticket":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, false,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._InvoiceItem_ticket(ctx, field, obj)
-				})
+			out.Values[i] = ec._InvoiceItem_ticket(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -32077,11 +32067,10 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "booking":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, false,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._Transaction_booking(ctx, field, obj)
-				})
+			out.Values[i] = ec._Transaction_booking(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "company":
 			out.Values[i] = ec._Transaction_company(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -32115,11 +32104,10 @@ func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionS
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "ticket":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, false,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._Transaction_ticket(ctx, field, obj)
-				})
+			out.Values[i] = ec._Transaction_ticket(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "user":
 			out.Values[i] = ec._Transaction_user(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {

@@ -141,17 +141,27 @@ type lazy[K comparable, V any] struct {
 
 	once   sync.Once
 	loader *dataloader.Loader[K, V]
+	cache  *dataloader.InMemoryCache[K, V] // the loader's cache
 }
 
 // get returns the dataloader, making it on the first call.
 func (z *lazy[K, V]) get(l *Loaders) *dataloader.Loader[K, V] {
-	z.once.Do(func() { z.loader = newLoader(l, z.name, z.fetch) })
+	z.once.Do(func() {
+		z.cache = dataloader.NewCache[K, V]()
+		z.loader = newLoader(l, z.name, z.fetch, z.cache)
+	})
 	return z.loader
 }
 
-// load loads key k through the loader.
+// load loads key k through the loader. A key the request loaded or primed
+// before is answered from the loader's cache directly: Load would make a
+// channel and a result cell before looking there (5 allocations per hit).
 func (z *lazy[K, V]) load(ctx context.Context, l *Loaders, k K) (V, error) {
-	return z.get(l).Load(ctx, k)()
+	dl := z.get(l)
+	if t, ok := z.cache.Get(ctx, k); ok {
+		return t()
+	}
+	return dl.Load(ctx, k)()
 }
 
 // prime stores v as k's result unless k is loaded or loading.
@@ -168,7 +178,7 @@ func (z *lazy[K, V]) prime(ctx context.Context, l *Loaders, k K, v V) {
 // of the batch's upstream calls. A fetch that panics fails its key's loads
 // with an error and the key is fetched again by the next load (the
 // dataloader's own recovery).
-func newLoader[K comparable, V any](l *Loaders, name string, fetch func(*Loaders, context.Context, K) (V, error)) *dataloader.Loader[K, V] {
+func newLoader[K comparable, V any](l *Loaders, name string, fetch func(*Loaders, context.Context, K) (V, error), cache dataloader.Cache[K, V]) *dataloader.Loader[K, V] {
 	var dl *dataloader.Loader[K, V]
 	one := func(ctx context.Context, k K) (res *dataloader.Result[V]) {
 		defer func() {
@@ -219,9 +229,12 @@ func newLoader[K comparable, V any](l *Loaders, name string, fetch func(*Loaders
 		return out
 	}
 	if l.cfg.Wait > 0 {
-		dl = dataloader.NewBatchedLoader(batch, dataloader.WithWait[K, V](l.cfg.Wait))
+		dl = dataloader.NewBatchedLoader(batch, dataloader.WithCache(cache), dataloader.WithWait[K, V](l.cfg.Wait))
 	} else {
-		dl = dataloader.NewBatchedLoader(batch, dataloader.WithWait[K, V](0), dataloader.WithBatchCapacity[K, V](1))
+		// A batch of one key needs an input queue of one: the default
+		// queue (1,000 requests, 8 KB) would be allocated at every key.
+		dl = dataloader.NewBatchedLoader(batch, dataloader.WithCache(cache), dataloader.WithWait[K, V](0),
+			dataloader.WithBatchCapacity[K, V](1), dataloader.WithInputCapacity[K, V](1))
 	}
 	return dl
 }

@@ -106,6 +106,17 @@ func Paginate[T any](ctx context.Context, codec *Codec, scope string, first *int
 	return res, nil
 }
 
+// PaginateNodes is Paginate for a connection whose query shows no cursor:
+// the same edges, calls and errors, every Cursor "" (sealing a cursor costs
+// about as much as resolving a few fields of its node).
+func PaginateNodes[T any](ctx context.Context, codec *Codec, scope string, first *int, after *string, fetch FetchFunc[T]) (*Result[T], error) {
+	res, _, err := paginate(ctx, codec, scope, first, after, fetch)
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
 // paginate is Paginate with the edges' cursors returned unsealed, to be
 // sealed together.
 func paginate[T any](ctx context.Context, codec *Codec, scope string, first *int, after *string, fetch FetchFunc[T]) (*Result[T], []cursor, error) {

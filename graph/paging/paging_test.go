@@ -272,3 +272,36 @@ func TestOneStringPerCursor(t *testing.T) {
 		t.Fatal("no cursor had unused bits in its last character: the test checks nothing")
 	}
 }
+
+// TestPaginateNodesIsPaginateWithoutCursors: the same edges, pages, calls
+// and page info, from the start and after a cursor, with no cursor sealed.
+func TestPaginateNodesIsPaginateWithoutCursors(t *testing.T) {
+	start, err := Paginate(context.Background(), testCodec, "s", new(150), nil, (&list{n: 260}).fetch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, after := range []*string{nil, &start.Edges[41].Cursor, start.EndCursor()} {
+		a, b := &list{n: 260}, &list{n: 260}
+		want, err := Paginate(context.Background(), testCodec, "s", new(120), after, a.fetch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := PaginateNodes(context.Background(), testCodec, "s", new(120), after, b.fetch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !equal(values(got), values(want)) || got.HasNextPage != want.HasNextPage || got.HasPreviousPage != want.HasPreviousPage ||
+			!equal(a.limits, b.limits) {
+			t.Fatalf("after %v: %d edges (next %v, prev %v, limits %v), want %d (%v, %v, %v)", after != nil,
+				len(got.Edges), got.HasNextPage, got.HasPreviousPage, b.limits, len(want.Edges), want.HasNextPage, want.HasPreviousPage, a.limits)
+		}
+		for _, e := range got.Edges {
+			if e.Cursor != "" {
+				t.Fatalf("PaginateNodes sealed a cursor %q", e.Cursor)
+			}
+		}
+	}
+	if _, err := PaginateNodes(context.Background(), testCodec, "s", new(10), new("forged"), (&list{n: 30}).fetch); err == nil {
+		t.Error("PaginateNodes accepted a forged cursor")
+	}
+}
