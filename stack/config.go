@@ -38,13 +38,13 @@ type Config struct {
 	// response closes its connection meanwhile (Stack.Drain), so a load
 	// balancer takes the replica out of rotation first. 0: stop at once.
 	ShutdownDelay time.Duration
-	CORSOrigins     []string      // browser origins allowed to call /graphql (scheme://host[:port])
-	CORSHeaders     []string      // request headers allowed cross-origin besides DefaultCORSHeaders
-	Playground      bool          // serve GraphiQL at /
-	UpstreamTrace   string        // "auto" (on with the embedded upstream), "on" or "off"
-	Production      bool          // introspection, suggestions, playground and trace off
-	TrustedDocs     string        // JSON file of sha256 -> document; "" = any operation
-	LogLevel        slog.Level
+	CORSOrigins   []string // browser origins allowed to call /graphql (scheme://host[:port])
+	CORSHeaders   []string // request headers allowed cross-origin besides DefaultCORSHeaders
+	Playground    bool     // serve GraphiQL at /
+	UpstreamTrace string   // "auto" (on with the embedded upstream), "on" or "off"
+	Production    bool     // introspection, suggestions, playground and trace off
+	TrustedDocs   string   // JSON file of sha256 -> document; "" = any operation
+	LogLevel      slog.Level
 	// Budget paces upstream requests per upstream client (RPS 0 = off).
 	Budget budget.Config
 	// AuthGate sends an unproven credential's first upstream call alone and
