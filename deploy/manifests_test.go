@@ -253,6 +253,9 @@ func TestKubernetesManifests(t *testing.T) {
 	if g := pod.TerminationGracePeriodSeconds; g == nil || time.Duration(*g)*time.Second <= drain+2*time.Second {
 		t.Errorf("terminationGracePeriodSeconds is not set above the drain (%v) with room", drain)
 	}
+	if dur("SHUTDOWN_TIMEOUT") < dur("REQUEST_TIMEOUT") {
+		t.Errorf("SHUTDOWN_TIMEOUT %v is below REQUEST_TIMEOUT %v: a request still running at the end of the drain is cut off", dur("SHUTDOWN_TIMEOUT"), dur("REQUEST_TIMEOUT"))
+	}
 	if dur("SHUTDOWN_DELAY") < 2*time.Second {
 		t.Errorf("SHUTDOWN_DELAY %v: the endpoints need a few seconds to drop a terminating pod", dur("SHUTDOWN_DELAY"))
 	}

@@ -15,6 +15,7 @@ package main
 import (
 	"archive/tar"
 	"bytes"
+	"debug/elf"
 	"errors"
 	"flag"
 	"fmt"
@@ -200,6 +201,11 @@ func layerOf(files []File, src func(string) string) ([]byte, error) {
 				return nil, err
 			}
 		}
+		if f.Mode&0o111 != 0 {
+			if err := static(src(f.From)); err != nil {
+				return nil, err
+			}
+		}
 		b, err := os.ReadFile(src(f.From))
 		if err != nil {
 			return nil, err
@@ -215,6 +221,25 @@ func layerOf(files []File, src func(string) string) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// static refuses an executable that needs a dynamic loader or shared
+// libraries: the image has neither.
+func static(file string) error {
+	f, err := elf.Open(file)
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return fmt.Errorf("%s is dynamically linked: build it with CGO_ENABLED=0", file)
+		}
+	}
+	if libs, _ := f.ImportedLibraries(); len(libs) > 0 {
+		return fmt.Errorf("%s needs %v: build it with CGO_ENABLED=0", file, libs)
+	}
+	return nil
 }
 
 // Unpack writes img's flattened file system into dir.

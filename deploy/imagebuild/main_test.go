@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -114,12 +115,30 @@ func TestTargetsAreTheDockerfilesFinalStages(t *testing.T) {
 // when built twice.
 func TestBuild(t *testing.T) {
 	dir := t.TempDir()
-	for name, body := range map[string]string{"facade": "#!binary", "restserver": "#!rest", "ca": "-----BEGIN CERTIFICATE-----"} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
+	// A static binary, standing for the facade.
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	build := exec.Command("go", "build", "-o", "facade", "main.go")
+	build.Dir, build.Env = dir, append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ca"), []byte("-----BEGIN CERTIFICATE-----"), 0o600); err != nil {
+		t.Fatal(err)
 	}
 	src := func(from string) string { return filepath.Join(dir, from) }
+	// A dynamically linked one is refused.
+	if _, err := os.Stat("/bin/sh"); err == nil {
+		if _, err := Build(Targets[0], func(from string) string {
+			if from == "facade" {
+				return "/bin/sh"
+			}
+			return src(from)
+		}, "amd64"); err == nil || !strings.Contains(err.Error(), "CGO_ENABLED=0") {
+			t.Errorf("/bin/sh as the facade: %v, want it refused as dynamically linked", err)
+		}
+	}
 	img, err := Build(Targets[0], src, "amd64")
 	if err != nil {
 		t.Fatal(err)
