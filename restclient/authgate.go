@@ -358,3 +358,22 @@ func (l *lru[V]) remove(key string) {
 
 // len returns the number of entries, expired ones included.
 func (l *lru[V]) len() int { return l.order.Len() }
+
+// CredentialsProven reports whether the upstream accepted the credentials
+// of ctx (WithScope's, else the client's fixed ones): with the
+// authentication gate on, whether they are trusted (answered 2xx within
+// Trust); with it off, whether there are credentials at all.
+func (c *Client) CredentialsProven(ctx context.Context) bool {
+	s := scopeOf(ctx)
+	if !s.hasWho && c.fixed == nil || s.hasWho && s.who.Authorization == "" {
+		return false
+	}
+	if c.gate == nil {
+		return true
+	}
+	creds := c.credentials(s)
+	c.gate.mu.Lock()
+	defer c.gate.mu.Unlock()
+	_, ok := c.gate.trusted.get(creds.id, c.gate.now())
+	return ok
+}

@@ -182,6 +182,13 @@ func ReadBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, *Refus
 	return body, nil
 }
 
+// QueryTooLarge is the 413 QUERY_TOO_LARGE refusal of a query text of n
+// bytes, longer than max: refused before it is parsed or stored.
+func QueryTooLarge(n, max int) *Refusal {
+	return &Refusal{Status: http.StatusRequestEntityTooLarge, Code: errcode.QueryTooLarge,
+		Message: fmt.Sprintf("the query is %d bytes, longer than the limit of %d bytes (comments included)", n, max)}
+}
+
 // readAll is io.ReadAll starting with room for size bytes (the
 // Content-Length; -1 when unknown) and one more, so a body of the announced
 // length is read into one buffer, without growing it.
