@@ -139,7 +139,7 @@ const (
 	DefaultAPQCacheSize     = apq.DefaultEntries
 	DefaultAPQCacheBytes    = apq.DefaultBytes
 	DefaultMaxQueryBytes    = apq.DefaultMaxQueryBytes
-	DefaultQueryCacheBytes  = 24 << 20
+	DefaultQueryCacheBytes  = 8 << 20
 	DefaultMaxCostInFlight  = admission.DefaultMaxCostInFlight
 	DefaultAdmissionWait    = admission.DefaultWait
 	DefaultClientCostShare  = admission.DefaultClientShare
