@@ -9,9 +9,10 @@
 // Redis (key wnf:apq:<sha256>, expiring TTL after), charged to the
 // registering client's budget (Config.ClientBytes per TTL window) and to the
 // budget of all clients (Config.TotalBytes per window); a registration over
-// either is kept locally only. Each registration is charged its length plus
-// KeyOverhead, and a key lives at most TTL, so the queries in Redis never
-// take more than 2 x TotalBytes (the current window's and the last one's).
+// either is kept locally only. Each registration is charged what it takes
+// in Redis (Charge), and a key lives at most TTL, so the queries in Redis
+// never take more than 2 x TotalBytes (the current window's and the last
+// one's).
 // Lookups read the LRU first, then Redis. Without Redis, or while it is
 // unavailable (redisx degraded), the store is the local LRU alone and never
 // fails.
@@ -42,8 +43,9 @@ const (
 	// window of the registration budgets.
 	TTL = time.Hour
 	// KeyOverhead is charged to the budgets for each registration on top of
-	// the query's length: Redis's own memory for the key, its name and the
-	// client's counter.
+	// the query's length and a quarter of it (Redis's allocator rounds a
+	// value up to its size class, at most 25 % more): Redis's own memory for
+	// the key, its name and the client's counter.
 	KeyOverhead = 256
 )
 
@@ -140,7 +142,7 @@ func (s *Store) Share(ctx context.Context, hash, query, client string) bool {
 		w := s.now().UnixMilli() / TTL.Milliseconds()
 		tag := "{w" + strconv.FormatInt(w, 10) + "}"
 		ok, err := charge.Run(ctx, r, []string{BudgetKeyPrefix + tag + ":c:" + client, BudgetKeyPrefix + tag + ":all"},
-			len(query)+KeyOverhead, s.cfg.ClientBytes, s.cfg.TotalBytes, 2*TTL.Milliseconds()).Int()
+			Charge(query), s.cfg.ClientBytes, s.cfg.TotalBytes, 2*TTL.Milliseconds()).Int()
 		if err != nil || ok != 1 {
 			return err // over budget: kept locally only
 		}
@@ -167,6 +169,10 @@ redis.call('INCRBY', KEYS[2], n)
 redis.call('PEXPIRE', KEYS[2], ARGV[4])
 return 1
 `)
+
+// Charge is what registering query in Redis counts against the budgets:
+// its length, a quarter more and KeyOverhead.
+func Charge(query string) int64 { return int64(len(query) + len(query)/4 + KeyOverhead) }
 
 func (s *Store) fits(q string) bool {
 	return s.cfg.MaxQueryBytes <= 0 || len(q) <= s.cfg.MaxQueryBytes

@@ -162,7 +162,7 @@ func TestLocalBoundInBytes(t *testing.T) {
 func TestShareBudgets(t *testing.T) {
 	s := redistest.Start(t)
 	cfg := testConfig()
-	cfg.ClientBytes, cfg.TotalBytes = 3*(1000+KeyOverhead), 5*(1000+KeyOverhead)
+	cfg.ClientBytes, cfg.TotalBytes = 3*(1000+250+KeyOverhead), 5*(1000+250+KeyOverhead)
 	a := New(open(t, s.URL), cfg)
 	query := func(i int) string {
 		q := fmt.Sprintf("{ q%d } #", i)
