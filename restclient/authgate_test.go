@@ -94,15 +94,15 @@ func TestBearerOnlyRefusalIsNotTheCredentials(t *testing.T) {
 }
 
 // TestGateOneCredentialManySpellings: the gate keys by the normalised
-// credentials: a token refused in one spelling is refused, unsent, in the
-// others (Basic in another base64 alphabet and without padding included).
+// credentials: a Basic credential refused in one spelling is refused,
+// unsent, in the others (scheme case, blanks).
 func TestGateOneCredentialManySpellings(t *testing.T) {
 	srv, url, m := demoService(t)
 	c := gateClient(t, url, restclient.DefaultAuthGate())
 	id := m.IDs["resource"][0]
-	basic := base64.RawURLEncoding.EncodeToString([]byte("client-unknown:wrong?secret>"))
+	basic := base64.StdEncoding.EncodeToString([]byte("client-unknown:wrong?secret>"))
 	srv.Hooks().Reset()
-	for _, auth := range []string{"Basic " + basic, "basic  " + basic + "==", "BASIC " + base64.StdEncoding.EncodeToString([]byte("client-unknown:wrong?secret>"))} {
+	for _, auth := range []string{"Basic " + basic, "basic  " + basic + " ", "BASIC\t" + basic} {
 		if _, _, err := c.Resources.GetResource(as(auth, strings.ToUpper(m.NetworkID)), id); !restclient.IsUnauthorized(err) {
 			t.Fatalf("%q: %v, want 401", auth, err)
 		}
