@@ -199,7 +199,7 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	dur(&ag.Trust, "credential-trust", "CREDENTIAL_TRUST", "a credential the upstream answered 2xx within this long is trusted: its calls go out together; another sends its first call alone and the rest wait for its answer; 0 = off")
 	dur(&ag.RefusedTTL, "credential-refused-ttl", "CREDENTIAL_REFUSED_TTL", "a credential the upstream answered 401 is refused, unsent, for this long; 0 = not remembered")
 	num(&ag.MaxEntries, "credential-table-size", "CREDENTIAL_TABLE_SIZE", "credentials remembered as trusted, and as refused, at most (each table); the least recently confirmed is forgotten first")
-	dur(&ag.ProbeWait, "credential-probe-wait", "CREDENTIAL_PROBE_WAIT", "how long an unproven credential's other calls wait for its first call's answer before going anyway; 0 = as long as it takes")
+	dur(&ag.ProbeWait, "credential-probe-wait", "CREDENTIAL_PROBE_WAIT", "how long an unproven credential's other calls wait for its first call's answer; then they fail unsent (UPSTREAM_UNAVAILABLE), never sent beside it; 0 = as long as the request allows")
 	dur(&g.RequestTimeout, "request-timeout", "REQUEST_TIMEOUT", "deadline of one GraphQL request, inherited by its upstream calls; 0 = none")
 	dur(&c.UpstreamTimeout, "upstream-timeout", "UPSTREAM_TIMEOUT", "timeout of one upstream attempt")
 	dur(&c.ShutdownTimeout, "shutdown-timeout", "SHUTDOWN_TIMEOUT", "time given to in-flight requests on SIGINT/SIGTERM")
