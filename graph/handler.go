@@ -205,6 +205,7 @@ func NewHandler(o Options) http.Handler {
 	}
 	if len(o.TrustedDocuments) > 0 {
 		srv.Use(trusted.Extension{Docs: o.TrustedDocuments})
+		o.APQCache = nil
 	} else if o.APQCacheSize > 0 && o.APQCacheBytes > 0 {
 		if o.APQCache == nil {
 			o.APQCache = newAPQStore(o)
