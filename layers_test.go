@@ -16,7 +16,7 @@ var layers = []struct {
 }{
 	{"utilities", []string{"internal/accesslog", "internal/childproc", "internal/clock", "internal/counts",
 		"internal/credkey", "internal/ctxval", "internal/gqlclient", "internal/httpx", "internal/ids",
-		"internal/queries", "internal/redistest", "internal/sealbox", "internal/tracing", "internal/workers",
+		"internal/queries", "internal/redistest", "internal/sealbox", "internal/sizedlru", "internal/tracing", "internal/workers",
 		"restclient/internal", "restserver/wire", "playground"}},
 	{"the REST client", []string{"restclient"}},
 	{"the local REST service", []string{"restserver"}},

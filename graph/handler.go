@@ -11,7 +11,6 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
-	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
@@ -27,8 +26,10 @@ import (
 	"github.com/workspacenet/facade/graph/paging"
 	"github.com/workspacenet/facade/graph/trusted"
 	"github.com/workspacenet/facade/internal/accesslog"
+	"github.com/workspacenet/facade/internal/apq"
 	"github.com/workspacenet/facade/internal/budget"
 	"github.com/workspacenet/facade/internal/metrics"
+	"github.com/workspacenet/facade/internal/sizedlru"
 	"github.com/workspacenet/facade/restclient"
 )
 
@@ -103,12 +104,23 @@ type Options struct {
 	DisableCSRFPrevention bool
 	// DisableSuggestions removes "Did you mean ...?" from validation errors.
 	DisableSuggestions bool
-	// APQCacheSize is the number of Automatic Persisted Queries remembered.
-	// 0: APQ off. Ignored with TrustedDocuments.
-	APQCacheSize int
-	// APQCache, when set, stores them instead of an in-process LRU of
-	// APQCacheSize (internal/apq: shared by replicas through Redis).
-	APQCache graphql.Cache[string]
+	// MaxQueryBytes bounds the query text of a request (comments included),
+	// a registered persisted query's too: a longer one is refused before it
+	// is parsed, 413 QUERY_TOO_LARGE. 0: no limit.
+	MaxQueryBytes int
+	// QueryCacheBytes bounds gqlgen's cache of parsed and validated
+	// documents, each counted as limits.DocumentBytes. 0: no cache.
+	QueryCacheBytes int64
+	// APQCacheSize is the number of Automatic Persisted Queries remembered
+	// in this process, APQCacheBytes their bytes. 0 (either): APQ off.
+	// Ignored with TrustedDocuments. A query is kept only once its document
+	// has parsed and validated.
+	APQCacheSize  int
+	APQCacheBytes int64
+	// APQCache, when set, stores them instead of an in-process store of
+	// APQCacheSize and APQCacheBytes (internal/apq: shared by replicas
+	// through Redis, for credentials the upstream accepted).
+	APQCache APQStore
 	// TrustedDocuments, when non-empty, are the only operations executed.
 	TrustedDocuments trusted.Documents
 	// Extensions are added to the GraphQL server after the facade's own
@@ -124,7 +136,10 @@ const (
 	DefaultRequestTimeout   = 30 * time.Second
 	DefaultMaxUpstreamCalls = 200
 	DefaultMaxBodyBytes     = 2 << 20
-	DefaultAPQCacheSize     = 1000
+	DefaultAPQCacheSize     = apq.DefaultEntries
+	DefaultAPQCacheBytes    = apq.DefaultBytes
+	DefaultMaxQueryBytes    = apq.DefaultMaxQueryBytes
+	DefaultQueryCacheBytes  = 8 << 20
 	DefaultMaxCostInFlight  = admission.DefaultMaxCostInFlight
 	DefaultAdmissionWait    = admission.DefaultWait
 	DefaultClientCostShare  = admission.DefaultClientShare
@@ -145,6 +160,9 @@ func DefaultOptions() Options {
 		MaxUpstreamCalls: DefaultMaxUpstreamCalls,
 		MaxBodyBytes:     DefaultMaxBodyBytes,
 		APQCacheSize:     DefaultAPQCacheSize,
+		APQCacheBytes:    DefaultAPQCacheBytes,
+		MaxQueryBytes:    DefaultMaxQueryBytes,
+		QueryCacheBytes:  DefaultQueryCacheBytes,
 		MaxCostInFlight:  DefaultMaxCostInFlight,
 		AdmissionWait:    DefaultAdmissionWait,
 		ClientCostShare:  DefaultClientCostShare,
@@ -175,7 +193,10 @@ func NewHandler(o Options) http.Handler {
 	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: newRoot(resolvers)}))
 	// The one transport: GraphQL over HTTP as its spec says (graph/overhttp).
 	srv.AddTransport(overhttp.Transport{WriteTimeout: o.ResponseWriteTimeout})
-	docs := lru.New[*ast.QueryDocument](1000)
+	var docs graphql.Cache[*ast.QueryDocument] = graphql.NoCache[*ast.QueryDocument]{}
+	if o.QueryCacheBytes > 0 {
+		docs = sizedlru.New(o.QueryCacheBytes, 0, limits.DocumentBytes)
+	}
 	srv.SetQueryCache(docs)
 	srv.SetParserTokenLimit(o.Limits.MaxTokens)
 	srv.SetDisableSuggestion(o.DisableSuggestions)
@@ -184,14 +205,19 @@ func NewHandler(o Options) http.Handler {
 	}
 	if len(o.TrustedDocuments) > 0 {
 		srv.Use(trusted.Extension{Docs: o.TrustedDocuments})
-	} else if o.APQCacheSize > 0 {
-		store := o.APQCache
-		if store == nil {
-			store = lru.New[string](o.APQCacheSize)
+		o.APQCache = nil
+	} else if o.APQCacheSize > 0 && o.APQCacheBytes > 0 {
+		if o.APQCache == nil {
+			o.APQCache = newAPQStore(o)
 		}
-		srv.Use(extension.AutomaticPersistedQuery{Cache: store})
+		srv.Use(extension.AutomaticPersistedQuery{Cache: apqDeferred{o.APQCache}})
+	} else {
+		o.APQCache = nil
 	}
 	srv.Use(limits.New(o.Limits).UseQueryCache(docs))
+	if o.APQCache != nil { // after the limits: stores what passed them
+		srv.Use(apqCommit{o.APQCache})
+	}
 	// Admission runs after the limits extension, whose cost it admits.
 	admit := admission.New(admission.Config{MaxCostInFlight: o.MaxCostInFlight, ClientShare: o.ClientCostShare, Wait: o.AdmissionWait})
 	if admit != nil {
@@ -261,6 +287,9 @@ func NewHandler(o Options) http.Handler {
 			return
 		}
 		params, ref := decode(w, r, o.MaxBodyBytes)
+		if ref == nil && o.MaxQueryBytes > 0 && len(params.Query) > o.MaxQueryBytes {
+			ref = guard.QueryTooLarge(len(params.Query), o.MaxQueryBytes)
+		}
 		if ref != nil {
 			refuse(w, entry, mt, ref)
 			return
@@ -323,6 +352,9 @@ func NewHandler(o Options) http.Handler {
 			w = slot.Writer()
 		}
 		srv.ServeHTTP(w, r.WithContext(ctx))
+		if o.APQCache != nil {
+			shareAPQ(ctx, o.APQCache, o.Client, req)
+		}
 		entry.SetUpstreamCalls(req.calls.Count(), req.calls.CacheHits(), req.calls.Waited())
 	})
 }
@@ -416,6 +448,11 @@ type request struct {
 	collector      calls.Collector
 	loaders        loaders.Source // the value of loaders.ContextKey
 	batching       loaders.Loaders
+
+	// The persisted query the request registers; apqValid once its
+	// document passed validation and the limits.
+	apqHash, apqQuery string
+	apqValid          bool
 }
 
 type requestKey struct{}

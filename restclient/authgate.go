@@ -4,6 +4,7 @@ import (
 	dlist "container/list"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -20,7 +21,7 @@ import (
 //     calls go out at once, as without the gate; each 2xx extends the trust.
 //   - Unproven: any other. Its first call goes alone (the probe); the calls
 //     of the same credential that arrive meanwhile wait for the probe's
-//     answer, ProbeWait at most. A 2xx makes the credential trusted and the
+//     answer (see below). A 2xx makes the credential trusted and the
 //     waiters go. A refusal of the credential (a 401, or a 403 saying the
 //     credentials are not of the service-network-id's network:
 //     IsNetworkMismatch) fails every waiter with a *RefusedCredentialsError,
@@ -28,9 +29,10 @@ import (
 //     for a missing scope, 429, 5xx, a transport error) lets the waiters go:
 //     it proves nothing against the credential. A probe that was not sent
 //     (refused by a hook or an open breaker) or whose caller left hands the
-//     probe on to one waiter. A probe still unanswered after ProbeWait lets
-//     the waiters go: a 401 comes back at once, so a slow probe is a slow
-//     upstream, and one slow call must not hold a whole request hostage.
+//     probe on to one waiter. The waiters never go beside an unanswered
+//     probe (a slow 401 would otherwise cost a call each): they wait as long
+//     as their context allows, or ProbeWait when set, then fail unsent with
+//     ErrProbeUnanswered.
 //   - Refused: a credential refused within RefusedTTL. Its calls fail at
 //     once, unsent, with a *RefusedCredentialsError wrapping that answer: a
 //     flood of one bad token costs one upstream call per RefusedTTL. A
@@ -60,8 +62,8 @@ type AuthGate struct {
 	// Trust is set).
 	MaxEntries int
 	// ProbeWait bounds how long the calls of an unproven credential wait
-	// for the answer to its first call before they go anyway; 0 = as long
-	// as that call takes.
+	// for the answer to its first call; then they fail, unsent, with
+	// ErrProbeUnanswered. 0 = as long as their context allows.
 	ProbeWait time.Duration
 }
 
@@ -70,7 +72,7 @@ const (
 	DefaultAuthTrust      = 5 * time.Minute
 	DefaultAuthRefusedTTL = 30 * time.Second
 	DefaultAuthMaxEntries = 10_000
-	DefaultAuthProbeWait  = time.Second
+	DefaultAuthProbeWait  = 0
 )
 
 // DefaultAuthGate returns the gate a Client has without WithAuthGate.
@@ -92,6 +94,12 @@ func WithAuthGate(g AuthGate) Option {
 		return nil
 	}
 }
+
+// ErrProbeUnanswered is the error of a call not sent because the first call
+// of its unproven credentials had no answer within AuthGate.ProbeWait:
+// sent beside it, it could cost the upstream one more refused call. It
+// wraps context.DeadlineExceeded: the call ran out of time waiting.
+var ErrProbeUnanswered = fmt.Errorf("restclient: not sent: the first call of these credentials had no answer in time: %w", context.DeadlineExceeded)
 
 // RefusedCredentialsError is a call that was not sent because the upstream
 // refused its credentials on another call: within RefusedTTL before, or on
@@ -153,10 +161,10 @@ func newAuthGate(g AuthGate) *authGate {
 }
 
 // enter lets a call of creds through the gate: at once when creds are
-// trusted, after the probe's answer (ProbeWait at most) when another call
-// probes them, or as the probe (p non-nil: the caller must report its
-// outcome with learn). It
+// trusted, after the probe's answer when another call probes them, or as
+// the probe (p non-nil: the caller must report its outcome with learn). It
 // refuses the call with a *RefusedCredentialsError when creds are refused,
+// with ErrProbeUnanswered when the probe has no answer within ProbeWait,
 // and returns ctx.Err() when ctx ends first.
 func (g *authGate) enter(ctx context.Context, rc call, creds who) (p *probe, err error) {
 	id := creds.id
@@ -183,7 +191,7 @@ func (g *authGate) enter(ctx context.Context, rc call, creds who) (p *probe, err
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			return nil, nil // the probe is slow, not refused
+			return nil, ErrProbeUnanswered
 		}
 		switch {
 		case w.refusal != nil:
@@ -358,3 +366,22 @@ func (l *lru[V]) remove(key string) {
 
 // len returns the number of entries, expired ones included.
 func (l *lru[V]) len() int { return l.order.Len() }
+
+// CredentialsProven reports whether the upstream accepted the credentials
+// of ctx (WithScope's, else the client's fixed ones): with the
+// authentication gate on, whether they are trusted (answered 2xx within
+// Trust); with it off, whether there are credentials at all.
+func (c *Client) CredentialsProven(ctx context.Context) bool {
+	s := scopeOf(ctx)
+	if !s.hasWho && c.fixed == nil || s.hasWho && s.who.Authorization == "" {
+		return false
+	}
+	if c.gate == nil {
+		return true
+	}
+	creds := c.credentials(s)
+	c.gate.mu.Lock()
+	defer c.gate.mu.Unlock()
+	_, ok := c.gate.trusted.get(creds.id, c.gate.now())
+	return ok
+}

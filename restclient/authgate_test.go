@@ -3,11 +3,13 @@ package restclient_test
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -94,15 +96,15 @@ func TestBearerOnlyRefusalIsNotTheCredentials(t *testing.T) {
 }
 
 // TestGateOneCredentialManySpellings: the gate keys by the normalised
-// credentials: a token refused in one spelling is refused, unsent, in the
-// others (Basic in another base64 alphabet and without padding included).
+// credentials: a Basic credential refused in one spelling is refused,
+// unsent, in the others (scheme case, blanks).
 func TestGateOneCredentialManySpellings(t *testing.T) {
 	srv, url, m := demoService(t)
 	c := gateClient(t, url, restclient.DefaultAuthGate())
 	id := m.IDs["resource"][0]
-	basic := base64.RawURLEncoding.EncodeToString([]byte("client-unknown:wrong?secret>"))
+	basic := base64.StdEncoding.EncodeToString([]byte("client-unknown:wrong?secret>"))
 	srv.Hooks().Reset()
-	for _, auth := range []string{"Basic " + basic, "basic  " + basic + "==", "BASIC " + base64.StdEncoding.EncodeToString([]byte("client-unknown:wrong?secret>"))} {
+	for _, auth := range []string{"Basic " + basic, "basic  " + basic + " ", "BASIC\t" + basic} {
 		if _, _, err := c.Resources.GetResource(as(auth, strings.ToUpper(m.NetworkID)), id); !restclient.IsUnauthorized(err) {
 			t.Fatalf("%q: %v, want 401", auth, err)
 		}
@@ -113,13 +115,15 @@ func TestGateOneCredentialManySpellings(t *testing.T) {
 }
 
 // slowFirst is an upstream on loopback whose first request is held until
-// release is closed (or the client gives up); the others answer at once.
-func slowFirst(t *testing.T) (url string, arrived chan struct{}, release chan struct{}) {
+// release is closed (or the client gives up), then answered with status;
+// the others are answered status at once. requests counts them all.
+func slowFirst(t *testing.T, status int) (url string, arrived chan struct{}, release chan struct{}, requests *atomic.Int64) {
 	t.Helper()
-	arrived, release = make(chan struct{}), make(chan struct{})
+	arrived, release, requests = make(chan struct{}), make(chan struct{}), new(atomic.Int64)
 	var once sync.Once
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /resources/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
 		first := false
 		once.Do(func() { first = true; close(arrived) })
 		if first {
@@ -130,27 +134,65 @@ func slowFirst(t *testing.T) (url string, arrived chan struct{}, release chan st
 			}
 		}
 		w.Header().Set("Content-Type", "application/json")
+		if status != http.StatusOK {
+			w.WriteHeader(status)
+			w.Write([]byte(`{"message":"invalid token","type":"unauthorized"}`))
+			return
+		}
 		w.Write([]byte(`{"resource":{"id":"` + r.PathValue("id") + `"}}`))
 	})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	return srv.URL, arrived, release
+	return srv.URL, arrived, release, requests
 }
 
-// TestProbeWaitBoundsTheWait: while an unproven credential's first call
-// hangs, its other calls wait ProbeWait, then go: one slow call does not
-// hold the others.
-func TestProbeWaitBoundsTheWait(t *testing.T) {
-	url, arrived, release := slowFirst(t)
-	defer close(release)
-	g := restclient.DefaultAuthGate()
-	g.ProbeWait = 50 * time.Millisecond
-	c := gateClient(t, url, g)
-	ctx := as("Bearer tok", "fc37738e-179d-443d-bd55-efaaaae9e4ec")
-	go c.Resources.GetResource(ctx, "first")
-	<-arrived
-	if r, _, err := c.Resources.GetResource(ctx, "second"); err != nil || r.ID != "second" {
-		t.Fatalf("the second call while the first hangs: %v %v", r, err)
+// TestUnprovenCallsNeverGoBesideTheProbe: while the first call of an
+// unknown token waits for its (slow) 401, the token's other calls are not
+// sent: with ProbeWait they fail unsent with ErrProbeUnanswered once it has
+// passed, without it when their context ends, and once the 401 comes the
+// ones still waiting fail with it. The upstream gets one call in all.
+func TestUnprovenCallsNeverGoBesideTheProbe(t *testing.T) {
+	const net = "fc37738e-179d-443d-bd55-efaaaae9e4ec"
+	for _, wait := range []time.Duration{50 * time.Millisecond, 0} {
+		url, arrived, release, requests := slowFirst(t, http.StatusUnauthorized)
+		g := restclient.DefaultAuthGate()
+		g.ProbeWait = wait
+		c := gateClient(t, url, g)
+		first := make(chan error, 1)
+		go func() { _, _, err := c.Resources.GetResource(as("Bearer garbage", net), "first"); first <- err }()
+		<-arrived
+		var wg sync.WaitGroup
+		for i := range 5 {
+			wg.Go(func() {
+				ctx := as("Bearer garbage", net)
+				if wait == 0 {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithTimeout(ctx, 50*time.Millisecond)
+					defer cancel()
+				}
+				_, _, err := c.Resources.GetResource(ctx, "other-"+strconv.Itoa(i))
+				if !errors.Is(err, context.DeadlineExceeded) || wait > 0 && !errors.Is(err, restclient.ErrProbeUnanswered) {
+					t.Errorf("ProbeWait %v: a call beside the unanswered probe: %v", wait, err)
+				}
+			})
+		}
+		wg.Wait()
+		if n := requests.Load(); n != 1 {
+			t.Errorf("ProbeWait %v: the upstream got %d calls while the probe was unanswered, want 1", wait, n)
+		}
+		// A call waiting when the 401 comes fails with it, unsent.
+		last := make(chan error, 1)
+		go func() { _, _, err := c.Resources.GetResource(as("Bearer garbage", net), "last"); last <- err }()
+		close(release)
+		if err := <-first; !restclient.IsUnauthorized(err) {
+			t.Fatalf("the probe: %v", err)
+		}
+		if err := <-last; !restclient.IsUnauthorized(err) {
+			t.Errorf("the last call: %v", err)
+		}
+		if n := requests.Load(); n != 1 {
+			t.Errorf("ProbeWait %v: the upstream got %d calls, want 1", wait, n)
+		}
 	}
 }
 
@@ -158,7 +200,7 @@ func TestProbeWaitBoundsTheWait(t *testing.T) {
 // leaves before its answer: a waiting call is not failed for it, and gets
 // its own answer.
 func TestAbandonedProbe(t *testing.T) {
-	url, arrived, release := slowFirst(t)
+	url, arrived, release, _ := slowFirst(t, http.StatusOK)
 	defer close(release)
 	g := restclient.DefaultAuthGate()
 	g.ProbeWait = 0 // wait as long as the probe takes

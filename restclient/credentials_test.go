@@ -147,12 +147,13 @@ func TestIdentityValue(t *testing.T) {
 }
 
 // TestIdentityOfSpellings: the spellings the upstream takes for one client
-// (scheme case, blanks, network id case, Basic's padding and alphabet) have
-// one Identity and one normalised form, the one forwarded; another token,
-// however spelled, has another.
+// (scheme case, blanks, network id case) have one Identity and one
+// normalised form, the one forwarded; another token, however spelled, has
+// another, and so has a Basic credential in another base64 spelling (the
+// upstream decodes strict standard base64 only).
 func TestIdentityOfSpellings(t *testing.T) {
 	const net = "fc37738e-179d-443d-bd55-efaaaae9e4ec"
-	pair := []byte("client-9:s3cr3t?>")
+	pair := []byte("client-9:s3cr3t??>>") // its standard base64 has padding and a '+'
 	for _, group := range [][]Credentials{
 		{
 			{Authorization: "Bearer tok", NetworkID: net},
@@ -162,9 +163,8 @@ func TestIdentityOfSpellings(t *testing.T) {
 		},
 		{
 			{Authorization: "Basic " + base64.StdEncoding.EncodeToString(pair)},
-			{Authorization: "basic " + base64.RawStdEncoding.EncodeToString(pair)},
-			{Authorization: "BASIC " + base64.URLEncoding.EncodeToString(pair)},
-			{Authorization: "Basic  " + base64.RawURLEncoding.EncodeToString(pair)},
+			{Authorization: "basic " + base64.StdEncoding.EncodeToString(pair)},
+			{Authorization: "BASIC  " + base64.StdEncoding.EncodeToString(pair) + " "},
 		},
 	} {
 		want := group[0]
@@ -177,6 +177,13 @@ func TestIdentityOfSpellings(t *testing.T) {
 	}
 	if a, b := (Credentials{Authorization: "Bearer tok"}), (Credentials{Authorization: "Bearer TOK"}); a.Identity() == b.Identity() {
 		t.Error("tokens differing in case share an Identity: a Bearer token is case-sensitive")
+	}
+	std := Credentials{Authorization: "Basic " + base64.StdEncoding.EncodeToString(pair)}
+	for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		c := Credentials{Authorization: "Basic " + enc.EncodeToString(pair)}
+		if c.Identity() == std.Identity() || c.Normalized() != c {
+			t.Errorf("%q shares the standard spelling's Identity, or is re-encoded (%q)", c.Authorization, c.Normalized().Authorization)
+		}
 	}
 }
 

@@ -79,7 +79,10 @@ func (s *Server) authenticate(r *http.Request, requireNetwork bool) (*caller, er
 	var c *caller
 	switch strings.ToLower(scheme) {
 	case "basic":
-		raw, err := base64.StdEncoding.DecodeString(cred)
+		// Strict standard base64 only: one pair has one spelling, so the
+		// rate limit (keyed by the spelling, internal/credkey) counts one
+		// client where authentication sees one.
+		raw, err := base64.StdEncoding.Strict().DecodeString(cred)
 		if err != nil {
 			return nil, unauthorizedf("malformed Basic credentials")
 		}

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/workspacenet/facade/graph"
+	"github.com/workspacenet/facade/internal/apq"
 	"github.com/workspacenet/facade/internal/budget"
 	"github.com/workspacenet/facade/internal/cache"
 	"github.com/workspacenet/facade/internal/metrics"
@@ -61,6 +62,10 @@ type Config struct {
 	// the APQ store between replicas (redisx URL forms: standalone,
 	// Cluster, Sentinel).
 	RedisURL string
+	// APQClientBytes and APQRedisBytes bound the persisted queries written
+	// to Redis per hour (internal/apq: a query lives there an hour): by one
+	// upstream client, and by all; 0 shares none through Redis.
+	APQClientBytes, APQRedisBytes int
 	// RedisOpTimeout bounds each Redis operation (0: redisx.DefaultOpTimeout);
 	// one that fails or runs late degrades the replica to its own state.
 	RedisOpTimeout time.Duration
@@ -127,6 +132,8 @@ func DefaultConfig() Config {
 		AuthGate:        restclient.DefaultAuthGate(),
 		CacheTTL:        cache.DefaultTTLSpec,
 		Replicas:        1,
+		APQClientBytes:  apq.DefaultClientBytes,
+		APQRedisBytes:   apq.DefaultTotalBytes,
 		Graph:           graph.DefaultOptions(),
 	}
 }
@@ -174,6 +181,7 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	csrf := !g.DisableCSRFPrevention
 	var cors, corsHeaders, level string
 	bodyBytes := int(g.MaxBodyBytes)
+	queryCacheBytes, apqBytes := int(g.QueryCacheBytes), int(g.APQCacheBytes)
 	str(&c.Addr, "addr", "ADDR", "listen address")
 	str(&c.Upstream, "upstream", "UPSTREAM_URL", "base URL of the REST API; empty starts the local REST service on demo data")
 	str(&c.DataDir, "data-dir", "DATA_DIR", "directory of the embedded REST service's SQLite file; delete it to reset the demo data")
@@ -196,7 +204,7 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	dur(&ag.Trust, "credential-trust", "CREDENTIAL_TRUST", "a credential the upstream answered 2xx within this long is trusted: its calls go out together; another sends its first call alone and the rest wait for its answer; 0 = off")
 	dur(&ag.RefusedTTL, "credential-refused-ttl", "CREDENTIAL_REFUSED_TTL", "a credential the upstream answered 401 is refused, unsent, for this long; 0 = not remembered")
 	num(&ag.MaxEntries, "credential-table-size", "CREDENTIAL_TABLE_SIZE", "credentials remembered as trusted, and as refused, at most (each table); the least recently confirmed is forgotten first")
-	dur(&ag.ProbeWait, "credential-probe-wait", "CREDENTIAL_PROBE_WAIT", "how long an unproven credential's other calls wait for its first call's answer before going anyway; 0 = as long as it takes")
+	dur(&ag.ProbeWait, "credential-probe-wait", "CREDENTIAL_PROBE_WAIT", "how long an unproven credential's other calls wait for its first call's answer; then they fail unsent (UPSTREAM_UNAVAILABLE), never sent beside it; 0 = as long as the request allows")
 	dur(&g.RequestTimeout, "request-timeout", "REQUEST_TIMEOUT", "deadline of one GraphQL request, inherited by its upstream calls; 0 = none")
 	dur(&c.UpstreamTimeout, "upstream-timeout", "UPSTREAM_TIMEOUT", "timeout of one upstream attempt")
 	dur(&c.ShutdownTimeout, "shutdown-timeout", "SHUTDOWN_TIMEOUT", "time given to in-flight requests on SIGINT/SIGTERM")
@@ -220,7 +228,12 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	num(&g.ClientCostShare, "client-cost-share", "CLIENT_COST_SHARE", "cost units of -max-cost-in-flight one upstream client may hold whatever the others do; beyond them it takes more only while this many stay free for other clients; 0 = no share")
 	dur(&g.ResponseWriteTimeout, "response-write-timeout", "RESPONSE_WRITE_TIMEOUT", "time a client has to read a response once it is ready; a slower one is cut off; 0 = only the server's write timeout")
 	num(&g.MaxResponseBytes, "max-response-bytes", "MAX_RESPONSE_BYTES", "maximum size of a response's data in bytes: larger is answered RESPONSE_TOO_LARGE; 0 = no limit")
-	num(&g.APQCacheSize, "apq-cache-size", "APQ_CACHE_SIZE", "automatic persisted queries remembered; 0 = APQ off")
+	num(&g.MaxQueryBytes, "max-query-bytes", "MAX_QUERY_BYTES", "maximum size of a query text in bytes, comments included (GET, POST, persisted-query registration): longer is refused 413 QUERY_TOO_LARGE before parsing; 0 = no limit")
+	num(&queryCacheBytes, "query-cache-bytes", "QUERY_CACHE_BYTES", "bytes of parsed documents cached, each counted as its text plus 320 per node; 0 = no cache")
+	num(&g.APQCacheSize, "apq-cache-size", "APQ_CACHE_SIZE", "automatic persisted queries remembered in this process; 0 = APQ off")
+	num(&apqBytes, "apq-cache-bytes", "APQ_CACHE_BYTES", "bytes of automatic persisted queries remembered in this process; 0 = APQ off")
+	num(&c.APQClientBytes, "apq-redis-client-bytes", "APQ_REDIS_CLIENT_BYTES", "bytes of persisted queries one upstream client may write to Redis per hour (each counted 256 more); 0 = none shared")
+	num(&c.APQRedisBytes, "apq-redis-bytes", "APQ_REDIS_BYTES", "bytes of persisted queries all clients may write to Redis per hour: Redis holds at most twice this; 0 = none shared")
 	str(&c.MetricsAddr, "metrics-addr", "METRICS_ADDR", "listen address of the Prometheus /metrics endpoint; empty = off (demo mode, without -upstream: "+metrics.DefaultAddr+" unless given)")
 	if len(errs) > 0 {
 		return Config{}, errors.Join(errs...)
@@ -242,6 +255,7 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	c.Budget.RPS = float64(rps)
 	g.DisableCSRFPrevention = !csrf
 	g.MaxBodyBytes = int64(bodyBytes)
+	g.QueryCacheBytes, g.APQCacheBytes = int64(queryCacheBytes), int64(apqBytes)
 	c.CORSOrigins = splitList(cors)
 	c.CORSHeaders = splitList(corsHeaders)
 	if v := getenv("FACADE_SECRET"); v != "" {
@@ -272,6 +286,8 @@ func (c *Config) Validate() error {
 	for name, v := range map[string]int{"-max-depth": l.MaxDepth, "-max-aliases": l.MaxAliases, "-max-root-fields": l.MaxRootFields,
 		"-max-cost": l.MaxCost, "-max-tokens": l.MaxTokens, "-max-selections": l.MaxSelections, "-max-directives": l.MaxDirectives,
 		"-max-upstream-calls": c.Graph.MaxUpstreamCalls, "-apq-cache-size": c.Graph.APQCacheSize,
+		"-max-query-bytes": c.Graph.MaxQueryBytes, "-query-cache-bytes": int(c.Graph.QueryCacheBytes), "-apq-cache-bytes": int(c.Graph.APQCacheBytes),
+		"-apq-redis-client-bytes": c.APQClientBytes, "-apq-redis-bytes": c.APQRedisBytes,
 		"-max-cost-in-flight": c.Graph.MaxCostInFlight, "-max-response-bytes": c.Graph.MaxResponseBytes, "-client-cost-share": c.Graph.ClientCostShare} {
 		if v < 0 {
 			return fmt.Errorf("%s: %d is negative (0 turns it off)", name, v)

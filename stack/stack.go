@@ -252,8 +252,9 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
 	bc.Redis, bc.Replicas = st.Redis, c.Replicas
 	c.Graph.Budget = budget.New(bc)
 	st.Metrics.SetBudget(c.Graph.Budget)
-	if st.Redis != nil && c.Graph.APQCacheSize > 0 {
-		c.Graph.APQCache = apq.New(st.Redis, c.Graph.APQCacheSize)
+	if st.Redis != nil && c.Graph.APQCacheSize > 0 && c.Graph.APQCacheBytes > 0 {
+		c.Graph.APQCache = apq.New(st.Redis, apq.Config{Entries: c.Graph.APQCacheSize, Bytes: c.Graph.APQCacheBytes,
+			MaxQueryBytes: c.Graph.MaxQueryBytes, ClientBytes: int64(c.APQClientBytes), TotalBytes: int64(c.APQRedisBytes)})
 	}
 	c.Graph.UpstreamTrace = c.UpstreamTrace == "on" || (c.UpstreamTrace == "auto" && st.Embedded != nil)
 	st.Config = c

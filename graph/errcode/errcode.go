@@ -43,6 +43,8 @@ const (
 	NotAcceptable = "NOT_ACCEPTABLE"
 	// RequestTooLarge: HTTP 413 refusal of a body larger than the limit.
 	RequestTooLarge = "REQUEST_TOO_LARGE"
+	// QueryTooLarge: HTTP 413 refusal of a query text (comments included) longer than -max-query-bytes, by GET or POST, or registered as a persisted query; nothing is parsed or stored.
+	QueryTooLarge = "QUERY_TOO_LARGE"
 	// PersistedQueryNotFound: a persisted-query hash the server does not know (APQ, or trusted documents).
 	PersistedQueryNotFound = "PERSISTED_QUERY_NOT_FOUND"
 	// OperationNotTrusted: with trusted documents, a free-form query, or a query that is not the document of its hash.

@@ -182,6 +182,13 @@ func ReadBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, *Refus
 	return body, nil
 }
 
+// QueryTooLarge is the 413 QUERY_TOO_LARGE refusal of a query text of n
+// bytes, longer than max: refused before it is parsed or stored.
+func QueryTooLarge(n, max int) *Refusal {
+	return &Refusal{Status: http.StatusRequestEntityTooLarge, Code: errcode.QueryTooLarge,
+		Message: fmt.Sprintf("the query is %d bytes, longer than the limit of %d bytes (comments included)", n, max)}
+}
+
 // readAll is io.ReadAll starting with room for size bytes (the
 // Content-Length; -1 when unknown) and one more, so a body of the announced
 // length is read into one buffer, without growing it.
@@ -230,9 +237,10 @@ func DecodeBody(body []byte) (*Params, *Refusal) {
 	if len(t) > 0 && t[0] == '[' {
 		return nil, badRequest("batched requests (a JSON array) are not supported: send one operation per request")
 	}
-	// One pass: each member decoded as whatever JSON value it holds
-	// (numbers as json.Number, as gqlgen decodes them), then its type
-	// checked in the order of the members.
+	// One pass over the body, without copying it: each member decoded as
+	// whatever JSON value it holds (variables and extensions kept raw, then
+	// decoded with numbers as json.Number, as gqlgen decodes them), then its
+	// type checked in the order of the members.
 	notObject := func() *Refusal {
 		return badRequest("the request body is not a JSON object {\"query\", \"variables\", \"operationName\", \"extensions\"}")
 	}
@@ -240,9 +248,7 @@ func DecodeBody(body []byte) (*Params, *Refusal) {
 		return nil, notObject()
 	}
 	var raw rawBody
-	dec := json.NewDecoder(bytes.NewReader(t))
-	dec.UseNumber()
-	if dec.Decode(&raw) != nil || dec.Decode(&struct{}{}) != io.EOF {
+	if json.Unmarshal(t, &raw) != nil {
 		return nil, notObject()
 	}
 	p := &Params{}
@@ -262,17 +268,12 @@ func DecodeBody(body []byte) (*Params, *Refusal) {
 	}
 	for _, m := range []struct {
 		name string
-		v    any
+		raw  json.RawMessage
 		dst  *map[string]any
 	}{{"variables", raw.Variables, &p.Variables}, {"extensions", raw.Extensions, &p.Extensions}} {
-		if m.v == nil {
-			continue
+		if ref := decodeMember("request member", m.name, m.raw, m.dst); ref != nil {
+			return nil, ref
 		}
-		v, ok := m.v.(map[string]any)
-		if !ok {
-			return nil, badRequest("the request member \"" + m.name + "\" must be a JSON object")
-		}
-		*m.dst = v
 	}
 	return p, p.check()
 }
@@ -281,7 +282,7 @@ func DecodeBody(body []byte) (*Params, *Refusal) {
 // holds.
 type rawBody struct {
 	Query, OperationName, DocumentID any
-	Variables, Extensions            any
+	Variables, Extensions            json.RawMessage
 }
 
 // DecodeQuery decodes the parameters of a GET from its query string: query,

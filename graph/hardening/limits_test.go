@@ -70,7 +70,8 @@ func TestLimitsRefuseBeforeAnyUpstreamCall(t *testing.T) {
 	}
 	t.Run("tokens", func(t *testing.T) {
 		env.ResetCalls()
-		q := `{ resource(id: "` + res + `") { id } ` + strings.Repeat("__typename ", limits.DefaultMaxTokens) + "}"
+		// Two bytes a token: within -max-query-bytes.
+		q := `{ resource(id: "` + res + `") { id } ` + strings.Repeat("a ", limits.DefaultMaxTokens) + "}"
 		r := query(t, env, env.Bearer(), q, nil)
 		e := only(t, r, errcode.QueryTooComplex)
 		if e.Extensions["limit"] != limits.Tokens || e.Extensions["maximum"] != float64(limits.DefaultMaxTokens) {

@@ -90,3 +90,79 @@ func (c *counter) walk(set ast.SelectionSet) {
 		}
 	}
 }
+
+// NodeBytes is the memory counted for each node of a parsed document
+// (DocumentBytes): parsed documents of 1,000 to 7,000 selections,
+// directives, arguments or list values measured 90 to 250 bytes of heap per
+// node; 320 leaves room for what validation adds.
+const NodeBytes = 320
+
+// DocumentBytes estimates the memory a parsed document of query holds: the
+// text (which its positions and comments keep alive) and NodeBytes for each
+// selection, argument, value, directive, variable and fragment definition.
+// It weighs the entries of the server's parsed-document cache: a short text
+// can parse into many nodes ("a " is one selection of about 224 bytes of heap).
+func DocumentBytes(query string, doc *ast.QueryDocument) int64 {
+	if doc == nil {
+		return int64(len(query))
+	}
+	var n nodeCounter
+	for _, op := range doc.Operations {
+		n.nodes += 1 + len(op.VariableDefinitions)
+		for _, v := range op.VariableDefinitions {
+			n.value(v.DefaultValue)
+			n.directives(v.Directives)
+		}
+		n.directives(op.Directives)
+		n.set(op.SelectionSet)
+	}
+	for _, f := range doc.Fragments {
+		n.nodes++
+		n.directives(f.Directives)
+		n.set(f.SelectionSet)
+	}
+	return int64(len(query)) + int64(n.nodes)*NodeBytes
+}
+
+type nodeCounter struct{ nodes int }
+
+func (n *nodeCounter) set(set ast.SelectionSet) {
+	for _, s := range set {
+		n.nodes++
+		switch s := s.(type) {
+		case *ast.Field:
+			n.arguments(s.Arguments)
+			n.directives(s.Directives)
+			n.set(s.SelectionSet)
+		case *ast.InlineFragment:
+			n.directives(s.Directives)
+			n.set(s.SelectionSet)
+		case *ast.FragmentSpread:
+			n.directives(s.Directives)
+		}
+	}
+}
+
+func (n *nodeCounter) directives(ds ast.DirectiveList) {
+	for _, d := range ds {
+		n.nodes++
+		n.arguments(d.Arguments)
+	}
+}
+
+func (n *nodeCounter) arguments(as ast.ArgumentList) {
+	for _, a := range as {
+		n.nodes++
+		n.value(a.Value)
+	}
+}
+
+func (n *nodeCounter) value(v *ast.Value) {
+	if v == nil {
+		return
+	}
+	n.nodes++
+	for _, c := range v.Children {
+		n.value(c.Value)
+	}
+}

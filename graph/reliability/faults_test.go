@@ -146,6 +146,11 @@ func TestFaultMatrix(t *testing.T) {
 								GraphOpts:  func(o *graph.Options) { o.RequestTimeout = deadline },
 							})
 							tg := faultTargets(env, t)[i]
+							// The credentials answered once: trusted, their calls go
+							// together (an unproven one's would wait for its first).
+							if r := gql(t, env, deadline+margin, env.Bearer(), `{ resource(id: "`+env.ID(t, "resource", 0)+`") { id } }`, nil); len(r.Errors) > 0 {
+								t.Fatalf("proving the credentials: %s", r.Raw)
+							}
 							if fc.fault.Kind != "" {
 								env.Hooks().SetFault(tg.route, fc.fault)
 							}

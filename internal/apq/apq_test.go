@@ -5,16 +5,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/handler/extension"
-	"github.com/99designs/gqlgen/graphql/handler/testserver"
-	"github.com/99designs/gqlgen/graphql/handler/transport"
 
 	"github.com/workspacenet/facade/internal/redistest"
 	"github.com/workspacenet/facade/internal/redisx"
@@ -37,7 +30,7 @@ func open(t *testing.T, url string) *redisx.Client {
 
 func TestSharedBetweenReplicas(t *testing.T) {
 	s := redistest.Start(t)
-	a, b := New(open(t, s.URL), 8), New(open(t, s.URL), 8)
+	a, b := New(open(t, s.URL), testConfig()), New(open(t, s.URL), testConfig())
 	raw := s.Client()
 	const q = "{ me { id name } }"
 	h := hashOf(q)
@@ -46,6 +39,12 @@ func TestSharedBetweenReplicas(t *testing.T) {
 		t.Fatal("found before it was added")
 	}
 	a.Add(t.Context(), h, q)
+	if _, ok := b.Get(t.Context(), h); ok {
+		t.Fatal("Add shared the query: only Share does")
+	}
+	if !a.Share(t.Context(), h, q, "client-1") {
+		t.Fatal("not shared")
+	}
 	if got, ok := b.Get(t.Context(), h); !ok || got != q {
 		t.Fatalf("the other replica got %q, %v", got, ok)
 	}
@@ -70,17 +69,17 @@ func TestSharedBetweenReplicas(t *testing.T) {
 		t.Errorf("served %q for a hash it does not have", got)
 	}
 	// Too long: not stored at all.
-	long := "{ " + strings.Repeat("a ", MaxQueryBytes/2) + "}"
+	long := "{ " + strings.Repeat("a ", testConfig().MaxQueryBytes/2) + "}"
 	a.Add(t.Context(), hashOf(long), long)
-	if _, ok := a.Get(t.Context(), hashOf(long)); ok {
+	if _, ok := a.Get(t.Context(), hashOf(long)); ok || a.Share(t.Context(), hashOf(long), long, "client-1") {
 		t.Error("a query over MaxQueryBytes was stored")
 	}
 	// Keys that are not a SHA-256 stay local.
 	a.Add(t.Context(), "not-a-hash", q)
-	if _, ok := a.Get(t.Context(), "not-a-hash"); !ok {
-		t.Error("not stored locally")
+	if _, ok := a.Get(t.Context(), "not-a-hash"); !ok || a.Share(t.Context(), "not-a-hash", q, "client-1") {
+		t.Error("not stored locally, or shared")
 	}
-	keys, err := raw.Keys(t.Context(), "*").Result()
+	keys, err := raw.Keys(t.Context(), KeyPrefix+"*").Result()
 	if err != nil || len(keys) != 1 || keys[0] != KeyPrefix+other {
 		t.Errorf("Redis holds %v (%v), want only %s%s", keys, err, KeyPrefix, other)
 	}
@@ -89,11 +88,12 @@ func TestSharedBetweenReplicas(t *testing.T) {
 func TestWithoutRedis(t *testing.T) {
 	s := redistest.StartOwn(t)
 	rcA, rcB := open(t, s.URL), open(t, s.URL)
-	a, b := New(rcA, 8), New(rcB, 8)
+	a, b := New(rcA, testConfig()), New(rcB, testConfig())
 	s.Stop()
 	const q = "{ offline }"
 	h := hashOf(q)
-	a.Add(t.Context(), h, q) // finds Redis gone
+	a.Add(t.Context(), h, q)
+	a.Share(t.Context(), h, q, "client-1") // finds Redis gone
 	if got, ok := a.Get(t.Context(), h); !ok || got != q {
 		t.Fatalf("with Redis stopped: %q, %v", got, ok)
 	}
@@ -115,14 +115,16 @@ func TestWithoutRedis(t *testing.T) {
 		}
 	}
 	const q2 = "{ online }"
-	a.Add(t.Context(), hashOf(q2), q2)
+	a.Share(t.Context(), hashOf(q2), q2, "client-1")
 	if got, ok := b.Get(t.Context(), hashOf(q2)); !ok || got != q2 {
 		t.Errorf("after Restart the other replica got %q, %v", got, ok)
 	}
 }
 
 func TestLocalOnly(t *testing.T) {
-	c := New(nil, 2)
+	cfg := testConfig()
+	cfg.Entries = 2
+	c := New(nil, cfg)
 	for i := range 3 {
 		q := fmt.Sprintf("{ q%d }", i)
 		c.Add(t.Context(), hashOf(q), q)
@@ -135,33 +137,59 @@ func TestLocalOnly(t *testing.T) {
 	}
 }
 
-// Through gqlgen: a query registered with one replica's handler runs on
-// the other's from its hash alone.
-func TestPersistedQueryAcrossHandlers(t *testing.T) {
+func testConfig() Config {
+	cfg := DefaultConfig()
+	cfg.MaxQueryBytes = 4 << 10
+	return cfg
+}
+
+// The local LRU holds at most Config.Bytes, however many queries come.
+func TestLocalBoundInBytes(t *testing.T) {
+	cfg := testConfig()
+	cfg.Entries, cfg.Bytes = 0, 64<<10
+	c := New(nil, cfg)
+	for i := range 200 {
+		q := fmt.Sprintf("{ q%d } # %s", i, strings.Repeat("x", 4000))
+		c.Add(t.Context(), hashOf(q), q)
+		if c.LocalBytes() > cfg.Bytes {
+			t.Fatalf("after %d queries the LRU holds %d bytes, bound %d", i+1, c.LocalBytes(), cfg.Bytes)
+		}
+	}
+}
+
+// Registrations past a client's budget, or past all clients' budget, stay
+// local; an existing key is not charged again.
+func TestShareBudgets(t *testing.T) {
 	s := redistest.Start(t)
-	handlerWith := func(c graphql.Cache[string]) http.Handler {
-		h := testserver.New()
-		h.AddTransport(transport.POST{})
-		h.Use(extension.AutomaticPersistedQuery{Cache: c})
-		return h
+	cfg := testConfig()
+	cfg.ClientBytes, cfg.TotalBytes = 3*(1000+250+KeyOverhead), 5*(1000+250+KeyOverhead)
+	a := New(open(t, s.URL), cfg)
+	query := func(i int) string {
+		q := fmt.Sprintf("{ q%d } #", i)
+		return q + strings.Repeat("x", 1000-len(q))
 	}
-	a, b := handlerWith(New(open(t, s.URL), 8)), handlerWith(New(open(t, s.URL), 8))
-	const q = "{ name }"
-	ext := fmt.Sprintf(`"extensions":{"persistedQuery":{"version":1,"sha256Hash":%q}}`, hashOf(q))
-	post := func(h http.Handler, body string) string {
-		rec := httptest.NewRecorder()
-		req := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		h.ServeHTTP(rec, req)
-		return rec.Body.String()
+	shared := func(client string, from, to int) (n int) {
+		for i := from; i < to; i++ {
+			if a.Share(t.Context(), hashOf(query(i)), query(i), client) {
+				n++
+			}
+		}
+		return n
 	}
-	if got := post(b, "{"+ext+"}"); !strings.Contains(got, "PersistedQueryNotFound") {
-		t.Fatalf("unknown hash: %s", got)
+	if n := shared("client-1", 0, 10); n != 3 {
+		t.Errorf("client-1 shared %d of 10, want its budget's 3", n)
 	}
-	if got := post(a, fmt.Sprintf(`{"query":%q,%s}`, q, ext)); got != `{"data":{"name":"test"}}` {
-		t.Fatalf("registering: %s", got)
+	if !a.Share(t.Context(), hashOf(query(0)), query(0), "client-1") {
+		t.Error("a query already shared is reported not shared")
 	}
-	if got := post(b, "{"+ext+"}"); got != `{"data":{"name":"test"}}` {
-		t.Errorf("the other replica from the hash: %s", got)
+	if n := shared("client-2", 10, 20); n != 2 {
+		t.Errorf("client-2 shared %d of 10, want the 2 left of the total", n)
+	}
+	if n := shared("client-3", 20, 30); n != 0 {
+		t.Errorf("client-3 shared %d past the total", n)
+	}
+	keys, err := s.Client().Keys(t.Context(), KeyPrefix+"*").Result()
+	if err != nil || len(keys) != 5 {
+		t.Errorf("Redis holds %d queries (%v), want 5", len(keys), err)
 	}
 }

@@ -10,7 +10,6 @@
 package credkey
 
 import (
-	"encoding/base64"
 	"strings"
 	"unicode"
 
@@ -24,12 +23,14 @@ import (
 //     other control characters stay, for the caller to refuse;
 //   - the schemes Basic and Bearer spelled so, whatever the case given
 //     (other schemes keep their spelling);
-//   - a Basic credential base64-decoded, with or without padding, in the
-//     standard or the URL alphabet, and encoded again in standard base64
-//     with padding (kept as given when it does not decode as one value).
+//   - a Basic credential kept as sent: only its canonical base64
+//     (standard alphabet, padded, zero padding bits: what
+//     base64.StdEncoding.Strict() decodes) names the pair it encodes; an
+//     unpadded, URL-alphabet or otherwise lenient spelling is another
+//     credential to the upstream, so it stays another here.
 //
-// A Bearer token is opaque and case-sensitive: only the blanks around it
-// change. A value already canonical is returned as is, without allocating.
+// A token is opaque and case-sensitive: only the blanks around it change.
+// A value already canonical is returned as is, without allocating.
 func Authorization(v string) string {
 	var buf [256]byte
 	b := AppendAuthorization(buf[:0], v)
@@ -46,13 +47,6 @@ func AppendAuthorization(dst []byte, v string) []byte {
 	switch {
 	case strings.EqualFold(scheme, "Basic"):
 		scheme = "Basic"
-		// A Basic credential is one base64 word.
-		after := rest
-		if cred := nextField(&after); cred != "" && nextField(&after) == "" {
-			if out, ok := appendBasic(append(dst, scheme...), cred); ok {
-				return out
-			}
-		}
 	case strings.EqualFold(scheme, "Bearer"):
 		scheme = "Bearer"
 	}
@@ -81,30 +75,6 @@ func nextField(s *string) string {
 // mended.
 func isBlank(r rune) bool {
 	return r == ' ' || r == '\t' || r > 0x7f && unicode.IsSpace(r)
-}
-
-// encodings are the base64 spellings a Basic credential is read in, the
-// canonical one first.
-var encodings = [...]*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding}
-
-// appendBasic appends " " and the canonical encoding of cred, a Basic
-// credential, to dst; false when cred decodes in none of the encodings.
-func appendBasic(dst []byte, cred string) ([]byte, bool) {
-	// Both buffers stay on the stack for credentials of usual length.
-	var srcBuf [256]byte
-	var decBuf [192]byte
-	src := append(srcBuf[:0], cred...)
-	dec := decBuf[:]
-	if n := base64.RawStdEncoding.DecodedLen(len(src)) + 3; n > len(dec) {
-		dec = make([]byte, n)
-	}
-	for _, enc := range encodings {
-		if n, err := enc.Decode(dec, src); err == nil && n > 0 {
-			dst = append(dst, ' ')
-			return base64.StdEncoding.AppendEncode(dst, dec[:n]), true
-		}
-	}
-	return dst, false
 }
 
 // NetworkID returns the canonical spelling of a service-network-id header
