@@ -245,17 +245,23 @@ func TestHungRedisTimesOut(t *testing.T) {
 	pauseOver := make(chan struct{})
 	go func() { raw.Ping(context.Background()); close(pauseOver) }()
 
-	err = c.Do(t.Context(), set)
-	if !errors.Is(err, ErrUnavailable) {
-		t.Errorf("op on a hung server: %v", err)
+	// One slow answer is not an outage: TimeoutsToDegrade in a row are.
+	for i := 1; i <= TimeoutsToDegrade; i++ {
+		err = c.Do(t.Context(), set)
+		if !errors.Is(err, ErrUnavailable) {
+			t.Errorf("op on a hung server: %v", err)
+		}
+		if i < TimeoutsToDegrade && !c.Healthy() {
+			t.Fatalf("degraded after %d timed-out ops, want %d", i, TimeoutsToDegrade)
+		}
 	}
 	select {
 	case <-pauseOver:
-		t.Error("the op waited for the hung server to answer")
+		t.Error("the ops waited for the hung server to answer")
 	default:
 	}
 	if c.Healthy() {
-		t.Error("a timed-out op did not degrade Redis")
+		t.Errorf("%d timed-out ops did not degrade Redis", TimeoutsToDegrade)
 	}
 	<-pauseOver
 	waitFor(t, "healthy once the pause is over", c.Healthy)
