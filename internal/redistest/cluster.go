@@ -145,3 +145,19 @@ func splitAddr(addr string) (host, port string) {
 	i := strings.LastIndex(addr, ":")
 	return addr[:i], addr[i+1:]
 }
+
+// MasterAddr is the master's address as the first sentinel that answers
+// knows it ("" if none answers).
+func (st *Sentinel) MasterAddr() string {
+	for _, s := range st.Sentinels {
+		c := redis.NewSentinelClient(&redis.Options{Addr: s.addr, DialTimeout: time.Second, ReadTimeout: time.Second})
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		v, err := c.GetMasterAddrByName(ctx, "mymaster").Result()
+		cancel()
+		c.Close()
+		if err == nil && len(v) == 2 {
+			return v[0] + ":" + v[1]
+		}
+	}
+	return ""
+}
