@@ -518,6 +518,18 @@ func (b *Budget) pump(bk *bucket) {
 		bk.mu.Lock()
 		now = time.Now()
 		switch {
+		case redisx.IsKeyError(err):
+			// The client's key holds something else (written by hand, or
+			// by another program): Redis is up, and this client paces
+			// with the local share while its key stays broken.
+			if at := b.local.next(bk.sent, now); at.After(now) || now.Before(bk.paused) || len(bk.queue) == 0 {
+				bk.mu.Unlock()
+				bk.sleep(max(at.Sub(now), time.Millisecond))
+				continue
+			}
+			bk.record(now, b.lim.window)
+			w := heap.Pop(&bk.queue).(*waiter)
+			close(w.ready)
 		case err != nil:
 			// Counted against Redis; setMode goes local once it is
 			// degraded. Until then, ask again shortly.

@@ -368,7 +368,10 @@ func (c *Client) Close() error {
 	c.mu.Unlock()
 	c.cancel()
 	c.wg.Wait()
-	return c.rdb.Close()
+	if err := c.rdb.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+		return err
+	}
+	return nil
 }
 
 // succeeded clears the node's timeouts in a row.
