@@ -424,7 +424,7 @@ type request struct {
 	context.Context
 	hasCredentials bool
 	trace          bool
-	arrival        uint64 // the budget's number of this request (Budget.Arrive)
+	arrival        uint64           // the budget's number of this request (Budget.Arrive)
 	calls          *calls.Collector // &collector, or nil outside a request
 	collector      calls.Collector
 	loaders        loaders.Source // the value of loaders.ContextKey
