@@ -12,10 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/workspacenet/facade/internal/budget"
 	"github.com/workspacenet/facade/internal/gqlclient"
 	"github.com/workspacenet/facade/internal/queries"
 	"github.com/workspacenet/facade/internal/redistest"
+	"github.com/workspacenet/facade/restclient"
+	"github.com/workspacenet/facade/restserver"
 	"github.com/workspacenet/facade/stack"
 	"github.com/workspacenet/facade/testenv"
 )
@@ -38,17 +42,26 @@ func scaleReplicas(t *testing.T, n int, redisURL string, up *stack.Upstream) []*
 		cfg.Upstream, cfg.RedisURL, cfg.Secret, cfg.Replicas = up.URL, redisURL, secret, n
 		cfg.Playground, cfg.UpstreamTrace = false, "on"
 		cfg.MetricsAddr = "127.0.0.1:0"
-		st, base := testenv.Serve(t, cfg, slog.New(slog.DiscardHandler))
+		logs := &testenv.LogBuffer{}
+		st, base := testenv.Serve(t, cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})))
+		scaleLogs = append(scaleLogs, logs)
 		out = append(out, &replica{st: st, base: base})
 	}
 	return out
 }
 
-// underLoad runs dashboards of one credential, two at a time per replica,
+// scaleLogs are the warnings of scaleReplicas' replicas, in order.
+var scaleLogs []*testenv.LogBuffer
+
+// upstreamManifest is the demo data of underLoad's upstream, while it runs.
+var upstreamManifest *restserver.DemoManifest
+
+// underLoad runs dashboards of one credential, three at a time per replica,
 // while disrupt runs, and checks the upstream's counters.
 func underLoad(t *testing.T, redisURL string, disrupt func()) ([]*replica, *stack.Upstream) {
 	t.Helper()
 	up := limitedUpstream(t)
+	upstreamManifest, scaleLogs = up.Manifest, nil
 	reps := scaleReplicas(t, 2, redisURL, up)
 	m := up.Manifest
 	bearer := "Bearer " + m.BearerToken
@@ -57,7 +70,7 @@ func underLoad(t *testing.T, redisURL string, disrupt func()) ([]*replica, *stac
 	var wg sync.WaitGroup
 	var done, failed atomic.Int64
 	for _, r := range reps {
-		for range 2 {
+		for range 3 {
 			wg.Go(func() {
 				for {
 					select {
@@ -89,6 +102,9 @@ func underLoad(t *testing.T, redisURL string, disrupt func()) ([]*replica, *stac
 		t.Errorf("the upstream answered 429 %d times", n)
 	}
 	t.Logf("%d dashboards, %d failed, %d upstream requests", done.Load(), failed.Load(), h.Total())
+	for i, l := range scaleLogs {
+		t.Logf("replica %d: Redis degraded %d times", i+1, strings.Count(l.String(), "redis unavailable"))
+	}
 	if done.Load() == 0 {
 		t.Error("no dashboard completed")
 	}
@@ -150,9 +166,29 @@ func TestScaleRedisFlapping(t *testing.T) {
 
 func TestScaleClusterMasterKilled(t *testing.T) {
 	c := redistest.StartCluster(t)
+	var victim *redistest.Server
 	reps, up := underLoad(t, c.URL, func() {
 		time.Sleep(1500 * time.Millisecond)
-		c.Masters[0].Stop()
+		// The master holding the client's budget log.
+		cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{c.Masters[0].Addr()}})
+		defer cc.Close()
+		m := upstreamManifest
+		key := budget.Key(restclient.Credentials{Authorization: "Bearer " + m.BearerToken, NetworkID: m.NetworkID}.Identity())
+		node, err := cc.MasterForKey(context.Background(), key)
+		if err != nil {
+			t.Errorf("master of %s: %v", key, err)
+			return
+		}
+		for _, s := range c.Masters {
+			if s.Addr() == node.Options().Addr {
+				victim = s
+			}
+		}
+		if victim == nil {
+			t.Errorf("master %s of %s is not one of %v", node.Options().Addr, key, c.Masters)
+			return
+		}
+		victim.Stop()
 		c.WaitHealthy(t)
 		time.Sleep(2 * time.Second)
 	})
