@@ -118,14 +118,9 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Interval is the steady time between two requests of one client once its
-// burst is spent.
-func (c Config) Interval() time.Duration {
-	if c.RPS < 1 {
-		return time.Duration(float64(time.Second) / c.RPS)
-	}
-	return time.Duration(float64(time.Second+jitterSlack) / (c.RPS + 1 - float64(c.Burst)))
-}
+// Interval is the steady time between two requests of one client: its
+// window (a second and the jitter slack) divided by the requests it holds.
+func (c Config) Interval() time.Duration { return limitsOf(c).step }
 
 // Share is the RPS and Burst one of Replicas replicas keeps to when it
 // paces alone: RPS/Replicas, rounded down to whole requests when at least

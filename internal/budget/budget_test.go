@@ -220,7 +220,7 @@ func TestConfig(t *testing.T) {
 	if d, err := off.Wait(t.Context(), "a", Turn{}); d != 0 || err != nil {
 		t.Error("a nil budget paced")
 	}
-	if got := (Config{RPS: 10, Burst: 2}).Interval(); got != 1100*time.Millisecond/9 {
+	if got := (Config{RPS: 10, Burst: 2}).Interval(); got != 110*time.Millisecond {
 		t.Errorf("interval %v", got)
 	}
 }

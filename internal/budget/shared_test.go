@@ -23,13 +23,13 @@ import (
 // on counts, on events, on lower bounds of durations (a slower machine only
 // makes them longer) and on generous upper bounds.
 
-// decision is a GCRA call Redis answered "allowed": Redis decided between
+// decision is a slot script Redis answered "allowed": Redis decided between
 // sent and answered.
 type decision struct{ sent, answered time.Time }
 
-// redisLog watches one replica's Redis commands: the tokens the shared GCRA
+// redisLog watches one replica's Redis commands: the tokens the shared log
 // granted for key, and every command sent but the prober's PINGs. While
-// gate is set, GCRA calls for key wait for it to be closed.
+// gate is set, slot scripts for key wait for it to be closed.
 type redisLog struct {
 	key string
 
@@ -87,7 +87,7 @@ func (l *redisLog) grants() []decision {
 }
 
 // replica opens a Redis client of its own for a budget of cfg on url and
-// watches its GCRA calls for client.
+// watches its slot scripts for client.
 func replica(t *testing.T, url string, cfg Config, client string, opTimeout time.Duration) (*Budget, *redisx.Client, *redisLog) {
 	t.Helper()
 	rc, err := redisx.Open(url, redisx.Options{Logger: slog.New(slog.DiscardHandler), OpTimeout: opTimeout})
@@ -162,7 +162,7 @@ func TestReplicasShareOneBudget(t *testing.T) {
 		t.Fatalf("Redis degraded during the test: %+v %+v", rca.Status(), rcb.Status())
 	}
 
-	// Every request had exactly one token of the shared GCRA.
+	// Every request had exactly one token of the shared log.
 	ga, gb := la.grants(), lb.grants()
 	if len(ga) != perReplica || len(gb) != perReplica {
 		t.Fatalf("Redis granted %d and %d tokens, want %d each", len(ga), len(gb), perReplica)
@@ -337,7 +337,7 @@ func TestPriorityOrderWithRedis(t *testing.T) {
 	if _, err := b.Wait(t.Context(), client, Turn{}); err != nil { // spend the burst
 		t.Fatal(err)
 	}
-	// Hold the pump's next GCRA call until every waiter is queued.
+	// Hold the pump's next slot script until every waiter is queued.
 	gate := make(chan struct{})
 	log.mu.Lock()
 	log.gate = gate
