@@ -252,6 +252,9 @@ func (c *Client) nodeOf(ctx context.Context, key string) string {
 	if c.cluster == nil {
 		return oneNode
 	}
+	// Cached slots answer at once; without any, loading them is bounded.
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
 	m, err := c.cluster.MasterForKey(ctx, key)
 	if err != nil {
 		return anyNode
