@@ -48,7 +48,7 @@ func StartCluster(tb testing.TB) *Cluster {
 }
 
 // WaitHealthy waits (30 s at most) until every running node reports
-// cluster_state:ok and every slot is served by a running master.
+// cluster_state:ok and no failed master holds a slot.
 func (c *Cluster) WaitHealthy(tb testing.TB) {
 	tb.Helper()
 	deadline := time.Now().Add(30 * time.Second)
@@ -62,6 +62,19 @@ func (c *Cluster) WaitHealthy(tb testing.TB) {
 			if err != nil || !strings.Contains(info, "cluster_state:ok") {
 				ok = false
 				break
+			}
+			// No slot left on a failed master (cluster_state is ok
+			// before the failover when coverage is not required).
+			nodes, err := n.command("CLUSTER", "NODES")
+			if err != nil {
+				ok = false
+				break
+			}
+			for line := range strings.SplitSeq(nodes, "\n") {
+				f := strings.Fields(line)
+				if len(f) > 8 && strings.Contains(f[2], "master") && strings.Contains(f[2], "fail") {
+					ok = false
+				}
 			}
 		}
 		if ok {

@@ -164,7 +164,7 @@ func Open(rawURL string, o Options) (*Client, error) {
 	}
 	applyTimeouts(uo, o.OpTimeout)
 	c := &Client{
-		rdb:     redis.NewUniversalClient(uo),
+		rdb:     newClient(uo),
 		log:     o.Logger,
 		timeout: o.OpTimeout,
 		desc:    desc,
@@ -204,6 +204,32 @@ func applyTimeouts(uo *redis.UniversalOptions, op time.Duration) {
 	// Hitless-upgrade notifications (Redis Enterprise) would add handoff
 	// goroutines and a CLIENT command per connection; not needed here.
 	uo.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+}
+
+// newClient builds the client of uo, as redis.NewUniversalClient does,
+// with one dial attempt per connection for a server or a Cluster's nodes:
+// go-redis's default (5 attempts, 100 ms apart) makes a dead server look
+// like a slow one for half a second at every dial. (A Sentinel's master
+// connections keep the default: go-redis offers no setting for them.)
+func newClient(uo *redis.UniversalOptions) redis.UniversalClient {
+	oneDial := func(o *redis.Options) {
+		o.DialerRetries, o.DialerRetryTimeout = 1, time.Millisecond
+	}
+	switch {
+	case uo.MasterName != "":
+		return redis.NewUniversalClient(uo)
+	case len(uo.Addrs) > 1 || uo.IsClusterMode:
+		co := uo.Cluster()
+		co.NewClient = func(o *redis.Options) *redis.Client {
+			oneDial(o)
+			return redis.NewClient(o)
+		}
+		return redis.NewClusterClient(co)
+	default:
+		o := uo.Simple()
+		oneDial(o)
+		return redis.NewClient(o)
+	}
 }
 
 // Redis returns the underlying client. Operations through it bypass the
