@@ -6,7 +6,6 @@ require (
 	github.com/99designs/gqlgen v0.17.98
 	github.com/XSAM/otelsql v0.40.0
 	github.com/getkin/kin-openapi v0.133.0
-	github.com/go-redis/redis_rate/v10 v10.0.1
 	github.com/google/pprof v0.0.0-20250317173921-a4b03ec1a45e
 	github.com/graph-gophers/dataloader/v7 v7.1.0
 	github.com/prometheus/client_golang v1.23.2
@@ -26,7 +25,6 @@ require (
 	go.opentelemetry.io/proto/otlp v1.7.1
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sync v0.24.0
-	golang.org/x/time v0.14.0
 	gonum.org/v1/plot v0.15.2
 	google.golang.org/grpc v1.75.0
 	google.golang.org/protobuf v1.36.12

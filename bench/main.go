@@ -105,6 +105,7 @@ func run(args []string) error {
 	loadOnly := fs.Bool("load-only", false, "run only the under-load measurement (for the queries of -only); prints a table, writes no file")
 	critN := fs.Int("critpath-n", 20, "traced requests of each query's critical-path decomposition (batched, concurrency 1, every latency); 0 skips it")
 	critOnly := fs.Bool("critpath-only", false, "measure only the critical-path decomposition (for the queries of -only, at the latencies of -latency); prints a table, writes no file")
+	dashboards := fs.String("dashboards", "", `measure only K dashboards of one credential started together (each its own location) through the default budget against 10 requests/s per client and 20 ms, for each K of this comma list ("6,12"); prints a table, writes no file`)
 	fs.BoolVar(&withMetrics, "metrics", false, "record the facade's Prometheus metrics (internal/metrics) during every run, to measure their overhead")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -168,6 +169,21 @@ func run(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if *dashboards != "" {
+		ks, err := parseInts(*dashboards)
+		if err != nil {
+			return fmt.Errorf("-dashboards: %w", err)
+		}
+		fmt.Printf("`go run ./bench %s` on %s, %s\n\n", strings.Join(args, " "), machine(), time.Now().UTC().Format("2006-01-02 15:04 MST"))
+		fmt.Println("| dashboards | upstream calls | calls ÷ 10/s | p50 | p95 | p99 | slowest | failed | most calls in a rolling second | 429 | first error |")
+		fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|")
+		for _, k := range ks {
+			if err := dashboardsRun(ctx, cfg, k, os.Stdout); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	if *obsRounds > 0 {
 		o, err := observabilityOverhead(ctx, cfg, *obsRounds) // observability.go
 		if err != nil {

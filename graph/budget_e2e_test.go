@@ -170,3 +170,63 @@ func TestBudgetIsPerClient(t *testing.T) {
 	}
 	expectPaced(t, env)
 }
+
+// TestBudgetServesRequestsInArrivalOrder: one client's requests are served
+// in the order they arrived. A dashboard (18 calls over two levels of
+// lists and lookups) arrives first; ten root visit lookups (shallow:
+// priority 1, where the dashboard's calls are 2 to 5) arrive while its
+// first calls wait for the budget. A visit goes only when no call of the
+// dashboard is waiting (between its levels, while the answers it needs for
+// the next are on their way): served by priority across requests, all ten
+// would overtake the dashboard's deeper calls; by arrival, a few at most.
+func TestBudgetServesRequestsInArrivalOrder(t *testing.T) {
+	env := realLimit(t, true, func(o *graph.Options) {
+		o.Limits.MaxRootFields, o.Limits.MaxAliases = 0, 0
+	})
+	dashDone := make(chan *testenv.Response, 1)
+	go func() {
+		dashDone <- env.Query(t, env.Bearer(), queries.Dashboard, map[string]any{"locationId": env.ID(t, "location", 0)})
+	}()
+	// The dashboard has arrived once its first call reached the upstream.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, n := env.Calls(); n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the dashboard made no call within 10s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	var q strings.Builder
+	q.WriteString("{ ")
+	for i := range 10 {
+		fmt.Fprintf(&q, `v%d: visit(id: "00000000-0000-4000-8000-%012d") { id } `, i, i)
+	}
+	q.WriteString("}")
+	later := env.Query(t, env.Bearer(), q.String(), nil)
+	for _, e := range later.Errors {
+		if e.Code() != "NOT_FOUND" {
+			t.Errorf("later request: %+v", e)
+		}
+	}
+	if r := <-dashDone; len(r.Errors) > 0 {
+		t.Fatalf("dashboard: %+v", r.Errors)
+	}
+	seen := env.Hooks().Seen()
+	routes := make([]string, len(seen))
+	visits, overtaking := 0, 0 // visits seen, and seen before the dashboard's last call
+	for i, s := range seen {
+		routes[i] = s.Route
+		if strings.Contains(s.Route, "/visitors/") {
+			visits++
+		} else {
+			overtaking = visits
+		}
+	}
+	if len(seen) != 18+10 || visits != 10 || overtaking > 5 {
+		t.Errorf("upstream order %v: %d visits went before the dashboard's last call, want at most 5 (the gaps between its levels)", routes, overtaking)
+	}
+	t.Logf("%d of the later request's 10 calls went before the earlier dashboard's last call", overtaking)
+	expectPaced(t, env)
+}

@@ -305,7 +305,7 @@ func NewHandler(o Options) http.Handler {
 			defer cancel()
 		}
 		trace := o.UpstreamTrace && r.Header.Get(TraceHeader) == "1"
-		req := &request{trace: trace}
+		req := &request{trace: trace, arrival: o.Budget.Arrive()}
 		req.collector = calls.Collector{Max: o.MaxUpstreamCalls, Keep: trace}
 		req.calls = &req.collector
 		if trace {
@@ -412,19 +412,31 @@ func refuse(w http.ResponseWriter, entry *accesslog.Entry, mt string, ref *guard
 }
 
 // budgetHooks pace upstream requests with b, as the upstream identity of
-// the credentials their context carries, and let b learn from every answer. A call's
-// priority is the depth of the field it loads for: lists and objects whose
-// children load more go before the leaf lookups of the same request.
+// the credentials their context carries, and let b learn from every answer.
+// A client's calls are served in the order their requests arrived, then by
+// the priority the call carries (callPriority, set where the call is made).
 func budgetHooks(b *budget.Budget) restclient.CallHooks {
 	return restclient.CallHooks{
-		Send: func(ctx context.Context, _ restclient.CallStart) error {
-			_, err := b.Wait(ctx, restclient.IdentityFromContext(ctx), fieldDepth(ctx))
+		Send: func(ctx context.Context, cs restclient.CallStart) error {
+			turn := budget.Turn{Request: requestFrom(ctx).arrival, Priority: cs.Priority}
+			_, err := b.Wait(ctx, restclient.IdentityFromContext(ctx), turn)
 			return err
 		},
 		Answered: func(ctx context.Context, _ restclient.CallStart, resp *http.Response) {
 			b.Learn(restclient.IdentityFromContext(ctx), resp.StatusCode, resp.Header)
 		},
 	}
+}
+
+// callPriority is the budget priority of the upstream calls a resolver
+// makes for the field ctx resolves (lower goes first among one request's
+// calls): the depth of the field, so that lists and objects whose children
+// load more go before the leaf lookups of the same request. The loaders
+// (loaders.Config.Priority) and the mutations set it on the call's context
+// (restclient.WithPriority); it is the one place that ranks a request's
+// calls.
+func callPriority(ctx context.Context) int {
+	return fieldDepth(ctx)
 }
 
 // fieldDepth is the length of the path of the field ctx resolves (0 outside
@@ -444,6 +456,7 @@ type request struct {
 	context.Context
 	hasCredentials bool
 	trace          bool
+	arrival        uint64           // the budget's number of this request (Budget.Arrive)
 	calls          *calls.Collector // &collector, or nil outside a request
 	collector      calls.Collector
 	loaders        loaders.Source // the value of loaders.ContextKey

@@ -297,7 +297,7 @@ func mutate[Req, Res any](ctx context.Context, req Req, verr error, call func(co
 	if verr != nil {
 		return zero, verr
 	}
-	res, _, err := call(ctx, req)
+	res, _, err := call(restclient.WithPriority(ctx, callPriority(ctx)), req)
 	if err != nil {
 		return zero, err
 	}

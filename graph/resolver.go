@@ -29,7 +29,9 @@ func (o *Options) requestLoaders(batching *loaders.Loaders) loaders.Source {
 	if o.NewLoaders != nil {
 		return o.NewLoaders(o.Client)
 	}
-	batching.Init(o.Client, o.Loaders)
+	cfg := o.Loaders
+	cfg.Priority = callPriority
+	batching.Init(o.Client, cfg)
 	return batching
 }
 

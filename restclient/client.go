@@ -442,7 +442,7 @@ func (c *Client) do(ctx context.Context, rc call) (resp *Response, v any, err er
 			// An entry that does not decode is a miss: fetch afresh.
 		}
 	}
-	chain, err := before(ctx, sc.hooks, CallStart{Method: rc.method, Route: rc.route})
+	chain, err := before(ctx, sc.hooks, CallStart{Method: rc.method, Route: rc.route, Priority: priorityOf(ctx)})
 	if len(chain) > 0 {
 		defer func() {
 			status := 0
@@ -544,7 +544,7 @@ func (c *Client) fetch(ctx context.Context, rc call, target string, payload []by
 	}
 	chain := callHooks(ctx)
 	sends := hasSend(chain)
-	cs := CallStart{Method: rc.method, Route: rc.route}
+	cs := CallStart{Method: rc.method, Route: rc.route, Priority: priorityOf(ctx)}
 	for {
 		if sends {
 			waited, err := sendWithin(ctx, chain, cs, deadline)

@@ -35,6 +35,23 @@ import (
 type CallStart struct {
 	Method string // "GET"
 	Route  string // path template, e.g. "/resources/v1/{id}"
+	// Priority is the call's rank among its request's calls (lower goes
+	// first), as the caller set it with WithPriority (0 without).
+	Priority int
+}
+
+type priorityKey struct{}
+
+// WithPriority returns ctx whose calls have priority p (CallStart.Priority):
+// the caller ranks its own calls, and hooks read the rank from CallStart.
+func WithPriority(ctx context.Context, p int) context.Context {
+	return context.WithValue(ctx, priorityKey{}, p)
+}
+
+// priorityOf is the priority ctx carries (0 without).
+func priorityOf(ctx context.Context) int {
+	p, _ := ctx.Value(priorityKey{}).(int)
+	return p
 }
 
 // CallInfo describes one logical upstream call, after its retries.

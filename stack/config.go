@@ -20,6 +20,7 @@ import (
 	"github.com/workspacenet/facade/internal/budget"
 	"github.com/workspacenet/facade/internal/cache"
 	"github.com/workspacenet/facade/internal/metrics"
+	"github.com/workspacenet/facade/internal/redisx"
 	"github.com/workspacenet/facade/restclient"
 )
 
@@ -134,6 +135,7 @@ func DefaultConfig() Config {
 		Replicas:        1,
 		APQClientBytes:  apq.DefaultClientBytes,
 		APQRedisBytes:   apq.DefaultTotalBytes,
+		RedisOpTimeout:  redisx.DefaultOpTimeout,
 		Graph:           graph.DefaultOptions(),
 	}
 }
@@ -192,6 +194,7 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	str(&level, "log-level", "LOG_LEVEL", "debug, info, warn or error")
 	str(&c.TrustedDocs, "trusted-documents", "TRUSTED_DOCUMENTS", "JSON file of sha256 -> document: only these operations are executed")
 	str(&c.RedisURL, "redis-url", "REDIS_URL", "Redis (redis://, rediss://, a comma list for Cluster, redis-sentinel://) shared by replicas: rate budget, response cache, persisted queries; empty keeps them in this process")
+	dur(&c.RedisOpTimeout, "redis-timeout", "REDIS_TIMEOUT", "bound of one Redis operation: 3 in a row running out of it (or a refused connection) put the replica on its local state until Redis answers again")
 	num(&c.Replicas, "replicas", "REPLICAS", "replicas sharing the upstream clients: without Redis, or while it is down, each paces at -upstream-rps divided by this")
 	str(&c.CacheTTL, "cache-ttl", "CACHE_TTL", "response cache TTL per route family, e.g. resources=30s,products=30s,events=30s; empty caches nothing")
 	num(&c.DemoScale, "demo-scale", "DEMO_SCALE", "size of the embedded demo data")

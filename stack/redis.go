@@ -11,9 +11,10 @@ import (
 )
 
 // healthStore is the response cache's Redis store behind redisx's health
-// state: while Redis is degraded every operation fails at once (a miss, or
-// nothing stored) instead of waiting for its timeout, and a failure marks it
-// degraded for the budget and the APQ store too.
+// state: while Redis is degraded for a key every operation on it fails at
+// once (a miss, or nothing stored) instead of waiting for its timeout. With
+// a Cluster, health is the key's master's (a Get of several keys: its
+// first key's), so a master failing over degrades only its own keys.
 type healthStore struct {
 	rc    *redisx.Client
 	inner *cache.RedisStore
@@ -24,7 +25,10 @@ func newHealthStore(rc *redisx.Client) healthStore {
 }
 
 func (s healthStore) Get(ctx context.Context, keys ...string) (out [][]byte, err error) {
-	err = s.rc.Do(ctx, func(ctx context.Context, _ redis.UniversalClient) error {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	err = s.rc.DoKey(ctx, keys[0], func(ctx context.Context, _ redis.UniversalClient) error {
 		out, err = s.inner.Get(ctx, keys...)
 		return err
 	})
@@ -32,13 +36,13 @@ func (s healthStore) Get(ctx context.Context, keys ...string) (out [][]byte, err
 }
 
 func (s healthStore) Set(ctx context.Context, key string, value []byte, ttl time.Duration) error {
-	return s.rc.Do(ctx, func(ctx context.Context, _ redis.UniversalClient) error {
+	return s.rc.DoKey(ctx, key, func(ctx context.Context, _ redis.UniversalClient) error {
 		return s.inner.Set(ctx, key, value, ttl)
 	})
 }
 
 func (s healthStore) SetNX(ctx context.Context, key string, value []byte, ttl time.Duration) (ok bool, err error) {
-	err = s.rc.Do(ctx, func(ctx context.Context, _ redis.UniversalClient) error {
+	err = s.rc.DoKey(ctx, key, func(ctx context.Context, _ redis.UniversalClient) error {
 		ok, err = s.inner.SetNX(ctx, key, value, ttl)
 		return err
 	})

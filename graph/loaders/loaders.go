@@ -46,6 +46,9 @@ type Config struct {
 	// loader dispatches, by loader name ("resource", "transactions", ...)
 	// (metrics).
 	ObserveBatch func(loader string, keys int)
+	// Priority, when set, ranks the upstream call a load makes for ctx
+	// (restclient.WithPriority; graph's callPriority).
+	Priority func(ctx context.Context) int
 }
 
 // DefaultConfig returns the default tuning (part of graph.DefaultOptions).
@@ -160,6 +163,9 @@ func (z *lazy[K, V]) load(ctx context.Context, l *Loaders, k K) (V, error) {
 	dl := z.get(l)
 	if t, ok := z.cache.Get(ctx, k); ok {
 		return t()
+	}
+	if p := l.cfg.Priority; p != nil {
+		ctx = restclient.WithPriority(ctx, p(ctx))
 	}
 	return dl.Load(ctx, k)()
 }

@@ -104,7 +104,7 @@ func (s *Store) Get(ctx context.Context, hash string) (string, bool) {
 		return "", false
 	}
 	var q string
-	err := s.rc.Do(ctx, func(ctx context.Context, r redis.UniversalClient) (err error) {
+	err := s.rc.DoKey(ctx, KeyPrefix+hash, func(ctx context.Context, r redis.UniversalClient) (err error) {
 		q, err = r.Get(ctx, KeyPrefix+hash).Result()
 		return err
 	})
@@ -133,7 +133,7 @@ func (s *Store) Share(ctx context.Context, hash, query, client string) bool {
 	}
 	key := KeyPrefix + hash
 	shared := false
-	err := s.rc.Do(ctx, func(ctx context.Context, r redis.UniversalClient) error {
+	err := s.rc.DoKey(ctx, key, func(ctx context.Context, r redis.UniversalClient) error {
 		n, err := r.Exists(ctx, key).Result()
 		if err != nil || n > 0 {
 			shared = n > 0 // there already: not charged again, nor kept longer

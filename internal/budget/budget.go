@@ -2,15 +2,19 @@
 // upstream, per upstream client (restclient.Credentials.Identity): the real
 // API allows 10 requests per second per client and answers 429 above it.
 //
-// Each client has a token bucket (golang.org/x/time/rate) sized so that no
-// rolling second ever holds more than RPS requests: Burst of them may go
-// back to back, and the steady pace is then (RPS+1-Burst) per second minus a
-// little slack (100 ms a second) for network jitter. A request without a token waits for one;
-// waiters of one client are served by priority (lower first: calls on a
-// request's critical path before leaf lookups), then in arrival order. A
-// request whose deadline comes before its estimated turn, plus one pacing
-// interval left for the call itself, is refused at once with an *Error
-// carrying the wait it would have needed, and is never sent.
+// Each client has a sliding log of its sends: a request goes when fewer than
+// floor(RPS) were sent in the last second plus a little slack for network
+// jitter (100 ms), and fewer than Burst in the matching part of it (no more
+// than Burst back to back). So no rolling second ever holds more than RPS
+// requests at the upstream. A request without a slot waits for one; the
+// waiters of one client are served in the order their GraphQL requests
+// arrived (Turn.Request, from Arrive), within a request by priority (lower
+// first: calls on a request's critical path before leaf lookups), then in
+// the order they came: K concurrent requests of C calls each all finish
+// within about K·C/RPS, none starved by later ones. A request whose
+// deadline comes before its estimated turn, plus one pacing step left for
+// the call itself, is refused at once with an *Error carrying the wait it
+// would have needed, and is never sent.
 //
 // The budget learns from the upstream (Learn): a 429 pauses the client's
 // whole budget until its Retry-After, or, without one, for one second,
@@ -20,32 +24,42 @@
 // anything in front of it) asking for years pauses the client for MaxPause.
 //
 // Replicas. With Config.Redis, every replica using the same Redis paces a
-// client together: the tokens come from one GCRA in Redis (redis_rate, key
-// wnf:budget:<client>) with the same rate and burst as the local bucket, and
-// a learned pause is shared too (key wnf:pause:<client>, expiring when the
-// pause ends), so every replica respects a 429 that one of them got. The
-// order of the waiters (priority, then arrival) holds within each replica;
-// across replicas the token goes to whoever asks first once it is due.
-// Redis never fails a request: while it is unavailable (redisx degraded)
-// each replica paces alone with its share of the budget, RPS/Replicas
-// (Config.Share), and its own pause, and it uses Redis again when Redis is
-// back. Each Redis operation is bounded by redisx's OpTimeout.
+// client together: the log is a sorted set in Redis (Key: wnf:budget:{client},
+// one hash slot in a Cluster) that one Lua script trims, checks and appends
+// to atomically, by Redis's clock; a learned pause is a member of it, so
+// every replica respects a 429 that one of them got. The key has no TTL (an
+// eviction policy of the volatile-* kind never evicts it: docs/redis.md);
+// it holds at most a window of sends and disappears a window after its
+// client's last one. The order of the waiters holds within each replica;
+// across replicas the slot goes to whoever asks first once it is due.
+//
+// Redis never fails a request, and switching never lets more than the
+// budget through: while Redis is unavailable for the client's key (redisx:
+// degraded after a refused connection or timeouts in a row; with a Cluster,
+// per master) each replica paces alone with its share of the budget,
+// Config.Share, counting that share as spent for the first window (the
+// others may have used the whole budget just before). When Redis is back it
+// first adds its local sends to the Redis log and, for a window and the
+// probes' hysteresis, sends only what both its share and the log allow;
+// then the log alone.
 package budget
 
 import (
 	"container/heap"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
-	"golang.org/x/time/rate"
 
 	"github.com/workspacenet/facade/internal/redisx"
 	"github.com/workspacenet/facade/restclient"
@@ -104,14 +118,9 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Interval is the steady time between two requests of one client once its
-// burst is spent.
-func (c Config) Interval() time.Duration {
-	if c.RPS < 1 {
-		return time.Duration(float64(time.Second) / c.RPS)
-	}
-	return time.Duration(float64(time.Second+jitterSlack) / (c.RPS + 1 - float64(c.Burst)))
-}
+// Interval is the steady time between two requests of one client: its
+// window (a second and the jitter slack) divided by the requests it holds.
+func (c Config) Interval() time.Duration { return limitsOf(c).step }
 
 // Share is the RPS and Burst one of Replicas replicas keeps to when it
 // paces alone: RPS/Replicas, rounded down to whole requests when at least
@@ -137,17 +146,59 @@ func (c Config) Share() Config {
 // concurrent use.
 type Budget struct {
 	cfg      Config
-	interval time.Duration // between two tokens of the shared budget
-	local    Config        // cfg.Share(): the bucket kept in each replica
-	localInt time.Duration // local.Interval()
+	lim      limits // the whole budget: shared through Redis, or alone
+	local    limits // cfg.Share(): this replica's when it paces alone
 	maxPause time.Duration
 
-	rc    *redisx.Client // nil: local only
-	gcra  *redis_rate.Limiter
-	limit redis_rate.Limit
+	rc      *redisx.Client // nil: local only
+	id      string         // names this replica's entries in the shared logs
+	members atomic.Uint64
+	arrival atomic.Uint64
 
 	mu      sync.Mutex
 	clients map[string]*bucket
+}
+
+// limits is a sliding log's bound: at most n sends in any window, and at
+// most burst in any bwin (window·burst/n: no more than burst back to back).
+type limits struct {
+	n, burst      int
+	window, bwin  time.Duration
+	step          time.Duration // window/n: the steady time between two sends
+	windowMs, bMs int64
+}
+
+func limitsOf(c Config) limits {
+	l := limits{n: 1, burst: 1}
+	if c.RPS >= 1 {
+		l.n = int(math.Floor(c.RPS))
+		l.burst = max(1, min(c.Burst, l.n))
+		l.window = time.Second + jitterSlack
+	} else {
+		l.window = time.Duration(float64(time.Second) / c.RPS)
+	}
+	l.bwin = l.window * time.Duration(l.burst) / time.Duration(l.n)
+	l.step = l.window / time.Duration(l.n)
+	l.windowMs = int64((l.window + time.Millisecond - 1) / time.Millisecond)
+	l.bMs = int64((l.bwin + time.Millisecond - 1) / time.Millisecond)
+	return l
+}
+
+// next is the earliest time at or after now a send is allowed after the
+// sends of log (ascending).
+func (l limits) next(log []time.Time, now time.Time) time.Time {
+	at := now
+	if k := len(log); k >= l.n {
+		if t := log[k-l.n].Add(l.window); t.After(at) {
+			at = t
+		}
+	}
+	if k := len(log); k >= l.burst {
+		if t := log[k-l.burst].Add(l.bwin); t.After(at) {
+			at = t
+		}
+	}
+	return at
 }
 
 // New returns the budget of c, or nil when c turns pacing off. c must be
@@ -156,16 +207,13 @@ func New(c Config) *Budget {
 	if c.RPS == 0 {
 		return nil
 	}
-	b := &Budget{cfg: c, interval: c.Interval(), local: c.Share(), clients: map[string]*bucket{}, maxPause: c.MaxPause}
+	b := &Budget{cfg: c, lim: limitsOf(c), local: limitsOf(c.Share()), clients: map[string]*bucket{}, maxPause: c.MaxPause, rc: c.Redis}
 	if b.maxPause == 0 {
 		b.maxPause = DefaultMaxPause
 	}
-	b.localInt = b.local.Interval()
-	if c.Redis != nil {
-		b.rc = c.Redis
-		b.gcra = redis_rate.NewLimiter(unprefixed{c.Redis.Redis()})
-		b.limit = redis_rate.Limit{Rate: 1, Period: b.interval, Burst: c.Burst}
-	}
+	var id [6]byte
+	_, _ = rand.Read(id[:])
+	b.id = hex.EncodeToString(id[:])
 	return b
 }
 
@@ -182,26 +230,42 @@ func (e *Error) Error() string {
 // maxIdleClients bounds the buckets kept; beyond it idle ones are dropped.
 const maxIdleClients = 4096
 
-// Redis keys of a client's shared budget.
+// KeyPrefix starts the Redis key of a client's shared log:
+// wnf:budget:{<client>} (a hash tag: one slot per client in a Cluster).
+const KeyPrefix = "wnf:budget:"
+
+// Key is the Redis key of client's shared log.
+func Key(client string) string { return KeyPrefix + "{" + client + "}" }
+
+// mode is where a bucket's sends are counted.
+type mode int
+
 const (
-	gcraKeyPrefix  = "wnf:budget:" // redis_rate's GCRA state
-	pauseKeyPrefix = "wnf:pause:"  // a learned pause, expiring when it ends
+	fresh      mode = iota // nothing decided yet
+	shared                 // the Redis log alone
+	local                  // this replica's share alone (Redis unavailable)
+	recovering             // Redis is back: the Redis log and the share both
 )
 
 // bucket is one client's budget.
 type bucket struct {
-	lim      *rate.Limiter // the local pace: alone, or without Redis
-	gcraKey  string
-	pauseKey string
+	key string // Key(client)
 
-	mu      sync.Mutex
-	paused  time.Time // no request before this
-	next    time.Time // the shared GCRA's next token, as Redis last said
-	strikes int       // 429s in a row without Retry-After
-	queue   waiters
-	seq     uint64
-	pumping bool
-	wake    chan struct{} // pokes the pump: the queue or the pause changed
+	mu        sync.Mutex
+	mode      mode
+	fence     time.Time   // local: no send before (the share counted spent on entry)
+	shareAt   time.Time   // recovering: shared from then on
+	primed    bool        // recovering: the local sends are in the Redis log
+	sent      []time.Time // this replica's sends in the last window, ascending
+	paused    time.Time   // no request before this
+	next      time.Time   // shared: the Redis log's next slot, as it last said
+	strikes   int         // 429s in a row without Retry-After
+	queue     waiters
+	seq       uint64
+	pumping   bool
+	trimming  bool          // a trim of the Redis log is scheduled
+	wake      chan struct{} // pokes the pump: the queue or the pause changed
+	lastGrant time.Time
 }
 
 func (b *Budget) bucket(client string) *bucket {
@@ -212,23 +276,22 @@ func (b *Budget) bucket(client string) *bucket {
 		if len(b.clients) >= maxIdleClients {
 			b.dropIdle()
 		}
-		bk = &bucket{
-			lim:      rate.NewLimiter(rate.Every(b.localInt), b.local.Burst),
-			gcraKey:  gcraKeyPrefix + client,
-			pauseKey: pauseKeyPrefix + client,
-			wake:     make(chan struct{}, 1),
+		bk = &bucket{key: Key(client), wake: make(chan struct{}, 1)}
+		if b.rc == nil {
+			bk.mode = local
 		}
 		b.clients[client] = bk
 	}
 	return bk
 }
 
-// dropIdle forgets clients with nobody waiting, no pause and a full bucket.
+// dropIdle forgets clients with nobody waiting, no pause and no send in
+// the last window.
 func (b *Budget) dropIdle() {
 	now := time.Now()
 	for id, bk := range b.clients {
 		bk.mu.Lock()
-		idle := len(bk.queue) == 0 && !now.Before(bk.paused) && bk.lim.TokensAt(now) >= float64(b.local.Burst)
+		idle := len(bk.queue) == 0 && !now.Before(bk.paused) && len(trimLog(bk.sent, now, b.lim.window)) == 0
 		bk.mu.Unlock()
 		if idle {
 			delete(b.clients, id)
@@ -236,37 +299,67 @@ func (b *Budget) dropIdle() {
 	}
 }
 
+// trimLog drops the sends older than window.
+func trimLog(log []time.Time, now time.Time, window time.Duration) []time.Time {
+	i := 0
+	for i < len(log) && !log[i].After(now.Add(-window)) {
+		i++
+	}
+	if i == 0 {
+		return log
+	}
+	return append(log[:0], log[i:]...)
+}
+
+// Turn orders a client's waiters: by Request (lower first: the request
+// that arrived first, Arrive), then by Priority (lower first: calls on a
+// request's critical path before its leaf lookups), then by arrival.
+type Turn struct {
+	Request  uint64
+	Priority int
+}
+
+// Arrive returns the next request number: requests numbered in the order
+// they arrive are served in that order (Turn.Request). 0 for a nil Budget.
+func (b *Budget) Arrive() uint64 {
+	if b == nil {
+		return 0
+	}
+	return b.arrival.Add(1)
+}
+
 // Wait blocks until a request of client may be sent and returns how long it
-// waited. priority orders the waiters of one client (lower first). It
-// returns an *Error at once when ctx's deadline comes before the estimated
-// turn plus one pacing interval, and when the deadline passes while waiting; ctx.Err() when ctx is
-// cancelled. With Redis healthy every request asks Redis for its token
-// (through the client's pump); Redis failing never makes Wait fail.
-func (b *Budget) Wait(ctx context.Context, client string, priority int) (time.Duration, error) {
+// waited. It returns an *Error at once when ctx's deadline comes before the
+// estimated turn plus one pacing step, and when the deadline passes while
+// waiting; ctx.Err() when ctx is cancelled. Redis failing never makes Wait
+// fail.
+func (b *Budget) Wait(ctx context.Context, client string, t Turn) (time.Duration, error) {
 	if b == nil {
 		return 0, nil
 	}
 	bk := b.bucket(client)
 	now := time.Now()
-	shared := b.shared()
 	bk.mu.Lock()
-	if !shared && len(bk.queue) == 0 && !now.Before(bk.paused) && bk.lim.AllowN(now, 1) {
+	if bk.mode == local && b.rc == nil && len(bk.queue) == 0 && !now.Before(bk.paused) && !b.local.next(bk.sent, now).After(now) {
+		bk.record(now, b.lim.window)
 		bk.mu.Unlock()
 		return 0, nil
 	}
-	eta := b.eta(bk, now, priority, shared)
-	// A turn must leave the call one pacing interval before the deadline:
-	// a call the deadline would cut still spends the client's token.
-	if dl, ok := ctx.Deadline(); ok && eta.Add(b.interval).After(dl) {
+	w := &waiter{turn: t, seq: bk.seq, ready: make(chan struct{})}
+	eta := b.eta(bk, now, w)
+	// A turn must leave the call one pacing step before the deadline: a
+	// call the deadline would cut still spends the client's slot.
+	if dl, ok := ctx.Deadline(); ok && eta.Add(b.lim.step).After(dl) {
 		bk.mu.Unlock()
 		return 0, &Error{RetryAfter: eta.Sub(now)}
 	}
-	w := &waiter{priority: priority, seq: bk.seq, ready: make(chan struct{})}
 	bk.seq++
 	heap.Push(&bk.queue, w)
 	if !bk.pumping {
 		bk.pumping = true
 		go b.pump(bk)
+	} else {
+		bk.poke()
 	}
 	bk.mu.Unlock()
 
@@ -281,49 +374,50 @@ func (b *Budget) Wait(ctx context.Context, client string, priority int) (time.Du
 		heap.Remove(&bk.queue, w.index)
 		bk.poke()
 	}
+	var retry time.Duration
+	if !granted && ctx.Err() == context.DeadlineExceeded {
+		retry = time.Until(b.eta(bk, time.Now(), w))
+	}
 	bk.mu.Unlock()
+	if granted {
+		return time.Since(now), nil
+	}
 	if ctx.Err() == context.DeadlineExceeded {
-		return time.Since(now), &Error{RetryAfter: time.Until(b.etaLocked(bk, priority))}
+		return time.Since(now), &Error{RetryAfter: retry}
 	}
 	return time.Since(now), ctx.Err()
 }
 
-// shared reports whether tokens come from Redis now.
-func (b *Budget) shared() bool { return b.rc != nil && b.rc.Healthy() }
-
-// eta estimates when a new waiter of priority would get its token: after
-// the pause, after every queued waiter that goes before it. Shared, the
-// first token is due when Redis last said (bk.next) and the others follow
-// at the shared pace; other replicas' waiters are not counted.
-func (b *Budget) eta(bk *bucket, now time.Time, priority int, shared bool) time.Time {
+// eta estimates when w would get its slot (bk.mu held): after the pause,
+// the fence and the log's next slot, one step after another for every
+// queued waiter that goes before it. Shared, other replicas' waiters are not
+// counted.
+func (b *Budget) eta(bk *bucket, now time.Time, w *waiter) time.Time {
 	start := now
 	if bk.paused.After(start) {
 		start = bk.paused
 	}
+	lim := b.lim
+	switch bk.mode {
+	case local, recovering:
+		lim = b.local
+		if bk.fence.After(start) {
+			start = bk.fence
+		}
+		if t := lim.next(bk.sent, start); t.After(start) {
+			start = t
+		}
+	}
+	if bk.mode != local && bk.next.After(start) {
+		start = bk.next
+	}
 	ahead := 0
-	for _, w := range bk.queue {
-		if w.priority <= priority {
+	for _, o := range bk.queue {
+		if o != w && o.before(w) {
 			ahead++
 		}
 	}
-	if shared {
-		if bk.next.After(start) {
-			start = bk.next
-		}
-		return start.Add(time.Duration(ahead) * b.interval)
-	}
-	need := float64(ahead+1) - bk.lim.TokensAt(start)
-	if need <= 0 {
-		return start
-	}
-	return start.Add(time.Duration(need * float64(b.localInt)))
-}
-
-func (b *Budget) etaLocked(bk *bucket, priority int) time.Time {
-	shared := b.shared()
-	bk.mu.Lock()
-	defer bk.mu.Unlock()
-	return b.eta(bk, time.Now(), priority, shared)
+	return start.Add(time.Duration(ahead) * lim.step)
 }
 
 // poke wakes the pump (bk.mu held).
@@ -334,13 +428,49 @@ func (bk *bucket) poke() {
 	}
 }
 
-// pump hands tokens to the queued waiters, best first, until none is left:
-// from Redis while it is healthy, else from the local bucket.
+// record notes a send at now (bk.mu held).
+func (bk *bucket) record(now time.Time, window time.Duration) {
+	bk.sent = append(trimLog(bk.sent, now, window), now)
+	bk.lastGrant = now
+}
+
+// retryFailed is how long the pump waits before asking Redis again after
+// an operation failed without degrading Redis (one timeout of a few in a
+// row: see redisx.TimeoutsToDegrade).
+const retryFailed = 20 * time.Millisecond
+
+// setMode moves bk to the mode Redis's health calls for (bk.mu held).
+// Leaving shared pacing, the share counts as spent for a whole window (the
+// other replicas may have spent the budget just before); coming back, the
+// replica keeps its share while it puts its local sends in the Redis log
+// and asks the log for each send, until every replica has had time to see
+// Redis back (a window and the probes' hysteresis): then the log alone.
+func (b *Budget) setMode(bk *bucket, now time.Time) {
+	if b.rc == nil {
+		bk.mode = local
+		return
+	}
+	healthy := b.rc.HealthyKey(bk.key)
+	switch {
+	case !healthy && bk.mode != local:
+		bk.mode, bk.fence = local, now.Add(b.lim.window)
+	case healthy && bk.mode == fresh:
+		bk.mode = shared
+	case healthy && bk.mode == local:
+		bk.mode, bk.primed = recovering, false
+		bk.shareAt = now.Add(b.lim.window + redisx.ProbesToRecover*redisx.ProbeInterval)
+	case healthy && bk.mode == recovering && !now.Before(bk.shareAt):
+		bk.mode = shared
+	}
+}
+
+// pump hands slots to the queued waiters, best first, until none is left.
 func (b *Budget) pump(bk *bucket) {
 	for {
 		bk.mu.Lock()
 		if len(bk.queue) == 0 {
 			bk.pumping = false
+			b.scheduleTrim(bk)
 			bk.mu.Unlock()
 			return
 		}
@@ -351,102 +481,184 @@ func (b *Budget) pump(bk *bucket) {
 			bk.sleep(d)
 			continue
 		}
-		if b.shared() {
-			if now.Before(bk.next) {
-				d := bk.next.Sub(now)
-				bk.mu.Unlock()
-				bk.sleep(d)
-				continue
-			}
-			bk.mu.Unlock()
-			a, err := b.ask(bk)
-			bk.mu.Lock()
-			if err == nil {
-				b.take(bk, a)
-				bk.mu.Unlock()
-				continue
-			}
-			// Redis failed and is degraded now, or refused this client's
-			// key for what it holds (redisx.IsKeyError): pace locally.
-			now = time.Now()
-			if now.Before(bk.paused) || len(bk.queue) == 0 {
-				bk.mu.Unlock()
-				continue
+		b.setMode(bk, now)
+		at := now
+		if bk.mode == local || bk.mode == recovering {
+			at = b.local.next(bk.sent, now)
+			if bk.mode == local && bk.fence.After(at) {
+				at = bk.fence
 			}
 		}
-		r := bk.lim.ReserveN(now, 1)
-		d := r.DelayFrom(now)
+		if bk.mode != local && bk.next.After(at) {
+			at = bk.next
+		}
+		if at.After(now) {
+			bk.mu.Unlock()
+			bk.sleep(at.Sub(now))
+			continue
+		}
+		if bk.mode == local {
+			bk.record(now, b.lim.window)
+			w := heap.Pop(&bk.queue).(*waiter)
+			close(w.ready)
+			bk.mu.Unlock()
+			continue
+		}
+		var primes []time.Time
+		if bk.mode == recovering && !bk.primed {
+			primes = slices.Clone(trimLog(bk.sent, now, b.lim.window))
+		}
 		bk.mu.Unlock()
-		if d > 0 && !bk.sleep(d) {
-			r.Cancel() // woken early: look again
-			continue
-		}
+		a, err := b.ask(bk, primes)
 		bk.mu.Lock()
-		if time.Now().Before(bk.paused) || len(bk.queue) == 0 {
-			r.Cancel()
+		now = time.Now()
+		switch {
+		case redisx.IsKeyError(err):
+			// The client's key holds something else (written by hand, or
+			// by another program): Redis is up, and this client paces
+			// with the local share while its key stays broken.
+			if at := b.local.next(bk.sent, now); at.After(now) || now.Before(bk.paused) || len(bk.queue) == 0 {
+				bk.mu.Unlock()
+				bk.sleep(max(at.Sub(now), time.Millisecond))
+				continue
+			}
+			bk.record(now, b.lim.window)
+			w := heap.Pop(&bk.queue).(*waiter)
+			close(w.ready)
+		case err != nil:
+			// Counted against Redis; setMode goes local once it is
+			// degraded. Until then, ask again shortly.
 			bk.mu.Unlock()
+			if b.rc.HealthyKey(bk.key) {
+				bk.sleep(retryFailed)
+			}
 			continue
+		case a.granted:
+			bk.primed = true
+			bk.record(now, b.lim.window)
+			if len(bk.queue) > 0 && !now.Before(bk.paused) {
+				w := heap.Pop(&bk.queue).(*waiter)
+				close(w.ready)
+			} // else the slot is lost: Redis cannot take it back
+		case a.paused:
+			bk.primed = true
+			if until := now.Add(min(a.wait, b.maxPause)); until.After(bk.paused) {
+				bk.paused = until
+			}
+		default:
+			bk.primed = true
+			bk.next = now.Add(max(a.wait, time.Millisecond))
 		}
-		w := heap.Pop(&bk.queue).(*waiter)
-		close(w.ready)
 		bk.mu.Unlock()
 	}
 }
 
-// answer is what Redis said to a request for a token.
+// answer is what the Redis log said to a request for a slot.
 type answer struct {
 	granted bool
-	paused  bool      // a shared pause runs until until
-	until   time.Time // when paused or refused: when to ask again
+	paused  bool          // a shared pause runs for wait
+	wait    time.Duration // when paused or refused: when to ask again
 }
 
-// ask asks Redis for one token of bk's client: refused while the shared
-// pause runs, else the GCRA's answer.
-func (b *Budget) ask(bk *bucket) (answer, error) {
+// slotScript is the shared sliding log of KEYS[1], a sorted set of sends
+// scored by Redis's clock in ms, and a member "pause" scored by when the
+// client's pause ends. It drops what is older than the window (ARGV[1]
+// ms), adds the primed sends (pairs of age in ms and member from ARGV[6]),
+// then grants a slot (adding member ARGV[5]) when no pause runs, fewer
+// than ARGV[2] sends are in the window and fewer than ARGV[4] in the burst
+// window (ARGV[3] ms). It answers {granted, wait ms, paused}. The set holds
+// at most a window of sends (and an ended pause for one window more); it
+// disappears when its last member is dropped, so it needs no TTL.
+var slotScript = redis.NewScript(`
+local key = KEYS[1]
+local window, n, bwin, burst = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local t = redis.call("TIME")
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call("ZREMRANGEBYSCORE", key, "-inf", now - window)
+for i = 6, #ARGV, 2 do
+  redis.call("ZADD", key, "NX", now - tonumber(ARGV[i]), ARGV[i + 1])
+end
+local p = redis.call("ZSCORE", key, "pause")
+if p and tonumber(p) > now then
+  return {0, tonumber(p) - now, 1}
+end
+if ARGV[5] == "" then
+  return {0, 0, 0}
+end
+local e = redis.call("ZRANGE", key, "+inf", "-inf", "BYSCORE", "REV", "LIMIT", 0, n + 1, "WITHSCORES")
+local times = {}
+for i = 1, #e, 2 do
+  if e[i] ~= "pause" then
+    times[#times + 1] = tonumber(e[i + 1])
+  end
+end
+local at = now
+if #times >= n then at = math.max(at, times[n] + window) end
+if #times >= burst then at = math.max(at, times[burst] + bwin) end
+if at > now then
+  return {0, at - now, 0}
+end
+redis.call("ZADD", key, now, ARGV[5])
+return {1, 0, 0}
+`)
+
+// ask asks the Redis log for one slot of bk's client, first adding primes
+// (this replica's local sends) to it.
+func (b *Budget) ask(bk *bucket, primes []time.Time) (answer, error) {
+	args := make([]any, 0, 5+2*len(primes))
+	args = append(args, b.lim.windowMs, b.lim.n, b.lim.bMs, b.lim.burst, b.member())
+	now := time.Now()
+	for _, t := range primes {
+		args = append(args, now.Sub(t).Milliseconds(), b.member())
+	}
 	var a answer
-	err := b.rc.Do(context.Background(), func(ctx context.Context, r redis.UniversalClient) error {
-		ttl, err := r.PTTL(ctx, bk.pauseKey).Result()
+	err := b.rc.DoKey(context.Background(), bk.key, func(ctx context.Context, r redis.UniversalClient) error {
+		v, err := slotScript.Run(ctx, r, []string{bk.key}, args...).Int64Slice()
 		if err != nil {
 			return err
 		}
-		if ttl > 0 {
-			a.paused, a.until = true, time.Now().Add(min(ttl, b.maxPause))
-			return nil
+		if len(v) != 3 {
+			return fmt.Errorf("budget script answered %v", v)
 		}
-		res, err := b.gcra.Allow(ctx, bk.gcraKey, b.limit)
-		if err != nil {
-			return err
-		}
-		a.granted = res.Allowed > 0
-		if !a.granted {
-			a.until = time.Now().Add(max(res.RetryAfter, time.Millisecond))
-		}
+		a = answer{granted: v[0] == 1, paused: v[2] == 1, wait: time.Duration(v[1]) * time.Millisecond}
 		return nil
 	})
 	return a, err
 }
 
-// take acts on Redis's answer (bk.mu held): a token goes to the best
-// waiter, unless it has left or a pause began meanwhile (the token is then
-// lost: Redis cannot take it back). A shared grant also spends a local
-// token when one is there, so that a replica falling back to its local
-// bucket does not start with a full burst right after its shared requests.
-func (b *Budget) take(bk *bucket, a answer) {
-	now := time.Now()
-	switch {
-	case a.granted:
-		bk.lim.AllowN(now, 1)
-		if len(bk.queue) > 0 && !now.Before(bk.paused) {
-			w := heap.Pop(&bk.queue).(*waiter)
-			close(w.ready)
-		}
-	case a.paused:
-		if a.until.After(bk.paused) {
-			bk.paused = a.until
-		}
-	default:
-		bk.next = a.until
+// member names a new entry of this replica in a shared log.
+func (b *Budget) member() string {
+	return b.id + ":" + strconv.FormatUint(b.members.Add(1), 36)
+}
+
+// trimScript drops the sends older than the window (ARGV[1] ms) from
+// KEYS[1]: the key disappears with its last member.
+var trimScript = redis.NewScript(`
+local t = redis.call("TIME")
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call("ZREMRANGEBYSCORE", KEYS[1], "-inf", now - tonumber(ARGV[1]))
+return 0
+`)
+
+// scheduleTrim trims bk's Redis log a window after its last send, unless
+// the client is busy again (bk.mu held): the log of a client gone idle
+// leaves Redis.
+func (b *Budget) scheduleTrim(bk *bucket) {
+	if b.rc == nil || bk.trimming || bk.lastGrant.IsZero() {
+		return
 	}
+	bk.trimming = true
+	time.AfterFunc(time.Until(bk.lastGrant.Add(b.lim.window+10*time.Millisecond)), func() {
+		bk.mu.Lock()
+		bk.trimming = false
+		idle := !bk.pumping
+		bk.mu.Unlock()
+		if idle {
+			_ = b.rc.DoKey(context.Background(), bk.key, func(ctx context.Context, r redis.UniversalClient) error {
+				return trimScript.Run(ctx, r, []string{bk.key}, b.lim.windowMs).Err()
+			})
+		}
+	})
 }
 
 // sleep waits d, or until poked (false).
@@ -466,10 +678,9 @@ func (bk *bucket) sleep(d time.Duration) bool {
 // rate limit headers saying nothing remains pause it until their reset; each
 // pause lasts MaxPause at most.
 // With Redis, a pause that extends this replica's is shared with the other
-// replicas (one Redis operation, bounded by its OpTimeout). The strikes of
-// 429s without Retry-After are counted per replica, and the correction of
-// the local tokens by a RateLimit-Remaining below them applies to the local
-// bucket only.
+// replicas (one Redis operation). The strikes of 429s without Retry-After
+// are counted per replica, and a RateLimit-Remaining below what the local
+// log leaves counts as sends in this replica's log.
 func (b *Budget) Learn(client string, status int, h http.Header) {
 	if b == nil {
 		return
@@ -490,10 +701,17 @@ func (b *Budget) Learn(client string, status int, h http.Header) {
 		bk.strikes = 0
 	}
 	if remaining, reset, ok := rateLimitHeaders(h, now); ok {
+		lim := b.local
+		if bk.mode == shared {
+			lim = b.lim
+		}
+		bk.sent = trimLog(bk.sent, now, b.lim.window)
 		if remaining == 0 && reset.After(until) {
 			until = reset
-		} else if tokens := bk.lim.TokensAt(now); remaining > 0 && float64(remaining) < tokens {
-			bk.lim.AllowN(now, int(tokens)-remaining) // the upstream counts more than we did
+		} else if left := lim.n - len(bk.sent); remaining > 0 && remaining < left {
+			for range left - remaining { // the upstream counts more than we did
+				bk.sent = append(bk.sent, now)
+			}
 		}
 	}
 	until = minTime(until, now.Add(b.maxPause))
@@ -508,12 +726,21 @@ func (b *Budget) Learn(client string, status int, h http.Header) {
 	}
 }
 
-// extendPause sets KEYS[1] to expire in ARGV[1] ms unless it already lives
-// longer; its value is the pause's end in Unix ms (ARGV[2]), for people.
-var extendPause = redis.NewScript(`
-if redis.call("PTTL", KEYS[1]) < tonumber(ARGV[1]) then
-  redis.call("SET", KEYS[1], ARGV[2], "PX", ARGV[1])
-end
+// pauseScript makes the pause of KEYS[1] end ARGV[1] ms from now by Redis's
+// clock, unless it already ends later.
+var pauseScript = redis.NewScript(`
+local t = redis.call("TIME")
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call("ZADD", KEYS[1], "GT", now + tonumber(ARGV[1]), "pause")
+return 0
+`)
+
+// pauseLeftScript answers the ms left of KEYS[1]'s pause (0: none).
+var pauseLeftScript = redis.NewScript(`
+local t = redis.call("TIME")
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local p = redis.call("ZSCORE", KEYS[1], "pause")
+if p and tonumber(p) > now then return tonumber(p) - now end
 return 0
 `)
 
@@ -524,8 +751,8 @@ func (b *Budget) sharePause(bk *bucket, until time.Time) {
 	if ms <= 0 {
 		return
 	}
-	_ = b.rc.Do(context.Background(), func(ctx context.Context, r redis.UniversalClient) error {
-		return extendPause.Run(ctx, r, []string{bk.pauseKey}, int64(ms), until.UnixMilli()).Err()
+	_ = b.rc.DoKey(context.Background(), bk.key, func(ctx context.Context, r redis.UniversalClient) error {
+		return pauseScript.Run(ctx, r, []string{bk.key}, int64(ms)).Err()
 	})
 }
 
@@ -538,10 +765,10 @@ func (b *Budget) PausedUntil(client string) time.Time {
 	bk := b.bucket(client)
 	var shared time.Time
 	if b.rc != nil {
-		_ = b.rc.Do(context.Background(), func(ctx context.Context, r redis.UniversalClient) error {
-			ttl, err := r.PTTL(ctx, bk.pauseKey).Result()
-			if err == nil && ttl > 0 {
-				shared = time.Now().Add(min(ttl, b.maxPause))
+		_ = b.rc.DoKey(context.Background(), bk.key, func(ctx context.Context, r redis.UniversalClient) error {
+			ms, err := pauseLeftScript.Run(ctx, r, []string{bk.key}).Int64()
+			if err == nil && ms > 0 {
+				shared = time.Now().Add(min(time.Duration(ms)*time.Millisecond, b.maxPause))
 			}
 			return err
 		})
@@ -586,38 +813,6 @@ func (b *Budget) Stats() Stats {
 		bk.mu.Unlock()
 	}
 	return st
-}
-
-// unprefixed drops the "rate:" that redis_rate puts before its keys, so
-// that the facade's keys all start with wnf: (one ACL key pattern, one SCAN).
-type unprefixed struct{ redis.UniversalClient }
-
-func strip(keys []string) []string {
-	out := make([]string, len(keys))
-	for i, k := range keys {
-		out[i] = strings.TrimPrefix(k, "rate:")
-	}
-	return out
-}
-
-func (u unprefixed) Eval(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd {
-	return u.UniversalClient.Eval(ctx, script, strip(keys), args...)
-}
-
-func (u unprefixed) EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd {
-	return u.UniversalClient.EvalSha(ctx, sha1, strip(keys), args...)
-}
-
-func (u unprefixed) EvalRO(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd {
-	return u.UniversalClient.EvalRO(ctx, script, strip(keys), args...)
-}
-
-func (u unprefixed) EvalShaRO(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd {
-	return u.UniversalClient.EvalShaRO(ctx, sha1, strip(keys), args...)
-}
-
-func (u unprefixed) Del(ctx context.Context, keys ...string) *redis.IntCmd {
-	return u.UniversalClient.Del(ctx, strip(keys)...)
 }
 
 // rateLimitHeaders reads the remaining requests and the reset time from
@@ -666,24 +861,30 @@ func minTime(a, b time.Time) time.Time {
 	return a
 }
 
-// waiter is one request waiting for a token.
+// waiter is one request waiting for a slot.
 type waiter struct {
-	priority int
-	seq      uint64
-	index    int // in the heap; -1 once granted or removed
-	ready    chan struct{}
+	turn  Turn
+	seq   uint64
+	index int // in the heap; -1 once granted or removed
+	ready chan struct{}
 }
 
-// waiters is a min-heap by (priority, seq).
+// before reports whether w is served before o.
+func (w *waiter) before(o *waiter) bool {
+	if w.turn.Request != o.turn.Request {
+		return w.turn.Request < o.turn.Request
+	}
+	if w.turn.Priority != o.turn.Priority {
+		return w.turn.Priority < o.turn.Priority
+	}
+	return w.seq < o.seq
+}
+
+// waiters is a min-heap by (request, priority, seq).
 type waiters []*waiter
 
-func (q waiters) Len() int { return len(q) }
-func (q waiters) Less(i, j int) bool {
-	if q[i].priority != q[j].priority {
-		return q[i].priority < q[j].priority
-	}
-	return q[i].seq < q[j].seq
-}
+func (q waiters) Len() int           { return len(q) }
+func (q waiters) Less(i, j int) bool { return q[i].before(q[j]) }
 func (q waiters) Swap(i, j int) {
 	q[i], q[j] = q[j], q[i]
 	q[i].index, q[j].index = i, j

@@ -36,7 +36,7 @@ func grantTimes(t *testing.T, b *Budget, client string, n int) []time.Time {
 	var wg sync.WaitGroup
 	for range n {
 		wg.Go(func() {
-			if _, err := b.Wait(t.Context(), client, 0); err != nil {
+			if _, err := b.Wait(t.Context(), client, Turn{}); err != nil {
 				t.Error(err)
 				return
 			}
@@ -63,9 +63,13 @@ func TestNeverMoreThanRPSInAnySecond(t *testing.T) {
 		if at[1] != start {
 			t.Errorf("the burst of 2 waited: %v", at[1].Sub(start))
 		}
-		// The pace is the budget's, not slower: 38 intervals after the burst.
-		if got, want := at[39].Sub(start), 38*(Config{RPS: 10, Burst: 2}).Interval(); got != want {
-			t.Errorf("40 requests took %v, want %v", got, want)
+		if at[2] == start {
+			t.Error("a third request went back to back with the burst of 2")
+		}
+		// The pace is the budget's, not slower: 10 a window (1.1 s), 2 at a
+		// time, so the 40th in the fourth window.
+		if got, w := at[39].Sub(start), time.Second+jitterSlack; got < 3*w || got >= 4*w {
+			t.Errorf("40 requests took %v, want within the fourth window of %v", got, w)
 		}
 	})
 }
@@ -76,7 +80,7 @@ func TestClientsHaveSeparateBudgets(t *testing.T) {
 		done := make(chan struct{})
 		go func() { grantTimes(t, b, "flood", 30); close(done) }()
 		synctest.Wait() // the flood is queued
-		if waited, err := b.Wait(t.Context(), "other", 0); err != nil || waited != 0 {
+		if waited, err := b.Wait(t.Context(), "other", Turn{}); err != nil || waited != 0 {
 			t.Errorf("another client waited %v (%v)", waited, err)
 		}
 		<-done
@@ -86,7 +90,7 @@ func TestClientsHaveSeparateBudgets(t *testing.T) {
 func TestLowerPriorityFirst(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := New(Config{RPS: 10, Burst: 1})
-		if _, err := b.Wait(t.Context(), "a", 0); err != nil { // spend the burst
+		if _, err := b.Wait(t.Context(), "a", Turn{}); err != nil { // spend the burst
 			t.Fatal(err)
 		}
 		var mu sync.Mutex
@@ -94,7 +98,7 @@ func TestLowerPriorityFirst(t *testing.T) {
 		var wg sync.WaitGroup
 		for _, p := range []int{5, 5, 2, 9, 2} {
 			wg.Go(func() {
-				if _, err := b.Wait(t.Context(), "a", p); err != nil {
+				if _, err := b.Wait(t.Context(), "a", Turn{Priority: p}); err != nil {
 					t.Error(err)
 				}
 				mu.Lock()
@@ -119,7 +123,7 @@ func TestRefusedAtOnceWhenTheDeadlineIsTooClose(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 		defer cancel()
 		start := time.Now()
-		_, err := b.Wait(ctx, "a", 0)
+		_, err := b.Wait(ctx, "a", Turn{})
 		var e *Error
 		if !errors.As(err, &e) || time.Since(start) != 0 {
 			t.Fatalf("err %v after %v, want an *Error at once", err, time.Since(start))
@@ -137,14 +141,14 @@ func TestA429PausesTheClient(t *testing.T) {
 		b := New(Config{RPS: 10, Burst: 2})
 		start := time.Now()
 		b.Learn("a", http.StatusTooManyRequests, http.Header{"Retry-After": {"3"}})
-		if _, err := b.Wait(t.Context(), "a", 0); err != nil || time.Since(start) != 3*time.Second {
+		if _, err := b.Wait(t.Context(), "a", Turn{}); err != nil || time.Since(start) != 3*time.Second {
 			t.Fatalf("waited %v (%v), want the Retry-After 3s", time.Since(start), err)
 		}
 		// Without Retry-After: one second, then two.
 		for _, want := range []time.Duration{time.Second, 2 * time.Second} {
 			b.Learn("a", http.StatusTooManyRequests, http.Header{})
 			start = time.Now()
-			if _, err := b.Wait(t.Context(), "a", 0); err != nil || time.Since(start) != want {
+			if _, err := b.Wait(t.Context(), "a", Turn{}); err != nil || time.Since(start) != want {
 				t.Fatalf("waited %v (%v), want %v", time.Since(start), err, want)
 			}
 		}
@@ -172,7 +176,7 @@ func TestRateLimitHeadersPause(t *testing.T) {
 				b := New(Config{RPS: 10, Burst: 2})
 				b.Learn("a", http.StatusOK, h)
 				start := time.Now()
-				if _, err := b.Wait(t.Context(), "a", 0); err != nil || time.Since(start) != 2*time.Second {
+				if _, err := b.Wait(t.Context(), "a", Turn{}); err != nil || time.Since(start) != 2*time.Second {
 					t.Fatalf("waited %v (%v), want 2s", time.Since(start), err)
 				}
 			})
@@ -183,12 +187,12 @@ func TestRateLimitHeadersPause(t *testing.T) {
 func TestCancelledWaiterLeaves(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := New(Config{RPS: 1, Burst: 1})
-		if _, err := b.Wait(t.Context(), "a", 0); err != nil {
+		if _, err := b.Wait(t.Context(), "a", Turn{}); err != nil {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithCancel(t.Context())
 		errc := make(chan error, 1)
-		go func() { _, err := b.Wait(ctx, "a", 0); errc <- err }()
+		go func() { _, err := b.Wait(ctx, "a", Turn{}); errc <- err }()
 		synctest.Wait()
 		cancel()
 		if err := <-errc; err != context.Canceled {
@@ -213,10 +217,42 @@ func TestConfig(t *testing.T) {
 		t.Error("RPS 0 built a budget")
 	}
 	var off *Budget
-	if d, err := off.Wait(t.Context(), "a", 0); d != 0 || err != nil {
+	if d, err := off.Wait(t.Context(), "a", Turn{}); d != 0 || err != nil {
 		t.Error("a nil budget paced")
 	}
-	if got := (Config{RPS: 10, Burst: 2}).Interval(); got != 1100*time.Millisecond/9 {
+	if got := (Config{RPS: 10, Burst: 2}).Interval(); got != 110*time.Millisecond {
 		t.Errorf("interval %v", got)
 	}
+}
+
+// TestEarlierRequestsFirst: a client's waiters are served by request
+// arrival, then by priority: a later request's shallow calls do not
+// overtake an earlier request's deep ones.
+func TestEarlierRequestsFirst(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := New(Config{RPS: 10, Burst: 1})
+		if _, err := b.Wait(t.Context(), "a", Turn{}); err != nil { // spend the burst
+			t.Fatal(err)
+		}
+		first, second := b.Arrive(), b.Arrive()
+		var mu sync.Mutex
+		var order []Turn
+		var wg sync.WaitGroup
+		for _, turn := range []Turn{{second, 0}, {first, 9}, {second, 1}, {first, 3}, {first, 9}} {
+			wg.Go(func() {
+				if _, err := b.Wait(t.Context(), "a", turn); err != nil {
+					t.Error(err)
+				}
+				mu.Lock()
+				order = append(order, turn)
+				mu.Unlock()
+			})
+			synctest.Wait() // queued in this order
+		}
+		wg.Wait()
+		want := []Turn{{first, 3}, {first, 9}, {first, 9}, {second, 0}, {second, 1}}
+		if !slices.Equal(order, want) {
+			t.Errorf("served %v, want %v", order, want)
+		}
+	})
 }

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -25,8 +26,11 @@ type Server struct {
 	URL  string // redis://127.0.0.1:port/0
 	addr string
 	dir  string
-	cmd  *exec.Cmd // nil for REDIS_URL's server
-	tb   testing.TB
+	args []string // redis-server's arguments after the port's
+	// sentinelConf, for a sentinel, is its configuration file.
+	sentinelConf string
+	cmd          *exec.Cmd // nil for REDIS_URL's server
+	tb           testing.TB
 }
 
 // unavailable skips (or, under REDIS_REQUIRED, fails) tb.
@@ -66,16 +70,51 @@ func StartOwn(tb testing.TB) *Server {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		unavailable(tb, "no redis-server on the PATH")
 	}
+	return startOwn(tb, nil)
+}
+
+// StartWith starts a redis-server process for tb with extra arguments
+// (redis-server's own: "--maxmemory", "1mb", ...).
+func StartWith(tb testing.TB, args ...string) *Server {
+	tb.Helper()
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		unavailable(tb, "no redis-server on the PATH")
+	}
+	return startOwn(tb, args)
+}
+
+func startOwn(tb testing.TB, args []string) *Server {
+	tb.Helper()
+	addr := freeAddr(tb)
+	s := &Server{URL: "redis://" + addr + "/0", addr: addr, dir: tb.TempDir(), args: args, tb: tb}
+	s.Restart()
+	tb.Cleanup(s.Stop)
+	return s
+}
+
+func freeAddr(tb testing.TB) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	ln.Close()
-	s := &Server{URL: "redis://" + addr + "/0", addr: addr, dir: tb.TempDir(), tb: tb}
-	s.Restart()
-	tb.Cleanup(s.Stop)
-	return s
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// Addr is the server's host:port.
+func (s *Server) Addr() string { return s.addr }
+
+// Freeze stops the server's process (SIGSTOP): connections stay open and
+// nothing answers, as a hung or swapped-out server. Thaw resumes it.
+func (s *Server) Freeze() { s.signal(syscall.SIGSTOP) }
+
+// Thaw resumes a frozen server (SIGCONT).
+func (s *Server) Thaw() { s.signal(syscall.SIGCONT) }
+
+func (s *Server) signal(sig syscall.Signal) {
+	if s.cmd != nil && s.cmd.Process != nil {
+		_ = s.cmd.Process.Signal(sig)
+	}
 }
 
 // Client returns a go-redis client of the server, closed at cleanup.
@@ -95,6 +134,7 @@ func (s *Server) Stop() {
 	if s.cmd == nil || s.cmd.Process == nil {
 		return
 	}
+	_ = s.cmd.Process.Signal(syscall.SIGCONT) // a frozen one too
 	_ = s.cmd.Process.Kill()
 	_ = s.cmd.Wait()
 	s.cmd = nil
@@ -108,8 +148,13 @@ func (s *Server) Restart() {
 	}
 	s.Stop()
 	_, port, _ := net.SplitHostPort(s.addr)
-	cmd := exec.Command("redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-		"--dir", s.dir, "--logfile", filepath.Join(s.dir, "redis.log"))
+	args := []string{"--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--dir", s.dir, "--logfile", filepath.Join(s.dir, "redis.log")}
+	args = append(args, s.args...)
+	if s.sentinelConf != "" {
+		args = append([]string{s.sentinelConf, "--sentinel"}, args...)
+	}
+	cmd := exec.Command("redis-server", args...)
 	if err := cmd.Start(); err != nil {
 		s.tb.Fatalf("redis-server: %v", err)
 	}

@@ -1,6 +1,9 @@
 package redistest
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestStartStopRestart(t *testing.T) {
 	s := StartOwn(t)
@@ -15,5 +18,18 @@ func TestStartStopRestart(t *testing.T) {
 	s.Restart()
 	if err := c.Ping(t.Context()).Err(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestClusterAndSentinelAnswer(t *testing.T) {
+	c := StartCluster(t)
+	if len(c.Masters) != 3 || len(c.Nodes) != 6 {
+		t.Fatalf("cluster of %d masters, %d nodes", len(c.Masters), len(c.Nodes))
+	}
+	s := StartSentinel(t)
+	for _, sn := range s.Sentinels {
+		if v, err := sn.command("SENTINEL", "GET-MASTER-ADDR-BY-NAME", "mymaster"); err != nil || !strings.Contains(v, s.Master.Addr()[strings.LastIndex(s.Master.Addr(), ":")+1:]) {
+			t.Errorf("sentinel %s: master %s, %v", sn.Addr(), v, err)
+		}
 	}
 }

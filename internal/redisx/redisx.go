@@ -1,13 +1,16 @@
 // Package redisx is the facade's one Redis client, shared by every part
 // that keeps state in Redis across replicas (rate budgets, persisted
 // queries). Redis is never allowed to fail a request: every operation runs
-// with a short timeout (Options.OpTimeout) and no retries, and the first
-// failure marks Redis degraded (not Redis refusing one operation for what
-// one key holds: IsKeyError). While degraded, Do refuses at once with
-// ErrUnavailable, without touching the network, and callers use their local
-// state; a background prober PINGs Redis every ProbeInterval and marks it
-// healthy again when it answers. Each transition is logged once (WARN when
-// degraded, INFO when back) and Status reports it for /readyz.
+// with a bounded time (Options.OpTimeout) and no retries. A refused or broken
+// connection or an error reply marks Redis degraded at once, and
+// TimeoutsToDegrade timed-out operations in a row do (not Redis refusing one
+// operation for what one key holds: IsKeyError). While degraded, Do refuses
+// at once with ErrUnavailable, without touching the network, and callers use
+// their local state; a background prober PINGs Redis every ProbeInterval
+// and marks it healthy again after ProbesToRecover answers in a row. With a
+// Cluster, health is kept per master for DoKey (see Client). Each
+// transition is logged once (WARN when degraded, INFO when back) and Status
+// reports it for /readyz.
 //
 // Accepted URLs (Open):
 //
@@ -60,11 +63,24 @@ func (debugLogger) Printf(ctx context.Context, format string, v ...any) {
 // error of the operation that degraded it.
 var ErrUnavailable = errors.New("redis unavailable")
 
-// DefaultOpTimeout bounds one operation when Options.OpTimeout is zero.
-const DefaultOpTimeout = 100 * time.Millisecond
+// DefaultOpTimeout bounds one operation when Options.OpTimeout is zero: a
+// loaded machine may hold a healthy Redis's answer for tens of
+// milliseconds, so the bound is generous; a dead server is noticed at once
+// anyway (its connection is refused or reset).
+const DefaultOpTimeout = 500 * time.Millisecond
 
-// ProbeInterval is how often a degraded client PINGs Redis.
-const ProbeInterval = 500 * time.Millisecond
+// ProbeInterval is how often a degraded node is PINGed.
+const ProbeInterval = 250 * time.Millisecond
+
+// Hysteresis: a node is degraded by TimeoutsToDegrade operations in a row
+// that ran out of time (one slow answer on a loaded machine is not an
+// outage), or at once by a refused or broken connection or an error reply
+// that is not about one key (LOADING, READONLY, CLUSTERDOWN, ...); it is
+// healthy again after ProbesToRecover successful PINGs in a row.
+const (
+	TimeoutsToDegrade = 3
+	ProbesToRecover   = 2
+)
 
 // Options tune a Client.
 type Options struct {
@@ -75,35 +91,61 @@ type Options struct {
 	OpTimeout time.Duration
 }
 
-// Client is a Redis client with a health state. Safe for concurrent use.
+// Client is a Redis client with a health state per node: standalone and
+// Sentinel have one node; a Cluster has one per master (the operations of
+// DoKey are judged by the master holding the key's slot, so a master
+// failing over degrades only the keys it holds) and one for the keyless
+// operations of Do. Safe for concurrent use.
 type Client struct {
 	rdb      redis.UniversalClient
+	cluster  *redis.ClusterClient // rdb, when a Cluster
 	log      *slog.Logger
 	timeout  time.Duration
 	desc     string // the servers, without credentials
+	addr     string // standalone: the server's address
 	password []string
 
-	healthy atomic.Bool
+	// down counts the degraded nodes: Healthy's fast path.
+	down atomic.Int32
 
-	mu      sync.Mutex
-	since   time.Time
-	lastErr string
-	closed  bool
+	mu     sync.Mutex
+	nodes  map[string]*node
+	since  time.Time // the last transition of any node (Open at first)
+	closed bool
 
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
-	wg     sync.WaitGroup // the prober
+	wg     sync.WaitGroup // the probers
 }
+
+// node is the health of one server (mu held).
+type node struct {
+	name     string // "" (the one server), "*" (a Cluster's keyless operations) or a master's address
+	degraded bool
+	timeouts int // operations in a row that timed out
+	since    time.Time
+	lastErr  string
+}
+
+// anyNode names a Cluster's keyless operations; oneNode, the only server
+// of standalone and Sentinel.
+const (
+	oneNode = ""
+	anyNode = "*"
+)
 
 // Status is the health of a Client, for /readyz.
 type Status struct {
-	// Healthy is false while Redis is degraded.
+	// Healthy is false while a node is degraded.
 	Healthy bool `json:"healthy"`
-	// Since is when the client entered this state (Open, or the transition).
+	// Since is when the client entered this state (Open, or the last transition).
 	Since time.Time `json:"since"`
-	// LastError is the failure that degraded Redis, then the last probe's
+	// LastError is a degraded node's failure, then its last probe's
 	// ("" while healthy).
 	LastError string `json:"lastError,omitempty"`
+	// Degraded names the degraded Cluster masters (addresses; "*" for the
+	// keyless operations). Empty otherwise.
+	Degraded []string `json:"degraded,omitempty"`
 }
 
 // Open parses rawURL (see the package doc), builds the client and PINGs
@@ -122,20 +164,29 @@ func Open(rawURL string, o Options) (*Client, error) {
 	}
 	applyTimeouts(uo, o.OpTimeout)
 	c := &Client{
-		rdb:     redis.NewUniversalClient(uo),
+		rdb:     newClient(uo),
 		log:     o.Logger,
 		timeout: o.OpTimeout,
 		desc:    desc,
 		since:   time.Now(),
+		nodes:   map[string]*node{},
 	}
+	c.cluster, _ = c.rdb.(*redis.ClusterClient)
 	for _, p := range []string{uo.Password, uo.SentinelPassword} {
 		if p != "" {
 			c.password = append(c.password, p)
 		}
 	}
+	if c.cluster == nil && uo.MasterName == "" {
+		c.addr = uo.Addrs[0]
+	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.healthy.Store(true)
-	_ = c.Do(c.ctx, func(ctx context.Context, r redis.UniversalClient) error { return r.Ping(ctx).Err() })
+	// A server that does not answer at start is degraded at once.
+	octx, cancel := context.WithTimeout(c.ctx, c.timeout)
+	if err := c.rdb.Ping(octx).Err(); err != nil {
+		c.failed(c.keyless(), &unreachable{err})
+	}
+	cancel()
 	return c, nil
 }
 
@@ -155,6 +206,32 @@ func applyTimeouts(uo *redis.UniversalOptions, op time.Duration) {
 	uo.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 }
 
+// newClient builds the client of uo, as redis.NewUniversalClient does,
+// with one dial attempt per connection for a server or a Cluster's nodes:
+// go-redis's default (5 attempts, 100 ms apart) makes a dead server look
+// like a slow one for half a second at every dial. (A Sentinel's master
+// connections keep the default: go-redis offers no setting for them.)
+func newClient(uo *redis.UniversalOptions) redis.UniversalClient {
+	oneDial := func(o *redis.Options) {
+		o.DialerRetries, o.DialerRetryTimeout = 1, time.Millisecond
+	}
+	switch {
+	case uo.MasterName != "":
+		return redis.NewUniversalClient(uo)
+	case len(uo.Addrs) > 1 || uo.IsClusterMode:
+		co := uo.Cluster()
+		co.NewClient = func(o *redis.Options) *redis.Client {
+			oneDial(o)
+			return redis.NewClient(o)
+		}
+		return redis.NewClusterClient(co)
+	default:
+		o := uo.Simple()
+		oneDial(o)
+		return redis.NewClient(o)
+	}
+}
+
 // Redis returns the underlying client. Operations through it bypass the
 // health state: use Do.
 func (c *Client) Redis() redis.UniversalClient { return c.rdb }
@@ -162,25 +239,98 @@ func (c *Client) Redis() redis.UniversalClient { return c.rdb }
 // OpTimeout is the bound of each operation.
 func (c *Client) OpTimeout() time.Duration { return c.timeout }
 
-// Do runs op with a context bounded by OpTimeout. op must return only the
-// errors of its Redis commands. Do returns op's error as is when it is nil
-// or redis.Nil, when ctx itself ended (the caller gave up: not a Redis
+// Do runs op with a context bounded by OpTimeout, judged by the health of
+// the keyless node (the server; with a Cluster, "*"). op must return only
+// the errors of its Redis commands. Do returns op's error as is when it is
+// nil or redis.Nil, when ctx itself ended (the caller gave up: not a Redis
 // failure), or when it is a key error (IsKeyError: that key's operation
-// fails, the others go on); any other failure marks Redis degraded and is
-// returned wrapping ErrUnavailable. While degraded, Do returns
-// ErrUnavailable at once and op is not called.
+// fails, the others go on); any other failure counts against the node (see
+// TimeoutsToDegrade) and is returned wrapping ErrUnavailable. While the
+// node is degraded, Do returns ErrUnavailable at once and op is not called.
 func (c *Client) Do(ctx context.Context, op func(ctx context.Context, r redis.UniversalClient) error) error {
-	if !c.healthy.Load() {
-		return ErrUnavailable
+	return c.run(ctx, c.keyless(), op)
+}
+
+// keyless names the node of keyless operations.
+func (c *Client) keyless() string {
+	if c.cluster != nil {
+		return anyNode
+	}
+	return oneNode
+}
+
+// unreachable is a failure that degrades at once: the server did not
+// accept a connection.
+type unreachable struct{ err error }
+
+func (u *unreachable) Error() string { return u.err.Error() }
+func (u *unreachable) Unwrap() error { return u.err }
+
+// DoKey is Do for an operation on key (and keys of its hash slot): with a
+// Cluster, it is judged by the health of the master holding key's slot.
+func (c *Client) DoKey(ctx context.Context, key string, op func(ctx context.Context, r redis.UniversalClient) error) error {
+	return c.run(ctx, c.nodeOf(ctx, key), op)
+}
+
+// nodeOf names the node of key: the master of its slot in a Cluster (as
+// the client last learned the slots), else the one server.
+func (c *Client) nodeOf(ctx context.Context, key string) string {
+	if c.cluster == nil {
+		return oneNode
+	}
+	// Cached slots answer at once; without any, loading them is bounded.
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	m, err := c.cluster.MasterForKey(ctx, key)
+	if err != nil {
+		return anyNode
+	}
+	return m.Options().Addr
+}
+
+// HealthyKey reports whether DoKey(key) will try Redis.
+func (c *Client) HealthyKey(key string) bool {
+	if c.down.Load() == 0 {
+		return true
+	}
+	name := c.nodeOf(c.ctx, key)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.nodes[name]
+	return n == nil || !n.degraded
+}
+
+func (c *Client) run(ctx context.Context, name string, op func(ctx context.Context, r redis.UniversalClient) error) error {
+	if c.down.Load() != 0 || c.closedNow() {
+		c.mu.Lock()
+		n := c.nodes[name]
+		refused := c.closed || (n != nil && n.degraded)
+		c.mu.Unlock()
+		if refused {
+			return ErrUnavailable
+		}
 	}
 	octx, cancel := context.WithTimeout(ctx, c.timeout)
 	err := op(octx, c.rdb)
 	cancel()
-	if err == nil || errors.Is(err, redis.Nil) || ctx.Err() != nil || IsKeyError(err) {
+	if err == nil || errors.Is(err, redis.Nil) || IsKeyError(err) {
+		c.succeeded(name)
 		return err
 	}
-	c.degrade(err)
+	if ctx.Err() != nil {
+		return err
+	}
+	c.failed(name, err)
 	return fmt.Errorf("%w: %w", ErrUnavailable, err)
+}
+
+func (c *Client) closedNow() bool {
+	select {
+	case <-c.ctx.Done():
+		return true
+	default:
+		return false
+	}
 }
 
 // IsKeyError reports whether err is Redis refusing one operation for what a
@@ -198,20 +348,44 @@ func IsKeyError(err error) bool {
 		strings.HasPrefix(msg, "ERR user_script:")
 }
 
-// Healthy reports whether Do will try Redis.
-func (c *Client) Healthy() bool { return c.healthy.Load() }
+// isTimeout reports whether err is an operation running out of time (the
+// server may only be slow), as opposed to a refused or broken connection
+// or an error reply.
+func isTimeout(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// Healthy reports whether every node is healthy.
+func (c *Client) Healthy() bool { return c.down.Load() == 0 && !c.closedNow() }
 
 // Status returns the health state.
 func (c *Client) Status() Status {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return Status{Healthy: c.healthy.Load(), Since: c.since, LastError: c.lastErr}
+	st := Status{Healthy: !c.closed, Since: c.since}
+	for _, n := range c.nodes {
+		if n.degraded {
+			st.Healthy = false
+			st.LastError = n.lastErr
+			if c.cluster != nil {
+				st.Degraded = append(st.Degraded, n.name)
+			}
+		}
+	}
+	if c.closed && st.LastError == "" {
+		st.LastError = "closed"
+	}
+	return st
 }
 
 // String names the servers, without credentials.
 func (c *Client) String() string { return c.desc }
 
-// Close stops the prober, waits for it and closes the connections. Do
+// Close stops the probers, waits for them and closes the connections. Do
 // returns ErrUnavailable after Close.
 func (c *Client) Close() error {
 	c.mu.Lock()
@@ -220,38 +394,102 @@ func (c *Client) Close() error {
 		return nil
 	}
 	c.closed = true
-	c.healthy.Store(false)
 	c.mu.Unlock()
 	c.cancel()
 	c.wg.Wait()
-	return c.rdb.Close()
+	if err := c.rdb.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+		return err
+	}
+	return nil
 }
 
-// degrade marks Redis degraded after err, logging and starting the prober
-// on the transition only.
-func (c *Client) degrade(err error) {
+// succeeded clears the node's timeouts in a row.
+func (c *Client) succeeded(name string) {
+	c.mu.Lock()
+	if n := c.nodes[name]; n != nil && !n.degraded {
+		n.timeouts = 0
+	}
+	c.mu.Unlock()
+}
+
+// failed counts err against the node, and degrades it (logging and
+// starting its prober) when err is not a timeout or ends TimeoutsToDegrade
+// timeouts in a row.
+func (c *Client) failed(name string, err error) {
 	msg := c.redact(err.Error())
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
 		return
 	}
-	c.lastErr = msg
-	if !c.healthy.Load() {
+	n := c.nodes[name]
+	if n == nil {
+		n = &node{name: name}
+		c.nodes[name] = n
+	}
+	n.lastErr = msg
+	if n.degraded {
 		return
 	}
-	c.healthy.Store(false)
-	c.since = time.Now()
-	c.log.Warn("redis unavailable: degraded to local state", "redis", c.desc, "err", msg)
+	var u *unreachable
+	if isTimeout(err) && !errors.As(err, &u) {
+		n.timeouts++
+		if n.timeouts == 1 {
+			// A dead server also shows as a timeout (go-redis redials
+			// within the operation's time): try a connection of our own.
+			c.wg.Add(1)
+			go c.dialCheck(name)
+		}
+		if n.timeouts < TimeoutsToDegrade {
+			return
+		}
+	}
+	n.degraded, n.timeouts = true, 0
+	n.since, c.since = time.Now(), time.Now()
+	c.down.Add(1)
+	args := []any{"redis", c.desc, "err", msg}
+	if c.cluster != nil {
+		args = append(args, "node", name)
+	}
+	c.log.Warn("redis unavailable: degraded to local state", args...)
 	c.wg.Add(1)
-	go c.probe()
+	go c.probe(n)
 }
 
-// probe PINGs every ProbeInterval until Redis answers or Close.
-func (c *Client) probe() {
+// dialCheck degrades the node name when a TCP connection to it fails
+// within OpTimeout (standalone servers and Cluster masters: a Sentinel's
+// master is known to go-redis only).
+func (c *Client) dialCheck(name string) {
+	defer c.wg.Done()
+	addr := name
+	switch name {
+	case anyNode:
+		return
+	case oneNode:
+		if addr = c.addr; addr == "" {
+			return
+		}
+	}
+	d := net.Dialer{Timeout: c.timeout}
+	conn, err := d.DialContext(c.ctx, "tcp", addr)
+	if err == nil {
+		conn.Close()
+		return
+	}
+	if c.ctx.Err() == nil {
+		c.failed(name, &unreachable{err})
+	}
+}
+
+// probe PINGs n every ProbeInterval until it answers ProbesToRecover times
+// in a row, or Close. A Cluster's prober reloads the slots first: a master
+// that no longer holds any slot (replaced by its replica) is dropped, its
+// keys being the new master's now.
+func (c *Client) probe(n *node) {
 	defer c.wg.Done()
 	t := time.NewTicker(ProbeInterval)
 	defer t.Stop()
+	ok := 0
 	for {
 		select {
 		case <-c.ctx.Done():
@@ -259,25 +497,64 @@ func (c *Client) probe() {
 		case <-t.C:
 		}
 		ctx, cancel := context.WithTimeout(c.ctx, c.timeout)
-		err := c.rdb.Ping(ctx).Err()
+		gone, err := c.ping(ctx, n.name)
 		cancel()
 		c.mu.Lock()
 		if c.closed {
 			c.mu.Unlock()
 			return
 		}
-		if err != nil {
-			c.lastErr = c.redact(err.Error())
+		if err != nil && !gone {
+			n.lastErr, ok = c.redact(err.Error()), 0
 			c.mu.Unlock()
 			continue
 		}
-		down := time.Since(c.since)
-		c.since, c.lastErr = time.Now(), ""
-		c.healthy.Store(true)
-		c.log.Info("redis available again", "redis", c.desc, "down", down.Round(time.Millisecond).String())
+		if ok++; ok < ProbesToRecover && !gone {
+			c.mu.Unlock()
+			continue
+		}
+		down := time.Since(n.since)
+		n.degraded, n.lastErr, n.timeouts = false, "", 0
+		c.since = time.Now()
+		if gone {
+			delete(c.nodes, n.name)
+		}
+		c.down.Add(-1)
+		args := []any{"redis", c.desc, "down", down.Round(time.Millisecond).String()}
+		if c.cluster != nil {
+			args = append(args, "node", n.name)
+		}
+		c.log.Info("redis available again", args...)
 		c.mu.Unlock()
 		return
 	}
+}
+
+// ping PINGs the node name; gone reports a Cluster master that holds no
+// slot any more.
+func (c *Client) ping(ctx context.Context, name string) (gone bool, err error) {
+	if c.cluster == nil {
+		return false, c.rdb.Ping(ctx).Err()
+	}
+	if name == anyNode {
+		return false, c.cluster.Ping(ctx).Err()
+	}
+	// ForEachMaster reloads the slots first.
+	found := false
+	var mu sync.Mutex
+	err = c.cluster.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+		if m.Options().Addr != name {
+			return nil
+		}
+		mu.Lock()
+		found = true
+		mu.Unlock()
+		return m.Ping(ctx).Err()
+	})
+	if err == nil && !found {
+		return true, nil
+	}
+	return false, err
 }
 
 // redact removes the URL's passwords from msg (defence in depth: go-redis

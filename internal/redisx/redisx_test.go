@@ -245,17 +245,23 @@ func TestHungRedisTimesOut(t *testing.T) {
 	pauseOver := make(chan struct{})
 	go func() { raw.Ping(context.Background()); close(pauseOver) }()
 
-	err = c.Do(t.Context(), set)
-	if !errors.Is(err, ErrUnavailable) {
-		t.Errorf("op on a hung server: %v", err)
+	// One slow answer is not an outage: TimeoutsToDegrade in a row are.
+	for i := 1; i <= TimeoutsToDegrade; i++ {
+		err = c.Do(t.Context(), set)
+		if !errors.Is(err, ErrUnavailable) {
+			t.Errorf("op on a hung server: %v", err)
+		}
+		if i < TimeoutsToDegrade && !c.Healthy() {
+			t.Fatalf("degraded after %d timed-out ops, want %d", i, TimeoutsToDegrade)
+		}
 	}
 	select {
 	case <-pauseOver:
-		t.Error("the op waited for the hung server to answer")
+		t.Error("the ops waited for the hung server to answer")
 	default:
 	}
 	if c.Healthy() {
-		t.Error("a timed-out op did not degrade Redis")
+		t.Errorf("%d timed-out ops did not degrade Redis", TimeoutsToDegrade)
 	}
 	<-pauseOver
 	waitFor(t, "healthy once the pause is over", c.Healthy)
@@ -374,5 +380,64 @@ func TestOpenBuildsEachKind(t *testing.T) {
 			t.Errorf("%s: %s, healthy %v; want %s, degraded", url, got, c.Healthy(), kind)
 		}
 		c.Close()
+	}
+}
+
+// TestClusterMasterDownDegradesOnlyItsKeys: in a real Cluster (3 masters
+// and their replicas), a master killed degrades the keys of its slots
+// only: keys of the other masters are served throughout, and once its
+// replica is promoted its keys are served again without waiting for
+// go-redis's periodic reload of the slots.
+func TestClusterMasterDownDegradesOnlyItsKeys(t *testing.T) {
+	cl := redistest.StartCluster(t)
+	var logs logBuffer
+	c, err := Open(cl.URL, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), OpTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// A key on each master.
+	keyOf := map[string]string{}
+	for i := 0; len(keyOf) < 3 && i < 1000; i++ {
+		k := fmt.Sprintf("wnf:test:{%d}", i)
+		if addr := c.nodeOf(t.Context(), k); addr != anyNode && keyOf[addr] == "" {
+			keyOf[addr] = k
+		}
+	}
+	victim := cl.Masters[0].Addr()
+	dead, alive := keyOf[victim], ""
+	for addr, k := range keyOf {
+		if addr != victim {
+			alive = k
+		}
+	}
+	if dead == "" || alive == "" {
+		t.Fatalf("keys per master: %v", keyOf)
+	}
+	setKey := func(k string) error {
+		return c.DoKey(t.Context(), k, func(ctx context.Context, r redis.UniversalClient) error {
+			return r.Set(ctx, k, "v", time.Minute).Err()
+		})
+	}
+	for _, k := range []string{dead, alive} {
+		if err := setKey(k); err != nil {
+			t.Fatalf("SET %s: %v", k, err)
+		}
+	}
+
+	cl.Masters[0].Stop()
+	waitFor(t, "the dead master's keys degraded", func() bool { _ = setKey(dead); return !c.HealthyKey(dead) })
+	if err := setKey(alive); err != nil || !c.HealthyKey(alive) {
+		t.Errorf("a key of a live master while another is down: %v, healthy %v", err, c.HealthyKey(alive))
+	}
+	if st := c.Status(); st.Healthy || len(st.Degraded) != 1 || st.Degraded[0] != victim {
+		t.Errorf("status %+v, want the dead master alone degraded", st)
+	}
+	cl.WaitHealthy(t)
+	healthy := time.Now()
+	waitFor(t, "the dead master's keys served by its promoted replica", func() bool { return setKey(dead) == nil })
+	t.Logf("the killed master's keys served again %v after the cluster was healthy", time.Since(healthy).Round(time.Millisecond))
+	if err := setKey(alive); err != nil {
+		t.Error(err)
 	}
 }

@@ -1,0 +1,215 @@
+package stack_test
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/workspacenet/facade/internal/budget"
+	"github.com/workspacenet/facade/internal/gqlclient"
+	"github.com/workspacenet/facade/internal/queries"
+	"github.com/workspacenet/facade/internal/redistest"
+	"github.com/workspacenet/facade/restclient"
+	"github.com/workspacenet/facade/restserver"
+	"github.com/workspacenet/facade/stack"
+	"github.com/workspacenet/facade/testenv"
+)
+
+// The scale tests: two replicas with the program's Redis settings (the
+// default -redis-timeout), one upstream enforcing 10 requests/s per
+// client, dashboards of one credential in a loop through both replicas
+// while Redis fails in some way. Whatever Redis does, the upstream never
+// sees more than 10 requests of the client in any rolling second, never
+// answers 429, and no dashboard fails.
+
+// scaleReplicas starts n facades as the program would, sharing redisURL.
+func scaleReplicas(t *testing.T, n int, redisURL string, up *stack.Upstream) []*replica {
+	t.Helper()
+	secret := make([]byte, 32)
+	_, _ = rand.Read(secret)
+	var out []*replica
+	for range n {
+		cfg := stack.DefaultConfig()
+		cfg.Upstream, cfg.RedisURL, cfg.Secret, cfg.Replicas = up.URL, redisURL, secret, n
+		cfg.Playground, cfg.UpstreamTrace = false, "on"
+		cfg.MetricsAddr = "127.0.0.1:0"
+		logs := &testenv.LogBuffer{}
+		st, base := testenv.Serve(t, cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})))
+		scaleLogs = append(scaleLogs, logs)
+		out = append(out, &replica{st: st, base: base})
+	}
+	return out
+}
+
+// scaleLogs are the warnings of scaleReplicas' replicas, in order.
+var scaleLogs []*testenv.LogBuffer
+
+// upstreamManifest is the demo data of underLoad's upstream, while it runs.
+var upstreamManifest *restserver.DemoManifest
+
+// underLoad runs dashboards of one credential, three at a time per replica,
+// while disrupt runs, and checks the upstream's counters.
+func underLoad(t *testing.T, redisURL string, disrupt func()) ([]*replica, *stack.Upstream) {
+	t.Helper()
+	up := limitedUpstream(t)
+	upstreamManifest, scaleLogs = up.Manifest, nil
+	reps := scaleReplicas(t, 2, redisURL, up)
+	m := up.Manifest
+	bearer := "Bearer " + m.BearerToken
+	dash := gqlclient.Request{Query: queries.Dashboard, Variables: map[string]any{"locationId": m.IDs["location"][0]}}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var done, failed atomic.Int64
+	for _, r := range reps {
+		for range 3 {
+			wg.Go(func() {
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					resp, err := r.client(bearer, m.NetworkID).Post(context.Background(), dash, nil)
+					if err != nil || len(resp.Errors) > 0 {
+						failed.Add(1)
+						t.Errorf("dashboard: %v %+v", err, resp)
+					}
+					done.Add(1)
+				}
+			})
+		}
+	}
+	disrupt()
+	close(stop)
+	wg.Wait()
+	h := up.Server.Hooks()
+	for client, n := range h.MaxPerSecond() {
+		if n > budget.DefaultRPS {
+			t.Errorf("client %s sent %d requests within one second, want at most %d", client, n, budget.DefaultRPS)
+		}
+		t.Logf("client %s: at most %d requests in a rolling second", client, n)
+	}
+	if n := h.RateLimited(); n != 0 {
+		t.Errorf("the upstream answered 429 %d times", n)
+	}
+	t.Logf("%d dashboards, %d failed, %d upstream requests", done.Load(), failed.Load(), h.Total())
+	for i, l := range scaleLogs {
+		t.Logf("replica %d: Redis degraded %d times", i+1, strings.Count(l.String(), "redis unavailable"))
+	}
+	if done.Load() == 0 {
+		t.Error("no dashboard completed")
+	}
+	return reps, up
+}
+
+// expectSharedStores: once Redis is healthy again, a resource one replica
+// fetched answers the other from the shared cache, and a persisted query
+// registered on one runs on the other.
+func expectSharedStores(t *testing.T, reps []*replica, up *stack.Upstream) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for _, r := range reps {
+		for !r.st.Redis.Healthy() {
+			if time.Now().After(deadline) {
+				t.Fatalf("Redis not healthy again: %+v", r.st.Redis.Status())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	m := up.Manifest
+	auth, network := "Bearer "+m.BearerToken, m.NetworkID
+	q := gqlclient.Request{Query: `query($id: ID!) { resource(id: $id) { id title } }`, Variables: map[string]any{"id": m.IDs["resource"][7]}}
+	mustQuery(t, reps[0].client(auth, network), q)
+	if count, hits := upstreamReport(t, mustQuery(t, reps[1].client(auth, network), q)); count != 0 || hits != 1 {
+		t.Errorf("the other replica: %d calls, %d cache hits; want the shared entry", count, hits)
+	}
+	text := `query Persisted { __typename }`
+	h := sha256.Sum256([]byte(text))
+	ext := map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": hex.EncodeToString(h[:])}}
+	mustQuery(t, reps[0].client(auth, network), gqlclient.Request{Query: text, Extensions: ext})
+	r := mustQuery(t, reps[1].client(auth, network), gqlclient.Request{Extensions: ext})
+	if !strings.Contains(string(r.Data), "Query") {
+		t.Errorf("persisted query by hash on the other replica: %s", r.Raw)
+	}
+}
+
+func TestScaleRedisFlapping(t *testing.T) {
+	rs := redistest.StartOwn(t)
+	reps, up := underLoad(t, rs.URL, func() {
+		time.Sleep(time.Second)
+		for i := range 3 {
+			if i%2 == 0 {
+				rs.Stop() // gone: connections refused
+			} else {
+				rs.Freeze() // hung: nothing answers
+			}
+			time.Sleep(1500 * time.Millisecond)
+			if i%2 == 0 {
+				rs.Restart() // back, empty
+			} else {
+				rs.Thaw()
+			}
+			time.Sleep(1500 * time.Millisecond)
+		}
+	})
+	expectSharedStores(t, reps, up)
+}
+
+func TestScaleClusterMasterKilled(t *testing.T) {
+	c := redistest.StartCluster(t)
+	var victim *redistest.Server
+	reps, up := underLoad(t, c.URL, func() {
+		time.Sleep(1500 * time.Millisecond)
+		// The master holding the client's budget log.
+		cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{c.Masters[0].Addr()}})
+		defer cc.Close()
+		m := upstreamManifest
+		key := budget.Key(restclient.Credentials{Authorization: "Bearer " + m.BearerToken, NetworkID: m.NetworkID}.Identity())
+		node, err := cc.MasterForKey(context.Background(), key)
+		if err != nil {
+			t.Errorf("master of %s: %v", key, err)
+			return
+		}
+		for _, s := range c.Masters {
+			if s.Addr() == node.Options().Addr {
+				victim = s
+			}
+		}
+		if victim == nil {
+			t.Errorf("master %s of %s is not one of %v", node.Options().Addr, key, c.Masters)
+			return
+		}
+		victim.Stop()
+		c.WaitHealthy(t)
+		time.Sleep(2 * time.Second)
+	})
+	expectSharedStores(t, reps, up)
+}
+
+func TestScaleSentinelMasterKilled(t *testing.T) {
+	s := redistest.StartSentinel(t)
+	reps, up := underLoad(t, s.URL, func() {
+		time.Sleep(1500 * time.Millisecond)
+		old := s.Master.Addr()
+		s.Master.Stop()
+		deadline := time.Now().Add(30 * time.Second)
+		for s.MasterAddr() == old {
+			if time.Now().After(deadline) {
+				t.Error("no failover within 30s")
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		time.Sleep(2 * time.Second)
+	})
+	expectSharedStores(t, reps, up)
+}
