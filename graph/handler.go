@@ -214,6 +214,7 @@ func NewHandler(o Options) http.Handler {
 		srv.AroundRootFields(refuseIntrospection)
 	}
 	srv.AroundRootFields(requireCredentials)
+	srv.Use(incremental{})
 	for _, x := range o.Extensions {
 		srv.Use(x)
 	}
@@ -246,7 +247,7 @@ func NewHandler(o Options) http.Handler {
 			refuse(w, entry, mt, ref)
 			return
 		}
-		if !acceptable {
+		if !acceptable && overhttp.AcceptsIncremental(r.Header).Format == overhttp.NotIncremental {
 			refuse(w, entry, mt, overhttp.NotAcceptable())
 			return
 		}
@@ -277,7 +278,7 @@ func NewHandler(o Options) http.Handler {
 		}
 		trace := o.UpstreamTrace && r.Header.Get(TraceHeader) == "1"
 		req := &request{trace: trace}
-		req.collector = calls.Collector{Max: o.MaxUpstreamCalls, Keep: trace}
+		req.collector = calls.Collector{Max: o.MaxUpstreamCalls, Keep: trace, Part: callPart}
 		req.calls = &req.collector
 		if trace {
 			req.calls.Start = time.Now()
@@ -380,13 +381,12 @@ func refuse(w http.ResponseWriter, entry *accesslog.Entry, mt string, ref *guard
 }
 
 // budgetHooks pace upstream requests with b, as the upstream identity of
-// the credentials their context carries, and let b learn from every answer. A call's
-// priority is the depth of the field it loads for: lists and objects whose
-// children load more go before the leaf lookups of the same request.
+// the credentials their context carries, and let b learn from every answer,
+// each call at its callPriority.
 func budgetHooks(b *budget.Budget) restclient.CallHooks {
 	return restclient.CallHooks{
 		Send: func(ctx context.Context, _ restclient.CallStart) error {
-			_, err := b.Wait(ctx, restclient.IdentityFromContext(ctx), fieldDepth(ctx))
+			_, err := b.Wait(ctx, restclient.IdentityFromContext(ctx), callPriority(ctx))
 			return err
 		},
 		Answered: func(ctx context.Context, _ restclient.CallStart, resp *http.Response) {
@@ -395,12 +395,26 @@ func budgetHooks(b *budget.Budget) restclient.CallHooks {
 	}
 }
 
-// fieldDepth is the length of the path of the field ctx resolves (0 outside
-// any field).
-func fieldDepth(ctx context.Context) int {
-	n := 0
+// deferredRank is added to the priority of a call made for a deferred part
+// (@defer): after every call of the initial payload (and of the parts of
+// other requests' initial payloads) of the same client.
+const deferredRank = 1000
+
+// callPriority ranks a call made with ctx in its client's rate budget (lower
+// goes first): the depth of the field it loads for (the length of its path;
+// 0 outside any field), so lists and objects whose children load more go
+// before the leaf lookups of the same request; plus deferredRank for a call
+// that serves a deferred part.
+func callPriority(ctx context.Context) int {
+	n, deferred := 0, false
 	for fc := graphql.GetFieldContext(ctx); fc != nil; fc = fc.Parent {
 		n++
+		if !deferred && fc.IsResolver && fc.Field.Field != nil && len(fc.Field.Deferrables) > 0 && fc.Field.IsDeferred() {
+			deferred = true
+		}
+	}
+	if deferred {
+		n += deferredRank
 	}
 	return n
 }
@@ -416,6 +430,7 @@ type request struct {
 	collector      calls.Collector
 	loaders        loaders.Source // the value of loaders.ContextKey
 	batching       loaders.Loaders
+	deferral       *deferral // a query delivered in parts (@defer), else nil
 }
 
 type requestKey struct{}
@@ -493,7 +508,8 @@ func upstreamReport(ctx context.Context, next graphql.ResponseHandler) *graphql.
 			entry.AddCodes(c)
 		}
 	}
-	if req := requestFrom(ctx); req.trace && req.calls != nil {
+	// A deferred operation's report comes in its last part (incremental).
+	if req := requestFrom(ctx); req.trace && req.calls != nil && req.deferral == nil {
 		if resp.Extensions == nil {
 			resp.Extensions = map[string]any{}
 		}
