@@ -43,12 +43,15 @@ type Incremental struct {
 }
 
 // AcceptsIncremental returns the incremental delivery h's Accept header
-// admits: the first media range, with a quality above 0, of
-// multipart/mixed (deferSpec=20220824 or no spec: Defer20220824;
-// incrementalSpec=v0.2: IncrementalV02) or text/event-stream (the same
-// parameters choose the format; none: Defer20220824). A range naming
-// another spec version is skipped. NotIncremental when none.
+// admits, from its media ranges of multipart/mixed and text/event-stream
+// (SSE) with a quality above 0: the first that names its format
+// (incrementalSpec=v0.2: IncrementalV02; deferSpec=20220824:
+// Defer20220824), else the first without a spec (Defer20220824, what
+// gqlgen and Apollo Router answer; Apollo Client's GraphQL17Alpha9Handler
+// adds a bare multipart/mixed before the client's own Accept). A range
+// naming another spec version is skipped. NotIncremental when none.
 func AcceptsIncremental(h http.Header) Incremental {
+	var bare *Incremental
 	for _, v := range h.Values("Accept") {
 		if !strings.Contains(v, "multipart/mixed") && !strings.Contains(v, "text/event-stream") {
 			continue // the common case: no media range to parse
@@ -63,17 +66,21 @@ func AcceptsIncremental(h http.Header) Incremental {
 					continue
 				}
 			}
-			f := Defer20220824
-			if s, ok := params["incrementalspec"]; ok {
-				if s != "v0.2" {
-					continue
-				}
-				f = IncrementalV02
-			} else if s, ok := params["deferspec"]; ok && s != "20220824" {
-				continue
+			sse := mt == "text/event-stream"
+			inc, hasInc := params["incrementalspec"]
+			def, hasDef := params["deferspec"]
+			switch {
+			case hasInc && inc == "v0.2":
+				return Incremental{Format: IncrementalV02, SSE: sse}
+			case hasDef && def == "20220824" && !hasInc:
+				return Incremental{Format: Defer20220824, SSE: sse}
+			case !hasInc && !hasDef && bare == nil:
+				bare = &Incremental{Format: Defer20220824, SSE: sse}
 			}
-			return Incremental{Format: f, SSE: mt == "text/event-stream"}
 		}
+	}
+	if bare != nil {
+		return *bare
 	}
 	return Incremental{}
 }

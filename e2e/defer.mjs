@@ -1,0 +1,67 @@
+// Runs a query with @defer through Apollo Client 4 with each of its
+// incremental handlers (Defer20220824Handler: deferSpec=20220824;
+// GraphQL17Alpha9Handler: incrementalSpec=v0.2, asked for in the Accept
+// header as docs/incremental-delivery.md shows), and the same query without
+// @defer, as defer_test.go asks: node defer.mjs <endpoint> <authorization>
+// <service-network-id> <location id>. Prints one JSON object on stdout: per
+// case {data, results, error}, results being the number of results the
+// client emitted (the first one before the deferred parts).
+import { ApolloClient, HttpLink, InMemoryCache, gql } from "@apollo/client";
+import { Defer20220824Handler, GraphQL17Alpha9Handler } from "@apollo/client/incremental";
+
+const [url, authorization, networkId, locationId] = process.argv.slice(2);
+const headers = { authorization, "service-network-id": networkId };
+
+const deferred = `query Dashboard($locationId: ID!) {
+  location(id: $locationId) {
+    id
+    products { id title }
+    ... @defer(label: "transactions") {
+      transactions(first: 10) { nodes { id amount booking { resource { id title capacity } } } }
+    }
+    ... @defer(label: "creditNotes") {
+      creditNotes(first: 5) { nodes { id number invoice { id number } } }
+    }
+  }
+}`;
+const plain = deferred.replace(/@defer\([^)]*\)/g, "");
+
+async function run(doc, handler, extraHeaders = {}) {
+  const client = new ApolloClient({
+    link: new HttpLink({ uri: url, headers: { ...headers, ...extraHeaders } }),
+    cache: new InMemoryCache(),
+    incrementalHandler: handler,
+  });
+  let results = 0;
+  let last;
+  try {
+    await new Promise((resolve, reject) => {
+      const sub = client
+        .watchQuery({ query: gql(doc), variables: { locationId }, fetchPolicy: "no-cache" })
+        .subscribe({
+          next: (r) => {
+            if (r.error) return reject(r.error);
+            if (r.data) {
+              results++;
+              last = r.data;
+            }
+            if (!r.loading && r.dataState === "complete") {
+              sub.unsubscribe();
+              resolve();
+            }
+          },
+          error: reject,
+        });
+    });
+    return { data: last, results };
+  } catch (err) {
+    return { error: { name: err.name, message: String(err.message).slice(0, 300) }, results };
+  }
+}
+
+const out = {
+  plain: await run(plain),
+  defer20220824: await run(deferred, new Defer20220824Handler()),
+  graphql17Alpha9: await run(deferred, new GraphQL17Alpha9Handler(), { accept: "multipart/mixed;incrementalSpec=v0.2" }),
+};
+process.stdout.write(JSON.stringify(out));

@@ -1,0 +1,39 @@
+package e2e
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+// TestApolloClientDeferBothHandlers: Apollo Client 4 with its
+// Defer20220824Handler and with its GraphQL17Alpha9Handler (Accept asking
+// for incrementalSpec=v0.2) gets, from a query with two parts deferred, the
+// result of the query without @defer.
+func TestApolloClientDeferBothHandlers(t *testing.T) {
+	node := requireNode(t)
+	base, st := startDemo(t, nil)
+	m := st.Embedded.Manifest
+	var got map[string]struct {
+		Data    map[string]any
+		Results int
+		Error   any
+	}
+	out := runNode(t, node, "defer.mjs", base+"/graphql", "Bearer "+m.BearerToken, m.NetworkID, m.IDs["location"][0])
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("defer.mjs output: %v\n%s", err, out)
+	}
+	want := got["plain"]
+	if want.Error != nil || want.Data["location"] == nil {
+		t.Fatalf("without @defer: %+v", want)
+	}
+	for _, name := range []string{"defer20220824", "graphql17Alpha9"} {
+		c := got[name]
+		if c.Error != nil || !reflect.DeepEqual(c.Data, want.Data) {
+			g, _ := json.Marshal(c.Data)
+			w, _ := json.Marshal(want.Data)
+			t.Errorf("%s: error %v\ngot  %.1500s\nwant %.1500s", name, c.Error, g, w)
+		}
+		t.Logf("%s: %d results", name, c.Results)
+	}
+}
