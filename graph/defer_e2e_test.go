@@ -17,43 +17,11 @@ import (
 	"github.com/workspacenet/facade/graph"
 	"github.com/workspacenet/facade/internal/budget"
 	"github.com/workspacenet/facade/internal/gqlclient"
+	"github.com/workspacenet/facade/internal/queries"
 	"github.com/workspacenet/facade/restserver/hooks"
 	"github.com/workspacenet/facade/stack"
 	"github.com/workspacenet/facade/testenv"
 )
-
-// deferredDashboard is the documented dashboard (docs/querying.md) with its
-// transactions and credit notes deferred, and a root field deferred.
-const deferredDashboard = `query Dashboard($locationId: ID!) {
-  location(id: $locationId) {
-    id
-    products { id title options { id title } }
-    orders(first: 10) {
-      nodes {
-        id number status createDate
-        product { id title visibility }
-        option { id title price { money { amount currencyCode } } }
-      }
-    }
-    ... @defer(label: "transactions") {
-      transactions(first: 50) {
-        nodes {
-          id type status amount createDate
-          booking { resource { id title capacity } }
-          order { product { id title description } }
-          ticket { event { id title venue } }
-        }
-        pageInfo { hasNextPage endCursor }
-      }
-    }
-    ...CreditNotes @defer(label: "creditNotes")
-  }
-}
-fragment CreditNotes on Location {
-  creditNotes(first: 10) {
-    nodes { id number totalAmount invoice { id number status amountDue } }
-  }
-}`
 
 // deferredRoot defers a root field and, inside it, a nested part.
 const deferredRoot = `query Root($locationId: ID!) {
@@ -294,7 +262,7 @@ func TestDeferEveryFormatGivesTheWholeResult(t *testing.T) {
 		name, query string
 		labels      []string
 	}{
-		{"dashboard", deferredDashboard, []string{"initial", "transactions", "creditNotes"}},
+		{"dashboard", queries.DeferredDashboard, []string{"initial", "transactions", "creditNotes"}},
 		// The orders' products come from the product list the initial
 		// payload loaded: the nested part makes no call.
 		{"root", deferredRoot, []string{"initial", "orders"}},
@@ -368,7 +336,7 @@ func TestDeferFirstPayloadBeforeDeferredCalls(t *testing.T) {
 	env2.Hooks().SetRateLimit(hooks.RateLimit{PerSecond: 10})
 	vars := map[string]any{"locationId": env2.ID(t, "location", 0)}
 	env2.ResetCalls()
-	next := parts(t, incrementalRequest(t, env2, acceptDefer2022, deferredDashboard, vars))
+	next := parts(t, incrementalRequest(t, env2, acceptDefer2022, queries.DeferredDashboard, vars))
 	first := next()
 	if first["hasNext"] != true {
 		t.Fatalf("first payload: %v", first)
@@ -390,13 +358,13 @@ func TestDeferFirstPayloadBeforeDeferredCalls(t *testing.T) {
 func TestDeferIfFalseIsOnePayload(t *testing.T) {
 	env := testenv.New(t, testenv.Options{})
 	vars := map[string]any{"locationId": env.ID(t, "location", 0)}
-	want := mergeParts(t, parts(t, incrementalRequest(t, env, "application/json", withoutDefer(deferredDashboard), vars)))
-	notDeferred := strings.ReplaceAll(deferredDashboard, `@defer(label: "`, `@defer(if: false, label: "`)
+	want := mergeParts(t, parts(t, incrementalRequest(t, env, "application/json", withoutDefer(queries.DeferredDashboard), vars)))
+	notDeferred := strings.ReplaceAll(queries.DeferredDashboard, `@defer(label: "`, `@defer(if: false, label: "`)
 	for _, c := range []struct{ name, accept, query string }{
 		{"if false", acceptDefer2022, notDeferred},
 		{"if false v0.2", acceptV02, notDeferred},
-		{"JSON client", "application/graphql-response+json", deferredDashboard},
-		{"no Accept", "", deferredDashboard},
+		{"JSON client", "application/graphql-response+json", queries.DeferredDashboard},
+		{"no Accept", "", queries.DeferredDashboard},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			resp := incrementalRequest(t, env, c.accept, c.query, vars)
@@ -419,7 +387,7 @@ func TestDeferFailedPartCarriesItsError(t *testing.T) {
 	vars := map[string]any{"locationId": env.ID(t, "location", 0)}
 	for _, accept := range []string{acceptDefer2022, acceptV02} {
 		t.Run(accept, func(t *testing.T) {
-			next := parts(t, incrementalRequest(t, env, accept, deferredDashboard, vars))
+			next := parts(t, incrementalRequest(t, env, accept, queries.DeferredDashboard, vars))
 			var partErrors []any
 			sawTransactions := false
 			for p := next(); p != nil; p = next() {
