@@ -1,13 +1,16 @@
 // Runs a query with @defer through Apollo Client 4 with each of its
 // incremental handlers (Defer20220824Handler: deferSpec=20220824;
 // GraphQL17Alpha9Handler: incrementalSpec=v0.2, asked for in the Accept
-// header as docs/incremental-delivery.md shows), and the same query without
-// @defer, as defer_test.go asks: node defer.mjs <endpoint> <authorization>
+// header as docs/incremental-delivery.md shows), through urql's
+// fetchExchange with its own Accept (Server-Sent Events come first in it)
+// and with multipart/mixed only, and the same query without @defer through
+// Apollo Client, as defer_test.go asks: node defer.mjs <endpoint> <authorization>
 // <service-network-id> <location id>. Prints one JSON object on stdout: per
 // case {data, results, error}, results being the number of results the
 // client emitted (the first one before the deferred parts).
 import { ApolloClient, HttpLink, InMemoryCache, gql } from "@apollo/client";
 import { Defer20220824Handler, GraphQL17Alpha9Handler } from "@apollo/client/incremental";
+import { Client as UrqlClient, fetchExchange } from "@urql/core";
 
 const [url, authorization, networkId, locationId] = process.argv.slice(2);
 const headers = { authorization, "service-network-id": networkId };
@@ -59,9 +62,38 @@ async function run(doc, handler, extraHeaders = {}) {
   }
 }
 
+async function urql(accept) {
+  const client = new UrqlClient({
+    url,
+    exchanges: [fetchExchange],
+    // urql sets its own Content-Type and Accept unless fetchOptions names them.
+    fetchOptions: () => ({ headers: { ...headers, "content-type": "application/json", ...(accept ? { accept } : {}) } }),
+    requestPolicy: "network-only",
+  });
+  let results = 0;
+  try {
+    const data = await new Promise((resolve, reject) => {
+      const { unsubscribe } = client.query(deferred, { locationId }).subscribe((r) => {
+        results++;
+        if (r.error) {
+          reject(r.error);
+        } else if (!r.hasNext) {
+          resolve(r.data);
+        }
+      });
+      setTimeout(() => { unsubscribe(); reject(new Error("no last result in 60 s")); }, 60_000).unref();
+    });
+    return { data, results };
+  } catch (err) {
+    return { error: { name: err.name, message: String(err.message).slice(0, 300) }, results };
+  }
+}
+
 const out = {
   plain: await run(plain),
   defer20220824: await run(deferred, new Defer20220824Handler()),
   graphql17Alpha9: await run(deferred, new GraphQL17Alpha9Handler(), { accept: "multipart/mixed;incrementalSpec=v0.2" }),
+  urqlSSE: await urql(),
+  urqlMultipart: await urql("multipart/mixed"),
 };
 process.stdout.write(JSON.stringify(out));
