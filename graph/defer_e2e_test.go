@@ -12,9 +12,11 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/workspacenet/facade/graph"
+	"github.com/workspacenet/facade/graph/errcode"
 	"github.com/workspacenet/facade/internal/budget"
 	"github.com/workspacenet/facade/internal/gqlclient"
 	"github.com/workspacenet/facade/internal/queries"
@@ -418,5 +420,74 @@ func TestDeferFailedPartCarriesItsError(t *testing.T) {
 				t.Errorf("error %v: want path [location creditNotes] and a code", e)
 			}
 		})
+	}
+}
+
+// TestDeferHoldsAdmissionAndCapsCallsOverAllParts: the operation is one for
+// admission and the call cap. While a deferred dashboard (cost 535) has sent
+// its first payload and its deferred parts' calls are held at the upstream,
+// its units are still held: another of the same cost does not fit in 600
+// units and is refused OVERLOADED; once the first has sent its last part, the
+// other runs. With a cap of 5 calls, the deferred parts make the 3 the
+// initial payload left them, and the fields beyond carry
+// REQUEST_LIMIT_EXCEEDED in their parts.
+func TestDeferHoldsAdmissionAndCapsCallsOverAllParts(t *testing.T) {
+	release := make(chan struct{})
+	var once sync.Once
+	open := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(open)
+	var hold atomic.Bool
+	deferredRoute := regexp.MustCompile(`^/(transactions|billing|resources|events)/`)
+	env := testenv.New(t, testenv.Options{
+		GraphOpts: func(g *graph.Options) {
+			g.MaxCostInFlight, g.ClientCostShare, g.AdmissionWait = 600, 0, 0
+		},
+		OnUpstreamRequest: func(r *http.Request) {
+			if hold.Load() && deferredRoute.MatchString(r.URL.Path) {
+				<-release
+			}
+		},
+	})
+	vars := map[string]any{"locationId": env.ID(t, "location", 0)}
+	hold.Store(true)
+	next := parts(t, incrementalRequest(t, env, acceptDefer2022, queries.DeferredDashboard, vars))
+	if first := next(); first["hasNext"] != true {
+		t.Fatalf("first payload: %v", first)
+	}
+	r := env.Query(t, env.Other(t), queries.Dashboard, vars)
+	if r.Status != http.StatusServiceUnavailable || len(r.Errors) != 1 || r.Errors[0].Code() != errcode.Overloaded {
+		t.Errorf("a second dashboard while the first streams: HTTP %d %s", r.Status, r.Raw)
+	}
+	open()
+	if rest := mergeParts(t, next); len(rest.errors) > 0 {
+		t.Fatalf("deferred parts: %v", rest.errors)
+	}
+	hold.Store(false)
+	// The units come back when the handler returns, just after the last
+	// part is written: the second is admitted then (refusals cost nothing).
+	testenv.WaitFor(t, "the second dashboard admitted after the first's last part", func() bool {
+		r := env.Query(t, env.Other(t), queries.Dashboard, vars)
+		if r.Status != http.StatusOK && (len(r.Errors) != 1 || r.Errors[0].Code() != errcode.Overloaded) {
+			t.Fatalf("HTTP %d %.300s", r.Status, r.Raw)
+		}
+		return r.Status == http.StatusOK && len(r.Errors) == 0
+	})
+
+	capped := testenv.New(t, testenv.Options{GraphOpts: func(g *graph.Options) { g.MaxUpstreamCalls = 5 }})
+	capped.ResetCalls()
+	got := mergeParts(t, parts(t, incrementalRequest(t, capped, acceptDefer2022, queries.DeferredDashboard, vars)))
+	if _, total := capped.Calls(); total != 5 {
+		t.Errorf("%d upstream calls, want the cap's 5", total)
+	}
+	if len(got.errors) == 0 {
+		t.Fatal("no error for the fields beyond the cap")
+	}
+	for _, e := range got.errors {
+		em := e.(map[string]any)
+		code, _ := em["extensions"].(map[string]any)["code"].(string)
+		path, _ := json.Marshal(em["path"])
+		if code != errcode.RequestLimitExceeded || !strings.HasPrefix(string(path), `["location","transactions"`) && !strings.HasPrefix(string(path), `["location","creditNotes"`) {
+			t.Errorf("error %v: want REQUEST_LIMIT_EXCEEDED in a deferred part", em)
+		}
 	}
 }
