@@ -74,6 +74,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	case <-ctx.Done():
 	}
+	if d := cfg.ShutdownDelay; d > 0 {
+		st.Drain()
+		logger.Info("draining: /readyz answers 503 and connections close after each response", "shutdown_delay", d.String())
+		time.Sleep(d)
+	}
 	logger.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 	defer cancel()

@@ -33,13 +33,18 @@ type Config struct {
 	DemoScale       int           // size of the embedded demo data
 	UpstreamTimeout time.Duration // timeout of one upstream attempt
 	ShutdownTimeout time.Duration // time given to in-flight requests on shutdown
-	CORSOrigins     []string      // browser origins allowed to call /graphql (scheme://host[:port])
-	CORSHeaders     []string      // request headers allowed cross-origin besides DefaultCORSHeaders
-	Playground      bool          // serve GraphiQL at /
-	UpstreamTrace   string        // "auto" (on with the embedded upstream), "on" or "off"
-	Production      bool          // introspection, suggestions, playground and trace off
-	TrustedDocs     string        // JSON file of sha256 -> document; "" = any operation
-	LogLevel        slog.Level
+	// ShutdownDelay is how long the program keeps serving after SIGTERM
+	// before it stops accepting connections: /readyz answers 503 and every
+	// response closes its connection meanwhile (Stack.Drain), so a load
+	// balancer takes the replica out of rotation first. 0: stop at once.
+	ShutdownDelay time.Duration
+	CORSOrigins   []string // browser origins allowed to call /graphql (scheme://host[:port])
+	CORSHeaders   []string // request headers allowed cross-origin besides DefaultCORSHeaders
+	Playground    bool     // serve GraphiQL at /
+	UpstreamTrace string   // "auto" (on with the embedded upstream), "on" or "off"
+	Production    bool     // introspection, suggestions, playground and trace off
+	TrustedDocs   string   // JSON file of sha256 -> document; "" = any operation
+	LogLevel      slog.Level
 	// Budget paces upstream requests per upstream client (RPS 0 = off).
 	Budget budget.Config
 	// AuthGate sends an unproven credential's first upstream call alone and
@@ -195,6 +200,7 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	dur(&g.RequestTimeout, "request-timeout", "REQUEST_TIMEOUT", "deadline of one GraphQL request, inherited by its upstream calls; 0 = none")
 	dur(&c.UpstreamTimeout, "upstream-timeout", "UPSTREAM_TIMEOUT", "timeout of one upstream attempt")
 	dur(&c.ShutdownTimeout, "shutdown-timeout", "SHUTDOWN_TIMEOUT", "time given to in-flight requests on SIGINT/SIGTERM")
+	dur(&c.ShutdownDelay, "shutdown-delay", "SHUTDOWN_DELAY", "on SIGINT/SIGTERM, keep serving this long with /readyz answering 503 and connections closed after each response, so load balancers stop sending first; 0 = stop accepting at once")
 	dur(&g.Loaders.Wait, "loader-wait", "LOADER_WAIT", "batch window of the loaders; 0 dispatches at once")
 	boolean(&c.Playground, "playground", "PLAYGROUND", "serve GraphiQL at /")
 	boolean(&g.Introspection, "introspection", "INTROSPECTION", "allow introspection queries")
@@ -306,6 +312,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Graph.ResponseWriteTimeout < 0 {
 		return fmt.Errorf("-response-write-timeout: %v is negative (0 = the server's write timeout only)", c.Graph.ResponseWriteTimeout)
+	}
+	if c.ShutdownDelay < 0 {
+		return fmt.Errorf("-shutdown-delay: %v is negative (0 = none)", c.ShutdownDelay)
 	}
 	if c.UpstreamTimeout <= 0 {
 		return fmt.Errorf("-upstream-timeout: %v must be positive", c.UpstreamTimeout)

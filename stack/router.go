@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/cors"
@@ -42,6 +43,7 @@ type routes struct {
 	corsHeaders []string       // allowed request headers besides DefaultCORSHeaders
 	logger      *slog.Logger
 	tracer      trace.TracerProvider // nil: no tracing
+	draining    *atomic.Bool         // set by Stack.Drain
 }
 
 // newRouter adds every route of the facade in one place, behind the access
@@ -53,7 +55,7 @@ func newRouter(d routes) http.Handler {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
-	mux.Handle("GET /readyz", readyHandler(d.client, d.redis, false))
+	mux.Handle("GET /readyz", readyHandler(d.client, d.redis, d.draining, false))
 	if d.playground != nil {
 		mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
 		mux.Handle("GET /{$}", d.playground)
@@ -72,6 +74,7 @@ func newRouter(d routes) http.Handler {
 			MaxAge:           600,
 		}).Handler(h)
 	}
+	h = closeWhileDraining(d.draining, h)
 	h = accesslog.Middleware(d.logger, h)
 	if d.tracer != nil {
 		// Outside the access log, so its line carries the request's span.
@@ -80,14 +83,31 @@ func newRouter(d routes) http.Handler {
 	return h
 }
 
-// readyHandler reports ready when the upstream answers HTTP at all
+// closeWhileDraining answers with "Connection: close" once draining is set,
+// so keep-alive clients open their next connection through the load
+// balancer (to another replica) instead of reusing this one.
+func closeWhileDraining(draining *atomic.Bool, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if draining.Load() {
+			w.Header().Set("Connection", "close")
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// readyHandler answers 503 {"status": "draining"} once draining is set
+// (Stack.Drain). Otherwise it reports ready when the upstream answers HTTP at all
 // (restclient's Ping), within 2 s: {"status": "ready"}, else 503
 // {"status": "unavailable"}. A Redis that is down does not make the facade
 // unready (it serves without it). With detail (the metrics port's route,
 // for operators) the body also says why: "reason", "redis": {"healthy",
 // "since", "lastError"} and "degraded": ["redis"].
-func readyHandler(client *restclient.Client, rc *redisx.Client, detail bool) http.Handler {
+func readyHandler(client *restclient.Client, rc *redisx.Client, draining *atomic.Bool, detail bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if draining.Load() {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "draining"})
+			return
+		}
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		body := map[string]any{"status": "ready"}

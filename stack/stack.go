@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -137,6 +138,7 @@ type Stack struct {
 
 	server        *http.Server
 	metricsServer *metrics.Server
+	draining      atomic.Bool
 }
 
 // Start builds the facade of c, starting the local REST service first when c
@@ -264,9 +266,10 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
 		cors:        c.CORSOrigins,
 		corsHeaders: c.CORSHeaders,
 		logger:      logger,
+		draining:    &st.draining,
 	})
 	if st.metricsServer != nil {
-		st.metricsServer.Handle("GET /readyz", readyHandler(client, st.Redis, true))
+		st.metricsServer.Handle("GET /readyz", readyHandler(client, st.Redis, &st.draining, true))
 	}
 	st.server = &http.Server{
 		Handler:           st.Handler,
@@ -284,6 +287,11 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
 // Serve serves the stack on ln until Shutdown or Close; it returns
 // http.ErrServerClosed then.
 func (s *Stack) Serve(ln net.Listener) error { return s.server.Serve(ln) }
+
+// Drain starts the drain that precedes Shutdown: /readyz (both routes)
+// answers 503 {"status": "draining"} and every response carries
+// "Connection: close"; requests are still served.
+func (s *Stack) Drain() { s.draining.Store(true) }
 
 // Shutdown stops accepting requests, waits for those in flight until ctx
 // ends, then stops the embedded REST service.
