@@ -491,3 +491,108 @@ func TestDeferHoldsAdmissionAndCapsCallsOverAllParts(t *testing.T) {
 		}
 	}
 }
+
+// streamedTransactions streams a location's transactions after the first
+// two, each with its booking's resource (one call per distinct resource).
+const streamedTransactions = `query Streamed($locationId: ID!) {
+  location(id: $locationId) {
+    id
+    transactions(first: 20) {
+      nodes @stream(initialCount: 2, label: "more") { id amount booking { resource { id capacity } } }
+      pageInfo { hasNextPage }
+    }
+  }
+}`
+
+// TestStreamConnectionNodes: @stream on a connection's nodes gives the first
+// initialCount nodes (their links loaded) in the first payload and the
+// others in a later one, which merges (appended) into the result without
+// @stream, with the same calls, in both formats; a client that accepts
+// neither gets one response.
+func TestStreamConnectionNodes(t *testing.T) {
+	env := testenv.New(t, testenv.Options{})
+	vars := map[string]any{"locationId": env.ID(t, "location", 0)}
+	env.ResetCalls()
+	plain := regexp.MustCompile(`@stream\([^)]*\)`).ReplaceAllString(streamedTransactions, "")
+	want := mergeParts(t, parts(t, incrementalRequest(t, env, "application/json", plain, vars)))
+	_, wantTotal := env.Calls()
+	if len(want.errors) > 0 || len(asList(get(want.data, "location.transactions.nodes"))) != 20 {
+		t.Fatalf("without @stream: %v", want.errors)
+	}
+	for _, accept := range []string{acceptDefer2022, acceptV02, acceptSSE} {
+		t.Run(accept, func(t *testing.T) {
+			env.ResetCalls()
+			next := parts(t, incrementalRequest(t, env, accept, streamedTransactions, vars))
+			first := next()
+			if n := len(asList(get(first["data"], "location.transactions.nodes"))); n != 2 || first["hasNext"] != true {
+				t.Fatalf("first payload: %d nodes, hasNext %v", n, first["hasNext"])
+			}
+			got, ext := mergeStream(t, first, next)
+			rep, _ := ext["upstream"].(map[string]any)
+			seen := map[string]int{}
+			for _, c := range asList(rep["calls"]) {
+				seen[c.(map[string]any)["part"].(string)]++
+			}
+			if seen["initial"] == 0 || seen["more"] == 0 || len(seen) != 2 {
+				t.Errorf("the report's calls per part: %v, want initial and more", seen)
+			}
+			if !sameData(got, want.data) {
+				g, _ := json.Marshal(got)
+				w, _ := json.Marshal(want.data)
+				t.Fatalf("merged\n%.1500s\nwant\n%.1500s", g, w)
+			}
+			if _, total := env.Calls(); total != wantTotal {
+				t.Errorf("%d calls with @stream, %d without", total, wantTotal)
+			}
+		})
+	}
+	one := mergeParts(t, parts(t, incrementalRequest(t, env, "application/json", streamedTransactions, vars)))
+	if one.payloads != 1 || !sameData(one.data, want.data) {
+		t.Errorf("a JSON client: %d payloads", one.payloads)
+	}
+}
+
+// mergeStream merges the payloads after first, @stream's items appended to
+// their list (2022: at path's index; v0.2: to the pending path).
+func mergeStream(t *testing.T, first map[string]any, next func() map[string]any) (data any, extensions map[string]any) {
+	t.Helper()
+	data = first["data"]
+	pending := map[string][]any{}
+	for p := next(); p != nil; p = next() {
+		for _, x := range asList(p["pending"]) {
+			pe := x.(map[string]any)
+			pending[pe["id"].(string)] = pe["path"].([]any)
+		}
+		for _, x := range asList(p["incremental"]) {
+			inc := x.(map[string]any)
+			if e := asList(inc["errors"]); len(e) > 0 {
+				t.Fatalf("errors: %v", e)
+			}
+			items := asList(inc["items"])
+			if items == nil {
+				t.Fatalf("not a stream part: %v", inc)
+			}
+			var listPath []any
+			if id, ok := inc["id"].(string); ok {
+				listPath = pending[id]
+			} else {
+				path := inc["path"].([]any)
+				listPath = path[:len(path)-1]
+			}
+			parent := data
+			for _, k := range listPath[:len(listPath)-1] {
+				parent = parent.(map[string]any)[k.(string)]
+			}
+			key := listPath[len(listPath)-1].(string)
+			m := parent.(map[string]any)
+			m[key] = append(asList(m[key]), items...)
+		}
+		if ext, ok := p["extensions"].(map[string]any); ok {
+			extensions = ext
+		}
+		if p["hasNext"] == false {
+			break
+		}
+	}
+	return data, extensions
+}

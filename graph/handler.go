@@ -172,7 +172,8 @@ func NewHandler(o Options) http.Handler {
 	o.Logger = slog.New(accesslog.Handler(o.Logger.Handler()))
 
 	resolvers := &Resolver{client: o.Client, log: o.Logger, cursors: paging.NewCodec(o.CursorSecret)}
-	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: newRoot(resolvers)}))
+	schema := generated.NewExecutableSchema(generated.Config{Resolvers: newRoot(resolvers)})
+	srv := handler.New(schema)
 	// The one transport: GraphQL over HTTP as its spec says (graph/overhttp).
 	srv.AddTransport(overhttp.Transport{WriteTimeout: o.ResponseWriteTimeout})
 	docs := lru.New[*ast.QueryDocument](1000)
@@ -214,7 +215,7 @@ func NewHandler(o Options) http.Handler {
 		srv.AroundRootFields(refuseIntrospection)
 	}
 	srv.AroundRootFields(requireCredentials)
-	srv.Use(incremental{})
+	srv.Use(incremental{schema: schema})
 	for _, x := range o.Extensions {
 		srv.Use(x)
 	}
@@ -404,7 +405,7 @@ const deferredRank = 1000
 // goes first): the depth of the field it loads for (the length of its path;
 // 0 outside any field), so lists and objects whose children load more go
 // before the leaf lookups of the same request; plus deferredRank for a call
-// that serves a deferred part.
+// that serves a deferred part (@defer, or the later items of @stream).
 func callPriority(ctx context.Context) int {
 	n, deferred := 0, false
 	for fc := graphql.GetFieldContext(ctx); fc != nil; fc = fc.Parent {
@@ -412,6 +413,9 @@ func callPriority(ctx context.Context) int {
 		if !deferred && fc.IsResolver && fc.Field.Field != nil && len(fc.Field.Deferrables) > 0 && fc.Field.IsDeferred() {
 			deferred = true
 		}
+	}
+	if !deferred && n > 0 && ctx.Value(streamKey{}) != nil {
+		deferred = true // the later items of a @stream list
 	}
 	if deferred {
 		n += deferredRank

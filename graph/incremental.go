@@ -3,6 +3,7 @@ package graph
 import (
 	"bytes"
 	"context"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/workspacenet/facade/graph/admission"
+	"github.com/workspacenet/facade/graph/generated"
 	"github.com/workspacenet/facade/graph/overhttp"
 	"github.com/workspacenet/facade/internal/accesslog"
 )
@@ -41,7 +43,9 @@ import (
 //   - The operation holds its admission units until its last part is
 //     written (admission.Keep); the call cap, cost limit and deadline are
 //     the request's, for all its parts.
-type incremental struct{}
+type incremental struct {
+	schema graphql.ExecutableSchema // for @stream's items (generated.StreamItems)
+}
 
 var (
 	_ graphql.OperationContextMutator = incremental{}
@@ -53,11 +57,11 @@ func (incremental) Validate(graphql.ExecutableSchema) error { return nil }
 
 // MutateOperationContext sets up the operation's deferral, or removes its
 // @defer directives when it cannot be delivered in parts.
-func (incremental) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
-	if oc.Doc == nil || oc.Operation == nil || !strings.Contains(oc.RawQuery, "defer") && oc.RawQuery != "" {
+func (x incremental) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
+	if oc.Doc == nil || oc.Operation == nil || !strings.Contains(oc.RawQuery, "defer") && !strings.Contains(oc.RawQuery, "stream") && oc.RawQuery != "" {
 		return nil
 	}
-	if !hasDefer(oc.Doc, oc.Operation.SelectionSet, map[string]bool{}) {
+	if !hasIncremental(oc.Doc, oc.Operation.SelectionSet, map[string]bool{}) {
 		return nil
 	}
 	if oc.Operation.Operation != ast.Query || overhttp.AcceptsIncremental(oc.Headers).Format == overhttp.NotIncremental {
@@ -72,7 +76,13 @@ func (incremental) MutateOperationContext(ctx context.Context, oc *graphql.Opera
 	req.deferral = d
 	fields, roots := oc.ResolverMiddleware, oc.RootResolverMiddleware
 	oc.ResolverMiddleware = func(ctx context.Context, next graphql.Resolver) (any, error) {
-		if fc := graphql.GetFieldContext(ctx); fc != nil && fc.IsResolver && fc.Field.IsDeferred() {
+		fc := graphql.GetFieldContext(ctx)
+		if fc != nil && fc.Field.Field != nil {
+			if dir := fc.Field.Directives.ForName("stream"); dir != nil {
+				return d.stream(ctx, x.schema, fc, dir, oc.Variables, func(ctx context.Context) (any, error) { return fields(ctx, next) })
+			}
+		}
+		if fc != nil && fc.IsResolver && fc.Field.IsDeferred() {
 			// A field gqlgen resolves apart: it starts once the initial
 			// payload is sent.
 			if !d.wait(ctx) {
@@ -154,6 +164,54 @@ func (d *deferral) root(ctx context.Context, f graphql.CollectedField, resolve f
 		case <-ctx.Done():
 		}
 	}()
+}
+
+type streamKey struct{}
+
+// stream resolves the list field of fc with resolve and, when @stream (dir)
+// is on and the list has more than its initialCount items of a type
+// generated.StreamItems marshals, returns the first initialCount for the
+// initial payload and resolves the others apart once it is sent: their
+// part is their items (a JSON array) at the path of the first of them.
+func (d *deferral) stream(ctx context.Context, schema graphql.ExecutableSchema, fc *graphql.FieldContext, dir *ast.Directive, vars map[string]any, resolve func(context.Context) (any, error)) (any, error) {
+	res, err := resolve(ctx)
+	args := dir.ArgumentMap(vars)
+	if on, _ := args["if"].(bool); err != nil || !on || schema == nil {
+		return res, err
+	}
+	n, _ := args["initialCount"].(int64)
+	label, _ := args["label"].(string)
+	list := reflect.ValueOf(res)
+	if n < 0 || list.Kind() != reflect.Slice || int64(list.Len()) <= n {
+		return res, err
+	}
+	first := int(n)
+	rest := list.Slice(first, list.Len()).Interface()
+	if _, ok := generated.StreamItems(ctx, schema, nil, list.Slice(0, 0).Interface(), 0); !ok {
+		return res, err // not a connection's list
+	}
+	path := append(fc.Path(), ast.PathIndex(first))
+	sel := fc.Field.Selections
+	part := label
+	if part == "" {
+		part = "stream " + fc.Path().String()
+	}
+	d.roots.Add(1)
+	go func() {
+		if !d.wait(ctx) {
+			return
+		}
+		sctx := graphql.WithFreshResponseContext(context.WithValue(ctx, streamKey{}, part))
+		m, _ := generated.StreamItems(sctx, schema, sel, rest, first)
+		var b bytes.Buffer
+		m.MarshalGQL(&b)
+		resp := &graphql.Response{Data: b.Bytes(), Path: path, Label: label, Errors: graphql.GetErrors(sctx)}
+		select {
+		case d.events <- event{resp: resp, root: true}:
+		case <-ctx.Done():
+		}
+	}()
+	return list.Slice(0, first).Interface(), nil
 }
 
 // handler returns the operation's response handler over gqlgen's: the
@@ -319,6 +377,9 @@ func callPart(ctx context.Context) string {
 	if requestFrom(ctx).deferral == nil {
 		return ""
 	}
+	if p, ok := ctx.Value(streamKey{}).(string); ok {
+		return p
+	}
 	if f := deferredField(ctx); f != nil {
 		if l := f.Field.Deferrables[0].Label; l != "" {
 			return l
@@ -338,6 +399,36 @@ func deferredField(ctx context.Context) *graphql.FieldContext {
 		}
 	}
 	return nil
+}
+
+// hasIncremental reports whether ss, or a fragment it spreads, has @defer
+// or @stream.
+func hasIncremental(doc *ast.QueryDocument, ss ast.SelectionSet, seen map[string]bool) bool {
+	return hasDefer(doc, ss, seen) || hasStream(doc, ss, map[string]bool{})
+}
+
+func hasStream(doc *ast.QueryDocument, ss ast.SelectionSet, seen map[string]bool) bool {
+	for _, sel := range ss {
+		switch s := sel.(type) {
+		case *ast.Field:
+			if s.Directives.ForName("stream") != nil || hasStream(doc, s.SelectionSet, seen) {
+				return true
+			}
+		case *ast.InlineFragment:
+			if hasStream(doc, s.SelectionSet, seen) {
+				return true
+			}
+		case *ast.FragmentSpread:
+			if seen[s.Name] {
+				continue
+			}
+			seen[s.Name] = true
+			if f := doc.Fragments.ForName(s.Name); f != nil && hasStream(doc, f.SelectionSet, seen) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // hasDefer reports whether ss, or a fragment it spreads, has @defer.

@@ -98,8 +98,9 @@ func hasNext(resp *graphql.Response) bool { return resp.HasNext != nil && *resp.
 // until one without HasNext, as payloads of m's format over multipart/mixed
 // or Server-Sent Events, each flushed as it is written and within
 // WriteTimeout of being ready. Subsequent responses are deferred parts:
-// Path and Label name where their data goes; one without Data and Path only
-// ends the stream.
+// Path and Label name where their data goes (an object: @defer's fields; an
+// array: @stream's later items, Path ending with the first one's index); one
+// without Data and Path only ends the stream.
 func (t Transport) stream(ctx context.Context, w http.ResponseWriter, m Incremental, first *graphql.Response, next graphql.ResponseHandler) {
 	rc := http.NewResponseController(w)
 	h := w.Header()
@@ -209,7 +210,11 @@ func (p *payloads) write(b *bytes.Buffer, resp *graphql.Response, initial bool) 
 			}
 			b.WriteByte(',')
 		}
-		b.WriteString(`"data":`)
+		if items(resp) {
+			b.WriteString(`"items":`)
+		} else {
+			b.WriteString(`"data":`)
+		}
 		b.Write(orNull(resp.Data))
 		b.WriteString(`,"path":`)
 		if err := encode(b, pathOf(resp)); err != nil {
@@ -226,7 +231,11 @@ func (p *payloads) write(b *bytes.Buffer, resp *graphql.Response, initial bool) 
 		id := strconv.Quote(strconv.Itoa(p.ids))
 		p.ids++
 		b.WriteString(`"pending":[{"id":` + id + `,"path":`)
-		if err := encode(b, pathOf(resp)); err != nil {
+		path := pathOf(resp)
+		if items(resp) {
+			path = resp.Path[:len(resp.Path)-1] // a stream's path is its list's
+		}
+		if err := encode(b, path); err != nil {
 			return err
 		}
 		if resp.Label != "" {
@@ -256,7 +265,11 @@ func (p *payloads) write(b *bytes.Buffer, resp *graphql.Response, initial bool) 
 				return err
 			}
 		}
-		b.WriteString(`,"data":`)
+		if items(resp) {
+			b.WriteString(`,"items":`)
+		} else {
+			b.WriteString(`,"data":`)
+		}
 		b.Write(resp.Data)
 		b.WriteString(`}],"completed":[{"id":` + id + `}]`)
 	}
@@ -275,6 +288,13 @@ func (p *payloads) write(b *bytes.Buffer, resp *graphql.Response, initial bool) 
 // error, and the end of the stream.
 func (p *payloads) writeInternal(b *bytes.Buffer) {
 	b.WriteString(`{"errors":[{"message":"internal error","extensions":{"code":"` + errcode.Internal + `"}}],"hasNext":false}`)
+}
+
+// items reports whether resp is a @stream part: the later items of a list
+// (a JSON array; a @defer part's data is an object), at the path of the
+// first of them.
+func items(resp *graphql.Response) bool {
+	return len(resp.Data) > 0 && resp.Data[0] == '[' && len(resp.Path) > 0
 }
 
 func pathOf(resp *graphql.Response) any {
