@@ -4,7 +4,8 @@
 // header as docs/incremental-delivery.md shows), through urql's
 // fetchExchange with its own Accept (Server-Sent Events come first in it)
 // and with multipart/mixed only, and the same query without @defer through
-// Apollo Client, as defer_test.go asks: node defer.mjs <endpoint> <authorization>
+// Apollo Client; and a query with @stream on a connection's nodes through
+// Defer20220824Handler and without @stream, as defer_test.go asks: node defer.mjs <endpoint> <authorization>
 // <service-network-id> <location id>. Prints one JSON object on stdout: per
 // case {data, results, error}, results being the number of results the
 // client emitted (the first one before the deferred parts).
@@ -28,6 +29,13 @@ const deferred = `query Dashboard($locationId: ID!) {
   }
 }`;
 const plain = deferred.replace(/@defer\([^)]*\)/g, "");
+const streamed = `query Streamed($locationId: ID!) {
+  location(id: $locationId) {
+    id
+    transactions(first: 20) { nodes @stream(initialCount: 2) { id amount booking { resource { id capacity } } } }
+  }
+}`;
+const streamedPlain = streamed.replace(/@stream\([^)]*\)/g, "");
 
 async function run(doc, handler, extraHeaders = {}) {
   const client = new ApolloClient({
@@ -91,6 +99,8 @@ async function urql(accept) {
 
 const out = {
   plain: await run(plain),
+  streamPlain: await run(streamedPlain),
+  streamDefer20220824: await run(streamed, new Defer20220824Handler()),
   defer20220824: await run(deferred, new Defer20220824Handler()),
   graphql17Alpha9: await run(deferred, new GraphQL17Alpha9Handler(), { accept: "multipart/mixed;incrementalSpec=v0.2" }),
   urqlSSE: await urql(),

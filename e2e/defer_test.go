@@ -10,7 +10,8 @@ import (
 // Defer20220824Handler and with its GraphQL17Alpha9Handler (Accept asking
 // for incrementalSpec=v0.2), and urql's fetchExchange over Server-Sent
 // Events (its own Accept) and over multipart/mixed, get, from a query with
-// two parts deferred, the result of the query without @defer.
+// two parts deferred, the result of the query without @defer; and
+// Defer20220824Handler gets a connection's nodes under @stream whole.
 func TestDeferClientsGetTheWholeResult(t *testing.T) {
 	node := requireNode(t)
 	base, st := startDemo(t, nil)
@@ -39,6 +40,14 @@ func TestDeferClientsGetTheWholeResult(t *testing.T) {
 		}
 		t.Logf("%s: %d results", name, c.Results)
 	}
+	// @stream: Defer20220824Handler appends the later items.
+	sp, sd := got["streamPlain"], got["streamDefer20220824"]
+	if sp.Error != nil || sd.Error != nil || sp.Data["location"] == nil || !reflect.DeepEqual(sd.Data, sp.Data) {
+		g, _ := json.Marshal(sd.Data)
+		w, _ := json.Marshal(sp.Data)
+		t.Errorf("@stream: errors %v %v\ngot  %.1500s\nwant %.1500s", sp.Error, sd.Error, g, w)
+	}
+	t.Logf("@stream through Defer20220824Handler: %d results", sd.Results)
 }
 
 // withoutTypename is v without its __typename members.
