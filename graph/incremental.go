@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -129,7 +130,9 @@ type event struct {
 	resp   *graphql.Response // nil: gqlgen had nothing more (idle)
 	root   bool
 	nested bool // a root part whose selection has @defer inside
-	more   bool // gqlgen's part: gqlgen had more pending
+	// more: gqlgen's part: gqlgen had more pending; a stream's run: more
+	// runs of the same list follow.
+	more bool
 }
 
 // wait waits until the initial payload is sent; false if ctx ends first.
@@ -170,9 +173,11 @@ type streamKey struct{}
 
 // stream resolves the list field of fc with resolve and, when @stream (dir)
 // is on and the list has more than its initialCount items of a type
-// generated.StreamItems marshals, returns the first initialCount for the
-// initial payload and resolves the others apart once it is sent: their
-// part is their items (a JSON array) at the path of the first of them.
+// generated.StreamItem marshals, returns the first initialCount for the
+// initial payload and resolves the others apart once it is sent, all at
+// once: each part is a run of them (a JSON array at the path of its first
+// item), sent as soon as it and every item before it are complete, so the
+// items arrive in order, as their links load.
 func (d *deferral) stream(ctx context.Context, schema graphql.ExecutableSchema, fc *graphql.FieldContext, dir *ast.Directive, vars map[string]any, resolve func(context.Context) (any, error)) (any, error) {
 	res, err := resolve(ctx)
 	args := dir.ArgumentMap(vars)
@@ -185,16 +190,15 @@ func (d *deferral) stream(ctx context.Context, schema graphql.ExecutableSchema, 
 	if n < 0 || list.Kind() != reflect.Slice || int64(list.Len()) <= n {
 		return res, err
 	}
-	first := int(n)
-	rest := list.Slice(first, list.Len()).Interface()
-	if _, ok := generated.StreamItems(ctx, schema, nil, list.Slice(0, 0).Interface(), 0); !ok {
+	if _, ok := generated.StreamItem(ctx, schema, nil, res, list.Len(), 0); !ok {
 		return res, err // not a connection's list
 	}
-	path := append(fc.Path(), ast.PathIndex(first))
+	first, total := int(n), list.Len()
+	listPath := fc.Path()
 	sel := fc.Field.Selections
 	part := label
 	if part == "" {
-		part = "stream " + fc.Path().String()
+		part = "stream " + listPath.String()
 	}
 	d.roots.Add(1)
 	go func() {
@@ -202,13 +206,52 @@ func (d *deferral) stream(ctx context.Context, schema graphql.ExecutableSchema, 
 			return
 		}
 		sctx := graphql.WithFreshResponseContext(context.WithValue(ctx, streamKey{}, part))
-		m, _ := generated.StreamItems(sctx, schema, sel, rest, first)
-		var b bytes.Buffer
-		m.MarshalGQL(&b)
-		resp := &graphql.Response{Data: b.Bytes(), Path: path, Label: label, Errors: graphql.GetErrors(sctx)}
-		select {
-		case d.events <- event{resp: resp, root: true}:
-		case <-ctx.Done():
+		items := make([]graphql.Marshaler, total)
+		done := make(chan int, total-first)
+		for i := first; i < total; i++ {
+			go func() {
+				items[i], _ = generated.StreamItem(sctx, schema, sel, res, i, i)
+				done <- i
+			}()
+		}
+		complete := make([]bool, total)
+		next, emitted := first, 0
+		for range total - first {
+			var i int
+			select {
+			case i = <-done:
+			case <-ctx.Done():
+				return
+			}
+			complete[i] = true
+			from := next
+			for next < total && complete[next] {
+				next++
+			}
+			if next == from {
+				continue
+			}
+			run := graphql.Array(items[from:next])
+			var data graphql.Marshaler = run
+			for _, m := range run {
+				if m == graphql.Null { // an item that cannot be null is: the rest is not sent
+					data, next = graphql.Null, total
+					break
+				}
+			}
+			var b bytes.Buffer
+			data.MarshalGQL(&b)
+			errs := graphql.GetErrors(sctx)
+			resp := &graphql.Response{Data: b.Bytes(), Path: append(slices.Clip(listPath), ast.PathIndex(from)), Label: label, Errors: errs[min(emitted, len(errs)):]}
+			emitted = len(errs)
+			select {
+			case d.events <- event{resp: resp, root: true, more: next < total}:
+			case <-ctx.Done():
+				return
+			}
+			if next == total {
+				return
+			}
 		}
 	}()
 	return list.Slice(0, first).Interface(), nil
@@ -328,7 +371,9 @@ func (d *deferral) pump(ctx context.Context, inner graphql.ResponseHandler, gq b
 			}
 			continue
 		case ev.root:
-			roots--
+			if !ev.more {
+				roots-- // a stream's last run, or a root part
+			}
 			d.codes(ev.resp)
 			if ev.nested {
 				ask() // the root part may have deferred parts of its own
