@@ -20,7 +20,7 @@ import (
 	"github.com/workspacenet/facade/internal/accesslog"
 )
 
-// Incremental delivery (@defer) on gqlgen's execution.
+// Incremental delivery (@defer, @stream) on gqlgen's execution.
 //
 // gqlgen defers the resolver fields of an object selected under @defer: it
 // resolves them after the object, apart, and its executor's response
@@ -41,11 +41,14 @@ import (
 //     (overhttp.AcceptsIncremental), and any operation but a query, runs the
 //     operation with its @defer directives removed: the whole result in one
 //     ordinary response.
+//   - @stream on a connection's nodes or edges (stream): the first
+//     initialCount items in the initial payload, the others resolved apart
+//     once it is sent, delivered in order in runs as they complete.
 //   - The operation holds its admission units until its last part is
 //     written (admission.Keep); the call cap, cost limit and deadline are
 //     the request's, for all its parts.
 type incremental struct {
-	schema graphql.ExecutableSchema // for @stream's items (generated.StreamItems)
+	schema graphql.ExecutableSchema // for @stream's items (generated.StreamItem)
 }
 
 var (
@@ -57,7 +60,8 @@ func (incremental) ExtensionName() string                   { return "Incrementa
 func (incremental) Validate(graphql.ExecutableSchema) error { return nil }
 
 // MutateOperationContext sets up the operation's deferral, or removes its
-// @defer directives when it cannot be delivered in parts.
+// @defer directives when it cannot be delivered in parts (@stream is then
+// ignored: it runs only in a deferral).
 func (x incremental) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
 	if oc.Doc == nil || oc.Operation == nil || !strings.Contains(oc.RawQuery, "defer") && !strings.Contains(oc.RawQuery, "stream") && oc.RawQuery != "" {
 		return nil
