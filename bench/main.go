@@ -11,6 +11,7 @@
 //	go run ./bench            # full run, about 2 minutes on 2 cores
 //	go run ./bench -quick     # smoke run, about 30 seconds
 //	go run ./bench -replot    # redraw plots and tables from bench/results.json
+//	go run ./bench -defer 10  # the dashboard with slow parts deferred: first and last payload against the whole answer
 //	go run ./bench -observability-overhead 5  # dashboard CPU per query: baseline, metrics, tracing, both
 //	go run ./bench -load-only -only resource,orders -load-compare /tmp/facade-old  # facade CPU per request under load, beside another build
 //	go run ./bench -quick -metrics -out /tmp/m.md -results /tmp/m.json  # with Prometheus metrics recorded
@@ -94,6 +95,7 @@ func run(args []string) error {
 	memProfile := fs.String("memprofile", "", "write an allocation profile of each query's batched cost run to <prefix>.<query>.pprof")
 	replot := fs.Bool("replot", false, "measure nothing: redraw the plots and the markdown tables from -results")
 	obsRounds := fs.Int("observability-overhead", 0, "measure only the dashboard's CPU and allocations per query with no metrics nor tracing, metrics, tracing (100% sampled, discarding exporter) and both, alternating this many rounds; prints a table and the verdict against the observability targets (metrics under 3% of CPU, tracing off free), writes nothing")
+	deferRounds := fs.Int("defer", 0, "measure only the dashboard with its transactions and credit notes deferred (@defer, multipart/mixed) against the whole answer, at 10 requests/s per client and 20 ms upstream latency, alternating this many rounds; prints a table, writes nothing")
 	loadDur := fs.Duration("load-dur", 4*time.Second, "each run of the under-load measurement: the facade in a process of its own, -load-conc clients, its CPU per request (loadcpu.go); 0 skips it")
 	loadConc := fs.Int("load-conc", 32, "clients of the under-load runs")
 	loadLat := fs.Duration("load-latency", 5*time.Millisecond, "injected upstream latency of the under-load runs")
@@ -182,6 +184,15 @@ func run(args []string) error {
 				return err
 			}
 		}
+		return nil
+	}
+	if *deferRounds > 0 {
+		r, err := deferredDashboards(ctx, cfg, *deferRounds) // deferbench.go
+		if err != nil {
+			return err
+		}
+		fmt.Printf("`go run ./bench %s` on %s, %s\n\n", strings.Join(args, " "), machine(), time.Now().UTC().Format("2006-01-02 15:04 MST"))
+		r.Print(os.Stdout)
 		return nil
 	}
 	if *obsRounds > 0 {

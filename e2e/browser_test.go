@@ -295,3 +295,62 @@ func TestBrowserApolloClientCrossOrigin(t *testing.T) {
 		t.Errorf("GET /resources/v1/{id} counted %d times, want 1 or 2", n)
 	}
 }
+
+// TestBrowserPlaygroundDeferredParts: in chromium, the playground runs a
+// query with two parts deferred: the response comes in parts
+// (multipart/mixed), the result pane shows the merged result (the deferred
+// lists filled in), and the waterfall marks each call with the part it
+// served, the calls of each part counted, all of them the REST service's.
+func TestBrowserPlaygroundDeferredParts(t *testing.T) {
+	node := requireBrowser(t)
+	base, st := startDemo(t, func(c *stack.Config) { c.CacheTTL = "" })
+	hooks := st.Embedded.Server.Hooks()
+	hooks.Reset()
+	loc := st.Embedded.Manifest.IDs["location"][0]
+	query := `query Dashboard { location(id: "` + loc + `") { id products { id title }
+  ... @defer(label: "transactions") { transactions(first: 10) { nodes { id booking { resource { id capacity } } } } }
+  ... @defer(label: "creditNotes") { creditNotes(first: 5) { nodes { id invoice { id number } } } } } }`
+	var got struct {
+		browserErrors
+		ContentType string
+		Result      struct {
+			Data struct {
+				Location struct {
+					Products     []any
+					Transactions *struct{ Nodes []any }
+					CreditNotes  *struct{ Nodes []any }
+				}
+			}
+		}
+		Count int
+		Parts []struct {
+			Part  string
+			Calls int
+		}
+		Rows []struct{ Route, Part string }
+	}
+	runNodeJSON(t, node, "playground_defer.mjs", &got, base+"/", query)
+	got.browserErrors.check(t)
+	if !strings.HasPrefix(got.ContentType, "multipart/mixed") {
+		t.Errorf("response Content-Type %q, want multipart/mixed", got.ContentType)
+	}
+	l := got.Result.Data.Location
+	if len(l.Products) == 0 || l.Transactions == nil || len(l.Transactions.Nodes) == 0 || l.CreditNotes == nil || len(l.CreditNotes.Nodes) == 0 {
+		t.Errorf("the result pane shows %+v", got.Result)
+	}
+	perPart := map[string]int{}
+	for _, r := range got.Rows {
+		perPart[r.Part]++
+	}
+	for _, p := range got.Parts {
+		if perPart[p.Part] != p.Calls {
+			t.Errorf("part %s: %d calls counted, %d rows", p.Part, p.Calls, perPart[p.Part])
+		}
+	}
+	if len(got.Parts) != 3 || perPart["initial"] == 0 || perPart["transactions"] == 0 || perPart["creditNotes"] == 0 {
+		t.Errorf("the waterfall's parts %+v, rows per part %v", got.Parts, perPart)
+	}
+	if _, total := hooks.Counts(), hooks.Total(); int(total) != got.Count || len(got.Rows) != got.Count {
+		t.Errorf("the waterfall shows %d calls (%d rows), the REST service counted %d", got.Count, len(got.Rows), total)
+	}
+}

@@ -190,7 +190,8 @@ func NewHandler(o Options) http.Handler {
 	o.Logger = slog.New(accesslog.Handler(o.Logger.Handler()))
 
 	resolvers := &Resolver{client: o.Client, log: o.Logger, cursors: paging.NewCodec(o.CursorSecret)}
-	srv := handler.New(generated.NewExecutableSchema(generated.Config{Resolvers: newRoot(resolvers)}))
+	schema := generated.NewExecutableSchema(generated.Config{Resolvers: newRoot(resolvers)})
+	srv := handler.New(schema)
 	// The one transport: GraphQL over HTTP as its spec says (graph/overhttp).
 	srv.AddTransport(overhttp.Transport{WriteTimeout: o.ResponseWriteTimeout})
 	var docs graphql.Cache[*ast.QueryDocument] = graphql.NoCache[*ast.QueryDocument]{}
@@ -240,6 +241,7 @@ func NewHandler(o Options) http.Handler {
 		srv.AroundRootFields(refuseIntrospection)
 	}
 	srv.AroundRootFields(requireCredentials)
+	srv.Use(incremental{schema: schema})
 	for _, x := range o.Extensions {
 		srv.Use(x)
 	}
@@ -272,7 +274,7 @@ func NewHandler(o Options) http.Handler {
 			refuse(w, entry, mt, ref)
 			return
 		}
-		if !acceptable {
+		if !acceptable && overhttp.AcceptsIncremental(r.Header).Format == overhttp.NotIncremental {
 			refuse(w, entry, mt, overhttp.NotAcceptable())
 			return
 		}
@@ -306,7 +308,7 @@ func NewHandler(o Options) http.Handler {
 		}
 		trace := o.UpstreamTrace && r.Header.Get(TraceHeader) == "1"
 		req := &request{trace: trace, arrival: o.Budget.Arrive()}
-		req.collector = calls.Collector{Max: o.MaxUpstreamCalls, Keep: trace}
+		req.collector = calls.Collector{Max: o.MaxUpstreamCalls, Keep: trace, Part: callPart}
 		req.calls = &req.collector
 		if trace {
 			req.calls.Start = time.Now()
@@ -428,23 +430,32 @@ func budgetHooks(b *budget.Budget) restclient.CallHooks {
 	}
 }
 
-// callPriority is the budget priority of the upstream calls a resolver
-// makes for the field ctx resolves (lower goes first among one request's
-// calls): the depth of the field, so that lists and objects whose children
-// load more go before the leaf lookups of the same request. The loaders
-// (loaders.Config.Priority) and the mutations set it on the call's context
-// (restclient.WithPriority); it is the one place that ranks a request's
-// calls.
-func callPriority(ctx context.Context) int {
-	return fieldDepth(ctx)
-}
+// deferredRank is added to the priority of a call made for a deferred part
+// (@defer): after every call of the same request's initial payload.
+const deferredRank = 1000
 
-// fieldDepth is the length of the path of the field ctx resolves (0 outside
-// any field).
-func fieldDepth(ctx context.Context) int {
-	n := 0
+// callPriority ranks a call made with ctx among its request's calls in the
+// client's rate budget (lower goes first; requests are served in arrival
+// order): the depth of the field it loads for (the length of its path;
+// 0 outside any field), so lists and objects whose children load more go
+// before the leaf lookups of the same request; plus deferredRank for a call
+// that serves a deferred part (@defer, or the later items of @stream). The
+// loaders (loaders.Config.Priority) and the mutations put it on the call's
+// context (restclient.WithPriority): it is the one place that ranks a
+// request's calls.
+func callPriority(ctx context.Context) int {
+	n, deferred := 0, false
 	for fc := graphql.GetFieldContext(ctx); fc != nil; fc = fc.Parent {
 		n++
+		if !deferred && fc.IsResolver && fc.Field.Field != nil && len(fc.Field.Deferrables) > 0 && fc.Field.IsDeferred() {
+			deferred = true
+		}
+	}
+	if !deferred && n > 0 && ctx.Value(streamKey{}) != nil {
+		deferred = true // the later items of a @stream list
+	}
+	if deferred {
+		n += deferredRank
 	}
 	return n
 }
@@ -466,6 +477,7 @@ type request struct {
 	// document passed validation and the limits.
 	apqHash, apqQuery string
 	apqValid          bool
+	deferral          *deferral // a query delivered in parts (@defer), else nil
 }
 
 type requestKey struct{}
@@ -543,7 +555,8 @@ func upstreamReport(ctx context.Context, next graphql.ResponseHandler) *graphql.
 			entry.AddCodes(c)
 		}
 	}
-	if req := requestFrom(ctx); req.trace && req.calls != nil {
+	// A deferred operation's report comes in its last part (incremental).
+	if req := requestFrom(ctx); req.trace && req.calls != nil && req.deferral == nil {
 		if resp.Extensions == nil {
 			resp.Extensions = map[string]any{}
 		}

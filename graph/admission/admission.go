@@ -251,6 +251,7 @@ type slot struct {
 	client  string
 	held    int64
 	refused bool
+	keep    bool // held until End, not released when the status is written
 }
 
 func (s *slot) release() {
@@ -288,8 +289,19 @@ func (c *Controller) Begin(ctx context.Context, w http.ResponseWriter, client st
 func (s *Slot) Writer() http.ResponseWriter { return &s.w }
 
 // End releases the units the request still holds (a request that wrote no
-// status).
+// status, or one that Keep kept).
 func (s *Slot) End() { s.release() }
+
+// Keep makes the request of ctx hold its units until its Slot's End rather
+// than until its status is written: a response written in several parts
+// (incremental delivery) is still executing after its first part. Call it
+// on the request's goroutine before the status is written; nothing without
+// a slot.
+func Keep(ctx context.Context) {
+	if s, ok := ctx.Value(slotKey{}).(*slot); ok {
+		s.keep = true
+	}
+}
 
 // writer releases the request's units when the status is written (the
 // operation has executed by then), and turns the status of a refused
@@ -306,7 +318,9 @@ func (w *writer) WriteHeader(status int) {
 		return
 	}
 	w.wrote = true
-	w.s.release()
+	if !w.s.keep {
+		w.s.release()
+	}
 	if w.s.refused {
 		w.Header().Set("Retry-After", w.retryAfter)
 		status = http.StatusServiceUnavailable

@@ -2,6 +2,7 @@ package admission
 
 import (
 	"context"
+	"net/http/httptest"
 	"testing"
 	"time"
 )
@@ -127,5 +128,33 @@ func TestCostAboveAClientsMostRuns(t *testing.T) {
 	}
 	if c := New(Config{MaxCostInFlight: 100, ClientShare: 100}); c.share != 0 || c.most != 100 {
 		t.Fatalf("a share of the whole bound: share %d, most %d; want none and 100", c.share, c.most)
+	}
+}
+
+// A response written in parts (Keep) holds its units after its status is
+// written, until End.
+func TestKeepHoldsUnitsUntilEnd(t *testing.T) {
+	c := New(Config{MaxCostInFlight: 100, Wait: 0})
+	for _, keep := range []bool{false, true} {
+		ctx, s := c.Begin(context.Background(), httptest.NewRecorder(), "A")
+		if ok, _ := c.acquire(ctx, "A", 10); !ok {
+			t.Fatal("refused")
+		}
+		ctx.Value(slotKey{}).(*slot).held = 10
+		if keep {
+			Keep(ctx)
+		}
+		s.Writer().WriteHeader(200)
+		want := int64(0)
+		if keep {
+			want = 10
+		}
+		if got := c.InFlight(); got != want {
+			t.Fatalf("keep %v: %d units in flight after the status, want %d", keep, got, want)
+		}
+		s.End()
+		if got := c.InFlight(); got != 0 {
+			t.Fatalf("keep %v: %d units in flight after End", keep, got)
+		}
 	}
 }

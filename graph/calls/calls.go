@@ -37,6 +37,9 @@ type Call struct {
 	// its own call (the REST API has no batch endpoint), made concurrently.
 	// 0 otherwise (with -loader-wait 0 every key is dispatched alone).
 	Batch int `json:"batch,omitempty"`
+	// Part is the part of an incrementally delivered response (@defer) the
+	// call served: "initial" or the deferred part's label.
+	Part string `json:"part,omitempty"`
 }
 
 type batchKey struct{}
@@ -69,6 +72,11 @@ type Collector struct {
 	// counts (the report is built only when a client asked for it). Set it
 	// before the collector is shared.
 	Keep bool
+	// Part, when set, names the part of the response (incremental
+	// delivery: "initial" or a deferred part's label) each call recorded
+	// with Keep serves, from the call's context ("": not said). Set it
+	// before the collector is shared.
+	Part func(context.Context) string
 
 	mu       sync.Mutex
 	calls    []Call
@@ -157,6 +165,10 @@ func (c *Collector) observe(ctx context.Context, info restclient.CallInfo) {
 		return
 	}
 	batch, _ := ctx.Value(batchKey{}).(int)
+	var part string
+	if c.Part != nil {
+		part = c.Part(ctx)
+	}
 	began := time.Now().Add(-info.Duration)
 	if c.Start.IsZero() {
 		c.Start = began
@@ -173,6 +185,7 @@ func (c *Collector) observe(ctx context.Context, info restclient.CallInfo) {
 		RateLimited: info.RateLimited,
 		Cached:      info.Cached,
 		Batch:       batch,
+		Part:        part,
 	})
 }
 

@@ -339,6 +339,14 @@ var sources = []*ast.Source{
 # docs/querying.md.
 
 """
+Incremental delivery of a connection's ` + "`" + `nodes` + "`" + ` or ` + "`" + `edges` + "`" + ` (docs/incremental-delivery.md): the
+first ` + "`" + `initialCount` + "`" + ` items come in the initial payload, the others in a later payload once their
+links are loaded. Only for a client that accepts an incremental format, in a query; elsewhere, and
+on any other field, it is ignored.
+"""
+directive @stream(if: Boolean! = true, label: String, initialCount: Int! = 0) on FIELD
+
+"""
 An instant as an RFC 3339 string in UTC, e.g. ` + "`" + `2021-05-21T10:00:00Z` + "`" + `
 (fractional seconds only when set). Inputs may carry any offset; they are
 converted to UTC.
@@ -33392,6 +33400,20 @@ func (ec *executionContext) marshalNID2string(ctx context.Context, sel ast.Selec
 	res := graphql.MarshalID(v)
 	if res == graphql.Null {
 		graphql.AddInvalidNullFromMarshaler(ctx, "ID!")
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNInt2int(ctx context.Context, v any) (int, error) {
+	res, err := scalars.UnmarshalInt(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.SelectionSet, v int) graphql.Marshaler {
+	_ = sel
+	res := scalars.MarshalInt(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "Int!")
 	}
 	return res
 }

@@ -22,10 +22,13 @@
 //
 // A response is written only once the operation has executed: its data is
 // then one buffer gqlgen's executor has marshalled (bounded by the response
-// size cap of graph.NewHandler, -max-response-bytes), nothing is streamed,
-// and nothing the operation holds (admission units, graph/admission) waits
-// for the client to read it. From then on the client has WriteTimeout to
-// take it.
+// size cap of graph.NewHandler, -max-response-bytes), and nothing the
+// operation holds (admission units, graph/admission) waits for the client to
+// read it. From then on the client has WriteTimeout to take it. The
+// exception is incremental delivery (@defer, AcceptsIncremental): the
+// response is then written in parts over multipart/mixed or Server-Sent
+// Events, each as soon as its data is ready, each within WriteTimeout, and
+// the operation holds its admission units until the last.
 package overhttp
 
 import (
@@ -222,6 +225,14 @@ func (t Transport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 	}
 	responses, ctx := exec.DispatchOperation(ctx, oc)
 	resp := responses(ctx)
+	if resp != nil && hasNext(resp) {
+		// Deferred parts follow (the client accepts them: graph strips
+		// @defer from the operations of those that do not).
+		if m := AcceptsIncremental(r.Header); m.Format != NotIncremental {
+			t.stream(ctx, w, m, resp, responses)
+			return
+		}
+	}
 	status := http.StatusOK
 	if resp == nil || len(resp.Data) == 0 && req.mediaType == GraphQLResponseJSON {
 		// No data entry: the operation did not run (a refusal of a

@@ -308,3 +308,28 @@ func TestGETAndCSRFPrevention(t *testing.T) {
 		}
 	}
 }
+
+// The incremental formats each Accept header gets.
+func TestAcceptsIncremental(t *testing.T) {
+	for accept, want := range map[string]overhttp.Incremental{
+		"":                 {},
+		"application/json": {},
+		"multipart/mixed; deferSpec=20220824, application/json":                       {Format: overhttp.Defer20220824},
+		"multipart/mixed;deferSpec=20220824":                                          {Format: overhttp.Defer20220824},
+		"multipart/mixed; incrementalSpec=v0.2":                                       {Format: overhttp.IncrementalV02},
+		"multipart/mixed,multipart/mixed;incrementalSpec=v0.2,application/json;q=0.9": {Format: overhttp.IncrementalV02},
+		"multipart/mixed":                          {Format: overhttp.Defer20220824},
+		"multipart/mixed; incrementalSpec=v9":      {},
+		"multipart/mixed; deferSpec=20220824; q=0": {},
+		"text/event-stream":                        {Format: overhttp.Defer20220824, SSE: true},
+		"text/event-stream; incrementalSpec=v0.2":  {Format: overhttp.IncrementalV02, SSE: true},
+	} {
+		h := http.Header{}
+		if accept != "" {
+			h.Set("Accept", accept)
+		}
+		if got := overhttp.AcceptsIncremental(h); got != want {
+			t.Errorf("Accept %q: %+v, want %+v", accept, got, want)
+		}
+	}
+}

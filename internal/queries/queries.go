@@ -53,6 +53,42 @@ const Dashboard = `query Dashboard($locationId: ID!) {
   }
 }`
 
+// DeferredDashboard: Dashboard with its transactions (and their links) and
+// its credit notes (and their invoices) deferred (@defer): the first
+// payload has the location, its products and orders; the two parts follow
+// (docs/incremental-delivery.md). Upstream: the same calls as Dashboard.
+const DeferredDashboard = `query DeferredDashboard($locationId: ID!) {
+  location(id: $locationId) {
+    id
+    products { id title options { id title } }
+    orders(first: 10) {
+      nodes {
+        id number status createDate
+        product { id title visibility }
+        option { id title price { money { amount currencyCode } } }
+      }
+    }
+    ... @defer(label: "transactions") {
+      transactions(first: 50) {
+        nodes {
+          id type status amount createDate
+          booking { resource { id title capacity } }
+          order { product { id title description } }
+          ticket { event { id title venue } }
+        }
+        pageInfo { hasNextPage endCursor }
+      }
+    }
+    ...CreditNotes @defer(label: "creditNotes")
+  }
+}
+
+fragment CreditNotes on Location {
+  creditNotes(first: 10) {
+    nodes { id number totalAmount invoice { id number status amountDue } }
+  }
+}`
+
 // Invoice: an invoice with its items, the resources of its
 // bookings, and its credit notes with their lines and the invoice items they
 // credit. Upstream: one invoice call (it also answers every invoiceItem), one

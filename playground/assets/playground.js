@@ -6,11 +6,17 @@
 // editor; Content-Type is always application/json (the server refuses simple
 // content types as a CSRF measure).
 //
+// Requests accept incremental delivery (multipart/mixed; deferSpec=20220824):
+// a query with @defer is answered in parts, which the fetcher yields as they
+// come and GraphiQL merges into the result pane.
+//
 // With upstreamTrace, every request also carries X-Upstream-Trace: 1 (unless
 // the headers editor sets that header itself), and the "Upstream calls"
 // plugin, open by default, draws the extensions.upstream report of the last
 // response as a waterfall: one row per REST call with its route, status,
-// duration and markers (cached, shared, batch, retries, rate-limit waits).
+// duration and markers (cached, shared, batch, retries, rate-limit waits,
+// and, for a response in parts, the part each call served: "initial" or the
+// deferred part's label).
 (function () {
   'use strict';
 
@@ -45,7 +51,7 @@
       return Promise.resolve(errorResult('invalid request headers: ' + e.message));
     }
     headers.set('Content-Type', 'application/json');
-    headers.set('Accept', 'application/json');
+    headers.set('Accept', 'multipart/mixed; deferSpec=20220824, application/json');
     if (cfg.upstreamTrace && !headers.has(TRACE_HEADER)) {
       headers.set(TRACE_HEADER, '1');
     }
@@ -57,6 +63,14 @@
       body: JSON.stringify(params),
       credentials: 'same-origin'
     }).then(function (res) {
+      var type = res.headers.get('Content-Type') || '';
+      if (type.indexOf('multipart/mixed') === 0 && res.body) {
+        return payloads(res, type, function (last) {
+          if (!introspection) {
+            publish((params && params.operationName) || '', last);
+          }
+        });
+      }
       return res.text().then(function (text) {
         var result;
         try {
@@ -76,6 +90,67 @@
       }
       return result;
     });
+  }
+
+  // payloads returns the parts of a multipart/mixed response as an async
+  // iterable of payloads (GraphiQL merges them), calling done with the last
+  // one (hasNext false: it carries the call report).
+  function payloads(res, type, done) {
+    var m = /boundary="?([^";]+)"?/.exec(type);
+    var delimiter = '\r\n--' + (m ? m[1] : '-');
+    var reader = res.body.getReader();
+    var decoder = new TextDecoder();
+    var buffer = '';
+    var queue = [];
+    var finished = false;
+    function take() {
+      var end;
+      while ((end = buffer.indexOf(delimiter)) >= 0) {
+        var part = buffer.slice(0, end);
+        buffer = buffer.slice(end + delimiter.length);
+        var body = part.indexOf('\r\n\r\n') >= 0 ? part.slice(part.indexOf('\r\n\r\n') + 4) : '';
+        if (body.trim() === '') {
+          continue;
+        }
+        var payload;
+        try {
+          payload = JSON.parse(body);
+        } catch (e) {
+          payload = errorResult('a part that is not JSON: ' + body.slice(0, 200));
+          payload.hasNext = false;
+        }
+        if (payload.hasNext === false) {
+          done(payload);
+        }
+        queue.push(payload);
+      }
+    }
+    var iterator = {
+      next: function () {
+        if (queue.length) {
+          return Promise.resolve({ value: queue.shift(), done: false });
+        }
+        if (finished) {
+          return Promise.resolve({ value: undefined, done: true });
+        }
+        return reader.read().then(function (r) {
+          if (r.done) {
+            finished = true;
+          } else {
+            buffer += decoder.decode(r.value, { stream: true });
+            take();
+          }
+          return iterator.next();
+        });
+      },
+      'return': function () {
+        finished = true;
+        reader.cancel();
+        return Promise.resolve({ value: undefined, done: true });
+      }
+    };
+    iterator[Symbol.asyncIterator] = function () { return iterator; };
+    return iterator;
   }
 
   // hasSavedTabs reports whether GraphiQL restored tabs from a previous visit.
@@ -103,6 +178,7 @@
     if (c.retries) { m.push('retries ' + c.retries); }
     if (c.rateLimited) { m.push('429 \u00d7' + c.rateLimited); }
     if (c.waitedMs >= 0.05) { m.push('waited ' + fmtMs(c.waitedMs) + ' for the rate budget'); }
+    if (c.part) { m.push('part: ' + c.part); }
     return m;
   }
 
@@ -127,6 +203,19 @@
     }).map(function (k) { return { route: k, n: counts[k] }; });
   }
 
+  // byPart counts the calls per part of a response delivered in parts, in
+  // the order the parts' first calls started; empty otherwise.
+  function byPart(calls) {
+    var counts = {};
+    var order = [];
+    calls.forEach(function (c) {
+      if (!c.part) { return; }
+      if (!(c.part in counts)) { counts[c.part] = 0; order.push(c.part); }
+      counts[c.part]++;
+    });
+    return order.map(function (p) { return { part: p, n: counts[p] }; });
+  }
+
   function Waterfall(props) {
     var rep = props.report;
     var calls = (rep.calls || []).slice().sort(function (a, b) {
@@ -138,6 +227,9 @@
     return h('div', { className: 'upstream-waterfall' },
       h('p', { className: 'upstream-summary', 'data-upstream-count': rep.count, 'data-upstream-cache-hits': rep.cacheHits || 0 },
         summary(rep), end > 0 ? h('span', { className: 'upstream-span' }, ' in ' + fmtMs(end)) : null),
+      byPart(calls).length ? h('ul', { className: 'upstream-parts' }, byPart(calls).map(function (p) {
+        return h('li', { key: p.part, 'data-upstream-part': p.part, 'data-calls': p.n }, 'part ', h('strong', null, p.part), ': ' + p.n + (p.n === 1 ? ' call' : ' calls'));
+      })) : null,
       h('ul', { className: 'upstream-routes' }, byRoute(calls).map(function (r) {
         return h('li', { key: r.route }, h('code', null, r.route), ' \u00d7' + r.n);
       })),
@@ -147,7 +239,8 @@
         var width = Math.max((c.durationMs || 0) * scale, 0.5);
         return h('li', {
           key: i,
-          className: 'upstream-call' + (failed ? ' upstream-failed' : '') + (c.cached ? ' upstream-cached' : ''),
+          className: 'upstream-call' + (failed ? ' upstream-failed' : '') + (c.cached ? ' upstream-cached' : '') + (c.part && c.part !== 'initial' ? ' upstream-deferred' : ''),
+          'data-part': c.part || '',
           'data-upstream-call': c.method + ' ' + c.path,
           'data-status': c.status,
           'data-cached': c.cached ? 'true' : 'false',

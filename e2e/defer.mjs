@@ -1,0 +1,109 @@
+// Runs a query with @defer through Apollo Client 4 with each of its
+// incremental handlers (Defer20220824Handler: deferSpec=20220824;
+// GraphQL17Alpha9Handler: incrementalSpec=v0.2, asked for in the Accept
+// header as docs/incremental-delivery.md shows), through urql's
+// fetchExchange with its own Accept (Server-Sent Events come first in it)
+// and with multipart/mixed only, and the same query without @defer through
+// Apollo Client; and a query with @stream on a connection's nodes through
+// Defer20220824Handler and without @stream, as defer_test.go asks: node defer.mjs <endpoint> <authorization>
+// <service-network-id> <location id>. Prints one JSON object on stdout: per
+// case {data, results, error}, results being the number of results the
+// client emitted (the first one before the deferred parts).
+import { ApolloClient, HttpLink, InMemoryCache, gql } from "@apollo/client";
+import { Defer20220824Handler, GraphQL17Alpha9Handler } from "@apollo/client/incremental";
+import { Client as UrqlClient, fetchExchange } from "@urql/core";
+
+const [url, authorization, networkId, locationId] = process.argv.slice(2);
+const headers = { authorization, "service-network-id": networkId };
+
+const deferred = `query Dashboard($locationId: ID!) {
+  location(id: $locationId) {
+    id
+    products { id title }
+    ... @defer(label: "transactions") {
+      transactions(first: 10) { nodes { id amount booking { resource { id title capacity } } } }
+    }
+    ... @defer(label: "creditNotes") {
+      creditNotes(first: 5) { nodes { id number invoice { id number } } }
+    }
+  }
+}`;
+const plain = deferred.replace(/@defer\([^)]*\)/g, "");
+const streamed = `query Streamed($locationId: ID!) {
+  location(id: $locationId) {
+    id
+    transactions(first: 20) { nodes @stream(initialCount: 2) { id amount booking { resource { id capacity } } } }
+  }
+}`;
+const streamedPlain = streamed.replace(/@stream\([^)]*\)/g, "");
+
+async function run(doc, handler, extraHeaders = {}) {
+  const client = new ApolloClient({
+    link: new HttpLink({ uri: url, headers: { ...headers, ...extraHeaders } }),
+    cache: new InMemoryCache(),
+    incrementalHandler: handler,
+  });
+  let results = 0;
+  let last;
+  try {
+    await new Promise((resolve, reject) => {
+      const sub = client
+        .watchQuery({ query: gql(doc), variables: { locationId }, fetchPolicy: "no-cache" })
+        .subscribe({
+          next: (r) => {
+            if (r.error) return reject(r.error);
+            if (r.data) {
+              results++;
+              last = r.data;
+            }
+            if (!r.loading && r.dataState === "complete") {
+              sub.unsubscribe();
+              resolve();
+            }
+          },
+          error: reject,
+        });
+    });
+    return { data: last, results };
+  } catch (err) {
+    return { error: { name: err.name, message: String(err.message).slice(0, 300) }, results };
+  }
+}
+
+async function urql(accept) {
+  const client = new UrqlClient({
+    url,
+    exchanges: [fetchExchange],
+    // urql sets its own Content-Type and Accept unless fetchOptions names them.
+    fetchOptions: () => ({ headers: { ...headers, "content-type": "application/json", ...(accept ? { accept } : {}) } }),
+    requestPolicy: "network-only",
+  });
+  let results = 0;
+  try {
+    const data = await new Promise((resolve, reject) => {
+      const { unsubscribe } = client.query(deferred, { locationId }).subscribe((r) => {
+        results++;
+        if (r.error) {
+          reject(r.error);
+        } else if (!r.hasNext) {
+          resolve(r.data);
+        }
+      });
+      setTimeout(() => { unsubscribe(); reject(new Error("no last result in 60 s")); }, 60_000).unref();
+    });
+    return { data, results };
+  } catch (err) {
+    return { error: { name: err.name, message: String(err.message).slice(0, 300) }, results };
+  }
+}
+
+const out = {
+  plain: await run(plain),
+  streamPlain: await run(streamedPlain),
+  streamDefer20220824: await run(streamed, new Defer20220824Handler()),
+  defer20220824: await run(deferred, new Defer20220824Handler()),
+  graphql17Alpha9: await run(deferred, new GraphQL17Alpha9Handler(), { accept: "multipart/mixed;incrementalSpec=v0.2" }),
+  urqlSSE: await urql(),
+  urqlMultipart: await urql("multipart/mixed"),
+};
+process.stdout.write(JSON.stringify(out));

@@ -1,0 +1,598 @@
+package graph_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"reflect"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/workspacenet/facade/graph"
+	"github.com/workspacenet/facade/graph/errcode"
+	"github.com/workspacenet/facade/internal/budget"
+	"github.com/workspacenet/facade/internal/gqlclient"
+	"github.com/workspacenet/facade/internal/queries"
+	"github.com/workspacenet/facade/restserver/hooks"
+	"github.com/workspacenet/facade/stack"
+	"github.com/workspacenet/facade/testenv"
+)
+
+// deferredRoot defers a root field and, inside it, a nested part.
+const deferredRoot = `query Root($locationId: ID!) {
+  location(id: $locationId) { id products { id title } }
+  ... @defer(label: "orders") {
+    orders(locationId: $locationId, first: 5) {
+      nodes { id number ... @defer(label: "product") { product { id title } } }
+    }
+  }
+}`
+
+var deferDirective = regexp.MustCompile(`@defer\([^)]*\)`)
+
+// withoutDefer is query with its @defer directives removed: the same result
+// in one response.
+func withoutDefer(query string) string { return deferDirective.ReplaceAllString(query, "") }
+
+const (
+	acceptDefer2022 = "multipart/mixed; deferSpec=20220824, application/json; q=0.9"
+	acceptV02       = "multipart/mixed; incrementalSpec=v0.2, application/json; q=0.9"
+	acceptSSE       = "text/event-stream"
+	acceptSSEV02    = "text/event-stream; incrementalSpec=v0.2"
+)
+
+// incrementalRequest posts query with accept and the trace header.
+func incrementalRequest(t *testing.T, env *testenv.Env, accept, query string, vars map[string]any) *http.Response {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	req, err := http.NewRequest(http.MethodPost, env.FacadeURL, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header = gqlclient.Credentials(env.Bearer().Authorization, env.Bearer().NetworkID)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", accept)
+	req.Header.Set(graph.TraceHeader, "1")
+	resp, err := env.HTTP.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+// parts reads the payloads of an incremental response one at a time (nil
+// at the end): multipart/mixed or text/event-stream, or one ordinary JSON
+// response as its only payload.
+func parts(t *testing.T, resp *http.Response) func() map[string]any {
+	t.Helper()
+	mt, params, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if err != nil {
+		t.Fatalf("Content-Type %q: %v", resp.Header.Get("Content-Type"), err)
+	}
+	decode := func(b []byte) map[string]any {
+		var v map[string]any
+		if err := json.Unmarshal(b, &v); err != nil {
+			t.Fatalf("payload %q: %v", b, err)
+		}
+		return v
+	}
+	switch mt {
+	case "multipart/mixed":
+		mr := multipart.NewReader(resp.Body, params["boundary"])
+		return func() map[string]any {
+			p, err := mr.NextPart()
+			if err == io.EOF {
+				return nil
+			}
+			if err != nil {
+				t.Fatalf("next part: %v", err)
+			}
+			b, err := io.ReadAll(p)
+			if err != nil {
+				t.Fatalf("part: %v", err)
+			}
+			return decode(b)
+		}
+	case "text/event-stream":
+		br := bufio.NewReader(resp.Body)
+		return func() map[string]any {
+			event := ""
+			for {
+				line, err := br.ReadString('\n')
+				if err != nil {
+					return nil
+				}
+				line = strings.TrimRight(line, "\n")
+				switch {
+				case strings.HasPrefix(line, "event: "):
+					event = strings.TrimPrefix(line, "event: ")
+				case strings.HasPrefix(line, "data: ") && event == "next":
+					return decode([]byte(strings.TrimPrefix(line, "data: ")))
+				case line == "" && event == "complete":
+					return nil
+				}
+			}
+		}
+	default:
+		done := false
+		return func() map[string]any {
+			if done {
+				return nil
+			}
+			done = true
+			b, err := io.ReadAll(resp.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return decode(b)
+		}
+	}
+}
+
+// merged is the result the payloads of an incremental response make, as a
+// client merges them (either format), with the errors of every part and the
+// last payload's extensions.
+type merged struct {
+	data       any
+	errors     []any
+	extensions map[string]any
+	payloads   int
+}
+
+func mergeParts(t *testing.T, next func() map[string]any) merged {
+	t.Helper()
+	var m merged
+	pending := map[string][]any{}
+	for p := next(); p != nil; p = next() {
+		m.payloads++
+		if d, ok := p["data"]; ok {
+			m.data = d
+		}
+		if e, ok := p["errors"].([]any); ok {
+			m.errors = append(m.errors, e...)
+		}
+		for _, x := range asList(p["pending"]) {
+			pe := x.(map[string]any)
+			pending[pe["id"].(string)] = pe["path"].([]any)
+		}
+		for _, x := range asList(p["incremental"]) {
+			inc := x.(map[string]any)
+			path, _ := inc["path"].([]any)
+			if id, ok := inc["id"].(string); ok {
+				path = pending[id]
+				if path == nil {
+					t.Fatalf("incremental id %s was not pending", id)
+				}
+			}
+			m.data = mergeAt(m.data, path, inc["data"])
+			if e, ok := inc["errors"].([]any); ok {
+				m.errors = append(m.errors, e...)
+			}
+		}
+		for _, x := range asList(p["completed"]) {
+			if e, ok := x.(map[string]any)["errors"].([]any); ok {
+				m.errors = append(m.errors, e...)
+			}
+		}
+		if ext, ok := p["extensions"].(map[string]any); ok {
+			m.extensions = ext
+		}
+		if hn, ok := p["hasNext"].(bool); ok && !hn {
+			if p := next(); p != nil {
+				t.Fatalf("a payload after hasNext false: %v", p)
+			}
+			break
+		}
+	}
+	return m
+}
+
+// sameData compares two results but for their cursors (sealed anew for
+// every response).
+func sameData(a, b any) bool {
+	return reflect.DeepEqual(withoutCursors(a), withoutCursors(b))
+}
+
+func withoutCursors(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			if k != "endCursor" && k != "startCursor" && k != "cursor" {
+				out[k] = withoutCursors(e)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = withoutCursors(e)
+		}
+		return out
+	}
+	return v
+}
+
+// mergeAt merges src into the object at path of dst.
+func mergeAt(dst any, path []any, src any) any {
+	if len(path) == 0 {
+		return deepMerge(dst, src)
+	}
+	switch d := dst.(type) {
+	case map[string]any:
+		k := path[0].(string)
+		d[k] = mergeAt(d[k], path[1:], src)
+		return d
+	case []any:
+		i := int(path[0].(float64))
+		d[i] = mergeAt(d[i], path[1:], src)
+		return d
+	}
+	return dst
+}
+
+func deepMerge(dst, src any) any {
+	d, ok1 := dst.(map[string]any)
+	s, ok2 := src.(map[string]any)
+	if !ok1 || !ok2 {
+		return src
+	}
+	for k, v := range s {
+		d[k] = deepMerge(d[k], v)
+	}
+	return d
+}
+
+// TestDeferEveryFormatGivesTheWholeResult: the dashboard with two parts
+// deferred, and a query with a root field and a nested part deferred, come
+// back in several payloads in each format (multipart/mixed 2022 and v0.2,
+// SSE in both), merge into the result of the query without @defer, make
+// the same upstream calls, and carry the call report, each call marked with
+// its part, in the last payload only.
+func TestDeferEveryFormatGivesTheWholeResult(t *testing.T) {
+	env := testenv.New(t, testenv.Options{})
+	vars := map[string]any{"locationId": env.ID(t, "location", 0)}
+	for _, q := range []struct {
+		name, query string
+		labels      []string
+	}{
+		{"dashboard", queries.DeferredDashboard, []string{"initial", "transactions", "creditNotes"}},
+		// The orders' products come from the product list the initial
+		// payload loaded: the nested part makes no call.
+		{"root", deferredRoot, []string{"initial", "orders"}},
+	} {
+		env.ResetCalls()
+		plain := incrementalRequest(t, env, "application/json", withoutDefer(q.query), vars)
+		want := mergeParts(t, parts(t, plain))
+		if len(want.errors) > 0 || want.data == nil {
+			t.Fatalf("%s without @defer: %v", q.name, want.errors)
+		}
+		wantCalls, wantTotal := env.Calls()
+		for _, accept := range []string{acceptDefer2022, acceptV02, acceptSSE, acceptSSEV02} {
+			t.Run(q.name+" "+accept, func(t *testing.T) {
+				env.ResetCalls()
+				resp := incrementalRequest(t, env, accept, q.query, vars)
+				got := mergeParts(t, parts(t, resp))
+				if got.payloads < 2 {
+					t.Fatalf("%d payload(s), want the initial one and deferred parts", got.payloads)
+				}
+				if len(got.errors) > 0 {
+					t.Fatalf("errors: %v", got.errors)
+				}
+				if !sameData(got.data, want.data) {
+					g, _ := json.Marshal(got.data)
+					w, _ := json.Marshal(want.data)
+					t.Fatalf("merged result differs from the query without @defer\ngot  %.2000s\nwant %.2000s", g, w)
+				}
+				calls, total := env.Calls()
+				if total != wantTotal || !reflect.DeepEqual(calls, wantCalls) {
+					t.Errorf("upstream calls with @defer:\n%swithout:\n%s", testenv.FormatCalls(calls), testenv.FormatCalls(wantCalls))
+				}
+				rep, _ := got.extensions["upstream"].(map[string]any)
+				seen := map[string]bool{}
+				for _, c := range asList(rep["calls"]) {
+					seen[c.(map[string]any)["part"].(string)] = true
+				}
+				for _, l := range q.labels {
+					if !seen[l] {
+						t.Errorf("no call of the report is marked %q: %v", l, seen)
+					}
+				}
+				if len(seen) != len(q.labels) {
+					t.Errorf("the report's parts %v, want %v", seen, q.labels)
+				}
+			})
+		}
+	}
+}
+
+// TestDeferFirstPayloadBeforeDeferredCalls: under the real API's 10/s, the
+// first payload comes while the deferred parts' upstream calls are held at
+// the upstream: at the moment it is read, the local service has counted
+// exactly the initial payload's calls. Released, the parts follow and the
+// total is the query's without @defer.
+func TestDeferFirstPayloadBeforeDeferredCalls(t *testing.T) {
+	release := make(chan struct{})
+	var once sync.Once
+	open := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(open)
+	deferredRoute := regexp.MustCompile(`^/(transactions|billing|resources|events)/`)
+	env2 := testenv.New(t, testenv.Options{
+		Config: func(c *stack.Config) {
+			c.Budget = budget.Config{RPS: budget.DefaultRPS, Burst: budget.DefaultBurst}
+		},
+		OnUpstreamRequest: func(r *http.Request) {
+			if deferredRoute.MatchString(r.URL.Path) {
+				<-release
+			}
+		},
+	})
+	env2.Hooks().SetRateLimit(hooks.RateLimit{PerSecond: 10})
+	vars := map[string]any{"locationId": env2.ID(t, "location", 0)}
+	env2.ResetCalls()
+	next := parts(t, incrementalRequest(t, env2, acceptDefer2022, queries.DeferredDashboard, vars))
+	first := next()
+	if first["hasNext"] != true {
+		t.Fatalf("first payload: %v", first)
+	}
+	expectCalls(t, env2, calls{rListProducts: 1, rListOrders: 1})
+	open()
+	rest := mergeParts(t, next)
+	if len(rest.errors) > 0 || rest.payloads < 2 {
+		t.Fatalf("deferred parts: %d payloads, errors %v", rest.payloads, rest.errors)
+	}
+	if _, total := env2.Calls(); total != 18 {
+		t.Errorf("%d upstream calls, want the dashboard's 18", total)
+	}
+	expectPaced(t, env2)
+}
+
+// TestDeferIfFalseIsOnePayload: @defer(if: false), and a client that accepts
+// no incremental format, get one ordinary response with the whole result.
+func TestDeferIfFalseIsOnePayload(t *testing.T) {
+	env := testenv.New(t, testenv.Options{})
+	vars := map[string]any{"locationId": env.ID(t, "location", 0)}
+	want := mergeParts(t, parts(t, incrementalRequest(t, env, "application/json", withoutDefer(queries.DeferredDashboard), vars)))
+	notDeferred := strings.ReplaceAll(queries.DeferredDashboard, `@defer(label: "`, `@defer(if: false, label: "`)
+	for _, c := range []struct{ name, accept, query string }{
+		{"if false", acceptDefer2022, notDeferred},
+		{"if false v0.2", acceptV02, notDeferred},
+		{"JSON client", "application/graphql-response+json", queries.DeferredDashboard},
+		{"no Accept", "", queries.DeferredDashboard},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			resp := incrementalRequest(t, env, c.accept, c.query, vars)
+			if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/") {
+				t.Fatalf("Content-Type %q, want one JSON response", ct)
+			}
+			got := mergeParts(t, parts(t, resp))
+			if got.payloads != 1 || len(got.errors) > 0 || !sameData(got.data, want.data) {
+				t.Fatalf("%d payloads, errors %v, same data: %v", got.payloads, got.errors, sameData(got.data, want.data))
+			}
+		})
+	}
+}
+
+// TestDeferFailedPartCarriesItsError: a deferred part whose upstream call
+// fails carries the error, with its path and code; the other parts arrive.
+func TestDeferFailedPartCarriesItsError(t *testing.T) {
+	env := testenv.New(t, testenv.Options{})
+	env.Hooks().SetFault(rListCreditNotes, hooks.Fault{Kind: hooks.Fault500, Rate: 1})
+	vars := map[string]any{"locationId": env.ID(t, "location", 0)}
+	for _, accept := range []string{acceptDefer2022, acceptV02} {
+		t.Run(accept, func(t *testing.T) {
+			next := parts(t, incrementalRequest(t, env, accept, queries.DeferredDashboard, vars))
+			var partErrors []any
+			sawTransactions := false
+			for p := next(); p != nil; p = next() {
+				if len(asList(p["errors"])) > 0 {
+					t.Errorf("errors in a top-level payload: %v", p["errors"])
+				}
+				for _, x := range append(asList(p["incremental"]), asList(p["completed"])...) {
+					inc := x.(map[string]any)
+					partErrors = append(partErrors, asList(inc["errors"])...)
+					if d, ok := inc["data"].(map[string]any); ok && d["transactions"] != nil {
+						sawTransactions = true
+					}
+				}
+				if p["hasNext"] == false {
+					break
+				}
+			}
+			if !sawTransactions {
+				t.Error("the transactions part did not arrive")
+			}
+			if len(partErrors) != 1 {
+				t.Fatalf("errors of the parts: %v, want the credit notes' one", partErrors)
+			}
+			e := partErrors[0].(map[string]any)
+			path, _ := json.Marshal(e["path"])
+			code, _ := e["extensions"].(map[string]any)["code"].(string)
+			if string(path) != `["location","creditNotes"]` || code == "" {
+				t.Errorf("error %v: want path [location creditNotes] and a code", e)
+			}
+		})
+	}
+}
+
+// TestDeferHoldsAdmissionAndCapsCallsOverAllParts: the operation is one for
+// admission and the call cap. While a deferred dashboard (cost 535) has sent
+// its first payload and its deferred parts' calls are held at the upstream,
+// its units are still held: another of the same cost does not fit in 600
+// units and is refused OVERLOADED; once the first has sent its last part, the
+// other runs. With a cap of 5 calls, the deferred parts make the 3 the
+// initial payload left them, and the fields beyond carry
+// REQUEST_LIMIT_EXCEEDED in their parts.
+func TestDeferHoldsAdmissionAndCapsCallsOverAllParts(t *testing.T) {
+	release := make(chan struct{})
+	var once sync.Once
+	open := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(open)
+	var hold atomic.Bool
+	deferredRoute := regexp.MustCompile(`^/(transactions|billing|resources|events)/`)
+	env := testenv.New(t, testenv.Options{
+		GraphOpts: func(g *graph.Options) {
+			g.MaxCostInFlight, g.ClientCostShare, g.AdmissionWait = 600, 0, 0
+		},
+		OnUpstreamRequest: func(r *http.Request) {
+			if hold.Load() && deferredRoute.MatchString(r.URL.Path) {
+				<-release
+			}
+		},
+	})
+	vars := map[string]any{"locationId": env.ID(t, "location", 0)}
+	hold.Store(true)
+	next := parts(t, incrementalRequest(t, env, acceptDefer2022, queries.DeferredDashboard, vars))
+	if first := next(); first["hasNext"] != true {
+		t.Fatalf("first payload: %v", first)
+	}
+	r := env.Query(t, env.Other(t), queries.Dashboard, vars)
+	if r.Status != http.StatusServiceUnavailable || len(r.Errors) != 1 || r.Errors[0].Code() != errcode.Overloaded {
+		t.Errorf("a second dashboard while the first streams: HTTP %d %s", r.Status, r.Raw)
+	}
+	open()
+	if rest := mergeParts(t, next); len(rest.errors) > 0 {
+		t.Fatalf("deferred parts: %v", rest.errors)
+	}
+	hold.Store(false)
+	// The units come back when the handler returns, just after the last
+	// part is written: the second is admitted then (refusals cost nothing).
+	testenv.WaitFor(t, "the second dashboard admitted after the first's last part", func() bool {
+		r := env.Query(t, env.Other(t), queries.Dashboard, vars)
+		if r.Status != http.StatusOK && (len(r.Errors) != 1 || r.Errors[0].Code() != errcode.Overloaded) {
+			t.Fatalf("HTTP %d %.300s", r.Status, r.Raw)
+		}
+		return r.Status == http.StatusOK && len(r.Errors) == 0
+	})
+
+	capped := testenv.New(t, testenv.Options{GraphOpts: func(g *graph.Options) { g.MaxUpstreamCalls = 5 }})
+	capped.ResetCalls()
+	got := mergeParts(t, parts(t, incrementalRequest(t, capped, acceptDefer2022, queries.DeferredDashboard, vars)))
+	if _, total := capped.Calls(); total != 5 {
+		t.Errorf("%d upstream calls, want the cap's 5", total)
+	}
+	if len(got.errors) == 0 {
+		t.Fatal("no error for the fields beyond the cap")
+	}
+	for _, e := range got.errors {
+		em := e.(map[string]any)
+		code, _ := em["extensions"].(map[string]any)["code"].(string)
+		path, _ := json.Marshal(em["path"])
+		if code != errcode.RequestLimitExceeded || !strings.HasPrefix(string(path), `["location","transactions"`) && !strings.HasPrefix(string(path), `["location","creditNotes"`) {
+			t.Errorf("error %v: want REQUEST_LIMIT_EXCEEDED in a deferred part", em)
+		}
+	}
+}
+
+// streamedTransactions streams a location's transactions after the first
+// two, each with its booking's resource (one call per distinct resource).
+const streamedTransactions = `query Streamed($locationId: ID!) {
+  location(id: $locationId) {
+    id
+    transactions(first: 20) {
+      nodes @stream(initialCount: 2, label: "more") { id amount booking { resource { id capacity } } }
+      pageInfo { hasNextPage }
+    }
+  }
+}`
+
+// TestStreamConnectionNodes: @stream on a connection's nodes gives the first
+// initialCount nodes (their links loaded) in the first payload and the
+// others in a later one, which merges (appended) into the result without
+// @stream, with the same calls, in both formats; a client that accepts
+// neither gets one response.
+func TestStreamConnectionNodes(t *testing.T) {
+	env := testenv.New(t, testenv.Options{})
+	vars := map[string]any{"locationId": env.ID(t, "location", 0)}
+	env.ResetCalls()
+	plain := regexp.MustCompile(`@stream\([^)]*\)`).ReplaceAllString(streamedTransactions, "")
+	want := mergeParts(t, parts(t, incrementalRequest(t, env, "application/json", plain, vars)))
+	_, wantTotal := env.Calls()
+	if len(want.errors) > 0 || len(asList(get(want.data, "location.transactions.nodes"))) != 20 {
+		t.Fatalf("without @stream: %v", want.errors)
+	}
+	for _, accept := range []string{acceptDefer2022, acceptV02, acceptSSE} {
+		t.Run(accept, func(t *testing.T) {
+			env.ResetCalls()
+			next := parts(t, incrementalRequest(t, env, accept, streamedTransactions, vars))
+			first := next()
+			if n := len(asList(get(first["data"], "location.transactions.nodes"))); n != 2 || first["hasNext"] != true {
+				t.Fatalf("first payload: %d nodes, hasNext %v", n, first["hasNext"])
+			}
+			got, ext := mergeStream(t, first, next)
+			rep, _ := ext["upstream"].(map[string]any)
+			seen := map[string]int{}
+			for _, c := range asList(rep["calls"]) {
+				seen[c.(map[string]any)["part"].(string)]++
+			}
+			if seen["initial"] == 0 || seen["more"] == 0 || len(seen) != 2 {
+				t.Errorf("the report's calls per part: %v, want initial and more", seen)
+			}
+			if !sameData(got, want.data) {
+				g, _ := json.Marshal(got)
+				w, _ := json.Marshal(want.data)
+				t.Fatalf("merged\n%.1500s\nwant\n%.1500s", g, w)
+			}
+			if _, total := env.Calls(); total != wantTotal {
+				t.Errorf("%d calls with @stream, %d without", total, wantTotal)
+			}
+		})
+	}
+	one := mergeParts(t, parts(t, incrementalRequest(t, env, "application/json", streamedTransactions, vars)))
+	if one.payloads != 1 || !sameData(one.data, want.data) {
+		t.Errorf("a JSON client: %d payloads", one.payloads)
+	}
+}
+
+// mergeStream merges the payloads after first, @stream's items appended to
+// their list (2022: at path's index; v0.2: to the pending path).
+func mergeStream(t *testing.T, first map[string]any, next func() map[string]any) (data any, extensions map[string]any) {
+	t.Helper()
+	data = first["data"]
+	pending := map[string][]any{}
+	for p := next(); p != nil; p = next() {
+		for _, x := range asList(p["pending"]) {
+			pe := x.(map[string]any)
+			pending[pe["id"].(string)] = pe["path"].([]any)
+		}
+		for _, x := range asList(p["incremental"]) {
+			inc := x.(map[string]any)
+			if e := asList(inc["errors"]); len(e) > 0 {
+				t.Fatalf("errors: %v", e)
+			}
+			items := asList(inc["items"])
+			if items == nil {
+				t.Fatalf("not a stream part: %v", inc)
+			}
+			var listPath []any
+			if id, ok := inc["id"].(string); ok {
+				listPath = pending[id]
+			} else {
+				path := inc["path"].([]any)
+				listPath = path[:len(path)-1]
+			}
+			parent := data
+			for _, k := range listPath[:len(listPath)-1] {
+				parent = parent.(map[string]any)[k.(string)]
+			}
+			key := listPath[len(listPath)-1].(string)
+			m := parent.(map[string]any)
+			m[key] = append(asList(m[key]), items...)
+		}
+		if ext, ok := p["extensions"].(map[string]any); ok {
+			extensions = ext
+		}
+		if p["hasNext"] == false {
+			break
+		}
+	}
+	return data, extensions
+}

@@ -1,0 +1,93 @@
+package generated
+
+// Written by hand, not by gqlgen (it writes generated.go only): the list
+// items of a connection that graph streams (@stream), marshalled by the
+// generated marshallers of their type.
+
+import (
+	"context"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/workspacenet/facade/graph/model"
+	"github.com/workspacenet/facade/restclient"
+)
+
+// StreamItem marshals items[i], an element of a connection's nodes or edges
+// list resolved at ctx (the list field's context; items is the list or a
+// part of it), with the selections sel, under the field context of index
+// (its index in the whole list), as gqlgen marshals a list's element. ok is
+// false for a list type it does not stream (with items of that type, even
+// empty). es is the schema of NewExecutableSchema. A @defer inside the item
+// is not delivered (its deferred fields stay null).
+func StreamItem(ctx context.Context, es graphql.ExecutableSchema, sel ast.SelectionSet, items any, i, index int) (m graphql.Marshaler, ok bool) {
+	e, ok := es.(*executableSchema)
+	if !ok {
+		return nil, false
+	}
+	var ec *executionContext
+	marshal := func(result any, f func(ctx context.Context) graphql.Marshaler) graphql.Marshaler {
+		ec = newExecutionContext(graphql.GetOperationContext(ctx), e, nil)
+		return f(graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &index, Result: result}))
+	}
+	switch v := items.(type) {
+	case []*restclient.Transaction:
+		if i >= len(v) {
+			return nil, true
+		}
+		return marshal(&v[i], func(ctx context.Context) graphql.Marshaler {
+			return ec.marshalNTransaction2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransaction(ctx, sel, v[i])
+		}), true
+	case []*model.TransactionEdge:
+		if i >= len(v) {
+			return nil, true
+		}
+		return marshal(&v[i], func(ctx context.Context) graphql.Marshaler {
+			return ec.marshalNTransactionEdge2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐTransactionEdge(ctx, sel, v[i])
+		}), true
+	case []*restclient.Order:
+		if i >= len(v) {
+			return nil, true
+		}
+		return marshal(&v[i], func(ctx context.Context) graphql.Marshaler {
+			return ec.marshalNOrder2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐOrder(ctx, sel, v[i])
+		}), true
+	case []*model.OrderEdge:
+		if i >= len(v) {
+			return nil, true
+		}
+		return marshal(&v[i], func(ctx context.Context) graphql.Marshaler {
+			return ec.marshalNOrderEdge2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐOrderEdge(ctx, sel, v[i])
+		}), true
+	case []*restclient.CreditNote:
+		if i >= len(v) {
+			return nil, true
+		}
+		return marshal(&v[i], func(ctx context.Context) graphql.Marshaler {
+			return ec.marshalNCreditNote2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNote(ctx, sel, v[i])
+		}), true
+	case []*model.CreditNoteEdge:
+		if i >= len(v) {
+			return nil, true
+		}
+		return marshal(&v[i], func(ctx context.Context) graphql.Marshaler {
+			return ec.marshalNCreditNoteEdge2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐCreditNoteEdge(ctx, sel, v[i])
+		}), true
+	case []*restclient.Redemption:
+		if i >= len(v) {
+			return nil, true
+		}
+		return marshal(&v[i], func(ctx context.Context) graphql.Marshaler {
+			return ec.marshalNRedemption2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐRedemption(ctx, sel, v[i])
+		}), true
+	case []*model.RedemptionEdge:
+		if i >= len(v) {
+			return nil, true
+		}
+		return marshal(&v[i], func(ctx context.Context) graphql.Marshaler {
+			return ec.marshalNRedemptionEdge2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐRedemptionEdge(ctx, sel, v[i])
+		}), true
+	}
+	return nil, false
+}

@@ -1,0 +1,321 @@
+package overhttp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+
+	"github.com/workspacenet/facade/graph/errcode"
+)
+
+// Format is an incremental delivery format (@defer): the payloads of a
+// response delivered in parts.
+type Format int
+
+const (
+	// NotIncremental: the client accepts no incremental format; an operation
+	// with @defer is answered whole, in one ordinary response.
+	NotIncremental Format = iota
+	// Defer20220824 is the format of deferSpec=20220824 (graphql-js
+	// 17.0.0-alpha.2, Apollo Router, Apollo Client's Defer20220824Handler):
+	// subsequent payloads carry "incremental" entries with their "path" and
+	// "label".
+	Defer20220824
+	// IncrementalV02 is the format of incrementalSpec=v0.2 (graphql-js
+	// 17.0.0-alpha.9, Apollo Client's GraphQL17Alpha9Handler): "pending"
+	// entries with ids, "incremental" entries naming their id, "completed".
+	IncrementalV02
+)
+
+// Incremental is what a request's Accept header admits for a response in
+// parts: the format, and whether over Server-Sent Events rather than
+// multipart/mixed.
+type Incremental struct {
+	Format Format
+	SSE    bool
+}
+
+// AcceptsIncremental returns the incremental delivery h's Accept header
+// admits, from its media ranges of multipart/mixed and text/event-stream
+// (SSE) with a quality above 0: the first that names its format
+// (incrementalSpec=v0.2: IncrementalV02; deferSpec=20220824:
+// Defer20220824), else the first without a spec (Defer20220824, what
+// gqlgen and Apollo Router answer; Apollo Client's GraphQL17Alpha9Handler
+// adds a bare multipart/mixed before the client's own Accept). A range
+// naming another spec version is skipped. NotIncremental when none.
+func AcceptsIncremental(h http.Header) Incremental {
+	var bare *Incremental
+	for _, v := range h.Values("Accept") {
+		if !strings.Contains(v, "multipart/mixed") && !strings.Contains(v, "text/event-stream") {
+			continue // the common case: no media range to parse
+		}
+		for part := range strings.SplitSeq(v, ",") {
+			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+			if err != nil || (mt != "multipart/mixed" && mt != "text/event-stream") {
+				continue
+			}
+			if q, ok := params["q"]; ok {
+				if f, err := strconv.ParseFloat(q, 64); err != nil || f <= 0 {
+					continue
+				}
+			}
+			sse := mt == "text/event-stream"
+			inc, hasInc := params["incrementalspec"]
+			def, hasDef := params["deferspec"]
+			switch {
+			case hasInc && inc == "v0.2":
+				return Incremental{Format: IncrementalV02, SSE: sse}
+			case hasDef && def == "20220824" && !hasInc:
+				return Incremental{Format: Defer20220824, SSE: sse}
+			case !hasInc && !hasDef && bare == nil:
+				bare = &Incremental{Format: Defer20220824, SSE: sse}
+			}
+		}
+	}
+	if bare != nil {
+		return *bare
+	}
+	return Incremental{}
+}
+
+// boundary of the multipart/mixed responses: the body starts with
+// "\r\n---\r\n", each part ends with "\r\n---\r\n", the last with
+// "\r\n-----\r\n".
+const boundary = "-"
+
+// hasNext reports whether resp says more payloads follow.
+func hasNext(resp *graphql.Response) bool { return resp.HasNext != nil && *resp.HasNext }
+
+// stream writes the response of an operation whose execution continues after
+// its first payload (first.HasNext): first, then each response next returns,
+// until one without HasNext, as payloads of m's format over multipart/mixed
+// or Server-Sent Events, each flushed as it is written and within
+// WriteTimeout of being ready. Subsequent responses are deferred parts:
+// Path and Label name where their data goes (an object: @defer's fields; an
+// array: @stream's later items, Path ending with the first one's index); one
+// without Data and Path only ends the stream.
+func (t Transport) stream(ctx context.Context, w http.ResponseWriter, m Incremental, first *graphql.Response, next graphql.ResponseHandler) {
+	rc := http.NewResponseController(w)
+	h := w.Header()
+	spec := "deferSpec=20220824"
+	if m.Format == IncrementalV02 {
+		spec = "incrementalSpec=v0.2"
+	}
+	if m.SSE {
+		h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	} else {
+		h.Set("Content-Type", `multipart/mixed; boundary="`+boundary+`"; `+spec)
+	}
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no") // no proxy buffering of the parts
+	enc := payloads{format: m.Format}
+	var buf bytes.Buffer
+	resp := first
+	for i := 0; resp != nil; i++ {
+		buf.Reset()
+		if m.SSE {
+			buf.WriteString("event: next\ndata: ")
+		} else {
+			if i == 0 {
+				buf.WriteString("\r\n--" + boundary + "\r\n")
+			}
+			buf.WriteString("Content-Type: application/json; charset=utf-8\r\n\r\n")
+		}
+		if pos := buf.Len(); enc.write(&buf, resp, i == 0) != nil {
+			buf.Truncate(pos)
+			enc.writeInternal(&buf)
+			resp.HasNext = nil
+		}
+		more := hasNext(resp)
+		switch {
+		case m.SSE && more:
+			buf.WriteString("\n\n")
+		case m.SSE:
+			buf.WriteString("\n\nevent: complete\ndata: \n\n")
+		case more:
+			// The delimiter and its line end with the part: a reader knows
+			// the part has ended without waiting for the next.
+			buf.WriteString("\r\n--" + boundary + "\r\n")
+		default:
+			buf.WriteString("\r\n--" + boundary + "--\r\n")
+		}
+		if t.WriteTimeout > 0 {
+			_ = rc.SetWriteDeadline(time.Now().Add(t.WriteTimeout))
+		}
+		if i == 0 {
+			w.WriteHeader(http.StatusOK)
+		}
+		if _, err := w.Write(buf.Bytes()); err != nil {
+			return
+		}
+		if err := rc.Flush(); err != nil {
+			return
+		}
+		if !more {
+			return
+		}
+		resp = next(ctx)
+	}
+}
+
+// payloads encodes the payloads of one response in parts.
+type payloads struct {
+	format Format
+	ids    int // IncrementalV02: the ids given so far
+}
+
+// write appends resp's payload to b: the first payload (initial) or a
+// subsequent one, in the format of p.
+func (p *payloads) write(b *bytes.Buffer, resp *graphql.Response, initial bool) error {
+	b.WriteByte('{')
+	n := b.Len()
+	sep := func() {
+		if b.Len() > n {
+			b.WriteByte(',')
+		}
+	}
+	member := func(name string, v any) error {
+		sep()
+		b.WriteString(`"` + name + `":`)
+		return encode(b, v)
+	}
+	switch {
+	case initial:
+		if len(resp.Errors) > 0 {
+			if err := member("errors", resp.Errors); err != nil {
+				return err
+			}
+		}
+		sep()
+		b.WriteString(`"data":`)
+		b.Write(orNull(resp.Data))
+		if p.format == IncrementalV02 {
+			b.WriteString(`,"pending":[]`)
+		}
+	case len(resp.Data) == 0 && resp.Path == nil:
+		// The end of the stream alone: {"hasNext":false}.
+	case p.format == Defer20220824:
+		b.WriteString(`"incremental":[{`)
+		if len(resp.Errors) > 0 {
+			b.WriteString(`"errors":`)
+			if err := encode(b, resp.Errors); err != nil {
+				return err
+			}
+			b.WriteByte(',')
+		}
+		if items(resp) {
+			b.WriteString(`"items":`)
+		} else {
+			b.WriteString(`"data":`)
+		}
+		b.Write(orNull(resp.Data))
+		b.WriteString(`,"path":`)
+		if err := encode(b, pathOf(resp)); err != nil {
+			return err
+		}
+		if resp.Label != "" {
+			b.WriteString(`,"label":`)
+			if err := encode(b, resp.Label); err != nil {
+				return err
+			}
+		}
+		b.WriteString(`}]`)
+	default: // IncrementalV02: the part is announced, delivered and completed at once
+		id := strconv.Quote(strconv.Itoa(p.ids))
+		p.ids++
+		b.WriteString(`"pending":[{"id":` + id + `,"path":`)
+		path := pathOf(resp)
+		if items(resp) {
+			path = resp.Path[:len(resp.Path)-1] // a stream's path is its list's
+		}
+		if err := encode(b, path); err != nil {
+			return err
+		}
+		if resp.Label != "" {
+			b.WriteString(`,"label":`)
+			if err := encode(b, resp.Label); err != nil {
+				return err
+			}
+		}
+		b.WriteString(`}]`)
+		if null := len(resp.Data) == 0 || string(resp.Data) == "null"; null {
+			// A part whose data is null (a non-null field of it failed) is
+			// completed with its errors and delivers nothing.
+			b.WriteString(`,"completed":[{"id":` + id)
+			if len(resp.Errors) > 0 {
+				b.WriteString(`,"errors":`)
+				if err := encode(b, resp.Errors); err != nil {
+					return err
+				}
+			}
+			b.WriteString(`}]`)
+			break
+		}
+		b.WriteString(`,"incremental":[{"id":` + id)
+		if len(resp.Errors) > 0 {
+			b.WriteString(`,"errors":`)
+			if err := encode(b, resp.Errors); err != nil {
+				return err
+			}
+		}
+		if items(resp) {
+			b.WriteString(`,"items":`)
+		} else {
+			b.WriteString(`,"data":`)
+		}
+		b.Write(resp.Data)
+		b.WriteString(`}],"completed":[{"id":` + id + `}]`)
+	}
+	sep()
+	b.WriteString(`"hasNext":` + strconv.FormatBool(hasNext(resp)))
+	if len(resp.Extensions) > 0 {
+		if err := member("extensions", resp.Extensions); err != nil {
+			return err
+		}
+	}
+	b.WriteByte('}')
+	return nil
+}
+
+// writeInternal replaces a payload that could not be encoded: an internal
+// error, and the end of the stream.
+func (p *payloads) writeInternal(b *bytes.Buffer) {
+	b.WriteString(`{"errors":[{"message":"internal error","extensions":{"code":"` + errcode.Internal + `"}}],"hasNext":false}`)
+}
+
+// items reports whether resp is a @stream part: the later items of a list
+// (a JSON array; a @defer part's data is an object), at the path of the
+// first of them.
+func items(resp *graphql.Response) bool {
+	return len(resp.Data) > 0 && resp.Data[0] == '[' && len(resp.Path) > 0
+}
+
+func pathOf(resp *graphql.Response) any {
+	if resp.Path == nil {
+		return []any{}
+	}
+	return resp.Path
+}
+
+func orNull(data []byte) []byte {
+	if len(data) == 0 {
+		return []byte("null")
+	}
+	return data
+}
+
+// encode appends v as encoding/json marshals it, without its newline.
+func encode(b *bytes.Buffer, v any) error {
+	if err := json.NewEncoder(b).Encode(v); err != nil {
+		return err
+	}
+	b.Truncate(b.Len() - 1)
+	return nil
+}
