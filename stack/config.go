@@ -18,6 +18,7 @@ import (
 	"github.com/workspacenet/facade/graph"
 	"github.com/workspacenet/facade/internal/budget"
 	"github.com/workspacenet/facade/internal/cache"
+	"github.com/workspacenet/facade/internal/live"
 	"github.com/workspacenet/facade/internal/metrics"
 	"github.com/workspacenet/facade/restclient"
 )
@@ -78,6 +79,12 @@ type Config struct {
 	// so two demos (or tests) on one machine do not fail on the port.
 	MetricsOptional bool
 
+	// Live sizes the pollers that feed the subscriptions (internal/live;
+	// Start sets its Budget, Cache and Hooks). LiveOff turns subscriptions
+	// off.
+	Live    live.Config
+	LiveOff bool
+
 	// Graph configures the GraphQL endpoint; Start sets its Client, Logger
 	// and TrustedDocuments, and applies Production and UpstreamTrace.
 	Graph graph.Options
@@ -123,6 +130,8 @@ func DefaultConfig() Config {
 		CacheTTL:        cache.DefaultTTLSpec,
 		Replicas:        1,
 		Graph:           graph.DefaultOptions(),
+		Live: live.Config{Interval: live.DefaultInterval, Buffer: live.DefaultBuffer,
+			MaxPerCredential: live.DefaultMaxPerCredential, MaxTotal: live.DefaultMaxSubscriptions},
 	}
 }
 
@@ -215,6 +224,14 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	dur(&g.ResponseWriteTimeout, "response-write-timeout", "RESPONSE_WRITE_TIMEOUT", "time a client has to read a response once it is ready; a slower one is cut off; 0 = only the server's write timeout")
 	num(&g.MaxResponseBytes, "max-response-bytes", "MAX_RESPONSE_BYTES", "maximum size of a response's data in bytes: larger is answered RESPONSE_TOO_LARGE; 0 = no limit")
 	num(&g.APQCacheSize, "apq-cache-size", "APQ_CACHE_SIZE", "automatic persisted queries remembered; 0 = APQ off")
+	dur(&c.Live.Interval, "live-interval", "LIVE_INTERVAL", "interval between two polls of a subscription's source, at least 1s; stretched while the client's budget is short")
+	num(&c.Live.Buffer, "live-buffer", "LIVE_BUFFER", "most distinct objects waiting for one subscriber (updates of one object coalesce); beyond it the subscription ends with SUBSCRIBER_TOO_SLOW (at least 1)")
+	num(&c.Live.MaxPerCredential, "live-max-per-credential", "LIVE_MAX_PER_CREDENTIAL", "maximum subscriptions of one upstream client on this replica; 0 = no limit")
+	num(&c.Live.MaxTotal, "live-max-subscriptions", "LIVE_MAX_SUBSCRIPTIONS", "maximum subscriptions on this replica; 0 = no limit")
+	num(&g.LiveMaxPerConnection, "live-max-per-connection", "LIVE_MAX_PER_CONNECTION", "maximum subscriptions of one WebSocket; 0 = no limit")
+	num(&g.LiveMaxConnections, "live-max-connections", "LIVE_MAX_CONNECTIONS", "maximum WebSocket and SSE connections open on this replica; 0 = no limit")
+	dur(&g.LiveKeepAlive, "live-keepalive", "LIVE_KEEPALIVE", "interval of the keep-alive messages on WebSocket and SSE connections; 0 = none")
+	boolean(&c.LiveOff, "live-off", "LIVE_OFF", "turn subscriptions off (no WebSocket, no SSE)")
 	str(&c.MetricsAddr, "metrics-addr", "METRICS_ADDR", "listen address of the Prometheus /metrics endpoint; empty = off (demo mode, without -upstream: "+metrics.DefaultAddr+" unless given)")
 	if len(errs) > 0 {
 		return Config{}, errors.Join(errs...)
@@ -270,6 +287,21 @@ func (c *Config) Validate() error {
 		if v < 0 {
 			return fmt.Errorf("%s: %d is negative (0 turns it off)", name, v)
 		}
+	}
+	for name, v := range map[string]int{"-live-max-per-credential": c.Live.MaxPerCredential, "-live-max-subscriptions": c.Live.MaxTotal,
+		"-live-max-per-connection": c.Graph.LiveMaxPerConnection, "-live-max-connections": c.Graph.LiveMaxConnections} {
+		if v < 0 {
+			return fmt.Errorf("%s: %d is negative (0 turns it off)", name, v)
+		}
+	}
+	if c.Live.Interval < live.MinInterval && !c.Live.AllowFastPolls {
+		return fmt.Errorf("-live-interval: %v is below the minimum %v", c.Live.Interval, live.MinInterval)
+	}
+	if c.Live.Buffer < 1 {
+		return fmt.Errorf("-live-buffer: %d must be at least 1", c.Live.Buffer)
+	}
+	if c.Graph.LiveKeepAlive < 0 {
+		return fmt.Errorf("-live-keepalive: %v is negative", c.Graph.LiveKeepAlive)
 	}
 	if c.Budget.MaxPause < 0 {
 		return fmt.Errorf("-max-upstream-pause: %v is negative", c.Budget.MaxPause)
