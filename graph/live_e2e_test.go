@@ -1,6 +1,7 @@
 package graph_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -389,5 +390,62 @@ func TestLiveLimitsRefuse(t *testing.T) {
 	}
 	if _, resp, err := dialLive(t, env, nil, "graphql-transport-ws"); err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("sixth connection: %v %v", resp, err)
+	}
+}
+
+// TestLiveOverSSE: graphql-sse's distinct connections mode: one POST with
+// Accept: text/event-stream; a visit's check-in arrives as a `next` event;
+// a subscription over plain HTTP is refused.
+func TestLiveOverSSE(t *testing.T) {
+	env := liveEnv(t, nil)
+	visit := env.ID(t, "visit", 0)
+	query := `subscription($id: ID!) { visitEvents(id: $id) { kind node { id checkInDate location { id } } } }`
+	body := mustJSON(map[string]any{"query": query, "variables": map[string]any{"id": visit}})
+
+	plain := env.Do(t, env.Bearer(), query, map[string]any{"id": visit}, nil)
+	if len(plain.Errors) == 0 || plain.Errors[0].Extensions["code"] != "BAD_REQUEST" {
+		t.Fatalf("subscription over plain HTTP: %+v", plain)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, env.FacadeURL, bytes.NewReader(body))
+	req.Header = env.Bearer().Header()
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || !strings.HasPrefix(ct, "text/event-stream") {
+		t.Fatalf("status %d, Content-Type %q", resp.StatusCode, ct)
+	}
+	testenv.WaitFor(t, "the subscription", func() bool { return env.Stack.Live.Stats().Subscriptions == 1 })
+	waitPolls(t, env, "/visitors/visits/v1/{id}", 1)
+	restChange(t, env, "/_test/visits/"+visit+"/set", map[string]any{"checkInDate": "2026-01-02T10:00:00Z"})
+	events := make(chan string, 10)
+	go func() {
+		sc := bufio.NewScanner(resp.Body)
+		event := ""
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case strings.HasPrefix(line, "event: "):
+				event = strings.TrimPrefix(line, "event: ")
+			case strings.HasPrefix(line, "data: "):
+				events <- event + " " + strings.TrimPrefix(line, "data: ")
+			}
+		}
+		close(events)
+	}()
+	select {
+	case e := <-events:
+		want := `next {"data":{"visitEvents":{"kind":"UPDATED","node":{"id":"` + visit + `","checkInDate":"2026-01-02T10:00:00Z","location":{"id":`
+		if !strings.HasPrefix(e, want) {
+			t.Fatalf("event %s\nwant %s...", e, want)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no event")
 	}
 }

@@ -163,9 +163,20 @@ func (o *Options) serveLive(w http.ResponseWriter, r *http.Request, srv *handler
 		ctx = context.WithValue(ctx, upgradeHeadersKey{}, r.Header.Clone())
 	} else {
 		ctx, _ = o.newRequest(ctx, credentialsOf(r.Header), false, false, paceHooks)
+		w = flusher{w, rc}
 	}
 	srv.ServeHTTP(w, r.WithContext(ctx))
 }
+
+// flusher gives the SSE transport the http.Flusher of the writer below the
+// middlewares' wrappers.
+type flusher struct {
+	http.ResponseWriter
+	rc *http.ResponseController
+}
+
+func (f flusher) Flush()                      { _ = f.rc.Flush() }
+func (f flusher) Unwrap() http.ResponseWriter { return f.ResponseWriter }
 
 // eventRequest gives each event of a subscription a request of its own:
 // its loaders and its collector of upstream calls, so an event's links are
