@@ -50,6 +50,11 @@ type Config struct {
 	// DemoRateLimit is the embedded REST service's rate limit, requests per
 	// second per client as the real API enforces (0 = off).
 	DemoRateLimit int
+	// DemoActivity is how often the program (not Start) makes a change in
+	// the embedded REST service's first location: a new order, a new
+	// payment, the payment succeeding (restserver.Server.Activity), so
+	// subscriptions show something at once. 0 = none.
+	DemoActivity time.Duration
 	// CacheTTL is the response cache's TTL per route family
 	// (cache.ParseTTLs); "" caches nothing.
 	CacheTTL string
@@ -126,6 +131,7 @@ func DefaultConfig() Config {
 		LogLevel:        slog.LevelInfo,
 		Budget:          budget.Config{RPS: budget.DefaultRPS, Burst: budget.DefaultBurst, MaxPause: budget.DefaultMaxPause},
 		DemoRateLimit:   budget.DefaultRPS,
+		DemoActivity:    5 * time.Second,
 		AuthGate:        restclient.DefaultAuthGate(),
 		CacheTTL:        cache.DefaultTTLSpec,
 		Replicas:        1,
@@ -224,6 +230,7 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	dur(&g.ResponseWriteTimeout, "response-write-timeout", "RESPONSE_WRITE_TIMEOUT", "time a client has to read a response once it is ready; a slower one is cut off; 0 = only the server's write timeout")
 	num(&g.MaxResponseBytes, "max-response-bytes", "MAX_RESPONSE_BYTES", "maximum size of a response's data in bytes: larger is answered RESPONSE_TOO_LARGE; 0 = no limit")
 	num(&g.APQCacheSize, "apq-cache-size", "APQ_CACHE_SIZE", "automatic persisted queries remembered; 0 = APQ off")
+	dur(&c.DemoActivity, "demo-activity", "DEMO_ACTIVITY", "with the embedded REST service: how often the program makes a new order, a new payment or a payment succeed in the first demo location; 0 = never")
 	dur(&c.Live.Interval, "live-interval", "LIVE_INTERVAL", "interval between two polls of a subscription's source, at least 1s; stretched while the client's budget is short")
 	num(&c.Live.Buffer, "live-buffer", "LIVE_BUFFER", "most distinct objects waiting for one subscriber (updates of one object coalesce); beyond it the subscription ends with SUBSCRIBER_TOO_SLOW (at least 1)")
 	num(&c.Live.MaxPerCredential, "live-max-per-credential", "LIVE_MAX_PER_CREDENTIAL", "maximum subscriptions of one upstream client on this replica; 0 = no limit")
@@ -322,6 +329,9 @@ func (c *Config) Validate() error {
 	}
 	if len(c.Secret) > 0 && len(c.Secret) < cache.MinSecretLen {
 		return fmt.Errorf("secret: %d bytes, want at least %d", len(c.Secret), cache.MinSecretLen)
+	}
+	if c.DemoActivity < 0 {
+		return fmt.Errorf("-demo-activity: %v is negative (0 = off)", c.DemoActivity)
 	}
 	if c.DemoRateLimit < 0 {
 		return fmt.Errorf("-demo-rate-limit: %d is negative (0 = off)", c.DemoRateLimit)
