@@ -266,6 +266,9 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
 		if rc != nil {
 			lc.Cache = rc
 		}
+		if st.Redis != nil {
+			lc.Shared = live.NewShared(st.Redis, secret)
+		}
 		st.Live = live.New(lc)
 		c.Graph.Live = st.Live
 		c.Graph.CheckOrigin = func(origin string) bool { return slices.Contains(c.CORSOrigins, origin) }

@@ -117,6 +117,9 @@ type Source struct {
 	// Stale are the response cache entries a change seen by a poll makes
 	// stale (restclient.ResponseCache.Invalidate's route, param, value).
 	Stale []Stale
+	// Decode reads back {"items": [...]} of Item values encoded as JSON
+	// (what one replica fetched, for the others: shared.go).
+	Decode func(data []byte) ([]any, error)
 }
 
 // Stale names response cache entries: those of the GET Route whose Param is
@@ -160,6 +163,9 @@ type Config struct {
 	// AllowFastPolls lets Interval go below MinInterval (tests of the
 	// package's own callers that count polls, never the program).
 	AllowFastPolls bool
+	// Shared, when set, makes the pollers of every replica using the same
+	// Redis one (shared.go); nil: one per process.
+	Shared *Shared
 }
 
 // Errors of Subscribe and of a subscription's end.
@@ -346,6 +352,10 @@ func (p *poller) currentInterval() time.Duration {
 }
 
 func (p *poller) start() {
+	if p.h.c.Shared != nil {
+		go p.h.c.Shared.run(p)
+		return
+	}
 	go p.run()
 }
 
@@ -356,10 +366,12 @@ func (p *poller) run() {
 		if p.ctx.Err() != nil {
 			return
 		}
-		next := p.apply(items, waited, err, time.Now())
-		if next < 0 {
+		events, next, end := p.apply(items, waited, err, time.Now())
+		if end != nil {
+			p.endAll(end)
 			return
 		}
+		p.publish(events)
 		t := time.NewTimer(next)
 		select {
 		case <-p.ctx.Done():
@@ -368,6 +380,21 @@ func (p *poller) run() {
 		case <-t.C:
 		}
 	}
+}
+
+// publish tells the subscribers of this process about events and makes
+// what the changes make stale invalidated.
+func (p *poller) publish(events []Event) {
+	if len(events) == 0 {
+		return
+	}
+	for _, e := range events {
+		if e.Kind != Failed {
+			p.invalidate()
+			break
+		}
+	}
+	p.deliver(events)
 }
 
 // poll fetches the source once, with the subscriber's credentials, at the
@@ -395,22 +422,20 @@ func (p *poller) poll() (items []Item, waited time.Duration, err error) {
 	return items, waited, err
 }
 
-// apply compares a poll's result with the previous one, delivers the
-// changes and returns the wait before the next poll (negative: the poller
-// has ended).
-func (p *poller) apply(items []Item, waited time.Duration, err error, at time.Time) time.Duration {
+// apply compares a poll's result with the previous one and returns the
+// changes, the wait before the next poll, and the error that ends the
+// source's subscriptions (a 401 or 403), if any.
+func (p *poller) apply(items []Item, waited time.Duration, err error, at time.Time) ([]Event, time.Duration, error) {
 	base := p.h.c.Interval
 	if err != nil {
 		if fatal(err) {
-			p.endAll(err)
-			return -1
+			return nil, 0, err
 		}
 		p.failures++
 		next := base << min(p.failures, 4)
 		next = min(next, base*MaxStretch)
 		p.setInterval(next)
-		p.deliver([]Event{{Kind: Failed, At: at, Interval: next, Err: err}})
-		return next
+		return []Event{{Kind: Failed, At: at, Interval: next, Err: err}}, next, nil
 	}
 	p.failures = 0
 	next := base
@@ -423,12 +448,7 @@ func (p *poller) apply(items []Item, waited time.Duration, err error, at time.Ti
 		}
 	}
 	p.setInterval(next)
-	events := p.diff(items, at, next)
-	if len(events) > 0 {
-		p.invalidate(events)
-		p.deliver(events)
-	}
-	return next
+	return p.diff(items, at, next), next, nil
 }
 
 func (p *poller) setInterval(d time.Duration) {
@@ -479,7 +499,7 @@ func (p *poller) diff(items []Item, at time.Time, interval time.Duration) []Even
 	return events
 }
 
-func (p *poller) invalidate(events []Event) {
+func (p *poller) invalidate() {
 	c := p.h.c.Cache
 	if c == nil {
 		return

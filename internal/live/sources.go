@@ -27,6 +27,18 @@ func created(t *restclient.Timestamp) (ts restclient.Timestamp) {
 	return *t
 }
 
+// decoder reads back values of T encoded as {"items": [...]}.
+func decoder[T any]() func([]byte) ([]any, error) {
+	return func(b []byte) ([]any, error) {
+		l, err := restclient.DecodeItems[T](b)
+		out := make([]any, len(l))
+		for i, v := range l {
+			out[i] = v
+		}
+		return out, err
+	}
+}
+
 func listItems[T any](list []*T, id func(*T) string, date func(*T) *restclient.Timestamp) []Item {
 	out := make([]Item, 0, len(list))
 	for _, v := range list {
@@ -39,9 +51,10 @@ func listItems[T any](list []*T, id func(*T) string, date func(*T) *restclient.T
 func Transactions(c *restclient.Client, location string, status restclient.TransactionStatus, typ restclient.TransactionType) Source {
 	const route = "/transactions/money/v1"
 	return Source{
-		Key:   key(route, "locationRef", location, "status", string(status), "type", string(typ)),
-		Route: route,
-		Stale: []Stale{{route, "locationRef", location}},
+		Key:    key(route, "locationRef", location, "status", string(status), "type", string(typ)),
+		Decode: decoder[restclient.Transaction](),
+		Route:  route,
+		Stale:  []Stale{{route, "locationRef", location}},
 		Fetch: func(ctx context.Context) ([]Item, error) {
 			l, _, err := c.Transactions.ListTransactions(ctx, &restclient.TransactionListOptions{LocationRef: location, Status: status, Type: typ, ListOptions: restclient.ListOptions{Limit: PageSize}})
 			return listItems(l, func(v *restclient.Transaction) string { return v.ID }, func(v *restclient.Transaction) *restclient.Timestamp { return v.CreateDate }), err
@@ -53,9 +66,10 @@ func Transactions(c *restclient.Client, location string, status restclient.Trans
 func Orders(c *restclient.Client, location string, status restclient.OrderStatus) Source {
 	const route = "/shop/orders/v1"
 	return Source{
-		Key:   key(route, "locationRef", location, "status", string(status)),
-		Route: route,
-		Stale: []Stale{{route, "locationRef", location}},
+		Key:    key(route, "locationRef", location, "status", string(status)),
+		Decode: decoder[restclient.Order](),
+		Route:  route,
+		Stale:  []Stale{{route, "locationRef", location}},
 		Fetch: func(ctx context.Context) ([]Item, error) {
 			l, _, err := c.Shop.ListOrders(ctx, &restclient.OrderListOptions{LocationRef: location, Status: status, ListOptions: restclient.ListOptions{Limit: PageSize}})
 			return listItems(l, func(v *restclient.Order) string { return v.ID }, func(v *restclient.Order) *restclient.Timestamp { return v.CreateDate }), err
@@ -68,8 +82,9 @@ func Orders(c *restclient.Client, location string, status restclient.OrderStatus
 func CreditNotes(c *restclient.Client, invoice, location string) Source {
 	const route = "/billing/credit_notes/v1"
 	s := Source{
-		Key:   key(route, "invoiceRef", invoice, "locationRef", location),
-		Route: route,
+		Key:    key(route, "invoiceRef", invoice, "locationRef", location),
+		Decode: decoder[restclient.CreditNote](),
+		Route:  route,
 		Fetch: func(ctx context.Context) ([]Item, error) {
 			l, _, err := c.Billing.ListCreditNotes(ctx, &restclient.CreditNoteListOptions{InvoiceRef: invoice, LocationRef: location, ListOptions: restclient.ListOptions{Limit: PageSize}})
 			return listItems(l, func(v *restclient.CreditNote) string { return v.ID }, func(v *restclient.CreditNote) *restclient.Timestamp { return v.CreateDate }), err
@@ -89,8 +104,9 @@ func CreditNotes(c *restclient.Client, invoice, location string) Source {
 func Redemptions(c *restclient.Client, coupon, promocode string) Source {
 	const route = "/discounts/redemptions/v1"
 	s := Source{
-		Key:   key(route, "couponRef", coupon, "promocodeRef", promocode),
-		Route: route,
+		Key:    key(route, "couponRef", coupon, "promocodeRef", promocode),
+		Decode: decoder[restclient.Redemption](),
+		Route:  route,
 		Fetch: func(ctx context.Context) ([]Item, error) {
 			l, _, err := c.Discounts.ListRedemptions(ctx, &restclient.RedemptionListOptions{CouponRef: coupon, PromocodeRef: promocode, ListOptions: restclient.ListOptions{Limit: PageSize}})
 			return listItems(l, func(*restclient.Redemption) string { return "" }, func(v *restclient.Redemption) *restclient.Timestamp { return v.CreateDate }), err
@@ -108,9 +124,10 @@ func Redemptions(c *restclient.Client, coupon, promocode string) Source {
 func Comments(c *restclient.Client, post string) Source {
 	const route = "/feed/posts/v1/{id}/comments"
 	return Source{
-		Key:   key(route, "id", post),
-		Route: route,
-		Stale: []Stale{{route, "id", post}},
+		Key:    key(route, "id", post),
+		Decode: decoder[restclient.Comment](),
+		Route:  route,
+		Stale:  []Stale{{route, "id", post}},
 		Fetch: func(ctx context.Context) ([]Item, error) {
 			l, _, err := c.Feed.ListComments(ctx, post)
 			return listItems(l, func(v *restclient.Comment) string { return v.ID }, func(v *restclient.Comment) *restclient.Timestamp { return v.CreateDate }), err
@@ -120,9 +137,10 @@ func Comments(c *restclient.Client, post string) Source {
 
 func one[T any](route, param, id string, get func(context.Context, string) (*T, *restclient.Response, error)) Source {
 	return Source{
-		Key:   key(route, param, id),
-		Route: route,
-		Stale: []Stale{{route, param, id}},
+		Key:    key(route, param, id),
+		Route:  route,
+		Decode: decoder[T](),
+		Stale:  []Stale{{route, param, id}},
 		Fetch: func(ctx context.Context) ([]Item, error) {
 			v, _, err := get(ctx, id)
 			if err != nil {
