@@ -223,6 +223,7 @@ func NewHandler(o Options) http.Handler {
 	srv.Use(limits.New(o.Limits).UseQueryCache(docs))
 	// Admission runs after the limits extension, whose cost it admits.
 	admit := admission.New(admission.Config{MaxCostInFlight: o.MaxCostInFlight, ClientShare: o.ClientCostShare, Wait: o.AdmissionWait})
+	resolvers.admit = admit
 	if admit != nil {
 		srv.Use(admit.Extension())
 		o.Metrics.SetAdmission(admit)
@@ -458,6 +459,7 @@ type request struct {
 	collector      calls.Collector
 	loaders        loaders.Source // the value of loaders.ContextKey
 	batching       loaders.Loaders
+	release        func() // gives back the admission units of a subscription's event
 }
 
 type requestKey struct{}

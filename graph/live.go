@@ -6,8 +6,10 @@ import (
 	"strconv"
 	"sync/atomic"
 
+	"github.com/workspacenet/facade/graph/admission"
 	"github.com/workspacenet/facade/graph/errcode"
 	"github.com/workspacenet/facade/graph/gqlerr"
+	"github.com/workspacenet/facade/graph/limits"
 	"github.com/workspacenet/facade/graph/model"
 	"github.com/workspacenet/facade/internal/live"
 	"github.com/workspacenet/facade/restclient"
@@ -86,10 +88,24 @@ func tooManySubscriptions(limit string, maximum int) error {
 		Ext: map[string]any{"limit": limit, "maximum": maximum}}
 }
 
-// node returns a live event's object as T, or its error.
-func node[T any](e *model.LiveEvent) (*T, error) {
+// node returns a live event's object as T, or its error. The event's
+// execution is admitted as an operation of the subscription's cost
+// (graph/admission) before its node resolves; eventRequest releases the
+// units once the event is written.
+func node[T any](ctx context.Context, admit *admission.Controller, e *model.LiveEvent) (*T, error) {
 	if e.Err != nil {
 		return nil, e.Err
+	}
+	if st := limits.StatsFrom(ctx); admit != nil && st != nil {
+		release, err := admit.Hold(ctx, restclient.IdentityFromContext(ctx), st.Cost)
+		if err != nil {
+			return nil, err
+		}
+		req := requestFrom(ctx)
+		if req.release != nil {
+			req.release()
+		}
+		req.release = release
 	}
 	v, _ := e.Node.(*T)
 	return v, nil

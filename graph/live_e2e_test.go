@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -364,6 +365,16 @@ func TestLiveLimitsRefuse(t *testing.T) {
 		testenv.WaitFor(t, "subscriptions", func() bool { return env.Stack.Live.Stats().Subscriptions == n })
 	}
 	a := connectLive(t, env, initOf(env.Bearer()))
+	// The operation limits hold for a subscription's selection.
+	aliases := ""
+	for i := range 31 {
+		aliases += fmt.Sprintf(" k%d: kind", i)
+	}
+	a.subscribe("x", `subscription($loc: ID!) { orderEvents(locationId: $loc) {`+aliases+` } }`, vars)
+	var errs []struct{ Extensions map[string]any }
+	if m := a.next("x"); m.Type != "error" || json.Unmarshal(m.Payload, &errs) != nil || len(errs) == 0 || errs[0].Extensions["code"] != "QUERY_TOO_COMPLEX" {
+		t.Fatalf("31 aliases: %s %s, want an error message with QUERY_TOO_COMPLEX", m.Type, m.Payload)
+	}
 	a.subscribe("1", orderEventsQuery, vars)
 	subs(1)
 	a.subscribe("2", orderEventsQuery, vars)

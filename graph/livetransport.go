@@ -191,7 +191,11 @@ func (o *Options) eventRequest(ctx context.Context, next graphql.ResponseHandler
 	req.collector = calls.Collector{Max: o.MaxUpstreamCalls}
 	req.calls = &req.collector
 	req.loaders = o.requestLoaders(&req.batching)
-	return next(req)
+	resp := next(req)
+	if req.release != nil {
+		req.release()
+	}
+	return resp
 }
 
 // refuseSubscriptionOverHTTP answers a subscription that did not come over

@@ -3,6 +3,7 @@ package graph
 import (
 	"log/slog"
 
+	"github.com/workspacenet/facade/graph/admission"
 	"github.com/workspacenet/facade/graph/generated"
 	"github.com/workspacenet/facade/graph/loaders"
 	"github.com/workspacenet/facade/graph/paging"
@@ -23,6 +24,8 @@ type Resolver struct {
 	cursors *paging.Codec
 	// live feeds the subscriptions (Options.Live); nil: subscriptions off.
 	live *live.Hub
+	// admit admits each event of a subscription (nil: admission off).
+	admit *admission.Controller
 }
 
 // requestLoaders returns the Source of one request: NewLoaders' when set,

@@ -32,7 +32,7 @@ func (r *commentResolver) Replies(ctx context.Context, obj *restclient.Comment) 
 
 // Node is the resolver for the node field.
 func (r *commentEventResolver) Node(ctx context.Context, obj *model.LiveEvent) (*restclient.Comment, error) {
-	return node[restclient.Comment](obj)
+	return node[restclient.Comment](ctx, r.admit, obj)
 }
 
 // Location is the resolver for the location field.
@@ -57,7 +57,7 @@ func (r *creditNoteResolver) Location(ctx context.Context, obj *restclient.Credi
 
 // Node is the resolver for the node field.
 func (r *creditNoteEventResolver) Node(ctx context.Context, obj *model.LiveEvent) (*restclient.CreditNote, error) {
-	return node[restclient.CreditNote](obj)
+	return node[restclient.CreditNote](ctx, r.admit, obj)
 }
 
 // InvoiceItem is the resolver for the invoiceItem field.
@@ -85,7 +85,7 @@ func (r *eventResolver) Location(ctx context.Context, obj *restclient.Event) (*m
 
 // Node is the resolver for the node field.
 func (r *eventEventResolver) Node(ctx context.Context, obj *model.LiveEvent) (*restclient.Event, error) {
-	return node[restclient.Event](obj)
+	return node[restclient.Event](ctx, r.admit, obj)
 }
 
 // Taxes is the resolver for the taxes field.
@@ -289,7 +289,7 @@ func (r *orderResolver) Product(ctx context.Context, obj *restclient.Order) (*re
 
 // Node is the resolver for the node field.
 func (r *orderEventResolver) Node(ctx context.Context, obj *model.LiveEvent) (*restclient.Order, error) {
-	return node[restclient.Order](obj)
+	return node[restclient.Order](ctx, r.admit, obj)
 }
 
 // Comments is the resolver for the comments field.
@@ -309,7 +309,7 @@ func (r *productResolver) Location(ctx context.Context, obj *restclient.Product)
 
 // Node is the resolver for the node field.
 func (r *productEventResolver) Node(ctx context.Context, obj *model.LiveEvent) (*restclient.Product, error) {
-	return node[restclient.Product](obj)
+	return node[restclient.Product](ctx, r.admit, obj)
 }
 
 // Resource is the resolver for the resource field.
@@ -415,7 +415,7 @@ func (r *redemptionResolver) Location(ctx context.Context, obj *restclient.Redem
 
 // Node is the resolver for the node field.
 func (r *redemptionEventResolver) Node(ctx context.Context, obj *model.LiveEvent) (*restclient.Redemption, error) {
-	return node[restclient.Redemption](obj)
+	return node[restclient.Redemption](ctx, r.admit, obj)
 }
 
 // Location is the resolver for the location field.
@@ -485,7 +485,7 @@ func (r *resourceResolver) Schedule(ctx context.Context, obj *restclient.Resourc
 
 // Node is the resolver for the node field.
 func (r *resourceEventResolver) Node(ctx context.Context, obj *model.LiveEvent) (*restclient.Resource, error) {
-	return node[restclient.Resource](obj)
+	return node[restclient.Resource](ctx, r.admit, obj)
 }
 
 // TransactionEvents is the resolver for the transactionEvents field.
@@ -588,7 +588,7 @@ func (r *transactionBookingResolver) Resource(ctx context.Context, obj *restclie
 
 // Node is the resolver for the node field.
 func (r *transactionEventResolver) Node(ctx context.Context, obj *model.LiveEvent) (*restclient.Transaction, error) {
-	return node[restclient.Transaction](obj)
+	return node[restclient.Transaction](ctx, r.admit, obj)
 }
 
 // Option is the resolver for the option field.
@@ -613,7 +613,7 @@ func (r *visitResolver) Location(ctx context.Context, obj *restclient.Visit) (*m
 
 // Node is the resolver for the node field.
 func (r *visitEventResolver) Node(ctx context.Context, obj *model.LiveEvent) (*restclient.Visit, error) {
-	return node[restclient.Visit](obj)
+	return node[restclient.Visit](ctx, r.admit, obj)
 }
 
 // Location is the resolver for the location field.
