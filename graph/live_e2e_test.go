@@ -460,3 +460,50 @@ func TestLiveOverSSE(t *testing.T) {
 		t.Fatal("no event")
 	}
 }
+
+// TestLiveLegacyGraphQLWS: the legacy graphql-ws subprotocol
+// (subscriptions-transport-ws): connection_init, connection_ack and
+// keep-alive "ka" messages, start, data, stop, complete.
+func TestLiveLegacyGraphQLWS(t *testing.T) {
+	env := liveEnv(t, func(c *stack.Config) { c.Graph.LiveKeepAlive = 10 * time.Millisecond })
+	conn, _, err := dialLive(t, env, env.Bearer().Header(), "graphql-ws")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.CloseNow()
+	c := &wsClient{t: t, conn: conn, msgs: map[string]chan wsMsg{}}
+	c.send(wsMsg{Type: "connection_init", Payload: mustJSON(map[string]any{})}) // credentials from the upgrade's headers
+	if m := c.read(); m.Type != "connection_ack" {
+		t.Fatalf("%+v", m)
+	}
+	if m := c.read(); m.Type != "ka" {
+		t.Fatalf("after the ack: %+v, want ka", m)
+	}
+	loc := env.ID(t, "location", 0)
+	c.send(wsMsg{ID: "1", Type: "start", Payload: mustJSON(map[string]any{"query": orderEventsQuery, "variables": map[string]any{"loc": loc}})})
+	testenv.WaitFor(t, "the subscription", func() bool { return env.Stack.Live.Stats().Subscriptions == 1 })
+	waitPolls(t, env, "/shop/orders/v1", 1)
+	created := restChange(t, env, "/_test/orders/"+firstOrder(t, env, loc).ID+"/copy", nil)
+	for {
+		m := c.read()
+		if m.Type == "ka" {
+			continue
+		}
+		if m.Type != "data" || m.ID != "1" || !strings.Contains(string(m.Payload), `"kind":"CREATED"`) || !strings.Contains(string(m.Payload), created) {
+			t.Fatalf("%s %s, want data of CREATED %s", m.Type, m.Payload, created)
+		}
+		break
+	}
+	c.send(wsMsg{ID: "1", Type: "stop"})
+	for {
+		m := c.read()
+		if m.Type == "ka" {
+			continue
+		}
+		if m.Type != "complete" || m.ID != "1" {
+			t.Fatalf("after stop: %+v", m)
+		}
+		break
+	}
+	testenv.WaitFor(t, "no subscription", func() bool { return env.Stack.Live.Stats().Subscriptions == 0 })
+}
