@@ -41,9 +41,12 @@
     listeners.slice().forEach(function (fn) { fn(lastReport); });
   }
 
-  // isSubscription reports whether the operation GraphiQL runs is a
-  // subscription: the named one, else the document's only one.
-  function isSubscription(params) {
+  // operation returns the type ("query", "mutation", "subscription") of
+  // the operation GraphiQL runs: the named one, else the document's only
+  // one. GraphiQL 3.9 may still send the name of the previous tab's
+  // operation right after a tab switch: a name the document does not have,
+  // with one operation in it, is dropped (params.operationName is fixed).
+  function operation(params) {
     var doc = ((params && params.query) || '').replace(/#[^\n]*/g, '').replace(/"""[\s\S]*?"""|"(?:[^"\\]|\\.)*"/g, '""');
     var ops = [];
     var re = /(?:^|[}\s])(query|mutation|subscription)\b\s*([_A-Za-z][_0-9A-Za-z]*)?/g;
@@ -51,13 +54,22 @@
     while ((m = re.exec(doc)) !== null) {
       ops.push({ type: m[1], name: m[2] || '' });
     }
+    if (ops.length === 0 && /^\s*\{/.test(doc)) {
+      ops.push({ type: 'query', name: '' });
+    }
     var name = params && params.operationName;
     for (var i = 0; i < ops.length; i++) {
-      if (name ? ops[i].name === name : ops.length === 1) {
-        return ops[i].type === 'subscription';
+      if (name && ops[i].name === name) {
+        return ops[i].type;
       }
     }
-    return false;
+    if (ops.length === 1) {
+      if (name) {
+        params.operationName = ops[0].name || undefined;
+      }
+      return ops[0].type;
+    }
+    return '';
   }
 
   // subscribe runs a subscription over graphql-transport-ws: an observable
@@ -135,7 +147,7 @@
     if (cfg.upstreamTrace && !headers.has(TRACE_HEADER)) {
       headers.set(TRACE_HEADER, '1');
     }
-    if (isSubscription(params)) {
+    if (operation(params) === 'subscription') {
       headers.delete('Content-Type');
       headers.delete('Accept');
       headers.delete(TRACE_HEADER);
