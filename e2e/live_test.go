@@ -33,7 +33,7 @@ func TestLiveClients(t *testing.T) {
 		Error  string
 	}
 	var got struct {
-		Created                      []string
+		Created                       []string
 		GraphqlWs, GraphqlSse, Apollo client
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
