@@ -119,8 +119,9 @@ func (s *Shared) run(p *poller) {
 	msgs := sub.Channel()
 	interval := p.h.c.Interval
 	ttl := max(interval*2/3, 2*time.Millisecond)
-	tick := time.NewTicker(max(interval/3, time.Millisecond))
-	defer tick.Stop()
+	renew := max(interval/3, time.Millisecond)
+	wake := time.NewTimer(renew)
+	defer wake.Stop()
 	holding := false
 	defer func() {
 		if holding {
@@ -162,10 +163,16 @@ func (s *Shared) run(p *poller) {
 			p.publish(events)
 			s.saveState(p, state, ad, 10*next)
 		}
+		// Wake to renew the lease, or to poll on time.
+		d := renew
+		if holding {
+			d = min(d, max(time.Until(nextPoll), 0))
+		}
+		wake.Reset(d)
 		select {
 		case <-p.ctx.Done():
 			return
-		case <-tick.C:
+		case <-wake.C:
 		case m, ok := <-msgs:
 			if !ok {
 				return
