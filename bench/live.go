@@ -3,8 +3,8 @@ package main
 // The live data benchmark (go run ./bench -live): the targets of
 // docs/live-data.md, measured on loopback with a real Redis (redis-server on
 // the PATH, started on a free port) and the local REST service in this
-// process, the facades too (their RSS is this process's: the clients' side
-// included, an upper bound of the server's).
+// process, the facades too, but the idle subscribers' facade: a process of
+// its own, whose RSS is measured.
 
 import (
 	"context"
@@ -26,6 +26,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/workspacenet/facade/internal/childproc"
 	"github.com/workspacenet/facade/restserver"
 	"github.com/workspacenet/facade/stack"
 )
@@ -104,16 +105,22 @@ func runLive(ctx context.Context, interval time.Duration, subscribers, credentia
 	}
 	fmt.Fprintf(w, "| interactive query (orders(first: 5) of a location) p50, without / with 5 active sources of its credential | %v / %v (%+.0f%%) | within 10%% |\n", none.Round(10*time.Microsecond), five.Round(10*time.Microsecond), 100*(float64(five)/float64(none)-1))
 
-	// 4. Idle subscribers on one replica.
+	// 4. Idle subscribers on one replica, a process of its own.
 	if idle > 0 {
-		rss0 := rssBytes()
-		conns, err := b.idle(ctx, bases[0], idle)
+		var hello struct{ URL string }
+		child, err := childproc.StartSelf(&hello, time.Minute, nil, liveFacadeEnv+"="+up.URL)
 		if err != nil {
 			return err
 		}
-		runtime.GC()
-		rss1 := rssBytes()
-		fmt.Fprintf(w, "| %d idle WebSocket subscribers on one replica: RSS of the process (server and clients) | %.0f MB (+%.0f MB, %.1f KB per subscriber, both sides) | under 600 MB |\n", idle, float64(rss1)/1e6, float64(rss1-rss0)/1e6, float64(rss1-rss0)/float64(idle)/1e3)
+		defer child.Stop()
+		rss0 := rssOf(child.Pid)
+		conns, err := b.idle(ctx, hello.URL, idle)
+		if err != nil {
+			return err
+		}
+		time.Sleep(2 * interval)
+		rss1 := rssOf(child.Pid)
+		fmt.Fprintf(w, "| %d idle WebSocket subscribers of one source on one replica: RSS of the facade process | %.0f MB (%.0f MB before; %.1f KB per subscriber) | under 600 MB |\n", idle, float64(rss1)/1e6, float64(rss0)/1e6, float64(rss1-rss0)/float64(idle)/1e3)
 		for _, c := range conns {
 			c.CloseNow()
 		}
@@ -328,17 +335,68 @@ func (b *liveBench) interactive(ctx context.Context, base string) (none, five ti
 	return none, five, err
 }
 
-// idle opens n subscribers of one source on one replica that read nothing.
+// idle opens n subscribers of one source on one replica that read
+// nothing, 16 at a time.
 func (b *liveBench) idle(ctx context.Context, base string, n int) ([]*websocket.Conn, error) {
-	var conns []*websocket.Conn
-	for range n {
-		c, err := b.subscribe(ctx, base, b.bearer, nil)
-		if err != nil {
-			return conns, err
-		}
-		conns = append(conns, c)
+	var (
+		mu    sync.Mutex
+		conns []*websocket.Conn
+		first error
+		wg    sync.WaitGroup
+	)
+	next := make(chan struct{})
+	for range 16 {
+		wg.Go(func() {
+			for range next {
+				c, err := b.subscribe(ctx, base, b.bearer, nil)
+				mu.Lock()
+				if err != nil && first == nil {
+					first = err
+				}
+				if c != nil {
+					conns = append(conns, c)
+				}
+				mu.Unlock()
+			}
+		})
 	}
-	return conns, nil
+	for range n {
+		next <- struct{}{}
+	}
+	close(next)
+	wg.Wait()
+	return conns, first
+}
+
+// liveFacadeEnv makes this binary the facade of the idle measurement: the
+// upstream's URL, one replica, the live defaults but no bounds.
+const liveFacadeEnv = "BENCH_LIVE_FACADE"
+
+func maybeServeLiveFacade() bool {
+	url := os.Getenv(liveFacadeEnv)
+	if url == "" {
+		return false
+	}
+	ctx := childproc.ParentGone()
+	cfg := stack.DefaultConfig()
+	cfg.Upstream, cfg.Playground, cfg.MetricsAddr = url, false, ""
+	cfg.Live.MaxTotal, cfg.Live.MaxPerCredential, cfg.Graph.LiveMaxConnections = 0, 0, 0
+	cfg.Graph.LiveMaxPerConnection = 0
+	st, err := stack.Start(ctx, cfg, slog.New(slog.DiscardHandler))
+	if err == nil {
+		var ln net.Listener
+		if ln, err = net.Listen("tcp", "127.0.0.1:0"); err == nil {
+			go func() { _ = st.Serve(ln) }()
+			err = childproc.Announce(struct{ URL string }{"http://" + ln.Addr().String()})
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench live facade:", err)
+		os.Exit(1)
+	}
+	<-ctx.Done()
+	_ = st.Close()
+	return true
 }
 
 func (b *liveBench) copyOrder() (string, error) {
@@ -368,9 +426,9 @@ func randDuration(d time.Duration) time.Duration {
 	return time.Duration(n % uint64(d))
 }
 
-// rssBytes is this process's resident set size.
-func rssBytes() int64 {
-	raw, err := os.ReadFile("/proc/self/status")
+// rssOf is the resident set size of process pid.
+func rssOf(pid int) int64 {
+	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
 		return 0
 	}

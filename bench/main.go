@@ -37,7 +37,7 @@ import (
 )
 
 func main() {
-	if maybeServeUpstream() || maybeServeFacade() {
+	if maybeServeUpstream() || maybeServeFacade() || maybeServeLiveFacade() {
 		return
 	}
 	if err := run(os.Args[1:]); err != nil {

@@ -80,7 +80,7 @@ func (o *Options) liveTransports(srv *handler.Server, paceHooks restclient.CallH
 		InitFunc: func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
 			creds := credentialsOfInit(p)
 			if creds == nil {
-				creds = credentialsOf(upgradeHeaders(ctx))
+				creds = upgradeCredentials(ctx)
 			}
 			if creds != nil {
 				if err := creds.Check(); err != nil {
@@ -94,11 +94,14 @@ func (o *Options) liveTransports(srv *handler.Server, paceHooks restclient.CallH
 	srv.AddTransport(transport.SSE{KeepAlivePingInterval: o.LiveKeepAlive})
 }
 
-type upgradeHeadersKey struct{}
+// upgradeCredentialsKey holds the credentials of the upgrade request's
+// headers (a *restclient.Credentials, nil without them): the connection
+// keeps them, not the headers.
+type upgradeCredentialsKey struct{}
 
-func upgradeHeaders(ctx context.Context) http.Header {
-	h, _ := ctx.Value(upgradeHeadersKey{}).(http.Header)
-	return h
+func upgradeCredentials(ctx context.Context) *restclient.Credentials {
+	c, _ := ctx.Value(upgradeCredentialsKey{}).(*restclient.Credentials)
+	return c
 }
 
 // credentialsOfInit returns the credentials of a connection_init payload:
@@ -160,7 +163,7 @@ func (o *Options) serveLive(w http.ResponseWriter, r *http.Request, srv *handler
 	ctx = context.WithValue(ctx, liveKey{}, true)
 	ctx = context.WithValue(ctx, liveConnKey{}, &liveConn{max: o.LiveMaxPerConnection})
 	if isUpgrade(r) {
-		ctx = context.WithValue(ctx, upgradeHeadersKey{}, r.Header.Clone())
+		ctx = context.WithValue(ctx, upgradeCredentialsKey{}, credentialsOf(r.Header))
 	} else {
 		ctx, _ = o.newRequest(ctx, credentialsOf(r.Header), false, false, paceHooks)
 		w = flusher{w, rc}

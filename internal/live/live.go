@@ -44,6 +44,7 @@ import (
 	"math"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/workspacenet/facade/internal/budget"
@@ -263,9 +264,13 @@ func (h *Hub) Subscribe(ctx context.Context, creds restclient.Credentials, src S
 
 // Stats are the Hub's counters.
 type Stats struct {
-	Pollers       int
+	Pollers int
+	// Ready are the pollers whose first poll succeeded: they report
+	// changes from then on.
+	Ready         int
 	Subscriptions int
-	// Polls are the polls this Hub made, by route.
+	// Polls are the polls this Hub made, by route, counted once compared
+	// with the previous (a poll cancelled in flight is not counted).
 	Polls map[string]int64
 }
 
@@ -273,6 +278,11 @@ type Stats struct {
 func (h *Hub) Stats() Stats {
 	h.mu.Lock()
 	st := Stats{Pollers: len(h.pollers), Subscriptions: h.total, Polls: map[string]int64{}}
+	for _, p := range h.pollers {
+		if p.ready.Load() {
+			st.Ready++
+		}
+	}
 	h.mu.Unlock()
 	h.statsMu.Lock()
 	for k, v := range h.polls {
@@ -338,6 +348,8 @@ type poller struct {
 	subs     map[*Subscription]struct{}
 	interval time.Duration // effective
 
+	ready atomic.Bool // the baseline is set (Stats)
+
 	// Owned by the polling goroutine.
 	seen     map[string]uint64
 	newest   time.Time
@@ -367,6 +379,7 @@ func (p *poller) run() {
 			return
 		}
 		events, next, end := p.apply(items, waited, err, time.Now())
+		p.h.countPoll(p.src.Route)
 		if end != nil {
 			p.endAll(end)
 			return
@@ -417,7 +430,6 @@ func (p *poller) poll() (items []Item, waited time.Duration, err error) {
 	}
 	creds := p.creds
 	ctx = restclient.WithScope(ctx, restclient.Scope{Credentials: &creds, ReadOnlyResults: true, NoCacheReads: true, Hooks: hooks})
-	p.h.countPoll(p.src.Route)
 	items, err = p.src.Fetch(ctx)
 	return items, waited, err
 }
@@ -493,6 +505,7 @@ func (p *poller) diff(items []Item, at time.Time, interval time.Duration) []Even
 		events[i], events[j] = events[j], events[i]
 	}
 	p.seen, p.baseline = seen, true
+	p.ready.Store(true)
 	if newest.After(p.newest) {
 		p.newest = newest
 	}

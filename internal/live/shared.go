@@ -154,6 +154,7 @@ func (s *Shared) run(p *poller) {
 				return
 			}
 			events, next, end := p.apply(items, waited, err, time.Now())
+			p.h.countPoll(p.src.Route)
 			nextPoll = time.Now().Add(next)
 			s.announce(p, channel, ad, events, next, end)
 			if end != nil {
@@ -293,4 +294,5 @@ func (s *Shared) loadState(p *poller, key string, ad []byte) {
 		return
 	}
 	p.seen, p.newest, p.baseline = st.Seen, st.Newest, true
+	p.ready.Store(true)
 }
