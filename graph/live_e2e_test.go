@@ -512,3 +512,25 @@ func TestLiveLegacyGraphQLWS(t *testing.T) {
 	}
 	testenv.WaitFor(t, "no subscription", func() bool { return env.Stack.Live.Stats().Subscriptions == 0 })
 }
+
+// TestLiveQueriesOverWebSocketFetchAfresh: two queries on one WebSocket
+// are two requests: the second fetches again (nothing kept by the
+// connection's loaders).
+func TestLiveQueriesOverWebSocketFetchAfresh(t *testing.T) {
+	env := liveEnv(t, nil)
+	c := connectLive(t, env, initOf(env.Bearer()))
+	res := env.ID(t, "resource", 0)
+	env.ResetCalls()
+	for _, id := range []string{"1", "2"} {
+		c.subscribe(id, `query($id: ID!) { resource(id: $id) { id title } }`, map[string]any{"id": res})
+		if m := c.next(id); m.Type != "next" || !strings.Contains(string(m.Payload), res) {
+			t.Fatalf("query %s: %s %s", id, m.Type, m.Payload)
+		}
+		if m := c.next(id); m.Type != "complete" {
+			t.Fatalf("query %s: %+v", id, m)
+		}
+	}
+	if got, _ := env.Calls(); got[rGetResource] != 2 {
+		t.Fatalf("calls %v, want the resource fetched by each query", got)
+	}
+}

@@ -181,12 +181,13 @@ type flusher struct {
 func (f flusher) Flush()                      { _ = f.rc.Flush() }
 func (f flusher) Unwrap() http.ResponseWriter { return f.ResponseWriter }
 
-// eventRequest gives each event of a subscription a request of its own:
-// its loaders and its collector of upstream calls, so an event's links are
-// fetched afresh, batched, and counted against MaxUpstreamCalls per event.
+// eventRequest gives each response of a live transport (each event of a
+// subscription, each query or mutation sent over a WebSocket) a request of
+// its own: its loaders and its collector of upstream calls, so what it
+// links is fetched afresh, batched, and counted against MaxUpstreamCalls
+// per response, never cached across the connection's operations.
 func (o *Options) eventRequest(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-	if !graphql.HasOperationContext(ctx) || graphql.GetOperationContext(ctx).Operation == nil ||
-		graphql.GetOperationContext(ctx).Operation.Operation != ast.Subscription {
+	if ctx.Value(liveKey{}) == nil {
 		return next(ctx)
 	}
 	prev := requestFrom(ctx)
