@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/99designs/gqlgen v0.17.98
 	github.com/XSAM/otelsql v0.40.0
+	github.com/coder/websocket v1.8.15
 	github.com/getkin/kin-openapi v0.133.0
 	github.com/google/pprof v0.0.0-20250317173921-a4b03ec1a45e
 	github.com/graph-gophers/dataloader/v7 v7.1.0
@@ -42,7 +43,6 @@ require (
 	github.com/campoy/embedmd v1.0.0 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/coder/websocket v1.8.15 // indirect
 	github.com/dgryski/go-rendezvous v0.0.0-20200823014737-9f7001d12a5f // indirect
 	github.com/dustin/go-humanize v1.0.1 // indirect
 	github.com/felixge/httpsnoop v1.0.4 // indirect

@@ -20,7 +20,7 @@ var layers = []struct {
 		"restclient/internal", "restserver/wire", "playground"}},
 	{"the REST client", []string{"restclient"}},
 	{"the local REST service", []string{"restserver"}},
-	{"upstream policies", []string{"internal/budget", "internal/cache", "internal/redisx", "internal/apq", "internal/metrics"}},
+	{"upstream policies", []string{"internal/budget", "internal/cache", "internal/redisx", "internal/apq", "internal/metrics", "internal/live"}},
 	{"the GraphQL layer", []string{"graph"}},
 	{"the composition root", []string{"stack", ""}},
 	{"programs and test harnesses", []string{"cmd", "bench", "soak", "testenv", "e2e"}},

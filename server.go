@@ -65,6 +65,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	printBanner(stdout, "http://"+ln.Addr().String(), st)
+	if demo := st.Embedded; demo != nil && cfg.DemoActivity > 0 && len(demo.Manifest.IDs["location"]) > 0 {
+		actx, stop := context.WithCancel(ctx)
+		defer stop()
+		go demo.Server.Activity(actx, demo.Manifest.IDs["location"][0], cfg.DemoActivity)
+	}
 
 	errc := make(chan error, 1)
 	go func() { errc <- st.Serve(ln) }()
@@ -104,6 +109,9 @@ func printBanner(w io.Writer, base string, st *stack.Stack) {
 	if demo := st.Embedded; demo != nil {
 		if dir := st.Config.DataDir; dir != "" {
 			fmt.Fprintf(w, "  Demo data:        %s (to reset: stop, delete it, start again)\n", filepath.Clean(dir))
+		}
+		if d := st.Config.DemoActivity; d > 0 && len(demo.Manifest.IDs["location"]) > 0 {
+			fmt.Fprintf(w, "  Demo activity:    every %v a new order, a new payment or a payment succeeding in location %s (-demo-activity 0 stops it)\n", d, demo.Manifest.IDs["location"][0])
 		}
 		fmt.Fprintf(w, "Demo credentials (paste as request headers):\n")
 		fmt.Fprintf(w, "  Authorization: %s\n", demo.Manifest.BasicAuth)

@@ -174,6 +174,7 @@ func TestRunEmbeddedDemo(t *testing.T) {
 		}
 		s.printed(t, "read-only; with service-network-id: "+network)
 		s.printed(t, "Demo data: +"+regexp.QuoteMeta(filepath.Clean(s.dataDir))+" ")
+		s.printed(t, "Demo activity: +every 5s .* in location ")
 	})
 
 	t.Run("health and readiness", func(t *testing.T) {

@@ -14,6 +14,7 @@
 //	go run ./bench -defer 10  # the dashboard with slow parts deferred: first and last payload against the whole answer
 //	go run ./bench -observability-overhead 5  # dashboard CPU per query: baseline, metrics, tracing, both
 //	go run ./bench -load-only -only resource,orders -load-compare /tmp/facade-old  # facade CPU per request under load, beside another build
+//	go run ./bench -live      # live data: polls, event latency, memory (live.go)
 //	go run ./bench -quick -metrics -out /tmp/m.md -results /tmp/m.json  # with Prometheus metrics recorded
 //
 // Everything runs on loopback: the REST service in a child process (this
@@ -37,7 +38,7 @@ import (
 )
 
 func main() {
-	if maybeServeUpstream() || maybeServeFacade() {
+	if maybeServeUpstream() || maybeServeFacade() || maybeServeLiveFacade() {
 		return
 	}
 	if err := run(os.Args[1:]); err != nil {
@@ -94,6 +95,12 @@ func run(args []string) error {
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of each query's batched cost run to <prefix>.<query>.pprof (with -observability-overhead: of each configuration's last round, <prefix>.<configuration>.pprof)")
 	memProfile := fs.String("memprofile", "", "write an allocation profile of each query's batched cost run to <prefix>.<query>.pprof")
 	replot := fs.Bool("replot", false, "measure nothing: redraw the plots and the markdown tables from -results")
+	liveRun := fs.Bool("live", false, "measure only live data (live.go): polls per interval of -live-subscribers subscribers over two replicas on one Redis, event latency, -live-credentials credentials, interactive latency beside 5 sources, -live-idle idle subscribers' memory; prints a markdown section, writes nothing")
+	liveInterval := fs.Duration("live-interval", time.Second, "polling interval of the -live run")
+	liveSubs := fs.Int("live-subscribers", 1000, "subscribers of one source in the -live run")
+	liveCreds := fs.Int("live-credentials", 100, "credentials of one source each in the -live run; 0 skips it")
+	liveIdle := fs.Int("live-idle", 10000, "idle subscribers on one replica in the -live run; 0 skips it")
+	liveRounds := fs.Int("live-rounds", 10, "intervals each -live measurement lasts")
 	obsRounds := fs.Int("observability-overhead", 0, "measure only the dashboard's CPU and allocations per query with no metrics nor tracing, metrics, tracing (100% sampled, discarding exporter) and both, alternating this many rounds; prints a table and the verdict against the observability targets (metrics under 3% of CPU, tracing off free), writes nothing")
 	deferRounds := fs.Int("defer", 0, "measure only the dashboard with its transactions and credit notes deferred (@defer, multipart/mixed) against the whole answer, at 10 requests/s per client and 20 ms upstream latency, alternating this many rounds; prints a table, writes nothing")
 	loadDur := fs.Duration("load-dur", 4*time.Second, "each run of the under-load measurement: the facade in a process of its own, -load-conc clients, its CPU per request (loadcpu.go); 0 skips it")
@@ -194,6 +201,9 @@ func run(args []string) error {
 		fmt.Printf("`go run ./bench %s` on %s, %s\n\n", strings.Join(args, " "), machine(), time.Now().UTC().Format("2006-01-02 15:04 MST"))
 		r.Print(os.Stdout)
 		return nil
+	}
+	if *liveRun {
+		return runLive(ctx, *liveInterval, *liveSubs, *liveCreds, *liveIdle, *liveRounds) // live.go
 	}
 	if *obsRounds > 0 {
 		o, err := observabilityOverhead(ctx, cfg, *obsRounds) // observability.go

@@ -9,7 +9,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/stack"
 	"github.com/workspacenet/facade/testenv"
 )
@@ -352,5 +354,36 @@ func TestBrowserPlaygroundDeferredParts(t *testing.T) {
 	}
 	if _, total := hooks.Counts(), hooks.Total(); int(total) != got.Count || len(got.Rows) != got.Count {
 		t.Errorf("the waterfall shows %d calls (%d rows), the REST service counted %d", got.Count, len(got.Rows), total)
+	}
+}
+
+// TestBrowserPlaygroundSubscription: the demo playground's second tab is
+// the example subscription; run in GraphiQL it receives, over the page's
+// WebSocket, the orders made in the demo location, within the page's
+// Content-Security-Policy.
+func TestBrowserPlaygroundSubscription(t *testing.T) {
+	node := requireBrowser(t)
+	base, st := startDemo(t, func(c *stack.Config) {
+		c.Live.Interval, c.Live.AllowFastPolls = 100*time.Millisecond, true
+	})
+	m := st.Embedded.Manifest
+	ctx := restclient.WithCredentials(t.Context(), restclient.Credentials{Authorization: "Bearer " + m.BearerToken, NetworkID: m.NetworkID})
+	orders, _, err := st.Client.Shop.ListOrders(ctx, &restclient.OrderListOptions{LocationRef: m.IDs["location"][0], ListOptions: restclient.ListOptions{Limit: 1}})
+	if err != nil || len(orders) == 0 {
+		t.Fatalf("orders: %v", err)
+	}
+	var got struct {
+		browserErrors
+		Tabs    int
+		Created []string
+		Shown   string
+	}
+	runNodeJSON(t, node, "playground_live.mjs", &got, base+"/", st.UpstreamURL, orders[0].ID)
+	got.browserErrors.check(t)
+	if got.Tabs != 2 {
+		t.Errorf("%d tabs, want the query and the example subscription", got.Tabs)
+	}
+	if !strings.Contains(got.Shown, `"CREATED"`) || !strings.Contains(got.Shown, `"NEW"`) || len(got.Created) == 0 {
+		t.Errorf("the response pane shows %q, want a CREATED event of a new order", got.Shown)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -28,6 +29,7 @@ import (
 	"github.com/workspacenet/facade/internal/accesslog"
 	"github.com/workspacenet/facade/internal/apq"
 	"github.com/workspacenet/facade/internal/budget"
+	"github.com/workspacenet/facade/internal/live"
 	"github.com/workspacenet/facade/internal/metrics"
 	"github.com/workspacenet/facade/internal/sizedlru"
 	"github.com/workspacenet/facade/restclient"
@@ -126,6 +128,22 @@ type Options struct {
 	// Extensions are added to the GraphQL server after the facade's own
 	// (instrumentation, and tests that need a field interceptor).
 	Extensions []graphql.HandlerExtension
+	// Live feeds the subscriptions (internal/live); nil: subscriptions are
+	// refused and /graphql serves neither WebSocket nor SSE.
+	Live *live.Hub
+	// LiveMaxConnections bounds the WebSocket and SSE connections open at
+	// once; LiveMaxPerConnection the subscriptions of one WebSocket. 0: no
+	// bound.
+	LiveMaxConnections   int
+	LiveMaxPerConnection int
+	// LiveKeepAlive is the interval of the WebSocket's keep-alive messages
+	// (graphql-ws "ka", graphql-transport-ws ping) and of SSE comments. 0:
+	// none.
+	LiveKeepAlive time.Duration
+	// CheckOrigin reports whether a page of origin may open a WebSocket
+	// (besides the server's own origin, always allowed; stack gives it the
+	// CORS allowlist). nil: the server's own origin only.
+	CheckOrigin func(origin string) bool
 	// Metrics, when set, records requests, upstream calls, loader batches
 	// and admission (internal/metrics, graph/metrics.go); nil: none.
 	Metrics *metrics.Facade
@@ -169,6 +187,10 @@ func DefaultOptions() Options {
 		MaxResponseBytes: DefaultMaxResponseBytes,
 
 		ResponseWriteTimeout: DefaultResponseWriteTimeout,
+
+		LiveMaxConnections:   DefaultLiveMaxConnections,
+		LiveMaxPerConnection: DefaultLiveMaxPerConnection,
+		LiveKeepAlive:        DefaultLiveKeepAlive,
 	}
 }
 
@@ -189,9 +211,16 @@ func NewHandler(o Options) http.Handler {
 	}
 	o.Logger = slog.New(accesslog.Handler(o.Logger.Handler()))
 
-	resolvers := &Resolver{client: o.Client, log: o.Logger, cursors: paging.NewCodec(o.CursorSecret)}
+	resolvers := &Resolver{client: o.Client, log: o.Logger, cursors: paging.NewCodec(o.CursorSecret), live: o.Live}
 	schema := generated.NewExecutableSchema(generated.Config{Resolvers: newRoot(resolvers)})
 	srv := handler.New(schema)
+	var paceHooks restclient.CallHooks // the same for every request
+	if o.Budget != nil {
+		paceHooks = budgetHooks(o.Budget)
+	}
+	if o.Live != nil {
+		o.liveTransports(srv, paceHooks)
+	}
 	// The one transport: GraphQL over HTTP as its spec says (graph/overhttp).
 	srv.AddTransport(overhttp.Transport{WriteTimeout: o.ResponseWriteTimeout})
 	var docs graphql.Cache[*ast.QueryDocument] = graphql.NoCache[*ast.QueryDocument]{}
@@ -221,6 +250,7 @@ func NewHandler(o Options) http.Handler {
 	}
 	// Admission runs after the limits extension, whose cost it admits.
 	admit := admission.New(admission.Config{MaxCostInFlight: o.MaxCostInFlight, ClientShare: o.ClientCostShare, Wait: o.AdmissionWait})
+	resolvers.admit = admit
 	if admit != nil {
 		srv.Use(admit.Extension())
 		o.Metrics.SetAdmission(admit)
@@ -245,6 +275,8 @@ func NewHandler(o Options) http.Handler {
 	for _, x := range o.Extensions {
 		srv.Use(x)
 	}
+	// Outermost: each event of a subscription is a request of its own.
+	srv.AroundResponses(o.eventRequest)
 	if o.Metrics != nil {
 		srv.AroundResponses(observeOperation) // outermost: sees the final response
 	}
@@ -254,15 +286,17 @@ func NewHandler(o Options) http.Handler {
 		// RESPONSE_TOO_LARGE.
 		srv.AroundResponses(capResponse(o.MaxResponseBytes))
 	}
-	var paceHooks restclient.CallHooks // the same for every request
-	if o.Budget != nil {
-		paceHooks = budgetHooks(o.Budget)
-	}
+	srv.AroundOperations(refuseSubscriptionOverHTTP)
+	var liveConns atomic.Int64
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		entry := accesslog.From(ctx)
 		ctx, done := observe(ctx, o.Metrics, r)
 		defer done()
+		if o.Live != nil && (isUpgrade(r) || isEventStream(r)) {
+			o.serveLive(w, r.WithContext(ctx), srv, &liveConns, paceHooks)
+			return
+		}
 		if r.Method == http.MethodOptions {
 			w.Header().Set("Allow", guard.Allowed)
 			w.WriteHeader(http.StatusNoContent)
@@ -307,44 +341,8 @@ func NewHandler(o Options) http.Handler {
 			defer cancel()
 		}
 		trace := o.UpstreamTrace && r.Header.Get(TraceHeader) == "1"
-		req := &request{trace: trace, arrival: o.Budget.Arrive()}
-		req.collector = calls.Collector{Max: o.MaxUpstreamCalls, Keep: trace, Part: callPart}
-		req.calls = &req.collector
-		if trace {
-			req.calls.Start = time.Now()
-		}
-		var creds restclient.Credentials
-		if auth := strings.TrimSpace(r.Header.Get("Authorization")); auth != "" {
-			creds = restclient.Credentials{Authorization: auth, NetworkID: strings.TrimSpace(r.Header.Get(guard.NetworkIDHeader))}
-			req.hasCredentials = true
-		} else if o.ServerCredentials != nil {
-			creds = *o.ServerCredentials
-			req.hasCredentials = true
-		}
-		req.loaders = o.requestLoaders(&req.batching)
-		req.Context, ctx = ctx, req
-		// The upstream calls' settings, in one context value: the caller's
-		// credentials, the cache's bypass, the call hooks (outermost first)
-		// and read-only results (resolvers never modify upstream objects:
-		// identical GETs in flight for one caller's credentials are decoded
-		// once for all requests).
-		scope := restclient.Scope{ReadOnlyResults: true, NoCacheReads: noCache(r)}
-		if req.hasCredentials {
-			scope.Credentials = &creds
-		}
-		hooks := make([]restclient.CallHooks, 0, 4)
-		if o.Metrics != nil { // outermost: sees the calls inner hooks refuse
-			hooks = append(hooks, o.Metrics.CallHooks())
-		}
-		if req.hasCredentials && !isBearer(creds.Authorization) {
-			hooks = append(hooks, restclient.CallHooks{Before: refuseBearerOnly})
-		}
-		hooks = append(hooks, requestCalls)
-		if o.Budget != nil {
-			hooks = append(hooks, paceHooks)
-		}
-		scope.Hooks = hooks
-		ctx = restclient.WithScope(ctx, scope)
+		var req *request
+		ctx, req = o.newRequest(ctx, credentialsOf(r.Header), trace, noCache(r), paceHooks)
 		if admit != nil {
 			// Holds the cost units while the operation executes, as the
 			// upstream client of its credentials; 503 on refusal.
@@ -359,6 +357,51 @@ func NewHandler(o Options) http.Handler {
 		}
 		entry.SetUpstreamCalls(req.calls.Count(), req.calls.CacheHits(), req.calls.Waited())
 	})
+}
+
+// credentialsOf returns the credentials of headers h (nil without an
+// Authorization header).
+func credentialsOf(h http.Header) *restclient.Credentials {
+	auth := strings.TrimSpace(h.Get("Authorization"))
+	if auth == "" {
+		return nil
+	}
+	return &restclient.Credentials{Authorization: auth, NetworkID: strings.TrimSpace(h.Get(guard.NetworkIDHeader))}
+}
+
+// newRequest returns ctx carrying a new request (its loaders, its call
+// collector) and the settings of its upstream calls: creds (nil: the
+// server's credentials, if any), the cache's bypass, the call hooks
+// (outermost first) and read-only results (resolvers never modify upstream
+// objects: identical GETs in flight for one caller's credentials are decoded
+// once for all requests), in one context value.
+func (o *Options) newRequest(ctx context.Context, creds *restclient.Credentials, trace, noCacheReads bool, paceHooks restclient.CallHooks) (context.Context, *request) {
+	req := &request{trace: trace, arrival: o.Budget.Arrive()}
+	req.collector = calls.Collector{Max: o.MaxUpstreamCalls, Keep: trace, Part: callPart}
+	req.calls = &req.collector
+	if trace {
+		req.calls.Start = time.Now()
+	}
+	if creds == nil && o.ServerCredentials != nil {
+		creds = o.ServerCredentials
+	}
+	req.hasCredentials = creds != nil
+	req.loaders = o.requestLoaders(&req.batching)
+	req.Context, ctx = ctx, req
+	scope := restclient.Scope{ReadOnlyResults: true, NoCacheReads: noCacheReads, Credentials: creds}
+	hooks := make([]restclient.CallHooks, 0, 4)
+	if o.Metrics != nil { // outermost: sees the calls inner hooks refuse
+		hooks = append(hooks, o.Metrics.CallHooks())
+	}
+	if req.hasCredentials && !isBearer(creds.Authorization) {
+		hooks = append(hooks, restclient.CallHooks{Before: refuseBearerOnly})
+	}
+	hooks = append(hooks, requestCalls)
+	if o.Budget != nil {
+		hooks = append(hooks, paceHooks)
+	}
+	scope.Hooks = hooks
+	return restclient.WithScope(ctx, scope), req
 }
 
 // isBearer reports whether an Authorization value is of the Bearer scheme.
@@ -478,6 +521,7 @@ type request struct {
 	apqHash, apqQuery string
 	apqValid          bool
 	deferral          *deferral // a query delivered in parts (@defer), else nil
+	release           func() // gives back the admission units of a subscription's event
 }
 
 type requestKey struct{}

@@ -3,9 +3,11 @@ package graph
 import (
 	"log/slog"
 
+	"github.com/workspacenet/facade/graph/admission"
 	"github.com/workspacenet/facade/graph/generated"
 	"github.com/workspacenet/facade/graph/loaders"
 	"github.com/workspacenet/facade/graph/paging"
+	"github.com/workspacenet/facade/internal/live"
 	"github.com/workspacenet/facade/restclient"
 )
 
@@ -20,6 +22,10 @@ type Resolver struct {
 	log    *slog.Logger
 	// cursors seals the connections' cursors (Options.CursorSecret).
 	cursors *paging.Codec
+	// live feeds the subscriptions (Options.Live); nil: subscriptions off.
+	live *live.Hub
+	// admit admits each event of a subscription (nil: admission off).
+	admit *admission.Controller
 }
 
 // requestLoaders returns the Source of one request: NewLoaders' when set,
@@ -92,3 +98,27 @@ func (x *root) TransactionTicket() generated.TransactionTicketResolver {
 }
 func (x *root) Visit() generated.VisitResolver               { return (*visitResolver)(&x.r) }
 func (x *root) VisitRequest() generated.VisitRequestResolver { return (*visitRequestResolver)(&x.r) }
+
+// The subscription and its events.
+func (x *root) Subscription() generated.SubscriptionResolver {
+	return (*subscriptionResolver)(&x.r)
+}
+func (x *root) CommentEvent() generated.CommentEventResolver { return (*commentEventResolver)(&x.r) }
+func (x *root) CreditNoteEvent() generated.CreditNoteEventResolver {
+	return (*creditNoteEventResolver)(&x.r)
+}
+func (x *root) EventEvent() generated.EventEventResolver { return (*eventEventResolver)(&x.r) }
+func (x *root) OrderEvent() generated.OrderEventResolver { return (*orderEventResolver)(&x.r) }
+func (x *root) ProductEvent() generated.ProductEventResolver {
+	return (*productEventResolver)(&x.r)
+}
+func (x *root) RedemptionEvent() generated.RedemptionEventResolver {
+	return (*redemptionEventResolver)(&x.r)
+}
+func (x *root) ResourceEvent() generated.ResourceEventResolver {
+	return (*resourceEventResolver)(&x.r)
+}
+func (x *root) TransactionEvent() generated.TransactionEventResolver {
+	return (*transactionEventResolver)(&x.r)
+}
+func (x *root) VisitEvent() generated.VisitEventResolver { return (*visitEventResolver)(&x.r) }

@@ -11,6 +11,7 @@ import (
 	"github.com/workspacenet/facade/graph/generated"
 	"github.com/workspacenet/facade/graph/loaders"
 	"github.com/workspacenet/facade/graph/model"
+	"github.com/workspacenet/facade/internal/live"
 	"github.com/workspacenet/facade/restclient"
 )
 
@@ -27,6 +28,11 @@ func (r *commentResolver) ParentComment(ctx context.Context, obj *restclient.Com
 // Replies is the resolver for the replies field.
 func (r *commentResolver) Replies(ctx context.Context, obj *restclient.Comment) ([]*restclient.Comment, error) {
 	return replies(ctx, obj)
+}
+
+// Node is the resolver for the node field.
+func (r *commentEventResolver) Node(ctx context.Context, obj *model.LiveEvent) (*restclient.Comment, error) {
+	return node[restclient.Comment](ctx, r.admit, obj)
 }
 
 // Location is the resolver for the location field.
@@ -47,6 +53,11 @@ func (r *creditNoteResolver) Lines(ctx context.Context, obj *restclient.CreditNo
 // Location is the resolver for the location field.
 func (r *creditNoteResolver) Location(ctx context.Context, obj *restclient.CreditNote) (*model.Location, error) {
 	return location(obj.LocationRef)
+}
+
+// Node is the resolver for the node field.
+func (r *creditNoteEventResolver) Node(ctx context.Context, obj *model.LiveEvent) (*restclient.CreditNote, error) {
+	return node[restclient.CreditNote](ctx, r.admit, obj)
 }
 
 // InvoiceItem is the resolver for the invoiceItem field.
@@ -70,6 +81,11 @@ func (r *creditNoteLineResolver) Location(ctx context.Context, obj *restclient.C
 // Location is the resolver for the location field.
 func (r *eventResolver) Location(ctx context.Context, obj *restclient.Event) (*model.Location, error) {
 	return location(obj.LocationRef)
+}
+
+// Node is the resolver for the node field.
+func (r *eventEventResolver) Node(ctx context.Context, obj *model.LiveEvent) (*restclient.Event, error) {
+	return node[restclient.Event](ctx, r.admit, obj)
 }
 
 // Taxes is the resolver for the taxes field.
@@ -271,6 +287,11 @@ func (r *orderResolver) Product(ctx context.Context, obj *restclient.Order) (*re
 	return embeddedProductOr(ctx, obj.Product, embeddedOrderProduct, obj.LocationRef)
 }
 
+// Node is the resolver for the node field.
+func (r *orderEventResolver) Node(ctx context.Context, obj *model.LiveEvent) (*restclient.Order, error) {
+	return node[restclient.Order](ctx, r.admit, obj)
+}
+
 // Comments is the resolver for the comments field.
 func (r *postResolver) Comments(ctx context.Context, obj *restclient.Post) ([]*restclient.Comment, error) {
 	return loaders.For(ctx).Comments(ctx, obj.ID)
@@ -284,6 +305,11 @@ func (r *postResolver) Location(ctx context.Context, obj *restclient.Post) (*mod
 // Location is the resolver for the location field.
 func (r *productResolver) Location(ctx context.Context, obj *restclient.Product) (*model.Location, error) {
 	return location(obj.LocationRef)
+}
+
+// Node is the resolver for the node field.
+func (r *productEventResolver) Node(ctx context.Context, obj *model.LiveEvent) (*restclient.Product, error) {
+	return node[restclient.Product](ctx, r.admit, obj)
 }
 
 // Resource is the resolver for the resource field.
@@ -387,6 +413,11 @@ func (r *redemptionResolver) Location(ctx context.Context, obj *restclient.Redem
 	return location(obj.LocationRef)
 }
 
+// Node is the resolver for the node field.
+func (r *redemptionEventResolver) Node(ctx context.Context, obj *model.LiveEvent) (*restclient.Redemption, error) {
+	return node[restclient.Redemption](ctx, r.admit, obj)
+}
+
 // Location is the resolver for the location field.
 func (r *resourceResolver) Location(ctx context.Context, obj *restclient.Resource) (*model.Location, error) {
 	return location(obj.LocationRef)
@@ -452,6 +483,83 @@ func (r *resourceResolver) Schedule(ctx context.Context, obj *restclient.Resourc
 	return completed(obj, func(v *restclient.Resource) *restclient.ResourceSchedule { return v.Schedule })
 }
 
+// Node is the resolver for the node field.
+func (r *resourceEventResolver) Node(ctx context.Context, obj *model.LiveEvent) (*restclient.Resource, error) {
+	return node[restclient.Resource](ctx, r.admit, obj)
+}
+
+// TransactionEvents is the resolver for the transactionEvents field.
+func (r *subscriptionResolver) TransactionEvents(ctx context.Context, locationID string, status *restclient.TransactionStatus, typeArg *restclient.TransactionType) (<-chan *model.LiveEvent, error) {
+	if err := checkID("locationId", locationID); err != nil {
+		return nil, err
+	}
+	return r.subscribe(ctx, live.Transactions(r.client, locationID, enumValue(status), enumValue(typeArg)))
+}
+
+// OrderEvents is the resolver for the orderEvents field.
+func (r *subscriptionResolver) OrderEvents(ctx context.Context, locationID string, status *restclient.OrderStatus) (<-chan *model.LiveEvent, error) {
+	if err := checkID("locationId", locationID); err != nil {
+		return nil, err
+	}
+	return r.subscribe(ctx, live.Orders(r.client, locationID, enumValue(status)))
+}
+
+// CreditNoteEvents is the resolver for the creditNoteEvents field.
+func (r *subscriptionResolver) CreditNoteEvents(ctx context.Context, invoiceID *string, locationID *string) (<-chan *model.LiveEvent, error) {
+	if err := checkOneID("invoiceId", invoiceID, "locationId", locationID); err != nil {
+		return nil, err
+	}
+	return r.subscribe(ctx, live.CreditNotes(r.client, deref(invoiceID), deref(locationID)))
+}
+
+// RedemptionEvents is the resolver for the redemptionEvents field.
+func (r *subscriptionResolver) RedemptionEvents(ctx context.Context, couponID *string, promocodeID *string) (<-chan *model.LiveEvent, error) {
+	if err := checkOneID("couponId", couponID, "promocodeId", promocodeID); err != nil {
+		return nil, err
+	}
+	return r.subscribe(ctx, live.Redemptions(r.client, deref(couponID), deref(promocodeID)))
+}
+
+// VisitEvents is the resolver for the visitEvents field.
+func (r *subscriptionResolver) VisitEvents(ctx context.Context, id string) (<-chan *model.LiveEvent, error) {
+	if err := checkID("id", id); err != nil {
+		return nil, err
+	}
+	return r.subscribe(ctx, live.Visit(r.client, id))
+}
+
+// CommentEvents is the resolver for the commentEvents field.
+func (r *subscriptionResolver) CommentEvents(ctx context.Context, postID string) (<-chan *model.LiveEvent, error) {
+	if err := checkID("postId", postID); err != nil {
+		return nil, err
+	}
+	return r.subscribe(ctx, live.Comments(r.client, postID))
+}
+
+// ResourceUpdated is the resolver for the resourceUpdated field.
+func (r *subscriptionResolver) ResourceUpdated(ctx context.Context, id string) (<-chan *model.LiveEvent, error) {
+	if err := checkID("id", id); err != nil {
+		return nil, err
+	}
+	return r.subscribe(ctx, live.Resource(r.client, id))
+}
+
+// EventUpdated is the resolver for the eventUpdated field.
+func (r *subscriptionResolver) EventUpdated(ctx context.Context, id string) (<-chan *model.LiveEvent, error) {
+	if err := checkID("id", id); err != nil {
+		return nil, err
+	}
+	return r.subscribe(ctx, live.EventSource(r.client, id))
+}
+
+// ProductUpdated is the resolver for the productUpdated field.
+func (r *subscriptionResolver) ProductUpdated(ctx context.Context, id string) (<-chan *model.LiveEvent, error) {
+	if err := checkID("id", id); err != nil {
+		return nil, err
+	}
+	return r.subscribe(ctx, live.Product(r.client, id))
+}
+
 // Location is the resolver for the location field.
 func (r *transactionResolver) Location(ctx context.Context, obj *restclient.Transaction) (*model.Location, error) {
 	return location(obj.LocationRef)
@@ -478,6 +586,11 @@ func (r *transactionBookingResolver) Resource(ctx context.Context, obj *restclie
 	return embeddedResourceOr(ctx, obj.Resource, embeddedResource)
 }
 
+// Node is the resolver for the node field.
+func (r *transactionEventResolver) Node(ctx context.Context, obj *model.LiveEvent) (*restclient.Transaction, error) {
+	return node[restclient.Transaction](ctx, r.admit, obj)
+}
+
 // Option is the resolver for the option field.
 func (r *transactionOrderResolver) Option(ctx context.Context, obj *model.TransactionOrder) (*model.TransactionOrderOption, error) {
 	return transactionOrderOption(ctx, obj)
@@ -498,6 +611,11 @@ func (r *visitResolver) Location(ctx context.Context, obj *restclient.Visit) (*m
 	return model.LocationOfVisit(obj), nil
 }
 
+// Node is the resolver for the node field.
+func (r *visitEventResolver) Node(ctx context.Context, obj *model.LiveEvent) (*restclient.Visit, error) {
+	return node[restclient.Visit](ctx, r.admit, obj)
+}
+
 // Location is the resolver for the location field.
 func (r *visitRequestResolver) Location(ctx context.Context, obj *restclient.VisitRequest) (*model.Location, error) {
 	return location(obj.LocationRef)
@@ -509,11 +627,19 @@ func (r *Resolver) Booking() generated.BookingResolver { return &bookingResolver
 // Comment returns generated.CommentResolver implementation.
 func (r *Resolver) Comment() generated.CommentResolver { return &commentResolver{r} }
 
+// CommentEvent returns generated.CommentEventResolver implementation.
+func (r *Resolver) CommentEvent() generated.CommentEventResolver { return &commentEventResolver{r} }
+
 // Company returns generated.CompanyResolver implementation.
 func (r *Resolver) Company() generated.CompanyResolver { return &companyResolver{r} }
 
 // CreditNote returns generated.CreditNoteResolver implementation.
 func (r *Resolver) CreditNote() generated.CreditNoteResolver { return &creditNoteResolver{r} }
+
+// CreditNoteEvent returns generated.CreditNoteEventResolver implementation.
+func (r *Resolver) CreditNoteEvent() generated.CreditNoteEventResolver {
+	return &creditNoteEventResolver{r}
+}
 
 // CreditNoteLine returns generated.CreditNoteLineResolver implementation.
 func (r *Resolver) CreditNoteLine() generated.CreditNoteLineResolver {
@@ -522,6 +648,9 @@ func (r *Resolver) CreditNoteLine() generated.CreditNoteLineResolver {
 
 // Event returns generated.EventResolver implementation.
 func (r *Resolver) Event() generated.EventResolver { return &eventResolver{r} }
+
+// EventEvent returns generated.EventEventResolver implementation.
+func (r *Resolver) EventEvent() generated.EventEventResolver { return &eventEventResolver{r} }
 
 // Invoice returns generated.InvoiceResolver implementation.
 func (r *Resolver) Invoice() generated.InvoiceResolver { return &invoiceResolver{r} }
@@ -553,11 +682,17 @@ func (r *Resolver) Mutation() generated.MutationResolver { return &mutationResol
 // Order returns generated.OrderResolver implementation.
 func (r *Resolver) Order() generated.OrderResolver { return &orderResolver{r} }
 
+// OrderEvent returns generated.OrderEventResolver implementation.
+func (r *Resolver) OrderEvent() generated.OrderEventResolver { return &orderEventResolver{r} }
+
 // Post returns generated.PostResolver implementation.
 func (r *Resolver) Post() generated.PostResolver { return &postResolver{r} }
 
 // Product returns generated.ProductResolver implementation.
 func (r *Resolver) Product() generated.ProductResolver { return &productResolver{r} }
+
+// ProductEvent returns generated.ProductEventResolver implementation.
+func (r *Resolver) ProductEvent() generated.ProductEventResolver { return &productEventResolver{r} }
 
 // Query returns generated.QueryResolver implementation.
 func (r *Resolver) Query() generated.QueryResolver { return &queryResolver{r} }
@@ -565,8 +700,19 @@ func (r *Resolver) Query() generated.QueryResolver { return &queryResolver{r} }
 // Redemption returns generated.RedemptionResolver implementation.
 func (r *Resolver) Redemption() generated.RedemptionResolver { return &redemptionResolver{r} }
 
+// RedemptionEvent returns generated.RedemptionEventResolver implementation.
+func (r *Resolver) RedemptionEvent() generated.RedemptionEventResolver {
+	return &redemptionEventResolver{r}
+}
+
 // Resource returns generated.ResourceResolver implementation.
 func (r *Resolver) Resource() generated.ResourceResolver { return &resourceResolver{r} }
+
+// ResourceEvent returns generated.ResourceEventResolver implementation.
+func (r *Resolver) ResourceEvent() generated.ResourceEventResolver { return &resourceEventResolver{r} }
+
+// Subscription returns generated.SubscriptionResolver implementation.
+func (r *Resolver) Subscription() generated.SubscriptionResolver { return &subscriptionResolver{r} }
 
 // Transaction returns generated.TransactionResolver implementation.
 func (r *Resolver) Transaction() generated.TransactionResolver { return &transactionResolver{r} }
@@ -574,6 +720,11 @@ func (r *Resolver) Transaction() generated.TransactionResolver { return &transac
 // TransactionBooking returns generated.TransactionBookingResolver implementation.
 func (r *Resolver) TransactionBooking() generated.TransactionBookingResolver {
 	return &transactionBookingResolver{r}
+}
+
+// TransactionEvent returns generated.TransactionEventResolver implementation.
+func (r *Resolver) TransactionEvent() generated.TransactionEventResolver {
+	return &transactionEventResolver{r}
 }
 
 // TransactionOrder returns generated.TransactionOrderResolver implementation.
@@ -589,16 +740,22 @@ func (r *Resolver) TransactionTicket() generated.TransactionTicketResolver {
 // Visit returns generated.VisitResolver implementation.
 func (r *Resolver) Visit() generated.VisitResolver { return &visitResolver{r} }
 
+// VisitEvent returns generated.VisitEventResolver implementation.
+func (r *Resolver) VisitEvent() generated.VisitEventResolver { return &visitEventResolver{r} }
+
 // VisitRequest returns generated.VisitRequestResolver implementation.
 func (r *Resolver) VisitRequest() generated.VisitRequestResolver { return &visitRequestResolver{r} }
 
 type (
 	bookingResolver            struct{ *Resolver }
 	commentResolver            struct{ *Resolver }
+	commentEventResolver       struct{ *Resolver }
 	companyResolver            struct{ *Resolver }
 	creditNoteResolver         struct{ *Resolver }
+	creditNoteEventResolver    struct{ *Resolver }
 	creditNoteLineResolver     struct{ *Resolver }
 	eventResolver              struct{ *Resolver }
+	eventEventResolver         struct{ *Resolver }
 	invoiceResolver            struct{ *Resolver }
 	invoiceItemResolver        struct{ *Resolver }
 	invoiceItemBookingResolver struct{ *Resolver }
@@ -607,15 +764,22 @@ type (
 	locationResolver           struct{ *Resolver }
 	mutationResolver           struct{ *Resolver }
 	orderResolver              struct{ *Resolver }
+	orderEventResolver         struct{ *Resolver }
 	postResolver               struct{ *Resolver }
 	productResolver            struct{ *Resolver }
+	productEventResolver       struct{ *Resolver }
 	queryResolver              struct{ *Resolver }
 	redemptionResolver         struct{ *Resolver }
+	redemptionEventResolver    struct{ *Resolver }
 	resourceResolver           struct{ *Resolver }
+	resourceEventResolver      struct{ *Resolver }
+	subscriptionResolver       struct{ *Resolver }
 	transactionResolver        struct{ *Resolver }
 	transactionBookingResolver struct{ *Resolver }
+	transactionEventResolver   struct{ *Resolver }
 	transactionOrderResolver   struct{ *Resolver }
 	transactionTicketResolver  struct{ *Resolver }
 	visitResolver              struct{ *Resolver }
+	visitEventResolver         struct{ *Resolver }
 	visitRequestResolver       struct{ *Resolver }
 )

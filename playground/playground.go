@@ -52,6 +52,10 @@ type Config struct {
 	// DefaultVariables pre-fill the variables editor (as a JSON object) along
 	// with DefaultQuery.
 	DefaultVariables map[string]any
+	// ExampleSubscription, when set, is a second tab of the first visit
+	// (with DefaultVariables and DefaultHeaders): a subscription the page
+	// runs over a WebSocket (graphql-transport-ws) to Endpoint.
+	ExampleSubscription string
 	// UpstreamTrace makes the page send X-Upstream-Trace: 1 with every
 	// request (unless the headers editor sets that header) and show the
 	// "Upstream calls" panel, open, drawing the extensions.upstream report of
@@ -74,6 +78,7 @@ type pageConfig struct {
 	Query    string `json:"query,omitempty"`
 	Headers  string `json:"headers,omitempty"`
 	Vars     string `json:"variables,omitempty"`
+	Sub      string `json:"subscription,omitempty"`
 	Trace    bool   `json:"upstreamTrace,omitempty"`
 }
 
@@ -144,7 +149,7 @@ func Handler(cfg Config) http.Handler {
 		urls[e.Name()] = AssetPrefix + key
 	}
 
-	data := pageData{Title: cfg.Title, Config: pageConfig{Endpoint: cfg.Endpoint, Query: cfg.DefaultQuery, Trace: cfg.UpstreamTrace}}
+	data := pageData{Title: cfg.Title, Config: pageConfig{Endpoint: cfg.Endpoint, Query: cfg.DefaultQuery, Sub: cfg.ExampleSubscription, Trace: cfg.UpstreamTrace}}
 	if len(cfg.DefaultHeaders) > 0 {
 		data.Config.Headers = editorJSON("default headers", cfg.DefaultHeaders)
 	}

@@ -39,6 +39,8 @@ type Config struct {
 	// TestEndpoints serves the test-only endpoints: GET /_stats (the
 	// counters), DELETE /_stats and POST /_stats/reset (reset them). Off,
 	// they answer 404 like any unknown path; Server.Hooks is there either way.
+	// With them, POST /_test/{table}/{id}/set and .../copy change records
+	// as the real system does outside the API (testchanges.go).
 	TestEndpoints bool
 	// TracerProvider, when set, traces the service: a server span per
 	// request continuing the caller's trace (traceparent), named by its
@@ -257,6 +259,7 @@ func (s *Server) routes() (http.Handler, error) {
 		stats := s.hooks.StatsHandler()
 		mux.Handle("/_stats", stats)
 		mux.Handle("/_stats/reset", stats)
+		s.testChanges(mux)
 	}
 	mux.Handle("GET /openapi.json", openapi.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {

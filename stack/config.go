@@ -19,6 +19,7 @@ import (
 	"github.com/workspacenet/facade/internal/apq"
 	"github.com/workspacenet/facade/internal/budget"
 	"github.com/workspacenet/facade/internal/cache"
+	"github.com/workspacenet/facade/internal/live"
 	"github.com/workspacenet/facade/internal/metrics"
 	"github.com/workspacenet/facade/internal/redisx"
 	"github.com/workspacenet/facade/restclient"
@@ -56,6 +57,11 @@ type Config struct {
 	// DemoRateLimit is the embedded REST service's rate limit, requests per
 	// second per client as the real API enforces (0 = off).
 	DemoRateLimit int
+	// DemoActivity is how often the program (not Start) makes a change in
+	// the embedded REST service's first location: a new order, a new
+	// payment, the payment succeeding (restserver.Server.Activity), so
+	// subscriptions show something at once. 0 = none.
+	DemoActivity time.Duration
 	// CacheTTL is the response cache's TTL per route family
 	// (cache.ParseTTLs); "" caches nothing.
 	CacheTTL string
@@ -88,6 +94,12 @@ type Config struct {
 	// warning (metrics off) instead of an error: set with the demo default,
 	// so two demos (or tests) on one machine do not fail on the port.
 	MetricsOptional bool
+
+	// Live sizes the pollers that feed the subscriptions (internal/live;
+	// Start sets its Budget, Cache and Hooks). LiveOff turns subscriptions
+	// off.
+	Live    live.Config
+	LiveOff bool
 
 	// Graph configures the GraphQL endpoint; Start sets its Client, Logger
 	// and TrustedDocuments, and applies Production and UpstreamTrace.
@@ -130,6 +142,7 @@ func DefaultConfig() Config {
 		LogLevel:        slog.LevelInfo,
 		Budget:          budget.Config{RPS: budget.DefaultRPS, Burst: budget.DefaultBurst, MaxPause: budget.DefaultMaxPause},
 		DemoRateLimit:   budget.DefaultRPS,
+		DemoActivity:    5 * time.Second,
 		AuthGate:        restclient.DefaultAuthGate(),
 		CacheTTL:        cache.DefaultTTLSpec,
 		Replicas:        1,
@@ -137,6 +150,8 @@ func DefaultConfig() Config {
 		APQRedisBytes:   apq.DefaultTotalBytes,
 		RedisOpTimeout:  redisx.DefaultOpTimeout,
 		Graph:           graph.DefaultOptions(),
+		Live: live.Config{Interval: live.DefaultInterval, Buffer: live.DefaultBuffer,
+			MaxPerCredential: live.DefaultMaxPerCredential, MaxTotal: live.DefaultMaxSubscriptions},
 	}
 }
 
@@ -237,6 +252,15 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	num(&apqBytes, "apq-cache-bytes", "APQ_CACHE_BYTES", "bytes of automatic persisted queries remembered in this process; 0 = APQ off")
 	num(&c.APQClientBytes, "apq-redis-client-bytes", "APQ_REDIS_CLIENT_BYTES", "bytes of persisted queries one upstream client may write to Redis per hour (each counted 256 more); 0 = none shared")
 	num(&c.APQRedisBytes, "apq-redis-bytes", "APQ_REDIS_BYTES", "bytes of persisted queries all clients may write to Redis per hour: Redis holds at most twice this; 0 = none shared")
+	dur(&c.DemoActivity, "demo-activity", "DEMO_ACTIVITY", "with the embedded REST service: how often the program makes a new order, a new payment or a payment succeed in the first demo location; 0 = never")
+	dur(&c.Live.Interval, "live-interval", "LIVE_INTERVAL", "interval between two polls of a subscription's source, at least 1s; stretched while the client's budget is short")
+	num(&c.Live.Buffer, "live-buffer", "LIVE_BUFFER", "most distinct objects waiting for one subscriber (updates of one object coalesce); beyond it the subscription ends with SUBSCRIBER_TOO_SLOW (at least 1)")
+	num(&c.Live.MaxPerCredential, "live-max-per-credential", "LIVE_MAX_PER_CREDENTIAL", "maximum subscriptions of one upstream client on this replica; 0 = no limit")
+	num(&c.Live.MaxTotal, "live-max-subscriptions", "LIVE_MAX_SUBSCRIPTIONS", "maximum subscriptions on this replica; 0 = no limit")
+	num(&g.LiveMaxPerConnection, "live-max-per-connection", "LIVE_MAX_PER_CONNECTION", "maximum subscriptions of one WebSocket; 0 = no limit")
+	num(&g.LiveMaxConnections, "live-max-connections", "LIVE_MAX_CONNECTIONS", "maximum WebSocket and SSE connections open on this replica; 0 = no limit")
+	dur(&g.LiveKeepAlive, "live-keepalive", "LIVE_KEEPALIVE", "interval of the keep-alive messages on WebSocket and SSE connections; 0 = none")
+	boolean(&c.LiveOff, "live-off", "LIVE_OFF", "turn subscriptions off (no WebSocket, no SSE)")
 	str(&c.MetricsAddr, "metrics-addr", "METRICS_ADDR", "listen address of the Prometheus /metrics endpoint; empty = off (demo mode, without -upstream: "+metrics.DefaultAddr+" unless given)")
 	if len(errs) > 0 {
 		return Config{}, errors.Join(errs...)
@@ -296,6 +320,21 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("%s: %d is negative (0 turns it off)", name, v)
 		}
 	}
+	for name, v := range map[string]int{"-live-max-per-credential": c.Live.MaxPerCredential, "-live-max-subscriptions": c.Live.MaxTotal,
+		"-live-max-per-connection": c.Graph.LiveMaxPerConnection, "-live-max-connections": c.Graph.LiveMaxConnections} {
+		if v < 0 {
+			return fmt.Errorf("%s: %d is negative (0 turns it off)", name, v)
+		}
+	}
+	if c.Live.Interval < live.MinInterval && !c.Live.AllowFastPolls {
+		return fmt.Errorf("-live-interval: %v is below the minimum %v", c.Live.Interval, live.MinInterval)
+	}
+	if c.Live.Buffer < 1 {
+		return fmt.Errorf("-live-buffer: %d must be at least 1", c.Live.Buffer)
+	}
+	if c.Graph.LiveKeepAlive < 0 {
+		return fmt.Errorf("-live-keepalive: %v is negative", c.Graph.LiveKeepAlive)
+	}
 	if c.Budget.MaxPause < 0 {
 		return fmt.Errorf("-max-upstream-pause: %v is negative", c.Budget.MaxPause)
 	}
@@ -315,6 +354,9 @@ func (c *Config) Validate() error {
 	}
 	if len(c.Secret) > 0 && len(c.Secret) < cache.MinSecretLen {
 		return fmt.Errorf("secret: %d bytes, want at least %d", len(c.Secret), cache.MinSecretLen)
+	}
+	if c.DemoActivity < 0 {
+		return fmt.Errorf("-demo-activity: %v is negative (0 = off)", c.DemoActivity)
 	}
 	if c.DemoRateLimit < 0 {
 		return fmt.Errorf("-demo-rate-limit: %d is negative (0 = off)", c.DemoRateLimit)

@@ -168,6 +168,27 @@ query Dashboard($location: ID!) {
 }
 `
 
+// demoSubscription is the playground's second tab in demo mode: the demo
+// activity (-demo-activity) makes an order or a payment in $location every
+// few seconds.
+const demoSubscription = `# Live data: new orders and their status changes in the demo location.
+# The demo makes a new order or payment there every few seconds: press Run,
+# then wait for the next poll (docs/live-data.md).
+subscription LiveOrders($location: ID!) {
+  orderEvents(locationId: $location) {
+    kind
+    at
+    pollIntervalMs
+    node {
+      number
+      status
+      product { title }
+      option { title }
+    }
+  }
+}
+`
+
 // playgroundHandler is GraphiQL, prefilled with the demo credentials and
 // query when the upstream is the embedded demo, with the upstream calls panel
 // when c.Graph.UpstreamTrace; nil when c turns it off.
@@ -185,6 +206,9 @@ func playgroundHandler(c Config, demo *Upstream) http.Handler {
 			"service-network-id": m.NetworkID,
 		}
 		pc.DefaultQuery = demoQuery
+		if !c.LiveOff {
+			pc.ExampleSubscription = demoSubscription
+		}
 		if locs := m.IDs["location"]; len(locs) > 0 {
 			pc.DefaultVariables = map[string]any{"location": locs[0]}
 		}

@@ -27,6 +27,7 @@ import (
 	"github.com/workspacenet/facade/internal/apq"
 	"github.com/workspacenet/facade/internal/budget"
 	"github.com/workspacenet/facade/internal/cache"
+	"github.com/workspacenet/facade/internal/live"
 	"github.com/workspacenet/facade/internal/metrics"
 	"github.com/workspacenet/facade/internal/redisx"
 	"github.com/workspacenet/facade/internal/tracing"
@@ -132,6 +133,8 @@ type Stack struct {
 	// embedded REST service's (restserver_*) go to the same registry,
 	// MetricsRegistry, served at MetricsURL (http://host:port/metrics, the
 	// address actually listened on).
+	// Live runs the pollers of the subscriptions; nil with LiveOff.
+	Live            *live.Hub
 	Metrics         *metrics.Facade
 	MetricsRegistry *prometheus.Registry
 	MetricsURL      string
@@ -257,6 +260,22 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
 			MaxQueryBytes: c.Graph.MaxQueryBytes, ClientBytes: int64(c.APQClientBytes), TotalBytes: int64(c.APQRedisBytes)})
 	}
 	c.Graph.UpstreamTrace = c.UpstreamTrace == "on" || (c.UpstreamTrace == "auto" && st.Embedded != nil)
+	if !c.LiveOff {
+		lc := c.Live
+		lc.Budget = c.Graph.Budget
+		if st.Metrics != nil {
+			lc.Hooks = []restclient.CallHooks{st.Metrics.CallHooks()}
+		}
+		if rc != nil {
+			lc.Cache = rc
+		}
+		if st.Redis != nil {
+			lc.Shared = live.NewShared(st.Redis, secret)
+		}
+		st.Live = live.New(lc)
+		c.Graph.Live = st.Live
+		c.Graph.CheckOrigin = func(origin string) bool { return slices.Contains(c.CORSOrigins, origin) }
+	}
 	st.Config = c
 	st.Handler = newRouter(routes{
 		tracer:      c.TracerProvider,
@@ -281,6 +300,10 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
 	}
 	if c.Graph.RequestTimeout > 0 {
 		st.server.WriteTimeout = c.Graph.RequestTimeout + 5*time.Second
+	}
+	if st.Live != nil {
+		// Subscriptions end first, so their streams complete.
+		st.server.RegisterOnShutdown(st.Live.Close)
 	}
 	return st, nil
 }

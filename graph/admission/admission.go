@@ -364,15 +364,33 @@ func (x extension) MutateOperationContext(ctx context.Context, oc *graphql.Opera
 		return nil
 	}
 	s.refused = true
+	return c.refusal(ctx, st.Cost, ownShare)
+}
+
+// refusal is the OVERLOADED error of an operation of cost.
+func (c *Controller) refusal(ctx context.Context, cost int, ownShare bool) *gqlerror.Error {
 	accesslog.From(ctx).AddCodes(errcode.Overloaded)
 	var e *gqlerror.Error
 	if ownShare {
-		e = gqlerror.Errorf("the operations in flight with these credentials hold their share of the server (%d cost units, more only while %d stay free for other clients): cost %d found no room within %v; retry later", c.share, c.share, st.Cost, c.cfg.Wait)
+		e = gqlerror.Errorf("the operations in flight with these credentials hold their share of the server (%d cost units, more only while %d stay free for other clients): cost %d found no room within %v; retry later", c.share, c.share, cost, c.cfg.Wait)
 	} else {
-		e = gqlerror.Errorf("the server is busy with other operations (cost %d does not fit in the %d in flight before %v): retry later", st.Cost, c.limit, c.cfg.Wait)
+		e = gqlerror.Errorf("the server is busy with other operations (cost %d does not fit in the %d in flight before %v): retry later", cost, c.limit, c.cfg.Wait)
 	}
-	e.Extensions = map[string]any{"code": errcode.Overloaded, "cost": st.Cost, "retryAfter": c.retryAfter}
+	e.Extensions = map[string]any{"code": errcode.Overloaded, "cost": cost, "retryAfter": c.retryAfter}
 	return e
+}
+
+// Hold admits work of cost for client that writes no HTTP status of its
+// own (each event of a subscription, executed with the subscription's
+// selection): it waits for room as an operation does and returns the
+// release of its units, or the OVERLOADED error.
+func (c *Controller) Hold(ctx context.Context, client string, cost int) (release func(), err *gqlerror.Error) {
+	n := min(max(int64(cost), 1), c.most)
+	ok, ownShare := c.acquire(ctx, client, n)
+	if !ok {
+		return nil, c.refusal(ctx, cost, ownShare)
+	}
+	return func() { c.release(client, n) }, nil
 }
 
 // String describes the configuration (logs).

@@ -55,6 +55,14 @@ const (
 	ResponseTooLarge = "RESPONSE_TOO_LARGE"
 	// IntrospectionDisabled: a __schema or __type field on a server with introspection off (-production); the field is null, nothing is logged.
 	IntrospectionDisabled = "INTROSPECTION_DISABLED"
+	// TooManySubscriptions: a subscription beyond -live-max-per-connection (on one WebSocket), -live-max-per-credential (of one upstream client on this replica) or -live-max-subscriptions (on this replica); extensions.maximum and extensions.limit ("connection", "credential" or "total"). Refused before any upstream call.
+	TooManySubscriptions = "TOO_MANY_SUBSCRIPTIONS"
+	// TooManyConnections: HTTP 503 refusal of a WebSocket or SSE connection beyond -live-max-connections on this replica.
+	TooManyConnections = "TOO_MANY_CONNECTIONS"
+	// SubscriberTooSlow: the last event of a subscription whose client did not take its events: more than -live-buffer distinct objects were waiting for it (updates of one object are coalesced first).
+	SubscriberTooSlow = "SUBSCRIBER_TOO_SLOW"
+	// OriginNotAllowed: HTTP 403 refusal of a WebSocket upgrade whose Origin is neither the server's own nor in -cors-origins (cross-site WebSocket hijacking).
+	OriginNotAllowed = "ORIGIN_NOT_ALLOWED"
 	// Internal: a bug in the facade or a resolver panic: logged with detail, shown as "internal error".
 	Internal = "INTERNAL_SERVER_ERROR"
 	// ParseFailed: the document is not valid GraphQL (set by gqlgen, as its errcode.ParseFailed).

@@ -32,10 +32,13 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 type ResolverRoot interface {
 	Booking() BookingResolver
 	Comment() CommentResolver
+	CommentEvent() CommentEventResolver
 	Company() CompanyResolver
 	CreditNote() CreditNoteResolver
+	CreditNoteEvent() CreditNoteEventResolver
 	CreditNoteLine() CreditNoteLineResolver
 	Event() EventResolver
+	EventEvent() EventEventResolver
 	Invoice() InvoiceResolver
 	InvoiceItem() InvoiceItemResolver
 	InvoiceItemBooking() InvoiceItemBookingResolver
@@ -44,16 +47,23 @@ type ResolverRoot interface {
 	Location() LocationResolver
 	Mutation() MutationResolver
 	Order() OrderResolver
+	OrderEvent() OrderEventResolver
 	Post() PostResolver
 	Product() ProductResolver
+	ProductEvent() ProductEventResolver
 	Query() QueryResolver
 	Redemption() RedemptionResolver
+	RedemptionEvent() RedemptionEventResolver
 	Resource() ResourceResolver
+	ResourceEvent() ResourceEventResolver
+	Subscription() SubscriptionResolver
 	Transaction() TransactionResolver
 	TransactionBooking() TransactionBookingResolver
+	TransactionEvent() TransactionEventResolver
 	TransactionOrder() TransactionOrderResolver
 	TransactionTicket() TransactionTicketResolver
 	Visit() VisitResolver
+	VisitEvent() VisitEventResolver
 	VisitRequest() VisitRequestResolver
 }
 
@@ -75,6 +85,9 @@ type CommentResolver interface {
 
 	Replies(ctx context.Context, obj *restclient.Comment) ([]*restclient.Comment, error)
 }
+type CommentEventResolver interface {
+	Node(ctx context.Context, obj *model.LiveEvent) (*restclient.Comment, error)
+}
 type CompanyResolver interface {
 	Location(ctx context.Context, obj *restclient.Company) (*model.Location, error)
 }
@@ -85,6 +98,9 @@ type CreditNoteResolver interface {
 
 	Location(ctx context.Context, obj *restclient.CreditNote) (*model.Location, error)
 }
+type CreditNoteEventResolver interface {
+	Node(ctx context.Context, obj *model.LiveEvent) (*restclient.CreditNote, error)
+}
 type CreditNoteLineResolver interface {
 	InvoiceItem(ctx context.Context, obj *restclient.CreditNoteLine) (*restclient.InvoiceItem, error)
 
@@ -94,6 +110,9 @@ type CreditNoteLineResolver interface {
 }
 type EventResolver interface {
 	Location(ctx context.Context, obj *restclient.Event) (*model.Location, error)
+}
+type EventEventResolver interface {
+	Node(ctx context.Context, obj *model.LiveEvent) (*restclient.Event, error)
 }
 type InvoiceResolver interface {
 	Taxes(ctx context.Context, obj *restclient.Invoice) ([]*restclient.Tax, error)
@@ -151,6 +170,9 @@ type OrderResolver interface {
 
 	Product(ctx context.Context, obj *restclient.Order) (*restclient.Product, error)
 }
+type OrderEventResolver interface {
+	Node(ctx context.Context, obj *model.LiveEvent) (*restclient.Order, error)
+}
 type PostResolver interface {
 	Comments(ctx context.Context, obj *restclient.Post) ([]*restclient.Comment, error)
 
@@ -158,6 +180,9 @@ type PostResolver interface {
 }
 type ProductResolver interface {
 	Location(ctx context.Context, obj *restclient.Product) (*model.Location, error)
+}
+type ProductEventResolver interface {
+	Node(ctx context.Context, obj *model.LiveEvent) (*restclient.Product, error)
 }
 type QueryResolver interface {
 	Resource(ctx context.Context, id string) (*restclient.Resource, error)
@@ -175,6 +200,9 @@ type QueryResolver interface {
 }
 type RedemptionResolver interface {
 	Location(ctx context.Context, obj *restclient.Redemption) (*model.Location, error)
+}
+type RedemptionEventResolver interface {
+	Node(ctx context.Context, obj *model.LiveEvent) (*restclient.Redemption, error)
 }
 type ResourceResolver interface {
 	Location(ctx context.Context, obj *restclient.Resource) (*model.Location, error)
@@ -195,6 +223,20 @@ type ResourceResolver interface {
 	Plans(ctx context.Context, obj *restclient.Resource) (*restclient.ResourcePlans, error)
 	Schedule(ctx context.Context, obj *restclient.Resource) (*restclient.ResourceSchedule, error)
 }
+type ResourceEventResolver interface {
+	Node(ctx context.Context, obj *model.LiveEvent) (*restclient.Resource, error)
+}
+type SubscriptionResolver interface {
+	TransactionEvents(ctx context.Context, locationID string, status *restclient.TransactionStatus, typeArg *restclient.TransactionType) (<-chan *model.LiveEvent, error)
+	OrderEvents(ctx context.Context, locationID string, status *restclient.OrderStatus) (<-chan *model.LiveEvent, error)
+	CreditNoteEvents(ctx context.Context, invoiceID *string, locationID *string) (<-chan *model.LiveEvent, error)
+	RedemptionEvents(ctx context.Context, couponID *string, promocodeID *string) (<-chan *model.LiveEvent, error)
+	VisitEvents(ctx context.Context, id string) (<-chan *model.LiveEvent, error)
+	CommentEvents(ctx context.Context, postID string) (<-chan *model.LiveEvent, error)
+	ResourceUpdated(ctx context.Context, id string) (<-chan *model.LiveEvent, error)
+	EventUpdated(ctx context.Context, id string) (<-chan *model.LiveEvent, error)
+	ProductUpdated(ctx context.Context, id string) (<-chan *model.LiveEvent, error)
+}
 type TransactionResolver interface {
 	Location(ctx context.Context, obj *restclient.Transaction) (*model.Location, error)
 
@@ -203,6 +245,9 @@ type TransactionResolver interface {
 }
 type TransactionBookingResolver interface {
 	Resource(ctx context.Context, obj *restclient.TransactionBooking) (*restclient.Resource, error)
+}
+type TransactionEventResolver interface {
+	Node(ctx context.Context, obj *model.LiveEvent) (*restclient.Transaction, error)
 }
 type TransactionOrderResolver interface {
 	Option(ctx context.Context, obj *model.TransactionOrder) (*model.TransactionOrderOption, error)
@@ -214,6 +259,9 @@ type TransactionTicketResolver interface {
 }
 type VisitResolver interface {
 	Location(ctx context.Context, obj *restclient.Visit) (*model.Location, error)
+}
+type VisitEventResolver interface {
+	Node(ctx context.Context, obj *model.LiveEvent) (*restclient.Visit, error)
 }
 type VisitRequestResolver interface {
 	Location(ctx context.Context, obj *restclient.VisitRequest) (*model.Location, error)
@@ -300,6 +348,23 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			ctx = graphql.WithLazyInputUnmarshalerIndex(ctx, inputUnmarshalers)
 			data := ec._Mutation(ctx, opCtx.Operation.SelectionSet)
 			var buf bytes.Buffer
+			data.MarshalGQL(&buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
+		}
+	case ast.Subscription:
+		next := ec._Subscription(ctx, opCtx.Operation.SelectionSet)
+
+		var buf bytes.Buffer
+		return func(ctx context.Context) *graphql.Response {
+			buf.Reset()
+			data := next(ctx)
+
+			if data == nil {
+				return nil
+			}
 			data.MarshalGQL(&buf)
 
 			return &graphql.Response{
@@ -558,6 +623,225 @@ type Mutation {
     "The new values; omitted fields are left unchanged."
     input: UpdatePostInput!
   ): UpdatePostPayload
+}
+
+"""
+Live data. The REST API pushes nothing, so each subscription is fed by
+polling: one poller per upstream client (credentials) and source, shared by
+every subscriber of that source, its calls at the lowest priority of the
+client's rate budget. The interval is the server's ` + "`" + `-live-interval` + "`" + ` (5 s by
+default, never below 1 s), stretched while the client's budget is short or
+the source fails; each event says the interval in effect (` + "`" + `pollIntervalMs` + "`" + `).
+The first poll only sets what later polls are compared with: a subscription
+receives changes, never the current state (query it first). A subscriber
+only ever receives what was fetched with its own credentials. A 401 or 403
+on a poll ends the subscription with UNAUTHENTICATED or FORBIDDEN; any other
+failure is reported as an ` + "`" + `ERROR` + "`" + ` event and polling goes on, backing off.
+Over WebSocket (` + "`" + `graphql-transport-ws` + "`" + `, legacy ` + "`" + `graphql-ws` + "`" + `) or SSE
+(` + "`" + `graphql-sse` + "`" + `, distinct connections mode) on /graphql: docs/live-data.md.
+"""
+type Subscription {
+  """
+  New money transactions of a location, and status changes (GET
+  /transactions/money/v1, the newest 100 transactions matching the filter).
+  Cannot see a change to a transaction older than the newest 100, nor one that
+  leaves the filter; a transaction that enters the filter by a change (its
+  status becomes ` + "`" + `status` + "`" + `) is UPDATED.
+  """
+  transactionEvents(
+    "The location's uuid (sent as ` + "`" + `locationRef` + "`" + `)."
+    locationId: ID!
+    "Only transactions in this payment status."
+    status: TransactionStatus
+    "Only transactions of this type."
+    type: TransactionType
+  ): TransactionEvent
+  """
+  New shop orders of a location, and status changes (GET /shop/orders/v1, the
+  newest 100 orders matching the filter). Cannot see a change to an order older
+  than the newest 100, nor one that leaves the filter; an order that enters it
+  by a change is UPDATED.
+  """
+  orderEvents(
+    "The location's uuid (sent as ` + "`" + `locationRef` + "`" + `)."
+    locationId: ID!
+    "Only orders in this status."
+    status: OrderStatus
+  ): OrderEvent
+  """
+  New credit notes of an invoice or of a location, and their changes (GET
+  /billing/credit_notes/v1, the newest 100). Exactly one of the two ids.
+  """
+  creditNoteEvents(
+    "The invoice's uuid (sent as ` + "`" + `invoiceRef` + "`" + `)."
+    invoiceId: ID
+    "The location's uuid (sent as ` + "`" + `locationRef` + "`" + `)."
+    locationId: ID
+  ): CreditNoteEvent
+  """
+  New redemptions of a coupon or of a promocode (GET /discounts/redemptions/v1,
+  the newest 100). Exactly one of the two ids. A redemption has no id of its
+  own: each is told apart by its content, so every event is CREATED.
+  """
+  redemptionEvents(
+    "The coupon's uuid (sent as ` + "`" + `couponRef` + "`" + `)."
+    couponId: ID
+    "The promocode's uuid (sent as ` + "`" + `promocodeRef` + "`" + `)."
+    promocodeId: ID
+  ): RedemptionEvent
+  """
+  Changes of one visit: check-in, check-out, date or comment (GET
+  /visitors/visits/v1/{id}). Every event is UPDATED.
+  """
+  visitEvents(
+    "The visit's uuid."
+    id: ID!
+  ): VisitEvent
+  """
+  New comments of a post, and changes of its comments (GET
+  /feed/posts/v1/{id}/comments: every comment). Cannot see a deleted comment.
+  """
+  commentEvents(
+    "The post's uuid."
+    postId: ID!
+  ): CommentEvent
+  "Changes of one bookable resource (GET /resources/v1/{id}). Every event is UPDATED."
+  resourceUpdated(
+    "The resource's uuid."
+    id: ID!
+  ): ResourceEvent
+  "Changes of one event (GET /events/v1/{id}). Every event is UPDATED."
+  eventUpdated(
+    "The event's uuid."
+    id: ID!
+  ): EventEvent
+  "Changes of one shop product (GET /shop/products/v1/{productId}; full ` + "`" + `shop` + "`" + ` scope). Every event is UPDATED."
+  productUpdated(
+    "The product's uuid."
+    id: ID!
+  ): ProductEvent
+}
+
+"What a live event says happened."
+enum LiveEventKind {
+  "An object the previous poll did not see."
+  CREATED
+  "An object that changed since the previous poll (or entered the subscription's filter)."
+  UPDATED
+  """
+  An error, on ` + "`" + `node` + "`" + `: a poll failed (the subscription goes on and polling
+  backs off), or the subscription ends (UNAUTHENTICATED or FORBIDDEN on a poll,
+  SUBSCRIBER_TOO_SLOW: no event follows).
+  """
+  ERROR
+}
+
+"A change of money transaction seen by a poll."
+type TransactionEvent {
+  "What happened."
+  kind: LiveEventKind!
+  "The money transaction as the poll fetched it; its links resolve as in queries. Null, with the error, when ` + "`" + `kind` + "`" + ` is ERROR."
+  node: Transaction
+  "When the poll that saw it was answered."
+  at: DateTime
+  "The interval at which the source is being polled now, in milliseconds (the configured one, stretched while the client's budget is short or the source fails)."
+  pollIntervalMs: Int!
+}
+
+"A change of shop order seen by a poll."
+type OrderEvent {
+  "What happened."
+  kind: LiveEventKind!
+  "The shop order as the poll fetched it; its links resolve as in queries. Null, with the error, when ` + "`" + `kind` + "`" + ` is ERROR."
+  node: Order
+  "When the poll that saw it was answered."
+  at: DateTime
+  "The interval at which the source is being polled now, in milliseconds (the configured one, stretched while the client's budget is short or the source fails)."
+  pollIntervalMs: Int!
+}
+
+"A change of credit note seen by a poll."
+type CreditNoteEvent {
+  "What happened."
+  kind: LiveEventKind!
+  "The credit note as the poll fetched it; its links resolve as in queries. Null, with the error, when ` + "`" + `kind` + "`" + ` is ERROR."
+  node: CreditNote
+  "When the poll that saw it was answered."
+  at: DateTime
+  "The interval at which the source is being polled now, in milliseconds (the configured one, stretched while the client's budget is short or the source fails)."
+  pollIntervalMs: Int!
+}
+
+"A change of redemption seen by a poll."
+type RedemptionEvent {
+  "What happened."
+  kind: LiveEventKind!
+  "The redemption as the poll fetched it; its links resolve as in queries. Null, with the error, when ` + "`" + `kind` + "`" + ` is ERROR."
+  node: Redemption
+  "When the poll that saw it was answered."
+  at: DateTime
+  "The interval at which the source is being polled now, in milliseconds (the configured one, stretched while the client's budget is short or the source fails)."
+  pollIntervalMs: Int!
+}
+
+"A change of visit seen by a poll."
+type VisitEvent {
+  "What happened."
+  kind: LiveEventKind!
+  "The visit as the poll fetched it; its links resolve as in queries. Null, with the error, when ` + "`" + `kind` + "`" + ` is ERROR."
+  node: Visit
+  "When the poll that saw it was answered."
+  at: DateTime
+  "The interval at which the source is being polled now, in milliseconds (the configured one, stretched while the client's budget is short or the source fails)."
+  pollIntervalMs: Int!
+}
+
+"A change of feed comment seen by a poll."
+type CommentEvent {
+  "What happened."
+  kind: LiveEventKind!
+  "The feed comment as the poll fetched it; its links resolve as in queries. Null, with the error, when ` + "`" + `kind` + "`" + ` is ERROR."
+  node: Comment
+  "When the poll that saw it was answered."
+  at: DateTime
+  "The interval at which the source is being polled now, in milliseconds (the configured one, stretched while the client's budget is short or the source fails)."
+  pollIntervalMs: Int!
+}
+
+"A change of bookable resource seen by a poll."
+type ResourceEvent {
+  "What happened."
+  kind: LiveEventKind!
+  "The bookable resource as the poll fetched it; its links resolve as in queries. Null, with the error, when ` + "`" + `kind` + "`" + ` is ERROR."
+  node: Resource
+  "When the poll that saw it was answered."
+  at: DateTime
+  "The interval at which the source is being polled now, in milliseconds (the configured one, stretched while the client's budget is short or the source fails)."
+  pollIntervalMs: Int!
+}
+
+"A change of event seen by a poll."
+type EventEvent {
+  "What happened."
+  kind: LiveEventKind!
+  "The event as the poll fetched it; its links resolve as in queries. Null, with the error, when ` + "`" + `kind` + "`" + ` is ERROR."
+  node: Event
+  "When the poll that saw it was answered."
+  at: DateTime
+  "The interval at which the source is being polled now, in milliseconds (the configured one, stretched while the client's budget is short or the source fails)."
+  pollIntervalMs: Int!
+}
+
+"A change of shop product seen by a poll."
+type ProductEvent {
+  "What happened."
+  kind: LiveEventKind!
+  "The shop product as the poll fetched it; its links resolve as in queries. Null, with the error, when ` + "`" + `kind` + "`" + ` is ERROR."
+  node: Product
+  "When the poll that saw it was answered."
+  at: DateTime
+  "The interval at which the source is being polled now, in milliseconds (the configured one, stretched while the client's budget is short or the source fails)."
+  pollIntervalMs: Int!
 }
 
 # ---- Mutation inputs (mirror restclient/requests.go) ----
@@ -2741,6 +3025,20 @@ func (ec *executionContext) childFields_Comment(ctx context.Context, field graph
 	return nil, fmt.Errorf("no field named %q was found under type Comment", field.Name)
 }
 
+func (ec *executionContext) childFields_CommentEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_CommentEvent_kind(ctx, field)
+	case "node":
+		return ec.fieldContext_CommentEvent_node(ctx, field)
+	case "at":
+		return ec.fieldContext_CommentEvent_at(ctx, field)
+	case "pollIntervalMs":
+		return ec.fieldContext_CommentEvent_pollIntervalMs(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CommentEvent", field.Name)
+}
+
 func (ec *executionContext) childFields_CommentMembership(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -2985,6 +3283,20 @@ func (ec *executionContext) childFields_CreditNoteEdge(ctx context.Context, fiel
 	return nil, fmt.Errorf("no field named %q was found under type CreditNoteEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_CreditNoteEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_CreditNoteEvent_kind(ctx, field)
+	case "node":
+		return ec.fieldContext_CreditNoteEvent_node(ctx, field)
+	case "at":
+		return ec.fieldContext_CreditNoteEvent_at(ctx, field)
+	case "pollIntervalMs":
+		return ec.fieldContext_CreditNoteEvent_pollIntervalMs(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CreditNoteEvent", field.Name)
+}
+
 func (ec *executionContext) childFields_CreditNoteLine(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -3171,6 +3483,20 @@ func (ec *executionContext) childFields_Event(ctx context.Context, field graphql
 		return ec.fieldContext_Event_price(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Event", field.Name)
+}
+
+func (ec *executionContext) childFields_EventEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_EventEvent_kind(ctx, field)
+	case "node":
+		return ec.fieldContext_EventEvent_node(ctx, field)
+	case "at":
+		return ec.fieldContext_EventEvent_at(ctx, field)
+	case "pollIntervalMs":
+		return ec.fieldContext_EventEvent_pollIntervalMs(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EventEvent", field.Name)
 }
 
 func (ec *executionContext) childFields_EventMoneyPrice(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3773,6 +4099,20 @@ func (ec *executionContext) childFields_OrderEdge(ctx context.Context, field gra
 	return nil, fmt.Errorf("no field named %q was found under type OrderEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_OrderEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_OrderEvent_kind(ctx, field)
+	case "node":
+		return ec.fieldContext_OrderEvent_node(ctx, field)
+	case "at":
+		return ec.fieldContext_OrderEvent_at(ctx, field)
+	case "pollIntervalMs":
+		return ec.fieldContext_OrderEvent_pollIntervalMs(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OrderEvent", field.Name)
+}
+
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "hasNextPage":
@@ -4015,6 +4355,20 @@ func (ec *executionContext) childFields_Product(ctx context.Context, field graph
 	return nil, fmt.Errorf("no field named %q was found under type Product", field.Name)
 }
 
+func (ec *executionContext) childFields_ProductEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_ProductEvent_kind(ctx, field)
+	case "node":
+		return ec.fieldContext_ProductEvent_node(ctx, field)
+	case "at":
+		return ec.fieldContext_ProductEvent_at(ctx, field)
+	case "pollIntervalMs":
+		return ec.fieldContext_ProductEvent_pollIntervalMs(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ProductEvent", field.Name)
+}
+
 func (ec *executionContext) childFields_ProductOption(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -4147,6 +4501,20 @@ func (ec *executionContext) childFields_RedemptionEdge(ctx context.Context, fiel
 		return ec.fieldContext_RedemptionEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RedemptionEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_RedemptionEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_RedemptionEvent_kind(ctx, field)
+	case "node":
+		return ec.fieldContext_RedemptionEvent_node(ctx, field)
+	case "at":
+		return ec.fieldContext_RedemptionEvent_at(ctx, field)
+	case "pollIntervalMs":
+		return ec.fieldContext_RedemptionEvent_pollIntervalMs(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RedemptionEvent", field.Name)
 }
 
 func (ec *executionContext) childFields_RedemptionProduct(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4329,6 +4697,20 @@ func (ec *executionContext) childFields_ResourceDynamicPricing(ctx context.Conte
 		return ec.fieldContext_ResourceDynamicPricing_enabled(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ResourceDynamicPricing", field.Name)
+}
+
+func (ec *executionContext) childFields_ResourceEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_ResourceEvent_kind(ctx, field)
+	case "node":
+		return ec.fieldContext_ResourceEvent_node(ctx, field)
+	case "at":
+		return ec.fieldContext_ResourceEvent_at(ctx, field)
+	case "pollIntervalMs":
+		return ec.fieldContext_ResourceEvent_pollIntervalMs(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ResourceEvent", field.Name)
 }
 
 func (ec *executionContext) childFields_ResourceExternalCalendar(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4569,6 +4951,20 @@ func (ec *executionContext) childFields_TransactionEdge(ctx context.Context, fie
 	return nil, fmt.Errorf("no field named %q was found under type TransactionEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_TransactionEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_TransactionEvent_kind(ctx, field)
+	case "node":
+		return ec.fieldContext_TransactionEvent_node(ctx, field)
+	case "at":
+		return ec.fieldContext_TransactionEvent_at(ctx, field)
+	case "pollIntervalMs":
+		return ec.fieldContext_TransactionEvent_pollIntervalMs(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TransactionEvent", field.Name)
+}
+
 func (ec *executionContext) childFields_TransactionOrder(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -4703,6 +5099,20 @@ func (ec *executionContext) childFields_Visit(ctx context.Context, field graphql
 		return ec.fieldContext_Visit_visitor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Visit", field.Name)
+}
+
+func (ec *executionContext) childFields_VisitEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_VisitEvent_kind(ctx, field)
+	case "node":
+		return ec.fieldContext_VisitEvent_node(ctx, field)
+	case "at":
+		return ec.fieldContext_VisitEvent_at(ctx, field)
+	case "pollIntervalMs":
+		return ec.fieldContext_VisitEvent_pollIntervalMs(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type VisitEvent", field.Name)
 }
 
 func (ec *executionContext) childFields_VisitRequest(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5390,6 +5800,172 @@ func (ec *executionContext) field_Query_transactions_args(ctx context.Context, r
 }
 
 func (ec *executionContext) field_Query_visit_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_commentEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "postId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["postId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_creditNoteEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "invoiceId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["invoiceId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "locationId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["locationId"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_eventUpdated_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_orderEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "locationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["locationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+		func(ctx context.Context, v any) (*restclient.OrderStatus, error) {
+			return ec.unmarshalOOrderStatus2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐOrderStatus(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["status"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_productUpdated_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_redemptionEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "couponId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["couponId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "promocodeId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["promocodeId"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_resourceUpdated_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_transactionEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "locationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["locationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+		func(ctx context.Context, v any) (*restclient.TransactionStatus, error) {
+			return ec.unmarshalOTransactionStatus2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionStatus(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["status"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "type",
+		func(ctx context.Context, v any) (*restclient.TransactionType, error) {
+			return ec.unmarshalOTransactionType2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionType(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["type"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_visitEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
@@ -6338,6 +6914,107 @@ func (ec *executionContext) fieldContext_Comment_replies(_ context.Context, fiel
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _CommentEvent_kind(ctx context.Context, field graphql.CollectedField, obj *model.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CommentEvent_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.LiveEventKind) graphql.Marshaler {
+			return ec.marshalNLiveEventKind2githubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLiveEventKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CommentEvent_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CommentEvent", field, false, false, "LiveEventKind")
+}
+
+func (ec *executionContext) _CommentEvent_node(ctx context.Context, field graphql.CollectedField, obj *model.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CommentEvent_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.CommentEvent().Node(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *restclient.Comment) graphql.Marshaler {
+			return ec.marshalOComment2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐComment(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CommentEvent_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CommentEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Comment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CommentEvent_at(ctx context.Context, field graphql.CollectedField, obj *model.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CommentEvent_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v restclient.Timestamp) graphql.Marshaler {
+			return ec.marshalODateTime2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTimestamp(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CommentEvent_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CommentEvent", field, false, false, "DateTime")
+}
+
+func (ec *executionContext) _CommentEvent_pollIntervalMs(ctx context.Context, field graphql.CollectedField, obj *model.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CommentEvent_pollIntervalMs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PollIntervalMs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CommentEvent_pollIntervalMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CommentEvent", field, false, false, "Int")
 }
 
 func (ec *executionContext) _CommentMembership_id(ctx context.Context, field graphql.CollectedField, obj *restclient.CommentMembership) (ret graphql.Marshaler) {
@@ -8300,6 +8977,107 @@ func (ec *executionContext) fieldContext_CreditNoteEdge_node(_ context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _CreditNoteEvent_kind(ctx context.Context, field graphql.CollectedField, obj *model.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreditNoteEvent_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.LiveEventKind) graphql.Marshaler {
+			return ec.marshalNLiveEventKind2githubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLiveEventKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreditNoteEvent_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CreditNoteEvent", field, false, false, "LiveEventKind")
+}
+
+func (ec *executionContext) _CreditNoteEvent_node(ctx context.Context, field graphql.CollectedField, obj *model.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreditNoteEvent_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.CreditNoteEvent().Node(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *restclient.CreditNote) graphql.Marshaler {
+			return ec.marshalOCreditNote2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNote(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CreditNoteEvent_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CreditNoteEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CreditNote(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CreditNoteEvent_at(ctx context.Context, field graphql.CollectedField, obj *model.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreditNoteEvent_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v restclient.Timestamp) graphql.Marshaler {
+			return ec.marshalODateTime2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTimestamp(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CreditNoteEvent_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CreditNoteEvent", field, false, false, "DateTime")
+}
+
+func (ec *executionContext) _CreditNoteEvent_pollIntervalMs(ctx context.Context, field graphql.CollectedField, obj *model.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreditNoteEvent_pollIntervalMs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PollIntervalMs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreditNoteEvent_pollIntervalMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CreditNoteEvent", field, false, false, "Int")
+}
+
 func (ec *executionContext) _CreditNoteLine_id(ctx context.Context, field graphql.CollectedField, obj *restclient.CreditNoteLine) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9878,6 +10656,107 @@ func (ec *executionContext) fieldContext_Event_price(_ context.Context, field gr
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _EventEvent_kind(ctx context.Context, field graphql.CollectedField, obj *model.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EventEvent_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.LiveEventKind) graphql.Marshaler {
+			return ec.marshalNLiveEventKind2githubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLiveEventKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EventEvent_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EventEvent", field, false, false, "LiveEventKind")
+}
+
+func (ec *executionContext) _EventEvent_node(ctx context.Context, field graphql.CollectedField, obj *model.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EventEvent_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.EventEvent().Node(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *restclient.Event) graphql.Marshaler {
+			return ec.marshalOEvent2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐEvent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EventEvent_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EventEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Event(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EventEvent_at(ctx context.Context, field graphql.CollectedField, obj *model.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EventEvent_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v restclient.Timestamp) graphql.Marshaler {
+			return ec.marshalODateTime2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTimestamp(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_EventEvent_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EventEvent", field, false, false, "DateTime")
+}
+
+func (ec *executionContext) _EventEvent_pollIntervalMs(ctx context.Context, field graphql.CollectedField, obj *model.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EventEvent_pollIntervalMs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PollIntervalMs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EventEvent_pollIntervalMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EventEvent", field, false, false, "Int")
 }
 
 func (ec *executionContext) _EventMoneyPrice_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.EventMoneyPrice) (ret graphql.Marshaler) {
@@ -15441,6 +16320,107 @@ func (ec *executionContext) fieldContext_OrderEdge_node(_ context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _OrderEvent_kind(ctx context.Context, field graphql.CollectedField, obj *model.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrderEvent_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.LiveEventKind) graphql.Marshaler {
+			return ec.marshalNLiveEventKind2githubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLiveEventKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrderEvent_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrderEvent", field, false, false, "LiveEventKind")
+}
+
+func (ec *executionContext) _OrderEvent_node(ctx context.Context, field graphql.CollectedField, obj *model.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrderEvent_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.OrderEvent().Node(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *restclient.Order) graphql.Marshaler {
+			return ec.marshalOOrder2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐOrder(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OrderEvent_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OrderEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Order(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OrderEvent_at(ctx context.Context, field graphql.CollectedField, obj *model.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrderEvent_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v restclient.Timestamp) graphql.Marshaler {
+			return ec.marshalODateTime2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTimestamp(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OrderEvent_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrderEvent", field, false, false, "DateTime")
+}
+
+func (ec *executionContext) _OrderEvent_pollIntervalMs(ctx context.Context, field graphql.CollectedField, obj *model.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrderEvent_pollIntervalMs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PollIntervalMs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrderEvent_pollIntervalMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrderEvent", field, false, false, "Int")
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17435,6 +18415,107 @@ func (ec *executionContext) fieldContext_Product_order(_ context.Context, field 
 	return fc, nil
 }
 
+func (ec *executionContext) _ProductEvent_kind(ctx context.Context, field graphql.CollectedField, obj *model.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProductEvent_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.LiveEventKind) graphql.Marshaler {
+			return ec.marshalNLiveEventKind2githubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLiveEventKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProductEvent_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProductEvent", field, false, false, "LiveEventKind")
+}
+
+func (ec *executionContext) _ProductEvent_node(ctx context.Context, field graphql.CollectedField, obj *model.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProductEvent_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ProductEvent().Node(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *restclient.Product) graphql.Marshaler {
+			return ec.marshalOProduct2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐProduct(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ProductEvent_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ProductEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Product(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ProductEvent_at(ctx context.Context, field graphql.CollectedField, obj *model.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProductEvent_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v restclient.Timestamp) graphql.Marshaler {
+			return ec.marshalODateTime2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTimestamp(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ProductEvent_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProductEvent", field, false, false, "DateTime")
+}
+
+func (ec *executionContext) _ProductEvent_pollIntervalMs(ctx context.Context, field graphql.CollectedField, obj *model.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProductEvent_pollIntervalMs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PollIntervalMs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProductEvent_pollIntervalMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProductEvent", field, false, false, "Int")
+}
+
 func (ec *executionContext) _ProductOption_id(ctx context.Context, field graphql.CollectedField, obj *restclient.ProductOption) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -19121,6 +20202,107 @@ func (ec *executionContext) fieldContext_RedemptionEdge_node(_ context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _RedemptionEvent_kind(ctx context.Context, field graphql.CollectedField, obj *model.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RedemptionEvent_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.LiveEventKind) graphql.Marshaler {
+			return ec.marshalNLiveEventKind2githubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLiveEventKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RedemptionEvent_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RedemptionEvent", field, false, false, "LiveEventKind")
+}
+
+func (ec *executionContext) _RedemptionEvent_node(ctx context.Context, field graphql.CollectedField, obj *model.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RedemptionEvent_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RedemptionEvent().Node(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *restclient.Redemption) graphql.Marshaler {
+			return ec.marshalORedemption2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐRedemption(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RedemptionEvent_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RedemptionEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Redemption(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RedemptionEvent_at(ctx context.Context, field graphql.CollectedField, obj *model.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RedemptionEvent_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v restclient.Timestamp) graphql.Marshaler {
+			return ec.marshalODateTime2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTimestamp(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RedemptionEvent_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RedemptionEvent", field, false, false, "DateTime")
+}
+
+func (ec *executionContext) _RedemptionEvent_pollIntervalMs(ctx context.Context, field graphql.CollectedField, obj *model.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RedemptionEvent_pollIntervalMs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PollIntervalMs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RedemptionEvent_pollIntervalMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RedemptionEvent", field, false, false, "Int")
+}
+
 func (ec *executionContext) _RedemptionProduct_bookingRef(ctx context.Context, field graphql.CollectedField, obj *restclient.RedemptionProduct) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -20737,6 +21919,107 @@ func (ec *executionContext) fieldContext_ResourceDynamicPricing_enabled(_ contex
 	return graphql.NewScalarFieldContext("ResourceDynamicPricing", field, false, false, "Boolean")
 }
 
+func (ec *executionContext) _ResourceEvent_kind(ctx context.Context, field graphql.CollectedField, obj *model.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceEvent_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.LiveEventKind) graphql.Marshaler {
+			return ec.marshalNLiveEventKind2githubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLiveEventKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceEvent_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceEvent", field, false, false, "LiveEventKind")
+}
+
+func (ec *executionContext) _ResourceEvent_node(ctx context.Context, field graphql.CollectedField, obj *model.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceEvent_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ResourceEvent().Node(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *restclient.Resource) graphql.Marshaler {
+			return ec.marshalOResource2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResource(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceEvent_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ResourceEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Resource(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ResourceEvent_at(ctx context.Context, field graphql.CollectedField, obj *model.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceEvent_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v restclient.Timestamp) graphql.Marshaler {
+			return ec.marshalODateTime2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTimestamp(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceEvent_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceEvent", field, false, false, "DateTime")
+}
+
+func (ec *executionContext) _ResourceEvent_pollIntervalMs(ctx context.Context, field graphql.CollectedField, obj *model.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ResourceEvent_pollIntervalMs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PollIntervalMs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ResourceEvent_pollIntervalMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ResourceEvent", field, false, false, "Int")
+}
+
 func (ec *executionContext) _ResourceExternalCalendar_id(ctx context.Context, field graphql.CollectedField, obj *restclient.ResourceExternalCalendar) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -21543,6 +22826,402 @@ func (ec *executionContext) _Stock_quantity(ctx context.Context, field graphql.C
 }
 func (ec *executionContext) fieldContext_Stock_quantity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Stock", field, false, false, "Float")
+}
+
+func (ec *executionContext) _Subscription_transactionEvents(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_transactionEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().TransactionEvents(ctx, fc.Args["locationId"].(string), fc.Args["status"].(*restclient.TransactionStatus), fc.Args["type"].(*restclient.TransactionType))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.LiveEvent) graphql.Marshaler {
+			return ec.marshalOTransactionEvent2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLiveEvent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_transactionEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TransactionEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_transactionEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_orderEvents(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_orderEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().OrderEvents(ctx, fc.Args["locationId"].(string), fc.Args["status"].(*restclient.OrderStatus))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.LiveEvent) graphql.Marshaler {
+			return ec.marshalOOrderEvent2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLiveEvent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_orderEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrderEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_orderEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_creditNoteEvents(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_creditNoteEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().CreditNoteEvents(ctx, fc.Args["invoiceId"].(*string), fc.Args["locationId"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.LiveEvent) graphql.Marshaler {
+			return ec.marshalOCreditNoteEvent2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLiveEvent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_creditNoteEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CreditNoteEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_creditNoteEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_redemptionEvents(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_redemptionEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().RedemptionEvents(ctx, fc.Args["couponId"].(*string), fc.Args["promocodeId"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.LiveEvent) graphql.Marshaler {
+			return ec.marshalORedemptionEvent2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLiveEvent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_redemptionEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RedemptionEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_redemptionEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_visitEvents(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_visitEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().VisitEvents(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.LiveEvent) graphql.Marshaler {
+			return ec.marshalOVisitEvent2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLiveEvent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_visitEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_VisitEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_visitEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_commentEvents(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_commentEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().CommentEvents(ctx, fc.Args["postId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.LiveEvent) graphql.Marshaler {
+			return ec.marshalOCommentEvent2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLiveEvent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_commentEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CommentEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_commentEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_resourceUpdated(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_resourceUpdated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().ResourceUpdated(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.LiveEvent) graphql.Marshaler {
+			return ec.marshalOResourceEvent2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLiveEvent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_resourceUpdated(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ResourceEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_resourceUpdated_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_eventUpdated(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_eventUpdated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().EventUpdated(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.LiveEvent) graphql.Marshaler {
+			return ec.marshalOEventEvent2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLiveEvent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_eventUpdated(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EventEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_eventUpdated_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_productUpdated(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_productUpdated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().ProductUpdated(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.LiveEvent) graphql.Marshaler {
+			return ec.marshalOProductEvent2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLiveEvent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_productUpdated(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ProductEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_productUpdated_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Tax_amount(ctx context.Context, field graphql.CollectedField, obj *restclient.Tax) (ret graphql.Marshaler) {
@@ -22464,6 +24143,107 @@ func (ec *executionContext) fieldContext_TransactionEdge_node(_ context.Context,
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _TransactionEvent_kind(ctx context.Context, field graphql.CollectedField, obj *model.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TransactionEvent_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.LiveEventKind) graphql.Marshaler {
+			return ec.marshalNLiveEventKind2githubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLiveEventKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TransactionEvent_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TransactionEvent", field, false, false, "LiveEventKind")
+}
+
+func (ec *executionContext) _TransactionEvent_node(ctx context.Context, field graphql.CollectedField, obj *model.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TransactionEvent_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.TransactionEvent().Node(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *restclient.Transaction) graphql.Marshaler {
+			return ec.marshalOTransaction2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransaction(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TransactionEvent_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TransactionEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Transaction(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TransactionEvent_at(ctx context.Context, field graphql.CollectedField, obj *model.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TransactionEvent_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v restclient.Timestamp) graphql.Marshaler {
+			return ec.marshalODateTime2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTimestamp(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TransactionEvent_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TransactionEvent", field, false, false, "DateTime")
+}
+
+func (ec *executionContext) _TransactionEvent_pollIntervalMs(ctx context.Context, field graphql.CollectedField, obj *model.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TransactionEvent_pollIntervalMs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PollIntervalMs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TransactionEvent_pollIntervalMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TransactionEvent", field, false, false, "Int")
 }
 
 func (ec *executionContext) _TransactionOrder_id(ctx context.Context, field graphql.CollectedField, obj *model.TransactionOrder) (ret graphql.Marshaler) {
@@ -23593,6 +25373,107 @@ func (ec *executionContext) fieldContext_Visit_visitor(_ context.Context, field 
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _VisitEvent_kind(ctx context.Context, field graphql.CollectedField, obj *model.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VisitEvent_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.LiveEventKind) graphql.Marshaler {
+			return ec.marshalNLiveEventKind2githubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLiveEventKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VisitEvent_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VisitEvent", field, false, false, "LiveEventKind")
+}
+
+func (ec *executionContext) _VisitEvent_node(ctx context.Context, field graphql.CollectedField, obj *model.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VisitEvent_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.VisitEvent().Node(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *restclient.Visit) graphql.Marshaler {
+			return ec.marshalOVisit2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐVisit(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_VisitEvent_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "VisitEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Visit(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _VisitEvent_at(ctx context.Context, field graphql.CollectedField, obj *model.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VisitEvent_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v restclient.Timestamp) graphql.Marshaler {
+			return ec.marshalODateTime2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTimestamp(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_VisitEvent_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VisitEvent", field, false, false, "DateTime")
+}
+
+func (ec *executionContext) _VisitEvent_pollIntervalMs(ctx context.Context, field graphql.CollectedField, obj *model.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VisitEvent_pollIntervalMs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PollIntervalMs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VisitEvent_pollIntervalMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VisitEvent", field, false, false, "Int")
 }
 
 func (ec *executionContext) _VisitRequest_id(ctx context.Context, field graphql.CollectedField, obj *restclient.VisitRequest) (ret graphql.Marshaler) {
@@ -26092,6 +27973,55 @@ func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, 
 	return out
 }
 
+var commentEventImplementors = []string{"CommentEvent"}
+
+func (ec *executionContext) _CommentEvent(ctx context.Context, sel ast.SelectionSet, obj *model.LiveEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, commentEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CommentEvent")
+		case "kind":
+			out.Values[i] = ec._CommentEvent_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "node":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._CommentEvent_node(ctx, field, obj)
+				})
+		case "at":
+			out.Values[i] = ec._CommentEvent_at(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pollIntervalMs":
+			out.Values[i] = ec._CommentEvent_pollIntervalMs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var commentMembershipImplementors = []string{"CommentMembership"}
 
 func (ec *executionContext) _CommentMembership(ctx context.Context, sel ast.SelectionSet, obj *restclient.CommentMembership) graphql.Marshaler {
@@ -26901,6 +28831,55 @@ func (ec *executionContext) _CreditNoteEdge(ctx context.Context, sel ast.Selecti
 	return out
 }
 
+var creditNoteEventImplementors = []string{"CreditNoteEvent"}
+
+func (ec *executionContext) _CreditNoteEvent(ctx context.Context, sel ast.SelectionSet, obj *model.LiveEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, creditNoteEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CreditNoteEvent")
+		case "kind":
+			out.Values[i] = ec._CreditNoteEvent_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "node":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._CreditNoteEvent_node(ctx, field, obj)
+				})
+		case "at":
+			out.Values[i] = ec._CreditNoteEvent_at(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pollIntervalMs":
+			out.Values[i] = ec._CreditNoteEvent_pollIntervalMs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var creditNoteLineImplementors = []string{"CreditNoteLine"}
 
 func (ec *executionContext) _CreditNoteLine(ctx context.Context, sel ast.SelectionSet, obj *restclient.CreditNoteLine) graphql.Marshaler {
@@ -27486,6 +29465,55 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 		case "price":
 			out.Values[i] = ec._Event_price(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var eventEventImplementors = []string{"EventEvent"}
+
+func (ec *executionContext) _EventEvent(ctx context.Context, sel ast.SelectionSet, obj *model.LiveEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, eventEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EventEvent")
+		case "kind":
+			out.Values[i] = ec._EventEvent_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "node":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._EventEvent_node(ctx, field, obj)
+				})
+		case "at":
+			out.Values[i] = ec._EventEvent_at(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pollIntervalMs":
+			out.Values[i] = ec._EventEvent_pollIntervalMs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
@@ -29531,6 +31559,55 @@ func (ec *executionContext) _OrderEdge(ctx context.Context, sel ast.SelectionSet
 	return out
 }
 
+var orderEventImplementors = []string{"OrderEvent"}
+
+func (ec *executionContext) _OrderEvent(ctx context.Context, sel ast.SelectionSet, obj *model.LiveEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, orderEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OrderEvent")
+		case "kind":
+			out.Values[i] = ec._OrderEvent_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "node":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._OrderEvent_node(ctx, field, obj)
+				})
+		case "at":
+			out.Values[i] = ec._OrderEvent_at(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pollIntervalMs":
+			out.Values[i] = ec._OrderEvent_pollIntervalMs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var pageInfoImplementors = []string{"PageInfo"}
 
 func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *model.PageInfo) graphql.Marshaler {
@@ -30308,6 +32385,55 @@ func (ec *executionContext) _Product(ctx context.Context, sel ast.SelectionSet, 
 	return out
 }
 
+var productEventImplementors = []string{"ProductEvent"}
+
+func (ec *executionContext) _ProductEvent(ctx context.Context, sel ast.SelectionSet, obj *model.LiveEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, productEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ProductEvent")
+		case "kind":
+			out.Values[i] = ec._ProductEvent_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "node":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ProductEvent_node(ctx, field, obj)
+				})
+		case "at":
+			out.Values[i] = ec._ProductEvent_at(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pollIntervalMs":
+			out.Values[i] = ec._ProductEvent_pollIntervalMs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var productOptionImplementors = []string{"ProductOption"}
 
 func (ec *executionContext) _ProductOption(ctx context.Context, sel ast.SelectionSet, obj *restclient.ProductOption) graphql.Marshaler {
@@ -30865,6 +32991,55 @@ func (ec *executionContext) _RedemptionEdge(ctx context.Context, sel ast.Selecti
 			out.Values[i] = ec._RedemptionEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var redemptionEventImplementors = []string{"RedemptionEvent"}
+
+func (ec *executionContext) _RedemptionEvent(ctx context.Context, sel ast.SelectionSet, obj *model.LiveEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, redemptionEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RedemptionEvent")
+		case "kind":
+			out.Values[i] = ec._RedemptionEvent_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "node":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._RedemptionEvent_node(ctx, field, obj)
+				})
+		case "at":
+			out.Values[i] = ec._RedemptionEvent_at(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pollIntervalMs":
+			out.Values[i] = ec._RedemptionEvent_pollIntervalMs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -31468,6 +33643,55 @@ func (ec *executionContext) _ResourceDynamicPricing(ctx context.Context, sel ast
 	return out
 }
 
+var resourceEventImplementors = []string{"ResourceEvent"}
+
+func (ec *executionContext) _ResourceEvent(ctx context.Context, sel ast.SelectionSet, obj *model.LiveEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, resourceEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ResourceEvent")
+		case "kind":
+			out.Values[i] = ec._ResourceEvent_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "node":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ResourceEvent_node(ctx, field, obj)
+				})
+		case "at":
+			out.Values[i] = ec._ResourceEvent_at(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pollIntervalMs":
+			out.Values[i] = ec._ResourceEvent_pollIntervalMs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var resourceExternalCalendarImplementors = []string{"ResourceExternalCalendar"}
 
 func (ec *executionContext) _ResourceExternalCalendar(ctx context.Context, sel ast.SelectionSet, obj *restclient.ResourceExternalCalendar) graphql.Marshaler {
@@ -31964,6 +34188,42 @@ func (ec *executionContext) _Stock(ctx context.Context, sel ast.SelectionSet, ob
 	return out
 }
 
+var subscriptionImplementors = []string{"Subscription"}
+
+func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, subscriptionImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Subscription",
+	})
+	if len(fields) != 1 {
+		graphql.AddErrorf(ctx, "must subscribe to exactly one stream")
+		return nil
+	}
+
+	switch fields[0].Name {
+	case "transactionEvents":
+		return ec._Subscription_transactionEvents(ctx, fields[0])
+	case "orderEvents":
+		return ec._Subscription_orderEvents(ctx, fields[0])
+	case "creditNoteEvents":
+		return ec._Subscription_creditNoteEvents(ctx, fields[0])
+	case "redemptionEvents":
+		return ec._Subscription_redemptionEvents(ctx, fields[0])
+	case "visitEvents":
+		return ec._Subscription_visitEvents(ctx, fields[0])
+	case "commentEvents":
+		return ec._Subscription_commentEvents(ctx, fields[0])
+	case "resourceUpdated":
+		return ec._Subscription_resourceUpdated(ctx, fields[0])
+	case "eventUpdated":
+		return ec._Subscription_eventUpdated(ctx, fields[0])
+	case "productUpdated":
+		return ec._Subscription_productUpdated(ctx, fields[0])
+	default:
+		panic("unknown field " + strconv.Quote(fields[0].Name))
+	}
+}
+
 var taxImplementors = []string{"Tax"}
 
 func (ec *executionContext) _Tax(ctx context.Context, sel ast.SelectionSet, obj *restclient.Tax) graphql.Marshaler {
@@ -32283,6 +34543,55 @@ func (ec *executionContext) _TransactionEdge(ctx context.Context, sel ast.Select
 			out.Values[i] = ec._TransactionEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var transactionEventImplementors = []string{"TransactionEvent"}
+
+func (ec *executionContext) _TransactionEvent(ctx context.Context, sel ast.SelectionSet, obj *model.LiveEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, transactionEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TransactionEvent")
+		case "kind":
+			out.Values[i] = ec._TransactionEvent_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "node":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._TransactionEvent_node(ctx, field, obj)
+				})
+		case "at":
+			out.Values[i] = ec._TransactionEvent_at(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pollIntervalMs":
+			out.Values[i] = ec._TransactionEvent_pollIntervalMs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -32730,6 +35039,55 @@ func (ec *executionContext) _Visit(ctx context.Context, sel ast.SelectionSet, ob
 		case "visitor":
 			out.Values[i] = ec._Visit_visitor(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var visitEventImplementors = []string{"VisitEvent"}
+
+func (ec *executionContext) _VisitEvent(ctx context.Context, sel ast.SelectionSet, obj *model.LiveEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, visitEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("VisitEvent")
+		case "kind":
+			out.Values[i] = ec._VisitEvent_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "node":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._VisitEvent_node(ctx, field, obj)
+				})
+		case "at":
+			out.Values[i] = ec._VisitEvent_at(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pollIntervalMs":
+			out.Values[i] = ec._VisitEvent_pollIntervalMs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
@@ -33438,6 +35796,16 @@ func (ec *executionContext) marshalNItemSummary2githubᚗcomᚋworkspacenetᚋfa
 	return ec._ItemSummary(ctx, sel, &v)
 }
 
+func (ec *executionContext) unmarshalNLiveEventKind2githubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLiveEventKind(ctx context.Context, v any) (model.LiveEventKind, error) {
+	var res model.LiveEventKind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNLiveEventKind2githubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLiveEventKind(ctx context.Context, sel ast.SelectionSet, v model.LiveEventKind) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) marshalNMedia2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐMedia(ctx context.Context, sel ast.SelectionSet, v restclient.Media) graphql.Marshaler {
 	return ec._Media(ctx, sel, &v)
 }
@@ -33907,6 +36275,13 @@ func (ec *executionContext) marshalOComment2ᚖgithubᚗcomᚋworkspacenetᚋfac
 	return ec._Comment(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOCommentEvent2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLiveEvent(ctx context.Context, sel ast.SelectionSet, v *model.LiveEvent) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CommentEvent(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOCommentMembership2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCommentMembership(ctx context.Context, sel ast.SelectionSet, v *restclient.CommentMembership) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -34017,6 +36392,13 @@ func (ec *executionContext) marshalOCreditNoteConnection2ᚖgithubᚗcomᚋworks
 	return ec._CreditNoteConnection(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOCreditNoteEvent2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLiveEvent(ctx context.Context, sel ast.SelectionSet, v *model.LiveEvent) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CreditNoteEvent(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOCreditNoteLine2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNoteLineᚄ(ctx context.Context, sel ast.SelectionSet, v []*restclient.CreditNoteLine) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -34108,6 +36490,17 @@ func (ec *executionContext) unmarshalODateRangeInput2ᚖgithubᚗcomᚋworkspace
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalODateTime2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTimestamp(ctx context.Context, v any) (restclient.Timestamp, error) {
+	res, err := scalars.UnmarshalDateTime(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalODateTime2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTimestamp(ctx context.Context, sel ast.SelectionSet, v restclient.Timestamp) graphql.Marshaler {
+	_ = sel
+	res := scalars.MarshalDateTime(v)
+	return graphql.WrapContextMarshaler(ctx, res)
+}
+
 func (ec *executionContext) unmarshalODateTime2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTimestamp(ctx context.Context, v any) (*restclient.Timestamp, error) {
 	if v == nil {
 		return nil, nil
@@ -34163,6 +36556,13 @@ func (ec *executionContext) marshalOEvent2ᚖgithubᚗcomᚋworkspacenetᚋfacad
 		return graphql.Null
 	}
 	return ec._Event(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOEventEvent2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLiveEvent(ctx context.Context, sel ast.SelectionSet, v *model.LiveEvent) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._EventEvent(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOEventMoneyPrice2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐEventMoneyPrice(ctx context.Context, sel ast.SelectionSet, v *restclient.EventMoneyPrice) graphql.Marshaler {
@@ -34516,6 +36916,13 @@ func (ec *executionContext) marshalOMoneyRefund2ᚕgithubᚗcomᚋworkspacenet�
 	return ret
 }
 
+func (ec *executionContext) marshalOOrder2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐOrder(ctx context.Context, sel ast.SelectionSet, v *restclient.Order) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Order(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOOrderConfirmationEmail2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐOrderConfirmationEmail(ctx context.Context, sel ast.SelectionSet, v *restclient.OrderConfirmationEmail) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -34528,6 +36935,13 @@ func (ec *executionContext) marshalOOrderConnection2ᚖgithubᚗcomᚋworkspacen
 		return graphql.Null
 	}
 	return ec._OrderConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOOrderEvent2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLiveEvent(ctx context.Context, sel ast.SelectionSet, v *model.LiveEvent) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._OrderEvent(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOOrderStatus2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐOrderStatus(ctx context.Context, v any) (*restclient.OrderStatus, error) {
@@ -34711,6 +37125,13 @@ func (ec *executionContext) marshalOProduct2ᚖgithubᚗcomᚋworkspacenetᚋfac
 	return ec._Product(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOProductEvent2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLiveEvent(ctx context.Context, sel ast.SelectionSet, v *model.LiveEvent) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ProductEvent(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOProductOption2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐProductOptionᚄ(ctx context.Context, sel ast.SelectionSet, v []restclient.ProductOption) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -34758,6 +37179,13 @@ func (ec *executionContext) marshalOPromocodeExpiration2ᚖgithubᚗcomᚋworksp
 	return ec._PromocodeExpiration(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalORedemption2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐRedemption(ctx context.Context, sel ast.SelectionSet, v *restclient.Redemption) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Redemption(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalORedemptionConnection2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐRedemptionConnection(ctx context.Context, sel ast.SelectionSet, v *model.RedemptionConnection) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -34777,6 +37205,13 @@ func (ec *executionContext) marshalORedemptionCustomer2ᚖgithubᚗcomᚋworkspa
 		return graphql.Null
 	}
 	return ec._RedemptionCustomer(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalORedemptionEvent2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLiveEvent(ctx context.Context, sel ast.SelectionSet, v *model.LiveEvent) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._RedemptionEvent(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalORedemptionProduct2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐRedemptionProduct(ctx context.Context, sel ast.SelectionSet, v *restclient.RedemptionProduct) graphql.Marshaler {
@@ -34840,6 +37275,13 @@ func (ec *executionContext) marshalOResourceDynamicPricing2ᚖgithubᚗcomᚋwor
 		return graphql.Null
 	}
 	return ec._ResourceDynamicPricing(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOResourceEvent2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLiveEvent(ctx context.Context, sel ast.SelectionSet, v *model.LiveEvent) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ResourceEvent(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOResourceExternalCalendar2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceExternalCalendar(ctx context.Context, sel ast.SelectionSet, v *restclient.ResourceExternalCalendar) graphql.Marshaler {
@@ -35036,6 +37478,13 @@ func (ec *executionContext) marshalOTax2ᚖgithubᚗcomᚋworkspacenetᚋfacade�
 	return ec._Tax(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOTransaction2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransaction(ctx context.Context, sel ast.SelectionSet, v *restclient.Transaction) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Transaction(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOTransactionBooking2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionBooking(ctx context.Context, sel ast.SelectionSet, v *restclient.TransactionBooking) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -35055,6 +37504,13 @@ func (ec *executionContext) marshalOTransactionCreditPackage2ᚖgithubᚗcomᚋw
 		return graphql.Null
 	}
 	return ec._TransactionCreditPackage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOTransactionEvent2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLiveEvent(ctx context.Context, sel ast.SelectionSet, v *model.LiveEvent) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._TransactionEvent(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOTransactionOrder2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐTransactionOrder(ctx context.Context, sel ast.SelectionSet, v *model.TransactionOrder) graphql.Marshaler {
@@ -35197,6 +37653,13 @@ func (ec *executionContext) marshalOVisit2ᚖgithubᚗcomᚋworkspacenetᚋfacad
 		return graphql.Null
 	}
 	return ec._Visit(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOVisitEvent2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLiveEvent(ctx context.Context, sel ast.SelectionSet, v *model.LiveEvent) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._VisitEvent(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOVisitRequest2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐVisitRequest(ctx context.Context, sel ast.SelectionSet, v *restclient.VisitRequest) graphql.Marshaler {

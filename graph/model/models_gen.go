@@ -3,6 +3,11 @@
 package model
 
 import (
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+
 	"github.com/workspacenet/facade/restclient"
 )
 
@@ -237,6 +242,22 @@ type RedemptionEdge struct {
 	Node *restclient.Redemption `json:"node"`
 }
 
+// Live data. The REST API pushes nothing, so each subscription is fed by
+// polling: one poller per upstream client (credentials) and source, shared by
+// every subscriber of that source, its calls at the lowest priority of the
+// client's rate budget. The interval is the server's `-live-interval` (5 s by
+// default, never below 1 s), stretched while the client's budget is short or
+// the source fails; each event says the interval in effect (`pollIntervalMs`).
+// The first poll only sets what later polls are compared with: a subscription
+// receives changes, never the current state (query it first). A subscriber
+// only ever receives what was fetched with its own credentials. A 401 or 403
+// on a poll ends the subscription with UNAUTHENTICATED or FORBIDDEN; any other
+// failure is reported as an `ERROR` event and polling goes on, backing off.
+// Over WebSocket (`graphql-transport-ws`, legacy `graphql-ws`) or SSE
+// (`graphql-sse`, distinct connections mode) on /graphql: docs/live-data.md.
+type Subscription struct {
+}
+
 // A page of money transactions.
 type TransactionConnection struct {
 	// The transactions of this page, each with its cursor.
@@ -295,4 +316,67 @@ type VisitorInput struct {
 	PhoneNumber *string `json:"phoneNumber,omitempty"`
 	// The guest's last name.
 	Surname *string `json:"surname,omitempty"`
+}
+
+// What a live event says happened.
+type LiveEventKind string
+
+const (
+	// An object the previous poll did not see.
+	LiveEventKindCreated LiveEventKind = "CREATED"
+	// An object that changed since the previous poll (or entered the subscription's filter).
+	LiveEventKindUpdated LiveEventKind = "UPDATED"
+	// An error, on `node`: a poll failed (the subscription goes on and polling
+	// backs off), or the subscription ends (UNAUTHENTICATED or FORBIDDEN on a poll,
+	// SUBSCRIBER_TOO_SLOW: no event follows).
+	LiveEventKindError LiveEventKind = "ERROR"
+)
+
+var AllLiveEventKind = []LiveEventKind{
+	LiveEventKindCreated,
+	LiveEventKindUpdated,
+	LiveEventKindError,
+}
+
+func (e LiveEventKind) IsValid() bool {
+	switch e {
+	case LiveEventKindCreated, LiveEventKindUpdated, LiveEventKindError:
+		return true
+	}
+	return false
+}
+
+func (e LiveEventKind) String() string {
+	return string(e)
+}
+
+func (e *LiveEventKind) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = LiveEventKind(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid LiveEventKind", str)
+	}
+	return nil
+}
+
+func (e LiveEventKind) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *LiveEventKind) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e LiveEventKind) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
 }

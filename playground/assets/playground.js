@@ -1,10 +1,14 @@
 // Boots GraphiQL (project-owned). Reads its settings from the JSON element
 // #playground-config written by playground.Handler:
 //   {"endpoint": string, "query": string?, "headers": string? (a JSON object
-//    as text), "variables": string?, "upstreamTrace": bool?}
+//    as text), "variables": string?, "subscription": string?,
+//    "upstreamTrace": bool?}
 // Requests are POSTed to endpoint as JSON with the headers from the headers
 // editor; Content-Type is always application/json (the server refuses simple
-// content types as a CSRF measure).
+// content types as a CSRF measure). A subscription runs over a WebSocket to
+// endpoint with the graphql-transport-ws protocol (a small client below, no
+// library): the headers editor's Authorization and service-network-id go in
+// connection_init's payload; each event is a result in GraphiQL.
 //
 // Requests accept incremental delivery (multipart/mixed; deferSpec=20220824):
 // a query with @defer is answered in parts, which the fetcher yields as they
@@ -43,6 +47,100 @@
     listeners.slice().forEach(function (fn) { fn(lastReport); });
   }
 
+  // operation returns the type ("query", "mutation", "subscription") of
+  // the operation GraphiQL runs: the named one, else the document's only
+  // one. GraphiQL 3.9 may still send the name of the previous tab's
+  // operation right after a tab switch: a name the document does not have,
+  // with one operation in it, is dropped (params.operationName is fixed).
+  function operation(params) {
+    var doc = ((params && params.query) || '').replace(/#[^\n]*/g, '').replace(/"""[\s\S]*?"""|"(?:[^"\\]|\\.)*"/g, '""');
+    var ops = [];
+    var re = /(?:^|[}\s])(query|mutation|subscription)\b\s*([_A-Za-z][_0-9A-Za-z]*)?/g;
+    var m;
+    while ((m = re.exec(doc)) !== null) {
+      ops.push({ type: m[1], name: m[2] || '' });
+    }
+    if (ops.length === 0 && /^\s*\{/.test(doc)) {
+      ops.push({ type: 'query', name: '' });
+    }
+    var name = params && params.operationName;
+    for (var i = 0; i < ops.length; i++) {
+      if (name && ops[i].name === name) {
+        return ops[i].type;
+      }
+    }
+    if (ops.length === 1) {
+      if (name) {
+        params.operationName = ops[0].name || undefined;
+      }
+      return ops[0].type;
+    }
+    return '';
+  }
+
+  // subscribe runs a subscription over graphql-transport-ws: an observable
+  // GraphiQL shows each event of, until the stream completes or the user
+  // stops it.
+  function subscribe(params, headers) {
+    return {
+      subscribe: function (observer) {
+        var url = new URL(cfg.endpoint, window.location.href);
+        url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+        var ws = new WebSocket(url.toString(), 'graphql-transport-ws');
+        var done = false;
+        function finish() {
+          if (!done) {
+            done = true;
+            observer.complete();
+          }
+        }
+        function send(m) { ws.send(JSON.stringify(m)); }
+        ws.onopen = function () {
+          var payload = {};
+          headers.forEach(function (v, k) { payload[k] = v; });
+          send({ type: 'connection_init', payload: payload });
+        };
+        ws.onmessage = function (ev) {
+          var m = JSON.parse(ev.data);
+          switch (m.type) {
+            case 'connection_ack':
+              send({ id: '1', type: 'subscribe', payload: { query: params.query, variables: params.variables, operationName: params.operationName } });
+              break;
+            case 'ping':
+              send({ type: 'pong' });
+              break;
+            case 'next':
+              publish(params.operationName || '', m.payload);
+              observer.next(m.payload);
+              break;
+            case 'error':
+              observer.next({ errors: m.payload });
+              finish();
+              break;
+            case 'complete':
+              finish();
+              break;
+          }
+        };
+        ws.onclose = function (ev) {
+          if (!done && ev.code !== 1000) {
+            observer.next(errorResult('the WebSocket closed: ' + ev.code + ' ' + (ev.reason || '(refused: check the Origin and the credentials)')));
+          }
+          finish();
+        };
+        return {
+          unsubscribe: function () {
+            if (ws.readyState === WebSocket.OPEN) {
+              send({ id: '1', type: 'complete' });
+              ws.close(1000);
+            }
+            done = true;
+          }
+        };
+      }
+    };
+  }
+
   function fetcher(params, opts) {
     var headers;
     try {
@@ -54,6 +152,12 @@
     headers.set('Accept', 'multipart/mixed; deferSpec=20220824, application/json');
     if (cfg.upstreamTrace && !headers.has(TRACE_HEADER)) {
       headers.set(TRACE_HEADER, '1');
+    }
+    if (operation(params) === 'subscription') {
+      headers.delete('Content-Type');
+      headers.delete('Accept');
+      headers.delete(TRACE_HEADER);
+      return subscribe(params, headers);
     }
     // GraphiQL's own schema fetch is not the user's operation.
     var introspection = params && params.operationName === 'IntrospectionQuery';
@@ -312,6 +416,9 @@
     // fills the variables editor from the variables prop, not from that tab,
     // so both are set (else the prefilled query runs without its variables).
     props.defaultTabs = [{query: cfg.query || '', variables: cfg.variables, headers: cfg.headers}];
+    if (typeof cfg.subscription === 'string') {
+      props.defaultTabs.push({query: cfg.subscription, variables: cfg.variables, headers: cfg.headers});
+    }
     props.variables = cfg.variables;
   }
   if (cfg.upstreamTrace) {

@@ -1,0 +1,155 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/workspacenet/facade/graph/admission"
+	"github.com/workspacenet/facade/graph/errcode"
+	"github.com/workspacenet/facade/graph/gqlerr"
+	"github.com/workspacenet/facade/graph/limits"
+	"github.com/workspacenet/facade/graph/model"
+	"github.com/workspacenet/facade/internal/live"
+	"github.com/workspacenet/facade/restclient"
+)
+
+// subscribe starts src's events for the subscriber of ctx: refused without
+// credentials, beyond the connection's, the credential's or the replica's
+// bound of subscriptions, or when live data is off. The channel closes when
+// the subscription ends; an end the client did not ask for (a 401 or 403
+// poll, a subscriber too slow) is its last event, of kind ERROR.
+func (r *Resolver) subscribe(ctx context.Context, src live.Source) (<-chan *model.LiveEvent, error) {
+	if r.live == nil {
+		return nil, &gqlerr.Coded{Code: errcode.BadRequest, Message: "subscriptions are off on this server"}
+	}
+	creds, ok := restclient.CredentialsFromContext(ctx)
+	if !ok || !requestFrom(ctx).hasCredentials {
+		return nil, gqlerr.ErrNoCredentials
+	}
+	conn := connFrom(ctx)
+	if !conn.take() {
+		return nil, tooManySubscriptions("connection", conn.max)
+	}
+	sub, err := r.live.Subscribe(ctx, creds, src)
+	if err != nil {
+		conn.give()
+		if lim, ok := errors.AsType[*live.LimitError](err); ok {
+			return nil, tooManySubscriptions(lim.What, lim.Limit)
+		}
+		return nil, err
+	}
+	ch := make(chan *model.LiveEvent)
+	go func() {
+		defer close(ch)
+		defer conn.give()
+		defer sub.Close()
+		for {
+			e, err := sub.Next(ctx)
+			var ev *model.LiveEvent
+			switch {
+			case err != nil && ctx.Err() != nil:
+				return
+			case err != nil:
+				ev = &model.LiveEvent{Kind: model.LiveEventKindError, Err: endError(err), PollIntervalMs: int(sub.Interval().Milliseconds())}
+			default:
+				ev = &model.LiveEvent{Kind: kinds[e.Kind], Node: e.Value, Err: e.Err, At: restclient.Timestamp{Time: e.At.UTC()}, PollIntervalMs: int(e.Interval.Milliseconds())}
+			}
+			select {
+			case ch <- ev:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return ch, nil
+}
+
+var kinds = map[live.Kind]model.LiveEventKind{live.Created: model.LiveEventKindCreated, live.Updated: model.LiveEventKindUpdated, live.Failed: model.LiveEventKindError}
+
+// endError is the error of a subscription's last event.
+func endError(err error) error {
+	if errors.Is(err, live.ErrTooSlow) {
+		return &gqlerr.Coded{Code: errcode.SubscriberTooSlow, Message: "the subscription ended: its events were not taken as fast as they came"}
+	}
+	if errors.Is(err, live.ErrClosed) {
+		return &gqlerr.Coded{Code: errcode.UpstreamUnavailable, Message: "the subscription ended: the server is shutting down; subscribe again"}
+	}
+	return err
+}
+
+func tooManySubscriptions(limit string, maximum int) error {
+	what := map[string]string{"connection": "on this connection", "credential": "for these credentials", "total": "on this server"}[limit]
+	return &gqlerr.Coded{Code: errcode.TooManySubscriptions, Message: "too many subscriptions " + what + ": at most " + strconv.Itoa(maximum),
+		Ext: map[string]any{"limit": limit, "maximum": maximum}}
+}
+
+// node returns a live event's object as T, or its error. The event's
+// execution is admitted as an operation of the subscription's cost
+// (graph/admission) before its node resolves; eventRequest releases the
+// units once the event is written.
+func node[T any](ctx context.Context, admit *admission.Controller, e *model.LiveEvent) (*T, error) {
+	if e.Err != nil {
+		return nil, e.Err
+	}
+	if st := limits.StatsFrom(ctx); admit != nil && st != nil {
+		release, err := admit.Hold(ctx, restclient.IdentityFromContext(ctx), st.Cost)
+		if err != nil {
+			return nil, err
+		}
+		req := requestFrom(ctx)
+		if req.release != nil {
+			req.release()
+		}
+		req.release = release
+	}
+	v, _ := e.Node.(*T)
+	return v, nil
+}
+
+// liveConn bounds the subscriptions of one connection (a WebSocket; an SSE
+// request carries one operation).
+type liveConn struct {
+	max int // 0: no bound
+	n   atomic.Int64
+}
+
+type liveConnKey struct{}
+
+func connFrom(ctx context.Context) *liveConn {
+	if c, ok := ctx.Value(liveConnKey{}).(*liveConn); ok {
+		return c
+	}
+	return &liveConn{}
+}
+
+func (c *liveConn) take() bool {
+	if c.n.Add(1) > int64(c.max) && c.max > 0 {
+		c.n.Add(-1)
+		return false
+	}
+	return true
+}
+
+func (c *liveConn) give() { c.n.Add(-1) }
+
+// checkOneID validates two optional id arguments of which exactly one must
+// be given.
+func checkOneID(fieldA string, a *string, fieldB string, b *string) error {
+	if (deref(a) == "") == (deref(b) == "") {
+		return gqlerr.Input(fieldA, "give exactly one of %s and %s", fieldA, fieldB)
+	}
+	return checkOptIDs(fieldA, a, fieldB, b)
+}
+
+// enumValue is *p, or the zero value (no filter) when p is nil.
+func enumValue[T ~string](p *T) T {
+	if p == nil {
+		return ""
+	}
+	return *p
+}

@@ -1,0 +1,298 @@
+package live
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/workspacenet/facade/internal/redisx"
+	"github.com/workspacenet/facade/internal/sealbox"
+	"github.com/workspacenet/facade/restclient"
+)
+
+// Shared pollers
+//
+// With Redis, the replicas' pollers of one (identity, source) are one: the
+// replica holding the source's lease polls, the others only listen. The
+// lease (key wnf:live:lease:<name>) lives for two thirds of an interval and
+// its holder renews it every third, so when the holder dies another replica
+// takes the lease, and polls, within one interval. The holder publishes
+// each poll's events on wnf:live:ch:<name> and keeps the comparison's
+// baseline (ids and fingerprints) in wnf:live:state:<name>, so whoever takes
+// over goes on from it. <name> is a hash of the identity and the source;
+// every value is sealed (internal/sealbox, under the facade's secret, the
+// name as additional data): nothing in Redis reads in clear, and nothing
+// sealed for one name opens as another's. While Redis is unavailable
+// (redisx degraded) every replica polls for its own subscribers.
+
+const sharedPrefix = "wnf:live:"
+
+// Shared is the Redis side of the pollers of every replica.
+type Shared struct {
+	rc      *redisx.Client
+	box     *sealbox.Box
+	replica string
+}
+
+// NewShared returns the Shared of rc, sealing with secret (the replicas'
+// common secret).
+func NewShared(rc *redisx.Client, secret []byte) *Shared {
+	var id [8]byte
+	_, _ = rand.Read(id[:])
+	return &Shared{rc: rc, box: sealbox.New(secret, "live"), replica: hex.EncodeToString(id[:])}
+}
+
+// name is the source's name in Redis: it reveals neither the identity nor
+// the source.
+func (s *Shared) name(k pollerKey) string {
+	sum := sha256.Sum256([]byte(k.identity + "\x00" + k.source))
+	return hex.EncodeToString(sum[:16])
+}
+
+// sharedMsg is what the holder publishes after a poll.
+type sharedMsg struct {
+	Replica  string          `json:"r"`
+	Interval time.Duration   `json:"n"`
+	Events   []sharedEvent   `json:"e,omitempty"`
+	Items    json.RawMessage `json:"i,omitempty"` // {"items": [the values of the non-Failed events]}
+	End      *sharedErr      `json:"end,omitempty"`
+}
+
+type sharedEvent struct {
+	Kind Kind       `json:"k"`
+	ID   string     `json:"id"`
+	At   time.Time  `json:"at"`
+	Err  *sharedErr `json:"err,omitempty"`
+}
+
+// sharedErr carries a poll's error to the other replicas as what the
+// error presenter needs: the upstream's answer, or a failure to get one.
+type sharedErr struct {
+	Status        int    `json:"s,omitempty"`
+	Method, Route string `json:",omitempty"`
+	Message, Type string `json:",omitempty"`
+}
+
+func toShared(err error) *sharedErr {
+	if e, ok := errors.AsType[*restclient.ErrorResponse](err); ok {
+		return &sharedErr{Status: e.StatusCode, Method: e.Method, Route: e.Route, Message: e.Message, Type: e.Type}
+	}
+	return &sharedErr{Message: "the upstream could not be reached"}
+}
+
+func (e *sharedErr) err(route string) error {
+	if e.Status != 0 {
+		return &restclient.ErrorResponse{StatusCode: e.Status, Method: e.Method, Route: e.Route, Message: e.Message, Type: e.Type}
+	}
+	return &restclient.TransportError{Method: "GET", Route: route, Err: errors.New(e.Message)}
+}
+
+type sharedState struct {
+	Seen   map[string]uint64 `json:"s"`
+	Newest time.Time         `json:"n"`
+}
+
+// Lease scripts: take the lease or renew it if it is ours; give it back if
+// it is ours.
+var (
+	takeLease = redis.NewScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
+return 0`)
+	dropLease = redis.NewScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`)
+)
+
+// run is the poller's loop with Redis: poll while holding the lease, else
+// deliver what the holder publishes.
+func (s *Shared) run(p *poller) {
+	name := s.name(p.key)
+	lease, state, channel := sharedPrefix+"lease:"+name, sharedPrefix+"state:"+name, sharedPrefix+"ch:"+name
+	ad := []byte(name)
+	sub := s.rc.Redis().Subscribe(p.ctx, channel)
+	defer sub.Close()
+	msgs := sub.Channel()
+	interval := p.h.c.Interval
+	ttl := max(interval*2/3, 2*time.Millisecond)
+	renew := max(interval/3, time.Millisecond)
+	wake := time.NewTimer(renew)
+	defer wake.Stop()
+	holding := false
+	defer func() {
+		if holding {
+			ctx, cancel := context.WithTimeout(context.Background(), s.rc.OpTimeout())
+			_ = s.rc.Do(ctx, func(ctx context.Context, r redis.UniversalClient) error {
+				return dropLease.Run(ctx, r, []string{lease}, s.replica).Err()
+			})
+			cancel()
+		}
+	}()
+	var nextPoll time.Time
+	for {
+		held := !s.rc.Healthy() // alone while Redis is down
+		if !held {
+			var got int64
+			err := s.rc.Do(p.ctx, func(ctx context.Context, r redis.UniversalClient) error {
+				var err error
+				got, err = takeLease.Run(ctx, r, []string{lease}, s.replica, ttl.Milliseconds()).Int64()
+				return err
+			})
+			held = err != nil || got == 1 // a failing Redis: poll alone
+		}
+		if held && !holding {
+			s.loadState(p, state, ad)
+		}
+		holding = held
+		if holding && !time.Now().Before(nextPoll) {
+			items, waited, err := p.poll()
+			if p.ctx.Err() != nil {
+				return
+			}
+			events, next, end := p.apply(items, waited, err, time.Now())
+			p.h.countPoll(p.src.Route)
+			nextPoll = time.Now().Add(next)
+			s.announce(p, channel, ad, events, next, end)
+			if end != nil {
+				p.endAll(end)
+				return
+			}
+			p.publish(events)
+			s.saveState(p, state, ad, 10*next)
+		}
+		// Wake to renew the lease, or to poll on time.
+		d := renew
+		if holding {
+			d = min(d, max(time.Until(nextPoll), 0))
+		}
+		wake.Reset(d)
+		select {
+		case <-p.ctx.Done():
+			return
+		case <-wake.C:
+		case m, ok := <-msgs:
+			if !ok {
+				return
+			}
+			if end := s.receive(p, m.Payload, ad); end != nil {
+				p.endAll(end)
+				return
+			}
+			if holding {
+				// Another replica polled: it holds the lease now.
+				nextPoll = time.Now().Add(p.currentInterval())
+			}
+		}
+	}
+}
+
+// announce publishes a poll's events (or the error that ends the source).
+func (s *Shared) announce(p *poller, channel string, ad []byte, events []Event, next time.Duration, end error) {
+	m := sharedMsg{Replica: s.replica, Interval: next}
+	var values []any
+	for _, e := range events {
+		se := sharedEvent{Kind: e.Kind, ID: e.ID, At: e.At}
+		if e.Kind == Failed {
+			se.Err = toShared(e.Err)
+		} else {
+			values = append(values, e.Value)
+		}
+		m.Events = append(m.Events, se)
+	}
+	if end != nil {
+		m.End = toShared(end)
+	} else if len(m.Events) == 0 {
+		return // nothing to say
+	}
+	if len(values) > 0 {
+		b, err := json.Marshal(map[string]any{"items": values})
+		if err != nil {
+			return
+		}
+		m.Items = b
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return
+	}
+	sealed := s.box.Seal(nil, b, ad)
+	_ = s.rc.Do(p.ctx, func(ctx context.Context, r redis.UniversalClient) error {
+		return r.Publish(ctx, channel, sealed).Err()
+	})
+}
+
+// receive delivers what another replica's poll saw; it returns the error
+// that ends the source, if that poll was refused.
+func (s *Shared) receive(p *poller, payload string, ad []byte) error {
+	b, err := s.box.Open([]byte(payload), ad)
+	if err != nil {
+		return nil
+	}
+	var m sharedMsg
+	if json.Unmarshal(b, &m) != nil || m.Replica == s.replica {
+		return nil
+	}
+	p.setInterval(m.Interval)
+	if m.End != nil {
+		return m.End.err(p.src.Route)
+	}
+	var values []any
+	if len(m.Items) > 0 && p.src.Decode != nil {
+		if values, err = p.src.Decode(m.Items); err != nil {
+			return nil
+		}
+	}
+	events := make([]Event, 0, len(m.Events))
+	for _, se := range m.Events {
+		e := Event{Kind: se.Kind, ID: se.ID, At: se.At, Interval: m.Interval}
+		if se.Kind == Failed {
+			e.Err = se.Err.err(p.src.Route)
+		} else {
+			if len(values) == 0 {
+				continue
+			}
+			e.Value, values = values[0], values[1:]
+		}
+		events = append(events, e)
+	}
+	p.deliver(events)
+	return nil
+}
+
+func (s *Shared) saveState(p *poller, key string, ad []byte, ttl time.Duration) {
+	b, err := json.Marshal(sharedState{Seen: p.seen, Newest: p.newest})
+	if err != nil {
+		return
+	}
+	sealed := s.box.Seal(nil, b, ad)
+	_ = s.rc.Do(p.ctx, func(ctx context.Context, r redis.UniversalClient) error {
+		return r.Set(ctx, key, sealed, ttl).Err()
+	})
+}
+
+// loadState takes over the baseline the previous holder left, if any.
+func (s *Shared) loadState(p *poller, key string, ad []byte) {
+	var raw []byte
+	err := s.rc.Do(p.ctx, func(ctx context.Context, r redis.UniversalClient) error {
+		var err error
+		raw, err = r.Get(ctx, key).Bytes()
+		return err
+	})
+	if err != nil {
+		return
+	}
+	b, err := s.box.Open(raw, ad)
+	if err != nil {
+		return
+	}
+	var st sharedState
+	if json.Unmarshal(b, &st) != nil || st.Seen == nil {
+		return
+	}
+	p.seen, p.newest, p.baseline = st.Seen, st.Newest, true
+	p.ready.Store(true)
+}

@@ -1,0 +1,172 @@
+package live
+
+import (
+	"context"
+	"net/url"
+
+	"github.com/workspacenet/facade/restclient"
+)
+
+// The sources of the facade's subscriptions. Each names its route and
+// filter in its Key and says which cached lists its changes make stale.
+
+func key(route string, kv ...string) string {
+	q := url.Values{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] != "" {
+			q.Set(kv[i], kv[i+1])
+		}
+	}
+	return route + "?" + q.Encode()
+}
+
+func created(t *restclient.Timestamp) (ts restclient.Timestamp) {
+	if t == nil {
+		return ts
+	}
+	return *t
+}
+
+// decoder reads back values of T encoded as {"items": [...]}.
+func decoder[T any]() func([]byte) ([]any, error) {
+	return func(b []byte) ([]any, error) {
+		l, err := restclient.DecodeItems[T](b)
+		out := make([]any, len(l))
+		for i, v := range l {
+			out[i] = v
+		}
+		return out, err
+	}
+}
+
+func listItems[T any](list []*T, id func(*T) string, date func(*T) *restclient.Timestamp) []Item {
+	out := make([]Item, 0, len(list))
+	for _, v := range list {
+		out = append(out, Item{ID: id(v), Created: created(date(v)).Time, Value: v})
+	}
+	return out
+}
+
+// Transactions is the newest page of a location's money transactions.
+func Transactions(c *restclient.Client, location string, status restclient.TransactionStatus, typ restclient.TransactionType) Source {
+	const route = "/transactions/money/v1"
+	return Source{
+		Key:    key(route, "locationRef", location, "status", string(status), "type", string(typ)),
+		Decode: decoder[restclient.Transaction](),
+		Route:  route,
+		Stale:  []Stale{{route, "locationRef", location}},
+		Fetch: func(ctx context.Context) ([]Item, error) {
+			l, _, err := c.Transactions.ListTransactions(ctx, &restclient.TransactionListOptions{LocationRef: location, Status: status, Type: typ, ListOptions: restclient.ListOptions{Limit: PageSize}})
+			return listItems(l, func(v *restclient.Transaction) string { return v.ID }, func(v *restclient.Transaction) *restclient.Timestamp { return v.CreateDate }), err
+		},
+	}
+}
+
+// Orders is the newest page of a location's shop orders.
+func Orders(c *restclient.Client, location string, status restclient.OrderStatus) Source {
+	const route = "/shop/orders/v1"
+	return Source{
+		Key:    key(route, "locationRef", location, "status", string(status)),
+		Decode: decoder[restclient.Order](),
+		Route:  route,
+		Stale:  []Stale{{route, "locationRef", location}},
+		Fetch: func(ctx context.Context) ([]Item, error) {
+			l, _, err := c.Shop.ListOrders(ctx, &restclient.OrderListOptions{LocationRef: location, Status: status, ListOptions: restclient.ListOptions{Limit: PageSize}})
+			return listItems(l, func(v *restclient.Order) string { return v.ID }, func(v *restclient.Order) *restclient.Timestamp { return v.CreateDate }), err
+		},
+	}
+}
+
+// CreditNotes is the newest page of the credit notes of an invoice or of a
+// location (one of the two).
+func CreditNotes(c *restclient.Client, invoice, location string) Source {
+	const route = "/billing/credit_notes/v1"
+	s := Source{
+		Key:    key(route, "invoiceRef", invoice, "locationRef", location),
+		Decode: decoder[restclient.CreditNote](),
+		Route:  route,
+		Fetch: func(ctx context.Context) ([]Item, error) {
+			l, _, err := c.Billing.ListCreditNotes(ctx, &restclient.CreditNoteListOptions{InvoiceRef: invoice, LocationRef: location, ListOptions: restclient.ListOptions{Limit: PageSize}})
+			return listItems(l, func(v *restclient.CreditNote) string { return v.ID }, func(v *restclient.CreditNote) *restclient.Timestamp { return v.CreateDate }), err
+		},
+	}
+	if invoice != "" {
+		s.Stale = []Stale{{route, "invoiceRef", invoice}, {"/billing/invoices/v1/{id}/items", "id", invoice}}
+	} else {
+		s.Stale = []Stale{{route, "locationRef", location}}
+	}
+	return s
+}
+
+// Redemptions is the newest page of the redemptions of a coupon or of a
+// promocode (one of the two). A redemption has no id: each is known by its
+// fingerprint.
+func Redemptions(c *restclient.Client, coupon, promocode string) Source {
+	const route = "/discounts/redemptions/v1"
+	s := Source{
+		Key:    key(route, "couponRef", coupon, "promocodeRef", promocode),
+		Decode: decoder[restclient.Redemption](),
+		Route:  route,
+		Fetch: func(ctx context.Context) ([]Item, error) {
+			l, _, err := c.Discounts.ListRedemptions(ctx, &restclient.RedemptionListOptions{CouponRef: coupon, PromocodeRef: promocode, ListOptions: restclient.ListOptions{Limit: PageSize}})
+			return listItems(l, func(*restclient.Redemption) string { return "" }, func(v *restclient.Redemption) *restclient.Timestamp { return v.CreateDate }), err
+		},
+	}
+	if coupon != "" {
+		s.Stale = []Stale{{route, "couponRef", coupon}}
+	} else {
+		s.Stale = []Stale{{route, "promocodeRef", promocode}}
+	}
+	return s
+}
+
+// Comments is every comment of a post.
+func Comments(c *restclient.Client, post string) Source {
+	const route = "/feed/posts/v1/{id}/comments"
+	return Source{
+		Key:    key(route, "id", post),
+		Decode: decoder[restclient.Comment](),
+		Route:  route,
+		Stale:  []Stale{{route, "id", post}},
+		Fetch: func(ctx context.Context) ([]Item, error) {
+			l, _, err := c.Feed.ListComments(ctx, post)
+			return listItems(l, func(v *restclient.Comment) string { return v.ID }, func(v *restclient.Comment) *restclient.Timestamp { return v.CreateDate }), err
+		},
+	}
+}
+
+func one[T any](route, param, id string, get func(context.Context, string) (*T, *restclient.Response, error)) Source {
+	return Source{
+		Key:    key(route, param, id),
+		Route:  route,
+		Decode: decoder[T](),
+		Stale:  []Stale{{route, param, id}},
+		Fetch: func(ctx context.Context) ([]Item, error) {
+			v, _, err := get(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			return []Item{{ID: id, Value: v}}, nil
+		},
+	}
+}
+
+// Visit is one visit.
+func Visit(c *restclient.Client, id string) Source {
+	return one("/visitors/visits/v1/{id}", "id", id, c.Visitors.GetVisit)
+}
+
+// Resource is one bookable resource.
+func Resource(c *restclient.Client, id string) Source {
+	return one("/resources/v1/{id}", "id", id, c.Resources.GetResource)
+}
+
+// EventSource is one event.
+func EventSource(c *restclient.Client, id string) Source {
+	return one("/events/v1/{id}", "id", id, c.Events.GetEvent)
+}
+
+// Product is one shop product.
+func Product(c *restclient.Client, id string) Source {
+	return one("/shop/products/v1/{productId}", "productId", id, c.Shop.GetProduct)
+}

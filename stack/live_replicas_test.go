@@ -1,0 +1,144 @@
+package stack_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/workspacenet/facade/internal/live"
+	"github.com/workspacenet/facade/internal/redistest"
+	"github.com/workspacenet/facade/restclient"
+	"github.com/workspacenet/facade/stack"
+	"github.com/workspacenet/facade/testenv"
+)
+
+// TestLivePollerSharedByReplicas: two replicas on one Redis, one
+// subscriber of one location's orders on each, one credential: only the
+// lease holder polls (every list the upstream served is one of its polls);
+// a new order reaches both subscribers, the follower's from what the holder
+// published; nothing in Redis reads in clear; the holder stopped, the other
+// replica takes the lease, polls, and its subscriber goes on receiving.
+func TestLivePollerSharedByReplicas(t *testing.T) {
+	rs := redistest.Start(t)
+	up, err := stack.StartUpstream(t.Context(), stack.UpstreamConfig{DemoScale: 1, TestEndpoints: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = up.Close() })
+	secret := make([]byte, 32)
+	_, _ = rand.Read(secret)
+	var sts []*stack.Stack
+	for range 2 {
+		cfg := stack.DefaultConfig()
+		cfg.Upstream, cfg.RedisURL, cfg.Secret, cfg.Replicas = up.URL, rs.URL, secret, 2
+		cfg.Playground, cfg.MetricsAddr, cfg.RedisOpTimeout = false, "", 5*time.Second
+		cfg.Live.Interval, cfg.Live.AllowFastPolls = 100*time.Millisecond, true
+		st, _ := testenv.Serve(t, cfg, slog.New(slog.DiscardHandler))
+		sts = append(sts, st)
+	}
+	m := up.Manifest
+	creds := restclient.Credentials{Authorization: "Bearer " + m.BearerToken, NetworkID: m.NetworkID}
+	loc := m.IDs["location"][0]
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var subs []*live.Subscription
+	for _, st := range sts {
+		s, err := st.Live.Subscribe(ctx, creds, live.Orders(st.Client, loc, ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		subs = append(subs, s)
+	}
+	polls := func(st *stack.Stack) int64 { return st.Live.Stats().Polls["/shop/orders/v1"] }
+	testenv.WaitFor(t, "polls", func() bool { return polls(sts[0])+polls(sts[1]) >= 3 })
+	holder, follower := 0, 1
+	if polls(sts[1]) > 0 {
+		holder, follower = 1, 0
+	}
+	if polls(sts[follower]) != 0 {
+		t.Fatalf("both replicas polled: %d and %d", polls(sts[0]), polls(sts[1]))
+	}
+	served := up.Server.Hooks().Counts()["GET /shop/orders/v1"]
+	if p := polls(sts[holder]); served != p && served != p+1 {
+		t.Fatalf("the upstream served %d order lists, the holder made %d polls", served, p)
+	}
+
+	created := copyOrder(t, up, firstOrderID(t, sts[0], creds, loc))
+	for i, s := range subs {
+		if e := nextEvent(t, s); e.Kind != live.Created || e.ID != created || e.Value.(*restclient.Order).ID != created {
+			t.Fatalf("replica %d: %+v, want CREATED %s", i, e, created)
+		}
+	}
+
+	// Nothing in Redis names the location, the order, or the credential.
+	r := rs.Client()
+	keys, _ := r.Keys(ctx, "wnf:live:*").Result()
+	if len(keys) == 0 {
+		t.Fatal("no live key in Redis")
+	}
+	for _, k := range keys {
+		v, _ := r.Get(ctx, k).Result()
+		for _, secret := range []string{loc, created, m.BearerToken, m.NetworkID} {
+			if strings.Contains(k, secret) || strings.Contains(v, secret) {
+				t.Fatalf("Redis key %s holds %q in clear", k, secret)
+			}
+		}
+	}
+
+	// The holder gone, the follower takes over.
+	if err := sts[holder].Close(); err != nil {
+		t.Logf("close: %v", err)
+	}
+	before := polls(sts[follower])
+	testenv.WaitFor(t, "the follower polls", func() bool { return polls(sts[follower]) > before+1 })
+	created = copyOrder(t, up, created)
+	if e := nextEvent(t, subs[follower]); e.Kind != live.Created || e.ID != created {
+		t.Fatalf("after the failover: %+v, want CREATED %s", e, created)
+	}
+}
+
+func nextEvent(t *testing.T, s *live.Subscription) live.Event {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		e, err := s.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Kind != live.Failed {
+			return e
+		}
+	}
+}
+
+func firstOrderID(t *testing.T, st *stack.Stack, creds restclient.Credentials, loc string) string {
+	t.Helper()
+	ctx := restclient.WithCredentials(context.Background(), creds)
+	l, _, err := st.Client.Shop.ListOrders(ctx, &restclient.OrderListOptions{LocationRef: loc, ListOptions: restclient.ListOptions{Limit: 1}})
+	if err != nil || len(l) == 0 {
+		t.Fatalf("orders: %v", err)
+	}
+	return l[0].ID
+}
+
+// copyOrder makes a new order like id on the upstream and returns its id.
+func copyOrder(t *testing.T, up *stack.Upstream, id string) string {
+	t.Helper()
+	resp, err := http.Post(up.URL+"/_test/orders/"+id+"/copy", "application/json", bytes.NewReader([]byte(`{"status":"new"}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct{ ID string }
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusCreated {
+		t.Fatalf("copy: %d %v", resp.StatusCode, err)
+	}
+	return out.ID
+}
