@@ -72,11 +72,13 @@ func sameOrigin(r *http.Request, origin string) bool {
 func (o *Options) liveTransports(srv *handler.Server, paceHooks restclient.CallHooks) {
 	srv.AddTransport(transport.Websocket{
 		// The origin is checked before the upgrade (serveLive).
-		Implementation:        transport.CoderWebsocketImplementation{AcceptOptions: coderws.AcceptOptions{InsecureSkipVerify: true}},
-		KeepAlivePingInterval: o.LiveKeepAlive,
-		PingPongInterval:      o.LiveKeepAlive,
-		MissingPongOk:         true,
-		InitTimeout:           liveInitTimeout,
+		Implementation: liveWebsocket{
+			inner: transport.CoderWebsocketImplementation{AcceptOptions: coderws.AcceptOptions{InsecureSkipVerify: true}},
+			ka:    newSharedKeepAlive(o.LiveKeepAlive),
+		},
+		// Keep-alive messages: liveWebsocket's, one goroutine for all.
+		MissingPongOk: true,
+		InitTimeout:   liveInitTimeout,
 		InitFunc: func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
 			creds := credentialsOfInit(p)
 			if creds == nil {
@@ -190,6 +192,9 @@ func (o *Options) eventRequest(ctx context.Context, next graphql.ResponseHandler
 	if ctx.Value(liveKey{}) == nil {
 		return next(ctx)
 	}
+	if slot, ok := ctx.Value(liveSlotKey{}).(*liveSlot); ok && slot.sub != nil {
+		slot.sub.Pump()
+	}
 	prev := requestFrom(ctx)
 	req := &request{Context: ctx, hasCredentials: prev.hasCredentials}
 	req.collector = calls.Collector{Max: o.MaxUpstreamCalls}
@@ -203,9 +208,12 @@ func (o *Options) eventRequest(ctx context.Context, next graphql.ResponseHandler
 }
 
 // refuseSubscriptionOverHTTP answers a subscription that did not come over
-// a live transport with BAD_REQUEST.
+// a live transport with BAD_REQUEST; one that did gets its liveSlot.
 func refuseSubscriptionOverHTTP(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 	oc := graphql.GetOperationContext(ctx)
+	if oc.Operation != nil && oc.Operation.Operation == ast.Subscription && ctx.Value(liveKey{}) != nil {
+		return next(context.WithValue(ctx, liveSlotKey{}, &liveSlot{}))
+	}
 	if oc.Operation != nil && oc.Operation.Operation == ast.Subscription && ctx.Value(liveKey{}) == nil {
 		return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{{
 			Message:    "a subscription is served over WebSocket (graphql-transport-ws) or SSE (POST with Accept: text/event-stream), not in a plain HTTP response",
