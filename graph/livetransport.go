@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -157,7 +158,6 @@ func (o *Options) serveLive(w http.ResponseWriter, r *http.Request, srv *handler
 			Message: "too many live connections on this server; retry later"})
 		return
 	}
-	defer conns.Add(-1)
 	// A live connection outlives the server's read and write timeouts.
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Time{})
@@ -166,12 +166,45 @@ func (o *Options) serveLive(w http.ResponseWriter, r *http.Request, srv *handler
 	ctx = context.WithValue(ctx, liveConnKey{}, &liveConn{max: o.LiveMaxPerConnection})
 	if isUpgrade(r) {
 		ctx = context.WithValue(ctx, upgradeCredentialsKey{}, credentialsOf(r.Header))
-	} else {
-		ctx, _ = o.newRequest(ctx, credentialsOf(r.Header), false, false, paceHooks)
-		w = flusher{w, rc}
+		o.serveWebsocket(w, r.WithContext(ctx), srv, func() { conns.Add(-1) })
+		return
 	}
-	srv.ServeHTTP(w, r.WithContext(ctx))
+	defer conns.Add(-1)
+	ctx, _ = o.newRequest(ctx, credentialsOf(r.Header), false, false, paceHooks)
+	srv.ServeHTTP(flusher{w, rc}, r.WithContext(ctx))
 }
+
+// serveWebsocket serves the WebSocket of r on a goroutine of its own and
+// returns once the connection is hijacked (or refused): net/http then lets
+// go of the HTTP connection, its goroutine and its buffers, which an open
+// WebSocket would otherwise hold for its whole life. The WebSocket's
+// context is r's without its cancellation (the handler's return cancels
+// r's), cancelled when the WebSocket ends; done runs then.
+func (o *Options) serveWebsocket(w http.ResponseWriter, r *http.Request, srv *handler.Server, done func()) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+	accepted := make(chan struct{})
+	ended := make(chan struct{})
+	ctx = context.WithValue(ctx, acceptedKey{}, accepted)
+	go func() {
+		defer close(ended)
+		defer done()
+		defer cancel()
+		defer func() {
+			if v := recover(); v != nil {
+				o.Logger.ErrorContext(ctx, "panic serving a WebSocket", "panic", fmt.Sprint(v))
+			}
+		}()
+		srv.ServeHTTP(w, r.WithContext(ctx))
+	}()
+	select {
+	case <-accepted:
+	case <-ended:
+	}
+}
+
+// acceptedKey holds the channel closed once the WebSocket of the request
+// is accepted (liveWebsocket.Accept): the handler may return.
+type acceptedKey struct{}
 
 // flusher gives the SSE transport the http.Flusher of the writer below the
 // middlewares' wrappers.

@@ -34,8 +34,14 @@ type liveWebsocket struct {
 
 func (l liveWebsocket) Accept(w http.ResponseWriter, r *http.Request, opts transport.WebsocketAcceptOptions) (transport.WebsocketConn, error) {
 	conn, err := l.inner.Accept(smallBuffers{w}, r, opts)
-	if err != nil || l.ka == nil {
+	if err != nil {
 		return conn, err
+	}
+	if accepted, ok := r.Context().Value(acceptedKey{}).(chan struct{}); ok {
+		close(accepted) // w is not used again
+	}
+	if l.ka == nil {
+		return conn, nil
 	}
 	// The connection is served for as long as the request's handler runs.
 	l.ka.add(r.Context(), conn)
