@@ -1,8 +1,11 @@
 package graph
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -57,9 +60,41 @@ func isUpgrade(r *http.Request) bool {
 }
 
 // isEventStream reports whether r is a graphql-sse request (distinct
-// connections mode): a POST that accepts text/event-stream.
+// connections mode): a POST or a GET (EventSource) that accepts
+// text/event-stream.
 func isEventStream(r *http.Request) bool {
-	return r.Method == http.MethodPost && strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+	return (r.Method == http.MethodPost || r.Method == http.MethodGet) && strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+}
+
+// eventSourceKey marks an operation received by a GET graphql-sse request:
+// no mutation.
+type eventSourceKey struct{}
+
+// eventSourceAsPost turns a GET graphql-sse request (EventSource: query,
+// variables, operationName and extensions in the query string, variables
+// and extensions as JSON) into the POST the SSE transport reads.
+func eventSourceAsPost(r *http.Request) (*http.Request, *guard.Refusal) {
+	q := r.URL.Query()
+	params := map[string]any{"query": q.Get("query")}
+	if v := q.Get("operationName"); v != "" {
+		params["operationName"] = v
+	}
+	for _, k := range []string{"variables", "extensions"} {
+		if v := q.Get(k); v != "" {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(v), &m); err != nil {
+				return nil, &guard.Refusal{Status: http.StatusBadRequest, Code: errcode.BadRequest,
+					Message: "the query string's " + k + " must be a JSON object"}
+			}
+			params[k] = m
+		}
+	}
+	body, _ := json.Marshal(params)
+	p := r.Clone(context.WithValue(r.Context(), eventSourceKey{}, true))
+	p.Method = http.MethodPost
+	p.Header.Set("Content-Type", "application/json")
+	p.Body, p.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	return p, nil
 }
 
 // sameOrigin reports whether the Origin header names r's own host.
@@ -137,6 +172,18 @@ func (o *Options) serveLive(w http.ResponseWriter, r *http.Request, srv *handler
 				Message: "this origin may not open a WebSocket to this server"})
 			return
 		}
+	} else if r.Method == http.MethodGet {
+		// A GET carries no body and runs no mutation (refuseSubscriptionOverHTTP).
+		if ref := guard.CredentialHeaders(r); ref != nil {
+			refuse(w, entry, overhttp.JSON, ref)
+			return
+		}
+		p, ref := eventSourceAsPost(r)
+		if ref != nil {
+			refuse(w, entry, overhttp.JSON, ref)
+			return
+		}
+		r, ctx = p, p.Context()
 	} else {
 		if !o.DisableCSRFPrevention {
 			if ref := guard.CSRF(r); ref != nil {
@@ -244,6 +291,12 @@ func (o *Options) eventRequest(ctx context.Context, next graphql.ResponseHandler
 // a live transport with BAD_REQUEST; one that did gets its liveSlot.
 func refuseSubscriptionOverHTTP(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 	oc := graphql.GetOperationContext(ctx)
+	if oc.Operation != nil && oc.Operation.Operation == ast.Mutation && ctx.Value(eventSourceKey{}) != nil {
+		return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{{
+			Message:    "a mutation is not sent by GET: POST it",
+			Extensions: map[string]any{"code": errcode.BadRequest},
+		}}})
+	}
 	if oc.Operation != nil && oc.Operation.Operation == ast.Subscription && ctx.Value(liveKey{}) != nil {
 		return next(context.WithValue(ctx, liveSlotKey{}, &liveSlot{}))
 	}
