@@ -521,7 +521,7 @@ type request struct {
 	apqHash, apqQuery string
 	apqValid          bool
 	deferral          *deferral // a query delivered in parts (@defer), else nil
-	release           func() // gives back the admission units of a subscription's event
+	release           func()    // gives back the admission units of a subscription's event
 }
 
 type requestKey struct{}
