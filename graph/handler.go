@@ -293,7 +293,7 @@ func NewHandler(o Options) http.Handler {
 		entry := accesslog.From(ctx)
 		ctx, done := observe(ctx, o.Metrics, r)
 		defer done()
-		if o.Live != nil && (isUpgrade(r) || isEventStream(r)) {
+		if o.Live != nil && (isUpgrade(r) || isSubscriptionStream(r, o.MaxBodyBytes, o.MaxQueryBytes)) {
 			o.serveLive(w, r.WithContext(ctx), srv, &liveConns, paceHooks)
 			return
 		}

@@ -1,7 +1,9 @@
 package graph
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -14,6 +16,7 @@ import (
 	coderws "github.com/coder/websocket"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+	"github.com/vektah/gqlparser/v2/parser"
 
 	"github.com/workspacenet/facade/graph/calls"
 	"github.com/workspacenet/facade/graph/errcode"
@@ -28,8 +31,10 @@ import (
 // Subscriptions (and any other operation) are served on /graphql over
 // WebSocket, subprotocols graphql-transport-ws and the legacy graphql-ws
 // (gqlgen's transport.Websocket), and over SSE, graphql-sse's distinct
-// connections mode: a POST of one operation with Accept: text/event-stream,
-// answered with `next` events and one `complete` (gqlgen's transport.SSE).
+// connections mode: a POST of one subscription with Accept:
+// text/event-stream, answered with `next` events and one `complete`
+// (gqlgen's transport.SSE; other operations asking for text/event-stream
+// are incremental delivery, served by the GraphQL-over-HTTP transport).
 // Both connections count against LiveMaxConnections. A WebSocket upgrade
 // must come from the server's own origin or one CheckOrigin allows (no
 // cross-site WebSocket hijacking: a browser sends its cookies and its
@@ -59,6 +64,52 @@ func isUpgrade(r *http.Request) bool {
 // connections mode): a POST that accepts text/event-stream.
 func isEventStream(r *http.Request) bool {
 	return r.Method == http.MethodPost && strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+}
+
+// isSubscriptionStream reports whether r is a graphql-sse request of a
+// subscription: a query or mutation asking for text/event-stream is
+// incremental delivery (@defer, @stream) over SSE, served by the
+// GraphQL-over-HTTP transport. It reads at most maxBody+1 bytes of the body
+// (0: no bound) and gives r's body back whole; a body it cannot read as one
+// operation whose query parses within maxQuery bytes is not a subscription
+// (the GraphQL-over-HTTP transport then answers it with its error).
+func isSubscriptionStream(r *http.Request, maxBody int64, maxQuery int) bool {
+	if !isEventStream(r) {
+		return false
+	}
+	var src io.Reader = r.Body
+	if maxBody > 0 {
+		src = io.LimitReader(r.Body, maxBody+1)
+	}
+	body, err := io.ReadAll(src)
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+	if err != nil || (maxBody > 0 && int64(len(body)) > maxBody) {
+		return false
+	}
+	p, ref := guard.DecodeBody(body)
+	if ref != nil || p.Query == "" || (maxQuery > 0 && len(p.Query) > maxQuery) {
+		return false
+	}
+	doc, gerr := parser.ParseQuery(&ast.Source{Input: p.Query})
+	if gerr != nil {
+		return false
+	}
+	if op := doc.Operations.ForName(p.OperationName); op != nil {
+		return op.Operation == ast.Subscription
+	}
+	return len(doc.Operations) == 1 && doc.Operations[0].Operation == ast.Subscription
+}
+
+// liveOnly is a transport that takes only the requests serveLive passes on
+// (their context is marked with liveKey): a query asking for
+// text/event-stream goes to the GraphQL-over-HTTP transport instead.
+type liveOnly struct{ graphql.Transport }
+
+func (t liveOnly) Supports(r *http.Request) bool {
+	return r.Context().Value(liveKey{}) != nil && t.Transport.Supports(r)
 }
 
 // sameOrigin reports whether the Origin header names r's own host.
@@ -91,7 +142,7 @@ func (o *Options) liveTransports(srv *handler.Server, paceHooks restclient.CallH
 			return ctx, nil, nil
 		},
 	})
-	srv.AddTransport(transport.SSE{KeepAlivePingInterval: o.LiveKeepAlive})
+	srv.AddTransport(liveOnly{transport.SSE{KeepAlivePingInterval: o.LiveKeepAlive}})
 }
 
 // upgradeCredentialsKey holds the credentials of the upgrade request's
