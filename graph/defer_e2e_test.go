@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -492,6 +493,107 @@ func TestDeferHoldsAdmissionAndCapsCallsOverAllParts(t *testing.T) {
 	}
 }
 
+// TestDeferV02AnnouncesPendingInTheInitialPayload: in the incrementalSpec=v0.2
+// format, the first payload announces (pending) every deferred part known
+// when the initial result is complete: the dashboard's two, at the
+// location, with their labels; a part nested in a deferred root field is
+// announced in the payload that brings the root field (one per order). Every
+// incremental entry names a pending id, every id is completed exactly once,
+// and nothing is pending at the end; merged, the result is the query's
+// without @defer.
+func TestDeferV02AnnouncesPendingInTheInitialPayload(t *testing.T) {
+	env := testenv.New(t, testenv.Options{})
+	vars := map[string]any{"locationId": env.ID(t, "location", 0)}
+	for _, c := range []struct {
+		name, query string
+		initial     []string // the first payload's pending: path and label
+		later       int      // parts announced after the first payload
+	}{
+		{"dashboard", queries.DeferredDashboard, []string{`["location"] transactions`, `["location"] creditNotes`}, 0},
+		{"root", deferredRoot, []string{`[] orders`}, 5},
+	} {
+		want := mergeParts(t, parts(t, incrementalRequest(t, env, "application/json", withoutDefer(c.query), vars)))
+		for _, accept := range []string{acceptV02, acceptSSEV02} {
+			t.Run(c.name+" "+accept, func(t *testing.T) {
+				var payloads []map[string]any
+				next := parts(t, incrementalRequest(t, env, accept, c.query, vars))
+				for p := next(); p != nil; p = next() {
+					payloads = append(payloads, p)
+				}
+				if testing.Verbose() {
+					for _, p := range payloads {
+						b, _ := json.Marshal(p)
+						t.Logf("%.400s", b)
+					}
+				}
+				var initial []string
+				for _, x := range asList(payloads[0]["pending"]) {
+					pe := x.(map[string]any)
+					path, _ := json.Marshal(pe["path"])
+					initial = append(initial, string(path)+" "+pe["label"].(string))
+				}
+				slices.Sort(initial)
+				slices.Sort(c.initial)
+				if !slices.Equal(initial, c.initial) {
+					t.Errorf("the first payload's pending: %q, want %q", initial, c.initial)
+				}
+				pending, completed, later := map[string]bool{}, map[string]int{}, 0
+				announcedIn := map[string]int{}
+				for i, p := range payloads {
+					for _, x := range asList(p["pending"]) {
+						id := x.(map[string]any)["id"].(string)
+						if pending[id] {
+							t.Errorf("id %s announced twice", id)
+						}
+						pending[id] = true
+						announcedIn[id] = i
+						if i > 0 {
+							later++
+						}
+					}
+					for _, x := range asList(p["incremental"]) {
+						id, _ := x.(map[string]any)["id"].(string)
+						if !pending[id] || completed[id] > 0 {
+							t.Errorf("payload %d: incremental id %q not pending: %v", i, id, p)
+						}
+						if announcedIn[id] == i {
+							// Known before: announced by the payload that
+							// brought its parent (or the first).
+							t.Errorf("payload %d: id %s announced with its own data", i, id)
+						}
+					}
+					for _, x := range asList(p["completed"]) {
+						id, _ := x.(map[string]any)["id"].(string)
+						if !pending[id] {
+							t.Errorf("payload %d: completed id %q not pending", i, id)
+						}
+						completed[id]++
+					}
+				}
+				for id := range pending {
+					if completed[id] != 1 {
+						t.Errorf("id %s completed %d times", id, completed[id])
+					}
+				}
+				if later != c.later {
+					t.Errorf("%d parts announced after the first payload, want %d", later, c.later)
+				}
+				i := 0
+				got := mergeParts(t, func() map[string]any {
+					if i == len(payloads) {
+						return nil
+					}
+					i++
+					return payloads[i-1]
+				})
+				if len(got.errors) > 0 || !sameData(got.data, want.data) {
+					t.Errorf("merged: errors %v, same data %v", got.errors, sameData(got.data, want.data))
+				}
+			})
+		}
+	}
+}
+
 // streamedTransactions streams a location's transactions after the first
 // two, each with its booking's resource (one call per distinct resource).
 const streamedTransactions = `query Streamed($locationId: ID!) {
@@ -527,6 +629,13 @@ func TestStreamConnectionNodes(t *testing.T) {
 			if n := len(asList(get(first["data"], "location.transactions.nodes"))); n != 2 || first["hasNext"] != true {
 				t.Fatalf("first payload: %d nodes, hasNext %v", n, first["hasNext"])
 			}
+			if accept == acceptV02 {
+				// The stream is announced in the first payload.
+				pe, _ := json.Marshal(first["pending"])
+				if string(pe) != `[{"id":"0","label":"more","path":["location","transactions","nodes"]}]` {
+					t.Errorf("first payload's pending %s", pe)
+				}
+			}
 			got, ext := mergeStream(t, first, next)
 			rep, _ := ext["upstream"].(map[string]any)
 			seen := map[string]int{}
@@ -558,6 +667,10 @@ func mergeStream(t *testing.T, first map[string]any, next func() map[string]any)
 	t.Helper()
 	data = first["data"]
 	pending := map[string][]any{}
+	for _, x := range asList(first["pending"]) {
+		pe := x.(map[string]any)
+		pending[pe["id"].(string)] = pe["path"].([]any)
+	}
 	for p := next(); p != nil; p = next() {
 		for _, x := range asList(p["pending"]) {
 			pe := x.(map[string]any)

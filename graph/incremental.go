@@ -44,6 +44,12 @@ import (
 //   - @stream on a connection's nodes or edges (stream): the first
 //     initialCount items in the initial payload, the others resolved apart
 //     once it is sent, delivered in order in runs as they complete.
+//   - incrementalSpec=v0.2: every part is announced (pending: id, path,
+//     label) in the first payload that makes it known: the initial payload
+//     for those known once the initial result is complete (gqlgen's parts
+//     foreseen as the objects resolve: expectIn; the deferred root fields;
+//     the streams), the payload of a part for the parts nested in it; each
+//     id is completed once (the last payload completes any left open).
 //   - The operation holds its admission units until its last part is
 //     written (admission.Keep); the call cap, cost limit and deadline are
 //     the request's, for all its parts.
@@ -77,14 +83,19 @@ func (x incremental) MutateOperationContext(ctx context.Context, oc *graphql.Ope
 	if req.Context == nil {
 		return nil // not a request of the handler
 	}
-	d := &deferral{sent: make(chan struct{}), events: make(chan event, 4), out: make(chan *graphql.Response, 4), req: req, doc: oc.Doc}
+	d := &deferral{sent: make(chan struct{}), events: make(chan event, 4), out: make(chan event, 4), req: req, doc: oc.Doc}
 	req.deferral = d
 	fields, roots := oc.ResolverMiddleware, oc.RootResolverMiddleware
-	oc.ResolverMiddleware = func(ctx context.Context, next graphql.Resolver) (any, error) {
+	if overhttp.AcceptsIncremental(oc.Headers).Format == overhttp.IncrementalV02 {
+		d.parts = map[string]*pend{}
+	}
+	oc.ResolverMiddleware = func(ctx context.Context, next graphql.Resolver) (res any, err error) {
 		fc := graphql.GetFieldContext(ctx)
 		if fc != nil && fc.Field.Field != nil {
 			if dir := fc.Field.Directives.ForName("stream"); dir != nil {
-				return d.stream(ctx, x.schema, fc, dir, oc.Variables, func(ctx context.Context) (any, error) { return fields(ctx, next) })
+				res, err = d.stream(ctx, x.schema, fc, dir, oc.Variables, func(ctx context.Context) (any, error) { return fields(ctx, next) })
+				d.expectIn(ctx, oc, fc, res)
+				return res, err
 			}
 		}
 		if fc != nil && fc.IsResolver && fc.Field.IsDeferred() {
@@ -94,7 +105,11 @@ func (x incremental) MutateOperationContext(ctx context.Context, oc *graphql.Ope
 				return nil, ctx.Err()
 			}
 		}
-		return fields(ctx, next)
+		res, err = fields(ctx, next)
+		if err == nil {
+			d.expectIn(ctx, oc, fc, res)
+		}
+		return res, err
 	}
 	oc.RootResolverMiddleware = func(ctx context.Context, next graphql.RootResolver) graphql.Marshaler {
 		rc := graphql.GetRootFieldContext(ctx)
@@ -127,11 +142,27 @@ type deferral struct {
 
 	roots  atomic.Int32 // deferred root fields
 	events chan event   // to the pump: gqlgen's parts, root parts, idle polls
-	out    chan *graphql.Response
+	out    chan event   // to the transport: the payloads after the initial
+
+	// The parts as the incrementalSpec=v0.2 format announces them (nil in
+	// the 2022 format), by part key (partKey).
+	mu     sync.Mutex
+	parts  map[string]*pend
+	order  []*pend // in the order they became known
+	nextID int
+}
+
+// pend is a part of the response announced (pending) before its data.
+type pend struct {
+	overhttp.Pending
+	owners    []string // the parts whose payload makes it known ("" the initial)
+	announced bool
+	completed bool
 }
 
 type event struct {
 	resp   *graphql.Response // nil: gqlgen had nothing more (idle)
+	key    string            // the part's key (partKey); "" for gqlgen's
 	root   bool
 	nested bool // a root part whose selection has @defer inside
 	// more: gqlgen's part: gqlgen had more pending; a stream's run: more
@@ -154,6 +185,7 @@ func (d *deferral) wait(ctx context.Context) bool {
 func (d *deferral) root(ctx context.Context, f graphql.CollectedField, resolve func(context.Context) graphql.Marshaler) {
 	d.roots.Add(1)
 	label := f.Deferrables[0].Label
+	d.expect(rootKey(f.Alias), ast.Path{}, label, []string{""})
 	nested := hasDefer(d.doc, f.Selections, map[string]bool{})
 	go func() {
 		if !d.wait(ctx) {
@@ -167,7 +199,7 @@ func (d *deferral) root(ctx context.Context, f graphql.CollectedField, resolve f
 		b.WriteByte('}')
 		resp := &graphql.Response{Data: b.Bytes(), Path: ast.Path{}, Label: label, Errors: graphql.GetErrors(rctx)}
 		select {
-		case d.events <- event{resp: resp, root: true, nested: nested}:
+		case d.events <- event{resp: resp, key: rootKey(f.Alias), root: true, nested: nested}:
 		case <-ctx.Done():
 		}
 	}()
@@ -205,6 +237,8 @@ func (d *deferral) stream(ctx context.Context, schema graphql.ExecutableSchema, 
 		part = "stream " + listPath.String()
 	}
 	d.roots.Add(1)
+	key := "stream\x00" + listPath.String()
+	d.expect(key, listPath, label, d.owners(ctx))
 	go func() {
 		if !d.wait(ctx) {
 			return
@@ -249,7 +283,7 @@ func (d *deferral) stream(ctx context.Context, schema graphql.ExecutableSchema, 
 			resp := &graphql.Response{Data: b.Bytes(), Path: append(slices.Clip(listPath), ast.PathIndex(from)), Label: label, Errors: errs[min(emitted, len(errs)):]}
 			emitted = len(errs)
 			select {
-			case d.events <- event{resp: resp, root: true, more: next < total}:
+			case d.events <- event{resp: resp, key: key, root: true, more: next < total}:
 			case <-ctx.Done():
 				return
 			}
@@ -284,16 +318,18 @@ func (d *deferral) handler(inner graphql.ResponseHandler) graphql.ResponseHandle
 			go d.pump(ctx, inner, gq, roots)
 			t := true
 			resp.HasNext = &t
+			d.annotate(ctx, resp, event{}, true)
 			return resp
 		}
 		// The transport asks for the next part: the initial one is sent.
 		d.once.Do(func() { close(d.sent) })
 		select {
-		case resp, ok := <-d.out:
+		case ev, ok := <-d.out:
 			if !ok {
 				return nil
 			}
-			return resp
+			d.annotate(ctx, ev.resp, ev, false)
+			return ev.resp
 		case <-ctx.Done():
 			return nil
 		}
@@ -345,13 +381,14 @@ func (d *deferral) pump(ctx context.Context, inner graphql.ResponseHandler, gq b
 	if gq {
 		ask()
 	}
-	emit := func(resp *graphql.Response, more bool) bool {
+	emit := func(ev event, more bool) bool {
+		resp := ev.resp
 		resp.HasNext = &more
 		if !more {
 			d.report(resp)
 		}
 		select {
-		case d.out <- resp:
+		case d.out <- ev:
 			return true
 		case <-ctx.Done():
 			return false
@@ -370,7 +407,7 @@ func (d *deferral) pump(ctx context.Context, inner graphql.ResponseHandler, gq b
 			rounds--
 			if rounds == 0 && roots == 0 && lastMore {
 				// The last part said more might follow: end the stream.
-				emit(&graphql.Response{}, false)
+				emit(event{resp: &graphql.Response{}}, false)
 				return
 			}
 			continue
@@ -388,7 +425,7 @@ func (d *deferral) pump(ctx context.Context, inner graphql.ResponseHandler, gq b
 			// if not, this round ends with it.
 			lastMore = ev.more || rounds > 1 || roots > 0
 		}
-		if !emit(ev.resp, lastMore) {
+		if !emit(ev, lastMore) {
 			return
 		}
 		if !lastMore {
@@ -397,6 +434,163 @@ func (d *deferral) pump(ctx context.Context, inner graphql.ResponseHandler, gq b
 		}
 	}
 }
+
+// rootKey is the part key of the deferred root field alias.
+func rootKey(alias string) string { return "root\x00" + alias }
+
+// groupKey is the part key of gqlgen's deferred part of the object at path
+// with label (gqlgen makes one part per object and label).
+func groupKey(path ast.Path, label string) string { return path.String() + "\x00" + label }
+
+// owners returns the keys of the parts whose payloads carry what is
+// resolved at ctx: [""] for the initial payload, none in a stream's items
+// (their @defer is not delivered).
+func (d *deferral) owners(ctx context.Context) []string {
+	if _, ok := ctx.Value(streamKey{}).(string); ok {
+		return nil
+	}
+	fc := deferredField(ctx)
+	if fc == nil {
+		return []string{""}
+	}
+	path := fc.Path()
+	if len(path) == 1 { // a root field
+		return []string{rootKey(fc.Field.Alias)}
+	}
+	path = path[:len(path)-1]
+	keys := make([]string, 0, len(fc.Field.Deferrables))
+	for _, df := range fc.Field.Deferrables {
+		keys = append(keys, groupKey(path, df.Label))
+	}
+	return keys
+}
+
+// expect records the part key (path, label) as known once a payload of
+// one of owners is (IncrementalV02 only).
+func (d *deferral) expect(key string, path ast.Path, label string, owners []string) {
+	if d.parts == nil || len(owners) == 0 {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, ok := d.parts[key]; ok {
+		return
+	}
+	p := &pend{Pending: overhttp.Pending{ID: strconv.Itoa(d.nextID), Path: slices.Clone(path), Label: label}, owners: owners}
+	d.nextID++
+	d.parts[key] = p
+	d.order = append(d.order, p)
+}
+
+// expectIn records the deferred parts gqlgen will make of the objects the
+// field of fc resolved to (res: one object or a list of them): one per
+// object and label of its @defer fragments that select a field gqlgen
+// resolves apart (generated.Concurrent) (IncrementalV02 only).
+func (d *deferral) expectIn(ctx context.Context, oc *graphql.OperationContext, fc *graphql.FieldContext, res any) {
+	if d.parts == nil || fc == nil || fc.Field.Field == nil || fc.Field.Definition == nil || res == nil || len(fc.Field.Selections) == 0 {
+		return
+	}
+	typ := fc.Field.Definition.Type
+	list := typ.Elem != nil
+	if list && typ.Elem.Elem != nil {
+		return // lists of lists: none in the schema
+	}
+	name := typ.Name()
+	var labels []string
+	for _, f := range graphql.CollectFields(oc, fc.Field.Selections, []string{name}) {
+		if !f.IsDeferred() || !generated.Concurrent(name, f.Name) {
+			continue
+		}
+		for _, df := range f.Deferrables {
+			if !slices.Contains(labels, df.Label) {
+				labels = append(labels, df.Label)
+			}
+		}
+	}
+	if len(labels) == 0 {
+		return
+	}
+	owners := d.owners(ctx)
+	path := fc.Path()
+	at := func(p ast.Path) {
+		for _, l := range labels {
+			d.expect(groupKey(p, l), p, l, owners)
+		}
+	}
+	v := reflect.ValueOf(res)
+	if !list {
+		if v.Kind() == reflect.Pointer && v.IsNil() {
+			return
+		}
+		at(path)
+		return
+	}
+	if v.Kind() != reflect.Slice {
+		return
+	}
+	for i := range v.Len() {
+		if e := v.Index(i); e.Kind() == reflect.Pointer && e.IsNil() {
+			continue
+		}
+		at(append(slices.Clip(path), ast.PathIndex(i)))
+	}
+}
+
+// annotate gives the transport the incrementalSpec=v0.2 entries of resp, the
+// initial payload or the payload of ev: the parts it makes known, the part
+// it delivers and those it completes (all still open, in the last).
+func (d *deferral) annotate(ctx context.Context, resp *graphql.Response, ev event, initial bool) {
+	if d.parts == nil {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var part overhttp.Part
+	owner := ""
+	if !initial && (len(resp.Data) > 0 || resp.Path != nil) {
+		key := ev.key
+		if key == "" {
+			key = groupKey(resp.Path, resp.Label)
+		}
+		p := d.parts[key]
+		if p == nil { // not foreseen: announced with its data
+			p = &pend{Pending: overhttp.Pending{ID: strconv.Itoa(d.nextID), Path: slices.Clone(resp.Path), Label: resp.Label}}
+			if len(resp.Path) > 0 && resp.Data[0] == '[' {
+				p.Path = p.Path[:len(p.Path)-1]
+			}
+			d.nextID++
+			d.parts[key] = p
+			d.order = append(d.order, p)
+		}
+		if !p.announced {
+			p.announced = true
+			part.Pending = append(part.Pending, p.Pending)
+		}
+		part.ID = p.ID
+		part.Completes = !(ev.root && ev.more)
+		p.completed = p.completed || part.Completes
+		owner = key
+	}
+	if initial || owner != "" {
+		for _, p := range d.order {
+			if !p.announced && slices.Contains(p.owners, owner) {
+				p.announced = true
+				part.Pending = append(part.Pending, p.Pending)
+			}
+		}
+	}
+	if !initial && !hasNext(resp) {
+		for _, p := range d.order {
+			if p.announced && !p.completed && p.ID != part.ID {
+				p.completed = true
+				part.Completed = append(part.Completed, p.ID)
+			}
+		}
+	}
+	overhttp.Annotate(ctx, resp, part)
+}
+
+func hasNext(resp *graphql.Response) bool { return resp.HasNext != nil && *resp.HasNext }
 
 // report adds the upstream call report to the last payload, when asked for.
 func (d *deferral) report(resp *graphql.Response) {

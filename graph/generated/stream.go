@@ -6,6 +6,8 @@ package generated
 
 import (
 	"context"
+	"reflect"
+	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -90,4 +92,33 @@ func StreamItem(ctx context.Context, es graphql.ExecutableSchema, sel ast.Select
 		}), true
 	}
 	return nil, false
+}
+
+// concurrent: the object fields gqlgen resolves apart from their object
+// (ResolveConcurrently: the fields with a resolver; a field of an object
+// selected under @defer is deferred only when it is one), by type and
+// field name, lower case: from the methods of ResolverRoot's resolvers.
+var concurrent = func() map[string]map[string]bool {
+	m := map[string]map[string]bool{}
+	root := reflect.TypeFor[ResolverRoot]()
+	for i := range root.NumMethod() {
+		meth := root.Method(i)
+		if meth.Name == "Query" || meth.Name == "Mutation" || meth.Type.NumOut() != 1 {
+			continue
+		}
+		r := meth.Type.Out(0)
+		fields := map[string]bool{}
+		for j := range r.NumMethod() {
+			fields[strings.ToLower(r.Method(j).Name)] = true
+		}
+		m[meth.Name] = fields
+	}
+	return m
+}()
+
+// Concurrent reports whether gqlgen resolves the field named field of the
+// object type typ apart from its object (a field with a resolver): such a
+// field, selected under @defer, is delivered in a deferred part.
+func Concurrent(typ, field string) bool {
+	return concurrent[typ][strings.ToLower(strings.ReplaceAll(field, "_", ""))]
 }
