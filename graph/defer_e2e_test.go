@@ -709,3 +709,108 @@ func mergeStream(t *testing.T, first map[string]any, next func() map[string]any)
 	}
 	return data, extensions
 }
+
+// TestDeferResponseSizeCapOverAllParts: -max-response-bytes bounds the data
+// of all the payloads of an operation together. With a cap above each
+// payload of the deferred dashboard but below their sum, the first payload
+// comes whole, and the part that brings the sum above the cap is replaced
+// by the last payload: RESPONSE_TOO_LARGE in that part (v0.2: every part
+// still open completed with it), no more data after it, the response ended
+// cleanly. An initial payload above the cap alone is the refusal, in one
+// ordinary response.
+func TestDeferResponseSizeCapOverAllParts(t *testing.T) {
+	measure := testenv.New(t, testenv.Options{})
+	vars := map[string]any{"locationId": measure.ID(t, "location", 0)}
+	sizes := map[string]int{}
+	next := parts(t, incrementalRequest(t, measure, acceptDefer2022, queries.DeferredDashboard, vars))
+	for p := next(); p != nil; p = next() {
+		if d, ok := p["data"]; ok {
+			b, _ := json.Marshal(d)
+			sizes["initial"] = len(b)
+		}
+		for _, x := range asList(p["incremental"]) {
+			b, _ := json.Marshal(x.(map[string]any)["data"])
+			sizes[x.(map[string]any)["label"].(string)] = len(b)
+		}
+		if p["hasNext"] == false {
+			break
+		}
+	}
+	largest := max(sizes["initial"], sizes["transactions"], sizes["creditNotes"])
+	sum := sizes["initial"] + sizes["transactions"] + sizes["creditNotes"]
+	// Below the sum of the initial payload and the transactions, above the
+	// initial payload and the credit notes together.
+	limit := sizes["initial"] + sizes["transactions"] - 1000
+	if largest+500 > limit || sizes["initial"]+sizes["creditNotes"]+500 > limit {
+		t.Fatalf("the dashboard's sizes %v (sum %d) leave no room for the test's cap %d", sizes, sum, limit)
+	}
+	env := testenv.New(t, testenv.Options{GraphOpts: func(g *graph.Options) { g.MaxResponseBytes = limit }})
+	for _, accept := range []string{acceptDefer2022, acceptV02, acceptSSEV02} {
+		t.Run(accept, func(t *testing.T) {
+			next := parts(t, incrementalRequest(t, env, accept, queries.DeferredDashboard, vars))
+			first := next()
+			if first["hasNext"] != true || get(first["data"], "location.orders") == nil {
+				t.Fatalf("first payload: %.300v", first)
+			}
+			open := map[string]bool{}
+			for _, x := range asList(first["pending"]) {
+				open[x.(map[string]any)["id"].(string)] = true
+			}
+			var tooLarge int
+			for p := next(); p != nil; p = next() {
+				for _, x := range asList(p["incremental"]) {
+					inc := x.(map[string]any)
+					if d, ok := inc["data"].(map[string]any); ok && d["transactions"] != nil {
+						t.Errorf("the transactions part came whole: the sum of the parts is above the cap")
+					}
+					for _, e := range asList(inc["errors"]) {
+						if e.(map[string]any)["extensions"].(map[string]any)["code"] == errcode.ResponseTooLarge {
+							tooLarge++
+						}
+					}
+				}
+				for _, x := range asList(p["completed"]) {
+					c := x.(map[string]any)
+					if !open[c["id"].(string)] {
+						t.Errorf("completed id %v not open", c["id"])
+					}
+					delete(open, c["id"].(string))
+					for _, e := range asList(c["errors"]) {
+						if e.(map[string]any)["extensions"].(map[string]any)["code"] == errcode.ResponseTooLarge {
+							tooLarge++
+						}
+					}
+				}
+				if p["hasNext"] == false {
+					if tooLarge == 0 {
+						b, _ := json.Marshal(p)
+						t.Errorf("last payload without RESPONSE_TOO_LARGE: %.500s", b)
+					}
+					if p := next(); p != nil {
+						t.Errorf("a payload after the last: %.300v", p)
+					}
+					break
+				}
+				if tooLarge > 0 {
+					t.Errorf("RESPONSE_TOO_LARGE in a payload that is not the last: %.300v", p)
+				}
+			}
+			if tooLarge == 0 {
+				t.Error("no RESPONSE_TOO_LARGE")
+			}
+			if len(open) > 0 {
+				t.Errorf("ids never completed: %v", open)
+			}
+		})
+	}
+
+	small := testenv.New(t, testenv.Options{GraphOpts: func(g *graph.Options) { g.MaxResponseBytes = sizes["initial"] / 2 }})
+	resp := incrementalRequest(t, small, acceptV02, queries.DeferredDashboard, vars)
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/") {
+		t.Fatalf("initial payload above the cap: Content-Type %q, want one JSON response", ct)
+	}
+	one := mergeParts(t, parts(t, resp))
+	if one.data != nil || len(one.errors) != 1 || one.errors[0].(map[string]any)["extensions"].(map[string]any)["code"] != errcode.ResponseTooLarge {
+		t.Errorf("initial payload above the cap: data %.100v, errors %v", one.data, one.errors)
+	}
+}

@@ -54,7 +54,8 @@ import (
 //     written (admission.Keep); the call cap, cost limit and deadline are
 //     the request's, for all its parts.
 type incremental struct {
-	schema graphql.ExecutableSchema // for @stream's items (generated.StreamItem)
+	schema   graphql.ExecutableSchema // for @stream's items (generated.StreamItem)
+	maxBytes int                      // the response size cap, over all parts (0: none)
 }
 
 var (
@@ -83,7 +84,7 @@ func (x incremental) MutateOperationContext(ctx context.Context, oc *graphql.Ope
 	if req.Context == nil {
 		return nil // not a request of the handler
 	}
-	d := &deferral{sent: make(chan struct{}), events: make(chan event, 4), out: make(chan event, 4), req: req, doc: oc.Doc}
+	d := &deferral{sent: make(chan struct{}), events: make(chan event, 4), out: make(chan event, 4), req: req, doc: oc.Doc, maxBytes: x.maxBytes}
 	req.deferral = d
 	fields, roots := oc.ResolverMiddleware, oc.RootResolverMiddleware
 	if overhttp.AcceptsIncremental(oc.Headers).Format == overhttp.IncrementalV02 {
@@ -144,6 +145,9 @@ type deferral struct {
 	events chan event   // to the pump: gqlgen's parts, root parts, idle polls
 	out    chan event   // to the transport: the payloads after the initial
 
+	maxBytes int // the response size cap over all payloads' data (0: none)
+	size     int // the data sent so far
+
 	// The parts as the incrementalSpec=v0.2 format announces them (nil in
 	// the 2022 format), by part key (partKey).
 	mu     sync.Mutex
@@ -161,10 +165,13 @@ type pend struct {
 }
 
 type event struct {
-	resp   *graphql.Response // nil: gqlgen had nothing more (idle)
-	key    string            // the part's key (partKey); "" for gqlgen's
-	root   bool
-	nested bool // a root part whose selection has @defer inside
+	resp *graphql.Response // nil: gqlgen had nothing more (idle)
+	key  string            // the part's key (partKey); "" for gqlgen's
+	// refused: the part was replaced by the response size cap's error,
+	// which ends the response and every part still open.
+	refused bool
+	root    bool
+	nested  bool // a root part whose selection has @defer inside
 	// more: gqlgen's part: gqlgen had more pending; a stream's run: more
 	// runs of the same list follow.
 	more bool
@@ -306,6 +313,14 @@ func (d *deferral) handler(inner graphql.ResponseHandler) graphql.ResponseHandle
 			if resp == nil {
 				return nil
 			}
+			if d.over(resp) {
+				// The initial payload alone is too large: the refusal is the
+				// whole answer, as for any operation.
+				r := &graphql.Response{Data: []byte("null"), Errors: gqlerror.List{tooLarge(d.size, d.maxBytes)}}
+				d.codes(r)
+				d.report(r)
+				return r
+			}
 			gq := resp.HasNext != nil && *resp.HasNext
 			roots := int(d.roots.Load())
 			if !gq && roots == 0 {
@@ -327,6 +342,10 @@ func (d *deferral) handler(inner graphql.ResponseHandler) graphql.ResponseHandle
 		case ev, ok := <-d.out:
 			if !ok {
 				return nil
+			}
+			if d.over(ev.resp) {
+				ev.resp = d.refuse(ev.resp)
+				ev.more, ev.refused = false, true
 			}
 			d.annotate(ctx, ev.resp, ev, false)
 			return ev.resp
@@ -433,6 +452,30 @@ func (d *deferral) pump(ctx context.Context, inner graphql.ResponseHandler, gq b
 			return
 		}
 	}
+}
+
+// over adds the size of resp's data to the operation's and reports whether
+// the sum is above the response size cap.
+func (d *deferral) over(resp *graphql.Response) bool {
+	d.size += len(resp.Data)
+	return d.maxBytes > 0 && d.size > d.maxBytes
+}
+
+// refuse replaces resp, a part that brings the operation's data above the
+// response size cap, by the last payload: the part, data null, with the
+// RESPONSE_TOO_LARGE error (v0.2: its id and the other parts still open
+// are completed with it), and the call report.
+func (d *deferral) refuse(resp *graphql.Response) *graphql.Response {
+	e := tooLarge(d.size, d.maxBytes)
+	r := &graphql.Response{Data: []byte("null"), Path: resp.Path, Label: resp.Label, Errors: gqlerror.List{e}}
+	if r.Path == nil {
+		r.Path = ast.Path{}
+	}
+	done := false
+	r.HasNext = &done
+	d.codes(r)
+	d.report(r)
+	return r
 }
 
 // rootKey is the part key of the deferred root field alias.
@@ -585,6 +628,9 @@ func (d *deferral) annotate(ctx context.Context, resp *graphql.Response, ev even
 				p.completed = true
 				part.Completed = append(part.Completed, p.ID)
 			}
+		}
+		if ev.refused {
+			part.CompletedErrors = resp.Errors
 		}
 	}
 	overhttp.Annotate(ctx, resp, part)

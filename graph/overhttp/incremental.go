@@ -12,6 +12,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/workspacenet/facade/graph/errcode"
 )
@@ -101,8 +102,10 @@ type Part struct {
 	// Completes: the payload ends part ID (with its errors when its data
 	// is null: it failed as a whole).
 	Completes bool
-	// Completed: other parts that end with this payload without more data.
-	Completed []string
+	// Completed: other parts that end with this payload without more data,
+	// each with CompletedErrors when it has failed as a whole.
+	Completed       []string
+	CompletedErrors gqlerror.List
 }
 
 // Pending is a part announced before its data: its id, the path its data
@@ -441,7 +444,14 @@ func writeV02(b *bytes.Buffer, resp *graphql.Response, part *Part) error {
 		if n > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString(`{"id":` + strconv.Quote(c) + `}`)
+		b.WriteString(`{"id":` + strconv.Quote(c))
+		if len(part.CompletedErrors) > 0 {
+			b.WriteString(`,"errors":`)
+			if err := encode(b, part.CompletedErrors); err != nil {
+				return err
+			}
+		}
+		b.WriteByte('}')
 		n++
 	}
 	b.WriteByte(']')
