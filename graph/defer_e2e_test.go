@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/workspacenet/facade/graph"
 	"github.com/workspacenet/facade/graph/errcode"
@@ -812,5 +813,131 @@ func TestDeferResponseSizeCapOverAllParts(t *testing.T) {
 	one := mergeParts(t, parts(t, resp))
 	if one.data != nil || len(one.errors) != 1 || one.errors[0].(map[string]any)["extensions"].(map[string]any)["code"] != errcode.ResponseTooLarge {
 		t.Errorf("initial payload above the cap: data %.100v, errors %v", one.data, one.errors)
+	}
+}
+
+// streamedPages streams a connection of several upstream pages (first above
+// 100): each later page's transactions, with their bookings' resources.
+const streamedPages = `query Pages($locationId: ID!) {
+  location(id: $locationId) {
+    id
+    transactions(first: 250) {
+      nodes @stream(initialCount: 5, label: "pages") { id amount booking { resource { id title } } }
+    }
+  }
+}`
+
+// streamedPageEdges is streamedPages on the edges, with their cursors.
+var streamedPageEdges = strings.Replace(streamedPages, "nodes @stream(initialCount: 5, label: \"pages\") { id amount booking { resource { id title } } }",
+	"edges @stream(initialCount: 5, label: \"pages\") { cursor node { id amount booking { resource { id title } } } }", 1)
+
+// TestStreamFollowsPages: @stream on a connection of several pages sends
+// each page's items as soon as that page arrives. The later pages' list
+// requests are held at the upstream, released one at a time: the first
+// payload (5 items) and the rest of the first page come with one list call
+// counted; each later page's items come once that page is released, with
+// one more list call counted each. Merged, the result is the query's
+// without @stream, with the same calls; on nodes and on edges (with their
+// cursors), in both formats.
+func TestStreamFollowsPages(t *testing.T) {
+	var hold atomic.Bool
+	step, done := make(chan struct{}, 4), make(chan struct{})
+	t.Cleanup(func() { close(done) })
+	env := testenv.New(t, testenv.Options{
+		OnUpstreamRequest: func(r *http.Request) {
+			if hold.Load() && r.URL.Path == "/transactions/money/v1" && r.URL.Query().Get("nextPageToken") != "" {
+				select {
+				case <-step:
+				case <-done:
+				case <-time.After(10 * time.Second): // a hang guard only
+				}
+			}
+		},
+	})
+	vars := map[string]any{"locationId": env.ID(t, "location", 0)}
+	for _, list := range []string{"nodes", "edges"} {
+		query := streamedPages
+		if list == "edges" {
+			query = streamedPageEdges
+		}
+		streamFollowsPages(t, env, &hold, step, vars, list, query)
+	}
+}
+
+func streamFollowsPages(t *testing.T, env *testenv.Env, hold *atomic.Bool, step chan struct{}, vars map[string]any, list, query string) {
+	env.ResetCalls()
+	plain := regexp.MustCompile(`@stream\([^)]*\)`).ReplaceAllString(query, "")
+	want := mergeParts(t, parts(t, incrementalRequest(t, env, "application/json", plain, vars)))
+	wantCalls, wantTotal := env.Calls()
+	total := len(asList(get(want.data, "location.transactions."+list)))
+	pages := (total + 99) / 100
+	if len(want.errors) > 0 || pages < 2 {
+		t.Fatalf("without @stream: %d transactions (want 2 pages or more), errors %v", total, want.errors)
+	}
+	listCalls := func() int64 { c, _ := env.Calls(); return c[rListTx] }
+	for _, accept := range []string{acceptDefer2022, acceptV02} {
+		t.Run(list+" "+accept, func(t *testing.T) {
+			env.ResetCalls()
+			hold.Store(true)
+			defer hold.Store(false)
+			next := parts(t, incrementalRequest(t, env, accept, query, vars))
+			first := next()
+			if n := len(asList(get(first["data"], "location.transactions."+list))); n != 5 || first["hasNext"] != true {
+				t.Fatalf("first payload: %d nodes, hasNext %v", n, first["hasNext"])
+			}
+			if c := listCalls(); c != 1 {
+				t.Fatalf("%d list calls when the first payload is read, want 1", c)
+			}
+			data := first["data"]
+			// got appends a payload's items to the list; returns how many.
+			got := func(p map[string]any) int {
+				n := 0
+				for _, x := range asList(p["incremental"]) {
+					inc := x.(map[string]any)
+					if e := asList(inc["errors"]); len(e) > 0 {
+						t.Fatalf("errors: %v", e)
+					}
+					items := asList(inc["items"])
+					m := get(data, "location.transactions").(map[string]any)
+					m[list] = append(asList(m[list]), items...)
+					n += len(items)
+				}
+				return n
+			}
+			sizes := []int{95} // the rest of the first page
+			for page := 2; page <= pages; page++ {
+				sizes = append(sizes, min(100, total-(page-1)*100))
+			}
+			for i, n := range sizes {
+				if i > 0 {
+					step <- struct{}{} // the next page may go
+				}
+				p := next()
+				if p == nil {
+					t.Fatalf("payload %d missing", i+2)
+				}
+				if g := got(p); g != n {
+					t.Fatalf("payload %d: %d items, want %d", i+2, g, n)
+				}
+				if c := listCalls(); c != int64(i+1) {
+					t.Fatalf("payload %d read with %d list calls counted, want %d", i+2, c, i+1)
+				}
+				if last := i == len(sizes)-1; p["hasNext"] != !last {
+					t.Fatalf("payload %d: hasNext %v", i+2, p["hasNext"])
+				}
+			}
+			if p := next(); p != nil {
+				t.Fatalf("a payload after the last: %v", p)
+			}
+			if !sameData(data, want.data) {
+				g, _ := json.Marshal(data)
+				w, _ := json.Marshal(want.data)
+				t.Fatalf("merged\n%.1500s\nwant\n%.1500s", g, w)
+			}
+			calls, total := env.Calls()
+			if total != wantTotal || !reflect.DeepEqual(calls, wantCalls) {
+				t.Errorf("upstream calls with @stream:\n%swithout:\n%s", testenv.FormatCalls(calls), testenv.FormatCalls(wantCalls))
+			}
+		})
 	}
 }

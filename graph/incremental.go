@@ -17,6 +17,7 @@ import (
 	"github.com/workspacenet/facade/graph/admission"
 	"github.com/workspacenet/facade/graph/generated"
 	"github.com/workspacenet/facade/graph/overhttp"
+	"github.com/workspacenet/facade/graph/paging"
 	"github.com/workspacenet/facade/internal/accesslog"
 )
 
@@ -145,6 +146,8 @@ type deferral struct {
 	events chan event   // to the pump: gqlgen's parts, root parts, idle polls
 	out    chan event   // to the transport: the payloads after the initial
 
+	pageSources map[string]nextPage // by the path of a connection streamed by page (under mu)
+
 	maxBytes int // the response size cap over all payloads' data (0: none)
 	size     int // the data sent so far
 
@@ -230,6 +233,9 @@ func (d *deferral) stream(ctx context.Context, schema graphql.ExecutableSchema, 
 	n, _ := args["initialCount"].(int64)
 	label, _ := args["label"].(string)
 	list := reflect.ValueOf(res)
+	if src := d.pagesOf(fc); src != nil && n >= 0 && list.Kind() == reflect.Slice {
+		return d.streamPages(ctx, schema, fc, int(n), label, list, src)
+	}
 	if n < 0 || list.Kind() != reflect.Slice || int64(list.Len()) <= n {
 		return res, err
 	}
@@ -300,6 +306,150 @@ func (d *deferral) stream(ctx context.Context, schema graphql.ExecutableSchema, 
 		}
 	}()
 	return list.Slice(0, first).Interface(), nil
+}
+
+// nextPage fetches the next page of a streamed connection's list: its
+// items (a slice of the list's type) and whether it was the last.
+type nextPage func(ctx context.Context) (items any, last bool, err error)
+
+// streamsPages reports, for the connection field ctx resolves, whether its
+// list is streamed page by page: the operation is delivered in parts, the
+// connection may take more than one upstream page (first above
+// paging.UpstreamMaxLimit), and it selects one list, nodes or edges (list),
+// under @stream, and nothing else that needs the last page (pageInfo).
+// The connection then registers its later pages (deferral.pages).
+func streamsPages(ctx context.Context, first *int) (d *deferral, list string) {
+	d = requestFrom(ctx).deferral
+	if d == nil || first == nil || *first <= paging.UpstreamMaxLimit {
+		return nil, ""
+	}
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil || fc.Field.Field == nil {
+		return nil, ""
+	}
+	oc := graphql.GetOperationContext(ctx)
+	for _, f := range graphql.CollectFields(oc, fc.Field.Selections, []string{fc.Field.Definition.Type.Name()}) {
+		switch f.Name {
+		case "__typename":
+		case "nodes", "edges":
+			dir := f.Directives.ForName("stream")
+			if list != "" || dir == nil {
+				return nil, ""
+			}
+			if on, _ := dir.ArgumentMap(oc.Variables)["if"].(bool); !on {
+				return nil, ""
+			}
+			list = f.Name
+		default:
+			return nil, ""
+		}
+	}
+	if list == "" {
+		return nil, ""
+	}
+	return d, list
+}
+
+// pages registers next as the source of the later pages of the connection
+// ctx resolves, for the stream of its list.
+func (d *deferral) pages(ctx context.Context, next nextPage) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.pageSources == nil {
+		d.pageSources = map[string]nextPage{}
+	}
+	d.pageSources[graphql.GetFieldContext(ctx).Path().String()] = next
+}
+
+// pagesOf returns (and forgets) the source of the later pages of the list
+// whose field context is fc, nil when it has none.
+func (d *deferral) pagesOf(fc *graphql.FieldContext) nextPage {
+	if fc.Parent == nil {
+		return nil
+	}
+	key := fc.Parent.Path().String()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	next := d.pageSources[key]
+	delete(d.pageSources, key)
+	return next
+}
+
+// streamPages is stream for a connection's list whose later pages src
+// fetches (streamsPages): list holds the first page's items. The initial
+// payload has the first initialCount items (with as many pages fetched as
+// they need); once it is sent, the rest of the page is sent, then each later
+// page's items as soon as that page is fetched and its items' links are
+// loaded, one part per page, in order.
+func (d *deferral) streamPages(ctx context.Context, schema graphql.ExecutableSchema, fc *graphql.FieldContext, n int, label string, list reflect.Value, src nextPage) (any, error) {
+	last := false
+	for list.Len() <= n && !last {
+		more, l, err := src(ctx)
+		if err != nil {
+			return list.Interface(), err
+		}
+		list, last = reflect.AppendSlice(list, reflect.ValueOf(more)), l
+	}
+	if last && list.Len() <= n {
+		return list.Interface(), nil
+	}
+	listPath := fc.Path()
+	sel := fc.Field.Selections
+	part := label
+	if part == "" {
+		part = "stream " + listPath.String()
+	}
+	d.roots.Add(1)
+	key := "stream\x00" + listPath.String()
+	d.expect(key, listPath, label, d.owners(ctx))
+	go func() {
+		if !d.wait(ctx) {
+			return
+		}
+		sctx := graphql.WithFreshResponseContext(context.WithValue(ctx, streamKey{}, part))
+		chunk, index, emitted := list.Slice(n, list.Len()), n, 0
+		for {
+			if chunk.Len() > 0 || last {
+				items := make([]graphql.Marshaler, chunk.Len())
+				var wg sync.WaitGroup
+				for i := range items {
+					wg.Go(func() { items[i], _ = generated.StreamItem(sctx, schema, sel, chunk.Interface(), i, index+i) })
+				}
+				wg.Wait()
+				var data graphql.Marshaler = graphql.Array(items)
+				if slices.Contains(items, graphql.Marshaler(graphql.Null)) {
+					data, last = graphql.Null, true // an item that cannot be null is: the rest is not sent
+				}
+				var b bytes.Buffer
+				data.MarshalGQL(&b)
+				errs := graphql.GetErrors(sctx)
+				resp := &graphql.Response{Data: b.Bytes(), Path: append(slices.Clip(listPath), ast.PathIndex(index)), Label: label, Errors: errs[min(emitted, len(errs)):]}
+				emitted = len(errs)
+				select {
+				case d.events <- event{resp: resp, key: key, root: true, more: !last}:
+				case <-ctx.Done():
+					return
+				}
+				if last {
+					return
+				}
+				index += chunk.Len()
+			}
+			more, l, err := src(sctx)
+			if err != nil {
+				graphql.AddError(sctx, err)
+				errs := graphql.GetErrors(sctx)
+				resp := &graphql.Response{Data: []byte("null"), Path: append(slices.Clip(listPath), ast.PathIndex(index)), Label: label, Errors: errs[min(emitted, len(errs)):]}
+				select {
+				case d.events <- event{resp: resp, key: key, root: true}:
+				case <-ctx.Done():
+				}
+				return
+			}
+			chunk, last = reflect.ValueOf(more), l
+		}
+	}()
+	return list.Slice(0, n).Interface(), nil
 }
 
 // handler returns the operation's response handler over gqlgen's: the
