@@ -682,6 +682,14 @@ func mergeStream(t *testing.T, first map[string]any, next func() map[string]any)
 			if e := asList(inc["errors"]); len(e) > 0 {
 				t.Fatalf("errors: %v", e)
 			}
+			if d, ok := inc["data"]; ok { // a @defer inside the items
+				path, _ := inc["path"].([]any)
+				if id, ok := inc["id"].(string); ok {
+					path = pending[id]
+				}
+				data = mergeAt(data, path, d)
+				continue
+			}
 			items := asList(inc["items"])
 			if items == nil {
 				t.Fatalf("not a stream part: %v", inc)
@@ -939,5 +947,107 @@ func streamFollowsPages(t *testing.T, env *testenv.Env, hold *atomic.Bool, step 
 				t.Errorf("upstream calls with @stream:\n%swithout:\n%s", testenv.FormatCalls(calls), testenv.FormatCalls(wantCalls))
 			}
 		})
+	}
+}
+
+// streamedDeferred streams transactions with each one's order (a field
+// resolved apart, which @defer defers) deferred.
+const streamedDeferred = `query StreamedDeferred($locationId: ID!) {
+  location(id: $locationId) {
+    id
+    transactions(first: 20) {
+      nodes @stream(initialCount: 2, label: "more") {
+        id amount
+        ... @defer(label: "order") { order { product { id title } } }
+      }
+    }
+  }
+}`
+
+// TestStreamDeliversDeferInsideItems: a @defer inside streamed items is
+// delivered (each later item's deferred order in a part of its own, after
+// the items), in both formats: merged, the result is the query's without
+// @stream and @defer, with the same calls.
+func TestStreamDeliversDeferInsideItems(t *testing.T) {
+	env := testenv.New(t, testenv.Options{})
+	vars := map[string]any{"locationId": env.ID(t, "location", 0)}
+	env.ResetCalls()
+	plain := withoutDefer(regexp.MustCompile(`@stream\([^)]*\)`).ReplaceAllString(streamedDeferred, ""))
+	want := mergeParts(t, parts(t, incrementalRequest(t, env, "application/json", plain, vars)))
+	wantCalls, wantTotal := env.Calls()
+	orders := 0
+	for _, n := range asList(get(want.data, "location.transactions.nodes"))[2:] {
+		if n.(map[string]any)["order"] != nil {
+			orders++
+		}
+	}
+	if len(want.errors) > 0 || orders == 0 {
+		t.Fatalf("without @stream: %d later items with an order, errors %v", orders, want.errors)
+	}
+	for _, accept := range []string{acceptDefer2022, acceptV02, acceptSSEV02} {
+		t.Run(accept, func(t *testing.T) {
+			env.ResetCalls()
+			read := parts(t, incrementalRequest(t, env, accept, streamedDeferred, vars))
+			var payloads []map[string]any
+			for p := read(); p != nil; p = read() {
+				payloads = append(payloads, p)
+			}
+			if accept != acceptDefer2022 {
+				checkIDs(t, payloads)
+			}
+			i := 1
+			got, _ := mergeStream(t, payloads[0], func() map[string]any {
+				if i == len(payloads) {
+					return nil
+				}
+				i++
+				return payloads[i-1]
+			})
+			if !sameData(got, want.data) {
+				g, _ := json.Marshal(got)
+				w, _ := json.Marshal(want.data)
+				t.Fatalf("merged\n%.1500s\nwant\n%.1500s", g, w)
+			}
+			calls, total := env.Calls()
+			if total != wantTotal || !reflect.DeepEqual(calls, wantCalls) {
+				t.Errorf("upstream calls:\n%swithout @stream and @defer:\n%s", testenv.FormatCalls(calls), testenv.FormatCalls(wantCalls))
+			}
+		})
+	}
+}
+
+// checkIDs checks the ids of an incrementalSpec=v0.2 response: each
+// announced once, each incremental entry's id announced and not completed,
+// each completed exactly once.
+func checkIDs(t *testing.T, payloads []map[string]any) {
+	t.Helper()
+	pending, completed := map[string]bool{}, map[string]int{}
+	for i, p := range payloads {
+		for _, x := range asList(p["pending"]) {
+			id := x.(map[string]any)["id"].(string)
+			if pending[id] {
+				t.Errorf("id %s announced twice", id)
+			}
+			pending[id] = true
+		}
+		for _, x := range asList(p["incremental"]) {
+			id, _ := x.(map[string]any)["id"].(string)
+			if !pending[id] || completed[id] > 0 {
+				t.Errorf("payload %d: incremental id %q not pending", i, id)
+			}
+		}
+		for _, x := range asList(p["completed"]) {
+			completed[x.(map[string]any)["id"].(string)]++
+		}
+	}
+	for id := range pending {
+		if completed[id] != 1 {
+			t.Errorf("id %s completed %d times", id, completed[id])
+		}
+	}
+	for id := range completed {
+		if !pending[id] {
+			t.Errorf("id %s completed, never announced", id)
+		}
 	}
 }

@@ -175,9 +175,12 @@ type event struct {
 	refused bool
 	root    bool
 	nested  bool // a root part whose selection has @defer inside
-	// more: gqlgen's part: gqlgen had more pending; a stream's run: more
-	// runs of the same list follow.
+	// more: gqlgen's part: gqlgen had more pending; a stream's run or an
+	// item's deferred part: more parts of the same stream follow.
 	more bool
+	// partial: a stream's run that its stream's next runs continue (its
+	// part is not completed).
+	partial bool
 }
 
 // wait waits until the initial payload is sent; false if ctx ends first.
@@ -257,11 +260,12 @@ func (d *deferral) stream(ctx context.Context, schema graphql.ExecutableSchema, 
 			return
 		}
 		sctx := graphql.WithFreshResponseContext(context.WithValue(ctx, streamKey{}, part))
+		st := generated.NewStream(sctx, schema)
 		items := make([]graphql.Marshaler, total)
 		done := make(chan int, total-first)
 		for i := first; i < total; i++ {
 			go func() {
-				items[i], _ = generated.StreamItem(sctx, schema, sel, res, i, i)
+				items[i], _ = st.Item(sctx, sel, res, i, i)
 				done <- i
 			}()
 		}
@@ -284,9 +288,10 @@ func (d *deferral) stream(ctx context.Context, schema graphql.ExecutableSchema, 
 			}
 			run := graphql.Array(items[from:next])
 			var data graphql.Marshaler = run
+			nulled := false
 			for _, m := range run {
 				if m == graphql.Null { // an item that cannot be null is: the rest is not sent
-					data, next = graphql.Null, total
+					data, next, nulled = graphql.Null, total, true
 					break
 				}
 			}
@@ -295,12 +300,16 @@ func (d *deferral) stream(ctx context.Context, schema graphql.ExecutableSchema, 
 			errs := graphql.GetErrors(sctx)
 			resp := &graphql.Response{Data: b.Bytes(), Path: append(slices.Clip(listPath), ast.PathIndex(from)), Label: label, Errors: errs[min(emitted, len(errs)):]}
 			emitted = len(errs)
+			tail := next == total && !nulled && st.Pending() > 0 // the items' deferred parts follow
 			select {
-			case d.events <- event{resp: resp, key: key, root: true, more: next < total}:
+			case d.events <- event{resp: resp, key: key, root: true, more: next < total || tail, partial: next < total}:
 			case <-ctx.Done():
 				return
 			}
 			if next == total {
+				if tail {
+					d.streamDefers(ctx, st)
+				}
 				return
 			}
 		}
@@ -407,17 +416,19 @@ func (d *deferral) streamPages(ctx context.Context, schema graphql.ExecutableSch
 			return
 		}
 		sctx := graphql.WithFreshResponseContext(context.WithValue(ctx, streamKey{}, part))
+		st := generated.NewStream(sctx, schema)
 		chunk, index, emitted := list.Slice(n, list.Len()), n, 0
 		for {
 			if chunk.Len() > 0 || last {
 				items := make([]graphql.Marshaler, chunk.Len())
 				var wg sync.WaitGroup
 				for i := range items {
-					wg.Go(func() { items[i], _ = generated.StreamItem(sctx, schema, sel, chunk.Interface(), i, index+i) })
+					wg.Go(func() { items[i], _ = st.Item(sctx, sel, chunk.Interface(), i, index+i) })
 				}
 				wg.Wait()
 				var data graphql.Marshaler = graphql.Array(items)
-				if slices.Contains(items, graphql.Marshaler(graphql.Null)) {
+				nulled := slices.Contains(items, graphql.Marshaler(graphql.Null))
+				if nulled {
 					data, last = graphql.Null, true // an item that cannot be null is: the rest is not sent
 				}
 				var b bytes.Buffer
@@ -425,12 +436,16 @@ func (d *deferral) streamPages(ctx context.Context, schema graphql.ExecutableSch
 				errs := graphql.GetErrors(sctx)
 				resp := &graphql.Response{Data: b.Bytes(), Path: append(slices.Clip(listPath), ast.PathIndex(index)), Label: label, Errors: errs[min(emitted, len(errs)):]}
 				emitted = len(errs)
+				tail := last && !nulled && st.Pending() > 0 // the items' deferred parts follow
 				select {
-				case d.events <- event{resp: resp, key: key, root: true, more: !last}:
+				case d.events <- event{resp: resp, key: key, root: true, more: !last || tail, partial: !last}:
 				case <-ctx.Done():
 					return
 				}
 				if last {
+					if tail {
+						d.streamDefers(ctx, st)
+					}
 					return
 				}
 				index += chunk.Len()
@@ -450,6 +465,29 @@ func (d *deferral) streamPages(ctx context.Context, schema graphql.ExecutableSch
 		}
 	}()
 	return list.Slice(0, n).Interface(), nil
+}
+
+// streamDefers sends the deferred parts of a stream's items (a @defer
+// inside them) as they complete, once the stream's last items are sent,
+// the last of them ending the stream.
+func (d *deferral) streamDefers(ctx context.Context, st *generated.Stream) {
+	for st.Pending() > 0 {
+		var r graphql.DeferredResult
+		select {
+		case r = <-st.Deferred:
+		case <-ctx.Done():
+			return
+		}
+		st.Received()
+		var b bytes.Buffer
+		r.Result.MarshalGQL(&b)
+		resp := &graphql.Response{Data: b.Bytes(), Path: r.Path, Label: r.Label, Errors: r.Errors}
+		select {
+		case d.events <- event{resp: resp, root: true, more: st.Pending() > 0}:
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // handler returns the operation's response handler over gqlgen's: the
@@ -760,7 +798,7 @@ func (d *deferral) annotate(ctx context.Context, resp *graphql.Response, ev even
 			part.Pending = append(part.Pending, p.Pending)
 		}
 		part.ID = p.ID
-		part.Completes = !(ev.root && ev.more)
+		part.Completes = !ev.partial
 		p.completed = p.completed || part.Completes
 		owner = key
 	}
