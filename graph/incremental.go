@@ -89,7 +89,7 @@ func (x incremental) MutateOperationContext(ctx context.Context, oc *graphql.Ope
 	req.deferral = d
 	fields, roots := oc.ResolverMiddleware, oc.RootResolverMiddleware
 	if overhttp.AcceptsIncremental(oc.Headers).Format == overhttp.IncrementalV02 {
-		d.parts = map[string]*pend{}
+		d.parts, d.labels = map[string]*pend{}, map[*ast.Field][]string{}
 	}
 	oc.ResolverMiddleware = func(ctx context.Context, next graphql.Resolver) (res any, err error) {
 		fc := graphql.GetFieldContext(ctx)
@@ -155,7 +155,8 @@ type deferral struct {
 	// the 2022 format), by part key (partKey).
 	mu     sync.Mutex
 	parts  map[string]*pend
-	order  []*pend // in the order they became known
+	labels map[*ast.Field][]string // the @defer labels gqlgen makes parts of, in a field's objects
+	order  []*pend                 // in the order they became known
 	nextID int
 }
 
@@ -726,17 +727,24 @@ func (d *deferral) expectIn(ctx context.Context, oc *graphql.OperationContext, f
 	if list && typ.Elem.Elem != nil {
 		return // lists of lists: none in the schema
 	}
-	name := typ.Name()
-	var labels []string
-	for _, f := range graphql.CollectFields(oc, fc.Field.Selections, []string{name}) {
-		if !f.IsDeferred() || !generated.Concurrent(name, f.Name) {
-			continue
-		}
-		for _, df := range f.Deferrables {
-			if !slices.Contains(labels, df.Label) {
-				labels = append(labels, df.Label)
+	d.mu.Lock()
+	labels, known := d.labels[fc.Field.Field]
+	d.mu.Unlock()
+	if !known {
+		name := typ.Name()
+		for _, f := range graphql.CollectFields(oc, fc.Field.Selections, []string{name}) {
+			if !f.IsDeferred() || !generated.Concurrent(name, f.Name) {
+				continue
+			}
+			for _, df := range f.Deferrables {
+				if !slices.Contains(labels, df.Label) {
+					labels = append(labels, df.Label)
+				}
 			}
 		}
+		d.mu.Lock()
+		d.labels[fc.Field.Field] = labels
+		d.mu.Unlock()
 	}
 	if len(labels) == 0 {
 		return
