@@ -10,10 +10,12 @@ import (
 	"net/http"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/workspacenet/facade/graph"
 	"github.com/workspacenet/facade/graph/errcode"
@@ -492,6 +494,107 @@ func TestDeferHoldsAdmissionAndCapsCallsOverAllParts(t *testing.T) {
 	}
 }
 
+// TestDeferV02AnnouncesPendingInTheInitialPayload: in the incrementalSpec=v0.2
+// format, the first payload announces (pending) every deferred part known
+// when the initial result is complete: the dashboard's two, at the
+// location, with their labels; a part nested in a deferred root field is
+// announced in the payload that brings the root field (one per order). Every
+// incremental entry names a pending id, every id is completed exactly once,
+// and nothing is pending at the end; merged, the result is the query's
+// without @defer.
+func TestDeferV02AnnouncesPendingInTheInitialPayload(t *testing.T) {
+	env := testenv.New(t, testenv.Options{})
+	vars := map[string]any{"locationId": env.ID(t, "location", 0)}
+	for _, c := range []struct {
+		name, query string
+		initial     []string // the first payload's pending: path and label
+		later       int      // parts announced after the first payload
+	}{
+		{"dashboard", queries.DeferredDashboard, []string{`["location"] transactions`, `["location"] creditNotes`}, 0},
+		{"root", deferredRoot, []string{`[] orders`}, 5},
+	} {
+		want := mergeParts(t, parts(t, incrementalRequest(t, env, "application/json", withoutDefer(c.query), vars)))
+		for _, accept := range []string{acceptV02, acceptSSEV02} {
+			t.Run(c.name+" "+accept, func(t *testing.T) {
+				var payloads []map[string]any
+				next := parts(t, incrementalRequest(t, env, accept, c.query, vars))
+				for p := next(); p != nil; p = next() {
+					payloads = append(payloads, p)
+				}
+				if testing.Verbose() {
+					for _, p := range payloads {
+						b, _ := json.Marshal(p)
+						t.Logf("%.400s", b)
+					}
+				}
+				var initial []string
+				for _, x := range asList(payloads[0]["pending"]) {
+					pe := x.(map[string]any)
+					path, _ := json.Marshal(pe["path"])
+					initial = append(initial, string(path)+" "+pe["label"].(string))
+				}
+				slices.Sort(initial)
+				slices.Sort(c.initial)
+				if !slices.Equal(initial, c.initial) {
+					t.Errorf("the first payload's pending: %q, want %q", initial, c.initial)
+				}
+				pending, completed, later := map[string]bool{}, map[string]int{}, 0
+				announcedIn := map[string]int{}
+				for i, p := range payloads {
+					for _, x := range asList(p["pending"]) {
+						id := x.(map[string]any)["id"].(string)
+						if pending[id] {
+							t.Errorf("id %s announced twice", id)
+						}
+						pending[id] = true
+						announcedIn[id] = i
+						if i > 0 {
+							later++
+						}
+					}
+					for _, x := range asList(p["incremental"]) {
+						id, _ := x.(map[string]any)["id"].(string)
+						if !pending[id] || completed[id] > 0 {
+							t.Errorf("payload %d: incremental id %q not pending: %v", i, id, p)
+						}
+						if announcedIn[id] == i {
+							// Known before: announced by the payload that
+							// brought its parent (or the first).
+							t.Errorf("payload %d: id %s announced with its own data", i, id)
+						}
+					}
+					for _, x := range asList(p["completed"]) {
+						id, _ := x.(map[string]any)["id"].(string)
+						if !pending[id] {
+							t.Errorf("payload %d: completed id %q not pending", i, id)
+						}
+						completed[id]++
+					}
+				}
+				for id := range pending {
+					if completed[id] != 1 {
+						t.Errorf("id %s completed %d times", id, completed[id])
+					}
+				}
+				if later != c.later {
+					t.Errorf("%d parts announced after the first payload, want %d", later, c.later)
+				}
+				i := 0
+				got := mergeParts(t, func() map[string]any {
+					if i == len(payloads) {
+						return nil
+					}
+					i++
+					return payloads[i-1]
+				})
+				if len(got.errors) > 0 || !sameData(got.data, want.data) {
+					t.Errorf("merged: errors %v, same data %v", got.errors, sameData(got.data, want.data))
+				}
+			})
+		}
+	}
+}
+
 // streamedTransactions streams a location's transactions after the first
 // two, each with its booking's resource (one call per distinct resource).
 const streamedTransactions = `query Streamed($locationId: ID!) {
@@ -527,6 +630,13 @@ func TestStreamConnectionNodes(t *testing.T) {
 			if n := len(asList(get(first["data"], "location.transactions.nodes"))); n != 2 || first["hasNext"] != true {
 				t.Fatalf("first payload: %d nodes, hasNext %v", n, first["hasNext"])
 			}
+			if accept == acceptV02 {
+				// The stream is announced in the first payload.
+				pe, _ := json.Marshal(first["pending"])
+				if string(pe) != `[{"id":"0","label":"more","path":["location","transactions","nodes"]}]` {
+					t.Errorf("first payload's pending %s", pe)
+				}
+			}
 			got, ext := mergeStream(t, first, next)
 			rep, _ := ext["upstream"].(map[string]any)
 			seen := map[string]int{}
@@ -558,6 +668,10 @@ func mergeStream(t *testing.T, first map[string]any, next func() map[string]any)
 	t.Helper()
 	data = first["data"]
 	pending := map[string][]any{}
+	for _, x := range asList(first["pending"]) {
+		pe := x.(map[string]any)
+		pending[pe["id"].(string)] = pe["path"].([]any)
+	}
 	for p := next(); p != nil; p = next() {
 		for _, x := range asList(p["pending"]) {
 			pe := x.(map[string]any)
@@ -567,6 +681,14 @@ func mergeStream(t *testing.T, first map[string]any, next func() map[string]any)
 			inc := x.(map[string]any)
 			if e := asList(inc["errors"]); len(e) > 0 {
 				t.Fatalf("errors: %v", e)
+			}
+			if d, ok := inc["data"]; ok { // a @defer inside the items
+				path, _ := inc["path"].([]any)
+				if id, ok := inc["id"].(string); ok {
+					path = pending[id]
+				}
+				data = mergeAt(data, path, d)
+				continue
 			}
 			items := asList(inc["items"])
 			if items == nil {
@@ -595,4 +717,337 @@ func mergeStream(t *testing.T, first map[string]any, next func() map[string]any)
 		}
 	}
 	return data, extensions
+}
+
+// TestDeferResponseSizeCapOverAllParts: -max-response-bytes bounds the data
+// of all the payloads of an operation together. With a cap above each
+// payload of the deferred dashboard but below their sum, the first payload
+// comes whole, and the part that brings the sum above the cap is replaced
+// by the last payload: RESPONSE_TOO_LARGE in that part (v0.2: every part
+// still open completed with it), no more data after it, the response ended
+// cleanly. An initial payload above the cap alone is the refusal, in one
+// ordinary response.
+func TestDeferResponseSizeCapOverAllParts(t *testing.T) {
+	measure := testenv.New(t, testenv.Options{})
+	vars := map[string]any{"locationId": measure.ID(t, "location", 0)}
+	sizes := map[string]int{}
+	next := parts(t, incrementalRequest(t, measure, acceptDefer2022, queries.DeferredDashboard, vars))
+	for p := next(); p != nil; p = next() {
+		if d, ok := p["data"]; ok {
+			b, _ := json.Marshal(d)
+			sizes["initial"] = len(b)
+		}
+		for _, x := range asList(p["incremental"]) {
+			b, _ := json.Marshal(x.(map[string]any)["data"])
+			sizes[x.(map[string]any)["label"].(string)] = len(b)
+		}
+		if p["hasNext"] == false {
+			break
+		}
+	}
+	largest := max(sizes["initial"], sizes["transactions"], sizes["creditNotes"])
+	sum := sizes["initial"] + sizes["transactions"] + sizes["creditNotes"]
+	// Below the sum of the initial payload and the transactions, above the
+	// initial payload and the credit notes together.
+	limit := sizes["initial"] + sizes["transactions"] - 1000
+	if largest+500 > limit || sizes["initial"]+sizes["creditNotes"]+500 > limit {
+		t.Fatalf("the dashboard's sizes %v (sum %d) leave no room for the test's cap %d", sizes, sum, limit)
+	}
+	env := testenv.New(t, testenv.Options{GraphOpts: func(g *graph.Options) { g.MaxResponseBytes = limit }})
+	for _, accept := range []string{acceptDefer2022, acceptV02, acceptSSEV02} {
+		t.Run(accept, func(t *testing.T) {
+			next := parts(t, incrementalRequest(t, env, accept, queries.DeferredDashboard, vars))
+			first := next()
+			if first["hasNext"] != true || get(first["data"], "location.orders") == nil {
+				t.Fatalf("first payload: %.300v", first)
+			}
+			open := map[string]bool{}
+			for _, x := range asList(first["pending"]) {
+				open[x.(map[string]any)["id"].(string)] = true
+			}
+			var tooLarge int
+			for p := next(); p != nil; p = next() {
+				for _, x := range asList(p["incremental"]) {
+					inc := x.(map[string]any)
+					if d, ok := inc["data"].(map[string]any); ok && d["transactions"] != nil {
+						t.Errorf("the transactions part came whole: the sum of the parts is above the cap")
+					}
+					for _, e := range asList(inc["errors"]) {
+						if e.(map[string]any)["extensions"].(map[string]any)["code"] == errcode.ResponseTooLarge {
+							tooLarge++
+						}
+					}
+				}
+				for _, x := range asList(p["completed"]) {
+					c := x.(map[string]any)
+					if !open[c["id"].(string)] {
+						t.Errorf("completed id %v not open", c["id"])
+					}
+					delete(open, c["id"].(string))
+					for _, e := range asList(c["errors"]) {
+						if e.(map[string]any)["extensions"].(map[string]any)["code"] == errcode.ResponseTooLarge {
+							tooLarge++
+						}
+					}
+				}
+				if p["hasNext"] == false {
+					if tooLarge == 0 {
+						b, _ := json.Marshal(p)
+						t.Errorf("last payload without RESPONSE_TOO_LARGE: %.500s", b)
+					}
+					if p := next(); p != nil {
+						t.Errorf("a payload after the last: %.300v", p)
+					}
+					break
+				}
+				if tooLarge > 0 {
+					t.Errorf("RESPONSE_TOO_LARGE in a payload that is not the last: %.300v", p)
+				}
+			}
+			if tooLarge == 0 {
+				t.Error("no RESPONSE_TOO_LARGE")
+			}
+			if len(open) > 0 {
+				t.Errorf("ids never completed: %v", open)
+			}
+		})
+	}
+
+	small := testenv.New(t, testenv.Options{GraphOpts: func(g *graph.Options) { g.MaxResponseBytes = sizes["initial"] / 2 }})
+	resp := incrementalRequest(t, small, acceptV02, queries.DeferredDashboard, vars)
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/") {
+		t.Fatalf("initial payload above the cap: Content-Type %q, want one JSON response", ct)
+	}
+	one := mergeParts(t, parts(t, resp))
+	if one.data != nil || len(one.errors) != 1 || one.errors[0].(map[string]any)["extensions"].(map[string]any)["code"] != errcode.ResponseTooLarge {
+		t.Errorf("initial payload above the cap: data %.100v, errors %v", one.data, one.errors)
+	}
+}
+
+// streamedPages streams a connection of several upstream pages (first above
+// 100): each later page's transactions, with their bookings' resources.
+const streamedPages = `query Pages($locationId: ID!) {
+  location(id: $locationId) {
+    id
+    transactions(first: 250) {
+      nodes @stream(initialCount: 5, label: "pages") { id amount booking { resource { id title } } }
+    }
+  }
+}`
+
+// streamedPageEdges is streamedPages on the edges, with their cursors.
+var streamedPageEdges = strings.Replace(streamedPages, "nodes @stream(initialCount: 5, label: \"pages\") { id amount booking { resource { id title } } }",
+	"edges @stream(initialCount: 5, label: \"pages\") { cursor node { id amount booking { resource { id title } } } }", 1)
+
+// TestStreamFollowsPages: @stream on a connection of several pages sends
+// each page's items as soon as that page arrives. The later pages' list
+// requests are held at the upstream, released one at a time: the first
+// payload (5 items) and the rest of the first page come with one list call
+// counted; each later page's items come once that page is released, with
+// one more list call counted each. Merged, the result is the query's
+// without @stream, with the same calls; on nodes and on edges (with their
+// cursors), in both formats.
+func TestStreamFollowsPages(t *testing.T) {
+	var hold atomic.Bool
+	step, done := make(chan struct{}, 4), make(chan struct{})
+	t.Cleanup(func() { close(done) })
+	env := testenv.New(t, testenv.Options{
+		OnUpstreamRequest: func(r *http.Request) {
+			if hold.Load() && r.URL.Path == "/transactions/money/v1" && r.URL.Query().Get("nextPageToken") != "" {
+				select {
+				case <-step:
+				case <-done:
+				case <-time.After(10 * time.Second): // a hang guard only
+				}
+			}
+		},
+	})
+	vars := map[string]any{"locationId": env.ID(t, "location", 0)}
+	for _, list := range []string{"nodes", "edges"} {
+		query := streamedPages
+		if list == "edges" {
+			query = streamedPageEdges
+		}
+		streamFollowsPages(t, env, &hold, step, vars, list, query)
+	}
+}
+
+func streamFollowsPages(t *testing.T, env *testenv.Env, hold *atomic.Bool, step chan struct{}, vars map[string]any, list, query string) {
+	env.ResetCalls()
+	plain := regexp.MustCompile(`@stream\([^)]*\)`).ReplaceAllString(query, "")
+	want := mergeParts(t, parts(t, incrementalRequest(t, env, "application/json", plain, vars)))
+	wantCalls, wantTotal := env.Calls()
+	total := len(asList(get(want.data, "location.transactions."+list)))
+	pages := (total + 99) / 100
+	if len(want.errors) > 0 || pages < 2 {
+		t.Fatalf("without @stream: %d transactions (want 2 pages or more), errors %v", total, want.errors)
+	}
+	listCalls := func() int64 { c, _ := env.Calls(); return c[rListTx] }
+	for _, accept := range []string{acceptDefer2022, acceptV02} {
+		t.Run(list+" "+accept, func(t *testing.T) {
+			env.ResetCalls()
+			hold.Store(true)
+			defer hold.Store(false)
+			next := parts(t, incrementalRequest(t, env, accept, query, vars))
+			first := next()
+			if n := len(asList(get(first["data"], "location.transactions."+list))); n != 5 || first["hasNext"] != true {
+				t.Fatalf("first payload: %d nodes, hasNext %v", n, first["hasNext"])
+			}
+			if c := listCalls(); c != 1 {
+				t.Fatalf("%d list calls when the first payload is read, want 1", c)
+			}
+			data := first["data"]
+			// got appends a payload's items to the list; returns how many.
+			got := func(p map[string]any) int {
+				n := 0
+				for _, x := range asList(p["incremental"]) {
+					inc := x.(map[string]any)
+					if e := asList(inc["errors"]); len(e) > 0 {
+						t.Fatalf("errors: %v", e)
+					}
+					items := asList(inc["items"])
+					m := get(data, "location.transactions").(map[string]any)
+					m[list] = append(asList(m[list]), items...)
+					n += len(items)
+				}
+				return n
+			}
+			sizes := []int{95} // the rest of the first page
+			for page := 2; page <= pages; page++ {
+				sizes = append(sizes, min(100, total-(page-1)*100))
+			}
+			for i, n := range sizes {
+				if i > 0 {
+					step <- struct{}{} // the next page may go
+				}
+				p := next()
+				if p == nil {
+					t.Fatalf("payload %d missing", i+2)
+				}
+				if g := got(p); g != n {
+					t.Fatalf("payload %d: %d items, want %d", i+2, g, n)
+				}
+				if c := listCalls(); c != int64(i+1) {
+					t.Fatalf("payload %d read with %d list calls counted, want %d", i+2, c, i+1)
+				}
+				if last := i == len(sizes)-1; p["hasNext"] != !last {
+					t.Fatalf("payload %d: hasNext %v", i+2, p["hasNext"])
+				}
+			}
+			if p := next(); p != nil {
+				t.Fatalf("a payload after the last: %v", p)
+			}
+			if !sameData(data, want.data) {
+				g, _ := json.Marshal(data)
+				w, _ := json.Marshal(want.data)
+				t.Fatalf("merged\n%.1500s\nwant\n%.1500s", g, w)
+			}
+			calls, total := env.Calls()
+			if total != wantTotal || !reflect.DeepEqual(calls, wantCalls) {
+				t.Errorf("upstream calls with @stream:\n%swithout:\n%s", testenv.FormatCalls(calls), testenv.FormatCalls(wantCalls))
+			}
+		})
+	}
+}
+
+// streamedDeferred streams transactions with each one's order (a field
+// resolved apart, which @defer defers) deferred.
+const streamedDeferred = `query StreamedDeferred($locationId: ID!) {
+  location(id: $locationId) {
+    id
+    transactions(first: 20) {
+      nodes @stream(initialCount: 2, label: "more") {
+        id amount
+        ... @defer(label: "order") { order { product { id title } } }
+      }
+    }
+  }
+}`
+
+// TestStreamDeliversDeferInsideItems: a @defer inside streamed items is
+// delivered (each later item's deferred order in a part of its own, after
+// the items), in both formats: merged, the result is the query's without
+// @stream and @defer, with the same calls.
+func TestStreamDeliversDeferInsideItems(t *testing.T) {
+	env := testenv.New(t, testenv.Options{})
+	vars := map[string]any{"locationId": env.ID(t, "location", 0)}
+	env.ResetCalls()
+	plain := withoutDefer(regexp.MustCompile(`@stream\([^)]*\)`).ReplaceAllString(streamedDeferred, ""))
+	want := mergeParts(t, parts(t, incrementalRequest(t, env, "application/json", plain, vars)))
+	wantCalls, wantTotal := env.Calls()
+	orders := 0
+	for _, n := range asList(get(want.data, "location.transactions.nodes"))[2:] {
+		if n.(map[string]any)["order"] != nil {
+			orders++
+		}
+	}
+	if len(want.errors) > 0 || orders == 0 {
+		t.Fatalf("without @stream: %d later items with an order, errors %v", orders, want.errors)
+	}
+	for _, accept := range []string{acceptDefer2022, acceptV02, acceptSSEV02} {
+		t.Run(accept, func(t *testing.T) {
+			env.ResetCalls()
+			read := parts(t, incrementalRequest(t, env, accept, streamedDeferred, vars))
+			var payloads []map[string]any
+			for p := read(); p != nil; p = read() {
+				payloads = append(payloads, p)
+			}
+			if accept != acceptDefer2022 {
+				checkIDs(t, payloads)
+			}
+			i := 1
+			got, _ := mergeStream(t, payloads[0], func() map[string]any {
+				if i == len(payloads) {
+					return nil
+				}
+				i++
+				return payloads[i-1]
+			})
+			if !sameData(got, want.data) {
+				g, _ := json.Marshal(got)
+				w, _ := json.Marshal(want.data)
+				t.Fatalf("merged\n%.1500s\nwant\n%.1500s", g, w)
+			}
+			calls, total := env.Calls()
+			if total != wantTotal || !reflect.DeepEqual(calls, wantCalls) {
+				t.Errorf("upstream calls:\n%swithout @stream and @defer:\n%s", testenv.FormatCalls(calls), testenv.FormatCalls(wantCalls))
+			}
+		})
+	}
+}
+
+// checkIDs checks the ids of an incrementalSpec=v0.2 response: each
+// announced once, each incremental entry's id announced and not completed,
+// each completed exactly once.
+func checkIDs(t *testing.T, payloads []map[string]any) {
+	t.Helper()
+	pending, completed := map[string]bool{}, map[string]int{}
+	for i, p := range payloads {
+		for _, x := range asList(p["pending"]) {
+			id := x.(map[string]any)["id"].(string)
+			if pending[id] {
+				t.Errorf("id %s announced twice", id)
+			}
+			pending[id] = true
+		}
+		for _, x := range asList(p["incremental"]) {
+			id, _ := x.(map[string]any)["id"].(string)
+			if !pending[id] || completed[id] > 0 {
+				t.Errorf("payload %d: incremental id %q not pending", i, id)
+			}
+		}
+		for _, x := range asList(p["completed"]) {
+			completed[x.(map[string]any)["id"].(string)]++
+		}
+	}
+	for id := range pending {
+		if completed[id] != 1 {
+			t.Errorf("id %s completed %d times", id, completed[id])
+		}
+	}
+	for id := range completed {
+		if !pending[id] {
+			t.Errorf("id %s completed, never announced", id)
+		}
+	}
 }

@@ -271,7 +271,7 @@ func NewHandler(o Options) http.Handler {
 		srv.AroundRootFields(refuseIntrospection)
 	}
 	srv.AroundRootFields(requireCredentials)
-	srv.Use(incremental{schema: schema})
+	srv.Use(incremental{schema: schema, maxBytes: o.MaxResponseBytes})
 	for _, x := range o.Extensions {
 		srv.Use(x)
 	}
@@ -293,7 +293,7 @@ func NewHandler(o Options) http.Handler {
 		entry := accesslog.From(ctx)
 		ctx, done := observe(ctx, o.Metrics, r)
 		defer done()
-		if o.Live != nil && (isUpgrade(r) || isEventStream(r)) {
+		if o.Live != nil && (isUpgrade(r) || isSubscriptionStream(r, o.MaxBodyBytes, o.MaxQueryBytes)) {
 			o.serveLive(w, r.WithContext(ctx), srv, &liveConns, paceHooks)
 			return
 		}
@@ -614,19 +614,23 @@ func upstreamReport(ctx context.Context, next graphql.ResponseHandler) *graphql.
 // marshalled in one buffer by then (its size is bounded by the cost limit and
 // admission, not here); the cap keeps that buffer from being copied again by
 // the transport's JSON encoding and sent.
+// An operation delivered in parts is capped over all its parts, by its
+// deferral (incremental.go).
 func capResponse(maxBytes int) graphql.ResponseMiddleware {
 	return func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 		resp := next(ctx)
-		if resp == nil || len(resp.Data) <= maxBytes {
+		if resp == nil || len(resp.Data) <= maxBytes || requestFrom(ctx).deferral != nil {
 			return resp
 		}
-		size := len(resp.Data)
-		return &graphql.Response{
-			Data: []byte("null"),
-			Errors: gqlerror.List{{
-				Message:    fmt.Sprintf("the response is larger than the limit: %d bytes of data, maximum %d; ask for fewer fields or smaller pages", size, maxBytes),
-				Extensions: map[string]any{"code": errcode.ResponseTooLarge, "value": size, "maximum": maxBytes},
-			}},
-		}
+		return &graphql.Response{Data: []byte("null"), Errors: gqlerror.List{tooLarge(len(resp.Data), maxBytes)}}
+	}
+}
+
+// tooLarge is the RESPONSE_TOO_LARGE error of a response of size bytes of
+// data, above maxBytes.
+func tooLarge(size, maxBytes int) *gqlerror.Error {
+	return &gqlerror.Error{
+		Message:    fmt.Sprintf("the response is larger than the limit: %d bytes of data, maximum %d; ask for fewer fields or smaller pages", size, maxBytes),
+		Extensions: map[string]any{"code": errcode.ResponseTooLarge, "value": size, "maximum": maxBytes},
 	}
 }

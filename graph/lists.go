@@ -90,6 +90,38 @@ func redemptionConnection(ctx context.Context, cursors *paging.Codec, couponID, 
 // fields that show them (selectsCursors).
 func connection[T, E, C any](ctx context.Context, cursors *paging.Codec, scope string, first *int, after *string, fetch paging.FetchFunc[T],
 	edge func(e *E, cursor string, node *T), conn func(edges []*E, nodes []*T, info *model.PageInfo) C) (C, error) {
+	toEdges := func(es []paging.Edge[T]) []*E {
+		all := make([]E, len(es))
+		edges := make([]*E, len(es))
+		for i, e := range es {
+			edge(&all[i], e.Cursor, e.Node)
+			edges[i] = &all[i]
+		}
+		return edges
+	}
+	if d, list := streamsPages(ctx, first); d != nil {
+		// The list is streamed and nothing else of the connection needs
+		// its last page: the later pages are fetched as the stream goes.
+		r, pages, err := paging.PaginatePages(ctx, cursors, scope, first, after, fetch, list == "nodes")
+		if err != nil {
+			var none C
+			return none, err
+		}
+		if !pages.Done() {
+			d.pages(ctx, func(ctx context.Context) (any, bool, error) {
+				es, err := pages.Next(ctx)
+				if err != nil {
+					return nil, true, err
+				}
+				r := &paging.Result[T]{Edges: es}
+				if list == "nodes" {
+					return r.Nodes(), pages.Done(), nil
+				}
+				return toEdges(es), pages.Done(), nil
+			})
+		}
+		return conn(toEdges(r.Edges), r.Nodes(), &model.PageInfo{HasPreviousPage: r.HasPreviousPage}), nil
+	}
 	paginate := paging.PaginateNodes[T]
 	if selectsCursors(ctx) {
 		paginate = paging.Paginate[T]
@@ -99,14 +131,8 @@ func connection[T, E, C any](ctx context.Context, cursors *paging.Codec, scope s
 		var none C
 		return none, err
 	}
-	all := make([]E, len(r.Edges))
-	edges := make([]*E, len(r.Edges))
-	for i, e := range r.Edges {
-		edge(&all[i], e.Cursor, e.Node)
-		edges[i] = &all[i]
-	}
 	info := &model.PageInfo{HasNextPage: r.HasNextPage, HasPreviousPage: r.HasPreviousPage, StartCursor: r.StartCursor(), EndCursor: r.EndCursor()}
-	return conn(edges, r.Nodes(), info), nil
+	return conn(toEdges(r.Edges), r.Nodes(), info), nil
 }
 
 // selectsCursors reports whether the query selects edges or pageInfo on

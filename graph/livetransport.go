@@ -18,6 +18,7 @@ import (
 	coderws "github.com/coder/websocket"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+	"github.com/vektah/gqlparser/v2/parser"
 
 	"github.com/workspacenet/facade/graph/calls"
 	"github.com/workspacenet/facade/graph/errcode"
@@ -32,8 +33,10 @@ import (
 // Subscriptions (and any other operation) are served on /graphql over
 // WebSocket, subprotocols graphql-transport-ws and the legacy graphql-ws
 // (gqlgen's transport.Websocket), and over SSE, graphql-sse's distinct
-// connections mode: a POST of one operation with Accept: text/event-stream,
-// answered with `next` events and one `complete` (gqlgen's transport.SSE).
+// connections mode: a POST of one subscription with Accept:
+// text/event-stream, answered with `next` events and one `complete`
+// (gqlgen's transport.SSE; other operations asking for text/event-stream
+// are incremental delivery, served by the GraphQL-over-HTTP transport).
 // Both connections count against LiveMaxConnections. A WebSocket upgrade
 // must come from the server's own origin or one CheckOrigin allows (no
 // cross-site WebSocket hijacking: a browser sends its cookies and its
@@ -97,6 +100,63 @@ func eventSourceAsPost(r *http.Request) (*http.Request, *guard.Refusal) {
 	return p, nil
 }
 
+// isSubscriptionStream reports whether r is a graphql-sse request of a
+// subscription: a query or mutation asking for text/event-stream is
+// incremental delivery (@defer, @stream) over SSE, served by the
+// GraphQL-over-HTTP transport. It reads at most maxBody+1 bytes of the body
+// (0: no bound) and gives r's body back whole; a body it cannot read as one
+// operation whose query parses within maxQuery bytes is not a subscription
+// (the GraphQL-over-HTTP transport then answers it with its error).
+func isSubscriptionStream(r *http.Request, maxBody int64, maxQuery int) bool {
+	if !isEventStream(r) {
+		return false
+	}
+	if r.Method == http.MethodGet {
+		q := r.URL.Query()
+		return isSubscription(q.Get("query"), q.Get("operationName"), maxQuery)
+	}
+	var src io.Reader = r.Body
+	if maxBody > 0 {
+		src = io.LimitReader(r.Body, maxBody+1)
+	}
+	body, err := io.ReadAll(src)
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+	if err != nil || (maxBody > 0 && int64(len(body)) > maxBody) {
+		return false
+	}
+	p, ref := guard.DecodeBody(body)
+	return ref == nil && isSubscription(p.Query, p.OperationName, maxQuery)
+}
+
+// isSubscription reports whether the operation operationName of query
+// (the only one when operationName is empty) is a subscription; a query
+// longer than maxQuery (0: no bound) or that does not parse is not.
+func isSubscription(query, operationName string, maxQuery int) bool {
+	if query == "" || (maxQuery > 0 && len(query) > maxQuery) {
+		return false
+	}
+	doc, gerr := parser.ParseQuery(&ast.Source{Input: query})
+	if gerr != nil {
+		return false
+	}
+	if op := doc.Operations.ForName(operationName); op != nil {
+		return op.Operation == ast.Subscription
+	}
+	return len(doc.Operations) == 1 && doc.Operations[0].Operation == ast.Subscription
+}
+
+// liveOnly is a transport that takes only the requests serveLive passes on
+// (their context is marked with liveKey): a query asking for
+// text/event-stream goes to the GraphQL-over-HTTP transport instead.
+type liveOnly struct{ graphql.Transport }
+
+func (t liveOnly) Supports(r *http.Request) bool {
+	return r.Context().Value(liveKey{}) != nil && t.Transport.Supports(r)
+}
+
 // sameOrigin reports whether the Origin header names r's own host.
 func sameOrigin(r *http.Request, origin string) bool {
 	u, err := url.Parse(origin)
@@ -129,7 +189,7 @@ func (o *Options) liveTransports(srv *handler.Server, paceHooks restclient.CallH
 			return ctx, nil, nil
 		},
 	})
-	srv.AddTransport(transport.SSE{KeepAlivePingInterval: o.LiveKeepAlive})
+	srv.AddTransport(liveOnly{transport.SSE{KeepAlivePingInterval: o.LiveKeepAlive}})
 }
 
 // upgradeCredentialsKey holds the credentials of the upgrade request's

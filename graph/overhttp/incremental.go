@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/workspacenet/facade/graph/errcode"
 )
@@ -85,6 +87,62 @@ func AcceptsIncremental(h http.Header) Incremental {
 	return Incremental{}
 }
 
+// Part is what a payload of a response in parts says, in the
+// incrementalSpec=v0.2 format, besides its data: the parts it announces
+// (pending), the part its data belongs to, and the parts it completes. The
+// operation gives it with the payload (Annotate); without one, a payload
+// announces, delivers and completes its own part at once.
+type Part struct {
+	// Pending: the parts this payload announces (the initial payload: all
+	// those known when the initial result is complete; a later one: those
+	// its data makes known).
+	Pending []Pending
+	// ID: the part whose data (or @stream items) this payload carries.
+	ID string
+	// Completes: the payload ends part ID (with its errors when its data
+	// is null: it failed as a whole).
+	Completes bool
+	// Completed: other parts that end with this payload without more data,
+	// each with CompletedErrors when it has failed as a whole.
+	Completed       []string
+	CompletedErrors gqlerror.List
+}
+
+// Pending is a part announced before its data: its id, the path its data
+// goes to (a @stream's: its list) and its label.
+type Pending struct {
+	ID    string
+	Path  ast.Path
+	Label string
+}
+
+// Annotate gives the Part of resp, a payload of the operation of ctx's
+// request that its response handler is about to return.
+func Annotate(ctx context.Context, resp *graphql.Response, p Part) {
+	req, ok := ctx.Value(requestKey{}).(*request)
+	if !ok {
+		return
+	}
+	req.partMu.Lock()
+	req.partResp, req.part = resp, p
+	req.partMu.Unlock()
+}
+
+// partOf returns the Part Annotate gave resp, nil when none.
+func partOf(ctx context.Context, resp *graphql.Response) *Part {
+	req, ok := ctx.Value(requestKey{}).(*request)
+	if !ok {
+		return nil
+	}
+	req.partMu.Lock()
+	defer req.partMu.Unlock()
+	if req.partResp != resp {
+		return nil
+	}
+	p := req.part
+	return &p
+}
+
 // boundary of the multipart/mixed responses: the body starts with
 // "\r\n---\r\n", each part ends with "\r\n---\r\n", the last with
 // "\r\n-----\r\n".
@@ -128,7 +186,7 @@ func (t Transport) stream(ctx context.Context, w http.ResponseWriter, m Incremen
 			}
 			buf.WriteString("Content-Type: application/json; charset=utf-8\r\n\r\n")
 		}
-		if pos := buf.Len(); enc.write(&buf, resp, i == 0) != nil {
+		if pos := buf.Len(); enc.write(&buf, resp, i == 0, partOf(ctx, resp)) != nil {
 			buf.Truncate(pos)
 			enc.writeInternal(&buf)
 			resp.HasNext = nil
@@ -172,8 +230,10 @@ type payloads struct {
 }
 
 // write appends resp's payload to b: the first payload (initial) or a
-// subsequent one, in the format of p.
-func (p *payloads) write(b *bytes.Buffer, resp *graphql.Response, initial bool) error {
+// subsequent one, in the format of p; part is what the operation says of it
+// for IncrementalV02 (nil: the payload's part is announced, delivered and
+// completed at once).
+func (p *payloads) write(b *bytes.Buffer, resp *graphql.Response, initial bool, part *Part) error {
 	b.WriteByte('{')
 	n := b.Len()
 	sep := func() {
@@ -197,7 +257,18 @@ func (p *payloads) write(b *bytes.Buffer, resp *graphql.Response, initial bool) 
 		b.WriteString(`"data":`)
 		b.Write(orNull(resp.Data))
 		if p.format == IncrementalV02 {
-			b.WriteString(`,"pending":[]`)
+			b.WriteString(`,"pending":`)
+			var pending []Pending
+			if part != nil {
+				pending = part.Pending
+			}
+			if err := writePending(b, pending); err != nil {
+				return err
+			}
+		}
+	case p.format == IncrementalV02 && part != nil:
+		if err := writeV02(b, resp, part); err != nil {
+			return err
 		}
 	case len(resp.Data) == 0 && resp.Path == nil:
 		// The end of the stream alone: {"hasNext":false}.
@@ -281,6 +352,109 @@ func (p *payloads) write(b *bytes.Buffer, resp *graphql.Response, initial bool) 
 		}
 	}
 	b.WriteByte('}')
+	return nil
+}
+
+// writePending appends the pending entries ps as a JSON array.
+func writePending(b *bytes.Buffer, ps []Pending) error {
+	b.WriteByte('[')
+	for i, pe := range ps {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"id":` + strconv.Quote(pe.ID) + `,"path":`)
+		var path any = pe.Path
+		if pe.Path == nil {
+			path = []any{}
+		}
+		if err := encode(b, path); err != nil {
+			return err
+		}
+		if pe.Label != "" {
+			b.WriteString(`,"label":`)
+			if err := encode(b, pe.Label); err != nil {
+				return err
+			}
+		}
+		b.WriteByte('}')
+	}
+	b.WriteByte(']')
+	return nil
+}
+
+// writeV02 appends the members of a subsequent IncrementalV02 payload but
+// hasNext and extensions: its pending, incremental and completed entries, as
+// part says. Each part's data goes to its pending path (no subPath: the
+// parts are announced at the path of the object, or list, they complete).
+func writeV02(b *bytes.Buffer, resp *graphql.Response, part *Part) error {
+	comma := false
+	sep := func() {
+		if comma {
+			b.WriteByte(',')
+		}
+		comma = true
+	}
+	if len(part.Pending) > 0 {
+		sep()
+		b.WriteString(`"pending":`)
+		if err := writePending(b, part.Pending); err != nil {
+			return err
+		}
+	}
+	id := strconv.Quote(part.ID)
+	delivers := part.ID != "" && (len(resp.Data) > 0 || resp.Path != nil)
+	failed := delivers && (len(resp.Data) == 0 || string(resp.Data) == "null")
+	if delivers && !failed {
+		sep()
+		b.WriteString(`"incremental":[{"id":` + id)
+		if len(resp.Errors) > 0 {
+			b.WriteString(`,"errors":`)
+			if err := encode(b, resp.Errors); err != nil {
+				return err
+			}
+		}
+		if items(resp) {
+			b.WriteString(`,"items":`)
+		} else {
+			b.WriteString(`,"data":`)
+		}
+		b.Write(resp.Data)
+		b.WriteString(`}]`)
+	}
+	if !part.Completes && !failed && len(part.Completed) == 0 {
+		return nil
+	}
+	sep()
+	b.WriteString(`"completed":[`)
+	n := 0
+	if part.Completes || failed {
+		// A part whose data is null (a non-null field of it failed, or
+		// the part was refused) is completed with its errors.
+		b.WriteString(`{"id":` + id)
+		if failed && len(resp.Errors) > 0 {
+			b.WriteString(`,"errors":`)
+			if err := encode(b, resp.Errors); err != nil {
+				return err
+			}
+		}
+		b.WriteByte('}')
+		n++
+	}
+	for _, c := range part.Completed {
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"id":` + strconv.Quote(c))
+		if len(part.CompletedErrors) > 0 {
+			b.WriteString(`,"errors":`)
+			if err := encode(b, part.CompletedErrors); err != nil {
+				return err
+			}
+		}
+		b.WriteByte('}')
+		n++
+	}
+	b.WriteByte(']')
 	return nil
 }
 

@@ -157,6 +157,11 @@ type request struct {
 	ctx       ctxval.Context[requestKey, *request]
 	params    *guard.Params
 	mediaType string
+
+	// The Part of the payload the operation returned last (Annotate).
+	partMu   sync.Mutex
+	partResp *graphql.Response
+	part     Part
 }
 
 // WithRequest returns ctx carrying the decoded parameters of the request and

@@ -120,62 +120,140 @@ func PaginateNodes[T any](ctx context.Context, codec *Codec, scope string, first
 // paginate is Paginate with the edges' cursors returned unsealed, to be
 // sealed together.
 func paginate[T any](ctx context.Context, codec *Codec, scope string, first *int, after *string, fetch FetchFunc[T]) (*Result[T], []cursor, error) {
+	p, err := newPager[T](codec, scope, first, after)
+	if err != nil {
+		return nil, nil, err
+	}
+	res := &Result[T]{HasPreviousPage: after != nil}
+	var cs []cursor
+	for !p.done {
+		if res.Edges, cs, err = p.page(ctx, fetch, res.Edges, cs); err != nil {
+			return nil, nil, err
+		}
+	}
+	res.HasNextPage = p.hasNext
+	return res, cs, nil
+}
+
+// pager walks the upstream pages of a connection: `first` edges after
+// `after`.
+type pager[T any] struct {
+	sh            [scopeLen]byte
+	n, got        int
+	token         string
+	limit, skip   int
+	done, hasNext bool
+}
+
+// newPager checks first and after (errors naming them) and returns the
+// pager at the start of the page to fetch first.
+func newPager[T any](codec *Codec, scope string, first *int, after *string) (*pager[T], error) {
 	n := DefaultFirst
 	if first != nil {
 		n = *first
 	}
 	if n < 1 || n > MaxFirst {
-		return nil, nil, gqlerr.Input("first", "must be between 1 and %d", MaxFirst)
+		return nil, gqlerr.Input("first", "must be between 1 and %d", MaxFirst)
 	}
-	sh := scopeHash(scope)
-	token, limit, skip := "", min(n, UpstreamMaxLimit), 0
+	p := &pager[T]{sh: scopeHash(scope), n: n, limit: min(n, UpstreamMaxLimit)}
 	if after != nil {
 		c, err := codec.decode(*after)
 		if err != nil {
-			return nil, nil, gqlerr.Input("after", "malformed cursor")
+			return nil, gqlerr.Input("after", "malformed cursor")
 		}
-		if c.Scope != sh {
-			return nil, nil, gqlerr.Input("after", "the cursor belongs to another list or to other filters")
+		if c.Scope != p.sh {
+			return nil, gqlerr.Input("after", "the cursor belongs to another list or to other filters")
 		}
-		token, limit, skip = c.Token, c.Limit, c.Index+1
+		p.token, p.limit, p.skip = c.Token, c.Limit, c.Index+1
 		if c.Index == startOfPage {
-			limit = min(n, UpstreamMaxLimit)
+			p.limit = min(n, UpstreamMaxLimit)
 		}
 	}
-	res := &Result[T]{HasPreviousPage: after != nil}
-	var cs []cursor
-	for {
-		page, err := fetch(ctx, token, limit)
-		if err != nil {
-			return nil, nil, err
-		}
-		if res.Edges == nil {
-			size := min(n, max(len(page.Items)-skip, 0))
-			res.Edges, cs = make([]Edge[T], 0, size), make([]cursor, 0, size)
-		}
-		for i := skip; i < len(page.Items); i++ {
-			if len(res.Edges) == n {
-				res.HasNextPage = true
-				return res, cs, nil
-			}
-			c := cursor{Scope: sh, Token: token, Limit: limit, Index: i}
-			if i == len(page.Items)-1 && page.Next != "" {
-				// The last edge of a page resumes at the start of the
-				// next one: walking by endCursor costs one call per page.
-				c.Token, c.Index = page.Next, startOfPage
-			}
-			res.Edges = append(res.Edges, Edge[T]{Node: page.Items[i]})
-			cs = append(cs, c)
-		}
-		if page.Next == "" {
-			return res, cs, nil
-		}
-		if len(res.Edges) == n {
-			res.HasNextPage = true
-			return res, cs, nil
-		}
-		token, limit, skip = page.Next, min(n-len(res.Edges), UpstreamMaxLimit), 0
+	return p, nil
+}
+
+// page fetches the next page and appends its edges, and their cursors
+// unsealed, to edges and cs (allocated for the page when nil); done once
+// the connection has its edges or the list ends.
+func (p *pager[T]) page(ctx context.Context, fetch FetchFunc[T], edges []Edge[T], cs []cursor) ([]Edge[T], []cursor, error) {
+	page, err := fetch(ctx, p.token, p.limit)
+	if err != nil {
+		return edges, cs, err
 	}
+	if edges == nil {
+		size := min(p.n-p.got, max(len(page.Items)-p.skip, 0))
+		edges, cs = make([]Edge[T], 0, size), make([]cursor, 0, size)
+	}
+	for i := p.skip; i < len(page.Items); i++ {
+		if p.got == p.n {
+			p.done, p.hasNext = true, true
+			return edges, cs, nil
+		}
+		c := cursor{Scope: p.sh, Token: p.token, Limit: p.limit, Index: i}
+		if i == len(page.Items)-1 && page.Next != "" {
+			// The last edge of a page resumes at the start of the
+			// next one: walking by endCursor costs one call per page.
+			c.Token, c.Index = page.Next, startOfPage
+		}
+		edges = append(edges, Edge[T]{Node: page.Items[i]})
+		cs = append(cs, c)
+		p.got++
+	}
+	switch {
+	case page.Next == "":
+		p.done = true
+	case p.got == p.n:
+		p.done, p.hasNext = true, true
+	default:
+		p.token, p.limit, p.skip = page.Next, min(p.n-p.got, UpstreamMaxLimit), 0
+	}
+	return edges, cs, nil
+}
+
+// Pages serves a connection page by page, for a list delivered as its pages
+// arrive (@stream): the same edges, calls and errors as Paginate (its
+// cursors sealed, or all "" when nodes is true, as PaginateNodes), each
+// page's edges as soon as that page is fetched.
+type Pages[T any] struct {
+	p     *pager[T]
+	codec *Codec
+	fetch FetchFunc[T]
+	nodes bool
+}
+
+// PaginatePages fetches the first page of the connection Paginate would
+// serve and returns its edges (the Result has HasPreviousPage, but
+// HasNextPage and the end cursor only once Done) and the Pages that fetch
+// the others.
+func PaginatePages[T any](ctx context.Context, codec *Codec, scope string, first *int, after *string, fetch FetchFunc[T], nodes bool) (*Result[T], *Pages[T], error) {
+	p, err := newPager[T](codec, scope, first, after)
+	if err != nil {
+		return nil, nil, err
+	}
+	ps := &Pages[T]{p: p, codec: codec, fetch: fetch, nodes: nodes}
+	edges, err := ps.Next(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &Result[T]{Edges: edges, HasPreviousPage: after != nil, HasNextPage: p.hasNext}, ps, nil
+}
+
+// Done reports whether every page is fetched.
+func (ps *Pages[T]) Done() bool { return ps.p.done }
+
+// Next fetches the next page and returns its edges (none once Done).
+func (ps *Pages[T]) Next(ctx context.Context) ([]Edge[T], error) {
+	if ps.p.done {
+		return nil, nil
+	}
+	edges, cs, err := ps.p.page(ctx, ps.fetch, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	if !ps.nodes {
+		ps.codec.encodeAll(cs, func(i int, cursor string) { edges[i].Cursor = cursor })
+	}
+	return edges, nil
 }
 
 // startOfPage is the index of a cursor that points before the first item of
