@@ -151,6 +151,9 @@ func TestSlowSubscriberCoalescesThenEnds(t *testing.T) {
 	}
 	fast, _ := h.Subscribe(context.Background(), alice, p.source("k"))
 	p.answer(t, []Item{item("e", "new", 5), item("d", "new", 4), item("c", "new", 3), item("b", "new", 2), item("a", "done", 1)}, nil)
+	// The next poll is asked for only once this one is applied: slow is
+	// read only after c, d and e were offered to it.
+	p.answer(t, []Item{item("e", "new", 5), item("d", "new", 4), item("c", "new", 3), item("b", "new", 2), item("a", "done", 1)}, nil)
 	for {
 		if _, err := next(t, slow); err != nil {
 			if !errors.Is(err, ErrTooSlow) {
