@@ -18,9 +18,11 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vektah/gqlparser/v2/parser"
 
+	"github.com/workspacenet/facade/graph/admission"
 	"github.com/workspacenet/facade/graph/calls"
 	"github.com/workspacenet/facade/graph/errcode"
 	"github.com/workspacenet/facade/graph/guard"
+	"github.com/workspacenet/facade/graph/limits"
 	"github.com/workspacenet/facade/graph/overhttp"
 	"github.com/workspacenet/facade/internal/accesslog"
 	"github.com/workspacenet/facade/restclient"
@@ -236,21 +238,34 @@ func (f flusher) Unwrap() http.ResponseWriter { return f.ResponseWriter }
 // subscription, each query or mutation sent over a WebSocket) a request of
 // its own: its loaders and its collector of upstream calls, so what it
 // links is fetched afresh, batched, and counted against MaxUpstreamCalls
-// per response, never cached across the connection's operations.
-func (o *Options) eventRequest(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-	if ctx.Value(liveKey{}) == nil {
-		return next(ctx)
+// per response, never cached across the connection's operations. A query or
+// mutation holds its cost units in admit while it executes, as over HTTP
+// (a subscription's events are admitted one by one: node).
+func (o *Options) eventRequest(admit *admission.Controller) graphql.ResponseMiddleware {
+	return func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+		if ctx.Value(liveKey{}) == nil {
+			return next(ctx)
+		}
+		prev := requestFrom(ctx)
+		req := &request{Context: ctx, hasCredentials: prev.hasCredentials}
+		req.collector = calls.Collector{Max: o.MaxUpstreamCalls}
+		req.calls = &req.collector
+		req.loaders = o.requestLoaders(&req.batching)
+		if oc := graphql.GetOperationContext(ctx); admit != nil && oc.Operation != nil && oc.Operation.Operation != ast.Subscription {
+			if st := limits.Of(oc); st != nil {
+				release, err := admit.Hold(ctx, restclient.IdentityFromContext(ctx), st.Cost)
+				if err != nil {
+					return &graphql.Response{Errors: gqlerror.List{err}}
+				}
+				req.release = release
+			}
+		}
+		resp := next(req)
+		if req.release != nil {
+			req.release()
+		}
+		return resp
 	}
-	prev := requestFrom(ctx)
-	req := &request{Context: ctx, hasCredentials: prev.hasCredentials}
-	req.collector = calls.Collector{Max: o.MaxUpstreamCalls}
-	req.calls = &req.collector
-	req.loaders = o.requestLoaders(&req.batching)
-	resp := next(req)
-	if req.release != nil {
-		req.release()
-	}
-	return resp
 }
 
 // refuseSubscriptionOverHTTP answers a subscription that did not come over
