@@ -49,3 +49,28 @@ func TestLiveQueriesOverWebSocketAreAdmitted(t *testing.T) {
 		t.Fatalf("the held query: %s %s", m.Type, m.Payload)
 	}
 }
+
+// TestLiveQueriesOverWebSocketHaveTheRequestDeadline: a query sent over a
+// WebSocket ends within RequestTimeout as over HTTP, even when its upstream
+// call would wait far longer (a connection's queries are not unbounded).
+func TestLiveQueriesOverWebSocketHaveTheRequestDeadline(t *testing.T) {
+	o, armed, arrived, _, _ := heldFirst(func(g *graph.Options) { g.RequestTimeout = 300 * time.Millisecond })
+	o.Config = func(c *stack.Config) {
+		c.Live.Interval, c.Live.AllowFastPolls = 50*time.Millisecond, true
+		c.UpstreamTimeout = time.Hour
+	}
+	env := testenv.New(t, o)
+	query := `{ resource(id: "` + env.ID(t, "resource", 0) + `") { id } }`
+	c := connectLive(t, env, initOf(env.Bearer()))
+	armed.Store(true)
+	c.subscribe("1", query, nil)
+	<-arrived
+	m := c.next("1")
+	var r struct {
+		Errors []struct{ Extensions map[string]any }
+	}
+	_ = json.Unmarshal(m.Payload, &r)
+	if m.Type != "next" || len(r.Errors) == 0 {
+		t.Fatalf("the held query: %s %s, want its errors once the request's deadline passed", m.Type, m.Payload)
+	}
+}

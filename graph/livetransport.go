@@ -239,8 +239,9 @@ func (f flusher) Unwrap() http.ResponseWriter { return f.ResponseWriter }
 // its own: its loaders and its collector of upstream calls, so what it
 // links is fetched afresh, batched, and counted against MaxUpstreamCalls
 // per response, never cached across the connection's operations. A query or
-// mutation holds its cost units in admit while it executes, as over HTTP
-// (a subscription's events are admitted one by one: node).
+// mutation has the deadline RequestTimeout and holds its cost units in admit
+// while it executes, as over HTTP (a subscription's events are admitted one
+// by one: node).
 func (o *Options) eventRequest(admit *admission.Controller) graphql.ResponseMiddleware {
 	return func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 		if ctx.Value(liveKey{}) == nil {
@@ -251,9 +252,14 @@ func (o *Options) eventRequest(admit *admission.Controller) graphql.ResponseMidd
 		req.collector = calls.Collector{Max: o.MaxUpstreamCalls}
 		req.calls = &req.collector
 		req.loaders = o.requestLoaders(&req.batching)
+		if oc := graphql.GetOperationContext(ctx); oc.Operation != nil && oc.Operation.Operation != ast.Subscription && o.RequestTimeout > 0 {
+			var cancel context.CancelFunc
+			req.Context, cancel = context.WithTimeout(req.Context, o.RequestTimeout)
+			defer cancel()
+		}
 		if oc := graphql.GetOperationContext(ctx); admit != nil && oc.Operation != nil && oc.Operation.Operation != ast.Subscription {
 			if st := limits.Of(oc); st != nil {
-				release, err := admit.Hold(ctx, restclient.IdentityFromContext(ctx), st.Cost)
+				release, err := admit.Hold(req, restclient.IdentityFromContext(ctx), st.Cost)
 				if err != nil {
 					return &graphql.Response{Errors: gqlerror.List{err}}
 				}
