@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"encoding/json"
+	"net/http"
 	"testing"
 	"time"
 
@@ -72,5 +73,33 @@ func TestLiveQueriesOverWebSocketHaveTheRequestDeadline(t *testing.T) {
 	_ = json.Unmarshal(m.Payload, &r)
 	if m.Type != "next" || len(r.Errors) == 0 {
 		t.Fatalf("the held query: %s %s, want its errors once the request's deadline passed", m.Type, m.Payload)
+	}
+}
+
+// TestLiveUpgradeSpelledAsATokenListIsCheckedToo: an upgrade whose Upgrade
+// header lists websocket among other tokens (which the WebSocket library
+// accepts) from another origin is no WebSocket: a spelling does not get a
+// connection past the origin check and the bound of connections (a browser
+// cannot send it; any other client could open unbounded connections).
+func TestLiveUpgradeSpelledAsATokenListIsCheckedToo(t *testing.T) {
+	env := liveEnv(t, func(c *stack.Config) { c.CORSOrigins = []string{"https://app.example"} })
+	for _, upgrade := range []string{"websocket, h2c", "h2c, WebSocket"} {
+		req, _ := http.NewRequest(http.MethodGet, env.FacadeURL+"?query=%7B__typename%7D", nil)
+		req.Header = env.Bearer().Header()
+		req.Header.Set("Connection", "Upgrade")
+		req.Header.Set("Upgrade", upgrade)
+		req.Header.Set("Sec-WebSocket-Version", "13")
+		req.Header.Set("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")
+		req.Header.Set("Sec-WebSocket-Protocol", "graphql-transport-ws")
+		req.Header.Set("Origin", "https://evil.example")
+		req.Header.Set("Apollo-Require-Preflight", "true")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusSwitchingProtocols {
+			t.Errorf("Upgrade: %s from another origin: 101 Switching Protocols, want a refusal or a plain answer", upgrade)
+		}
 	}
 }

@@ -107,7 +107,8 @@ func isSubscriptionStream(r *http.Request, maxBody int64, maxQuery int) bool {
 
 // liveOnly is a transport that takes only the requests serveLive passes on
 // (their context is marked with liveKey): a query asking for
-// text/event-stream goes to the GraphQL-over-HTTP transport instead.
+// text/event-stream goes to the GraphQL-over-HTTP transport instead, and so
+// does a request whose Upgrade header is not exactly websocket.
 type liveOnly struct{ graphql.Transport }
 
 func (t liveOnly) Supports(r *http.Request) bool {
@@ -123,7 +124,9 @@ func sameOrigin(r *http.Request, origin string) bool {
 // liveTransports adds the WebSocket and SSE transports to srv; they must
 // go before the GraphQL-over-HTTP transport, which takes every request.
 func (o *Options) liveTransports(srv *handler.Server, paceHooks restclient.CallHooks) {
-	srv.AddTransport(transport.Websocket{
+	// Only the upgrades serveLive passes on: gqlgen's transport takes any
+	// Upgrade header, the WebSocket library any that lists websocket.
+	srv.AddTransport(liveOnly{transport.Websocket{
 		// The origin is checked before the upgrade (serveLive).
 		Implementation:        transport.CoderWebsocketImplementation{AcceptOptions: coderws.AcceptOptions{InsecureSkipVerify: true}},
 		KeepAlivePingInterval: o.LiveKeepAlive,
@@ -143,7 +146,7 @@ func (o *Options) liveTransports(srv *handler.Server, paceHooks restclient.CallH
 			ctx, _ = o.newRequest(ctx, creds, false, false, paceHooks)
 			return ctx, nil, nil
 		},
-	})
+	}})
 	srv.AddTransport(liveOnly{transport.SSE{KeepAlivePingInterval: o.LiveKeepAlive}})
 }
 
