@@ -3,6 +3,7 @@ package graph_test
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -102,4 +103,24 @@ func TestLiveUpgradeSpelledAsATokenListIsCheckedToo(t *testing.T) {
 			t.Errorf("Upgrade: %s from another origin: 101 Switching Protocols, want a refusal or a plain answer", upgrade)
 		}
 	}
+}
+
+// TestLiveOriginLookAlikesRefused: an upgrade from "null" (a sandboxed
+// page, a file), from a host that only starts or ends like the allowed one,
+// or from the allowed host over another scheme or port, is refused 403;
+// one without Origin (not a browser) is not an origin to check.
+func TestLiveOriginLookAlikesRefused(t *testing.T) {
+	env := liveEnv(t, func(c *stack.Config) { c.CORSOrigins = []string{"https://app.example"} })
+	host := strings.TrimPrefix(env.BaseURL, "http://")
+	for _, origin := range []string{"null", "https://app.example.evil.example", "https://evilapp.example", "http://app.example", "https://app.example:444",
+		"https://" + host + ".evil.example", "http://evil.example/" + host, "http://" + host + "@evil.example"} {
+		if _, resp, err := dialLive(t, env, http.Header{"Origin": {origin}}, "graphql-transport-ws"); err == nil || resp == nil || resp.StatusCode != http.StatusForbidden {
+			t.Errorf("upgrade from %q: %v %v, want 403", origin, resp, err)
+		}
+	}
+	conn, _, err := dialLive(t, env, nil, "graphql-transport-ws")
+	if err != nil {
+		t.Fatalf("upgrade without Origin: %v", err)
+	}
+	conn.CloseNow()
 }
