@@ -124,3 +124,41 @@ func TestLiveOriginLookAlikesRefused(t *testing.T) {
 	}
 	conn.CloseNow()
 }
+
+// TestLiveCredentialsOverTheBoundRefused: credentials longer than an HTTP
+// request may send (4 KiB) are refused before any upstream call: in the
+// upgrade's headers with 400 before the upgrade, in connection_init by
+// closing the connection with 4400 (BAD_REQUEST).
+func TestLiveCredentialsOverTheBoundRefused(t *testing.T) {
+	env := liveEnv(t, nil)
+	long := "Bearer " + strings.Repeat("x", 5<<10)
+	for _, viaHeader := range []bool{false, true} {
+		h, init := http.Header{}, map[string]any{"Authorization": long, "service-network-id": env.Bearer().NetworkID}
+		if viaHeader {
+			h.Set("Authorization", long)
+			h.Set("service-network-id", env.Bearer().NetworkID)
+			init = map[string]any{}
+		}
+		conn, resp, err := dialLive(t, env, h, "graphql-transport-ws")
+		if viaHeader {
+			if err == nil || resp == nil || resp.StatusCode != http.StatusBadRequest {
+				t.Errorf("credential headers of 5 KiB: %v %v, want 400", resp, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &wsClient{t: t, conn: conn, msgs: map[string]chan wsMsg{}}
+		c.send(wsMsg{Type: "connection_init", Payload: mustJSON(init)})
+		m := c.read()
+		for m.Type == "connection_error" || m.Type == "error" {
+			m = c.read()
+		}
+		if !strings.Contains(m.Type, "4400") {
+			t.Errorf("connection_init credentials of 5 KiB: %s %s, want the connection closed 4400", m.Type, m.Payload)
+		}
+		conn.CloseNow()
+	}
+	env.ExpectNoCalls(t)
+}

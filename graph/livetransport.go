@@ -139,6 +139,9 @@ func (o *Options) liveTransports(srv *handler.Server, paceHooks restclient.CallH
 				creds = upgradeCredentials(ctx)
 			}
 			if creds != nil {
+				if len(creds.Authorization) > guard.MaxCredentialHeaderBytes || len(creds.NetworkID) > guard.MaxCredentialHeaderBytes {
+					return transport.WithWebsocketCloseCode(ctx, 4400), nil, &gqlerror.Error{Message: "the connection_init credentials are longer than 4 KiB; no credentials are that long", Extensions: map[string]any{"code": errcode.BadRequest}}
+				}
 				if err := creds.Check(); err != nil {
 					return transport.WithWebsocketCloseCode(ctx, 4400), nil, &gqlerror.Error{Message: "the connection_init credentials cannot be right: " + err.Error(), Extensions: map[string]any{"code": errcode.BadRequest}}
 				}
@@ -188,6 +191,10 @@ func (o *Options) serveLive(w http.ResponseWriter, r *http.Request, srv *handler
 		if origin := r.Header.Get("Origin"); origin != "" && !sameOrigin(r, origin) && (o.CheckOrigin == nil || !o.CheckOrigin(origin)) {
 			refuse(w, entry, overhttp.JSON, &guard.Refusal{Status: http.StatusForbidden, Code: errcode.OriginNotAllowed,
 				Message: "this origin may not open a WebSocket to this server"})
+			return
+		}
+		if ref := guard.CredentialHeaders(r); ref != nil {
+			refuse(w, entry, overhttp.JSON, ref)
 			return
 		}
 	} else {
