@@ -40,34 +40,44 @@ func (r *Resolver) subscribe(ctx context.Context, src live.Source) (<-chan *mode
 		}
 		return nil, err
 	}
-	ch := make(chan *model.LiveEvent)
-	go func() {
-		defer close(ch)
-		defer conn.give()
-		defer sub.Close()
-		for {
-			e, err := sub.Next(ctx)
-			var ev *model.LiveEvent
-			switch {
-			case err != nil && ctx.Err() != nil:
-				return
-			case err != nil:
-				ev = &model.LiveEvent{Kind: model.LiveEventKindError, Err: endError(err), PollIntervalMs: int(sub.Interval().Milliseconds())}
-			default:
-				ev = &model.LiveEvent{Kind: kinds[e.Kind], Node: e.Value, Err: e.Err, At: restclient.Timestamp{Time: e.At.UTC()}, PollIntervalMs: int(e.Interval.Milliseconds())}
-			}
+	// The poller's fan-out (or the transport asking for the next response:
+	// eventRequest) puts events straight into ch; one fits at a time, the
+	// others wait, coalesced, in the subscription's queue.
+	ch := make(chan *model.LiveEvent, 1)
+	sub.Deliver(func(e live.Event, end error) bool {
+		var ev *model.LiveEvent
+		switch {
+		case end != nil && ctx.Err() != nil:
+		case end != nil:
+			ev = &model.LiveEvent{Kind: model.LiveEventKindError, Err: endError(end), PollIntervalMs: int(e.Interval.Milliseconds())}
+		default:
+			ev = &model.LiveEvent{Kind: kinds[e.Kind], Node: e.Value, Err: e.Err, At: restclient.Timestamp{Time: e.At.UTC()}, PollIntervalMs: int(e.Interval.Milliseconds())}
+		}
+		if ev != nil {
 			select {
 			case ch <- ev:
-			case <-ctx.Done():
-				return
-			}
-			if err != nil {
-				return
+			default:
+				return false
 			}
 		}
-	}()
+		if end != nil {
+			close(ch)
+			conn.give()
+		}
+		return true
+	})
+	if slot, ok := ctx.Value(liveSlotKey{}).(*liveSlot); ok {
+		slot.sub = sub
+	}
 	return ch, nil
 }
+
+// liveSlot is where a live operation's subscription is found by the
+// transport's next call for a response (eventRequest), which refills the
+// subscription's channel from its queue.
+type liveSlot struct{ sub *live.Subscription }
+
+type liveSlotKey struct{}
 
 var kinds = map[live.Kind]model.LiveEventKind{live.Created: model.LiveEventKindCreated, live.Updated: model.LiveEventKindUpdated, live.Failed: model.LiveEventKindError}
 

@@ -33,7 +33,12 @@ func TestClientsGoingAwayLeaveNothingRunning(t *testing.T) {
 	var armed atomic.Bool
 	var held, cancelled atomic.Int64
 	env := testenv.New(t, testenv.Options{
-		Config: func(c *stack.Config) { c.Live.Interval, c.Live.AllowFastPolls = 50*time.Millisecond, true },
+		Config: func(c *stack.Config) {
+			c.Live.Interval, c.Live.AllowFastPolls = 50*time.Millisecond, true
+			// The shared keep-alive goroutine ends at its first tick
+			// without connections.
+			c.Graph.LiveKeepAlive = 20 * time.Millisecond
+		},
 		OnUpstreamRequest: func(r *http.Request) {
 			if armed.Load() && deferredRoute.MatchString(r.URL.Path) {
 				held.Add(1)

@@ -3,6 +3,8 @@ package graph
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -63,9 +65,41 @@ func isUpgrade(r *http.Request) bool {
 }
 
 // isEventStream reports whether r is a graphql-sse request (distinct
-// connections mode): a POST that accepts text/event-stream.
+// connections mode): a POST or a GET (EventSource) that accepts
+// text/event-stream.
 func isEventStream(r *http.Request) bool {
-	return r.Method == http.MethodPost && strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+	return (r.Method == http.MethodPost || r.Method == http.MethodGet) && strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+}
+
+// eventSourceKey marks an operation received by a GET graphql-sse request:
+// no mutation.
+type eventSourceKey struct{}
+
+// eventSourceAsPost turns a GET graphql-sse request (EventSource: query,
+// variables, operationName and extensions in the query string, variables
+// and extensions as JSON) into the POST the SSE transport reads.
+func eventSourceAsPost(r *http.Request) (*http.Request, *guard.Refusal) {
+	q := r.URL.Query()
+	params := map[string]any{"query": q.Get("query")}
+	if v := q.Get("operationName"); v != "" {
+		params["operationName"] = v
+	}
+	for _, k := range []string{"variables", "extensions"} {
+		if v := q.Get(k); v != "" {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(v), &m); err != nil {
+				return nil, &guard.Refusal{Status: http.StatusBadRequest, Code: errcode.BadRequest,
+					Message: "the query string's " + k + " must be a JSON object"}
+			}
+			params[k] = m
+		}
+	}
+	body, _ := json.Marshal(params)
+	p := r.Clone(context.WithValue(r.Context(), eventSourceKey{}, true))
+	p.Method = http.MethodPost
+	p.Header.Set("Content-Type", "application/json")
+	p.Body, p.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	return p, nil
 }
 
 // isSubscriptionStream reports whether r is a graphql-sse request of a
@@ -78,6 +112,10 @@ func isEventStream(r *http.Request) bool {
 func isSubscriptionStream(r *http.Request, maxBody int64, maxQuery int) bool {
 	if !isEventStream(r) {
 		return false
+	}
+	if r.Method == http.MethodGet {
+		q := r.URL.Query()
+		return isSubscription(q.Get("query"), q.Get("operationName"), maxQuery)
 	}
 	var src io.Reader = r.Body
 	if maxBody > 0 {
@@ -92,14 +130,21 @@ func isSubscriptionStream(r *http.Request, maxBody int64, maxQuery int) bool {
 		return false
 	}
 	p, ref := guard.DecodeBody(body)
-	if ref != nil || p.Query == "" || (maxQuery > 0 && len(p.Query) > maxQuery) {
+	return ref == nil && isSubscription(p.Query, p.OperationName, maxQuery)
+}
+
+// isSubscription reports whether the operation operationName of query
+// (the only one when operationName is empty) is a subscription; a query
+// longer than maxQuery (0: no bound) or that does not parse is not.
+func isSubscription(query, operationName string, maxQuery int) bool {
+	if query == "" || (maxQuery > 0 && len(query) > maxQuery) {
 		return false
 	}
-	doc, gerr := parser.ParseQuery(&ast.Source{Input: p.Query})
+	doc, gerr := parser.ParseQuery(&ast.Source{Input: query})
 	if gerr != nil {
 		return false
 	}
-	if op := doc.Operations.ForName(p.OperationName); op != nil {
+	if op := doc.Operations.ForName(operationName); op != nil {
 		return op.Operation == ast.Subscription
 	}
 	return len(doc.Operations) == 1 && doc.Operations[0].Operation == ast.Subscription
@@ -128,11 +173,13 @@ func (o *Options) liveTransports(srv *handler.Server, paceHooks restclient.CallH
 	// Upgrade header, the WebSocket library any that lists websocket.
 	srv.AddTransport(liveOnly{transport.Websocket{
 		// The origin is checked before the upgrade (serveLive).
-		Implementation:        transport.CoderWebsocketImplementation{AcceptOptions: coderws.AcceptOptions{InsecureSkipVerify: true}},
-		KeepAlivePingInterval: o.LiveKeepAlive,
-		PingPongInterval:      o.LiveKeepAlive,
-		MissingPongOk:         true,
-		InitTimeout:           liveInitTimeout,
+		Implementation: liveWebsocket{
+			inner: transport.CoderWebsocketImplementation{AcceptOptions: coderws.AcceptOptions{InsecureSkipVerify: true}},
+			ka:    newSharedKeepAlive(o.LiveKeepAlive),
+		},
+		// Keep-alive messages: liveWebsocket's, one goroutine for all.
+		MissingPongOk: true,
+		InitTimeout:   liveInitTimeout,
 		InitFunc: func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
 			creds := credentialsOfInit(p)
 			if creds == nil {
@@ -197,6 +244,18 @@ func (o *Options) serveLive(w http.ResponseWriter, r *http.Request, srv *handler
 			refuse(w, entry, overhttp.JSON, ref)
 			return
 		}
+	} else if r.Method == http.MethodGet {
+		// A GET carries no body and runs no mutation (refuseSubscriptionOverHTTP).
+		if ref := guard.CredentialHeaders(r); ref != nil {
+			refuse(w, entry, overhttp.JSON, ref)
+			return
+		}
+		p, ref := eventSourceAsPost(r)
+		if ref != nil {
+			refuse(w, entry, overhttp.JSON, ref)
+			return
+		}
+		r, ctx = p, p.Context()
 	} else {
 		if !o.DisableCSRFPrevention {
 			if ref := guard.CSRF(r); ref != nil {
@@ -218,7 +277,6 @@ func (o *Options) serveLive(w http.ResponseWriter, r *http.Request, srv *handler
 			Message: "too many live connections on this server; retry later"})
 		return
 	}
-	defer conns.Add(-1)
 	// A live connection outlives the server's read and write timeouts.
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Time{})
@@ -227,12 +285,45 @@ func (o *Options) serveLive(w http.ResponseWriter, r *http.Request, srv *handler
 	ctx = context.WithValue(ctx, liveConnKey{}, &liveConn{max: o.LiveMaxPerConnection})
 	if isUpgrade(r) {
 		ctx = context.WithValue(ctx, upgradeCredentialsKey{}, credentialsOf(r.Header))
-	} else {
-		ctx, _ = o.newRequest(ctx, credentialsOf(r.Header), false, false, paceHooks)
-		w = flusher{w, rc}
+		o.serveWebsocket(w, r.WithContext(ctx), srv, func() { conns.Add(-1) })
+		return
 	}
-	srv.ServeHTTP(w, r.WithContext(ctx))
+	defer conns.Add(-1)
+	ctx, _ = o.newRequest(ctx, credentialsOf(r.Header), false, false, paceHooks)
+	srv.ServeHTTP(flusher{w, rc}, r.WithContext(ctx))
 }
+
+// serveWebsocket serves the WebSocket of r on a goroutine of its own and
+// returns once the connection is hijacked (or refused): net/http then lets
+// go of the HTTP connection, its goroutine and its buffers, which an open
+// WebSocket would otherwise hold for its whole life. The WebSocket's
+// context is r's without its cancellation (the handler's return cancels
+// r's), cancelled when the WebSocket ends; done runs then.
+func (o *Options) serveWebsocket(w http.ResponseWriter, r *http.Request, srv *handler.Server, done func()) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+	accepted := make(chan struct{})
+	ended := make(chan struct{})
+	ctx = context.WithValue(ctx, acceptedKey{}, accepted)
+	go func() {
+		defer close(ended)
+		defer done()
+		defer cancel()
+		defer func() {
+			if v := recover(); v != nil {
+				o.Logger.ErrorContext(ctx, "panic serving a WebSocket", "panic", fmt.Sprint(v))
+			}
+		}()
+		srv.ServeHTTP(w, r.WithContext(ctx))
+	}()
+	select {
+	case <-accepted:
+	case <-ended:
+	}
+}
+
+// acceptedKey holds the channel closed once the WebSocket of the request
+// is accepted (liveWebsocket.Accept): the handler may return.
+type acceptedKey struct{}
 
 // flusher gives the SSE transport the http.Flusher of the writer below the
 // middlewares' wrappers.
@@ -256,6 +347,9 @@ func (o *Options) eventRequest(admit *admission.Controller) graphql.ResponseMidd
 	return func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 		if ctx.Value(liveKey{}) == nil {
 			return next(ctx)
+		}
+		if slot, ok := ctx.Value(liveSlotKey{}).(*liveSlot); ok && slot.sub != nil {
+			slot.sub.Pump()
 		}
 		prev := requestFrom(ctx)
 		req := &request{Context: ctx, hasCredentials: prev.hasCredentials}
@@ -285,9 +379,18 @@ func (o *Options) eventRequest(admit *admission.Controller) graphql.ResponseMidd
 }
 
 // refuseSubscriptionOverHTTP answers a subscription that did not come over
-// a live transport with BAD_REQUEST.
+// a live transport with BAD_REQUEST; one that did gets its liveSlot.
 func refuseSubscriptionOverHTTP(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 	oc := graphql.GetOperationContext(ctx)
+	if oc.Operation != nil && oc.Operation.Operation == ast.Mutation && ctx.Value(eventSourceKey{}) != nil {
+		return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{{
+			Message:    "a mutation is not sent by GET: POST it",
+			Extensions: map[string]any{"code": errcode.BadRequest},
+		}}})
+	}
+	if oc.Operation != nil && oc.Operation.Operation == ast.Subscription && ctx.Value(liveKey{}) != nil {
+		return next(context.WithValue(ctx, liveSlotKey{}, &liveSlot{}))
+	}
 	if oc.Operation != nil && oc.Operation.Operation == ast.Subscription && ctx.Value(liveKey{}) == nil {
 		return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{{
 			Message:    "a subscription is served over WebSocket (graphql-transport-ws) or SSE (POST with Accept: text/event-stream), not in a plain HTTP response",

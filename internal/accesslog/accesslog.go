@@ -102,7 +102,13 @@ func Middleware(log *slog.Logger, next http.Handler) http.Handler {
 		w.Header().Set(RequestIDHeader, e.RequestID)
 		rec.ctx = ctxval.Context[ctxKey, *Entry]{Context: r.Context(), V: e}
 		ctx := context.Context(&rec.ctx)
-		defer func() { e.write(ctx, log, r, status(sw), time.Since(start)) }()
+		defer func() {
+			e.write(ctx, log, r, status(sw), time.Since(start))
+			// The context may outlive the request (a hijacked connection
+			// served on after the handler returned): it lets go of the
+			// response writer, and with it the HTTP connection's buffers.
+			sw.ResponseWriter = nil
+		}()
 		next.ServeHTTP(sw, r.WithContext(ctx))
 	})
 }

@@ -251,7 +251,7 @@ func (h *Hub) Subscribe(ctx context.Context, creds restclient.Credentials, src S
 		h.pollers[key] = p
 		p.start()
 	}
-	s := &Subscription{p: p, notify: make(chan struct{}, eventChannelNotifications), byID: map[string]int{}, interval: p.currentInterval()}
+	s := &Subscription{p: p, notify: make(chan struct{}, eventChannelNotifications), interval: p.currentInterval()}
 	p.mu.Lock()
 	p.subs[s] = struct{}{}
 	p.mu.Unlock()
@@ -582,10 +582,62 @@ type Subscription struct {
 
 	mu       sync.Mutex
 	queue    []Event
-	byID     map[string]int // queued node -> index in queue
+	byID     map[string]int // queued node -> index in queue; nil when empty
 	err      error
 	done     bool
 	interval time.Duration
+
+	// offer, when set (Deliver), takes the events instead of Next.
+	offer func(Event, error) bool
+	ended bool // offer took the end
+}
+
+// Deliver makes the subscription hand its events to offer instead of Next,
+// from the goroutine that queues them (the poller's fan-out) or the one
+// calling Pump, never a goroutine of its own. offer must not block: it
+// returns false when it cannot take an event now (the event stays queued
+// until the next Pump). The end is offered last, as the error of an Event
+// that only has the Interval (ctx.Err() when the subscriber's context ended
+// it); offer is not called again once it took the end. offer runs with the
+// subscription locked: it must not call the subscription's methods. Call
+// Deliver once, before any Pump.
+func (s *Subscription) Deliver(offer func(e Event, end error) bool) {
+	s.mu.Lock()
+	s.offer = offer
+	s.notify = nil
+	s.mu.Unlock()
+	s.Pump()
+}
+
+// Pump offers the queued events (Deliver) until offer refuses one.
+func (s *Subscription) Pump() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.offer == nil || s.ended {
+		return
+	}
+	if s.done {
+		s.ended = s.offer(Event{Interval: s.interval}, s.err)
+		return
+	}
+	for len(s.queue) > 0 && s.offer(s.queue[0], nil) {
+		s.pop()
+	}
+}
+
+// pop removes the queue's head; s.mu held.
+func (s *Subscription) pop() Event {
+	e := s.queue[0]
+	s.queue[0] = Event{}
+	s.queue = s.queue[1:]
+	delete(s.byID, e.ID)
+	for id, i := range s.byID {
+		s.byID[id] = i - 1
+	}
+	if len(s.queue) == 0 {
+		s.queue, s.byID = nil, nil
+	}
+	return e
 }
 
 // push queues events, coalescing those of a node already queued.
@@ -607,6 +659,9 @@ func (s *Subscription) push(events []Event) {
 				}
 				continue
 			}
+			if s.byID == nil {
+				s.byID = map[string]int{}
+			}
 			s.byID[e.ID] = len(s.queue)
 		}
 		s.queue = append(s.queue, e)
@@ -620,8 +675,20 @@ func (s *Subscription) push(events []Event) {
 		s.end(ErrTooSlow)
 		return
 	}
+	s.wake()
+}
+
+// wake tells Next, or the Deliver offer, that something changed.
+func (s *Subscription) wake() {
+	s.mu.Lock()
+	notify, offer := s.notify, s.offer
+	s.mu.Unlock()
+	if offer != nil {
+		s.Pump()
+		return
+	}
 	select {
-	case s.notify <- struct{}{}:
+	case notify <- struct{}{}:
 	default:
 	}
 }
@@ -640,10 +707,7 @@ func (s *Subscription) end(err error) {
 		s.stopCtx()
 	}
 	s.p.h.release(s)
-	select {
-	case s.notify <- struct{}{}:
-	default:
-	}
+	s.wake()
 }
 
 // Next returns the next event; once the subscription has ended, the error
@@ -657,18 +721,14 @@ func (s *Subscription) Next(ctx context.Context) (Event, error) {
 			return Event{}, err
 		}
 		if len(s.queue) > 0 {
-			e := s.queue[0]
-			s.queue = s.queue[1:]
-			delete(s.byID, e.ID)
-			for id, i := range s.byID {
-				s.byID[id] = i - 1
-			}
+			e := s.pop()
 			s.mu.Unlock()
 			return e, nil
 		}
+		notify := s.notify
 		s.mu.Unlock()
 		select {
-		case <-s.notify:
+		case <-notify:
 		case <-ctx.Done():
 			s.end(ctx.Err())
 		}

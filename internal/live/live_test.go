@@ -216,3 +216,66 @@ func TestSubscriptionBounds(t *testing.T) {
 		t.Fatalf("third in all: %v", err)
 	}
 }
+
+// TestDeliverOffersOneAtATime: a subscription delivering to an offer hands
+// it one event when it has room, keeps the others queued (coalesced: a
+// queued CREATED node updated again stays one CREATED event with the new
+// value) until Pump, and offers its end last, once.
+func TestDeliverOffersOneAtATime(t *testing.T) {
+	h := fastHub(Config{})
+	p := newPolls()
+	s, err := h.Subscribe(context.Background(), alice, p.source("k"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan Event, 1)
+	ends := make(chan error, 2)
+	s.Deliver(func(e Event, end error) bool {
+		if end != nil {
+			ends <- end
+			return true
+		}
+		select {
+		case ch <- e:
+			return true
+		default:
+			return false
+		}
+	})
+	p.answer(t, nil, nil) // baseline
+	p.answer(t, []Item{item("c", "new", 3), item("b", "new", 2), item("a", "new", 1)}, nil)
+	p.answer(t, []Item{item("c", "paid", 3), item("b", "new", 2), item("a", "new", 1)}, nil)
+	p.answer(t, []Item{item("c", "paid", 3), item("b", "new", 2), item("a", "new", 1)}, nil) // the previous poll is delivered
+	take := func() Event {
+		t.Helper()
+		select {
+		case e := <-ch:
+			return e
+		case <-time.After(30 * time.Second):
+			t.Fatal("no event")
+		}
+		return Event{}
+	}
+	if e := take(); e.ID != "a" || e.Kind != Created {
+		t.Fatalf("first %+v", e)
+	}
+	if len(ch) != 0 {
+		t.Fatal("an event was offered without a Pump")
+	}
+	s.Pump()
+	if e := take(); e.ID != "b" || e.Kind != Created {
+		t.Fatalf("second %+v", e)
+	}
+	s.Pump()
+	if e := take(); e.ID != "c" || e.Kind != Created || e.Value.(*thing).Status != "paid" {
+		t.Fatalf("third %+v", e)
+	}
+	h.Close()
+	if err := <-ends; !errors.Is(err, ErrClosed) {
+		t.Fatalf("end %v", err)
+	}
+	s.Pump()
+	if len(ends) != 0 || len(ch) != 0 {
+		t.Fatal("offered after the end")
+	}
+}

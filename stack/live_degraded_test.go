@@ -1,0 +1,113 @@
+package stack_test
+
+import (
+	"context"
+	"crypto/rand"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/workspacenet/facade/internal/live"
+	"github.com/workspacenet/facade/internal/redistest"
+	"github.com/workspacenet/facade/restclient"
+	"github.com/workspacenet/facade/stack"
+	"github.com/workspacenet/facade/testenv"
+)
+
+// TestLiveWithoutRedisMidway: two replicas on one Redis share one poller;
+// Redis stops: each replica polls for its own subscriber and both receive
+// a new order; Redis is back: one replica holds the lease again (the
+// other's polls stop, and the upstream serves the holder's polls only),
+// and a new order reaches both subscribers.
+func TestLiveWithoutRedisMidway(t *testing.T) {
+	rs := redistest.StartOwn(t)
+	up, err := stack.StartUpstream(t.Context(), stack.UpstreamConfig{DemoScale: 1, TestEndpoints: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = up.Close() })
+	secret := make([]byte, 32)
+	_, _ = rand.Read(secret)
+	var sts []*stack.Stack
+	for range 2 {
+		cfg := stack.DefaultConfig()
+		cfg.Upstream, cfg.RedisURL, cfg.Secret, cfg.Replicas = up.URL, rs.URL, secret, 2
+		cfg.Playground, cfg.MetricsAddr, cfg.RedisOpTimeout = false, "", 500*time.Millisecond
+		cfg.Live.Interval, cfg.Live.AllowFastPolls = 100*time.Millisecond, true
+		st, _ := testenv.Serve(t, cfg, slog.New(slog.DiscardHandler))
+		sts = append(sts, st)
+	}
+	m := up.Manifest
+	creds := restclient.Credentials{Authorization: "Bearer " + m.BearerToken, NetworkID: m.NetworkID}
+	loc := m.IDs["location"][0]
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var subs []*live.Subscription
+	for _, st := range sts {
+		s, err := st.Live.Subscribe(ctx, creds, live.Orders(st.Client, loc, ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		subs = append(subs, s)
+	}
+	polls := func(i int) int64 { return sts[i].Live.Stats().Polls["/shop/orders/v1"] }
+	served := func() int64 { return int64(up.Server.Hooks().Counts()["GET /shop/orders/v1"]) }
+	// oneHolder waits until, over 5 polls in a row, only one replica
+	// polled, and the upstream served those polls only (one more in flight
+	// at most); it returns the holder.
+	oneHolder := func(what string) int {
+		t.Helper()
+		holder := -1
+		testenv.WaitFor(t, what, func() bool {
+			a, b, s := polls(0), polls(1), served()
+			testenv.WaitFor(t, "5 polls", func() bool { return polls(0)+polls(1) >= a+b+5 })
+			da, db, ds := polls(0)-a, polls(1)-b, served()-s
+			switch {
+			case db == 0 && (ds == da || ds == da+1):
+				holder = 0
+			case da == 0 && (ds == db || ds == db+1):
+				holder = 1
+			default:
+				return false
+			}
+			return true
+		})
+		return holder
+	}
+	holder := oneHolder("one lease holder")
+	follower := 1 - holder
+
+	// Redis stops: each replica polls for itself.
+	rs.Stop()
+	before := polls(follower)
+	testenv.WaitFor(t, "the follower polls alone", func() bool { return polls(follower) > before+1 })
+	hb := polls(holder)
+	testenv.WaitFor(t, "the holder goes on polling", func() bool { return polls(holder) > hb+1 })
+	created := copyOrder(t, up, firstOrderID(t, sts[0], creds, loc))
+	for i, s := range subs {
+		if e := eventOf(t, s, created); e.Kind != live.Created {
+			t.Fatalf("replica %d without Redis: %+v, want CREATED %s", i, e, created)
+		}
+	}
+
+	// Redis is back: one holder again.
+	rs.Restart()
+	testenv.WaitFor(t, "Redis healthy on both replicas", func() bool { return sts[0].Redis.Healthy() && sts[1].Redis.Healthy() })
+	oneHolder("one lease holder after Redis is back")
+	created = copyOrder(t, up, created)
+	for i, s := range subs {
+		if e := eventOf(t, s, created); e.Kind != live.Created {
+			t.Fatalf("replica %d after Redis is back: %+v, want CREATED %s", i, e, created)
+		}
+	}
+}
+
+// eventOf returns s's next event of node id, skipping the others.
+func eventOf(t *testing.T, s *live.Subscription, id string) live.Event {
+	t.Helper()
+	for {
+		if e := nextEvent(t, s); e.ID == id {
+			return e
+		}
+	}
+}
