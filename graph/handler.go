@@ -276,7 +276,7 @@ func NewHandler(o Options) http.Handler {
 		srv.Use(x)
 	}
 	// Outermost: each event of a subscription is a request of its own.
-	srv.AroundResponses(o.eventRequest)
+	srv.AroundResponses(o.eventRequest(admit))
 	if o.Metrics != nil {
 		srv.AroundResponses(observeOperation) // outermost: sees the final response
 	}

@@ -20,9 +20,11 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vektah/gqlparser/v2/parser"
 
+	"github.com/workspacenet/facade/graph/admission"
 	"github.com/workspacenet/facade/graph/calls"
 	"github.com/workspacenet/facade/graph/errcode"
 	"github.com/workspacenet/facade/graph/guard"
+	"github.com/workspacenet/facade/graph/limits"
 	"github.com/workspacenet/facade/graph/overhttp"
 	"github.com/workspacenet/facade/internal/accesslog"
 	"github.com/workspacenet/facade/restclient"
@@ -150,7 +152,8 @@ func isSubscription(query, operationName string, maxQuery int) bool {
 
 // liveOnly is a transport that takes only the requests serveLive passes on
 // (their context is marked with liveKey): a query asking for
-// text/event-stream goes to the GraphQL-over-HTTP transport instead.
+// text/event-stream goes to the GraphQL-over-HTTP transport instead, and so
+// does a request whose Upgrade header is not exactly websocket.
 type liveOnly struct{ graphql.Transport }
 
 func (t liveOnly) Supports(r *http.Request) bool {
@@ -166,7 +169,9 @@ func sameOrigin(r *http.Request, origin string) bool {
 // liveTransports adds the WebSocket and SSE transports to srv; they must
 // go before the GraphQL-over-HTTP transport, which takes every request.
 func (o *Options) liveTransports(srv *handler.Server, paceHooks restclient.CallHooks) {
-	srv.AddTransport(transport.Websocket{
+	// Only the upgrades serveLive passes on: gqlgen's transport takes any
+	// Upgrade header, the WebSocket library any that lists websocket.
+	srv.AddTransport(liveOnly{transport.Websocket{
 		// The origin is checked before the upgrade (serveLive).
 		Implementation: liveWebsocket{
 			inner: transport.CoderWebsocketImplementation{AcceptOptions: coderws.AcceptOptions{InsecureSkipVerify: true}},
@@ -181,6 +186,9 @@ func (o *Options) liveTransports(srv *handler.Server, paceHooks restclient.CallH
 				creds = upgradeCredentials(ctx)
 			}
 			if creds != nil {
+				if len(creds.Authorization) > guard.MaxCredentialHeaderBytes || len(creds.NetworkID) > guard.MaxCredentialHeaderBytes {
+					return transport.WithWebsocketCloseCode(ctx, 4400), nil, &gqlerror.Error{Message: "the connection_init credentials are longer than 4 KiB; no credentials are that long", Extensions: map[string]any{"code": errcode.BadRequest}}
+				}
 				if err := creds.Check(); err != nil {
 					return transport.WithWebsocketCloseCode(ctx, 4400), nil, &gqlerror.Error{Message: "the connection_init credentials cannot be right: " + err.Error(), Extensions: map[string]any{"code": errcode.BadRequest}}
 				}
@@ -188,7 +196,7 @@ func (o *Options) liveTransports(srv *handler.Server, paceHooks restclient.CallH
 			ctx, _ = o.newRequest(ctx, creds, false, false, paceHooks)
 			return ctx, nil, nil
 		},
-	})
+	}})
 	srv.AddTransport(liveOnly{transport.SSE{KeepAlivePingInterval: o.LiveKeepAlive}})
 }
 
@@ -230,6 +238,10 @@ func (o *Options) serveLive(w http.ResponseWriter, r *http.Request, srv *handler
 		if origin := r.Header.Get("Origin"); origin != "" && !sameOrigin(r, origin) && (o.CheckOrigin == nil || !o.CheckOrigin(origin)) {
 			refuse(w, entry, overhttp.JSON, &guard.Refusal{Status: http.StatusForbidden, Code: errcode.OriginNotAllowed,
 				Message: "this origin may not open a WebSocket to this server"})
+			return
+		}
+		if ref := guard.CredentialHeaders(r); ref != nil {
+			refuse(w, entry, overhttp.JSON, ref)
 			return
 		}
 	} else if r.Method == http.MethodGet {
@@ -327,24 +339,43 @@ func (f flusher) Unwrap() http.ResponseWriter { return f.ResponseWriter }
 // subscription, each query or mutation sent over a WebSocket) a request of
 // its own: its loaders and its collector of upstream calls, so what it
 // links is fetched afresh, batched, and counted against MaxUpstreamCalls
-// per response, never cached across the connection's operations.
-func (o *Options) eventRequest(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-	if ctx.Value(liveKey{}) == nil {
-		return next(ctx)
+// per response, never cached across the connection's operations. A query or
+// mutation has the deadline RequestTimeout and holds its cost units in admit
+// while it executes, as over HTTP (a subscription's events are admitted one
+// by one: node).
+func (o *Options) eventRequest(admit *admission.Controller) graphql.ResponseMiddleware {
+	return func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+		if ctx.Value(liveKey{}) == nil {
+			return next(ctx)
+		}
+		if slot, ok := ctx.Value(liveSlotKey{}).(*liveSlot); ok && slot.sub != nil {
+			slot.sub.Pump()
+		}
+		prev := requestFrom(ctx)
+		req := &request{Context: ctx, hasCredentials: prev.hasCredentials}
+		req.collector = calls.Collector{Max: o.MaxUpstreamCalls}
+		req.calls = &req.collector
+		req.loaders = o.requestLoaders(&req.batching)
+		if oc := graphql.GetOperationContext(ctx); oc.Operation != nil && oc.Operation.Operation != ast.Subscription && o.RequestTimeout > 0 {
+			var cancel context.CancelFunc
+			req.Context, cancel = context.WithTimeout(req.Context, o.RequestTimeout)
+			defer cancel()
+		}
+		if oc := graphql.GetOperationContext(ctx); admit != nil && oc.Operation != nil && oc.Operation.Operation != ast.Subscription {
+			if st := limits.Of(oc); st != nil {
+				release, err := admit.Hold(req, restclient.IdentityFromContext(ctx), st.Cost)
+				if err != nil {
+					return &graphql.Response{Errors: gqlerror.List{err}}
+				}
+				req.release = release
+			}
+		}
+		resp := next(req)
+		if req.release != nil {
+			req.release()
+		}
+		return resp
 	}
-	if slot, ok := ctx.Value(liveSlotKey{}).(*liveSlot); ok && slot.sub != nil {
-		slot.sub.Pump()
-	}
-	prev := requestFrom(ctx)
-	req := &request{Context: ctx, hasCredentials: prev.hasCredentials}
-	req.collector = calls.Collector{Max: o.MaxUpstreamCalls}
-	req.calls = &req.collector
-	req.loaders = o.requestLoaders(&req.batching)
-	resp := next(req)
-	if req.release != nil {
-		req.release()
-	}
-	return resp
 }
 
 // refuseSubscriptionOverHTTP answers a subscription that did not come over

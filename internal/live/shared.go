@@ -2,6 +2,8 @@ package live
 
 import (
 	"context"
+	"crypto/hkdf"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -25,7 +27,10 @@ import (
 // takes the lease, and polls, within one interval. The holder publishes
 // each poll's events on wnf:live:ch:<name> and keeps the comparison's
 // baseline (ids and fingerprints) in wnf:live:state:<name>, so whoever takes
-// over goes on from it. <name> is a hash of the identity and the source;
+// over goes on from it. <name> is an HMAC of the identity and the source
+// under a key derived from the secret (the identity alone is a plain hash,
+// and names a client's budget log in Redis: a plain hash of it and a
+// source would let a reader of Redis confirm a guessed source);
 // every value is sealed (internal/sealbox, under the facade's secret, the
 // name as additional data): nothing in Redis reads in clear, and nothing
 // sealed for one name opens as another's. While Redis is unavailable
@@ -37,6 +42,7 @@ const sharedPrefix = "wnf:live:"
 type Shared struct {
 	rc      *redisx.Client
 	box     *sealbox.Box
+	names   []byte // HMAC key of the sources' names
 	replica string
 }
 
@@ -45,14 +51,19 @@ type Shared struct {
 func NewShared(rc *redisx.Client, secret []byte) *Shared {
 	var id [8]byte
 	_, _ = rand.Read(id[:])
-	return &Shared{rc: rc, box: sealbox.New(secret, "live"), replica: hex.EncodeToString(id[:])}
+	names, err := hkdf.Key(sha256.New, secret, nil, "wnf:live:v1 names", 32)
+	if err != nil {
+		panic("live: hkdf: " + err.Error()) // only for a key length SHA-256 cannot give
+	}
+	return &Shared{rc: rc, box: sealbox.New(secret, "live"), names: names, replica: hex.EncodeToString(id[:])}
 }
 
 // name is the source's name in Redis: it reveals neither the identity nor
-// the source.
+// the source, and cannot be computed without the secret.
 func (s *Shared) name(k pollerKey) string {
-	sum := sha256.Sum256([]byte(k.identity + "\x00" + k.source))
-	return hex.EncodeToString(sum[:16])
+	h := hmac.New(sha256.New, s.names)
+	h.Write([]byte(k.identity + "\x00" + k.source)) // the identity is fixed-length hex
+	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
 // sharedMsg is what the holder publishes after a poll.
