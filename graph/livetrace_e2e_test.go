@@ -1,0 +1,108 @@
+package graph_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/workspacenet/facade/graph"
+	"github.com/workspacenet/facade/stack"
+	"github.com/workspacenet/facade/testenv"
+)
+
+// TestLiveEventReportsItsPollAndLinks: a subscription whose connection_init
+// asks for the upstream call report gets, with each event, extensions.upstream
+// listing the poll that saw the change (part "poll") and the link loads of
+// the event's node, counted equal to what the local service served for that
+// event. The order polls pass a gate one at a time, so exactly one poll
+// feeds the event.
+func TestLiveEventReportsItsPollAndLinks(t *testing.T) {
+	var gating atomic.Bool
+	gate := make(chan struct{}, 1)
+	env := testenv.New(t, testenv.Options{
+		Config: func(c *stack.Config) {
+			c.Live.Interval, c.Live.AllowFastPolls = 50*time.Millisecond, true
+		},
+		OnUpstreamRequest: func(r *http.Request) {
+			if gating.Load() && r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/shop/orders/v1") {
+				select {
+				case <-gate:
+				case <-r.Context().Done():
+				}
+			}
+		},
+	})
+	loc := env.ID(t, "location", 0)
+	order := firstOrder(t, env, loc)
+	gating.Store(true)
+	init := initOf(env.Bearer())
+	init[graph.TraceHeader] = "1"
+	c := connectLive(t, env, init)
+	c.subscribe("1", `subscription($loc: ID!) { orderEvents(locationId: $loc) { kind node { id product { title refundPolicy } } } }`, map[string]any{"loc": loc})
+	gate <- struct{}{} // the baseline
+	waitPolls(t, env, "/shop/orders/v1", 1)
+
+	env.ResetCalls()
+	created := restChange(t, env, "/_test/orders/"+order.ID+"/copy", map[string]any{"status": "new"})
+	gate <- struct{}{} // the poll that sees the new order
+	m := c.next("1")
+	var ev struct {
+		Data struct {
+			OrderEvents struct {
+				Kind string
+				Node *struct{ ID string }
+			}
+		}
+		Extensions struct {
+			Upstream struct {
+				Count int
+				Calls []struct {
+					Method, Path, Part string
+					Status             int
+					StartMs            float64
+					DurationMs         float64
+				}
+			}
+		}
+	}
+	if m.Type != "next" || json.Unmarshal(m.Payload, &ev) != nil {
+		t.Fatalf("message %s %s", m.Type, m.Payload)
+	}
+	if e := ev.Data.OrderEvents; e.Kind != "CREATED" || e.Node == nil || e.Node.ID != created {
+		t.Fatalf("event %s, want CREATED of %s", m.Payload, created)
+	}
+	served, _ := env.Calls()
+	for k := range served {
+		if strings.Contains(k, "/_test/") {
+			delete(served, k)
+		}
+	}
+	rep := ev.Extensions.Upstream
+	reported := map[string]int64{}
+	polls := 0
+	for _, call := range rep.Calls {
+		reported[call.Method+" "+call.Path]++
+		if call.Part == "poll" {
+			polls++
+			if call.Method+" "+call.Path != rListOrders || call.Status != 200 {
+				t.Errorf("poll call %+v, want %s answered 200", call, rListOrders)
+			}
+		} else if call.StartMs < 0 || call.DurationMs <= 0 {
+			t.Errorf("link call %+v: not on the event's time line", call)
+		}
+	}
+	if polls != 1 || reported[rListProducts] != 1 || rep.Count != len(rep.Calls) {
+		t.Fatalf("report %s: want the poll (%s) and the product's load in its location (%s), count = calls; served %v", m.Payload, rListOrders, rListProducts, served)
+	}
+	if len(reported) != len(served) {
+		t.Fatalf("reported %v, the local service served %v", reported, served)
+	}
+	for k, n := range served {
+		if reported[k] != n {
+			t.Fatalf("reported %v, the local service served %v", reported, served)
+		}
+	}
+}
