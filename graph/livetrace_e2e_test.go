@@ -17,8 +17,8 @@ import (
 // asks for the upstream call report gets, with each event, extensions.upstream
 // listing the poll that saw the change (part "poll") and the link loads of
 // the event's node, counted equal to what the local service served for that
-// event. The order polls pass a gate one at a time, so exactly one poll
-// feeds the event.
+// event; a subscriber of the same source that did not ask gets none. The
+// order polls pass a gate one at a time, so exactly one poll feeds the event.
 func TestLiveEventReportsItsPollAndLinks(t *testing.T) {
 	var gating atomic.Bool
 	gate := make(chan struct{}, 1)
@@ -41,7 +41,12 @@ func TestLiveEventReportsItsPollAndLinks(t *testing.T) {
 	init := initOf(env.Bearer())
 	init[graph.TraceHeader] = "1"
 	c := connectLive(t, env, init)
-	c.subscribe("1", `subscription($loc: ID!) { orderEvents(locationId: $loc) { kind node { id product { title refundPolicy } } } }`, map[string]any{"loc": loc})
+	query := `subscription($loc: ID!) { orderEvents(locationId: $loc) { kind node { id product { title refundPolicy } } } }`
+	c.subscribe("1", query, map[string]any{"loc": loc})
+	// Same source, no report asked for, no link: its event makes no call.
+	quiet := connectLive(t, env, initOf(env.Bearer()))
+	quiet.subscribe("1", `subscription($loc: ID!) { orderEvents(locationId: $loc) { kind node { id } } }`, map[string]any{"loc": loc})
+	testenv.WaitFor(t, "two subscriptions", func() bool { return env.Stack.Live.Stats().Subscriptions == 2 })
 	gate <- struct{}{} // the baseline
 	waitPolls(t, env, "/shop/orders/v1", 1)
 
@@ -73,6 +78,9 @@ func TestLiveEventReportsItsPollAndLinks(t *testing.T) {
 	}
 	if e := ev.Data.OrderEvents; e.Kind != "CREATED" || e.Node == nil || e.Node.ID != created {
 		t.Fatalf("event %s, want CREATED of %s", m.Payload, created)
+	}
+	if q := quiet.next("1"); q.Type != "next" || !strings.Contains(string(q.Payload), created) || strings.Contains(string(q.Payload), `"extensions"`) {
+		t.Fatalf("the subscriber that asked for no report: %s %s", q.Type, q.Payload)
 	}
 	served, _ := env.Calls()
 	for k := range served {
