@@ -1,6 +1,9 @@
 package graph_test
 
 import (
+	"bufio"
+	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -111,6 +114,81 @@ func TestLiveEventReportsItsPollAndLinks(t *testing.T) {
 	for k, n := range served {
 		if reported[k] != n {
 			t.Fatalf("reported %v, the local service served %v", reported, served)
+		}
+	}
+}
+
+// TestLiveEventReportOverSSEAndUpgradeHeader: the report is asked for by
+// the header X-Upstream-Trace: 1 of an SSE request, or of a WebSocket's
+// upgrade request; each event then starts its report with its poll.
+func TestLiveEventReportOverSSEAndUpgradeHeader(t *testing.T) {
+	env := liveEnv(t, nil)
+	visit := env.ID(t, "visit", 0)
+	query := `subscription($id: ID!) { visitEvents(id: $id) { kind node { id checkInDate } } }`
+	vars := map[string]any{"id": visit}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, env.FacadeURL, bytes.NewReader(mustJSON(map[string]any{"query": query, "variables": vars})))
+	req.Header = env.Bearer().Header()
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set(graph.TraceHeader, "1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sse := make(chan string, 10)
+	go func() {
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if line, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				sse <- line
+			}
+		}
+		close(sse)
+	}()
+
+	h := env.Bearer().Header()
+	h.Set(graph.TraceHeader, "1")
+	conn, _, err := dialLive(t, env, h, "graphql-transport-ws")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := &wsClient{t: t, conn: conn, msgs: map[string]chan wsMsg{}}
+	t.Cleanup(func() { conn.CloseNow() })
+	ws.send(wsMsg{Type: "connection_init"})
+	if m := ws.read(); m.Type != "connection_ack" {
+		t.Fatalf("after connection_init: %+v", m)
+	}
+	go ws.pump()
+	ws.subscribe("1", query, vars)
+
+	testenv.WaitFor(t, "two subscriptions", func() bool { return env.Stack.Live.Stats().Subscriptions == 2 })
+	waitPolls(t, env, "/visitors/visits/v1/{id}", 1)
+	restChange(t, env, "/_test/visits/"+visit+"/set", map[string]any{"checkInDate": "2026-01-02T10:00:00Z"})
+	var fromSSE string
+	select {
+	case fromSSE = <-sse:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no SSE event")
+	}
+	for what, payload := range map[string]string{"SSE": fromSSE, "WebSocket": string(ws.next("1").Payload)} {
+		var ev struct {
+			Extensions struct {
+				Upstream struct {
+					Count int
+					Calls []struct{ Method, Path, Part string }
+				}
+			}
+		}
+		if err := json.Unmarshal([]byte(payload), &ev); err != nil {
+			t.Fatalf("%s: %s: %v", what, payload, err)
+		}
+		rep := ev.Extensions.Upstream
+		if !strings.Contains(payload, `"UPDATED"`) || rep.Count != 1 || len(rep.Calls) != 1 || rep.Calls[0].Path != "/visitors/visits/v1/{id}" || rep.Calls[0].Part != "poll" {
+			t.Fatalf("%s event %s, want UPDATED with its poll in extensions.upstream", what, payload)
 		}
 	}
 }
