@@ -377,6 +377,11 @@ func TestBrowserPlaygroundSubscription(t *testing.T) {
 		Tabs    int
 		Created []string
 		Shown   string
+		Rows    []struct {
+			Route, Part string
+			Status      int
+			Poll        bool
+		}
 	}
 	runNodeJSON(t, node, "playground_live.mjs", &got, base+"/", st.UpstreamURL, orders[0].ID)
 	got.browserErrors.check(t)
@@ -385,5 +390,11 @@ func TestBrowserPlaygroundSubscription(t *testing.T) {
 	}
 	if !strings.Contains(got.Shown, `"CREATED"`) || !strings.Contains(got.Shown, `"NEW"`) || len(got.Created) == 0 {
 		t.Errorf("the response pane shows %q, want a CREATED event of a new order", got.Shown)
+	}
+	// The waterfall of the last event: the poll that saw it, first, then
+	// the load of its order's product (refundPolicy is not embedded).
+	if len(got.Rows) != 2 || got.Rows[0].Route != "GET /shop/orders/v1" || got.Rows[0].Part != "poll" || !got.Rows[0].Poll || got.Rows[0].Status != 200 ||
+		got.Rows[1].Route != "GET /shop/products/v1" || got.Rows[1].Part != "" || got.Rows[1].Poll {
+		t.Errorf("waterfall rows %+v, want the order poll (part poll) then the product list of the location", got.Rows)
 	}
 }

@@ -2,8 +2,8 @@
 // opens the playground, switches to its second tab (the example
 // subscription), presses Run, then makes a new order on the local REST
 // service every 300 ms until the response pane shows a CREATED event of one
-// of them. Prints {tabs, created, shown, consoleErrors, pageErrors,
-// cspViolations}.
+// of them, and reads the Upstream calls panel's rows for that event. Prints
+// {tabs, created, shown, rows, consoleErrors, pageErrors, cspViolations}.
 import { main, withPage } from './browser.mjs';
 
 const [url, upstream, orderId] = process.argv.slice(2);
@@ -25,6 +25,11 @@ main(() => withPage(async (page) => {
     created.push((await res.json()).id);
     await page.waitForTimeout(300);
   }
+  // The panel shows the report of the last event: its poll, then its links.
+  await page.waitForSelector('[data-testid="upstream-calls"] [data-upstream-call][data-part="poll"]', { timeout: 60_000 });
   await page.click('.graphiql-execute-button'); // stop
-  return { tabs, created, shown: shown.slice(0, 2000) };
+  const rows = await page.evaluate(() => [...document.querySelectorAll('[data-upstream-call]')].map((e) => ({
+    route: e.dataset.upstreamCall, part: e.dataset.part, status: Number(e.dataset.status), poll: e.classList.contains('upstream-poll'),
+  })));
+  return { tabs, created, shown: shown.slice(0, 2000), rows };
 }));

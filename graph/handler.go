@@ -604,7 +604,11 @@ func upstreamReport(ctx context.Context, next graphql.ResponseHandler) *graphql.
 		if resp.Extensions == nil {
 			resp.Extensions = map[string]any{}
 		}
-		resp.Extensions["upstream"] = req.calls.Report()
+		if slot, ok := ctx.Value(liveSlotKey{}).(*liveSlot); ok {
+			resp.Extensions["upstream"] = eventReport(slot.pollsOfTaken(), req.calls)
+		} else {
+			resp.Extensions["upstream"] = req.calls.Report()
+		}
 	}
 	return resp
 }

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/workspacenet/facade/graph/admission"
+	"github.com/workspacenet/facade/graph/calls"
 	"github.com/workspacenet/facade/graph/errcode"
 	"github.com/workspacenet/facade/graph/gqlerr"
 	"github.com/workspacenet/facade/graph/limits"
@@ -44,6 +47,7 @@ func (r *Resolver) subscribe(ctx context.Context, src live.Source) (<-chan *mode
 	// eventRequest) puts events straight into ch; one fits at a time, the
 	// others wait, coalesced, in the subscription's queue.
 	ch := make(chan *model.LiveEvent, 1)
+	slot, _ := ctx.Value(liveSlotKey{}).(*liveSlot)
 	sub.Deliver(func(e live.Event, end error) bool {
 		var ev *model.LiveEvent
 		switch {
@@ -53,12 +57,8 @@ func (r *Resolver) subscribe(ctx context.Context, src live.Source) (<-chan *mode
 		default:
 			ev = &model.LiveEvent{Kind: kinds[e.Kind], Node: e.Value, Err: e.Err, At: restclient.Timestamp{Time: e.At.UTC()}, PollIntervalMs: int(e.Interval.Milliseconds())}
 		}
-		if ev != nil {
-			select {
-			case ch <- ev:
-			default:
-				return false
-			}
+		if ev != nil && !slot.send(ch, ev, e.Calls) {
+			return false
 		}
 		if end != nil {
 			close(ch)
@@ -66,7 +66,7 @@ func (r *Resolver) subscribe(ctx context.Context, src live.Source) (<-chan *mode
 		}
 		return true
 	})
-	if slot, ok := ctx.Value(liveSlotKey{}).(*liveSlot); ok {
+	if slot != nil {
 		slot.sub = sub
 	}
 	return ch, nil
@@ -74,8 +74,90 @@ func (r *Resolver) subscribe(ctx context.Context, src live.Source) (<-chan *mode
 
 // liveSlot is where a live operation's subscription is found by the
 // transport's next call for a response (eventRequest), which refills the
-// subscription's channel from its queue.
-type liveSlot struct{ sub *live.Subscription }
+// subscription's channel from its queue. When the operation asked for the
+// upstream call report (trace), it also holds the poll calls of the events
+// in the channel, in the channel's order: the report of the response that
+// takes an event from the channel starts with them (upstreamReport).
+type liveSlot struct {
+	sub   *live.Subscription
+	trace bool
+
+	mu    sync.Mutex
+	polls [][]live.Call
+}
+
+// send puts ev in ch if there is room, with the calls of the poll that saw
+// it; it reports whether it did. s may be nil.
+func (s *liveSlot) send(ch chan<- *model.LiveEvent, ev *model.LiveEvent, polls []live.Call) bool {
+	if s == nil || !s.trace {
+		select {
+		case ch <- ev:
+			return true
+		default:
+			return false
+		}
+	}
+	// Under the lock: the response that takes ev reads its polls after
+	// they are recorded (pollsOfTaken).
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case ch <- ev:
+		s.polls = append(s.polls, polls)
+		return true
+	default:
+		return false
+	}
+}
+
+// pollsOfTaken returns the poll calls of the event the transport took last
+// from the channel.
+func (s *liveSlot) pollsOfTaken() []live.Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.polls) == 0 {
+		return nil
+	}
+	p := s.polls[0]
+	s.polls[0] = nil
+	s.polls = s.polls[1:]
+	return p
+}
+
+// eventReport is the extensions.upstream of a subscription's event: the
+// calls of the poll that saw the change (part "poll"), then the calls made
+// to resolve the event's selection (its links), on one time line starting
+// at the poll's first call. Count counts both.
+func eventReport(polls []live.Call, c *calls.Collector) calls.Report {
+	rep := c.Report()
+	if len(polls) == 0 {
+		return rep
+	}
+	origin := polls[0].Start
+	for _, p := range polls {
+		if p.Start.Before(origin) {
+			origin = p.Start
+		}
+	}
+	out := make([]calls.Call, 0, len(polls)+len(rep.Calls))
+	for _, p := range polls {
+		out = append(out, calls.Call{Method: p.Method, Path: p.Route, Status: p.Status, StartMs: msOf(p.Start.Sub(origin)),
+			DurationMs: msOf(p.Duration), WaitedMs: msOf(p.Waited), Part: "poll"})
+	}
+	shift := 0.0
+	if start := c.Origin(); !start.IsZero() {
+		shift = msOf(start.Sub(origin))
+	}
+	for _, l := range rep.Calls {
+		l.StartMs += shift
+		out = append(out, l)
+	}
+	rep.Calls = out
+	rep.Count += len(polls)
+	return rep
+}
+
+func msOf(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 type liveSlotKey struct{}
 

@@ -181,10 +181,12 @@ func (o *Options) liveTransports(srv *handler.Server, paceHooks restclient.CallH
 		MissingPongOk: true,
 		InitTimeout:   liveInitTimeout,
 		InitFunc: func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
-			creds := credentialsOfInit(p)
+			h := initHeaders(p)
+			creds := credentialsOf(h)
 			if creds == nil {
 				creds = upgradeCredentials(ctx)
 			}
+			trace := o.UpstreamTrace && (h.Get(TraceHeader) == "1" || ctx.Value(upgradeTraceKey{}) != nil)
 			if creds != nil {
 				if len(creds.Authorization) > guard.MaxCredentialHeaderBytes || len(creds.NetworkID) > guard.MaxCredentialHeaderBytes {
 					return transport.WithWebsocketCloseCode(ctx, 4400), nil, &gqlerror.Error{Message: "the connection_init credentials are longer than 4 KiB; no credentials are that long", Extensions: map[string]any{"code": errcode.BadRequest}}
@@ -193,7 +195,7 @@ func (o *Options) liveTransports(srv *handler.Server, paceHooks restclient.CallH
 					return transport.WithWebsocketCloseCode(ctx, 4400), nil, &gqlerror.Error{Message: "the connection_init credentials cannot be right: " + err.Error(), Extensions: map[string]any{"code": errcode.BadRequest}}
 				}
 			}
-			ctx, _ = o.newRequest(ctx, creds, false, false, paceHooks)
+			ctx, _ = o.newRequest(ctx, creds, trace, false, paceHooks)
 			return ctx, nil, nil
 		},
 	}})
@@ -210,10 +212,14 @@ func upgradeCredentials(ctx context.Context) *restclient.Credentials {
 	return c
 }
 
-// credentialsOfInit returns the credentials of a connection_init payload:
-// its Authorization and service-network-id, whatever their case, at the top
-// level or in "headers" (nil without Authorization).
-func credentialsOfInit(p transport.InitPayload) *restclient.Credentials {
+// upgradeTraceKey marks a WebSocket whose upgrade request asked for the
+// upstream call report (TraceHeader).
+type upgradeTraceKey struct{}
+
+// initHeaders returns the headers of a connection_init payload: its string
+// values, whatever their case, at the top level or in "headers" (for
+// credentials: Authorization and service-network-id; TraceHeader).
+func initHeaders(p transport.InitPayload) http.Header {
 	h := http.Header{}
 	add := func(m map[string]any) {
 		for k, v := range m {
@@ -226,7 +232,7 @@ func credentialsOfInit(p transport.InitPayload) *restclient.Credentials {
 	if inner, ok := p["headers"].(map[string]any); ok {
 		add(inner)
 	}
-	return credentialsOf(h)
+	return h
 }
 
 // serveLive serves a WebSocket or SSE request with srv, after the origin
@@ -285,11 +291,14 @@ func (o *Options) serveLive(w http.ResponseWriter, r *http.Request, srv *handler
 	ctx = context.WithValue(ctx, liveConnKey{}, &liveConn{max: o.LiveMaxPerConnection})
 	if isUpgrade(r) {
 		ctx = context.WithValue(ctx, upgradeCredentialsKey{}, credentialsOf(r.Header))
+		if r.Header.Get(TraceHeader) == "1" {
+			ctx = context.WithValue(ctx, upgradeTraceKey{}, true)
+		}
 		o.serveWebsocket(w, r.WithContext(ctx), srv, func() { conns.Add(-1) })
 		return
 	}
 	defer conns.Add(-1)
-	ctx, _ = o.newRequest(ctx, credentialsOf(r.Header), false, false, paceHooks)
+	ctx, _ = o.newRequest(ctx, credentialsOf(r.Header), o.UpstreamTrace && r.Header.Get(TraceHeader) == "1", false, paceHooks)
 	srv.ServeHTTP(flusher{w, rc}, r.WithContext(ctx))
 }
 
@@ -352,8 +361,8 @@ func (o *Options) eventRequest(admit *admission.Controller) graphql.ResponseMidd
 			slot.sub.Pump()
 		}
 		prev := requestFrom(ctx)
-		req := &request{Context: ctx, hasCredentials: prev.hasCredentials}
-		req.collector = calls.Collector{Max: o.MaxUpstreamCalls}
+		req := &request{Context: ctx, hasCredentials: prev.hasCredentials, trace: prev.trace}
+		req.collector = calls.Collector{Max: o.MaxUpstreamCalls, Keep: prev.trace, Part: callPart}
 		req.calls = &req.collector
 		req.loaders = o.requestLoaders(&req.batching)
 		if oc := graphql.GetOperationContext(ctx); oc.Operation != nil && oc.Operation.Operation != ast.Subscription && o.RequestTimeout > 0 {
@@ -389,7 +398,7 @@ func refuseSubscriptionOverHTTP(ctx context.Context, next graphql.OperationHandl
 		}}})
 	}
 	if oc.Operation != nil && oc.Operation.Operation == ast.Subscription && ctx.Value(liveKey{}) != nil {
-		return next(context.WithValue(ctx, liveSlotKey{}, &liveSlot{}))
+		return next(context.WithValue(ctx, liveSlotKey{}, &liveSlot{trace: requestFrom(ctx).trace}))
 	}
 	if oc.Operation != nil && oc.Operation.Operation == ast.Subscription && ctx.Value(liveKey{}) == nil {
 		return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{{

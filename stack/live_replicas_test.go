@@ -22,7 +22,7 @@ import (
 // subscriber of one location's orders on each, one credential: only the
 // lease holder polls (every list the upstream served is one of its polls);
 // a new order reaches both subscribers, the follower's from what the holder
-// published; nothing in Redis reads in clear; the holder stopped, the other
+// published (with the holder's poll call); nothing in Redis reads in clear; the holder stopped, the other
 // replica takes the lease, polls, and its subscriber goes on receiving.
 func TestLivePollerSharedByReplicas(t *testing.T) {
 	rs := redistest.Start(t)
@@ -71,8 +71,13 @@ func TestLivePollerSharedByReplicas(t *testing.T) {
 
 	created := copyOrder(t, up, firstOrderID(t, sts[0], creds, loc))
 	for i, s := range subs {
-		if e := nextEvent(t, s); e.Kind != live.Created || e.ID != created || e.Value.(*restclient.Order).ID != created {
+		e := nextEvent(t, s)
+		if e.Kind != live.Created || e.ID != created || e.Value.(*restclient.Order).ID != created {
 			t.Fatalf("replica %d: %+v, want CREATED %s", i, e, created)
+		}
+		// The follower's event carries the holder's poll call (the report).
+		if len(e.Calls) != 1 || e.Calls[0].Route != "/shop/orders/v1" || e.Calls[0].Status != http.StatusOK || e.Calls[0].Start.IsZero() {
+			t.Fatalf("replica %d: poll calls %+v, want the holder's one list of orders", i, e.Calls)
 		}
 	}
 

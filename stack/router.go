@@ -173,7 +173,8 @@ query Dashboard($location: ID!) {
 // few seconds.
 const demoSubscription = `# Live data: new orders and their status changes in the demo location.
 # The demo makes a new order or payment there every few seconds: press Run,
-# then wait for the next poll (docs/live-data.md).
+# then wait for the next poll (docs/live-data.md). The Upstream calls panel
+# shows, for each event, the poll that saw it and the loads of its links.
 subscription LiveOrders($location: ID!) {
   orderEvents(locationId: $location) {
     kind
@@ -182,7 +183,7 @@ subscription LiveOrders($location: ID!) {
     node {
       number
       status
-      product { title }
+      product { title refundPolicy }
       option { title }
     }
   }

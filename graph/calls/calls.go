@@ -189,6 +189,14 @@ func (c *Collector) observe(ctx context.Context, info restclient.CallInfo) {
 	})
 }
 
+// Origin returns the time Call.StartMs counts from: Start, or the start of
+// the first call recorded when Start was not set (zero before that call).
+func (c *Collector) Origin() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.Start
+}
+
 // Waited returns the time the request's calls waited for the rate budget.
 func (c *Collector) Waited() time.Duration {
 	c.mu.Lock()

@@ -137,6 +137,20 @@ type Event struct {
 	Interval time.Duration
 	// Err is the poll's error when Kind is Failed.
 	Err error
+	// Calls are the upstream calls of the poll that saw it (shared by the
+	// events of one poll; never modified).
+	Calls []Call
+}
+
+// Call is one upstream call of a poll: no credentials, no ids (Route is the
+// path template).
+type Call struct {
+	Method   string        `json:"m"`
+	Route    string        `json:"r"`
+	Status   int           `json:"s"`
+	Start    time.Time     `json:"t"`
+	Duration time.Duration `json:"d"`
+	Waited   time.Duration `json:"w,omitempty"`
 }
 
 // Config sizes a Hub.
@@ -354,6 +368,7 @@ type poller struct {
 	newest   time.Time
 	baseline bool
 	failures int
+	calls    []Call // the last poll's
 }
 
 func (p *poller) currentInterval() time.Duration {
@@ -433,9 +448,20 @@ func (p *poller) poll() (items []Item, waited time.Duration, err error) {
 			},
 		})
 	}
+	var mu sync.Mutex
+	var made []Call
+	hooks = append(hooks, restclient.CallHooks{After: func(_ context.Context, info restclient.CallInfo) {
+		mu.Lock()
+		made = append(made, Call{Method: info.Method, Route: info.Route, Status: info.Status,
+			Start: time.Now().Add(-info.Duration), Duration: info.Duration, Waited: info.Waited})
+		mu.Unlock()
+	}})
 	creds := p.creds
 	ctx = restclient.WithScope(ctx, restclient.Scope{Credentials: &creds, ReadOnlyResults: true, NoCacheReads: true, Hooks: hooks})
 	items, err = p.src.Fetch(ctx)
+	mu.Lock()
+	p.calls = made
+	mu.Unlock()
 	return items, waited, err
 }
 
@@ -452,7 +478,7 @@ func (p *poller) apply(items []Item, waited time.Duration, err error, at time.Ti
 		next := base << min(p.failures, 4)
 		next = min(next, base*MaxStretch)
 		p.setInterval(next)
-		return []Event{{Kind: Failed, At: at, Interval: next, Err: err}}, next, nil
+		return []Event{{Kind: Failed, At: at, Interval: next, Err: err, Calls: p.calls}}, next, nil
 	}
 	p.failures = 0
 	next := base
@@ -465,7 +491,11 @@ func (p *poller) apply(items []Item, waited time.Duration, err error, at time.Ti
 		}
 	}
 	p.setInterval(next)
-	return p.diff(items, at, next), next, nil
+	events := p.diff(items, at, next)
+	for i := range events {
+		events[i].Calls = p.calls
+	}
+	return events, next, nil
 }
 
 func (p *poller) setInterval(d time.Duration) {

@@ -73,6 +73,7 @@ type sharedMsg struct {
 	Events   []sharedEvent   `json:"e,omitempty"`
 	Items    json.RawMessage `json:"i,omitempty"` // {"items": [the values of the non-Failed events]}
 	End      *sharedErr      `json:"end,omitempty"`
+	Calls    []Call          `json:"c,omitempty"` // the poll's
 }
 
 type sharedEvent struct {
@@ -203,7 +204,7 @@ func (s *Shared) run(p *poller) {
 
 // announce publishes a poll's events (or the error that ends the source).
 func (s *Shared) announce(p *poller, channel string, ad []byte, events []Event, next time.Duration, end error) {
-	m := sharedMsg{Replica: s.replica, Interval: next}
+	m := sharedMsg{Replica: s.replica, Interval: next, Calls: p.calls}
 	var values []any
 	for _, e := range events {
 		se := sharedEvent{Kind: e.Kind, ID: e.ID, At: e.At}
@@ -259,7 +260,7 @@ func (s *Shared) receive(p *poller, payload string, ad []byte) error {
 	}
 	events := make([]Event, 0, len(m.Events))
 	for _, se := range m.Events {
-		e := Event{Kind: se.Kind, ID: se.ID, At: se.At, Interval: m.Interval}
+		e := Event{Kind: se.Kind, ID: se.ID, At: se.At, Interval: m.Interval, Calls: m.Calls}
 		if se.Kind == Failed {
 			e.Err = se.Err.err(p.src.Route)
 		} else {

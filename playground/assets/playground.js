@@ -7,8 +7,9 @@
 // editor; Content-Type is always application/json (the server refuses simple
 // content types as a CSRF measure). A subscription runs over a WebSocket to
 // endpoint with the graphql-transport-ws protocol (a small client below, no
-// library): the headers editor's Authorization and service-network-id go in
-// connection_init's payload; each event is a result in GraphiQL.
+// library): the headers editor's headers (Authorization, service-network-id,
+// X-Upstream-Trace) go in connection_init's payload; each event is a result
+// in GraphiQL.
 //
 // Requests accept incremental delivery (multipart/mixed; deferSpec=20220824):
 // a query with @defer is answered in parts, which the fetcher yields as they
@@ -20,7 +21,9 @@
 // response as a waterfall: one row per REST call with its route, status,
 // duration and markers (cached, shared, batch, retries, rate-limit waits,
 // and, for a response in parts, the part each call served: "initial" or the
-// deferred part's label).
+// deferred part's label). For a subscription's event the report starts with
+// the calls of the poll that saw the change (part "poll"), then the loads of
+// the event's links.
 (function () {
   'use strict';
 
@@ -156,7 +159,6 @@
     if (operation(params) === 'subscription') {
       headers.delete('Content-Type');
       headers.delete('Accept');
-      headers.delete(TRACE_HEADER);
       return subscribe(params, headers);
     }
     // GraphiQL's own schema fetch is not the user's operation.
@@ -343,7 +345,7 @@
         var width = Math.max((c.durationMs || 0) * scale, 0.5);
         return h('li', {
           key: i,
-          className: 'upstream-call' + (failed ? ' upstream-failed' : '') + (c.cached ? ' upstream-cached' : '') + (c.part && c.part !== 'initial' ? ' upstream-deferred' : ''),
+          className: 'upstream-call' + (failed ? ' upstream-failed' : '') + (c.cached ? ' upstream-cached' : '') + (c.part === 'poll' ? ' upstream-poll' : c.part && c.part !== 'initial' ? ' upstream-deferred' : ''),
           'data-part': c.part || '',
           'data-upstream-call': c.method + ' ' + c.path,
           'data-status': c.status,
