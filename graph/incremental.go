@@ -221,6 +221,19 @@ func (d *deferral) root(ctx context.Context, f graphql.CollectedField, resolve f
 
 type streamKey struct{}
 
+// openStream announces the stream of the list at listPath: its part (the
+// label, else "stream <path>", as calls name it) and its part key.
+func (d *deferral) openStream(ctx context.Context, listPath ast.Path, label string) (part, key string) {
+	part = label
+	if part == "" {
+		part = "stream " + listPath.String()
+	}
+	d.roots.Add(1)
+	key = "stream\x00" + listPath.String()
+	d.expect(key, listPath, label, d.owners(ctx))
+	return part, key
+}
+
 // stream resolves the list field of fc with resolve and, when @stream (dir)
 // is on and the list has more than its initialCount items of a type
 // generated.StreamItem marshals, returns the first initialCount for the
@@ -247,15 +260,8 @@ func (d *deferral) stream(ctx context.Context, schema graphql.ExecutableSchema, 
 		return res, err // not a connection's list
 	}
 	first, total := int(n), list.Len()
-	listPath := fc.Path()
-	sel := fc.Field.Selections
-	part := label
-	if part == "" {
-		part = "stream " + listPath.String()
-	}
-	d.roots.Add(1)
-	key := "stream\x00" + listPath.String()
-	d.expect(key, listPath, label, d.owners(ctx))
+	listPath, sel := fc.Path(), fc.Field.Selections
+	part, key := d.openStream(ctx, listPath, label)
 	go func() {
 		if !d.wait(ctx) {
 			return
@@ -403,15 +409,8 @@ func (d *deferral) streamPages(ctx context.Context, schema graphql.ExecutableSch
 	if last && list.Len() <= n {
 		return list.Interface(), nil
 	}
-	listPath := fc.Path()
-	sel := fc.Field.Selections
-	part := label
-	if part == "" {
-		part = "stream " + listPath.String()
-	}
-	d.roots.Add(1)
-	key := "stream\x00" + listPath.String()
-	d.expect(key, listPath, label, d.owners(ctx))
+	listPath, sel := fc.Path(), fc.Field.Selections
+	part, key := d.openStream(ctx, listPath, label)
 	go func() {
 		if !d.wait(ctx) {
 			return

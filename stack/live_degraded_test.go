@@ -1,16 +1,12 @@
 package stack_test
 
 import (
-	"context"
-	"crypto/rand"
-	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/workspacenet/facade/internal/live"
 	"github.com/workspacenet/facade/internal/redistest"
 	"github.com/workspacenet/facade/restclient"
-	"github.com/workspacenet/facade/stack"
 	"github.com/workspacenet/facade/testenv"
 )
 
@@ -21,35 +17,9 @@ import (
 // and a new order reaches both subscribers.
 func TestLiveWithoutRedisMidway(t *testing.T) {
 	rs := redistest.StartOwn(t)
-	up, err := stack.StartUpstream(t.Context(), stack.UpstreamConfig{DemoScale: 1, TestEndpoints: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = up.Close() })
-	secret := make([]byte, 32)
-	_, _ = rand.Read(secret)
-	var sts []*stack.Stack
-	for range 2 {
-		cfg := stack.DefaultConfig()
-		cfg.Upstream, cfg.RedisURL, cfg.Secret, cfg.Replicas = up.URL, rs.URL, secret, 2
-		cfg.Playground, cfg.MetricsAddr, cfg.RedisOpTimeout = false, "", 500*time.Millisecond
-		cfg.Live.Interval, cfg.Live.AllowFastPolls = 100*time.Millisecond, true
-		st, _ := testenv.Serve(t, cfg, slog.New(slog.DiscardHandler))
-		sts = append(sts, st)
-	}
-	m := up.Manifest
+	up, sts, subs := liveReplicas(t, rs.URL, 500*time.Millisecond)
+	m, loc := up.Manifest, up.Manifest.IDs["location"][0]
 	creds := restclient.Credentials{Authorization: "Bearer " + m.BearerToken, NetworkID: m.NetworkID}
-	loc := m.IDs["location"][0]
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var subs []*live.Subscription
-	for _, st := range sts {
-		s, err := st.Live.Subscribe(ctx, creds, live.Orders(st.Client, loc, ""))
-		if err != nil {
-			t.Fatal(err)
-		}
-		subs = append(subs, s)
-	}
 	polls := func(i int) int64 { return sts[i].Live.Stats().Polls["/shop/orders/v1"] }
 	served := func() int64 { return int64(up.Server.Hooks().Counts()["GET /shop/orders/v1"]) }
 	// oneHolder waits until, over 5 polls in a row, only one replica

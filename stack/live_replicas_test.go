@@ -26,35 +26,10 @@ import (
 // replica takes the lease, polls, and its subscriber goes on receiving.
 func TestLivePollerSharedByReplicas(t *testing.T) {
 	rs := redistest.Start(t)
-	up, err := stack.StartUpstream(t.Context(), stack.UpstreamConfig{DemoScale: 1, TestEndpoints: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = up.Close() })
-	secret := make([]byte, 32)
-	_, _ = rand.Read(secret)
-	var sts []*stack.Stack
-	for range 2 {
-		cfg := stack.DefaultConfig()
-		cfg.Upstream, cfg.RedisURL, cfg.Secret, cfg.Replicas = up.URL, rs.URL, secret, 2
-		cfg.Playground, cfg.MetricsAddr, cfg.RedisOpTimeout = false, "", 5*time.Second
-		cfg.Live.Interval, cfg.Live.AllowFastPolls = 100*time.Millisecond, true
-		st, _ := testenv.Serve(t, cfg, slog.New(slog.DiscardHandler))
-		sts = append(sts, st)
-	}
-	m := up.Manifest
+	up, sts, subs := liveReplicas(t, rs.URL, 5*time.Second)
+	m, loc := up.Manifest, up.Manifest.IDs["location"][0]
 	creds := restclient.Credentials{Authorization: "Bearer " + m.BearerToken, NetworkID: m.NetworkID}
-	loc := m.IDs["location"][0]
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var subs []*live.Subscription
-	for _, st := range sts {
-		s, err := st.Live.Subscribe(ctx, creds, live.Orders(st.Client, loc, ""))
-		if err != nil {
-			t.Fatal(err)
-		}
-		subs = append(subs, s)
-	}
+	ctx := t.Context()
 	polls := func(st *stack.Stack) int64 { return st.Live.Stats().Polls["/shop/orders/v1"] }
 	testenv.WaitFor(t, "polls", func() bool { return polls(sts[0])+polls(sts[1]) >= 3 })
 	holder, follower := 0, 1
@@ -146,4 +121,39 @@ func copyOrder(t *testing.T, up *stack.Upstream, id string) string {
 		t.Fatalf("copy: %d %v", resp.StatusCode, err)
 	}
 	return out.ID
+}
+
+// liveReplicas starts the local REST service (with its test endpoints) and
+// two replicas of the program on Redis at redisURL (one secret, polls every
+// 100 ms, Redis operations timing out after redisTimeout), each with one
+// subscriber of the first demo location's orders, with the demo credentials.
+func liveReplicas(t *testing.T, redisURL string, redisTimeout time.Duration) (*stack.Upstream, []*stack.Stack, []*live.Subscription) {
+	t.Helper()
+	up, err := stack.StartUpstream(t.Context(), stack.UpstreamConfig{DemoScale: 1, TestEndpoints: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = up.Close() })
+	secret := make([]byte, 32)
+	_, _ = rand.Read(secret)
+	var sts []*stack.Stack
+	for range 2 {
+		cfg := stack.DefaultConfig()
+		cfg.Upstream, cfg.RedisURL, cfg.Secret, cfg.Replicas = up.URL, redisURL, secret, 2
+		cfg.Playground, cfg.MetricsAddr, cfg.RedisOpTimeout = false, "", redisTimeout
+		cfg.Live.Interval, cfg.Live.AllowFastPolls = 100*time.Millisecond, true
+		st, _ := testenv.Serve(t, cfg, slog.New(slog.DiscardHandler))
+		sts = append(sts, st)
+	}
+	m := up.Manifest
+	creds := restclient.Credentials{Authorization: "Bearer " + m.BearerToken, NetworkID: m.NetworkID}
+	var subs []*live.Subscription
+	for _, st := range sts {
+		s, err := st.Live.Subscribe(t.Context(), creds, live.Orders(st.Client, m.IDs["location"][0], ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		subs = append(subs, s)
+	}
+	return up, sts, subs
 }

@@ -330,18 +330,9 @@ func (p *payloads) write(b *bytes.Buffer, resp *graphql.Response, initial bool, 
 			break
 		}
 		b.WriteString(`,"incremental":[{"id":` + id)
-		if len(resp.Errors) > 0 {
-			b.WriteString(`,"errors":`)
-			if err := encode(b, resp.Errors); err != nil {
-				return err
-			}
+		if err := writeIncrementalEntry(b, resp); err != nil {
+			return err
 		}
-		if items(resp) {
-			b.WriteString(`,"items":`)
-		} else {
-			b.WriteString(`,"data":`)
-		}
-		b.Write(resp.Data)
 		b.WriteString(`}],"completed":[{"id":` + id + `}]`)
 	}
 	sep()
@@ -407,18 +398,9 @@ func writeV02(b *bytes.Buffer, resp *graphql.Response, part *Part) error {
 	if delivers && !failed {
 		sep()
 		b.WriteString(`"incremental":[{"id":` + id)
-		if len(resp.Errors) > 0 {
-			b.WriteString(`,"errors":`)
-			if err := encode(b, resp.Errors); err != nil {
-				return err
-			}
+		if err := writeIncrementalEntry(b, resp); err != nil {
+			return err
 		}
-		if items(resp) {
-			b.WriteString(`,"items":`)
-		} else {
-			b.WriteString(`,"data":`)
-		}
-		b.Write(resp.Data)
 		b.WriteString(`}]`)
 	}
 	if !part.Completes && !failed && len(part.Completed) == 0 {
@@ -491,5 +473,23 @@ func encode(b *bytes.Buffer, v any) error {
 		return err
 	}
 	b.Truncate(b.Len() - 1)
+	return nil
+}
+
+// writeIncrementalEntry writes the members of an incremental entry after
+// its id: the part's errors, then its items (a stream's) or data.
+func writeIncrementalEntry(b *bytes.Buffer, resp *graphql.Response) error {
+	if len(resp.Errors) > 0 {
+		b.WriteString(`,"errors":`)
+		if err := encode(b, resp.Errors); err != nil {
+			return err
+		}
+	}
+	if items(resp) {
+		b.WriteString(`,"items":`)
+	} else {
+		b.WriteString(`,"data":`)
+	}
+	b.Write(resp.Data)
 	return nil
 }

@@ -557,14 +557,20 @@ func (p *poller) invalidate() {
 	}
 }
 
-// deliver queues events for every subscriber.
-func (p *poller) deliver(events []Event) {
+// subscribers returns the poller's subscribers at this moment.
+func (p *poller) subscribers() []*Subscription {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	subs := make([]*Subscription, 0, len(p.subs))
 	for s := range p.subs {
 		subs = append(subs, s)
 	}
-	p.mu.Unlock()
+	return subs
+}
+
+// deliver queues events for every subscriber.
+func (p *poller) deliver(events []Event) {
+	subs := p.subscribers()
 	for _, s := range subs {
 		s.push(events)
 	}
@@ -572,12 +578,7 @@ func (p *poller) deliver(events []Event) {
 
 // endAll ends every subscriber with err and stops the poller.
 func (p *poller) endAll(err error) {
-	p.mu.Lock()
-	subs := make([]*Subscription, 0, len(p.subs))
-	for s := range p.subs {
-		subs = append(subs, s)
-	}
-	p.mu.Unlock()
+	subs := p.subscribers()
 	for _, s := range subs {
 		s.end(err)
 	}
