@@ -230,3 +230,44 @@ func TestOperationTableIsComplete(t *testing.T) {
 		}
 	}
 }
+
+// TestEntriesFollowTheTable: a GET's entries are those of its path
+// parameter and its CacheTags among the values, nothing for other filters;
+// a write's are its Stale with values from its id or its answer.
+func TestEntriesFollowTheTable(t *testing.T) {
+	get := func(route string) Operation {
+		o, ok := LookupOperation(http.MethodGet, route)
+		if !ok {
+			t.Fatalf("no GET %s", route)
+		}
+		return o
+	}
+	cases := []struct {
+		op     Operation
+		values map[string]string
+		want   []Entry
+	}{
+		{get("/resources/v1/{id}"), map[string]string{"id": "r1"}, []Entry{{"/resources/v1/{id}", "id", "r1"}}},
+		{get("/shop/products/v1/{productId}"), map[string]string{"productId": "p1", "id": "x"}, []Entry{{"/shop/products/v1/{productId}", "productId", "p1"}}},
+		{get("/shop/orders/v1"), map[string]string{"locationRef": "l1", "status": "new"}, []Entry{{"/shop/orders/v1", "locationRef", "l1"}}},
+		{get("/billing/credit_notes/v1"), map[string]string{"invoiceRef": "i1", "locationRef": ""}, []Entry{{"/billing/credit_notes/v1", "invoiceRef", "i1"}}},
+		{get("/transactions/money/v1"), map[string]string{"status": "failed"}, nil},
+	}
+	for _, c := range cases {
+		if got := c.op.Entries(c.values); !slices.Equal(got, c.want) {
+			t.Errorf("%s.Entries(%v) = %v, want %v", c.op.Pattern(), c.values, got, c.want)
+		}
+	}
+	i1, l1 := "i1", "l1"
+	note := &CreditNote{InvoiceRef: &i1, LocationRef: &l1}
+	want := []Entry{{"/billing/invoices/v1/{id}/items", "id", "i1"}, {"/billing/credit_notes/v1", "invoiceRef", "i1"}, {"/billing/credit_notes/v1", "locationRef", "l1"}}
+	if got := StaleAfter(http.MethodPost, "/billing/credit_notes/v1", "", note); !slices.Equal(got, want) {
+		t.Errorf("StaleAfter(POST credit note) = %v, want %v", got, want)
+	}
+	if got := StaleAfter(http.MethodPut, "/visitors/visits/v1/{id}", "v%201", nil); !slices.Equal(got, []Entry{{"/visitors/visits/v1/{id}", "id", "v 1"}}) {
+		t.Errorf("StaleAfter(PUT visit) = %v", got)
+	}
+	if got := StaleAfter(http.MethodPost, "/feed/posts/v1", "", nil); got != nil {
+		t.Errorf("StaleAfter(POST post) = %v, want nothing", got)
+	}
+}

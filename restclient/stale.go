@@ -7,19 +7,46 @@ import (
 	"strings"
 )
 
-// invalidate drops the cache entries a successful write made stale (its
-// operation's Stale, the table in operations.go): the value of each comes
-// from the write's path parameter (id, escaped as sent) or from a string
-// field of its answer v, by JSON name. A value that is absent or empty
-// makes nothing stale. Invalidate's error is not the write's: every Stale
-// of the table is one the cache can invalidate (internal/cache's
-// TestStaleEntriesAreInvalidatable), and a cache whose store fails counts
-// it itself.
-func (c *Client) invalidate(ctx context.Context, method, route, id string, v any) {
-	op, ok := LookupOperation(method, route)
-	if !ok || len(op.Stale) == 0 {
-		return
+// Entry names cached GET entries: those of Route whose Param (its path
+// parameter or one of its CacheTags) has Value; ResponseCache.Invalidate's
+// arguments.
+type Entry struct{ Route, Param, Value string }
+
+// Entries returns the cached entries of GET operation o that values name,
+// keyed by parameter name ("id", "locationRef"): its path parameter's and
+// each of its CacheTags' with a non-empty value, in that order. Other
+// values (filters that tag nothing) are ignored.
+func (o Operation) Entries(values map[string]string) []Entry {
+	var out []Entry
+	if open := strings.IndexByte(o.Route, '{'); open >= 0 {
+		param := strings.TrimSuffix(o.Route[open+1:], "}")
+		if end := strings.IndexByte(param, '}'); end >= 0 {
+			param = param[:end]
+		}
+		if v := values[param]; v != "" {
+			out = append(out, Entry{o.Route, param, v})
+		}
 	}
+	for _, tag := range o.CacheTags {
+		if v := values[tag]; v != "" {
+			out = append(out, Entry{o.Route, tag, v})
+		}
+	}
+	return out
+}
+
+// StaleAfter returns the cached entries the success of the write method
+// route makes stale (its operation's Stale, the table in operations.go):
+// the value of each comes from the write's path parameter (id, escaped as
+// sent) or from a string field of its answer v, by JSON name. A value that
+// is absent or empty makes nothing stale. A poll that sees what a write
+// created (a new credit note) makes the same entries stale.
+func StaleAfter(method, route, id string, v any) []Entry {
+	op, ok := LookupOperation(method, route)
+	if !ok {
+		return nil
+	}
+	var out []Entry
 	for _, s := range op.Stale {
 		var value string
 		if s.From == "{id}" {
@@ -27,10 +54,21 @@ func (c *Client) invalidate(ctx context.Context, method, route, id string, v any
 		} else {
 			value = jsonString(v, s.From)
 		}
-		if value == "" {
-			continue
+		if value != "" {
+			out = append(out, Entry{s.Route, s.Param, value})
 		}
-		_ = c.cache.Invalidate(ctx, s.Route, s.Param, value)
+	}
+	return out
+}
+
+// invalidate drops the cache entries a successful write made stale
+// (StaleAfter). Invalidate's error is not the write's: every Stale of the
+// table is one the cache can invalidate (internal/cache's
+// TestStaleEntriesAreInvalidatable), and a cache whose store fails counts
+// it itself.
+func (c *Client) invalidate(ctx context.Context, method, route, id string, v any) {
+	for _, e := range StaleAfter(method, route, id, v) {
+		_ = c.cache.Invalidate(ctx, e.Route, e.Param, e.Value)
 	}
 }
 

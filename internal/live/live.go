@@ -114,17 +114,13 @@ type Source struct {
 	// Fetch makes the poll's upstream calls with ctx, which carries the
 	// subscriber's credentials and the budget's hooks.
 	Fetch func(ctx context.Context) ([]Item, error)
-	// Stale are the response cache entries a change seen by a poll makes
-	// stale (restclient.ResponseCache.Invalidate's route, param, value).
-	Stale []Stale
+	// Stale returns the response cache entries the changes a poll saw
+	// make stale (nil: none).
+	Stale func(changes []Event) []restclient.Entry
 	// Decode reads back {"items": [...]} of Item values encoded as JSON
 	// (what one replica fetched, for the others: shared.go).
 	Decode func(data []byte) ([]any, error)
 }
-
-// Stale names response cache entries: those of the GET Route whose Param is
-// Value (restclient.ResponseCache.Invalidate).
-type Stale struct{ Route, Param, Value string }
 
 // Event is one change, or one failed poll, delivered to a subscriber.
 type Event struct {
@@ -415,12 +411,7 @@ func (p *poller) publish(events []Event) {
 	if len(events) == 0 {
 		return
 	}
-	for _, e := range events {
-		if e.Kind != Failed {
-			p.invalidate()
-			break
-		}
-	}
+	p.invalidate(events)
 	p.deliver(events)
 }
 
@@ -547,12 +538,22 @@ func (p *poller) diff(items []Item, at time.Time, interval time.Duration) []Even
 	return events
 }
 
-func (p *poller) invalidate() {
+// invalidate drops the cached entries the changes among events make stale.
+func (p *poller) invalidate(events []Event) {
 	c := p.h.c.Cache
-	if c == nil {
+	if c == nil || p.src.Stale == nil {
 		return
 	}
-	for _, s := range p.src.Stale {
+	changes := make([]Event, 0, len(events))
+	for _, e := range events {
+		if e.Kind != Failed {
+			changes = append(changes, e)
+		}
+	}
+	if len(changes) == 0 {
+		return
+	}
+	for _, s := range p.src.Stale(changes) {
 		_ = c.Invalidate(p.ctx, s.Route, s.Param, s.Value)
 	}
 }

@@ -2,22 +2,49 @@ package live
 
 import (
 	"context"
+	"net/http"
 	"net/url"
 
 	"github.com/workspacenet/facade/restclient"
 )
 
-// The sources of the facade's subscriptions. Each names its route and
-// filter in its Key and says which cached lists its changes make stale.
+// The sources of the facade's subscriptions. Each names its GET route and
+// filter in its Key; what its changes make stale in the response cache
+// derives from the route's row in restclient's operation table (its path
+// parameter and CacheTags), and for lists of what a write creates, from
+// that write's Stale.
 
-func key(route string, kv ...string) string {
+// filtered returns the Key of route's source with filter kv (name, value
+// pairs; empty values are no filter) and the cached entries of route that a
+// change in it makes stale.
+func filtered(route string, kv ...string) (key string, stale func([]Event) []restclient.Entry) {
 	q := url.Values{}
+	values := map[string]string{}
 	for i := 0; i+1 < len(kv); i += 2 {
 		if kv[i+1] != "" {
 			q.Set(kv[i], kv[i+1])
+			values[kv[i]] = kv[i+1]
 		}
 	}
-	return route + "?" + q.Encode()
+	op, _ := restclient.LookupOperation(http.MethodGet, route)
+	entries := op.Entries(values)
+	return route + "?" + q.Encode(), func([]Event) []restclient.Entry { return entries }
+}
+
+// alsoCreatedBy adds to stale what the write method route would have made
+// stale had it answered each changed item (a poll that sees a new credit
+// note makes its invoice's entries stale as POST /billing/credit_notes/v1
+// does).
+func alsoCreatedBy(stale func([]Event) []restclient.Entry, method, route string) func([]Event) []restclient.Entry {
+	return func(changes []Event) []restclient.Entry {
+		out := stale(changes)
+		for _, e := range changes {
+			if e.Kind != Failed {
+				out = append(out, restclient.StaleAfter(method, route, "", e.Value)...)
+			}
+		}
+		return out
+	}
 }
 
 func created(t *restclient.Timestamp) (ts restclient.Timestamp) {
@@ -50,11 +77,12 @@ func listItems[T any](list []*T, id func(*T) string, date func(*T) *restclient.T
 // Transactions is the newest page of a location's money transactions.
 func Transactions(c *restclient.Client, location string, status restclient.TransactionStatus, typ restclient.TransactionType) Source {
 	const route = "/transactions/money/v1"
+	key, stale := filtered(route, "locationRef", location, "status", string(status), "type", string(typ))
 	return Source{
-		Key:    key(route, "locationRef", location, "status", string(status), "type", string(typ)),
+		Key:    key,
 		Decode: decoder[restclient.Transaction](),
 		Route:  route,
-		Stale:  []Stale{{route, "locationRef", location}},
+		Stale:  stale,
 		Fetch: func(ctx context.Context) ([]Item, error) {
 			l, _, err := c.Transactions.ListTransactions(ctx, &restclient.TransactionListOptions{LocationRef: location, Status: status, Type: typ, ListOptions: restclient.ListOptions{Limit: PageSize}})
 			return listItems(l, func(v *restclient.Transaction) string { return v.ID }, func(v *restclient.Transaction) *restclient.Timestamp { return v.CreateDate }), err
@@ -65,11 +93,12 @@ func Transactions(c *restclient.Client, location string, status restclient.Trans
 // Orders is the newest page of a location's shop orders.
 func Orders(c *restclient.Client, location string, status restclient.OrderStatus) Source {
 	const route = "/shop/orders/v1"
+	key, stale := filtered(route, "locationRef", location, "status", string(status))
 	return Source{
-		Key:    key(route, "locationRef", location, "status", string(status)),
+		Key:    key,
 		Decode: decoder[restclient.Order](),
 		Route:  route,
-		Stale:  []Stale{{route, "locationRef", location}},
+		Stale:  stale,
 		Fetch: func(ctx context.Context) ([]Item, error) {
 			l, _, err := c.Shop.ListOrders(ctx, &restclient.OrderListOptions{LocationRef: location, Status: status, ListOptions: restclient.ListOptions{Limit: PageSize}})
 			return listItems(l, func(v *restclient.Order) string { return v.ID }, func(v *restclient.Order) *restclient.Timestamp { return v.CreateDate }), err
@@ -78,24 +107,22 @@ func Orders(c *restclient.Client, location string, status restclient.OrderStatus
 }
 
 // CreditNotes is the newest page of the credit notes of an invoice or of a
-// location (one of the two).
+// location (one of the two). A change makes stale, beside the list, what
+// creating the credit note does (its invoice, its invoice's and its
+// location's lists).
 func CreditNotes(c *restclient.Client, invoice, location string) Source {
 	const route = "/billing/credit_notes/v1"
-	s := Source{
-		Key:    key(route, "invoiceRef", invoice, "locationRef", location),
+	key, stale := filtered(route, "invoiceRef", invoice, "locationRef", location)
+	return Source{
+		Key:    key,
 		Decode: decoder[restclient.CreditNote](),
 		Route:  route,
+		Stale:  alsoCreatedBy(stale, http.MethodPost, route),
 		Fetch: func(ctx context.Context) ([]Item, error) {
 			l, _, err := c.Billing.ListCreditNotes(ctx, &restclient.CreditNoteListOptions{InvoiceRef: invoice, LocationRef: location, ListOptions: restclient.ListOptions{Limit: PageSize}})
 			return listItems(l, func(v *restclient.CreditNote) string { return v.ID }, func(v *restclient.CreditNote) *restclient.Timestamp { return v.CreateDate }), err
 		},
 	}
-	if invoice != "" {
-		s.Stale = []Stale{{route, "invoiceRef", invoice}, {"/billing/invoices/v1/{id}/items", "id", invoice}}
-	} else {
-		s.Stale = []Stale{{route, "locationRef", location}}
-	}
-	return s
 }
 
 // Redemptions is the newest page of the redemptions of a coupon or of a
@@ -103,31 +130,28 @@ func CreditNotes(c *restclient.Client, invoice, location string) Source {
 // fingerprint.
 func Redemptions(c *restclient.Client, coupon, promocode string) Source {
 	const route = "/discounts/redemptions/v1"
-	s := Source{
-		Key:    key(route, "couponRef", coupon, "promocodeRef", promocode),
+	key, stale := filtered(route, "couponRef", coupon, "promocodeRef", promocode)
+	return Source{
+		Key:    key,
 		Decode: decoder[restclient.Redemption](),
 		Route:  route,
+		Stale:  stale,
 		Fetch: func(ctx context.Context) ([]Item, error) {
 			l, _, err := c.Discounts.ListRedemptions(ctx, &restclient.RedemptionListOptions{CouponRef: coupon, PromocodeRef: promocode, ListOptions: restclient.ListOptions{Limit: PageSize}})
 			return listItems(l, func(*restclient.Redemption) string { return "" }, func(v *restclient.Redemption) *restclient.Timestamp { return v.CreateDate }), err
 		},
 	}
-	if coupon != "" {
-		s.Stale = []Stale{{route, "couponRef", coupon}}
-	} else {
-		s.Stale = []Stale{{route, "promocodeRef", promocode}}
-	}
-	return s
 }
 
 // Comments is every comment of a post.
 func Comments(c *restclient.Client, post string) Source {
 	const route = "/feed/posts/v1/{id}/comments"
+	key, stale := filtered(route, "id", post)
 	return Source{
-		Key:    key(route, "id", post),
+		Key:    key,
 		Decode: decoder[restclient.Comment](),
 		Route:  route,
-		Stale:  []Stale{{route, "id", post}},
+		Stale:  stale,
 		Fetch: func(ctx context.Context) ([]Item, error) {
 			l, _, err := c.Feed.ListComments(ctx, post)
 			return listItems(l, func(v *restclient.Comment) string { return v.ID }, func(v *restclient.Comment) *restclient.Timestamp { return v.CreateDate }), err
@@ -136,11 +160,12 @@ func Comments(c *restclient.Client, post string) Source {
 }
 
 func one[T any](route, param, id string, get func(context.Context, string) (*T, *restclient.Response, error)) Source {
+	key, stale := filtered(route, param, id)
 	return Source{
-		Key:    key(route, param, id),
+		Key:    key,
 		Route:  route,
 		Decode: decoder[T](),
-		Stale:  []Stale{{route, param, id}},
+		Stale:  stale,
 		Fetch: func(ctx context.Context) ([]Item, error) {
 			v, _, err := get(ctx, id)
 			if err != nil {
