@@ -141,6 +141,10 @@ type deferral struct {
 	doc  *ast.QueryDocument
 	sent chan struct{} // closed once the initial payload is sent
 	once sync.Once
+	// end is the request's context; gqlgen executes the operation on the
+	// context of gate, which may outlive it (execGate).
+	end  context.Context
+	gate *execGate
 
 	roots  atomic.Int32 // deferred root fields
 	events chan event   // to the pump: gqlgen's parts, root parts, idle polls
@@ -184,12 +188,15 @@ type event struct {
 	partial bool
 }
 
-// wait waits until the initial payload is sent; false if ctx ends first.
+// wait waits until the initial payload is sent; false if ctx or the
+// request ends first.
 func (d *deferral) wait(ctx context.Context) bool {
 	select {
 	case <-d.sent:
 		return true
 	case <-ctx.Done():
+		return false
+	case <-d.end.Done():
 		return false
 	}
 }
@@ -497,13 +504,18 @@ func (d *deferral) handler(inner graphql.ResponseHandler) graphql.ResponseHandle
 	return func(ctx context.Context) *graphql.Response {
 		if first {
 			first = false
-			resp := inner(ctx)
+			var gctx context.Context
+			gctx, d.gate = newExecGate(ctx)
+			d.end = ctx
+			resp := inner(gctx)
 			if resp == nil {
+				d.gate.close()
 				return nil
 			}
 			if d.over(resp) {
 				// The initial payload alone is too large: the refusal is the
 				// whole answer, as for any operation.
+				d.gate.close()
 				r := &graphql.Response{Data: []byte("null"), Errors: gqlerror.List{tooLarge(d.size, d.maxBytes)}}
 				d.codes(r)
 				d.report(r)
@@ -516,9 +528,10 @@ func (d *deferral) handler(inner graphql.ResponseHandler) graphql.ResponseHandle
 				// fields resolved inline): one ordinary response.
 				resp.HasNext = nil
 				d.report(resp)
+				d.gate.close()
 				return resp
 			}
-			go d.pump(ctx, inner, gq, roots)
+			go d.pump(ctx, gctx, inner, gq, roots)
 			t := true
 			resp.HasNext = &t
 			d.annotate(ctx, resp, event{}, true)
@@ -546,8 +559,10 @@ func (d *deferral) handler(inner graphql.ResponseHandler) graphql.ResponseHandle
 // pump merges gqlgen's deferred parts (polled from inner) and the root
 // parts into d.out, in the order they complete, each with hasNext, the
 // report on the last.
-func (d *deferral) pump(ctx context.Context, inner graphql.ResponseHandler, gq bool, roots int) {
+// ctx is the request's, gctx the one gqlgen executes the operation on.
+func (d *deferral) pump(ctx, gctx context.Context, inner graphql.ResponseHandler, gq bool, roots int) {
 	defer close(d.out)
+	defer d.gate.close()
 	poke := make(chan struct{}, 1)
 	go func() { // polls gqlgen: one round per poke, until it has nothing pending
 		for {
@@ -557,7 +572,13 @@ func (d *deferral) pump(ctx context.Context, inner graphql.ResponseHandler, gq b
 				return
 			}
 			for {
-				r := inner(ctx)
+				if !d.gate.enter() {
+					return
+				}
+				r := inner(gctx)
+				if !d.gate.leave() {
+					return
+				}
 				more := r != nil && r.HasNext != nil && *r.HasNext
 				if r != nil {
 					select {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -36,7 +37,15 @@ type upstream struct {
 	mux  *http.ServeMux
 	srv  *httptest.Server
 	hits atomic.Int64
+	// conns counts the connections the server accepted (set before it
+	// starts: the server reads ConnState unsynchronised).
+	conns atomic.Int64
+	// connState, when set (onConnState), is told every connection state.
+	connState atomic.Pointer[func(net.Conn, http.ConnState)]
 }
+
+// onConnState has f told of every connection's state change from now on.
+func (u *upstream) onConnState(f func(net.Conn, http.ConnState)) { u.connState.Store(&f) }
 
 func newUpstream(t *testing.T) *upstream {
 	t.Helper()
@@ -45,10 +54,19 @@ func newUpstream(t *testing.T) *upstream {
 		t.Errorf("unexpected request %s %s", r.Method, r.URL.EscapedPath())
 		http.Error(w, `{"message":"no route","type":"not_found"}`, http.StatusNotFound)
 	})
-	u.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	u.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u.hits.Add(1)
 		u.mux.ServeHTTP(w, r)
 	}))
+	u.srv.Config.ConnState = func(c net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			u.conns.Add(1)
+		}
+		if f := u.connState.Load(); f != nil {
+			(*f)(c, s)
+		}
+	}
+	u.srv.Start()
 	t.Cleanup(u.srv.Close)
 	return u
 }

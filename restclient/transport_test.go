@@ -370,15 +370,7 @@ func TestGetAnswerAsNetHTTP(t *testing.T) {
 }
 
 // countConns counts the connections u's server accepts.
-func countConns(u *upstream) *atomic.Int64 {
-	var n atomic.Int64
-	u.srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			n.Add(1)
-		}
-	}
-	return &n
-}
+func countConns(u *upstream) *atomic.Int64 { return &u.conns }
 
 // TestGetConnectionsReused: sequential GETs, with bodies of a fixed length
 // and chunked, go over one connection.
@@ -422,7 +414,7 @@ func TestGetStaleConnectionSentAgain(t *testing.T) {
 	var mu sync.Mutex
 	var idle []net.Conn
 	var conns atomic.Int64
-	u.srv.Config.ConnState = func(c net.Conn, s http.ConnState) {
+	u.onConnState(func(c net.Conn, s http.ConnState) {
 		switch s {
 		case http.StateNew:
 			conns.Add(1)
@@ -431,7 +423,7 @@ func TestGetStaleConnectionSentAgain(t *testing.T) {
 			idle = append(idle, c)
 			mu.Unlock()
 		}
-	}
+	})
 	var n atomic.Int64
 	u.handle("GET /events/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
 		n.Add(1)
@@ -603,13 +595,13 @@ func TestGetAfterUpstreamDroppedIdleConnections(t *testing.T) {
 	u := newUpstream(t)
 	var mu sync.Mutex
 	var open []net.Conn
-	u.srv.Config.ConnState = func(c net.Conn, s http.ConnState) {
+	u.onConnState(func(c net.Conn, s http.ConnState) {
 		if s == http.StateNew {
 			mu.Lock()
 			open = append(open, c)
 			mu.Unlock()
 		}
-	}
+	})
 	conns := func() int { mu.Lock(); defer mu.Unlock(); return len(open) }
 	release := make(chan struct{})
 	var n atomic.Int64
