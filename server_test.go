@@ -432,6 +432,7 @@ func TestRunRejectsBadConfiguration(t *testing.T) {
 		{"bad limit", map[string]string{"MAX_DEPTH": "deep"}, nil, "MAX_DEPTH"},
 		{"negative limit", nil, []string{"-max-cost=-5"}, "max-cost"},
 		{"zero body limit", map[string]string{"MAX_BODY_BYTES": "0"}, nil, "max-body-bytes"},
+		{"zero connection_init wait", nil, []string{"-live-init-timeout=0s"}, "-live-init-timeout: 0s must be positive"},
 		{"bad production switch", map[string]string{"PRODUCTION": "sure"}, nil, "PRODUCTION"},
 		{"missing trusted documents", nil, []string{"-trusted-documents=/nonexistent/docs.json"}, "trusted-documents"},
 		{"bearer without network id", map[string]string{"UPSTREAM_AUTHORIZATION": "Bearer tok-1"}, nil, "UPSTREAM_NETWORK_ID"},

@@ -140,6 +140,10 @@ type Options struct {
 	// (graphql-ws "ka", graphql-transport-ws ping) and of SSE comments. 0:
 	// none.
 	LiveKeepAlive time.Duration
+	// LiveInitTimeout bounds a WebSocket's wait for connection_init: past
+	// it the connection is closed (gqlgen's transport: 1002, "connection
+	// initialisation timeout"). It must be positive.
+	LiveInitTimeout time.Duration
 	// CheckOrigin reports whether a page of origin may open a WebSocket
 	// (besides the server's own origin, always allowed; stack gives it the
 	// CORS allowlist). nil: the server's own origin only.
@@ -191,6 +195,7 @@ func DefaultOptions() Options {
 		LiveMaxConnections:   DefaultLiveMaxConnections,
 		LiveMaxPerConnection: DefaultLiveMaxPerConnection,
 		LiveKeepAlive:        DefaultLiveKeepAlive,
+		LiveInitTimeout:      DefaultLiveInitTimeout,
 	}
 }
 

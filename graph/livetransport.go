@@ -2,6 +2,7 @@ package graph
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -52,8 +53,7 @@ const (
 	DefaultLiveMaxConnections   = 10000
 	DefaultLiveMaxPerConnection = 50
 	DefaultLiveKeepAlive        = 25 * time.Second
-	// liveInitTimeout bounds the wait for connection_init.
-	liveInitTimeout = 10 * time.Second
+	DefaultLiveInitTimeout      = 10 * time.Second
 )
 
 // liveKey marks the context of an operation received over a live transport.
@@ -179,7 +179,7 @@ func (o *Options) liveTransports(srv *handler.Server, paceHooks restclient.CallH
 		},
 		// Keep-alive messages: liveWebsocket's, one goroutine for all.
 		MissingPongOk: true,
-		InitTimeout:   liveInitTimeout,
+		InitTimeout:   cmp.Or(max(o.LiveInitTimeout, 0), DefaultLiveInitTimeout),
 		InitFunc: func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
 			h := initHeaders(p)
 			creds := credentialsOf(h)

@@ -3,8 +3,10 @@ package graph_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -12,7 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
+	"github.com/workspacenet/facade/graph"
 	"github.com/workspacenet/facade/stack"
+	"github.com/workspacenet/facade/testenv"
 )
 
 // TestLiveKeepAliveFromOneGoroutine: graphql-transport-ws connections get
@@ -98,4 +103,43 @@ func maskedTextFrame(p []byte) []byte {
 		b.WriteByte(c ^ mask[i%4])
 	}
 	return b.Bytes()
+}
+
+// TestLiveInitTimeoutClosesSilentConnections: a WebSocket that sends no
+// connection_init within -live-init-timeout is closed (1002, "connection
+// initialisation timeout"), and no longer counts against the replica's
+// connections.
+func TestLiveInitTimeoutClosesSilentConnections(t *testing.T) {
+	env := liveEnv(t, func(c *stack.Config) {
+		c.Graph.LiveInitTimeout = 100 * time.Millisecond
+		c.Graph.LiveMaxConnections = 1
+	})
+	conn, _, err := dialLive(t, env, nil, "graphql-transport-ws")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.CloseNow()
+	// Closed before half the default wait: the configured one applies.
+	ctx, cancel := context.WithTimeout(context.Background(), graph.DefaultLiveInitTimeout/2)
+	defer cancel()
+	for {
+		_, msg, err := conn.Read(ctx)
+		if err == nil {
+			continue // a connection_error message before the close
+		}
+		var ce websocket.CloseError
+		if !errors.As(err, &ce) || ce.Code != websocket.StatusProtocolError || ce.Reason != "connection initialisation timeout" {
+			t.Fatalf("read: %v (last message %s), want closed 1002 with the reason", err, msg)
+		}
+		break
+	}
+	// The replica's only connection slot is free again.
+	testenv.WaitFor(t, "a connection accepted", func() bool {
+		c, _, err := dialLive(t, env, nil, "graphql-transport-ws")
+		if err != nil {
+			return false
+		}
+		c.CloseNow()
+		return true
+	})
 }

@@ -259,6 +259,7 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	num(&c.Live.MaxTotal, "live-max-subscriptions", "LIVE_MAX_SUBSCRIPTIONS", "maximum subscriptions on this replica; 0 = no limit")
 	num(&g.LiveMaxPerConnection, "live-max-per-connection", "LIVE_MAX_PER_CONNECTION", "maximum subscriptions of one WebSocket; 0 = no limit")
 	num(&g.LiveMaxConnections, "live-max-connections", "LIVE_MAX_CONNECTIONS", "maximum WebSocket and SSE connections open on this replica; 0 = no limit")
+	dur(&g.LiveInitTimeout, "live-init-timeout", "LIVE_INIT_TIMEOUT", "how long a WebSocket may wait before its connection_init; past it the connection is closed (1002)")
 	dur(&g.LiveKeepAlive, "live-keepalive", "LIVE_KEEPALIVE", "interval of the keep-alive messages on WebSocket and SSE connections; 0 = none")
 	boolean(&c.LiveOff, "live-off", "LIVE_OFF", "turn subscriptions off (no WebSocket, no SSE)")
 	str(&c.MetricsAddr, "metrics-addr", "METRICS_ADDR", "listen address of the Prometheus /metrics endpoint; empty = off (demo mode, without -upstream: "+metrics.DefaultAddr+" unless given)")
@@ -331,6 +332,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Live.Buffer < 1 {
 		return fmt.Errorf("-live-buffer: %d must be at least 1", c.Live.Buffer)
+	}
+	if c.Graph.LiveInitTimeout <= 0 {
+		return fmt.Errorf("-live-init-timeout: %v must be positive", c.Graph.LiveInitTimeout)
 	}
 	if c.Graph.LiveKeepAlive < 0 {
 		return fmt.Errorf("-live-keepalive: %v is negative", c.Graph.LiveKeepAlive)
