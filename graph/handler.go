@@ -298,7 +298,7 @@ func NewHandler(o Options) http.Handler {
 		entry := accesslog.From(ctx)
 		ctx, done := observe(ctx, o.Metrics, r)
 		defer done()
-		if o.Live != nil && (isUpgrade(r) || isSubscriptionStream(r, o.MaxBodyBytes, o.MaxQueryBytes)) {
+		if o.Live != nil && (isUpgrade(r) || isSubscriptionStream(r, o.MaxBodyBytes, o.MaxQueryBytes, o.document)) {
 			o.serveLive(w, r.WithContext(ctx), srv, &liveConns, paceHooks)
 			return
 		}

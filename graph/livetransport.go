@@ -105,17 +105,20 @@ func eventSourceAsPost(r *http.Request) (*http.Request, *guard.Refusal) {
 // isSubscriptionStream reports whether r is a graphql-sse request of a
 // subscription: a query or mutation asking for text/event-stream is
 // incremental delivery (@defer, @stream) over SSE, served by the
-// GraphQL-over-HTTP transport. It reads at most maxBody+1 bytes of the body
-// (0: no bound) and gives r's body back whole; a body it cannot read as one
-// operation whose query parses within maxQuery bytes is not a subscription
-// (the GraphQL-over-HTTP transport then answers it with its error).
-func isSubscriptionStream(r *http.Request, maxBody int64, maxQuery int) bool {
+// GraphQL-over-HTTP transport. The operation's text is document's answer
+// for the request's parameters (its query, else the persisted query its
+// hash names). It reads at most maxBody+1 bytes of the body (0: no bound)
+// and gives r's body back whole; a body it cannot read as one operation
+// whose query parses within maxQuery bytes is not a subscription (the
+// GraphQL-over-HTTP transport then answers it with its error, an unknown
+// hash with PERSISTED_QUERY_NOT_FOUND).
+func isSubscriptionStream(r *http.Request, maxBody int64, maxQuery int, document func(context.Context, graphql.RawParams) string) bool {
 	if !isEventStream(r) {
 		return false
 	}
 	if r.Method == http.MethodGet {
-		q := r.URL.Query()
-		return isSubscription(q.Get("query"), q.Get("operationName"), maxQuery)
+		p, ref := guard.DecodeQuery(r)
+		return ref == nil && isSubscription(document(r.Context(), p.RawParams), p.OperationName, maxQuery)
 	}
 	var src io.Reader = r.Body
 	if maxBody > 0 {
@@ -130,7 +133,28 @@ func isSubscriptionStream(r *http.Request, maxBody int64, maxQuery int) bool {
 		return false
 	}
 	p, ref := guard.DecodeBody(body)
-	return ref == nil && isSubscription(p.Query, p.OperationName, maxQuery)
+	return ref == nil && isSubscription(document(r.Context(), p.RawParams), p.OperationName, maxQuery)
+}
+
+// document returns the text of the operation p names: its query, else the
+// trusted document or automatic persisted query of its
+// extensions.persistedQuery.sha256Hash ("" when none is known).
+func (o *Options) document(ctx context.Context, p graphql.RawParams) string {
+	if p.Query != "" {
+		return p.Query
+	}
+	pq, _ := p.Extensions["persistedQuery"].(map[string]any)
+	hash, _ := pq["sha256Hash"].(string)
+	switch {
+	case hash == "":
+		return ""
+	case len(o.TrustedDocuments) > 0:
+		return o.TrustedDocuments[strings.ToLower(strings.TrimPrefix(hash, "sha256:"))]
+	case o.APQCache != nil:
+		q, _ := o.APQCache.Get(ctx, hash)
+		return q
+	}
+	return ""
 }
 
 // isSubscription reports whether the operation operationName of query
