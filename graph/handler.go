@@ -298,9 +298,18 @@ func NewHandler(o Options) http.Handler {
 		entry := accesslog.From(ctx)
 		ctx, done := observe(ctx, o.Metrics, r)
 		defer done()
-		if o.Live != nil && (isUpgrade(r) || isSubscriptionStream(r, o.MaxBodyBytes, o.MaxQueryBytes, o.document)) {
+		if o.Live != nil && isUpgrade(r) {
 			o.serveLive(w, r.WithContext(ctx), srv, &liveConns, paceHooks)
 			return
+		}
+		if o.Live != nil {
+			if params, ok := isSubscriptionStream(r, o.MaxBodyBytes, o.MaxQueryBytes, o.document); ok {
+				if params.DocumentID != "" && len(o.TrustedDocuments) > 0 {
+					ctx = trusted.WithDocumentID(ctx, params.DocumentID)
+				}
+				o.serveLive(w, r.WithContext(ctx), srv, &liveConns, paceHooks)
+				return
+			}
 		}
 		if r.Method == http.MethodOptions {
 			w.Header().Set("Allow", guard.Allowed)

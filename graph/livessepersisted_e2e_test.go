@@ -9,9 +9,12 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/workspacenet/facade/stack"
 	"github.com/workspacenet/facade/testenv"
 )
 
@@ -77,4 +80,46 @@ func TestLiveOverSSEByPersistedQuery(t *testing.T) {
 	v := url.Values{"variables": {string(mustJSON(vars))}, "extensions": {string(mustJSON(ext))}, "operationName": {"Watch"}}
 	req, _ := http.NewRequest(http.MethodGet, env.FacadeURL+"?"+v.Encode(), nil)
 	subscribed("hash alone by GET", send(ctx, req), cancel, 1)
+}
+
+// TestLiveOverSSEByTrustedDocument: with -trusted-documents, a subscription
+// over graphql-sse names its document by documentId or by its hash, and is
+// a subscription of the hub either way; a query sent in full that is not
+// registered is refused.
+func TestLiveOverSSEByTrustedDocument(t *testing.T) {
+	query := `subscription Watch($id: ID!) { visitEvents(id: $id) { kind node { id } } }`
+	sum := sha256.Sum256([]byte(query))
+	hash := hex.EncodeToString(sum[:])
+	docs := filepath.Join(t.TempDir(), "docs.json")
+	if err := os.WriteFile(docs, mustJSON(map[string]string{hash: query}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := liveEnv(t, func(c *stack.Config) { c.TrustedDocs = docs })
+	vars := map[string]any{"id": env.ID(t, "visit", 0)}
+	for _, body := range []map[string]any{
+		{"documentId": "sha256:" + hash, "variables": vars},
+		{"variables": vars, "extensions": map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": hash}}},
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, env.FacadeURL, bytes.NewReader(mustJSON(body)))
+		req.Header = env.Bearer().Header()
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ct := resp.Header.Get("Content-Type"); resp.StatusCode != http.StatusOK || !strings.HasPrefix(ct, "text/event-stream") {
+			b, _ := io.ReadAll(resp.Body)
+			t.Fatalf("%v: HTTP %d %q %s", body, resp.StatusCode, ct, b)
+		}
+		testenv.WaitFor(t, "the subscription", func() bool { return env.Stack.Live.Stats().Subscriptions == 1 })
+		cancel()
+		resp.Body.Close()
+		testenv.WaitFor(t, "no subscription", func() bool { return env.Stack.Live.Stats().Subscriptions == 0 })
+	}
+	other := env.Do(t, env.Bearer(), `subscription($id: ID!) { visitEvents(id: $id) { kind } }`, vars, nil)
+	if len(other.Errors) == 0 || other.Errors[0].Extensions["code"] != "OPERATION_NOT_TRUSTED" {
+		t.Fatalf("an unregistered subscription: %+v", other)
+	}
 }

@@ -111,14 +111,15 @@ func eventSourceAsPost(r *http.Request) (*http.Request, *guard.Refusal) {
 // and gives r's body back whole; a body it cannot read as one operation
 // whose query parses within maxQuery bytes is not a subscription (the
 // GraphQL-over-HTTP transport then answers it with its error, an unknown
-// hash with PERSISTED_QUERY_NOT_FOUND).
-func isSubscriptionStream(r *http.Request, maxBody int64, maxQuery int, document func(context.Context, graphql.RawParams) string) bool {
+// hash with PERSISTED_QUERY_NOT_FOUND). It returns the request's
+// parameters when it is one.
+func isSubscriptionStream(r *http.Request, maxBody int64, maxQuery int, document func(context.Context, *guard.Params) string) (*guard.Params, bool) {
 	if !isEventStream(r) {
-		return false
+		return nil, false
 	}
 	if r.Method == http.MethodGet {
 		p, ref := guard.DecodeQuery(r)
-		return ref == nil && isSubscription(document(r.Context(), p.RawParams), p.OperationName, maxQuery)
+		return p, ref == nil && isSubscription(document(r.Context(), p), p.OperationName, maxQuery)
 	}
 	var src io.Reader = r.Body
 	if maxBody > 0 {
@@ -130,21 +131,25 @@ func isSubscriptionStream(r *http.Request, maxBody int64, maxQuery int, document
 		io.Closer
 	}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
 	if err != nil || (maxBody > 0 && int64(len(body)) > maxBody) {
-		return false
+		return nil, false
 	}
 	p, ref := guard.DecodeBody(body)
-	return ref == nil && isSubscription(document(r.Context(), p.RawParams), p.OperationName, maxQuery)
+	return p, ref == nil && isSubscription(document(r.Context(), p), p.OperationName, maxQuery)
 }
 
 // document returns the text of the operation p names: its query, else the
-// trusted document or automatic persisted query of its
-// extensions.persistedQuery.sha256Hash ("" when none is known).
-func (o *Options) document(ctx context.Context, p graphql.RawParams) string {
+// trusted document of its documentId, else the trusted document or
+// automatic persisted query of its extensions.persistedQuery.sha256Hash
+// ("" when none is known).
+func (o *Options) document(ctx context.Context, p *guard.Params) string {
 	if p.Query != "" {
 		return p.Query
 	}
 	pq, _ := p.Extensions["persistedQuery"].(map[string]any)
 	hash, _ := pq["sha256Hash"].(string)
+	if len(o.TrustedDocuments) > 0 && p.DocumentID != "" {
+		hash = p.DocumentID
+	}
 	switch {
 	case hash == "":
 		return ""
