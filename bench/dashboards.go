@@ -63,7 +63,6 @@ func dashboardsRun(ctx context.Context, cfg Config, k int, w io.Writer) error {
 	took := make([]time.Duration, k)
 	failed := make([]string, k)
 	var wg sync.WaitGroup
-	start := time.Now()
 	for i := range k {
 		wg.Go(func() {
 			t0 := time.Now()
@@ -78,7 +77,6 @@ func dashboardsRun(ctx context.Context, cfg Config, k int, w io.Writer) error {
 		})
 	}
 	wg.Wait()
-	all := time.Since(start)
 	us, err := up.Stats()
 	if err != nil {
 		return err
@@ -98,11 +96,10 @@ func dashboardsRun(ctx context.Context, cfg Config, k int, w io.Writer) error {
 	}
 	sorted := slices.Clone(took)
 	slices.Sort(sorted)
-	pct := func(p float64) time.Duration { return sorted[min(len(sorted)-1, int(p*float64(len(sorted))))] }
+	pct := func(p float64) time.Duration { return percentile(sorted, p) }
 	calls := us.Total
 	fmt.Fprintf(w, "| %d | %d | %.1f s | %.1f s | %.1f s | %.1f s | %.1f s | %d | %d | %d | %s |\n",
 		k, calls, float64(calls)/realRPS, pct(0.5).Seconds(), pct(0.95).Seconds(), pct(0.99).Seconds(), sorted[len(sorted)-1].Seconds(),
 		nFailed, maxPS, us.RateLimited, firstErr)
-	_ = all
 	return nil
 }

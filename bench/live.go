@@ -82,7 +82,7 @@ func runLive(ctx context.Context, interval time.Duration, subscribers, credentia
 	fmt.Fprintf(w, "| Measure | Result | Target |\n|---|---|---|\n")
 	fmt.Fprintf(w, "| %d subscribers of one source, one credential, 2 replicas: upstream polls per interval | %.2f (%d intervals) | 1 |\n", subscribers, polls/float64(rounds), rounds)
 	slices.Sort(lat)
-	p50, p99 := quantile(lat, 0.5), quantile(lat, 0.99)
+	p50, p99 := percentile(lat, 0.5), percentile(lat, 0.99)
 	fmt.Fprintf(w, "| event latency after a change (%d events), p50 / p99 | %v / %v | %v / %v |\n", len(lat), p50.Round(time.Millisecond), p99.Round(time.Millisecond), interval/2+100*time.Millisecond, interval+200*time.Millisecond)
 	for _, c := range conns {
 		c.CloseNow()
@@ -307,7 +307,7 @@ func (b *liveBench) interactive(ctx context.Context, base string) (none, five ti
 			time.Sleep(400 * time.Millisecond) // 2.5/s: with the 5 sources' polls, within the client's 10/s
 		}
 		slices.Sort(d)
-		return quantile(d, 0.5), nil
+		return percentile(d, 0.5), nil
 	}
 	if none, err = measure(); err != nil {
 		return 0, 0, err
@@ -409,13 +409,6 @@ func (b *liveBench) copyOrder() (string, error) {
 	return out.ID, json.NewDecoder(resp.Body).Decode(&out)
 }
 
-func quantile(sorted []time.Duration, q float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	return sorted[min(len(sorted)-1, int(q*float64(len(sorted))))]
-}
-
 func randDuration(d time.Duration) time.Duration {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
@@ -427,18 +420,10 @@ func randDuration(d time.Duration) time.Duration {
 }
 
 // rssOf is the resident set size of process pid.
+// rssOf is the resident memory of process pid in bytes (0 if unknown).
 func rssOf(pid int) int64 {
-	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return 0
-	}
-	for line := range strings.SplitSeq(string(raw), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
-			kb, _ := strconv.ParseInt(f[1], 10, 64)
-			return kb * 1024
-		}
-	}
-	return 0
+	m, _ := readProcMem(strconv.Itoa(pid))
+	return m.RSS * 1024
 }
 
 // startRedis starts redis-server on a free loopback port.

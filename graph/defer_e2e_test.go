@@ -199,6 +199,26 @@ func mergeParts(t *testing.T, next func() map[string]any) merged {
 
 // sameData compares two results but for their cursors (sealed anew for
 // every response).
+// mustSameData fails t unless got is want (cursors aside), showing both.
+func mustSameData(t *testing.T, what string, got, want any) {
+	t.Helper()
+	if !sameData(got, want) {
+		g, _ := json.Marshal(got)
+		w, _ := json.Marshal(want)
+		t.Fatalf("%s\ngot  %.2000s\nwant %.2000s", what, g, w)
+	}
+}
+
+// expectSameCalls reports an error unless env's upstream calls since its
+// last reset are wantCalls (wantTotal in all): those of the same query
+// without incremental delivery.
+func expectSameCalls(t *testing.T, env *testenv.Env, with, without string, wantCalls map[string]int64, wantTotal int64) {
+	t.Helper()
+	if calls, total := env.Calls(); total != wantTotal || !reflect.DeepEqual(calls, wantCalls) {
+		t.Errorf("upstream calls %s:\n%s%s:\n%s", with, testenv.FormatCalls(calls), without, testenv.FormatCalls(wantCalls))
+	}
+}
+
 func sameData(a, b any) bool {
 	return reflect.DeepEqual(withoutCursors(a), withoutCursors(b))
 }
@@ -289,15 +309,8 @@ func TestDeferEveryFormatGivesTheWholeResult(t *testing.T) {
 				if len(got.errors) > 0 {
 					t.Fatalf("errors: %v", got.errors)
 				}
-				if !sameData(got.data, want.data) {
-					g, _ := json.Marshal(got.data)
-					w, _ := json.Marshal(want.data)
-					t.Fatalf("merged result differs from the query without @defer\ngot  %.2000s\nwant %.2000s", g, w)
-				}
-				calls, total := env.Calls()
-				if total != wantTotal || !reflect.DeepEqual(calls, wantCalls) {
-					t.Errorf("upstream calls with @defer:\n%swithout:\n%s", testenv.FormatCalls(calls), testenv.FormatCalls(wantCalls))
-				}
+				mustSameData(t, "merged result differs from the query without @defer", got.data, want.data)
+				expectSameCalls(t, env, "with @defer", "without", wantCalls, wantTotal)
 				rep, _ := got.extensions["upstream"].(map[string]any)
 				seen := map[string]bool{}
 				for _, c := range asList(rep["calls"]) {
@@ -646,11 +659,7 @@ func TestStreamConnectionNodes(t *testing.T) {
 			if seen["initial"] == 0 || seen["more"] == 0 || len(seen) != 2 {
 				t.Errorf("the report's calls per part: %v, want initial and more", seen)
 			}
-			if !sameData(got, want.data) {
-				g, _ := json.Marshal(got)
-				w, _ := json.Marshal(want.data)
-				t.Fatalf("merged\n%.1500s\nwant\n%.1500s", g, w)
-			}
+			mustSameData(t, "merged", got, want.data)
 			if _, total := env.Calls(); total != wantTotal {
 				t.Errorf("%d calls with @stream, %d without", total, wantTotal)
 			}
@@ -937,15 +946,8 @@ func streamFollowsPages(t *testing.T, env *testenv.Env, hold *atomic.Bool, step 
 			if p := next(); p != nil {
 				t.Fatalf("a payload after the last: %v", p)
 			}
-			if !sameData(data, want.data) {
-				g, _ := json.Marshal(data)
-				w, _ := json.Marshal(want.data)
-				t.Fatalf("merged\n%.1500s\nwant\n%.1500s", g, w)
-			}
-			calls, total := env.Calls()
-			if total != wantTotal || !reflect.DeepEqual(calls, wantCalls) {
-				t.Errorf("upstream calls with @stream:\n%swithout:\n%s", testenv.FormatCalls(calls), testenv.FormatCalls(wantCalls))
-			}
+			mustSameData(t, "merged", data, want.data)
+			expectSameCalls(t, env, "with @stream", "without", wantCalls, wantTotal)
 		})
 	}
 }
@@ -1003,15 +1005,8 @@ func TestStreamDeliversDeferInsideItems(t *testing.T) {
 				i++
 				return payloads[i-1]
 			})
-			if !sameData(got, want.data) {
-				g, _ := json.Marshal(got)
-				w, _ := json.Marshal(want.data)
-				t.Fatalf("merged\n%.1500s\nwant\n%.1500s", g, w)
-			}
-			calls, total := env.Calls()
-			if total != wantTotal || !reflect.DeepEqual(calls, wantCalls) {
-				t.Errorf("upstream calls:\n%swithout @stream and @defer:\n%s", testenv.FormatCalls(calls), testenv.FormatCalls(wantCalls))
-			}
+			mustSameData(t, "merged", got, want.data)
+			expectSameCalls(t, env, "with both", "without @stream and @defer", wantCalls, wantTotal)
 		})
 	}
 }
@@ -1048,6 +1043,31 @@ func checkIDs(t *testing.T, payloads []map[string]any) {
 	for id := range completed {
 		if !pending[id] {
 			t.Errorf("id %s completed, never announced", id)
+		}
+	}
+}
+
+// TestStreamInsideADeferredPart: a list streamed inside a deferred part (a
+// deferred fragment, or a deferred root field) comes whole in that part:
+// every item, once, in both formats, and the response ends after it.
+func TestStreamInsideADeferredPart(t *testing.T) {
+	env := testenv.New(t, testenv.Options{})
+	vars := map[string]any{"locationId": env.ID(t, "location", 0)}
+	for name, q := range map[string]string{
+		"deferred fragment": `query($locationId: ID!) { location(id: $locationId) { id ... @defer(label: "tx") { transactions(first: 20) { nodes @stream(initialCount: 2) { id amount } } } } }`,
+		"deferred root":     `query($locationId: ID!) { ... @defer(label: "tx") { location(id: $locationId) { id transactions(first: 20) { nodes @stream(initialCount: 2) { id amount } } } } }`,
+	} {
+		plain := withoutDefer(regexp.MustCompile(`@stream\([^)]*\)`).ReplaceAllString(q, ""))
+		want := mergeParts(t, parts(t, incrementalRequest(t, env, "application/json", plain, vars)))
+		if n := len(asList(get(want.data, "location.transactions.nodes"))); len(want.errors) > 0 || n <= 2 {
+			t.Fatalf("%s without @stream and @defer: %d transactions, errors %v", name, n, want.errors)
+		}
+		for _, accept := range []string{acceptDefer2022, acceptV02} {
+			got := mergeParts(t, parts(t, incrementalRequest(t, env, accept, q, vars)))
+			if got.payloads < 2 || len(got.errors) > 0 {
+				t.Fatalf("%s, %s: %d payloads, errors %v", name, accept, got.payloads, got.errors)
+			}
+			mustSameData(t, name+", "+accept+": merged", got.data, want.data)
 		}
 	}
 }

@@ -303,7 +303,7 @@ func NewHandler(o Options) http.Handler {
 			return
 		}
 		if o.Live != nil {
-			if params, ok := isSubscriptionStream(r, o.MaxBodyBytes, o.MaxQueryBytes, o.document); ok {
+			if params, ok := o.isSubscriptionStream(r); ok {
 				if params.DocumentID != "" && len(o.TrustedDocuments) > 0 {
 					ctx = trusted.WithDocumentID(ctx, params.DocumentID)
 				}

@@ -55,7 +55,7 @@ import (
 //     written (admission.Keep); the call cap, cost limit and deadline are
 //     the request's, for all its parts.
 type incremental struct {
-	schema   graphql.ExecutableSchema // for @stream's items (generated.StreamItem)
+	schema   graphql.ExecutableSchema // for @stream's items (generated.Stream)
 	maxBytes int                      // the response size cap, over all parts (0: none)
 }
 
@@ -77,7 +77,8 @@ func (x incremental) MutateOperationContext(ctx context.Context, oc *graphql.Ope
 	if !hasIncremental(oc.Doc, oc.Operation.SelectionSet, map[string]bool{}) {
 		return nil
 	}
-	if oc.Operation.Operation != ast.Query || overhttp.AcceptsIncremental(oc.Headers).Format == overhttp.NotIncremental {
+	format := overhttp.AcceptsIncremental(oc.Headers).Format
+	if oc.Operation.Operation != ast.Query || format == overhttp.NotIncremental {
 		withoutDefer(oc)
 		return nil
 	}
@@ -88,7 +89,7 @@ func (x incremental) MutateOperationContext(ctx context.Context, oc *graphql.Ope
 	d := &deferral{sent: make(chan struct{}), events: make(chan event, 4), out: make(chan event, 4), req: req, doc: oc.Doc, maxBytes: x.maxBytes}
 	req.deferral = d
 	fields, roots := oc.ResolverMiddleware, oc.RootResolverMiddleware
-	if overhttp.AcceptsIncremental(oc.Headers).Format == overhttp.IncrementalV02 {
+	if format == overhttp.IncrementalV02 {
 		d.parts, d.labels = map[string]*pend{}, map[*ast.Field][]string{}
 	}
 	oc.ResolverMiddleware = func(ctx context.Context, next graphql.Resolver) (res any, err error) {
@@ -141,9 +142,8 @@ type deferral struct {
 	doc  *ast.QueryDocument
 	sent chan struct{} // closed once the initial payload is sent
 	once sync.Once
-	// end is the request's context; gqlgen executes the operation on the
-	// context of gate, which may outlive it (execGate).
-	end  context.Context
+	// gate holds the context gqlgen executes the operation on, which may
+	// outlive the request's (gate.end).
 	gate *execGate
 
 	roots  atomic.Int32 // deferred root fields
@@ -196,7 +196,7 @@ func (d *deferral) wait(ctx context.Context) bool {
 		return true
 	case <-ctx.Done():
 		return false
-	case <-d.end.Done():
+	case <-d.gate.end.Done():
 		return false
 	}
 }
@@ -212,7 +212,7 @@ func (d *deferral) root(ctx context.Context, f graphql.CollectedField, resolve f
 		if !d.wait(ctx) {
 			return
 		}
-		rctx := graphql.WithFreshResponseContext(ctx)
+		rctx := graphql.WithFreshResponseContext(context.WithValue(ctx, deferredRootKey{}, true))
 		m := resolve(rctx)
 		var b bytes.Buffer
 		b.WriteString(`{` + strconv.Quote(f.Alias) + `:`)
@@ -243,7 +243,7 @@ func (d *deferral) openStream(ctx context.Context, listPath ast.Path, label stri
 
 // stream resolves the list field of fc with resolve and, when @stream (dir)
 // is on and the list has more than its initialCount items of a type
-// generated.StreamItem marshals, returns the first initialCount for the
+// generated.Stream marshals, returns the first initialCount for the
 // initial payload and resolves the others apart once it is sent, all at
 // once: each part is a run of them (a JSON array at the path of its first
 // item), sent as soon as it and every item before it are complete, so the
@@ -251,7 +251,7 @@ func (d *deferral) openStream(ctx context.Context, listPath ast.Path, label stri
 func (d *deferral) stream(ctx context.Context, schema graphql.ExecutableSchema, fc *graphql.FieldContext, dir *ast.Directive, vars map[string]any, resolve func(context.Context) (any, error)) (any, error) {
 	res, err := resolve(ctx)
 	args := dir.ArgumentMap(vars)
-	if on, _ := args["if"].(bool); err != nil || !on || schema == nil {
+	if on, _ := args["if"].(bool); err != nil || !on || schema == nil || inDeferredPart(ctx) {
 		return res, err
 	}
 	n, _ := args["initialCount"].(int64)
@@ -263,7 +263,7 @@ func (d *deferral) stream(ctx context.Context, schema graphql.ExecutableSchema, 
 	if n < 0 || list.Kind() != reflect.Slice || int64(list.Len()) <= n {
 		return res, err
 	}
-	if _, ok := generated.StreamItem(ctx, schema, nil, res, list.Len(), 0); !ok {
+	if !generated.Streams(res) {
 		return res, err // not a connection's list
 	}
 	first, total := int(n), list.Len()
@@ -343,7 +343,7 @@ type nextPage func(ctx context.Context) (items any, last bool, err error)
 // The connection then registers its later pages (deferral.pages).
 func streamsPages(ctx context.Context, first *int) (d *deferral, list string) {
 	d = requestFrom(ctx).deferral
-	if d == nil || first == nil || *first <= paging.UpstreamMaxLimit {
+	if d == nil || first == nil || *first <= paging.UpstreamMaxLimit || inDeferredPart(ctx) {
 		return nil, ""
 	}
 	fc := graphql.GetFieldContext(ctx)
@@ -506,7 +506,6 @@ func (d *deferral) handler(inner graphql.ResponseHandler) graphql.ResponseHandle
 			first = false
 			var gctx context.Context
 			gctx, d.gate = newExecGate(ctx)
-			d.end = ctx
 			resp := inner(gctx)
 			if resp == nil {
 				d.gate.close()
@@ -521,7 +520,7 @@ func (d *deferral) handler(inner graphql.ResponseHandler) graphql.ResponseHandle
 				d.report(r)
 				return r
 			}
-			gq := resp.HasNext != nil && *resp.HasNext
+			gq := overhttp.HasNext(resp)
 			roots := int(d.roots.Load())
 			if !gq && roots == 0 {
 				// Nothing was deferred (@defer(if: false), or only on
@@ -579,7 +578,7 @@ func (d *deferral) pump(ctx, gctx context.Context, inner graphql.ResponseHandler
 				if !d.gate.leave() {
 					return
 				}
-				more := r != nil && r.HasNext != nil && *r.HasNext
+				more := r != nil && overhttp.HasNext(r)
 				if r != nil {
 					select {
 					case d.events <- event{resp: r, more: more}:
@@ -657,7 +656,8 @@ func (d *deferral) pump(ctx, gctx context.Context, inner graphql.ResponseHandler
 			return
 		}
 		if !lastMore {
-			// Drain the round's end so the poller can stop.
+			// The last part: the poller, if it still has a round's end to
+			// send, stops when the request ends.
 			return
 		}
 	}
@@ -838,7 +838,7 @@ func (d *deferral) annotate(ctx context.Context, resp *graphql.Response, ev even
 			}
 		}
 	}
-	if !initial && !hasNext(resp) {
+	if !initial && !overhttp.HasNext(resp) {
 		for _, p := range d.order {
 			if p.announced && !p.completed && p.ID != part.ID {
 				p.completed = true
@@ -851,8 +851,6 @@ func (d *deferral) annotate(ctx context.Context, resp *graphql.Response, ev even
 	}
 	overhttp.Annotate(ctx, resp, part)
 }
-
-func hasNext(resp *graphql.Response) bool { return resp.HasNext != nil && *resp.HasNext }
 
 // report adds the upstream call report to the last payload, when asked for.
 func (d *deferral) report(resp *graphql.Response) {
@@ -897,6 +895,25 @@ func callPart(ctx context.Context) string {
 // deferredField is the innermost field above ctx's that gqlgen (or the
 // root deferral) resolves apart, nil when none: ctx's calls serve a
 // deferred part.
+// deferredRootKey marks the context of a deferred root field's resolution.
+type deferredRootKey struct{}
+
+// inDeferredPart reports whether ctx resolves what a deferred part brings (a
+// field of a deferred fragment, or a deferred root field). A list @stream
+// marks there comes whole in that part: its stream would have to start
+// after the part that holds the list, which the pump does not order.
+func inDeferredPart(ctx context.Context) bool {
+	if ctx.Value(deferredRootKey{}) != nil {
+		return true
+	}
+	for fc := graphql.GetFieldContext(ctx); fc != nil; fc = fc.Parent {
+		if fc.Field.Field != nil && fc.Field.IsDeferred() {
+			return true
+		}
+	}
+	return false
+}
+
 func deferredField(ctx context.Context) *graphql.FieldContext {
 	for fc := graphql.GetFieldContext(ctx); fc != nil; fc = fc.Parent {
 		if fc.IsResolver && fc.Field.Field != nil && fc.Field.IsDeferred() {

@@ -48,6 +48,14 @@ func (r *Resolver) subscribe(ctx context.Context, src live.Source) (<-chan *mode
 	// others wait, coalesced, in the subscription's queue.
 	ch := make(chan *model.LiveEvent, 1)
 	slot, _ := ctx.Value(liveSlotKey{}).(*liveSlot)
+	// The connection's slot comes back once, when the subscription ends:
+	// when the transport takes its end, or when ctx ends (the client sent
+	// complete, or went away), whichever comes first. An end that ctx
+	// ended is never taken when it waited for room in ch (a subscriber
+	// too slow): the transport stops asking for responses with ctx.
+	var gave sync.Once
+	give := func() { gave.Do(conn.give) }
+	stop := context.AfterFunc(ctx, give)
 	sub.Deliver(func(e live.Event, end error) bool {
 		var ev *model.LiveEvent
 		switch {
@@ -62,7 +70,8 @@ func (r *Resolver) subscribe(ctx context.Context, src live.Source) (<-chan *mode
 		}
 		if end != nil {
 			close(ch)
-			conn.give()
+			stop()
+			give()
 		}
 		return true
 	})

@@ -6,7 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -416,7 +418,6 @@ func TestLiveOverSSE(t *testing.T) {
 	env := liveEnv(t, nil)
 	visit := env.ID(t, "visit", 0)
 	query := `subscription($id: ID!) { visitEvents(id: $id) { kind node { id checkInDate location { id } } } }`
-	body := mustJSON(map[string]any{"query": query, "variables": map[string]any{"id": visit}})
 
 	plain := env.Do(t, env.Bearer(), query, map[string]any{"id": visit}, nil)
 	if len(plain.Errors) == 0 || plain.Errors[0].Extensions["code"] != "BAD_REQUEST" {
@@ -425,36 +426,13 @@ func TestLiveOverSSE(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, env.FacadeURL, bytes.NewReader(body))
-	req.Header = env.Bearer().Header()
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := sseDo(t, ctx, env, env.Bearer(), map[string]any{"query": query, "variables": map[string]any{"id": visit}}, nil, nil)
 	defer resp.Body.Close()
-	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || !strings.HasPrefix(ct, "text/event-stream") {
-		t.Fatalf("status %d, Content-Type %q", resp.StatusCode, ct)
-	}
+	mustStream(t, "a subscription by POST", resp)
 	testenv.WaitFor(t, "the subscription", func() bool { return env.Stack.Live.Stats().Subscriptions == 1 })
 	waitPolls(t, env, "/visitors/visits/v1/{id}", 1)
 	restChange(t, env, "/_test/visits/"+visit+"/set", map[string]any{"checkInDate": "2026-01-02T10:00:00Z"})
-	events := make(chan string, 10)
-	go func() {
-		sc := bufio.NewScanner(resp.Body)
-		event := ""
-		for sc.Scan() {
-			line := sc.Text()
-			switch {
-			case strings.HasPrefix(line, "event: "):
-				event = strings.TrimPrefix(line, "event: ")
-			case strings.HasPrefix(line, "data: "):
-				events <- event + " " + strings.TrimPrefix(line, "data: ")
-			}
-		}
-		close(events)
-	}()
+	events := sseEvents(resp)
 	select {
 	case e := <-events:
 		want := `next {"data":{"visitEvents":{"kind":"UPDATED","node":{"id":"` + visit + `","checkInDate":"2026-01-02T10:00:00Z","location":{"id":`
@@ -533,4 +511,61 @@ func TestLiveQueriesOverWebSocketFetchAfresh(t *testing.T) {
 	if got, _ := env.Calls(); got[rGetResource] != 2 {
 		t.Fatalf("calls %v, want the resource fetched by each query", got)
 	}
+}
+
+// sseDo sends creds' graphql-sse request to env with ctx: a POST of body, or
+// a GET of query when query is not nil; with Accept: text/event-stream and
+// the headers of extra.
+func sseDo(t *testing.T, ctx context.Context, env *testenv.Env, creds testenv.Creds, body map[string]any, query url.Values, extra http.Header) *http.Response {
+	t.Helper()
+	var req *http.Request
+	if query != nil {
+		req, _ = http.NewRequestWithContext(ctx, http.MethodGet, env.FacadeURL+"?"+query.Encode(), nil)
+	} else {
+		req, _ = http.NewRequestWithContext(ctx, http.MethodPost, env.FacadeURL, bytes.NewReader(mustJSON(body)))
+	}
+	req.Header = creds.Header()
+	if query == nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	for k, v := range extra {
+		req.Header[k] = v
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// mustStream fails t unless resp opens an event stream (200,
+// text/event-stream).
+func mustStream(t *testing.T, what string, resp *http.Response) {
+	t.Helper()
+	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != http.StatusOK || !strings.HasPrefix(ct, "text/event-stream") {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("%s: HTTP %d %q %s", what, resp.StatusCode, ct, b)
+	}
+}
+
+// sseEvents yields each event of resp's stream as "<event> <data>" (e.g.
+// `next {"data":...}`), and is closed when the stream ends.
+func sseEvents(resp *http.Response) <-chan string {
+	events := make(chan string, 10)
+	go func() {
+		sc := bufio.NewScanner(resp.Body)
+		event := ""
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case strings.HasPrefix(line, "event: "):
+				event = strings.TrimPrefix(line, "event: ")
+			case strings.HasPrefix(line, "data: "):
+				events <- event + " " + strings.TrimPrefix(line, "data: ")
+			}
+		}
+		close(events)
+	}()
+	return events
 }

@@ -1,11 +1,10 @@
 package graph_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -30,56 +29,26 @@ func TestLiveOverSSEByPersistedQuery(t *testing.T) {
 	sum := sha256.Sum256([]byte(query))
 	ext := map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": hex.EncodeToString(sum[:])}}
 	vars := map[string]any{"id": visit}
-	send := func(ctx context.Context, req *http.Request) *http.Response {
-		t.Helper()
-		req = req.WithContext(ctx)
-		req.Header = env.Bearer().Header()
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "text/event-stream")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp
-	}
 	post := func(ctx context.Context, body map[string]any) *http.Response {
-		req, _ := http.NewRequest(http.MethodPost, env.FacadeURL, bytes.NewReader(mustJSON(body)))
-		return send(ctx, req)
-	}
-	// subscribed checks that resp is an event stream the hub counts as one
-	// more subscription, then ends it.
-	subscribed := func(what string, resp *http.Response, cancel context.CancelFunc, n int) {
-		t.Helper()
-		if ct := resp.Header.Get("Content-Type"); resp.StatusCode != http.StatusOK || !strings.HasPrefix(ct, "text/event-stream") {
-			b, _ := io.ReadAll(resp.Body)
-			t.Fatalf("%s: HTTP %d %q %s", what, resp.StatusCode, ct, b)
-		}
-		testenv.WaitFor(t, what+": the subscription", func() bool { return env.Stack.Live.Stats().Subscriptions == n })
-		cancel()
-		resp.Body.Close()
-		testenv.WaitFor(t, what+": no subscription", func() bool { return env.Stack.Live.Stats().Subscriptions == 0 })
+		return sseDo(t, ctx, env, env.Bearer(), body, nil, nil)
 	}
 
 	unknown := post(context.Background(), map[string]any{"variables": vars, "extensions": ext})
-	var all strings.Builder
-	for sc := bufio.NewScanner(unknown.Body); sc.Scan(); {
-		all.WriteString(sc.Text())
-	}
+	all, _ := io.ReadAll(unknown.Body)
 	unknown.Body.Close()
-	if !strings.Contains(all.String(), "PERSISTED_QUERY_NOT_FOUND") {
-		t.Fatalf("an unknown hash: HTTP %d %s", unknown.StatusCode, all.String())
+	if !strings.Contains(string(all), "PERSISTED_QUERY_NOT_FOUND") {
+		t.Fatalf("an unknown hash: HTTP %d %s", unknown.StatusCode, all)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
-	subscribed("hash and query", post(ctx, map[string]any{"query": query, "variables": vars, "extensions": ext}), cancel, 1)
+	subscribedOnce(t, env, "hash and query", post(ctx, map[string]any{"query": query, "variables": vars, "extensions": ext}), cancel)
 
 	ctx, cancel = context.WithCancel(context.Background())
-	subscribed("hash alone by POST", post(ctx, map[string]any{"variables": vars, "extensions": ext}), cancel, 1)
+	subscribedOnce(t, env, "hash alone by POST", post(ctx, map[string]any{"variables": vars, "extensions": ext}), cancel)
 
 	ctx, cancel = context.WithCancel(context.Background())
 	v := url.Values{"variables": {string(mustJSON(vars))}, "extensions": {string(mustJSON(ext))}, "operationName": {"Watch"}}
-	req, _ := http.NewRequest(http.MethodGet, env.FacadeURL+"?"+v.Encode(), nil)
-	subscribed("hash alone by GET", send(ctx, req), cancel, 1)
+	subscribedOnce(t, env, "hash alone by GET", sseDo(t, ctx, env, env.Bearer(), nil, v, nil), cancel)
 }
 
 // TestLiveOverSSEByTrustedDocument: with -trusted-documents, a subscription
@@ -101,25 +70,22 @@ func TestLiveOverSSEByTrustedDocument(t *testing.T) {
 		{"variables": vars, "extensions": map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": hash}}},
 	} {
 		ctx, cancel := context.WithCancel(context.Background())
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, env.FacadeURL, bytes.NewReader(mustJSON(body)))
-		req.Header = env.Bearer().Header()
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "text/event-stream")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ct := resp.Header.Get("Content-Type"); resp.StatusCode != http.StatusOK || !strings.HasPrefix(ct, "text/event-stream") {
-			b, _ := io.ReadAll(resp.Body)
-			t.Fatalf("%v: HTTP %d %q %s", body, resp.StatusCode, ct, b)
-		}
-		testenv.WaitFor(t, "the subscription", func() bool { return env.Stack.Live.Stats().Subscriptions == 1 })
-		cancel()
-		resp.Body.Close()
-		testenv.WaitFor(t, "no subscription", func() bool { return env.Stack.Live.Stats().Subscriptions == 0 })
+		subscribedOnce(t, env, fmt.Sprint(body), sseDo(t, ctx, env, env.Bearer(), body, nil, nil), cancel)
 	}
 	other := env.Do(t, env.Bearer(), `subscription($id: ID!) { visitEvents(id: $id) { kind } }`, vars, nil)
 	if len(other.Errors) == 0 || other.Errors[0].Extensions["code"] != "OPERATION_NOT_TRUSTED" {
 		t.Fatalf("an unregistered subscription: %+v", other)
 	}
+}
+
+// subscribedOnce checks that resp is an event stream the hub counts as its
+// one subscription, then ends it (cancel, the request's) and waits until the
+// hub has none.
+func subscribedOnce(t *testing.T, env *testenv.Env, what string, resp *http.Response, cancel context.CancelFunc) {
+	t.Helper()
+	mustStream(t, what, resp)
+	testenv.WaitFor(t, what+": the subscription", func() bool { return env.Stack.Live.Stats().Subscriptions == 1 })
+	cancel()
+	resp.Body.Close()
+	testenv.WaitFor(t, what+": no subscription", func() bool { return env.Stack.Live.Stats().Subscriptions == 0 })
 }

@@ -1,8 +1,6 @@
 package graph_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -129,26 +127,10 @@ func TestLiveEventReportOverSSEAndUpgradeHeader(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, env.FacadeURL, bytes.NewReader(mustJSON(map[string]any{"query": query, "variables": vars})))
-	req.Header = env.Bearer().Header()
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set(graph.TraceHeader, "1")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := sseDo(t, ctx, env, env.Bearer(), map[string]any{"query": query, "variables": vars}, nil, http.Header{graph.TraceHeader: {"1"}})
 	defer resp.Body.Close()
-	sse := make(chan string, 10)
-	go func() {
-		sc := bufio.NewScanner(resp.Body)
-		for sc.Scan() {
-			if line, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				sse <- line
-			}
-		}
-		close(sse)
-	}()
+	mustStream(t, "a subscription by POST", resp)
+	sse := sseEvents(resp)
 
 	h := env.Bearer().Header()
 	h.Set(graph.TraceHeader, "1")
@@ -170,7 +152,8 @@ func TestLiveEventReportOverSSEAndUpgradeHeader(t *testing.T) {
 	restChange(t, env, "/_test/visits/"+visit+"/set", map[string]any{"checkInDate": "2026-01-02T10:00:00Z"})
 	var fromSSE string
 	select {
-	case fromSSE = <-sse:
+	case e := <-sse:
+		fromSSE = strings.TrimPrefix(e, "next ")
 	case <-time.After(30 * time.Second):
 		t.Fatal("no SSE event")
 	}

@@ -112,14 +112,16 @@ func eventSourceAsPost(r *http.Request) (*http.Request, *guard.Refusal) {
 // whose query parses within maxQuery bytes is not a subscription (the
 // GraphQL-over-HTTP transport then answers it with its error, an unknown
 // hash with PERSISTED_QUERY_NOT_FOUND). It returns the request's
-// parameters when it is one.
-func isSubscriptionStream(r *http.Request, maxBody int64, maxQuery int, document func(context.Context, *guard.Params) string) (*guard.Params, bool) {
+// parameters when it is one. maxBody, maxQuery and maxTokens are o's
+// MaxBodyBytes, MaxQueryBytes and Limits.MaxTokens.
+func (o *Options) isSubscriptionStream(r *http.Request) (*guard.Params, bool) {
+	maxBody, maxQuery, maxTokens := o.MaxBodyBytes, o.MaxQueryBytes, o.Limits.MaxTokens
 	if !isEventStream(r) {
 		return nil, false
 	}
 	if r.Method == http.MethodGet {
 		p, ref := guard.DecodeQuery(r)
-		return p, ref == nil && isSubscription(document(r.Context(), p), p.OperationName, maxQuery)
+		return p, ref == nil && isSubscription(o.document(r.Context(), p), p.OperationName, maxQuery, maxTokens)
 	}
 	var src io.Reader = r.Body
 	if maxBody > 0 {
@@ -134,7 +136,7 @@ func isSubscriptionStream(r *http.Request, maxBody int64, maxQuery int, document
 		return nil, false
 	}
 	p, ref := guard.DecodeBody(body)
-	return p, ref == nil && isSubscription(document(r.Context(), p), p.OperationName, maxQuery)
+	return p, ref == nil && isSubscription(o.document(r.Context(), p), p.OperationName, maxQuery, maxTokens)
 }
 
 // document returns the text of the operation p names: its query, else the
@@ -164,12 +166,13 @@ func (o *Options) document(ctx context.Context, p *guard.Params) string {
 
 // isSubscription reports whether the operation operationName of query
 // (the only one when operationName is empty) is a subscription; a query
-// longer than maxQuery (0: no bound) or that does not parse is not.
-func isSubscription(query, operationName string, maxQuery int) bool {
+// longer than maxQuery bytes or maxTokens tokens (0: no bound), or that does
+// not parse, is not.
+func isSubscription(query, operationName string, maxQuery, maxTokens int) bool {
 	if query == "" || (maxQuery > 0 && len(query) > maxQuery) {
 		return false
 	}
-	doc, gerr := parser.ParseQuery(&ast.Source{Input: query})
+	doc, gerr := parser.ParseQueryWithTokenLimit(&ast.Source{Input: query}, maxTokens)
 	if gerr != nil {
 		return false
 	}

@@ -12,24 +12,27 @@ import (
 // arguments.
 type Entry struct{ Route, Param, Value string }
 
-// Entries returns the cached entries of GET operation o that values name,
-// keyed by parameter name ("id", "locationRef"): its path parameter's and
-// each of its CacheTags' with a non-empty value, in that order. Other
-// values (filters that tag nothing) are ignored.
-func (o Operation) Entries(values map[string]string) []Entry {
-	var out []Entry
-	if open := strings.IndexByte(o.Route, '{'); open >= 0 {
-		param := strings.TrimSuffix(o.Route[open+1:], "}")
-		if end := strings.IndexByte(param, '}'); end >= 0 {
-			param = param[:end]
-		}
-		if v := values[param]; v != "" {
-			out = append(out, Entry{o.Route, param, v})
+// TagParams returns the parameters whose values tag the cached entries of
+// GET operation o: its path parameters, then its CacheTags.
+func (o Operation) TagParams() []string {
+	var out []string
+	for seg := range strings.SplitSeq(o.Route, "/") {
+		if len(seg) > 2 && seg[0] == '{' && seg[len(seg)-1] == '}' {
+			out = append(out, seg[1:len(seg)-1])
 		}
 	}
-	for _, tag := range o.CacheTags {
-		if v := values[tag]; v != "" {
-			out = append(out, Entry{o.Route, tag, v})
+	return append(out, o.CacheTags...)
+}
+
+// Entries returns the cached entries of GET operation o that values name,
+// keyed by parameter name ("id", "locationRef"): one for each of its
+// TagParams with a non-empty value, in that order. Other values (filters
+// that tag nothing) are ignored.
+func (o Operation) Entries(values map[string]string) []Entry {
+	var out []Entry
+	for _, p := range o.TagParams() {
+		if v := values[p]; v != "" {
+			out = append(out, Entry{o.Route, p, v})
 		}
 	}
 	return out

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -128,21 +129,8 @@ func (st *store) change(ctx context.Context, table, id string, copy bool, fields
 	}
 	vals[col("doc")] = string(b)
 	if copy {
-		ph := make([]byte, 0, 2*len(cols))
-		for i := range cols {
-			if i > 0 {
-				ph = append(ph, ',')
-			}
-			ph = append(ph, '?')
-		}
-		names := ""
-		for i, c := range cols {
-			if i > 0 {
-				names += ","
-			}
-			names += c
-		}
-		_, err = tx.ExecContext(ctx, "INSERT INTO "+table+" ("+names+") VALUES ("+string(ph)+")", vals...)
+		ph := strings.TrimSuffix(strings.Repeat("?,", len(cols)), ",")
+		_, err = tx.ExecContext(ctx, "INSERT INTO "+table+" ("+strings.Join(cols, ",")+") VALUES ("+ph+")", vals...)
 	} else {
 		set, args := "doc = ?", []any{vals[col("doc")]}
 		if i := col("status"); i >= 0 {

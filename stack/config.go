@@ -316,12 +316,8 @@ func (c *Config) Validate() error {
 		"-max-upstream-calls": c.Graph.MaxUpstreamCalls, "-apq-cache-size": c.Graph.APQCacheSize,
 		"-max-query-bytes": c.Graph.MaxQueryBytes, "-query-cache-bytes": int(c.Graph.QueryCacheBytes), "-apq-cache-bytes": int(c.Graph.APQCacheBytes),
 		"-apq-redis-client-bytes": c.APQClientBytes, "-apq-redis-bytes": c.APQRedisBytes,
-		"-max-cost-in-flight": c.Graph.MaxCostInFlight, "-max-response-bytes": c.Graph.MaxResponseBytes, "-client-cost-share": c.Graph.ClientCostShare} {
-		if v < 0 {
-			return fmt.Errorf("%s: %d is negative (0 turns it off)", name, v)
-		}
-	}
-	for name, v := range map[string]int{"-live-max-per-credential": c.Live.MaxPerCredential, "-live-max-subscriptions": c.Live.MaxTotal,
+		"-max-cost-in-flight": c.Graph.MaxCostInFlight, "-max-response-bytes": c.Graph.MaxResponseBytes, "-client-cost-share": c.Graph.ClientCostShare,
+		"-live-max-per-credential": c.Live.MaxPerCredential, "-live-max-subscriptions": c.Live.MaxTotal,
 		"-live-max-per-connection": c.Graph.LiveMaxPerConnection, "-live-max-connections": c.Graph.LiveMaxConnections} {
 		if v < 0 {
 			return fmt.Errorf("%s: %d is negative (0 turns it off)", name, v)

@@ -3,7 +3,6 @@ package stack_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -134,16 +133,12 @@ func liveReplicas(t *testing.T, redisURL string, redisTimeout time.Duration) (*s
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = up.Close() })
-	secret := make([]byte, 32)
-	_, _ = rand.Read(secret)
 	var sts []*stack.Stack
-	for range 2 {
-		cfg := stack.DefaultConfig()
-		cfg.Upstream, cfg.RedisURL, cfg.Secret, cfg.Replicas = up.URL, redisURL, secret, 2
-		cfg.Playground, cfg.MetricsAddr, cfg.RedisOpTimeout = false, "", redisTimeout
+	for _, r := range startReplicas(t, 2, redisURL, up, func(cfg *stack.Config) {
+		cfg.MetricsAddr, cfg.RedisOpTimeout = "", redisTimeout
 		cfg.Live.Interval, cfg.Live.AllowFastPolls = 100*time.Millisecond, true
-		st, _ := testenv.Serve(t, cfg, slog.New(slog.DiscardHandler))
-		sts = append(sts, st)
+	}, func() *slog.Logger { return slog.New(slog.DiscardHandler) }) {
+		sts = append(sts, r.st)
 	}
 	m := up.Manifest
 	creds := restclient.Credentials{Authorization: "Bearer " + m.BearerToken, NetworkID: m.NetworkID}

@@ -13,8 +13,10 @@ import (
 // healthStore is the response cache's Redis store behind redisx's health
 // state: while Redis is degraded for a key every operation on it fails at
 // once (a miss, or nothing stored) instead of waiting for its timeout. With
-// a Cluster, health is the key's master's (a Get of several keys: its
-// first key's), so a master failing over degrades only its own keys.
+// a Cluster, health is the key's master's, so a master failing over
+// degrades only its own keys; a Get of several keys (an entry and its tags,
+// on several masters) is judged as a keyless operation, so that one failing
+// master does not degrade another's keys.
 type healthStore struct {
 	rc    *redisx.Client
 	inner *cache.RedisStore
@@ -28,10 +30,15 @@ func (s healthStore) Get(ctx context.Context, keys ...string) (out [][]byte, err
 	if len(keys) == 0 {
 		return nil, nil
 	}
-	err = s.rc.DoKey(ctx, keys[0], func(ctx context.Context, _ redis.UniversalClient) error {
+	get := func(ctx context.Context, _ redis.UniversalClient) error {
 		out, err = s.inner.Get(ctx, keys...)
 		return err
-	})
+	}
+	if len(keys) == 1 {
+		err = s.rc.DoKey(ctx, keys[0], get)
+	} else {
+		err = s.rc.Do(ctx, get)
+	}
 	return out, err
 }
 

@@ -36,6 +36,20 @@ type replica struct {
 // that enforces the real API's 10 requests per second per client.
 func replicas(t *testing.T, n int, redisURL string, up *stack.Upstream) []*replica {
 	t.Helper()
+	return startReplicas(t, n, redisURL, up, func(cfg *stack.Config) {
+		cfg.Budget = budget.Config{RPS: budget.DefaultRPS, Burst: budget.DefaultBurst}
+		// Redis answers in microseconds, but a loaded CI machine can stall
+		// an operation past the 100 ms default and degrade the replica to
+		// its own state; these tests are about sharing, not about that.
+		cfg.RedisOpTimeout = 5 * time.Second
+	}, func() *slog.Logger { return slog.New(slog.DiscardHandler) })
+}
+
+// startReplicas starts n facades as the program would, sharing redisURL,
+// one secret and up; edit, when set, adjusts each one's configuration, and
+// logger gives each its logger.
+func startReplicas(t *testing.T, n int, redisURL string, up *stack.Upstream, edit func(*stack.Config), logger func() *slog.Logger) []*replica {
+	t.Helper()
 	secret := make([]byte, 32)
 	_, _ = rand.Read(secret)
 	var out []*replica
@@ -44,12 +58,10 @@ func replicas(t *testing.T, n int, redisURL string, up *stack.Upstream) []*repli
 		cfg.Upstream, cfg.RedisURL, cfg.Secret, cfg.Replicas = up.URL, redisURL, secret, n
 		cfg.Playground, cfg.UpstreamTrace = false, "on"
 		cfg.MetricsAddr = "127.0.0.1:0" // /readyz's details
-		cfg.Budget = budget.Config{RPS: budget.DefaultRPS, Burst: budget.DefaultBurst}
-		// Redis answers in microseconds, but a loaded CI machine can stall
-		// an operation past the 100 ms default and degrade the replica to
-		// its own state; these tests are about sharing, not about that.
-		cfg.RedisOpTimeout = 5 * time.Second
-		st, base := testenv.Serve(t, cfg, slog.New(slog.DiscardHandler))
+		if edit != nil {
+			edit(&cfg)
+		}
+		st, base := testenv.Serve(t, cfg, logger())
 		out = append(out, &replica{st: st, base: base})
 	}
 	return out

@@ -2,7 +2,6 @@ package stack_test
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"log/slog"
@@ -31,23 +30,15 @@ import (
 // sees more than 10 requests of the client in any rolling second, never
 // answers 429, and no dashboard fails.
 
-// scaleReplicas starts n facades as the program would, sharing redisURL.
+// scaleReplicas starts n facades as the program would (the default budget
+// and -redis-timeout), sharing redisURL, their warnings in scaleLogs.
 func scaleReplicas(t *testing.T, n int, redisURL string, up *stack.Upstream) []*replica {
 	t.Helper()
-	secret := make([]byte, 32)
-	_, _ = rand.Read(secret)
-	var out []*replica
-	for range n {
-		cfg := stack.DefaultConfig()
-		cfg.Upstream, cfg.RedisURL, cfg.Secret, cfg.Replicas = up.URL, redisURL, secret, n
-		cfg.Playground, cfg.UpstreamTrace = false, "on"
-		cfg.MetricsAddr = "127.0.0.1:0"
+	return startReplicas(t, n, redisURL, up, nil, func() *slog.Logger {
 		logs := &testenv.LogBuffer{}
-		st, base := testenv.Serve(t, cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})))
 		scaleLogs = append(scaleLogs, logs)
-		out = append(out, &replica{st: st, base: base})
-	}
-	return out
+		return slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	})
 }
 
 // scaleLogs are the warnings of scaleReplicas' replicas, in order.

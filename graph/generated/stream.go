@@ -6,6 +6,7 @@ package generated
 
 import (
 	"context"
+	"math"
 	"reflect"
 	"strings"
 	"sync/atomic"
@@ -44,88 +45,50 @@ func (s *Stream) Pending() int { return int(atomic.LoadInt32(&s.ec.PendingDeferr
 // Received counts a part received from Deferred.
 func (s *Stream) Received() { atomic.AddInt32(&s.ec.PendingDeferred, -1) }
 
-// StreamItem marshals items[i], an element of a connection's nodes or edges
-// list resolved at ctx (the list field's context; items is the list or a
-// part of it), with the selections sel, under the field context of index
-// (its index in the whole list), as gqlgen marshals a list's element. ok is
-// false for a list type it does not stream (with items of that type, even
-// empty). es is the schema of NewExecutableSchema. A @defer inside the item
-// is not delivered (its deferred fields stay null): Stream.Item delivers it.
-func StreamItem(ctx context.Context, es graphql.ExecutableSchema, sel ast.SelectionSet, items any, i, index int) (m graphql.Marshaler, ok bool) {
-	e, ok := es.(*executableSchema)
-	if !ok {
-		return nil, false
-	}
-	s := &Stream{ec: newExecutionContext(graphql.GetOperationContext(ctx), e, nil)}
-	return s.Item(ctx, sel, items, i, index)
+// Streams reports whether items is a list of a type Stream.Item streams (a
+// connection's nodes or edges).
+func Streams(items any) bool {
+	_, ok := (&Stream{}).Item(context.Background(), nil, items, math.MaxInt, 0)
+	return ok
 }
 
-// Item is StreamItem in s's execution context: the deferred parts of the
-// item go to s.Deferred.
+// Item marshals items[i], an element of a connection's nodes or edges list
+// resolved at ctx (the list field's context; items is the list or a part of
+// it), with the selections sel, under the field context of index (its index
+// in the whole list), as gqlgen marshals a list's element, in s's execution
+// context: the deferred parts of the item go to s.Deferred. ok is false for
+// a list type it does not stream (with items of that type, even empty); m is
+// nil when i is past the end.
 func (s *Stream) Item(ctx context.Context, sel ast.SelectionSet, items any, i, index int) (m graphql.Marshaler, ok bool) {
 	ec := s.ec
-	marshal := func(result any, f func(ctx context.Context) graphql.Marshaler) graphql.Marshaler {
-		return f(graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &index, Result: result}))
-	}
 	switch v := items.(type) {
 	case []*restclient.Transaction:
-		if i >= len(v) {
-			return nil, true
-		}
-		return marshal(&v[i], func(ctx context.Context) graphql.Marshaler {
-			return ec.marshalNTransaction2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransaction(ctx, sel, v[i])
-		}), true
+		return item(ctx, sel, v, i, index, ec.marshalNTransaction2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransaction)
 	case []*model.TransactionEdge:
-		if i >= len(v) {
-			return nil, true
-		}
-		return marshal(&v[i], func(ctx context.Context) graphql.Marshaler {
-			return ec.marshalNTransactionEdge2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐTransactionEdge(ctx, sel, v[i])
-		}), true
+		return item(ctx, sel, v, i, index, ec.marshalNTransactionEdge2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐTransactionEdge)
 	case []*restclient.Order:
-		if i >= len(v) {
-			return nil, true
-		}
-		return marshal(&v[i], func(ctx context.Context) graphql.Marshaler {
-			return ec.marshalNOrder2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐOrder(ctx, sel, v[i])
-		}), true
+		return item(ctx, sel, v, i, index, ec.marshalNOrder2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐOrder)
 	case []*model.OrderEdge:
-		if i >= len(v) {
-			return nil, true
-		}
-		return marshal(&v[i], func(ctx context.Context) graphql.Marshaler {
-			return ec.marshalNOrderEdge2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐOrderEdge(ctx, sel, v[i])
-		}), true
+		return item(ctx, sel, v, i, index, ec.marshalNOrderEdge2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐOrderEdge)
 	case []*restclient.CreditNote:
-		if i >= len(v) {
-			return nil, true
-		}
-		return marshal(&v[i], func(ctx context.Context) graphql.Marshaler {
-			return ec.marshalNCreditNote2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNote(ctx, sel, v[i])
-		}), true
+		return item(ctx, sel, v, i, index, ec.marshalNCreditNote2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNote)
 	case []*model.CreditNoteEdge:
-		if i >= len(v) {
-			return nil, true
-		}
-		return marshal(&v[i], func(ctx context.Context) graphql.Marshaler {
-			return ec.marshalNCreditNoteEdge2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐCreditNoteEdge(ctx, sel, v[i])
-		}), true
+		return item(ctx, sel, v, i, index, ec.marshalNCreditNoteEdge2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐCreditNoteEdge)
 	case []*restclient.Redemption:
-		if i >= len(v) {
-			return nil, true
-		}
-		return marshal(&v[i], func(ctx context.Context) graphql.Marshaler {
-			return ec.marshalNRedemption2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐRedemption(ctx, sel, v[i])
-		}), true
+		return item(ctx, sel, v, i, index, ec.marshalNRedemption2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐRedemption)
 	case []*model.RedemptionEdge:
-		if i >= len(v) {
-			return nil, true
-		}
-		return marshal(&v[i], func(ctx context.Context) graphql.Marshaler {
-			return ec.marshalNRedemptionEdge2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐRedemptionEdge(ctx, sel, v[i])
-		}), true
+		return item(ctx, sel, v, i, index, ec.marshalNRedemptionEdge2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐRedemptionEdge)
 	}
 	return nil, false
+}
+
+// item marshals v[i] with marshal under the field context of index; nil
+// past the end.
+func item[T any](ctx context.Context, sel ast.SelectionSet, v []T, i, index int, marshal func(context.Context, ast.SelectionSet, T) graphql.Marshaler) (graphql.Marshaler, bool) {
+	if i >= len(v) {
+		return nil, true
+	}
+	return marshal(graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &index, Result: &v[i]}), sel, v[i]), true
 }
 
 // concurrent: the object fields gqlgen resolves apart from their object

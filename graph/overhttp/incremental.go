@@ -148,8 +148,8 @@ func partOf(ctx context.Context, resp *graphql.Response) *Part {
 // "\r\n-----\r\n".
 const boundary = "-"
 
-// hasNext reports whether resp says more payloads follow.
-func hasNext(resp *graphql.Response) bool { return resp.HasNext != nil && *resp.HasNext }
+// HasNext reports whether resp says more payloads follow.
+func HasNext(resp *graphql.Response) bool { return resp.HasNext != nil && *resp.HasNext }
 
 // stream writes the response of an operation whose execution continues after
 // its first payload (first.HasNext): first, then each response next returns,
@@ -191,7 +191,7 @@ func (t Transport) stream(ctx context.Context, w http.ResponseWriter, m Incremen
 			enc.writeInternal(&buf)
 			resp.HasNext = nil
 		}
-		more := hasNext(resp)
+		more := HasNext(resp)
 		switch {
 		case m.SSE && more:
 			buf.WriteString("\n\n")
@@ -336,7 +336,7 @@ func (p *payloads) write(b *bytes.Buffer, resp *graphql.Response, initial bool, 
 		b.WriteString(`}],"completed":[{"id":` + id + `}]`)
 	}
 	sep()
-	b.WriteString(`"hasNext":` + strconv.FormatBool(hasNext(resp)))
+	b.WriteString(`"hasNext":` + strconv.FormatBool(HasNext(resp)))
 	if len(resp.Extensions) > 0 {
 		if err := member("extensions", resp.Extensions); err != nil {
 			return err

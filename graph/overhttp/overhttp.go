@@ -230,7 +230,7 @@ func (t Transport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 	}
 	responses, ctx := exec.DispatchOperation(ctx, oc)
 	resp := responses(ctx)
-	if resp != nil && hasNext(resp) {
+	if resp != nil && HasNext(resp) {
 		// Deferred parts follow (the client accepts them: graph strips
 		// @defer from the operations of those that do not).
 		if m := AcceptsIncremental(r.Header); m.Format != NotIncremental {

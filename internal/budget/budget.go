@@ -145,9 +145,8 @@ func (c Config) Share() Config {
 // Budget paces requests per client. A nil *Budget paces nothing. Safe for
 // concurrent use.
 type Budget struct {
-	cfg      Config
 	lim      limits // the whole budget: shared through Redis, or alone
-	local    limits // cfg.Share(): this replica's when it paces alone
+	local    limits // Config.Share(): this replica's when it paces alone
 	maxPause time.Duration
 
 	rc      *redisx.Client // nil: local only
@@ -207,7 +206,7 @@ func New(c Config) *Budget {
 	if c.RPS == 0 {
 		return nil
 	}
-	b := &Budget{cfg: c, lim: limitsOf(c), local: limitsOf(c.Share()), clients: map[string]*bucket{}, maxPause: c.MaxPause, rc: c.Redis}
+	b := &Budget{lim: limitsOf(c), local: limitsOf(c.Share()), clients: map[string]*bucket{}, maxPause: c.MaxPause, rc: c.Redis}
 	if b.maxPause == 0 {
 		b.maxPause = DefaultMaxPause
 	}
@@ -640,20 +639,26 @@ redis.call("ZREMRANGEBYSCORE", KEYS[1], "-inf", now - tonumber(ARGV[1]))
 return 0
 `)
 
-// scheduleTrim trims bk's Redis log a window after its last send, unless
-// the client is busy again (bk.mu held): the log of a client gone idle
-// leaves Redis.
+// scheduleTrim trims bk's Redis log a window after its last send or the
+// end of its pause, whichever is later (a pause is a member scored at its
+// end), unless the client is busy again: the log of a client gone idle
+// leaves Redis. bk.mu is held.
 func (b *Budget) scheduleTrim(bk *bucket) {
-	if b.rc == nil || bk.trimming || bk.lastGrant.IsZero() {
+	last := maxTime(bk.lastGrant, bk.paused)
+	if b.rc == nil || bk.trimming || last.IsZero() {
 		return
 	}
 	bk.trimming = true
-	time.AfterFunc(time.Until(bk.lastGrant.Add(b.lim.window+10*time.Millisecond)), func() {
+	time.AfterFunc(time.Until(last.Add(b.lim.window+10*time.Millisecond)), func() {
 		bk.mu.Lock()
 		bk.trimming = false
 		idle := !bk.pumping
+		later := maxTime(bk.lastGrant, bk.paused).After(last)
+		if idle && later { // sent or paused again meanwhile
+			b.scheduleTrim(bk)
+		}
 		bk.mu.Unlock()
-		if idle {
+		if idle && !later {
 			_ = b.rc.DoKey(context.Background(), bk.key, func(ctx context.Context, r redis.UniversalClient) error {
 				return trimScript.Run(ctx, r, []string{bk.key}, b.lim.windowMs).Err()
 			})
@@ -719,6 +724,9 @@ func (b *Budget) Learn(client string, status int, h http.Header) {
 	if extended {
 		bk.paused = until
 		bk.poke()
+		if !bk.pumping {
+			b.scheduleTrim(bk) // the shared pause leaves Redis with the log
+		}
 	}
 	bk.mu.Unlock()
 	if extended && b.rc != nil {
@@ -853,6 +861,13 @@ func rateLimitHeaders(h http.Header, now time.Time) (remaining int, reset time.T
 // maxUnix is 9999-12-31T23:59:59Z in Unix seconds: any later reset is read
 // as this one (converting a larger float to int64 is undefined).
 const maxUnix = 253402300799
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
 
 func minTime(a, b time.Time) time.Time {
 	if a.After(b) {

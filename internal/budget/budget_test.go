@@ -93,22 +93,8 @@ func TestLowerPriorityFirst(t *testing.T) {
 		if _, err := b.Wait(t.Context(), "a", Turn{}); err != nil { // spend the burst
 			t.Fatal(err)
 		}
-		var mu sync.Mutex
-		var order []int
-		var wg sync.WaitGroup
-		for _, p := range []int{5, 5, 2, 9, 2} {
-			wg.Go(func() {
-				if _, err := b.Wait(t.Context(), "a", Turn{Priority: p}); err != nil {
-					t.Error(err)
-				}
-				mu.Lock()
-				order = append(order, p)
-				mu.Unlock()
-			})
-			synctest.Wait() // queued in this order
-		}
-		wg.Wait()
-		if !slices.Equal(order, []int{2, 2, 5, 5, 9}) {
+		order := servedOrder(t, b, []Turn{{Priority: 5}, {Priority: 5}, {Priority: 2}, {Priority: 9}, {Priority: 2}})
+		if want := []Turn{{Priority: 2}, {Priority: 2}, {Priority: 5}, {Priority: 5}, {Priority: 9}}; !slices.Equal(order, want) {
 			t.Errorf("served %v, want by priority", order)
 		}
 	})
@@ -235,24 +221,33 @@ func TestEarlierRequestsFirst(t *testing.T) {
 			t.Fatal(err)
 		}
 		first, second := b.Arrive(), b.Arrive()
-		var mu sync.Mutex
-		var order []Turn
-		var wg sync.WaitGroup
-		for _, turn := range []Turn{{second, 0}, {first, 9}, {second, 1}, {first, 3}, {first, 9}} {
-			wg.Go(func() {
-				if _, err := b.Wait(t.Context(), "a", turn); err != nil {
-					t.Error(err)
-				}
-				mu.Lock()
-				order = append(order, turn)
-				mu.Unlock()
-			})
-			synctest.Wait() // queued in this order
-		}
-		wg.Wait()
+		order := servedOrder(t, b, []Turn{{second, 0}, {first, 9}, {second, 1}, {first, 3}, {first, 9}})
 		want := []Turn{{first, 3}, {first, 9}, {first, 9}, {second, 0}, {second, 1}}
 		if !slices.Equal(order, want) {
 			t.Errorf("served %v, want %v", order, want)
 		}
 	})
+}
+
+// servedOrder queues a wait of client "a" for each of turns, in that order
+// (inside a synctest bubble), and returns the turns in the order b served
+// them.
+func servedOrder(t *testing.T, b *Budget, turns []Turn) []Turn {
+	t.Helper()
+	var mu sync.Mutex
+	var order []Turn
+	var wg sync.WaitGroup
+	for _, turn := range turns {
+		wg.Go(func() {
+			if _, err := b.Wait(t.Context(), "a", turn); err != nil {
+				t.Error(err)
+			}
+			mu.Lock()
+			order = append(order, turn)
+			mu.Unlock()
+		})
+		synctest.Wait() // queued in this order
+	}
+	wg.Wait()
+	return order
 }

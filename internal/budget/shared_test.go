@@ -187,13 +187,6 @@ func TestReplicasShareOneBudget(t *testing.T) {
 		2*perReplica, took.Round(time.Millisecond), floor, maxInWindow(returned, time.Second))
 }
 
-func maxTime(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
-}
-
 func TestA429LearnedByOneReplicaPausesTheOther(t *testing.T) {
 	s := redistest.Start(t)
 	cfg := Config{RPS: 10, Burst: 2, Replicas: 2}
@@ -226,6 +219,35 @@ func TestA429LearnedByOneReplicaPausesTheOther(t *testing.T) {
 	b.Learn(client, http.StatusTooManyRequests, http.Header{"Retry-After": {"1"}})
 	if left := time.Until(b.PausedUntil(client)); left < 25*time.Second {
 		t.Errorf("the shared pause ends in %v, want about 30s", left)
+	}
+}
+
+// TestPausedClientLeavesRedis: a client paused by a 429 that then goes
+// quiet leaves Redis a window after its pause ends (the pause is a member
+// scored at its end, which a trim a window after the last send keeps).
+func TestPausedClientLeavesRedis(t *testing.T) {
+	s := redistest.Start(t)
+	const client = "paused-then-gone"
+	a, _, _ := replica(t, s.URL, Config{RPS: 10, Burst: 2}, client, 5*time.Second)
+	if _, err := a.Wait(t.Context(), client, Turn{}); err != nil {
+		t.Fatal(err)
+	}
+	a.Learn(client, http.StatusTooManyRequests, http.Header{"Retry-After": {"1"}})
+	raw := s.Client()
+	if n, err := raw.Exists(t.Context(), Key(client)).Result(); err != nil || n != 1 {
+		t.Fatalf("no key %s in Redis after the pause (%d, %v)", Key(client), n, err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		n, err := raw.Exists(t.Context(), Key(client)).Result()
+		if err == nil && n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			members, _ := raw.ZRangeWithScores(t.Context(), Key(client), 0, -1).Result()
+			t.Fatalf("the paused client's key is still in Redis 30s later: %v", members)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 

@@ -264,7 +264,7 @@ func (c *Cache) Invalidate(ctx context.Context, route, param, value string) erro
 	if s == nil {
 		return fmt.Errorf("cache: Invalidate: %q is not a GET route of the API (known: %s)", route, strings.Join(knownRoutes(), ", "))
 	}
-	if params := s.params(); !slices.Contains(params, param) {
+	if params := s.params; !slices.Contains(params, param) {
 		return fmt.Errorf("cache: Invalidate: GET %s has no parameter %q (known: %s)", route, param, strings.Join(params, ", "))
 	}
 	if err := c.store.Set(context.WithoutCancel(ctx), c.keys.tagKey(route, tag{param, value}), newToken(), tagTTL); err != nil {

@@ -17,6 +17,7 @@ import (
 type routeSpec struct {
 	segs    []string // template segments; "{name}" is a path parameter
 	filters []string // list filter query parameters that tag entries
+	params  []string // every parameter that tags entries (Operation.TagParams)
 }
 
 type family struct {
@@ -39,7 +40,7 @@ func tableRoutes() (map[string]*routeSpec, []family) {
 		if op.Method != http.MethodGet {
 			continue
 		}
-		routes[op.Route] = &routeSpec{segs: strings.Split(op.Route, "/"), filters: op.CacheTags}
+		routes[op.Route] = &routeSpec{segs: strings.Split(op.Route, "/"), filters: op.CacheTags, params: op.TagParams()}
 		i := slices.IndexFunc(families, func(f family) bool { return f.name == op.CacheFamily })
 		if i < 0 {
 			families = append(families, family{name: op.CacheFamily, ttl: op.CacheTTL})
@@ -48,18 +49,6 @@ func tableRoutes() (map[string]*routeSpec, []family) {
 		families[i].routes = append(families[i].routes, op.Route)
 	}
 	return routes, families
-}
-
-// params returns the parameters that tag entries of s: path parameters, then
-// filters.
-func (s *routeSpec) params() []string {
-	var out []string
-	for _, seg := range s.segs {
-		if name, ok := pathParam(seg); ok {
-			out = append(out, name)
-		}
-	}
-	return append(out, s.filters...)
 }
 
 func pathParam(seg string) (string, bool) {

@@ -267,7 +267,16 @@ func (h *Hub) Subscribe(ctx context.Context, creds restclient.Credentials, src S
 	p.mu.Unlock()
 	h.mu.Unlock()
 	stop := context.AfterFunc(ctx, func() { s.end(ctx.Err()) })
+	// Under s.mu: end reads it from other goroutines (the poller's, the
+	// Hub's Close), and may have run already.
+	s.mu.Lock()
+	if s.done {
+		s.mu.Unlock()
+		stop()
+		return s, nil
+	}
 	s.stopCtx = stop
+	s.mu.Unlock()
 	return s, nil
 }
 
@@ -424,7 +433,12 @@ var pollTurn = budget.Turn{Request: math.MaxUint64, Priority: math.MaxInt32}
 // poll fetches the source once, with the subscriber's credentials, at the
 // lowest priority of its budget; waited is how long the budget held it.
 func (p *poller) poll() (items []Item, waited time.Duration, err error) {
-	ctx, cancel := context.WithTimeout(p.ctx, p.h.c.PollTimeout)
+	return p.pollWith(p.ctx)
+}
+
+// pollWith is poll under ctx (p.ctx or a context of it).
+func (p *poller) pollWith(ctx context.Context) (items []Item, waited time.Duration, err error) {
+	ctx, cancel := context.WithTimeout(ctx, p.h.c.PollTimeout)
 	defer cancel()
 	hooks := append([]restclient.CallHooks(nil), p.h.c.Hooks...)
 	if b := p.h.c.Budget; b != nil {
@@ -577,13 +591,20 @@ func (p *poller) deliver(events []Event) {
 	}
 }
 
-// endAll ends every subscriber with err and stops the poller.
+// endAll ends every subscriber with err and stops the poller. The poller
+// leaves the Hub first: a Subscribe from then on starts a new one, and any
+// that joined this one before is in the snapshot of those ended.
 func (p *poller) endAll(err error) {
-	subs := p.subscribers()
-	for _, s := range subs {
-		s.end(err)
+	h := p.h
+	h.mu.Lock()
+	if h.pollers[p.key] == p {
+		delete(h.pollers, p.key)
 	}
 	p.cancel()
+	h.mu.Unlock()
+	for _, s := range p.subscribers() {
+		s.end(err)
+	}
 }
 
 // fatal reports whether a poll's error ends the subscriptions: the
@@ -608,11 +629,11 @@ func Fingerprint(v any) uint64 {
 
 // Subscription is one subscriber's stream.
 type Subscription struct {
-	p       *poller
-	notify  chan struct{}
-	stopCtx func() bool
+	p      *poller
+	notify chan struct{}
 
 	mu       sync.Mutex
+	stopCtx  func() bool // stops the AfterFunc of Subscribe's ctx
 	queue    []Event
 	byID     map[string]int // queued node -> index in queue; nil when empty
 	err      error
@@ -734,9 +755,11 @@ func (s *Subscription) end(err error) {
 	}
 	s.done, s.err = true, err
 	s.queue, s.byID = nil, nil
+	stop := s.stopCtx
+	s.stopCtx = nil
 	s.mu.Unlock()
-	if s.stopCtx != nil {
-		s.stopCtx()
+	if stop != nil {
+		stop()
 	}
 	s.p.h.release(s)
 	s.wake()

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -121,7 +122,12 @@ return 0`)
 )
 
 // run is the poller's loop with Redis: poll while holding the lease, else
-// deliver what the holder publishes.
+// deliver what the holder publishes. A poll may take longer than the lease
+// lives (its calls wait at the lowest priority of the budget, an upstream
+// may answer slowly): the lease is renewed on its schedule while the poll
+// is in progress, and a poll whose lease was lost meanwhile (another
+// replica holds it) is cancelled and its result dropped, so that two
+// replicas never publish the changes of one baseline.
 func (s *Shared) run(p *poller) {
 	name := s.name(p.key)
 	lease, state, channel := sharedPrefix+"lease:"+name, sharedPrefix+"state:"+name, sharedPrefix+"ch:"+name
@@ -138,7 +144,7 @@ func (s *Shared) run(p *poller) {
 	defer func() {
 		if holding {
 			ctx, cancel := context.WithTimeout(context.Background(), s.rc.OpTimeout())
-			_ = s.rc.Do(ctx, func(ctx context.Context, r redis.UniversalClient) error {
+			_ = s.rc.DoKey(ctx, lease, func(ctx context.Context, r redis.UniversalClient) error {
 				return dropLease.Run(ctx, r, []string{lease}, s.replica).Err()
 			})
 			cancel()
@@ -146,35 +152,31 @@ func (s *Shared) run(p *poller) {
 	}()
 	var nextPoll time.Time
 	for {
-		held := !s.rc.Healthy() // alone while Redis is down
-		if !held {
-			var got int64
-			err := s.rc.Do(p.ctx, func(ctx context.Context, r redis.UniversalClient) error {
-				var err error
-				got, err = takeLease.Run(ctx, r, []string{lease}, s.replica, ttl.Milliseconds()).Int64()
-				return err
-			})
-			held = err != nil || got == 1 // a failing Redis: poll alone
-		}
+		held := s.takeLease(p.ctx, lease, ttl)
 		if held && !holding {
 			s.loadState(p, state, ad)
 		}
 		holding = held
 		if holding && !time.Now().Before(nextPoll) {
-			items, waited, err := p.poll()
+			items, waited, lost, err := s.pollHolding(p, lease, ttl, renew)
 			if p.ctx.Err() != nil {
 				return
 			}
-			events, next, end := p.apply(items, waited, err, time.Now())
-			p.h.countPoll(p.src.Route)
-			nextPoll = time.Now().Add(next)
-			s.announce(p, channel, ad, events, next, end)
-			if end != nil {
-				p.endAll(end)
-				return
+			if lost {
+				// Another replica holds the lease: it polls, and publishes.
+				holding = false
+			} else {
+				events, next, end := p.apply(items, waited, err, time.Now())
+				p.h.countPoll(p.src.Route)
+				nextPoll = time.Now().Add(next)
+				s.announce(p, channel, ad, events, next, end)
+				if end != nil {
+					p.endAll(end)
+					return
+				}
+				p.publish(events)
+				s.saveState(p, state, ad, 10*next)
 			}
-			p.publish(events)
-			s.saveState(p, state, ad, 10*next)
 		}
 		// Wake to renew the lease, or to poll on time.
 		d := renew
@@ -200,6 +202,58 @@ func (s *Shared) run(p *poller) {
 			}
 		}
 	}
+}
+
+// takeLease takes the lease, or renews it if it is ours; it reports
+// whether this replica may poll: it holds the lease, or Redis (the node of
+// the lease's key) is unavailable and every replica polls alone.
+func (s *Shared) takeLease(ctx context.Context, lease string, ttl time.Duration) bool {
+	if !s.rc.HealthyKey(lease) {
+		return true
+	}
+	var got int64
+	err := s.rc.DoKey(ctx, lease, func(ctx context.Context, r redis.UniversalClient) error {
+		var err error
+		got, err = takeLease.Run(ctx, r, []string{lease}, s.replica, ttl.Milliseconds()).Int64()
+		return err
+	})
+	return err != nil || got == 1 // a failing Redis: poll alone
+}
+
+// pollHolding polls while renewing the lease every renew; lost reports that
+// the lease is another replica's: a renewal found it so (and cancelled the
+// poll), or the renewal once the poll is over did (its result is not to be
+// published: the new holder polls from the same baseline).
+func (s *Shared) pollHolding(p *poller, lease string, ttl, renew time.Duration) (items []Item, waited time.Duration, lost bool, err error) {
+	ctx, cancel := context.WithCancel(p.ctx)
+	defer cancel()
+	var gone atomic.Bool
+	done := make(chan struct{})
+	renewed := make(chan struct{})
+	go func() {
+		defer close(renewed)
+		t := time.NewTicker(renew)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			if !s.takeLease(ctx, lease, ttl) && ctx.Err() == nil {
+				gone.Store(true)
+				cancel()
+				return
+			}
+		}
+	}()
+	items, waited, err = p.pollWith(ctx)
+	close(done)
+	<-renewed
+	if gone.Load() || p.ctx.Err() != nil {
+		return nil, 0, true, nil
+	}
+	return items, waited, !s.takeLease(p.ctx, lease, ttl), err
 }
 
 // announce publishes a poll's events (or the error that ends the source).
@@ -232,7 +286,7 @@ func (s *Shared) announce(p *poller, channel string, ad []byte, events []Event, 
 		return
 	}
 	sealed := s.box.Seal(nil, b, ad)
-	_ = s.rc.Do(p.ctx, func(ctx context.Context, r redis.UniversalClient) error {
+	_ = s.rc.DoKey(p.ctx, channel, func(ctx context.Context, r redis.UniversalClient) error {
 		return r.Publish(ctx, channel, sealed).Err()
 	})
 }
@@ -281,7 +335,7 @@ func (s *Shared) saveState(p *poller, key string, ad []byte, ttl time.Duration) 
 		return
 	}
 	sealed := s.box.Seal(nil, b, ad)
-	_ = s.rc.Do(p.ctx, func(ctx context.Context, r redis.UniversalClient) error {
+	_ = s.rc.DoKey(p.ctx, key, func(ctx context.Context, r redis.UniversalClient) error {
 		return r.Set(ctx, key, sealed, ttl).Err()
 	})
 }
@@ -289,7 +343,7 @@ func (s *Shared) saveState(p *poller, key string, ad []byte, ttl time.Duration) 
 // loadState takes over the baseline the previous holder left, if any.
 func (s *Shared) loadState(p *poller, key string, ad []byte) {
 	var raw []byte
-	err := s.rc.Do(p.ctx, func(ctx context.Context, r redis.UniversalClient) error {
+	err := s.rc.DoKey(p.ctx, key, func(ctx context.Context, r redis.UniversalClient) error {
 		var err error
 		raw, err = r.Get(ctx, key).Bytes()
 		return err

@@ -74,36 +74,41 @@ func listItems[T any](list []*T, id func(*T) string, date func(*T) *restclient.T
 	return out
 }
 
-// Transactions is the newest page of a location's money transactions.
-func Transactions(c *restclient.Client, location string, status restclient.TransactionStatus, typ restclient.TransactionType) Source {
-	const route = "/transactions/money/v1"
-	key, stale := filtered(route, "locationRef", location, "status", string(status), "type", string(typ))
+// list is the source of a list route filtered by kv (filtered's pairs):
+// fetch returns the newest page, id and date an item's id ("": known by
+// its fingerprint) and create date.
+func list[T any](route string, kv []string, fetch func(context.Context) ([]*T, *restclient.Response, error), id func(*T) string, date func(*T) *restclient.Timestamp) Source {
+	key, stale := filtered(route, kv...)
 	return Source{
 		Key:    key,
-		Decode: decoder[restclient.Transaction](),
+		Decode: decoder[T](),
 		Route:  route,
 		Stale:  stale,
 		Fetch: func(ctx context.Context) ([]Item, error) {
-			l, _, err := c.Transactions.ListTransactions(ctx, &restclient.TransactionListOptions{LocationRef: location, Status: status, Type: typ, ListOptions: restclient.ListOptions{Limit: PageSize}})
-			return listItems(l, func(v *restclient.Transaction) string { return v.ID }, func(v *restclient.Transaction) *restclient.Timestamp { return v.CreateDate }), err
+			l, _, err := fetch(ctx)
+			return listItems(l, id, date), err
 		},
 	}
 }
 
+var page = restclient.ListOptions{Limit: PageSize}
+
+// Transactions is the newest page of a location's money transactions.
+func Transactions(c *restclient.Client, location string, status restclient.TransactionStatus, typ restclient.TransactionType) Source {
+	return list("/transactions/money/v1", []string{"locationRef", location, "status", string(status), "type", string(typ)},
+		func(ctx context.Context) ([]*restclient.Transaction, *restclient.Response, error) {
+			return c.Transactions.ListTransactions(ctx, &restclient.TransactionListOptions{LocationRef: location, Status: status, Type: typ, ListOptions: page})
+		},
+		func(v *restclient.Transaction) string { return v.ID }, func(v *restclient.Transaction) *restclient.Timestamp { return v.CreateDate })
+}
+
 // Orders is the newest page of a location's shop orders.
 func Orders(c *restclient.Client, location string, status restclient.OrderStatus) Source {
-	const route = "/shop/orders/v1"
-	key, stale := filtered(route, "locationRef", location, "status", string(status))
-	return Source{
-		Key:    key,
-		Decode: decoder[restclient.Order](),
-		Route:  route,
-		Stale:  stale,
-		Fetch: func(ctx context.Context) ([]Item, error) {
-			l, _, err := c.Shop.ListOrders(ctx, &restclient.OrderListOptions{LocationRef: location, Status: status, ListOptions: restclient.ListOptions{Limit: PageSize}})
-			return listItems(l, func(v *restclient.Order) string { return v.ID }, func(v *restclient.Order) *restclient.Timestamp { return v.CreateDate }), err
+	return list("/shop/orders/v1", []string{"locationRef", location, "status", string(status)},
+		func(ctx context.Context) ([]*restclient.Order, *restclient.Response, error) {
+			return c.Shop.ListOrders(ctx, &restclient.OrderListOptions{LocationRef: location, Status: status, ListOptions: page})
 		},
-	}
+		func(v *restclient.Order) string { return v.ID }, func(v *restclient.Order) *restclient.Timestamp { return v.CreateDate })
 }
 
 // CreditNotes is the newest page of the credit notes of an invoice or of a
@@ -112,51 +117,33 @@ func Orders(c *restclient.Client, location string, status restclient.OrderStatus
 // location's lists).
 func CreditNotes(c *restclient.Client, invoice, location string) Source {
 	const route = "/billing/credit_notes/v1"
-	key, stale := filtered(route, "invoiceRef", invoice, "locationRef", location)
-	return Source{
-		Key:    key,
-		Decode: decoder[restclient.CreditNote](),
-		Route:  route,
-		Stale:  alsoCreatedBy(stale, http.MethodPost, route),
-		Fetch: func(ctx context.Context) ([]Item, error) {
-			l, _, err := c.Billing.ListCreditNotes(ctx, &restclient.CreditNoteListOptions{InvoiceRef: invoice, LocationRef: location, ListOptions: restclient.ListOptions{Limit: PageSize}})
-			return listItems(l, func(v *restclient.CreditNote) string { return v.ID }, func(v *restclient.CreditNote) *restclient.Timestamp { return v.CreateDate }), err
+	s := list(route, []string{"invoiceRef", invoice, "locationRef", location},
+		func(ctx context.Context) ([]*restclient.CreditNote, *restclient.Response, error) {
+			return c.Billing.ListCreditNotes(ctx, &restclient.CreditNoteListOptions{InvoiceRef: invoice, LocationRef: location, ListOptions: page})
 		},
-	}
+		func(v *restclient.CreditNote) string { return v.ID }, func(v *restclient.CreditNote) *restclient.Timestamp { return v.CreateDate })
+	s.Stale = alsoCreatedBy(s.Stale, http.MethodPost, route)
+	return s
 }
 
 // Redemptions is the newest page of the redemptions of a coupon or of a
 // promocode (one of the two). A redemption has no id: each is known by its
 // fingerprint.
 func Redemptions(c *restclient.Client, coupon, promocode string) Source {
-	const route = "/discounts/redemptions/v1"
-	key, stale := filtered(route, "couponRef", coupon, "promocodeRef", promocode)
-	return Source{
-		Key:    key,
-		Decode: decoder[restclient.Redemption](),
-		Route:  route,
-		Stale:  stale,
-		Fetch: func(ctx context.Context) ([]Item, error) {
-			l, _, err := c.Discounts.ListRedemptions(ctx, &restclient.RedemptionListOptions{CouponRef: coupon, PromocodeRef: promocode, ListOptions: restclient.ListOptions{Limit: PageSize}})
-			return listItems(l, func(*restclient.Redemption) string { return "" }, func(v *restclient.Redemption) *restclient.Timestamp { return v.CreateDate }), err
+	return list("/discounts/redemptions/v1", []string{"couponRef", coupon, "promocodeRef", promocode},
+		func(ctx context.Context) ([]*restclient.Redemption, *restclient.Response, error) {
+			return c.Discounts.ListRedemptions(ctx, &restclient.RedemptionListOptions{CouponRef: coupon, PromocodeRef: promocode, ListOptions: page})
 		},
-	}
+		func(*restclient.Redemption) string { return "" }, func(v *restclient.Redemption) *restclient.Timestamp { return v.CreateDate })
 }
 
 // Comments is every comment of a post.
 func Comments(c *restclient.Client, post string) Source {
-	const route = "/feed/posts/v1/{id}/comments"
-	key, stale := filtered(route, "id", post)
-	return Source{
-		Key:    key,
-		Decode: decoder[restclient.Comment](),
-		Route:  route,
-		Stale:  stale,
-		Fetch: func(ctx context.Context) ([]Item, error) {
-			l, _, err := c.Feed.ListComments(ctx, post)
-			return listItems(l, func(v *restclient.Comment) string { return v.ID }, func(v *restclient.Comment) *restclient.Timestamp { return v.CreateDate }), err
+	return list("/feed/posts/v1/{id}/comments", []string{"id", post},
+		func(ctx context.Context) ([]*restclient.Comment, *restclient.Response, error) {
+			return c.Feed.ListComments(ctx, post)
 		},
-	}
+		func(v *restclient.Comment) string { return v.ID }, func(v *restclient.Comment) *restclient.Timestamp { return v.CreateDate })
 }
 
 func one[T any](route, param, id string, get func(context.Context, string) (*T, *restclient.Response, error)) Source {

@@ -3,6 +3,7 @@ package redistest
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,9 +31,9 @@ func StartCluster(tb testing.TB) *Cluster {
 	c := &Cluster{}
 	var addrs []string
 	for range 6 {
-		s := startOwn(tb, []string{"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+		s := StartWith(tb, []string{"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
 			"--cluster-node-timeout", "1000", "--cluster-replica-validity-factor", "0",
-			"--cluster-require-full-coverage", "no"})
+			"--cluster-require-full-coverage", "no"}...)
 		c.Nodes = append(c.Nodes, s)
 		addrs = append(addrs, s.addr)
 	}
@@ -101,15 +102,15 @@ type Sentinel struct {
 func StartSentinel(tb testing.TB) *Sentinel {
 	tb.Helper()
 	need(tb, "redis-server")
-	st := &Sentinel{Master: startOwn(tb, nil)}
-	host, port := splitAddr(st.Master.addr)
-	st.Replica = startOwn(tb, []string{"--replicaof", host, port})
+	st := &Sentinel{Master: StartWith(tb)}
+	host, port, _ := net.SplitHostPort(st.Master.addr)
+	st.Replica = StartWith(tb, "--replicaof", host, port)
 	var addrs []string
 	for range 3 {
 		addr := freeAddr(tb)
 		dir := tb.TempDir()
 		conf := filepath.Join(dir, "sentinel.conf")
-		_, sport := splitAddr(addr)
+		_, sport, _ := net.SplitHostPort(addr)
 		text := fmt.Sprintf("port %s\nbind 127.0.0.1\nsentinel monitor mymaster %s %s 2\nsentinel down-after-milliseconds mymaster 1000\nsentinel failover-timeout mymaster 5000\n", sport, host, port)
 		if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
 			tb.Fatal(err)
@@ -152,11 +153,6 @@ func need(tb testing.TB, bins ...string) {
 			unavailable(tb, "no "+b+" on the PATH")
 		}
 	}
-}
-
-func splitAddr(addr string) (host, port string) {
-	i := strings.LastIndex(addr, ":")
-	return addr[:i], addr[i+1:]
 }
 
 // MasterAddr is the master's address as the first sentinel that answers

@@ -67,24 +67,14 @@ func Start(tb testing.TB) *Server {
 // and restart it).
 func StartOwn(tb testing.TB) *Server {
 	tb.Helper()
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		unavailable(tb, "no redis-server on the PATH")
-	}
-	return startOwn(tb, nil)
+	return StartWith(tb)
 }
 
 // StartWith starts a redis-server process for tb with extra arguments
 // (redis-server's own: "--maxmemory", "1mb", ...).
 func StartWith(tb testing.TB, args ...string) *Server {
 	tb.Helper()
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		unavailable(tb, "no redis-server on the PATH")
-	}
-	return startOwn(tb, args)
-}
-
-func startOwn(tb testing.TB, args []string) *Server {
-	tb.Helper()
+	need(tb, "redis-server")
 	addr := freeAddr(tb)
 	s := &Server{URL: "redis://" + addr + "/0", addr: addr, dir: tb.TempDir(), args: args, tb: tb}
 	s.Restart()

@@ -106,7 +106,8 @@ type Client struct {
 	password []string
 
 	// down counts the degraded nodes: Healthy's fast path.
-	down atomic.Int32
+	down   atomic.Int32
+	timing atomic.Int32 // nodes with timeouts in a row (succeeded has nothing to clear at 0)
 
 	mu     sync.Mutex
 	nodes  map[string]*node
@@ -405,9 +406,13 @@ func (c *Client) Close() error {
 
 // succeeded clears the node's timeouts in a row.
 func (c *Client) succeeded(name string) {
+	if c.timing.Load() == 0 {
+		return // the common case: no lock on a healthy operation
+	}
 	c.mu.Lock()
-	if n := c.nodes[name]; n != nil && !n.degraded {
+	if n := c.nodes[name]; n != nil && !n.degraded && n.timeouts > 0 {
 		n.timeouts = 0
+		c.timing.Add(-1)
 	}
 	c.mu.Unlock()
 }
@@ -435,6 +440,7 @@ func (c *Client) failed(name string, err error) {
 	if isTimeout(err) && !errors.As(err, &u) {
 		n.timeouts++
 		if n.timeouts == 1 {
+			c.timing.Add(1)
 			// A dead server also shows as a timeout (go-redis redials
 			// within the operation's time): try a connection of our own.
 			c.wg.Add(1)
@@ -443,6 +449,9 @@ func (c *Client) failed(name string, err error) {
 		if n.timeouts < TimeoutsToDegrade {
 			return
 		}
+	}
+	if n.timeouts > 0 {
+		c.timing.Add(-1)
 	}
 	n.degraded, n.timeouts = true, 0
 	n.since, c.since = time.Now(), time.Now()
