@@ -36948,8 +36948,7 @@ func (ec *executionContext) unmarshalOOrderStatus2ᚖgithubᚗcomᚋworkspacenet
 	if v == nil {
 		return nil, nil
 	}
-	tmp, err := graphql.UnmarshalString(v)
-	res := unmarshalOOrderStatus2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐOrderStatus[tmp]
+	res, err := scalars.UnmarshalOrderStatus(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -36958,25 +36957,9 @@ func (ec *executionContext) marshalOOrderStatus2ᚖgithubᚗcomᚋworkspacenet�
 		return graphql.Null
 	}
 	_ = sel
-	_ = ctx
-	res := graphql.MarshalString(marshalOOrderStatus2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐOrderStatus[*v])
-	return res
+	res := scalars.MarshalOrderStatus(*v)
+	return graphql.WrapContextMarshaler(ctx, res)
 }
-
-var (
-	unmarshalOOrderStatus2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐOrderStatus = map[string]restclient.OrderStatus{
-		"NEW":         restclient.OrderStatusNew,
-		"IN_PROGRESS": restclient.OrderStatusInProgress,
-		"COMPLETED":   restclient.OrderStatusCompleted,
-		"CANCELED":    restclient.OrderStatusCanceled,
-	}
-	marshalOOrderStatus2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐOrderStatus = map[restclient.OrderStatus]string{
-		restclient.OrderStatusNew:        "NEW",
-		restclient.OrderStatusInProgress: "IN_PROGRESS",
-		restclient.OrderStatusCompleted:  "COMPLETED",
-		restclient.OrderStatusCanceled:   "CANCELED",
-	}
-)
 
 func (ec *executionContext) marshalOPaymentGateway2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPaymentGateway(ctx context.Context, sel ast.SelectionSet, v *restclient.PaymentGateway) graphql.Marshaler {
 	if v == nil {
@@ -37550,8 +37533,7 @@ func (ec *executionContext) unmarshalOTransactionStatus2ᚖgithubᚗcomᚋworksp
 	if v == nil {
 		return nil, nil
 	}
-	tmp, err := graphql.UnmarshalString(v)
-	res := unmarshalOTransactionStatus2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionStatus[tmp]
+	res, err := scalars.UnmarshalTransactionStatus(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -37560,27 +37542,9 @@ func (ec *executionContext) marshalOTransactionStatus2ᚖgithubᚗcomᚋworkspac
 		return graphql.Null
 	}
 	_ = sel
-	_ = ctx
-	res := graphql.MarshalString(marshalOTransactionStatus2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionStatus[*v])
-	return res
+	res := scalars.MarshalTransactionStatus(*v)
+	return graphql.WrapContextMarshaler(ctx, res)
 }
-
-var (
-	unmarshalOTransactionStatus2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionStatus = map[string]restclient.TransactionStatus{
-		"CANCELED":   restclient.TransactionStatusCanceled,
-		"FAILED":     restclient.TransactionStatusFailed,
-		"PENDING":    restclient.TransactionStatusPending,
-		"PROCESSING": restclient.TransactionStatusProcessing,
-		"SUCCEEDED":  restclient.TransactionStatusSucceeded,
-	}
-	marshalOTransactionStatus2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionStatus = map[restclient.TransactionStatus]string{
-		restclient.TransactionStatusCanceled:   "CANCELED",
-		restclient.TransactionStatusFailed:     "FAILED",
-		restclient.TransactionStatusPending:    "PENDING",
-		restclient.TransactionStatusProcessing: "PROCESSING",
-		restclient.TransactionStatusSucceeded:  "SUCCEEDED",
-	}
-)
 
 func (ec *executionContext) marshalOTransactionTicket2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionTicket(ctx context.Context, sel ast.SelectionSet, v *restclient.TransactionTicket) graphql.Marshaler {
 	if v == nil {
@@ -37593,8 +37557,7 @@ func (ec *executionContext) unmarshalOTransactionType2ᚖgithubᚗcomᚋworkspac
 	if v == nil {
 		return nil, nil
 	}
-	tmp, err := graphql.UnmarshalString(v)
-	res := unmarshalOTransactionType2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionType[tmp]
+	res, err := scalars.UnmarshalTransactionType(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -37603,29 +37566,9 @@ func (ec *executionContext) marshalOTransactionType2ᚖgithubᚗcomᚋworkspacen
 		return graphql.Null
 	}
 	_ = sel
-	_ = ctx
-	res := graphql.MarshalString(marshalOTransactionType2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionType[*v])
-	return res
+	res := scalars.MarshalTransactionType(*v)
+	return graphql.WrapContextMarshaler(ctx, res)
 }
-
-var (
-	unmarshalOTransactionType2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionType = map[string]restclient.TransactionType{
-		"BOOKING":        restclient.TransactionTypeBooking,
-		"CREDIT_PACKAGE": restclient.TransactionTypeCreditPackage,
-		"EVENT_TICKET":   restclient.TransactionTypeEventTicket,
-		"INVOICE":        restclient.TransactionTypeInvoice,
-		"ORDER":          restclient.TransactionTypeOrder,
-		"SUBSCRIPTION":   restclient.TransactionTypeSubscription,
-	}
-	marshalOTransactionType2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionType = map[restclient.TransactionType]string{
-		restclient.TransactionTypeBooking:       "BOOKING",
-		restclient.TransactionTypeCreditPackage: "CREDIT_PACKAGE",
-		restclient.TransactionTypeEventTicket:   "EVENT_TICKET",
-		restclient.TransactionTypeInvoice:       "INVOICE",
-		restclient.TransactionTypeOrder:         "ORDER",
-		restclient.TransactionTypeSubscription:  "SUBSCRIPTION",
-	}
-)
 
 func (ec *executionContext) marshalOUpdatePostPayload2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐUpdatePostPayload(ctx context.Context, sel ast.SelectionSet, v *model.UpdatePostPayload) graphql.Marshaler {
 	if v == nil {
