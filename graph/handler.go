@@ -291,7 +291,6 @@ func NewHandler(o Options) http.Handler {
 		// RESPONSE_TOO_LARGE.
 		srv.AroundResponses(capResponse(o.MaxResponseBytes))
 	}
-	srv.AroundResponses(eventRootField) // innermost: an event's errors carry its root field in their path
 	srv.AroundOperations(refuseSubscriptionOverHTTP)
 	var liveConns atomic.Int64
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
