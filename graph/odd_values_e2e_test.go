@@ -72,8 +72,8 @@ func TestOddUpstreamValues(t *testing.T) {
 	for _, want := range []string{`"amount":-0,`, `"amount":1e+21,`, `"amount":1.5e-07,`, `\"b\\s/\t\r\n\u0001\u001F`, `"status":null,"type":null`, `"id":""`, `"type":"card\u0000"`,
 		`"code":"UPSTREAM_INVALID"`, `"path":["transactions","edges",0,"node","createDate"]`,
 		`"path":["transactions","edges",5,"node","invoice"]`,
-		`"path":["transactions","edges",1,"node","status"],"extensions":{"code":"UPSTREAM_INVALID","value":"on_hold"}`,
-		`"path":["transactions","edges",1,"node","s"],"extensions":{"code":"UPSTREAM_INVALID","value":"on_hold"}`} {
+		`"path":["transactions","edges",1,"node","status"],"locations":[{"line":16,"column":53}],"extensions":{"code":"UPSTREAM_INVALID","value":"on_hold"}`,
+		`"path":["transactions","edges",1,"node","s"],"locations":[{"line":12,"column":58}],"extensions":{"code":"UPSTREAM_INVALID","value":"on_hold"}`} {
 		if !bytes.Contains(r.Raw, []byte(want)) {
 			t.Errorf("the answer lacks %s: %.2000s", want, r.Raw)
 		}

@@ -5,9 +5,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"maps"
 	"reflect"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -17,7 +15,6 @@ import (
 	gql "github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/workspacenet/facade/graph/model"
-	"github.com/workspacenet/facade/graph/scalars"
 	"github.com/workspacenet/facade/restclient"
 )
 
@@ -462,59 +459,46 @@ func TestOutputDateTimesAreNullable(t *testing.T) {
 	}
 }
 
-// TestUpstreamEnumsAreBoundAndNullable: every enum of the schema except the
-// facade's own (LiveEventKind) holds upstream values, and is bound through
-// graph/scalars (gqlgen.yml), whose marshallers write a value the enum lacks
-// as null with UPSTREAM_INVALID instead of gqlgen's "": its values are
-// exactly the bound REST values in UPPER_SNAKE_CASE, and every output field
-// of it is nullable, so that the null stays on the field.
-func TestUpstreamEnumsAreBoundAndNullable(t *testing.T) {
+// TestUpstreamEnumsAreCheckedAndNullable: every enum of the schema but the
+// facade's own (LiveEventKind) holds upstream values, and every output
+// field of it reads through a method of its Go type that returns an error
+// for a value the spec does not list (gqlgen.yml fieldName, e.g.
+// restclient.Order.ValidStatus): such a value is null with UPSTREAM_INVALID,
+// raised as the field resolves (so deferred parts and events carry it too),
+// never gqlgen's "". Each such field is nullable, so that the null stays on
+// the field instead of taking its parent with it.
+func TestUpstreamEnumsAreCheckedAndNullable(t *testing.T) {
 	cfg, schema := loadConfig(t)
-	bound := scalars.UpstreamEnums()
-	ours := map[string]bool{"LiveEventKind": true}
+	upstream := map[string]bool{}
+	for _, d := range userTypes(schema) {
+		if d.Kind == gql.Enum && d.Name != "LiveEventKind" {
+			upstream[d.Name] = true
+		}
+	}
+	errType := reflect.TypeFor[error]()
 	n := 0
 	for _, d := range userTypes(schema) {
-		if d.Kind != gql.Enum || ours[d.Name] {
-			continue
-		}
-		values, ok := bound[d.Name]
-		if !ok {
-			t.Errorf("enum %s is not bound through graph/scalars.UpstreamEnums", d.Name)
-			continue
-		}
-		if models := cfg.Models[d.Name].Model; len(models) != 1 || models[0] != "github.com/workspacenet/facade/graph/scalars."+d.Name {
-			t.Errorf("gqlgen.yml binds %s to %v, want graph/scalars.%s", d.Name, models, d.Name)
-		}
-		var names []string
-		for _, v := range d.EnumValues {
-			names = append(names, v.Name)
-		}
-		if got := slices.Sorted(maps.Keys(values)); !slices.Equal(got, slices.Sorted(slices.Values(names))) {
-			t.Errorf("enum %s: schema values %v, bound %v", d.Name, names, got)
-		}
-		for g, rest := range values {
-			if want := strings.ToUpper(regexp.MustCompile(`([a-z0-9])([A-Z])`).ReplaceAllString(rest, "${1}_${2}")); g != want {
-				t.Errorf("enum %s: %s stands for %q, want %s", d.Name, g, rest, want)
-			}
-		}
-		delete(bound, d.Name)
-	}
-	if len(bound) != 0 {
-		t.Errorf("bound enums the schema lacks: %v", slices.Collect(maps.Keys(bound)))
-	}
-	for _, d := range userTypes(schema) {
-		if d.Kind != gql.Object && d.Kind != gql.Interface {
+		if d.Kind != gql.Object {
 			continue
 		}
 		for _, f := range d.Fields {
-			if _, upstream := scalars.UpstreamEnums()[f.Type.Name()]; !upstream {
+			if !upstream[f.Type.Name()] {
 				continue
 			}
 			n++
-			for ty := f.Type; ty != nil; ty = ty.Elem {
-				if ty.NonNull && ty.Elem == nil {
-					t.Errorf("%s.%s: %s, want a nullable %s", d.Name, f.Name, f.Type, f.Type.Name())
-				}
+			where := d.Name + "." + f.Name
+			if f.Type.NonNull || f.Type.Elem != nil {
+				t.Errorf("%s: %s, want a nullable %s", where, f.Type, f.Type.Name())
+			}
+			name := cfg.Models[d.Name].Fields[f.Name].FieldName
+			goType, ok := boundTypes[d.Name]
+			if !ok || name == "" {
+				t.Errorf("%s: not bound to a checking method (gqlgen.yml fieldName)", where)
+				continue
+			}
+			m, ok := reflect.PointerTo(goType).MethodByName(name)
+			if !ok || m.Type.NumOut() != 2 || m.Type.Out(1) != errType {
+				t.Errorf("%s: %s.%s is not a method returning (value, error)", where, goType, name)
 			}
 		}
 	}

@@ -16077,7 +16077,7 @@ func (ec *executionContext) _Order_status(ctx context.Context, field graphql.Col
 			return ec.fieldContext_Order_status(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Status, nil
+			return obj.ValidStatus()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.OrderStatus) graphql.Marshaler {
@@ -16088,7 +16088,7 @@ func (ec *executionContext) _Order_status(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_Order_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, "OrderStatus")
+	return graphql.NewScalarFieldContext("Order", field, true, false, "OrderStatus")
 }
 
 func (ec *executionContext) _Order_user(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
@@ -23495,7 +23495,7 @@ func (ec *executionContext) _Transaction_status(ctx context.Context, field graph
 			return ec.fieldContext_Transaction_status(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Status, nil
+			return obj.ValidStatus()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.TransactionStatus) graphql.Marshaler {
@@ -23506,7 +23506,7 @@ func (ec *executionContext) _Transaction_status(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Transaction_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Transaction", field, false, false, "TransactionStatus")
+	return graphql.NewScalarFieldContext("Transaction", field, true, false, "TransactionStatus")
 }
 
 func (ec *executionContext) _Transaction_type(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
@@ -23518,7 +23518,7 @@ func (ec *executionContext) _Transaction_type(ctx context.Context, field graphql
 			return ec.fieldContext_Transaction_type(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Type, nil
+			return obj.ValidType()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.TransactionType) graphql.Marshaler {
@@ -23529,7 +23529,7 @@ func (ec *executionContext) _Transaction_type(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Transaction_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Transaction", field, false, false, "TransactionType")
+	return graphql.NewScalarFieldContext("Transaction", field, true, false, "TransactionType")
 }
 
 func (ec *executionContext) _Transaction_paymentMethod(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
@@ -36948,7 +36948,8 @@ func (ec *executionContext) unmarshalOOrderStatus2ᚖgithubᚗcomᚋworkspacenet
 	if v == nil {
 		return nil, nil
 	}
-	res, err := scalars.UnmarshalOrderStatus(ctx, v)
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalOOrderStatus2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐOrderStatus[tmp]
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -36957,9 +36958,25 @@ func (ec *executionContext) marshalOOrderStatus2ᚖgithubᚗcomᚋworkspacenet�
 		return graphql.Null
 	}
 	_ = sel
-	res := scalars.MarshalOrderStatus(*v)
-	return graphql.WrapContextMarshaler(ctx, res)
+	_ = ctx
+	res := graphql.MarshalString(marshalOOrderStatus2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐOrderStatus[*v])
+	return res
 }
+
+var (
+	unmarshalOOrderStatus2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐOrderStatus = map[string]restclient.OrderStatus{
+		"NEW":         restclient.OrderStatusNew,
+		"IN_PROGRESS": restclient.OrderStatusInProgress,
+		"COMPLETED":   restclient.OrderStatusCompleted,
+		"CANCELED":    restclient.OrderStatusCanceled,
+	}
+	marshalOOrderStatus2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐOrderStatus = map[restclient.OrderStatus]string{
+		restclient.OrderStatusNew:        "NEW",
+		restclient.OrderStatusInProgress: "IN_PROGRESS",
+		restclient.OrderStatusCompleted:  "COMPLETED",
+		restclient.OrderStatusCanceled:   "CANCELED",
+	}
+)
 
 func (ec *executionContext) marshalOPaymentGateway2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPaymentGateway(ctx context.Context, sel ast.SelectionSet, v *restclient.PaymentGateway) graphql.Marshaler {
 	if v == nil {
@@ -37533,7 +37550,8 @@ func (ec *executionContext) unmarshalOTransactionStatus2ᚖgithubᚗcomᚋworksp
 	if v == nil {
 		return nil, nil
 	}
-	res, err := scalars.UnmarshalTransactionStatus(ctx, v)
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalOTransactionStatus2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionStatus[tmp]
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -37542,9 +37560,27 @@ func (ec *executionContext) marshalOTransactionStatus2ᚖgithubᚗcomᚋworkspac
 		return graphql.Null
 	}
 	_ = sel
-	res := scalars.MarshalTransactionStatus(*v)
-	return graphql.WrapContextMarshaler(ctx, res)
+	_ = ctx
+	res := graphql.MarshalString(marshalOTransactionStatus2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionStatus[*v])
+	return res
 }
+
+var (
+	unmarshalOTransactionStatus2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionStatus = map[string]restclient.TransactionStatus{
+		"CANCELED":   restclient.TransactionStatusCanceled,
+		"FAILED":     restclient.TransactionStatusFailed,
+		"PENDING":    restclient.TransactionStatusPending,
+		"PROCESSING": restclient.TransactionStatusProcessing,
+		"SUCCEEDED":  restclient.TransactionStatusSucceeded,
+	}
+	marshalOTransactionStatus2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionStatus = map[restclient.TransactionStatus]string{
+		restclient.TransactionStatusCanceled:   "CANCELED",
+		restclient.TransactionStatusFailed:     "FAILED",
+		restclient.TransactionStatusPending:    "PENDING",
+		restclient.TransactionStatusProcessing: "PROCESSING",
+		restclient.TransactionStatusSucceeded:  "SUCCEEDED",
+	}
+)
 
 func (ec *executionContext) marshalOTransactionTicket2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionTicket(ctx context.Context, sel ast.SelectionSet, v *restclient.TransactionTicket) graphql.Marshaler {
 	if v == nil {
@@ -37557,7 +37593,8 @@ func (ec *executionContext) unmarshalOTransactionType2ᚖgithubᚗcomᚋworkspac
 	if v == nil {
 		return nil, nil
 	}
-	res, err := scalars.UnmarshalTransactionType(ctx, v)
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalOTransactionType2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionType[tmp]
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -37566,9 +37603,29 @@ func (ec *executionContext) marshalOTransactionType2ᚖgithubᚗcomᚋworkspacen
 		return graphql.Null
 	}
 	_ = sel
-	res := scalars.MarshalTransactionType(*v)
-	return graphql.WrapContextMarshaler(ctx, res)
+	_ = ctx
+	res := graphql.MarshalString(marshalOTransactionType2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionType[*v])
+	return res
 }
+
+var (
+	unmarshalOTransactionType2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionType = map[string]restclient.TransactionType{
+		"BOOKING":        restclient.TransactionTypeBooking,
+		"CREDIT_PACKAGE": restclient.TransactionTypeCreditPackage,
+		"EVENT_TICKET":   restclient.TransactionTypeEventTicket,
+		"INVOICE":        restclient.TransactionTypeInvoice,
+		"ORDER":          restclient.TransactionTypeOrder,
+		"SUBSCRIPTION":   restclient.TransactionTypeSubscription,
+	}
+	marshalOTransactionType2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransactionType = map[restclient.TransactionType]string{
+		restclient.TransactionTypeBooking:       "BOOKING",
+		restclient.TransactionTypeCreditPackage: "CREDIT_PACKAGE",
+		restclient.TransactionTypeEventTicket:   "EVENT_TICKET",
+		restclient.TransactionTypeInvoice:       "INVOICE",
+		restclient.TransactionTypeOrder:         "ORDER",
+		restclient.TransactionTypeSubscription:  "SUBSCRIPTION",
+	}
+)
 
 func (ec *executionContext) marshalOUpdatePostPayload2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐUpdatePostPayload(ctx context.Context, sel ast.SelectionSet, v *model.UpdatePostPayload) graphql.Marshaler {
 	if v == nil {
