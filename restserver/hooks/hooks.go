@@ -320,7 +320,8 @@ func (h *Hooks) plan(route string) (time.Duration, *Fault) {
 
 // Wrap counts every request to route (before anything else, so the count is
 // what the client sent), then applies the route's latency and fault (counting
-// the fault as injected under route), then calls next. If the request context
+// the fault as injected under route) or, with no fault or a rewrite (which
+// rewrites next's answer), calls next. If the request context
 // ends during the latency, next is not called, nothing is written and no
 // fault is injected. While RecordTimings is on, each request that reaches
 // next is logged with its timing (Timings).
