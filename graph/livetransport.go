@@ -411,7 +411,7 @@ func (o *Options) eventRequest(admit *admission.Controller) graphql.ResponseMidd
 				req.release = release
 			}
 		}
-		resp := next(req)
+		resp := next(eventRootField(req))
 		if req.release != nil {
 			req.release()
 		}

@@ -60,17 +60,20 @@ fragment tx on Transaction { id amount currencyCode status type createDate locat
 
 // TestOddUpstreamValues: values the upstream sends that are odd but
 // representable reach the client as GraphQL writes them; an unreadable
-// timestamp is an UPSTREAM_INVALID error on its field and a link that fails
-// to load a NOT_FOUND on its own path, the rest of the page answered.
+// timestamp and an enum value the schema lacks are UPSTREAM_INVALID errors
+// on their fields (each alias its own) and a link that fails to load a
+// NOT_FOUND on its own path, the rest of the page answered.
 func TestOddUpstreamValues(t *testing.T) {
 	env := testenv.New(t, testenv.Options{NoTrace: true, Config: func(c *stack.Config) { c.UpstreamMiddleware = oddTransactions }})
 	r := postOn(t, env.GraphQL, env.Bearer(), oddFeed, map[string]any{"l": env.ID(t, "location", 0)})
 	if len(r.Data) < 100 {
 		t.Fatalf("the answer is too small to test anything: %s", r.Raw)
 	}
-	for _, want := range []string{`"amount":-0,`, `"amount":1e+21,`, `"amount":1.5e-07,`, `\"b\\s/\t\r\n\u0001\u001F`, `"status":""`, `"id":""`, `"type":"card\u0000"`,
+	for _, want := range []string{`"amount":-0,`, `"amount":1e+21,`, `"amount":1.5e-07,`, `\"b\\s/\t\r\n\u0001\u001F`, `"status":null,"type":null`, `"id":""`, `"type":"card\u0000"`,
 		`"code":"UPSTREAM_INVALID"`, `"path":["transactions","edges",0,"node","createDate"]`,
-		`"path":["transactions","edges",5,"node","invoice"]`} {
+		`"path":["transactions","edges",5,"node","invoice"]`,
+		`"path":["transactions","edges",1,"node","status"],"locations":[{"line":16,"column":53}],"extensions":{"code":"UPSTREAM_INVALID","value":"on_hold"}`,
+		`"path":["transactions","edges",1,"node","s"],"locations":[{"line":12,"column":58}],"extensions":{"code":"UPSTREAM_INVALID","value":"on_hold"}`} {
 		if !bytes.Contains(r.Raw, []byte(want)) {
 			t.Errorf("the answer lacks %s: %.2000s", want, r.Raw)
 		}

@@ -458,3 +458,51 @@ func TestOutputDateTimesAreNullable(t *testing.T) {
 		t.Fatalf("only %d DateTime fields found", n)
 	}
 }
+
+// TestUpstreamEnumsAreCheckedAndNullable: every enum of the schema but the
+// facade's own (LiveEventKind) holds upstream values, and every output
+// field of it reads through a method of its Go type that returns an error
+// for a value the spec does not list (gqlgen.yml fieldName, e.g.
+// restclient.Order.ValidStatus): such a value is null with UPSTREAM_INVALID,
+// raised as the field resolves (so deferred parts and events carry it too),
+// never gqlgen's "". Each such field is nullable, so that the null stays on
+// the field instead of taking its parent with it.
+func TestUpstreamEnumsAreCheckedAndNullable(t *testing.T) {
+	cfg, schema := loadConfig(t)
+	upstream := map[string]bool{}
+	for _, d := range userTypes(schema) {
+		if d.Kind == gql.Enum && d.Name != "LiveEventKind" {
+			upstream[d.Name] = true
+		}
+	}
+	errType := reflect.TypeFor[error]()
+	n := 0
+	for _, d := range userTypes(schema) {
+		if d.Kind != gql.Object {
+			continue
+		}
+		for _, f := range d.Fields {
+			if !upstream[f.Type.Name()] {
+				continue
+			}
+			n++
+			where := d.Name + "." + f.Name
+			if f.Type.NonNull || f.Type.Elem != nil {
+				t.Errorf("%s: %s, want a nullable %s", where, f.Type, f.Type.Name())
+			}
+			name := cfg.Models[d.Name].Fields[f.Name].FieldName
+			goType, ok := boundTypes[d.Name]
+			if !ok || name == "" {
+				t.Errorf("%s: not bound to a checking method (gqlgen.yml fieldName)", where)
+				continue
+			}
+			m, ok := reflect.PointerTo(goType).MethodByName(name)
+			if !ok || m.Type.NumOut() != 2 || m.Type.Out(1) != errType {
+				t.Errorf("%s: %s.%s is not a method returning (value, error)", where, goType, name)
+			}
+		}
+	}
+	if n < 3 {
+		t.Fatalf("only %d output fields of upstream enums found", n)
+	}
+}

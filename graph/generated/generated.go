@@ -16077,7 +16077,7 @@ func (ec *executionContext) _Order_status(ctx context.Context, field graphql.Col
 			return ec.fieldContext_Order_status(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Status, nil
+			return obj.ValidStatus()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.OrderStatus) graphql.Marshaler {
@@ -16088,7 +16088,7 @@ func (ec *executionContext) _Order_status(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_Order_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, "OrderStatus")
+	return graphql.NewScalarFieldContext("Order", field, true, false, "OrderStatus")
 }
 
 func (ec *executionContext) _Order_user(ctx context.Context, field graphql.CollectedField, obj *restclient.Order) (ret graphql.Marshaler) {
@@ -23495,7 +23495,7 @@ func (ec *executionContext) _Transaction_status(ctx context.Context, field graph
 			return ec.fieldContext_Transaction_status(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Status, nil
+			return obj.ValidStatus()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.TransactionStatus) graphql.Marshaler {
@@ -23506,7 +23506,7 @@ func (ec *executionContext) _Transaction_status(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Transaction_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Transaction", field, false, false, "TransactionStatus")
+	return graphql.NewScalarFieldContext("Transaction", field, true, false, "TransactionStatus")
 }
 
 func (ec *executionContext) _Transaction_type(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {
@@ -23518,7 +23518,7 @@ func (ec *executionContext) _Transaction_type(ctx context.Context, field graphql
 			return ec.fieldContext_Transaction_type(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Type, nil
+			return obj.ValidType()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *restclient.TransactionType) graphql.Marshaler {
@@ -23529,7 +23529,7 @@ func (ec *executionContext) _Transaction_type(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Transaction_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Transaction", field, false, false, "TransactionType")
+	return graphql.NewScalarFieldContext("Transaction", field, true, false, "TransactionType")
 }
 
 func (ec *executionContext) _Transaction_paymentMethod(ctx context.Context, field graphql.CollectedField, obj *restclient.Transaction) (ret graphql.Marshaler) {

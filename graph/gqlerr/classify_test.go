@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/workspacenet/facade/graph/calls"
@@ -47,5 +48,22 @@ func TestCollectorCapsCalls(t *testing.T) {
 	}
 	if err := (&calls.Collector{}).Hooks().Before(context.Background(), restclient.CallStart{}); err != nil {
 		t.Fatalf("no cap: %v", err)
+	}
+}
+
+// TestUnknownEnumValue: a value the spec's closed enumeration lacks is
+// UPSTREAM_INVALID naming the enum, with extensions.value the value (its
+// first 64 bytes, whole runes).
+func TestUnknownEnumValue(t *testing.T) {
+	present := gqlerr.Presenter(slog.New(slog.DiscardHandler))
+	e := present(context.Background(), &restclient.UnknownValueError{Enum: "OrderStatus", Value: "onHold"})
+	if e.Extensions["code"] != errcode.UpstreamInvalid || e.Extensions["value"] != "onHold" ||
+		e.Message != `the upstream sent "onHold", which is not a value of OrderStatus` {
+		t.Fatalf("presented: %q %+v", e.Message, e.Extensions)
+	}
+	long := strings.Repeat("é", 40) // 80 bytes
+	e = present(context.Background(), fmt.Errorf("x: %w", &restclient.UnknownValueError{Enum: "TransactionType", Value: long}))
+	if v, _ := e.Extensions["value"].(string); v != strings.Repeat("é", 32) || strings.Contains(e.Message, long) {
+		t.Fatalf("a long value: %q %+v", e.Message, e.Extensions)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"math"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -131,6 +132,7 @@ func classify(err error) (code, msg string, ext map[string]any) {
 		bearErr *BearerRequired
 		openErr *restclient.CircuitOpenError
 		budErr  *budget.Error
+		enumErr *restclient.UnknownValueError
 	)
 	switch {
 	case errors.As(err, &inErr):
@@ -166,6 +168,9 @@ func classify(err error) (code, msg string, ext map[string]any) {
 		return errcode.Unauthenticated, ErrNoCredentials.Error(), nil
 	case errors.As(err, &resp):
 		return classifyResponse(resp)
+	case errors.As(err, &enumErr):
+		v := shownValue(enumErr.Value)
+		return errcode.UpstreamInvalid, fmt.Sprintf("the upstream sent %q, which is not a value of %s", v, enumErr.Enum), map[string]any{"value": v}
 	case errors.As(err, &decErr):
 		return errcode.UpstreamUnavailable, "the upstream service sent a response that could not be read",
 			map[string]any{"upstream": upstream(decErr.Method, decErr.Route, 0)}
@@ -250,4 +255,19 @@ func upstream(method, route string, status int) map[string]any {
 		m["status"] = status
 	}
 	return m
+}
+
+// maxShownValue bounds the bytes of an upstream value an error shows.
+const maxShownValue = 64
+
+// shownValue is v, cut to its first maxShownValue bytes at a rune's start.
+func shownValue(v string) string {
+	if len(v) <= maxShownValue {
+		return v
+	}
+	cut := maxShownValue
+	for cut > 0 && !utf8.RuneStart(v[cut]) {
+		cut--
+	}
+	return v[:cut]
 }

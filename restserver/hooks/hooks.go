@@ -25,14 +25,21 @@
 //	           not JSON
 //	reset      hijacks the connection and closes it with SO_LINGER 0, so the
 //	           client sees a connection reset (HTTP/2: the stream is aborted)
+//	rewrite    the route's handler answers, then its 2xx JSON answer is sent
+//	           with the fault's Rewrite applied: the upstream's future (a value
+//	           or a field the service never writes, such as an order status the
+//	           spec does not list), not its data; the database is unchanged
 //
-// A fault replaces the route's handler: the wrapped handler is not called.
+// A fault other than rewrite replaces the route's handler: the wrapped
+// handler is not called.
 //
 // Injected faults are counted by route and kind (Injected, and "injected" in
 // GET /_stats). A fault counts when its injection begins, so a hang counts
 // while it still hangs; a request whose context ends during its latency
 // injects nothing and counts nothing. A fault set on "*" counts under the
-// route of the request it hit.
+// route of the request it hit. A rewrite counts only when it changed an
+// answer (an answer that is not a 2xx JSON object, or has no record its
+// Rewrite selects, is sent as it came).
 //
 // # Flag syntax (ParseSpec)
 //
@@ -44,6 +51,10 @@
 //	fault    KIND[@RATE][:RETRYAFTER]  KIND as above; RATE a fraction 0..1
 //	                                   (default 1); RETRYAFTER a Go duration,
 //	                                   only for 429
+//	rewrite  rewrite[@RATE]:FIELD:VALUE  FIELD of every record of the answer
+//	                                   set to VALUE: a JSON value when VALUE
+//	                                   is one (12, true, null, "x"), else
+//	                                   the string VALUE
 //
 // Examples:
 //
@@ -54,6 +65,7 @@
 //	*=429@0.1:2s                    10% answer 429 with Retry-After: 2
 //	*=hang@0.01                     1% never answer
 //	POST /resources/bookings/v1=reset
+//	GET /shop/orders/v1=rewrite:status:onHold   every order "onHold"
 //
 // A latency of 0 clears the route's latency; a rate of 0 clears its fault.
 package hooks
@@ -95,10 +107,11 @@ const (
 	FaultTruncated FaultKind = "truncated"
 	FaultMalformed FaultKind = "malformed"
 	FaultReset     FaultKind = "reset"
+	FaultRewrite   FaultKind = "rewrite"
 )
 
 // FaultKinds lists every fault kind.
-var FaultKinds = []FaultKind{Fault500, Fault503, Fault429, FaultHang, FaultTruncated, FaultMalformed, FaultReset}
+var FaultKinds = []FaultKind{Fault500, Fault503, Fault429, FaultHang, FaultTruncated, FaultMalformed, FaultReset, FaultRewrite}
 
 // Valid reports whether k is a known fault kind.
 func (k FaultKind) Valid() bool {
@@ -111,11 +124,13 @@ func (k FaultKind) Valid() bool {
 }
 
 // Fault injects Kind into a fraction Rate (0..1) of the requests.
-// RetryAfter is the Retry-After of a 429 (0: no header).
+// RetryAfter is the Retry-After of a 429 (0: no header); Rewrite is what a
+// rewrite changes (nil: nothing, the answer is sent as it came).
 type Fault struct {
 	Kind       FaultKind
 	Rate       float64
 	RetryAfter time.Duration
+	Rewrite    *Rewrite
 }
 
 // Hooks holds counters, latencies and faults. It is safe for concurrent use.
@@ -305,7 +320,8 @@ func (h *Hooks) plan(route string) (time.Duration, *Fault) {
 
 // Wrap counts every request to route (before anything else, so the count is
 // what the client sent), then applies the route's latency and fault (counting
-// the fault as injected under route), then calls next. If the request context
+// the fault as injected under route) or, with no fault or a rewrite (which
+// rewrites next's answer), calls next. If the request context
 // ends during the latency, next is not called, nothing is written and no
 // fault is injected. While RecordTimings is on, each request that reaches
 // next is logged with its timing (Timings).
@@ -327,7 +343,10 @@ func (h *Hooks) Wrap(route string, next http.Handler) http.Handler {
 				return
 			}
 		}
-		if fault != nil {
+		switch {
+		case fault != nil && fault.Kind == FaultRewrite:
+			next = h.rewriting(route, fault.Rewrite, next)
+		case fault != nil:
 			h.countInjected(route, fault.Kind)
 			injectFault(w, r, *fault)
 			return

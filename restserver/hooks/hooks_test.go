@@ -558,6 +558,10 @@ func TestParseSpecBad(t *testing.T) {
 		"get /resources/v1/{id}=5ms", // lower-case method
 		"GET resources=5ms",          // path without slash
 		"*=20ms,,*=hang",             // empty item
+		"*=rewrite",                  // a rewrite without field and value
+		"*=rewrite:status",           // without a value
+		"*=rewrite@0.5: :x",          // a blank field
+		"*=rewrite@2:status:x",       // rate > 1
 	} {
 		if _, err := ParseSpec(s); err == nil {
 			t.Errorf("ParseSpec(%q): no error", s)
@@ -590,7 +594,7 @@ func TestApplySpecsAndFlags(t *testing.T) {
 	if lat != (Latency{20 * time.Millisecond, 5 * time.Millisecond}) || rlat != (Latency{Fixed: 50 * time.Millisecond}) {
 		t.Fatalf("latencies %v %v", lat, rlat)
 	}
-	if faults != (Fault{Fault429, 1, 2 * time.Second}) || rfault != (Fault{Fault503, 0.5, 0}) {
+	if faults != (Fault{Kind: Fault429, Rate: 1, RetryAfter: 2 * time.Second}) || rfault != (Fault{Kind: Fault503, Rate: 0.5}) {
 		t.Fatalf("faults %v %v", faults, rfault)
 	}
 

@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -117,6 +118,18 @@ func parseFault(v string) (Fault, error) {
 			return Fault{}, fmt.Errorf("rate %q: want a fraction from 0 to 1, e.g. 0.25", rateS)
 		}
 		f.Rate = rate
+	}
+	if f.Kind == FaultRewrite {
+		field, value, ok := strings.Cut(retryS, ":")
+		if field = strings.TrimSpace(field); !hasRetry || !ok || field == "" {
+			return Fault{}, errors.New(`a rewrite needs a field and a value: "rewrite[@RATE]:FIELD:VALUE", e.g. "rewrite:status:onHold"`)
+		}
+		var val any = value
+		if json.Valid([]byte(value)) {
+			val = json.RawMessage(value)
+		}
+		f.Rewrite = &Rewrite{Set: map[string]any{field: val}}
+		return f, nil
 	}
 	if hasRetry {
 		if f.Kind != Fault429 {
