@@ -339,6 +339,9 @@ func (c *Config) Validate() error {
 	if c.Live.Interval < live.MinInterval && !c.Live.AllowFastPolls {
 		return fmt.Errorf("-live-interval: %v is below the minimum %v", c.Live.Interval, live.MinInterval)
 	}
+	if c.Graph.RouterSecret != "" && strings.TrimSpace(c.Graph.RouterSecretHeader) == "" {
+		return fmt.Errorf("-router-secret-header: empty, but ROUTER_SECRET is set: name the header that carries it")
+	}
 	if c.Live.Buffer < 1 {
 		return fmt.Errorf("-live-buffer: %d must be at least 1", c.Live.Buffer)
 	}
