@@ -6,6 +6,10 @@ import "github.com/vektah/gqlparser/v2/ast"
 // their representations (a router's batch of lookups).
 const entitiesField = "_entities"
 
+// entityUnion is the type of `_entities`' elements: a fragment on it applies
+// to every entity.
+const entityUnion = "_Entity"
+
 // entities measures an `_entities` field: each representation costs 1 (the
 // entity) plus the cost of the selection made on its __typename, so a batch
 // costs what its answer can hold (a representation of another type, or
@@ -26,7 +30,7 @@ func (w *walker) entities(f *ast.Field, depth int) (cost, maxDepth int) {
 		c, ok := perType[typename]
 		if !ok {
 			var d int
-			c, d = w.typed(f.SelectionSet, depth+1, typename)
+			c, d = w.selections(f.SelectionSet, depth+1, typename, 0, typename)
 			c++ // the entity itself
 			perType[typename] = c
 			maxDepth = max(maxDepth, d)
@@ -35,38 +39,6 @@ func (w *walker) entities(f *ast.Field, depth int) (cost, maxDepth int) {
 		if w.steps > walkBudget {
 			break
 		}
-	}
-	return cost, maxDepth
-}
-
-// typed returns the cost and depth of the part of set that applies to an
-// object of type typename: its fields, and its fragments on that type (or
-// with no type condition).
-func (w *walker) typed(set ast.SelectionSet, depth int, typename string) (cost, maxDepth int) {
-	for _, sel := range set {
-		w.steps++
-		if w.steps > walkBudget {
-			return cost, maxDepth
-		}
-		var c, d int
-		switch s := sel.(type) {
-		case *ast.Field:
-			c, d = w.field(s, depth, typename, 0)
-		case *ast.InlineFragment:
-			if s.TypeCondition != "" && s.TypeCondition != typename && s.TypeCondition != "_Entity" {
-				continue
-			}
-			c, d = w.typed(s.SelectionSet, depth, typename)
-		case *ast.FragmentSpread:
-			if s.Definition == nil || w.active[s.Name] || (s.Definition.TypeCondition != typename && s.Definition.TypeCondition != "_Entity") {
-				continue
-			}
-			w.active[s.Name] = true
-			c, d = w.typed(s.Definition.SelectionSet, depth, typename)
-			delete(w.active, s.Name)
-		}
-		cost += c
-		maxDepth = max(maxDepth, d)
 	}
 	return cost, maxDepth
 }

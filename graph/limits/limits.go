@@ -159,6 +159,16 @@ type walker struct {
 // the depth below it (counting its own fields as level depth). parent is the
 // holding type's name; connFirst the `first` of the connection holding it.
 func (w *walker) selectionSet(set ast.SelectionSet, depth int, parent string, connFirst int) (cost, maxDepth int) {
+	return w.selections(set, depth, parent, connFirst, "")
+}
+
+// selections is selectionSet measuring, when only is set, the part of set
+// that applies to an object of type only: its fragments on another type
+// are left out (an abstract type's selection, `_entities`'s).
+func (w *walker) selections(set ast.SelectionSet, depth int, parent string, connFirst int, only string) (cost, maxDepth int) {
+	applies := func(typeCondition string) bool {
+		return only == "" || typeCondition == "" || typeCondition == only || typeCondition == entityUnion
+	}
 	for _, sel := range set {
 		w.steps++
 		if w.steps > walkBudget {
@@ -169,13 +179,16 @@ func (w *walker) selectionSet(set ast.SelectionSet, depth int, parent string, co
 		case *ast.Field:
 			c, d = w.field(s, depth, parent, connFirst)
 		case *ast.InlineFragment:
-			c, d = w.selectionSet(s.SelectionSet, depth, parent, connFirst)
+			if !applies(s.TypeCondition) {
+				continue
+			}
+			c, d = w.selections(s.SelectionSet, depth, parent, connFirst, only)
 		case *ast.FragmentSpread:
-			if s.Definition == nil || w.active[s.Name] {
+			if s.Definition == nil || w.active[s.Name] || !applies(s.Definition.TypeCondition) {
 				continue
 			}
 			w.active[s.Name] = true
-			c, d = w.selectionSet(s.Definition.SelectionSet, depth, parent, connFirst)
+			c, d = w.selections(s.Definition.SelectionSet, depth, parent, connFirst, only)
 			delete(w.active, s.Name)
 		}
 		cost += c
