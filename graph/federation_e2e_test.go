@@ -139,6 +139,16 @@ func TestEntitiesBadIDsAreNullAtTheirIndex(t *testing.T) {
 		}
 	}
 	expectCalls(t, env, calls{rGetResource: 2}) // the good one once, the unknown one
+
+	// Representations a router never sends (not an object, no id): an
+	// error, no call, no crash.
+	for _, bad := range []any{"x", map[string]any{"__typename": "Resource"}} {
+		r, _ := entitiesOf(t, env, env.Bearer(), []any{bad}, nil)
+		if r.Status != 200 || len(r.Errors) == 0 {
+			t.Errorf("representation %v: status %d, %s", bad, r.Status, r.Raw)
+		}
+		env.ExpectNoCalls(t)
+	}
 }
 
 // TestEntitiesNeedTheCallersCredentials: with server-to-server credentials

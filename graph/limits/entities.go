@@ -26,8 +26,12 @@ func (w *walker) entities(f *ast.Field, depth int) (cost, maxDepth int) {
 	w.representations += len(reps)
 	perType := map[string]int{} // the cost of one entity of each type seen
 	for _, r := range reps {
-		typename, _ := r.(map[string]any)["__typename"].(string)
+		m, _ := r.(map[string]any) // _Any takes any value; gqlgen refuses what is not an object
+		typename, _ := m["__typename"].(string)
 		c, ok := perType[typename]
+		if !ok && typename == "" {
+			c, ok = 1, true
+		}
 		if !ok {
 			var d int
 			c, d = w.selections(f.SelectionSet, depth+1, typename, 0, typename)

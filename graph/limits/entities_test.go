@@ -44,6 +44,12 @@ fragment P on Product { title }`
 		t.Errorf("depth %d, want 3 (_entities > parent > title)", s.Depth)
 	}
 
+	// Representations that are not objects, or have no __typename, cost 1.
+	odd := []any{"x", nil, map[string]any{"id": "y"}}
+	if s := limits.Measure(doc.Operations[0], map[string]any{"r": odd}, limits.Options{}); s.Cost != 3 || s.Representations != 3 {
+		t.Errorf("odd representations: cost %d, representations %d; want 3, 3", s.Cost, s.Representations)
+	}
+
 	lit := validated(t, `{ _entities(representations: [{__typename: "Resource", id: "a"}, {__typename: "Resource", id: "b"}]) { ... on Resource { parent { id } } } }`)
 	if s := limits.Measure(lit.Operations[0], nil, limits.Options{}); s.Cost != 4 || s.Representations != 2 {
 		t.Errorf("literal representations: cost %d, representations %d; want 4, 2", s.Cost, s.Representations)
