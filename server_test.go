@@ -437,6 +437,8 @@ func TestRunRejectsBadConfiguration(t *testing.T) {
 		{"missing trusted documents", nil, []string{"-trusted-documents=/nonexistent/docs.json"}, "trusted-documents"},
 		{"bearer without network id", map[string]string{"UPSTREAM_AUTHORIZATION": "Bearer tok-1"}, nil, "UPSTREAM_NETWORK_ID"},
 		{"network id not a uuid", map[string]string{"UPSTREAM_AUTHORIZATION": "Basic YTpi", "UPSTREAM_NETWORK_ID": "net-1"}, nil, "must be a uuid"},
+		{"short router secret", map[string]string{"ROUTER_SECRET": "too-short"}, nil, "ROUTER_SECRET: want at least 32 characters"},
+		{"router secret without its header", map[string]string{"ROUTER_SECRET": strings.Repeat("s", 32)}, []string{"-router-secret-header="}, "-router-secret-header"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -148,6 +148,19 @@ type Options struct {
 	// (besides the server's own origin, always allowed; stack gives it the
 	// CORS allowlist). nil: the server's own origin only.
 	CheckOrigin func(origin string) bool
+	// Federation (docs/federation.md). RouterSecret, when set, is the
+	// shared secret of the supergraph's router: `_service` and `_entities`
+	// are answered only to requests whose RouterSecretHeader carries it.
+	// RequireRouterSecret (production) answers them only to such requests
+	// even when RouterSecret is empty, that is to none.
+	RouterSecretHeader  string
+	RouterSecret        string
+	RequireRouterSecret bool
+	// FederationServerCredentials lets `_entities` use ServerCredentials
+	// when the request carries no credentials of its own; otherwise such an
+	// `_entities` is UNAUTHENTICATED, unsent (a router that forwards no
+	// caller credentials would lend the server's to every client).
+	FederationServerCredentials bool
 	// Metrics, when set, records requests, upstream calls, loader batches
 	// and admission (internal/metrics, graph/metrics.go); nil: none.
 	Metrics *metrics.Facade
@@ -169,6 +182,8 @@ const (
 	// DefaultResponseWriteTimeout lets a client take a response at the
 	// -max-response-bytes limit at about 7 Mbit/s.
 	DefaultResponseWriteTimeout = 10 * time.Second
+	// DefaultRouterSecretHeader carries the router's shared secret.
+	DefaultRouterSecretHeader = "Router-Secret"
 )
 
 // DefaultOptions returns the safe defaults: every limit on, introspection on,
@@ -189,6 +204,8 @@ func DefaultOptions() Options {
 		AdmissionWait:    DefaultAdmissionWait,
 		ClientCostShare:  DefaultClientCostShare,
 		MaxResponseBytes: DefaultMaxResponseBytes,
+
+		RouterSecretHeader: DefaultRouterSecretHeader,
 
 		ResponseWriteTimeout: DefaultResponseWriteTimeout,
 
@@ -274,7 +291,9 @@ func NewHandler(o Options) http.Handler {
 	srv.SetRecoverFunc(gqlerr.Recover(o.Logger))
 	if !o.Introspection {
 		srv.AroundRootFields(refuseIntrospection)
+		srv.Use(routerService{}) // `_service` for the router (gqlgen's needs introspection on)
 	}
+	srv.AroundRootFields(o.federationGate)
 	srv.AroundRootFields(requireCredentials)
 	srv.Use(incremental{schema: schema, maxBytes: o.MaxResponseBytes})
 	for _, x := range o.Extensions {
@@ -357,6 +376,7 @@ func NewHandler(o Options) http.Handler {
 		trace := o.UpstreamTrace && r.Header.Get(TraceHeader) == "1"
 		var req *request
 		ctx, req = o.newRequest(ctx, credentialsOf(r.Header), trace, noCache(r), paceHooks)
+		req.router = o.fromRouter(r.Header)
 		if admit != nil {
 			// Holds the cost units while the operation executes, as the
 			// upstream client of its credentials; 503 on refusal.
@@ -398,6 +418,7 @@ func (o *Options) newRequest(ctx context.Context, creds *restclient.Credentials,
 	}
 	if creds == nil && o.ServerCredentials != nil {
 		creds = o.ServerCredentials
+		req.serverCredentials = true
 	}
 	req.hasCredentials = creds != nil
 	req.loaders = o.requestLoaders(&req.batching)
@@ -530,6 +551,11 @@ type request struct {
 	loaders        loaders.Source // the value of loaders.ContextKey
 	batching       loaders.Loaders
 
+	// serverCredentials: the request carries no credentials and is served
+	// with Options.ServerCredentials. router: it carries the router's
+	// shared secret (Federation).
+	serverCredentials, router bool
+
 	// The persisted query the request registers; apqValid once its
 	// document passed validation and the limits.
 	apqHash, apqQuery string
@@ -563,10 +589,11 @@ var requestCalls = calls.HooksFrom(func(ctx context.Context) *calls.Collector { 
 
 // requireCredentials answers every root field that could reach the upstream
 // with UNAUTHENTICATED, and no upstream call, when the request carries no
-// credentials. Introspection and __typename work without them.
+// credentials. Introspection, __typename and Federation's `_service` work
+// without them.
 func requireCredentials(ctx context.Context, next graphql.RootResolver) graphql.Marshaler {
 	rc := graphql.GetRootFieldContext(ctx)
-	if rc != nil && !strings.HasPrefix(rc.Field.Name, "__") && !requestFrom(ctx).hasCredentials {
+	if rc != nil && !strings.HasPrefix(rc.Field.Name, "__") && rc.Field.Name != serviceField && !requestFrom(ctx).hasCredentials {
 		// The root field context has no field path yet: name the field so the
 		// error sits on it, as every other field error does.
 		graphql.AddError(ctx, &gqlerror.Error{Err: gqlerr.ErrNoCredentials, Path: ast.Path{ast.PathName(rc.Field.Alias)}})

@@ -66,6 +66,7 @@ func (x *root) CreditNote() generated.CreditNoteResolver { return (*creditNoteRe
 func (x *root) CreditNoteLine() generated.CreditNoteLineResolver {
 	return (*creditNoteLineResolver)(&x.r)
 }
+func (x *root) Entity() generated.EntityResolver           { return (*entityResolver)(&x.r) }
 func (x *root) Event() generated.EventResolver             { return (*eventResolver)(&x.r) }
 func (x *root) Invoice() generated.InvoiceResolver         { return (*invoiceResolver)(&x.r) }
 func (x *root) InvoiceItem() generated.InvoiceItemResolver { return (*invoiceItemResolver)(&x.r) }

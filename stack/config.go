@@ -129,6 +129,9 @@ type Config struct {
 // resets the demo (README.md, "A first query").
 const DefaultDataDir = "data/facade"
 
+// minRouterSecret is the shortest ROUTER_SECRET accepted.
+const minRouterSecret = 32
+
 // DefaultConfig returns the program's defaults (those of `go run .`).
 func DefaultConfig() Config {
 	return Config{
@@ -262,6 +265,9 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	dur(&g.LiveInitTimeout, "live-init-timeout", "LIVE_INIT_TIMEOUT", "how long a WebSocket may wait before its connection_init; past it the connection is closed (1002)")
 	dur(&g.LiveKeepAlive, "live-keepalive", "LIVE_KEEPALIVE", "interval of the keep-alive messages on WebSocket and SSE connections; 0 = none")
 	boolean(&c.LiveOff, "live-off", "LIVE_OFF", "turn subscriptions off (no WebSocket, no SSE)")
+	num(&l.MaxRepresentations, "max-representations", "MAX_REPRESENTATIONS", "maximum representations given to _entities in one operation (Federation, docs/federation.md); 0 = no limit")
+	str(&g.RouterSecretHeader, "router-secret-header", "ROUTER_SECRET_HEADER", "request header carrying the federation router's shared secret (ROUTER_SECRET): with it, or without -production and ROUTER_SECRET, _service and _entities are answered")
+	boolean(&g.FederationServerCredentials, "federation-server-credentials", "FEDERATION_SERVER_CREDENTIALS", "let _entities use UPSTREAM_AUTHORIZATION when the request carries no credentials (by default it is UNAUTHENTICATED)")
 	str(&c.MetricsAddr, "metrics-addr", "METRICS_ADDR", "listen address of the Prometheus /metrics endpoint; empty = off (demo mode, without -upstream: "+metrics.DefaultAddr+" unless given)")
 	if len(errs) > 0 {
 		return Config{}, errors.Join(errs...)
@@ -293,6 +299,12 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 		}
 		c.Secret = secret
 	}
+	if v := getenv("ROUTER_SECRET"); v != "" {
+		if len(v) < minRouterSecret {
+			return Config{}, fmt.Errorf("ROUTER_SECRET: want at least %d characters (openssl rand -hex 32)", minRouterSecret)
+		}
+		g.RouterSecret = v
+	}
 	if a := getenv("UPSTREAM_AUTHORIZATION"); a != "" {
 		cr := restclient.Credentials{Authorization: a, NetworkID: getenv("UPSTREAM_NETWORK_ID")}
 		if err := cr.Check(); err != nil { // a Bearer token without a network id, ...
@@ -318,6 +330,7 @@ func (c *Config) Validate() error {
 		"-apq-redis-client-bytes": c.APQClientBytes, "-apq-redis-bytes": c.APQRedisBytes,
 		"-max-cost-in-flight": c.Graph.MaxCostInFlight, "-max-response-bytes": c.Graph.MaxResponseBytes, "-client-cost-share": c.Graph.ClientCostShare,
 		"-live-max-per-credential": c.Live.MaxPerCredential, "-live-max-subscriptions": c.Live.MaxTotal,
+		"-max-representations":     l.MaxRepresentations,
 		"-live-max-per-connection": c.Graph.LiveMaxPerConnection, "-live-max-connections": c.Graph.LiveMaxConnections} {
 		if v < 0 {
 			return fmt.Errorf("%s: %d is negative (0 turns it off)", name, v)
@@ -325,6 +338,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Live.Interval < live.MinInterval && !c.Live.AllowFastPolls {
 		return fmt.Errorf("-live-interval: %v is below the minimum %v", c.Live.Interval, live.MinInterval)
+	}
+	if c.Graph.RouterSecret != "" && strings.TrimSpace(c.Graph.RouterSecretHeader) == "" {
+		return fmt.Errorf("-router-secret-header: empty, but ROUTER_SECRET is set: name the header that carries it")
 	}
 	if c.Live.Buffer < 1 {
 		return fmt.Errorf("-live-buffer: %d must be at least 1", c.Live.Buffer)

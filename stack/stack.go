@@ -164,6 +164,7 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
 	if c.Production {
 		// Production wins over the individual switches.
 		c.Graph.Introspection, c.Playground, c.UpstreamTrace, c.Graph.DisableSuggestions = false, false, "off", true
+		c.Graph.RequireRouterSecret = true // _service and _entities for the router only
 		logger.Info("production mode: introspection, field suggestions, the playground and the upstream call report are off")
 	}
 	if c.TrustedDocs != "" {

@@ -128,6 +128,7 @@ func TestZeroTurnsOff(t *testing.T) {
 		{"max-tokens", byCode(errcode.QueryTooComplex, `query Q(`+repeat("$v%d: Int ", 3751)+`) { __typename }`, nil), nil},
 		{"max-selections", byCode(errcode.QueryTooComplex, `{ location(id: "$LOC") { `+strings.Repeat("id ", 1001)+`} }`, nil), nil},
 		{"max-directives", byCode(errcode.QueryTooComplex, `{ __typename `+strings.Repeat("@include(if: true) ", 51)+`}`, nil), nil},
+		{"max-representations", byCode(errcode.QueryTooComplex, `{ _entities(representations: [`+strings.Repeat(`{__typename: "Location", id: "$LOC"} `, 501)+`]) { ... on Location { id } } }`, nil), nil},
 		{"apq-cache-size", byCode(errcode.PersistedQueryNotFound, ``, map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": strings.Repeat("ab", 32)}}), nil},
 		{"max-upstream-calls", func(t *testing.T, st *stack.Stack, c *gqlclient.Client) bool {
 			// 201 distinct resources: one call each, one more than the default cap.

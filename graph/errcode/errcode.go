@@ -63,6 +63,8 @@ const (
 	SubscriberTooSlow = "SUBSCRIBER_TOO_SLOW"
 	// OriginNotAllowed: HTTP 403 refusal of a WebSocket upgrade whose Origin is neither the server's own nor in -cors-origins (cross-site WebSocket hijacking).
 	OriginNotAllowed = "ORIGIN_NOT_ALLOWED"
+	// RouterSecretRequired: a `_service` or `_entities` field (Federation) from a request without the router's shared secret, where one is required (-production, or ROUTER_SECRET set); the field is null, nothing is sent upstream.
+	RouterSecretRequired = "ROUTER_SECRET_REQUIRED"
 	// Internal: a bug in the facade or a resolver panic: logged with detail, shown as "internal error".
 	Internal = "INTERNAL_SERVER_ERROR"
 	// ParseFailed: the document is not valid GraphQL (set by gqlgen, as its errcode.ParseFailed).

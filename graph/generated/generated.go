@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/introspection"
+	"github.com/99designs/gqlgen/plugin/federation/fedruntime"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/workspacenet/facade/graph/model"
@@ -37,6 +39,7 @@ type ResolverRoot interface {
 	CreditNote() CreditNoteResolver
 	CreditNoteEvent() CreditNoteEventResolver
 	CreditNoteLine() CreditNoteLineResolver
+	Entity() EntityResolver
 	Event() EventResolver
 	EventEvent() EventEventResolver
 	Invoice() InvoiceResolver
@@ -107,6 +110,21 @@ type CreditNoteLineResolver interface {
 	Invoice(ctx context.Context, obj *restclient.CreditNoteLine) (*restclient.Invoice, error)
 
 	Location(ctx context.Context, obj *restclient.CreditNoteLine) (*model.Location, error)
+}
+type EntityResolver interface {
+	FindManyBookingByIDs(ctx context.Context, reps []*model.BookingByIDsInput) ([]*restclient.Booking, error)
+	FindManyCommentByIDs(ctx context.Context, reps []*model.CommentByIDsInput) ([]*restclient.Comment, error)
+	FindManyCreditNoteByIDs(ctx context.Context, reps []*model.CreditNoteByIDsInput) ([]*restclient.CreditNote, error)
+	FindManyEventByIDs(ctx context.Context, reps []*model.EventByIDsInput) ([]*restclient.Event, error)
+	FindManyInvoiceByIDs(ctx context.Context, reps []*model.InvoiceByIDsInput) ([]*restclient.Invoice, error)
+	FindManyLocationByIDs(ctx context.Context, reps []*model.LocationByIDsInput) ([]*model.Location, error)
+	FindManyOrderByIDs(ctx context.Context, reps []*model.OrderByIDsInput) ([]*restclient.Order, error)
+	FindManyPostByIDs(ctx context.Context, reps []*model.PostByIDsInput) ([]*restclient.Post, error)
+	FindManyProductByIDs(ctx context.Context, reps []*model.ProductByIDsInput) ([]*restclient.Product, error)
+	FindManyResourceByIDs(ctx context.Context, reps []*model.ResourceByIDsInput) ([]*restclient.Resource, error)
+	FindManyTransactionByIDs(ctx context.Context, reps []*model.TransactionByIDsInput) ([]*restclient.Transaction, error)
+	FindManyVisitByIDs(ctx context.Context, reps []*model.VisitByIDsInput) ([]*restclient.Visit, error)
+	FindManyVisitRequestByIDs(ctx context.Context, reps []*model.VisitRequestByIDsInput) ([]*restclient.VisitRequest, error)
 }
 type EventResolver interface {
 	Location(ctx context.Context, obj *restclient.Event) (*model.Location, error)
@@ -291,18 +309,31 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalers := func() *graphql.InputUnmarshalerIndex {
 		return graphql.NewInputUnmarshalerIndex(
+			graphql.NewInputUnmarshaler("BookingByIDsInput", ec.unmarshalInputBookingByIDsInput),
+			graphql.NewInputUnmarshaler("CommentByIDsInput", ec.unmarshalInputCommentByIDsInput),
 			graphql.NewInputUnmarshaler("CreateBookingInput", ec.unmarshalInputCreateBookingInput),
 			graphql.NewInputUnmarshaler("CreateCreditNoteInput", ec.unmarshalInputCreateCreditNoteInput),
 			graphql.NewInputUnmarshaler("CreatePostInput", ec.unmarshalInputCreatePostInput),
 			graphql.NewInputUnmarshaler("CreateVisitInput", ec.unmarshalInputCreateVisitInput),
 			graphql.NewInputUnmarshaler("CreateVisitRequestInput", ec.unmarshalInputCreateVisitRequestInput),
+			graphql.NewInputUnmarshaler("CreditNoteByIDsInput", ec.unmarshalInputCreditNoteByIDsInput),
 			graphql.NewInputUnmarshaler("CreditNoteLineInput", ec.unmarshalInputCreditNoteLineInput),
 			graphql.NewInputUnmarshaler("CreditNoteRefundInput", ec.unmarshalInputCreditNoteRefundInput),
 			graphql.NewInputUnmarshaler("DateRangeInput", ec.unmarshalInputDateRangeInput),
+			graphql.NewInputUnmarshaler("EventByIDsInput", ec.unmarshalInputEventByIDsInput),
+			graphql.NewInputUnmarshaler("InvoiceByIDsInput", ec.unmarshalInputInvoiceByIDsInput),
+			graphql.NewInputUnmarshaler("LocationByIDsInput", ec.unmarshalInputLocationByIDsInput),
 			graphql.NewInputUnmarshaler("MediaKeyInput", ec.unmarshalInputMediaKeyInput),
+			graphql.NewInputUnmarshaler("OrderByIDsInput", ec.unmarshalInputOrderByIDsInput),
+			graphql.NewInputUnmarshaler("PostByIDsInput", ec.unmarshalInputPostByIDsInput),
 			graphql.NewInputUnmarshaler("PostOgInput", ec.unmarshalInputPostOgInput),
+			graphql.NewInputUnmarshaler("ProductByIDsInput", ec.unmarshalInputProductByIDsInput),
+			graphql.NewInputUnmarshaler("ResourceByIDsInput", ec.unmarshalInputResourceByIDsInput),
+			graphql.NewInputUnmarshaler("TransactionByIDsInput", ec.unmarshalInputTransactionByIDsInput),
 			graphql.NewInputUnmarshaler("UpdatePostInput", ec.unmarshalInputUpdatePostInput),
 			graphql.NewInputUnmarshaler("UpdateVisitInput", ec.unmarshalInputUpdateVisitInput),
+			graphql.NewInputUnmarshaler("VisitByIDsInput", ec.unmarshalInputVisitByIDsInput),
+			graphql.NewInputUnmarshaler("VisitRequestByIDsInput", ec.unmarshalInputVisitRequestByIDsInput),
 			graphql.NewInputUnmarshaler("VisitorInput", ec.unmarshalInputVisitorInput),
 		)
 	}
@@ -402,6 +433,13 @@ var sources = []*ast.Source{
 # every ` + "`" + `...Ref` + "`" + ` stays an ` + "`" + `ID` + "`" + `, and every Ref an operation can resolve gains an
 # object field without the suffix. What each link costs in REST calls:
 # docs/querying.md.
+
+# Federation v2 subgraph (docs/federation.md): the types with a resolvable
+# @key are the entities a router may ask for by id through ` + "`" + `_entities` + "`" + `;
+# those with ` + "`" + `resolvable: false` + "`" + ` may be referenced by another subgraph that
+# resolves them. ` + "`" + `_service { sdl }` + "`" + ` returns this file as it is.
+extend schema
+  @link(url: "https://specs.apollo.dev/federation/v2.3", import: ["@key"])
 
 """
 Incremental delivery of a connection's ` + "`" + `nodes` + "`" + ` or ` + "`" + `edges` + "`" + ` (docs/incremental-delivery.md): the
@@ -1132,7 +1170,7 @@ A location of the network. No REST operation fetches a location: the node is
 built from an id (a ` + "`" + `locationRef` + "`" + `, or ` + "`" + `Query.location` + "`" + `), and serves as the
 entry point of location-scoped lists.
 """
-type Location {
+type Location @key(fields: "id") {
   "The location's uuid."
   id: ID!
   "The location's name; filled only where the upstream embeds the location (a visit's ` + "`" + `location` + "`" + `), otherwise null."
@@ -1361,7 +1399,7 @@ type PriceSplit {
 # ---- Billing: credit notes ----
 
 "A credit note against an invoice."
-type CreditNote {
+type CreditNote @key(fields: "id", resolvable: false) {
   "The credit note's uuid."
   id: ID!
   "The credit note's amounts in the network's base currency."
@@ -1535,7 +1573,7 @@ type CreditNoteRefundMethod {
 # ---- Resources and bookings ----
 
 "A reservation of a resource."
-type Booking {
+type Booking @key(fields: "id", resolvable: false) {
   "The booking's uuid."
   id: ID!
   "The people attending."
@@ -1581,7 +1619,7 @@ A bookable resource (desk, room, ...). Where the upstream embeds a resource
 (a transaction's or an invoice item's booking), only {id, title} or
 {id, title, type} are embedded; selecting any other field loads the full resource.
 """
-type Resource {
+type Resource @key(fields: "id") {
   "The resource's uuid."
   id: ID!
   "The uuid of the resource's location."
@@ -1887,7 +1925,7 @@ type ScheduleHours {
 # ---- Visitors ----
 
 "A guest's visit to a location."
-type Visit {
+type Visit @key(fields: "id") {
   "The visit's uuid."
   id: ID!
   "The visit's access code (6 digits)."
@@ -1919,7 +1957,7 @@ type Visit {
 }
 
 "A request to admit a visitor."
-type VisitRequest {
+type VisitRequest @key(fields: "id", resolvable: false) {
   "The request's uuid."
   id: ID!
   "When the request was created."
@@ -1943,7 +1981,7 @@ type VisitRequest {
 # ---- Feed ----
 
 "A community feed post."
-type Post {
+type Post @key(fields: "id", resolvable: false) {
   "The post's uuid."
   id: ID!
   "How many comments the post has (the REST field ` + "`" + `comments` + "`" + `, renamed because ` + "`" + `comments` + "`" + ` is the list)."
@@ -2003,7 +2041,7 @@ type PostMembership {
 }
 
 "A comment on a feed post; a reply points at its parent comment."
-type Comment {
+type Comment @key(fields: "id", resolvable: false) {
   "The comment's uuid."
   id: ID!
   "When the comment was written."
@@ -2067,7 +2105,7 @@ A bill to a customer. Where the upstream embeds an invoice (a transaction's
 ` + "`" + `invoice` + "`" + `), only {id, title} are embedded; selecting any other field loads the
 invoice with its items.
 """
-type Invoice {
+type Invoice @key(fields: "id") {
   "The invoice's uuid."
   id: ID!
   "The invoice's number."
@@ -2470,7 +2508,7 @@ type InvoiceItemTicket {
 # ---- Transactions ----
 
 "A money transaction."
-type Transaction {
+type Transaction @key(fields: "id", resolvable: false) {
   "The transaction's uuid."
   id: ID!
   "The amount paid."
@@ -2587,7 +2625,7 @@ A shop product with its purchasable options. Where the upstream embeds a
 product (orders, transactions, invoice items), only some fields are embedded;
 selecting any other field loads the full product.
 """
-type Product {
+type Product @key(fields: "id") {
   "The product's uuid."
   id: ID!
   "The uuid of the product's category."
@@ -2707,7 +2745,7 @@ type OrderConfirmationEmail {
 }
 
 "A shop order."
-type Order {
+type Order @key(fields: "id", resolvable: false) {
   "The order's uuid."
   id: ID!
   "The uuid of the order's location."
@@ -2865,7 +2903,7 @@ type PromocodeExpiration {
 # ---- Events ----
 
 "An event people can attend. Where the upstream embeds an event (tickets), only {endDate, id, startDate, title} are embedded; selecting any other field loads the event."
-type Event {
+type Event @key(fields: "id") {
   "The event's uuid."
   id: ID!
   "The uuid of the event's location."
@@ -2926,6 +2964,140 @@ type EventMoneyPrice {
   enabled: Boolean
 }
 `, BuiltIn: false},
+	{Name: "../../federation/directives.graphql", Input: `
+	directive @authenticated on FIELD_DEFINITION | OBJECT | INTERFACE | SCALAR | ENUM
+	directive @composeDirective(name: String!) repeatable on SCHEMA
+	directive @extends on OBJECT | INTERFACE
+	directive @external on OBJECT | FIELD_DEFINITION
+	directive @key(fields: FieldSet!, resolvable: Boolean = true) repeatable on OBJECT | INTERFACE
+	directive @inaccessible on
+	  | ARGUMENT_DEFINITION
+	  | ENUM
+	  | ENUM_VALUE
+	  | FIELD_DEFINITION
+	  | INPUT_FIELD_DEFINITION
+	  | INPUT_OBJECT
+	  | INTERFACE
+	  | OBJECT
+	  | SCALAR
+	  | UNION
+	directive @interfaceObject on OBJECT
+	directive @link(import: [String!], url: String!) repeatable on SCHEMA
+	directive @override(from: String!, label: String) on FIELD_DEFINITION
+	directive @policy(policies: [[federation__Policy!]!]!) on
+	  | FIELD_DEFINITION
+	  | OBJECT
+	  | INTERFACE
+	  | SCALAR
+	  | ENUM
+	directive @provides(fields: FieldSet!) on FIELD_DEFINITION
+	directive @requires(fields: FieldSet!) on FIELD_DEFINITION
+	directive @requiresScopes(scopes: [[federation__Scope!]!]!) on
+	  | FIELD_DEFINITION
+	  | OBJECT
+	  | INTERFACE
+	  | SCALAR
+	  | ENUM
+	directive @shareable repeatable on FIELD_DEFINITION | OBJECT
+	directive @computedRequires on FIELD_DEFINITION
+	directive @tag(name: String!) repeatable on
+	  | ARGUMENT_DEFINITION
+	  | ENUM
+	  | ENUM_VALUE
+	  | FIELD_DEFINITION
+	  | INPUT_FIELD_DEFINITION
+	  | INPUT_OBJECT
+	  | INTERFACE
+	  | OBJECT
+	  | SCALAR
+	  | UNION
+	scalar _Any
+	scalar FieldSet
+	scalar federation__Policy
+	scalar federation__Scope
+`, BuiltIn: true},
+	{Name: "../../federation/entity.graphql", Input: `
+# a union of all types that use the @key directive
+union _Entity = Booking | Comment | CreditNote | Event | Invoice | Location | Order | Post | Product | Resource | Transaction | Visit | VisitRequest
+
+input BookingByIDsInput {
+	ID: ID!
+}
+
+input CommentByIDsInput {
+	ID: ID!
+}
+
+input CreditNoteByIDsInput {
+	ID: ID!
+}
+
+input EventByIDsInput {
+	ID: ID!
+}
+
+input InvoiceByIDsInput {
+	ID: ID!
+}
+
+input LocationByIDsInput {
+	ID: ID!
+}
+
+input OrderByIDsInput {
+	ID: ID!
+}
+
+input PostByIDsInput {
+	ID: ID!
+}
+
+input ProductByIDsInput {
+	ID: ID!
+}
+
+input ResourceByIDsInput {
+	ID: ID!
+}
+
+input TransactionByIDsInput {
+	ID: ID!
+}
+
+input VisitByIDsInput {
+	ID: ID!
+}
+
+input VisitRequestByIDsInput {
+	ID: ID!
+}
+
+# fake type to build resolver interfaces for users to implement
+type Entity {
+	findManyBookingByIDs(reps: [BookingByIDsInput]!): [Booking]
+	findManyCommentByIDs(reps: [CommentByIDsInput]!): [Comment]
+	findManyCreditNoteByIDs(reps: [CreditNoteByIDsInput]!): [CreditNote]
+	findManyEventByIDs(reps: [EventByIDsInput]!): [Event]
+	findManyInvoiceByIDs(reps: [InvoiceByIDsInput]!): [Invoice]
+	findManyLocationByIDs(reps: [LocationByIDsInput]!): [Location]
+	findManyOrderByIDs(reps: [OrderByIDsInput]!): [Order]
+	findManyPostByIDs(reps: [PostByIDsInput]!): [Post]
+	findManyProductByIDs(reps: [ProductByIDsInput]!): [Product]
+	findManyResourceByIDs(reps: [ResourceByIDsInput]!): [Resource]
+	findManyTransactionByIDs(reps: [TransactionByIDsInput]!): [Transaction]
+	findManyVisitByIDs(reps: [VisitByIDsInput]!): [Visit]
+	findManyVisitRequestByIDs(reps: [VisitRequestByIDsInput]!): [VisitRequest]
+}
+
+type _Service {
+  sdl: String
+}
+
+extend type Query {
+  _entities(representations: [_Any!]!): [_Entity]!
+  _service: _Service!
+}
+`, BuiltIn: true},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
@@ -5153,6 +5325,14 @@ func (ec *executionContext) childFields_Visitor(ctx context.Context, field graph
 	return nil, fmt.Errorf("no field named %q was found under type Visitor", field.Name)
 }
 
+func (ec *executionContext) childFields__Service(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "sdl":
+		return ec.fieldContext__Service_sdl(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type _Service", field.Name)
+}
+
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "name":
@@ -5268,6 +5448,188 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 // endregion ************************** internal!.gotpl ***************************
 
 // region    ***************************** args.gotpl *****************************
+
+func (ec *executionContext) field_Entity_findManyBookingByIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*model.BookingByIDsInput, error) {
+			return ec.unmarshalNBookingByIDsInput2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐBookingByIDsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findManyCommentByIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*model.CommentByIDsInput, error) {
+			return ec.unmarshalNCommentByIDsInput2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐCommentByIDsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findManyCreditNoteByIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*model.CreditNoteByIDsInput, error) {
+			return ec.unmarshalNCreditNoteByIDsInput2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐCreditNoteByIDsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findManyEventByIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*model.EventByIDsInput, error) {
+			return ec.unmarshalNEventByIDsInput2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐEventByIDsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findManyInvoiceByIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*model.InvoiceByIDsInput, error) {
+			return ec.unmarshalNInvoiceByIDsInput2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐInvoiceByIDsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findManyLocationByIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*model.LocationByIDsInput, error) {
+			return ec.unmarshalNLocationByIDsInput2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocationByIDsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findManyOrderByIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*model.OrderByIDsInput, error) {
+			return ec.unmarshalNOrderByIDsInput2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐOrderByIDsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findManyPostByIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*model.PostByIDsInput, error) {
+			return ec.unmarshalNPostByIDsInput2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐPostByIDsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findManyProductByIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*model.ProductByIDsInput, error) {
+			return ec.unmarshalNProductByIDsInput2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐProductByIDsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findManyResourceByIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*model.ResourceByIDsInput, error) {
+			return ec.unmarshalNResourceByIDsInput2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐResourceByIDsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findManyTransactionByIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*model.TransactionByIDsInput, error) {
+			return ec.unmarshalNTransactionByIDsInput2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐTransactionByIDsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findManyVisitByIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*model.VisitByIDsInput, error) {
+			return ec.unmarshalNVisitByIDsInput2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐVisitByIDsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findManyVisitRequestByIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*model.VisitRequestByIDsInput, error) {
+			return ec.unmarshalNVisitRequestByIDsInput2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐVisitRequestByIDsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
+	return args, nil
+}
 
 func (ec *executionContext) field_Invoice_creditNotes_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
@@ -5522,6 +5884,20 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query__entities_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "representations",
+		func(ctx context.Context, v any) ([]map[string]any, error) {
+			return ec.unmarshalN_Any2ᚕmapᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["representations"] = arg0
 	return args, nil
 }
 
@@ -10238,6 +10614,578 @@ func (ec *executionContext) _DiscountPromocode_limitByFirstPurchase(ctx context.
 }
 func (ec *executionContext) fieldContext_DiscountPromocode_limitByFirstPurchase(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DiscountPromocode", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _Entity_findManyBookingByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyBookingByIDs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyBookingByIDs(ctx, fc.Args["reps"].([]*model.BookingByIDsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*restclient.Booking) graphql.Marshaler {
+			return ec.marshalOBooking2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐBooking(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyBookingByIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Booking(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyBookingByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findManyCommentByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyCommentByIDs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyCommentByIDs(ctx, fc.Args["reps"].([]*model.CommentByIDsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*restclient.Comment) graphql.Marshaler {
+			return ec.marshalOComment2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐComment(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyCommentByIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Comment(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyCommentByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findManyCreditNoteByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyCreditNoteByIDs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyCreditNoteByIDs(ctx, fc.Args["reps"].([]*model.CreditNoteByIDsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*restclient.CreditNote) graphql.Marshaler {
+			return ec.marshalOCreditNote2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNote(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyCreditNoteByIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CreditNote(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyCreditNoteByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findManyEventByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyEventByIDs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyEventByIDs(ctx, fc.Args["reps"].([]*model.EventByIDsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*restclient.Event) graphql.Marshaler {
+			return ec.marshalOEvent2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐEvent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyEventByIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Event(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyEventByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findManyInvoiceByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyInvoiceByIDs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyInvoiceByIDs(ctx, fc.Args["reps"].([]*model.InvoiceByIDsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*restclient.Invoice) graphql.Marshaler {
+			return ec.marshalOInvoice2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoice(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyInvoiceByIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Invoice(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyInvoiceByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findManyLocationByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyLocationByIDs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyLocationByIDs(ctx, fc.Args["reps"].([]*model.LocationByIDsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Location) graphql.Marshaler {
+			return ec.marshalOLocation2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyLocationByIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Location(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyLocationByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findManyOrderByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyOrderByIDs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyOrderByIDs(ctx, fc.Args["reps"].([]*model.OrderByIDsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*restclient.Order) graphql.Marshaler {
+			return ec.marshalOOrder2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐOrder(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyOrderByIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Order(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyOrderByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findManyPostByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyPostByIDs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyPostByIDs(ctx, fc.Args["reps"].([]*model.PostByIDsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*restclient.Post) graphql.Marshaler {
+			return ec.marshalOPost2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPost(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyPostByIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyPostByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findManyProductByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyProductByIDs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyProductByIDs(ctx, fc.Args["reps"].([]*model.ProductByIDsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*restclient.Product) graphql.Marshaler {
+			return ec.marshalOProduct2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐProduct(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyProductByIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Product(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyProductByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findManyResourceByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyResourceByIDs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyResourceByIDs(ctx, fc.Args["reps"].([]*model.ResourceByIDsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*restclient.Resource) graphql.Marshaler {
+			return ec.marshalOResource2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResource(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyResourceByIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Resource(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyResourceByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findManyTransactionByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyTransactionByIDs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyTransactionByIDs(ctx, fc.Args["reps"].([]*model.TransactionByIDsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*restclient.Transaction) graphql.Marshaler {
+			return ec.marshalOTransaction2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransaction(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyTransactionByIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Transaction(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyTransactionByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findManyVisitByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyVisitByIDs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyVisitByIDs(ctx, fc.Args["reps"].([]*model.VisitByIDsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*restclient.Visit) graphql.Marshaler {
+			return ec.marshalOVisit2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐVisit(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyVisitByIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Visit(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyVisitByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findManyVisitRequestByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyVisitRequestByIDs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyVisitRequestByIDs(ctx, fc.Args["reps"].([]*model.VisitRequestByIDsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*restclient.VisitRequest) graphql.Marshaler {
+			return ec.marshalOVisitRequest2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐVisitRequest(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyVisitRequestByIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_VisitRequest(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyVisitRequestByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Event_id(ctx context.Context, field graphql.CollectedField, obj *restclient.Event) (ret graphql.Marshaler) {
@@ -19420,6 +20368,82 @@ func (ec *executionContext) fieldContext_Query_location(ctx context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _Query__entities(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query__entities(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.__resolve_entities(ctx, fc.Args["representations"].([]map[string]any)), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []fedruntime.Entity) graphql.Marshaler {
+			return ec.marshalN_Entity2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋpluginᚋfederationᚋfedruntimeᚐEntity(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query__entities(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type _Entity does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query__entities_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query__service(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query__service(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.__resolve__service(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v fedruntime.Service) graphql.Marshaler {
+			return ec.marshalN_Service2githubᚗcomᚋ99designsᚋgqlgenᚋpluginᚋfederationᚋfedruntimeᚐService(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query__service(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields__Service(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -25802,6 +26826,29 @@ func (ec *executionContext) fieldContext_Visitor_surname(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Visitor", field, false, false, "String")
 }
 
+func (ec *executionContext) __Service_sdl(ctx context.Context, field graphql.CollectedField, obj *fedruntime.Service) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext__Service_sdl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SDL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext__Service_sdl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("_Service", field, false, false, "String")
+}
+
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -26875,6 +27922,90 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputBookingByIDsInput(ctx context.Context, obj any) (model.BookingByIDsInput, error) {
+	var it model.BookingByIDsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ID"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalBookingByIDsInput unmarshals raw into the BookingByIDsInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalBookingByIDsInput(ctx context.Context, raw any) (model.BookingByIDsInput, error) {
+	var out model.BookingByIDsInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "BookingByIDsInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputCommentByIDsInput(ctx context.Context, obj any) (model.CommentByIDsInput, error) {
+	var it model.CommentByIDsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ID"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalCommentByIDsInput unmarshals raw into the CommentByIDsInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCommentByIDsInput(ctx context.Context, raw any) (model.CommentByIDsInput, error) {
+	var out model.CommentByIDsInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CommentByIDsInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputCreateBookingInput(ctx context.Context, obj any) (model.CreateBookingInput, error) {
 	var it model.CreateBookingInput
 	if obj == nil {
@@ -27232,6 +28363,48 @@ func UnmarshalCreateVisitRequestInput(ctx context.Context, raw any) (model.Creat
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputCreditNoteByIDsInput(ctx context.Context, obj any) (model.CreditNoteByIDsInput, error) {
+	var it model.CreditNoteByIDsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ID"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalCreditNoteByIDsInput unmarshals raw into the CreditNoteByIDsInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCreditNoteByIDsInput(ctx context.Context, raw any) (model.CreditNoteByIDsInput, error) {
+	var out model.CreditNoteByIDsInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CreditNoteByIDsInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputCreditNoteLineInput(ctx context.Context, obj any) (model.CreditNoteLineInput, error) {
 	var it model.CreditNoteLineInput
 	if obj == nil {
@@ -27393,6 +28566,132 @@ func UnmarshalDateRangeInput(ctx context.Context, raw any) (model.DateRangeInput
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputEventByIDsInput(ctx context.Context, obj any) (model.EventByIDsInput, error) {
+	var it model.EventByIDsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ID"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalEventByIDsInput unmarshals raw into the EventByIDsInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalEventByIDsInput(ctx context.Context, raw any) (model.EventByIDsInput, error) {
+	var out model.EventByIDsInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "EventByIDsInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputInvoiceByIDsInput(ctx context.Context, obj any) (model.InvoiceByIDsInput, error) {
+	var it model.InvoiceByIDsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ID"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalInvoiceByIDsInput unmarshals raw into the InvoiceByIDsInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalInvoiceByIDsInput(ctx context.Context, raw any) (model.InvoiceByIDsInput, error) {
+	var out model.InvoiceByIDsInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "InvoiceByIDsInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputLocationByIDsInput(ctx context.Context, obj any) (model.LocationByIDsInput, error) {
+	var it model.LocationByIDsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ID"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalLocationByIDsInput unmarshals raw into the LocationByIDsInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalLocationByIDsInput(ctx context.Context, raw any) (model.LocationByIDsInput, error) {
+	var out model.LocationByIDsInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "LocationByIDsInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputMediaKeyInput(ctx context.Context, obj any) (model.MediaKeyInput, error) {
 	var it model.MediaKeyInput
 	if obj == nil {
@@ -27432,6 +28731,90 @@ func (ec *executionContext) unmarshalInputMediaKeyInput(ctx context.Context, obj
 func UnmarshalMediaKeyInput(ctx context.Context, raw any) (model.MediaKeyInput, error) {
 	var out model.MediaKeyInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "MediaKeyInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputOrderByIDsInput(ctx context.Context, obj any) (model.OrderByIDsInput, error) {
+	var it model.OrderByIDsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ID"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalOrderByIDsInput unmarshals raw into the OrderByIDsInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalOrderByIDsInput(ctx context.Context, raw any) (model.OrderByIDsInput, error) {
+	var out model.OrderByIDsInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "OrderByIDsInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputPostByIDsInput(ctx context.Context, obj any) (model.PostByIDsInput, error) {
+	var it model.PostByIDsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ID"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalPostByIDsInput unmarshals raw into the PostByIDsInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalPostByIDsInput(ctx context.Context, raw any) (model.PostByIDsInput, error) {
+	var out model.PostByIDsInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "PostByIDsInput", raw, &out)
 	return out, err
 }
 
@@ -27509,6 +28892,132 @@ func (ec *executionContext) unmarshalInputPostOgInput(ctx context.Context, obj a
 func UnmarshalPostOgInput(ctx context.Context, raw any) (model.PostOgInput, error) {
 	var out model.PostOgInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "PostOgInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputProductByIDsInput(ctx context.Context, obj any) (model.ProductByIDsInput, error) {
+	var it model.ProductByIDsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ID"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalProductByIDsInput unmarshals raw into the ProductByIDsInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalProductByIDsInput(ctx context.Context, raw any) (model.ProductByIDsInput, error) {
+	var out model.ProductByIDsInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ProductByIDsInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputResourceByIDsInput(ctx context.Context, obj any) (model.ResourceByIDsInput, error) {
+	var it model.ResourceByIDsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ID"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalResourceByIDsInput unmarshals raw into the ResourceByIDsInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalResourceByIDsInput(ctx context.Context, raw any) (model.ResourceByIDsInput, error) {
+	var out model.ResourceByIDsInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ResourceByIDsInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputTransactionByIDsInput(ctx context.Context, obj any) (model.TransactionByIDsInput, error) {
+	var it model.TransactionByIDsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ID"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalTransactionByIDsInput unmarshals raw into the TransactionByIDsInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalTransactionByIDsInput(ctx context.Context, raw any) (model.TransactionByIDsInput, error) {
+	var out model.TransactionByIDsInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "TransactionByIDsInput", raw, &out)
 	return out, err
 }
 
@@ -27617,6 +29126,90 @@ func UnmarshalUpdateVisitInput(ctx context.Context, raw any) (model.UpdateVisitI
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputVisitByIDsInput(ctx context.Context, obj any) (model.VisitByIDsInput, error) {
+	var it model.VisitByIDsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ID"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalVisitByIDsInput unmarshals raw into the VisitByIDsInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalVisitByIDsInput(ctx context.Context, raw any) (model.VisitByIDsInput, error) {
+	var out model.VisitByIDsInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "VisitByIDsInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputVisitRequestByIDsInput(ctx context.Context, obj any) (model.VisitRequestByIDsInput, error) {
+	var it model.VisitRequestByIDsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ID"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalVisitRequestByIDsInput unmarshals raw into the VisitRequestByIDsInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalVisitRequestByIDsInput(ctx context.Context, raw any) (model.VisitRequestByIDsInput, error) {
+	var out model.VisitRequestByIDsInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "VisitRequestByIDsInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputVisitorInput(ctx context.Context, obj any) (model.VisitorInput, error) {
 	var it model.VisitorInput
 	if obj == nil {
@@ -27684,6 +29277,110 @@ func UnmarshalVisitorInput(ctx context.Context, raw any) (model.VisitorInput, er
 
 // region    ************************** interface.gotpl ***************************
 
+func (ec *executionContext) __Entity(ctx context.Context, sel ast.SelectionSet, obj fedruntime.Entity) graphql.Marshaler {
+	switch obj := (obj).(type) {
+	case nil:
+		return graphql.Null
+	case restclient.VisitRequest:
+		return ec._VisitRequest(ctx, sel, &obj)
+	case *restclient.VisitRequest:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._VisitRequest(ctx, sel, obj)
+	case restclient.Visit:
+		return ec._Visit(ctx, sel, &obj)
+	case *restclient.Visit:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Visit(ctx, sel, obj)
+	case restclient.Transaction:
+		return ec._Transaction(ctx, sel, &obj)
+	case *restclient.Transaction:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Transaction(ctx, sel, obj)
+	case restclient.Resource:
+		return ec._Resource(ctx, sel, &obj)
+	case *restclient.Resource:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Resource(ctx, sel, obj)
+	case restclient.Product:
+		return ec._Product(ctx, sel, &obj)
+	case *restclient.Product:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Product(ctx, sel, obj)
+	case restclient.Post:
+		return ec._Post(ctx, sel, &obj)
+	case *restclient.Post:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Post(ctx, sel, obj)
+	case restclient.Order:
+		return ec._Order(ctx, sel, &obj)
+	case *restclient.Order:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Order(ctx, sel, obj)
+	case model.Location:
+		return ec._Location(ctx, sel, &obj)
+	case *model.Location:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Location(ctx, sel, obj)
+	case restclient.Invoice:
+		return ec._Invoice(ctx, sel, &obj)
+	case *restclient.Invoice:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Invoice(ctx, sel, obj)
+	case restclient.Event:
+		return ec._Event(ctx, sel, &obj)
+	case *restclient.Event:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Event(ctx, sel, obj)
+	case restclient.CreditNote:
+		return ec._CreditNote(ctx, sel, &obj)
+	case *restclient.CreditNote:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._CreditNote(ctx, sel, obj)
+	case restclient.Comment:
+		return ec._Comment(ctx, sel, &obj)
+	case *restclient.Comment:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Comment(ctx, sel, obj)
+	case restclient.Booking:
+		return ec._Booking(ctx, sel, &obj)
+	case *restclient.Booking:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Booking(ctx, sel, obj)
+	default:
+		if typedObj, ok := obj.(graphql.Marshaler); ok {
+			return typedObj
+		} else {
+			panic(fmt.Errorf("unexpected type %T; non-generated variants of _Entity must implement graphql.Marshaler", obj))
+		}
+	}
+}
+
 // endregion ************************** interface.gotpl ***************************
 
 // region    **************************** object.gotpl ****************************
@@ -27746,7 +29443,7 @@ func (ec *executionContext) _Address(ctx context.Context, sel ast.SelectionSet, 
 	return out
 }
 
-var bookingImplementors = []string{"Booking"}
+var bookingImplementors = []string{"Booking", "_Entity"}
 
 func (ec *executionContext) _Booking(ctx context.Context, sel ast.SelectionSet, obj *restclient.Booking) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, bookingImplementors)
@@ -27888,7 +29585,7 @@ func (ec *executionContext) _BookingAttendee(ctx context.Context, sel ast.Select
 	return out
 }
 
-var commentImplementors = []string{"Comment"}
+var commentImplementors = []string{"Comment", "_Entity"}
 
 func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, obj *restclient.Comment) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, commentImplementors)
@@ -28496,7 +30193,7 @@ func (ec *executionContext) _CreateVisitRequestPayload(ctx context.Context, sel 
 	return out
 }
 
-var creditNoteImplementors = []string{"CreditNote"}
+var creditNoteImplementors = []string{"CreditNote", "_Entity"}
 
 func (ec *executionContext) _CreditNote(ctx context.Context, sel ast.SelectionSet, obj *restclient.CreditNote) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, creditNoteImplementors)
@@ -29370,7 +31067,121 @@ func (ec *executionContext) _DiscountPromocode(ctx context.Context, sel ast.Sele
 	return out
 }
 
-var eventImplementors = []string{"Event"}
+var entityImplementors = []string{"Entity"}
+
+func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, entityImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Entity",
+	})
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		innerCtx := graphql.WithRootFieldContext(ctx, &graphql.RootFieldContext{
+			Object: field.Name,
+			Field:  field,
+		})
+
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Entity")
+		case "findManyBookingByIDs":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Entity_findManyBookingByIDs(ctx, field)
+				})
+		case "findManyCommentByIDs":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Entity_findManyCommentByIDs(ctx, field)
+				})
+		case "findManyCreditNoteByIDs":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Entity_findManyCreditNoteByIDs(ctx, field)
+				})
+		case "findManyEventByIDs":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Entity_findManyEventByIDs(ctx, field)
+				})
+		case "findManyInvoiceByIDs":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Entity_findManyInvoiceByIDs(ctx, field)
+				})
+		case "findManyLocationByIDs":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Entity_findManyLocationByIDs(ctx, field)
+				})
+		case "findManyOrderByIDs":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Entity_findManyOrderByIDs(ctx, field)
+				})
+		case "findManyPostByIDs":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Entity_findManyPostByIDs(ctx, field)
+				})
+		case "findManyProductByIDs":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Entity_findManyProductByIDs(ctx, field)
+				})
+		case "findManyResourceByIDs":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Entity_findManyResourceByIDs(ctx, field)
+				})
+		case "findManyTransactionByIDs":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Entity_findManyTransactionByIDs(ctx, field)
+				})
+		case "findManyVisitByIDs":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Entity_findManyVisitByIDs(ctx, field)
+				})
+		case "findManyVisitRequestByIDs":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Entity_findManyVisitRequestByIDs(ctx, field)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var eventImplementors = []string{"Event", "_Entity"}
 
 func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, obj *restclient.Event) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, eventImplementors)
@@ -29609,7 +31420,7 @@ func (ec *executionContext) _EventPrice(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
-var invoiceImplementors = []string{"Invoice"}
+var invoiceImplementors = []string{"Invoice", "_Entity"}
 
 func (ec *executionContext) _Invoice(ctx context.Context, sel ast.SelectionSet, obj *restclient.Invoice) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, invoiceImplementors)
@@ -31015,7 +32826,7 @@ func (ec *executionContext) _LineBaseAmounts(ctx context.Context, sel ast.Select
 	return out
 }
 
-var locationImplementors = []string{"Location"}
+var locationImplementors = []string{"Location", "_Entity"}
 
 func (ec *executionContext) _Location(ctx context.Context, sel ast.SelectionSet, obj *model.Location) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, locationImplementors)
@@ -31339,7 +33150,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 	return out
 }
 
-var orderImplementors = []string{"Order"}
+var orderImplementors = []string{"Order", "_Entity"}
 
 func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, obj *restclient.Order) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, orderImplementors)
@@ -31989,7 +33800,7 @@ func (ec *executionContext) _PlanTierDiscounts(ctx context.Context, sel ast.Sele
 	return out
 }
 
-var postImplementors = []string{"Post"}
+var postImplementors = []string{"Post", "_Entity"}
 
 func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj *restclient.Post) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, postImplementors)
@@ -32281,7 +34092,7 @@ func (ec *executionContext) _PricingTier(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
-var productImplementors = []string{"Product"}
+var productImplementors = []string{"Product", "_Entity"}
 
 func (ec *executionContext) _Product(ctx context.Context, sel ast.SelectionSet, obj *restclient.Product) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, productImplementors)
@@ -32706,6 +34517,18 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_location(ctx, field)
+				})
+		case "_entities":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query__entities(ctx, field)
+				})
+		case "_service":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query__service(ctx, field)
 				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
@@ -33217,7 +35040,7 @@ func (ec *executionContext) _Refund(ctx context.Context, sel ast.SelectionSet, o
 	return out
 }
 
-var resourceImplementors = []string{"Resource"}
+var resourceImplementors = []string{"Resource", "_Entity"}
 
 func (ec *executionContext) _Resource(ctx context.Context, sel ast.SelectionSet, obj *restclient.Resource) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, resourceImplementors)
@@ -34272,7 +36095,7 @@ func (ec *executionContext) _Tax(ctx context.Context, sel ast.SelectionSet, obj 
 	return out
 }
 
-var transactionImplementors = []string{"Transaction"}
+var transactionImplementors = []string{"Transaction", "_Entity"}
 
 func (ec *executionContext) _Transaction(ctx context.Context, sel ast.SelectionSet, obj *restclient.Transaction) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, transactionImplementors)
@@ -34959,7 +36782,7 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 	return out
 }
 
-var visitImplementors = []string{"Visit"}
+var visitImplementors = []string{"Visit", "_Entity"}
 
 func (ec *executionContext) _Visit(ctx context.Context, sel ast.SelectionSet, obj *restclient.Visit) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, visitImplementors)
@@ -35107,7 +36930,7 @@ func (ec *executionContext) _VisitEvent(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
-var visitRequestImplementors = []string{"VisitRequest"}
+var visitRequestImplementors = []string{"VisitRequest", "_Entity"}
 
 func (ec *executionContext) _VisitRequest(ctx context.Context, sel ast.SelectionSet, obj *restclient.VisitRequest) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, visitRequestImplementors)
@@ -35209,6 +37032,39 @@ func (ec *executionContext) _Visitor(ctx context.Context, sel ast.SelectionSet, 
 			}
 		case "surname":
 			out.Values[i] = ec._Visitor_surname(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var _ServiceImplementors = []string{"_Service"}
+
+func (ec *executionContext) __Service(ctx context.Context, sel ast.SelectionSet, obj *fedruntime.Service) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, _ServiceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("_Service")
+		case "sdl":
+			out.Values[i] = ec.__Service_sdl(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -35595,6 +37451,20 @@ func (ec *executionContext) marshalNBookingAttendee2githubᚗcomᚋworkspacenet�
 	return ec._BookingAttendee(ctx, sel, &v)
 }
 
+func (ec *executionContext) unmarshalNBookingByIDsInput2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐBookingByIDsInput(ctx context.Context, v any) ([]*model.BookingByIDsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.BookingByIDsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOBookingByIDsInput2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐBookingByIDsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -35615,6 +37485,20 @@ func (ec *executionContext) marshalNComment2ᚖgithubᚗcomᚋworkspacenetᚋfac
 		return graphql.Null
 	}
 	return ec._Comment(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCommentByIDsInput2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐCommentByIDsInput(ctx context.Context, v any) ([]*model.CommentByIDsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.CommentByIDsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOCommentByIDsInput2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐCommentByIDsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) marshalNCommentMention2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCommentMention(ctx context.Context, sel ast.SelectionSet, v restclient.CommentMention) graphql.Marshaler {
@@ -35668,6 +37552,20 @@ func (ec *executionContext) marshalNCreditNote2ᚖgithubᚗcomᚋworkspacenetᚋ
 		return graphql.Null
 	}
 	return ec._CreditNote(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCreditNoteByIDsInput2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐCreditNoteByIDsInput(ctx context.Context, v any) ([]*model.CreditNoteByIDsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.CreditNoteByIDsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOCreditNoteByIDsInput2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐCreditNoteByIDsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) marshalNCreditNoteEdge2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐCreditNoteEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.CreditNoteEdge) graphql.Marshaler {
@@ -35748,6 +37646,34 @@ func (ec *executionContext) marshalNDiscount2githubᚗcomᚋworkspacenetᚋfacad
 	return ec._Discount(ctx, sel, &v)
 }
 
+func (ec *executionContext) unmarshalNEventByIDsInput2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐEventByIDsInput(ctx context.Context, v any) ([]*model.EventByIDsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.EventByIDsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOEventByIDsInput2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐEventByIDsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalNFieldSet2string(ctx context.Context, v any) (string, error) {
+	res, err := graphql.UnmarshalString(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFieldSet2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "FieldSet!")
+	}
+	return res
+}
+
 func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalID(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -35774,6 +37700,20 @@ func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.Selecti
 		graphql.AddInvalidNullFromMarshaler(ctx, "Int!")
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNInvoiceByIDsInput2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐInvoiceByIDsInput(ctx context.Context, v any) ([]*model.InvoiceByIDsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.InvoiceByIDsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOInvoiceByIDsInput2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐInvoiceByIDsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) marshalNInvoiceItem2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceItem(ctx context.Context, sel ast.SelectionSet, v *restclient.InvoiceItem) graphql.Marshaler {
@@ -35804,6 +37744,20 @@ func (ec *executionContext) unmarshalNLiveEventKind2githubᚗcomᚋworkspacenet�
 
 func (ec *executionContext) marshalNLiveEventKind2githubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLiveEventKind(ctx context.Context, sel ast.SelectionSet, v model.LiveEventKind) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) unmarshalNLocationByIDsInput2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocationByIDsInput(ctx context.Context, v any) ([]*model.LocationByIDsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.LocationByIDsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOLocationByIDsInput2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocationByIDsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) marshalNMedia2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐMedia(ctx context.Context, sel ast.SelectionSet, v restclient.Media) graphql.Marshaler {
@@ -35843,6 +37797,20 @@ func (ec *executionContext) marshalNOrder2ᚖgithubᚗcomᚋworkspacenetᚋfacad
 	return ec._Order(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNOrderByIDsInput2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐOrderByIDsInput(ctx context.Context, v any) ([]*model.OrderByIDsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.OrderByIDsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOOrderByIDsInput2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐOrderByIDsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
 func (ec *executionContext) marshalNOrderEdge2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐOrderEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.OrderEdge) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -35879,6 +37847,20 @@ func (ec *executionContext) marshalNPlanTier2githubᚗcomᚋworkspacenetᚋfacad
 	return ec._PlanTier(ctx, sel, &v)
 }
 
+func (ec *executionContext) unmarshalNPostByIDsInput2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐPostByIDsInput(ctx context.Context, v any) ([]*model.PostByIDsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.PostByIDsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOPostByIDsInput2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐPostByIDsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
 func (ec *executionContext) marshalNPostMedia2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPostMedia(ctx context.Context, sel ast.SelectionSet, v restclient.PostMedia) graphql.Marshaler {
 	return ec._PostMedia(ctx, sel, &v)
 }
@@ -35893,6 +37875,20 @@ func (ec *executionContext) marshalNProduct2ᚖgithubᚗcomᚋworkspacenetᚋfac
 		return graphql.Null
 	}
 	return ec._Product(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNProductByIDsInput2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐProductByIDsInput(ctx context.Context, v any) ([]*model.ProductByIDsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.ProductByIDsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOProductByIDsInput2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐProductByIDsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) marshalNProductOption2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐProductOption(ctx context.Context, sel ast.SelectionSet, v restclient.ProductOption) graphql.Marshaler {
@@ -35945,6 +37941,20 @@ func (ec *executionContext) marshalNRedemptionEdge2ᚖgithubᚗcomᚋworkspacene
 		return graphql.Null
 	}
 	return ec._RedemptionEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNResourceByIDsInput2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐResourceByIDsInput(ctx context.Context, v any) ([]*model.ResourceByIDsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.ResourceByIDsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOResourceByIDsInput2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐResourceByIDsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) marshalNScheduleItem2githubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐScheduleItem(ctx context.Context, sel ast.SelectionSet, v restclient.ScheduleItem) graphql.Marshaler {
@@ -36001,6 +38011,20 @@ func (ec *executionContext) marshalNTransaction2ᚖgithubᚗcomᚋworkspacenet�
 	return ec._Transaction(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNTransactionByIDsInput2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐTransactionByIDsInput(ctx context.Context, v any) ([]*model.TransactionByIDsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.TransactionByIDsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOTransactionByIDsInput2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐTransactionByIDsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
 func (ec *executionContext) marshalNTransactionEdge2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐTransactionEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.TransactionEdge) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -36039,9 +38063,98 @@ func (ec *executionContext) unmarshalNUpdateVisitInput2githubᚗcomᚋworkspacen
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNVisitByIDsInput2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐVisitByIDsInput(ctx context.Context, v any) ([]*model.VisitByIDsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.VisitByIDsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOVisitByIDsInput2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐVisitByIDsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalNVisitRequestByIDsInput2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐVisitRequestByIDsInput(ctx context.Context, v any) ([]*model.VisitRequestByIDsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.VisitRequestByIDsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOVisitRequestByIDsInput2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐVisitRequestByIDsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
 func (ec *executionContext) unmarshalNVisitorInput2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐVisitorInput(ctx context.Context, v any) (*model.VisitorInput, error) {
 	res, err := ec.unmarshalInputVisitorInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalN_Any2map(ctx context.Context, v any) (map[string]any, error) {
+	res, err := graphql.UnmarshalMap(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalN_Any2map(ctx context.Context, sel ast.SelectionSet, v map[string]any) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "_Any!")
+		return graphql.Null
+	}
+	_ = sel
+	res := graphql.MarshalMap(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "_Any!")
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalN_Any2ᚕmapᚄ(ctx context.Context, v any) ([]map[string]any, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]map[string]any, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalN_Any2map(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalN_Any2ᚕmapᚄ(ctx context.Context, sel ast.SelectionSet, v []map[string]any) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalN_Any2map(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalN_Entity2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋpluginᚋfederationᚋfedruntimeᚐEntity(ctx context.Context, sel ast.SelectionSet, v []fedruntime.Entity) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalO_Entity2githubᚗcomᚋ99designsᚋgqlgenᚋpluginᚋfederationᚋfedruntimeᚐEntity(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
+func (ec *executionContext) marshalN_Service2githubᚗcomᚋ99designsᚋgqlgenᚋpluginᚋfederationᚋfedruntimeᚐService(ctx context.Context, sel ast.SelectionSet, v fedruntime.Service) graphql.Marshaler {
+	return ec.__Service(ctx, sel, &v)
 }
 
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {
@@ -36186,11 +38299,168 @@ func (ec *executionContext) marshalN__TypeKind2string(ctx context.Context, sel a
 	return res
 }
 
+func (ec *executionContext) unmarshalNfederation__Policy2string(ctx context.Context, v any) (string, error) {
+	res, err := graphql.UnmarshalString(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNfederation__Policy2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "federation__Policy!")
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNfederation__Policy2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNfederation__Policy2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNfederation__Policy2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNfederation__Policy2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNfederation__Policy2ᚕᚕstringᚄ(ctx context.Context, v any) ([][]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([][]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNfederation__Policy2ᚕstringᚄ(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNfederation__Policy2ᚕᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v [][]string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNfederation__Policy2ᚕstringᚄ(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNfederation__Scope2string(ctx context.Context, v any) (string, error) {
+	res, err := graphql.UnmarshalString(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNfederation__Scope2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "federation__Scope!")
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNfederation__Scope2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNfederation__Scope2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNfederation__Scope2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNfederation__Scope2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNfederation__Scope2ᚕᚕstringᚄ(ctx context.Context, v any) ([][]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([][]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNfederation__Scope2ᚕstringᚄ(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNfederation__Scope2ᚕᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v [][]string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNfederation__Scope2ᚕstringᚄ(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalOAddress2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐAddress(ctx context.Context, sel ast.SelectionSet, v *restclient.Address) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Address(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOBooking2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐBooking(ctx context.Context, sel ast.SelectionSet, v []*restclient.Booking) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOBooking2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐBooking(ctx, sel, v[i])
+	})
+
+	return ret
 }
 
 func (ec *executionContext) marshalOBooking2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐBooking(ctx context.Context, sel ast.SelectionSet, v *restclient.Booking) graphql.Marshaler {
@@ -36217,6 +38487,14 @@ func (ec *executionContext) marshalOBookingAttendee2ᚕgithubᚗcomᚋworkspacen
 	}
 
 	return ret
+}
+
+func (ec *executionContext) unmarshalOBookingByIDsInput2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐBookingByIDsInput(ctx context.Context, v any) (*model.BookingByIDsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputBookingByIDsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalOBoolean2bool(ctx context.Context, v any) (bool, error) {
@@ -36249,6 +38527,19 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	return res
 }
 
+func (ec *executionContext) marshalOComment2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐComment(ctx context.Context, sel ast.SelectionSet, v []*restclient.Comment) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOComment2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐComment(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
 func (ec *executionContext) marshalOComment2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCommentᚄ(ctx context.Context, sel ast.SelectionSet, v []*restclient.Comment) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -36273,6 +38564,14 @@ func (ec *executionContext) marshalOComment2ᚖgithubᚗcomᚋworkspacenetᚋfac
 		return graphql.Null
 	}
 	return ec._Comment(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOCommentByIDsInput2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐCommentByIDsInput(ctx context.Context, v any) (*model.CommentByIDsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputCommentByIDsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalOCommentEvent2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLiveEvent(ctx context.Context, sel ast.SelectionSet, v *model.LiveEvent) graphql.Marshaler {
@@ -36371,6 +38670,19 @@ func (ec *executionContext) marshalOCreateVisitRequestPayload2ᚖgithubᚗcomᚋ
 	return ec._CreateVisitRequestPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOCreditNote2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNote(ctx context.Context, sel ast.SelectionSet, v []*restclient.CreditNote) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOCreditNote2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNote(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
 func (ec *executionContext) marshalOCreditNote2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐCreditNote(ctx context.Context, sel ast.SelectionSet, v *restclient.CreditNote) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -36383,6 +38695,14 @@ func (ec *executionContext) marshalOCreditNoteBaseAmounts2ᚖgithubᚗcomᚋwork
 		return graphql.Null
 	}
 	return ec._CreditNoteBaseAmounts(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOCreditNoteByIDsInput2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐCreditNoteByIDsInput(ctx context.Context, v any) (*model.CreditNoteByIDsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputCreditNoteByIDsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalOCreditNoteConnection2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐCreditNoteConnection(ctx context.Context, sel ast.SelectionSet, v *model.CreditNoteConnection) graphql.Marshaler {
@@ -36551,11 +38871,32 @@ func (ec *executionContext) marshalODiscountPromocode2ᚖgithubᚗcomᚋworkspac
 	return ec._DiscountPromocode(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOEvent2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐEvent(ctx context.Context, sel ast.SelectionSet, v []*restclient.Event) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOEvent2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐEvent(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
 func (ec *executionContext) marshalOEvent2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐEvent(ctx context.Context, sel ast.SelectionSet, v *restclient.Event) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Event(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOEventByIDsInput2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐEventByIDsInput(ctx context.Context, v any) (*model.EventByIDsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputEventByIDsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalOEventEvent2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLiveEvent(ctx context.Context, sel ast.SelectionSet, v *model.LiveEvent) graphql.Marshaler {
@@ -36632,6 +38973,19 @@ func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.Sele
 	return res
 }
 
+func (ec *executionContext) marshalOInvoice2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoice(ctx context.Context, sel ast.SelectionSet, v []*restclient.Invoice) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOInvoice2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoice(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
 func (ec *executionContext) marshalOInvoice2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoice(ctx context.Context, sel ast.SelectionSet, v *restclient.Invoice) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -36644,6 +38998,14 @@ func (ec *executionContext) marshalOInvoiceBaseAmounts2ᚖgithubᚗcomᚋworkspa
 		return graphql.Null
 	}
 	return ec._InvoiceBaseAmounts(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOInvoiceByIDsInput2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐInvoiceByIDsInput(ctx context.Context, v any) (*model.InvoiceByIDsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputInvoiceByIDsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalOInvoiceCustomer2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐInvoiceCustomer(ctx context.Context, sel ast.SelectionSet, v *restclient.InvoiceCustomer) graphql.Marshaler {
@@ -36840,11 +39202,32 @@ func (ec *executionContext) marshalOLineBaseAmounts2ᚖgithubᚗcomᚋworkspacen
 	return ec._LineBaseAmounts(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOLocation2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx context.Context, sel ast.SelectionSet, v []*model.Location) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOLocation2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
 func (ec *executionContext) marshalOLocation2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocation(ctx context.Context, sel ast.SelectionSet, v *model.Location) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Location(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOLocationByIDsInput2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLocationByIDsInput(ctx context.Context, v any) (*model.LocationByIDsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputLocationByIDsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalOMedia2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐMediaᚄ(ctx context.Context, sel ast.SelectionSet, v []restclient.Media) graphql.Marshaler {
@@ -36916,11 +39299,32 @@ func (ec *executionContext) marshalOMoneyRefund2ᚕgithubᚗcomᚋworkspacenet�
 	return ret
 }
 
+func (ec *executionContext) marshalOOrder2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐOrder(ctx context.Context, sel ast.SelectionSet, v []*restclient.Order) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOOrder2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐOrder(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
 func (ec *executionContext) marshalOOrder2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐOrder(ctx context.Context, sel ast.SelectionSet, v *restclient.Order) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Order(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOOrderByIDsInput2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐOrderByIDsInput(ctx context.Context, v any) (*model.OrderByIDsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputOrderByIDsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalOOrderConfirmationEmail2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐOrderConfirmationEmail(ctx context.Context, sel ast.SelectionSet, v *restclient.OrderConfirmationEmail) graphql.Marshaler {
@@ -37032,11 +39436,32 @@ func (ec *executionContext) marshalOPlanTierDiscounts2ᚖgithubᚗcomᚋworkspac
 	return ec._PlanTierDiscounts(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOPost2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPost(ctx context.Context, sel ast.SelectionSet, v []*restclient.Post) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOPost2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPost(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
 func (ec *executionContext) marshalOPost2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPost(ctx context.Context, sel ast.SelectionSet, v *restclient.Post) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Post(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOPostByIDsInput2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐPostByIDsInput(ctx context.Context, v any) (*model.PostByIDsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputPostByIDsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalOPostMedia2ᚕgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐPostMediaᚄ(ctx context.Context, sel ast.SelectionSet, v []restclient.PostMedia) graphql.Marshaler {
@@ -37099,6 +39524,19 @@ func (ec *executionContext) marshalOPricingTier2ᚕgithubᚗcomᚋworkspacenet�
 	return ret
 }
 
+func (ec *executionContext) marshalOProduct2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐProduct(ctx context.Context, sel ast.SelectionSet, v []*restclient.Product) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOProduct2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐProduct(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
 func (ec *executionContext) marshalOProduct2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐProductᚄ(ctx context.Context, sel ast.SelectionSet, v []*restclient.Product) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -37123,6 +39561,14 @@ func (ec *executionContext) marshalOProduct2ᚖgithubᚗcomᚋworkspacenetᚋfac
 		return graphql.Null
 	}
 	return ec._Product(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOProductByIDsInput2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐProductByIDsInput(ctx context.Context, v any) (*model.ProductByIDsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputProductByIDsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalOProductEvent2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLiveEvent(ctx context.Context, sel ast.SelectionSet, v *model.LiveEvent) graphql.Marshaler {
@@ -37235,6 +39681,19 @@ func (ec *executionContext) marshalORefund2ᚖgithubᚗcomᚋworkspacenetᚋfaca
 	return ec._Refund(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOResource2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResource(ctx context.Context, sel ast.SelectionSet, v []*restclient.Resource) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOResource2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResource(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
 func (ec *executionContext) marshalOResource2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResource(ctx context.Context, sel ast.SelectionSet, v *restclient.Resource) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -37247,6 +39706,14 @@ func (ec *executionContext) marshalOResourceAutoRelease2ᚖgithubᚗcomᚋworksp
 		return graphql.Null
 	}
 	return ec._ResourceAutoRelease(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOResourceByIDsInput2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐResourceByIDsInput(ctx context.Context, v any) (*model.ResourceByIDsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputResourceByIDsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalOResourceCheckIn2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐResourceCheckIn(ctx context.Context, sel ast.SelectionSet, v *restclient.ResourceCheckIn) graphql.Marshaler {
@@ -37380,6 +39847,18 @@ func (ec *executionContext) marshalOStock2ᚖgithubᚗcomᚋworkspacenetᚋfacad
 	return ec._Stock(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalOString2string(ctx context.Context, v any) (string, error) {
+	res, err := graphql.UnmarshalString(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOString2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(v)
+	return res
+}
+
 func (ec *executionContext) unmarshalOString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
 	if v == nil {
 		return nil, nil
@@ -37478,6 +39957,19 @@ func (ec *executionContext) marshalOTax2ᚖgithubᚗcomᚋworkspacenetᚋfacade�
 	return ec._Tax(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOTransaction2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransaction(ctx context.Context, sel ast.SelectionSet, v []*restclient.Transaction) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOTransaction2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransaction(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
 func (ec *executionContext) marshalOTransaction2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐTransaction(ctx context.Context, sel ast.SelectionSet, v *restclient.Transaction) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -37490,6 +39982,14 @@ func (ec *executionContext) marshalOTransactionBooking2ᚖgithubᚗcomᚋworkspa
 		return graphql.Null
 	}
 	return ec._TransactionBooking(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOTransactionByIDsInput2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐTransactionByIDsInput(ctx context.Context, v any) (*model.TransactionByIDsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputTransactionByIDsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalOTransactionConnection2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐTransactionConnection(ctx context.Context, sel ast.SelectionSet, v *model.TransactionConnection) graphql.Marshaler {
@@ -37648,11 +40148,32 @@ func (ec *executionContext) marshalOUser2ᚖgithubᚗcomᚋworkspacenetᚋfacade
 	return ec._User(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOVisit2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐVisit(ctx context.Context, sel ast.SelectionSet, v []*restclient.Visit) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOVisit2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐVisit(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
 func (ec *executionContext) marshalOVisit2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐVisit(ctx context.Context, sel ast.SelectionSet, v *restclient.Visit) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Visit(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOVisitByIDsInput2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐVisitByIDsInput(ctx context.Context, v any) (*model.VisitByIDsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputVisitByIDsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalOVisitEvent2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐLiveEvent(ctx context.Context, sel ast.SelectionSet, v *model.LiveEvent) graphql.Marshaler {
@@ -37662,6 +40183,19 @@ func (ec *executionContext) marshalOVisitEvent2ᚖgithubᚗcomᚋworkspacenetᚋ
 	return ec._VisitEvent(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOVisitRequest2ᚕᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐVisitRequest(ctx context.Context, sel ast.SelectionSet, v []*restclient.VisitRequest) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOVisitRequest2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐVisitRequest(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
 func (ec *executionContext) marshalOVisitRequest2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐVisitRequest(ctx context.Context, sel ast.SelectionSet, v *restclient.VisitRequest) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -37669,11 +40203,26 @@ func (ec *executionContext) marshalOVisitRequest2ᚖgithubᚗcomᚋworkspacenet�
 	return ec._VisitRequest(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalOVisitRequestByIDsInput2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋgraphᚋmodelᚐVisitRequestByIDsInput(ctx context.Context, v any) (*model.VisitRequestByIDsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputVisitRequestByIDsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalOVisitor2ᚖgithubᚗcomᚋworkspacenetᚋfacadeᚋrestclientᚐVisitor(ctx context.Context, sel ast.SelectionSet, v *restclient.Visitor) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Visitor(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalO_Entity2githubᚗcomᚋ99designsᚋgqlgenᚋpluginᚋfederationᚋfedruntimeᚐEntity(ctx context.Context, sel ast.SelectionSet, v fedruntime.Entity) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec.__Entity(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.EnumValue) graphql.Marshaler {

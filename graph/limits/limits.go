@@ -10,7 +10,10 @@
 // connection field multiplies the cost of its edges and nodes by its `first`
 // argument (its default when absent); any other list multiplies its elements
 // by Config.ListEstimate (the upstream does not page products, comments,
-// invoice items and the like). Scalars and enums are free.
+// invoice items and the like). Scalars and enums are free. Federation's
+// `_entities` costs, for each representation it is given, 1 plus the cost of
+// the selection on that representation's __typename (entities.go), and
+// Config.MaxRepresentations bounds how many it may be given.
 package limits
 
 import (
@@ -34,6 +37,8 @@ const (
 	RootFields = "rootFields"
 	Cost       = "cost"
 	Tokens     = "tokens"
+	// Representations is the limit on the representations of `_entities`.
+	Representations = "representations"
 )
 
 // Defaults (DefaultConfig): they let GraphiQL's introspection query and
@@ -45,6 +50,9 @@ const (
 	DefaultMaxCost       = 10000
 	DefaultMaxTokens     = 15000
 	DefaultListEstimate  = 10
+	// DefaultMaxRepresentations bounds the representations one operation may
+	// give `_entities` (a router's batch of entity lookups).
+	DefaultMaxRepresentations = 500
 )
 
 // walkBudget bounds the work of one measurement: fragments spread many times
@@ -73,6 +81,9 @@ type Config struct {
 	// validation (document.go).
 	MaxSelections int
 	MaxDirectives int
+	// MaxRepresentations bounds the representations of `_entities` in one
+	// operation (all its `_entities` fields together); 0 = no limit.
+	MaxRepresentations int
 }
 
 // DefaultConfig returns the default limits.
@@ -86,6 +97,8 @@ func DefaultConfig() Config {
 		ListEstimate:  DefaultListEstimate,
 		MaxSelections: DefaultMaxSelections,
 		MaxDirectives: DefaultMaxDirectives,
+
+		MaxRepresentations: DefaultMaxRepresentations,
 	}
 }
 
@@ -95,6 +108,9 @@ type Stats struct {
 	Aliases    int
 	RootFields int
 	Cost       int
+	// Representations is the number of representations given to
+	// `_entities` (Federation).
+	Representations int
 	// Truncated reports that the walk stopped at its work budget; Cost is
 	// then a lower bound.
 	Truncated bool
@@ -120,6 +136,7 @@ func Measure(op *ast.OperationDefinition, vars map[string]any, o Options) Stats 
 	s.Cost, s.Depth = w.selectionSet(op.SelectionSet, 1, "", 0)
 	s.RootFields = w.roots
 	s.Aliases = w.aliases
+	s.Representations = w.representations
 	s.Truncated = w.steps > walkBudget
 	if s.Truncated && s.Cost < walkBudget {
 		s.Cost = walkBudget
@@ -134,12 +151,24 @@ type walker struct {
 	steps   int
 	roots   int
 	aliases int
+	// representations given to `_entities`
+	representations int
 }
 
 // selectionSet returns the cost of one instance of the object holding set and
 // the depth below it (counting its own fields as level depth). parent is the
 // holding type's name; connFirst the `first` of the connection holding it.
 func (w *walker) selectionSet(set ast.SelectionSet, depth int, parent string, connFirst int) (cost, maxDepth int) {
+	return w.selections(set, depth, parent, connFirst, "")
+}
+
+// selections is selectionSet measuring, when only is set, the part of set
+// that applies to an object of type only: its fragments on another type
+// are left out (an abstract type's selection, `_entities`'s).
+func (w *walker) selections(set ast.SelectionSet, depth int, parent string, connFirst int, only string) (cost, maxDepth int) {
+	applies := func(typeCondition string) bool {
+		return only == "" || typeCondition == "" || typeCondition == only || typeCondition == entityUnion
+	}
 	for _, sel := range set {
 		w.steps++
 		if w.steps > walkBudget {
@@ -150,13 +179,16 @@ func (w *walker) selectionSet(set ast.SelectionSet, depth int, parent string, co
 		case *ast.Field:
 			c, d = w.field(s, depth, parent, connFirst)
 		case *ast.InlineFragment:
-			c, d = w.selectionSet(s.SelectionSet, depth, parent, connFirst)
+			if !applies(s.TypeCondition) {
+				continue
+			}
+			c, d = w.selections(s.SelectionSet, depth, parent, connFirst, only)
 		case *ast.FragmentSpread:
-			if s.Definition == nil || w.active[s.Name] {
+			if s.Definition == nil || w.active[s.Name] || !applies(s.Definition.TypeCondition) {
 				continue
 			}
 			w.active[s.Name] = true
-			c, d = w.selectionSet(s.Definition.SelectionSet, depth, parent, connFirst)
+			c, d = w.selections(s.Definition.SelectionSet, depth, parent, connFirst, only)
 			delete(w.active, s.Name)
 		}
 		cost += c
@@ -177,6 +209,9 @@ func (w *walker) field(f *ast.Field, depth int, parent string, connFirst int) (c
 	}
 	if f.Name == "__schema" || f.Name == "__type" {
 		return w.introspectionCost(f), depth
+	}
+	if f.Name == entitiesField && depth == 1 && f.Definition != nil {
+		return w.entities(f, depth)
 	}
 	if len(f.SelectionSet) == 0 || f.Definition == nil {
 		return 0, depth // scalar or enum
@@ -364,6 +399,8 @@ func (x *Extension) MutateOperationContext(ctx context.Context, opCtx *graphql.O
 		return Error(Aliases, s.Aliases, c.MaxAliases)
 	case c.MaxDepth > 0 && s.Depth > c.MaxDepth:
 		return Error(Depth, s.Depth, c.MaxDepth)
+	case c.MaxRepresentations > 0 && s.Representations > c.MaxRepresentations:
+		return Error(Representations, s.Representations, c.MaxRepresentations)
 	case c.MaxCost > 0 && (s.Cost > c.MaxCost || s.Truncated):
 		// A truncated walk's cost is a lower bound above any sane maximum.
 		return Error(Cost, s.Cost, c.MaxCost)

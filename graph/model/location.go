@@ -33,3 +33,7 @@ func LocationOfVisit(v *restclient.Visit) *Location {
 	}
 	return LocationFromRef(v.LocationRef)
 }
+
+// IsEntity marks Location as a Federation entity (its @key in the schema);
+// gqlgen's federation runtime asks for it. It does nothing.
+func (Location) IsEntity() {}

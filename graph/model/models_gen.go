@@ -11,6 +11,14 @@ import (
 	"github.com/workspacenet/facade/restclient"
 )
 
+type BookingByIDsInput struct {
+	ID string `json:"ID"`
+}
+
+type CommentByIDsInput struct {
+	ID string `json:"ID"`
+}
+
 // The body of a booking to create.
 type CreateBookingInput struct {
 	// The booked resource's uuid.
@@ -113,6 +121,10 @@ type CreateVisitRequestPayload struct {
 	VisitRequest *restclient.VisitRequest `json:"visitRequest,omitempty"`
 }
 
+type CreditNoteByIDsInput struct {
+	ID string `json:"ID"`
+}
+
 // A page of credit notes.
 type CreditNoteConnection struct {
 	// The credit notes of this page, each with its cursor.
@@ -159,6 +171,18 @@ type DateRangeInput struct {
 	Lte *restclient.Timestamp `json:"lte,omitempty"`
 }
 
+type EventByIDsInput struct {
+	ID string `json:"ID"`
+}
+
+type InvoiceByIDsInput struct {
+	ID string `json:"ID"`
+}
+
+type LocationByIDsInput struct {
+	ID string `json:"ID"`
+}
+
 // A stored file attached to a post, by key.
 type MediaKeyInput struct {
 	// The storage key of the file.
@@ -168,6 +192,10 @@ type MediaKeyInput struct {
 // Writes. Each maps to one REST create or update and is never retried
 // automatically. Inputs are validated by the facade before any upstream call.
 type Mutation struct {
+}
+
+type OrderByIDsInput struct {
+	ID string `json:"ID"`
 }
 
 // A page of shop orders.
@@ -203,6 +231,10 @@ type PageInfo struct {
 	EndCursor *string `json:"endCursor,omitempty"`
 }
 
+type PostByIDsInput struct {
+	ID string `json:"ID"`
+}
+
 // A link preview (Open Graph) attached to a post.
 type PostOgInput struct {
 	// The previewed link (required when a preview is sent).
@@ -217,6 +249,10 @@ type PostOgInput struct {
 	Type *string `json:"type,omitempty"`
 	// The URL of the page's video, if any.
 	VideoURL *string `json:"videoUrl,omitempty"`
+}
+
+type ProductByIDsInput struct {
+	ID string `json:"ID"`
 }
 
 // Entry points. Each maps to one REST operation (graph.md, "Entry points"),
@@ -242,6 +278,10 @@ type RedemptionEdge struct {
 	Node *restclient.Redemption `json:"node"`
 }
 
+type ResourceByIDsInput struct {
+	ID string `json:"ID"`
+}
+
 // Live data. The REST API pushes nothing, so each subscription is fed by
 // polling: one poller per upstream client (credentials) and source, shared by
 // every subscriber of that source, its calls at the lowest priority of the
@@ -256,6 +296,10 @@ type RedemptionEdge struct {
 // Over WebSocket (`graphql-transport-ws`, legacy `graphql-ws`) or SSE
 // (`graphql-sse`, distinct connections mode) on /graphql: docs/live-data.md.
 type Subscription struct {
+}
+
+type TransactionByIDsInput struct {
+	ID string `json:"ID"`
 }
 
 // A page of money transactions.
@@ -304,6 +348,14 @@ type UpdateVisitInput struct {
 type UpdateVisitPayload struct {
 	// The visit as updated.
 	Visit *restclient.Visit `json:"visit,omitempty"`
+}
+
+type VisitByIDsInput struct {
+	ID string `json:"ID"`
+}
+
+type VisitRequestByIDsInput struct {
+	ID string `json:"ID"`
 }
 
 // A guest who is not a member, as sent with a visit or a visit request.

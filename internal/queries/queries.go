@@ -1,6 +1,6 @@
 // Package queries holds, once, the GraphQL queries more than one place sends:
 // those the documentation shows (First in README.md, Dashboard and Invoice in
-// docs/querying.md: every query block of the documentation must equal one of
+// docs/querying.md, Entities in docs/federation.md: every query block of the documentation must equal one of
 // them, graph's TestReadmeExamplesHoldOnEveryRun; graph's TestReadmeQueries
 // keeps them working at one upstream call per distinct thing they need; the
 // soak run and the benchmark send them) and the benchmark's dashboard.
@@ -106,6 +106,17 @@ const Invoice = `query InvoiceDetail($id: ID!) {
         lines { id totalAmount invoiceItem { id description totalAmount } }
       }
     }
+  }
+}`
+
+// Entities: what a Federation router sends to resolve resources and
+// locations by key (docs/federation.md). Upstream: one GET /resources/v1/{id}
+// per distinct resource among the representations; locations are free.
+const Entities = `query Entities($representations: [_Any!]!) {
+  _entities(representations: $representations) {
+    __typename
+    ... on Resource { id title capacity }
+    ... on Location { id }
   }
 }`
 
