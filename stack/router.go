@@ -168,8 +168,9 @@ query Dashboard($location: ID!) {
 }
 `
 
-// demoSubscription is the playground's second tab in demo mode: the demo
-// activity (-demo-activity) makes an order or a payment in $location every
+// demoSubscription is the playground's second tab in demo mode, on the
+// demo activity's location (restserver.DemoManifest.ActivityLocation),
+// where the activity (-demo-activity) makes an order or a payment every
 // few seconds.
 const demoSubscription = `# Live data: new orders and their status changes in the demo location.
 # The demo makes a new order or payment there every few seconds: press Run,
@@ -212,6 +213,8 @@ func playgroundHandler(c Config, demo *Upstream) http.Handler {
 		}
 		if locs := m.IDs["location"]; len(locs) > 0 {
 			pc.DefaultVariables = map[string]any{"location": locs[0]}
+			// The demo activity's location: the subscription shows events.
+			pc.ExampleSubscriptionVariables = map[string]any{"location": m.ActivityLocation()}
 		}
 	}
 	return playground.Handler(pc)

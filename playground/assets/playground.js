@@ -2,7 +2,8 @@
 // #playground-config written by playground.Handler:
 //   {"endpoint": string, "query": string?, "headers": string? (a JSON object
 //    as text), "variables": string?, "subscription": string?,
-//    "upstreamTrace": bool?}
+//    "subscriptionVariables": string? (the subscription tab's; else
+//    variables), "upstreamTrace": bool?}
 // Requests are POSTed to endpoint as JSON with the headers from the headers
 // editor; Content-Type is always application/json (the server refuses simple
 // content types as a CSRF measure). A subscription runs over a WebSocket to
@@ -419,7 +420,7 @@
     // so both are set (else the prefilled query runs without its variables).
     props.defaultTabs = [{query: cfg.query || '', variables: cfg.variables, headers: cfg.headers}];
     if (typeof cfg.subscription === 'string') {
-      props.defaultTabs.push({query: cfg.subscription, variables: cfg.variables, headers: cfg.headers});
+      props.defaultTabs.push({query: cfg.subscription, variables: cfg.subscriptionVariables || cfg.variables, headers: cfg.headers});
     }
     props.variables = cfg.variables;
   }
