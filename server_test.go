@@ -402,13 +402,18 @@ func TestRunWithUpstreamURLAndCORS(t *testing.T) {
 		t.Errorf("refused requests made %d upstream calls", n)
 	}
 
-	// Ready while the upstream answers; not ready once it is gone.
+	// Ready whether or not the upstream answers: with it gone a query gets
+	// a coded error, not a replica taken out of rotation.
 	if code, _ := health(t, s.base+"/readyz"); code != 200 {
 		t.Fatalf("/readyz = %d with the upstream up", code)
 	}
 	up.Close()
-	if code, status := health(t, s.base+"/readyz"); code != http.StatusServiceUnavailable {
-		t.Fatalf("/readyz = %d %v with the upstream down", code, status)
+	if code, status := health(t, s.base+"/readyz"); code != http.StatusOK || status != "ready" {
+		t.Fatalf("/readyz = %d %v with the upstream down, want 200 ready", code, status)
+	}
+	r = postGraphQL(t, s.base, creds, `{ resource(id: "`+man.IDs["resource"][0]+`") { id } }`)
+	if r.Status != http.StatusOK || len(r.Errors) != 1 || r.Errors[0].Code() != "UPSTREAM_UNAVAILABLE" {
+		t.Fatalf("a query with the upstream down: %d %s, want UPSTREAM_UNAVAILABLE", r.Status, r.Raw)
 	}
 }
 
