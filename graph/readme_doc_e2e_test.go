@@ -113,7 +113,9 @@ func runDemoActivity(t *testing.T, env *testenv.Env, n int) {
 	const q = `query($loc: ID!) { location(id: $loc) { orders(first: 1) { nodes { number } } } }`
 	newest := func() float64 {
 		var d struct {
-			Location struct{ Orders struct{ Nodes []struct{ Number float64 } } }
+			Location struct {
+				Orders struct{ Nodes []struct{ Number float64 } }
+			}
 		}
 		testenv.MustData(t, env.Query(t, env.Bearer(), q, map[string]any{"loc": loc}), &d)
 		if len(d.Location.Orders.Nodes) != 1 {
