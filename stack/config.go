@@ -46,7 +46,7 @@ type Config struct {
 	CORSHeaders   []string // request headers allowed cross-origin besides DefaultCORSHeaders
 	Playground    bool     // serve GraphiQL at /
 	UpstreamTrace string   // "auto" (on with the embedded upstream), "on" or "off"
-	Production    bool     // introspection, suggestions, playground and trace off
+	Production    bool     // introspection, suggestions, playground, trace and the demo's test endpoints off
 	TrustedDocs   string   // JSON file of sha256 -> document; "" = any operation
 	LogLevel      slog.Level
 	// Budget paces upstream requests per upstream client (RPS 0 = off).
@@ -251,7 +251,7 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	dur(&g.Loaders.Wait, "loader-wait", "LOADER_WAIT", "batch window of the loaders; 0 dispatches at once")
 	boolean(&c.Playground, "playground", "PLAYGROUND", "serve GraphiQL at /")
 	boolean(&g.Introspection, "introspection", "INTROSPECTION", "allow introspection queries")
-	boolean(&c.Production, "production", "PRODUCTION", "turn introspection, field suggestions, the playground and the upstream call report off, whatever their own flags say")
+	boolean(&c.Production, "production", "PRODUCTION", "turn introspection, field suggestions, the playground, the upstream call report and the embedded REST service's test endpoints off, whatever their own flags say")
 	boolean(&csrf, "csrf-prevention", "CSRF_PREVENTION", "refuse requests a browser could send cross-site without a CORS preflight: no Content-Type or a simple one, and no Apollo-Require-Preflight, X-Apollo-Operation-Name, GraphQL-Require-Preflight or X-Requested-With header")
 	num(&l.MaxDepth, "max-depth", "MAX_DEPTH", "maximum field nesting of an operation; 0 = no limit")
 	num(&l.MaxAliases, "max-aliases", "MAX_ALIASES", "maximum aliased fields in an operation; 0 = no limit")
