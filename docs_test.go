@@ -6,6 +6,11 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"os"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/workspacenet/facade/testenv"
@@ -22,4 +27,42 @@ func TestDocsStateEveryFlagWithItsDefault(t *testing.T) {
 		t.Fatalf("run -h: %v", err)
 	}
 	testenv.CheckFlagTables(t, testenv.UsageFlags(t, usage.String()), "docs/configuration.md", "README.md")
+}
+
+// TestImageBuildOutputsAreIgnored: what the daemonless image build of
+// docs/deploying.md writes into the repository (the binaries' directory,
+// the OCI layout, the docker load tarball) is in .gitignore, so it is never
+// committed, and in .dockerignore, so it never enters the build context.
+func TestImageBuildOutputsAreIgnored(t *testing.T) {
+	doc, err := os.ReadFile("docs/deploying.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var outputs []string
+	for _, m := range regexp.MustCompile(`(?m)(?:-o|-out|-docker-tar) ([^\s)]+)`).FindAllStringSubmatch(string(doc), -1) {
+		p := m[1]
+		if strings.HasPrefix(p, "../") { // a path of the deploy module's command
+			p = strings.TrimPrefix(p, "../")
+		}
+		outputs = append(outputs, strings.SplitN(path.Clean(p), "/", 2)[0])
+	}
+	slices.Sort(outputs)
+	outputs = slices.Compact(outputs)
+	if len(outputs) < 3 {
+		t.Fatalf("docs/deploying.md: found only the outputs %q of the image build", outputs)
+	}
+	for _, file := range []string{".gitignore", ".dockerignore"} {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(string(raw), "\n")
+		for _, out := range outputs {
+			if !slices.ContainsFunc(lines, func(l string) bool {
+				return strings.Trim(strings.TrimSpace(l), "/") == out
+			}) {
+				t.Errorf("%s does not ignore %s, which the image build of docs/deploying.md writes", file, out)
+			}
+		}
+	}
 }

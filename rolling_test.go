@@ -324,8 +324,6 @@ func TestRollingRestartUnderLoadFailsNoRequest(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
-	// (The balancer's probes make the upstream's 429s: each /readyz pings
-	// the upstream without credentials, 100 a second here.)
 	t.Logf("%d requests served through the rolling restart, %d failed; upstream: most requests of a client in one second %v",
 		served.Load(), failed.Load(), up.Server.Hooks().MaxPerSecond())
 	if failed.Load() != 0 || lb.failed.Load() != 0 {

@@ -65,10 +65,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	printBanner(stdout, "http://"+ln.Addr().String(), st)
-	if demo := st.Embedded; demo != nil && cfg.DemoActivity > 0 && len(demo.Manifest.IDs["location"]) > 0 {
+	if demo := st.Embedded; demo != nil && cfg.DemoActivity > 0 && demo.Manifest.ActivityLocation() != "" {
 		actx, stop := context.WithCancel(ctx)
 		defer stop()
-		go demo.Server.Activity(actx, demo.Manifest.IDs["location"][0], cfg.DemoActivity)
+		go demo.Server.Activity(actx, demo.Manifest.ActivityLocation(), cfg.DemoActivity)
 	}
 
 	errc := make(chan error, 1)
@@ -110,8 +110,13 @@ func printBanner(w io.Writer, base string, st *stack.Stack) {
 		if dir := st.Config.DataDir; dir != "" {
 			fmt.Fprintf(w, "  Demo data:        %s (to reset: stop, delete it, start again)\n", filepath.Clean(dir))
 		}
-		if d := st.Config.DemoActivity; d > 0 && len(demo.Manifest.IDs["location"]) > 0 {
-			fmt.Fprintf(w, "  Demo activity:    every %v a new order, a new payment or a payment succeeding in location %s (-demo-activity 0 stops it)\n", d, demo.Manifest.IDs["location"][0])
+		if st.Config.DemoTestEndpoints {
+			fmt.Fprintf(w, "  Test endpoints:   %s/_test/{table}/{id}/set and .../copy, %s/_stats (docs/live-data.md; -demo-test-endpoints=false turns them off)\n", demo.URL, demo.URL)
+		} else {
+			fmt.Fprintf(w, "  Test endpoints:   off\n")
+		}
+		if d, loc := st.Config.DemoActivity, demo.Manifest.ActivityLocation(); d > 0 && loc != "" {
+			fmt.Fprintf(w, "  Demo activity:    every %v a new order, a new payment or a payment succeeding in location %s, which no documented example reads (-demo-activity 0 stops it)\n", d, loc)
 		}
 		fmt.Fprintf(w, "Demo credentials (paste as request headers):\n")
 		fmt.Fprintf(w, "  Authorization: %s\n", demo.Manifest.BasicAuth)

@@ -402,13 +402,18 @@ func TestRunWithUpstreamURLAndCORS(t *testing.T) {
 		t.Errorf("refused requests made %d upstream calls", n)
 	}
 
-	// Ready while the upstream answers; not ready once it is gone.
+	// Ready whether or not the upstream answers: with it gone a query gets
+	// a coded error, not a replica taken out of rotation.
 	if code, _ := health(t, s.base+"/readyz"); code != 200 {
 		t.Fatalf("/readyz = %d with the upstream up", code)
 	}
 	up.Close()
-	if code, status := health(t, s.base+"/readyz"); code != http.StatusServiceUnavailable {
-		t.Fatalf("/readyz = %d %v with the upstream down", code, status)
+	if code, status := health(t, s.base+"/readyz"); code != http.StatusOK || status != "ready" {
+		t.Fatalf("/readyz = %d %v with the upstream down, want 200 ready", code, status)
+	}
+	r = postGraphQL(t, s.base, creds, `{ resource(id: "`+man.IDs["resource"][0]+`") { id } }`)
+	if r.Status != http.StatusOK || len(r.Errors) != 1 || r.Errors[0].Code() != "UPSTREAM_UNAVAILABLE" {
+		t.Fatalf("a query with the upstream down: %d %s, want UPSTREAM_UNAVAILABLE", r.Status, r.Raw)
 	}
 }
 
@@ -439,6 +444,9 @@ func TestRunRejectsBadConfiguration(t *testing.T) {
 		{"network id not a uuid", map[string]string{"UPSTREAM_AUTHORIZATION": "Basic YTpi", "UPSTREAM_NETWORK_ID": "net-1"}, nil, "must be a uuid"},
 		{"short router secret", map[string]string{"ROUTER_SECRET": "too-short"}, nil, "ROUTER_SECRET: want at least 32 characters"},
 		{"router secret without its header", map[string]string{"ROUTER_SECRET": strings.Repeat("s", 32)}, []string{"-router-secret-header="}, "-router-secret-header"},
+		{"all-zero secret", map[string]string{"FACADE_SECRET": strings.Repeat("00", 32)}, nil, "FACADE_SECRET: 1 distinct byte values in its 32 bytes, want at least 16"},
+		{"placeholder secret", map[string]string{"FACADE_SECRET": strings.Repeat("0123456789abcdef", 4)}, nil, "FACADE_SECRET: 8 distinct byte values"},
+		{"demo service on every interface", map[string]string{"DEMO_ADDR": "0.0.0.0:8083"}, nil, "-demo-addr: \"0.0.0.0:8083\" is not a loopback address"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -512,5 +520,103 @@ func TestRunPrintsMetrics(t *testing.T) {
 	want := `facade_graphql_requests_total{code="ok",operation_name="anonymous",operation_type="query"} 1`
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(raw), want) {
 		t.Fatalf("GET %s: %d, want a line %s:\n%.2000s", url, resp.StatusCode, want, raw)
+	}
+}
+
+// TestRunTestEndpoints: the demo's banner prints where the embedded REST
+// service's test endpoints are, on the address -demo-addr pins, and a change
+// made there through them succeeds; with -production, or
+// -demo-test-endpoints=false, the banner says they are off and they answer
+// 404; with -upstream there is no embedded service, so no line, and the
+// facade serves no /_test route of its own.
+func TestRunTestEndpoints(t *testing.T) {
+	post := func(t *testing.T, u string) int {
+		t.Helper()
+		resp, err := http.Post(u, "application/json", strings.NewReader(`{"status":"completed"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	t.Run("demo, pinned", func(t *testing.T) {
+		addr := freeAddr(t)
+		s := startRun(t, map[string]string{"DEMO_ADDR": addr, "DEMO_ACTIVITY": "0"})
+		s.printed(t, `Upstream:\s+`+regexp.QuoteMeta("http://"+addr)+`$`)
+		m := s.printed(t, `Test endpoints:\s+(http://\S+)/_test/\{table\}/\{id\}/set and \.\.\./copy, (http://\S+)/_stats `)
+		if m[1] != "http://"+addr || m[2] != m[1] {
+			t.Fatalf("test endpoints printed at %s and %s, want http://%s", m[1], m[2], addr)
+		}
+		// An order of the demo activity's location (docs/live-data.md's example).
+		if code := post(t, m[1]+"/_test/orders/d192b8fc-fb4c-402a-a42e-83b7562dcdf3/set"); code != http.StatusOK {
+			t.Errorf("POST /_test/orders/{id}/set: %d", code)
+		}
+	})
+	for _, c := range []struct {
+		name string
+		env  map[string]string
+	}{
+		{"production", map[string]string{"PRODUCTION": "true"}},
+		{"turned off", map[string]string{"DEMO_TEST_ENDPOINTS": "false"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			addr := freeAddr(t)
+			c.env["DEMO_ADDR"], c.env["DEMO_ACTIVITY"] = addr, "0"
+			s := startRun(t, c.env)
+			s.printed(t, `Test endpoints:\s+off$`)
+			if code := post(t, "http://"+addr+"/_test/orders/d192b8fc-fb4c-402a-a42e-83b7562dcdf3/set"); code != http.StatusNotFound {
+				t.Errorf("POST /_test/orders/{id}/set: %d, want 404", code)
+			}
+			if code, _ := health(t, "http://"+addr+"/healthz"); code != http.StatusOK {
+				t.Errorf("the embedded REST service itself: /healthz %d", code)
+			}
+		})
+	}
+	t.Run("upstream", func(t *testing.T) {
+		rs, err := restserver.New(context.Background(), restserver.Config{DBPath: ":memory:", DemoScale: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rs.Close()
+		up := httptest.NewServer(rs.Handler())
+		defer up.Close()
+		s := startRun(t, map[string]string{"UPSTREAM_URL": up.URL, "DEMO_TEST_ENDPOINTS": "true"})
+		for _, l := range s.lines {
+			if strings.Contains(l, "Test endpoints") {
+				t.Errorf("with -upstream the banner says %q", l)
+			}
+		}
+		if code := post(t, s.base+"/_test/orders/d192b8fc-fb4c-402a-a42e-83b7562dcdf3/set"); code != http.StatusNotFound {
+			t.Errorf("the facade's POST /_test/...: %d, want 404", code)
+		}
+	})
+}
+
+// TestRunDemoActivityWithoutTestEndpoints: the demo activity goes on with
+// the test endpoints off: new orders appear, through the facade, in the
+// location the banner names.
+func TestRunDemoActivityWithoutTestEndpoints(t *testing.T) {
+	s := startRun(t, map[string]string{"DEMO_TEST_ENDPOINTS": "false", "DEMO_ACTIVITY": "20ms"})
+	s.printed(t, `Test endpoints:\s+off$`)
+	loc := s.printed(t, `Demo activity: +every 20ms .* in location (\S+), which no documented example reads`)[1]
+	m := s.printed(t, `Authorization: Bearer (\S+)\s+\(with service-network-id: (\S+)\)`)
+	auth := gqlclient.Credentials("Bearer "+m[1], m[2])
+	newest := func() string {
+		r := postGraphQL(t, s.base, auth, `{ location(id: "`+loc+`") { orders(first: 1) { nodes { number status } } } }`)
+		if r.Errors != nil {
+			t.Fatalf("orders: %v", r.Errors)
+		}
+		return string(r.Data)
+	}
+	first := newest()
+	deadline := time.Now().Add(60 * time.Second) // a hang guard
+	for newest() == first {
+		if time.Now().After(deadline) {
+			t.Fatalf("no new order in location %s: %s", loc, first)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := newest(); !strings.Contains(got, `"status":"NEW"`) {
+		t.Errorf("the newest order of the activity's location: %s", got)
 	}
 }

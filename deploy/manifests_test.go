@@ -17,6 +17,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"sigs.k8s.io/yaml"
 )
@@ -61,6 +62,8 @@ func decodeManifests(t *testing.T) []object {
 				obj = &corev1.Secret{}
 			case "policy/v1 PodDisruptionBudget":
 				obj = &policyv1.PodDisruptionBudget{}
+			case "networking.k8s.io/v1 NetworkPolicy":
+				obj = &networkingv1.NetworkPolicy{}
 			default:
 				t.Errorf("%s document %d: %q %q is not a kind these checks know", f, i+1, tm.APIVersion, tm.Kind)
 				continue
@@ -133,7 +136,8 @@ func documentedVariables(t *testing.T) map[string]string {
 func TestKubernetesManifests(t *testing.T) {
 	objs := decodeManifests(t)
 	dep := only[*appsv1.Deployment](t, objs)
-	svc := only[*corev1.Service](t, objs)
+	svc, metricsSvc := service(t, objs, "facade"), service(t, objs, "facade-metrics")
+	netpol := only[*networkingv1.NetworkPolicy](t, objs)
 	pdb := only[*policyv1.PodDisruptionBudget](t, objs)
 	secret := only[*corev1.Secret](t, objs)
 
@@ -155,8 +159,13 @@ func TestKubernetesManifests(t *testing.T) {
 	if dep.Spec.Selector == nil || !matches(dep.Spec.Selector.MatchLabels) || len(dep.Spec.Selector.MatchExpressions) > 0 {
 		t.Errorf("Deployment: selector %v does not match its pod labels %v", dep.Spec.Selector, podLabels)
 	}
-	if !matches(svc.Spec.Selector) {
-		t.Errorf("Service: selector %v does not match the pod labels %v", svc.Spec.Selector, podLabels)
+	for _, sv := range []*corev1.Service{svc, metricsSvc} {
+		if !matches(sv.Spec.Selector) {
+			t.Errorf("Service %s: selector %v does not match the pod labels %v", sv.Name, sv.Spec.Selector, podLabels)
+		}
+	}
+	if !matches(netpol.Spec.PodSelector.MatchLabels) || len(netpol.Spec.PodSelector.MatchExpressions) > 0 {
+		t.Errorf("NetworkPolicy: podSelector %v does not match the pod labels %v", netpol.Spec.PodSelector, podLabels)
 	}
 	if pdb.Spec.Selector == nil || !matches(pdb.Spec.Selector.MatchLabels) || len(pdb.Spec.Selector.MatchExpressions) > 0 {
 		t.Errorf("PodDisruptionBudget: selector %v does not match the pod labels %v", pdb.Spec.Selector, podLabels)
@@ -280,11 +289,71 @@ func TestKubernetesManifests(t *testing.T) {
 		t.Error("container: want a memory limit")
 	}
 
-	// The Service reaches the named ports.
-	for _, p := range svc.Spec.Ports {
-		if _, ok := ports[p.TargetPort.String()]; !ok {
-			t.Errorf("Service port %s: targetPort %q is not a container port %v", p.Name, p.TargetPort.String(), ports)
+	// Each Service reaches named ports: the public one the http port only,
+	// the scraper's the metrics port only.
+	for sv, want := range map[*corev1.Service]string{svc: "http", metricsSvc: "metrics"} {
+		if len(sv.Spec.Ports) != 1 || sv.Spec.Ports[0].TargetPort.String() != want {
+			t.Errorf("Service %s: ports %v, want the %s port only", sv.Name, sv.Spec.Ports, want)
 		}
+		for _, p := range sv.Spec.Ports {
+			if _, ok := ports[p.TargetPort.String()]; !ok {
+				t.Errorf("Service %s port %s: targetPort %q is not a container port %v", sv.Name, p.Name, p.TargetPort.String(), ports)
+			}
+		}
+	}
+	checkNetworkPolicy(t, netpol, ports)
+}
+
+// service returns the Service of k8s/ named name.
+func service(t *testing.T, objs []object, name string) *corev1.Service {
+	t.Helper()
+	for _, o := range objs {
+		if s, ok := o.obj.(*corev1.Service); ok && s.Name == name {
+			return s
+		}
+	}
+	t.Fatalf("no Service %q in k8s/", name)
+	return nil
+}
+
+// checkNetworkPolicy: the policy governs the pods' ingress and opens the
+// container ports only: the http port to any peer, the metrics port to
+// named peers only (the scraper), and nothing else. A rule without ports
+// would open every port, metrics included, to its peers.
+func checkNetworkPolicy(t *testing.T, np *networkingv1.NetworkPolicy, ports map[string]int32) {
+	t.Helper()
+	if !slices.Contains(np.Spec.PolicyTypes, networkingv1.PolicyTypeIngress) {
+		t.Errorf("NetworkPolicy: policyTypes %v, want Ingress", np.Spec.PolicyTypes)
+	}
+	reachable, public := map[string]bool{}, map[string]bool{} // by port name: some peer, every peer
+	for i, r := range np.Spec.Ingress {
+		if len(r.Ports) == 0 {
+			t.Errorf("NetworkPolicy ingress rule %d names no port: it opens every port, metrics included", i+1)
+		}
+		restricted := len(r.From) > 0
+		for _, f := range r.From {
+			if f.IPBlock != nil || (f.PodSelector == nil && f.NamespaceSelector == nil) ||
+				(f.PodSelector != nil && len(f.PodSelector.MatchLabels)+len(f.PodSelector.MatchExpressions) == 0) {
+				restricted = false // an address range or an empty selector: not one scraper
+			}
+		}
+		for _, p := range r.Ports {
+			name := p.Port.String()
+			if _, ok := ports[name]; !ok || p.Port.IntValue() != 0 {
+				t.Errorf("NetworkPolicy ingress rule %d: port %q, want a container port by name (%v)", i+1, name, ports)
+			}
+			reachable[name] = true
+			public[name] = public[name] || !restricted
+		}
+	}
+	if !public["http"] {
+		t.Error("NetworkPolicy: the http port is not open to every peer: clients and the ingress could not reach GraphQL")
+	}
+	if !reachable["metrics"] {
+		t.Error("NetworkPolicy: no rule lets the scraper reach the metrics port")
+	}
+	if public["metrics"] {
+		t.Error("NetworkPolicy: the metrics port is open to every peer, want the scraper's pods only")
 	}
 }
 

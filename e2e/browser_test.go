@@ -1,17 +1,20 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"image/png"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/stack"
 	"github.com/workspacenet/facade/testenv"
 )
@@ -49,6 +52,7 @@ type playgroundRun struct {
 		Batch    int     `json:"batch"`
 		BarWidth float64 `json:"barWidth"`
 	} `json:"calls"`
+	Cut []string `json:"cut"`
 }
 
 // browserErrors is what the browser scripts collect on every page.
@@ -67,12 +71,14 @@ func (e browserErrors) check(t *testing.T) {
 }
 
 // TestBrowserPlaygroundWaterfall opens the playground of `go run .` in
-// chromium, presses Run on the prefilled query, and checks that the result is
-// shown and that the open "Upstream calls" panel draws exactly the calls the
-// REST service counted, route by route; pressing Run again shows the calls
-// the response cache answered as cached, and only the others reach the
-// service. The page loads with no CSP violation and its headers editor holds
-// the demo credentials.
+// chromium at 1280x800, presses Run on the prefilled query, and checks that
+// the result is shown and that the open "Upstream calls" panel draws exactly
+// the calls the REST service counted, route by route, every route whole (not
+// clipped or ellipsised), under a summary that counts them unambiguously;
+// pressing Run again shows the calls the response cache answered as cached,
+// and only the others reach the service. The page loads with no CSP
+// violation and its headers editor holds the demo credentials; a screenshot
+// of the window is taken at 1280x800.
 func TestBrowserPlaygroundWaterfall(t *testing.T) {
 	node := requireBrowser(t)
 	base, st := startDemo(t, nil)
@@ -81,14 +87,20 @@ func TestBrowserPlaygroundWaterfall(t *testing.T) {
 
 	var got struct {
 		browserErrors
-		PanelOpen     bool            `json:"panelOpen"`
-		HeadersEditor string          `json:"headersEditor"`
-		Runs          []playgroundRun `json:"runs"`
+		PanelOpen     bool                        `json:"panelOpen"`
+		HeadersEditor string                      `json:"headersEditor"`
+		Runs          []playgroundRun             `json:"runs"`
+		Viewport      struct{ Width, Height int } `json:"viewport"`
 	}
 	// Counters at each run: the script presses Run twice; the service's
 	// counts after the script are the sum of both runs' non-cached calls.
-	runNodeJSON(t, node, "playground.mjs", &got, base+"/")
+	shot := filepath.Join(t.TempDir(), "playground-1280x800.png")
+	runNodeJSON(t, node, "playground.mjs", &got, base+"/", "2", shot)
 	got.browserErrors.check(t)
+	if got.Viewport.Width != 1280 || got.Viewport.Height != 800 {
+		t.Errorf("window %dx%d, want 1280x800", got.Viewport.Width, got.Viewport.Height)
+	}
+	checkScreenshot(t, shot, 1280, 800)
 	if !got.PanelOpen {
 		t.Errorf("the Upstream calls panel is not open on load")
 	}
@@ -146,6 +158,17 @@ func TestBrowserPlaygroundWaterfall(t *testing.T) {
 			t.Errorf("run %d: %d rows marked cached, the report counts %d cache hits", i+1, cached, rep.CacheHits)
 		}
 		t.Logf("run %d: the waterfall shows %d calls, %d of them cached (%s)", i+1, len(run.Calls), cached, run.Summary)
+		if len(run.Cut) > 0 {
+			t.Errorf("run %d: at 1280x800 the panel cuts the routes %q", i+1, run.Cut)
+		}
+		// The summary counts every row, then says what became of them.
+		want := fmt.Sprintf("%d calls to the REST API", rep.Count)
+		if rep.CacheHits > 0 {
+			want = fmt.Sprintf("%d calls: %d to the REST API, %d answered by the response cache", rep.Count+rep.CacheHits, rep.Count, rep.CacheHits)
+		}
+		if !strings.HasPrefix(run.Summary, want) {
+			t.Errorf("run %d: the panel's summary %q, want %q", i+1, run.Summary, want)
+		}
 		if i == 0 && (cached != 0 || rep.Count < 5) {
 			t.Errorf("first run on a fresh stack: %d cached rows, %d calls", cached, rep.Count)
 		}
@@ -358,43 +381,89 @@ func TestBrowserPlaygroundDeferredParts(t *testing.T) {
 }
 
 // TestBrowserPlaygroundSubscription: the demo playground's second tab is
-// the example subscription; run in GraphiQL it receives, over the page's
-// WebSocket, the orders made in the demo location, within the page's
-// Content-Security-Policy.
+// the example subscription, on the demo activity's location; run in GraphiQL
+// at 1280x800 it receives, over the page's WebSocket and within its
+// Content-Security-Policy, the orders the demo activity makes (no test
+// endpoint involved), and its result pane keeps them as a history, newest
+// first, each numbered, instead of each event replacing the last.
 func TestBrowserPlaygroundSubscription(t *testing.T) {
 	node := requireBrowser(t)
 	base, st := startDemo(t, func(c *stack.Config) {
 		c.Live.Interval, c.Live.AllowFastPolls = 100*time.Millisecond, true
+		c.DemoTestEndpoints = false
 	})
 	m := st.Embedded.Manifest
-	ctx := restclient.WithCredentials(t.Context(), restclient.Credentials{Authorization: "Bearer " + m.BearerToken, NetworkID: m.NetworkID})
-	orders, _, err := st.Client.Shop.ListOrders(ctx, &restclient.OrderListOptions{LocationRef: m.IDs["location"][0], ListOptions: restclient.ListOptions{Limit: 1}})
-	if err != nil || len(orders) == 0 {
-		t.Fatalf("orders: %v", err)
+	ctx, stop := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		st.Embedded.Server.NewActivity(m.ActivityLocation()).Run(ctx, 100*time.Millisecond)
+	}()
+	t.Cleanup(func() { stop(); <-done })
+	type event struct {
+		N          int    `json:"n"`
+		ReceivedAt string `json:"receivedAt"`
+		Data       struct {
+			OrderEvents struct {
+				Kind string
+				Node struct {
+					Number float64
+					Status string
+				}
+			}
+		} `json:"data"`
 	}
 	var got struct {
 		browserErrors
-		Tabs    int
-		Created []string
-		Shown   string
-		Rows    []struct {
+		Tabs int
+		Pane struct {
+			EventsReceived int     `json:"eventsReceived"`
+			Events         []event `json:"events"`
+		}
+		Rows []struct {
 			Route, Part string
 			Status      int
 			Poll        bool
 		}
 	}
-	runNodeJSON(t, node, "playground_live.mjs", &got, base+"/", st.UpstreamURL, orders[0].ID)
+	runNodeJSON(t, node, "playground_live.mjs", &got, base+"/")
 	got.browserErrors.check(t)
 	if got.Tabs != 2 {
 		t.Errorf("%d tabs, want the query and the example subscription", got.Tabs)
 	}
-	if !strings.Contains(got.Shown, `"CREATED"`) || !strings.Contains(got.Shown, `"NEW"`) || len(got.Created) == 0 {
-		t.Errorf("the response pane shows %q, want a CREATED event of a new order", got.Shown)
+	p := got.Pane
+	if p.EventsReceived < 2 || len(p.Events) != p.EventsReceived {
+		t.Fatalf("the result pane lists %d events of %d received, want every one and at least two: %+v", len(p.Events), p.EventsReceived, p)
+	}
+	numbers := map[float64]bool{}
+	for i, e := range p.Events {
+		o := e.Data.OrderEvents
+		if e.N != p.EventsReceived-i || e.ReceivedAt == "" {
+			t.Errorf("event %d of the pane is numbered %d (received %q), want %d: newest first", i, e.N, e.ReceivedAt, p.EventsReceived-i)
+		}
+		if o.Kind != "CREATED" || o.Node.Status != "NEW" || numbers[o.Node.Number] {
+			t.Errorf("event %d: %+v, want a CREATED event of a new order (each its own number)", i, o)
+		}
+		numbers[o.Node.Number] = true
 	}
 	// The waterfall of the last event: the poll that saw it, first, then
 	// the load of its order's product (refundPolicy is not embedded).
 	if len(got.Rows) != 2 || got.Rows[0].Route != "GET /shop/orders/v1" || got.Rows[0].Part != "poll" || !got.Rows[0].Poll || got.Rows[0].Status != 200 ||
 		got.Rows[1].Route != "GET /shop/products/v1" || got.Rows[1].Part != "" || got.Rows[1].Poll {
 		t.Errorf("waterfall rows %+v, want the order poll (part poll) then the product list of the location", got.Rows)
+	}
+}
+
+// checkScreenshot: the file at path is a PNG of width x height.
+func checkScreenshot(t *testing.T, path string, width, height int) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	defer f.Close()
+	c, err := png.DecodeConfig(f)
+	if err != nil || c.Width != width || c.Height != height {
+		t.Errorf("screenshot %s: %dx%d (%v), want a %dx%d PNG", path, c.Width, c.Height, err, width, height)
 	}
 }

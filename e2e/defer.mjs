@@ -3,7 +3,8 @@
 // GraphQL17Alpha9Handler: incrementalSpec=v0.2, asked for in the Accept
 // header as docs/incremental-delivery.md shows), through urql's
 // fetchExchange with its own Accept (Server-Sent Events come first in it)
-// and with multipart/mixed only, and the same query without @defer through
+// and with multipart/mixed only, and through the urql client of
+// docs/incremental-delivery.md's snippet, and the same query without @defer through
 // Apollo Client; and a query with @stream on a connection's nodes through
 // Defer20220824Handler and without @stream, as defer_test.go asks: node defer.mjs <endpoint> <authorization>
 // <service-network-id> <location id>. Prints one JSON object on stdout: per
@@ -12,6 +13,7 @@
 import { ApolloClient, HttpLink, InMemoryCache, gql } from "@apollo/client";
 import { Defer20220824Handler, GraphQL17Alpha9Handler } from "@apollo/client/incremental";
 import { Client as UrqlClient, fetchExchange } from "@urql/core";
+import { readFileSync } from "node:fs";
 
 const [url, authorization, networkId, locationId] = process.argv.slice(2);
 const headers = { authorization, "service-network-id": networkId };
@@ -97,6 +99,35 @@ async function urql(accept) {
   }
 }
 
+// documentedUrql runs the deferred query through the urql client of
+// docs/incremental-delivery.md's snippet, as written there (its URL
+// replaced by this facade's).
+async function documentedUrql() {
+  const doc = readFileSync(new URL("../docs/incremental-delivery.md", import.meta.url), "utf8");
+  const m = /```js\n(import \{ Client, fetchExchange \} from "@urql\/core";\n[\s\S]*?)```/.exec(doc);
+  if (!m) return { error: { name: "Error", message: "docs/incremental-delivery.md has no urql snippet" }, results: 0 };
+  const body = m[1].replace(/^import .*$/m, "").replace('"http://127.0.0.1:8080/graphql"', JSON.stringify(url));
+  const client = new Function("Client", "fetchExchange", "authorization", "networkId", `${body}\nreturn client;`)(
+    UrqlClient, fetchExchange, authorization, networkId);
+  let results = 0;
+  try {
+    const data = await new Promise((resolve, reject) => {
+      const { unsubscribe } = client.query(deferred, { locationId }, { requestPolicy: "network-only" }).subscribe((r) => {
+        results++;
+        if (r.error) {
+          reject(r.error);
+        } else if (!r.hasNext) {
+          resolve(r.data);
+        }
+      });
+      setTimeout(() => { unsubscribe(); reject(new Error("no last result in 60 s")); }, 60_000).unref();
+    });
+    return { data, results };
+  } catch (err) {
+    return { error: { name: err.name, message: String(err.message).slice(0, 300) }, results };
+  }
+}
+
 const out = {
   plain: await run(plain),
   streamPlain: await run(streamedPlain),
@@ -105,5 +136,6 @@ const out = {
   graphql17Alpha9: await run(deferred, new GraphQL17Alpha9Handler(), { accept: "multipart/mixed;incrementalSpec=v0.2" }),
   urqlSSE: await urql(),
   urqlMultipart: await urql("multipart/mixed"),
+  urqlDocumented: await documentedUrql(),
 };
 process.stdout.write(JSON.stringify(out));

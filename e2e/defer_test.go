@@ -9,7 +9,8 @@ import (
 // TestDeferClientsGetTheWholeResult: Apollo Client 4 with its
 // Defer20220824Handler and with its GraphQL17Alpha9Handler (Accept asking
 // for incrementalSpec=v0.2), and urql's fetchExchange over Server-Sent
-// Events (its own Accept) and over multipart/mixed, get, from a query with
+// Events (its own Accept) and over multipart/mixed, and urql configured as
+// docs/incremental-delivery.md's snippet says, get, from a query with
 // two parts deferred, the result of the query without @defer; and
 // Defer20220824Handler gets a connection's nodes under @stream whole.
 func TestDeferClientsGetTheWholeResult(t *testing.T) {
@@ -29,7 +30,7 @@ func TestDeferClientsGetTheWholeResult(t *testing.T) {
 	if want.Error != nil || want.Data["location"] == nil {
 		t.Fatalf("without @defer: %+v", want)
 	}
-	for _, name := range []string{"defer20220824", "graphql17Alpha9", "urqlSSE", "urqlMultipart"} {
+	for _, name := range []string{"defer20220824", "graphql17Alpha9", "urqlSSE", "urqlMultipart", "urqlDocumented"} {
 		c := got[name]
 		// Apollo Client adds __typename to the query; urql, without its
 		// document cache, does not.

@@ -1,19 +1,24 @@
-// node e2e/playground.mjs <playground URL> [runs]: opens the playground,
-// reads the headers editor and whether the "Upstream calls" panel is open,
-// presses Run `runs` times (default 2) and prints what the page showed after
-// each run:
+// node e2e/playground.mjs <playground URL> [runs] [screenshot]: opens the
+// playground in a 1280x800 window, reads the headers editor and whether the
+// "Upstream calls" panel is open, presses Run `runs` times (default 2) and
+// prints what the page showed after each run:
 // {panelOpen, headersEditor, runs: [{response, traceHeader, resultShown,
 //  count, cacheHits, summary, calls: [{route, status, cached, shared, batch,
-//  barWidth}]}], consoleErrors, pageErrors, cspViolations}.
-// Without the panel, a run has only response, traceHeader and resultShown.
-// $PLAYGROUND_SCREENSHOT, when set, is where a screenshot after the last run
-// goes.
+//  barWidth}], cut: [route text]}], viewport, consoleErrors, pageErrors,
+//  cspViolations}. cut lists the routes of the panel (its rows and its
+// per-route list) not shown whole: clipped, ellipsised or outside the panel
+// or the window. Without the panel, a run has only response, traceHeader and
+// resultShown. A screenshot of the window after the last run goes to
+// `screenshot` (else $PLAYGROUND_SCREENSHOT, when set).
 import { main, withPage } from './browser.mjs';
 
 const url = process.argv[2];
 const times = Number(process.argv[3] || 2);
+const screenshot = process.argv[4] || process.env.PLAYGROUND_SCREENSHOT;
+const viewport = { width: 1280, height: 800 };
 
 main(() => withPage(async (page) => {
+  await page.setViewportSize(viewport);
   await page.goto(url);
   await page.waitForSelector('.graphiql-container', { timeout: 60_000 });
   // The docs button appears once the schema is loaded: GraphiQL has
@@ -44,7 +49,15 @@ main(() => withPage(async (page) => {
     await page.waitForSelector(`[data-testid="upstream-calls"][data-seq="${i + 1}"] [data-upstream-count]`, { timeout: 60_000 });
     const shown = await page.evaluate(() => {
       const s = document.querySelector('[data-upstream-count]');
+      const panel = document.querySelector('[data-testid="upstream-calls"]').getBoundingClientRect();
+      const whole = (e) => {
+        const r = e.getBoundingClientRect();
+        const st = getComputedStyle(e);
+        return e.scrollWidth <= e.clientWidth + 1 && r.left >= panel.left - 1 && r.right <= panel.right + 1 &&
+          r.right <= window.innerWidth && r.width > 0 && !(st.textOverflow === 'ellipsis' && st.whiteSpace === 'nowrap');
+      };
       return {
+        cut: [...document.querySelectorAll('.upstream-route, .upstream-routes code')].filter((e) => !whole(e)).map((e) => e.innerText),
         count: Number(s.dataset.upstreamCount),
         cacheHits: Number(s.dataset.upstreamCacheHits),
         summary: s.innerText,
@@ -60,9 +73,8 @@ main(() => withPage(async (page) => {
     });
     runs.push({ response, traceHeader, resultShown, ...shown });
   }
-  if (process.env.PLAYGROUND_SCREENSHOT) {
-    await page.setViewportSize({ width: 1400, height: 900 });
-    await page.screenshot({ path: process.env.PLAYGROUND_SCREENSHOT });
+  if (screenshot) {
+    await page.screenshot({ path: screenshot });
   }
-  return { panelOpen, headersEditor, runs };
+  return { panelOpen, headersEditor, runs, viewport: page.viewportSize() };
 }));

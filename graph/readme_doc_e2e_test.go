@@ -18,8 +18,9 @@ import (
 )
 
 // The local servers the documentation names: `go run .` and
-// `go run ./cmd/restserver`.
-const readmeFacade, readmeREST = "http://127.0.0.1:8080", "http://127.0.0.1:8081"
+// `go run ./cmd/restserver`, and the test endpoints of `go run .`'s
+// embedded REST service pinned with -demo-addr (docs/live-data.md).
+const readmeFacade, readmeREST, readmeTestEndpoints = "http://127.0.0.1:8080", "http://127.0.0.1:8081", "http://127.0.0.1:8083"
 
 // docsRoot is the repository's root, where README.md and docs/ are.
 const docsRoot = ".."
@@ -31,7 +32,9 @@ const docsRoot = ".."
 // variables. Then every example (GraphQL queries and curl commands, GraphQL
 // and REST) runs in reading order against one demo instance on a data
 // directory, twice, the program restarted in between (the stack stopped and
-// started again on the same directory): every example succeeds both times,
+// started again on the same directory), each run after 30 minutes' worth of
+// the demo activity (driven directly, readmeActivityTicks): every example
+// succeeds both times,
 // each GraphQL query makes exactly the upstream calls its paragraph states,
 // each REST example exactly one, and every GraphQL example answers the
 // second time exactly as the first. The REST examples run against the very
@@ -75,12 +78,14 @@ func TestReadmeExamplesHoldOnEveryRun(t *testing.T) {
 		t.Run(fmt.Sprintf("run %d", run+1), func(t *testing.T) {
 			// A program run: stopped at the end of this subtest (cleanup).
 			env := testenv.New(t, testenv.Options{Config: func(c *stack.Config) { c.DataDir = dir }})
-			origins := map[string]string{readmeFacade: env.BaseURL, readmeREST: env.UpstreamURL}
+			origins := map[string]string{readmeFacade: env.BaseURL, readmeREST: env.UpstreamURL, readmeTestEndpoints: env.UpstreamURL}
+			runDemoActivity(t, env, readmeActivityTicks)
 			for _, ex := range examples {
 				answers[run][ex.Where()] = runReadmeExample(t, env, ex, origins)
 			}
 			if run == 0 {
 				checkReadmeCostExample(t, env)
+				checkDocsNameTheActivityLocation(t, env)
 			} else {
 				checkReadmeExamplesRunOut(t, env, examples, origins)
 			}
@@ -90,6 +95,46 @@ func TestReadmeExamplesHoldOnEveryRun(t *testing.T) {
 		if first, second := answers[0][ex.Where()], answers[1][ex.Where()]; first != second && (ex.Query != nil || ex.Curl.URL == readmeFacade+"/graphql") {
 			t.Errorf("%s answers differently once every example has run and the program restarted: an example drifts the demo data\nfirst:  %.600s\nsecond: %.600s", ex.Where(), first, second)
 		}
+	}
+}
+
+// readmeActivityTicks is how many changes of the demo activity each run of
+// TestReadmeExamplesHoldOnEveryRun makes before its examples: 30 minutes of
+// `go run .` at its default -demo-activity of 5 s.
+const readmeActivityTicks = 30 * 60 / 5
+
+// runDemoActivity makes n changes of the demo activity (restserver.Activity,
+// what `go run .` makes every -demo-activity) on env's REST service, driven
+// directly, and checks through the facade that they landed in the activity's
+// location: an order numbered on from the first's every third tick.
+func runDemoActivity(t *testing.T, env *testenv.Env, n int) {
+	t.Helper()
+	loc := env.Manifest.ActivityLocation()
+	const q = `query($loc: ID!) { location(id: $loc) { orders(first: 1) { nodes { number } } } }`
+	newest := func() float64 {
+		var d struct {
+			Location struct {
+				Orders struct{ Nodes []struct{ Number float64 } }
+			}
+		}
+		testenv.MustData(t, env.Query(t, env.Bearer(), q, map[string]any{"loc": loc}), &d)
+		if len(d.Location.Orders.Nodes) != 1 {
+			t.Fatalf("the activity location %s has no order", loc)
+		}
+		return d.Location.Orders.Nodes[0].Number
+	}
+	act := env.Upstream.NewActivity(loc)
+	var first float64
+	for i := range n {
+		if _, err := act.Tick(t.Context()); err != nil {
+			t.Fatalf("demo activity, tick %d: %v", i, err)
+		}
+		if i == 0 { // a new order, the newest of the location
+			first = newest()
+		}
+	}
+	if got, want := newest(), first+float64((n+2)/3-1); got != want {
+		t.Fatalf("after %d ticks of the demo activity the newest order of %s is number %v, want %v", n, loc, got, want)
 	}
 }
 
@@ -120,6 +165,10 @@ func runReadmeExample(t *testing.T, env *testenv.Env, ex testenv.ReadmeExample, 
 	}
 	if status/100 != 2 || !json.Valid(body) {
 		t.Fatalf("%s answers %d: %.300s\n%s", ex.Where(), status, body, ex.Curl.Text)
+	}
+	if strings.HasPrefix(ex.Curl.URL, readmeTestEndpoints+"/_test/") {
+		env.ExpectNoCalls(t) // a change made outside the API
+		return string(body)
 	}
 	if strings.HasPrefix(ex.Curl.URL, readmeREST) {
 		if m, n := env.Calls(); n != 1 {
@@ -160,6 +209,25 @@ func blankCursors(t *testing.T, data json.RawMessage) string {
 	walk(v)
 	out, _ := json.Marshal(v)
 	return string(out)
+}
+
+// checkDocsNameTheActivityLocation: docs/live-data.md names the location the
+// demo activity writes to, and no example reads it.
+func checkDocsNameTheActivityLocation(t *testing.T, env *testenv.Env) {
+	t.Helper()
+	loc := env.Manifest.ActivityLocation()
+	raw, err := os.ReadFile(docsRoot + "/docs/live-data.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(raw, []byte("`go run .` makes activity in the last demo location")) || !bytes.Contains(raw, []byte("`"+loc+"`")) {
+		t.Errorf("docs/live-data.md does not say that the demo activity writes to the last demo location, %s", loc)
+	}
+	for _, ex := range testenv.DocExamples(t, docsRoot) {
+		if q := ex.Query; q != nil && strings.Contains(fmt.Sprint(q.Vars), loc) {
+			t.Errorf("%s reads the demo activity's location %s: its figures would drift as the demo runs", ex.Where(), loc)
+		}
+	}
 }
 
 // checkReadmeCostExample: the query the documentation says is refused for

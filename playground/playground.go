@@ -53,9 +53,13 @@ type Config struct {
 	// with DefaultQuery.
 	DefaultVariables map[string]any
 	// ExampleSubscription, when set, is a second tab of the first visit
-	// (with DefaultVariables and DefaultHeaders): a subscription the page
-	// runs over a WebSocket (graphql-transport-ws) to Endpoint.
+	// (with ExampleSubscriptionVariables, else DefaultVariables, and
+	// DefaultHeaders): a subscription the page runs over a WebSocket
+	// (graphql-transport-ws) to Endpoint.
 	ExampleSubscription string
+	// ExampleSubscriptionVariables pre-fill the second tab's variables
+	// editor; none: DefaultVariables.
+	ExampleSubscriptionVariables map[string]any
 	// UpstreamTrace makes the page send X-Upstream-Trace: 1 with every
 	// request (unless the headers editor sets that header) and show the
 	// "Upstream calls" panel, open, drawing the extensions.upstream report of
@@ -79,6 +83,7 @@ type pageConfig struct {
 	Headers  string `json:"headers,omitempty"`
 	Vars     string `json:"variables,omitempty"`
 	Sub      string `json:"subscription,omitempty"`
+	SubVars  string `json:"subscriptionVariables,omitempty"`
 	Trace    bool   `json:"upstreamTrace,omitempty"`
 }
 
@@ -155,6 +160,9 @@ func Handler(cfg Config) http.Handler {
 	}
 	if len(cfg.DefaultVariables) > 0 {
 		data.Config.Vars = editorJSON("default variables", cfg.DefaultVariables)
+	}
+	if len(cfg.ExampleSubscriptionVariables) > 0 {
+		data.Config.SubVars = editorJSON("example subscription variables", cfg.ExampleSubscriptionVariables)
 	}
 	for _, name := range cssFiles {
 		data.CSS = append(data.CSS, mustURL(urls, name))

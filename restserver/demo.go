@@ -716,10 +716,7 @@ func (g *gen) transactions(lid string, resByID map[string]wire.Resource, booking
 	if err != nil {
 		return err
 	}
-	split := func(amount float64) *wire.PriceSplit {
-		net := round2(amount / (1 + taxRate/100))
-		return &wire.PriceSplit{NetAmount: new(net), TaxAmount: new(round2(amount - net))}
-	}
+	split := priceSplit
 	for i := range 150 * g.scale {
 		typ := types[i%len(types)]
 		status := statuses[(i/len(types))%len(statuses)]
@@ -761,6 +758,12 @@ func (g *gen) transactions(lid string, resByID map[string]wire.Resource, booking
 		}
 	}
 	return nil
+}
+
+// priceSplit is amount, tax included at taxRate, as net and tax amounts.
+func priceSplit(amount float64) *wire.PriceSplit {
+	net := round2(amount / (1 + taxRate/100))
+	return &wire.PriceSplit{NetAmount: new(net), TaxAmount: new(round2(amount - net))}
 }
 
 // feed generates posts with threaded comments.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -45,7 +46,7 @@ type Config struct {
 	CORSHeaders   []string // request headers allowed cross-origin besides DefaultCORSHeaders
 	Playground    bool     // serve GraphiQL at /
 	UpstreamTrace string   // "auto" (on with the embedded upstream), "on" or "off"
-	Production    bool     // introspection, suggestions, playground and trace off
+	Production    bool     // introspection, suggestions, playground, trace and the demo's test endpoints off
 	TrustedDocs   string   // JSON file of sha256 -> document; "" = any operation
 	LogLevel      slog.Level
 	// Budget paces upstream requests per upstream client (RPS 0 = off).
@@ -58,10 +59,23 @@ type Config struct {
 	// second per client as the real API enforces (0 = off).
 	DemoRateLimit int
 	// DemoActivity is how often the program (not Start) makes a change in
-	// the embedded REST service's first location: a new order, a new
-	// payment, the payment succeeding (restserver.Server.Activity), so
-	// subscriptions show something at once. 0 = none.
+	// the embedded REST service's activity location (its last, which no
+	// documented example reads: restserver.DemoManifest.ActivityLocation):
+	// a new order, a new payment, the payment succeeding
+	// (restserver.Activity), so subscriptions show something at once.
+	// 0 = none.
 	DemoActivity time.Duration
+	// DemoTestEndpoints serves the embedded REST service's test endpoints
+	// (POST /_test/{table}/{id}/set and .../copy, /_stats:
+	// restserver.Config.TestEndpoints), unauthenticated, on its loopback
+	// listener. Start turns them off with Production; with Upstream there
+	// is no embedded service at all.
+	DemoTestEndpoints bool
+	// DemoAddr is the embedded REST service's listen address, a loopback
+	// one (its test endpoints answer anyone who reaches it); port 0 picks a
+	// free port ("" = DefaultDemoAddr). The banner prints the address
+	// listened on.
+	DemoAddr string
 	// CacheTTL is the response cache's TTL per route family
 	// (cache.ParseTTLs); "" caches nothing.
 	CacheTTL string
@@ -81,7 +95,8 @@ type Config struct {
 	Replicas int
 	// Secret keys the response cache and the connections' cursors (and
 	// anything else replicas must agree on); from FACADE_SECRET (hex, at
-	// least 32 bytes) only, never a flag. Empty: a random secret drawn once
+	// least 32 bytes, at least MinSecretDistinctBytes distinct byte
+	// values) only, never a flag. Empty: a random secret drawn once
 	// by Start for this process. Start sets Graph.CursorSecret from it.
 	Secret []byte
 
@@ -132,6 +147,10 @@ const DefaultDataDir = "data/facade"
 // minRouterSecret is the shortest ROUTER_SECRET accepted.
 const minRouterSecret = 32
 
+// DefaultDemoAddr is the embedded REST service's default listen address:
+// loopback, a free port.
+const DefaultDemoAddr = "127.0.0.1:0"
+
 // DefaultConfig returns the program's defaults (those of `go run .`).
 func DefaultConfig() Config {
 	return Config{
@@ -155,6 +174,8 @@ func DefaultConfig() Config {
 		Graph:           graph.DefaultOptions(),
 		Live: live.Config{Interval: live.DefaultInterval, Buffer: live.DefaultBuffer,
 			MaxPerCredential: live.DefaultMaxPerCredential, MaxTotal: live.DefaultMaxSubscriptions},
+		DemoTestEndpoints: true,
+		DemoAddr:          DefaultDemoAddr,
 	}
 }
 
@@ -233,7 +254,7 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	dur(&g.Loaders.Wait, "loader-wait", "LOADER_WAIT", "batch window of the loaders; 0 dispatches at once")
 	boolean(&c.Playground, "playground", "PLAYGROUND", "serve GraphiQL at /")
 	boolean(&g.Introspection, "introspection", "INTROSPECTION", "allow introspection queries")
-	boolean(&c.Production, "production", "PRODUCTION", "turn introspection, field suggestions, the playground and the upstream call report off, whatever their own flags say")
+	boolean(&c.Production, "production", "PRODUCTION", "turn introspection, field suggestions, the playground, the upstream call report and the embedded REST service's test endpoints off, whatever their own flags say")
 	boolean(&csrf, "csrf-prevention", "CSRF_PREVENTION", "refuse requests a browser could send cross-site without a CORS preflight: no Content-Type or a simple one, and no Apollo-Require-Preflight, X-Apollo-Operation-Name, GraphQL-Require-Preflight or X-Requested-With header")
 	num(&l.MaxDepth, "max-depth", "MAX_DEPTH", "maximum field nesting of an operation; 0 = no limit")
 	num(&l.MaxAliases, "max-aliases", "MAX_ALIASES", "maximum aliased fields in an operation; 0 = no limit")
@@ -255,7 +276,9 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	num(&apqBytes, "apq-cache-bytes", "APQ_CACHE_BYTES", "bytes of automatic persisted queries remembered in this process; 0 = APQ off")
 	num(&c.APQClientBytes, "apq-redis-client-bytes", "APQ_REDIS_CLIENT_BYTES", "bytes of persisted queries one upstream client may write to Redis per hour (each counted 256 more); 0 = none shared")
 	num(&c.APQRedisBytes, "apq-redis-bytes", "APQ_REDIS_BYTES", "bytes of persisted queries all clients may write to Redis per hour: Redis holds at most twice this; 0 = none shared")
-	dur(&c.DemoActivity, "demo-activity", "DEMO_ACTIVITY", "with the embedded REST service: how often the program makes a new order, a new payment or a payment succeed in the first demo location; 0 = never")
+	boolean(&c.DemoTestEndpoints, "demo-test-endpoints", "DEMO_TEST_ENDPOINTS", "with the embedded REST service: serve its unauthenticated test endpoints (POST /_test/{table}/{id}/set and /copy, /_stats) on its loopback address; always off with -production")
+	str(&c.DemoAddr, "demo-addr", "DEMO_ADDR", "with the embedded REST service: its listen address, on loopback (127.0.0.1, ::1 or localhost); port 0 = a free port, printed at start")
+	dur(&c.DemoActivity, "demo-activity", "DEMO_ACTIVITY", "with the embedded REST service: how often the program makes a new order, a new payment or a payment succeed in the last demo location (no documented example reads it); 0 = never")
 	dur(&c.Live.Interval, "live-interval", "LIVE_INTERVAL", "interval between two polls of a subscription's source, at least 1s; stretched while the client's budget is short")
 	num(&c.Live.Buffer, "live-buffer", "LIVE_BUFFER", "most distinct objects waiting for one subscriber (updates of one object coalesce); beyond it the subscription ends with SUBSCRIBER_TOO_SLOW (at least 1)")
 	num(&c.Live.MaxPerCredential, "live-max-per-credential", "LIVE_MAX_PER_CREDENTIAL", "maximum subscriptions of one upstream client on this replica; 0 = no limit")
@@ -371,8 +394,16 @@ func (c *Config) Validate() error {
 	if len(c.Secret) > 0 && len(c.Secret) < cache.MinSecretLen {
 		return fmt.Errorf("secret: %d bytes, want at least %d", len(c.Secret), cache.MinSecretLen)
 	}
+	if n := distinctBytes(c.Secret); len(c.Secret) > 0 && n < MinSecretDistinctBytes {
+		return fmt.Errorf("FACADE_SECRET: %d distinct byte values in its %d bytes, want at least %d: it is not random (a random 32-byte secret has about 30); make one with openssl rand -hex 32", n, len(c.Secret), MinSecretDistinctBytes)
+	}
 	if c.DemoActivity < 0 {
 		return fmt.Errorf("-demo-activity: %v is negative (0 = off)", c.DemoActivity)
+	}
+	if c.Upstream == "" && c.DemoAddr != "" {
+		if err := checkLoopback(c.DemoAddr); err != nil {
+			return fmt.Errorf("-demo-addr: %w", err)
+		}
 	}
 	if c.DemoRateLimit < 0 {
 		return fmt.Errorf("-demo-rate-limit: %d is negative (0 = off)", c.DemoRateLimit)
@@ -408,6 +439,40 @@ func (c *Config) Validate() error {
 		if !isToken(h) {
 			return fmt.Errorf("-cors-headers: %q is not a header name (letters, digits and !#$%%&'*+-.^_`|~; '*' is refused: list the headers)", h)
 		}
+	}
+	return nil
+}
+
+// MinSecretDistinctBytes is the fewest distinct byte values a secret
+// (FACADE_SECRET) may have: a placeholder (all zeros, one byte repeated, a
+// short pattern) is refused at start. 32 random bytes have about 30
+// (32 - 31*32/(2*256) on average); fewer than 16 happens with a chance far
+// below 1e-15.
+const MinSecretDistinctBytes = 16
+
+func distinctBytes(b []byte) int {
+	var seen [256]bool
+	n := 0
+	for _, c := range b {
+		if !seen[c] {
+			seen[c], n = true, n+1
+		}
+	}
+	return n
+}
+
+// checkLoopback accepts host:port addresses on a loopback host (an IP
+// address of the loopback range, or localhost) and a port 0 to 65535.
+func checkLoopback(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%q is not host:port (e.g. 127.0.0.1:8081)", addr)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("%q: port %q is not 0 to 65535", addr, port)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return fmt.Errorf("%q is not a loopback address: the embedded REST service serves the demo's credentials and, unless -demo-test-endpoints=false, unauthenticated test endpoints; serve a REST service to others with cmd/restserver", addr)
 	}
 	return nil
 }

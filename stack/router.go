@@ -96,35 +96,47 @@ func closeWhileDraining(draining *atomic.Bool, next http.Handler) http.Handler {
 }
 
 // readyHandler answers 503 {"status": "draining"} once draining is set
-// (Stack.Drain). Otherwise it reports ready when the upstream answers HTTP at all
-// (restclient's Ping), within 2 s: {"status": "ready"}, else 503
-// {"status": "unavailable"}. A Redis that is down does not make the facade
-// unready (it serves without it). With detail (the metrics port's route,
-// for operators) the body also says why: "reason", "redis": {"healthy",
-// "since", "lastError"} and "degraded": ["redis"].
+// (Stack.Drain), else 200 {"status": "ready"}: readiness says whether this
+// replica should receive requests, and it should unless it is stopping.
+// Neither the upstream nor Redis is asked: an upstream that is down is down
+// for every replica alike, and taking them all out of the Service would
+// turn each client's coded GraphQL error (UPSTREAM_UNAVAILABLE, with the
+// data the cache still answers) into a connection error; a Redis that is
+// down leaves the replica serving on its own state. With detail (the
+// metrics port's route, for operators) the body also says what is degraded:
+// "degraded": ["upstream", "redis"] as they apply, "upstream":
+// {"reachable", "error"} from one request without credentials
+// (restclient's Ping, within 2 s) and "redis": {"healthy", "since",
+// "lastError"}.
 func readyHandler(client *restclient.Client, rc *redisx.Client, draining *atomic.Bool, detail bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if draining.Load() {
 			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "draining"})
 			return
 		}
+		if !detail {
+			writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+			return
+		}
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		body := map[string]any{"status": "ready"}
-		if rc != nil && detail {
+		degraded := []string{}
+		upstream := map[string]any{"reachable": true}
+		if err := client.Ping(ctx); err != nil {
+			upstream["reachable"], upstream["error"] = false, err.Error()
+			degraded = append(degraded, "upstream")
+		}
+		body["upstream"] = upstream
+		if rc != nil {
 			st := rc.Status()
 			body["redis"] = st
 			if !st.Healthy {
-				body["degraded"] = []string{"redis"}
+				degraded = append(degraded, "redis")
 			}
 		}
-		if err := client.Ping(ctx); err != nil {
-			body["status"] = "unavailable"
-			if detail {
-				body["reason"] = "the upstream REST API does not answer"
-			}
-			writeJSON(w, http.StatusServiceUnavailable, body)
-			return
+		if len(degraded) > 0 {
+			body["degraded"] = degraded
 		}
 		writeJSON(w, http.StatusOK, body)
 	})
@@ -168,8 +180,9 @@ query Dashboard($location: ID!) {
 }
 `
 
-// demoSubscription is the playground's second tab in demo mode: the demo
-// activity (-demo-activity) makes an order or a payment in $location every
+// demoSubscription is the playground's second tab in demo mode, on the
+// demo activity's location (restserver.DemoManifest.ActivityLocation),
+// where the activity (-demo-activity) makes an order or a payment every
 // few seconds.
 const demoSubscription = `# Live data: new orders and their status changes in the demo location.
 # The demo makes a new order or payment there every few seconds: press Run,
@@ -212,6 +225,8 @@ func playgroundHandler(c Config, demo *Upstream) http.Handler {
 		}
 		if locs := m.IDs["location"]; len(locs) > 0 {
 			pc.DefaultVariables = map[string]any{"location": locs[0]}
+			// The demo activity's location: the subscription shows events.
+			pc.ExampleSubscriptionVariables = map[string]any{"location": m.ActivityLocation()}
 		}
 	}
 	return playground.Handler(pc)

@@ -47,9 +47,11 @@ type UpstreamConfig struct {
 	Middleware func(http.Handler) http.Handler // wraps its handler; nil: none
 	// Metrics records its requests (internal/metrics); nil: none.
 	Metrics *metrics.RESTServer
-	// TestEndpoints serves GET/DELETE /_stats and POST /_stats/reset
-	// (restserver.Config.TestEndpoints); off they answer 404.
+	// TestEndpoints serves GET/DELETE /_stats, POST /_stats/reset and POST
+	// /_test/... (restserver.Config.TestEndpoints); off they answer 404.
 	TestEndpoints bool
+	// Addr is the listen address; "" = 127.0.0.1 at a free port.
+	Addr string
 	// TracerProvider traces the service (restserver.Config.TracerProvider);
 	// nil: off.
 	TracerProvider trace.TracerProvider
@@ -64,7 +66,8 @@ type Upstream struct {
 }
 
 // StartUpstream opens (or creates) the REST service's database, fills it
-// with demo data when empty, and serves it on 127.0.0.1 at a free port.
+// with demo data when empty, and serves it on c.Addr (127.0.0.1 at a free
+// port by default).
 func StartUpstream(ctx context.Context, c UpstreamConfig) (*Upstream, error) {
 	dbPath := ":memory:"
 	if c.DataDir != "" {
@@ -84,10 +87,14 @@ func StartUpstream(ctx context.Context, c UpstreamConfig) (*Upstream, error) {
 		rs.Close()
 		return nil, fmt.Errorf("local REST service demo data: %w", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr := c.Addr
+	if addr == "" {
+		addr = DefaultDemoAddr
+	}
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		rs.Close()
-		return nil, err
+		return nil, fmt.Errorf("local REST service: %w", err)
 	}
 	h := rs.Handler()
 	if c.Middleware != nil {
@@ -165,7 +172,8 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
 		// Production wins over the individual switches.
 		c.Graph.Introspection, c.Playground, c.UpstreamTrace, c.Graph.DisableSuggestions = false, false, "off", true
 		c.Graph.RequireRouterSecret = true // _service and _entities for the router only
-		logger.Info("production mode: introspection, field suggestions, the playground and the upstream call report are off")
+		c.DemoTestEndpoints = false
+		logger.Info("production mode: introspection, field suggestions, the playground, the upstream call report and the demo's test endpoints are off")
 	}
 	if c.TrustedDocs != "" {
 		docs, err := trusted.Load(c.TrustedDocs)
@@ -197,9 +205,10 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
 	if c.Upstream == "" {
 		up, err := StartUpstream(ctx, UpstreamConfig{DataDir: c.DataDir, DemoScale: c.DemoScale, RateLimit: c.DemoRateLimit,
 			Logger: logger.With("component", "restserver"), Middleware: c.UpstreamMiddleware, Metrics: restMetrics,
-			// The embedded demo serves the counters on loopback, for the
-			// tests (testenv) and the soak that run on it.
-			TestEndpoints: true, TracerProvider: c.UpstreamTracerProvider})
+			// The test endpoints (counters, record changes) serve the tests
+			// (testenv), the soak and a reader of docs/live-data.md, on
+			// loopback; never in production.
+			TestEndpoints: c.DemoTestEndpoints, Addr: c.DemoAddr, TracerProvider: c.UpstreamTracerProvider})
 		if err != nil {
 			st.Close()
 			return nil, err

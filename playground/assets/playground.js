@@ -2,14 +2,15 @@
 // #playground-config written by playground.Handler:
 //   {"endpoint": string, "query": string?, "headers": string? (a JSON object
 //    as text), "variables": string?, "subscription": string?,
-//    "upstreamTrace": bool?}
+//    "subscriptionVariables": string? (the subscription tab's; else
+//    variables), "upstreamTrace": bool?}
 // Requests are POSTed to endpoint as JSON with the headers from the headers
 // editor; Content-Type is always application/json (the server refuses simple
 // content types as a CSRF measure). A subscription runs over a WebSocket to
 // endpoint with the graphql-transport-ws protocol (a small client below, no
 // library): the headers editor's headers (Authorization, service-network-id,
-// X-Upstream-Trace) go in connection_init's payload; each event is a result
-// in GraphiQL.
+// X-Upstream-Trace) go in connection_init's payload; the result pane lists
+// the events received, newest first (eventLog).
 //
 // Requests accept incremental delivery (multipart/mixed; deferSpec=20220824):
 // a query with @defer is answered in parts, which the fetcher yields as they
@@ -81,19 +82,62 @@
     return '';
   }
 
+  // EVENTS_KEPT is how many events of a subscription the result pane lists.
+  var EVENTS_KEPT = 50;
+
+  function clock(d) {
+    function two(n) { return (n < 10 ? '0' : '') + n; }
+    return two(d.getHours()) + ':' + two(d.getMinutes()) + ':' + two(d.getSeconds());
+  }
+
+  // eventLog keeps a subscription's events for the result pane, newest
+  // first, each numbered and timed (its extensions.upstream left to the
+  // Upstream calls panel), so each event does not replace the last: view()
+  // is what GraphiQL shows, {eventsReceived, events: [{n, receivedAt, data,
+  // errors, extensions}]} and, beyond EVENTS_KEPT, how many are listed.
+  function eventLog() {
+    var events = [];
+    var received = 0;
+    return {
+      add: function (result) {
+        received++;
+        var e = { n: received, receivedAt: clock(new Date()) };
+        if (result && 'data' in result) { e.data = result.data; }
+        if (result && result.errors) { e.errors = result.errors; }
+        var ext = {};
+        Object.keys((result && result.extensions) || {}).forEach(function (k) {
+          if (k !== 'upstream') { ext[k] = result.extensions[k]; }
+        });
+        if (Object.keys(ext).length) { e.extensions = ext; }
+        events.unshift(e);
+        if (events.length > EVENTS_KEPT) { events.pop(); }
+      },
+      view: function (note) {
+        var v = { eventsReceived: received };
+        if (note) { v.status = note; }
+        if (received > events.length) { v.listed = 'the newest ' + events.length; }
+        v.events = events.slice();
+        return v;
+      }
+    };
+  }
+
   // subscribe runs a subscription over graphql-transport-ws: an observable
-  // GraphiQL shows each event of, until the stream completes or the user
-  // stops it.
+  // GraphiQL shows until the stream completes or the user stops it. The pane
+  // shows the event log (eventLog), newest first, and a status line while
+  // waiting for the first event and once the stream has ended.
   function subscribe(params, headers) {
     return {
       subscribe: function (observer) {
         var url = new URL(cfg.endpoint, window.location.href);
         url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
         var ws = new WebSocket(url.toString(), 'graphql-transport-ws');
+        var log = eventLog();
         var done = false;
-        function finish() {
+        function finish(note) {
           if (!done) {
             done = true;
+            observer.next(log.view(note || 'ended'));
             observer.complete();
           }
         }
@@ -108,28 +152,30 @@
           switch (m.type) {
             case 'connection_ack':
               send({ id: '1', type: 'subscribe', payload: { query: params.query, variables: params.variables, operationName: params.operationName } });
+              observer.next(log.view('subscribed: each change arrives as an event, newest first (a subscription sees changes, not the current state)'));
               break;
             case 'ping':
               send({ type: 'pong' });
               break;
             case 'next':
               publish(params.operationName || '', m.payload);
-              observer.next(m.payload);
+              log.add(m.payload);
+              observer.next(log.view());
               break;
             case 'error':
-              observer.next({ errors: m.payload });
-              finish();
+              log.add({ errors: m.payload });
+              finish('refused');
               break;
             case 'complete':
-              finish();
+              finish('completed');
               break;
           }
         };
         ws.onclose = function (ev) {
           if (!done && ev.code !== 1000) {
-            observer.next(errorResult('the WebSocket closed: ' + ev.code + ' ' + (ev.reason || '(refused: check the Origin and the credentials)')));
+            log.add(errorResult('the WebSocket closed: ' + ev.code + ' ' + (ev.reason || '(refused: check the Origin and the credentials)')));
           }
-          finish();
+          finish('closed');
         };
         return {
           unsubscribe: function () {
@@ -288,13 +334,22 @@
     return m;
   }
 
+  // summary says how many calls the waterfall draws and what became of
+  // them: report.count went to the REST API (of them, those shared with an
+  // identical call in flight), report.cacheHits the response cache answered
+  // (no request). "5 calls to the REST API"; "3 calls: 2 to the REST API,
+  // 1 answered by the response cache".
   function summary(rep) {
     var calls = rep.calls || [];
-    var parts = [rep.count + (rep.count === 1 ? ' REST call' : ' REST calls')];
-    if (rep.cacheHits) { parts.push(rep.cacheHits + ' from cache'); }
+    var hits = rep.cacheHits || 0;
+    var total = rep.count + hits;
     var shared = calls.filter(function (c) { return c.shared; }).length;
-    if (shared) { parts.push(shared + ' shared'); }
-    return parts.join(', ');
+    var sharedNote = shared ? ' (' + shared + ' shared with an identical call in flight)' : '';
+    var head = total + (total === 1 ? ' call' : ' calls');
+    if (!hits) {
+      return head + ' to the REST API' + sharedNote;
+    }
+    return head + ': ' + rep.count + ' to the REST API' + sharedNote + ', ' + hits + ' answered by the response cache';
   }
 
   // byRoute counts the calls per "METHOD /route", most first.
@@ -356,8 +411,9 @@
         },
         h('div', { className: 'upstream-call-head' },
           h('code', { className: 'upstream-route' }, c.method + ' ' + c.path),
-          h('span', { className: 'upstream-status' }, c.status ? String(c.status) : '\u2014'),
-          h('span', { className: 'upstream-duration' }, fmtMs(c.durationMs))),
+          h('span', { className: 'upstream-meta' },
+            h('span', { className: 'upstream-status' }, c.status ? String(c.status) : '\u2014'),
+            h('span', { className: 'upstream-duration' }, fmtMs(c.durationMs)))),
         h('div', { className: 'upstream-track' },
           h('div', { className: 'upstream-bar', style: { left: left + '%', width: width + '%' } },
             // The part spent waiting for the rate budget, lighter.
@@ -419,7 +475,7 @@
     // so both are set (else the prefilled query runs without its variables).
     props.defaultTabs = [{query: cfg.query || '', variables: cfg.variables, headers: cfg.headers}];
     if (typeof cfg.subscription === 'string') {
-      props.defaultTabs.push({query: cfg.subscription, variables: cfg.variables, headers: cfg.headers});
+      props.defaultTabs.push({query: cfg.subscription, variables: cfg.subscriptionVariables || cfg.variables, headers: cfg.headers});
     }
     props.variables = cfg.variables;
   }
