@@ -501,17 +501,11 @@ const deferredRank = 1000
 // context (restclient.WithPriority): it is the one place that ranks a
 // request's calls.
 func callPriority(ctx context.Context) int {
-	n, deferred := 0, false
+	n := 0
 	for fc := graphql.GetFieldContext(ctx); fc != nil; fc = fc.Parent {
 		n++
-		if !deferred && fc.IsResolver && fc.Field.Field != nil && len(fc.Field.Deferrables) > 0 && fc.Field.IsDeferred() {
-			deferred = true
-		}
 	}
-	if !deferred && n > 0 && ctx.Value(streamKey{}) != nil {
-		deferred = true // the later items of a @stream list
-	}
-	if deferred {
+	if n > 0 && inDeferredPart(ctx) {
 		n += deferredRank
 	}
 	return n

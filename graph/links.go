@@ -54,7 +54,7 @@ func embeddedSuffices(ctx context.Context, embedded map[string]bool) bool {
 	if plain {
 		return true
 	}
-	for _, f := range graphql.CollectFieldsCtx(ctx, nil) {
+	for _, f := range lookahead(ctx, nil) {
 		if !embedded[f.Name] {
 			return false
 		}
