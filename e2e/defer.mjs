@@ -5,10 +5,13 @@
 // fetchExchange with its own Accept (Server-Sent Events come first in it)
 // and with multipart/mixed only, and the same query without @defer through
 // Apollo Client; and a query with @stream on a connection's nodes through
-// Defer20220824Handler and without @stream, as defer_test.go asks: node defer.mjs <endpoint> <authorization>
-// <service-network-id> <location id>. Prints one JSON object on stdout: per
-// case {data, results, error}, results being the number of results the
-// client emitted (the first one before the deferred parts).
+// Defer20220824Handler and without @stream; and, through Apollo Client's
+// cache with each handler, the dataState of each result of two deferred
+// queries (one deferring inside a list), as defer_test.go asks: node
+// defer.mjs <endpoint> <authorization> <service-network-id> <location id>.
+// Prints one JSON object on stdout: per case {data, results, error},
+// results being the number of results the client emitted (the first one
+// before the deferred parts), or {data, states, error}.
 import { ApolloClient, HttpLink, InMemoryCache, gql } from "@apollo/client";
 import { Defer20220824Handler, GraphQL17Alpha9Handler } from "@apollo/client/incremental";
 import { Client as UrqlClient, fetchExchange } from "@urql/core";
@@ -29,6 +32,17 @@ const deferred = `query Dashboard($locationId: ID!) {
   }
 }`;
 const plain = deferred.replace(/@defer\([^)]*\)/g, "");
+// Each transaction's links deferred inside the list: booking is a plain
+// field, its resource loaded beneath it.
+const links = `query Links($locationId: ID!) {
+  location(id: $locationId) {
+    id
+    products { id title }
+    transactions(first: 10) {
+      nodes { id amount ... @defer(label: "links") { booking { resource { id title capacity } } } }
+    }
+  }
+}`;
 const streamed = `query Streamed($locationId: ID!) {
   location(id: $locationId) {
     id
@@ -70,6 +84,44 @@ async function run(doc, handler, extraHeaders = {}) {
   }
 }
 
+// states runs doc through Apollo Client with its cache (fetchPolicy
+// network-only: the result is written to the cache and read back from it,
+// as a UI reads it) and returns the dataState of each result it emits with
+// data, and the last data.
+async function states(doc, handler, extraHeaders = {}) {
+  const client = new ApolloClient({
+    link: new HttpLink({ uri: url, headers: { ...headers, ...extraHeaders } }),
+    cache: new InMemoryCache(),
+    incrementalHandler: handler,
+  });
+  const seen = [];
+  let last;
+  try {
+    await new Promise((resolve, reject) => {
+      const sub = client
+        .watchQuery({ query: gql(doc), variables: { locationId }, fetchPolicy: "network-only" })
+        .subscribe({
+          next: (r) => {
+            if (r.error) return reject(r.error);
+            if (r.data) {
+              seen.push(r.dataState);
+              last = r.data;
+            }
+            if (!r.loading && r.dataState === "complete") {
+              sub.unsubscribe();
+              resolve();
+            }
+          },
+          error: reject,
+        });
+      setTimeout(() => reject(new Error("no complete result in 60 s")), 60_000).unref();
+    });
+    return { data: last, states: seen };
+  } catch (err) {
+    return { error: { name: err.name, message: String(err.message).slice(0, 300) }, states: seen };
+  }
+}
+
 async function urql(accept) {
   const client = new UrqlClient({
     url,
@@ -103,6 +155,11 @@ const out = {
   streamDefer20220824: await run(streamed, new Defer20220824Handler()),
   defer20220824: await run(deferred, new Defer20220824Handler()),
   graphql17Alpha9: await run(deferred, new GraphQL17Alpha9Handler(), { accept: "multipart/mixed;incrementalSpec=v0.2" }),
+  linksPlain: await run(links.replace(/@defer\([^)]*\)/g, "")),
+  statesDefer20220824: await states(deferred, new Defer20220824Handler()),
+  statesGraphql17Alpha9: await states(deferred, new GraphQL17Alpha9Handler(), { accept: "multipart/mixed;incrementalSpec=v0.2" }),
+  linksStatesDefer20220824: await states(links, new Defer20220824Handler()),
+  linksStatesGraphql17Alpha9: await states(links, new GraphQL17Alpha9Handler(), { accept: "multipart/mixed;incrementalSpec=v0.2" }),
   urqlSSE: await urql(),
   urqlMultipart: await urql("multipart/mixed"),
 };
