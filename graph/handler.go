@@ -264,19 +264,21 @@ func NewHandler(o Options) http.Handler {
 		o.Loaders.ObserveBatch = o.Metrics.LoaderBatch
 	}
 	present := gqlerr.Presenter(o.Logger)
-	srv.SetErrorPresenter(func(ctx context.Context, err error) *gqlerror.Error {
+	presenter := func(ctx context.Context, err error) *gqlerror.Error {
 		e := limits.TokenLimit(present(ctx, err), o.Limits.MaxTokens)
 		if o.DisableSuggestions {
 			e = gqlerr.WithoutSuggestions(e)
 		}
 		return e
-	})
-	srv.SetRecoverFunc(gqlerr.Recover(o.Logger))
+	}
+	recoverFunc := gqlerr.Recover(o.Logger)
+	srv.SetErrorPresenter(presenter)
+	srv.SetRecoverFunc(recoverFunc)
 	if !o.Introspection {
 		srv.AroundRootFields(refuseIntrospection)
 	}
 	srv.AroundRootFields(requireCredentials)
-	srv.Use(incremental{schema: schema, maxBytes: o.MaxResponseBytes})
+	srv.Use(incremental{schema: schema, maxBytes: o.MaxResponseBytes, present: presenter, recover: recoverFunc})
 	for _, x := range o.Extensions {
 		srv.Use(x)
 	}

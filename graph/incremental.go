@@ -72,12 +72,15 @@ import (
 type incremental struct {
 	schema   graphql.ExecutableSchema // for the parts' objects and @stream's items (generated.Objects)
 	maxBytes int                      // the response size cap, over all parts (0: none)
+	// The server's: the parts on the query root resolve on a response
+	// context of their own, outside gqlgen's execution.
+	present graphql.ErrorPresenterFunc
+	recover graphql.RecoverFunc
 }
 
 var (
 	_ graphql.OperationContextMutator = incremental{}
 	_ graphql.OperationInterceptor    = incremental{}
-	_ graphql.ResponseInterceptor     = incremental{}
 )
 
 func (incremental) ExtensionName() string                   { return "IncrementalDelivery" }
@@ -106,7 +109,8 @@ func (x incremental) MutateOperationContext(ctx context.Context, oc *graphql.Ope
 	if req.Context == nil {
 		return nil // not a request of the handler
 	}
-	d := &deferral{req: req, schema: x.schema, maxBytes: x.maxBytes, sent: make(chan struct{}), events: make(chan event, 4), v02: format == overhttp.IncrementalV02}
+	d := &deferral{req: req, schema: x.schema, present: x.present, recover: x.recover, maxBytes: x.maxBytes,
+		sent: make(chan struct{}), events: make(chan event, 4), v02: format == overhttp.IncrementalV02}
 	d.mark(oc)
 	req.deferral = d
 	fields := oc.ResolverMiddleware
@@ -141,24 +145,14 @@ func (incremental) InterceptOperation(ctx context.Context, next graphql.Operatio
 	return d.handler(next(ctx))
 }
 
-// InterceptResponse registers the parts of a deferred operation's root
-// (deferred fragments on the query root) as its initial result starts
-// executing, on the context it executes on.
-func (incremental) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-	if d := requestFrom(ctx).deferral; d != nil && d.objects == nil {
-		d.objects = generated.NewObjects(ctx, d.schema)
-		op := graphql.GetOperationContext(ctx).Operation
-		d.register(ctx, ast.Path{}, "Query", nil, d.groupsOf(op.SelectionSet, "Query"))
-	}
-	return next(ctx)
-}
-
 // deferral is the state of one operation delivered in parts.
 type deferral struct {
 	req     *request
 	schema  graphql.ExecutableSchema
+	present graphql.ErrorPresenterFunc
+	recover graphql.RecoverFunc
 	doc     *ast.QueryDocument // the operation's, its deferred fragments marked
-	objects *generated.Objects // set once the initial result starts executing
+	objects *generated.Objects // set as the operation starts executing
 	v02     bool               // the incrementalSpec=v0.2 format: parts announced
 	sent    chan struct{}      // closed once the initial payload is written
 	events  chan event         // the parts' payloads, as they complete
@@ -777,6 +771,12 @@ func (d *deferral) handler(inner graphql.ResponseHandler) graphql.ResponseHandle
 	return func(ctx context.Context) *graphql.Response {
 		if first {
 			first = false
+			// The parts on the query root, known before the initial
+			// result executes.
+			d.objects = generated.NewObjects(ctx, d.schema)
+			op := graphql.GetOperationContext(ctx).Operation
+			rctx := graphql.WithResponseContext(ctx, d.present, d.recover)
+			d.register(rctx, ast.Path{}, "Query", nil, d.groupsOf(op.SelectionSet, "Query"))
 			resp := inner(ctx)
 			if resp == nil {
 				return nil
