@@ -166,13 +166,14 @@ type deferral struct {
 	// The deferred fragments of a selection set by label, and lookahead's
 	// selection sets: gqlgen caches the fields it collects from a selection
 	// set by its address, so those made here live as long as the operation.
-	groups map[selKey][]group
-	looks  map[selKey]ast.SelectionSet
-	parts  []*part             // in the order they were registered
-	open   int                 // parts registered whose last payload is not out yet
-	pages  map[string]nextPage // by the path of a connection streamed by page
-	nextID int                 // v0.2: the next part id
-	done   map[*part]int       // the parts whose payload is written: 1, a stream's: the items written
+	groups  map[selKey][]group
+	looks   map[selKey]ast.SelectionSet
+	parts   []*part             // in the order they were registered
+	waiting map[partAt][]*part  // the parts not started, by what resolved their object
+	open    int                 // parts registered whose last payload is not out yet
+	pages   map[string]nextPage // by the path of a connection streamed by page
+	nextID  int                 // v0.2: the next part id
+	done    map[*part]int       // the parts whose payload is written: 1, a stream's: the items written
 }
 
 // group is the deferred fragments of one label on an object: their
@@ -205,10 +206,9 @@ type part struct {
 	// owner is the part whose payload makes this one known (nil: the
 	// initial payload); in a stream, item is the index of the item that
 	// holds it (-1 otherwise).
-	owner   *part
-	item    int
-	stream  bool
-	started bool
+	owner  *part
+	item   int
+	stream bool
 	// A deferred group's object: its field context, type and selections.
 	ctx context.Context
 	typ string
@@ -418,6 +418,7 @@ func (d *deferral) register(ctx context.Context, path ast.Path, typ string, obj 
 		return
 	}
 	owner, item := partOf(ctx)
+	key := partAt{p: owner, item: item}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, g := range groups {
@@ -428,9 +429,14 @@ func (d *deferral) register(ctx context.Context, path ast.Path, typ string, obj 
 		}
 		d.parts = append(d.parts, p)
 		d.open++
-		if d.writtenLocked(owner, item) {
-			d.start(p)
+		if d.writtenLocked(key) {
+			go d.run(p)
+			continue
 		}
+		if d.waiting == nil {
+			d.waiting = map[partAt][]*part{}
+		}
+		d.waiting[key] = append(d.waiting[key], p)
 	}
 }
 
@@ -438,21 +444,27 @@ func (d *deferral) register(ctx context.Context, path ast.Path, typ string, obj 
 // label, else "stream <path>", as calls name it).
 func (d *deferral) openStream(ctx context.Context, listPath ast.Path, label string) *part {
 	owner, item := partOf(ctx)
-	p := &part{path: listPath, label: label, name: label, owner: owner, item: item, stream: true, started: true}
+	p := &part{path: listPath, label: label, name: label, owner: owner, item: item, stream: true}
 	if p.name == "" {
 		p.name = "stream " + listPath.String()
 	}
+	key := partAt{p: owner, item: item}
 	d.mu.Lock()
+	defer d.mu.Unlock()
 	d.parts = append(d.parts, p)
 	d.open++
-	d.mu.Unlock()
+	if d.waiting == nil {
+		d.waiting = map[partAt][]*part{}
+	}
+	d.waiting[key] = append(d.waiting[key], p) // to be announced; it runs itself
 	return p
 }
 
-// writtenLocked reports whether the payload of owner (nil: the initial
-// one) carrying item is written (d.mu held).
-func (d *deferral) writtenLocked(owner *part, item int) bool {
-	if owner == nil {
+// writtenLocked reports whether the payload that carries what resolves at
+// k is written (d.mu held): the initial payload (k.p nil), a deferred
+// group's, or a stream's run that holds item k.item.
+func (d *deferral) writtenLocked(k partAt) bool {
+	if k.p == nil {
 		select {
 		case <-d.sent:
 			return true
@@ -460,15 +472,39 @@ func (d *deferral) writtenLocked(owner *part, item int) bool {
 			return false
 		}
 	}
-	n, ok := d.done[owner]
-	return ok && (!owner.stream || item < n)
+	n := d.done[k.p]
+	if k.p.stream {
+		return k.item < n
+	}
+	return n > 0
+}
+
+// keysOf calls f with the key of each part ev's payload makes known: the
+// initial payload's (the zero event), a deferred group's, each item of a
+// stream's run (d.mu held).
+func (d *deferral) keysOf(ev event, f func(partAt)) {
+	if ev.p == nil || !ev.p.stream {
+		f(partAt{p: ev.p, item: -1})
+		return
+	}
+	for i := d.done[ev.p]; i < ev.to; i++ {
+		f(partAt{p: ev.p, item: i})
+	}
 }
 
 // written records that the payload of ev (the initial one for the zero
-// event) is written and starts the parts it announced.
+// event) is written and starts the parts it made known.
 func (d *deferral) written(ev event) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.keysOf(ev, func(k partAt) {
+		for _, p := range d.waiting[k] {
+			if !p.stream {
+				go d.run(p)
+			}
+		}
+		delete(d.waiting, k)
+	})
 	if ev.p == nil {
 		select {
 		case <-d.sent:
@@ -478,23 +514,12 @@ func (d *deferral) written(ev event) {
 			}
 			close(d.sent)
 		}
-	} else {
-		if d.done == nil {
-			d.done = map[*part]int{}
-		}
-		d.done[ev.p] = max(d.done[ev.p], ev.to, 1)
+		return
 	}
-	for _, p := range d.parts {
-		if !p.started && p.owner == ev.p && d.writtenLocked(p.owner, p.item) {
-			d.start(p)
-		}
+	if d.done == nil {
+		d.done = map[*part]int{}
 	}
-}
-
-// start runs the deferred group p (d.mu held).
-func (d *deferral) start(p *part) {
-	p.started = true
-	go d.run(p)
+	d.done[ev.p] = max(d.done[ev.p], ev.to, 1)
 }
 
 // run resolves the fields of the deferred group p on its object and sends
@@ -874,11 +899,7 @@ func (d *deferral) annotate(ctx context.Context, resp *graphql.Response, ev even
 		p.completed = p.completed || pt.Completes
 	}
 	var known []*part
-	for _, p := range d.parts {
-		if !p.announced && p.owner == ev.p && (!p.owner.isStream() || p.item < ev.to) {
-			known = append(known, p)
-		}
-	}
+	d.keysOf(ev, func(k partAt) { known = append(known, d.waiting[k]...) })
 	slices.SortStableFunc(known, func(a, b *part) int {
 		if c := comparePaths(a.path, b.path); c != 0 {
 			return c
@@ -903,8 +924,6 @@ func (d *deferral) annotate(ctx context.Context, resp *graphql.Response, ev even
 	}
 	overhttp.Annotate(ctx, resp, pt)
 }
-
-func (p *part) isStream() bool { return p != nil && p.stream }
 
 // comparePaths orders paths element by element, indexes as numbers.
 func comparePaths(a, b ast.Path) int {
