@@ -157,12 +157,13 @@ type deferral struct {
 	sent    chan struct{}      // closed once the initial payload is written
 	events  chan event         // the parts' payloads, as they complete
 
+	vars  map[string]any
+	marks map[ast.Selection]string // the deferred fragments of doc (marked): their label
+
 	maxBytes int // the response size cap over all payloads' data (0: none)
 	size     int // the data sent so far
 
-	mu    sync.Mutex
-	vars  map[string]any
-	marks map[ast.Selection]string // the deferred fragments of doc (marked): their label
+	mu sync.Mutex
 	// The deferred fragments of a selection set by label, and lookahead's
 	// selection sets: gqlgen caches the fields it collects from a selection
 	// set by its address, so those made here live as long as the operation.
@@ -224,6 +225,8 @@ type part struct {
 // context resolves for.
 type partKey struct{}
 
+// partAt is what a context resolves for, the value of partKey: a part
+// (nil: the initial payload) and, in a stream, the item (-1 otherwise).
 type partAt struct {
 	p    *part
 	item int

@@ -138,7 +138,8 @@ func connection[T, E, C any](ctx context.Context, cursors *paging.Codec, scope s
 // selectsCursors reports whether the query selects edges or pageInfo on
 // the connection field ctx resolves (true outside a field). Plain fields are
 // read as they are; a fragment or a directive goes through gqlgen's field
-// collection (@skip, @include, type conditions).
+// collection (@skip, @include, type conditions; lookahead: deferred
+// fragments included).
 func selectsCursors(ctx context.Context) bool {
 	fc := graphql.GetFieldContext(ctx)
 	if fc == nil {
