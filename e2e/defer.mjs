@@ -9,9 +9,9 @@
 // cache with each handler, the dataState of each result of two deferred
 // queries (one deferring inside a list), as defer_test.go asks: node
 // defer.mjs <endpoint> <authorization> <service-network-id> <location id>.
-// Prints one JSON object on stdout: per case {data, results, error},
-// results being the number of results the client emitted (the first one
-// before the deferred parts), or {data, states, error}.
+// Prints one JSON object on stdout: per case {data, results, states,
+// error}, results being the number of results the client emitted with data
+// (the first one before the deferred parts), states their dataState.
 import { ApolloClient, HttpLink, InMemoryCache, gql } from "@apollo/client";
 import { Defer20220824Handler, GraphQL17Alpha9Handler } from "@apollo/client/incremental";
 import { Client as UrqlClient, fetchExchange } from "@urql/core";
@@ -51,60 +51,28 @@ const streamed = `query Streamed($locationId: ID!) {
 }`;
 const streamedPlain = streamed.replace(/@stream\([^)]*\)/g, "");
 
-async function run(doc, handler, extraHeaders = {}) {
+// run sends doc through Apollo Client until its result is complete, and
+// returns the last data, the number of results emitted with data and the
+// dataState of each. fetchPolicy "no-cache" reads each result as it
+// arrives; "network-only" writes it to the cache and reads it back from
+// there, as a UI reads it.
+async function run(doc, handler, extraHeaders = {}, fetchPolicy = "no-cache") {
   const client = new ApolloClient({
     link: new HttpLink({ uri: url, headers: { ...headers, ...extraHeaders } }),
     cache: new InMemoryCache(),
     incrementalHandler: handler,
   });
-  let results = 0;
+  const states = [];
   let last;
   try {
     await new Promise((resolve, reject) => {
       const sub = client
-        .watchQuery({ query: gql(doc), variables: { locationId }, fetchPolicy: "no-cache" })
+        .watchQuery({ query: gql(doc), variables: { locationId }, fetchPolicy })
         .subscribe({
           next: (r) => {
             if (r.error) return reject(r.error);
             if (r.data) {
-              results++;
-              last = r.data;
-            }
-            if (!r.loading && r.dataState === "complete") {
-              sub.unsubscribe();
-              resolve();
-            }
-          },
-          error: reject,
-        });
-    });
-    return { data: last, results };
-  } catch (err) {
-    return { error: { name: err.name, message: String(err.message).slice(0, 300) }, results };
-  }
-}
-
-// states runs doc through Apollo Client with its cache (fetchPolicy
-// network-only: the result is written to the cache and read back from it,
-// as a UI reads it) and returns the dataState of each result it emits with
-// data, and the last data.
-async function states(doc, handler, extraHeaders = {}) {
-  const client = new ApolloClient({
-    link: new HttpLink({ uri: url, headers: { ...headers, ...extraHeaders } }),
-    cache: new InMemoryCache(),
-    incrementalHandler: handler,
-  });
-  const seen = [];
-  let last;
-  try {
-    await new Promise((resolve, reject) => {
-      const sub = client
-        .watchQuery({ query: gql(doc), variables: { locationId }, fetchPolicy: "network-only" })
-        .subscribe({
-          next: (r) => {
-            if (r.error) return reject(r.error);
-            if (r.data) {
-              seen.push(r.dataState);
+              states.push(r.dataState);
               last = r.data;
             }
             if (!r.loading && r.dataState === "complete") {
@@ -116,9 +84,9 @@ async function states(doc, handler, extraHeaders = {}) {
         });
       setTimeout(() => reject(new Error("no complete result in 60 s")), 60_000).unref();
     });
-    return { data: last, states: seen };
+    return { data: last, results: states.length, states };
   } catch (err) {
-    return { error: { name: err.name, message: String(err.message).slice(0, 300) }, states: seen };
+    return { error: { name: err.name, message: String(err.message).slice(0, 300) }, results: states.length, states };
   }
 }
 
@@ -156,10 +124,10 @@ const out = {
   defer20220824: await run(deferred, new Defer20220824Handler()),
   graphql17Alpha9: await run(deferred, new GraphQL17Alpha9Handler(), { accept: "multipart/mixed;incrementalSpec=v0.2" }),
   linksPlain: await run(links.replace(/@defer\([^)]*\)/g, "")),
-  statesDefer20220824: await states(deferred, new Defer20220824Handler()),
-  statesGraphql17Alpha9: await states(deferred, new GraphQL17Alpha9Handler(), { accept: "multipart/mixed;incrementalSpec=v0.2" }),
-  linksStatesDefer20220824: await states(links, new Defer20220824Handler()),
-  linksStatesGraphql17Alpha9: await states(links, new GraphQL17Alpha9Handler(), { accept: "multipart/mixed;incrementalSpec=v0.2" }),
+  statesDefer20220824: await run(deferred, new Defer20220824Handler(), {}, "network-only"),
+  statesGraphql17Alpha9: await run(deferred, new GraphQL17Alpha9Handler(), { accept: "multipart/mixed;incrementalSpec=v0.2" }, "network-only"),
+  linksStatesDefer20220824: await run(links, new Defer20220824Handler(), {}, "network-only"),
+  linksStatesGraphql17Alpha9: await run(links, new GraphQL17Alpha9Handler(), { accept: "multipart/mixed;incrementalSpec=v0.2" }, "network-only"),
   urqlSSE: await urql(),
   urqlMultipart: await urql("multipart/mixed"),
 };
