@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -22,17 +23,40 @@ import (
 // against the upstream of the "real upstream" scenario (10 requests per
 // second per client, 20 ms per request), through the facade with its default
 // rate budget, one dashboard at a time, back to back, alternating N times:
-// the dashboard without @defer (the whole answer), and
-// queries.DeferredDashboard (its transactions and credit notes deferred)
-// over multipart/mixed, timed to its first payload and to its last.
-// Prints a table; writes nothing.
+// the dashboard without @defer (the whole answer), queries.DeferredDashboard
+// (its transactions and credit notes deferred) over multipart/mixed in the
+// 2022 format, and queries.DeferredLinks (each transaction's links deferred
+// inside the list, and the credit notes) in each format: multipart/mixed
+// 2022 and incrementalSpec=v0.2, Server-Sent Events 2022; each deferred one
+// timed to its first payload and to its last. Prints a table; writes nothing.
+
+// deferCase is one deferred query in one format.
+type deferCase struct {
+	name, query, accept string
+}
+
+var deferCases = []deferCase{
+	{"transactions and credit notes deferred, multipart 2022", queries.DeferredDashboard, "multipart/mixed; deferSpec=20220824"},
+	{"links and credit notes deferred, multipart 2022", queries.DeferredLinks, "multipart/mixed; deferSpec=20220824"},
+	{"links and credit notes deferred, multipart v0.2", queries.DeferredLinks, "multipart/mixed; incrementalSpec=v0.2"},
+	{"links and credit notes deferred, SSE 2022", queries.DeferredLinks, "text/event-stream"},
+}
 
 // DeferRun is what the measurement found.
 type DeferRun struct {
-	Rounds                  int
-	Whole, First, Last      []time.Duration // per round
-	WholeCalls, DeferCalls  int64           // upstream calls of one dashboard
-	WholeErrors, DeferFails int
+	Rounds      int
+	Whole       []time.Duration // per round
+	WholeCalls  int64           // upstream calls of one dashboard
+	WholeErrors int
+	Cases       []DeferCaseRun // per deferCases
+}
+
+// DeferCaseRun is what the measurement found of one deferred case.
+type DeferCaseRun struct {
+	Name        string
+	First, Last []time.Duration // per round
+	Calls       int64
+	Fails       int
 }
 
 func deferredDashboards(ctx context.Context, cfg Config, rounds int) (*DeferRun, error) {
@@ -69,36 +93,58 @@ func deferredDashboards(ctx context.Context, cfg Config, rounds int) (*DeferRun,
 			return 0, 0, 0, err
 		}
 		defer resp.Body.Close()
-		mt, params, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-		if mt != "multipart/mixed" {
-			b, err := io.ReadAll(resp.Body)
-			d := time.Since(start)
-			if err == nil && bytes.Contains(b, []byte(`"errors"`)) {
-				err = fmt.Errorf("errors: %.200s", b)
-			}
-			return d, d, 1, err
-		}
-		mr := multipart.NewReader(resp.Body, params["boundary"])
-		for {
-			p, err := mr.NextPart()
-			if err == io.EOF {
-				return first, time.Since(start), payloads, nil
-			}
-			if err != nil {
-				return 0, 0, 0, err
-			}
-			b, err := io.ReadAll(p)
-			if err != nil {
-				return 0, 0, 0, err
-			}
+		payload := func(b []byte) error {
 			if payloads == 0 {
 				first = time.Since(start)
 			}
 			payloads++
 			if bytes.Contains(b, []byte(`"errors"`)) {
-				return 0, 0, 0, fmt.Errorf("errors: %.200s", b)
+				return fmt.Errorf("errors: %.200s", b)
 			}
+			return nil
 		}
+		mt, params, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+		switch mt {
+		case "multipart/mixed":
+			mr := multipart.NewReader(resp.Body, params["boundary"])
+			for {
+				p, err := mr.NextPart()
+				if err == io.EOF {
+					return first, time.Since(start), payloads, nil
+				}
+				if err != nil {
+					return 0, 0, 0, err
+				}
+				b, err := io.ReadAll(p)
+				if err != nil {
+					return 0, 0, 0, err
+				}
+				if err := payload(b); err != nil {
+					return 0, 0, 0, err
+				}
+			}
+		case "text/event-stream":
+			sc := bufio.NewScanner(resp.Body)
+			sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+			for sc.Scan() {
+				line := sc.Bytes()
+				if data, ok := bytes.CutPrefix(line, []byte("data: ")); ok && len(bytes.TrimSpace(data)) > 0 {
+					if err := payload(data); err != nil {
+						return 0, 0, 0, err
+					}
+				}
+				if bytes.Equal(line, []byte("event: complete")) {
+					return first, time.Since(start), payloads, nil
+				}
+			}
+			return 0, 0, 0, fmt.Errorf("the event stream ended without complete: %v", sc.Err())
+		}
+		b, err := io.ReadAll(resp.Body)
+		d := time.Since(start)
+		if err == nil && bytes.Contains(b, []byte(`"errors"`)) {
+			err = fmt.Errorf("errors: %.200s", b)
+		}
+		return d, d, 1, err
 	}
 	callsOfOne := func(query, accept string) (int64, error) {
 		if err := up.ResetStats(); err != nil {
@@ -117,9 +163,12 @@ func deferredDashboards(ctx context.Context, cfg Config, rounds int) (*DeferRun,
 	if r.WholeCalls, err = callsOfOne(queries.Dashboard, "application/json"); err != nil {
 		return nil, err
 	}
-	const accept = "multipart/mixed; deferSpec=20220824"
-	if r.DeferCalls, err = callsOfOne(queries.DeferredDashboard, accept); err != nil {
-		return nil, err
+	for _, c := range deferCases {
+		cr := DeferCaseRun{Name: c.name}
+		if cr.Calls, err = callsOfOne(c.query, c.accept); err != nil {
+			return nil, fmt.Errorf("%s: %w", c.name, err)
+		}
+		r.Cases = append(r.Cases, cr)
 	}
 	for i := range rounds {
 		d, _, _, err := send(queries.Dashboard, "application/json")
@@ -129,13 +178,16 @@ func deferredDashboards(ctx context.Context, cfg Config, rounds int) (*DeferRun,
 		} else {
 			r.Whole = append(r.Whole, d)
 		}
-		first, last, n, err := send(queries.DeferredDashboard, accept)
-		if err != nil || n < 2 {
-			r.DeferFails++
-			cfg.logf("defer round %d, deferred: %d payloads, %v", i, n, err)
-			continue
+		for j, c := range deferCases {
+			cr := &r.Cases[j]
+			first, last, n, err := send(c.query, c.accept)
+			if err != nil || n < 2 {
+				cr.Fails++
+				cfg.logf("defer round %d, %s: %d payloads, %v", i, c.name, n, err)
+				continue
+			}
+			cr.First, cr.Last = append(cr.First, first), append(cr.Last, last)
 		}
-		r.First, r.Last = append(r.First, first), append(r.Last, last)
 	}
 	return r, nil
 }
@@ -154,12 +206,21 @@ func (r *DeferRun) Print(w io.Writer) {
 	fmt.Fprintln(w, "| | calls | p50 | p95 | failed |")
 	fmt.Fprintln(w, "| --- | --: | --: | --: | --: |")
 	fmt.Fprintf(w, "| without @defer: the whole answer | %d | %s | %s | %d |\n", r.WholeCalls, q(r.Whole, 0.5), q(r.Whole, 0.95), r.WholeErrors)
-	fmt.Fprintf(w, "| transactions and credit notes deferred: first payload | %d | %s | %s | %d |\n", r.DeferCalls, q(r.First, 0.5), q(r.First, 0.95), r.DeferFails)
-	fmt.Fprintf(w, "| transactions and credit notes deferred: last payload | | %s | %s | |\n", q(r.Last, 0.5), q(r.Last, 0.95))
-	if len(r.Whole) > 0 && len(r.Last) > 0 {
-		w50, l50 := slices.Clone(r.Whole), slices.Clone(r.Last)
+	for _, c := range r.Cases {
+		fmt.Fprintf(w, "| %s: first payload | %d | %s | %s | %d |\n", c.Name, c.Calls, q(c.First, 0.5), q(c.First, 0.95), c.Fails)
+		fmt.Fprintf(w, "| %s: last payload | | %s | %s | |\n", c.Name, q(c.Last, 0.5), q(c.Last, 0.95))
+	}
+	if len(r.Whole) > 0 {
+		w50 := slices.Clone(r.Whole)
 		slices.Sort(w50)
-		slices.Sort(l50)
-		fmt.Fprintf(w, "\nLast payload p50 / whole answer p50: %+.1f %%\n", 100*(percentile(l50, 0.5).Seconds()/percentile(w50, 0.5).Seconds()-1))
+		fmt.Fprintln(w)
+		for _, c := range r.Cases {
+			if len(c.Last) == 0 {
+				continue
+			}
+			l50 := slices.Clone(c.Last)
+			slices.Sort(l50)
+			fmt.Fprintf(w, "Last payload p50 / whole answer p50, %s: %+.1f %%\n", c.Name, 100*(percentile(l50, 0.5).Seconds()/percentile(w50, 0.5).Seconds()-1))
+		}
 	}
 }

@@ -102,7 +102,7 @@ func run(args []string) error {
 	liveIdle := fs.Int("live-idle", 10000, "idle subscribers on one replica in the -live run; 0 skips it")
 	liveRounds := fs.Int("live-rounds", 10, "intervals each -live measurement lasts")
 	obsRounds := fs.Int("observability-overhead", 0, "measure only the dashboard's CPU and allocations per query with no metrics nor tracing, metrics, tracing (100% sampled, discarding exporter) and both, alternating this many rounds; prints a table and the verdict against the observability targets (metrics under 3% of CPU, tracing off free), writes nothing")
-	deferRounds := fs.Int("defer", 0, "measure only the dashboard with its transactions and credit notes deferred (@defer, multipart/mixed) against the whole answer, at 10 requests/s per client and 20 ms upstream latency, alternating this many rounds; prints a table, writes nothing")
+	deferRounds := fs.Int("defer", 0, "measure only the dashboard with its transactions and credit notes deferred (multipart/mixed), and with its transactions' links and credit notes deferred (multipart/mixed 2022 and v0.2, SSE), against the whole answer, at 10 requests/s per client and 20 ms upstream latency, alternating this many rounds; prints a table, writes nothing")
 	loadDur := fs.Duration("load-dur", 4*time.Second, "each run of the under-load measurement: the facade in a process of its own, -load-conc clients, its CPU per request (loadcpu.go); 0 skips it")
 	loadConc := fs.Int("load-conc", 32, "clients of the under-load runs")
 	loadLat := fs.Duration("load-latency", 5*time.Millisecond, "injected upstream latency of the under-load runs")

@@ -6,10 +6,13 @@
 // and with multipart/mixed only, and through the urql client of
 // docs/incremental-delivery.md's snippet, and the same query without @defer through
 // Apollo Client; and a query with @stream on a connection's nodes through
-// Defer20220824Handler and without @stream, as defer_test.go asks: node defer.mjs <endpoint> <authorization>
-// <service-network-id> <location id>. Prints one JSON object on stdout: per
-// case {data, results, error}, results being the number of results the
-// client emitted (the first one before the deferred parts).
+// Defer20220824Handler and without @stream; and, through Apollo Client's
+// cache with each handler, the dataState of each result of two deferred
+// queries (one deferring inside a list), as defer_test.go asks: node
+// defer.mjs <endpoint> <authorization> <service-network-id> <location id>.
+// Prints one JSON object on stdout: per case {data, results, states,
+// error}, results being the number of results the client emitted with data
+// (the first one before the deferred parts), states their dataState.
 import { ApolloClient, HttpLink, InMemoryCache, gql } from "@apollo/client";
 import { Defer20220824Handler, GraphQL17Alpha9Handler } from "@apollo/client/incremental";
 import { Client as UrqlClient, fetchExchange } from "@urql/core";
@@ -31,6 +34,17 @@ const deferred = `query Dashboard($locationId: ID!) {
   }
 }`;
 const plain = deferred.replace(/@defer\([^)]*\)/g, "");
+// Each transaction's links deferred inside the list: booking is a plain
+// field, its resource loaded beneath it.
+const links = `query Links($locationId: ID!) {
+  location(id: $locationId) {
+    id
+    products { id title }
+    transactions(first: 10) {
+      nodes { id amount ... @defer(label: "links") { booking { resource { id title capacity } } } }
+    }
+  }
+}`;
 const streamed = `query Streamed($locationId: ID!) {
   location(id: $locationId) {
     id
@@ -39,23 +53,28 @@ const streamed = `query Streamed($locationId: ID!) {
 }`;
 const streamedPlain = streamed.replace(/@stream\([^)]*\)/g, "");
 
-async function run(doc, handler, extraHeaders = {}) {
+// run sends doc through Apollo Client until its result is complete, and
+// returns the last data, the number of results emitted with data and the
+// dataState of each. fetchPolicy "no-cache" reads each result as it
+// arrives; "network-only" writes it to the cache and reads it back from
+// there, as a UI reads it.
+async function run(doc, handler, extraHeaders = {}, fetchPolicy = "no-cache") {
   const client = new ApolloClient({
     link: new HttpLink({ uri: url, headers: { ...headers, ...extraHeaders } }),
     cache: new InMemoryCache(),
     incrementalHandler: handler,
   });
-  let results = 0;
+  const states = [];
   let last;
   try {
     await new Promise((resolve, reject) => {
       const sub = client
-        .watchQuery({ query: gql(doc), variables: { locationId }, fetchPolicy: "no-cache" })
+        .watchQuery({ query: gql(doc), variables: { locationId }, fetchPolicy })
         .subscribe({
           next: (r) => {
             if (r.error) return reject(r.error);
             if (r.data) {
-              results++;
+              states.push(r.dataState);
               last = r.data;
             }
             if (!r.loading && r.dataState === "complete") {
@@ -65,10 +84,11 @@ async function run(doc, handler, extraHeaders = {}) {
           },
           error: reject,
         });
+      setTimeout(() => reject(new Error("no complete result in 60 s")), 60_000).unref();
     });
-    return { data: last, results };
+    return { data: last, results: states.length, states };
   } catch (err) {
-    return { error: { name: err.name, message: String(err.message).slice(0, 300) }, results };
+    return { error: { name: err.name, message: String(err.message).slice(0, 300) }, results: states.length, states };
   }
 }
 
@@ -134,6 +154,11 @@ const out = {
   streamDefer20220824: await run(streamed, new Defer20220824Handler()),
   defer20220824: await run(deferred, new Defer20220824Handler()),
   graphql17Alpha9: await run(deferred, new GraphQL17Alpha9Handler(), { accept: "multipart/mixed;incrementalSpec=v0.2" }),
+  linksPlain: await run(links.replace(/@defer\([^)]*\)/g, "")),
+  statesDefer20220824: await run(deferred, new Defer20220824Handler(), {}, "network-only"),
+  statesGraphql17Alpha9: await run(deferred, new GraphQL17Alpha9Handler(), { accept: "multipart/mixed;incrementalSpec=v0.2" }, "network-only"),
+  linksStatesDefer20220824: await run(links, new Defer20220824Handler(), {}, "network-only"),
+  linksStatesGraphql17Alpha9: await run(links, new GraphQL17Alpha9Handler(), { accept: "multipart/mixed;incrementalSpec=v0.2" }, "network-only"),
   urqlSSE: await urql(),
   urqlMultipart: await urql("multipart/mixed"),
   urqlDocumented: await documentedUrql(),

@@ -12,7 +12,10 @@ import (
 // Events (its own Accept) and over multipart/mixed, and urql configured as
 // docs/incremental-delivery.md's snippet says, get, from a query with
 // two parts deferred, the result of the query without @defer; and
-// Defer20220824Handler gets a connection's nodes under @stream whole.
+// Defer20220824Handler gets a connection's nodes under @stream whole. With
+// Apollo Client's cache and each handler, the first result of a deferred
+// query is "streaming", not "complete" (the first payload leaves the
+// deferred fields out), and the last is the whole result.
 func TestDeferClientsGetTheWholeResult(t *testing.T) {
 	node := requireNode(t)
 	base, st := startDemo(t, nil)
@@ -20,6 +23,7 @@ func TestDeferClientsGetTheWholeResult(t *testing.T) {
 	var got map[string]struct {
 		Data    map[string]any
 		Results int
+		States  []string
 		Error   any
 	}
 	out := runNode(t, node, "defer.mjs", base+"/graphql", "Bearer "+m.BearerToken, m.NetworkID, m.IDs["location"][0])
@@ -40,6 +44,24 @@ func TestDeferClientsGetTheWholeResult(t *testing.T) {
 			t.Errorf("%s: error %v\ngot  %.1500s\nwant %.1500s", name, c.Error, g, w)
 		}
 		t.Logf("%s: %d results", name, c.Results)
+	}
+	// Through the cache, the first result is streaming (the deferred
+	// fields are missing, not null: nothing says they are empty), the last
+	// complete and the query's without @defer.
+	for name, plain := range map[string]string{
+		"statesDefer20220824": "plain", "statesGraphql17Alpha9": "plain",
+		"linksStatesDefer20220824": "linksPlain", "linksStatesGraphql17Alpha9": "linksPlain",
+	} {
+		c, want := got[name], got[plain]
+		if c.Error != nil || len(c.States) < 2 || c.States[0] != "streaming" || c.States[len(c.States)-1] != "complete" {
+			t.Errorf("%s: dataState of each result %v, error %v: want streaming first, complete last", name, c.States, c.Error)
+		}
+		if want.Error != nil || want.Data["location"] == nil || !reflect.DeepEqual(withoutTypename(c.Data), withoutTypename(want.Data)) {
+			g, _ := json.Marshal(c.Data)
+			w, _ := json.Marshal(want.Data)
+			t.Errorf("%s: last result\ngot  %.1500s\nwant %.1500s", name, g, w)
+		}
+		t.Logf("%s: %v", name, c.States)
 	}
 	// @stream: Defer20220824Handler appends the later items.
 	sp, sd := got["streamPlain"], got["streamDefer20220824"]

@@ -37,6 +37,19 @@ const deferredRoot = `query Root($locationId: ID!) {
   }
 }`
 
+// deferredNested defers, on each order of a deferred list, a part that
+// holds another on the same object.
+const deferredNested = `query Nested($locationId: ID!) {
+  location(id: $locationId) {
+    id
+    ... @defer(label: "orders") {
+      orders(first: 5) {
+        nodes { id ... @defer(label: "status") { status ... @defer(label: "product") { product { id title visibility } } } }
+      }
+    }
+  }
+}`
+
 var deferDirective = regexp.MustCompile(`@defer\([^)]*\)`)
 
 // withoutDefer is query with its @defer directives removed: the same result
@@ -261,6 +274,43 @@ func mergeAt(dst any, path []any, src any) any {
 	return dst
 }
 
+// prepend returns a reader of first, then of next's payloads.
+func prepend(first map[string]any, next func() map[string]any) func() map[string]any {
+	return func() map[string]any {
+		if p := first; p != nil {
+			first = nil
+			return p
+		}
+		return next()
+	}
+}
+
+// leftOut reports whether the member at the dotted path of data is absent
+// ("*" steps into every element of a list; a null or absent parent holds
+// nothing).
+func leftOut(data any, path string) bool {
+	step, rest, more := strings.Cut(path, ".")
+	switch d := data.(type) {
+	case map[string]any:
+		v, ok := d[step]
+		if !ok {
+			return true
+		}
+		return more && leftOut(v, rest)
+	case []any:
+		if step != "*" {
+			return false
+		}
+		for _, e := range d {
+			if !leftOut(e, rest) {
+				return false
+			}
+		}
+		return true
+	}
+	return true
+}
+
 func deepMerge(dst, src any) any {
 	d, ok1 := dst.(map[string]any)
 	s, ok2 := src.(map[string]any)
@@ -285,11 +335,16 @@ func TestDeferEveryFormatGivesTheWholeResult(t *testing.T) {
 	for _, q := range []struct {
 		name, query string
 		labels      []string
+		leftOut     []string // absent from the first payload (leftOut's paths)
 	}{
-		{"dashboard", queries.DeferredDashboard, []string{"initial", "transactions", "creditNotes"}},
+		{"dashboard", queries.DeferredDashboard, []string{"initial", "transactions", "creditNotes"}, []string{"location.transactions", "location.creditNotes"}},
+		{"links", queries.DeferredLinks, []string{"initial", "links", "creditNotes"},
+			[]string{"location.transactions.nodes.*.booking", "location.transactions.nodes.*.order", "location.transactions.nodes.*.ticket", "location.creditNotes"}},
 		// The orders' products come from the product list the initial
 		// payload loaded: the nested part makes no call.
-		{"root", deferredRoot, []string{"initial", "orders"}},
+		{"root", deferredRoot, []string{"initial", "orders"}, []string{"orders"}},
+		// Parts nested in parts on the same object: "status" makes no call.
+		{"nested", deferredNested, []string{"orders", "product"}, []string{"location.orders"}},
 	} {
 		env.ResetCalls()
 		plain := incrementalRequest(t, env, "application/json", withoutDefer(q.query), vars)
@@ -301,8 +356,15 @@ func TestDeferEveryFormatGivesTheWholeResult(t *testing.T) {
 		for _, accept := range []string{acceptDefer2022, acceptV02, acceptSSE, acceptSSEV02} {
 			t.Run(q.name+" "+accept, func(t *testing.T) {
 				env.ResetCalls()
-				resp := incrementalRequest(t, env, accept, q.query, vars)
-				got := mergeParts(t, parts(t, resp))
+				next := parts(t, incrementalRequest(t, env, accept, q.query, vars))
+				first := next()
+				for _, path := range q.leftOut {
+					if !leftOut(first["data"], path) {
+						b, _ := json.Marshal(first["data"])
+						t.Errorf("the first payload has %s (a deferred field): %.600s", path, b)
+					}
+				}
+				got := mergeParts(t, prepend(first, next))
 				if got.payloads < 2 {
 					t.Fatalf("%d payload(s), want the initial one and deferred parts", got.payloads)
 				}
@@ -370,6 +432,102 @@ func TestDeferFirstPayloadBeforeDeferredCalls(t *testing.T) {
 	expectPaced(t, env2)
 }
 
+// TestDeferredLinksWaitForTheFirstPayload: the dashboard with each
+// transaction's links deferred inside the list (booking and ticket are
+// plain fields, their resource and event loads beneath them) and its credit
+// notes deferred, in each format. The deferred parts' routes are held at the
+// upstream until the first payload is read: it comes with the three list
+// calls of the initial payload counted, and none of the deferred fields in
+// it. Released, the parts merge into the result without @defer, with the
+// same calls; the call report marks each call with its part, and every call
+// of a part starts after the first payload was written (firstPayloadMs).
+// In the 2022 format under the real API's 10/s and the default budget.
+func TestDeferredLinksWaitForTheFirstPayload(t *testing.T) {
+	deferredRoute := regexp.MustCompile(`^/(billing|resources|events)/`)
+	partOf := map[string]string{
+		rListProducts: "initial", rListOrders: "initial", rListTx: "initial",
+		rGetResource: "links", rGetEvent: "links",
+		rListCreditNotes: "creditNotes", rGetInvoice: "creditNotes",
+	}
+	for _, accept := range []string{acceptDefer2022, acceptV02, acceptSSE, acceptSSEV02} {
+		t.Run(accept, func(t *testing.T) {
+			paced := accept == acceptDefer2022
+			release := make(chan struct{})
+			var once sync.Once
+			open := func() { once.Do(func() { close(release) }) }
+			t.Cleanup(open)
+			var hold atomic.Bool
+			env := testenv.New(t, testenv.Options{
+				Config: func(c *stack.Config) {
+					if paced {
+						c.Budget = budget.Config{RPS: budget.DefaultRPS, Burst: budget.DefaultBurst}
+					}
+				},
+				OnUpstreamRequest: func(r *http.Request) {
+					if hold.Load() && deferredRoute.MatchString(r.URL.Path) {
+						select {
+						case <-release:
+						case <-time.After(20 * time.Second): // a hang guard only
+						}
+					}
+				},
+			})
+			if paced {
+				env.Hooks().SetRateLimit(hooks.RateLimit{PerSecond: 10})
+			}
+			vars := map[string]any{"locationId": env.ID(t, "location", 0)}
+			env.ResetCalls()
+			want := mergeParts(t, parts(t, incrementalRequest(t, env, "application/json", withoutDefer(queries.DeferredLinks), vars)))
+			wantCalls, wantTotal := env.Calls()
+			if len(want.errors) > 0 || wantCalls[rGetResource] == 0 || wantCalls[rGetEvent] == 0 {
+				t.Fatalf("without @defer: calls %v, errors %v", wantCalls, want.errors)
+			}
+
+			env.ResetCalls()
+			hold.Store(true)
+			next := parts(t, incrementalRequest(t, env, accept, queries.DeferredLinks, vars))
+			first := next()
+			if first["hasNext"] != true {
+				t.Fatalf("first payload: %.300v", first)
+			}
+			expectCalls(t, env, calls{rListProducts: 1, rListOrders: 1, rListTx: 1})
+			for _, path := range []string{"location.transactions.nodes.*.booking", "location.transactions.nodes.*.order", "location.transactions.nodes.*.ticket", "location.creditNotes"} {
+				if !leftOut(first["data"], path) {
+					t.Errorf("the first payload has %s", path)
+				}
+			}
+			if n := len(asList(get(first["data"], "location.transactions.nodes"))); n != len(asList(get(want.data, "location.transactions.nodes"))) {
+				t.Errorf("the first payload has %d transactions", n)
+			}
+			open()
+			got := mergeParts(t, prepend(first, next))
+			if len(got.errors) > 0 {
+				t.Fatalf("errors: %v", got.errors)
+			}
+			mustSameData(t, "merged result differs from the query without @defer", got.data, want.data)
+			expectSameCalls(t, env, "with @defer", "without", wantCalls, wantTotal)
+			rep, _ := got.extensions["upstream"].(map[string]any)
+			firstAt, ok := rep["firstPayloadMs"].(float64)
+			if !ok {
+				t.Fatalf("no firstPayloadMs in the report: %.300v", rep)
+			}
+			for _, x := range asList(rep["calls"]) {
+				c := x.(map[string]any)
+				route := c["method"].(string) + " " + c["path"].(string)
+				if c["part"] != partOf[route] {
+					t.Errorf("%s marked %v, want %q", route, c["part"], partOf[route])
+				}
+				if at := c["startMs"].(float64); c["part"] != "initial" && at < firstAt {
+					t.Errorf("%s of part %v started at %.3f ms, before the first payload was written (%.3f ms)", route, c["part"], at, firstAt)
+				}
+			}
+			if paced {
+				expectPaced(t, env)
+			}
+		})
+	}
+}
+
 // TestDeferIfFalseIsOnePayload: @defer(if: false), and a client that accepts
 // no incremental format, get one ordinary response with the whole result.
 func TestDeferIfFalseIsOnePayload(t *testing.T) {
@@ -381,6 +539,7 @@ func TestDeferIfFalseIsOnePayload(t *testing.T) {
 		{"if false", acceptDefer2022, notDeferred},
 		{"if false v0.2", acceptV02, notDeferred},
 		{"JSON client", "application/graphql-response+json", queries.DeferredDashboard},
+		{"JSON preferred by quality", "application/graphql-response+json, multipart/mixed;q=0.1", queries.DeferredDashboard},
 		{"no Accept", "", queries.DeferredDashboard},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -952,24 +1111,29 @@ func streamFollowsPages(t *testing.T, env *testenv.Env, hold *atomic.Bool, step 
 	}
 }
 
-// streamedDeferred streams transactions with each one's order (a field
-// resolved apart, which @defer defers) deferred.
+// streamedDeferred streams transactions with each one's links deferred:
+// its order (a resolver field) and its booking (a plain field, its
+// resource loaded beneath it).
 const streamedDeferred = `query StreamedDeferred($locationId: ID!) {
   location(id: $locationId) {
     id
     transactions(first: 20) {
       nodes @stream(initialCount: 2, label: "more") {
         id amount
-        ... @defer(label: "order") { order { product { id title } } }
+        ... @defer(label: "links") { order { product { id title } } booking { resource { id capacity } } }
       }
     }
   }
 }`
 
 // TestStreamDeliversDeferInsideItems: a @defer inside streamed items is
-// delivered (each later item's deferred order in a part of its own, after
-// the items), in both formats: merged, the result is the query's without
-// @stream and @defer, with the same calls.
+// delivered, each item's part after the payload that brings the item (the
+// first payload for the first two, the stream's run of the item for the
+// others), in each format: the stream's items and the first payload have
+// none of the deferred fields; every call of the links starts after the
+// first payload was written and is marked "links" (the product list and
+// the resources), the stream's own none; merged, the result is the query's
+// without @stream and @defer, with the same calls.
 func TestStreamDeliversDeferInsideItems(t *testing.T) {
 	env := testenv.New(t, testenv.Options{})
 	vars := map[string]any{"locationId": env.ID(t, "location", 0)}
@@ -986,7 +1150,7 @@ func TestStreamDeliversDeferInsideItems(t *testing.T) {
 	if len(want.errors) > 0 || orders == 0 {
 		t.Fatalf("without @stream: %d later items with an order, errors %v", orders, want.errors)
 	}
-	for _, accept := range []string{acceptDefer2022, acceptV02, acceptSSEV02} {
+	for _, accept := range []string{acceptDefer2022, acceptV02, acceptSSE, acceptSSEV02} {
 		t.Run(accept, func(t *testing.T) {
 			env.ResetCalls()
 			read := parts(t, incrementalRequest(t, env, accept, streamedDeferred, vars))
@@ -994,8 +1158,62 @@ func TestStreamDeliversDeferInsideItems(t *testing.T) {
 			for p := read(); p != nil; p = read() {
 				payloads = append(payloads, p)
 			}
-			if accept != acceptDefer2022 {
+			if strings.Contains(accept, "v0.2") {
 				checkIDs(t, payloads)
+			}
+			// Where each item arrives (0: the first payload), and that no
+			// links come with it.
+			itemIn := map[int]int{}
+			pending := map[string][]any{}
+			for i, p := range payloads {
+				for _, x := range asList(p["pending"]) {
+					pe := x.(map[string]any)
+					pending[pe["id"].(string)] = pe["path"].([]any)
+				}
+				if i == 0 {
+					for j, n := range asList(get(p["data"], "location.transactions.nodes")) {
+						itemIn[j] = 0
+						if !leftOut(n, "order") || !leftOut(n, "booking") {
+							t.Errorf("first payload: item %d has its deferred links", j)
+						}
+					}
+					continue
+				}
+				for _, x := range asList(p["incremental"]) {
+					inc := x.(map[string]any)
+					path, _ := inc["path"].([]any)
+					if id, ok := inc["id"].(string); ok {
+						path = pending[id]
+					}
+					if items, ok := inc["items"]; ok {
+						from := len(itemIn)
+						for j, n := range asList(items) {
+							itemIn[from+j] = i
+							if !leftOut(n, "order") || !leftOut(n, "booking") {
+								t.Errorf("payload %d: item %d has its deferred links", i, from+j)
+							}
+						}
+						continue
+					}
+					item := int(path[len(path)-1].(float64))
+					if at, ok := itemIn[item]; !ok || at >= i {
+						t.Errorf("payload %d: the links of item %d before the item", i, item)
+					}
+				}
+			}
+			last := payloads[len(payloads)-1]
+			rep, _ := last["extensions"].(map[string]any)["upstream"].(map[string]any)
+			firstAt, _ := rep["firstPayloadMs"].(float64)
+			for _, x := range asList(rep["calls"]) {
+				c := x.(map[string]any)
+				route := c["method"].(string) + " " + c["path"].(string)
+				want := "links"
+				if route == rListTx {
+					want = "initial"
+				}
+				if c["part"] != want || want == "links" && c["startMs"].(float64) < firstAt {
+					t.Errorf("%s: part %v at %v ms, want %s (the first payload at %v ms)", route, c["part"], c["startMs"], want, firstAt)
+				}
 			}
 			i := 1
 			got, _ := mergeStream(t, payloads[0], func() map[string]any {
@@ -1068,6 +1286,97 @@ func TestStreamInsideADeferredPart(t *testing.T) {
 				t.Fatalf("%s, %s: %d payloads, errors %v", name, accept, got.payloads, got.errors)
 			}
 			mustSameData(t, name+", "+accept+": merged", got.data, want.data)
+		}
+	}
+}
+
+// TestStreamNegativeInitialCountIsRefused: @stream with a negative
+// initialCount, written or in a variable, is BAD_USER_INPUT (extensions.field
+// "initialCount") before anything runs, whatever the client accepts: one
+// response, no data, no upstream call.
+func TestStreamNegativeInitialCountIsRefused(t *testing.T) {
+	env := testenv.New(t, testenv.Options{})
+	location := env.ID(t, "location", 0)
+	written := strings.Replace(streamedTransactions, "initialCount: 2", "initialCount: -1", 1)
+	inVariable := `query($locationId: ID!, $n: Int!) { location(id: $locationId) { transactions(first: 5) { nodes @stream(initialCount: $n) { id } } } }`
+	for name, c := range map[string]struct {
+		query string
+		vars  map[string]any
+	}{
+		"written":     {written, map[string]any{"locationId": location}},
+		"in variable": {inVariable, map[string]any{"locationId": location, "n": -1}},
+	} {
+		for _, accept := range []string{acceptDefer2022, acceptSSEV02, "application/json", "application/graphql-response+json"} {
+			t.Run(name+" "+accept, func(t *testing.T) {
+				env.ResetCalls()
+				resp := incrementalRequest(t, env, accept, c.query, c.vars)
+				if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/") {
+					t.Fatalf("Content-Type %q, want one JSON response", ct)
+				}
+				wantStatus := http.StatusOK
+				if accept == "application/graphql-response+json" {
+					wantStatus = http.StatusBadRequest // a request error: the operation did not run
+				}
+				if resp.StatusCode != wantStatus {
+					t.Errorf("HTTP %d, want %d", resp.StatusCode, wantStatus)
+				}
+				got := mergeParts(t, parts(t, resp))
+				if got.data != nil || len(got.errors) != 1 {
+					t.Fatalf("data %.200v, errors %v: want no data and one error", got.data, got.errors)
+				}
+				ext, _ := got.errors[0].(map[string]any)["extensions"].(map[string]any)
+				if ext["code"] != errcode.BadUserInput || ext["field"] != "initialCount" {
+					t.Errorf("error %v: want BAD_USER_INPUT on initialCount", got.errors[0])
+				}
+				env.ExpectNoCalls(t)
+			})
+		}
+	}
+}
+
+// TestDeferredFieldsLoadAsWithoutDefer: what a resolver loads depends on
+// the fields selected beneath it, the deferred ones included. A booking's
+// resource whose deferred capacity is not in the summary the booking
+// embeds is loaded (the resource field's own load, for the first payload);
+// a connection whose deferred pageInfo and edges show cursors seals them.
+// Merged, each result is the query's without @defer (the cursors there),
+// with the same calls.
+func TestDeferredFieldsLoadAsWithoutDefer(t *testing.T) {
+	env := testenv.New(t, testenv.Options{})
+	vars := map[string]any{"locationId": env.ID(t, "location", 0)}
+	for name, q := range map[string]string{
+		"capacity": `query($locationId: ID!) { location(id: $locationId) { transactions(first: 30) { nodes { id booking { resource { id title ... @defer(label: "capacity") { capacity } } } } } } }`,
+		"cursors":  `query($locationId: ID!) { location(id: $locationId) { transactions(first: 5) { nodes { id } ...Page @defer(label: "page") } } } fragment Page on TransactionConnection { pageInfo { hasNextPage endCursor } edges { cursor } }`,
+	} {
+		env.ResetCalls()
+		want := mergeParts(t, parts(t, incrementalRequest(t, env, "application/json", withoutDefer(q), vars)))
+		wantCalls, wantTotal := env.Calls()
+		if len(want.errors) > 0 {
+			t.Fatalf("%s without @defer: %v", name, want.errors)
+		}
+		for _, accept := range []string{acceptDefer2022, acceptV02} {
+			t.Run(name+" "+accept, func(t *testing.T) {
+				env.ResetCalls()
+				got := mergeParts(t, parts(t, incrementalRequest(t, env, accept, q, vars)))
+				if got.payloads < 2 || len(got.errors) > 0 {
+					t.Fatalf("%d payloads, errors %v", got.payloads, got.errors)
+				}
+				mustSameData(t, "merged", got.data, want.data)
+				expectSameCalls(t, env, "with @defer", "without", wantCalls, wantTotal)
+				if name == "cursors" {
+					if c, _ := get(got.data, "location.transactions.pageInfo.endCursor").(string); c == "" {
+						t.Errorf("no endCursor: %v", get(got.data, "location.transactions.pageInfo"))
+					}
+					for _, e := range asList(get(got.data, "location.transactions.edges")) {
+						if c, _ := e.(map[string]any)["cursor"].(string); c == "" {
+							t.Errorf("an edge without its cursor: %v", e)
+						}
+					}
+				}
+			})
+		}
+		if name == "capacity" && wantCalls[rGetResource] == 0 {
+			t.Errorf("capacity: no resource loaded without @defer: the test proves nothing")
 		}
 	}
 }

@@ -281,21 +281,23 @@ func NewHandler(o Options) http.Handler {
 		o.Loaders.ObserveBatch = o.Metrics.LoaderBatch
 	}
 	present := gqlerr.Presenter(o.Logger)
-	srv.SetErrorPresenter(func(ctx context.Context, err error) *gqlerror.Error {
+	presenter := func(ctx context.Context, err error) *gqlerror.Error {
 		e := limits.TokenLimit(present(ctx, err), o.Limits.MaxTokens)
 		if o.DisableSuggestions {
 			e = gqlerr.WithoutSuggestions(e)
 		}
 		return e
-	})
-	srv.SetRecoverFunc(gqlerr.Recover(o.Logger))
+	}
+	recoverFunc := gqlerr.Recover(o.Logger)
+	srv.SetErrorPresenter(presenter)
+	srv.SetRecoverFunc(recoverFunc)
 	if !o.Introspection {
 		srv.AroundRootFields(refuseIntrospection)
 		srv.Use(routerService{}) // `_service` for the router (gqlgen's needs introspection on)
 	}
 	srv.AroundRootFields(o.federationGate)
 	srv.AroundRootFields(requireCredentials)
-	srv.Use(incremental{schema: schema, maxBytes: o.MaxResponseBytes})
+	srv.Use(incremental{schema: schema, maxBytes: o.MaxResponseBytes, present: presenter, recover: recoverFunc})
 	for _, x := range o.Extensions {
 		srv.Use(x)
 	}
@@ -522,17 +524,11 @@ const deferredRank = 1000
 // context (restclient.WithPriority): it is the one place that ranks a
 // request's calls.
 func callPriority(ctx context.Context) int {
-	n, deferred := 0, false
+	n := 0
 	for fc := graphql.GetFieldContext(ctx); fc != nil; fc = fc.Parent {
 		n++
-		if !deferred && fc.IsResolver && fc.Field.Field != nil && len(fc.Field.Deferrables) > 0 && fc.Field.IsDeferred() {
-			deferred = true
-		}
 	}
-	if !deferred && n > 0 && ctx.Value(streamKey{}) != nil {
-		deferred = true // the later items of a @stream list
-	}
-	if deferred {
+	if n > 0 && inDeferredPart(ctx) {
 		n += deferredRank
 	}
 	return n

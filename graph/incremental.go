@@ -2,19 +2,21 @@ package graph
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"fmt"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/workspacenet/facade/graph/admission"
+	"github.com/workspacenet/facade/graph/errcode"
 	"github.com/workspacenet/facade/graph/generated"
 	"github.com/workspacenet/facade/graph/overhttp"
 	"github.com/workspacenet/facade/graph/paging"
@@ -23,40 +25,57 @@ import (
 
 // Incremental delivery (@defer, @stream) on gqlgen's execution.
 //
-// gqlgen defers the resolver fields of an object selected under @defer: it
-// resolves them after the object, apart, and its executor's response
-// handler returns each deferred part (the object's path, the label, the
-// fields' data) after the initial payload, in the order the parts complete.
-// The initial payload has the deferred fields as null; a client merges each
-// part over it. The facade adds:
+// The facade delivers @defer itself, gqlgen's executor resolving each
+// payload's fields:
 //
-//   - Root fields: a root field selected only under @defer (and nullable, as
-//     every Query field is) is resolved apart too, its part at the path []
-//     ({"alias": value}), its errors in that part.
-//   - The budget: no deferred field starts before the initial payload is
-//     sent, so the initial payload's upstream calls all go before any
-//     deferred part's; a deferred part's calls then rank after the initial
-//     ones in the client's rate budget (callPriority) and are marked with the
-//     part in the call report (callPart), which comes in the last payload.
+//   - The initial payload: the operation runs on a copy of its document in
+//     which every deferred fragment (@defer, its if true, spread on an
+//     object type) is marked skipped (a @skip(if: true) put first on it).
+//     gqlgen's executor leaves its fields out, whatever their kind: the
+//     initial payload has none of them (as the incremental delivery RFC
+//     says), and resolves nothing beneath them.
+//   - The parts: when a field resolves to an object (or a list of them)
+//     whose selection has deferred fragments, the resolver middleware
+//     registers a part per object and label (the fragments of one label on
+//     one object make one part): the object, its path, the fragments'
+//     selections. A deferred fragment on the query root is a part at the
+//     path [] ({"field": value}). A part runs once the payload that
+//     announces it is written (the initial payload, or the part or
+//     @stream run that brought its object): the generated marshaller of the
+//     object's type (generated.Objects) resolves the fragments' fields on
+//     the object, loads at any depth beneath them included, and their
+//     deferred fragments become parts in turn. So every upstream call of a
+//     payload goes after the payload that announces its part is written; in
+//     the client's rate budget a part's calls rank after the initial ones
+//     (callPriority) and are marked with the part in the call report
+//     (callPart), which comes in the last payload.
+//   - Lookahead: what a resolver reads of its selection to decide what to
+//     load (an embedded summary that suffices, cursors, pages: lookahead)
+//     includes the deferred fragments' fields, so the object a part
+//     completes is the one the query without @defer resolves, with the
+//     same calls.
 //   - Negotiation: a client that accepts no incremental format
 //     (overhttp.AcceptsIncremental), and any operation but a query, runs the
 //     operation with its @defer directives removed: the whole result in one
 //     ordinary response.
 //   - @stream on a connection's nodes or edges (stream): the first
 //     initialCount items in the initial payload, the others resolved apart
-//     once it is sent, delivered in order in runs as they complete.
-//   - incrementalSpec=v0.2: every part is announced (pending: id, path,
-//     label) in the first payload that makes it known: the initial payload
-//     for those known once the initial result is complete (gqlgen's parts
-//     foreseen as the objects resolve: expectIn; the deferred root fields;
-//     the streams), the payload of a part for the parts nested in it; each
-//     id is completed once (the last payload completes any left open).
+//     once it is written, delivered in order in runs as they complete; a
+//     negative initialCount is BAD_USER_INPUT.
+//   - Delivery: the parts in the order they complete, each with hasNext,
+//     the call report in the last; incrementalSpec=v0.2: each part announced
+//     (pending: id, path, label) in the payload that makes it known, each id
+//     completed once.
 //   - The operation holds its admission units until its last part is
-//     written (admission.Keep); the call cap, cost limit and deadline are
-//     the request's, for all its parts.
+//     written (admission.Keep); the call cap, cost limit, response size cap
+//     and deadline are the request's, for all its parts.
 type incremental struct {
-	schema   graphql.ExecutableSchema // for @stream's items (generated.Stream)
+	schema   graphql.ExecutableSchema // for the parts' objects and @stream's items (generated.Objects)
 	maxBytes int                      // the response size cap, over all parts (0: none)
+	// The server's: the parts on the query root resolve on a response
+	// context of their own, outside gqlgen's execution.
+	present graphql.ErrorPresenterFunc
+	recover graphql.RecoverFunc
 }
 
 var (
@@ -67,15 +86,19 @@ var (
 func (incremental) ExtensionName() string                   { return "IncrementalDelivery" }
 func (incremental) Validate(graphql.ExecutableSchema) error { return nil }
 
-// MutateOperationContext sets up the operation's deferral, or removes its
-// @defer directives when it cannot be delivered in parts (@stream is then
-// ignored: it runs only in a deferral).
+// MutateOperationContext refuses a negative @stream initialCount, and sets
+// up the operation's deferral, or removes its @defer directives when it
+// cannot be delivered in parts (@stream is then ignored: it runs only in a
+// deferral).
 func (x incremental) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
 	if oc.Doc == nil || oc.Operation == nil || !strings.Contains(oc.RawQuery, "defer") && !strings.Contains(oc.RawQuery, "stream") && oc.RawQuery != "" {
 		return nil
 	}
 	if !hasIncremental(oc.Doc, oc.Operation.SelectionSet, map[string]bool{}) {
 		return nil
+	}
+	if err := checkStreams(oc.Doc, oc.Operation.SelectionSet, oc.Variables, map[string]bool{}); err != nil {
+		return err
 	}
 	format := overhttp.AcceptsIncremental(oc.Headers).Format
 	if oc.Operation.Operation != ast.Query || format == overhttp.NotIncremental {
@@ -86,41 +109,27 @@ func (x incremental) MutateOperationContext(ctx context.Context, oc *graphql.Ope
 	if req.Context == nil {
 		return nil // not a request of the handler
 	}
-	d := &deferral{sent: make(chan struct{}), events: make(chan event, 4), out: make(chan event, 4), req: req, doc: oc.Doc, maxBytes: x.maxBytes}
+	d := &deferral{req: req, schema: x.schema, present: x.present, recover: x.recover, maxBytes: x.maxBytes,
+		sent: make(chan struct{}), events: make(chan event, 4), v02: format == overhttp.IncrementalV02}
+	d.mark(oc)
 	req.deferral = d
-	fields, roots := oc.ResolverMiddleware, oc.RootResolverMiddleware
-	if format == overhttp.IncrementalV02 {
-		d.parts, d.labels = map[string]*pend{}, map[*ast.Field][]string{}
-	}
-	oc.ResolverMiddleware = func(ctx context.Context, next graphql.Resolver) (res any, err error) {
+	fields := oc.ResolverMiddleware
+	oc.ResolverMiddleware = func(ctx context.Context, next graphql.Resolver) (any, error) {
 		fc := graphql.GetFieldContext(ctx)
-		if fc != nil && fc.Field.Field != nil {
-			if dir := fc.Field.Directives.ForName("stream"); dir != nil {
-				res, err = d.stream(ctx, x.schema, fc, dir, oc.Variables, func(ctx context.Context) (any, error) { return fields(ctx, next) })
-				d.expectIn(ctx, oc, fc, res)
-				return res, err
-			}
+		if fc == nil || fc.Field.Field == nil {
+			return fields(ctx, next)
 		}
-		if fc != nil && fc.IsResolver && fc.Field.IsDeferred() {
-			// A field gqlgen resolves apart: it starts once the initial
-			// payload is sent.
-			if !d.wait(ctx) {
-				return nil, ctx.Err()
-			}
+		var res any
+		var err error
+		if dir := fc.Field.Directives.ForName("stream"); dir != nil {
+			res, err = d.stream(ctx, fc, dir, oc.Variables, func(ctx context.Context) (any, error) { return fields(ctx, next) })
+		} else {
+			res, err = fields(ctx, next)
 		}
-		res, err = fields(ctx, next)
-		if err == nil {
-			d.expectIn(ctx, oc, fc, res)
+		if err == nil && res != nil {
+			d.deferIn(ctx, fc, res)
 		}
 		return res, err
-	}
-	oc.RootResolverMiddleware = func(ctx context.Context, next graphql.RootResolver) graphql.Marshaler {
-		rc := graphql.GetRootFieldContext(ctx)
-		if rc == nil || !rc.Field.IsDeferred() || rc.Field.Definition == nil || rc.Field.Definition.Type.NonNull {
-			return roots(ctx, next)
-		}
-		d.root(ctx, rc.Field, func(ctx context.Context) graphql.Marshaler { return roots(ctx, next) })
-		return graphql.Null // the part brings the value
 	}
 	return nil
 }
@@ -138,127 +147,435 @@ func (incremental) InterceptOperation(ctx context.Context, next graphql.Operatio
 
 // deferral is the state of one operation delivered in parts.
 type deferral struct {
-	req  *request
-	doc  *ast.QueryDocument
-	sent chan struct{} // closed once the initial payload is sent
-	once sync.Once
-	// gate holds the context gqlgen executes the operation on, which may
-	// outlive the request's (gate.end).
-	gate *execGate
+	req     *request
+	schema  graphql.ExecutableSchema
+	present graphql.ErrorPresenterFunc
+	recover graphql.RecoverFunc
+	doc     *ast.QueryDocument // the operation's, its deferred fragments marked
+	objects *generated.Objects // set as the operation starts executing
+	v02     bool               // the incrementalSpec=v0.2 format: parts announced
+	sent    chan struct{}      // closed once the initial payload is written
+	events  chan event         // the parts' payloads, as they complete
 
-	roots  atomic.Int32 // deferred root fields
-	events chan event   // to the pump: gqlgen's parts, root parts, idle polls
-	out    chan event   // to the transport: the payloads after the initial
-
-	pageSources map[string]nextPage // by the path of a connection streamed by page (under mu)
+	vars  map[string]any
+	marks map[ast.Selection]string // the deferred fragments of doc (marked): their label
 
 	maxBytes int // the response size cap over all payloads' data (0: none)
 	size     int // the data sent so far
 
-	// The parts as the incrementalSpec=v0.2 format announces them (nil in
-	// the 2022 format), by part key (partKey).
-	mu     sync.Mutex
-	parts  map[string]*pend
-	labels map[*ast.Field][]string // the @defer labels gqlgen makes parts of, in a field's objects
-	order  []*pend                 // in the order they became known
-	nextID int
+	mu sync.Mutex
+	// The deferred fragments of a selection set by label, and lookahead's
+	// selection sets: gqlgen caches the fields it collects from a selection
+	// set by its address, so those made here live as long as the operation.
+	groups  map[selKey][]group
+	looks   map[selKey]ast.SelectionSet
+	parts   []*part             // in the order they were registered
+	waiting map[partAt][]*part  // the parts not started, by what resolved their object
+	open    int                 // parts registered whose last payload is not out yet
+	pages   map[string]nextPage // by the path of a connection streamed by page
+	nextID  int                 // v0.2: the next part id
+	done    map[*part]int       // the parts whose payload is written: 1, a stream's: the items written
 }
 
-// pend is a part of the response announced (pending) before its data.
-type pend struct {
-	overhttp.Pending
-	owners    []string // the parts whose payload makes it known ("" the initial)
+// group is the deferred fragments of one label on an object: their
+// selections.
+type group struct {
+	label string
+	sel   ast.SelectionSet
+}
+
+type selKey struct {
+	ptr uintptr
+	n   int
+	typ string
+}
+
+func keyOf(sel ast.SelectionSet, typ string) selKey {
+	var p uintptr
+	if len(sel) > 0 {
+		p = reflect.ValueOf(sel).Pointer()
+	}
+	return selKey{p, len(sel), typ}
+}
+
+// part is one deferred part of the response: a group of deferred fragments
+// on one object, or a @stream's later items.
+type part struct {
+	path  ast.Path
+	label string
+	name  string // in the call report: the label, else "deferred <path>" or "stream <path>"
+	// owner is the part whose payload makes this one known (nil: the
+	// initial payload); in a stream, item is the index of the item that
+	// holds it (-1 otherwise).
+	owner  *part
+	item   int
+	stream bool
+	// A deferred group's object: its field context, type and selections.
+	ctx context.Context
+	typ string
+	sel ast.SelectionSet
+	obj any
+	// incrementalSpec=v0.2
+	id        string
 	announced bool
 	completed bool
 }
 
+// partKey is the context key of the part (and, in a stream, the item) a
+// context resolves for.
+type partKey struct{}
+
+// partAt is what a context resolves for, the value of partKey: a part
+// (nil: the initial payload) and, in a stream, the item (-1 otherwise).
+type partAt struct {
+	p    *part
+	item int
+}
+
+// partOf returns the part ctx resolves for and, in a stream, the item (-1
+// otherwise); nil for the initial payload.
+func partOf(ctx context.Context) (*part, int) {
+	if v, ok := ctx.Value(partKey{}).(partAt); ok {
+		return v.p, v.item
+	}
+	return nil, -1
+}
+
 type event struct {
-	resp *graphql.Response // nil: gqlgen had nothing more (idle)
-	key  string            // the part's key (partKey); "" for gqlgen's
+	resp *graphql.Response
+	p    *part
+	// last: the part's last payload (a deferred group has one; a stream
+	// one per run, the last ending it).
+	last bool
+	// to: a stream's run: the index after its last item.
+	to int
 	// refused: the part was replaced by the response size cap's error,
 	// which ends the response and every part still open.
 	refused bool
-	root    bool
-	nested  bool // a root part whose selection has @defer inside
-	// more: gqlgen's part: gqlgen had more pending; a stream's run or an
-	// item's deferred part: more parts of the same stream follow.
-	more bool
-	// partial: a stream's run that its stream's next runs continue (its
-	// part is not completed).
-	partial bool
 }
 
-// wait waits until the initial payload is sent; false if ctx or the
-// request ends first.
+// mark gives oc a copy of its document and operation whose deferred
+// fragments (@defer, if true, on an object type) are marked skipped, and
+// without the other @defer directives (rewriteDefer).
+func (d *deferral) mark(oc *graphql.OperationContext) {
+	skip := &ast.Directive{Name: "skip", Definition: d.schema.Schema().Directives["skip"],
+		Arguments: ast.ArgumentList{{Name: "if", Value: &ast.Value{Kind: ast.BooleanValue, Raw: "true"}}}}
+	d.marks = map[ast.Selection]string{}
+	rewriteDefer(oc, skip, d.marks)
+	d.doc, d.vars = oc.Doc, oc.Variables
+}
+
+// groupsOf returns the deferred fragments that apply to an object of type
+// typ selected with sel (directly or through fragments that are not
+// deferred), by label, in the order of their first fragment.
+func (d *deferral) groupsOf(sel ast.SelectionSet, typ string) []group {
+	if len(d.marks) == 0 || len(sel) == 0 {
+		return nil
+	}
+	k := keyOf(sel, typ)
+	d.mu.Lock()
+	gs, ok := d.groups[k]
+	d.mu.Unlock()
+	if ok {
+		return gs
+	}
+	vars := d.vars
+	seen := map[string]bool{}
+	add := func(label string, ss ast.SelectionSet) {
+		for i := range gs {
+			if gs[i].label == label {
+				gs[i].sel = append(slices.Clip(gs[i].sel), ss...)
+				return
+			}
+		}
+		gs = append(gs, group{label: label, sel: ss})
+	}
+	var walk func(ast.SelectionSet)
+	walk = func(ss ast.SelectionSet) {
+		for _, s := range ss {
+			var dirs ast.DirectiveList
+			var cond string
+			var inner ast.SelectionSet
+			switch s := s.(type) {
+			case *ast.InlineFragment:
+				dirs, cond, inner = s.Directives, s.TypeCondition, s.SelectionSet
+			case *ast.FragmentSpread:
+				f := d.doc.Fragments.ForName(s.Name)
+				if f == nil {
+					continue
+				}
+				dirs, cond, inner = s.Directives, f.TypeCondition, f.SelectionSet
+				if _, marked := d.marks[s]; !marked {
+					if seen[s.Name] {
+						continue
+					}
+					seen[s.Name] = true
+				}
+			default:
+				continue
+			}
+			if !d.applies(cond, typ) {
+				continue
+			}
+			if label, marked := d.marks[s]; marked {
+				if included(dirs[1:], vars) {
+					add(label, inner)
+				}
+				continue
+			}
+			if included(dirs, vars) {
+				walk(inner)
+			}
+		}
+	}
+	walk(sel)
+	d.mu.Lock()
+	if d.groups == nil {
+		d.groups = map[selKey][]group{}
+	}
+	d.groups[k] = gs
+	d.mu.Unlock()
+	return gs
+}
+
+// applies reports whether a fragment with the type condition cond applies
+// to an object of type typ.
+func (d *deferral) applies(cond, typ string) bool {
+	if cond == "" || cond == typ {
+		return true
+	}
+	s := d.schema.Schema()
+	t, c := s.Types[typ], s.Types[cond]
+	if t == nil || c == nil {
+		return false
+	}
+	return slices.ContainsFunc(s.GetPossibleTypes(c), func(p *ast.Definition) bool { return p.Name == typ })
+}
+
+// included reports whether @skip and @include of dirs let a selection in.
+func included(dirs ast.DirectiveList, vars map[string]any) bool {
+	for _, dir := range dirs {
+		if dir.Name != "skip" && dir.Name != "include" {
+			continue
+		}
+		arg := dir.Arguments.ForName("if")
+		if arg == nil {
+			continue
+		}
+		v, _ := arg.Value.Value(vars)
+		if on, _ := v.(bool); on == (dir.Name == "skip") {
+			return false
+		}
+	}
+	return true
+}
+
+// deferIn registers the parts of the deferred fragments in the selection
+// of the field of fc, which resolved to res: one per object and label.
+func (d *deferral) deferIn(ctx context.Context, fc *graphql.FieldContext, res any) {
+	if fc.Field.Definition == nil || len(fc.Field.Selections) == 0 {
+		return
+	}
+	typ := fc.Field.Definition.Type
+	groups := d.groupsOf(fc.Field.Selections, typ.Name())
+	if len(groups) == 0 {
+		return
+	}
+	if typ.Elem == nil {
+		if v := reflect.ValueOf(res); v.Kind() == reflect.Pointer && v.IsNil() {
+			return
+		}
+		d.register(ctx, fc.Path(), typ.Name(), res, groups)
+		return
+	}
+	list := reflect.ValueOf(res)
+	if typ.Elem.Elem != nil || list.Kind() != reflect.Slice {
+		return // lists of lists: none in the schema
+	}
+	path := fc.Path()
+	for i := range list.Len() {
+		d.deferItem(ctx, path, typ.Name(), list, i, i, groups)
+	}
+}
+
+// deferItem registers the parts of groups on the element i of list, at
+// index (its index in the whole list) under the list's path.
+func (d *deferral) deferItem(ctx context.Context, listPath ast.Path, typ string, list reflect.Value, i, index int, groups []group) {
+	e := list.Index(i)
+	switch {
+	case e.Kind() == reflect.Pointer && e.IsNil():
+		return
+	case e.Kind() != reflect.Pointer && e.CanAddr():
+		e = e.Addr()
+	}
+	obj := e.Interface()
+	ictx := graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &index, Result: obj})
+	d.register(ictx, append(slices.Clip(listPath), ast.PathIndex(index)), typ, obj, groups)
+}
+
+// register adds a part for each group on the object obj of type typ at
+// path, resolved at ctx, known with the payload ctx resolves for; it runs
+// once that payload is written.
+func (d *deferral) register(ctx context.Context, path ast.Path, typ string, obj any, groups []group) {
+	if len(groups) == 0 {
+		return
+	}
+	owner, item := partOf(ctx)
+	key := partAt{p: owner, item: item}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, g := range groups {
+		p := &part{path: path, label: g.label, owner: owner, item: item, ctx: ctx, typ: typ, sel: g.sel, obj: obj}
+		p.name = g.label
+		if p.name == "" {
+			p.name = "deferred " + path.String()
+		}
+		d.parts = append(d.parts, p)
+		d.open++
+		if d.writtenLocked(key) {
+			go d.run(p)
+			continue
+		}
+		if d.waiting == nil {
+			d.waiting = map[partAt][]*part{}
+		}
+		d.waiting[key] = append(d.waiting[key], p)
+	}
+}
+
+// openStream registers the stream of the list at listPath: its part (the
+// label, else "stream <path>", as calls name it).
+func (d *deferral) openStream(ctx context.Context, listPath ast.Path, label string) *part {
+	owner, item := partOf(ctx)
+	p := &part{path: listPath, label: label, name: label, owner: owner, item: item, stream: true}
+	if p.name == "" {
+		p.name = "stream " + listPath.String()
+	}
+	key := partAt{p: owner, item: item}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.parts = append(d.parts, p)
+	d.open++
+	if d.waiting == nil {
+		d.waiting = map[partAt][]*part{}
+	}
+	d.waiting[key] = append(d.waiting[key], p) // to be announced; it runs itself
+	return p
+}
+
+// writtenLocked reports whether the payload that carries what resolves at
+// k is written (d.mu held): the initial payload (k.p nil), a deferred
+// group's, or a stream's run that holds item k.item.
+func (d *deferral) writtenLocked(k partAt) bool {
+	if k.p == nil {
+		select {
+		case <-d.sent:
+			return true
+		default:
+			return false
+		}
+	}
+	n := d.done[k.p]
+	if k.p.stream {
+		return k.item < n
+	}
+	return n > 0
+}
+
+// keysOf calls f with the key of each part ev's payload makes known: the
+// initial payload's (the zero event), a deferred group's, each item of a
+// stream's run (d.mu held).
+func (d *deferral) keysOf(ev event, f func(partAt)) {
+	if ev.p == nil || !ev.p.stream {
+		f(partAt{p: ev.p, item: -1})
+		return
+	}
+	for i := d.done[ev.p]; i < ev.to; i++ {
+		f(partAt{p: ev.p, item: i})
+	}
+}
+
+// written records that the payload of ev (the initial one for the zero
+// event) is written and starts the parts it made known.
+func (d *deferral) written(ev event) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.keysOf(ev, func(k partAt) {
+		for _, p := range d.waiting[k] {
+			if !p.stream {
+				go d.run(p)
+			}
+		}
+		delete(d.waiting, k)
+	})
+	if ev.p == nil {
+		select {
+		case <-d.sent:
+		default:
+			if d.req.calls != nil {
+				d.req.calls.FirstPayload()
+			}
+			close(d.sent)
+		}
+		return
+	}
+	if d.done == nil {
+		d.done = map[*part]int{}
+	}
+	d.done[ev.p] = max(d.done[ev.p], ev.to, 1)
+}
+
+// run resolves the fields of the deferred group p on its object and sends
+// its payload; the deferred fragments among them become parts of their
+// own, known with it.
+func (d *deferral) run(p *part) {
+	ctx := graphql.WithFreshResponseContext(context.WithValue(p.ctx, partKey{}, partAt{p: p, item: -1}))
+	d.register(ctx, p.path, p.typ, p.obj, d.groupsOf(p.sel, p.typ))
+	m, ok := d.objects.Marshal(ctx, p.typ, p.sel, p.obj)
+	if !ok {
+		graphql.AddError(ctx, fmt.Errorf("graph: no marshaller for a deferred %s", p.typ))
+		m = graphql.Null
+	}
+	var b bytes.Buffer
+	m.MarshalGQL(&b)
+	resp := &graphql.Response{Data: b.Bytes(), Path: p.path, Label: p.label, Errors: graphql.GetErrors(ctx)}
+	select {
+	case d.events <- event{resp: resp, p: p, last: true}:
+	case <-p.ctx.Done():
+	}
+}
+
+// wait waits until the initial payload is written; false if ctx ends
+// first.
 func (d *deferral) wait(ctx context.Context) bool {
 	select {
 	case <-d.sent:
 		return true
 	case <-ctx.Done():
 		return false
-	case <-d.gate.end.Done():
-		return false
 	}
-}
-
-// root resolves the deferred root field f apart with resolve, once the
-// initial payload is sent, and sends its part to the pump.
-func (d *deferral) root(ctx context.Context, f graphql.CollectedField, resolve func(context.Context) graphql.Marshaler) {
-	d.roots.Add(1)
-	label := f.Deferrables[0].Label
-	d.expect(rootKey(f.Alias), ast.Path{}, label, []string{""})
-	nested := hasDefer(d.doc, f.Selections, map[string]bool{})
-	go func() {
-		if !d.wait(ctx) {
-			return
-		}
-		rctx := graphql.WithFreshResponseContext(context.WithValue(ctx, deferredRootKey{}, true))
-		m := resolve(rctx)
-		var b bytes.Buffer
-		b.WriteString(`{` + strconv.Quote(f.Alias) + `:`)
-		m.MarshalGQL(&b)
-		b.WriteByte('}')
-		resp := &graphql.Response{Data: b.Bytes(), Path: ast.Path{}, Label: label, Errors: graphql.GetErrors(rctx)}
-		select {
-		case d.events <- event{resp: resp, key: rootKey(f.Alias), root: true, nested: nested}:
-		case <-ctx.Done():
-		}
-	}()
-}
-
-type streamKey struct{}
-
-// openStream announces the stream of the list at listPath: its part (the
-// label, else "stream <path>", as calls name it) and its part key.
-func (d *deferral) openStream(ctx context.Context, listPath ast.Path, label string) (part, key string) {
-	part = label
-	if part == "" {
-		part = "stream " + listPath.String()
-	}
-	d.roots.Add(1)
-	key = "stream\x00" + listPath.String()
-	d.expect(key, listPath, label, d.owners(ctx))
-	return part, key
 }
 
 // stream resolves the list field of fc with resolve and, when @stream (dir)
 // is on and the list has more than its initialCount items of a type
-// generated.Stream marshals, returns the first initialCount for the
-// initial payload and resolves the others apart once it is sent, all at
+// generated.Streams marshals, returns the first initialCount for the
+// initial payload and resolves the others apart once it is written, all at
 // once: each part is a run of them (a JSON array at the path of its first
 // item), sent as soon as it and every item before it are complete, so the
-// items arrive in order, as their links load.
-func (d *deferral) stream(ctx context.Context, schema graphql.ExecutableSchema, fc *graphql.FieldContext, dir *ast.Directive, vars map[string]any, resolve func(context.Context) (any, error)) (any, error) {
+// items arrive in order, as their links load. A list inside a deferred
+// part (or a stream's items) comes whole in it: its stream would have to
+// start after the payload that holds the list.
+func (d *deferral) stream(ctx context.Context, fc *graphql.FieldContext, dir *ast.Directive, vars map[string]any, resolve func(context.Context) (any, error)) (any, error) {
 	res, err := resolve(ctx)
 	args := dir.ArgumentMap(vars)
-	if on, _ := args["if"].(bool); err != nil || !on || schema == nil || inDeferredPart(ctx) {
+	if on, _ := args["if"].(bool); err != nil || !on || d.schema == nil || inDeferredPart(ctx) {
 		return res, err
 	}
 	n, _ := args["initialCount"].(int64)
 	label, _ := args["label"].(string)
 	list := reflect.ValueOf(res)
 	if src := d.pagesOf(fc); src != nil && n >= 0 && list.Kind() == reflect.Slice {
-		return d.streamPages(ctx, schema, fc, int(n), label, list, src)
+		return d.streamPages(ctx, fc, int(n), label, list, src)
 	}
 	if n < 0 || list.Kind() != reflect.Slice || int64(list.Len()) <= n {
 		return res, err
@@ -267,19 +584,21 @@ func (d *deferral) stream(ctx context.Context, schema graphql.ExecutableSchema, 
 		return res, err // not a connection's list
 	}
 	first, total := int(n), list.Len()
-	listPath, sel := fc.Path(), fc.Field.Selections
-	part, key := d.openStream(ctx, listPath, label)
+	listPath, sel, typ := fc.Path(), fc.Field.Selections, fc.Field.Definition.Type.Name()
+	sp := d.openStream(ctx, listPath, label)
 	go func() {
 		if !d.wait(ctx) {
 			return
 		}
-		sctx := graphql.WithFreshResponseContext(context.WithValue(ctx, streamKey{}, part))
-		st := generated.NewStream(sctx, schema)
+		sctx := graphql.WithFreshResponseContext(ctx)
+		groups := d.groupsOf(sel, typ)
 		items := make([]graphql.Marshaler, total)
 		done := make(chan int, total-first)
 		for i := first; i < total; i++ {
 			go func() {
-				items[i], _ = st.Item(sctx, sel, res, i, i)
+				ictx := context.WithValue(sctx, partKey{}, partAt{p: sp, item: i})
+				d.deferItem(ictx, listPath, typ, list, i, i, groups)
+				items[i], _ = d.objects.Item(ictx, sel, res, i, i)
 				done <- i
 			}()
 		}
@@ -302,28 +621,20 @@ func (d *deferral) stream(ctx context.Context, schema graphql.ExecutableSchema, 
 			}
 			run := graphql.Array(items[from:next])
 			var data graphql.Marshaler = run
-			nulled := false
-			for _, m := range run {
-				if m == graphql.Null { // an item that cannot be null is: the rest is not sent
-					data, next, nulled = graphql.Null, total, true
-					break
-				}
+			if slices.Contains(run, graphql.Marshaler(graphql.Null)) {
+				data, next = graphql.Null, total // an item that cannot be null is: the rest is not sent
 			}
 			var b bytes.Buffer
 			data.MarshalGQL(&b)
 			errs := graphql.GetErrors(sctx)
 			resp := &graphql.Response{Data: b.Bytes(), Path: append(slices.Clip(listPath), ast.PathIndex(from)), Label: label, Errors: errs[min(emitted, len(errs)):]}
 			emitted = len(errs)
-			tail := next == total && !nulled && st.Pending() > 0 // the items' deferred parts follow
 			select {
-			case d.events <- event{resp: resp, key: key, root: true, more: next < total || tail, partial: next < total}:
+			case d.events <- event{resp: resp, p: sp, last: next == total, to: next}:
 			case <-ctx.Done():
 				return
 			}
 			if next == total {
-				if tail {
-					d.streamDefers(ctx, st)
-				}
 				return
 			}
 		}
@@ -339,8 +650,9 @@ type nextPage func(ctx context.Context) (items any, last bool, err error)
 // list is streamed page by page: the operation is delivered in parts, the
 // connection may take more than one upstream page (first above
 // paging.UpstreamMaxLimit), and it selects one list, nodes or edges (list),
-// under @stream, and nothing else that needs the last page (pageInfo).
-// The connection then registers its later pages (deferral.pages).
+// under @stream, and nothing else (pageInfo needs the last page; a deferred
+// fragment on it, every page). The connection then registers its later pages
+// (deferral.registerPages).
 func streamsPages(ctx context.Context, first *int) (d *deferral, list string) {
 	d = requestFrom(ctx).deferral
 	if d == nil || first == nil || *first <= paging.UpstreamMaxLimit || inDeferredPart(ctx) {
@@ -350,8 +662,12 @@ func streamsPages(ctx context.Context, first *int) (d *deferral, list string) {
 	if fc == nil || fc.Field.Field == nil {
 		return nil, ""
 	}
+	typ := fc.Field.Definition.Type.Name()
+	if len(d.groupsOf(fc.Field.Selections, typ)) > 0 {
+		return nil, "" // a deferred part completes the connection: it needs every page
+	}
 	oc := graphql.GetOperationContext(ctx)
-	for _, f := range graphql.CollectFields(oc, fc.Field.Selections, []string{fc.Field.Definition.Type.Name()}) {
+	for _, f := range graphql.CollectFields(oc, fc.Field.Selections, []string{typ}) {
 		switch f.Name {
 		case "__typename":
 		case "nodes", "edges":
@@ -373,15 +689,15 @@ func streamsPages(ctx context.Context, first *int) (d *deferral, list string) {
 	return d, list
 }
 
-// pages registers next as the source of the later pages of the connection
-// ctx resolves, for the stream of its list.
-func (d *deferral) pages(ctx context.Context, next nextPage) {
+// registerPages registers next as the source of the later pages of the
+// connection ctx resolves, for the stream of its list.
+func (d *deferral) registerPages(ctx context.Context, next nextPage) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.pageSources == nil {
-		d.pageSources = map[string]nextPage{}
+	if d.pages == nil {
+		d.pages = map[string]nextPage{}
 	}
-	d.pageSources[graphql.GetFieldContext(ctx).Path().String()] = next
+	d.pages[graphql.GetFieldContext(ctx).Path().String()] = next
 }
 
 // pagesOf returns (and forgets) the source of the later pages of the list
@@ -393,18 +709,18 @@ func (d *deferral) pagesOf(fc *graphql.FieldContext) nextPage {
 	key := fc.Parent.Path().String()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	next := d.pageSources[key]
-	delete(d.pageSources, key)
+	next := d.pages[key]
+	delete(d.pages, key)
 	return next
 }
 
 // streamPages is stream for a connection's list whose later pages src
 // fetches (streamsPages): list holds the first page's items. The initial
 // payload has the first initialCount items (with as many pages fetched as
-// they need); once it is sent, the rest of the page is sent, then each later
-// page's items as soon as that page is fetched and its items' links are
-// loaded, one part per page, in order.
-func (d *deferral) streamPages(ctx context.Context, schema graphql.ExecutableSchema, fc *graphql.FieldContext, n int, label string, list reflect.Value, src nextPage) (any, error) {
+// they need); once it is written, the rest of the page is sent, then each
+// later page's items as soon as that page is fetched and its items' links
+// are loaded, one part per page, in order.
+func (d *deferral) streamPages(ctx context.Context, fc *graphql.FieldContext, n int, label string, list reflect.Value, src nextPage) (any, error) {
 	last := false
 	for list.Len() <= n && !last {
 		more, l, err := src(ctx)
@@ -416,26 +732,29 @@ func (d *deferral) streamPages(ctx context.Context, schema graphql.ExecutableSch
 	if last && list.Len() <= n {
 		return list.Interface(), nil
 	}
-	listPath, sel := fc.Path(), fc.Field.Selections
-	part, key := d.openStream(ctx, listPath, label)
+	listPath, sel, typ := fc.Path(), fc.Field.Selections, fc.Field.Definition.Type.Name()
+	sp := d.openStream(ctx, listPath, label)
 	go func() {
 		if !d.wait(ctx) {
 			return
 		}
-		sctx := graphql.WithFreshResponseContext(context.WithValue(ctx, streamKey{}, part))
-		st := generated.NewStream(sctx, schema)
+		sctx := graphql.WithFreshResponseContext(ctx)
+		groups := d.groupsOf(sel, typ)
 		chunk, index, emitted := list.Slice(n, list.Len()), n, 0
 		for {
 			if chunk.Len() > 0 || last {
 				items := make([]graphql.Marshaler, chunk.Len())
 				var wg sync.WaitGroup
 				for i := range items {
-					wg.Go(func() { items[i], _ = st.Item(sctx, sel, chunk.Interface(), i, index+i) })
+					wg.Go(func() {
+						ictx := context.WithValue(sctx, partKey{}, partAt{p: sp, item: index + i})
+						d.deferItem(ictx, listPath, typ, chunk, i, index+i, groups)
+						items[i], _ = d.objects.Item(ictx, sel, chunk.Interface(), i, index+i)
+					})
 				}
 				wg.Wait()
 				var data graphql.Marshaler = graphql.Array(items)
-				nulled := slices.Contains(items, graphql.Marshaler(graphql.Null))
-				if nulled {
+				if slices.Contains(items, graphql.Marshaler(graphql.Null)) {
 					data, last = graphql.Null, true // an item that cannot be null is: the rest is not sent
 				}
 				var b bytes.Buffer
@@ -443,27 +762,23 @@ func (d *deferral) streamPages(ctx context.Context, schema graphql.ExecutableSch
 				errs := graphql.GetErrors(sctx)
 				resp := &graphql.Response{Data: b.Bytes(), Path: append(slices.Clip(listPath), ast.PathIndex(index)), Label: label, Errors: errs[min(emitted, len(errs)):]}
 				emitted = len(errs)
-				tail := last && !nulled && st.Pending() > 0 // the items' deferred parts follow
+				index += chunk.Len()
 				select {
-				case d.events <- event{resp: resp, key: key, root: true, more: !last || tail, partial: !last}:
+				case d.events <- event{resp: resp, p: sp, last: last, to: index}:
 				case <-ctx.Done():
 					return
 				}
 				if last {
-					if tail {
-						d.streamDefers(ctx, st)
-					}
 					return
 				}
-				index += chunk.Len()
 			}
-			more, l, err := src(sctx)
+			more, l, err := src(context.WithValue(sctx, partKey{}, partAt{p: sp, item: index}))
 			if err != nil {
 				graphql.AddError(sctx, err)
 				errs := graphql.GetErrors(sctx)
 				resp := &graphql.Response{Data: []byte("null"), Path: append(slices.Clip(listPath), ast.PathIndex(index)), Label: label, Errors: errs[min(emitted, len(errs)):]}
 				select {
-				case d.events <- event{resp: resp, key: key, root: true}:
+				case d.events <- event{resp: resp, p: sp, last: true, to: index}:
 				case <-ctx.Done():
 				}
 				return
@@ -474,192 +789,76 @@ func (d *deferral) streamPages(ctx context.Context, schema graphql.ExecutableSch
 	return list.Slice(0, n).Interface(), nil
 }
 
-// streamDefers sends the deferred parts of a stream's items (a @defer
-// inside them) as they complete, once the stream's last items are sent,
-// the last of them ending the stream.
-func (d *deferral) streamDefers(ctx context.Context, st *generated.Stream) {
-	for st.Pending() > 0 {
-		var r graphql.DeferredResult
-		select {
-		case r = <-st.Deferred:
-		case <-ctx.Done():
-			return
-		}
-		st.Received()
-		var b bytes.Buffer
-		r.Result.MarshalGQL(&b)
-		resp := &graphql.Response{Data: b.Bytes(), Path: r.Path, Label: r.Label, Errors: r.Errors}
-		select {
-		case d.events <- event{resp: resp, root: true, more: st.Pending() > 0}:
-		case <-ctx.Done():
-			return
-		}
-	}
-}
-
 // handler returns the operation's response handler over gqlgen's: the
-// initial payload, then the parts from the pump.
+// initial payload, then the parts as they complete. Each call after the
+// first means the payload the previous one returned is written: the parts
+// it announced start.
 func (d *deferral) handler(inner graphql.ResponseHandler) graphql.ResponseHandler {
 	first := true
+	var last event
 	return func(ctx context.Context) *graphql.Response {
 		if first {
 			first = false
-			var gctx context.Context
-			gctx, d.gate = newExecGate(ctx)
-			resp := inner(gctx)
+			// The parts on the query root, known before the initial
+			// result executes.
+			d.objects = generated.NewObjects(ctx, d.schema)
+			op := graphql.GetOperationContext(ctx).Operation
+			rctx := graphql.WithResponseContext(ctx, d.present, d.recover)
+			d.register(rctx, ast.Path{}, "Query", nil, d.groupsOf(op.SelectionSet, "Query"))
+			resp := inner(ctx)
 			if resp == nil {
-				d.gate.close()
 				return nil
 			}
 			if d.over(resp) {
 				// The initial payload alone is too large: the refusal is the
 				// whole answer, as for any operation.
-				d.gate.close()
 				r := &graphql.Response{Data: []byte("null"), Errors: gqlerror.List{tooLarge(d.size, d.maxBytes)}}
 				d.codes(r)
 				d.report(r)
 				return r
 			}
-			gq := overhttp.HasNext(resp)
-			roots := int(d.roots.Load())
-			if !gq && roots == 0 {
-				// Nothing was deferred (@defer(if: false), or only on
-				// fields resolved inline): one ordinary response.
+			d.mu.Lock()
+			open := d.open
+			d.mu.Unlock()
+			if open == 0 {
+				// Nothing was deferred (@defer(if: false), no object under
+				// a deferred fragment, a list shorter than initialCount):
+				// one ordinary response.
 				resp.HasNext = nil
 				d.report(resp)
-				d.gate.close()
 				return resp
 			}
-			go d.pump(ctx, gctx, inner, gq, roots)
 			t := true
 			resp.HasNext = &t
 			d.annotate(ctx, resp, event{}, true)
 			return resp
 		}
-		// The transport asks for the next part: the initial one is sent.
-		d.once.Do(func() { close(d.sent) })
-		select {
-		case ev, ok := <-d.out:
-			if !ok {
-				return nil
-			}
-			if d.over(ev.resp) {
-				ev.resp = d.refuse(ev.resp)
-				ev.more, ev.refused = false, true
-			}
-			d.annotate(ctx, ev.resp, ev, false)
-			return ev.resp
-		case <-ctx.Done():
-			return nil
-		}
-	}
-}
-
-// pump merges gqlgen's deferred parts (polled from inner) and the root
-// parts into d.out, in the order they complete, each with hasNext, the
-// report on the last.
-// ctx is the request's, gctx the one gqlgen executes the operation on.
-func (d *deferral) pump(ctx, gctx context.Context, inner graphql.ResponseHandler, gq bool, roots int) {
-	defer close(d.out)
-	defer d.gate.close()
-	poke := make(chan struct{}, 1)
-	go func() { // polls gqlgen: one round per poke, until it has nothing pending
-		for {
-			select {
-			case <-poke:
-			case <-ctx.Done():
-				return
-			}
-			for {
-				if !d.gate.enter() {
-					return
-				}
-				r := inner(gctx)
-				if !d.gate.leave() {
-					return
-				}
-				more := r != nil && overhttp.HasNext(r)
-				if r != nil {
-					select {
-					case d.events <- event{resp: r, more: more}:
-					case <-ctx.Done():
-						return
-					}
-				}
-				if !more {
-					break
-				}
-			}
-			select {
-			case d.events <- event{}:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	rounds := 0 // poll rounds asked for and not ended
-	ask := func() {
-		select {
-		case poke <- struct{}{}:
-			rounds++
-		default: // a round not started yet will see what is pending now
-		}
-	}
-	if gq {
-		ask()
-	}
-	emit := func(ev event, more bool) bool {
-		resp := ev.resp
-		resp.HasNext = &more
-		if !more {
-			d.report(resp)
-		}
-		select {
-		case d.out <- ev:
-			return true
-		case <-ctx.Done():
-			return false
-		}
-	}
-	lastMore := true
-	for rounds > 0 || roots > 0 {
+		d.written(last)
 		var ev event
 		select {
 		case ev = <-d.events:
 		case <-ctx.Done():
-			return
+			return nil
 		}
-		switch {
-		case ev.resp == nil: // a poll round ended
-			rounds--
-			if rounds == 0 && roots == 0 && lastMore {
-				// The last part said more might follow: end the stream.
-				emit(event{resp: &graphql.Response{}}, false)
-				return
+		d.mu.Lock()
+		if ev.last {
+			d.open--
+		}
+		more := d.open > 0
+		d.mu.Unlock()
+		if d.over(ev.resp) {
+			ev.resp = d.refuse(ev.resp)
+			ev.refused = true
+		} else {
+			ev.resp.HasNext = &more
+			if !more {
+				d.report(ev.resp)
 			}
-			continue
-		case ev.root:
-			if !ev.more {
-				roots-- // a stream's last run, or a root part
-			}
-			d.codes(ev.resp)
-			if ev.nested {
-				ask() // the root part may have deferred parts of its own
-			}
-			lastMore = rounds > 0 || roots > 0
-		default:
-			// gqlgen's part: HasNext says whether gqlgen has more pending;
-			// if not, this round ends with it.
-			lastMore = ev.more || rounds > 1 || roots > 0
 		}
-		if !emit(ev, lastMore) {
-			return
-		}
-		if !lastMore {
-			// The last part: the poller, if it still has a round's end to
-			// send, stops when the request ends.
-			return
-		}
+		d.codes(ev.resp)
+		d.annotate(ctx, ev.resp, ev, false)
+		last = ev
+		return ev.resp
 	}
 }
 
@@ -682,174 +881,75 @@ func (d *deferral) refuse(resp *graphql.Response) *graphql.Response {
 	}
 	done := false
 	r.HasNext = &done
-	d.codes(r)
 	d.report(r)
 	return r
 }
 
-// rootKey is the part key of the deferred root field alias.
-func rootKey(alias string) string { return "root\x00" + alias }
-
-// groupKey is the part key of gqlgen's deferred part of the object at path
-// with label (gqlgen makes one part per object and label).
-func groupKey(path ast.Path, label string) string { return path.String() + "\x00" + label }
-
-// owners returns the keys of the parts whose payloads carry what is
-// resolved at ctx: [""] for the initial payload, none in a stream's items
-// (their @defer is not delivered).
-func (d *deferral) owners(ctx context.Context) []string {
-	if _, ok := ctx.Value(streamKey{}).(string); ok {
-		return nil
-	}
-	fc := deferredField(ctx)
-	if fc == nil {
-		return []string{""}
-	}
-	path := fc.Path()
-	if len(path) == 1 { // a root field
-		return []string{rootKey(fc.Field.Alias)}
-	}
-	path = path[:len(path)-1]
-	keys := make([]string, 0, len(fc.Field.Deferrables))
-	for _, df := range fc.Field.Deferrables {
-		keys = append(keys, groupKey(path, df.Label))
-	}
-	return keys
-}
-
-// expect records the part key (path, label) as known once a payload of
-// one of owners is (IncrementalV02 only).
-func (d *deferral) expect(key string, path ast.Path, label string, owners []string) {
-	if d.parts == nil || len(owners) == 0 {
-		return
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if _, ok := d.parts[key]; ok {
-		return
-	}
-	p := &pend{Pending: overhttp.Pending{ID: strconv.Itoa(d.nextID), Path: slices.Clone(path), Label: label}, owners: owners}
-	d.nextID++
-	d.parts[key] = p
-	d.order = append(d.order, p)
-}
-
-// expectIn records the deferred parts gqlgen will make of the objects the
-// field of fc resolved to (res: one object or a list of them): one per
-// object and label of its @defer fragments that select a field gqlgen
-// resolves apart (generated.Concurrent) (IncrementalV02 only).
-func (d *deferral) expectIn(ctx context.Context, oc *graphql.OperationContext, fc *graphql.FieldContext, res any) {
-	if d.parts == nil || fc == nil || fc.Field.Field == nil || fc.Field.Definition == nil || res == nil || len(fc.Field.Selections) == 0 {
-		return
-	}
-	typ := fc.Field.Definition.Type
-	list := typ.Elem != nil
-	if list && typ.Elem.Elem != nil {
-		return // lists of lists: none in the schema
-	}
-	d.mu.Lock()
-	labels, known := d.labels[fc.Field.Field]
-	d.mu.Unlock()
-	if !known {
-		name := typ.Name()
-		for _, f := range graphql.CollectFields(oc, fc.Field.Selections, []string{name}) {
-			if !f.IsDeferred() || !generated.Concurrent(name, f.Name) {
-				continue
-			}
-			for _, df := range f.Deferrables {
-				if !slices.Contains(labels, df.Label) {
-					labels = append(labels, df.Label)
-				}
-			}
-		}
-		d.mu.Lock()
-		d.labels[fc.Field.Field] = labels
-		d.mu.Unlock()
-	}
-	if len(labels) == 0 {
-		return
-	}
-	owners := d.owners(ctx)
-	path := fc.Path()
-	at := func(p ast.Path) {
-		for _, l := range labels {
-			d.expect(groupKey(p, l), p, l, owners)
-		}
-	}
-	v := reflect.ValueOf(res)
-	if !list {
-		if v.Kind() == reflect.Pointer && v.IsNil() {
-			return
-		}
-		at(path)
-		return
-	}
-	if v.Kind() != reflect.Slice {
-		return
-	}
-	for i := range v.Len() {
-		if e := v.Index(i); e.Kind() == reflect.Pointer && e.IsNil() {
-			continue
-		}
-		at(append(slices.Clip(path), ast.PathIndex(i)))
-	}
-}
-
 // annotate gives the transport the incrementalSpec=v0.2 entries of resp, the
-// initial payload or the payload of ev: the parts it makes known, the part
-// it delivers and those it completes (all still open, in the last).
+// initial payload or the payload of ev: the parts it makes known (those it
+// brings the objects of), the part it delivers and whether it completes it,
+// and, in the last, the parts still open.
 func (d *deferral) annotate(ctx context.Context, resp *graphql.Response, ev event, initial bool) {
-	if d.parts == nil {
+	if !d.v02 {
 		return
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	var part overhttp.Part
-	owner := ""
-	if !initial && (len(resp.Data) > 0 || resp.Path != nil) {
-		key := ev.key
-		if key == "" {
-			key = groupKey(resp.Path, resp.Label)
-		}
-		p := d.parts[key]
-		if p == nil { // not foreseen: announced with its data
-			p = &pend{Pending: overhttp.Pending{ID: strconv.Itoa(d.nextID), Path: slices.Clone(resp.Path), Label: resp.Label}}
-			if len(resp.Path) > 0 && resp.Data[0] == '[' {
-				p.Path = p.Path[:len(p.Path)-1]
-			}
-			d.nextID++
-			d.parts[key] = p
-			d.order = append(d.order, p)
-		}
-		if !p.announced {
-			p.announced = true
-			part.Pending = append(part.Pending, p.Pending)
-		}
-		part.ID = p.ID
-		part.Completes = !ev.partial
-		p.completed = p.completed || part.Completes
-		owner = key
+	var pt overhttp.Part
+	if !initial {
+		p := ev.p
+		pt.ID, pt.Completes = p.id, ev.last || ev.refused
+		p.completed = p.completed || pt.Completes
 	}
-	if initial || owner != "" {
-		for _, p := range d.order {
-			if !p.announced && slices.Contains(p.owners, owner) {
-				p.announced = true
-				part.Pending = append(part.Pending, p.Pending)
-			}
+	var known []*part
+	d.keysOf(ev, func(k partAt) { known = append(known, d.waiting[k]...) })
+	slices.SortStableFunc(known, func(a, b *part) int {
+		if c := comparePaths(a.path, b.path); c != 0 {
+			return c
 		}
+		return strings.Compare(a.label, b.label)
+	})
+	for _, p := range known {
+		p.announced, p.id = true, strconv.Itoa(d.nextID)
+		d.nextID++
+		pt.Pending = append(pt.Pending, overhttp.Pending{ID: p.id, Path: slices.Clone(p.path), Label: p.label})
 	}
 	if !initial && !overhttp.HasNext(resp) {
-		for _, p := range d.order {
-			if p.announced && !p.completed && p.ID != part.ID {
+		for _, p := range d.parts {
+			if p.announced && !p.completed && p != ev.p {
 				p.completed = true
-				part.Completed = append(part.Completed, p.ID)
+				pt.Completed = append(pt.Completed, p.id)
 			}
 		}
 		if ev.refused {
-			part.CompletedErrors = resp.Errors
+			pt.CompletedErrors = resp.Errors
 		}
 	}
-	overhttp.Annotate(ctx, resp, part)
+	overhttp.Annotate(ctx, resp, pt)
+}
+
+// comparePaths orders paths element by element, indexes as numbers.
+func comparePaths(a, b ast.Path) int {
+	for i := range min(len(a), len(b)) {
+		ai, aIdx := a[i].(ast.PathIndex)
+		bi, bIdx := b[i].(ast.PathIndex)
+		switch {
+		case aIdx && bIdx:
+			if c := cmp.Compare(ai, bi); c != 0 {
+				return c
+			}
+		case aIdx != bIdx:
+			if aIdx {
+				return 1
+			}
+			return -1
+		default:
+			if c := strings.Compare(string(a[i].(ast.PathName)), string(b[i].(ast.PathName))); c != 0 {
+				return c
+			}
+		}
+	}
+	return cmp.Compare(len(a), len(b))
 }
 
 // report adds the upstream call report to the last payload, when asked for.
@@ -862,8 +962,8 @@ func (d *deferral) report(resp *graphql.Response) {
 	}
 }
 
-// codes gives the access log the error codes of a root part (gqlgen's parts
-// pass through upstreamReport).
+// codes gives the access log the error codes of a part (the initial
+// payload passes through upstreamReport).
 func (d *deferral) codes(resp *graphql.Response) {
 	entry := accesslog.From(d.req)
 	for _, e := range resp.Errors {
@@ -875,49 +975,133 @@ func (d *deferral) codes(resp *graphql.Response) {
 
 // callPart names the part of the response an upstream call made with ctx
 // serves, for the call report: "" outside a deferred operation, "initial",
-// or the label of the deferred part (its path when it has none).
+// or the label of the deferred part or stream (when it has none,
+// "deferred <path>" or "stream <path>").
 func callPart(ctx context.Context) string {
 	if requestFrom(ctx).deferral == nil {
 		return ""
 	}
-	if p, ok := ctx.Value(streamKey{}).(string); ok {
-		return p
-	}
-	if f := deferredField(ctx); f != nil {
-		if l := f.Field.Deferrables[0].Label; l != "" {
-			return l
-		}
-		return "deferred " + f.Path().String()
+	if p, _ := partOf(ctx); p != nil {
+		return p.name
 	}
 	return "initial"
 }
 
-// deferredField is the innermost field above ctx's that gqlgen (or the
-// root deferral) resolves apart, nil when none: ctx's calls serve a
-// deferred part.
-// deferredRootKey marks the context of a deferred root field's resolution.
-type deferredRootKey struct{}
-
-// inDeferredPart reports whether ctx resolves what a deferred part brings (a
-// field of a deferred fragment, or a deferred root field). A list @stream
-// marks there comes whole in that part: its stream would have to start
-// after the part that holds the list, which the pump does not order.
+// inDeferredPart reports whether ctx resolves what a payload after the
+// initial one brings (a deferred part, or a stream's later items).
 func inDeferredPart(ctx context.Context) bool {
-	if ctx.Value(deferredRootKey{}) != nil {
-		return true
-	}
-	for fc := graphql.GetFieldContext(ctx); fc != nil; fc = fc.Parent {
-		if fc.Field.Field != nil && fc.Field.IsDeferred() {
-			return true
-		}
-	}
-	return false
+	p, _ := partOf(ctx)
+	return p != nil
 }
 
-func deferredField(ctx context.Context) *graphql.FieldContext {
-	for fc := graphql.GetFieldContext(ctx); fc != nil; fc = fc.Parent {
-		if fc.IsResolver && fc.Field.Field != nil && fc.Field.IsDeferred() {
-			return fc
+// lookahead returns the fields the query selects on what the field of ctx
+// resolves to, as gqlgen collects them (satisfies: the object types, nil
+// for any), the fields of its deferred fragments included: what a
+// resolver loads must be what the query without @defer loads.
+func lookahead(ctx context.Context, satisfies []string) []graphql.CollectedField {
+	fc := graphql.GetFieldContext(ctx)
+	d := requestFrom(ctx).deferral
+	if d == nil || len(d.marks) == 0 || fc == nil {
+		return graphql.CollectFieldsCtx(ctx, satisfies)
+	}
+	return graphql.CollectFields(graphql.GetOperationContext(ctx), d.lookaheadSet(fc.Field.Selections), satisfies)
+}
+
+// lookaheadSet returns sel with its deferred fragments unmarked, and the
+// fragments it spreads that hold one inline.
+func (d *deferral) lookaheadSet(sel ast.SelectionSet) ast.SelectionSet {
+	k := keyOf(sel, "")
+	d.mu.Lock()
+	out, ok := d.looks[k]
+	d.mu.Unlock()
+	if ok {
+		return out
+	}
+	var rewrite func(ss ast.SelectionSet) (ast.SelectionSet, bool)
+	rewrite = func(ss ast.SelectionSet) (ast.SelectionSet, bool) {
+		var out ast.SelectionSet
+		for i, s := range ss {
+			_, marked := d.marks[s]
+			var n ast.Selection
+			switch s := s.(type) {
+			case *ast.InlineFragment:
+				sub, changed := rewrite(s.SelectionSet)
+				if changed || marked {
+					c := *s
+					c.SelectionSet = sub
+					if marked {
+						c.Directives = c.Directives[1:]
+					}
+					n = &c
+				}
+			case *ast.FragmentSpread:
+				f := d.doc.Fragments.ForName(s.Name)
+				if f == nil {
+					continue
+				}
+				sub, changed := rewrite(f.SelectionSet)
+				if changed || marked {
+					dirs := s.Directives
+					if marked {
+						dirs = dirs[1:]
+					}
+					n = &ast.InlineFragment{TypeCondition: f.TypeCondition, Directives: dirs, SelectionSet: sub, ObjectDefinition: f.Definition, Position: s.Position}
+				}
+			}
+			if n == nil {
+				continue
+			}
+			if out == nil {
+				out = slices.Clone(ss)
+			}
+			out[i] = n
+		}
+		if out == nil {
+			return ss, false
+		}
+		return out, true
+	}
+	out, _ = rewrite(sel)
+	d.mu.Lock()
+	if d.looks == nil {
+		d.looks = map[selKey]ast.SelectionSet{}
+	}
+	d.looks[k] = out
+	d.mu.Unlock()
+	return out
+}
+
+// checkStreams refuses a @stream whose initialCount is negative
+// (BAD_USER_INPUT, before anything runs), in ss and the fragments it
+// spreads.
+func checkStreams(doc *ast.QueryDocument, ss ast.SelectionSet, vars map[string]any, seen map[string]bool) *gqlerror.Error {
+	for _, sel := range ss {
+		switch s := sel.(type) {
+		case *ast.Field:
+			if dir := s.Directives.ForName("stream"); dir != nil && dir.Definition != nil {
+				if n, _ := dir.ArgumentMap(vars)["initialCount"].(int64); n < 0 {
+					e := gqlerror.ErrorPosf(dir.Position, "@stream on %s: initialCount must be 0 or more, got %d", s.Alias, n)
+					e.Extensions = map[string]any{"code": errcode.BadUserInput, "field": "initialCount"}
+					return e
+				}
+			}
+			if err := checkStreams(doc, s.SelectionSet, vars, seen); err != nil {
+				return err
+			}
+		case *ast.InlineFragment:
+			if err := checkStreams(doc, s.SelectionSet, vars, seen); err != nil {
+				return err
+			}
+		case *ast.FragmentSpread:
+			if seen[s.Name] {
+				continue
+			}
+			seen[s.Name] = true
+			if f := doc.Fragments.ForName(s.Name); f != nil {
+				if err := checkStreams(doc, f.SelectionSet, vars, seen); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	return nil
@@ -982,13 +1166,21 @@ func hasDefer(doc *ast.QueryDocument, ss ast.SelectionSet, seen map[string]bool)
 }
 
 // withoutDefer gives oc a copy of its document and operation without @defer
-// directives (the cached document is shared by other requests: the nodes on
-// the way to a @defer are copied, the rest shared).
-func withoutDefer(oc *graphql.OperationContext) {
+// directives.
+func withoutDefer(oc *graphql.OperationContext) { rewriteDefer(oc, nil, nil) }
+
+// rewriteDefer gives oc a copy of its document and operation in which each
+// fragment with @defer, if true, spread on an object type generated.Objects
+// marshals, has skip put first among its directives (the copy recorded in
+// marks with its label), and every other @defer is removed; with skip nil,
+// every @defer is removed. The cached document is shared by other
+// requests: the nodes on the way to a @defer are copied, the rest shared.
+func rewriteDefer(oc *graphql.OperationContext, skip *ast.Directive, marks map[ast.Selection]string) {
+	r := rewriter{vars: oc.Variables, skip: skip, marks: marks}
 	doc := *oc.Doc
 	doc.Fragments = make(ast.FragmentDefinitionList, len(oc.Doc.Fragments))
 	for i, f := range oc.Doc.Fragments {
-		if ss, changed := stripDefer(f.SelectionSet); changed {
+		if ss, changed := r.selections(f.SelectionSet, f.TypeCondition); changed {
 			c := *f
 			c.SelectionSet = ss
 			f = &c
@@ -996,7 +1188,8 @@ func withoutDefer(oc *graphql.OperationContext) {
 		doc.Fragments[i] = f
 	}
 	op := *oc.Operation
-	op.SelectionSet, _ = stripDefer(op.SelectionSet)
+	root := map[ast.Operation]string{ast.Query: "Query", ast.Mutation: "Mutation", ast.Subscription: "Subscription"}[op.Operation]
+	op.SelectionSet, _ = r.selections(op.SelectionSet, root)
 	doc.Operations = make(ast.OperationList, len(oc.Doc.Operations))
 	for i, o := range oc.Doc.Operations {
 		if o == oc.Operation {
@@ -1007,38 +1200,58 @@ func withoutDefer(oc *graphql.OperationContext) {
 	oc.Doc, oc.Operation = &doc, &op
 }
 
-func stripDefer(ss ast.SelectionSet) (ast.SelectionSet, bool) {
+type rewriter struct {
+	vars  map[string]any
+	skip  *ast.Directive
+	marks map[ast.Selection]string
+}
+
+// selections rewrites ss, the selections of an object of type typ.
+func (r rewriter) selections(ss ast.SelectionSet, typ string) (ast.SelectionSet, bool) {
 	var out ast.SelectionSet
 	for i, sel := range ss {
 		var n ast.Selection
+		label, marked := "", false
 		switch s := sel.(type) {
 		case *ast.Field:
-			if sub, changed := stripDefer(s.SelectionSet); changed {
+			if s.Definition == nil || len(s.SelectionSet) == 0 {
+				continue
+			}
+			if sub, changed := r.selections(s.SelectionSet, s.Definition.Type.Name()); changed {
 				c := *s
 				c.SelectionSet = sub
 				n = &c
 			}
 		case *ast.InlineFragment:
-			sub, changed := stripDefer(s.SelectionSet)
-			dirs, dropped := dropDefer(s.Directives)
+			inner := typ
+			if s.TypeCondition != "" {
+				inner = s.TypeCondition
+			}
+			sub, changed := r.selections(s.SelectionSet, inner)
+			var dirs ast.DirectiveList
+			var dropped bool
+			dirs, dropped, label, marked = r.directives(s.Directives, typ)
 			if changed || dropped {
 				c := *s
 				c.SelectionSet, c.Directives = sub, dirs
 				n = &c
 			}
 		case *ast.FragmentSpread:
-			if dirs, dropped := dropDefer(s.Directives); dropped {
+			if dirs, dropped, l, m := r.directives(s.Directives, typ); dropped {
 				c := *s
 				c.Directives = dirs
-				n = &c
+				n, label, marked = &c, l, m
 			}
 		}
-		if n != nil && out == nil {
-			out = make(ast.SelectionSet, len(ss))
-			copy(out, ss)
+		if n == nil {
+			continue
 		}
-		if n != nil {
-			out[i] = n
+		if out == nil {
+			out = slices.Clone(ss)
+		}
+		out[i] = n
+		if marked {
+			r.marks[n] = label
 		}
 	}
 	if out == nil {
@@ -1047,15 +1260,24 @@ func stripDefer(ss ast.SelectionSet) (ast.SelectionSet, bool) {
 	return out, true
 }
 
-func dropDefer(dirs ast.DirectiveList) (ast.DirectiveList, bool) {
-	if dirs.ForName("defer") == nil {
-		return dirs, false
+// directives returns the directives dirs of a fragment spread on an object
+// of type typ rewritten (changed: false when it has no @defer): skip first
+// (marked, with the @defer's label) or without @defer.
+func (r rewriter) directives(dirs ast.DirectiveList, typ string) (out ast.DirectiveList, changed bool, label string, marked bool) {
+	dir := dirs.ForName("defer")
+	if dir == nil {
+		return dirs, false, "", false
 	}
-	out := make(ast.DirectiveList, 0, len(dirs)-1)
+	args := dir.ArgumentMap(r.vars)
+	if on, ok := args["if"].(bool); r.skip != nil && (!ok || on) && generated.IsObject(typ) {
+		label, _ = args["label"].(string)
+		return append(ast.DirectiveList{r.skip}, dirs...), true, label, true
+	}
+	out = make(ast.DirectiveList, 0, len(dirs)-1)
 	for _, d := range dirs {
 		if d.Name != "defer" {
 			out = append(out, d)
 		}
 	}
-	return out, true
+	return out, true, "", false
 }

@@ -39,7 +39,8 @@ func embeddedSuffices(ctx context.Context, embedded map[string]bool) bool {
 	}
 	// Plain fields, the common selection, are checked as they are; a
 	// fragment or a directive goes through gqlgen's field collection
-	// (@skip, @include, type conditions), which allocates.
+	// (@skip, @include, type conditions; lookahead: deferred fragments
+	// included), which allocates.
 	plain := true
 	for _, sel := range graphql.GetFieldContext(ctx).Field.Selections {
 		f, ok := sel.(*ast.Field)
@@ -54,7 +55,7 @@ func embeddedSuffices(ctx context.Context, embedded map[string]bool) bool {
 	if plain {
 		return true
 	}
-	for _, f := range graphql.CollectFieldsCtx(ctx, nil) {
+	for _, f := range lookahead(ctx, nil) {
 		if !embedded[f.Name] {
 			return false
 		}

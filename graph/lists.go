@@ -108,7 +108,7 @@ func connection[T, E, C any](ctx context.Context, cursors *paging.Codec, scope s
 			return none, err
 		}
 		if !pages.Done() {
-			d.pages(ctx, func(ctx context.Context) (any, bool, error) {
+			d.registerPages(ctx, func(ctx context.Context) (any, bool, error) {
 				es, err := pages.Next(ctx)
 				if err != nil {
 					return nil, true, err
@@ -138,7 +138,8 @@ func connection[T, E, C any](ctx context.Context, cursors *paging.Codec, scope s
 // selectsCursors reports whether the query selects edges or pageInfo on
 // the connection field ctx resolves (true outside a field). Plain fields are
 // read as they are; a fragment or a directive goes through gqlgen's field
-// collection (@skip, @include, type conditions).
+// collection (@skip, @include, type conditions; lookahead: deferred
+// fragments included).
 func selectsCursors(ctx context.Context) bool {
 	fc := graphql.GetFieldContext(ctx)
 	if fc == nil {
@@ -148,7 +149,7 @@ func selectsCursors(ctx context.Context) bool {
 	for _, sel := range fc.Field.Selections {
 		f, ok := sel.(*ast.Field)
 		if !ok || len(f.Directives) > 0 {
-			return slices.ContainsFunc(graphql.CollectFieldsCtx(ctx, nil), func(f graphql.CollectedField) bool { return shows(f.Name) })
+			return slices.ContainsFunc(lookahead(ctx, nil), func(f graphql.CollectedField) bool { return shows(f.Name) })
 		}
 		if shows(f.Name) {
 			return true

@@ -422,8 +422,6 @@ func (c *Client) do(ctx context.Context, rc call) (resp *Response, v any, err er
 	if ctx == nil {
 		return nil, nil, errors.New("restclient: nil context")
 	}
-	ctx, release := withEnd(ctx)
-	defer release()
 	start := time.Now()
 	var (
 		f      fetched

@@ -54,28 +54,6 @@ func priorityOf(ctx context.Context) int {
 	return p
 }
 
-type endKey struct{}
-
-// WithEnd returns ctx whose calls end when end does (with end's cause),
-// although ctx itself may go on: a caller that must keep its own context
-// alive past its request (graph's execution of a deferred operation) still
-// has the request's calls end with the request.
-func WithEnd(ctx, end context.Context) context.Context {
-	return context.WithValue(ctx, endKey{}, end)
-}
-
-// withEnd returns ctx ended also by the end ctx carries (WithEnd), and the
-// function that releases it; ctx itself when it carries none.
-func withEnd(ctx context.Context) (context.Context, func()) {
-	end, _ := ctx.Value(endKey{}).(context.Context)
-	if end == nil {
-		return ctx, func() {}
-	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	stop := context.AfterFunc(end, func() { cancel(context.Cause(end)) })
-	return ctx, func() { stop(); cancel(nil) }
-}
-
 // CallInfo describes one logical upstream call, after its retries.
 type CallInfo struct {
 	Method   string        // "GET"

@@ -57,6 +57,11 @@ type Report struct {
 	// CacheHits counts the calls the response cache answered.
 	CacheHits int    `json:"cacheHits,omitempty"`
 	Calls     []Call `json:"calls"`
+	// FirstPayloadMs is, for a response delivered in parts (@defer,
+	// @stream), when its first payload was written, in ms since the
+	// request's start (Collector.FirstPayload): every call of a later part
+	// starts after it.
+	FirstPayloadMs *float64 `json:"firstPayloadMs,omitempty"`
 }
 
 // Collector records the calls of one GraphQL request. Safe for concurrent use.
@@ -85,6 +90,7 @@ type Collector struct {
 	waited   time.Duration
 	hits     int
 	refused  *CredentialsRefusedError // set by the first 401
+	first    time.Time                // FirstPayload
 }
 
 // CredentialsRefusedError refuses a call once the upstream has answered 401
@@ -227,5 +233,20 @@ func (c *Collector) Report() Report {
 	defer c.mu.Unlock()
 	out := make([]Call, len(c.calls))
 	copy(out, c.calls)
-	return Report{Count: c.ended - c.hits, CacheHits: c.hits, Calls: out}
+	r := Report{Count: c.ended - c.hits, CacheHits: c.hits, Calls: out}
+	if !c.first.IsZero() && !c.Start.IsZero() {
+		at := max(0, ms(c.first.Sub(c.Start)))
+		r.FirstPayloadMs = &at
+	}
+	return r
+}
+
+// FirstPayload records that the first payload of a response delivered in
+// parts is written, now (Report.FirstPayloadMs).
+func (c *Collector) FirstPayload() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.Keep && c.first.IsZero() {
+		c.first = time.Now()
+	}
 }

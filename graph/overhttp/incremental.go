@@ -46,14 +46,21 @@ type Incremental struct {
 
 // AcceptsIncremental returns the incremental delivery h's Accept header
 // admits, from its media ranges of multipart/mixed and text/event-stream
-// (SSE) with a quality above 0: the first that names its format
-// (incrementalSpec=v0.2: IncrementalV02; deferSpec=20220824:
-// Defer20220824), else the first without a spec (Defer20220824, what
-// gqlgen and Apollo Router answer; Apollo Client's GraphQL17Alpha9Handler
-// adds a bare multipart/mixed before the client's own Accept). A range
-// naming another spec version is skipped. NotIncremental when none.
+// (SSE) with a quality above 0 (wildcards admit none): the one of the
+// highest quality, a range that names its format (incrementalSpec=v0.2:
+// IncrementalV02; deferSpec=20220824: Defer20220824) over one without
+// (Defer20220824, what gqlgen and Apollo Router answer; Apollo Client's
+// GraphQL17Alpha9Handler adds a bare multipart/mixed before the client's
+// own Accept), then the first. A range naming another spec version is
+// skipped. NotIncremental when none, or when a JSON media type has a
+// higher quality (Negotiate's: `application/json, multipart/mixed;q=0.5`
+// asks for one JSON response).
 func AcceptsIncremental(h http.Header) Incremental {
-	var bare *Incremental
+	var (
+		best  Incremental
+		bestQ float64
+		named bool
+	)
 	for _, v := range h.Values("Accept") {
 		if !strings.Contains(v, "multipart/mixed") && !strings.Contains(v, "text/event-stream") {
 			continue // the common case: no media range to parse
@@ -63,28 +70,33 @@ func AcceptsIncremental(h http.Header) Incremental {
 			if err != nil || (mt != "multipart/mixed" && mt != "text/event-stream") {
 				continue
 			}
-			if q, ok := params["q"]; ok {
-				if f, err := strconv.ParseFloat(q, 64); err != nil || f <= 0 {
+			q := 1.0
+			if v, ok := params["q"]; ok {
+				if q, err = strconv.ParseFloat(v, 64); err != nil || q <= 0 || q > 1 {
 					continue
 				}
 			}
-			sse := mt == "text/event-stream"
+			m := Incremental{Format: Defer20220824, SSE: mt == "text/event-stream"}
 			inc, hasInc := params["incrementalspec"]
 			def, hasDef := params["deferspec"]
 			switch {
 			case hasInc && inc == "v0.2":
-				return Incremental{Format: IncrementalV02, SSE: sse}
+				m.Format = IncrementalV02
 			case hasDef && def == "20220824" && !hasInc:
-				return Incremental{Format: Defer20220824, SSE: sse}
-			case !hasInc && !hasDef && bare == nil:
-				bare = &Incremental{Format: Defer20220824, SSE: sse}
+			case !hasInc && !hasDef:
+			default:
+				continue // another version
+			}
+			isNamed := hasInc || hasDef
+			if q > bestQ || q == bestQ && isNamed && !named {
+				best, bestQ, named = m, q, isNamed
 			}
 		}
 	}
-	if bare != nil {
-		return *bare
+	if bestQ == 0 || jsonQuality(strings.Join(h.Values("Accept"), ",")) > bestQ {
+		return Incremental{}
 	}
-	return Incremental{}
+	return best
 }
 
 // Part is what a payload of a response in parts says, in the

@@ -87,13 +87,43 @@ func Negotiate(h http.Header) (string, bool) {
 	if strings.TrimSpace(accept) == "" {
 		return JSON, true
 	}
-	type match struct {
-		q           float64
-		specificity int // 0 none, 1 */*, 2 application/*, 3 exact
-		pos         int
+	best := jsonMatches(accept)
+	// preferred reports whether a wins over b; offers lists JSON first, so
+	// a tie between wildcards keeps JSON.
+	preferred := func(a, b match) bool {
+		if a.q != b.q {
+			return a.q > b.q
+		}
+		if aExact, bExact := a.specificity == 3, b.specificity == 3; aExact != bExact || aExact {
+			return aExact && (!bExact || a.pos < b.pos)
+		}
+		return false
 	}
-	offers := []string{JSON, GraphQLResponseJSON}
-	best := make([]match, len(offers))
+	chosen, found := JSON, false
+	var top match
+	for i, m := range best {
+		if m.specificity > 0 && m.q > 0 && (!found || preferred(m, top)) {
+			chosen, top, found = offers[i], m, true
+		}
+	}
+	return chosen, found
+}
+
+// offers are the JSON media types the endpoint answers in, JSON first.
+var offers = [...]string{JSON, GraphQLResponseJSON}
+
+// match is how an Accept header admits a media type: the quality of its
+// most specific range that matches (specificity 0 none, 1 */*, 2
+// application/*, 3 exact), at position pos.
+type match struct {
+	q           float64
+	specificity int
+	pos         int
+}
+
+// jsonMatches returns how the Accept header accept admits each of offers.
+func jsonMatches(accept string) [len(offers)]match {
+	var best [len(offers)]match
 	for pos, part := range strings.Split(accept, ",") {
 		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
 		if err != nil {
@@ -120,25 +150,19 @@ func Negotiate(h http.Header) (string, bool) {
 			}
 		}
 	}
-	// preferred reports whether a wins over b; offers lists JSON first, so
-	// a tie between wildcards keeps JSON.
-	preferred := func(a, b match) bool {
-		if a.q != b.q {
-			return a.q > b.q
-		}
-		if aExact, bExact := a.specificity == 3, b.specificity == 3; aExact != bExact || aExact {
-			return aExact && (!bExact || a.pos < b.pos)
-		}
-		return false
-	}
-	chosen, found := JSON, false
-	var top match
-	for i, m := range best {
-		if m.specificity > 0 && m.q > 0 && (!found || preferred(m, top)) {
-			chosen, top, found = offers[i], m, true
+	return best
+}
+
+// jsonQuality is the highest quality the Accept header accept gives a JSON
+// media type (0 when it admits none).
+func jsonQuality(accept string) float64 {
+	q := 0.0
+	for _, m := range jsonMatches(accept) {
+		if m.specificity > 0 {
+			q = max(q, m.q)
 		}
 	}
-	return chosen, found
+	return q
 }
 
 // NotAcceptable is the refusal of a request whose Accept admits no media type

@@ -323,6 +323,19 @@ func TestAcceptsIncremental(t *testing.T) {
 		"multipart/mixed; deferSpec=20220824; q=0": {},
 		"text/event-stream":                        {Format: overhttp.Defer20220824, SSE: true},
 		"text/event-stream; incrementalSpec=v0.2":  {Format: overhttp.IncrementalV02, SSE: true},
+		// Quality values decide between JSON and the incremental types,
+		// and among the incremental ranges; a tie goes to the incremental
+		// one, a range naming its spec wins over a bare one, then the first.
+		"application/graphql-response+json, multipart/mixed;q=0.1":                             {},
+		"application/json;q=0.5, multipart/mixed;q=0.4":                                        {},
+		"*/*, text/event-stream;q=0.9":                                                         {},
+		"*/*;q=0.1, multipart/mixed;q=0.2":                                                     {Format: overhttp.Defer20220824},
+		"multipart/mixed;q=0.1, application/json;q=0.05":                                       {Format: overhttp.Defer20220824},
+		"application/json, multipart/mixed":                                                    {Format: overhttp.Defer20220824},
+		"multipart/mixed;incrementalSpec=v0.2;q=0.2, multipart/mixed;deferSpec=20220824;q=0.9": {Format: overhttp.Defer20220824},
+		"text/event-stream;q=0.5, multipart/mixed;incrementalSpec=v0.2":                        {Format: overhttp.IncrementalV02},
+		"multipart/mixed;incrementalSpec=v0.2, multipart/mixed;deferSpec=20220824":             {Format: overhttp.IncrementalV02},
+		"multipart/mixed;q=2":                                                                  {},
 	} {
 		h := http.Header{}
 		if accept != "" {

@@ -89,6 +89,46 @@ fragment CreditNotes on Location {
   }
 }`
 
+// DeferredLinks: Dashboard with each transaction's links (its booking's
+// resource, its order's product, its ticket's event) deferred inside the
+// list (@defer in each node), and its credit notes deferred: the first
+// payload has the location, its products and orders, and its transactions
+// without their links; a part per transaction with its links follows, and
+// the credit notes (docs/incremental-delivery.md). Upstream: the same calls
+// as Dashboard, three of them for the first payload (the product, order and
+// transaction lists).
+const DeferredLinks = `query DeferredLinks($locationId: ID!) {
+  location(id: $locationId) {
+    id
+    products { id title options { id title } }
+    orders(first: 10) {
+      nodes {
+        id number status createDate
+        product { id title visibility }
+        option { id title price { money { amount currencyCode } } }
+      }
+    }
+    transactions(first: 50) {
+      nodes {
+        id type status amount createDate
+        ... @defer(label: "links") {
+          booking { resource { id title capacity } }
+          order { product { id title description } }
+          ticket { event { id title venue } }
+        }
+      }
+      pageInfo { hasNextPage endCursor }
+    }
+    ...CreditNotes @defer(label: "creditNotes")
+  }
+}
+
+fragment CreditNotes on Location {
+  creditNotes(first: 10) {
+    nodes { id number totalAmount invoice { id number status amountDue } }
+  }
+}`
+
 // Invoice: an invoice with its items, the resources of its
 // bookings, and its credit notes with their lines and the invoice items they
 // credit. Upstream: one invoice call (it also answers every invoiceItem), one
