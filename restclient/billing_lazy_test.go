@@ -81,10 +81,11 @@ func sameScalars[T any](lazy, whole *T) error {
 // lazyResource decodes body as GetResourceLazily does and completes it,
 // checking the lazy value against the completed one (sameScalars).
 func lazyResource(body []byte) (any, pageInfo, error) {
-	v, err := parseResourceLazily(body, http.MethodGet, "/r")
+	lv, _, err := OpGetResource.lazy(body)
 	if err != nil {
 		return nil, pageInfo{}, err
 	}
+	v := lv.(*Resource)
 	whole, err := v.Complete()
 	if err != nil {
 		return nil, pageInfo{}, err

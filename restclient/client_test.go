@@ -691,7 +691,7 @@ func TestCallTarget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seg, _ := escapeID("GetPost", "a b/c?d")
+	seg, _ := escapeID(&OpUpdatePost.Operation, "a b/c?d")
 	for _, tc := range []struct {
 		rc         call
 		want, path string

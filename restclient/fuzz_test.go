@@ -36,7 +36,7 @@ func decoders() map[string]pair {
 		"invoiceItems": {
 			func(b []byte) (any, pageInfo, error) {
 				v := new(InvoiceItems)
-				_, err := decodeStruct(v)(b)
+				err := v.fastWhole(b)
 				return v, pageInfo{}, err
 			},
 			func(b []byte) (any, pageInfo, error) {
