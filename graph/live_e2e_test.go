@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/workspacenet/facade/restclient"
 	"io"
 	"net/http"
 	"net/url"
@@ -271,7 +272,7 @@ func TestLiveOrderEventsShareOnePoller(t *testing.T) {
 	testenv.WaitFor(t, "no subscription", func() bool { return env.Stack.Live.Stats().Pollers == 0 })
 	got, _ := env.Calls()
 	polls := env.Stack.Live.Stats().Polls["/shop/orders/v1"]
-	if served := got[rListOrders] - 1; served != polls && served != polls+1 {
+	if served := got[restclient.OpListOrders.Pattern()] - 1; served != polls && served != polls+1 {
 		t.Fatalf("upstream served %d order lists for the subscriptions, the hub made %d polls", served, polls)
 	}
 }
@@ -508,7 +509,7 @@ func TestLiveQueriesOverWebSocketFetchAfresh(t *testing.T) {
 			t.Fatalf("query %s: %+v", id, m)
 		}
 	}
-	if got, _ := env.Calls(); got[rGetResource] != 2 {
+	if got, _ := env.Calls(); got[restclient.OpGetResource.Pattern()] != 2 {
 		t.Fatalf("calls %v, want the resource fetched by each query", got)
 	}
 }

@@ -3,6 +3,7 @@ package graph_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/workspacenet/facade/restclient"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -96,15 +97,15 @@ func TestLiveEventReportsItsPollAndLinks(t *testing.T) {
 		reported[call.Method+" "+call.Path]++
 		if call.Part == "poll" {
 			polls++
-			if call.Method+" "+call.Path != rListOrders || call.Status != 200 {
-				t.Errorf("poll call %+v, want %s answered 200", call, rListOrders)
+			if call.Method+" "+call.Path != restclient.OpListOrders.Pattern() || call.Status != 200 {
+				t.Errorf("poll call %+v, want %s answered 200", call, restclient.OpListOrders)
 			}
 		} else if call.StartMs < 0 || call.DurationMs <= 0 {
 			t.Errorf("link call %+v: not on the event's time line", call)
 		}
 	}
-	if polls != 1 || reported[rListProducts] != 1 || rep.Count != len(rep.Calls) {
-		t.Fatalf("report %s: want the poll (%s) and the product's load in its location (%s), count = calls; served %v", m.Payload, rListOrders, rListProducts, served)
+	if polls != 1 || reported[restclient.OpListProducts.Pattern()] != 1 || rep.Count != len(rep.Calls) {
+		t.Fatalf("report %s: want the poll (%s) and the product's load in its location (%s), count = calls; served %v", m.Payload, restclient.OpListOrders, restclient.OpListProducts, served)
 	}
 	if len(reported) != len(served) {
 		t.Fatalf("reported %v, the local service served %v", reported, served)

@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"net/http"
 	"reflect"
 	"slices"
 	"strings"
@@ -343,8 +344,22 @@ func TestLinks(t *testing.T) {
 	}
 }
 
+// TestEntryPointsAndEnums derives the entry points from the schema and
+// restclient's operation table, and holds them to graph.md's conventions:
+//
+//   - every operation of the table has its entry point: each GET a Query
+//     field, each write a Mutation field, whose description names it
+//     ("GET /resources/v1/{id}"); a Query field that names none says it
+//     makes no upstream call (location);
+//   - an argument naming a record is an ID: `id`, or `<kind>Id` (sent as
+//     `<kind>Ref`);
+//   - a field returning a connection ends with `first: Int = 25, after:
+//     String`;
+//   - a mutation `x` takes `input: XInput!` (after the id it changes) and
+//     returns a nullable `XPayload`; a Query field returns a nullable type.
 func TestEntryPointsAndEnums(t *testing.T) {
 	_, schema := loadConfig(t)
+	const page = "first: Int = 25, after: String"
 	args := func(f *gql.FieldDefinition) string {
 		var s []string
 		for _, a := range f.Arguments {
@@ -354,51 +369,59 @@ func TestEntryPointsAndEnums(t *testing.T) {
 			}
 			s = append(s, arg)
 		}
-		return f.Name + "(" + strings.Join(s, ", ") + "): " + f.Type.String()
+		return strings.Join(s, ", ")
 	}
-	const page = "first: Int = 25, after: String"
-	want := map[string][]string{
-		"Query": {
-			"resource(id: ID!): Resource", "event(id: ID!): Event", "visit(id: ID!): Visit",
-			"product(id: ID!): Product", "products(locationId: ID!): [Product!]", "invoice(id: ID!): Invoice",
-			"creditNotes(invoiceId: ID, locationId: ID, " + page + "): CreditNoteConnection",
-			"transactions(locationId: ID!, status: TransactionStatus, type: TransactionType, createDate: DateRangeInput, " + page + "): TransactionConnection",
-			"orders(locationId: ID!, status: OrderStatus, createDate: DateRangeInput, " + page + "): OrderConnection",
-			"redemptions(couponId: ID, promocodeId: ID, " + page + "): RedemptionConnection",
-			"postComments(postId: ID!): [Comment!]", "location(id: ID!): Location",
-			// Federation (gqlgen's plugin, docs/federation.md).
-			"_entities(representations: [_Any!]!): [_Entity]!", "_service(): _Service!",
-		},
-		"Mutation": {
-			"createCreditNote(input: CreateCreditNoteInput!): CreateCreditNotePayload",
-			"createBooking(input: CreateBookingInput!): CreateBookingPayload",
-			"createVisit(input: CreateVisitInput!): CreateVisitPayload",
-			"updateVisit(id: ID!, input: UpdateVisitInput!): UpdateVisitPayload",
-			"createVisitRequest(input: CreateVisitRequestInput!): CreateVisitRequestPayload",
-			"createPost(input: CreatePostInput!): CreatePostPayload",
-			"updatePost(id: ID!, input: UpdatePostInput!): UpdatePostPayload",
-		},
-		"Location": {
-			"id(): ID!", "title(): String", "address(): String", "timezoneId(): String", "products(): [Product!]",
-			"orders(status: OrderStatus, createDate: DateRangeInput, " + page + "): OrderConnection",
-			"transactions(status: TransactionStatus, type: TransactionType, createDate: DateRangeInput, " + page + "): TransactionConnection",
-			"creditNotes(" + page + "): CreditNoteConnection",
-		},
-		"Invoice": {"creditNotes(" + page + "): CreditNoteConnection"},
-	}
-	for typ, fields := range want {
-		def := schema.Types[typ]
-		var got []string
-		for _, f := range def.Fields {
-			if !strings.HasPrefix(f.Name, "__") {
-				got = append(got, args(f))
+	named := map[string]string{} // operation pattern -> the root field whose description names it
+	for _, root := range []*gql.Definition{schema.Query, schema.Mutation} {
+		for _, f := range root.Fields {
+			if strings.HasPrefix(f.Name, "_") {
+				continue // introspection and Federation's _entities and _service (gqlgen's plugin)
+			}
+			where := root.Name + "." + f.Name
+			var ops []string
+			for _, op := range restclient.Operations() {
+				if strings.Contains(f.Description, op.Pattern()+";") || strings.Contains(f.Description, op.Pattern()+")") ||
+					strings.Contains(f.Description, op.Pattern()+":") || strings.Contains(f.Description, op.Pattern()+".") {
+					ops = append(ops, op.Pattern())
+					named[op.Pattern()] = where
+					if (op.Method == http.MethodGet) != (root == schema.Query) {
+						t.Errorf("%s names %s: reads are Query fields, writes Mutation fields", where, op)
+					}
+				}
+			}
+			switch {
+			case len(ops) > 1:
+				t.Errorf("%s names %d operations %q in its description: one", where, len(ops), ops)
+			case len(ops) == 0 && (root == schema.Mutation || !strings.Contains(f.Description, "without an upstream call")):
+				t.Errorf("%s: its description names no operation of the table (\"GET /route\"), nor says it makes no upstream call", where)
+			}
+			for _, a := range f.Arguments {
+				if (a.Name == "id" || strings.HasSuffix(a.Name, "Id")) && a.Type.Name() != "ID" {
+					t.Errorf("%s(%s): %s, want an ID", where, a.Name, a.Type)
+				}
+			}
+			if f.Type.NonNull {
+				t.Errorf("%s: %s, want a nullable type (a failed call is null with an error)", where, f.Type)
+			}
+			if root == schema.Mutation {
+				name := strings.ToUpper(f.Name[:1]) + f.Name[1:]
+				if n := len(f.Arguments); n == 0 || f.Arguments[n-1].Name != "input" || f.Arguments[n-1].Type.String() != name+"Input!" ||
+					f.Type.Name() != name+"Payload" || n > 2 || n == 2 && f.Arguments[0].Type.String() != "ID!" {
+					t.Errorf("%s(%s): %s, want ([id: ID!, ]input: %sInput!): %sPayload", where, args(f), f.Type, name, name)
+				}
 			}
 		}
-		if typ == "Invoice" {
-			got = slices.DeleteFunc(got, func(s string) bool { return !strings.HasPrefix(s, "creditNotes(") })
+	}
+	for _, op := range restclient.Operations() {
+		if named[op.Pattern()] == "" {
+			t.Errorf("%s has no entry point: no Query or Mutation field names it in its description", op)
 		}
-		if !slices.Equal(got, fields) {
-			t.Errorf("%s fields:\n got %q\nwant %q", typ, got, fields)
+	}
+	for _, d := range userTypes(schema) {
+		for _, f := range d.Fields {
+			if strings.HasSuffix(f.Type.Name(), "Connection") && !strings.HasSuffix(args(f), page) {
+				t.Errorf("%s.%s(%s): a connection's arguments end with %q", d.Name, f.Name, args(f), page)
+			}
 		}
 	}
 	enums := map[string][]string{

@@ -91,6 +91,9 @@ func (o *Operation) Index() int { return o.index }
 // breakers, of the local service's routes and of its hooks).
 func (o Operation) Pattern() string { return o.Method + " " + o.Route }
 
+// String returns o's Pattern.
+func (o Operation) String() string { return o.Pattern() }
+
 // RequiredScope returns the least scope that permits o: the ".readonly" twin
 // for reads ("invoices.readonly"), the family itself otherwise ("invoices").
 func (o Operation) RequiredScope() string {
