@@ -125,32 +125,37 @@ func (l *Loaders) Init(client *restclient.Client, cfg Config) {
 	}
 }
 
-// fetchFunc makes the upstream call behind key k of op's loader.
-type fetchFunc[K, V, O any] func(l *Loaders, op O, ctx context.Context, k K) (V, error)
+// fetcher makes the upstream call behind key k of a loader (byID, byFilter:
+// values holding their operation's row, so that a loader is made without a
+// function value of its own).
+type fetcher[K, V any] interface {
+	fetch(l *Loaders, ctx context.Context, k K) (V, error)
+}
 
-// loader returns the loader in s, making it on the first call: a
-// graph-gophers dataloader whose cache is the request's de-duplication, so
-// each key is fetched once per request and its result kept for the rest of
-// it, and a key primed before it is loaded is never fetched. name names it
-// in spans and metrics; fetch (with op) makes its calls.
-func loader[K comparable, V, O any](l *Loaders, s *slot, name string, op O, fetch fetchFunc[K, V, O]) (*dataloader.Loader[K, V], *dataloader.InMemoryCache[K, V]) {
-	s.once.Do(func() {
-		c := dataloader.NewCache[K, V]()
-		s.cache, s.loader = c, newLoader(l, name, op, fetch, c)
-	})
+// initSlot puts in s, under s.once, a graph-gophers dataloader whose cache
+// is the request's de-duplication: each key is fetched once per request and
+// its result kept for the rest of it, and a key primed before it is loaded
+// is never fetched. name names it in spans and metrics; f makes its calls.
+func initSlot[K comparable, V any, F fetcher[K, V]](s *slot, l *Loaders, name string, f F) {
+	c := dataloader.NewCache[K, V]()
+	s.cache, s.loader = c, newLoader[K, V](l, name, f, c)
+}
+
+// loaderIn returns the loader s holds, and its cache.
+func loaderIn[K comparable, V any](s *slot) (*dataloader.Loader[K, V], *dataloader.InMemoryCache[K, V]) {
 	dl, ok := s.loader.(*dataloader.Loader[K, V])
 	if !ok {
-		panic(fmt.Sprintf("graph/loaders: the loader %s is used with two kinds of key or answer", name))
+		panic(fmt.Sprintf("graph/loaders: a loader used with two kinds of key or answer (%T)", s.loader))
 	}
 	return dl, s.cache.(*dataloader.InMemoryCache[K, V])
 }
 
-// load loads key k through the loader in s (loader's arguments). A key the
-// request loaded or primed before is answered from the loader's cache
-// directly: Load would make a channel and a result cell before looking
-// there (5 allocations per hit).
-func load[K comparable, V, O any](ctx context.Context, l *Loaders, s *slot, name string, op O, k K, fetch fetchFunc[K, V, O]) (V, error) {
-	dl, cache := loader(l, s, name, op, fetch)
+// load loads key k through the loader s holds (initSlot). A key the request
+// loaded or primed before is answered from the loader's cache directly:
+// Load would make a channel and a result cell before looking there (5
+// allocations per hit).
+func load[K comparable, V any](ctx context.Context, l *Loaders, s *slot, k K) (V, error) {
+	dl, cache := loaderIn[K, V](s)
 	if t, ok := cache.Get(ctx, k); ok {
 		return t()
 	}
@@ -160,28 +165,21 @@ func load[K comparable, V, O any](ctx context.Context, l *Loaders, s *slot, name
 	return dl.Load(ctx, k)()
 }
 
-// prime stores v as k's result in the loader in s unless k is loaded or
-// loading.
-func prime[K comparable, V, O any](ctx context.Context, l *Loaders, s *slot, name string, op O, k K, v V, fetch fetchFunc[K, V, O]) {
-	dl, _ := loader(l, s, name, op, fetch)
-	dl.Prime(ctx, k, v)
-}
-
-// direct makes the call of key k at once (the naive baseline), within the
-// request's bound on calls in flight.
-func direct[K, V, O any](ctx context.Context, l *Loaders, op O, k K, fetch fetchFunc[K, V, O]) (V, error) {
+// acquire takes one of the request's slots for a call in flight, or
+// returns ctx's error; release gives it back.
+func (l *Loaders) acquire(ctx context.Context) error {
 	select {
 	case l.sem <- struct{}{}:
+		return nil
 	case <-ctx.Done():
-		var zero V
-		return zero, ctx.Err()
+		return ctx.Err()
 	}
-	defer func() { <-l.sem }()
-	return fetch(l, op, ctx, k)
 }
 
-// newLoader builds the dataloader name whose batch function fans fetch (with
-// op) out
+func (l *Loaders) release() { <-l.sem }
+
+// newLoader builds the dataloader name whose batch function fans f's fetch
+// out
 // over the batch's distinct keys, bounded by the request's semaphore, and
 // returns results aligned with the keys. With a window (Config.Wait > 0) a
 // batch collects the keys asked for during it; without one each key is
@@ -190,7 +188,7 @@ func direct[K, V, O any](ctx context.Context, l *Loaders, op O, k K, fetch fetch
 // of the batch's upstream calls. A fetch that panics fails its key's loads
 // with an error and the key is fetched again by the next load (the
 // dataloader's own recovery).
-func newLoader[K comparable, V, O any](l *Loaders, name string, op O, fetch fetchFunc[K, V, O], cache dataloader.Cache[K, V]) *dataloader.Loader[K, V] {
+func newLoader[K comparable, V any, F fetcher[K, V]](l *Loaders, name string, f F, cache dataloader.Cache[K, V]) *dataloader.Loader[K, V] {
 	var dl *dataloader.Loader[K, V]
 	one := func(ctx context.Context, k K) (res *dataloader.Result[V]) {
 		defer func() {
@@ -211,7 +209,7 @@ func newLoader[K comparable, V, O any](l *Loaders, name string, op O, fetch fetc
 			}
 			defer func() { <-l.sem }()
 		}
-		v, err := fetch(l, op, ctx, k)
+		v, err := f.fetch(l, ctx, k)
 		return &dataloader.Result[V]{Data: v, Error: err}
 	}
 	batch := func(parent context.Context, keys []K) []*dataloader.Result[V] {

@@ -28,7 +28,7 @@ func BenchmarkNew(b *testing.B) {
 func BenchmarkLoad(b *testing.B) {
 	ctx := b.Context()
 	res := &restclient.Resource{ID: "r1"}
-	fetch := func(_ *Loaders, _ struct{}, _ context.Context, id string) (*restclient.Resource, error) {
+	fetch := func(_ *Loaders, _ context.Context, id string) (*restclient.Resource, error) {
 		return res, nil
 	}
 	b.Run("miss", func(b *testing.B) {

@@ -17,7 +17,7 @@ func TestLoaderFetchesEachKeyOnce(t *testing.T) {
 	var fetches atomic.Int32
 	started, release := make(chan struct{}), make(chan struct{})
 	res := &restclient.Resource{ID: "r1"}
-	z := testLoader(New(nil, DefaultConfig()), func(_ *Loaders, _ struct{}, _ context.Context, id string) (*restclient.Resource, error) {
+	z := testLoader(New(nil, DefaultConfig()), func(_ *Loaders, _ context.Context, id string) (*restclient.Resource, error) {
 		if fetches.Add(1) == 1 {
 			close(started)
 		}
@@ -54,19 +54,33 @@ func TestLoaderFetchesEachKeyOnce(t *testing.T) {
 type tloader struct {
 	l     *Loaders
 	s     *slot
-	fetch fetchFunc[string, *restclient.Resource, struct{}]
+	fetch fetchFunc
 }
 
-func testLoader(l *Loaders, fetch fetchFunc[string, *restclient.Resource, struct{}]) *tloader {
+// fetchFunc is a fetcher of resources by id.
+type fetchFunc func(l *Loaders, ctx context.Context, id string) (*restclient.Resource, error)
+
+func (f fetchFunc) fetch(l *Loaders, ctx context.Context, id string) (*restclient.Resource, error) {
+	return f(l, ctx, id)
+}
+
+func testLoader(l *Loaders, fetch fetchFunc) *tloader {
 	return &tloader{l, new(slot), fetch}
 }
 
+func (z *tloader) init() {
+	z.s.once.Do(func() { initSlot[string, *restclient.Resource](z.s, z.l, "test", z.fetch) })
+}
+
 func (z *tloader) load(ctx context.Context, k string) (*restclient.Resource, error) {
-	return load(ctx, z.l, z.s, "test", struct{}{}, k, z.fetch)
+	z.init()
+	return load[string, *restclient.Resource](ctx, z.l, z.s, k)
 }
 
 func (z *tloader) prime(ctx context.Context, k string, v *restclient.Resource) {
-	prime(ctx, z.l, z.s, "test", struct{}{}, k, v, z.fetch)
+	z.init()
+	dl, _ := loaderIn[string, *restclient.Resource](z.s)
+	dl.Prime(ctx, k, v)
 }
 
 // TestLoaderPanic: a fetch that panics fails the loads of its key with an
@@ -74,7 +88,7 @@ func (z *tloader) prime(ctx context.Context, k string, v *restclient.Resource) {
 func TestLoaderPanic(t *testing.T) {
 	started, release := make(chan struct{}), make(chan struct{})
 	var fetches atomic.Int32
-	z := testLoader(New(nil, DefaultConfig()), func(_ *Loaders, _ struct{}, _ context.Context, id string) (*restclient.Resource, error) {
+	z := testLoader(New(nil, DefaultConfig()), func(_ *Loaders, _ context.Context, id string) (*restclient.Resource, error) {
 		if fetches.Add(1) == 1 {
 			close(started)
 			<-release

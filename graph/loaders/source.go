@@ -32,9 +32,22 @@ type Filter interface {
 func Get[T any](ctx context.Context, op *restclient.Op[T], id string) (T, error) {
 	l := For(ctx)
 	if l.naive {
-		return direct(ctx, l, op, id, fetchOne[T])
+		if err := l.acquire(ctx); err != nil {
+			var zero T
+			return zero, err
+		}
+		defer l.release()
+		return byID[T]{op}.fetch(l, ctx, id)
 	}
-	return load(ctx, l, l.slot(op.Row()), op.Key, op, id, fetchOne[T])
+	return load[string, T](ctx, l, byIDSlot(l, op), id)
+}
+
+// byIDSlot returns the slot of op's loader for Get, making the loader on
+// first use.
+func byIDSlot[T any](l *Loaders, op *restclient.Op[T]) *slot {
+	s := l.slot(op.Row())
+	s.once.Do(func() { initSlot(s, l, op.Key, byID[T]{op}) })
+	return s
 }
 
 // Find returns one page of the GET op's list filtered by f (with the page's
@@ -42,21 +55,33 @@ func Get[T any](ctx context.Context, op *restclient.Op[T], id string) (T, error)
 // filters are fetched once per request. One list operation is found with
 // one type of filter.
 func Find[T any, F Filter](ctx context.Context, op *restclient.Op[[]*T], f F) (*paging.Page[T], error) {
+	p, err := find(ctx, op, f)
+	if err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// find is Find answering the page itself.
+func find[T any, F Filter](ctx context.Context, op *restclient.Op[[]*T], f F) (paging.Page[T], error) {
 	l := For(ctx)
 	if l.naive {
-		return direct(ctx, l, op, f, fetchPage[T, F])
+		if err := l.acquire(ctx); err != nil {
+			return paging.Page[T]{}, err
+		}
+		defer l.release()
+		return byFilter[T, F]{op}.fetch(l, ctx, f)
 	}
-	return load(ctx, l, l.slot(op.Row()), op.Key, op, f, fetchPage[T, F])
+	s := l.slot(op.Row())
+	s.once.Do(func() { initSlot(s, l, op.Key, byFilter[T, F]{op}) })
+	return load[F, paging.Page[T]](ctx, l, s, f)
 }
 
 // ProductsInLocation returns every product of a location (one call per
 // location and request).
 func ProductsInLocation(ctx context.Context, locationID string) ([]*restclient.Product, error) {
-	p, err := Find(ctx, restclient.OpListProducts, restclient.ProductListOptions{LocationRef: locationID})
-	if err != nil {
-		return nil, err
-	}
-	return p.Items, nil
+	p, err := find(ctx, restclient.OpListProducts, restclient.ProductListOptions{LocationRef: locationID})
+	return p.Items, err
 }
 
 // ProductInLocation returns product id of location locationID ("" when
@@ -82,25 +107,30 @@ func ProductInLocation(ctx context.Context, locationID, id string) (*restclient.
 // the query selects on it: true but for the naive baseline.
 func (l *Loaders) EmbeddedFirst() bool { return !l.naive }
 
-// fetchOne makes the call behind Get.
-func fetchOne[T any](l *Loaders, op *restclient.Op[T], ctx context.Context, id string) (T, error) {
-	v, _, err := restclient.GetLazily(ctx, l.client, op, id, nil)
+// byID is the fetch of Get's loader of op: its answer for an id.
+type byID[T any] struct{ op *restclient.Op[T] }
+
+func (b byID[T]) fetch(l *Loaders, ctx context.Context, id string) (T, error) {
+	v, _, err := restclient.GetLazily(ctx, l.client, b.op, id, nil)
 	return v, err
 }
 
-// fetchPage makes the call behind Find. A location's product list holds
-// whole products: the batching loaders keep each as the product by id too,
-// so that no product it holds is fetched again.
-func fetchPage[T any, F Filter](l *Loaders, op *restclient.Op[[]*T], ctx context.Context, f F) (*paging.Page[T], error) {
-	items, resp, err := restclient.GetLazily(ctx, l.client, op, "", f.Values())
+// byFilter is the fetch of Find's loader of op: one page of its list. A
+// location's product list holds whole products: the batching loaders keep
+// each as the product by id too, so that no product it holds is fetched
+// again.
+type byFilter[T any, F Filter] struct{ op *restclient.Op[[]*T] }
+
+func (b byFilter[T, F]) fetch(l *Loaders, ctx context.Context, f F) (paging.Page[T], error) {
+	items, resp, err := restclient.GetLazily(ctx, l.client, b.op, "", f.Values())
 	if err != nil {
-		return nil, err
+		return paging.Page[T]{}, err
 	}
 	if ps, ok := any(items).([]*restclient.Product); ok && !l.naive {
-		get := restclient.OpGetProduct
+		dl, _ := loaderIn[string, *restclient.Product](byIDSlot(l, restclient.OpGetProduct))
 		for _, p := range ps {
-			prime(ctx, l, l.slot(get.Row()), get.Key, get, p.ID, p, fetchOne[*restclient.Product])
+			dl.Prime(ctx, p.ID, p)
 		}
 	}
-	return &paging.Page[T]{Items: items, Next: resp.NextPageToken}, nil
+	return paging.Page[T]{Items: items, Next: resp.NextPageToken}, nil
 }
