@@ -1022,7 +1022,7 @@ func TestStreamFollowsPages(t *testing.T) {
 	t.Cleanup(func() { close(done) })
 	env := testenv.New(t, testenv.Options{
 		OnUpstreamRequest: func(r *http.Request) {
-			if hold.Load() && r.URL.Path == "/transactions/money/v1" && r.URL.Query().Get("nextPageToken") != "" {
+			if hold.Load() && r.URL.Path == restclient.OpListTransactions.Route && r.URL.Query().Get("nextPageToken") != "" {
 				select {
 				case <-step:
 				case <-done:

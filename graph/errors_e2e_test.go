@@ -102,7 +102,7 @@ func TestErrors(t *testing.T) {
 		if strings.Contains(e.Message, "not-a-real-token-123") || strings.Contains(fmt.Sprint(e.Extensions), "not-a-real-token-123") {
 			t.Errorf("error echoes the token: %+v", e)
 		}
-		if up, _ := e.Extensions["upstream"].(map[string]any); up["status"] != float64(401) || up["path"] != "/resources/v1/{id}" || up["method"] != "GET" {
+		if up, _ := e.Extensions["upstream"].(map[string]any); up["status"] != float64(401) || up["path"] != restclient.OpGetResource.Route || up["method"] != "GET" {
 			t.Errorf("extensions.upstream = %v", e.Extensions["upstream"])
 		}
 	})
@@ -132,7 +132,7 @@ func TestErrors(t *testing.T) {
 		e := expectErr(t, r, "NOT_FOUND")
 		expectCalls(t, env, calls{restclient.OpGetResource: 1})
 		noLeak(t, env, r)
-		if up, _ := e.Extensions["upstream"].(map[string]any); up["status"] != float64(404) || up["path"] != "/resources/v1/{id}" {
+		if up, _ := e.Extensions["upstream"].(map[string]any); up["status"] != float64(404) || up["path"] != restclient.OpGetResource.Route {
 			t.Errorf("extensions.upstream = %v", e.Extensions["upstream"])
 		}
 		if strings.Contains(e.Message, unknownUUID) && !strings.Contains(e.Message, "not found") {
@@ -172,7 +172,7 @@ func TestErrors(t *testing.T) {
 			map[string]any{"in": map[string]any{"invoiceRef": env.ID(t, "invoice", 0), "reason": "not-a-reason", "lines": []any{map[string]any{"invoiceItemRef": env.ID(t, "invoiceItem", 0)}}}})
 		e := expectErr(t, r, "BAD_USER_INPUT")
 		expectCalls(t, env, calls{restclient.OpCreateCreditNote: 1})
-		if up, _ := e.Extensions["upstream"].(map[string]any); up["path"] != "/billing/credit_notes/v1" || up["method"] != "POST" {
+		if up, _ := e.Extensions["upstream"].(map[string]any); up["path"] != restclient.OpListCreditNotes.Route || up["method"] != "POST" {
 			t.Errorf("extensions.upstream = %v", e.Extensions["upstream"])
 		}
 	})
@@ -247,7 +247,7 @@ func TestErrors(t *testing.T) {
 			if e.Code() != "UPSTREAM_UNAVAILABLE" || !wantPaths[e.PathString()] {
 				t.Errorf("error %s at %s: %s", e.Code(), e.PathString(), e.Message)
 			}
-			if up, _ := e.Extensions["upstream"].(map[string]any); up["status"] != float64(503) || up["path"] != "/resources/v1/{id}" {
+			if up, _ := e.Extensions["upstream"].(map[string]any); up["status"] != float64(503) || up["path"] != restclient.OpGetResource.Route {
 				t.Errorf("extensions.upstream = %v", e.Extensions["upstream"])
 			}
 		}

@@ -263,7 +263,7 @@ func pretty(v any) string {
 // and sent re-encoded when edit reports a change (as they came otherwise).
 func rewriteTransactionPages(next http.Handler, edit func(txs []any) bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/transactions/money/v1" {
+		if r.URL.Path != restclient.OpListTransactions.Route {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -134,7 +134,7 @@ func TestInvoiceWrongTypeErrorsWhenRead(t *testing.T) {
 		}
 		e := r.Errors[0]
 		up, _ := e.Extensions["upstream"].(map[string]any)
-		if e.Code() != errcode.UpstreamUnavailable || e.PathString() != "invoice."+name || up["method"] != "GET" || up["path"] != "/billing/invoices/v1/{id}/items" {
+		if e.Code() != errcode.UpstreamUnavailable || e.PathString() != "invoice."+name || up["method"] != "GET" || up["path"] != restclient.OpListInvoiceItems.Route {
 			t.Errorf("%s: error %+v, want %s at invoice.%s naming GET /billing/invoices/v1/{id}/items", field, e, errcode.UpstreamUnavailable, name)
 		}
 		var v any

@@ -212,7 +212,7 @@ func TestWriteWithLostAnswerIsOutcomeUnknown(t *testing.T) {
 			if strings.Contains(e.Message, "could not be reached") || !strings.Contains(e.Message, "may or may not have been applied") {
 				t.Errorf("message %q", e.Message)
 			}
-			if up, _ := e.Extensions["upstream"].(map[string]any); up["method"] != "POST" || up["path"] != "/feed/posts/v1" {
+			if up, _ := e.Extensions["upstream"].(map[string]any); up["method"] != "POST" || up["path"] != restclient.OpCreatePost.Route {
 				t.Errorf("extensions.upstream = %v", e.Extensions["upstream"])
 			}
 			// A PUT too.

@@ -79,7 +79,7 @@ func TestUpstreamReport(t *testing.T) {
 	if err := json.Unmarshal(r.Extensions["upstream"], &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Count != 1 || rep.Calls[0].Status != 404 || rep.Calls[0].Path != "/resources/v1/{id}" {
+	if rep.Count != 1 || rep.Calls[0].Status != 404 || rep.Calls[0].Path != restclient.OpGetResource.Route {
 		t.Errorf("report of a 404: %+v", rep)
 	}
 

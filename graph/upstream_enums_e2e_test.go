@@ -209,8 +209,8 @@ func TestUnknownEnumValuesInSubscriptionEvents(t *testing.T) {
 	defer resp.Body.Close()
 	mustStream(t, "transactionEvents over SSE", resp)
 	testenv.WaitFor(t, "two subscriptions", func() bool { return env.Stack.Live.Stats().Subscriptions == 2 })
-	waitPolls(t, env, "/shop/orders/v1", 1) // the baselines are set
-	waitPolls(t, env, "/transactions/money/v1", 1)
+	waitPolls(t, env, restclient.OpListOrders.Route, 1) // the baselines are set
+	waitPolls(t, env, restclient.OpListTransactions.Route, 1)
 
 	rewriteFuture(env, order.ID, tx)
 

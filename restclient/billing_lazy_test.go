@@ -119,7 +119,7 @@ const lazyBody = `{"invoice":{"id":"inv-1","number":"N-1","status":"paid","total
 	`"payments":[{"status":"ok"}],"items":[{"id":"a","quantity":2}]},"invoiceItems":[{"id":"a","quantity":2}]}`
 
 func TestListInvoiceItemsLazily(t *testing.T) {
-	const route = "/billing/invoices/v1/{id}/items"
+	var route = OpListInvoiceItems.Route
 	serve := func(t *testing.T, body string) *Client {
 		u := newUpstream(t)
 		u.serveJSON("GET "+route, wantRequest{method: "GET", path: "/billing/invoices/v1/inv-1/items"}, http.StatusOK, body)
@@ -254,7 +254,7 @@ func TestListInvoiceItemsLazily(t *testing.T) {
 }
 
 func TestGetResourceLazily(t *testing.T) {
-	const route = "/resources/v1/{id}"
+	var route = OpGetResource.Route
 	body := `{"resource":{"id":"r-1","title":"Room","capacity":4,"money":{"price":10},"schedule":{"default":{"closedDays":["sun"]}}}}`
 	serve := func(t *testing.T, body string) *Client {
 		u := newUpstream(t)

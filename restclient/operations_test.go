@@ -89,9 +89,9 @@ func TestOperationsTable(t *testing.T) {
 
 func TestRequiredScopeUnknown(t *testing.T) {
 	for _, c := range [][2]string{
-		{"DELETE", "/resources/v1/{id}"},
+		{"DELETE", OpGetResource.Route},
 		{"GET", "/resources/v1/0b7e4c1a-1111-4222-8333-944455556666"}, // a path, not a template
-		{"get", "/resources/v1/{id}"},
+		{"get", OpGetResource.Route},
 		{"GET", ""},
 		{"", ""},
 	} {
@@ -111,7 +111,7 @@ func TestOperationsReturnsACopy(t *testing.T) {
 	if again := Operations(); again[0].Scope == "changed" || again[0].Route == "/changed" {
 		t.Fatalf("changing the result of Operations changed the table: %+v", again[0])
 	}
-	if RequiredScope(http.MethodPost, "/billing/credit_notes/v1") != "invoices" {
+	if RequiredScope(http.MethodPost, OpListCreditNotes.Route) != "invoices" {
 		t.Fatal("changing the result of Operations changed RequiredScope")
 	}
 }
@@ -255,11 +255,11 @@ func TestEntriesFollowTheTable(t *testing.T) {
 		values map[string]string
 		want   []Entry
 	}{
-		{get("/resources/v1/{id}"), map[string]string{"id": "r1"}, []Entry{{"/resources/v1/{id}", "id", "r1"}}},
-		{get("/shop/products/v1/{productId}"), map[string]string{"productId": "p1", "id": "x"}, []Entry{{"/shop/products/v1/{productId}", "productId", "p1"}}},
-		{get("/shop/orders/v1"), map[string]string{"locationRef": "l1", "status": "new"}, []Entry{{"/shop/orders/v1", "locationRef", "l1"}}},
-		{get("/billing/credit_notes/v1"), map[string]string{"invoiceRef": "i1", "locationRef": ""}, []Entry{{"/billing/credit_notes/v1", "invoiceRef", "i1"}}},
-		{get("/transactions/money/v1"), map[string]string{"status": "failed"}, nil},
+		{get(OpGetResource.Route), map[string]string{"id": "r1"}, []Entry{{OpGetResource.Route, "id", "r1"}}},
+		{get(OpGetProduct.Route), map[string]string{"productId": "p1", "id": "x"}, []Entry{{OpGetProduct.Route, "productId", "p1"}}},
+		{get(OpListOrders.Route), map[string]string{"locationRef": "l1", "status": "new"}, []Entry{{OpListOrders.Route, "locationRef", "l1"}}},
+		{get(OpListCreditNotes.Route), map[string]string{"invoiceRef": "i1", "locationRef": ""}, []Entry{{OpListCreditNotes.Route, "invoiceRef", "i1"}}},
+		{get(OpListTransactions.Route), map[string]string{"status": "failed"}, nil},
 	}
 	for _, c := range cases {
 		if got := c.op.Entries(c.values); !slices.Equal(got, c.want) {
@@ -268,14 +268,14 @@ func TestEntriesFollowTheTable(t *testing.T) {
 	}
 	i1, l1 := "i1", "l1"
 	note := &CreditNote{InvoiceRef: &i1, LocationRef: &l1}
-	want := []Entry{{"/billing/invoices/v1/{id}/items", "id", "i1"}, {"/billing/credit_notes/v1", "invoiceRef", "i1"}, {"/billing/credit_notes/v1", "locationRef", "l1"}}
-	if got := StaleAfter(http.MethodPost, "/billing/credit_notes/v1", "", note); !slices.Equal(got, want) {
+	want := []Entry{{OpListInvoiceItems.Route, "id", "i1"}, {OpListCreditNotes.Route, "invoiceRef", "i1"}, {OpListCreditNotes.Route, "locationRef", "l1"}}
+	if got := StaleAfter(http.MethodPost, OpListCreditNotes.Route, "", note); !slices.Equal(got, want) {
 		t.Errorf("StaleAfter(POST credit note) = %v, want %v", got, want)
 	}
-	if got := StaleAfter(http.MethodPut, "/visitors/visits/v1/{id}", "v%201", nil); !slices.Equal(got, []Entry{{"/visitors/visits/v1/{id}", "id", "v 1"}}) {
+	if got := StaleAfter(http.MethodPut, OpGetVisit.Route, "v%201", nil); !slices.Equal(got, []Entry{{OpGetVisit.Route, "id", "v 1"}}) {
 		t.Errorf("StaleAfter(PUT visit) = %v", got)
 	}
-	if got := StaleAfter(http.MethodPost, "/feed/posts/v1", "", nil); got != nil {
+	if got := StaleAfter(http.MethodPost, OpCreatePost.Route, "", nil); got != nil {
 		t.Errorf("StaleAfter(POST post) = %v, want nothing", got)
 	}
 }

@@ -23,17 +23,17 @@ func TestTagsOf(t *testing.T) {
 		{resRoute, "/resources/v1/a/b", nil},
 		{resRoute, "/resources/v2/res-1", nil},
 		{resRoute, "/resources/v1/%zz", nil},
-		{"/billing/invoices/v1/{id}/items", "/billing/invoices/v1/inv-1/items", []tag{{"id", "inv-1"}}},
-		{"/billing/invoices/v1/{id}/items", "/billing/invoices/v1/inv-1/other", nil},
-		{"/feed/posts/v1/{id}/comments", "/feed/posts/v1/p-9/comments?limit=5", []tag{{"id", "p-9"}}},
-		{"/shop/products/v1/{productId}", "/shop/products/v1/pr-1", []tag{{"productId", "pr-1"}}},
-		{"/shop/products/v1", "/shop/products/v1?limit=25&locationRef=loc%201", []tag{{"locationRef", "loc 1"}}},
-		{"/shop/products/v1", "/shop/products/v1", nil},
-		{"/shop/products/v1", "/shop/products/v1/pr-1", nil},
+		{restclient.OpListInvoiceItems.Route, "/billing/invoices/v1/inv-1/items", []tag{{"id", "inv-1"}}},
+		{restclient.OpListInvoiceItems.Route, "/billing/invoices/v1/inv-1/other", nil},
+		{restclient.OpListComments.Route, "/feed/posts/v1/p-9/comments?limit=5", []tag{{"id", "p-9"}}},
+		{restclient.OpGetProduct.Route, "/shop/products/v1/pr-1", []tag{{"productId", "pr-1"}}},
+		{restclient.OpListProducts.Route, "/shop/products/v1?limit=25&locationRef=loc%201", []tag{{"locationRef", "loc 1"}}},
+		{restclient.OpListProducts.Route, restclient.OpListProducts.Route, nil},
+		{restclient.OpListProducts.Route, "/shop/products/v1/pr-1", nil},
 		{notesRoute, notesRoute + "?invoiceRef=i&locationRef=l", []tag{{"invoiceRef", "i"}, {"locationRef", "l"}}},
 		{notesRoute, notesRoute + "?limit=25", nil},
 		{notesRoute, notesRoute + "?invoiceRef=%zz", nil},
-		{"/discounts/redemptions/v1", "/discounts/redemptions/v1?couponRef=c", []tag{{"couponRef", "c"}}},
+		{restclient.OpListRedemptions.Route, "/discounts/redemptions/v1?couponRef=c", []tag{{"couponRef", "c"}}},
 		{"/unknown/{id}", "/unknown/1", nil},
 	} {
 		got, ok := tagsOf(tc.route, tc.path)
@@ -82,11 +82,11 @@ func TestParseTTLs(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]time.Duration{
-		"GET /resources/v1/{id}":            30 * time.Second,
-		"GET /events/v1/{id}":               30 * time.Second,
-		"GET /shop/products/v1":             90 * time.Second,
-		"GET /shop/products/v1/{productId}": 90 * time.Second,
-		"GET /billing/credit_notes/v1":      5 * time.Second,
+		restclient.OpGetResource.Pattern():     30 * time.Second,
+		restclient.OpGetEvent.Pattern():        30 * time.Second,
+		restclient.OpListProducts.Pattern():    90 * time.Second,
+		restclient.OpGetProduct.Pattern():      90 * time.Second,
+		restclient.OpListCreditNotes.Pattern(): 5 * time.Second,
 	}
 	if !maps.Equal(got, want) {
 		t.Errorf("ParseTTLs = %v", got)
@@ -115,17 +115,17 @@ func TestParseTTLs(t *testing.T) {
 
 func TestDefaultTTLs(t *testing.T) {
 	want := map[string]time.Duration{
-		"GET /resources/v1/{id}":            30 * time.Second,
-		"GET /events/v1/{id}":               30 * time.Second,
-		"GET /shop/products/v1":             30 * time.Second,
-		"GET /shop/products/v1/{productId}": 30 * time.Second,
+		restclient.OpGetResource.Pattern():  30 * time.Second,
+		restclient.OpGetEvent.Pattern():     30 * time.Second,
+		restclient.OpListProducts.Pattern(): 30 * time.Second,
+		restclient.OpGetProduct.Pattern():   30 * time.Second,
 	}
 	d := DefaultTTLs()
 	if !maps.Equal(d, want) {
 		t.Errorf("DefaultTTLs = %v", d)
 	}
-	d["GET /transactions/money/v1"] = time.Hour
-	if _, ok := DefaultTTLs()["GET /transactions/money/v1"]; ok {
+	d[restclient.OpListTransactions.Pattern()] = time.Hour
+	if _, ok := DefaultTTLs()[restclient.OpListTransactions.Pattern()]; ok {
 		t.Error("DefaultTTLs shares its map")
 	}
 }
