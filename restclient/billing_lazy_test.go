@@ -12,7 +12,7 @@ import (
 
 // lazyInvoiceItems decodes body as ListInvoiceItemsLazily does and
 // completes it: the decoder the differential tests compare with
-// encoding/json (decoders()["invoiceItemsLazy"]). It also checks what the
+// encoding/json (decoders()["invoiceLazy"]). It also checks what the
 // lazy decoding alone gave: every field it decodes equal to the completed
 // value's, every field it defers nil, and Complete's answer the same from
 // the InvoiceItems and from its Invoice; a difference is an error, which
@@ -77,6 +77,11 @@ func sameScalars[T any](lazy, whole *T) error {
 	}
 	return nil
 }
+
+// lazyChecks are, by the key of a row's answer, the checks of its lazy
+// decoder (decoders()): each decodes a body lazily, completes it, checks
+// the lazy value against the completed one, and returns the completed one.
+var lazyChecks = map[string]parseFunc{"resource": lazyResource, "invoice": lazyInvoiceItems}
 
 // lazyResource decodes body as GetResourceLazily does and completes it,
 // checking the lazy value against the completed one (sameScalars).

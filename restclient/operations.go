@@ -2,6 +2,7 @@ package restclient
 
 import (
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -58,7 +59,23 @@ type Operation struct {
 
 	index    int  // position in the table
 	hasParam bool // Route has a {parameter}
+
+	// The answer: its Go type (the T of the row's Op[T]) and shape, its
+	// decoder into a T and the lazily decoding variant (lazy.go; nil: none).
+	answer      reflect.Type
+	shape       answerShape
+	parse, lazy parseFunc
 }
+
+// answerShape is how an answer holds its value: one object under Key, a
+// list under Key with the page tokens beside it, or the whole answer.
+type answerShape int
+
+const (
+	oneObject answerShape = iota
+	listOfObjects
+	wholeAnswer
+)
 
 // Stale names cached entries a write makes stale: those of the GET Route
 // whose Param (its path parameter, or one of its CacheTags) has the value
@@ -70,11 +87,7 @@ type Stale struct {
 
 // Op is one row of the table: an operation whose answer decodes into a T.
 // The rows are the package's Op... variables; treat them as read only.
-type Op[T any] struct {
-	Operation
-	parse parseFunc // decodes a 2xx answer into a T
-	lazy  parseFunc // the lazily decoding variant (lazy.go); nil: none
-}
+type Op[T any] struct{ Operation }
 
 // Row is any row of the table, whatever the type of its answer: every
 // *Op[T] is one (through its Operation), and so is an *Operation.
@@ -112,19 +125,26 @@ func (o Operation) Scopes() []string {
 	return []string{o.Scope}
 }
 
-// answer is how a row's answer decodes: the JSON name it is held under and
-// the decoder that makes a T of it.
+// answer is how a row's answer decodes: the JSON name it is held under, its
+// shape and the decoder that makes a T of it.
 type answer[T any] struct {
 	key   string
+	shape answerShape
 	parse parseFunc
 }
 
 // object is an answer holding one T under key ({"resource": {...}}).
-func object[T any](key string) answer[*T] { return answer[*T]{key, parseOne[T](key)} }
+func object[T any](key string) answer[*T] { return answer[*T]{key, oneObject, parseOne[T](key)} }
 
 // array is an answer holding a list of T under key, with the page tokens
 // beside it ({"transactions": [...], "nextPageToken": "..."}).
-func array[T any](key string) answer[[]*T] { return answer[[]*T]{key, parseList[T](key)} }
+func array[T any](key string) answer[[]*T] {
+	return answer[[]*T]{key, listOfObjects, parseList[T](key)}
+}
+
+// whole is an answer that is a T as a whole, decoded by parse; key names
+// its main object ({"invoice": {...}, "invoiceItems": [...]}).
+func whole[T any](key string, parse parseFunc) answer[*T] { return answer[*T]{key, wholeAnswer, parse} }
 
 // operations is the table, in the order its rows are initialised: their
 // order below (a write names the GETs it makes stale, so it comes after
@@ -134,8 +154,9 @@ var operations []*Operation
 // operation adds the row of the operation method route, which needs scope
 // family scope itself and answers a; the methods below add the rest.
 func operation[T any](method, route, scope string, a answer[T]) *Op[T] {
-	o := &Op[T]{Operation: Operation{Method: method, Route: route, Key: a.key, Scope: scope,
-		index: len(operations), hasParam: strings.Contains(route, "{")}, parse: a.parse}
+	o := &Op[T]{Operation{Method: method, Route: route, Key: a.key, Scope: scope,
+		index: len(operations), hasParam: strings.Contains(route, "{"),
+		answer: reflect.TypeFor[T](), shape: a.shape, parse: a.parse}}
 	operations = append(operations, &o.Operation)
 	return o
 }
@@ -184,7 +205,7 @@ const referenceTTL = 30 * time.Second
 // reads that the spec and the public reference give the full scope only.
 var (
 	OpListCreditNotes  = operation(http.MethodGet, "/billing/credit_notes/v1", "invoices", array[CreditNote]("creditNotes")).readOnlyOK().cached("creditNotes", 0, "invoiceRef", "locationRef")
-	OpListInvoiceItems = operation(http.MethodGet, "/billing/invoices/v1/{id}/items", "invoices", answer[*InvoiceItems]{"invoice", parseInvoiceItems}).readOnlyOK().cached("invoices", 0).lazily(invoiceItemsLazily)
+	OpListInvoiceItems = operation(http.MethodGet, "/billing/invoices/v1/{id}/items", "invoices", whole[InvoiceItems]("invoice", parseInvoiceItems)).readOnlyOK().cached("invoices", 0).lazily(invoiceItemsLazily)
 	// The invoice (its amounts and credit notes) and the credit-note lists
 	// of that invoice and of its location.
 	OpCreateCreditNote = operation(http.MethodPost, "/billing/credit_notes/v1", "invoices", object[CreditNote]("creditNote")).stales(OpListInvoiceItems, "id", "invoiceRef").stales(OpListCreditNotes, "invoiceRef", "invoiceRef").stales(OpListCreditNotes, "locationRef", "locationRef")

@@ -72,7 +72,7 @@ func TestOperationsTable(t *testing.T) {
 					t.Errorf("%s: the answer (%s) holds no %q (the row's Key)", pattern, code, o.Key)
 				}
 			}
-			if got := lookup(method, path); got == nil || !reflect.DeepEqual(*got, o) || operations[got.Index()] != got {
+			if got := lookup(method, path); got == nil || got.Pattern() != o.Pattern() || operations[got.Index()] != got {
 				t.Errorf("LookupOperation(%s) = %+v, %v", pattern, o, ok)
 			}
 		}

@@ -37,6 +37,40 @@ func envelopeType(k envelopeKey) reflect.Type {
 	return t.(reflect.Type)
 }
 
+// parseOneWithType is parseOneWith for the answer type t (a *T).
+func parseOneWithType(t reflect.Type, key string, unmarshal func([]byte, any) error) parseFunc {
+	return func(data []byte) (any, pageInfo, error) {
+		env := reflect.New(envelopeType(envelopeKey{t: t, key: key}))
+		if err := unmarshal(data, env.Interface()); err != nil {
+			return nil, pageInfo{}, err
+		}
+		v := env.Elem().Field(0)
+		if v.IsNil() {
+			return nil, pageInfo{}, errNoObject(key)
+		}
+		return v.Interface(), pageInfo{}, nil
+	}
+}
+
+// parseListWithType is parseListWith for the answer type t (a []*T).
+func parseListWithType(t reflect.Type, key string, unmarshal func([]byte, any) error) parseFunc {
+	return func(data []byte) (any, pageInfo, error) {
+		env := reflect.New(envelopeType(envelopeKey{t: t, key: key, list: true})).Elem()
+		if err := unmarshal(data, env.Addr().Interface()); err != nil {
+			return nil, pageInfo{}, err
+		}
+		var p pageInfo
+		if s := env.Field(1).Interface().(*string); s != nil {
+			p.next = *s
+		}
+		if s := env.Field(2).Interface().(*string); s != nil {
+			p.searchQueryNext = *s
+		}
+		l := env.Field(0)
+		return l.Slice3(0, l.Len(), l.Len()).Interface(), p, nil
+	}
+}
+
 // parseOneWith is parseOne through an envelope struct decoded by unmarshal:
 // encoding/json, in the tests that hold the generated decoders to it.
 func parseOneWith[T any](key string, unmarshal func([]byte, any) error) parseFunc {
