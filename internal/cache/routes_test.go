@@ -4,6 +4,7 @@ import (
 	"maps"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -97,15 +98,22 @@ func TestParseTTLs(t *testing.T) {
 	if m, err := ParseTTLs(""); err != nil || len(m) != 0 {
 		t.Errorf(`ParseTTLs("") = %v, %v`, m, err)
 	}
+	// The families, in the table's order.
+	var families []string
+	for _, op := range restclient.Operations() {
+		if op.CacheFamily != "" && !slices.Contains(families, op.CacheFamily) {
+			families = append(families, op.CacheFamily)
+		}
+	}
 	for spec, want := range map[string]string{
-		"resources=30s,bookings=5s":  `unknown TTL family "bookings" (known: creditNotes, invoices, resources, visits, comments, transactions, products, orders, redemptions, events)`,
-		"Resources=30s":              `unknown TTL family "Resources"`,
-		"resources":                  "want family=duration",
-		"=5s":                        "want family=duration",
-		"resources=30":               "missing unit",
-		"resources=-1s":              "negative",
-		"resources=1s,resources=2s":  "given twice",
-		"resources=30s,,events=30s,": "want family=duration",
+		"resources=30s,nosuchfamily=5s": `unknown TTL family "nosuchfamily" (known: ` + strings.Join(families, ", ") + ")",
+		"Resources=30s":                 `unknown TTL family "Resources"`,
+		"resources":                     "want family=duration",
+		"=5s":                           "want family=duration",
+		"resources=30":                  "missing unit",
+		"resources=-1s":                 "negative",
+		"resources=1s,resources=2s":     "given twice",
+		"resources=30s,,events=30s,":    "want family=duration",
 	} {
 		if _, err := ParseTTLs(spec); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ParseTTLs(%q) = %v; want an error with %q", spec, err, want)
@@ -114,13 +122,18 @@ func TestParseTTLs(t *testing.T) {
 }
 
 func TestDefaultTTLs(t *testing.T) {
-	want := map[string]time.Duration{
-		restclient.OpGetResource.Pattern():  30 * time.Second,
-		restclient.OpGetEvent.Pattern():     30 * time.Second,
-		restclient.OpListProducts.Pattern(): 30 * time.Second,
-		restclient.OpGetProduct.Pattern():   30 * time.Second,
+	// Every GET whose row gives a default TTL; reference data (resources)
+	// is cached for 30 s.
+	want := map[string]time.Duration{}
+	for _, op := range restclient.Operations() {
+		if op.CacheTTL > 0 {
+			want[op.Pattern()] = op.CacheTTL
+		}
 	}
 	d := DefaultTTLs()
+	if d[restclient.OpGetResource.Pattern()] != 30*time.Second {
+		t.Errorf("resources are cached %v by default, want 30s", d[restclient.OpGetResource.Pattern()])
+	}
 	if !maps.Equal(d, want) {
 		t.Errorf("DefaultTTLs = %v", d)
 	}
