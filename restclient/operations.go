@@ -96,6 +96,10 @@ type Row interface{ Row() *Operation }
 // Row returns o.
 func (o *Operation) Row() *Operation { return o }
 
+// Answer returns the Go type of o's answer, the T of its row's Op[T]
+// (*Resource, []*Transaction).
+func (o *Operation) Answer() reflect.Type { return o.answer }
+
 // Index returns o's position in the table (0 to len(Operations())-1): a
 // key for per-operation state kept in an array.
 func (o *Operation) Index() int { return o.index }
