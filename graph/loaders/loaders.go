@@ -71,7 +71,7 @@ type Loaders struct {
 // maxGets bounds the GET operations of restclient's table (each has its
 // slot in every request's Loaders); the package refuses to start when the
 // table has more.
-const maxGets = 24
+const maxGets = 16
 
 // slotOf maps an operation's table index to its slot (-1: not a GET).
 var slotOf = func() []int {
