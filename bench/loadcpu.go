@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -225,9 +224,9 @@ func maybeServeFloor() bool {
 // runLoadCPU measures each of queries (those of loadQueries) on this build
 // and on the servers beside it: the floor (bench/floor) and Tailcall on
 // floorQueries with a new token per request, and -load-compare's builds on
-// every query with both token variants. Before a query's runs, each server answers it once
-// alone: the answer is checked against this build's and its upstream calls
-// are counted. A query measured on more than one server runs lc.Rounds
+// every query with both token variants. Before a query's runs, each server
+// answers it once alone: the answer is checked against this build's and its
+// upstream calls are counted. A query measured on more than one server runs lc.Rounds
 // interleaved rounds, so that drift in the machine's load spreads evenly.
 func runLoadCPU(ctx context.Context, cfg Config, up *upstream, who http.Header, queries []*benchQuery) (*LoadResult, error) {
 	lc := cfg.Load
@@ -385,7 +384,7 @@ func checkAnswers(ctx context.Context, cfg Config, up *upstream, servers []*load
 	calls := map[string]int64{}
 	var want *gqlclient.Response
 	for _, s := range servers {
-		if !slices.Contains(s.queries, query) && s.queries != nil {
+		if s.queries != nil && !slices.Contains(s.queries, query) {
 			continue
 		}
 		if err := up.ResetStats(); err != nil {
@@ -655,13 +654,8 @@ func loadTable(res *LoadResult) string {
 		w.n, w.errs, w.calls = w.n+r.N, w.errs+r.Errors, r.Calls
 		w.rounds++
 	}
-	// This build's row first in each group, the others as they ran.
-	slices.SortStableFunc(rows, func(a, b *row) int {
-		if a.query != b.query || a.tokens != b.tokens {
-			return 0
-		}
-		return cmp.Compare(boolInt(a.server != thisBuild), boolInt(b.server != thisBuild))
-	})
+	// rows are in the order of their first runs: in each group this
+	// build's first (runLoadCPU's first round runs the servers in order).
 	ratio := func(this, it float64) string {
 		if this <= 0 || it <= 0 {
 			return "–"
@@ -709,11 +703,4 @@ func rounds(res *LoadResult) int {
 		n = max(n, r.Round)
 	}
 	return n
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
