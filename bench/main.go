@@ -13,7 +13,9 @@
 //	go run ./bench -replot    # redraw plots and tables from bench/results.json
 //	go run ./bench -defer 10  # the dashboard with slow parts deferred: first and last payload against the whole answer
 //	go run ./bench -observability-overhead 5  # dashboard CPU per query: baseline, metrics, tracing, both
-//	go run ./bench -load-only -only resource,orders -load-compare /tmp/facade-old  # facade CPU per request under load, beside another build
+//	go run ./bench -load-only -only resource,orders  # facade CPU per request and requests/s under load, ÷ the floor's (bench/floor)
+//	go run ./bench -load-only -only resource,orders -load-compare /tmp/facade-old  # the same beside another build
+//	go run ./bench -load-only -only resource,orders -scale 4 -load-compare-tailcall /tmp/tailcall/tailcall  # beside Tailcall (a Rust gateway)
 //	go run ./bench -live      # live data: polls, event latency, memory (live.go)
 //	go run ./bench -quick -metrics -out /tmp/m.md -results /tmp/m.json  # with Prometheus metrics recorded
 //
@@ -38,7 +40,7 @@ import (
 )
 
 func main() {
-	if maybeServeUpstream() || maybeServeFacade() || maybeServeLiveFacade() {
+	if maybeServeUpstream() || maybeServeFacade() || maybeServeFloor() || maybeServeLiveFacade() {
 		return
 	}
 	if err := run(os.Args[1:]); err != nil {
@@ -108,6 +110,8 @@ func run(args []string) error {
 	loadLat := fs.Duration("load-latency", 5*time.Millisecond, "injected upstream latency of the under-load runs")
 	loadTokens := fs.Int("load-tokens", 2000, "access tokens minted for the under-load runs with a new token per request (used in turn)")
 	loadCompare := fs.String("load-compare", "", "comma-separated facade program binaries (go build -o bin . at another commit) measured beside this build under load")
+	loadRounds := fs.Int("load-rounds", 3, "interleaved rounds of each query measured under load on more than one server (this build and the floor, Tailcall or -load-compare's builds); the table gives medians")
+	loadTailcall := fs.String("load-compare-tailcall", "", "the Tailcall binary (or a script that execs it) measured beside this build and the floor under load on the resource and the orders, with a new token per request, configured by bench/tailcall.graphql (BENCHMARKS.md: how to install Tailcall 1.6.14)")
 	loadProfile := fs.String("load-cpuprofile", "", "write a CPU profile of this build's facade process over all the under-load runs to this file")
 	loadMem := fs.Bool("load-mem", false, "break each facade process's peak RSS under load down: resident set (anonymous, file) of each, this build's runtime memory classes at its peak (loadmem.go)")
 	loadMemProfile := fs.String("load-memprofile", "", "with -load-mem: halfway through each run, write this build's facade's heap profile to <prefix>.<query>.<tokens>.heap.pprof and its goroutines to <prefix>.<query>.<tokens>.goroutine.txt")
@@ -141,7 +145,7 @@ func run(args []string) error {
 	fmt.Fprintln(os.Stderr, "garbage collector:", stack.SetGC(os.Getenv))
 	cfg := Config{Scale: *scale, Dur: *dur, MinN: *minN, CostDur: *costDur, CostMinN: 20, RealDur: *realDur, RefreshRounds: *refresh, Child: !*inProcess, Log: os.Stderr,
 		CostOnly: *costOnly, BatchedOnly: *batchedOnly, CostRounds: *costRounds, CPUProfile: *cpuProfile, MemProfile: *memProfile,
-		Load: LoadCPU{Dur: *loadDur, Conc: *loadConc, Latency: *loadLat, Tokens: max(*loadTokens, 1), Profile: *loadProfile,
+		Load: LoadCPU{Dur: *loadDur, Conc: *loadConc, Latency: *loadLat, Tokens: max(*loadTokens, 1), Rounds: *loadRounds, Tailcall: *loadTailcall, Profile: *loadProfile,
 			Mem: *loadMem || *loadMemProfile != "", MemProfile: *loadMemProfile}, LoadOnly: *loadOnly,
 		CritPathN: *critN, CritPathOnly: *critOnly}
 	if *loadCompare != "" {
