@@ -1,11 +1,9 @@
 package redisx
 
 import (
-	"bufio"
 	"context"
 	"log/slog"
 	"net"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,40 +13,6 @@ import (
 
 	"github.com/workspacenet/facade/internal/redistest"
 )
-
-// fillRedis opens raw connections to the server at addr until it refuses
-// one at its maxclients, and returns those it accepted (closed at cleanup).
-func fillRedis(t *testing.T, addr string) []net.Conn {
-	t.Helper()
-	var held []net.Conn
-	t.Cleanup(func() {
-		for _, c := range held {
-			c.Close()
-		}
-	})
-	for range 10000 {
-		conn, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
-		if _, err := conn.Write([]byte("PING\r\n")); err != nil {
-			t.Fatal(err)
-		}
-		line, err := bufio.NewReader(conn).ReadString('\n')
-		_ = conn.SetDeadline(time.Time{})
-		if strings.HasPrefix(line, "-ERR max number of clients") {
-			conn.Close()
-			return held
-		}
-		if err != nil || !strings.HasPrefix(line, "+PONG") {
-			t.Fatalf("PING on a raw connection: %q %v", line, err)
-		}
-		held = append(held, conn)
-	}
-	t.Fatal("Redis accepted 10000 connections: no maxclients")
-	return nil
-}
 
 // busyOps runs n goroutines of m SETs each through c at once: far more at a
 // time than the connections c holds, so its pool asks for new ones.
@@ -89,7 +53,7 @@ func TestMaxClientsNeverDegrades(t *testing.T) {
 	if err := c.Do(t.Context(), set); err != nil {
 		t.Fatal(err)
 	}
-	fillRedis(t, s.Addr())
+	s.Fill()
 
 	if failed := busyOps(t, c, 32, 50); failed != 0 {
 		t.Errorf("%d of 1600 operations failed", failed)
@@ -113,7 +77,7 @@ func TestMaxClientsNeverDegrades(t *testing.T) {
 func TestOpenWithRedisFullDoesNotFlap(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	s := redistest.StartWith(t, "--maxclients", "16")
-	held := fillRedis(t, s.Addr())
+	held := s.Fill()
 	var logs logBuffer
 	c, err := Open(s.URL, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
@@ -151,7 +115,7 @@ func TestNewConnectionFailuresAreTold(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	fillRedis(t, s.Addr())
+	s.Fill()
 	// A client of its own, with the dialer, holding no connection.
 	o := &redis.UniversalOptions{Addrs: []string{s.Addr()}, DialTimeout: time.Second}
 	o.Dialer = c.dialer(o)

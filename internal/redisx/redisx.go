@@ -112,6 +112,7 @@ type Options struct {
 // operations of Do. Safe for concurrent use.
 type Client struct {
 	rdb      redis.UniversalClient
+	subs     redis.UniversalClient // rdb's twin in RESP2, for Subscribe only
 	cluster  *redis.ClusterClient // rdb, when a Cluster
 	log      *slog.Logger
 	timeout  time.Duration
@@ -200,6 +201,9 @@ func Open(rawURL string, o Options) (*Client, error) {
 		uo.Dialer = c.dialer(uo)
 	}
 	c.rdb = newClient(uo)
+	subs := *uo
+	subs.Protocol = 2 // see Subscribe
+	c.subs = newClient(&subs)
 	c.cluster, _ = c.rdb.(*redis.ClusterClient)
 	for _, p := range []string{uo.Password, uo.SentinelPassword} {
 		if p != "" {
@@ -264,6 +268,17 @@ func newClient(uo *redis.UniversalOptions) redis.UniversalClient {
 // Redis returns the underlying client. Operations through it bypass the
 // health state: use Do.
 func (c *Client) Redis() redis.UniversalClient { return c.rdb }
+
+// Subscribe returns a PubSub of channels on a connection of its own
+// (go-redis's PubSub: it connects again, and subscribes its channels again,
+// after a failure). Its connection speaks RESP2 whatever the URL says: over
+// RESP3, go-redis v9.17 reads the name of a pub/sub push from what is
+// buffered, and drops the whole message when the buffer ends inside the
+// name (a subscription's confirmation, or a message, lost now and then on a
+// busy connection). Operations through it bypass the health state.
+func (c *Client) Subscribe(ctx context.Context, channels ...string) *redis.PubSub {
+	return c.subs.Subscribe(ctx, channels...)
+}
 
 // OpTimeout is the bound of each operation.
 func (c *Client) OpTimeout() time.Duration { return c.timeout }
@@ -548,6 +563,7 @@ func (c *Client) Close() error {
 	c.mu.Unlock()
 	c.cancel()
 	c.wg.Wait()
+	_ = c.subs.Close()
 	if err := c.rdb.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
 		return err
 	}
