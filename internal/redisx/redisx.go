@@ -113,7 +113,7 @@ type Options struct {
 type Client struct {
 	rdb      redis.UniversalClient
 	subs     redis.UniversalClient // rdb's twin in RESP2, for Subscribe only
-	cluster  *redis.ClusterClient // rdb, when a Cluster
+	cluster  *redis.ClusterClient  // rdb, when a Cluster
 	log      *slog.Logger
 	timeout  time.Duration
 	desc     string // the servers, without credentials
