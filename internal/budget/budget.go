@@ -31,7 +31,13 @@
 // eviction policy of the volatile-* kind never evicts it: docs/redis.md);
 // it holds at most a window of sends and disappears a window after its
 // client's last one. The order of the waiters holds within each replica;
-// across replicas the slot goes to whoever asks first once it is due.
+// across replicas the slot goes to whoever asks first once it is due, but
+// background waiters (Turn.Background) give way to interactive ones on any
+// replica: a replica whose first waiter is interactive and had to wait
+// notes it in the client's wants (a sorted set, WantsKey, one member per
+// replica, scored by when the note lapses: the wait and a window more,
+// so a replica that dies holds nobody up for long), and the log refuses
+// background sends while another replica's note stands.
 //
 // Redis never fails a request, and switching never lets more than the
 // budget through: while Redis is unavailable for the client's key (redisx:
@@ -236,6 +242,14 @@ const KeyPrefix = "wnf:budget:"
 // Key is the Redis key of client's shared log.
 func Key(client string) string { return KeyPrefix + "{" + client + "}" }
 
+// WantsPrefix starts the Redis key of the replicas waiting interactively
+// for a slot of a client: wnf:wants:{<client>} (the log's hash slot).
+const WantsPrefix = "wnf:wants:"
+
+// WantsKey is the Redis key of the replicas waiting interactively for a
+// slot of client (the package doc).
+func WantsKey(client string) string { return WantsPrefix + "{" + client + "}" }
+
 // mode is where a bucket's sends are counted.
 type mode int
 
@@ -248,7 +262,8 @@ const (
 
 // bucket is one client's budget.
 type bucket struct {
-	key string // Key(client)
+	key   string // Key(client)
+	wants string // WantsKey(client)
 
 	mu        sync.Mutex
 	mode      mode
@@ -275,7 +290,7 @@ func (b *Budget) bucket(client string) *bucket {
 		if len(b.clients) >= maxIdleClients {
 			b.dropIdle()
 		}
-		bk = &bucket{key: Key(client), wake: make(chan struct{}, 1)}
+		bk = &bucket{key: Key(client), wants: WantsKey(client), wake: make(chan struct{}, 1)}
 		if b.rc == nil {
 			bk.mode = local
 		}
@@ -310,12 +325,16 @@ func trimLog(log []time.Time, now time.Time, window time.Duration) []time.Time {
 	return append(log[:0], log[i:]...)
 }
 
-// Turn orders a client's waiters: by Request (lower first: the request
+// Turn orders a client's waiters: the background ones (Background: the
+// pollers') after every other; then by Request (lower first: the request
 // that arrived first, Arrive), then by Priority (lower first: calls on a
 // request's critical path before its leaf lookups), then by arrival.
+// With Redis, a background waiter also gives way to the interactive ones
+// waiting on the other replicas (see the package doc).
 type Turn struct {
-	Request  uint64
-	Priority int
+	Background bool
+	Request    uint64
+	Priority   int
 }
 
 // Arrive returns the next request number: requests numbered in the order
@@ -507,8 +526,9 @@ func (b *Budget) pump(bk *bucket) {
 		if bk.mode == recovering && !bk.primed {
 			primes = slices.Clone(trimLog(bk.sent, now, b.lim.window))
 		}
+		background := bk.queue[0].turn.Background
 		bk.mu.Unlock()
-		a, err := b.ask(bk, primes)
+		a, err := b.ask(bk, primes, background)
 		bk.mu.Lock()
 		now = time.Now()
 		switch {
@@ -562,19 +582,25 @@ type answer struct {
 // slotScript is the shared sliding log of KEYS[1], a sorted set of sends
 // scored by Redis's clock in ms, and a member "pause" scored by when the
 // client's pause ends. It drops what is older than the window (ARGV[1]
-// ms), adds the primed sends (pairs of age in ms and member from ARGV[6]),
+// ms), adds the primed sends (pairs of age in ms and member from ARGV[8]),
 // then grants a slot (adding member ARGV[5]) when no pause runs, fewer
 // than ARGV[2] sends are in the window and fewer than ARGV[4] in the burst
-// window (ARGV[3] ms). It answers {granted, wait ms, paused}. The set holds
-// at most a window of sends (and an ended pause for one window more); it
-// disappears when its last member is dropped, so it needs no TTL.
+// window (ARGV[3] ms), and, for a background ask (ARGV[6] "b"), no other
+// replica than ARGV[7] notes an interactive wait in KEYS[2] (members:
+// replicas, scored by when their note lapses). An interactive ask (ARGV[6]
+// "i") refused notes its wait there (for the wait and a window more), and
+// granted, removes it. It answers {granted, wait ms, paused}. The set
+// holds at most a window of sends (and an ended pause for one window
+// more); it disappears when its last member is dropped, so it needs no
+// TTL. KEYS[2] expires with its latest note.
 var slotScript = redis.NewScript(`
-local key = KEYS[1]
+local key, wants = KEYS[1], KEYS[2]
 local window, n, bwin, burst = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local class, replica = ARGV[6], ARGV[7]
 local t = redis.call("TIME")
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call("ZREMRANGEBYSCORE", key, "-inf", now - window)
-for i = 6, #ARGV, 2 do
+for i = 8, #ARGV, 2 do
   redis.call("ZADD", key, "NX", now - tonumber(ARGV[i]), ARGV[i + 1])
 end
 local p = redis.call("ZSCORE", key, "pause")
@@ -594,25 +620,46 @@ end
 local at = now
 if #times >= n then at = math.max(at, times[n] + window) end
 if #times >= burst then at = math.max(at, times[burst] + bwin) end
+if class == "b" then
+  redis.call("ZREMRANGEBYSCORE", wants, "-inf", now)
+  local others = redis.call("ZCARD", wants)
+  if redis.call("ZSCORE", wants, replica) then others = others - 1 end
+  if others > 0 then
+    -- Ask again when the slot is due, or in a quarter step: the
+    -- interactive replica takes it meanwhile.
+    return {0, math.max(at - now, math.floor(window / n / 4), 1), 0}
+  end
+end
 if at > now then
+  if class == "i" then
+    redis.call("ZADD", wants, "GT", at + window, replica)
+    local last = redis.call("ZRANGE", wants, "+inf", "-inf", "BYSCORE", "REV", "LIMIT", 0, 1, "WITHSCORES")
+    redis.call("PEXPIREAT", wants, tonumber(last[2]) + 1)
+  end
   return {0, at - now, 0}
 end
 redis.call("ZADD", key, now, ARGV[5])
+if class == "i" then redis.call("ZREM", wants, replica) end
 return {1, 0, 0}
 `)
 
 // ask asks the Redis log for one slot of bk's client, first adding primes
-// (this replica's local sends) to it.
-func (b *Budget) ask(bk *bucket, primes []time.Time) (answer, error) {
-	args := make([]any, 0, 5+2*len(primes))
-	args = append(args, b.lim.windowMs, b.lim.n, b.lim.bMs, b.lim.burst, b.member())
+// (this replica's local sends) to it; background says the waiter it is for
+// is background work.
+func (b *Budget) ask(bk *bucket, primes []time.Time, background bool) (answer, error) {
+	class := "i"
+	if background {
+		class = "b"
+	}
+	args := make([]any, 0, 7+2*len(primes))
+	args = append(args, b.lim.windowMs, b.lim.n, b.lim.bMs, b.lim.burst, b.member(), class, b.id)
 	now := time.Now()
 	for _, t := range primes {
 		args = append(args, now.Sub(t).Milliseconds(), b.member())
 	}
 	var a answer
 	err := b.rc.DoKey(context.Background(), bk.key, func(ctx context.Context, r redis.UniversalClient) error {
-		v, err := slotScript.Run(ctx, r, []string{bk.key}, args...).Int64Slice()
+		v, err := slotScript.Run(ctx, r, []string{bk.key, bk.wants}, args...).Int64Slice()
 		if err != nil {
 			return err
 		}
@@ -886,6 +933,9 @@ type waiter struct {
 
 // before reports whether w is served before o.
 func (w *waiter) before(o *waiter) bool {
+	if w.turn.Background != o.turn.Background {
+		return o.turn.Background
+	}
 	if w.turn.Request != o.turn.Request {
 		return w.turn.Request < o.turn.Request
 	}

@@ -496,3 +496,61 @@ func TestSharedPauseIsCapped(t *testing.T) {
 		t.Fatalf("Wait: %v, want an *Error with RetryAfter within the 2s cap", err)
 	}
 }
+
+// TestInteractiveBeforeBackgroundAcrossReplicas: one client, two replicas.
+// Replica A has four background waiters (polls) whose asks are held; replica
+// B's one interactive waiter asks meanwhile, is refused (the slot is not
+// due) and notes its wait; A's asks then go. B is served first, then A's
+// four: a poll on one replica never takes a slot an interactive call on
+// another is waiting for. The note is gone once B was served.
+func TestInteractiveBeforeBackgroundAcrossReplicas(t *testing.T) {
+	s := redistest.Start(t)
+	const client = "across"
+	cfg := Config{RPS: 10, Burst: 1, Replicas: 2}
+	a, _, logA := replica(t, s.URL, cfg, client, 10*time.Second)
+	b, _, logB := replica(t, s.URL, cfg, client, 10*time.Second)
+	if _, err := a.Wait(t.Context(), client, Turn{}); err != nil { // spend the burst
+		t.Fatal(err)
+	}
+	gate := make(chan struct{})
+	logA.mu.Lock()
+	logA.gate = gate
+	logA.mu.Unlock()
+	bk := a.bucket(client)
+	queued := func() int {
+		bk.mu.Lock()
+		defer bk.mu.Unlock()
+		return len(bk.queue)
+	}
+	var mu sync.Mutex
+	var order []string
+	var wg sync.WaitGroup
+	served := func(bg *Budget, turn Turn, who string) {
+		wg.Go(func() {
+			if _, err := bg.Wait(t.Context(), client, turn); err != nil {
+				t.Error(err)
+			}
+			mu.Lock()
+			order = append(order, who)
+			mu.Unlock()
+		})
+	}
+	for range 4 {
+		served(a, Turn{Background: true}, "A poll")
+	}
+	poll(t, func() bool { return queued() == 4 && logA.blocked.Load() == 1 })
+	served(b, Turn{Request: b.Arrive()}, "B query")
+	r := s.Client()
+	poll(t, func() bool { return r.ZScore(t.Context(), WantsKey(client), b.id).Err() == nil })
+	close(gate)
+	wg.Wait()
+	if want := []string{"B query", "A poll", "A poll", "A poll", "A poll"}; !slices.Equal(order, want) {
+		t.Errorf("served %v, want %v", order, want)
+	}
+	if n := len(logA.grants()) + len(logB.grants()); n != 6 {
+		t.Errorf("%d slots from Redis, want 6", n)
+	}
+	if err := r.ZScore(t.Context(), WantsKey(client), b.id).Err(); !errors.Is(err, redis.Nil) {
+		t.Errorf("B's note after it was served: %v, want none", err)
+	}
+}
