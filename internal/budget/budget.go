@@ -280,6 +280,7 @@ type bucket struct {
 	trimming  bool          // a trim of the Redis log is scheduled
 	wake      chan struct{} // pokes the pump: the queue or the pause changed
 	lastGrant time.Time
+	noted     time.Time // the pause an interactive waiter was noted for
 }
 
 func (b *Budget) bucket(client string) *bucket {
@@ -495,7 +496,16 @@ func (b *Budget) pump(bk *bucket) {
 		now := time.Now()
 		if now.Before(bk.paused) {
 			d := bk.paused.Sub(now)
+			// An interactive waiter paused here is noted for the other
+			// replicas (once a pause): their polls give way at its end.
+			note := b.rc != nil && bk.mode != local && !bk.queue[0].turn.Background && bk.noted.Before(bk.paused)
+			if note {
+				bk.noted = bk.paused
+			}
 			bk.mu.Unlock()
+			if note {
+				b.notePaused(bk)
+			}
 			bk.sleep(d)
 			continue
 		}
@@ -588,8 +598,8 @@ type answer struct {
 // window (ARGV[3] ms), and, for a background ask (ARGV[6] "b"), no other
 // replica than ARGV[7] notes an interactive wait in KEYS[2] (members:
 // replicas, scored by when their note lapses). An interactive ask (ARGV[6]
-// "i") refused notes its wait there (for the wait and a window more), and
-// granted, removes it. It answers {granted, wait ms, paused}. The set
+// "i") refused, or paused, notes its wait there (until the slot or the
+// pause's end, and a window more), and granted, removes it. It answers {granted, wait ms, paused}. The set
 // holds at most a window of sends (and an ended pause for one window
 // more); it disappears when its last member is dropped, so it needs no
 // TTL. KEYS[2] expires with its latest note.
@@ -603,8 +613,16 @@ redis.call("ZREMRANGEBYSCORE", key, "-inf", now - window)
 for i = 8, #ARGV, 2 do
   redis.call("ZADD", key, "NX", now - tonumber(ARGV[i]), ARGV[i + 1])
 end
+local function note(at)
+  if class == "i" then
+    redis.call("ZADD", wants, "GT", at + window, replica)
+    local last = redis.call("ZRANGE", wants, "+inf", "-inf", "BYSCORE", "REV", "LIMIT", 0, 1, "WITHSCORES")
+    redis.call("PEXPIREAT", wants, tonumber(last[2]) + 1)
+  end
+end
 local p = redis.call("ZSCORE", key, "pause")
 if p and tonumber(p) > now then
+  note(tonumber(p))
   return {0, tonumber(p) - now, 1}
 end
 if ARGV[5] == "" then
@@ -631,11 +649,7 @@ if class == "b" then
   end
 end
 if at > now then
-  if class == "i" then
-    redis.call("ZADD", wants, "GT", at + window, replica)
-    local last = redis.call("ZRANGE", wants, "+inf", "-inf", "BYSCORE", "REV", "LIMIT", 0, 1, "WITHSCORES")
-    redis.call("PEXPIREAT", wants, tonumber(last[2]) + 1)
-  end
+  note(at)
   return {0, at - now, 0}
 end
 redis.call("ZADD", key, now, ARGV[5])
@@ -670,6 +684,15 @@ func (b *Budget) ask(bk *bucket, primes []time.Time, background bool) (answer, e
 		return nil
 	})
 	return a, err
+}
+
+// notePaused notes in the Redis log that an interactive waiter of bk's
+// client waits for its pause to end (the slot script with no member: it
+// grants nothing).
+func (b *Budget) notePaused(bk *bucket) {
+	_ = b.rc.DoKey(context.Background(), bk.key, func(ctx context.Context, r redis.UniversalClient) error {
+		return slotScript.Run(ctx, r, []string{bk.key, bk.wants}, b.lim.windowMs, b.lim.n, b.lim.bMs, b.lim.burst, "", "i", b.id).Err()
+	})
 }
 
 // member names a new entry of this replica in a shared log.
@@ -844,7 +867,9 @@ func (b *Budget) PausedUntil(client string) time.Time {
 type Stats struct {
 	Clients int // upstream clients tracked
 	Waiting int // requests waiting for a slot
-	Paused  int // clients paused by a 429 or exhausted RateLimit headers
+	// Background are those of Waiting with a background turn (polls).
+	Background int
+	Paused     int // clients paused by a 429 or exhausted RateLimit headers
 }
 
 // Stats counts the budget's clients, waiters and pauses (a nil *Budget:
@@ -862,6 +887,11 @@ func (b *Budget) Stats() Stats {
 		bk.mu.Lock()
 		st.Clients++
 		st.Waiting += len(bk.queue)
+		for _, w := range bk.queue {
+			if w.turn.Background {
+				st.Background++
+			}
+		}
 		if now.Before(bk.paused) {
 			st.Paused++
 		}
