@@ -147,7 +147,7 @@ func TestQueriesGoBeforePollsAcrossReplicas(t *testing.T) {
 	}
 	const resource = "GET /resources/v1/{id}"
 	if seen[0].Route != resource || seen[1].Route != resource {
-		t.Errorf("the upstream served %v after the pause, want the two queries' GET %s first, before the polls queued before them", routes, resource)
+		t.Errorf("the upstream served %v after the pause, want the two queries' %s first, before the polls queued before them", routes, resource)
 	}
 	if reports[0] != 1 || reports[1] != 1 {
 		t.Errorf("the query of polled X made %d upstream calls of its own and the query of unpolled Y %d, want 1 each (the same treatment)", reports[0], reports[1])
