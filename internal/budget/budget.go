@@ -155,8 +155,9 @@ type Budget struct {
 	local    limits // Config.Share(): this replica's when it paces alone
 	maxPause time.Duration
 
-	rc      *redisx.Client // nil: local only
-	id      string         // names this replica's entries in the shared logs
+	rc      *redisx.Client                                    // nil: local only
+	onGrant atomic.Pointer[func(client string, at time.Time)] // ObserveGrants
+	id      string                                            // names this replica's entries in the shared logs
 	members atomic.Uint64
 	arrival atomic.Uint64
 
@@ -262,8 +263,9 @@ const (
 
 // bucket is one client's budget.
 type bucket struct {
-	key   string // Key(client)
-	wants string // WantsKey(client)
+	client string
+	key    string // Key(client)
+	wants  string // WantsKey(client)
 
 	mu        sync.Mutex
 	mode      mode
@@ -291,7 +293,7 @@ func (b *Budget) bucket(client string) *bucket {
 		if len(b.clients) >= maxIdleClients {
 			b.dropIdle()
 		}
-		bk = &bucket{key: Key(client), wants: WantsKey(client), wake: make(chan struct{}, 1)}
+		bk = &bucket{client: client, key: Key(client), wants: WantsKey(client), wake: make(chan struct{}, 1)}
 		if b.rc == nil {
 			bk.mode = local
 		}
@@ -360,7 +362,7 @@ func (b *Budget) Wait(ctx context.Context, client string, t Turn) (time.Duration
 	now := time.Now()
 	bk.mu.Lock()
 	if bk.mode == local && b.rc == nil && len(bk.queue) == 0 && !now.Before(bk.paused) && !b.local.next(bk.sent, now).After(now) {
-		bk.record(now, b.lim.window)
+		b.grant(bk, now, now)
 		bk.mu.Unlock()
 		return 0, nil
 	}
@@ -447,6 +449,31 @@ func (bk *bucket) poke() {
 	}
 }
 
+// grant records a slot granted at now, decided at at by the deciding
+// clock (bk.mu held).
+func (b *Budget) grant(bk *bucket, now, at time.Time) {
+	bk.record(now, b.lim.window)
+	if f := b.onGrant.Load(); f != nil {
+		(*f)(bk.client, at)
+	}
+}
+
+// ObserveGrants makes f told of every slot this replica is granted from
+// now on, with the time it was decided at by the clock that decided it
+// (Redis's for the shared log, this process's otherwise); the requests
+// reach the upstream later, by delays the budget does not control. f runs
+// with the client's budget locked and must not block (tests check the
+// budget's decisions with it; nil: no more).
+func (b *Budget) ObserveGrants(f func(client string, at time.Time)) {
+	switch {
+	case b == nil:
+	case f == nil:
+		b.onGrant.Store(nil)
+	default:
+		b.onGrant.Store(&f)
+	}
+}
+
 // record notes a send at now (bk.mu held).
 func (bk *bucket) record(now time.Time, window time.Duration) {
 	bk.sent = append(trimLog(bk.sent, now, window), now)
@@ -526,7 +553,7 @@ func (b *Budget) pump(bk *bucket) {
 			continue
 		}
 		if bk.mode == local {
-			bk.record(now, b.lim.window)
+			b.grant(bk, now, now)
 			w := heap.Pop(&bk.queue).(*waiter)
 			close(w.ready)
 			bk.mu.Unlock()
@@ -551,7 +578,7 @@ func (b *Budget) pump(bk *bucket) {
 				bk.sleep(max(at.Sub(now), time.Millisecond))
 				continue
 			}
-			bk.record(now, b.lim.window)
+			b.grant(bk, now, now)
 			w := heap.Pop(&bk.queue).(*waiter)
 			close(w.ready)
 		case err != nil:
@@ -564,7 +591,7 @@ func (b *Budget) pump(bk *bucket) {
 			continue
 		case a.granted:
 			bk.primed = true
-			bk.record(now, b.lim.window)
+			b.grant(bk, now, a.at)
 			if len(bk.queue) > 0 && !now.Before(bk.paused) {
 				w := heap.Pop(&bk.queue).(*waiter)
 				close(w.ready)
@@ -587,6 +614,7 @@ type answer struct {
 	granted bool
 	paused  bool          // a shared pause runs for wait
 	wait    time.Duration // when paused or refused: when to ask again
+	at      time.Time     // granted: when, by Redis's clock
 }
 
 // slotScript is the shared sliding log of KEYS[1], a sorted set of sends
@@ -654,7 +682,7 @@ if at > now then
 end
 redis.call("ZADD", key, now, ARGV[5])
 if class == "i" then redis.call("ZREM", wants, replica) end
-return {1, 0, 0}
+return {1, 0, 0, now}
 `)
 
 // ask asks the Redis log for one slot of bk's client, first adding primes
@@ -677,10 +705,13 @@ func (b *Budget) ask(bk *bucket, primes []time.Time, background bool) (answer, e
 		if err != nil {
 			return err
 		}
-		if len(v) != 3 {
+		if len(v) < 3 || (v[0] == 1 && len(v) != 4) {
 			return fmt.Errorf("budget script answered %v", v)
 		}
 		a = answer{granted: v[0] == 1, paused: v[2] == 1, wait: time.Duration(v[1]) * time.Millisecond}
+		if a.granted {
+			a.at = time.UnixMilli(v[3])
+		}
 		return nil
 	})
 	return a, err

@@ -554,3 +554,47 @@ func TestInteractiveBeforeBackgroundAcrossReplicas(t *testing.T) {
 		t.Errorf("B's note after it was served: %v, want none", err)
 	}
 }
+
+// TestObserveGrantsAtTheDecidingClock: each slot granted is told once, at
+// the time its decider gave it: the shared log's, by Redis's clock, between
+// the script's sending and its answer; alone, this process's.
+func TestObserveGrantsAtTheDecidingClock(t *testing.T) {
+	s := redistest.Start(t)
+	const client = "observed"
+	b, _, log := replica(t, s.URL, Config{RPS: 10, Burst: 2}, client, 5*time.Second)
+	alone := New(Config{RPS: 10, Burst: 2})
+	for _, bg := range []*Budget{b, alone} {
+		var mu sync.Mutex
+		var seen []time.Time
+		bg.ObserveGrants(func(c string, at time.Time) {
+			if c != client {
+				t.Errorf("told of client %q", c)
+			}
+			mu.Lock()
+			seen = append(seen, at)
+			mu.Unlock()
+		})
+		before := time.Now()
+		for range 3 {
+			if _, err := bg.Wait(t.Context(), client, Turn{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		bg.ObserveGrants(nil)
+		if _, err := bg.Wait(t.Context(), client, Turn{}); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		if len(seen) != 3 || !slices.IsSortedFunc(seen, time.Time.Compare) || seen[0].Before(before.Truncate(time.Millisecond)) {
+			t.Errorf("told %v, want the three grants in order", seen)
+		}
+		mu.Unlock()
+		if bg == b {
+			for i, d := range log.grants()[:3] {
+				if seen[i].Before(d.sent.Truncate(time.Millisecond)) || seen[i].After(d.answered) {
+					t.Errorf("grant %d told at %v, decided by Redis between %v and %v", i, seen[i], d.sent, d.answered)
+				}
+			}
+		}
+	}
+}
