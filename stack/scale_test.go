@@ -65,7 +65,7 @@ func underLoad(t *testing.T, redisURL string, disrupt func()) ([]*replica, *stac
 	var gmu sync.Mutex
 	grants := map[string][]time.Time{}
 	for _, r := range reps {
-		r.st.Config.Graph.Budget.ObserveGrants(func(client string, at time.Time) {
+		r.st.Config.Graph.Budget.ObserveGrants(func(client string, at time.Time, _ bool) {
 			gmu.Lock()
 			grants[client] = append(grants[client], at)
 			gmu.Unlock()

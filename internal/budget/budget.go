@@ -155,9 +155,9 @@ type Budget struct {
 	local    limits // Config.Share(): this replica's when it paces alone
 	maxPause time.Duration
 
-	rc      *redisx.Client                                    // nil: local only
-	onGrant atomic.Pointer[func(client string, at time.Time)] // ObserveGrants
-	id      string                                            // names this replica's entries in the shared logs
+	rc      *redisx.Client        // nil: local only
+	onGrant atomic.Pointer[Grant] // ObserveGrants
+	id      string                // names this replica's entries in the shared logs
 	members atomic.Uint64
 	arrival atomic.Uint64
 
@@ -283,6 +283,30 @@ type bucket struct {
 	wake      chan struct{} // pokes the pump: the queue or the pause changed
 	lastGrant time.Time
 	noted     time.Time // the pause an interactive waiter was noted for
+	// interactive counts the waiters of queue that are not background.
+	interactive int
+}
+
+func (bk *bucket) push(w *waiter) {
+	heap.Push(&bk.queue, w)
+	if !w.turn.Background {
+		bk.interactive++
+	}
+}
+
+func (bk *bucket) pop() *waiter {
+	w := heap.Pop(&bk.queue).(*waiter)
+	if !w.turn.Background {
+		bk.interactive--
+	}
+	return w
+}
+
+func (bk *bucket) remove(w *waiter) {
+	heap.Remove(&bk.queue, w.index)
+	if !w.turn.Background {
+		bk.interactive--
+	}
 }
 
 func (b *Budget) bucket(client string) *bucket {
@@ -362,7 +386,7 @@ func (b *Budget) Wait(ctx context.Context, client string, t Turn) (time.Duration
 	now := time.Now()
 	bk.mu.Lock()
 	if bk.mode == local && b.rc == nil && len(bk.queue) == 0 && !now.Before(bk.paused) && !b.local.next(bk.sent, now).After(now) {
-		b.grant(bk, now, now)
+		b.grant(bk, now, now, t.Background)
 		bk.mu.Unlock()
 		return 0, nil
 	}
@@ -375,7 +399,7 @@ func (b *Budget) Wait(ctx context.Context, client string, t Turn) (time.Duration
 		return 0, &Error{RetryAfter: eta.Sub(now)}
 	}
 	bk.seq++
-	heap.Push(&bk.queue, w)
+	bk.push(w)
 	if !bk.pumping {
 		bk.pumping = true
 		go b.pump(bk)
@@ -392,7 +416,7 @@ func (b *Budget) Wait(ctx context.Context, client string, t Turn) (time.Duration
 	bk.mu.Lock()
 	granted := w.index < 0
 	if !granted {
-		heap.Remove(&bk.queue, w.index)
+		bk.remove(w)
 		bk.poke()
 	}
 	var retry time.Duration
@@ -450,21 +474,25 @@ func (bk *bucket) poke() {
 }
 
 // grant records a slot granted at now, decided at at by the deciding
-// clock (bk.mu held).
-func (b *Budget) grant(bk *bucket, now, at time.Time) {
+// clock, to a background waiter or not (bk.mu held).
+func (b *Budget) grant(bk *bucket, now, at time.Time, background bool) {
 	bk.record(now, b.lim.window)
 	if f := b.onGrant.Load(); f != nil {
-		(*f)(bk.client, at)
+		(*f)(bk.client, at, background)
 	}
 }
 
+// Grant is told of a slot granted to client, at the time the clock that
+// decided it said (Redis's for the shared log, this process's otherwise),
+// and whether it went to a background waiter (or to nobody: the waiter
+// left meanwhile).
+type Grant func(client string, at time.Time, background bool)
+
 // ObserveGrants makes f told of every slot this replica is granted from
-// now on, with the time it was decided at by the clock that decided it
-// (Redis's for the shared log, this process's otherwise); the requests
-// reach the upstream later, by delays the budget does not control. f runs
-// with the client's budget locked and must not block (tests check the
-// budget's decisions with it; nil: no more).
-func (b *Budget) ObserveGrants(f func(client string, at time.Time)) {
+// now on; the requests reach the upstream later, by delays the budget does
+// not control. f runs with the client's budget locked and must not block
+// (tests check the budget's decisions with it; nil: no more).
+func (b *Budget) ObserveGrants(f Grant) {
 	switch {
 	case b == nil:
 	case f == nil:
@@ -553,8 +581,8 @@ func (b *Budget) pump(bk *bucket) {
 			continue
 		}
 		if bk.mode == local {
-			b.grant(bk, now, now)
-			w := heap.Pop(&bk.queue).(*waiter)
+			b.grant(bk, now, now, bk.queue[0].turn.Background)
+			w := bk.pop()
 			close(w.ready)
 			bk.mu.Unlock()
 			continue
@@ -563,9 +591,16 @@ func (b *Budget) pump(bk *bucket) {
 		if bk.mode == recovering && !bk.primed {
 			primes = slices.Clone(trimLog(bk.sent, now, b.lim.window))
 		}
-		background := bk.queue[0].turn.Background
+		class := "b"
+		switch {
+		case bk.queue[0].turn.Background:
+		case bk.interactive > 1:
+			class = "I" // others wait behind it: the note stays once it is served
+		default:
+			class = "i"
+		}
 		bk.mu.Unlock()
-		a, err := b.ask(bk, primes, background)
+		a, err := b.ask(bk, primes, class)
 		bk.mu.Lock()
 		now = time.Now()
 		switch {
@@ -578,8 +613,8 @@ func (b *Budget) pump(bk *bucket) {
 				bk.sleep(max(at.Sub(now), time.Millisecond))
 				continue
 			}
-			b.grant(bk, now, now)
-			w := heap.Pop(&bk.queue).(*waiter)
+			b.grant(bk, now, now, bk.queue[0].turn.Background)
+			w := bk.pop()
 			close(w.ready)
 		case err != nil:
 			// Counted against Redis; setMode goes local once it is
@@ -591,11 +626,13 @@ func (b *Budget) pump(bk *bucket) {
 			continue
 		case a.granted:
 			bk.primed = true
-			b.grant(bk, now, a.at)
 			if len(bk.queue) > 0 && !now.Before(bk.paused) {
-				w := heap.Pop(&bk.queue).(*waiter)
+				b.grant(bk, now, a.at, bk.queue[0].turn.Background)
+				w := bk.pop()
 				close(w.ready)
-			} // else the slot is lost: Redis cannot take it back
+			} else { // the slot is lost: Redis cannot take it back
+				b.grant(bk, now, a.at, true)
+			}
 		case a.paused:
 			bk.primed = true
 			if until := now.Add(min(a.wait, b.maxPause)); until.After(bk.paused) {
@@ -626,8 +663,9 @@ type answer struct {
 // window (ARGV[3] ms), and, for a background ask (ARGV[6] "b"), no other
 // replica than ARGV[7] notes an interactive wait in KEYS[2] (members:
 // replicas, scored by when their note lapses). An interactive ask (ARGV[6]
-// "i") refused, or paused, notes its wait there (until the slot or the
-// pause's end, and a window more), and granted, removes it. It answers {granted, wait ms, paused}. The set
+// "i", or "I" when more interactive waiters of the replica wait behind it)
+// refused, or paused, notes its wait there (until the slot or the pause's
+// end, and a window more); granted, "i" removes the note and "I" keeps it. It answers {granted, wait ms, paused}. The set
 // holds at most a window of sends (and an ended pause for one window
 // more); it disappears when its last member is dropped, so it needs no
 // TTL. KEYS[2] expires with its latest note.
@@ -641,8 +679,9 @@ redis.call("ZREMRANGEBYSCORE", key, "-inf", now - window)
 for i = 8, #ARGV, 2 do
   redis.call("ZADD", key, "NX", now - tonumber(ARGV[i]), ARGV[i + 1])
 end
+local interactive = class == "i" or class == "I"
 local function note(at)
-  if class == "i" then
+  if interactive then
     redis.call("ZADD", wants, "GT", at + window, replica)
     local last = redis.call("ZRANGE", wants, "+inf", "-inf", "BYSCORE", "REV", "LIMIT", 0, 1, "WITHSCORES")
     redis.call("PEXPIREAT", wants, tonumber(last[2]) + 1)
@@ -682,17 +721,14 @@ if at > now then
 end
 redis.call("ZADD", key, now, ARGV[5])
 if class == "i" then redis.call("ZREM", wants, replica) end
+if class == "I" then note(now) end
 return {1, 0, 0, now}
 `)
 
 // ask asks the Redis log for one slot of bk's client, first adding primes
-// (this replica's local sends) to it; background says the waiter it is for
-// is background work.
-func (b *Budget) ask(bk *bucket, primes []time.Time, background bool) (answer, error) {
-	class := "i"
-	if background {
-		class = "b"
-	}
+// (this replica's local sends) to it, for a waiter of class (slotScript's
+// ARGV[6]).
+func (b *Budget) ask(bk *bucket, primes []time.Time, class string) (answer, error) {
 	args := make([]any, 0, 7+2*len(primes))
 	args = append(args, b.lim.windowMs, b.lim.n, b.lim.bMs, b.lim.burst, b.member(), class, b.id)
 	now := time.Now()

@@ -566,8 +566,8 @@ func TestObserveGrantsAtTheDecidingClock(t *testing.T) {
 	for _, bg := range []*Budget{b, alone} {
 		var mu sync.Mutex
 		var seen []time.Time
-		bg.ObserveGrants(func(c string, at time.Time) {
-			if c != client {
+		bg.ObserveGrants(func(c string, at time.Time, background bool) {
+			if c != client || background {
 				t.Errorf("told of client %q", c)
 			}
 			mu.Lock()
