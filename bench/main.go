@@ -103,6 +103,7 @@ func run(args []string) error {
 	liveCreds := fs.Int("live-credentials", 100, "credentials of one source each in the -live run; 0 skips it")
 	liveIdle := fs.Int("live-idle", 10000, "idle subscribers on one replica in the -live run; 0 skips it")
 	liveRounds := fs.Int("live-rounds", 10, "intervals each -live measurement lasts")
+	livePriority := fs.Int("live-priority", 0, "measure only a polled object's query against an unpolled one's while this many sources of their client poll through two replicas on one Redis (livepriority.go); prints a table, writes nothing")
 	obsRounds := fs.Int("observability-overhead", 0, "measure only the dashboard's CPU and allocations per query with no metrics nor tracing, metrics, tracing (100% sampled, discarding exporter) and both, alternating this many rounds; prints a table and the verdict against the observability targets (metrics under 3% of CPU, tracing off free), writes nothing")
 	deferRounds := fs.Int("defer", 0, "measure only the dashboard with its transactions and credit notes deferred (multipart/mixed), and with its transactions' links and credit notes deferred (multipart/mixed 2022 and v0.2, SSE), against the whole answer, at 10 requests/s per client and 20 ms upstream latency, alternating this many rounds; prints a table, writes nothing")
 	loadDur := fs.Duration("load-dur", 4*time.Second, "each run of the under-load measurement: the facade in a process of its own, -load-conc clients, its CPU per request (loadcpu.go); 0 skips it")
@@ -205,6 +206,9 @@ func run(args []string) error {
 		fmt.Printf("`go run ./bench %s` on %s, %s\n\n", strings.Join(args, " "), machine(), time.Now().UTC().Format("2006-01-02 15:04 MST"))
 		r.Print(os.Stdout)
 		return nil
+	}
+	if *livePriority > 0 {
+		return runLivePriority(ctx, *livePriority, 4**liveRounds) // livepriority.go
 	}
 	if *liveRun {
 		return runLive(ctx, *liveInterval, *liveSubs, *liveCreds, *liveIdle, *liveRounds) // live.go
