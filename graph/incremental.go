@@ -101,6 +101,11 @@ func (x incremental) MutateOperationContext(ctx context.Context, oc *graphql.Ope
 		return err
 	}
 	format := overhttp.AcceptsIncremental(oc.Headers).Format
+	if ctx.Value(liveKey{}) != nil {
+		// A query over a WebSocket: graphql-transport-ws has one result
+		// per query, whatever the upgrade request's Accept said.
+		format = overhttp.NotIncremental
+	}
 	if oc.Operation.Operation != ast.Query || format == overhttp.NotIncremental {
 		withoutDefer(oc)
 		return nil

@@ -515,3 +515,59 @@ func expectErrorsAt(t *testing.T, errs []delivered, want map[string]string) {
 		t.Errorf("errors at %v, want one at each of %v", got, want)
 	}
 }
+
+// TestDeferredQueryOverAWebSocketIsOneResult: graphql-transport-ws has no
+// incremental format, so a query with @defer sent over a WebSocket gets
+// its whole result in one next message, then complete, even when the
+// upgrade request's Accept names one (oc.Headers are that request's); an
+// unreadable timestamp in the deferred fragment is null with its error.
+func TestDeferredQueryOverAWebSocketIsOneResult(t *testing.T) {
+	env := liveEnv(t, nil)
+	loc := env.ID(t, "location", 0)
+	vars := map[string]any{"l": loc}
+	const query = `query($l: ID!) { location(id: $l) { id ... @defer(label: "orders") { orders(first: 3) { nodes { id number createDate } } } } }`
+	want := mustRun(t, env, env.Bearer(), withoutDefer(query), vars)
+	order := str(want, "location.orders.nodes.1.id")
+	if order == "" {
+		t.Fatalf("no order: %s", pretty(want))
+	}
+	env.Hooks().SetFault(rListOrders, hooks.Fault{Kind: hooks.FaultRewrite, Rate: 1,
+		Rewrite: &hooks.Rewrite{ID: order, Set: map[string]any{"createDate": badOrderDate}}})
+	for _, accept := range []string{"", acceptDefer2022, acceptV02} {
+		t.Run(accept, func(t *testing.T) {
+			h := http.Header{}
+			if accept != "" {
+				h.Set("Accept", accept)
+			}
+			conn, _, err := dialLive(t, env, h, "graphql-transport-ws")
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := &wsClient{t: t, conn: conn, msgs: map[string]chan wsMsg{}}
+			t.Cleanup(func() { conn.CloseNow() })
+			c.send(wsMsg{Type: "connection_init", Payload: mustJSON(initOf(env.Bearer()))})
+			if m := c.read(); m.Type != "connection_ack" {
+				t.Fatalf("after connection_init: %+v", m)
+			}
+			go c.pump()
+			c.subscribe("1", query, vars)
+			m := c.next("1")
+			var res map[string]any
+			if m.Type != "next" || json.Unmarshal(m.Payload, &res) != nil {
+				t.Fatalf("first message %s %s, want next", m.Type, m.Payload)
+			}
+			if _, ok := res["hasNext"]; ok {
+				t.Fatalf("a payload of parts: %s", m.Payload)
+			}
+			var errs []delivered
+			for _, e := range asList(res["errors"]) {
+				errs = append(errs, delivered{err: e.(map[string]any), path: []any{}, from: -1, to: -1})
+			}
+			expectUnreadable(t, errs, map[string]bool{"location.orders.nodes.1.createDate": true})
+			mustSameData(t, "the result", jsonTree(t, res["data"]), withNulls(t, want, "location.orders.nodes.1.createDate"))
+			if m := c.next("1"); m.Type != "complete" {
+				t.Fatalf("after the result: %s %s, want complete", m.Type, m.Payload)
+			}
+		})
+	}
+}
