@@ -1,7 +1,6 @@
 package graph_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -23,7 +22,8 @@ import (
 // payload of a response delivered in parts, and in subscription events:
 // the field null, its error at the field's full path, in the payload that
 // brings the field, the rest intact. The rewrite fault of the local service
-// puts the values in its answers.
+// puts the values in its answers. (Subscription events:
+// TestUnknownEnumValuesInSubscriptionEvents.)
 
 // Unreadable timestamps the upstream might send.
 const (
@@ -279,85 +279,6 @@ func TestUnreadableTimestampsInEveryPayload(t *testing.T) {
 	}
 	if inj := env.Hooks().Injected(); inj[rListOrders][hooks.FaultRewrite] == 0 || inj[rListTx][hooks.FaultRewrite] == 0 {
 		t.Fatalf("rewrites injected %v, want both lists rewritten", inj)
-	}
-}
-
-// TestUnreadableTimestampsInSubscriptionEvents: a poll that sees an order,
-// over WebSocket, and a transaction, over SSE, with an unreadable create
-// date sends an UPDATED event whose node has it null with UPSTREAM_INVALID
-// at ["orderEvents", "node", "createDate"] (resp. transactionEvents), its
-// other fields and links intact.
-func TestUnreadableTimestampsInSubscriptionEvents(t *testing.T) {
-	env := liveEnv(t, nil)
-	loc := env.ID(t, "location", 0)
-	order := firstOrder(t, env, loc)
-	var txs struct {
-		Transactions struct{ Nodes []struct{ ID string } }
-	}
-	testenv.MustData(t, env.Query(t, env.Bearer(), `query($l: ID!) { transactions(locationId: $l, first: 1) { nodes { id } } }`, map[string]any{"l": loc}), &txs)
-	if len(txs.Transactions.Nodes) == 0 {
-		t.Fatal("no transaction in the location")
-	}
-	tx := txs.Transactions.Nodes[0].ID
-
-	ws := connectLive(t, env, initOf(env.Bearer()))
-	ws.subscribe("1", `subscription($loc: ID!) { orderEvents(locationId: $loc) { kind node { id number createDate status product { title } } } }`, map[string]any{"loc": loc})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	const txEvents = `subscription($l: ID!) { transactionEvents(locationId: $l) { kind node { id amount createDate status location { id } } } }`
-	resp := sseDo(t, ctx, env, env.Bearer(), map[string]any{"query": txEvents, "variables": map[string]any{"l": loc}}, nil, nil)
-	defer resp.Body.Close()
-	mustStream(t, "transactionEvents over SSE", resp)
-	testenv.WaitFor(t, "two subscriptions", func() bool { return env.Stack.Live.Stats().Subscriptions == 2 })
-	waitPolls(t, env, "/shop/orders/v1", 1) // the baselines are set
-	waitPolls(t, env, "/transactions/money/v1", 1)
-
-	env.Hooks().SetFault(rListOrders, hooks.Fault{Kind: hooks.FaultRewrite, Rate: 1,
-		Rewrite: &hooks.Rewrite{ID: order.ID, Set: map[string]any{"createDate": badOrderDate}}})
-	env.Hooks().SetFault(rListTx, hooks.Fault{Kind: hooks.FaultRewrite, Rate: 1,
-		Rewrite: &hooks.Rewrite{ID: tx, Set: map[string]any{"createDate": badTxDate}}})
-
-	event := func(what, payload string) (data any, errs []delivered) {
-		var ev struct {
-			Data   any
-			Errors []any
-		}
-		if err := json.Unmarshal([]byte(payload), &ev); err != nil {
-			t.Fatalf("%s: %s: %v", what, payload, err)
-		}
-		for _, e := range ev.Errors {
-			errs = append(errs, delivered{err: e.(map[string]any), path: []any{}, from: -1, to: -1})
-		}
-		return ev.Data, errs
-	}
-	m := ws.next("1")
-	if m.Type != "next" {
-		t.Fatalf("order event: %s %s", m.Type, m.Payload)
-	}
-	data, errs := event("order event", string(m.Payload))
-	if get(data, "orderEvents.kind") != "UPDATED" || str(data, "orderEvents.node.id") != order.ID ||
-		!selected(data, "orderEvents.node.createDate") || get(data, "orderEvents.node.createDate") != nil ||
-		str(data, "orderEvents.node.status") == "" || get(data, "orderEvents.node.number") == nil || str(data, "orderEvents.node.product.title") == "" {
-		t.Fatalf("order event %s, want UPDATED of %s, createDate null, the rest intact", m.Payload, order.ID)
-	}
-	expectUnreadable(t, errs, map[string]bool{"orderEvents.node.createDate": true})
-
-	select {
-	case e := <-sseEvents(resp):
-		kind, payload, _ := strings.Cut(e, " ")
-		if kind != "next" {
-			t.Fatalf("transaction event %s", e)
-		}
-		data, errs := event("transaction event", payload)
-		if get(data, "transactionEvents.kind") != "UPDATED" || str(data, "transactionEvents.node.id") != tx ||
-			!selected(data, "transactionEvents.node.createDate") || get(data, "transactionEvents.node.createDate") != nil ||
-			get(data, "transactionEvents.node.amount") == nil || str(data, "transactionEvents.node.status") == "" ||
-			str(data, "transactionEvents.node.location.id") != loc {
-			t.Fatalf("transaction event %s, want UPDATED of %s, createDate null, the rest intact", payload, tx)
-		}
-		expectUnreadable(t, errs, map[string]bool{"transactionEvents.node.createDate": true})
-	case <-time.After(30 * time.Second):
-		t.Fatal("no transaction event") // a hang guard only
 	}
 }
 
