@@ -1,7 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"maps"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +14,10 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/workspacenet/facade/bench/floor"
+	"github.com/workspacenet/facade/graph/loaders"
+	"github.com/workspacenet/facade/internal/gqlclient"
 )
 
 // TestSuiteCallsEqualMinimum runs the whole suite in its smallest form (one
@@ -94,14 +102,27 @@ func TestSuiteCallsEqualMinimum(t *testing.T) {
 		}
 	}
 	// Under load: every query but the mutation, with one token and with a
-	// token per request, answered without errors by the facade child.
-	if res.Load == nil || len(res.Load.Runs) != 2*len(loadQueries) || res.Load.PeakRSSKB["this build"] <= 0 {
+	// token per request, answered without errors by the facade child; the
+	// resource and the orders with a token per request also by the floor
+	// child, which answered them as this build (checkAnswers, before the
+	// runs) with as many calls.
+	if res.Load == nil || res.Load.PeakRSSKB["this build"] <= 0 || res.Load.PeakRSSKB["floor"] <= 0 {
 		t.Fatalf("under load: %+v", res.Load)
 	}
+	runs := map[string]int{}
+	calls := map[[2]string]int64{}
 	for _, r := range res.Load.Runs {
-		if r.N < r.Conc || r.Errors > 0 || r.Facade != "this build" {
+		runs[r.Facade]++
+		if r.N < r.Conc || r.Errors > 0 || r.Round != 1 || r.Calls < 1 || r.Facade == "floor" && (!slices.Contains(floorQueries, r.Query) || r.Tokens != "per request") {
 			t.Errorf("under load: %+v", r)
 		}
+		if c, ok := calls[[2]string{r.Query, r.Tokens}]; ok && c != r.Calls {
+			t.Errorf("under load: %s made %d calls, this build %d", r.Facade, r.Calls, c)
+		}
+		calls[[2]string{r.Query, r.Tokens}] = r.Calls
+	}
+	if runs["this build"] != 2*len(loadQueries) || runs["floor"] != len(floorQueries) || len(runs) != 2 {
+		t.Errorf("runs under load by server: %v", runs)
 	}
 	// -load-mem: the facade's resident set at its peak, its runtime's
 	// memory classes, its profiles halfway through a run.
@@ -147,7 +168,7 @@ func TestSuiteCallsEqualMinimum(t *testing.T) {
 	}
 	b, _ := os.ReadFile(md)
 	s := string(b)
-	for _, want := range []string{"prose before", "prose after", "| dashboard |", "Δ CPU", "feed", "## Facade under load", "| orders | per request | this build |", "## Where the time goes", "| p50 − measured path |", "| feed | `GET /transactions/money/v1` |"} {
+	for _, want := range []string{"prose before", "prose after", "| dashboard |", "Δ CPU", "feed", "## Facade under load", "| orders | per request | this build | 2 |", "| resource | per request | floor | 1 |", "This build ÷ the floor (medians, a new token per request): resource: CPU per request ", "## Where the time goes", "| p50 − measured path |", "| feed | `GET /transactions/money/v1` |"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("BENCHMARKS.md lacks %q", want)
 		}
@@ -265,14 +286,96 @@ func TestProfileOwner(t *testing.T) {
 	}
 }
 
-// TestFloorAnswersTheBenchQuery: bench/floor serves the single-resource
-// query byte for byte as the suite sends it (it refuses any other).
-func TestFloorAnswersTheBenchQuery(t *testing.T) {
-	src, err := os.ReadFile("floor/main.go")
+// TestFloorAnswersAsTheFacade: bench/floor answers the suite's resource and
+// orders queries (its query texts are the suite's) with the facade's answer,
+// byte for byte, making the same upstream calls, route by route.
+func TestFloorAnswersAsTheFacade(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the REST service and the facade")
+	}
+	if floor.ResourceQuery != resourceQuery || floor.OrdersQuery != ordersQuery {
+		t.Fatal("bench/floor's queries are not the suite's resourceQuery and ordersQuery")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	up, who, fx, err := startUpstreamFor(ctx, Config{Scale: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(src), "const query = `"+resourceQuery+"`") {
-		t.Errorf("bench/floor's query is not resourceQuery %q", resourceQuery)
+	defer up.Close()
+	f, err := startFacade(up.url, modeBatched, loaders.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.close()
+	fl, err := floor.New(up.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(fl)
+	defer hs.Close()
+	servers := []*loadServer{{name: thisBuild, gql: newGQLClient(f.url, who)}, {name: floorName, gql: newGQLClient(hs.URL+"/graphql", who), check: "bytes"}}
+	for _, q := range suite(fx) {
+		if !slices.Contains(floorQueries, q.Name) {
+			continue
+		}
+		body := requestBody(q)
+		var answers [][]byte
+		var routes []map[string]int64
+		for _, s := range servers {
+			if err := up.ResetStats(); err != nil {
+				t.Fatal(err)
+			}
+			r, _, err := exchange(ctx, s.gql, body, nil)
+			if err != nil {
+				t.Fatalf("%s on %s: %v", q.Name, s.name, err)
+			}
+			st, err := up.Stats()
+			if err != nil {
+				t.Fatal(err)
+			}
+			answers, routes = append(answers, r.Raw), append(routes, st.Routes)
+		}
+		if !bytes.Equal(answers[0], answers[1]) {
+			t.Errorf("%s: the floor answers\n  %s\nthe facade\n  %s", q.Name, answers[1], answers[0])
+		}
+		if !maps.Equal(routes[0], routes[1]) || len(routes[0]) == 0 {
+			t.Errorf("%s: the floor's calls %v, the facade's %v", q.Name, routes[1], routes[0])
+		}
+		// What the data needs (ordersNeeds): the orders, then their location's product list.
+		if want := map[string]map[string]int64{"resource": {routeResource: 1}, "orders": {routeOrders: 1, routeProducts: 1}}[q.Name]; !maps.Equal(routes[1], want) {
+			t.Errorf("%s: the floor's calls %v, want %v", q.Name, routes[1], want)
+		}
+		// The bench's own check before its runs agrees.
+		if calls, err := checkAnswers(ctx, Config{}, up, servers, q.Name, body); err != nil || calls[floorName] != calls[thisBuild] {
+			t.Errorf("%s: checkAnswers: %v %v", q.Name, calls, err)
+		}
+	}
+}
+
+// TestAnswerDiff: the check of a server's answer against this build's
+// finds a different value, a missing key and a longer list, and an enum
+// spelled as the REST API spells it only where allowed.
+func TestAnswerDiff(t *testing.T) {
+	resp := func(s string) *gqlclient.Response {
+		return &gqlclient.Response{Raw: []byte(s), Data: json.RawMessage(s[len(`{"data":`) : len(s)-1])}
+	}
+	want := resp(`{"data":{"o":[{"status":"IN_PROGRESS","n":1006,"p":null}]}}`)
+	for _, tc := range []struct {
+		got, check, diff string
+	}{
+		{`{"data":{"o":[{"status":"IN_PROGRESS","n":1006,"p":null}]}}`, "bytes", ""},
+		{`{"data":{"o":[{"n":1006,"status":"IN_PROGRESS","p":null}]}}`, "bytes", "answer"},
+		{`{"data":{"o":[{"n":1006,"status":"IN_PROGRESS","p":null}]}}`, "data", ""},
+		{`{"data":{"o":[{"status":"inProgress","n":1006,"p":null}]}}`, "data", `data.o[0].status is "inProgress", want "IN_PROGRESS"`},
+		{`{"data":{"o":[{"status":"inProgress","n":1006,"p":null}]}}`, "data, enums as upstream", ""},
+		{`{"data":{"o":[{"status":"canceled","n":1006,"p":null}]}}`, "data, enums as upstream", `data.o[0].status is "canceled"`},
+		{`{"data":{"o":[{"status":"IN_PROGRESS","n":1007,"p":null}]}}`, "data", `data.o[0].n is 1007, want 1006`},
+		{`{"data":{"o":[{"status":"IN_PROGRESS","n":1006}]}}`, "data", `data.o[0] is`},
+		{`{"data":{"o":[{"status":"IN_PROGRESS","n":1006,"p":null},{}]}}`, "data", `data.o is`},
+	} {
+		if d := answerDiff(want, resp(tc.got), tc.check); (tc.diff == "") != (d == "") || !strings.HasPrefix(d, tc.diff) {
+			t.Errorf("%s, %s: %q, want %q", tc.got, tc.check, d, tc.diff)
+		}
 	}
 }

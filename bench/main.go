@@ -13,7 +13,9 @@
 //	go run ./bench -replot    # redraw plots and tables from bench/results.json
 //	go run ./bench -defer 10  # the dashboard with slow parts deferred: first and last payload against the whole answer
 //	go run ./bench -observability-overhead 5  # dashboard CPU per query: baseline, metrics, tracing, both
-//	go run ./bench -load-only -only resource,orders -load-compare /tmp/facade-old  # facade CPU per request under load, beside another build
+//	go run ./bench -load-only -only resource,orders  # facade CPU per request and requests/s under load, ÷ the floor's (bench/floor)
+//	go run ./bench -load-only -only resource,orders -load-compare /tmp/facade-old  # the same beside another build
+//	go run ./bench -load-only -only resource,orders -scale 4 -load-compare-tailcall /tmp/tailcall/tailcall  # beside Tailcall (a Rust gateway)
 //	go run ./bench -live      # live data: polls, event latency, memory (live.go)
 //	go run ./bench -quick -metrics -out /tmp/m.md -results /tmp/m.json  # with Prometheus metrics recorded
 //
@@ -38,7 +40,7 @@ import (
 )
 
 func main() {
-	if maybeServeUpstream() || maybeServeFacade() || maybeServeLiveFacade() {
+	if maybeServeUpstream() || maybeServeFacade() || maybeServeFloor() || maybeServeLiveFacade() {
 		return
 	}
 	if err := run(os.Args[1:]); err != nil {
@@ -101,6 +103,7 @@ func run(args []string) error {
 	liveCreds := fs.Int("live-credentials", 100, "credentials of one source each in the -live run; 0 skips it")
 	liveIdle := fs.Int("live-idle", 10000, "idle subscribers on one replica in the -live run; 0 skips it")
 	liveRounds := fs.Int("live-rounds", 10, "intervals each -live measurement lasts")
+	livePriority := fs.Int("live-priority", 0, "measure only a polled object's query against an unpolled one's while this many sources of their client poll through two replicas on one Redis (livepriority.go); prints a table, writes nothing")
 	obsRounds := fs.Int("observability-overhead", 0, "measure only the dashboard's CPU and allocations per query with no metrics nor tracing, metrics, tracing (100% sampled, discarding exporter) and both, alternating this many rounds; prints a table and the verdict against the observability targets (metrics under 3% of CPU, tracing off free), writes nothing")
 	deferRounds := fs.Int("defer", 0, "measure only the dashboard with its transactions and credit notes deferred (multipart/mixed), and with its transactions' links and credit notes deferred (multipart/mixed 2022 and v0.2, SSE), against the whole answer, at 10 requests/s per client and 20 ms upstream latency, alternating this many rounds; prints a table, writes nothing")
 	loadDur := fs.Duration("load-dur", 4*time.Second, "each run of the under-load measurement: the facade in a process of its own, -load-conc clients, its CPU per request (loadcpu.go); 0 skips it")
@@ -108,6 +111,8 @@ func run(args []string) error {
 	loadLat := fs.Duration("load-latency", 5*time.Millisecond, "injected upstream latency of the under-load runs")
 	loadTokens := fs.Int("load-tokens", 2000, "access tokens minted for the under-load runs with a new token per request (used in turn)")
 	loadCompare := fs.String("load-compare", "", "comma-separated facade program binaries (go build -o bin . at another commit) measured beside this build under load")
+	loadRounds := fs.Int("load-rounds", 3, "interleaved rounds of each query measured under load on more than one server (this build and the floor, Tailcall or -load-compare's builds); the table gives medians")
+	loadTailcall := fs.String("load-compare-tailcall", "", "the Tailcall binary (or a script that execs it) measured beside this build and the floor under load on the resource and the orders, with a new token per request, configured by bench/tailcall.graphql (BENCHMARKS.md: how to install Tailcall 1.6.14)")
 	loadProfile := fs.String("load-cpuprofile", "", "write a CPU profile of this build's facade process over all the under-load runs to this file")
 	loadMem := fs.Bool("load-mem", false, "break each facade process's peak RSS under load down: resident set (anonymous, file) of each, this build's runtime memory classes at its peak (loadmem.go)")
 	loadMemProfile := fs.String("load-memprofile", "", "with -load-mem: halfway through each run, write this build's facade's heap profile to <prefix>.<query>.<tokens>.heap.pprof and its goroutines to <prefix>.<query>.<tokens>.goroutine.txt")
@@ -141,7 +146,7 @@ func run(args []string) error {
 	fmt.Fprintln(os.Stderr, "garbage collector:", stack.SetGC(os.Getenv))
 	cfg := Config{Scale: *scale, Dur: *dur, MinN: *minN, CostDur: *costDur, CostMinN: 20, RealDur: *realDur, RefreshRounds: *refresh, Child: !*inProcess, Log: os.Stderr,
 		CostOnly: *costOnly, BatchedOnly: *batchedOnly, CostRounds: *costRounds, CPUProfile: *cpuProfile, MemProfile: *memProfile,
-		Load: LoadCPU{Dur: *loadDur, Conc: *loadConc, Latency: *loadLat, Tokens: max(*loadTokens, 1), Profile: *loadProfile,
+		Load: LoadCPU{Dur: *loadDur, Conc: *loadConc, Latency: *loadLat, Tokens: max(*loadTokens, 1), Rounds: *loadRounds, Tailcall: *loadTailcall, Profile: *loadProfile,
 			Mem: *loadMem || *loadMemProfile != "", MemProfile: *loadMemProfile}, LoadOnly: *loadOnly,
 		CritPathN: *critN, CritPathOnly: *critOnly}
 	if *loadCompare != "" {
@@ -201,6 +206,9 @@ func run(args []string) error {
 		fmt.Printf("`go run ./bench %s` on %s, %s\n\n", strings.Join(args, " "), machine(), time.Now().UTC().Format("2006-01-02 15:04 MST"))
 		r.Print(os.Stdout)
 		return nil
+	}
+	if *livePriority > 0 {
+		return runLivePriority(ctx, *livePriority, 4**liveRounds) // livepriority.go
 	}
 	if *liveRun {
 		return runLive(ctx, *liveInterval, *liveSubs, *liveCreds, *liveIdle, *liveRounds) // live.go

@@ -5,10 +5,10 @@ import (
 	"testing"
 )
 
-// TestMain lets the test binary serve the upstream or the facade when
+// TestMain lets the test binary serve the upstream, the facade or the floor when
 // re-executed as one of the bench's child processes.
 func TestMain(m *testing.M) {
-	if maybeServeUpstream() || maybeServeFacade() {
+	if maybeServeUpstream() || maybeServeFacade() || maybeServeFloor() {
 		return
 	}
 	os.Exit(m.Run())

@@ -217,7 +217,9 @@ func markdown(res *Results, prev *Results, plots []string) string {
 		w("The facade alone in a child process (this binary re-executed, batched, no pacing, no response cache), %d clients sending each query back to back over loopback HTTP, %g ms injected upstream latency; ", r.Conc, r.LatencyMs)
 		w("CPU = the facade process's user + system time (`/proc/<pid>/stat`, 10 ms ticks) over the requests sent. ")
 		w("Tokens: `one` = the demo credentials on every request (concurrent identical GETs are shared); `per request` = a freshly minted access token per request, used in turn (nothing is shared between requests). ")
-		w("HTTP server and client, runtime and GC included: the setting in which the facade is compared with other gateways.\n\n")
+		w("HTTP server and client, runtime and GC included: the setting in which the facade is compared with other gateways. ")
+		w("Beside it, with a new token per request, the **floor** (`bench/floor`: the same answers, byte for byte, from the same upstream calls on net/http's server and transport with encoding/json, no GraphQL) on the resource and the orders; a query measured on more than one server runs %d interleaved rounds, and each row gives the medians over them, with this build's figure ÷ the row's. ", max(rounds(res.Load), 1))
+		w("Upstream calls: those of one request sent alone, counted by the REST service.\n\n")
 		w("%s\n", loadTable(res.Load))
 	}
 

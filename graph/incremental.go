@@ -101,6 +101,11 @@ func (x incremental) MutateOperationContext(ctx context.Context, oc *graphql.Ope
 		return err
 	}
 	format := overhttp.AcceptsIncremental(oc.Headers).Format
+	if ctx.Value(liveKey{}) != nil {
+		// A query over a WebSocket: graphql-transport-ws has one result
+		// per query, whatever the upgrade request's Accept said.
+		format = overhttp.NotIncremental
+	}
 	if oc.Operation.Operation != ast.Query || format == overhttp.NotIncremental {
 		withoutDefer(oc)
 		return nil
@@ -536,13 +541,27 @@ func (d *deferral) run(p *part) {
 		graphql.AddError(ctx, fmt.Errorf("graph: no marshaller for a deferred %s", p.typ))
 		m = graphql.Null
 	}
-	var b bytes.Buffer
-	m.MarshalGQL(&b)
-	resp := &graphql.Response{Data: b.Bytes(), Path: p.path, Label: p.label, Errors: graphql.GetErrors(ctx)}
+	resp := payload(m, p.path, p.label, ctx)
 	select {
 	case d.events <- event{resp: resp, p: p, last: true}:
 	case <-p.ctx.Done():
 	}
+}
+
+// payload marshals data, what a payload after the initial one brings at
+// path, and returns that payload: its errors are those of the response
+// contexts data resolved on (ctxs, each its own: a deferred group's, a
+// streamed item's or a page's), read once data is marshalled, since a value
+// can fail as it is written (an unreadable DateTime is null with its
+// UPSTREAM_INVALID error, added then).
+func payload(data graphql.Marshaler, path ast.Path, label string, ctxs ...context.Context) *graphql.Response {
+	var b bytes.Buffer
+	data.MarshalGQL(&b)
+	var errs gqlerror.List
+	for _, c := range ctxs {
+		errs = append(errs, graphql.GetErrors(c)...)
+	}
+	return &graphql.Response{Data: b.Bytes(), Path: path, Label: label, Errors: errs}
 }
 
 // wait waits until the initial payload is written; false if ctx ends
@@ -590,20 +609,23 @@ func (d *deferral) stream(ctx context.Context, fc *graphql.FieldContext, dir *as
 		if !d.wait(ctx) {
 			return
 		}
-		sctx := graphql.WithFreshResponseContext(ctx)
 		groups := d.groupsOf(sel, typ)
+		// Each item resolves on a response context of its own (ictxs):
+		// a run's errors are its items', read once the run is marshalled.
 		items := make([]graphql.Marshaler, total)
+		ictxs := make([]context.Context, total)
 		done := make(chan int, total-first)
 		for i := first; i < total; i++ {
 			go func() {
-				ictx := context.WithValue(sctx, partKey{}, partAt{p: sp, item: i})
+				ictx := graphql.WithFreshResponseContext(context.WithValue(ctx, partKey{}, partAt{p: sp, item: i}))
 				d.deferItem(ictx, listPath, typ, list, i, i, groups)
 				items[i], _ = d.objects.Item(ictx, sel, res, i, i)
+				ictxs[i] = ictx
 				done <- i
 			}()
 		}
 		complete := make([]bool, total)
-		next, emitted := first, 0
+		next := first
 		for range total - first {
 			var i int
 			select {
@@ -621,14 +643,11 @@ func (d *deferral) stream(ctx context.Context, fc *graphql.FieldContext, dir *as
 			}
 			run := graphql.Array(items[from:next])
 			var data graphql.Marshaler = run
+			runCtxs := ictxs[from:next]
 			if slices.Contains(run, graphql.Marshaler(graphql.Null)) {
 				data, next = graphql.Null, total // an item that cannot be null is: the rest is not sent
 			}
-			var b bytes.Buffer
-			data.MarshalGQL(&b)
-			errs := graphql.GetErrors(sctx)
-			resp := &graphql.Response{Data: b.Bytes(), Path: append(slices.Clip(listPath), ast.PathIndex(from)), Label: label, Errors: errs[min(emitted, len(errs)):]}
-			emitted = len(errs)
+			resp := payload(data, append(slices.Clip(listPath), ast.PathIndex(from)), label, runCtxs...)
 			select {
 			case d.events <- event{resp: resp, p: sp, last: next == total, to: next}:
 			case <-ctx.Done():
@@ -738,16 +757,19 @@ func (d *deferral) streamPages(ctx context.Context, fc *graphql.FieldContext, n 
 		if !d.wait(ctx) {
 			return
 		}
-		sctx := graphql.WithFreshResponseContext(ctx)
 		groups := d.groupsOf(sel, typ)
-		chunk, index, emitted := list.Slice(n, list.Len()), n, 0
+		chunk, index := list.Slice(n, list.Len()), n
 		for {
 			if chunk.Len() > 0 || last {
+				// The run of a page: its items resolve on a response context
+				// of its own, whose errors are read once the run is
+				// marshalled.
+				rctx := graphql.WithFreshResponseContext(ctx)
 				items := make([]graphql.Marshaler, chunk.Len())
 				var wg sync.WaitGroup
 				for i := range items {
 					wg.Go(func() {
-						ictx := context.WithValue(sctx, partKey{}, partAt{p: sp, item: index + i})
+						ictx := context.WithValue(rctx, partKey{}, partAt{p: sp, item: index + i})
 						d.deferItem(ictx, listPath, typ, chunk, i, index+i, groups)
 						items[i], _ = d.objects.Item(ictx, sel, chunk.Interface(), i, index+i)
 					})
@@ -757,11 +779,7 @@ func (d *deferral) streamPages(ctx context.Context, fc *graphql.FieldContext, n 
 				if slices.Contains(items, graphql.Marshaler(graphql.Null)) {
 					data, last = graphql.Null, true // an item that cannot be null is: the rest is not sent
 				}
-				var b bytes.Buffer
-				data.MarshalGQL(&b)
-				errs := graphql.GetErrors(sctx)
-				resp := &graphql.Response{Data: b.Bytes(), Path: append(slices.Clip(listPath), ast.PathIndex(index)), Label: label, Errors: errs[min(emitted, len(errs)):]}
-				emitted = len(errs)
+				resp := payload(data, append(slices.Clip(listPath), ast.PathIndex(index)), label, rctx)
 				index += chunk.Len()
 				select {
 				case d.events <- event{resp: resp, p: sp, last: last, to: index}:
@@ -772,11 +790,11 @@ func (d *deferral) streamPages(ctx context.Context, fc *graphql.FieldContext, n 
 					return
 				}
 			}
-			more, l, err := src(context.WithValue(sctx, partKey{}, partAt{p: sp, item: index}))
+			fctx := graphql.WithFreshResponseContext(context.WithValue(ctx, partKey{}, partAt{p: sp, item: index}))
+			more, l, err := src(fctx)
 			if err != nil {
-				graphql.AddError(sctx, err)
-				errs := graphql.GetErrors(sctx)
-				resp := &graphql.Response{Data: []byte("null"), Path: append(slices.Clip(listPath), ast.PathIndex(index)), Label: label, Errors: errs[min(emitted, len(errs)):]}
+				graphql.AddError(fctx, err)
+				resp := payload(graphql.Null, append(slices.Clip(listPath), ast.PathIndex(index)), label, fctx)
 				select {
 				case d.events <- event{resp: resp, p: sp, last: true, to: index}:
 				case <-ctx.Done():

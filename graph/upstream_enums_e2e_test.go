@@ -185,8 +185,10 @@ func TestUnknownEnumValueInADeferredPart(t *testing.T) {
 
 // TestUnknownEnumValuesInSubscriptionEvents: a poll that sees an order, over
 // WebSocket, and a transaction, over SSE, in a status (and type) the schema
-// lacks sends an UPDATED event whose node has the unknown values null with
-// their UPSTREAM_INVALID errors, its other fields and links intact.
+// lacks, and with an unreadable create date, sends an UPDATED event whose
+// node has those values null with their UPSTREAM_INVALID errors (the
+// timestamp's raised as the event is written), its other fields and links
+// intact.
 func TestUnknownEnumValuesInSubscriptionEvents(t *testing.T) {
 	env := liveEnv(t, nil)
 	loc := env.ID(t, "location", 0)
@@ -201,10 +203,10 @@ func TestUnknownEnumValuesInSubscriptionEvents(t *testing.T) {
 	tx := txs.Transactions.Nodes[0].ID
 
 	ws := connectLive(t, env, initOf(env.Bearer()))
-	ws.subscribe("1", orderEventsQuery, map[string]any{"loc": loc})
+	ws.subscribe("1", `subscription($loc: ID!) { orderEvents(locationId: $loc) { kind node { id createDate status product { title } } } }`, map[string]any{"loc": loc})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	const txEvents = `subscription($l: ID!) { transactionEvents(locationId: $l) { kind node { id amount status type location { id } } } }`
+	const txEvents = `subscription($l: ID!) { transactionEvents(locationId: $l) { kind node { id amount createDate status type location { id } } } }`
 	resp := sseDo(t, ctx, env, env.Bearer(), map[string]any{"query": txEvents, "variables": map[string]any{"l": loc}}, nil, nil)
 	defer resp.Body.Close()
 	mustStream(t, "transactionEvents over SSE", resp)
@@ -212,7 +214,10 @@ func TestUnknownEnumValuesInSubscriptionEvents(t *testing.T) {
 	waitPolls(t, env, restclient.OpListOrders.Route, 1) // the baselines are set
 	waitPolls(t, env, restclient.OpListTransactions.Route, 1)
 
-	rewriteFuture(env, order.ID, tx)
+	env.Hooks().SetFault(restclient.OpListOrders.Pattern(), hooks.Fault{Kind: hooks.FaultRewrite, Rate: 1,
+		Rewrite: &hooks.Rewrite{ID: order.ID, Set: map[string]any{"status": futureOrderStatus, "createDate": badOrderDate}}})
+	env.Hooks().SetFault(restclient.OpListTransactions.Pattern(), hooks.Fault{Kind: hooks.FaultRewrite, Rate: 1,
+		Rewrite: &hooks.Rewrite{ID: tx, Set: map[string]any{"status": futureTxStatus, "type": futureTxType, "createDate": badTxDate}}})
 
 	m := ws.next("1")
 	var ev struct {
@@ -223,10 +228,12 @@ func TestUnknownEnumValuesInSubscriptionEvents(t *testing.T) {
 		t.Fatalf("order event: %s %s", m.Type, m.Payload)
 	}
 	if get(ev.Data, "orderEvents.kind") != "UPDATED" || str(ev.Data, "orderEvents.node.id") != order.ID ||
-		!selected(ev.Data, "orderEvents.node.status") || get(ev.Data, "orderEvents.node.status") != nil || str(ev.Data, "orderEvents.node.product.title") == "" {
-		t.Fatalf("order event %s, want UPDATED of %s, status null, its product", m.Payload, order.ID)
+		!selected(ev.Data, "orderEvents.node.status") || get(ev.Data, "orderEvents.node.status") != nil ||
+		!selected(ev.Data, "orderEvents.node.createDate") || get(ev.Data, "orderEvents.node.createDate") != nil || str(ev.Data, "orderEvents.node.product.title") == "" {
+		t.Fatalf("order event %s, want UPDATED of %s, status and createDate null, its product", m.Payload, order.ID)
 	}
-	expectUnknownValues(t, ev.Errors, unknownValue{"orderEvents.node.status", futureOrderStatus})
+	// An unreadable timestamp's error has no extensions.value.
+	expectUnknownValues(t, ev.Errors, unknownValue{"orderEvents.node.status", futureOrderStatus}, unknownValue{"orderEvents.node.createDate", ""})
 
 	select {
 	case e := <-sseEvents(resp):
@@ -237,12 +244,14 @@ func TestUnknownEnumValuesInSubscriptionEvents(t *testing.T) {
 		}
 		if get(ev.Data, "transactionEvents.kind") != "UPDATED" || str(ev.Data, "transactionEvents.node.id") != tx ||
 			get(ev.Data, "transactionEvents.node.status") != nil || get(ev.Data, "transactionEvents.node.type") != nil ||
+			!selected(ev.Data, "transactionEvents.node.createDate") || get(ev.Data, "transactionEvents.node.createDate") != nil ||
 			get(ev.Data, "transactionEvents.node.amount") == nil || str(ev.Data, "transactionEvents.node.location.id") != loc {
-			t.Fatalf("transaction event %s, want UPDATED of %s, status and type null, the rest intact", payload, tx)
+			t.Fatalf("transaction event %s, want UPDATED of %s, status, type and createDate null, the rest intact", payload, tx)
 		}
 		expectUnknownValues(t, ev.Errors,
 			unknownValue{"transactionEvents.node.status", futureTxStatus},
-			unknownValue{"transactionEvents.node.type", futureTxType})
+			unknownValue{"transactionEvents.node.type", futureTxType},
+			unknownValue{"transactionEvents.node.createDate", ""})
 	case <-time.After(30 * time.Second):
 		t.Fatal("no transaction event")
 	}

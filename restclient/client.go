@@ -462,7 +462,7 @@ func (c *Client) do(ctx context.Context, rc call) (resp *Response, v any, err er
 		return nil, nil, err
 	}
 	if rc.method == http.MethodGet && c.shareGets {
-		f, shared, fl, err = c.sharedFetch(ctx, rc, target, creds)
+		f, shared, fl, err = c.sharedFetch(ctx, rc, target, creds, sc.background)
 		if f.hr != nil && !c.flights.alone(fl) {
 			f.hr = copyResponse(f.hr) // the flight's answer is every waiter's
 		}

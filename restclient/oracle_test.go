@@ -3,7 +3,6 @@ package restclient
 import (
 	"fmt"
 	"reflect"
-	"slices"
 	"sync"
 )
 
@@ -74,34 +73,11 @@ func parseListWithType(t reflect.Type, key string, unmarshal func([]byte, any) e
 // parseOneWith is parseOne through an envelope struct decoded by unmarshal:
 // encoding/json, in the tests that hold the generated decoders to it.
 func parseOneWith[T any](key string, unmarshal func([]byte, any) error) parseFunc {
-	return func(data []byte) (any, pageInfo, error) {
-		env := reflect.New(envelopeType(envelopeKey{t: reflect.TypeFor[*T](), key: key}))
-		if err := unmarshal(data, env.Interface()); err != nil {
-			return nil, pageInfo{}, err
-		}
-		v := env.Elem().Field(0).Interface().(*T)
-		if v == nil {
-			return nil, pageInfo{}, errNoObject(key)
-		}
-		return v, pageInfo{}, nil
-	}
+	return parseOneWithType(reflect.TypeFor[*T](), key, unmarshal)
 }
 
 // parseListWith is parseList through an envelope struct decoded by
 // unmarshal.
 func parseListWith[T any](key string, unmarshal func([]byte, any) error) parseFunc {
-	return func(data []byte) (any, pageInfo, error) {
-		env := reflect.New(envelopeType(envelopeKey{t: reflect.TypeFor[[]*T](), key: key, list: true})).Elem()
-		if err := unmarshal(data, env.Addr().Interface()); err != nil {
-			return nil, pageInfo{}, err
-		}
-		var p pageInfo
-		if s := env.Field(1).Interface().(*string); s != nil {
-			p.next = *s
-		}
-		if s := env.Field(2).Interface().(*string); s != nil {
-			p.searchQueryNext = *s
-		}
-		return slices.Clip(env.Field(0).Interface().([]*T)), p, nil
-	}
+	return parseListWithType(reflect.TypeFor[[]*T](), key, unmarshal)
 }

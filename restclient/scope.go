@@ -7,7 +7,8 @@ import "context"
 // What a context says about the calls made with it — the credentials
 // (WithCredentials), that results are only read (WithReadOnlyResults), that
 // the response cache is not read (WithoutCacheReads) and the call hooks
-// (WithCallHooks) — is one context value, a *scope. Each of those functions
+// (WithCallHooks), that they are background work (Scope.Background) — is
+// one context value, a *scope. Each of those functions
 // copies the scope ctx carries and changes one thing; WithScope sets them
 // all at once, so that a request's settings cost one context value and one
 // scope, and a call reads them all with one lookup.
@@ -20,6 +21,11 @@ type Scope struct {
 	ReadOnlyResults bool
 	// NoCacheReads is WithoutCacheReads (false keeps what ctx says).
 	NoCacheReads bool
+	// Background marks the calls as background work (a poller's): an
+	// interactive caller never waits for a shared GET that a background
+	// caller started and that has not been sent yet (shared.go). False
+	// keeps what ctx says.
+	Background bool
 	// Hooks are installed inside the hooks ctx carries, as WithCallHooks.
 	Hooks []CallHooks
 }
@@ -30,6 +36,7 @@ type scope struct {
 	hasWho       bool
 	readOnly     bool
 	noCacheReads bool
+	background   bool
 	hooks        []CallHooks // outermost first
 	headerVals   [2]string   // who's headerVals when set here
 	// buf holds hooks when they fit (a request installs at most four sets),
@@ -55,7 +62,8 @@ func scopeOf(ctx context.Context) *scope {
 func WithScope(ctx context.Context, s Scope) context.Context {
 	outer := scopeOf(ctx)
 	n := &scope{who: outer.who, hasWho: outer.hasWho,
-		readOnly: outer.readOnly || s.ReadOnlyResults, noCacheReads: outer.noCacheReads || s.NoCacheReads}
+		readOnly: outer.readOnly || s.ReadOnlyResults, noCacheReads: outer.noCacheReads || s.NoCacheReads,
+		background: outer.background || s.Background}
 	if s.Credentials != nil {
 		n.who, n.hasWho = identifyIn(*s.Credentials, &n.headerVals), true
 	}

@@ -2,6 +2,7 @@ package restclient
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"reflect"
 	"sync"
@@ -27,6 +28,17 @@ import (
 // When the last waiter has left, the call is cancelled. Retries wait for a
 // backoff only when some waiter's deadline leaves room for it; each attempt
 // is bounded by the per-attempt timeout.
+//
+// Background calls (Scope.Background: the pollers') never hold up an
+// interactive caller. An interactive caller that finds a background flight
+// not yet sent (waiting for its Send hooks: the rate budget's slot, at the
+// lowest priority) does not join it: it starts the call itself, with its
+// own hooks (its own place in the budget), and the background flight stops
+// waiting and follows it: its waiters get the interactive call's answer,
+// and one request goes upstream. A background flight already sent is
+// joined as any other. So a flight's place in the budget is that of the
+// best of its callers: a background caller joining an interactive flight
+// waits at the interactive caller's place, never the other way round.
 //
 // Call hooks: every caller's hooks (hooks.go) still see its own logical call.
 // CallInfo.Shared is false for the caller that started the upstream call and
@@ -60,6 +72,11 @@ type flight struct {
 	res     fetched
 	err     error
 
+	// A background flight's: stopSend cancels its call (it follows an
+	// interactive one from then on).
+	background bool
+	stopSend   context.CancelFunc
+
 	// The body decoded once for the read-only waiters (parsed).
 	parseOnce sync.Once
 	parseFn   uintptr // the code of the parse that made value
@@ -71,7 +88,14 @@ type flight struct {
 	waiters   int
 	latest    time.Time // latest deadline of the waiters
 	unbounded bool      // some waiter had no deadline
+	sent      bool      // a background flight's request passed its Send hooks
+	follow    *flight   // the interactive flight a background one follows
 }
+
+// errFollows ends the call of a background flight that an interactive
+// caller overtook between the budget's grant and the request (its slot is
+// left unused: a budget cannot take a slot back).
+var errFollows = errors.New("restclient: the shared call follows an interactive one")
 
 // detached is a context's values without its cancellation and deadline, as
 // context.WithoutCancel, but kept in the flight rather than allocated: the
@@ -106,7 +130,7 @@ func (g *flights) deadline(f *flight) (time.Time, bool) {
 func (g *flights) alone(f *flight) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return f.waiters == 1
+	return f.waiters == 1 && f.follow == nil
 }
 
 // leave removes a waiter that gave up; the last one cancels the call.
@@ -143,24 +167,28 @@ func WithReadOnlyResults(ctx context.Context) context.Context {
 	return WithScope(ctx, Scope{ReadOnlyResults: true})
 }
 
-// sharedFetch joins or starts the shared call of a GET. joined reports
-// whether another caller had started it. A done ctx returns ctx.Err().
-func (c *Client) sharedFetch(ctx context.Context, rc call, target string, creds who) (res fetched, joined bool, fl *flight, err error) {
+// sharedFetch joins or starts the shared call of a GET; background says
+// the caller is background work (Scope.Background). joined reports whether
+// the answer came from a call another caller had started. A done ctx
+// returns ctx.Err().
+func (c *Client) sharedFetch(ctx context.Context, rc call, target string, creds who, background bool) (res fetched, joined bool, fl *flight, err error) {
 	key := newFlightKey(rc.method, target, creds)
 	dl, hasDL := ctx.Deadline()
 	g := &c.flights
 
 	g.mu.Lock()
 	f, joined := g.m[key]
-	if !joined {
-		f = &flight{done: make(chan struct{}), starter: detached{ctx}}
-		fctx, cancel := context.WithCancel(&f.starter)
-		f.cancel = cancel
-		if g.m == nil {
-			g.m = make(map[flightKey]*flight)
-		}
-		g.m[key] = f
-		g.pool.Go(func() { c.runFlight(fctx, key, f, rc, target, creds) })
+	switch {
+	case !joined:
+		f = c.startFlight(ctx, key, rc, target, creds, background)
+	case f.background && !background && !f.sent && f.follow == nil:
+		// Overtake the background call: start ours, and make it follow.
+		lead := c.startFlight(ctx, key, rc, target, creds, false)
+		lead.waiters++ // the background flight, for all its waiters
+		lead.latest, lead.unbounded = f.latest, f.unbounded
+		f.follow = lead
+		f.stopSend()
+		f, joined = lead, false
 	}
 	f.waiters++
 	if !hasDL {
@@ -172,11 +200,45 @@ func (c *Client) sharedFetch(ctx context.Context, rc call, target string, creds 
 
 	select {
 	case <-f.done:
-		return f.res, joined, f, copyError(f.err)
+		return f.res, joined || f.follow != nil, f, copyError(f.err)
 	case <-ctx.Done():
 		g.leave(key, f)
 		return fetched{}, joined, nil, ctx.Err()
 	}
+}
+
+// startFlight starts the shared call of key with ctx's values (flights.mu
+// held). A background flight's call passes one more Send hook, innermost:
+// the moment it is granted, the flight counts as sent, unless an
+// interactive caller overtook it first.
+func (c *Client) startFlight(ctx context.Context, key flightKey, rc call, target string, creds who, background bool) *flight {
+	g := &c.flights
+	f := &flight{done: make(chan struct{}), starter: detached{ctx}, background: background}
+	fctx, cancel := context.WithCancel(&f.starter)
+	f.cancel = cancel
+	sctx := fctx
+	if background {
+		sctx, f.stopSend = context.WithCancel(fctx)
+		sctx = WithCallHooks(sctx, CallHooks{Send: func(context.Context, CallStart) error { return g.sending(f) }})
+	}
+	if g.m == nil {
+		g.m = make(map[flightKey]*flight)
+	}
+	g.m[key] = f
+	g.pool.Go(func() { c.runFlight(fctx, sctx, key, f, rc, target, creds) })
+	return f
+}
+
+// sending marks a background flight sent, or refuses the request of one
+// that follows an interactive flight.
+func (g *flights) sending(f *flight) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if f.follow != nil {
+		return errFollows
+	}
+	f.sent = true
+	return nil
 }
 
 // flightIdle is how long a goroutine that made a shared call waits for the
@@ -185,10 +247,26 @@ func (c *Client) sharedFetch(ctx context.Context, rc call, target string, creds 
 // and copystack were ~8 % of a call's CPU).
 const flightIdle = 100 * time.Millisecond
 
-// runFlight makes the shared call and hands its result to the waiters.
-func (c *Client) runFlight(ctx context.Context, key flightKey, f *flight, rc call, target string, creds who) {
-	res, err := c.guardedFetch(ctx, rc, target, nil, creds, func() (time.Time, bool) { return c.flights.deadline(f) })
+// runFlight makes the shared call (with sctx: fctx, or its child that an
+// interactive caller overtaking a background flight cancels) and hands its
+// result to the waiters; a background flight overtaken hands them the
+// interactive flight's, or gives it up when its own waiters all left
+// (fctx ends).
+func (c *Client) runFlight(fctx, sctx context.Context, key flightKey, f *flight, rc call, target string, creds who) {
+	res, err := c.guardedFetch(sctx, rc, target, nil, creds, func() (time.Time, bool) { return c.flights.deadline(f) })
 	g := &c.flights
+	g.mu.Lock()
+	lead := f.follow
+	g.mu.Unlock()
+	if lead != nil {
+		select {
+		case <-lead.done:
+			res, err = lead.res, lead.err
+		case <-fctx.Done():
+			g.leave(key, lead)
+			res, err = fetched{}, fctx.Err()
+		}
+	}
 	g.mu.Lock()
 	if g.m[key] == f {
 		delete(g.m, key)
@@ -196,6 +274,9 @@ func (c *Client) runFlight(ctx context.Context, key flightKey, f *flight, rc cal
 	f.res, f.err = res, err
 	g.mu.Unlock()
 	f.cancel()
+	if f.stopSend != nil {
+		f.stopSend()
+	}
 	close(f.done)
 }
 

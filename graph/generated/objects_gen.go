@@ -14,7 +14,7 @@ import (
 )
 
 // object marshals obj, an object of the GraphQL object type typ (*T or T of
-// the Go type T it binds to; nil for Query), with the selections sel, as
+// the Go type T it binds to; nil for Query and Entity), with the selections sel, as
 // gqlgen's executor marshals one; false if typ is not an object type or obj
 // not of its Go type.
 func (ec *executionContext) object(ctx context.Context, typ string, sel ast.SelectionSet, obj any) (graphql.Marshaler, bool) {
@@ -289,6 +289,8 @@ func (ec *executionContext) object(ctx context.Context, typ string, sel ast.Sele
 		case restclient.DiscountPromocode:
 			return ec._DiscountPromocode(ctx, sel, &v), true
 		}
+	case "Entity":
+		return ec._Entity(ctx, sel), true
 	case "Event":
 		switch v := obj.(type) {
 		case *restclient.Event:
@@ -1281,6 +1283,7 @@ var objectTypes = map[string]bool{
 	"Discount":                  true,
 	"DiscountCoupon":            true,
 	"DiscountPromocode":         true,
+	"Entity":                    true,
 	"Event":                     true,
 	"EventEvent":                true,
 	"EventMoneyPrice":           true,

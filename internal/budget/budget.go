@@ -31,7 +31,13 @@
 // eviction policy of the volatile-* kind never evicts it: docs/redis.md);
 // it holds at most a window of sends and disappears a window after its
 // client's last one. The order of the waiters holds within each replica;
-// across replicas the slot goes to whoever asks first once it is due.
+// across replicas the slot goes to whoever asks first once it is due, but
+// background waiters (Turn.Background) give way to interactive ones on any
+// replica: a replica whose first waiter is interactive and had to wait
+// notes it in the client's wants (a sorted set, WantsKey, one member per
+// replica, scored by when the note lapses: the wait and a window more,
+// so a replica that dies holds nobody up for long), and the log refuses
+// background sends while another replica's note stands.
 //
 // Redis never fails a request, and switching never lets more than the
 // budget through: while Redis is unavailable for the client's key (redisx:
@@ -149,8 +155,9 @@ type Budget struct {
 	local    limits // Config.Share(): this replica's when it paces alone
 	maxPause time.Duration
 
-	rc      *redisx.Client // nil: local only
-	id      string         // names this replica's entries in the shared logs
+	rc      *redisx.Client        // nil: local only
+	onGrant atomic.Pointer[Grant] // ObserveGrants
+	id      string                // names this replica's entries in the shared logs
 	members atomic.Uint64
 	arrival atomic.Uint64
 
@@ -236,6 +243,14 @@ const KeyPrefix = "wnf:budget:"
 // Key is the Redis key of client's shared log.
 func Key(client string) string { return KeyPrefix + "{" + client + "}" }
 
+// WantsPrefix starts the Redis key of the replicas waiting interactively
+// for a slot of a client: wnf:wants:{<client>} (the log's hash slot).
+const WantsPrefix = "wnf:wants:"
+
+// WantsKey is the Redis key of the replicas waiting interactively for a
+// slot of client (the package doc).
+func WantsKey(client string) string { return WantsPrefix + "{" + client + "}" }
+
 // mode is where a bucket's sends are counted.
 type mode int
 
@@ -248,7 +263,9 @@ const (
 
 // bucket is one client's budget.
 type bucket struct {
-	key string // Key(client)
+	client string
+	key    string // Key(client)
+	wants  string // WantsKey(client)
 
 	mu        sync.Mutex
 	mode      mode
@@ -265,6 +282,31 @@ type bucket struct {
 	trimming  bool          // a trim of the Redis log is scheduled
 	wake      chan struct{} // pokes the pump: the queue or the pause changed
 	lastGrant time.Time
+	noted     time.Time // the pause an interactive waiter was noted for
+	// interactive counts the waiters of queue that are not background.
+	interactive int
+}
+
+func (bk *bucket) push(w *waiter) {
+	heap.Push(&bk.queue, w)
+	if !w.turn.Background {
+		bk.interactive++
+	}
+}
+
+func (bk *bucket) pop() *waiter {
+	w := heap.Pop(&bk.queue).(*waiter)
+	if !w.turn.Background {
+		bk.interactive--
+	}
+	return w
+}
+
+func (bk *bucket) remove(w *waiter) {
+	heap.Remove(&bk.queue, w.index)
+	if !w.turn.Background {
+		bk.interactive--
+	}
 }
 
 func (b *Budget) bucket(client string) *bucket {
@@ -275,7 +317,7 @@ func (b *Budget) bucket(client string) *bucket {
 		if len(b.clients) >= maxIdleClients {
 			b.dropIdle()
 		}
-		bk = &bucket{key: Key(client), wake: make(chan struct{}, 1)}
+		bk = &bucket{client: client, key: Key(client), wants: WantsKey(client), wake: make(chan struct{}, 1)}
 		if b.rc == nil {
 			bk.mode = local
 		}
@@ -310,12 +352,16 @@ func trimLog(log []time.Time, now time.Time, window time.Duration) []time.Time {
 	return append(log[:0], log[i:]...)
 }
 
-// Turn orders a client's waiters: by Request (lower first: the request
+// Turn orders a client's waiters: the background ones (Background: the
+// pollers') after every other; then by Request (lower first: the request
 // that arrived first, Arrive), then by Priority (lower first: calls on a
 // request's critical path before its leaf lookups), then by arrival.
+// With Redis, a background waiter also gives way to the interactive ones
+// waiting on the other replicas (see the package doc).
 type Turn struct {
-	Request  uint64
-	Priority int
+	Background bool
+	Request    uint64
+	Priority   int
 }
 
 // Arrive returns the next request number: requests numbered in the order
@@ -340,7 +386,7 @@ func (b *Budget) Wait(ctx context.Context, client string, t Turn) (time.Duration
 	now := time.Now()
 	bk.mu.Lock()
 	if bk.mode == local && b.rc == nil && len(bk.queue) == 0 && !now.Before(bk.paused) && !b.local.next(bk.sent, now).After(now) {
-		bk.record(now, b.lim.window)
+		b.grant(bk, now, now, t.Background)
 		bk.mu.Unlock()
 		return 0, nil
 	}
@@ -353,7 +399,7 @@ func (b *Budget) Wait(ctx context.Context, client string, t Turn) (time.Duration
 		return 0, &Error{RetryAfter: eta.Sub(now)}
 	}
 	bk.seq++
-	heap.Push(&bk.queue, w)
+	bk.push(w)
 	if !bk.pumping {
 		bk.pumping = true
 		go b.pump(bk)
@@ -370,7 +416,7 @@ func (b *Budget) Wait(ctx context.Context, client string, t Turn) (time.Duration
 	bk.mu.Lock()
 	granted := w.index < 0
 	if !granted {
-		heap.Remove(&bk.queue, w.index)
+		bk.remove(w)
 		bk.poke()
 	}
 	var retry time.Duration
@@ -427,6 +473,35 @@ func (bk *bucket) poke() {
 	}
 }
 
+// grant records a slot granted at now, decided at at by the deciding
+// clock, to a background waiter or not (bk.mu held).
+func (b *Budget) grant(bk *bucket, now, at time.Time, background bool) {
+	bk.record(now, b.lim.window)
+	if f := b.onGrant.Load(); f != nil {
+		(*f)(bk.client, at, background)
+	}
+}
+
+// Grant is told of a slot granted to client, at the time the clock that
+// decided it said (Redis's for the shared log, this process's otherwise),
+// and whether it went to a background waiter (or to nobody: the waiter
+// left meanwhile).
+type Grant func(client string, at time.Time, background bool)
+
+// ObserveGrants makes f told of every slot this replica is granted from
+// now on; the requests reach the upstream later, by delays the budget does
+// not control. f runs with the client's budget locked and must not block
+// (tests check the budget's decisions with it; nil: no more).
+func (b *Budget) ObserveGrants(f Grant) {
+	switch {
+	case b == nil:
+	case f == nil:
+		b.onGrant.Store(nil)
+	default:
+		b.onGrant.Store(&f)
+	}
+}
+
 // record notes a send at now (bk.mu held).
 func (bk *bucket) record(now time.Time, window time.Duration) {
 	bk.sent = append(trimLog(bk.sent, now, window), now)
@@ -476,7 +551,16 @@ func (b *Budget) pump(bk *bucket) {
 		now := time.Now()
 		if now.Before(bk.paused) {
 			d := bk.paused.Sub(now)
+			// An interactive waiter paused here is noted for the other
+			// replicas (once a pause): their polls give way at its end.
+			note := b.rc != nil && bk.mode != local && !bk.queue[0].turn.Background && bk.noted.Before(bk.paused)
+			if note {
+				bk.noted = bk.paused
+			}
 			bk.mu.Unlock()
+			if note {
+				b.notePaused(bk)
+			}
 			bk.sleep(d)
 			continue
 		}
@@ -497,8 +581,8 @@ func (b *Budget) pump(bk *bucket) {
 			continue
 		}
 		if bk.mode == local {
-			bk.record(now, b.lim.window)
-			w := heap.Pop(&bk.queue).(*waiter)
+			b.grant(bk, now, now, bk.queue[0].turn.Background)
+			w := bk.pop()
 			close(w.ready)
 			bk.mu.Unlock()
 			continue
@@ -507,8 +591,16 @@ func (b *Budget) pump(bk *bucket) {
 		if bk.mode == recovering && !bk.primed {
 			primes = slices.Clone(trimLog(bk.sent, now, b.lim.window))
 		}
+		class := "b"
+		switch {
+		case bk.queue[0].turn.Background:
+		case bk.interactive > 1:
+			class = "I" // others wait behind it: the note stays once it is served
+		default:
+			class = "i"
+		}
 		bk.mu.Unlock()
-		a, err := b.ask(bk, primes)
+		a, err := b.ask(bk, primes, class)
 		bk.mu.Lock()
 		now = time.Now()
 		switch {
@@ -521,8 +613,8 @@ func (b *Budget) pump(bk *bucket) {
 				bk.sleep(max(at.Sub(now), time.Millisecond))
 				continue
 			}
-			bk.record(now, b.lim.window)
-			w := heap.Pop(&bk.queue).(*waiter)
+			b.grant(bk, now, now, bk.queue[0].turn.Background)
+			w := bk.pop()
 			close(w.ready)
 		case err != nil:
 			// Counted against Redis; setMode goes local once it is
@@ -534,11 +626,13 @@ func (b *Budget) pump(bk *bucket) {
 			continue
 		case a.granted:
 			bk.primed = true
-			bk.record(now, b.lim.window)
 			if len(bk.queue) > 0 && !now.Before(bk.paused) {
-				w := heap.Pop(&bk.queue).(*waiter)
+				b.grant(bk, now, a.at, bk.queue[0].turn.Background)
+				w := bk.pop()
 				close(w.ready)
-			} // else the slot is lost: Redis cannot take it back
+			} else { // the slot is lost: Redis cannot take it back
+				b.grant(bk, now, a.at, true)
+			}
 		case a.paused:
 			bk.primed = true
 			if until := now.Add(min(a.wait, b.maxPause)); until.After(bk.paused) {
@@ -557,28 +651,45 @@ type answer struct {
 	granted bool
 	paused  bool          // a shared pause runs for wait
 	wait    time.Duration // when paused or refused: when to ask again
+	at      time.Time     // granted: when, by Redis's clock
 }
 
 // slotScript is the shared sliding log of KEYS[1], a sorted set of sends
 // scored by Redis's clock in ms, and a member "pause" scored by when the
 // client's pause ends. It drops what is older than the window (ARGV[1]
-// ms), adds the primed sends (pairs of age in ms and member from ARGV[6]),
+// ms), adds the primed sends (pairs of age in ms and member from ARGV[8]),
 // then grants a slot (adding member ARGV[5]) when no pause runs, fewer
 // than ARGV[2] sends are in the window and fewer than ARGV[4] in the burst
-// window (ARGV[3] ms). It answers {granted, wait ms, paused}. The set holds
-// at most a window of sends (and an ended pause for one window more); it
-// disappears when its last member is dropped, so it needs no TTL.
+// window (ARGV[3] ms), and, for a background ask (ARGV[6] "b"), no other
+// replica than ARGV[7] notes an interactive wait in KEYS[2] (members:
+// replicas, scored by when their note lapses). An interactive ask (ARGV[6]
+// "i", or "I" when more interactive waiters of the replica wait behind it)
+// refused, or paused, notes its wait there (until the slot or the pause's
+// end, and a window more); granted, "i" removes the note and "I" keeps it. It answers {granted, wait ms, paused}. The set
+// holds at most a window of sends (and an ended pause for one window
+// more); it disappears when its last member is dropped, so it needs no
+// TTL. KEYS[2] expires with its latest note.
 var slotScript = redis.NewScript(`
-local key = KEYS[1]
+local key, wants = KEYS[1], KEYS[2]
 local window, n, bwin, burst = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local class, replica = ARGV[6], ARGV[7]
 local t = redis.call("TIME")
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call("ZREMRANGEBYSCORE", key, "-inf", now - window)
-for i = 6, #ARGV, 2 do
+for i = 8, #ARGV, 2 do
   redis.call("ZADD", key, "NX", now - tonumber(ARGV[i]), ARGV[i + 1])
+end
+local interactive = class == "i" or class == "I"
+local function note(at)
+  if interactive then
+    redis.call("ZADD", wants, "GT", at + window, replica)
+    local last = redis.call("ZRANGE", wants, "+inf", "-inf", "BYSCORE", "REV", "LIMIT", 0, 1, "WITHSCORES")
+    redis.call("PEXPIREAT", wants, tonumber(last[2]) + 1)
+  end
 end
 local p = redis.call("ZSCORE", key, "pause")
 if p and tonumber(p) > now then
+  note(tonumber(p))
   return {0, tonumber(p) - now, 1}
 end
 if ARGV[5] == "" then
@@ -594,35 +705,61 @@ end
 local at = now
 if #times >= n then at = math.max(at, times[n] + window) end
 if #times >= burst then at = math.max(at, times[burst] + bwin) end
+if class == "b" then
+  redis.call("ZREMRANGEBYSCORE", wants, "-inf", now)
+  local others = redis.call("ZCARD", wants)
+  if redis.call("ZSCORE", wants, replica) then others = others - 1 end
+  if others > 0 then
+    -- Ask again when the slot is due, or in a quarter step: the
+    -- interactive replica takes it meanwhile.
+    return {0, math.max(at - now, math.floor(window / n / 4), 1), 0}
+  end
+end
 if at > now then
+  note(at)
   return {0, at - now, 0}
 end
 redis.call("ZADD", key, now, ARGV[5])
-return {1, 0, 0}
+if class == "i" then redis.call("ZREM", wants, replica) end
+if class == "I" then note(now) end
+return {1, 0, 0, now}
 `)
 
 // ask asks the Redis log for one slot of bk's client, first adding primes
-// (this replica's local sends) to it.
-func (b *Budget) ask(bk *bucket, primes []time.Time) (answer, error) {
-	args := make([]any, 0, 5+2*len(primes))
-	args = append(args, b.lim.windowMs, b.lim.n, b.lim.bMs, b.lim.burst, b.member())
+// (this replica's local sends) to it, for a waiter of class (slotScript's
+// ARGV[6]).
+func (b *Budget) ask(bk *bucket, primes []time.Time, class string) (answer, error) {
+	args := make([]any, 0, 7+2*len(primes))
+	args = append(args, b.lim.windowMs, b.lim.n, b.lim.bMs, b.lim.burst, b.member(), class, b.id)
 	now := time.Now()
 	for _, t := range primes {
 		args = append(args, now.Sub(t).Milliseconds(), b.member())
 	}
 	var a answer
 	err := b.rc.DoKey(context.Background(), bk.key, func(ctx context.Context, r redis.UniversalClient) error {
-		v, err := slotScript.Run(ctx, r, []string{bk.key}, args...).Int64Slice()
+		v, err := slotScript.Run(ctx, r, []string{bk.key, bk.wants}, args...).Int64Slice()
 		if err != nil {
 			return err
 		}
-		if len(v) != 3 {
+		if len(v) < 3 || (v[0] == 1 && len(v) != 4) {
 			return fmt.Errorf("budget script answered %v", v)
 		}
 		a = answer{granted: v[0] == 1, paused: v[2] == 1, wait: time.Duration(v[1]) * time.Millisecond}
+		if a.granted {
+			a.at = time.UnixMilli(v[3])
+		}
 		return nil
 	})
 	return a, err
+}
+
+// notePaused notes in the Redis log that an interactive waiter of bk's
+// client waits for its pause to end (the slot script with no member: it
+// grants nothing).
+func (b *Budget) notePaused(bk *bucket) {
+	_ = b.rc.DoKey(context.Background(), bk.key, func(ctx context.Context, r redis.UniversalClient) error {
+		return slotScript.Run(ctx, r, []string{bk.key, bk.wants}, b.lim.windowMs, b.lim.n, b.lim.bMs, b.lim.burst, "", "i", b.id).Err()
+	})
 }
 
 // member names a new entry of this replica in a shared log.
@@ -797,7 +934,9 @@ func (b *Budget) PausedUntil(client string) time.Time {
 type Stats struct {
 	Clients int // upstream clients tracked
 	Waiting int // requests waiting for a slot
-	Paused  int // clients paused by a 429 or exhausted RateLimit headers
+	// Background are those of Waiting with a background turn (polls).
+	Background int
+	Paused     int // clients paused by a 429 or exhausted RateLimit headers
 }
 
 // Stats counts the budget's clients, waiters and pauses (a nil *Budget:
@@ -815,6 +954,11 @@ func (b *Budget) Stats() Stats {
 		bk.mu.Lock()
 		st.Clients++
 		st.Waiting += len(bk.queue)
+		for _, w := range bk.queue {
+			if w.turn.Background {
+				st.Background++
+			}
+		}
 		if now.Before(bk.paused) {
 			st.Paused++
 		}
@@ -886,6 +1030,9 @@ type waiter struct {
 
 // before reports whether w is served before o.
 func (w *waiter) before(o *waiter) bool {
+	if w.turn.Background != o.turn.Background {
+		return o.turn.Background
+	}
 	if w.turn.Request != o.turn.Request {
 		return w.turn.Request < o.turn.Request
 	}

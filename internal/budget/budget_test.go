@@ -213,7 +213,8 @@ func TestConfig(t *testing.T) {
 
 // TestEarlierRequestsFirst: a client's waiters are served by request
 // arrival, then by priority: a later request's shallow calls do not
-// overtake an earlier request's deep ones.
+// overtake an earlier request's deep ones; background waiters (polls), even
+// queued first, go after all of them.
 func TestEarlierRequestsFirst(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := New(Config{RPS: 10, Burst: 1})
@@ -221,8 +222,9 @@ func TestEarlierRequestsFirst(t *testing.T) {
 			t.Fatal(err)
 		}
 		first, second := b.Arrive(), b.Arrive()
-		order := servedOrder(t, b, []Turn{{second, 0}, {first, 9}, {second, 1}, {first, 3}, {first, 9}})
-		want := []Turn{{first, 3}, {first, 9}, {first, 9}, {second, 0}, {second, 1}}
+		poll := Turn{Background: true}
+		order := servedOrder(t, b, []Turn{poll, {Request: second}, {Request: first, Priority: 9}, {Request: second, Priority: 1}, poll, {Request: first, Priority: 3}, {Request: first, Priority: 9}})
+		want := []Turn{{Request: first, Priority: 3}, {Request: first, Priority: 9}, {Request: first, Priority: 9}, {Request: second}, {Request: second, Priority: 1}, poll, poll}
 		if !slices.Equal(order, want) {
 			t.Errorf("served %v, want %v", order, want)
 		}

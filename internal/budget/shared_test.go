@@ -496,3 +496,105 @@ func TestSharedPauseIsCapped(t *testing.T) {
 		t.Fatalf("Wait: %v, want an *Error with RetryAfter within the 2s cap", err)
 	}
 }
+
+// TestInteractiveBeforeBackgroundAcrossReplicas: one client, two replicas.
+// Replica A has four background waiters (polls) whose asks are held; replica
+// B's one interactive waiter asks meanwhile, is refused (the slot is not
+// due) and notes its wait; A's asks then go. B is served first, then A's
+// four: a poll on one replica never takes a slot an interactive call on
+// another is waiting for. The note is gone once B was served.
+func TestInteractiveBeforeBackgroundAcrossReplicas(t *testing.T) {
+	s := redistest.Start(t)
+	const client = "across"
+	cfg := Config{RPS: 10, Burst: 1, Replicas: 2}
+	a, _, logA := replica(t, s.URL, cfg, client, 10*time.Second)
+	b, _, logB := replica(t, s.URL, cfg, client, 10*time.Second)
+	if _, err := a.Wait(t.Context(), client, Turn{}); err != nil { // spend the burst
+		t.Fatal(err)
+	}
+	gate := make(chan struct{})
+	logA.mu.Lock()
+	logA.gate = gate
+	logA.mu.Unlock()
+	bk := a.bucket(client)
+	queued := func() int {
+		bk.mu.Lock()
+		defer bk.mu.Unlock()
+		return len(bk.queue)
+	}
+	var mu sync.Mutex
+	var order []string
+	var wg sync.WaitGroup
+	served := func(bg *Budget, turn Turn, who string) {
+		wg.Go(func() {
+			if _, err := bg.Wait(t.Context(), client, turn); err != nil {
+				t.Error(err)
+			}
+			mu.Lock()
+			order = append(order, who)
+			mu.Unlock()
+		})
+	}
+	for range 4 {
+		served(a, Turn{Background: true}, "A poll")
+	}
+	poll(t, func() bool { return queued() == 4 && logA.blocked.Load() == 1 })
+	served(b, Turn{Request: b.Arrive()}, "B query")
+	r := s.Client()
+	poll(t, func() bool { return r.ZScore(t.Context(), WantsKey(client), b.id).Err() == nil })
+	close(gate)
+	wg.Wait()
+	if want := []string{"B query", "A poll", "A poll", "A poll", "A poll"}; !slices.Equal(order, want) {
+		t.Errorf("served %v, want %v", order, want)
+	}
+	if n := len(logA.grants()) + len(logB.grants()); n != 6 {
+		t.Errorf("%d slots from Redis, want 6", n)
+	}
+	if err := r.ZScore(t.Context(), WantsKey(client), b.id).Err(); !errors.Is(err, redis.Nil) {
+		t.Errorf("B's note after it was served: %v, want none", err)
+	}
+}
+
+// TestObserveGrantsAtTheDecidingClock: each slot granted is told once, at
+// the time its decider gave it: the shared log's, by Redis's clock, between
+// the script's sending and its answer; alone, this process's.
+func TestObserveGrantsAtTheDecidingClock(t *testing.T) {
+	s := redistest.Start(t)
+	const client = "observed"
+	b, _, log := replica(t, s.URL, Config{RPS: 10, Burst: 2}, client, 5*time.Second)
+	alone := New(Config{RPS: 10, Burst: 2})
+	for _, bg := range []*Budget{b, alone} {
+		var mu sync.Mutex
+		var seen []time.Time
+		bg.ObserveGrants(func(c string, at time.Time, background bool) {
+			if c != client || background {
+				t.Errorf("told of client %q", c)
+			}
+			mu.Lock()
+			seen = append(seen, at)
+			mu.Unlock()
+		})
+		before := time.Now()
+		for range 3 {
+			if _, err := bg.Wait(t.Context(), client, Turn{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		bg.ObserveGrants(nil)
+		if _, err := bg.Wait(t.Context(), client, Turn{}); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		if len(seen) != 3 || !slices.IsSortedFunc(seen, time.Time.Compare) || seen[0].Before(before.Truncate(time.Millisecond)) {
+			t.Errorf("told %v, want the three grants in order", seen)
+		}
+		mu.Unlock()
+		if bg == b {
+			for i, d := range log.grants()[:3] {
+				if seen[i].Before(d.sent.Truncate(time.Millisecond)) || seen[i].After(d.answered) {
+					t.Errorf("grant %d told at %v, decided by Redis between %v and %v", i, seen[i], d.sent, d.answered)
+				}
+			}
+		}
+	}
+}

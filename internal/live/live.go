@@ -41,7 +41,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"math"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -424,11 +423,12 @@ func (p *poller) publish(events []Event) {
 	p.deliver(events)
 }
 
-// pollTurn is a poll's place among its client's waiting calls: after the
-// calls of every request (which are numbered from 1 as they arrive), so an
-// interactive query never waits behind a poll for more than the one slot a
-// poll already holds.
-var pollTurn = budget.Turn{Request: math.MaxUint64, Priority: math.MaxInt32}
+// pollTurn is a poll's place among its client's waiting calls: in the
+// background, after the calls of every request, on every replica (the
+// budget's shared log lets an interactive call waiting on any replica go
+// first), so an interactive query never waits behind a poll for more than
+// the one slot a poll already holds.
+var pollTurn = budget.Turn{Background: true}
 
 // poll fetches the source once, with the subscriber's credentials, at the
 // lowest priority of its budget; waited is how long the budget held it.
@@ -462,7 +462,9 @@ func (p *poller) pollWith(ctx context.Context) (items []Item, waited time.Durati
 		mu.Unlock()
 	}})
 	creds := p.creds
-	ctx = restclient.WithScope(ctx, restclient.Scope{Credentials: &creds, ReadOnlyResults: true, NoCacheReads: true, Hooks: hooks})
+	// Background: a query's identical GET never waits for this poll's
+	// before it is sent (restclient's shared GETs).
+	ctx = restclient.WithScope(ctx, restclient.Scope{Credentials: &creds, ReadOnlyResults: true, NoCacheReads: true, Background: true, Hooks: hooks})
 	items, err = p.src.Fetch(ctx)
 	mu.Lock()
 	p.calls = made

@@ -35,13 +35,17 @@ import (
 // every value is sealed (internal/sealbox, under the facade's secret, the
 // name as additional data): nothing in Redis reads in clear, and nothing
 // sealed for one name opens as another's. While Redis is unavailable
-// (redisx degraded) every replica polls for its own subscribers.
+// (redisx degraded) every replica polls for its own subscribers; so does a
+// poller that does not hold the lease and cannot hear the holder (its
+// channel is not subscribed on the replica's one PubSub connection:
+// bus.go), without publishing.
 
 const sharedPrefix = "wnf:live:"
 
 // Shared is the Redis side of the pollers of every replica.
 type Shared struct {
 	rc      *redisx.Client
+	bus     *bus
 	box     *sealbox.Box
 	names   []byte // HMAC key of the sources' names
 	replica string
@@ -56,7 +60,7 @@ func NewShared(rc *redisx.Client, secret []byte) *Shared {
 	if err != nil {
 		panic("live: hkdf: " + err.Error()) // only for a key length SHA-256 cannot give
 	}
-	return &Shared{rc: rc, box: sealbox.New(secret, "live"), names: names, replica: hex.EncodeToString(id[:])}
+	return &Shared{rc: rc, bus: newBus(rc), box: sealbox.New(secret, "live"), names: names, replica: hex.EncodeToString(id[:])}
 }
 
 // name is the source's name in Redis: it reveals neither the identity nor
@@ -122,24 +126,26 @@ return 0`)
 )
 
 // run is the poller's loop with Redis: poll while holding the lease, else
-// deliver what the holder publishes. A poll may take longer than the lease
-// lives (its calls wait at the lowest priority of the budget, an upstream
-// may answer slowly): the lease is renewed on its schedule while the poll
-// is in progress, and a poll whose lease was lost meanwhile (another
-// replica holds it) is cancelled and its result dropped, so that two
-// replicas never publish the changes of one baseline.
+// deliver what the holder publishes, or, while the replica's PubSub
+// connection does not hear the source's channel, poll alone for this
+// replica's subscribers (publishing nothing). A poll may take longer than
+// the lease lives (its calls wait at the lowest priority of the budget, an
+// upstream may answer slowly): the lease is renewed on its schedule while
+// the poll is in progress, and a poll whose lease was lost meanwhile
+// (another replica holds it) is cancelled and its result dropped, so that
+// two replicas never publish the changes of one baseline.
 func (s *Shared) run(p *poller) {
 	name := s.name(p.key)
 	lease, state, channel := sharedPrefix+"lease:"+name, sharedPrefix+"state:"+name, sharedPrefix+"ch:"+name
 	ad := []byte(name)
-	sub := s.rc.Redis().Subscribe(p.ctx, channel)
-	defer sub.Close()
-	msgs := sub.Channel()
+	in := s.bus.listen(channel)
+	defer s.bus.leave(channel, in)
 	interval := p.h.c.Interval
 	ttl := max(interval*2/3, 2*time.Millisecond)
 	renew := max(interval/3, time.Millisecond)
 	wake := time.NewTimer(renew)
 	defer wake.Stop()
+	s.awaitListening(p, in, lease, wake)
 	holding := false
 	defer func() {
 		if holding {
@@ -157,8 +163,17 @@ func (s *Shared) run(p *poller) {
 			s.loadState(p, state, ad)
 		}
 		holding = held
-		if holding && !time.Now().Before(nextPoll) {
-			items, waited, lost, err := s.pollHolding(p, lease, ttl, renew)
+		alone := !holding && !in.isListening()
+		if (holding || alone) && !time.Now().Before(nextPoll) {
+			var items []Item
+			var waited time.Duration
+			var lost bool
+			var err error
+			if holding {
+				items, waited, lost, err = s.pollHolding(p, lease, ttl, renew)
+			} else {
+				items, waited, err = p.poll()
+			}
 			if p.ctx.Err() != nil {
 				return
 			}
@@ -169,18 +184,22 @@ func (s *Shared) run(p *poller) {
 				events, next, end := p.apply(items, waited, err, time.Now())
 				p.h.countPoll(p.src.Route)
 				nextPoll = time.Now().Add(next)
-				s.announce(p, channel, ad, events, next, end)
+				if holding {
+					s.announce(p, channel, ad, events, next, end)
+				}
 				if end != nil {
 					p.endAll(end)
 					return
 				}
 				p.publish(events)
-				s.saveState(p, state, ad, 10*next)
+				if holding {
+					s.saveState(p, state, ad, 10*next)
+				}
 			}
 		}
 		// Wake to renew the lease, or to poll on time.
 		d := renew
-		if holding {
+		if holding || alone {
 			d = min(d, max(time.Until(nextPoll), 0))
 		}
 		wake.Reset(d)
@@ -188,18 +207,39 @@ func (s *Shared) run(p *poller) {
 		case <-p.ctx.Done():
 			return
 		case <-wake.C:
-		case m, ok := <-msgs:
-			if !ok {
-				return
+		case <-in.wake:
+			for _, m := range in.take() {
+				if end := s.receive(p, m, ad); end != nil {
+					p.endAll(end)
+					return
+				}
+				if holding {
+					// Another replica polled: it holds the lease now.
+					nextPoll = time.Now().Add(p.currentInterval())
+				}
 			}
-			if end := s.receive(p, m.Payload, ad); end != nil {
-				p.endAll(end)
-				return
-			}
-			if holding {
-				// Another replica polled: it holds the lease now.
-				nextPoll = time.Now().Add(p.currentInterval())
-			}
+		}
+	}
+}
+
+// awaitListening waits, at most one Redis operation's time, for the
+// replica's PubSub connection to hear the source's channel before the
+// first lease is tried: a poller that would not hold the lease then
+// hears the holder from its first poll on, instead of polling alone. Not
+// while Redis is unavailable (every replica polls alone then).
+func (s *Shared) awaitListening(p *poller, in *inbox, lease string, t *time.Timer) {
+	if !s.rc.HealthyKey(lease) {
+		return
+	}
+	t.Reset(s.rc.OpTimeout())
+	defer in.poke() // messages that came meanwhile are taken by run's loop
+	for !in.isListening() {
+		select {
+		case <-p.ctx.Done():
+			return
+		case <-t.C:
+			return
+		case <-in.wake:
 		}
 	}
 }

@@ -118,6 +118,43 @@ func (s *Server) Client() *redis.Client {
 	return c
 }
 
+// Fill opens idle connections to the server until it refuses one at its
+// maxclients (start it with a low "--maxclients") and returns those it
+// accepted, closed at cleanup: from then on Redis accepts no new client,
+// and closing one of them makes room for one.
+func (s *Server) Fill() []net.Conn {
+	s.tb.Helper()
+	var held []net.Conn
+	s.tb.Cleanup(func() {
+		for _, c := range held {
+			c.Close()
+		}
+	})
+	for range 10000 {
+		conn, err := net.DialTimeout("tcp", s.addr, 5*time.Second)
+		if err != nil {
+			s.tb.Fatal(err)
+		}
+		// At its maxclients Redis writes the error and closes the
+		// connection at once: the PING may fail to go, or its answer be
+		// the error, or nothing.
+		_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+		_, werr := conn.Write([]byte("PING\r\n"))
+		line, rerr := bufio.NewReader(conn).ReadString('\n')
+		_ = conn.SetDeadline(time.Time{})
+		if werr != nil || strings.HasPrefix(line, "-ERR max number of clients") || (rerr != nil && !os.IsTimeout(rerr)) {
+			conn.Close()
+			return held
+		}
+		if !strings.HasPrefix(line, "+PONG") {
+			s.tb.Fatalf("PING on a raw connection: %q %v", line, rerr)
+		}
+		held = append(held, conn)
+	}
+	s.tb.Fatal("redistest: Redis accepted 10000 connections: start it with a low --maxclients")
+	return nil
+}
+
 // Stop kills the server's process (its own only); the port stays free for
 // Restart.
 func (s *Server) Stop() {

@@ -12,6 +12,16 @@
 // transition is logged once (WARN when degraded, INFO when back) and Status
 // reports it for /readyz.
 //
+// A Redis at its maxclients accepts a connection and closes it at once, with
+// "-ERR max number of clients reached": it is up, and the connections the
+// client holds still work. So a new connection refused that way never
+// degrades a node by itself: the operation that asked for it waits, within its
+// OpTimeout, for one of the pool's connections to come free (nothing was sent
+// on the refused one), and only an operation that found none by then counts,
+// as a timeout does (TimeoutsToDegrade in a row). The first refusal of an
+// episode is logged once (WARN). A new connection closed before it answered
+// anything, for another reason, counts as a timeout too.
+//
 // Accepted URLs (Open):
 //
 //	redis://[[user]:password@]host[:port][/db][?option=value&...]
@@ -34,16 +44,20 @@
 package redisx
 
 import (
+	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -98,12 +112,21 @@ type Options struct {
 // operations of Do. Safe for concurrent use.
 type Client struct {
 	rdb      redis.UniversalClient
-	cluster  *redis.ClusterClient // rdb, when a Cluster
+	subs     redis.UniversalClient // rdb's twin in RESP2, for Subscribe only
+	cluster  *redis.ClusterClient  // rdb, when a Cluster
 	log      *slog.Logger
 	timeout  time.Duration
 	desc     string // the servers, without credentials
 	addr     string // standalone: the server's address
 	password []string
+
+	// While Redis refuses new connections (maxclients), operations take
+	// turns on the connections open (lane). open counts the connections
+	// Redis answered on and that are not closed; refusedAt is the last
+	// refusal (Unix ns), loggedAt the last one logged.
+	open                atomic.Int32
+	refusedAt, loggedAt atomic.Int64
+	lane                lane
 
 	// down counts the degraded nodes: Healthy's fast path.
 	down   atomic.Int32
@@ -165,13 +188,22 @@ func Open(rawURL string, o Options) (*Client, error) {
 	}
 	applyTimeouts(uo, o.OpTimeout)
 	c := &Client{
-		rdb:     newClient(uo),
 		log:     o.Logger,
 		timeout: o.OpTimeout,
 		desc:    desc,
 		since:   time.Now(),
 		nodes:   map[string]*node{},
 	}
+	// A Sentinel set over TLS dials its sentinels in clear and the master
+	// over TLS through one Dialer option, which cannot tell them apart:
+	// go-redis's own dialer is kept there.
+	if uo.MasterName == "" || uo.TLSConfig == nil {
+		uo.Dialer = c.dialer(uo)
+	}
+	c.rdb = newClient(uo)
+	subs := *uo
+	subs.Protocol = 2 // see Subscribe
+	c.subs = newClient(&subs)
 	c.cluster, _ = c.rdb.(*redis.ClusterClient)
 	for _, p := range []string{uo.Password, uo.SentinelPassword} {
 		if p != "" {
@@ -236,6 +268,17 @@ func newClient(uo *redis.UniversalOptions) redis.UniversalClient {
 // Redis returns the underlying client. Operations through it bypass the
 // health state: use Do.
 func (c *Client) Redis() redis.UniversalClient { return c.rdb }
+
+// Subscribe returns a PubSub of channels on a connection of its own
+// (go-redis's PubSub: it connects again, and subscribes its channels again,
+// after a failure). Its connection speaks RESP2 whatever the URL says: over
+// RESP3, go-redis v9.17 reads the name of a pub/sub push from what is
+// buffered, and drops the whole message when the buffer ends inside the
+// name (a subscription's confirmation, or a message, lost now and then on a
+// busy connection). Operations through it bypass the health state.
+func (c *Client) Subscribe(ctx context.Context, channels ...string) *redis.PubSub {
+	return c.subs.Subscribe(ctx, channels...)
+}
 
 // OpTimeout is the bound of each operation.
 func (c *Client) OpTimeout() time.Duration { return c.timeout }
@@ -312,7 +355,16 @@ func (c *Client) run(ctx context.Context, name string, op func(ctx context.Conte
 		}
 	}
 	octx, cancel := context.WithTimeout(ctx, c.timeout)
-	err := op(octx, c.rdb)
+	var err error
+	if c.refusing() {
+		err = c.inLane(octx, op)
+	} else {
+		err = op(octx, c.rdb)
+	}
+	if isMaxClients(err) && octx.Err() == nil {
+		c.refused()
+		err = c.inLane(octx, op)
+	}
 	cancel()
 	if err == nil || errors.Is(err, redis.Nil) || IsKeyError(err) {
 		c.succeeded(name)
@@ -334,6 +386,115 @@ func (c *Client) closedNow() bool {
 	}
 }
 
+// refusalEpisode is how long after Redis last refused a new connection
+// the operations keep taking turns on the open ones.
+const refusalEpisode = time.Second
+
+// refusing reports whether Redis refused a new connection within the last
+// refusalEpisode.
+func (c *Client) refusing() bool {
+	at := c.refusedAt.Load()
+	return at != 0 && time.Since(time.Unix(0, at)) < refusalEpisode
+}
+
+// refused notes a refusal at maxclients, logged at most once a minute.
+func (c *Client) refused() {
+	now := time.Now().UnixNano()
+	c.refusedAt.Store(now)
+	if last := c.loggedAt.Load(); now-last >= int64(time.Minute) && c.loggedAt.CompareAndSwap(last, now) {
+		c.log.Warn("redis refuses new connections (maxclients reached): operations take turns on the open ones", "redis", c.desc, "open", c.open.Load())
+	}
+}
+
+// inLane runs op in its turn among the operations of a refusal episode:
+// first come, first served, as many at a time as connections are open, so
+// that each finds one free rather than asking Redis for another. A
+// refusal in its turn (a connection closed meanwhile) is tried again
+// while ctx lasts: nothing was sent on the refused connection.
+func (c *Client) inLane(ctx context.Context, op func(ctx context.Context, r redis.UniversalClient) error) error {
+	if err := c.lane.enter(ctx, c.capacity); err != nil {
+		return err
+	}
+	defer c.lane.leave(c.capacity)
+	for pause := time.Millisecond; ; pause = min(2*pause, 10*time.Millisecond) {
+		err := op(ctx, c.rdb)
+		if !isMaxClients(err) {
+			return err
+		}
+		c.refused()
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+	}
+}
+
+// capacity is how many operations take turns at once: the connections
+// open, at least one (which asks Redis for a connection when none is).
+func (c *Client) capacity() int { return max(1, int(c.open.Load())) }
+
+// lane is a first-come-first-served gate of a changing capacity.
+type lane struct {
+	mu    sync.Mutex
+	busy  int
+	queue []chan struct{}
+}
+
+// enter waits for a turn until ctx ends.
+func (l *lane) enter(ctx context.Context, capacity func() int) error {
+	l.mu.Lock()
+	if len(l.queue) == 0 && l.busy < capacity() {
+		l.busy++
+		l.mu.Unlock()
+		return nil
+	}
+	ch := make(chan struct{})
+	l.queue = append(l.queue, ch)
+	l.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if i := slices.Index(l.queue, ch); i >= 0 {
+		l.queue = slices.Delete(l.queue, i, i+1)
+		return ctx.Err()
+	}
+	// Granted meanwhile: hand the turn on.
+	l.busy--
+	l.admit(capacity())
+	return ctx.Err()
+}
+
+// leave ends a turn.
+func (l *lane) leave(capacity func() int) {
+	l.mu.Lock()
+	l.busy--
+	l.admit(capacity())
+	l.mu.Unlock()
+}
+
+// widen admits waiters after the capacity grew.
+func (l *lane) widen(capacity func() int) {
+	l.mu.Lock()
+	l.admit(capacity())
+	l.mu.Unlock()
+}
+
+// admit grants turns in order while there is room (l.mu held).
+func (l *lane) admit(capacity int) {
+	for len(l.queue) > 0 && l.busy < capacity {
+		close(l.queue[0])
+		l.queue = l.queue[1:]
+		l.busy++
+	}
+}
+
 // IsKeyError reports whether err is Redis refusing one operation for what a
 // key holds: a value of another type (WRONGTYPE, also from a script), a
 // value that is not the number the command needs, or a Lua error in a
@@ -350,10 +511,14 @@ func IsKeyError(err error) bool {
 }
 
 // isTimeout reports whether err is an operation running out of time (the
-// server may only be slow), as opposed to a refused or broken connection
-// or an error reply.
+// server may only be slow), or a new connection closed before it answered
+// anything (a Redis at its maxclients), as opposed to a refused or broken
+// established connection or an error reply.
 func isTimeout(err error) bool {
 	if errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	if _, ok := errors.AsType[*closedAtOnce](err); ok {
 		return true
 	}
 	var ne net.Error
@@ -398,6 +563,7 @@ func (c *Client) Close() error {
 	c.mu.Unlock()
 	c.cancel()
 	c.wg.Wait()
+	_ = c.subs.Close()
 	if err := c.rdb.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
 		return err
 	}
@@ -574,6 +740,125 @@ func (c *Client) redact(msg string) string {
 	}
 	return msg
 }
+
+// maxClientsReply starts what Redis writes to a connection it accepts at
+// its maxclients, before closing it.
+var maxClientsReply = []byte("-ERR max number of clients")
+
+// closedAtOnce is the error of a new connection that failed before Redis
+// answered anything on it: nothing sent on it was run. MaxClients: Redis
+// said it holds its maxclients. It does not unwrap to its cause: go-redis
+// unwraps a connection's first error once, and this one must stay.
+type closedAtOnce struct {
+	MaxClients bool
+	err        error
+}
+
+func (e *closedAtOnce) Error() string {
+	if e.MaxClients {
+		return "redis refused a new connection: max number of clients reached"
+	}
+	return "redis closed a new connection before answering: " + e.err.Error()
+}
+
+// isMaxClients reports whether err is a new connection Redis refused at its
+// maxclients.
+func isMaxClients(err error) bool {
+	e, ok := errors.AsType[*closedAtOnce](err)
+	return ok && e.MaxClients
+}
+
+// dialer dials as go-redis's own dialer does (TCP, TLS when configured) and
+// watches each connection until Redis first answers on it (watchedConn).
+func (c *Client) dialer(uo *redis.UniversalOptions) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	nd := &net.Dialer{Timeout: uo.DialTimeout, KeepAlive: 5 * time.Minute}
+	conf := uo.TLSConfig
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		var conn net.Conn
+		var err error
+		if conf == nil {
+			conn, err = nd.DialContext(ctx, network, addr)
+		} else {
+			conn, err = (&tls.Dialer{NetDialer: nd, Config: conf}).DialContext(ctx, network, addr)
+		}
+		if err != nil {
+			return nil, err
+		}
+		w := &watchedConn{Conn: conn, c: c}
+		if sc, ok := conn.(syscall.Conn); ok {
+			// go-redis checks an idle connection's socket before reusing it.
+			return &watchedSysConn{watchedConn: w, sc: sc}, nil
+		}
+		return w, nil
+	}
+}
+
+// watchedConn is a connection to Redis that tells apart its failures before
+// Redis first answered on it (closedAtOnce: a Redis at its maxclients
+// accepts and closes) from those of an established connection.
+type watchedConn struct {
+	net.Conn
+	c        *Client
+	answered atomic.Bool
+	closed   atomic.Bool
+	failed   atomic.Pointer[closedAtOnce] // once set, every Read and Write returns it
+}
+
+func (w *watchedConn) Read(p []byte) (int, error) {
+	if w.answered.Load() {
+		return w.Conn.Read(p)
+	}
+	if e := w.failed.Load(); e != nil {
+		return 0, e
+	}
+	n, err := w.Conn.Read(p)
+	switch {
+	case n > 0 && bytes.HasPrefix(p[:n], maxClientsReply):
+		return 0, w.fail(&closedAtOnce{MaxClients: true, err: errors.New(string(bytes.TrimSpace(p[:n])))})
+	case n > 0:
+		if !w.answered.Swap(true) && !w.closed.Load() {
+			w.c.open.Add(1)
+			w.c.lane.widen(w.c.capacity)
+		}
+	case err != nil && !isTimeout(err):
+		return 0, w.fail(&closedAtOnce{err: err})
+	}
+	return n, err
+}
+
+func (w *watchedConn) Write(p []byte) (int, error) {
+	if !w.answered.Load() {
+		if e := w.failed.Load(); e != nil {
+			return 0, e
+		}
+	}
+	n, err := w.Conn.Write(p)
+	if err != nil && !w.answered.Load() && !isTimeout(err) {
+		return n, w.fail(&closedAtOnce{err: err})
+	}
+	return n, err
+}
+
+func (w *watchedConn) Close() error {
+	if !w.closed.Swap(true) && w.answered.Load() {
+		w.c.open.Add(-1)
+	}
+	return w.Conn.Close()
+}
+
+// fail keeps the connection's first failure before an answer.
+func (w *watchedConn) fail(e *closedAtOnce) error {
+	w.failed.CompareAndSwap(nil, e)
+	return w.failed.Load()
+}
+
+// watchedSysConn is a watchedConn over a connection with a file descriptor.
+type watchedSysConn struct {
+	*watchedConn
+	sc syscall.Conn
+}
+
+func (w *watchedSysConn) SyscallConn() (syscall.RawConn, error) { return w.sc.SyscallConn() }
 
 // parseURL turns rawURL into client options and a description without
 // credentials. Its errors never quote rawURL.

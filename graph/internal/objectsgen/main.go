@@ -65,7 +65,7 @@ func generate(file string) ([]byte, error) {
 		}
 		name := strings.TrimPrefix(fn.Name.Name, "_")
 		switch {
-		case len(params) == 2 && name == "Query":
+		case len(params) == 2 && name != "Mutation" && name != "Subscription": // Query, and federation's Entity
 			objects = append(objects, object{name: name, method: fn.Name.Name})
 		case len(params) == 3:
 			star, ok := params[2].Type.(*ast.StarExpr)
@@ -106,7 +106,7 @@ func generate(file string) ([]byte, error) {
 		fmt.Fprintf(&b, "\t%s\n", paths[p])
 	}
 	b.WriteString(")\n\n")
-	b.WriteString("// object marshals obj, an object of the GraphQL object type typ (*T or T of\n// the Go type T it binds to; nil for Query), with the selections sel, as\n// gqlgen's executor marshals one; false if typ is not an object type or obj\n// not of its Go type.\n")
+	b.WriteString("// object marshals obj, an object of the GraphQL object type typ (*T or T of\n// the Go type T it binds to; nil for Query and Entity), with the selections sel, as\n// gqlgen's executor marshals one; false if typ is not an object type or obj\n// not of its Go type.\n")
 	b.WriteString("func (ec *executionContext) object(ctx context.Context, typ string, sel ast.SelectionSet, obj any) (graphql.Marshaler, bool) {\n\tswitch typ {\n")
 	for _, o := range objects {
 		fmt.Fprintf(&b, "\tcase %q:\n", o.name)
