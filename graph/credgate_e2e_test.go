@@ -58,7 +58,7 @@ func TestGarbageCredentialsCostOneCall(t *testing.T) {
 	r := run(t, env, bad, manyResources(fields), nil)
 	refusedAt := time.Now()
 	expectAll(t, r, fields, "UNAUTHENTICATED", msgUnauthenticated)
-	expectCalls(t, env, calls{rGetResource: 1})
+	expectCalls(t, env, calls{restclient.OpGetResource: 1})
 
 	var wg sync.WaitGroup
 	for range 25 {
@@ -83,7 +83,7 @@ func TestGarbageCredentialsCostOneCall(t *testing.T) {
 	time.Sleep(max(0, ttl-time.Since(refusedAt))) // the refusal expires
 	env.ResetCalls()
 	expectAll(t, env.Query(t, bad, manyResources(fields), nil), fields, "UNAUTHENTICATED", msgUnauthenticated)
-	expectCalls(t, env, calls{rGetResource: 1})
+	expectCalls(t, env, calls{restclient.OpGetResource: 1})
 }
 
 // TestGarbageCredentialsAtOnce: 30 requests of 20 fields each, all at once,
@@ -104,7 +104,7 @@ func TestGarbageCredentialsAtOnce(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	expectCalls(t, env, calls{rGetResource: 1 + 30})
+	expectCalls(t, env, calls{restclient.OpGetResource: 1 + 30})
 }
 
 // TestValidCredentialsThroughTheGate: a valid token's first request of 20
@@ -131,7 +131,7 @@ func TestValidCredentialsThroughTheGate(t *testing.T) {
 				t.Fatalf("round %d, field %d: id %q, want %q", round, i, got, ids[i%4])
 			}
 		}
-		expectCalls(t, env, calls{rGetResource: 4})
+		expectCalls(t, env, calls{restclient.OpGetResource: 4})
 	}
 }
 
@@ -149,7 +149,7 @@ func TestRevokedToken(t *testing.T) {
 	}
 	c := testenv.Creds{Authorization: "Bearer " + tok, NetworkID: m.NetworkID}
 	mustRun(t, env, c, `{ resource(id: "`+env.ID(t, "resource", 0)+`") { id } }`, nil)
-	expectCalls(t, env, calls{rGetResource: 1})
+	expectCalls(t, env, calls{restclient.OpGetResource: 1})
 
 	if err := env.Upstream.RevokeToken(t.Context(), tok); err != nil {
 		t.Fatal(err)
@@ -164,7 +164,7 @@ func TestRevokedToken(t *testing.T) {
 		env.ExpectNoCalls(t)
 	}
 	mustRun(t, env, env.Bearer(), `{ resource(id: "`+env.ID(t, "resource", 0)+`") { id } }`, nil)
-	expectCalls(t, env, calls{rGetResource: 1})
+	expectCalls(t, env, calls{restclient.OpGetResource: 1})
 }
 
 // TestTokenOfAnotherNetwork: a valid token sent with another network's id is
@@ -176,5 +176,5 @@ func TestTokenOfAnotherNetwork(t *testing.T) {
 	wrong := testenv.Creds{Authorization: env.Bearer().Authorization, NetworkID: env.Manifest.OtherNetworks[0].NetworkID}
 	r := run(t, env, wrong, manyResources(fields), nil)
 	expectAll(t, r, fields, "FORBIDDEN", "the credentials do not belong to the network named by the service-network-id header")
-	expectCalls(t, env, calls{rGetResource: 1})
+	expectCalls(t, env, calls{restclient.OpGetResource: 1})
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"github.com/workspacenet/facade/restclient"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -420,7 +421,7 @@ func TestDeferFirstPayloadBeforeDeferredCalls(t *testing.T) {
 	if first["hasNext"] != true {
 		t.Fatalf("first payload: %v", first)
 	}
-	expectCalls(t, env2, calls{rListProducts: 1, rListOrders: 1})
+	expectCalls(t, env2, calls{restclient.OpListProducts: 1, restclient.OpListOrders: 1})
 	open()
 	rest := mergeParts(t, next)
 	if len(rest.errors) > 0 || rest.payloads < 2 {
@@ -445,9 +446,9 @@ func TestDeferFirstPayloadBeforeDeferredCalls(t *testing.T) {
 func TestDeferredLinksWaitForTheFirstPayload(t *testing.T) {
 	deferredRoute := regexp.MustCompile(`^/(billing|resources|events)/`)
 	partOf := map[string]string{
-		rListProducts: "initial", rListOrders: "initial", rListTx: "initial",
-		rGetResource: "links", rGetEvent: "links",
-		rListCreditNotes: "creditNotes", rGetInvoice: "creditNotes",
+		restclient.OpListProducts.Pattern(): "initial", restclient.OpListOrders.Pattern(): "initial", restclient.OpListTransactions.Pattern(): "initial",
+		restclient.OpGetResource.Pattern(): "links", restclient.OpGetEvent.Pattern(): "links",
+		restclient.OpListCreditNotes.Pattern(): "creditNotes", restclient.OpListInvoiceItems.Pattern(): "creditNotes",
 	}
 	for _, accept := range []string{acceptDefer2022, acceptV02, acceptSSE, acceptSSEV02} {
 		t.Run(accept, func(t *testing.T) {
@@ -479,7 +480,7 @@ func TestDeferredLinksWaitForTheFirstPayload(t *testing.T) {
 			env.ResetCalls()
 			want := mergeParts(t, parts(t, incrementalRequest(t, env, "application/json", withoutDefer(queries.DeferredLinks), vars)))
 			wantCalls, wantTotal := env.Calls()
-			if len(want.errors) > 0 || wantCalls[rGetResource] == 0 || wantCalls[rGetEvent] == 0 {
+			if len(want.errors) > 0 || wantCalls[restclient.OpGetResource.Pattern()] == 0 || wantCalls[restclient.OpGetEvent.Pattern()] == 0 {
 				t.Fatalf("without @defer: calls %v, errors %v", wantCalls, want.errors)
 			}
 
@@ -490,7 +491,7 @@ func TestDeferredLinksWaitForTheFirstPayload(t *testing.T) {
 			if first["hasNext"] != true {
 				t.Fatalf("first payload: %.300v", first)
 			}
-			expectCalls(t, env, calls{rListProducts: 1, rListOrders: 1, rListTx: 1})
+			expectCalls(t, env, calls{restclient.OpListProducts: 1, restclient.OpListOrders: 1, restclient.OpListTransactions: 1})
 			for _, path := range []string{"location.transactions.nodes.*.booking", "location.transactions.nodes.*.order", "location.transactions.nodes.*.ticket", "location.creditNotes"} {
 				if !leftOut(first["data"], path) {
 					t.Errorf("the first payload has %s", path)
@@ -559,7 +560,7 @@ func TestDeferIfFalseIsOnePayload(t *testing.T) {
 // fails carries the error, with its path and code; the other parts arrive.
 func TestDeferFailedPartCarriesItsError(t *testing.T) {
 	env := testenv.New(t, testenv.Options{})
-	env.Hooks().SetFault(rListCreditNotes, hooks.Fault{Kind: hooks.Fault500, Rate: 1})
+	env.Hooks().SetFault(restclient.OpListCreditNotes.Pattern(), hooks.Fault{Kind: hooks.Fault500, Rate: 1})
 	vars := map[string]any{"locationId": env.ID(t, "location", 0)}
 	for _, accept := range []string{acceptDefer2022, acceptV02} {
 		t.Run(accept, func(t *testing.T) {
@@ -1021,7 +1022,7 @@ func TestStreamFollowsPages(t *testing.T) {
 	t.Cleanup(func() { close(done) })
 	env := testenv.New(t, testenv.Options{
 		OnUpstreamRequest: func(r *http.Request) {
-			if hold.Load() && r.URL.Path == "/transactions/money/v1" && r.URL.Query().Get("nextPageToken") != "" {
+			if hold.Load() && r.URL.Path == restclient.OpListTransactions.Route && r.URL.Query().Get("nextPageToken") != "" {
 				select {
 				case <-step:
 				case <-done:
@@ -1050,7 +1051,7 @@ func streamFollowsPages(t *testing.T, env *testenv.Env, hold *atomic.Bool, step 
 	if len(want.errors) > 0 || pages < 2 {
 		t.Fatalf("without @stream: %d transactions (want 2 pages or more), errors %v", total, want.errors)
 	}
-	listCalls := func() int64 { c, _ := env.Calls(); return c[rListTx] }
+	listCalls := func() int64 { c, _ := env.Calls(); return c[restclient.OpListTransactions.Pattern()] }
 	for _, accept := range []string{acceptDefer2022, acceptV02} {
 		t.Run(list+" "+accept, func(t *testing.T) {
 			env.ResetCalls()
@@ -1208,7 +1209,7 @@ func TestStreamDeliversDeferInsideItems(t *testing.T) {
 				c := x.(map[string]any)
 				route := c["method"].(string) + " " + c["path"].(string)
 				want := "links"
-				if route == rListTx {
+				if route == restclient.OpListTransactions.Pattern() {
 					want = "initial"
 				}
 				if c["part"] != want || want == "links" && c["startMs"].(float64) < firstAt {
@@ -1375,7 +1376,7 @@ func TestDeferredFieldsLoadAsWithoutDefer(t *testing.T) {
 				}
 			})
 		}
-		if name == "capacity" && wantCalls[rGetResource] == 0 {
+		if name == "capacity" && wantCalls[restclient.OpGetResource.Pattern()] == 0 {
 			t.Errorf("capacity: no resource loaded without @defer: the test proves nothing")
 		}
 	}

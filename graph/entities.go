@@ -7,6 +7,8 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/workspacenet/facade/graph/gqlerr"
+	"github.com/workspacenet/facade/graph/loaders"
+	"github.com/workspacenet/facade/restclient"
 )
 
 // The Federation entity resolvers (entity.resolvers.go) answer `_entities`:
@@ -54,6 +56,12 @@ func unresolvable[T any](typeName string, ids []string) ([]*T, error) {
 		errs[i] = gqlerr.Input("__typename", "%s cannot be fetched by id from this subgraph (its @key is resolvable: false)", typeName)
 	}
 	return make([]*T, len(ids)), errs
+}
+
+// byOp returns the load of entities by id through the request's loader of
+// the GET op (loaders.Get).
+func byOp[T any](op *restclient.Op[*T]) func(context.Context, string) (*T, error) {
+	return func(ctx context.Context, id string) (*T, error) { return loaders.Get(ctx, op, id) }
 }
 
 // repIDs returns the ids of a group of representations.

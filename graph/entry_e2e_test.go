@@ -23,7 +23,7 @@ func TestEntryPoints(t *testing.T) {
 			t.Fatal(err)
 		}
 		d := mustRun(t, env, creds, `query($id: ID!) { resource(id: $id) { id title description type capacity visibility locationRef parentRef createDate money { price tiers { from upTo unitAmount } } schedule { default { closedDays } } } }`, map[string]any{"id": id})
-		expectCalls(t, env, calls{rGetResource: 1})
+		expectCalls(t, env, calls{restclient.OpGetResource: 1})
 		sameFields(t, "resource", get(d, "resource"), want, "id", "title", "description", "type", "capacity", "visibility", "locationRef", "parentRef", "createDate", "money", "schedule.default.closedDays")
 	})
 
@@ -34,7 +34,7 @@ func TestEntryPoints(t *testing.T) {
 			t.Fatal(err)
 		}
 		d := mustRun(t, env, creds, `query($id: ID!) { event(id: $id) { id title venue locationRef startDate endDate price { money { amount enabled } } location { id } } }`, map[string]any{"id": id})
-		expectCalls(t, env, calls{rGetEvent: 1})
+		expectCalls(t, env, calls{restclient.OpGetEvent: 1})
 		sameFields(t, "event", get(d, "event"), want, "id", "title", "venue", "locationRef", "startDate", "endDate", "price")
 		if str(d, "event.location.id") != deref(want.LocationRef) {
 			t.Errorf("event.location.id = %q, want %q", str(d, "event.location.id"), deref(want.LocationRef))
@@ -48,7 +48,7 @@ func TestEntryPoints(t *testing.T) {
 			t.Fatal(err)
 		}
 		d := mustRun(t, env, creds, `query($id: ID!) { visit(id: $id) { id code comment date checkInDate locationRef userRefHost visitor { email name surname } userHost { id name } location { id title } } }`, map[string]any{"id": id})
-		expectCalls(t, env, calls{rGetVisit: 1})
+		expectCalls(t, env, calls{restclient.OpGetVisit: 1})
 		sameFields(t, "visit", get(d, "visit"), want, "id", "code", "comment", "date", "checkInDate", "locationRef", "userRefHost", "visitor", "userHost.id", "userHost.name", "location.id", "location.title")
 	})
 
@@ -59,7 +59,7 @@ func TestEntryPoints(t *testing.T) {
 			t.Fatal(err)
 		}
 		d := mustRun(t, env, creds, `query($id: ID!) { product(id: $id) { id title description locationRef visibility options { id title available price { money { amount currencyCode } } } } }`, map[string]any{"id": id})
-		expectCalls(t, env, calls{rGetProduct: 1})
+		expectCalls(t, env, calls{restclient.OpGetProduct: 1})
 		sameFields(t, "product", get(d, "product"), want, "id", "title", "description", "locationRef", "visibility", "options.0.id", "options.0.title", "options.0.available", "options.0.price.money")
 	})
 
@@ -69,7 +69,7 @@ func TestEntryPoints(t *testing.T) {
 			t.Fatal(err)
 		}
 		d := mustRun(t, env, creds, `query($l: ID!) { products(locationId: $l) { id title locationRef } }`, map[string]any{"l": loc})
-		expectCalls(t, env, calls{rListProducts: 1})
+		expectCalls(t, env, calls{restclient.OpListProducts: 1})
 		got := list(d, "products")
 		if len(got) != len(want) || len(want) == 0 {
 			t.Fatalf("products: %d, REST %d", len(got), len(want))
@@ -86,7 +86,7 @@ func TestEntryPoints(t *testing.T) {
 			t.Fatal(err)
 		}
 		d := mustRun(t, env, creds, `query($id: ID!) { invoice(id: $id) { id number status totalAmount currencyCode locationRef customer { id title } items { id description totalAmount invoiceRef } } }`, map[string]any{"id": id})
-		expectCalls(t, env, calls{rGetInvoice: 1})
+		expectCalls(t, env, calls{restclient.OpListInvoiceItems: 1})
 		sameFields(t, "invoice", get(d, "invoice"), want.Invoice, "id", "number", "status", "totalAmount", "currencyCode", "locationRef", "customer.id", "customer.title")
 		items := list(d, "invoice.items")
 		if len(items) == 0 || len(items) != len(want.Items) {
@@ -103,7 +103,7 @@ func TestEntryPoints(t *testing.T) {
 			t.Fatalf("REST credit notes: %v (%d)", err, len(byLoc))
 		}
 		d := mustRun(t, env, creds, `query($l: ID) { creditNotes(locationId: $l, first: 7) { nodes { id number reason totalAmount invoiceRef } } }`, map[string]any{"l": loc})
-		expectCalls(t, env, calls{rListCreditNotes: 1})
+		expectCalls(t, env, calls{restclient.OpListCreditNotes: 1})
 		nodes := list(d, "creditNotes.nodes")
 		if len(nodes) != len(byLoc) {
 			t.Fatalf("creditNotes(locationId): %d nodes, REST %d", len(nodes), len(byLoc))
@@ -118,7 +118,7 @@ func TestEntryPoints(t *testing.T) {
 			t.Fatalf("REST credit notes of invoice: %v (%d)", err, len(byInv))
 		}
 		d = mustRun(t, env, creds, `query($i: ID) { creditNotes(invoiceId: $i) { nodes { id invoiceRef } } }`, map[string]any{"i": inv})
-		expectCalls(t, env, calls{rListCreditNotes: 1})
+		expectCalls(t, env, calls{restclient.OpListCreditNotes: 1})
 		nodes = list(d, "creditNotes.nodes")
 		if len(nodes) != len(byInv) {
 			t.Fatalf("creditNotes(invoiceId): %d nodes, REST %d", len(nodes), len(byInv))
@@ -137,7 +137,7 @@ func TestEntryPoints(t *testing.T) {
 			t.Fatal(err)
 		}
 		d := mustRun(t, env, creds, `query($l: ID!) { transactions(locationId: $l, first: 10) { nodes { id amount createDate currencyCode locationRef status type } } }`, map[string]any{"l": loc})
-		expectCalls(t, env, calls{rListTx: 1})
+		expectCalls(t, env, calls{restclient.OpListTransactions: 1})
 		nodes := list(d, "transactions.nodes")
 		if len(nodes) != 10 || len(want) != 10 {
 			t.Fatalf("transactions: %d nodes, REST %d", len(nodes), len(want))
@@ -159,7 +159,7 @@ func TestEntryPoints(t *testing.T) {
 			t.Fatal(err)
 		}
 		d := mustRun(t, env, creds, `query($l: ID!) { orders(locationId: $l, first: 6) { nodes { id number quantity comment status createDate } } }`, map[string]any{"l": loc})
-		expectCalls(t, env, calls{rListOrders: 1})
+		expectCalls(t, env, calls{restclient.OpListOrders: 1})
 		nodes := list(d, "orders.nodes")
 		if len(nodes) != len(want) || len(want) != 6 {
 			t.Fatalf("orders: %d nodes, REST %d", len(nodes), len(want))
@@ -186,7 +186,7 @@ func TestEntryPoints(t *testing.T) {
 				t.Fatalf("REST redemptions: %v (%d)", err, len(want))
 			}
 			d := mustRun(t, env, creds, `query($id: ID) { redemptions(`+c.arg+`: $id, first: 5) { nodes { createDate locationRef promocodeRef coupon { id percentOff } promocode { id code } customer { id title } product { orderRef title type } location { id } } } }`, map[string]any{"id": id})
-			expectCalls(t, env, calls{rListRedemptions: 1})
+			expectCalls(t, env, calls{restclient.OpListRedemptions: 1})
 			nodes := list(d, "redemptions.nodes")
 			if len(nodes) != len(want) {
 				t.Fatalf("redemptions(%s): %d nodes, REST %d", c.arg, len(nodes), len(want))
@@ -207,7 +207,7 @@ func TestEntryPoints(t *testing.T) {
 			t.Fatalf("REST comments: %v (%d)", err, len(want))
 		}
 		d := mustRun(t, env, creds, `query($p: ID!) { postComments(postId: $p) { id text likes createDate parentCommentRef postRef membership { id user { id name } } } }`, map[string]any{"p": post})
-		expectCalls(t, env, calls{rListComments: 1})
+		expectCalls(t, env, calls{restclient.OpListComments: 1})
 		got := list(d, "postComments")
 		if len(got) != len(want) {
 			t.Fatalf("postComments: %d, REST %d", len(got), len(want))

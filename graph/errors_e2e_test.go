@@ -97,12 +97,12 @@ func TestErrors(t *testing.T) {
 		bad := testenv.Creds{Authorization: "Bearer not-a-real-token-123", NetworkID: env.Manifest.NetworkID}
 		r := run(t, env, bad, `query($id: ID!) { resource(id: $id) { id } }`, map[string]any{"id": env.ID(t, "resource", 0)})
 		e := expectErr(t, r, "UNAUTHENTICATED")
-		expectCalls(t, env, calls{rGetResource: 1})
+		expectCalls(t, env, calls{restclient.OpGetResource: 1})
 		noLeak(t, env, r)
 		if strings.Contains(e.Message, "not-a-real-token-123") || strings.Contains(fmt.Sprint(e.Extensions), "not-a-real-token-123") {
 			t.Errorf("error echoes the token: %+v", e)
 		}
-		if up, _ := e.Extensions["upstream"].(map[string]any); up["status"] != float64(401) || up["path"] != "/resources/v1/{id}" || up["method"] != "GET" {
+		if up, _ := e.Extensions["upstream"].(map[string]any); up["status"] != float64(401) || up["path"] != restclient.OpGetResource.Route || up["method"] != "GET" {
 			t.Errorf("extensions.upstream = %v", e.Extensions["upstream"])
 		}
 	})
@@ -110,7 +110,7 @@ func TestErrors(t *testing.T) {
 	t.Run("FORBIDDEN", func(t *testing.T) {
 		r := run(t, env, env.ReadOnly(), `query($id: ID!) { product(id: $id) { id } }`, map[string]any{"id": env.ID(t, "product", 0)})
 		e := expectErr(t, r, "FORBIDDEN")
-		expectCalls(t, env, calls{rGetProduct: 1})
+		expectCalls(t, env, calls{restclient.OpGetProduct: 1})
 		noLeak(t, env, r)
 		if e.Extensions["requiredScope"] != "shop" || e.PathString() != "product" {
 			t.Errorf("FORBIDDEN error: %+v", e)
@@ -121,7 +121,7 @@ func TestErrors(t *testing.T) {
 		r = run(t, env, env.ReadOnly(), `mutation($in: CreateVisitInput!) { createVisit(input: $in) { visit { id } } }`,
 			map[string]any{"in": map[string]any{"date": "2030-01-01T10:00:00Z", "locationRef": loc, "visitor": map[string]any{"email": "a@example.com", "name": "A"}}})
 		e = expectErr(t, r, "FORBIDDEN")
-		expectCalls(t, env, calls{rCreateVisit: 1})
+		expectCalls(t, env, calls{restclient.OpCreateVisit: 1})
 		if e.Extensions["requiredScope"] != "visitors" || e.PathString() != "createVisit" {
 			t.Errorf("FORBIDDEN mutation error: %+v", e)
 		}
@@ -130,9 +130,9 @@ func TestErrors(t *testing.T) {
 	t.Run("NOT_FOUND", func(t *testing.T) {
 		r := run(t, env, creds, `query($id: ID!) { resource(id: $id) { id } }`, map[string]any{"id": unknownUUID})
 		e := expectErr(t, r, "NOT_FOUND")
-		expectCalls(t, env, calls{rGetResource: 1})
+		expectCalls(t, env, calls{restclient.OpGetResource: 1})
 		noLeak(t, env, r)
-		if up, _ := e.Extensions["upstream"].(map[string]any); up["status"] != float64(404) || up["path"] != "/resources/v1/{id}" {
+		if up, _ := e.Extensions["upstream"].(map[string]any); up["status"] != float64(404) || up["path"] != restclient.OpGetResource.Route {
 			t.Errorf("extensions.upstream = %v", e.Extensions["upstream"])
 		}
 		if strings.Contains(e.Message, unknownUUID) && !strings.Contains(e.Message, "not found") {
@@ -171,8 +171,8 @@ func TestErrors(t *testing.T) {
 		r := run(t, env, creds, `mutation($in: CreateCreditNoteInput!) { createCreditNote(input: $in) { creditNote { id } } }`,
 			map[string]any{"in": map[string]any{"invoiceRef": env.ID(t, "invoice", 0), "reason": "not-a-reason", "lines": []any{map[string]any{"invoiceItemRef": env.ID(t, "invoiceItem", 0)}}}})
 		e := expectErr(t, r, "BAD_USER_INPUT")
-		expectCalls(t, env, calls{rCreateCN: 1})
-		if up, _ := e.Extensions["upstream"].(map[string]any); up["path"] != "/billing/credit_notes/v1" || up["method"] != "POST" {
+		expectCalls(t, env, calls{restclient.OpCreateCreditNote: 1})
+		if up, _ := e.Extensions["upstream"].(map[string]any); up["path"] != restclient.OpListCreditNotes.Route || up["method"] != "POST" {
 			t.Errorf("extensions.upstream = %v", e.Extensions["upstream"])
 		}
 	})
@@ -199,7 +199,7 @@ func TestErrors(t *testing.T) {
 		}
 		r := run(t, env, creds, createBookingMutation, in)
 		e := expectErr(t, r, "CONFLICT")
-		expectCalls(t, env, calls{rCreateBooking: 1})
+		expectCalls(t, env, calls{restclient.OpCreateBooking: 1})
 		noLeak(t, env, r)
 		if e.PathString() != "createBooking" || get(jsonTree(t, r.Data), "createBooking") != nil {
 			t.Errorf("conflict: %+v %s", e, r.Data)
@@ -207,12 +207,12 @@ func TestErrors(t *testing.T) {
 	})
 
 	t.Run("RATE_LIMITED", func(t *testing.T) {
-		env.Hooks().SetFault(rGetResource, hooks.Fault{Kind: hooks.Fault429, Rate: 1, RetryAfter: 30 * time.Second})
+		env.Hooks().SetFault(restclient.OpGetResource.Pattern(), hooks.Fault{Kind: hooks.Fault429, Rate: 1, RetryAfter: 30 * time.Second})
 		defer env.Hooks().ClearFaults()
 		r := run(t, env, creds, `query($id: ID!) { resource(id: $id) { id } }`, map[string]any{"id": env.ID(t, "resource", 0)})
 		e := expectErr(t, r, "RATE_LIMITED")
 		// A Retry-After longer than the client waits is not retried.
-		expectCalls(t, env, calls{rGetResource: 1})
+		expectCalls(t, env, calls{restclient.OpGetResource: 1})
 		noLeak(t, env, r)
 		if e.Extensions["retryAfter"] != float64(30) {
 			t.Errorf("retryAfter = %v", e.Extensions["retryAfter"])
@@ -220,7 +220,7 @@ func TestErrors(t *testing.T) {
 	})
 
 	t.Run("UPSTREAM_UNAVAILABLE on a nested relation", func(t *testing.T) {
-		env.Hooks().SetFault(rGetResource, hooks.Fault{Kind: hooks.Fault503, Rate: 1})
+		env.Hooks().SetFault(restclient.OpGetResource.Pattern(), hooks.Fault{Kind: hooks.Fault503, Rate: 1})
 		defer env.Hooks().ClearFaults()
 		q := `query($l: ID!) { transactions(locationId: $l, type: BOOKING, first: 10) { nodes { id amount booking { id resource { id capacity } } } } products(locationId: $l) { id } }`
 		r := run(t, env, creds, q, map[string]any{"l": loc})
@@ -247,7 +247,7 @@ func TestErrors(t *testing.T) {
 			if e.Code() != "UPSTREAM_UNAVAILABLE" || !wantPaths[e.PathString()] {
 				t.Errorf("error %s at %s: %s", e.Code(), e.PathString(), e.Message)
 			}
-			if up, _ := e.Extensions["upstream"].(map[string]any); up["status"] != float64(503) || up["path"] != "/resources/v1/{id}" {
+			if up, _ := e.Extensions["upstream"].(map[string]any); up["status"] != float64(503) || up["path"] != restclient.OpGetResource.Route {
 				t.Errorf("extensions.upstream = %v", e.Extensions["upstream"])
 			}
 		}
@@ -264,7 +264,7 @@ func TestErrors(t *testing.T) {
 			resources[x.Booking.Resource.ID] = true
 		}
 		counts, _ := env.Calls()
-		if counts[rGetResource] != int64(2*len(resources)) || counts[rListTx] != 2 || counts[rListProducts] != 1 {
+		if counts[restclient.OpGetResource.Pattern()] != int64(2*len(resources)) || counts[restclient.OpListTransactions.Pattern()] != 2 || counts[restclient.OpListProducts.Pattern()] != 1 {
 			t.Errorf("calls (the REST check adds one transactions list):\n%s", testenv.FormatCalls(counts))
 		}
 	})

@@ -73,7 +73,7 @@ func TestEntitiesAtTheMinimumCalls(t *testing.T) {
 			t.Fatalf("entity %d: %v, want resource %s", i, e, ids[i])
 		}
 	}
-	expectCalls(t, env, calls{rGetResource: 7})
+	expectCalls(t, env, calls{restclient.OpGetResource: 7})
 
 	// The same resources as links: the same 7 calls.
 	env.ResetCalls()
@@ -84,7 +84,7 @@ func TestEntitiesAtTheMinimumCalls(t *testing.T) {
 	}
 	q.WriteString(" }")
 	mustRun(t, env, env.Bearer(), q.String(), nil)
-	expectCalls(t, env, calls{rGetResource: 7})
+	expectCalls(t, env, calls{restclient.OpGetResource: 7})
 
 	mixed := append(reps("Event", env.ID(t, "event", 0), env.ID(t, "event", 1), env.ID(t, "event", 0)),
 		reps("Visit", env.ID(t, "visit", 0))...)
@@ -101,7 +101,7 @@ func TestEntitiesAtTheMinimumCalls(t *testing.T) {
 			t.Errorf("entity %d: %v, want %v", i, e, want)
 		}
 	}
-	expectCalls(t, env, calls{rGetEvent: 2, rGetVisit: 1, rGetProduct: 1, rGetInvoice: 1})
+	expectCalls(t, env, calls{restclient.OpGetEvent: 2, restclient.OpGetVisit: 1, restclient.OpGetProduct: 1, restclient.OpListInvoiceItems: 1})
 }
 
 // TestEntitiesBadIDsAreNullAtTheirIndex: a representation whose id is not
@@ -138,7 +138,7 @@ func TestEntitiesBadIDsAreNullAtTheirIndex(t *testing.T) {
 			t.Errorf("error at %d: %s %q, want %s", i, e.Code(), e.Message, wantErr[i])
 		}
 	}
-	expectCalls(t, env, calls{rGetResource: 2}) // the good one once, the unknown one
+	expectCalls(t, env, calls{restclient.OpGetResource: 2}) // the good one once, the unknown one
 
 	// Representations a router never sends (not an object, no id): an
 	// error, no call, no crash.
@@ -167,14 +167,14 @@ func TestEntitiesNeedTheCallersCredentials(t *testing.T) {
 		})
 		id := env2.ID(t, "resource", 0)
 		mustRun(t, env2, testenv.Creds{}, `query($id: ID!) { resource(id: $id) { id } }`, map[string]any{"id": id})
-		expectCalls(t, env2, calls{rGetResource: 1})
+		expectCalls(t, env2, calls{restclient.OpGetResource: 1})
 
 		r, got := entitiesOf(t, env2, testenv.Creds{}, reps("Resource", id), nil)
 		if optIn {
 			if len(r.Errors) > 0 || len(got) != 1 || got[0]["id"] != id {
 				t.Fatalf("opted in: %s", r.Raw)
 			}
-			expectCalls(t, env2, calls{rGetResource: 1})
+			expectCalls(t, env2, calls{restclient.OpGetResource: 1})
 		} else {
 			if len(r.Errors) != 1 || r.Errors[0].Code() != errcode.Unauthenticated || string(r.Data) != "null" {
 				t.Fatalf("without the caller's credentials: %s", r.Raw)
@@ -256,7 +256,7 @@ func TestRouterSecret(t *testing.T) {
 			if len(r.Errors) > 0 || len(got) != 1 {
 				t.Fatalf("_entities with the secret: %s", r.Raw)
 			}
-			expectCalls(t, env, calls{rGetResource: 1})
+			expectCalls(t, env, calls{restclient.OpGetResource: 1})
 			r = env.Do(t, testenv.Creds{}, `{ _service { sdl } }`, nil, withSecret)
 			if len(r.Errors) > 0 || !strings.Contains(string(r.Data), "extend schema") {
 				t.Fatalf("_service with the secret: %.300s", r.Raw)
@@ -334,7 +334,7 @@ func TestEntitiesUnderTheRequestsBounds(t *testing.T) {
 	if len(got) != 5 || answered != 3 || capped != 2 || len(r.Errors) != 2 {
 		t.Fatalf("5 resources under a cap of 3: %s", r.Raw)
 	}
-	expectCalls(t, env, calls{rGetResource: 3})
+	expectCalls(t, env, calls{restclient.OpGetResource: 3})
 	if count, _, _ := report(t, r); count != 3 {
 		t.Errorf("extensions.upstream counts %d calls, want 3", count)
 	}

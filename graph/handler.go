@@ -234,7 +234,7 @@ func NewHandler(o Options) http.Handler {
 	o.Logger = slog.New(accesslog.Handler(o.Logger.Handler()))
 
 	resolvers := &Resolver{client: o.Client, log: o.Logger, cursors: paging.NewCodec(o.CursorSecret), live: o.Live}
-	schema := generated.NewExecutableSchema(generated.Config{Resolvers: newRoot(resolvers)})
+	schema := generated.NewExecutableSchema(generated.Config{Resolvers: resolvers})
 	srv := handler.New(schema)
 	var paceHooks restclient.CallHooks // the same for every request
 	if o.Budget != nil {

@@ -10,33 +10,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/testenv"
 )
 
-// Upstream route keys as counted by the REST service's hooks.
-const (
-	rGetResource     = "GET /resources/v1/{id}"
-	rGetEvent        = "GET /events/v1/{id}"
-	rGetVisit        = "GET /visitors/visits/v1/{id}"
-	rGetProduct      = "GET /shop/products/v1/{productId}"
-	rListProducts    = "GET /shop/products/v1"
-	rGetInvoice      = "GET /billing/invoices/v1/{id}/items"
-	rListCreditNotes = "GET /billing/credit_notes/v1"
-	rListTx          = "GET /transactions/money/v1"
-	rListOrders      = "GET /shop/orders/v1"
-	rListRedemptions = "GET /discounts/redemptions/v1"
-	rListComments    = "GET /feed/posts/v1/{id}/comments"
-	rCreateCN        = "POST /billing/credit_notes/v1"
-	rCreateBooking   = "POST /resources/bookings/v1"
-	rCreateVisit     = "POST /visitors/visits/v1"
-	rUpdateVisit     = "PUT /visitors/visits/v1/{id}"
-	rCreateVisitReq  = "POST /visitors/requests/v1"
-	rCreatePost      = "POST /feed/posts/v1"
-	rUpdatePost      = "PUT /feed/posts/v1/{id}"
-)
-
-// calls is an expected upstream call count per route.
-type calls map[string]int64
+// calls is an expected upstream call count per operation (a row of
+// restclient's table).
+type calls map[restclient.Row]int64
 
 // run resets the upstream counters, runs query with creds, and returns the
 // response; the counters then hold exactly the calls made for it.
@@ -66,15 +46,31 @@ func expectCalls(t *testing.T, env *testenv.Env, want calls) {
 		wantTotal += n
 	}
 	ok := total == wantTotal && len(got) == countNonZero(want)
+	w := map[string]int64{}
 	for k, n := range want {
-		if n != 0 && got[k] != n {
+		w[k.Row().Pattern()] = n
+		if n != 0 && got[k.Row().Pattern()] != n {
 			ok = false
 		}
 	}
 	if !ok {
-		w := map[string]int64(want)
 		t.Fatalf("upstream calls: got %d\n%swant %d\n%s", total, testenv.FormatCalls(got), wantTotal, testenv.FormatCalls(w))
 	}
+}
+
+// callsOf returns counts by pattern (Env.Calls) as calls.
+func callsOf(t *testing.T, m map[string]int64) calls {
+	t.Helper()
+	out := calls{}
+	for p, n := range m {
+		method, route, _ := strings.Cut(p, " ")
+		op, ok := restclient.LookupOperation(method, route)
+		if !ok {
+			t.Fatalf("%s is not an operation of the table", p)
+		}
+		out[&op] = n
+	}
+	return out
 }
 
 func countNonZero(m calls) int {
@@ -267,7 +263,7 @@ func pretty(v any) string {
 // and sent re-encoded when edit reports a change (as they came otherwise).
 func rewriteTransactionPages(next http.Handler, edit func(txs []any) bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/transactions/money/v1" {
+		if r.URL.Path != restclient.OpListTransactions.Route {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -48,7 +48,7 @@ func TestInvoiceDecodedOnRead(t *testing.T) {
 			t.Fatal(err)
 		}
 		d := mustRun(t, env, creds, `query($id: ID!) { invoice(id: $id) { id number `+invoiceDeferredFields+` } }`, map[string]any{"id": id})
-		expectCalls(t, env, calls{rGetInvoice: 1})
+		expectCalls(t, env, calls{restclient.OpListInvoiceItems: 1})
 		inv := get(d, "invoice")
 		sameFields(t, "invoice "+id, inv, want.Invoice, append([]string{"id", "number"}, invoiceDeferredNames...)...)
 		for _, f := range invoiceDeferredNames {
@@ -79,7 +79,7 @@ func TestInvoiceDecodedOnRead(t *testing.T) {
 	  creditNotes(locationId: $l, first: 10) { nodes { invoice { id number status amountDue } } }
 	  invoice(id: $id) { id `+invoiceDeferredFields+` } }`, map[string]any{"l": loc, "id": id})
 	invoices := distinct(d, "creditNotes.nodes.*.invoice.id")
-	expectCalls(t, env, calls{rListCreditNotes: 1, rGetInvoice: int64(len(invoices))})
+	expectCalls(t, env, calls{restclient.OpListCreditNotes: 1, restclient.OpListInvoiceItems: int64(len(invoices))})
 	sameFields(t, "invoice after its scalars", get(d, "invoice"), want.Invoice, append([]string{"id"}, invoiceDeferredNames...)...)
 	sameFields(t, "credit note's invoice", get(d, "creditNotes.nodes.0.invoice"), want.Invoice, "id", "number", "status", "amountDue")
 }
@@ -123,18 +123,18 @@ func TestInvoiceWrongTypeErrorsWhenRead(t *testing.T) {
 	if str(d, "invoice.id") != id || str(d, "invoice.number") == "" {
 		t.Fatalf("scalars: %s", pretty(d))
 	}
-	expectCalls(t, env, calls{rGetInvoice: 1})
+	expectCalls(t, env, calls{restclient.OpListInvoiceItems: 1})
 
 	for _, field := range []string{"items { id }", "company { id }"} {
 		r := run(t, env, creds, `query($id: ID!) { invoice(id: $id) { id number `+field+` } }`, vars)
-		expectCalls(t, env, calls{rGetInvoice: 1})
+		expectCalls(t, env, calls{restclient.OpListInvoiceItems: 1})
 		name, _, _ := strings.Cut(field, " ")
 		if len(r.Errors) != 1 {
 			t.Fatalf("%s: errors %+v", field, r.Errors)
 		}
 		e := r.Errors[0]
 		up, _ := e.Extensions["upstream"].(map[string]any)
-		if e.Code() != errcode.UpstreamUnavailable || e.PathString() != "invoice."+name || up["method"] != "GET" || up["path"] != "/billing/invoices/v1/{id}/items" {
+		if e.Code() != errcode.UpstreamUnavailable || e.PathString() != "invoice."+name || up["method"] != "GET" || up["path"] != restclient.OpListInvoiceItems.Route {
 			t.Errorf("%s: error %+v, want %s at invoice.%s naming GET /billing/invoices/v1/{id}/items", field, e, errcode.UpstreamUnavailable, name)
 		}
 		var v any

@@ -63,44 +63,51 @@ func embeddedSuffices(ctx context.Context, embedded map[string]bool) bool {
 	return true
 }
 
-// resourceByRef loads the resource a ref names; nil for an absent ref.
-func resourceByRef(ctx context.Context, ref *string) (*restclient.Resource, error) {
+// byRef answers a link: what the GET op (a row of restclient's operation
+// table) answers for the id a ref holds, through the request's loader of
+// op; nil for an absent ref.
+func byRef[T any](ctx context.Context, op *restclient.Op[T], ref *string) (T, error) {
 	if ref == nil || *ref == "" {
-		return nil, nil
+		var zero T
+		return zero, nil
 	}
-	return loaders.For(ctx).Resource(ctx, *ref)
+	return loaders.Get(ctx, op, *ref)
 }
 
-// embeddedResourceOr answers with the embedded summary when it suffices, else
-// loads the full resource.
-func embeddedResourceOr(ctx context.Context, emb *restclient.Resource, fields map[string]bool) (*restclient.Resource, error) {
-	if emb == nil || emb.ID == "" {
+// embeddedOr answers a link with emb, the summary its parent embeds, when
+// it holds every field the query selects (fields), else as byRef does with
+// the summary's id; nil when there is no summary (emb nil or id "").
+func embeddedOr[T any](ctx context.Context, op *restclient.Op[*T], emb *T, id string, fields map[string]bool) (*T, error) {
+	if emb == nil || id == "" {
 		return nil, nil
 	}
 	if embeddedSuffices(ctx, fields) {
 		return emb, nil
 	}
-	return loaders.For(ctx).Resource(ctx, emb.ID)
+	return loaders.Get(ctx, op, id)
 }
 
-// embeddedEventOr answers a ticket's event from its summary when it suffices.
+// embeddedResourceOr answers a booking's resource (embeddedOr).
+func embeddedResourceOr(ctx context.Context, emb *restclient.Resource, fields map[string]bool) (*restclient.Resource, error) {
+	if emb == nil {
+		return nil, nil
+	}
+	return embeddedOr(ctx, restclient.OpGetResource, emb, emb.ID, fields)
+}
+
+// embeddedEventOr answers a ticket's event (embeddedOr).
 func embeddedEventOr(ctx context.Context, emb *restclient.Event) (*restclient.Event, error) {
-	if emb == nil || emb.ID == "" {
+	if emb == nil {
 		return nil, nil
 	}
-	if embeddedSuffices(ctx, embeddedEvent) {
-		return emb, nil
-	}
-	return loaders.For(ctx).Event(ctx, emb.ID)
+	return embeddedOr(ctx, restclient.OpGetEvent, emb, emb.ID, embeddedEvent)
 }
 
-// invoiceByRef loads an invoice (with its items) by ref.
+// invoiceByRef answers a link to an invoice: byRef's invoice with its items
+// (one call gives both).
 func invoiceByRef(ctx context.Context, ref *string) (*restclient.Invoice, error) {
-	if ref == nil || *ref == "" {
-		return nil, nil
-	}
-	inv, err := loaders.For(ctx).Invoice(ctx, *ref)
-	if err != nil {
+	inv, err := byRef(ctx, restclient.OpListInvoiceItems, ref)
+	if inv == nil || err != nil {
 		return nil, err
 	}
 	return inv.Invoice, nil
@@ -121,7 +128,7 @@ func completed[V interface{ Complete() (V, error) }, T any](v V, part func(V) T)
 // invoiceItem finds item itemID of invoice invoiceID with the invoice's call.
 // It returns nil, nil when the invoice has no such item.
 func invoiceItem(ctx context.Context, invoiceID, itemID string) (*restclient.InvoiceItem, error) {
-	inv, err := loaders.For(ctx).Invoice(ctx, invoiceID)
+	inv, err := loaders.Get(ctx, restclient.OpListInvoiceItems, invoiceID)
 	if err == nil {
 		inv, err = inv.Complete()
 	}
@@ -146,7 +153,7 @@ func embeddedProductOr(ctx context.Context, emb *restclient.Product, fields map[
 	if embeddedSuffices(ctx, fields) {
 		return emb, nil
 	}
-	return loaders.For(ctx).ProductInLocation(ctx, deref(locationRef), emb.ID)
+	return loaders.ProductInLocation(ctx, deref(locationRef), emb.ID)
 }
 
 // embeddedOptionOr answers an option link: the embedded {id, title} when it
@@ -168,7 +175,7 @@ func productOption(ctx context.Context, id string, product *restclient.Product, 
 	if product == nil || product.ID == "" {
 		return nil, nil
 	}
-	p, err := loaders.For(ctx).ProductInLocation(ctx, deref(locationRef), product.ID)
+	p, err := loaders.ProductInLocation(ctx, deref(locationRef), product.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -201,10 +208,7 @@ func transactionOrderOption(ctx context.Context, o *model.TransactionOrder) (*mo
 
 // commentsOf returns the comments of the post a comment belongs to.
 func commentsOf(ctx context.Context, c *restclient.Comment) ([]*restclient.Comment, error) {
-	if c.PostRef == nil || *c.PostRef == "" {
-		return nil, nil
-	}
-	return loaders.For(ctx).Comments(ctx, *c.PostRef)
+	return byRef(ctx, restclient.OpListComments, c.PostRef)
 }
 
 // parentComment finds c's parent in its post's comment list (already loaded

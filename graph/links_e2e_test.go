@@ -26,7 +26,7 @@ func TestLinks(t *testing.T) {
 		}
 		d := mustRun(t, env, creds, `mutation($in: CreateBookingInput!) { createBooking(input: $in) { booking { resourceRef resource { id title capacity bookingStepMinutes } } } }`,
 			map[string]any{"in": map[string]any{"resourceRef": res, "startDate": slotStart, "endDate": slotEnd}})
-		expectCalls(t, env, calls{rCreateBooking: 1, rGetResource: 1})
+		expectCalls(t, env, calls{restclient.OpCreateBooking: 1, restclient.OpGetResource: 1})
 		sameFields(t, "booking.resource", get(d, "createBooking.booking.resource"), want, "id", "title", "capacity", "bookingStepMinutes")
 	})
 
@@ -51,12 +51,12 @@ func TestLinks(t *testing.T) {
 		}
 		// parentRef alone is free.
 		d := mustRun(t, env, creds, `query($id: ID!) { resource(id: $id) { id parentRef } }`, map[string]any{"id": child.ID})
-		expectCalls(t, env, calls{rGetResource: 1})
+		expectCalls(t, env, calls{restclient.OpGetResource: 1})
 		if str(d, "resource.parentRef") != parent.ID {
 			t.Fatalf("parentRef %q", str(d, "resource.parentRef"))
 		}
 		d = mustRun(t, env, creds, `query($id: ID!) { resource(id: $id) { id parent { id title capacity type parentRef } } }`, map[string]any{"id": child.ID})
-		expectCalls(t, env, calls{rGetResource: 2})
+		expectCalls(t, env, calls{restclient.OpGetResource: 2})
 		sameFields(t, "resource.parent", get(d, "resource.parent"), parent, "id", "title", "capacity", "type", "parentRef")
 	})
 
@@ -70,7 +70,7 @@ func TestLinks(t *testing.T) {
 		if len(invoices) < 2 {
 			t.Fatalf("want credit notes of several invoices, got %d", len(invoices))
 		}
-		expectCalls(t, env, calls{rListCreditNotes: 1, rGetInvoice: int64(len(invoices))})
+		expectCalls(t, env, calls{restclient.OpListCreditNotes: 1, restclient.OpListInvoiceItems: int64(len(invoices))})
 		collect(d, "creditNotes.nodes.*", func(cn any) {
 			if str(cn, "invoice.id") != str(cn, "invoiceRef") || str(cn, "invoice.number") == "" {
 				t.Errorf("credit note invoice: %s", pretty(cn))
@@ -85,7 +85,7 @@ func TestLinks(t *testing.T) {
 		// one invoice call.
 		inv := str(d, "creditNotes.nodes.0.invoiceRef")
 		d = mustRun(t, env, creds, `query($i: ID) { creditNotes(invoiceId: $i) { nodes { invoice { number } lines { invoice { number } invoiceItem { description } } } } }`, map[string]any{"i": inv})
-		expectCalls(t, env, calls{rListCreditNotes: 1, rGetInvoice: 1})
+		expectCalls(t, env, calls{restclient.OpListCreditNotes: 1, restclient.OpListInvoiceItems: 1})
 		if len(distinct(d, "creditNotes.nodes.*.lines.*.invoiceItem.description")) == 0 {
 			t.Fatalf("no invoice items resolved: %s", pretty(d))
 		}
@@ -102,7 +102,7 @@ func TestLinks(t *testing.T) {
 			t.Fatal(err)
 		}
 		d := mustRun(t, env, creds, `query($i: ID!) { invoice(id: $i) { id number items { id invoice { id number } } creditNotes { nodes { id invoiceRef } } } }`, map[string]any{"i": inv})
-		expectCalls(t, env, calls{rGetInvoice: 1, rListCreditNotes: 1})
+		expectCalls(t, env, calls{restclient.OpListInvoiceItems: 1, restclient.OpListCreditNotes: 1})
 		for _, it := range list(d, "invoice.items") {
 			if str(it, "invoice.id") != inv || str(it, "invoice.number") != str(d, "invoice.number") {
 				t.Errorf("item invoice: %s", pretty(it))
@@ -128,25 +128,25 @@ func TestLinks(t *testing.T) {
 			t.Fatal("no invoice item with a booking")
 		}
 		d := mustRun(t, env, creds, `query($i: ID!) { invoice(id: $i) { items { booking { id resource { id title type } } } } }`, map[string]any{"i": inv})
-		expectCalls(t, env, calls{rGetInvoice: 1})
+		expectCalls(t, env, calls{restclient.OpListInvoiceItems: 1})
 		if got := len(distinct(d, "invoice.items.*.booking.resource.id")); got != n {
 			t.Fatalf("embedded resources: %d, want %d", got, n)
 		}
 		d = mustRun(t, env, creds, `query($i: ID!) { invoice(id: $i) { items { booking { resource { id title type capacity } } } } }`, map[string]any{"i": inv})
-		expectCalls(t, env, calls{rGetInvoice: 1, rGetResource: int64(n)})
+		expectCalls(t, env, calls{restclient.OpListInvoiceItems: 1, restclient.OpGetResource: int64(n)})
 		checkResources(t, rc, ctx, d, "invoice.items.*.booking.resource")
 	})
 
 	t.Run("Transaction.booking.resource", func(t *testing.T) {
 		q := `query($l: ID!) { transactions(locationId: $l, type: BOOKING, first: 40) { nodes { booking { id resource { id title } } } } }`
 		d := mustRun(t, env, creds, q, map[string]any{"l": loc0})
-		expectCalls(t, env, calls{rListTx: 1})
+		expectCalls(t, env, calls{restclient.OpListTransactions: 1})
 		ids := distinct(d, "transactions.nodes.*.booking.resource.id")
 		if len(ids) < 2 || len(list(d, "transactions.nodes")) <= len(ids) {
 			t.Fatalf("want repeated resources among the bookings: %d resources, %d nodes", len(ids), len(list(d, "transactions.nodes")))
 		}
 		d = mustRun(t, env, creds, `query($l: ID!) { transactions(locationId: $l, type: BOOKING, first: 40) { nodes { booking { resource { id title type } } } } }`, map[string]any{"l": loc0})
-		expectCalls(t, env, calls{rListTx: 1, rGetResource: int64(len(ids))})
+		expectCalls(t, env, calls{restclient.OpListTransactions: 1, restclient.OpGetResource: int64(len(ids))})
 		checkResources(t, rc, ctx, d, "transactions.nodes.*.booking.resource")
 		// What decides is the fields the query selects once @skip, @include
 		// and fragments are applied.
@@ -172,7 +172,7 @@ func TestLinks(t *testing.T) {
 				q += ` fragment summary on Resource { id title }`
 			}
 			d := mustRun(t, env, creds, q, map[string]any{"l": loc0, "more": false})
-			expectCalls(t, env, calls{rListTx: 1, rGetResource: c.calls})
+			expectCalls(t, env, calls{restclient.OpListTransactions: 1, restclient.OpGetResource: c.calls})
 			if got := len(distinct(d, "transactions.nodes.*.booking.resource.id")); got != len(ids) {
 				t.Errorf("%s: %d resources, want %d", c.sel, got, len(ids))
 			}
@@ -187,7 +187,7 @@ func TestLinks(t *testing.T) {
   b: orders(locationId: $b, first: 30) { nodes { product { id title } option { id } } }
 }`
 		d := mustRun(t, env, creds, q, map[string]any{"a": loc0, "b": loc1})
-		expectCalls(t, env, calls{rListOrders: 2})
+		expectCalls(t, env, calls{restclient.OpListOrders: 2})
 		if len(distinct(d, "a.nodes.*.product.id")) < 2 {
 			t.Fatalf("want orders of several products: %s", pretty(d))
 		}
@@ -198,7 +198,7 @@ func TestLinks(t *testing.T) {
   b: orders(locationId: $b, first: 30) { nodes { locationRef product { id refundPolicy } option { id available } } }
 }`
 		d = mustRun(t, env, creds, q, map[string]any{"a": loc0, "b": loc1})
-		expectCalls(t, env, calls{rListOrders: 2, rListProducts: 2})
+		expectCalls(t, env, calls{restclient.OpListOrders: 2, restclient.OpListProducts: 2})
 		checkProducts(t, rc, ctx, d, []string{"a.nodes.*", "b.nodes.*"}, "product", "option")
 	})
 
@@ -211,7 +211,7 @@ func TestLinks(t *testing.T) {
 		// same value. Both come from the embedded {id, name}: no other call.
 		q := `query($l: ID!) { transactions(locationId: $l, type: ORDER, first: 30) { nodes { id locationRef order { id product { id title } option { id name title } } } } }`
 		d := mustRun(t, env, creds, q, map[string]any{"l": loc0})
-		expectCalls(t, env, calls{rListTx: 1})
+		expectCalls(t, env, calls{restclient.OpListTransactions: 1})
 		if len(distinct(d, "transactions.nodes.*.order.product.id")) < 2 || len(distinct(d, "transactions.nodes.*.order.option.name")) < 1 {
 			t.Fatalf("want several embedded products and options: %s", pretty(d))
 		}
@@ -234,7 +234,7 @@ func TestLinks(t *testing.T) {
 		// Any other field loads the product's option, and the name stays.
 		q = `query($l: ID!) { transactions(locationId: $l, type: ORDER, first: 30) { nodes { locationRef order { product { id description } option { id name title stock { quantity } } } } } }`
 		d = mustRun(t, env, creds, q, map[string]any{"l": loc0})
-		expectCalls(t, env, calls{rListTx: 1, rListProducts: 1})
+		expectCalls(t, env, calls{restclient.OpListTransactions: 1, restclient.OpListProducts: 1})
 		checkProducts(t, rc, ctx, d, []string{"transactions.nodes.*"}, "order.product", "order.option")
 		collect(d, "transactions.nodes.*.order.option", func(o any) {
 			if o != nil && (str(o, "name") == "" || str(o, "name") != str(o, "title")) {
@@ -254,23 +254,23 @@ func TestLinks(t *testing.T) {
 			t.Fatal("no invoice item with an order")
 		}
 		d := mustRun(t, env, creds, `query($i: ID!) { invoice(id: $i) { items { order { product { id title } productOption { id title } } } } }`, map[string]any{"i": inv})
-		expectCalls(t, env, calls{rGetInvoice: 1})
+		expectCalls(t, env, calls{restclient.OpListInvoiceItems: 1})
 		d = mustRun(t, env, creds, `query($i: ID!) { invoice(id: $i) { items { locationRef order { product { id description locationRef } productOption { id description } } } } }`, map[string]any{"i": inv})
-		expectCalls(t, env, calls{rGetInvoice: 1, rListProducts: 1})
+		expectCalls(t, env, calls{restclient.OpListInvoiceItems: 1, restclient.OpListProducts: 1})
 		checkProducts(t, rc, ctx, d, []string{"invoice.items.*"}, "order.product", "order.productOption")
 	})
 
 	t.Run("Transaction.ticket.event", func(t *testing.T) {
 		q := `query($l: ID!) { transactions(locationId: $l, type: EVENT_TICKET, first: 40) { nodes { ticket { event { id title startDate endDate } } } } }`
 		d := mustRun(t, env, creds, q, map[string]any{"l": loc0})
-		expectCalls(t, env, calls{rListTx: 1})
+		expectCalls(t, env, calls{restclient.OpListTransactions: 1})
 		ids := distinct(d, "transactions.nodes.*.ticket.event.id")
 		if len(ids) < 2 {
 			t.Fatalf("want tickets of several events: %s", pretty(d))
 		}
 		q = `query($l: ID!) { transactions(locationId: $l, type: EVENT_TICKET, first: 40) { nodes { ticket { event { id title venue } } } } }`
 		d = mustRun(t, env, creds, q, map[string]any{"l": loc0})
-		expectCalls(t, env, calls{rListTx: 1, rGetEvent: int64(len(ids))})
+		expectCalls(t, env, calls{restclient.OpListTransactions: 1, restclient.OpGetEvent: int64(len(ids))})
 		checkEvents(t, rc, ctx, d, "transactions.nodes.*.ticket.event")
 	})
 
@@ -285,23 +285,23 @@ func TestLinks(t *testing.T) {
 			t.Fatal("no invoice item with a ticket")
 		}
 		d := mustRun(t, env, creds, `query($i: ID!) { invoice(id: $i) { items { ticket { event { id title startDate endDate } } } } }`, map[string]any{"i": inv})
-		expectCalls(t, env, calls{rGetInvoice: 1})
+		expectCalls(t, env, calls{restclient.OpListInvoiceItems: 1})
 		d = mustRun(t, env, creds, `query($i: ID!) { invoice(id: $i) { items { ticket { event { id venue description } } } } }`, map[string]any{"i": inv})
-		expectCalls(t, env, calls{rGetInvoice: 1, rGetEvent: int64(n)})
+		expectCalls(t, env, calls{restclient.OpListInvoiceItems: 1, restclient.OpGetEvent: int64(n)})
 		checkEvents(t, rc, ctx, d, "invoice.items.*.ticket.event")
 	})
 
 	t.Run("Transaction.invoice", func(t *testing.T) {
 		q := `query($l: ID!) { transactions(locationId: $l, first: 100) { nodes { invoice { id title } } } }`
 		d := mustRun(t, env, creds, q, map[string]any{"l": loc0})
-		expectCalls(t, env, calls{rListTx: 1})
+		expectCalls(t, env, calls{restclient.OpListTransactions: 1})
 		ids := distinct(d, "transactions.nodes.*.invoice.id")
 		if len(ids) < 2 {
 			t.Fatalf("want transactions of several invoices: %d", len(ids))
 		}
 		q = `query($l: ID!) { transactions(locationId: $l, first: 100) { nodes { invoice { id number items { id } } } } }`
 		d = mustRun(t, env, creds, q, map[string]any{"l": loc0})
-		expectCalls(t, env, calls{rListTx: 1, rGetInvoice: int64(len(ids))})
+		expectCalls(t, env, calls{restclient.OpListTransactions: 1, restclient.OpListInvoiceItems: int64(len(ids))})
 		collect(d, "transactions.nodes.*.invoice", func(inv any) {
 			if str(inv, "number") == "" || len(list(inv, "items")) == 0 {
 				t.Errorf("loaded invoice: %s", pretty(inv))
@@ -316,7 +316,7 @@ func TestLinks(t *testing.T) {
 			t.Fatal(err)
 		}
 		d := mustRun(t, env, creds, `query($p: ID!) { postComments(postId: $p) { id parentCommentRef parentComment { id text parentComment { id } } replies { id parentCommentRef replies { id } } } }`, map[string]any{"p": post})
-		expectCalls(t, env, calls{rListComments: 1})
+		expectCalls(t, env, calls{restclient.OpListComments: 1})
 		replies := map[string][]string{}
 		for _, c := range want {
 			if p := deref(c.ParentCommentRef); p != "" {
@@ -350,7 +350,7 @@ func TestLinks(t *testing.T) {
 			t.Fatal(err)
 		}
 		d := mustRun(t, env, creds, `mutation($id: ID!) { updatePost(id: $id, input: {text: "edited"}) { post { id comments { id text replies { id } } } } }`, map[string]any{"id": post})
-		expectCalls(t, env, calls{rUpdatePost: 1, rListComments: 1})
+		expectCalls(t, env, calls{restclient.OpUpdatePost: 1, restclient.OpListComments: 1})
 		got := list(d, "updatePost.post.comments")
 		if len(got) != len(want) || len(want) == 0 {
 			t.Fatalf("post comments %d, REST %d", len(got), len(want))
@@ -371,7 +371,7 @@ func TestLinks(t *testing.T) {
 		d := mustRun(t, env, creds, q, map[string]any{"l": loc0, "r": env.ID(t, "resource", 0), "e": env.ID(t, "event", 0)})
 		// An order's embedded product has no locationRef: its location needs
 		// the location's product list (one call).
-		expectCalls(t, env, calls{rGetResource: 1, rGetEvent: 1, rListTx: 1, rListOrders: 1, rListCreditNotes: 1, rListProducts: 1})
+		expectCalls(t, env, calls{restclient.OpGetResource: 1, restclient.OpGetEvent: 1, restclient.OpListTransactions: 1, restclient.OpListOrders: 1, restclient.OpListCreditNotes: 1, restclient.OpListProducts: 1})
 		n := 0
 		for _, p := range []string{"resource", "event", "transactions.nodes.*", "orders.nodes.*", "orders.nodes.*.product", "creditNotes.nodes.*", "creditNotes.nodes.*.lines.*"} {
 			collect(d, p, func(o any) {
@@ -389,7 +389,7 @@ func TestLinks(t *testing.T) {
 	t.Run("Location.lists", func(t *testing.T) {
 		q := `query($l: ID!) { location(id: $l) { id products { id } orders(first: 5) { nodes { id locationRef } } transactions(first: 5) { nodes { id locationRef } } creditNotes(first: 5) { nodes { id locationRef } } } }`
 		d := mustRun(t, env, creds, q, map[string]any{"l": loc1})
-		expectCalls(t, env, calls{rListProducts: 1, rListOrders: 1, rListTx: 1, rListCreditNotes: 1})
+		expectCalls(t, env, calls{restclient.OpListProducts: 1, restclient.OpListOrders: 1, restclient.OpListTransactions: 1, restclient.OpListCreditNotes: 1})
 		ps, _, err := rc.Shop.ListProducts(ctx, &restclient.ProductListOptions{LocationRef: loc1})
 		if err != nil {
 			t.Fatal(err)

@@ -28,7 +28,7 @@ func creditNoteConnection(ctx context.Context, cursors *paging.Codec, invoiceID,
 	return connection(ctx, cursors, scope, first, after, func(ctx context.Context, token string, limit int) (*paging.Page[restclient.CreditNote], error) {
 		o := opts
 		o.ListOptions = restclient.ListOptions{Limit: limit, NextPageToken: token}
-		return loaders.For(ctx).CreditNotes(ctx, o)
+		return loaders.Find(ctx, restclient.OpListCreditNotes, o)
 	}, setCreditNoteEdge, newCreditNoteConnection)
 }
 
@@ -48,7 +48,7 @@ func transactionConnection(ctx context.Context, cursors *paging.Codec, locationI
 	return connection(ctx, cursors, scope, first, after, func(ctx context.Context, token string, limit int) (*paging.Page[restclient.Transaction], error) {
 		o := opts
 		o.ListOptions = restclient.ListOptions{Limit: limit, NextPageToken: token}
-		return loaders.For(ctx).Transactions(ctx, o)
+		return loaders.Find(ctx, restclient.OpListTransactions, o)
 	}, setTransactionEdge, newTransactionConnection)
 }
 
@@ -65,7 +65,7 @@ func orderConnection(ctx context.Context, cursors *paging.Codec, locationID stri
 	return connection(ctx, cursors, scope, first, after, func(ctx context.Context, token string, limit int) (*paging.Page[restclient.Order], error) {
 		o := opts
 		o.ListOptions = restclient.ListOptions{Limit: limit, NextPageToken: token}
-		return loaders.For(ctx).Orders(ctx, o)
+		return loaders.Find(ctx, restclient.OpListOrders, o)
 	}, setOrderEdge, newOrderConnection)
 }
 
@@ -78,7 +78,7 @@ func redemptionConnection(ctx context.Context, cursors *paging.Codec, couponID, 
 	return connection(ctx, cursors, scope, first, after, func(ctx context.Context, token string, limit int) (*paging.Page[restclient.Redemption], error) {
 		o := opts
 		o.ListOptions = restclient.ListOptions{Limit: limit, NextPageToken: token}
-		return loaders.For(ctx).Redemptions(ctx, o)
+		return loaders.Find(ctx, restclient.OpListRedemptions, o)
 	}, setRedemptionEdge, newRedemptionConnection)
 }
 

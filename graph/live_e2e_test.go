@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/workspacenet/facade/restclient"
 	"io"
 	"net/http"
 	"net/url"
@@ -227,7 +228,7 @@ func TestLiveOrderEventsShareOnePoller(t *testing.T) {
 	if st := env.Stack.Live.Stats(); st.Pollers != 1 {
 		t.Fatalf("pollers = %d, want 1 for one credential and one source", st.Pollers)
 	}
-	base := waitPolls(t, env, "/shop/orders/v1", 1) // the baseline is set
+	base := waitPolls(t, env, restclient.OpListOrders.Route, 1) // the baseline is set
 
 	// An order of the location, moved to another status.
 	order := firstOrder(t, env, loc)
@@ -270,8 +271,8 @@ func TestLiveOrderEventsShareOnePoller(t *testing.T) {
 	b.send(wsMsg{ID: "1", Type: "complete"})
 	testenv.WaitFor(t, "no subscription", func() bool { return env.Stack.Live.Stats().Pollers == 0 })
 	got, _ := env.Calls()
-	polls := env.Stack.Live.Stats().Polls["/shop/orders/v1"]
-	if served := got[rListOrders] - 1; served != polls && served != polls+1 {
+	polls := env.Stack.Live.Stats().Polls[restclient.OpListOrders.Route]
+	if served := got[restclient.OpListOrders.Pattern()] - 1; served != polls && served != polls+1 {
 		t.Fatalf("upstream served %d order lists for the subscriptions, the hub made %d polls", served, polls)
 	}
 }
@@ -338,8 +339,8 @@ func TestLiveAttacks(t *testing.T) {
 	}
 	// The other network's poller has polled since the change, and
 	// delivered nothing (or only its own errors).
-	n := env.Stack.Live.Stats().Polls["/shop/orders/v1"]
-	waitPolls(t, env, "/shop/orders/v1", n+4)
+	n := env.Stack.Live.Stats().Polls[restclient.OpListOrders.Route]
+	waitPolls(t, env, restclient.OpListOrders.Route, n+4)
 	select {
 	case m := <-other.ops("1"):
 		var ev orderEvent
@@ -430,7 +431,7 @@ func TestLiveOverSSE(t *testing.T) {
 	defer resp.Body.Close()
 	mustStream(t, "a subscription by POST", resp)
 	testenv.WaitFor(t, "the subscription", func() bool { return env.Stack.Live.Stats().Subscriptions == 1 })
-	waitPolls(t, env, "/visitors/visits/v1/{id}", 1)
+	waitPolls(t, env, restclient.OpGetVisit.Route, 1)
 	restChange(t, env, "/_test/visits/"+visit+"/set", map[string]any{"checkInDate": "2026-01-02T10:00:00Z"})
 	events := sseEvents(resp)
 	select {
@@ -465,7 +466,7 @@ func TestLiveLegacyGraphQLWS(t *testing.T) {
 	loc := env.ID(t, "location", 0)
 	c.send(wsMsg{ID: "1", Type: "start", Payload: mustJSON(map[string]any{"query": orderEventsQuery, "variables": map[string]any{"loc": loc}})})
 	testenv.WaitFor(t, "the subscription", func() bool { return env.Stack.Live.Stats().Subscriptions == 1 })
-	waitPolls(t, env, "/shop/orders/v1", 1)
+	waitPolls(t, env, restclient.OpListOrders.Route, 1)
 	created := restChange(t, env, "/_test/orders/"+firstOrder(t, env, loc).ID+"/copy", nil)
 	for {
 		m := c.read()
@@ -508,7 +509,7 @@ func TestLiveQueriesOverWebSocketFetchAfresh(t *testing.T) {
 			t.Fatalf("query %s: %+v", id, m)
 		}
 	}
-	if got, _ := env.Calls(); got[rGetResource] != 2 {
+	if got, _ := env.Calls(); got[restclient.OpGetResource.Pattern()] != 2 {
 		t.Fatalf("calls %v, want the resource fetched by each query", got)
 	}
 }

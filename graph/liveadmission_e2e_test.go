@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/workspacenet/facade/graph"
+	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/stack"
 	"github.com/workspacenet/facade/testenv"
 )
@@ -44,7 +45,7 @@ func TestLiveEventAdmittedAsAnOperation(t *testing.T) {
 	c := connectLive(t, env, initOf(env.Bearer()))
 	c.subscribe("1", orderEventsQuery, map[string]any{"loc": loc})
 	testenv.WaitFor(t, "the subscription", func() bool { return env.Stack.Live.Stats().Subscriptions == 1 })
-	waitPolls(t, env, "/shop/orders/v1", 1)
+	waitPolls(t, env, restclient.OpListOrders.Route, 1)
 
 	armed.Store(true)
 	var wg sync.WaitGroup

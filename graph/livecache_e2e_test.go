@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/stack"
 	"github.com/workspacenet/facade/testenv"
 )
@@ -45,7 +46,7 @@ func TestLivePollsInvalidateWhatTheirChangesMakeStale(t *testing.T) {
 
 	c := connectLive(t, env, initOf(creds))
 	c.subscribe("1", `subscription($loc: ID) { creditNoteEvents(locationId: $loc) { kind node { id } } }`, map[string]any{"loc": before.Invoice.LocationRef})
-	waitPolls(t, env, "/billing/credit_notes/v1", 1) // the baseline is set
+	waitPolls(t, env, restclient.OpListCreditNotes.Route, 1) // the baseline is set
 
 	for i := range 2 {
 		r := env.Do(t, creds, read, vars, trace)

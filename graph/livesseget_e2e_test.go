@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/testenv"
 )
 
@@ -44,7 +45,7 @@ func TestLiveOverSSEByGet(t *testing.T) {
 	defer resp.Body.Close()
 	mustStream(t, "a subscription by GET", resp)
 	testenv.WaitFor(t, "the subscription", func() bool { return env.Stack.Live.Stats().Subscriptions == 1 })
-	waitPolls(t, env, "/visitors/visits/v1/{id}", 1)
+	waitPolls(t, env, restclient.OpGetVisit.Route, 1)
 	restChange(t, env, "/_test/visits/"+visit+"/set", map[string]any{"checkInDate": "2026-01-03T10:00:00Z"})
 	events := sseEvents(resp)
 	select {

@@ -3,6 +3,7 @@ package graph_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/workspacenet/facade/restclient"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -28,7 +29,7 @@ func TestLiveEventReportsItsPollAndLinks(t *testing.T) {
 			c.Live.Interval, c.Live.AllowFastPolls = 50*time.Millisecond, true
 		},
 		OnUpstreamRequest: func(r *http.Request) {
-			if gating.Load() && r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/shop/orders/v1") {
+			if gating.Load() && r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, restclient.OpListOrders.Route) {
 				select {
 				case <-gate:
 				case <-r.Context().Done():
@@ -49,7 +50,7 @@ func TestLiveEventReportsItsPollAndLinks(t *testing.T) {
 	quiet.subscribe("1", `subscription($loc: ID!) { orderEvents(locationId: $loc) { kind node { id } } }`, map[string]any{"loc": loc})
 	testenv.WaitFor(t, "two subscriptions", func() bool { return env.Stack.Live.Stats().Subscriptions == 2 })
 	gate <- struct{}{} // the baseline
-	waitPolls(t, env, "/shop/orders/v1", 1)
+	waitPolls(t, env, restclient.OpListOrders.Route, 1)
 
 	env.ResetCalls()
 	created := restChange(t, env, "/_test/orders/"+order.ID+"/copy", map[string]any{"status": "new"})
@@ -96,15 +97,15 @@ func TestLiveEventReportsItsPollAndLinks(t *testing.T) {
 		reported[call.Method+" "+call.Path]++
 		if call.Part == "poll" {
 			polls++
-			if call.Method+" "+call.Path != rListOrders || call.Status != 200 {
-				t.Errorf("poll call %+v, want %s answered 200", call, rListOrders)
+			if call.Method+" "+call.Path != restclient.OpListOrders.Pattern() || call.Status != 200 {
+				t.Errorf("poll call %+v, want %s answered 200", call, restclient.OpListOrders)
 			}
 		} else if call.StartMs < 0 || call.DurationMs <= 0 {
 			t.Errorf("link call %+v: not on the event's time line", call)
 		}
 	}
-	if polls != 1 || reported[rListProducts] != 1 || rep.Count != len(rep.Calls) {
-		t.Fatalf("report %s: want the poll (%s) and the product's load in its location (%s), count = calls; served %v", m.Payload, rListOrders, rListProducts, served)
+	if polls != 1 || reported[restclient.OpListProducts.Pattern()] != 1 || rep.Count != len(rep.Calls) {
+		t.Fatalf("report %s: want the poll (%s) and the product's load in its location (%s), count = calls; served %v", m.Payload, restclient.OpListOrders, restclient.OpListProducts, served)
 	}
 	if len(reported) != len(served) {
 		t.Fatalf("reported %v, the local service served %v", reported, served)
@@ -148,7 +149,7 @@ func TestLiveEventReportOverSSEAndUpgradeHeader(t *testing.T) {
 	ws.subscribe("1", query, vars)
 
 	testenv.WaitFor(t, "two subscriptions", func() bool { return env.Stack.Live.Stats().Subscriptions == 2 })
-	waitPolls(t, env, "/visitors/visits/v1/{id}", 1)
+	waitPolls(t, env, restclient.OpGetVisit.Route, 1)
 	restChange(t, env, "/_test/visits/"+visit+"/set", map[string]any{"checkInDate": "2026-01-02T10:00:00Z"})
 	var fromSSE string
 	select {
@@ -170,7 +171,7 @@ func TestLiveEventReportOverSSEAndUpgradeHeader(t *testing.T) {
 			t.Fatalf("%s: %s: %v", what, payload, err)
 		}
 		rep := ev.Extensions.Upstream
-		if !strings.Contains(payload, `"UPDATED"`) || rep.Count != 1 || len(rep.Calls) != 1 || rep.Calls[0].Path != "/visitors/visits/v1/{id}" || rep.Calls[0].Part != "poll" {
+		if !strings.Contains(payload, `"UPDATED"`) || rep.Count != 1 || len(rep.Calls) != 1 || rep.Calls[0].Path != restclient.OpGetVisit.Route || rep.Calls[0].Part != "poll" {
 			t.Fatalf("%s event %s, want UPDATED with its poll in extensions.upstream", what, payload)
 		}
 	}

@@ -1,6 +1,7 @@
 package graph_test
 
 import (
+	"github.com/workspacenet/facade/restclient"
 	"slices"
 	"testing"
 
@@ -38,7 +39,7 @@ func TestMutations(t *testing.T) {
 		}
 		in := map[string]any{"resourceRef": res, "startDate": slotStart, "endDate": slotEnd, "title": "e2e booking"}
 		d := mustRun(t, env, creds, createBookingMutation, map[string]any{"in": in})
-		expectCalls(t, env, calls{rCreateBooking: 1, rGetResource: 1})
+		expectCalls(t, env, calls{restclient.OpCreateBooking: 1, restclient.OpGetResource: 1})
 		b := get(d, "createBooking.booking")
 		if str(b, "id") == "" || str(b, "resourceRef") != res || str(b, "startDate") != slotStart || str(b, "endDate") != slotEnd || str(b, "title") != "e2e booking" {
 			t.Fatalf("booking: %s", pretty(b))
@@ -47,7 +48,7 @@ func TestMutations(t *testing.T) {
 		// The booking exists: the capacity-1 resource is now full at that slot.
 		r := run(t, env, creds, createBookingMutation, map[string]any{"in": in})
 		expectErr(t, r, "CONFLICT")
-		expectCalls(t, env, calls{rCreateBooking: 1})
+		expectCalls(t, env, calls{restclient.OpCreateBooking: 1})
 	})
 
 	t.Run("createVisit+updateVisit", func(t *testing.T) {
@@ -56,7 +57,7 @@ func TestMutations(t *testing.T) {
 			"visitor": map[string]any{"email": "ada@example.com", "name": "Ada", "surname": "Lovelace"},
 		}
 		d := mustRun(t, env, creds, `mutation($in: CreateVisitInput!) { createVisit(input: $in) { visit { id date comment locationRef visitor { email name surname } location { id } } } }`, map[string]any{"in": in})
-		expectCalls(t, env, calls{rCreateVisit: 1})
+		expectCalls(t, env, calls{restclient.OpCreateVisit: 1})
 		v := get(d, "createVisit.visit")
 		id := str(v, "id")
 		if id == "" || str(v, "comment") != "e2e visit" || str(v, "date") != "2030-04-01T09:00:00Z" || str(v, "locationRef") != loc ||
@@ -64,14 +65,14 @@ func TestMutations(t *testing.T) {
 			t.Fatalf("created visit: %s", pretty(v))
 		}
 		d = mustRun(t, env, creds, `query($id: ID!) { visit(id: $id) { id comment date visitor { name } } }`, map[string]any{"id": id})
-		expectCalls(t, env, calls{rGetVisit: 1})
+		expectCalls(t, env, calls{restclient.OpGetVisit: 1})
 		if str(d, "visit.id") != id || str(d, "visit.comment") != "e2e visit" || str(d, "visit.visitor.name") != "Ada" {
 			t.Fatalf("visit read back: %s", pretty(d))
 		}
 
 		d = mustRun(t, env, creds, `mutation($id: ID!, $in: UpdateVisitInput!) { updateVisit(id: $id, input: $in) { visit { id date comment } } }`,
 			map[string]any{"id": id, "in": map[string]any{"date": "2030-04-02T09:30:00Z", "comment": "moved"}})
-		expectCalls(t, env, calls{rUpdateVisit: 1})
+		expectCalls(t, env, calls{restclient.OpUpdateVisit: 1})
 		if str(d, "updateVisit.visit.id") != id || str(d, "updateVisit.visit.comment") != "moved" || str(d, "updateVisit.visit.date") != "2030-04-02T09:30:00Z" {
 			t.Fatalf("updated visit: %s", pretty(d))
 		}
@@ -85,7 +86,7 @@ func TestMutations(t *testing.T) {
 		host := env.ID(t, "user", 0)
 		in := map[string]any{"locationRef": loc, "userRefHost": host, "visitor": map[string]any{"email": "grace@example.com", "name": "Grace"}}
 		d := mustRun(t, env, creds, `mutation($in: CreateVisitRequestInput!) { createVisitRequest(input: $in) { visitRequest { id locationRef userRefHost userHost { id } visitor { email name } location { id } } } }`, map[string]any{"in": in})
-		expectCalls(t, env, calls{rCreateVisitReq: 1})
+		expectCalls(t, env, calls{restclient.OpCreateVisitRequest: 1})
 		v := get(d, "createVisitRequest.visitRequest")
 		if str(v, "id") == "" || str(v, "locationRef") != loc || str(v, "userRefHost") != host || str(v, "visitor.email") != "grace@example.com" || str(v, "location.id") != loc {
 			t.Fatalf("visit request: %s", pretty(v))
@@ -99,7 +100,7 @@ func TestMutations(t *testing.T) {
 		d := mustRun(t, env, creds, `mutation($in: CreatePostInput!) { createPost(input: $in) { post { id text locationRef location { id } comments { id } } } }`,
 			map[string]any{"in": map[string]any{"locationRef": loc, "text": "hello from e2e"}})
 		// The nested comments link costs the post's one comments call.
-		expectCalls(t, env, calls{rCreatePost: 1, rListComments: 1})
+		expectCalls(t, env, calls{restclient.OpCreatePost: 1, restclient.OpListComments: 1})
 		p := get(d, "createPost.post")
 		id := str(p, "id")
 		if id == "" || str(p, "text") != "hello from e2e" || str(p, "locationRef") != loc || str(p, "location.id") != loc {
@@ -110,14 +111,14 @@ func TestMutations(t *testing.T) {
 		}
 		d = mustRun(t, env, creds, `mutation($id: ID!, $in: UpdatePostInput!) { updatePost(id: $id, input: $in) { post { id text } } }`,
 			map[string]any{"id": id, "in": map[string]any{"text": "edited"}})
-		expectCalls(t, env, calls{rUpdatePost: 1})
+		expectCalls(t, env, calls{restclient.OpUpdatePost: 1})
 		if str(d, "updatePost.post.id") != id || str(d, "updatePost.post.text") != "edited" {
 			t.Fatalf("updated post: %s", pretty(d))
 		}
 		// The post exists upstream: its comment list is readable (an unknown
 		// post is a 404).
 		d = mustRun(t, env, creds, `query($p: ID!) { postComments(postId: $p) { id } }`, map[string]any{"p": id})
-		expectCalls(t, env, calls{rListComments: 1})
+		expectCalls(t, env, calls{restclient.OpListComments: 1})
 		if c, ok := get(d, "postComments").([]any); !ok || len(c) != 0 {
 			t.Fatalf("postComments of the new post: %s", pretty(d))
 		}
@@ -133,7 +134,7 @@ func TestMutations(t *testing.T) {
 		in := map[string]any{"invoiceRef": inv, "reason": "other", "memo": "e2e credit", "lines": []any{map[string]any{"invoiceItemRef": item, "amount": 0.01}}}
 		d := mustRun(t, env, creds, `mutation($in: CreateCreditNoteInput!) { createCreditNote(input: $in) { creditNote { id invoiceRef reason memo totalAmount invoice { id number } lines { invoiceItemRef amount: totalAmount invoiceItem { id description } invoice { id } } } } }`, map[string]any{"in": in})
 		// invoice, lines.invoice and lines.invoiceItem share one invoice call.
-		expectCalls(t, env, calls{rCreateCN: 1, rGetInvoice: 1})
+		expectCalls(t, env, calls{restclient.OpCreateCreditNote: 1, restclient.OpListInvoiceItems: 1})
 		cn := get(d, "createCreditNote.creditNote")
 		id := str(cn, "id")
 		if id == "" || str(cn, "invoiceRef") != inv || str(cn, "reason") != "other" || str(cn, "memo") != "e2e credit" ||
@@ -156,11 +157,11 @@ func TestMutations(t *testing.T) {
 // mutation reaches the upstream exactly once and fails UPSTREAM_UNAVAILABLE.
 func TestMutationNotRetried(t *testing.T) {
 	env := testenv.New(t, testenv.Options{})
-	env.Hooks().SetFault(rCreateBooking, hooks.Fault{Kind: hooks.Fault503, Rate: 1})
+	env.Hooks().SetFault(restclient.OpCreateBooking.Pattern(), hooks.Fault{Kind: hooks.Fault503, Rate: 1})
 	in := map[string]any{"resourceRef": env.ID(t, "resource", 1), "startDate": slotStart, "endDate": slotEnd}
 	r := run(t, env, env.Bearer(), createBookingMutation, map[string]any{"in": in})
 	e := expectErr(t, r, "UPSTREAM_UNAVAILABLE")
-	expectCalls(t, env, calls{rCreateBooking: 1})
+	expectCalls(t, env, calls{restclient.OpCreateBooking: 1})
 	if e.PathString() != "createBooking" {
 		t.Errorf("error path %q", e.PathString())
 	}

@@ -56,14 +56,14 @@ func TestReadmeQueries(t *testing.T) {
 		for id := range distinct(d, "resource.parent.id") {
 			resources[id] = true
 		}
-		expectCalls(t, env, calls{rGetResource: int64(len(resources))})
+		expectCalls(t, env, calls{restclient.OpGetResource: int64(len(resources))})
 		t.Logf("first query: %d upstream calls", len(resources))
 		// The parent link of a resource without a parent is free.
 		d = mustRun(t, env, creds, queries.First, map[string]any{"id": str(d, "resource.parent.id")})
 		if get(d, "resource.parent") != nil {
 			t.Fatalf("parent of a parent: %s", pretty(d))
 		}
-		expectCalls(t, env, calls{rGetResource: 1})
+		expectCalls(t, env, calls{restclient.OpGetResource: 1})
 	})
 
 	t.Run("dashboard", func(t *testing.T) {
@@ -88,8 +88,8 @@ func TestReadmeQueries(t *testing.T) {
 				t.Fatalf("product %s is not in the location's list", id)
 			}
 		}
-		want := calls{rListProducts: 1, rListOrders: 1, rListTx: 1, rListCreditNotes: 1,
-			rGetResource: int64(len(resources)), rGetEvent: int64(len(events)), rGetInvoice: int64(len(invoices))}
+		want := calls{restclient.OpListProducts: 1, restclient.OpListOrders: 1, restclient.OpListTransactions: 1, restclient.OpListCreditNotes: 1,
+			restclient.OpGetResource: int64(len(resources)), restclient.OpGetEvent: int64(len(events)), restclient.OpListInvoiceItems: int64(len(invoices))}
 		compare(t, "dashboard", queries.Dashboard, vars, want)
 		// Loaded values are the REST service's.
 		checkResources(t, rc, ctx, l, "transactions.nodes.*.booking.resource")
@@ -138,7 +138,7 @@ func TestReadmeQueries(t *testing.T) {
 				t.Errorf("credited item %s is not an item of the invoice", str(it, "id"))
 			}
 		})
-		compare(t, "invoice", queries.Invoice, vars, calls{rGetInvoice: 1, rListCreditNotes: 1, rGetResource: int64(len(resources))})
+		compare(t, "invoice", queries.Invoice, vars, calls{restclient.OpListInvoiceItems: 1, restclient.OpListCreditNotes: 1, restclient.OpGetResource: int64(len(resources))})
 		checkResources(t, rc, ctx, inv, "items.*.booking.resource")
 	})
 }

@@ -42,7 +42,7 @@ func TestPaging(t *testing.T) {
 
 	t.Run("walk by endCursor", func(t *testing.T) {
 		d := mustRun(t, env, creds, txPage, map[string]any{"l": loc, "first": 100})
-		expectCalls(t, env, calls{rListTx: 1})
+		expectCalls(t, env, calls{restclient.OpListTransactions: 1})
 		single := ids(d, "transactions.nodes.*")
 		if !equalStrings(single, all[:100]) {
 			t.Fatal("first: 100 differs from the REST order")
@@ -130,11 +130,11 @@ func TestPaging(t *testing.T) {
 			}
 		}
 		first := mustRun(t, env, creds, q, map[string]any{"l": loc, "first": 5})
-		expectCalls(t, env, calls{rListTx: 1})
+		expectCalls(t, env, calls{restclient.OpListTransactions: 1})
 		check(first, all[:5], false, true)
 
 		next := mustRun(t, env, creds, q, map[string]any{"l": loc, "first": 5, "after": str(first, "transactions.pageInfo.endCursor")})
-		expectCalls(t, env, calls{rListTx: 1})
+		expectCalls(t, env, calls{restclient.OpListTransactions: 1})
 		check(next, all[5:10], true, true)
 
 		mid := mustRun(t, env, creds, q, map[string]any{"l": loc, "first": 3, "after": str(first, "transactions.edges.1.cursor")})
@@ -150,13 +150,13 @@ func TestPaging(t *testing.T) {
 		d := mustRun(t, env, creds, txPage, map[string]any{"l": loc, "first": 10})
 		c3 := str(d, "transactions.edges.3.cursor")
 		d = mustRun(t, env, creds, txPage, map[string]any{"l": loc, "first": 5, "after": c3})
-		expectCalls(t, env, calls{rListTx: 1})
+		expectCalls(t, env, calls{restclient.OpListTransactions: 1})
 		if got := ids(d, "transactions.nodes.*"); !equalStrings(got, all[4:9]) {
 			t.Fatalf("after edges[3]: %v, want %v", got, all[4:9])
 		}
 		// Across the page end: 4..13 needs the rest of that page and the next.
 		d = mustRun(t, env, creds, txPage, map[string]any{"l": loc, "first": 10, "after": c3})
-		expectCalls(t, env, calls{rListTx: 2})
+		expectCalls(t, env, calls{restclient.OpListTransactions: 2})
 		if got := ids(d, "transactions.nodes.*"); !equalStrings(got, all[4:14]) {
 			t.Fatalf("after edges[3]: %v, want %v", got, all[4:14])
 		}
@@ -167,7 +167,7 @@ func TestPaging(t *testing.T) {
 
 	t.Run("first above 100", func(t *testing.T) {
 		d := mustRun(t, env, creds, txPage, map[string]any{"l": loc, "first": 150})
-		expectCalls(t, env, calls{rListTx: 2}) // ceil(150/100)
+		expectCalls(t, env, calls{restclient.OpListTransactions: 2}) // ceil(150/100)
 		if got := ids(d, "transactions.nodes.*"); !equalStrings(got, all[:150]) {
 			t.Fatalf("first: 150 gave %d items", len(got))
 		}
@@ -175,7 +175,7 @@ func TestPaging(t *testing.T) {
 			t.Fatal("hasNextPage false with items left")
 		}
 		d = mustRun(t, env, creds, txPage, map[string]any{"l": loc, "first": 500})
-		expectCalls(t, env, calls{rListTx: int64((len(all) + 99) / 100)})
+		expectCalls(t, env, calls{restclient.OpListTransactions: int64((len(all) + 99) / 100)})
 		if got := ids(d, "transactions.nodes.*"); !equalStrings(got, all) {
 			t.Fatalf("first: 500 gave %d items, want %d", len(got), len(all))
 		}
@@ -274,7 +274,7 @@ func TestPaging(t *testing.T) {
   a: transactions(locationId: $l, first: 5, createDate: {gte: $from, lte: $to}) { nodes { id } pageInfo { endCursor } }
   b: transactions(locationId: $l, first: 5, createDate: {gte: $from2, lte: $to2}) { nodes { id } }
 }`, map[string]any{"l": loc, "from": from, "to": to, "from2": "2025-11-01T01:00:00+01:00", "to2": "2025-12-14T19:00:00.000-05:00"})
-		expectCalls(t, env, calls{rListTx: 1})
+		expectCalls(t, env, calls{restclient.OpListTransactions: 1})
 		if a, b := ids(d, "a.nodes.*"), ids(d, "b.nodes.*"); len(a) != 5 || !equalStrings(a, b) {
 			t.Errorf("same range, other offsets: %v and %v", a, b)
 		}
@@ -285,7 +285,7 @@ func TestPaging(t *testing.T) {
 		}
 		// Orders by status.
 		d = mustRun(t, env, creds, `query($l: ID!) { orders(locationId: $l, status: COMPLETED, first: 100) { nodes { id status } } }`, map[string]any{"l": loc})
-		expectCalls(t, env, calls{rListOrders: 1})
+		expectCalls(t, env, calls{restclient.OpListOrders: 1})
 		nodes := list(d, "orders.nodes")
 		if len(nodes) == 0 {
 			t.Fatal("no completed orders")
@@ -317,7 +317,7 @@ func TestPageInfoOfEveryConnection(t *testing.T) {
 	vars := map[string]any{"l": env.ID(t, "location", 0), "c": env.ID(t, "coupon", 0)}
 	for _, page := range []string{"first", "second"} {
 		d := mustRun(t, env, creds, q, vars)
-		expectCalls(t, env, calls{rListCreditNotes: 1, rListOrders: 1, rListTx: 1, rListRedemptions: 1})
+		expectCalls(t, env, calls{restclient.OpListCreditNotes: 1, restclient.OpListOrders: 1, restclient.OpListTransactions: 1, restclient.OpListRedemptions: 1})
 		for i, p := range paths {
 			info := get(d, p+".pageInfo")
 			if len(list(d, p+".edges")) != 2 || get(info, "hasNextPage") != true {

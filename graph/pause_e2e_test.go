@@ -1,6 +1,7 @@
 package graph_test
 
 import (
+	"github.com/workspacenet/facade/restclient"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -83,7 +84,7 @@ func TestLearnedPausesAreCapped(t *testing.T) {
 			if len(r.Errors) > 0 {
 				t.Fatalf("%v after the 429: %+v", time.Since(learned).Round(time.Millisecond), r.Errors)
 			}
-			expectCalls(t, env, calls{rGetResource: 1})
+			expectCalls(t, env, calls{restclient.OpGetResource: 1})
 		})
 	}
 }

@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"fmt"
+	"github.com/workspacenet/facade/restclient"
 	"log/slog"
 	"strings"
 	"testing"
@@ -156,7 +157,7 @@ func TestNetworkMismatchIsNotMissingScope(t *testing.T) {
 	mismatch := testenv.Creds{Authorization: env.Bearer().Authorization, NetworkID: env.Manifest.OtherNetworks[0].NetworkID}
 	r := run(t, env, mismatch, `query($id: ID!) { resource(id: $id) { id } }`, map[string]any{"id": env.ID(t, "resource", 0)})
 	e := expectErr(t, r, "FORBIDDEN")
-	expectCalls(t, env, calls{rGetResource: 1})
+	expectCalls(t, env, calls{restclient.OpGetResource: 1})
 	if _, ok := e.Extensions["requiredScope"]; ok {
 		t.Errorf("a network mismatch reported as a missing scope: %+v", e)
 	}
@@ -203,22 +204,22 @@ func TestWriteWithLostAnswerIsOutcomeUnknown(t *testing.T) {
 	for _, kind := range []hooks.FaultKind{hooks.FaultReset, hooks.FaultTruncated} {
 		t.Run(string(kind), func(t *testing.T) {
 			env.Hooks().ClearFaults()
-			env.Hooks().SetFault(rCreatePost, hooks.Fault{Kind: kind, Rate: 1})
-			env.Hooks().SetFault(rGetResource, hooks.Fault{Kind: kind, Rate: 1})
+			env.Hooks().SetFault(restclient.OpCreatePost.Pattern(), hooks.Fault{Kind: kind, Rate: 1})
+			env.Hooks().SetFault(restclient.OpGetResource.Pattern(), hooks.Fault{Kind: kind, Rate: 1})
 			r := run(t, env, env.Bearer(), `mutation($l: ID!) { createPost(input: {locationRef: $l, text: "lost"}) { post { id } } }`, map[string]any{"l": loc})
 			e := expectErr(t, r, "OUTCOME_UNKNOWN")
-			expectCalls(t, env, calls{rCreatePost: 1})
+			expectCalls(t, env, calls{restclient.OpCreatePost: 1})
 			if strings.Contains(e.Message, "could not be reached") || !strings.Contains(e.Message, "may or may not have been applied") {
 				t.Errorf("message %q", e.Message)
 			}
-			if up, _ := e.Extensions["upstream"].(map[string]any); up["method"] != "POST" || up["path"] != "/feed/posts/v1" {
+			if up, _ := e.Extensions["upstream"].(map[string]any); up["method"] != "POST" || up["path"] != restclient.OpCreatePost.Route {
 				t.Errorf("extensions.upstream = %v", e.Extensions["upstream"])
 			}
 			// A PUT too.
-			env.Hooks().SetFault(rUpdatePost, hooks.Fault{Kind: kind, Rate: 1})
+			env.Hooks().SetFault(restclient.OpUpdatePost.Pattern(), hooks.Fault{Kind: kind, Rate: 1})
 			r = run(t, env, env.Bearer(), `mutation { updatePost(id: "00000000-0000-4000-8000-000000000001", input: {text: "lost"}) { post { id } } }`, nil)
 			expectErr(t, r, "OUTCOME_UNKNOWN")
-			expectCalls(t, env, calls{rUpdatePost: 1})
+			expectCalls(t, env, calls{restclient.OpUpdatePost: 1})
 			// A read that failed the same way is only unavailable: it can be repeated.
 			r = run(t, env, env.Bearer(), `query($id: ID!) { resource(id: $id) { id } }`, map[string]any{"id": env.ID(t, "resource", 0)})
 			expectErr(t, r, "UPSTREAM_UNAVAILABLE")

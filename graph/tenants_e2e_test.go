@@ -111,7 +111,7 @@ func TestOneTenantCannotOpenABreakerForAnother(t *testing.T) {
 	// counts arrive after the facade gave up: count from when all five have.
 	testenv.WaitFor(t, "the upstream to count B's five lookups", func() bool {
 		m, _ := env.Calls()
-		return arrivedB.Load() == 5 && m["GET /resources/v1/{id}"] == 5
+		return arrivedB.Load() == 5 && m[restclient.OpGetResource.Pattern()] == 5
 	})
 	env.ResetCalls()
 	if r := env.Query(t, b, q, nil); len(r.Errors) != 1 || !strings.Contains(r.Errors[0].Message, "not called") {

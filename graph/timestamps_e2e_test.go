@@ -71,7 +71,7 @@ func TestTimestampsReadLeniently(t *testing.T) {
   nodes { id amount status createDate }
   pageInfo { hasNextPage }
 } }`, map[string]any{"l": loc})
-	expectCalls(t, env, calls{rListTx: 1})
+	expectCalls(t, env, calls{restclient.OpListTransactions: 1})
 	var d any
 	if err := json.Unmarshal(r.Data, &d); err != nil {
 		t.Fatal(err)

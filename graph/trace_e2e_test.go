@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"encoding/json"
+	"github.com/workspacenet/facade/restclient"
 	"regexp"
 	"strings"
 	"testing"
@@ -69,7 +70,7 @@ func TestUpstreamReport(t *testing.T) {
 			t.Errorf("route %s: report %d, upstream %d", k, byRoute[k], n)
 		}
 	}
-	if byRoute[rGetResource] == 0 { // reported as the template "/resources/v1/{id}"
+	if byRoute[restclient.OpGetResource.Pattern()] == 0 { // reported as the template "/resources/v1/{id}"
 		t.Errorf("no templated resource call in %v", byRoute)
 	}
 
@@ -78,7 +79,7 @@ func TestUpstreamReport(t *testing.T) {
 	if err := json.Unmarshal(r.Extensions["upstream"], &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Count != 1 || rep.Calls[0].Status != 404 || rep.Calls[0].Path != "/resources/v1/{id}" {
+	if rep.Count != 1 || rep.Calls[0].Status != 404 || rep.Calls[0].Path != restclient.OpGetResource.Route {
 		t.Errorf("report of a 404: %+v", rep)
 	}
 

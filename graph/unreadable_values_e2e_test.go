@@ -3,6 +3,7 @@ package graph_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/workspacenet/facade/restclient"
 	"net/http"
 	"regexp"
 	"slices"
@@ -239,9 +240,9 @@ func TestUnreadableTimestampsInEveryPayload(t *testing.T) {
 		plainCalls[c.name], _ = env.Calls()
 	}
 
-	env.Hooks().SetFault(rListOrders, hooks.Fault{Kind: hooks.FaultRewrite, Rate: 1,
+	env.Hooks().SetFault(restclient.OpListOrders.Pattern(), hooks.Fault{Kind: hooks.FaultRewrite, Rate: 1,
 		Rewrite: &hooks.Rewrite{ID: order, Set: map[string]any{"createDate": badOrderDate}}})
-	env.Hooks().SetFault(rListTx, hooks.Fault{Kind: hooks.FaultRewrite, Rate: 1,
+	env.Hooks().SetFault(restclient.OpListTransactions.Pattern(), hooks.Fault{Kind: hooks.FaultRewrite, Rate: 1,
 		Rewrite: &hooks.Rewrite{ID: tx, Set: map[string]any{"createDate": badTxDate}}})
 	for _, c := range cases {
 		for _, accept := range []string{"application/json", acceptDefer2022, acceptV02, acceptSSE, acceptSSEV02} {
@@ -271,13 +272,13 @@ func TestUnreadableTimestampsInEveryPayload(t *testing.T) {
 					wantTotal += n
 				}
 				expectSameCalls(t, env, accept, "without the faults, @defer and @stream", plainCalls[c.name], wantTotal)
-				if calls[rListOrders]+calls[rListTx] == 0 || total == 0 {
+				if calls[restclient.OpListOrders.Pattern()]+calls[restclient.OpListTransactions.Pattern()] == 0 || total == 0 {
 					t.Fatalf("no list call: %v", calls)
 				}
 			})
 		}
 	}
-	if inj := env.Hooks().Injected(); inj[rListOrders][hooks.FaultRewrite] == 0 || inj[rListTx][hooks.FaultRewrite] == 0 {
+	if inj := env.Hooks().Injected(); inj[restclient.OpListOrders.Pattern()][hooks.FaultRewrite] == 0 || inj[restclient.OpListTransactions.Pattern()][hooks.FaultRewrite] == 0 {
 		t.Fatalf("rewrites injected %v, want both lists rewritten", inj)
 	}
 }
@@ -375,7 +376,7 @@ func TestStreamItemErrorsComeWithTheirItems(t *testing.T) {
 		len(map[string]bool{resource(1): true, resource(3): true, resource(5): true}) != 3 {
 		t.Fatalf("the test wants bookings of distinct resources at items 1, 3, 5 only: %s", pretty(plain))
 	}
-	env.Hooks().SetFault(rListTx, hooks.Fault{Kind: hooks.FaultRewrite, Rate: 1,
+	env.Hooks().SetFault(restclient.OpListTransactions.Pattern(), hooks.Fault{Kind: hooks.FaultRewrite, Rate: 1,
 		Rewrite: &hooks.Rewrite{ID: str(nodes[5], "id"), Set: map[string]any{"status": futureTxStatus, "createDate": badTxDate}}})
 	want := withNulls(t, plain, "location.transactions.nodes.5.status", "location.transactions.nodes.5.createDate")
 
@@ -452,7 +453,7 @@ func TestDeferredQueryOverAWebSocketIsOneResult(t *testing.T) {
 	if order == "" {
 		t.Fatalf("no order: %s", pretty(want))
 	}
-	env.Hooks().SetFault(rListOrders, hooks.Fault{Kind: hooks.FaultRewrite, Rate: 1,
+	env.Hooks().SetFault(restclient.OpListOrders.Pattern(), hooks.Fault{Kind: hooks.FaultRewrite, Rate: 1,
 		Rewrite: &hooks.Rewrite{ID: order, Set: map[string]any{"createDate": badOrderDate}}})
 	for _, accept := range []string{"", acceptDefer2022, acceptV02} {
 		t.Run(accept, func(t *testing.T) {

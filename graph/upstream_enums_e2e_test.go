@@ -3,6 +3,7 @@ package graph_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/workspacenet/facade/restclient"
 	"slices"
 	"strings"
 	"testing"
@@ -28,11 +29,11 @@ const (
 // futureTxType (either id may be empty: no rewrite of that list).
 func rewriteFuture(env *testenv.Env, orderID, txID string) {
 	if orderID != "" {
-		env.Hooks().SetFault(rListOrders, hooks.Fault{Kind: hooks.FaultRewrite, Rate: 1,
+		env.Hooks().SetFault(restclient.OpListOrders.Pattern(), hooks.Fault{Kind: hooks.FaultRewrite, Rate: 1,
 			Rewrite: &hooks.Rewrite{ID: orderID, Set: map[string]any{"status": futureOrderStatus}}})
 	}
 	if txID != "" {
-		env.Hooks().SetFault(rListTx, hooks.Fault{Kind: hooks.FaultRewrite, Rate: 1,
+		env.Hooks().SetFault(restclient.OpListTransactions.Pattern(), hooks.Fault{Kind: hooks.FaultRewrite, Rate: 1,
 			Rewrite: &hooks.Rewrite{ID: txID, Set: map[string]any{"status": futureTxStatus, "type": futureTxType}}})
 	}
 }
@@ -126,7 +127,7 @@ func TestUnknownEnumValuesInAQuery(t *testing.T) {
 
 	rewriteFuture(env, order, tx)
 	r := run(t, env, env.Bearer(), enumsQuery, vars)
-	expectCalls(t, env, calls(wantCalls))
+	expectCalls(t, env, callsOf(t, wantCalls))
 	data, errs := resultOf(t, r)
 	expectUnknownValues(t, errs,
 		unknownValue{"orders.nodes.1.status", futureOrderStatus},
@@ -134,7 +135,7 @@ func TestUnknownEnumValuesInAQuery(t *testing.T) {
 		unknownValue{"transactions.nodes.2.type", futureTxType})
 	mustSameData(t, "the result with unknown values", data,
 		withNulls(t, want, "orders.nodes.1.status", "transactions.nodes.2.status", "transactions.nodes.2.type"))
-	if inj := env.Hooks().Injected(); inj[rListOrders][hooks.FaultRewrite] != 1 || inj[rListTx][hooks.FaultRewrite] != 1 {
+	if inj := env.Hooks().Injected(); inj[restclient.OpListOrders.Pattern()][hooks.FaultRewrite] != 1 || inj[restclient.OpListTransactions.Pattern()][hooks.FaultRewrite] != 1 {
 		t.Fatalf("rewrites injected %v, want one per list", inj)
 	}
 }
@@ -210,12 +211,12 @@ func TestUnknownEnumValuesInSubscriptionEvents(t *testing.T) {
 	defer resp.Body.Close()
 	mustStream(t, "transactionEvents over SSE", resp)
 	testenv.WaitFor(t, "two subscriptions", func() bool { return env.Stack.Live.Stats().Subscriptions == 2 })
-	waitPolls(t, env, "/shop/orders/v1", 1) // the baselines are set
-	waitPolls(t, env, "/transactions/money/v1", 1)
+	waitPolls(t, env, restclient.OpListOrders.Route, 1) // the baselines are set
+	waitPolls(t, env, restclient.OpListTransactions.Route, 1)
 
-	env.Hooks().SetFault(rListOrders, hooks.Fault{Kind: hooks.FaultRewrite, Rate: 1,
+	env.Hooks().SetFault(restclient.OpListOrders.Pattern(), hooks.Fault{Kind: hooks.FaultRewrite, Rate: 1,
 		Rewrite: &hooks.Rewrite{ID: order.ID, Set: map[string]any{"status": futureOrderStatus, "createDate": badOrderDate}}})
-	env.Hooks().SetFault(rListTx, hooks.Fault{Kind: hooks.FaultRewrite, Rate: 1,
+	env.Hooks().SetFault(restclient.OpListTransactions.Pattern(), hooks.Fault{Kind: hooks.FaultRewrite, Rate: 1,
 		Rewrite: &hooks.Rewrite{ID: tx, Set: map[string]any{"status": futureTxStatus, "type": futureTxType, "createDate": badTxDate}}})
 
 	m := ws.next("1")

@@ -48,7 +48,7 @@ func TestFixedCredentialsAgainstTheService(t *testing.T) {
 	if _, err := restclient.NewClient(url, restclient.WithBearerToken(m.BearerToken, "")); err == nil {
 		t.Error("WithBearerToken without a network id was accepted")
 	}
-	if got := srv.Hooks().Counts()["GET /events/v1/{id}"]; got != 3 {
+	if got := srv.Hooks().Counts()[restclient.OpGetEvent.Pattern()]; got != 3 {
 		t.Errorf("the service saw %d event calls, want 3 (none for the refused client)", got)
 	}
 }

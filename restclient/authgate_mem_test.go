@@ -20,7 +20,7 @@ const gateMemoryBound = 8 << 20
 // gateMemoryBound.
 func TestGateMemoryBound(t *testing.T) {
 	g := newAuthGate(DefaultAuthGate())
-	rc := call{method: http.MethodGet, route: "/resources/v1/{id}"}
+	rc := call{method: http.MethodGet, route: OpGetResource.Route}
 	long := strings.Repeat("m", maxErrorText)
 	const n = 2 * DefaultAuthMaxEntries
 	var before, after runtime.MemStats

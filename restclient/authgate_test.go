@@ -122,7 +122,7 @@ func slowFirst(t *testing.T, status int) (url string, arrived chan struct{}, rel
 	arrived, release, requests = make(chan struct{}), make(chan struct{}), new(atomic.Int64)
 	var once sync.Once
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /resources/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc(restclient.OpGetResource.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		requests.Add(1)
 		first := false
 		once.Do(func() { first = true; close(arrived) })

@@ -2,31 +2,17 @@ package restclient
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"iter"
-	"net/http"
 	"net/url"
-)
-
-// The decoders of the operations' answers, made once.
-var (
-	parseCreditNote     = parseOne[CreditNote]("creditNote")
-	parseCreditNoteList = parseList[CreditNote]("creditNotes")
 )
 
 // BillingService covers the billing area: credit notes and invoice items.
 type BillingService service
 
-// CreateCreditNote creates a credit note for an invoice.
-//
-// REST: POST /billing/credit_notes/v1 with body {"creditNote": req}.
+// CreateCreditNote creates a credit note for an invoice (OpCreateCreditNote).
 func (s *BillingService) CreateCreditNote(ctx context.Context, req *CreditNoteCreateRequest) (*CreditNote, *Response, error) {
-	if req == nil {
-		return nil, nil, errors.New("restclient: CreateCreditNote: nil request")
-	}
-	return doOne[CreditNote](ctx, s.client, http.MethodPost, "/billing/credit_notes/v1", "",
-		parseCreditNote, map[string]any{"creditNote": req})
+	return write(ctx, s.client, OpCreateCreditNote, "", req)
 }
 
 // CreditNoteListOptions filter ListCreditNotes. One of InvoiceRef and
@@ -37,11 +23,9 @@ type CreditNoteListOptions struct {
 	ListOptions
 }
 
-func (o *CreditNoteListOptions) query() url.Values {
+// Values returns o as the list's query.
+func (o CreditNoteListOptions) Values() url.Values {
 	q := url.Values{}
-	if o == nil {
-		return q
-	}
 	setIf(q, "invoiceRef", o.InvoiceRef)
 	setIf(q, "locationRef", o.LocationRef)
 	o.ListOptions.encode(q)
@@ -49,17 +33,15 @@ func (o *CreditNoteListOptions) query() url.Values {
 }
 
 // ListCreditNotes lists one page of the credit notes of an invoice or a
-// location; Response.NextPageToken and SearchQueryNext lead to the next.
-//
-// REST: GET /billing/credit_notes/v1.
+// location (OpListCreditNotes); Response.NextPageToken and SearchQueryNext
+// lead to the next.
 func (s *BillingService) ListCreditNotes(ctx context.Context, opts *CreditNoteListOptions) ([]*CreditNote, *Response, error) {
-	return doList[CreditNote](ctx, s.client, "/billing/credit_notes/v1", "", opts.query(), parseCreditNoteList)
+	return query(ctx, s.client, OpListCreditNotes, valuesOf(opts))
 }
 
 // AllCreditNotes iterates over every credit note matching opts, following
-// pages from opts.NextPageToken; an error ends the sequence.
-//
-// REST: GET /billing/credit_notes/v1, once per page.
+// pages from opts.NextPageToken; an error ends the sequence
+// (OpListCreditNotes, once per page).
 func (s *BillingService) AllCreditNotes(ctx context.Context, opts *CreditNoteListOptions) iter.Seq2[*CreditNote, error] {
 	o := CreditNoteListOptions{}
 	if opts != nil {
@@ -79,34 +61,14 @@ type InvoiceItems struct {
 	lazy *lazyDoc[InvoiceItems] // ListInvoiceItemsLazily: what Complete decodes
 }
 
-// ListInvoiceItems returns an invoice with its items. The response carries
-// the items twice, as invoice.items and as invoiceItems, and either may be
-// the one filled: when Invoice is non-nil and one of the two is empty, it is
-// filled from the other, so both Invoice.Items and Items hold the items. A
-// null in invoiceItems is a *DecodeError.
-//
-// REST: GET /billing/invoices/v1/{id}/items.
+// ListInvoiceItems returns an invoice with its items (OpListInvoiceItems).
+// The response carries the items twice, as invoice.items and as
+// invoiceItems, and either may be the one filled: when Invoice is non-nil
+// and one of the two is empty, it is filled from the other, so both
+// Invoice.Items and Items hold the items. A null in invoiceItems is a
+// *DecodeError.
 func (s *BillingService) ListInvoiceItems(ctx context.Context, invoiceID string) (*InvoiceItems, *Response, error) {
-	id, err := escapeID("ListInvoiceItems", invoiceID)
-	if err != nil {
-		return nil, nil, err
-	}
-	out := new(InvoiceItems)
-	resp, _, err := s.client.do(ctx, call{
-		method: http.MethodGet,
-		route:  "/billing/invoices/v1/{id}/items",
-		id:     id,
-		decode: func(data []byte) (pageInfo, error) {
-			if _, err := decodeStruct(out)(data); err != nil {
-				return pageInfo{}, err
-			}
-			return pageInfo{}, out.fillItems()
-		},
-	})
-	if err != nil {
-		return nil, resp, err
-	}
-	return out, resp, nil
+	return get(ctx, s.client, OpListInvoiceItems, invoiceID)
 }
 
 // ListInvoiceItemsLazily is ListInvoiceItems for callers that seldom read
@@ -119,25 +81,23 @@ func (s *BillingService) ListInvoiceItems(ctx context.Context, invoiceID string)
 // *DecodeError here, as with ListInvoiceItems; a value of the wrong type in
 // a field left undecoded (or a null in invoiceItems) is Complete's
 // *DecodeError instead, naming the same route.
-//
-// REST: GET /billing/invoices/v1/{id}/items.
 func (s *BillingService) ListInvoiceItemsLazily(ctx context.Context, invoiceID string) (*InvoiceItems, *Response, error) {
-	id, err := escapeID("ListInvoiceItemsLazily", invoiceID)
-	if err != nil {
-		return nil, nil, err
+	return invoke(ctx, s.client, OpListInvoiceItems, invoiceID, nil, nil, OpListInvoiceItems.lazy)
+}
+
+// parseInvoiceItems is ListInvoiceItems' decoder.
+func parseInvoiceItems(data []byte) (any, pageInfo, error) {
+	v, err := wholeInvoiceItems(data)
+	return v, pageInfo{}, err
+}
+
+// invoiceItemsLazily returns ListInvoiceItemsLazily's decoder for op (whose
+// eager decoder, parseInvoiceItems, Complete's wholeInvoiceItems is).
+func invoiceItemsLazily(op *Operation, _ parseFunc) parseFunc {
+	return func(data []byte) (any, pageInfo, error) {
+		v := new(InvoiceItems)
+		return v, pageInfo{}, v.decodeLazily(data, op.Method, op.Route)
 	}
-	const route = "/billing/invoices/v1/{id}/items"
-	out := new(InvoiceItems)
-	resp, _, err := s.client.do(ctx, call{
-		method: http.MethodGet,
-		route:  route,
-		id:     id,
-		decode: func(data []byte) (pageInfo, error) { return pageInfo{}, out.decodeLazily(data, http.MethodGet, route) },
-	})
-	if err != nil {
-		return nil, resp, err
-	}
-	return out, resp, nil
 }
 
 // decodeLazily decodes data into v with the lazy decoder, and keeps what

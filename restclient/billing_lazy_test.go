@@ -12,7 +12,7 @@ import (
 
 // lazyInvoiceItems decodes body as ListInvoiceItemsLazily does and
 // completes it: the decoder the differential tests compare with
-// encoding/json (decoders()["invoiceItemsLazy"]). It also checks what the
+// encoding/json (decoders()["invoiceLazy"]). It also checks what the
 // lazy decoding alone gave: every field it decodes equal to the completed
 // value's, every field it defers nil, and Complete's answer the same from
 // the InvoiceItems and from its Invoice; a difference is an error, which
@@ -78,13 +78,19 @@ func sameScalars[T any](lazy, whole *T) error {
 	return nil
 }
 
+// lazyChecks are, by the key of a row's answer, the checks of its lazy
+// decoder (decoders()): each decodes a body lazily, completes it, checks
+// the lazy value against the completed one, and returns the completed one.
+var lazyChecks = map[string]parseFunc{"resource": lazyResource, "invoice": lazyInvoiceItems}
+
 // lazyResource decodes body as GetResourceLazily does and completes it,
 // checking the lazy value against the completed one (sameScalars).
 func lazyResource(body []byte) (any, pageInfo, error) {
-	v, err := parseResourceLazily(body, http.MethodGet, "/r")
+	lv, _, err := OpGetResource.lazy(body)
 	if err != nil {
 		return nil, pageInfo{}, err
 	}
+	v := lv.(*Resource)
 	whole, err := v.Complete()
 	if err != nil {
 		return nil, pageInfo{}, err
@@ -118,7 +124,7 @@ const lazyBody = `{"invoice":{"id":"inv-1","number":"N-1","status":"paid","total
 	`"payments":[{"status":"ok"}],"items":[{"id":"a","quantity":2}]},"invoiceItems":[{"id":"a","quantity":2}]}`
 
 func TestListInvoiceItemsLazily(t *testing.T) {
-	const route = "/billing/invoices/v1/{id}/items"
+	var route = OpListInvoiceItems.Route
 	serve := func(t *testing.T, body string) *Client {
 		u := newUpstream(t)
 		u.serveJSON("GET "+route, wantRequest{method: "GET", path: "/billing/invoices/v1/inv-1/items"}, http.StatusOK, body)
@@ -253,7 +259,7 @@ func TestListInvoiceItemsLazily(t *testing.T) {
 }
 
 func TestGetResourceLazily(t *testing.T) {
-	const route = "/resources/v1/{id}"
+	var route = OpGetResource.Route
 	body := `{"resource":{"id":"r-1","title":"Room","capacity":4,"money":{"price":10},"schedule":{"default":{"closedDays":["sun"]}}}}`
 	serve := func(t *testing.T, body string) *Client {
 		u := newUpstream(t)

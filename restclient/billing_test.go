@@ -13,8 +13,8 @@ func TestCreateCreditNote(t *testing.T) {
 	u := newUpstream(t)
 	obs := &observations{}
 	note := fixture(t, "credit_note.json")
-	u.serveJSON("POST /billing/credit_notes/v1", wantRequest{
-		method: "POST", path: "/billing/credit_notes/v1",
+	u.serveJSON(OpCreateCreditNote.Pattern(), wantRequest{
+		method: "POST", path: OpListCreditNotes.Route,
 		body: `{"creditNote":{"invoiceRef":"inv-1","reason":"duplicate","lines":[{"invoiceItemRef":"item-1","amount":0,"quantity":2}],
 			"creditAmount":0,"memo":"m","effectiveDate":"2021-05-21T10:00:00Z","outOfBandAmount":1.5,
 			"refunds":[{"amount":3,"id":"r-1","transactionRef":"tx-1"}]}}`,
@@ -43,7 +43,7 @@ func TestCreateCreditNote(t *testing.T) {
 	if *got.CreditAmount != 7.5 || got.Lines[0].Discounts[0].Promocode.Expiration.String() != "2021-05-21T12:30:00Z" {
 		t.Errorf("unexpected values: %v %v", *got.CreditAmount, got.Lines[0].Discounts[0].Promocode.Expiration)
 	}
-	checkObserved(t, obs, "POST", "/billing/credit_notes/v1", 201)
+	checkObserved(t, obs, "POST", OpListCreditNotes.Route, 201)
 
 	if _, _, err := c.Billing.CreateCreditNote(obs.ctx(t), nil); err == nil {
 		t.Error("nil request accepted")
@@ -53,8 +53,8 @@ func TestCreateCreditNote(t *testing.T) {
 func TestListCreditNotes(t *testing.T) {
 	u := newUpstream(t)
 	note := fixture(t, "credit_note.json")
-	u.serveJSON("GET /billing/credit_notes/v1", wantRequest{
-		method: "GET", path: "/billing/credit_notes/v1",
+	u.serveJSON(OpListCreditNotes.Pattern(), wantRequest{
+		method: "GET", path: OpListCreditNotes.Route,
 		query: url.Values{"invoiceRef": {"inv-1"}, "locationRef": {"loc-1"}, "limit": {"10"}, "nextPageToken": {"p2"}},
 	}, http.StatusOK, `{"creditNotes":[`+note+`],"nextPageToken":"p3","searchQueryNext":"invoiceRef=inv-1&nextPageToken=p3"}`)
 	c := u.client()
@@ -77,7 +77,7 @@ func TestListCreditNotes(t *testing.T) {
 
 func TestAllCreditNotes(t *testing.T) {
 	u := newUpstream(t)
-	u.handle("GET /billing/credit_notes/v1", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpListCreditNotes.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("locationRef") != "loc-1" {
 			t.Errorf("filter lost on page %q", r.URL.Query().Get("nextPageToken"))
 		}
@@ -118,7 +118,7 @@ var invoiceItemPartials = map[string][]string{
 func TestListInvoiceItems(t *testing.T) {
 	u := newUpstream(t)
 	inv, item := fixture(t, "invoice.json"), fixture(t, "invoice_item.json")
-	u.serveJSON("GET /billing/invoices/v1/{id}/items", wantRequest{
+	u.serveJSON(OpListInvoiceItems.Pattern(), wantRequest{
 		method: "GET", path: "/billing/invoices/v1/inv%2F1/items",
 	}, http.StatusOK, `{"invoice":`+inv+`,"invoiceItems":[`+item+`],"addedLater":{"x":1}}`)
 	c := u.client()
@@ -169,7 +169,7 @@ func TestListInvoiceItemsShapes(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			u := newUpstream(t)
-			u.serveJSON("GET /billing/invoices/v1/{id}/items", wantRequest{method: "GET", path: "/billing/invoices/v1/inv-1/items"}, http.StatusOK, tc.body)
+			u.serveJSON(OpListInvoiceItems.Pattern(), wantRequest{method: "GET", path: "/billing/invoices/v1/inv-1/items"}, http.StatusOK, tc.body)
 			got, _, err := u.client().Billing.ListInvoiceItems(ctxT(t), "inv-1")
 			if err != nil {
 				t.Fatal(err)
@@ -193,7 +193,7 @@ func TestListInvoiceItemsShapes(t *testing.T) {
 
 	t.Run("no invoice", func(t *testing.T) {
 		u := newUpstream(t)
-		u.serveJSON("GET /billing/invoices/v1/{id}/items", wantRequest{method: "GET", path: "/billing/invoices/v1/inv-1/items"}, http.StatusOK, `{"invoiceItems":`+items+`}`)
+		u.serveJSON(OpListInvoiceItems.Pattern(), wantRequest{method: "GET", path: "/billing/invoices/v1/inv-1/items"}, http.StatusOK, `{"invoiceItems":`+items+`}`)
 		got, _, err := u.client().Billing.ListInvoiceItems(ctxT(t), "inv-1")
 		if err != nil {
 			t.Fatal(err)
@@ -205,7 +205,7 @@ func TestListInvoiceItemsShapes(t *testing.T) {
 
 	t.Run("null item", func(t *testing.T) {
 		u := newUpstream(t)
-		u.serveJSON("GET /billing/invoices/v1/{id}/items", wantRequest{method: "GET", path: "/billing/invoices/v1/inv-1/items"}, http.StatusOK, `{"invoice":{"id":"inv-1"},"invoiceItems":[{"id":"a"},null]}`)
+		u.serveJSON(OpListInvoiceItems.Pattern(), wantRequest{method: "GET", path: "/billing/invoices/v1/inv-1/items"}, http.StatusOK, `{"invoice":{"id":"inv-1"},"invoiceItems":[{"id":"a"},null]}`)
 		var de *DecodeError
 		if _, _, err := u.client().Billing.ListInvoiceItems(ctxT(t), "inv-1"); !errors.As(err, &de) {
 			t.Errorf("null item: %v", err)

@@ -343,9 +343,9 @@ func (b *breakers) state(method, route, client string) BreakerState {
 }
 
 // BreakerState returns the state of the route breaker (for everyone) of the
-// operation method route (route is the path template, e.g.
-// "/resources/v1/{id}"); closed when circuit breaking is off or the route has
-// not been called.
+// operation method route (route is the path template, an Operation's
+// Route); closed when circuit breaking is off or the route has not been
+// called.
 func (c *Client) BreakerState(method, route string) BreakerState {
 	return c.breakers.state(method, route, "")
 }

@@ -20,7 +20,7 @@ var (
 func TestBreakerOneTenantCannotOpenTheRouteForAnother(t *testing.T) {
 	u := newUpstream(t)
 	var sentA atomic.Int64
-	u.handle("POST /billing/credit_notes/v1", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpCreateCreditNote.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") == tenantB.Authorization {
 			w.WriteHeader(http.StatusInternalServerError)
 			io.WriteString(w, `{"message":"boom","type":"internal"}`)
@@ -36,7 +36,7 @@ func TestBreakerOneTenantCannotOpenTheRouteForAnother(t *testing.T) {
 			t.Fatalf("B call %d: %v", i, err)
 		}
 	}
-	route := "/billing/credit_notes/v1"
+	route := OpListCreditNotes.Route
 	if c.ClientBreakerState("POST", route, tenantB) != BreakerOpen || c.BreakerState("POST", route) != BreakerClosed {
 		t.Fatalf("B's breaker %s, route breaker %s; want open, closed", c.ClientBreakerState("POST", route, tenantB), c.BreakerState("POST", route))
 	}
@@ -54,7 +54,7 @@ func TestBreakerOneTenantCannotOpenTheRouteForAnother(t *testing.T) {
 func TestBreakerFailuresOfSeveralTenantsOpenTheRouteForAll(t *testing.T) {
 	u := newUpstream(t)
 	var hits atomic.Int64
-	u.handle("GET /events/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpGetEvent.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
 		w.WriteHeader(http.StatusServiceUnavailable)
 	})
@@ -65,8 +65,8 @@ func TestBreakerFailuresOfSeveralTenantsOpenTheRouteForAll(t *testing.T) {
 			t.Fatalf("call %d: %v", i, err)
 		}
 	}
-	if c.BreakerState("GET", "/events/v1/{id}") != BreakerOpen {
-		t.Fatalf("route breaker %s after failures of two clients", c.BreakerState("GET", "/events/v1/{id}"))
+	if c.BreakerState("GET", OpGetEvent.Route) != BreakerOpen {
+		t.Fatalf("route breaker %s after failures of two clients", c.BreakerState("GET", OpGetEvent.Route))
 	}
 	_, _, err := c.Events.GetEvent(WithCredentials(ctxT(t), tenantC), "e")
 	if ce, ok := errors.AsType[*CircuitOpenError](err); !ok || ce.Client || hits.Load() != 6 {

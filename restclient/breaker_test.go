@@ -68,7 +68,7 @@ func TestBreakerOpensAndFailsFast(t *testing.T) {
 	u := newUpstream(t)
 	bad := new(atomic.Bool)
 	bad.Store(true)
-	n := failingRoute(u, "GET /events/v1/{id}", http.StatusServiceUnavailable, bad)
+	n := failingRoute(u, OpGetEvent.Pattern(), http.StatusServiceUnavailable, bad)
 	obs, log := &observations{}, &stateLog{}
 	c := u.client(WithBreakerStateChange(log.record)) // default breaker, 2 retries
 	for i := range 5 {
@@ -83,7 +83,7 @@ func TestBreakerOpensAndFailsFast(t *testing.T) {
 	if got := log.get(); !slices.Equal(got, []string{"GET /events/v1/{id} client " + testID[:8] + ": closed->open"}) {
 		t.Errorf("state changes %v", got)
 	}
-	if c.ClientBreakerState("GET", "/events/v1/{id}", testCreds) != BreakerOpen {
+	if c.ClientBreakerState("GET", OpGetEvent.Route, testCreds) != BreakerOpen {
 		t.Error("breaker not open")
 	}
 	for _, id := range []string{"e", "other"} { // the route, not the id, is broken
@@ -92,7 +92,7 @@ func TestBreakerOpensAndFailsFast(t *testing.T) {
 		if !errors.As(err, &ce) || ev != nil || resp != nil {
 			t.Fatalf("err %T %v", err, err)
 		}
-		if ce.Method != "GET" || ce.Route != "/events/v1/{id}" || !IsCircuitOpen(err) || !errors.Is(err, ErrCircuitOpen) {
+		if ce.Method != "GET" || ce.Route != OpGetEvent.Route || !IsCircuitOpen(err) || !errors.Is(err, ErrCircuitOpen) {
 			t.Errorf("%+v", ce)
 		}
 		if IsTransport(err) || IsServerError(err) || StatusCode(err) != 0 {
@@ -106,7 +106,7 @@ func TestBreakerOpensAndFailsFast(t *testing.T) {
 		t.Errorf("open breaker let %d calls through", n.Load()-15)
 	}
 	ci := obs.last(t)
-	if ci.Status != 0 || !IsCircuitOpen(ci.Err) || ci.Retries != 0 || ci.Route != "/events/v1/{id}" || ci.Shared {
+	if ci.Status != 0 || !IsCircuitOpen(ci.Err) || ci.Retries != 0 || ci.Route != OpGetEvent.Route || ci.Shared {
 		t.Errorf("observed %+v", ci)
 	}
 	if IsCircuitOpen(errors.New("x")) || IsCircuitOpen(nil) {
@@ -120,7 +120,7 @@ func TestBreakerIgnoresClientErrorsAndThrottling(t *testing.T) {
 			u := newUpstream(t)
 			bad := new(atomic.Bool)
 			bad.Store(true)
-			n := failingRoute(u, "GET /events/v1/{id}", status, bad)
+			n := failingRoute(u, OpGetEvent.Pattern(), status, bad)
 			log := &stateLog{}
 			c := u.client(noRetry, WithBreakerStateChange(log.record))
 			for i := range 20 {
@@ -128,7 +128,7 @@ func TestBreakerIgnoresClientErrorsAndThrottling(t *testing.T) {
 					t.Fatalf("call %d: %v", i, err)
 				}
 			}
-			if n.Load() != 20 || len(log.get()) != 0 || c.ClientBreakerState("GET", "/events/v1/{id}", testCreds) != BreakerClosed {
+			if n.Load() != 20 || len(log.get()) != 0 || c.ClientBreakerState("GET", OpGetEvent.Route, testCreds) != BreakerClosed {
 				t.Errorf("%d hits, changes %v", n.Load(), log.get())
 			}
 		})
@@ -138,7 +138,7 @@ func TestBreakerIgnoresClientErrorsAndThrottling(t *testing.T) {
 func TestBreakerSuccessResetsConsecutiveFailures(t *testing.T) {
 	u := newUpstream(t)
 	var n atomic.Int64
-	u.handle("GET /events/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpGetEvent.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		if n.Add(1) == 5 { // the upstream answered: a 404 is a success
 			w.WriteHeader(404)
 			return
@@ -151,7 +151,7 @@ func TestBreakerSuccessResetsConsecutiveFailures(t *testing.T) {
 			t.Fatal("opened")
 		}
 	}
-	if n.Load() != 9 || c.ClientBreakerState("GET", "/events/v1/{id}", testCreds) != BreakerClosed {
+	if n.Load() != 9 || c.ClientBreakerState("GET", OpGetEvent.Route, testCreds) != BreakerClosed {
 		t.Errorf("%d hits", n.Load())
 	}
 }
@@ -159,7 +159,7 @@ func TestBreakerSuccessResetsConsecutiveFailures(t *testing.T) {
 func TestBreakerFailureRatio(t *testing.T) {
 	u := newUpstream(t)
 	var n atomic.Int64
-	u.handle("GET /events/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpGetEvent.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		if n.Add(1)%2 == 0 {
 			w.WriteHeader(502)
 			return
@@ -169,12 +169,12 @@ func TestBreakerFailureRatio(t *testing.T) {
 	c := u.client(noRetry)
 	// success, failure, ...: the 10th call makes 5 failures of 10.
 	for i := 1; i <= 10; i++ {
-		if got := c.ClientBreakerState("GET", "/events/v1/{id}", testCreds); got != BreakerClosed {
+		if got := c.ClientBreakerState("GET", OpGetEvent.Route, testCreds); got != BreakerClosed {
 			t.Fatalf("before call %d: %s", i, got)
 		}
 		c.Events.GetEvent(ctxT(t), "e")
 	}
-	if c.ClientBreakerState("GET", "/events/v1/{id}", testCreds) != BreakerOpen {
+	if c.ClientBreakerState("GET", OpGetEvent.Route, testCreds) != BreakerOpen {
 		t.Error("a 50% failure ratio over 10 calls did not open the breaker")
 	}
 }
@@ -187,8 +187,8 @@ func TestBreakerIgnoresCallerCancellation(t *testing.T) {
 		entered <- struct{}{}
 		<-r.Context().Done()
 	}
-	u.handle("GET /events/v1/{id}", block)
-	u.handle("POST /resources/bookings/v1", block)
+	u.handle(OpGetEvent.Pattern(), block)
+	u.handle(OpCreateBooking.Pattern(), block)
 	log := &stateLog{}
 	c := u.client(noRetry, WithSharedGets(false), WithBreakerStateChange(log.record))
 	cancelled := func(call func(ctx context.Context) error) {
@@ -219,8 +219,8 @@ func TestBreakerIgnoresCallerCancellation(t *testing.T) {
 			return err
 		})
 	}
-	if len(log.get()) != 0 || c.ClientBreakerState("GET", "/events/v1/{id}", testCreds) != BreakerClosed ||
-		c.ClientBreakerState("POST", "/resources/bookings/v1", testCreds) != BreakerClosed {
+	if len(log.get()) != 0 || c.ClientBreakerState("GET", OpGetEvent.Route, testCreds) != BreakerClosed ||
+		c.ClientBreakerState("POST", OpCreateBooking.Route, testCreds) != BreakerClosed {
 		t.Errorf("cancellations moved a breaker: %v", log.get())
 	}
 	if u.hits.Load() != 16 {
@@ -236,7 +236,7 @@ func TestBreakerHalfOpenRecovery(t *testing.T) {
 		bad := new(atomic.Bool)
 		bad.Store(true)
 		log := &stateLog{}
-		const route = "/events/v1/{id}"
+		var route = OpGetEvent.Route
 		c, n := memUpstream(t, func(*http.Request) int {
 			if bad.Load() {
 				return http.StatusInternalServerError
@@ -299,7 +299,7 @@ func TestBreakerHalfOpenProbeLimitAndAbandonedProbe(t *testing.T) {
 	bad.Store(true)
 	entered := make(chan struct{}, 1)
 	release := make(chan struct{})
-	u.handle("GET /events/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpGetEvent.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		if bad.Load() {
 			w.WriteHeader(503)
 			return
@@ -312,7 +312,7 @@ func TestBreakerHalfOpenProbeLimitAndAbandonedProbe(t *testing.T) {
 		}
 		io.WriteString(w, `{"event":{"id":"e"}}`)
 	})
-	const route = "/events/v1/{id}"
+	var route = OpGetEvent.Route
 	c := u.client(noRetry, WithCircuitBreaker(BreakerSettings{ConsecutiveFailures: 1, OpenTimeout: 50 * time.Millisecond, HalfOpenProbes: 1}))
 	c.Events.GetEvent(ctxT(t), "e")
 	bad.Store(false)
@@ -359,9 +359,9 @@ func TestBreakerPerRoute(t *testing.T) {
 	bad := new(atomic.Bool)
 	bad.Store(true)
 	good := new(atomic.Bool)
-	failingRoute(u, "GET /events/v1/{id}", 503, bad)
-	products := failingRoute(u, "GET /shop/products/v1/{productId}", 503, good)
-	bookings := failingRoute(u, "POST /resources/bookings/v1", 503, good)
+	failingRoute(u, OpGetEvent.Pattern(), 503, bad)
+	products := failingRoute(u, OpGetProduct.Pattern(), 503, good)
+	bookings := failingRoute(u, OpCreateBooking.Pattern(), 503, good)
 	c := u.client(noRetry)
 	for range 5 {
 		c.Events.GetEvent(ctxT(t), "e")
@@ -375,7 +375,7 @@ func TestBreakerPerRoute(t *testing.T) {
 	if _, _, err := c.Resources.CreateBooking(ctxT(t), &BookingCreateRequest{}); err != nil || bookings.Load() != 1 {
 		t.Errorf("bookings: %v", err)
 	}
-	if c.ClientBreakerState("GET", "/shop/products/v1/{productId}", testCreds) != BreakerClosed {
+	if c.ClientBreakerState("GET", OpGetProduct.Route, testCreds) != BreakerClosed {
 		t.Error("products breaker moved")
 	}
 	// Breakers are per client.
@@ -409,14 +409,14 @@ func TestBreakerDisabled(t *testing.T) {
 	u := newUpstream(t)
 	bad := new(atomic.Bool)
 	bad.Store(true)
-	n := failingRoute(u, "GET /events/v1/{id}", 503, bad)
+	n := failingRoute(u, OpGetEvent.Pattern(), 503, bad)
 	c := u.client(noRetry, WithCircuitBreaker(BreakerSettings{Disabled: true, ConsecutiveFailures: 1}))
 	for range 12 {
 		if _, _, err := c.Events.GetEvent(ctxT(t), "e"); StatusCode(err) != 503 {
 			t.Fatalf("err %v", err)
 		}
 	}
-	if n.Load() != 12 || c.ClientBreakerState("GET", "/events/v1/{id}", testCreds) != BreakerClosed {
+	if n.Load() != 12 || c.ClientBreakerState("GET", OpGetEvent.Route, testCreds) != BreakerClosed {
 		t.Errorf("%d hits", n.Load())
 	}
 }
@@ -502,8 +502,8 @@ func (b *lateAllow) Allow() (func(bool), error) {
 // probe's slot must come back: later calls are admitted, not refused for
 // good.
 func TestBreakerIgnoredProbeAdmittedByAllowReturnsItsSlot(t *testing.T) {
-	const (
-		route       = "/events/v1/{id}"
+	var (
+		route       = OpGetEvent.Route
 		openTimeout = 5 * time.Second
 	)
 	for _, ignored := range []string{"429", "caller cancelled"} {

@@ -46,7 +46,7 @@ func (c *mapCache) Put(_ context.Context, cr Credentials, route, path string, bo
 
 func TestCacheAnswersWithoutAnUpstreamCall(t *testing.T) {
 	u := newUpstream(t)
-	u.handle("GET /resources/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpGetResource.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"resource":{"id":"`+r.PathValue("id")+`"}}`)
 	})
 	mc := &mapCache{}
@@ -61,7 +61,7 @@ func TestCacheAnswersWithoutAnUpstreamCall(t *testing.T) {
 	if u.hits.Load() != 1 || mc.puts != 1 {
 		t.Fatalf("%d upstream calls, %d puts; want 1 and 1", u.hits.Load(), mc.puts)
 	}
-	if ci := obs.last(t); !ci.Cached || ci.Status != 200 || ci.Route != "/resources/v1/{id}" {
+	if ci := obs.last(t); !ci.Cached || ci.Status != 200 || ci.Route != OpGetResource.Route {
 		t.Errorf("a hit observed as %+v", ci)
 	}
 	// Another credential never gets the entry.
@@ -74,7 +74,7 @@ func TestCacheAnswersWithoutAnUpstreamCall(t *testing.T) {
 		t.Fatalf("no-cache: %v, %d calls, %d puts", err, u.hits.Load(), mc.puts)
 	}
 	// Writes are never answered from, nor put into, the cache.
-	u.serveJSON("POST /visitors/requests/v1", wantRequest{method: "POST", path: "/visitors/requests/v1", body: `{"request":{}}`}, 201, `{"request":{}}`)
+	u.serveJSON(OpCreateVisitRequest.Pattern(), wantRequest{method: "POST", path: OpCreateVisitRequest.Route, body: `{"request":{}}`}, 201, `{"request":{}}`)
 	for range 2 {
 		if _, _, err := c.Visitors.CreateVisitRequest(ctxT(t), &VisitRequestCreateRequest{}); err != nil {
 			t.Fatal(err)
@@ -87,7 +87,7 @@ func TestCacheAnswersWithoutAnUpstreamCall(t *testing.T) {
 
 func TestCacheEntryThatDoesNotDecodeIsAMiss(t *testing.T) {
 	u := newUpstream(t)
-	u.handle("GET /resources/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpGetResource.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"resource":{"id":"r1"}}`)
 	})
 	mc := &mapCache{m: map[string][]byte{testCreds.Identity() + " /resources/v1/r1": []byte("not json")}}
@@ -102,11 +102,11 @@ func TestCacheEntryThatDoesNotDecodeIsAMiss(t *testing.T) {
 // a refused write and a read invalidate nothing.
 func TestWritesInvalidateWhatTheTableSays(t *testing.T) {
 	u := newUpstream(t)
-	u.handle("POST /billing/credit_notes/v1", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpCreateCreditNote.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"creditNote":{"id":"cn1","invoiceRef":"inv/1","locationRef":"loc1"}}`))
 	})
-	u.handle("PUT /visitors/visits/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpUpdateVisit.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		if r.PathValue("id") == "refused" {
 			w.WriteHeader(http.StatusForbidden)
 			_, _ = w.Write([]byte(`{"message":"no","type":"forbidden"}`))
@@ -115,7 +115,7 @@ func TestWritesInvalidateWhatTheTableSays(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"visit":{"id":"v 1"}}`))
 	})
-	u.handle("GET /resources/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpGetResource.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte(`{"resource":{"id":"r1"}}`))
 	})
 	mc := &mapCache{}
@@ -134,10 +134,10 @@ func TestWritesInvalidateWhatTheTableSays(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Stale{
-		{"/billing/invoices/v1/{id}/items", "id", "inv/1"},
-		{"/billing/credit_notes/v1", "invoiceRef", "inv/1"},
-		{"/billing/credit_notes/v1", "locationRef", "loc1"},
-		{"/visitors/visits/v1/{id}", "id", "v 1"},
+		{OpListInvoiceItems.Route, "id", "inv/1"},
+		{OpListCreditNotes.Route, "invoiceRef", "inv/1"},
+		{OpListCreditNotes.Route, "locationRef", "loc1"},
+		{OpGetVisit.Route, "id", "v 1"},
 	}
 	if !slices.Equal(mc.invalidations, want) {
 		t.Errorf("invalidations = %v\nwant %v", mc.invalidations, want)

@@ -362,10 +362,8 @@ type call struct {
 	body   any        // request body, JSON-encoded; nil for none
 	// A 2xx body is decoded by parse, into a fresh value that do returns
 	// (a shared GET whose callers read results only, WithReadOnlyResults,
-	// parses once for all of them), or else by decode; with neither it is
-	// ignored.
-	parse  parseFunc
-	decode decodeFunc
+	// parses once for all of them); without it the body is ignored.
+	parse parseFunc
 }
 
 // target returns rc's URL: the base URL, rc.route with rc.id in its
@@ -384,19 +382,10 @@ func (c *Client) target(rc *call) string {
 }
 
 // decodes reports whether rc decodes its answer.
-func (rc *call) decodes() bool { return rc.parse != nil || rc.decode != nil }
+func (rc *call) decodes() bool { return rc.parse != nil }
 
-// decodeBody decodes data, a 2xx body, as rc says (parse or decode).
-func (rc *call) decodeBody(data []byte) (any, pageInfo, error) {
-	if rc.parse != nil {
-		return rc.parse(data)
-	}
-	page, err := rc.decode(data)
-	return nil, page, err
-}
-
-// decodeFunc decodes a 2xx body and returns the paging it carried.
-type decodeFunc func(data []byte) (pageInfo, error)
+// decodeBody decodes data, a 2xx body, with rc.parse.
+func (rc *call) decodeBody(data []byte) (any, pageInfo, error) { return rc.parse(data) }
 
 type pageInfo struct {
 	next, searchQueryNext string
@@ -789,11 +778,11 @@ func (c *Client) setHeader(h http.Header, hasBody bool, creds who) {
 
 // ---- request helpers ----
 
-// escapeID returns id as one escaped path segment. Empty, "." and ".." ids
-// are refused: they would address another route.
-func escapeID(op, id string) (string, error) {
+// escapeID returns id as one escaped path segment of a call of op. Empty,
+// "." and ".." ids are refused: they would address another route.
+func escapeID(op *Operation, id string) (string, error) {
 	if id == "" || id == "." || id == ".." {
-		return "", fmt.Errorf("restclient: %s: invalid id %q", op, id)
+		return "", fmt.Errorf("restclient: %s: invalid id %q", op.Pattern(), id)
 	}
 	return url.PathEscape(id), nil
 }
@@ -829,6 +818,18 @@ func (d DateRange) encode(q url.Values, field string) {
 	if !d.LTE.IsZero() {
 		q.Set(field+"[lte]", d.LTE.UTC().Format(time.RFC3339Nano))
 	}
+}
+
+// valuesOf returns the query of list options o (Values); a nil o filters
+// nothing.
+func valuesOf[O any, P interface {
+	*O
+	Values() url.Values
+}](o P) url.Values {
+	if o == nil {
+		return nil
+	}
+	return o.Values()
 }
 
 func setIf(q url.Values, key, v string) {
@@ -868,24 +869,69 @@ func paginate[T any](first string, fetch func(token string) ([]*T, *Response, er
 	}
 }
 
-// doOne runs a call of route (with id, escaped, in its placeholder) whose
-// answer wraps one object, parsed by parse (parseOne[T]).
-func doOne[T any](ctx context.Context, c *Client, method, route, id string, parse parseFunc, body any) (*T, *Response, error) {
-	resp, v, err := c.do(ctx, call{method: method, route: route, id: id, body: body, parse: parse})
-	if err != nil {
-		return nil, resp, err
-	}
-	return v.(*T), resp, nil
+// get makes the call of op with id (unescaped) in its path parameter, if
+// it has one, and decodes the answer with op's decoder.
+func get[T any](ctx context.Context, c *Client, op *Op[T], id string) (T, *Response, error) {
+	return invoke(ctx, c, op, id, nil, nil, op.parse)
 }
 
-// doList runs a GET of route (with id, escaped, in its placeholder) whose
-// answer wraps an array, parsed by parse (parseList[T]).
-func doList[T any](ctx context.Context, c *Client, route, id string, q url.Values, parse parseFunc) ([]*T, *Response, error) {
-	resp, v, err := c.do(ctx, call{method: http.MethodGet, route: route, id: id, query: q, parse: parse})
-	if err != nil {
-		return nil, resp, err
+// query makes the GET op with query q.
+func query[T any](ctx context.Context, c *Client, op *Op[T], q url.Values) (T, *Response, error) {
+	return invoke(ctx, c, op, "", q, nil, op.parse)
+}
+
+// write makes the write op with id (unescaped) in its path parameter, if it
+// has one, and body req under op's Key ({"booking": req}).
+func write[T, R any](ctx context.Context, c *Client, op *Op[T], id string, req *R) (T, *Response, error) {
+	if req == nil {
+		var zero T
+		return zero, nil, fmt.Errorf("restclient: %s: nil request", op.Pattern())
 	}
-	return v.([]*T), resp, nil
+	return invoke(ctx, c, op, id, nil, map[string]any{op.Key: req}, op.parse)
+}
+
+// Get makes the GET op (a row of the table) with id in its path parameter
+// (when its route has one) and query q (nil: none), and decodes the answer
+// as op's client method does: the call the facade's live sources make.
+func Get[T any](ctx context.Context, c *Client, op *Op[T], id string, q url.Values) (T, *Response, error) {
+	if op.Method != http.MethodGet {
+		var zero T
+		return zero, nil, fmt.Errorf("restclient: Get: %s is not a GET", op.Pattern())
+	}
+	return invoke(ctx, c, op, id, q, nil, op.parse)
+}
+
+// GetLazily is Get with op's lazily decoding variant where the row has one
+// (lazy.go: read the value's objects through its Complete): the call the
+// facade's loaders make.
+func GetLazily[T any](ctx context.Context, c *Client, op *Op[T], id string, q url.Values) (T, *Response, error) {
+	parse := op.parse
+	if op.lazy != nil {
+		parse = op.lazy
+	}
+	if op.Method != http.MethodGet {
+		var zero T
+		return zero, nil, fmt.Errorf("restclient: GetLazily: %s is not a GET", op.Pattern())
+	}
+	return invoke(ctx, c, op, id, q, nil, parse)
+}
+
+// invoke makes one call of op: id (unescaped) in its path parameter, query
+// q, request body body; a 2xx answer is decoded by parse into a T.
+func invoke[T any](ctx context.Context, c *Client, op *Op[T], id string, q url.Values, body any, parse parseFunc) (T, *Response, error) {
+	var zero T
+	seg := ""
+	if op.hasParam {
+		var err error
+		if seg, err = escapeID(&op.Operation, id); err != nil {
+			return zero, nil, err
+		}
+	}
+	resp, v, err := c.do(ctx, call{method: op.Method, route: op.Route, id: seg, query: q, body: body, parse: parse})
+	if err != nil {
+		return zero, resp, err
+	}
+	return v.(T), resp, nil
 }
 
 // CloseIdleConnections closes the client's idle keep-alive connections and ends its idle

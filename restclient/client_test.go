@@ -89,7 +89,7 @@ func TestUserAgentAndHTTPClient(t *testing.T) {
 		sent.Add(1)
 		return http.DefaultTransport.RoundTrip(r)
 	})}
-	u.handle("GET /events/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpGetEvent.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		if ua := r.Header.Get("User-Agent"); ua != "facade-test/2" {
 			t.Errorf("User-Agent %q", ua)
 		}
@@ -129,7 +129,7 @@ func statusSequence(t *testing.T, u *upstream, pattern string, headers []http.He
 func TestRetryGET(t *testing.T) {
 	u := newUpstream(t)
 	obs := &observations{}
-	n := statusSequence(t, u, "GET /resources/v1/{id}", nil, []int{503, 502}, `{"resource":{"id":"r"}}`)
+	n := statusSequence(t, u, OpGetResource.Pattern(), nil, []int{503, 502}, `{"resource":{"id":"r"}}`)
 	c := u.client()
 	var waits []time.Duration
 	c.wait = func(ctx context.Context, d time.Duration) error { waits = append(waits, d); return nil }
@@ -145,7 +145,7 @@ func TestRetryGET(t *testing.T) {
 		t.Errorf("waits %v, want exponential 100ms, 200ms", waits)
 	}
 	ci := obs.last(t)
-	if ci.Retries != 2 || ci.Status != 200 || ci.Err != nil || ci.Route != "/resources/v1/{id}" || ci.Duration <= 0 {
+	if ci.Retries != 2 || ci.Status != 200 || ci.Err != nil || ci.Route != OpGetResource.Route || ci.Duration <= 0 {
 		t.Errorf("observed %+v", ci)
 	}
 }
@@ -153,7 +153,7 @@ func TestRetryGET(t *testing.T) {
 func TestRetryExhausted(t *testing.T) {
 	u := newUpstream(t)
 	obs := &observations{}
-	n := statusSequence(t, u, "GET /events/v1/{id}", nil, []int{504, 504, 504, 504}, `{}`)
+	n := statusSequence(t, u, OpGetEvent.Pattern(), nil, []int{504, 504, 504, 504}, `{}`)
 	c := u.client(WithRetry(RetryPolicy{MaxRetries: 3, BaseDelay: time.Millisecond}))
 	_, resp, err := c.Events.GetEvent(obs.ctx(t), "e")
 	if !IsServerError(err) || StatusCode(err) != 504 || resp == nil || resp.StatusCode != 504 {
@@ -174,17 +174,17 @@ func TestNoRetry(t *testing.T) {
 		status  int
 		call    func(c *Client) error
 	}{
-		{"GET 500", "GET /events/v1/{id}", 500, func(c *Client) error { _, _, err := c.Events.GetEvent(ctxT(t), "e"); return err }},
-		{"GET 404", "GET /events/v1/{id}", 404, func(c *Client) error { _, _, err := c.Events.GetEvent(ctxT(t), "e"); return err }},
-		{"POST 503", "POST /feed/posts/v1", 503, func(c *Client) error {
+		{"GET 500", OpGetEvent.Pattern(), 500, func(c *Client) error { _, _, err := c.Events.GetEvent(ctxT(t), "e"); return err }},
+		{"GET 404", OpGetEvent.Pattern(), 404, func(c *Client) error { _, _, err := c.Events.GetEvent(ctxT(t), "e"); return err }},
+		{"POST 503", OpCreatePost.Pattern(), 503, func(c *Client) error {
 			_, _, err := c.Feed.CreatePost(ctxT(t), &PostCreateRequest{LocationRef: new("l")})
 			return err
 		}},
-		{"POST 429", "POST /resources/bookings/v1", 429, func(c *Client) error {
+		{"POST 429", OpCreateBooking.Pattern(), 429, func(c *Client) error {
 			_, _, err := c.Resources.CreateBooking(ctxT(t), &BookingCreateRequest{})
 			return err
 		}},
-		{"PUT 502", "PUT /visitors/visits/v1/{id}", 502, func(c *Client) error {
+		{"PUT 502", OpUpdateVisit.Pattern(), 502, func(c *Client) error {
 			_, _, err := c.Visitors.UpdateVisit(ctxT(t), "v", &VisitUpdateRequest{})
 			return err
 		}},
@@ -201,7 +201,7 @@ func TestNoRetry(t *testing.T) {
 	}
 	t.Run("retries disabled", func(t *testing.T) {
 		u := newUpstream(t)
-		n := statusSequence(t, u, "GET /events/v1/{id}", nil, []int{503, 503}, `{}`)
+		n := statusSequence(t, u, OpGetEvent.Pattern(), nil, []int{503, 503}, `{}`)
 		_, _, err := u.client(WithRetry(RetryPolicy{MaxRetries: 0})).Events.GetEvent(ctxT(t), "e")
 		if StatusCode(err) != 503 || n.Load() != 1 {
 			t.Errorf("err %v after %d attempts", err, n.Load())
@@ -211,7 +211,7 @@ func TestNoRetry(t *testing.T) {
 
 func TestRetryAfter(t *testing.T) {
 	u := newUpstream(t)
-	n := statusSequence(t, u, "GET /shop/products/v1/{productId}",
+	n := statusSequence(t, u, OpGetProduct.Pattern(),
 		[]http.Header{{"Retry-After": {"3"}}}, []int{429}, `{"product":{"id":"p"}}`)
 	c := u.client()
 	var waits []time.Duration
@@ -229,7 +229,7 @@ func TestRetryAfterLongIsWaitedWithinTheDeadline(t *testing.T) {
 	u := newUpstream(t)
 	// 9s is above 4 * MaxDelay (2s), which bounds 503's Retry-After; a 429's
 	// is waited whatever it says when the deadline (30s) leaves room.
-	n := statusSequence(t, u, "GET /events/v1/{id}", []http.Header{{"Retry-After": {"9"}}}, []int{429}, `{"event":{"id":"e"}}`)
+	n := statusSequence(t, u, OpGetEvent.Pattern(), []http.Header{{"Retry-After": {"9"}}}, []int{429}, `{"event":{"id":"e"}}`)
 	c := u.client()
 	var waits []time.Duration
 	c.wait = func(ctx context.Context, d time.Duration) error { waits = append(waits, d); return nil }
@@ -247,7 +247,7 @@ func TestRetryAfterLongIsWaitedWithinTheDeadline(t *testing.T) {
 
 func TestRetryAfterBeyondTheDeadline(t *testing.T) {
 	u := newUpstream(t)
-	n := statusSequence(t, u, "GET /events/v1/{id}", []http.Header{{"Retry-After": {"60"}}}, []int{429}, `{}`)
+	n := statusSequence(t, u, OpGetEvent.Pattern(), []http.Header{{"Retry-After": {"60"}}}, []int{429}, `{}`)
 	_, _, err := u.client().Events.GetEvent(ctxT(t), "e") // 30s deadline
 	d, ok := IsRateLimited(err)
 	if !ok || d != 60*time.Second || n.Load() != 1 {
@@ -257,7 +257,7 @@ func TestRetryAfterBeyondTheDeadline(t *testing.T) {
 
 func Test429WithoutRetryAfterBacksOffFromOneSecond(t *testing.T) {
 	u := newUpstream(t)
-	n := statusSequence(t, u, "GET /events/v1/{id}", nil, []int{429, 429, 429, 429}, `{"event":{"id":"e"}}`)
+	n := statusSequence(t, u, OpGetEvent.Pattern(), nil, []int{429, 429, 429, 429}, `{"event":{"id":"e"}}`)
 	c := u.client() // default policy: 2 retries, which 429s do not use up
 	var waits []time.Duration
 	c.wait = func(ctx context.Context, d time.Duration) error { waits = append(waits, d); return nil }
@@ -273,7 +273,7 @@ func Test429WithoutRetryAfterBacksOffFromOneSecond(t *testing.T) {
 
 func TestRetryNeverPastDeadline(t *testing.T) {
 	u := newUpstream(t)
-	n := statusSequence(t, u, "GET /events/v1/{id}", []http.Header{{"Retry-After": {"5"}}}, []int{503}, `{}`)
+	n := statusSequence(t, u, OpGetEvent.Pattern(), []http.Header{{"Retry-After": {"5"}}}, []int{503}, `{}`)
 	c := u.client(WithRetry(RetryPolicy{MaxRetries: 2, MaxDelay: 10 * time.Second}))
 	c.wait = func(context.Context, time.Duration) error {
 		t.Error("waited although the deadline is nearer than Retry-After")
@@ -289,7 +289,7 @@ func TestRetryNeverPastDeadline(t *testing.T) {
 
 func TestCancelDuringBackoff(t *testing.T) {
 	u := newUpstream(t)
-	statusSequence(t, u, "GET /events/v1/{id}", nil, []int{503, 503}, `{}`)
+	statusSequence(t, u, OpGetEvent.Pattern(), nil, []int{503, 503}, `{}`)
 	c := u.client()
 	ctx, cancel := context.WithCancel(ctxT(t))
 	c.wait = func(ctx context.Context, d time.Duration) error {
@@ -361,7 +361,7 @@ func TestConnectionRefusedRetried(t *testing.T) {
 func TestConnectionDroppedRetried(t *testing.T) {
 	u := newUpstream(t)
 	var n atomic.Int64
-	u.handle("GET /events/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpGetEvent.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		if n.Add(1) == 1 {
 			conn, _, err := http.NewResponseController(w).Hijack()
 			if err != nil {
@@ -408,7 +408,7 @@ func TestAttemptTimeout(t *testing.T) {
 func TestCancelInFlight(t *testing.T) {
 	u := newUpstream(t)
 	entered := make(chan struct{})
-	u.handle("GET /events/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpGetEvent.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		close(entered)
 		<-r.Context().Done()
 	})
@@ -454,7 +454,7 @@ func TestMaxInFlight(t *testing.T) {
 	release := make(chan struct{})
 	entered := make(chan struct{}, 10)
 	var cur, peak atomic.Int64
-	u.handle("GET /events/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpGetEvent.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		v := cur.Add(1)
 		for {
 			p := peak.Load()
@@ -524,7 +524,7 @@ func TestPerCallCredentials(t *testing.T) {
 	u := newUpstream(t)
 	type hdrs struct{ auth, net string }
 	got := make(chan hdrs, 1)
-	u.handle("GET /events/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpGetEvent.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		_, hasNet := r.Header["Service-Network-Id"]
 		n := r.Header.Get("service-network-id")
 		if !hasNet {
@@ -568,7 +568,7 @@ func TestPerCallCredentials(t *testing.T) {
 
 func TestNoCredentials(t *testing.T) {
 	u := newUpstream(t)
-	u.handle("GET /events/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpGetEvent.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		if _, ok := r.Header["Authorization"]; ok {
 			t.Error("Authorization sent without credentials")
 		}
@@ -596,13 +596,13 @@ func TestDecodeErrors(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			u := newUpstream(t)
-			u.handle("GET /events/v1/{id}", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, body) })
+			u.handle(OpGetEvent.Pattern(), func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, body) })
 			ev, resp, err := u.client().Events.GetEvent(ctxT(t), "e")
 			var de *DecodeError
 			if !errors.As(err, &de) || ev != nil || resp == nil || resp.StatusCode != 200 {
 				t.Fatalf("ev %v err %T %v", ev, err, err)
 			}
-			if de.Route != "/events/v1/{id}" || de.Unwrap() == nil || !strings.HasPrefix(err.Error(), "GET /events/v1/{id}: decoding response") {
+			if de.Route != OpGetEvent.Route || de.Unwrap() == nil || !strings.HasPrefix(err.Error(), "GET /events/v1/{id}: decoding response") {
 				t.Errorf("%+v", de)
 			}
 			if u.hits.Load() != 1 {
@@ -611,16 +611,16 @@ func TestDecodeErrors(t *testing.T) {
 		})
 	}
 	u := newUpstream(t)
-	u.handle("GET /discounts/redemptions/v1", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpListRedemptions.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"redemptions":[],"nextPageToken":7}`)
 	})
-	u.handle("GET /shop/orders/v1", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpListOrders.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"orders":{},"nextPageToken":"x"}`)
 	})
-	u.handle("GET /feed/posts/v1/{id}/comments", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpListComments.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"comments":[],"searchQueryNext":[]}`)
 	})
-	u.handle("GET /billing/invoices/v1/{id}/items", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpListInvoiceItems.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"invoice":1}`)
 	})
 	var de *DecodeError
@@ -640,7 +640,7 @@ func TestDecodeErrors(t *testing.T) {
 
 func TestUnknownAndMissingFieldsTolerated(t *testing.T) {
 	u := newUpstream(t)
-	u.handle("GET /events/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpGetEvent.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"event":{"id":"e","brandNew":{"x":[1,2]},"startDate":null,"endDate":"","limitedAttendees":{"limit":12.5}},"meta":1}`)
 	})
 	ev, _, err := u.client().Events.GetEvent(ctxT(t), "e")
@@ -654,7 +654,7 @@ func TestUnknownAndMissingFieldsTolerated(t *testing.T) {
 
 func TestRedirectNotFollowed(t *testing.T) {
 	u := newUpstream(t)
-	u.handle("GET /events/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpGetEvent.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "http://elsewhere.invalid/steal", http.StatusFound)
 	})
 	_, _, err := u.client().Events.GetEvent(ctxT(t), "e")
@@ -665,7 +665,7 @@ func TestRedirectNotFollowed(t *testing.T) {
 
 func TestCallHooksSeeErrors(t *testing.T) {
 	u := newUpstream(t)
-	u.serveJSON("POST /visitors/requests/v1", wantRequest{method: "POST", path: "/visitors/requests/v1", body: `{"request":{}}`},
+	u.serveJSON(OpCreateVisitRequest.Pattern(), wantRequest{method: "POST", path: OpCreateVisitRequest.Route, body: `{"request":{}}`},
 		http.StatusConflict, `{"message":"exists","type":"conflict"}`)
 	obs := &observations{}
 	ctx := WithCallHooks(ctxT(t), CallHooks{After: func(ctx context.Context, ci CallInfo) {
@@ -679,7 +679,7 @@ func TestCallHooksSeeErrors(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 	ci := obs.last(t)
-	if ci.Method != "POST" || ci.Route != "/visitors/requests/v1" || ci.Status != 409 || ci.Retries != 0 || !IsConflict(ci.Err) {
+	if ci.Method != "POST" || ci.Route != OpCreateVisitRequest.Route || ci.Status != 409 || ci.Retries != 0 || !IsConflict(ci.Err) {
 		t.Errorf("observed %+v", ci)
 	}
 }
@@ -691,14 +691,14 @@ func TestCallTarget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seg, _ := escapeID("GetPost", "a b/c?d")
+	seg, _ := escapeID(&OpUpdatePost.Operation, "a b/c?d")
 	for _, tc := range []struct {
 		rc         call
 		want, path string
 	}{
-		{call{route: "/shop/orders/v1"}, "http://upstream.test/api/shop/orders/v1", "/shop/orders/v1"},
-		{call{route: "/resources/v1/{id}", id: "r1"}, "http://upstream.test/api/resources/v1/r1", "/resources/v1/r1"},
-		{call{route: "/feed/posts/v1/{id}/comments", id: seg, query: url.Values{"limit": {"5"}, "q": {"x?y"}}},
+		{call{route: OpListOrders.Route}, "http://upstream.test/api/shop/orders/v1", OpListOrders.Route},
+		{call{route: OpGetResource.Route, id: "r1"}, "http://upstream.test/api/resources/v1/r1", "/resources/v1/r1"},
+		{call{route: OpListComments.Route, id: seg, query: url.Values{"limit": {"5"}, "q": {"x?y"}}},
 			"http://upstream.test/api/feed/posts/v1/a%20b%2Fc%3Fd/comments?limit=5&q=x%3Fy", "/feed/posts/v1/a%20b%2Fc%3Fd/comments"},
 	} {
 		got := c.target(&tc.rc)

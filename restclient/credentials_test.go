@@ -68,11 +68,11 @@ func TestNoCredentialInErrors(t *testing.T) {
 			})
 		}
 	}
-	u.handle("GET /events/v1/{id}", echo(401))
-	u.handle("GET /resources/v1/{id}", echo(403))
-	u.handle("GET /shop/products/v1/{productId}", echo(503))
-	u.handle("POST /feed/posts/v1", echo(400))
-	u.handle("GET /visitors/visits/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpGetEvent.Pattern(), echo(401))
+	u.handle(OpGetResource.Pattern(), echo(403))
+	u.handle(OpGetProduct.Pattern(), echo(503))
+	u.handle(OpCreatePost.Pattern(), echo(400))
+	u.handle(OpGetVisit.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte(`{"visit":{"comment":` + r.Header.Get("Authorization") + `}}`)) // not JSON
 	})
 
@@ -201,7 +201,7 @@ func BenchmarkIdentity(b *testing.B) {
 func TestFixedCredentialsHeaders(t *testing.T) {
 	u := newUpstream(t)
 	var got []string
-	u.handle("GET /resources/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpGetResource.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		_, has := r.Header["Service-Network-Id"]
 		got = append(got, fmt.Sprintf("%s|%v|%s", r.Header.Get("Authorization"), has, r.Header.Get("service-network-id")))
 		w.Write([]byte(`{"resource":{"id":"r"}}`))

@@ -94,11 +94,3 @@ func fastRootOf[T any]() fastRoot {
 	}
 	return f
 }
-
-// decodeStruct decodes the whole response object into dst with its
-// generated decoder.
-func decodeStruct[T interface{ fastWhole([]byte) error }](dst T) decodeFunc {
-	return func(data []byte) (pageInfo, error) {
-		return pageInfo{}, dst.fastWhole(data)
-	}
-}

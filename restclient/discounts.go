@@ -6,11 +6,6 @@ import (
 	"net/url"
 )
 
-// The decoders of the operations' answers, made once.
-var (
-	parseRedemptionList = parseList[Redemption]("redemptions")
-)
-
 // DiscountsService covers the discounts area: redemptions.
 type DiscountsService service
 
@@ -22,29 +17,25 @@ type RedemptionListOptions struct {
 	ListOptions
 }
 
-func (o *RedemptionListOptions) query() url.Values {
+// Values returns o as the list's query.
+func (o RedemptionListOptions) Values() url.Values {
 	q := url.Values{}
-	if o == nil {
-		return q
-	}
 	setIf(q, "couponRef", o.CouponRef)
 	setIf(q, "promocodeRef", o.PromocodeRef)
 	o.ListOptions.encode(q)
 	return q
 }
 
-// ListRedemptions lists one page of the redemptions of a coupon or promocode;
-// Response.NextPageToken and SearchQueryNext lead to the next.
-//
-// REST: GET /discounts/redemptions/v1.
+// ListRedemptions lists one page of the redemptions of a coupon or promocode
+// (OpListRedemptions); Response.NextPageToken and SearchQueryNext lead to
+// the next.
 func (s *DiscountsService) ListRedemptions(ctx context.Context, opts *RedemptionListOptions) ([]*Redemption, *Response, error) {
-	return doList[Redemption](ctx, s.client, "/discounts/redemptions/v1", "", opts.query(), parseRedemptionList)
+	return query(ctx, s.client, OpListRedemptions, valuesOf(opts))
 }
 
 // AllRedemptions iterates over every redemption matching opts, following
-// pages from opts.NextPageToken; an error ends the sequence.
-//
-// REST: GET /discounts/redemptions/v1, once per page.
+// pages from opts.NextPageToken; an error ends the sequence
+// (OpListRedemptions, once per page).
 func (s *DiscountsService) AllRedemptions(ctx context.Context, opts *RedemptionListOptions) iter.Seq2[*Redemption, error] {
 	o := RedemptionListOptions{}
 	if opts != nil {

@@ -10,7 +10,7 @@ import (
 func TestListRedemptions(t *testing.T) {
 	u := newUpstream(t)
 	rd := fixture(t, "redemption.json")
-	u.serveJSON("GET /discounts/redemptions/v1", wantRequest{method: "GET", path: "/discounts/redemptions/v1", query: url.Values{
+	u.serveJSON(OpListRedemptions.Pattern(), wantRequest{method: "GET", path: OpListRedemptions.Route, query: url.Values{
 		"couponRef": {"c-1"}, "promocodeRef": {"p-1"}, "limit": {"5"}, "nextPageToken": {"t"},
 	}}, http.StatusOK, `{"redemptions":[`+rd+`],"nextPageToken":"t2","searchQueryNext":"couponRef=c-1&nextPageToken=t2"}`)
 	got, resp, err := u.client().Discounts.ListRedemptions(ctxT(t), &RedemptionListOptions{
@@ -31,7 +31,7 @@ func TestListRedemptions(t *testing.T) {
 
 func TestAllRedemptions(t *testing.T) {
 	u := newUpstream(t)
-	u.handle("GET /discounts/redemptions/v1", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpListRedemptions.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("couponRef") != "c" {
 			t.Error("filter lost")
 		}

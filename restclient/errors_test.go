@@ -42,7 +42,7 @@ func TestErrorMapping(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(fmt.Sprint(tc.status), func(t *testing.T) {
 			u := newUpstream(t)
-			u.handle("POST /billing/credit_notes/v1", func(w http.ResponseWriter, r *http.Request) {
+			u.handle(OpCreateCreditNote.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 				w.WriteHeader(tc.status)
 				fmt.Fprintf(w, `{"message":"it failed\nbadly","type":%q}`, tc.typ)
 			})
@@ -59,8 +59,8 @@ func TestErrorMapping(t *testing.T) {
 			if !errors.As(err, &e) {
 				t.Fatalf("%T", err)
 			}
-			want := &ErrorResponse{StatusCode: tc.status, Method: "POST", Route: "/billing/credit_notes/v1",
-				Path: "/billing/credit_notes/v1", Message: "it failed badly", Type: tc.typ}
+			want := &ErrorResponse{StatusCode: tc.status, Method: "POST", Route: OpListCreditNotes.Route,
+				Path: OpListCreditNotes.Route, Message: "it failed badly", Type: tc.typ}
 			if *e != *want {
 				t.Errorf("got %+v\nwant %+v", e, want)
 			}
@@ -87,7 +87,7 @@ func TestErrorBodies(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			u := newUpstream(t)
-			u.handle("GET /events/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+			u.handle(OpGetEvent.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 				w.WriteHeader(404)
 				io.WriteString(w, tc.body)
 			})
@@ -111,10 +111,10 @@ func TestErrorBodies(t *testing.T) {
 
 func TestCheckResponse(t *testing.T) {
 	req, _ := http.NewRequest("GET", "http://h/api/resources/v1/r1?q=secret", nil)
-	if err := CheckResponse("GET", "/resources/v1/{id}", &http.Response{StatusCode: 204, Request: req}); err != nil {
+	if err := CheckResponse("GET", OpGetResource.Route, &http.Response{StatusCode: 204, Request: req}); err != nil {
 		t.Errorf("2xx: %v", err)
 	}
-	err := CheckResponse("GET", "/resources/v1/{id}", &http.Response{
+	err := CheckResponse("GET", OpGetResource.Route, &http.Response{
 		StatusCode: 429, Request: req, Header: http.Header{"Retry-After": {"2"}},
 		Body: io.NopCloser(strings.NewReader(`{"message":"slow down","type":"rate_limited"}`)),
 	})
@@ -155,7 +155,7 @@ func TestParseRetryAfter(t *testing.T) {
 
 func TestTransportErrorText(t *testing.T) {
 	inner := &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
-	err := newTransportError("GET", "/shop/orders/v1", &url.Error{Op: "Get", URL: "http://h/api/shop/orders/v1?locationRef=secret", Err: inner})
+	err := newTransportError("GET", OpListOrders.Route, &url.Error{Op: "Get", URL: "http://h/api/shop/orders/v1?locationRef=secret", Err: inner})
 	if strings.Contains(err.Error(), "secret") || strings.Contains(err.Error(), "http://") {
 		t.Errorf("Error() = %q", err)
 	}

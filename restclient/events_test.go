@@ -14,7 +14,7 @@ func TestGetEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u.serveJSON("GET /events/v1/{id}", wantRequest{
+	u.serveJSON(OpGetEvent.Pattern(), wantRequest{
 		method: "GET", path: "/events/v1/e-1",
 		auth: basicAuthorization("client-1", "s3cr3t-basic"), netID: testNetwork,
 	}, http.StatusOK, `{"event":`+e+`}`)
@@ -36,7 +36,7 @@ func TestGetEventPerCallCredentials(t *testing.T) {
 	u := newUpstream(t)
 	e := fixture(t, "event.json")
 	c := u.client()
-	u.serveJSON("GET /events/v1/{id}", wantRequest{
+	u.serveJSON(OpGetEvent.Pattern(), wantRequest{
 		method: "GET", path: "/events/v1/e-1",
 		auth: basicAuthorization("client-1", "s3cr3t-basic"), netID: "net-9",
 	}, http.StatusOK, `{"event":`+e+`}`)

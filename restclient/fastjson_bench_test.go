@@ -124,7 +124,7 @@ func BenchmarkResourceBody(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := wholeResource(data); err != nil {
+				if _, _, err := OpGetResource.parse(data); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -133,10 +133,11 @@ func BenchmarkResourceBody(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
 			for b.Loop() {
-				v, err := parseResourceLazily(data, "GET", "/r")
+				lv, _, err := OpGetResource.lazy(data)
 				if err != nil {
 					b.Fatal(err)
 				}
+				v := lv.(*Resource)
 				if read == "objects" {
 					if w, err := v.Complete(); err != nil || w.Schedule == nil {
 						b.Fatal(err)

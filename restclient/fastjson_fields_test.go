@@ -14,27 +14,25 @@ import (
 // (both refuse it, or both decode deeply equal values): every field's
 // branches of decode_gen.go, not only those the demo data reaches.
 func TestGeneratedDecodersFieldByField(t *testing.T) {
-	roots := map[string]struct {
+	// The root type of every decoder of decoders() (the table's rows), and
+	// how its answer wraps a document of it.
+	type root struct {
 		typ  reflect.Type
 		wrap func(doc any) any
-	}{
-		"creditNote":       {reflect.TypeFor[CreditNote](), one("creditNote")},
-		"booking":          {reflect.TypeFor[Booking](), one("booking")},
-		"resource":         {reflect.TypeFor[Resource](), one("resource")},
-		"visit":            {reflect.TypeFor[Visit](), one("visit")},
-		"request":          {reflect.TypeFor[VisitRequest](), one("request")},
-		"post":             {reflect.TypeFor[Post](), one("post")},
-		"product":          {reflect.TypeFor[Product](), one("product")},
-		"event":            {reflect.TypeFor[Event](), one("event")},
-		"creditNotes":      {reflect.TypeFor[CreditNote](), list("creditNotes")},
-		"comments":         {reflect.TypeFor[Comment](), list("comments")},
-		"transactions":     {reflect.TypeFor[Transaction](), list("transactions")},
-		"products":         {reflect.TypeFor[Product](), list("products")},
-		"orders":           {reflect.TypeFor[Order](), list("orders")},
-		"redemptions":      {reflect.TypeFor[Redemption](), list("redemptions")},
-		"invoiceItems":     {reflect.TypeFor[InvoiceItems](), func(doc any) any { return doc }},
-		"invoiceItemsLazy": {reflect.TypeFor[InvoiceItems](), func(doc any) any { return doc }},
-		"resourceLazy":     {reflect.TypeFor[Resource](), one("resource")},
+	}
+	roots := map[string]root{}
+	for _, op := range operations {
+		r := root{op.answer.Elem(), func(doc any) any { return doc }}
+		switch op.shape {
+		case oneObject:
+			r.wrap = one(op.Key)
+		case listOfObjects:
+			r.typ, r.wrap = op.answer.Elem().Elem(), list(op.Key)
+		}
+		roots[op.Key] = r
+		if op.lazy != nil {
+			roots[op.Key+"Lazy"] = r
+		}
 	}
 	decs := decoders()
 	for name, r := range roots {

@@ -4,17 +4,22 @@ import (
 	"testing"
 )
 
-// SameAsEncodingJSON fails t unless the client's decoder of the response
-// wrapped in key (a name of decoders) and encoding/json agree on body: both
-// refuse it, or both decode it to deeply equal values. For the external
-// tests against the local REST service.
+// SameAsEncodingJSON fails t unless the client's decoder of the answers of
+// key (an answer's Key, a name of decoders) and encoding/json agree on
+// body: both refuse it, or both decode it to deeply equal values; so does
+// its lazy decoder when it has one. For the external tests against the
+// local REST service.
 func SameAsEncodingJSON(t testing.TB, key string, body []byte) {
 	t.Helper()
-	p, ok := decoders()[key]
+	decs := decoders()
+	p, ok := decs[key]
 	if !ok {
 		t.Fatalf("no decoder for %q", key)
 	}
 	sameAsReference(t, key, p, body)
+	if p, ok := decs[key+"Lazy"]; ok {
+		sameAsReference(t, key+"Lazy", p, body)
+	}
 }
 
 // A page decodes in a bounded number of allocations whatever its length:

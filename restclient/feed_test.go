@@ -8,8 +8,8 @@ import (
 func TestCreatePost(t *testing.T) {
 	u := newUpstream(t)
 	p := fixture(t, "post.json")
-	u.serveJSON("POST /feed/posts/v1", wantRequest{
-		method: "POST", path: "/feed/posts/v1",
+	u.serveJSON(OpCreatePost.Pattern(), wantRequest{
+		method: "POST", path: OpCreatePost.Route,
 		body: `{"post":{"locationRef":"loc-1","text":"Hello","media":[{"key":"media/p.png"}],"og":{"url":"https://example.com","title":"Example"}}}`,
 	}, http.StatusCreated, `{"post":`+p+`}`)
 	got, _, err := u.client().Feed.CreatePost(ctxT(t), &PostCreateRequest{
@@ -32,7 +32,7 @@ func TestUpdatePost(t *testing.T) {
 	u := newUpstream(t)
 	p := fixture(t, "post.json")
 	// A non-nil empty Media clears the media; nil Text and Og are absent.
-	u.serveJSON("PUT /feed/posts/v1/{id}", wantRequest{
+	u.serveJSON(OpUpdatePost.Pattern(), wantRequest{
 		method: "PUT", path: "/feed/posts/v1/p-1",
 		body: `{"post":{"media":[]}}`,
 	}, http.StatusOK, `{"post":`+p+`}`)
@@ -53,7 +53,7 @@ func TestUpdatePost(t *testing.T) {
 func TestListComments(t *testing.T) {
 	u := newUpstream(t)
 	cm := fixture(t, "comment.json")
-	u.serveJSON("GET /feed/posts/v1/{id}/comments", wantRequest{method: "GET", path: "/feed/posts/v1/p-1/comments"},
+	u.serveJSON(OpListComments.Pattern(), wantRequest{method: "GET", path: "/feed/posts/v1/p-1/comments"},
 		http.StatusOK, `{"comments":[`+cm+`]}`)
 	c := u.client()
 	got, resp, err := c.Feed.ListComments(ctxT(t), "p-1")

@@ -16,46 +16,36 @@ import (
 // types) and the same decoding done by encoding/json, the reference.
 type pair struct{ got, want parseFunc }
 
-// decoders are every response decoder of the client, by wrapping key.
+// decoders are every response decoder of the client, those of the rows of
+// the table, by the key of their answers ("resource", "transactions"), each
+// with encoding/json's decoding of the same answer (stdParse); a row's lazy
+// decoder is "<key>Lazy", completed and checked by its lazyChecks entry.
 func decoders() map[string]pair {
-	return map[string]pair{
-		"creditNote":   {parseOne[CreditNote]("creditNote"), stdParseOne[CreditNote]("creditNote")},
-		"booking":      {parseOne[Booking]("booking"), stdParseOne[Booking]("booking")},
-		"resource":     {parseOne[Resource]("resource"), stdParseOne[Resource]("resource")},
-		"visit":        {parseOne[Visit]("visit"), stdParseOne[Visit]("visit")},
-		"request":      {parseOne[VisitRequest]("request"), stdParseOne[VisitRequest]("request")},
-		"post":         {parseOne[Post]("post"), stdParseOne[Post]("post")},
-		"product":      {parseOne[Product]("product"), stdParseOne[Product]("product")},
-		"event":        {parseOne[Event]("event"), stdParseOne[Event]("event")},
-		"creditNotes":  {parseList[CreditNote]("creditNotes"), stdParseList[CreditNote]("creditNotes")},
-		"comments":     {parseList[Comment]("comments"), stdParseList[Comment]("comments")},
-		"transactions": {parseList[Transaction]("transactions"), stdParseList[Transaction]("transactions")},
-		"products":     {parseList[Product]("products"), stdParseList[Product]("products")},
-		"orders":       {parseList[Order]("orders"), stdParseList[Order]("orders")},
-		"redemptions":  {parseList[Redemption]("redemptions"), stdParseList[Redemption]("redemptions")},
-		"invoiceItems": {
-			func(b []byte) (any, pageInfo, error) {
-				v := new(InvoiceItems)
-				_, err := decodeStruct(v)(b)
-				return v, pageInfo{}, err
-			},
-			func(b []byte) (any, pageInfo, error) {
-				v := new(InvoiceItems)
-				err := stdUnmarshalObject(b, v)
-				return v, pageInfo{}, err
-			},
-		},
-		// GetResourceLazily and ListInvoiceItemsLazily, completed
-		// (billing_lazy_test.go).
-		"resourceLazy": {lazyResource, stdParseOne[Resource]("resource")},
-		"invoiceItemsLazy": {lazyInvoiceItems, func(b []byte) (any, pageInfo, error) {
-			v := new(InvoiceItems)
-			err := stdUnmarshalObject(b, v)
-			if err == nil {
-				err = v.fillItems()
-			}
-			return v, pageInfo{}, err
-		}},
+	out := map[string]pair{}
+	for _, op := range operations {
+		out[op.Key] = pair{op.parse, stdParse(op)}
+		if op.lazy != nil {
+			out[op.Key+"Lazy"] = pair{lazyChecks[op.Key], stdParse(op)}
+		}
+	}
+	return out
+}
+
+// stdParse is op's answer decoded by encoding/json.
+func stdParse(op *Operation) parseFunc {
+	switch op.shape {
+	case listOfObjects:
+		return parseListWithType(op.answer, op.Key, stdUnmarshalObject)
+	case oneObject:
+		return parseOneWithType(op.answer, op.Key, stdUnmarshalObject)
+	}
+	return func(b []byte) (any, pageInfo, error) {
+		v := reflect.New(op.answer.Elem())
+		err := stdUnmarshalObject(b, v.Interface())
+		if f, ok := v.Interface().(interface{ fillItems() error }); ok && err == nil {
+			err = f.fillItems()
+		}
+		return v.Interface(), pageInfo{}, err
 	}
 }
 

@@ -29,7 +29,7 @@ func gzipped(t *testing.T, s string) []byte {
 func TestGzipAnswers(t *testing.T) {
 	u := newUpstream(t)
 	var asked []string
-	u.handle("GET /resources/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpGetResource.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		asked = append(asked, r.Header.Get("Accept-Encoding"))
 		status, body := http.StatusOK, `{"resource":{"id":"`+r.PathValue("id")+`","title":"Room"}}`
 		if r.PathValue("id") == "missing" {
@@ -81,7 +81,7 @@ func TestGzipAnswers(t *testing.T) {
 // Transport: a transport error, the answer read.
 func TestGzipBadBody(t *testing.T) {
 	u := newUpstream(t)
-	u.handle("GET /resources/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpGetResource.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Encoding", "gzip")
 		io.WriteString(w, `{"resource":{"id":"r1"}}`)
 	})

@@ -34,7 +34,7 @@ import (
 // CallStart describes a logical call about to be made.
 type CallStart struct {
 	Method string // "GET"
-	Route  string // path template, e.g. "/resources/v1/{id}"
+	Route  string // path template: the Operation's Route
 	// Priority is the call's rank among its request's calls (lower goes
 	// first), as the caller set it with WithPriority (0 without).
 	Priority int
@@ -57,7 +57,7 @@ func priorityOf(ctx context.Context) int {
 // CallInfo describes one logical upstream call, after its retries.
 type CallInfo struct {
 	Method   string        // "GET"
-	Route    string        // path template, e.g. "/resources/v1/{id}" (no base path, no ids)
+	Route    string        // path template: the Operation's Route (no base path, no ids)
 	Status   int           // last HTTP status, 0 if no response
 	Duration time.Duration // whole call including retries and backoff
 	Retries  int           // attempts - 1

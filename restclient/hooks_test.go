@@ -41,7 +41,7 @@ func (tr *trail) hooks(name string, refuse error) CallHooks {
 func TestCallHooksNestAroundTheCall(t *testing.T) {
 	u := newUpstream(t)
 	tr := &trail{}
-	u.handle("GET /resources/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpGetResource.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		tr.add("upstream")
 		io.WriteString(w, `{"resource":{"id":"r"}}`)
 	})
@@ -84,7 +84,7 @@ func TestCallHooksBeforeRefuses(t *testing.T) {
 			}
 			// The set outside the refusal admitted the call and sees its end;
 			// the refusing set and the one inside it see nothing more.
-			route := map[string]string{"GET": "GET /resources/v1/{id}", "POST": "POST /visitors/requests/v1"}[method]
+			route := map[string]string{"GET": OpGetResource.Pattern(), "POST": OpCreateVisitRequest.Pattern()}[method]
 			want := []string{"outer.before " + route, "cap.before " + route, "outer.after cap reached"}
 			if !slices.Equal(tr.steps, want) {
 				t.Errorf("steps %q, want %q", tr.steps, want)

@@ -3,76 +3,95 @@ package restclient
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/workspacenet/facade/restserver/openapi/openapitest"
 )
 
-// TestOperationsTable checks the table against the scopes of the spec and of
-// upstream-facts.md, one row per operation.
+// TestOperationsTable checks the table against the OpenAPI document of the
+// local REST service (restserver/openapi, written by hand from the spec and
+// upstream-facts.md): the same operations, each with the scopes of its
+// x-scopes, Basic refused where only the bearer scheme is allowed, the
+// service-network-id header required where the document requires it, and
+// the answer held under the row's Key.
 func TestOperationsTable(t *testing.T) {
-	want := []struct {
-		pattern        string
-		requiredScope  string
-		scopes         []string
-		bearerOnly     bool
-		requireNetwork bool
-	}{
-		{"POST /billing/credit_notes/v1", "invoices", []string{"invoices"}, false, false},
-		{"GET /billing/credit_notes/v1", "invoices.readonly", []string{"invoices", "invoices.readonly"}, false, false},
-		{"GET /billing/invoices/v1/{id}/items", "invoices.readonly", []string{"invoices", "invoices.readonly"}, false, false},
-		{"POST /resources/bookings/v1", "resources", []string{"resources"}, false, false},
-		{"GET /resources/v1/{id}", "resources.readonly", []string{"resources", "resources.readonly"}, false, false},
-		{"POST /visitors/visits/v1", "visitors", []string{"visitors"}, true, false},
-		{"GET /visitors/visits/v1/{id}", "visitors.readonly", []string{"visitors", "visitors.readonly"}, false, false},
-		{"PUT /visitors/visits/v1/{id}", "visitors", []string{"visitors"}, false, false},
-		{"POST /visitors/requests/v1", "visitors", []string{"visitors"}, false, false},
-		{"POST /feed/posts/v1", "feed", []string{"feed"}, true, false},
-		{"PUT /feed/posts/v1/{id}", "feed", []string{"feed"}, false, false},
-		{"GET /feed/posts/v1/{id}/comments", "feed.readonly", []string{"feed", "feed.readonly"}, false, false},
-		{"GET /transactions/money/v1", "transactions.readonly", []string{"transactions", "transactions.readonly"}, false, false},
-		{"GET /shop/products/v1", "shop.readonly", []string{"shop", "shop.readonly"}, false, false},
-		{"GET /shop/products/v1/{productId}", "shop", []string{"shop"}, false, false},
-		{"GET /shop/orders/v1", "shop.readonly", []string{"shop", "shop.readonly"}, false, false},
-		{"GET /discounts/redemptions/v1", "invoices.readonly", []string{"invoices", "invoices.readonly"}, false, false},
-		{"GET /events/v1/{id}", "events", []string{"events"}, false, true},
+	doc, err := openapitest.Load()
+	if err != nil {
+		t.Fatal(err)
 	}
-	ops := Operations()
-	if len(ops) != len(want) {
-		t.Fatalf("%d operations, want %d", len(ops), len(want))
+	documented := map[string]bool{}
+	for path, item := range doc.Paths.Map() {
+		for method, d := range item.Operations() {
+			pattern := method + " " + path
+			if path == "/oauth2/token" {
+				continue
+			}
+			documented[pattern] = true
+			o, ok := LookupOperation(method, path)
+			if !ok {
+				t.Errorf("%s is documented but has no row in the table (operations.go)", pattern)
+				continue
+			}
+			var scopes []string
+			if raw, ok := d.Extensions["x-scopes"].([]any); ok {
+				for _, s := range raw {
+					scopes = append(scopes, fmt.Sprint(s))
+				}
+			}
+			slices.Sort(scopes)
+			if got := slices.Sorted(slices.Values(o.Scopes())); !slices.Equal(got, scopes) {
+				t.Errorf("%s: the row permits scopes %q, the document's x-scopes %q", pattern, got, scopes)
+			}
+			if got := RequiredScope(o.Method, o.Route); got != o.RequiredScope() || !slices.Contains(scopes, got) {
+				t.Errorf("%s: RequiredScope = %q, want one of %q", pattern, got, scopes)
+			}
+			bearerOnly := d.Security != nil && len(*d.Security) == 1 && (*d.Security)[0]["bearer"] != nil
+			if o.BearerOnly != bearerOnly {
+				t.Errorf("%s: BearerOnly %v, the document's security says %v", pattern, o.BearerOnly, bearerOnly)
+			}
+			requireNetwork := false
+			for _, p := range d.Parameters {
+				if p.Value.In == "header" && p.Value.Name == "service-network-id" {
+					requireNetwork = p.Value.Required
+				}
+			}
+			if o.RequireNetwork != requireNetwork {
+				t.Errorf("%s: RequireNetwork %v, the document's service-network-id required %v", pattern, o.RequireNetwork, requireNetwork)
+			}
+			for code, r := range d.Responses.Map() {
+				if !strings.HasPrefix(code, "2") {
+					continue
+				}
+				if s := r.Value.Content.Get("application/json").Schema.Value; s.Properties[o.Key] == nil {
+					t.Errorf("%s: the answer (%s) holds no %q (the row's Key)", pattern, code, o.Key)
+				}
+			}
+			if got := lookup(method, path); got == nil || got.Pattern() != o.Pattern() || operations[got.Index()] != got {
+				t.Errorf("LookupOperation(%s) = %+v, %v", pattern, o, ok)
+			}
+		}
 	}
-	for i, w := range want {
-		o := ops[i]
-		if o.Pattern() != w.pattern {
-			t.Errorf("operation %d = %s, want %s", i, o.Pattern(), w.pattern)
-			continue
+	for _, o := range Operations() {
+		if !documented[o.Pattern()] {
+			t.Errorf("%s has a row in the table but is not in the OpenAPI document", o.Pattern())
 		}
-		if got := RequiredScope(o.Method, o.Route); got != w.requiredScope {
-			t.Errorf("RequiredScope(%s) = %q, want %q", w.pattern, got, w.requiredScope)
-		}
-		if got := o.RequiredScope(); got != w.requiredScope {
-			t.Errorf("%s: Operation.RequiredScope = %q, want %q", w.pattern, got, w.requiredScope)
-		}
-		if got := o.Scopes(); !slices.Equal(got, w.scopes) {
-			t.Errorf("%s: Scopes = %q, want %q", w.pattern, got, w.scopes)
-		}
-		if o.BearerOnly != w.bearerOnly || o.RequireNetwork != w.requireNetwork {
-			t.Errorf("%s: BearerOnly %v RequireNetwork %v, want %v %v", w.pattern, o.BearerOnly, o.RequireNetwork, w.bearerOnly, w.requireNetwork)
-		}
-		if got, ok := LookupOperation(o.Method, o.Route); !ok || !reflect.DeepEqual(got, o) {
-			t.Errorf("LookupOperation(%s) = %+v, %v", w.pattern, got, ok)
-		}
+	}
+	if len(documented) == 0 {
+		t.Fatal("the document has no operations")
 	}
 }
 
 func TestRequiredScopeUnknown(t *testing.T) {
 	for _, c := range [][2]string{
-		{"DELETE", "/resources/v1/{id}"},
+		{"DELETE", OpGetResource.Route},
 		{"GET", "/resources/v1/0b7e4c1a-1111-4222-8333-944455556666"}, // a path, not a template
-		{"get", "/resources/v1/{id}"},
+		{"get", OpGetResource.Route},
 		{"GET", ""},
 		{"", ""},
 	} {
@@ -92,15 +111,17 @@ func TestOperationsReturnsACopy(t *testing.T) {
 	if again := Operations(); again[0].Scope == "changed" || again[0].Route == "/changed" {
 		t.Fatalf("changing the result of Operations changed the table: %+v", again[0])
 	}
-	if RequiredScope(http.MethodPost, "/billing/credit_notes/v1") != "invoices" {
+	if RequiredScope(http.MethodPost, OpListCreditNotes.Route) != "invoices" {
 		t.Fatal("changing the result of Operations changed RequiredScope")
 	}
 }
 
-// TestClientCallsEveryOperation calls every method of the client against an
-// upstream that answers 403 on every route of the table, and checks that the
-// calls name exactly the table's operations: each error's method and route
-// is an operation of the table, and every operation is called.
+// TestClientCallsEveryOperation calls every method of every service of the
+// client (found by reflection: ids are an id, options and requests zero
+// values, sequences read to their first item) against an upstream that
+// answers 403 on every route of the table, and checks that the calls name
+// exactly the table's operations: each error's method and route is an
+// operation of the table, and every operation is called by some method.
 func TestClientCallsEveryOperation(t *testing.T) {
 	u := newUpstream(t)
 	for _, o := range Operations() {
@@ -114,85 +135,72 @@ func TestClientCallsEveryOperation(t *testing.T) {
 	c := u.client()
 	ctx := ctxT(t)
 	const id = "0b7e4c1a-1111-4222-8333-944455556666"
-	calls := map[string]func(context.Context) error{
-		"CreateCreditNote": func(ctx context.Context) error {
-			_, _, err := c.Billing.CreateCreditNote(ctx, &CreditNoteCreateRequest{})
-			return err
-		},
-		"ListCreditNotes": func(ctx context.Context) error {
-			_, _, err := c.Billing.ListCreditNotes(ctx, &CreditNoteListOptions{LocationRef: id})
-			return err
-		},
-		"ListInvoiceItems": func(ctx context.Context) error { _, _, err := c.Billing.ListInvoiceItems(ctx, id); return err },
-		"CreateBooking": func(ctx context.Context) error {
-			_, _, err := c.Resources.CreateBooking(ctx, &BookingCreateRequest{})
-			return err
-		},
-		"GetResource": func(ctx context.Context) error { _, _, err := c.Resources.GetResource(ctx, id); return err },
-		"CreateVisit": func(ctx context.Context) error {
-			_, _, err := c.Visitors.CreateVisit(ctx, &VisitCreateRequest{})
-			return err
-		},
-		"GetVisit": func(ctx context.Context) error { _, _, err := c.Visitors.GetVisit(ctx, id); return err },
-		"UpdateVisit": func(ctx context.Context) error {
-			_, _, err := c.Visitors.UpdateVisit(ctx, id, &VisitUpdateRequest{})
-			return err
-		},
-		"CreateVisitRequest": func(ctx context.Context) error {
-			_, _, err := c.Visitors.CreateVisitRequest(ctx, &VisitRequestCreateRequest{})
-			return err
-		},
-		"CreatePost": func(ctx context.Context) error {
-			_, _, err := c.Feed.CreatePost(ctx, &PostCreateRequest{})
-			return err
-		},
-		"UpdatePost": func(ctx context.Context) error {
-			_, _, err := c.Feed.UpdatePost(ctx, id, &PostUpdateRequest{})
-			return err
-		},
-		"ListComments": func(ctx context.Context) error { _, _, err := c.Feed.ListComments(ctx, id); return err },
-		"ListTransactions": func(ctx context.Context) error {
-			_, _, err := c.Transactions.ListTransactions(ctx, &TransactionListOptions{LocationRef: id})
-			return err
-		},
-		"ListProducts": func(ctx context.Context) error {
-			_, _, err := c.Shop.ListProducts(ctx, &ProductListOptions{LocationRef: id})
-			return err
-		},
-		"GetProduct": func(ctx context.Context) error { _, _, err := c.Shop.GetProduct(ctx, id); return err },
-		"ListOrders": func(ctx context.Context) error {
-			_, _, err := c.Shop.ListOrders(ctx, &OrderListOptions{LocationRef: id})
-			return err
-		},
-		"ListRedemptions": func(ctx context.Context) error {
-			_, _, err := c.Discounts.ListRedemptions(ctx, &RedemptionListOptions{})
-			return err
-		},
-		"GetEvent": func(ctx context.Context) error { _, _, err := c.Events.GetEvent(ctx, id); return err },
-	}
-	called := map[string]string{} // pattern -> client method
-	for name, call := range calls {
-		err := call(ctx)
-		var er *ErrorResponse
-		if !errors.As(err, &er) || er.StatusCode != http.StatusForbidden {
-			t.Errorf("%s: err = %v, want a 403 *ErrorResponse", name, err)
+	called := map[string][]string{} // pattern -> client methods
+	cv := reflect.ValueOf(c).Elem()
+	methods := 0
+	for i := range cv.NumField() {
+		svc := cv.Field(i)
+		if !cv.Type().Field(i).IsExported() || svc.Kind() != reflect.Pointer || !strings.HasSuffix(svc.Type().Elem().Name(), "Service") {
 			continue
 		}
-		o, ok := LookupOperation(er.Method, er.Route)
-		if !ok {
-			t.Errorf("%s called %s %s, which is not in the table", name, er.Method, er.Route)
-			continue
+		for j := range svc.NumMethod() {
+			m, name := svc.Method(j), svc.Type().Elem().Name()+"."+svc.Type().Method(j).Name
+			methods++
+			err := callWithZeroes(t, m, ctx, id)
+			var er *ErrorResponse
+			if !errors.As(err, &er) || er.StatusCode != http.StatusForbidden {
+				t.Errorf("%s: err = %v, want a 403 *ErrorResponse", name, err)
+				continue
+			}
+			o, ok := LookupOperation(er.Method, er.Route)
+			if !ok {
+				t.Errorf("%s called %s %s, which is not in the table", name, er.Method, er.Route)
+				continue
+			}
+			called[o.Pattern()] = append(called[o.Pattern()], name)
 		}
-		if prev, dup := called[o.Pattern()]; dup {
-			t.Errorf("%s and %s both call %s", prev, name, o.Pattern())
-		}
-		called[o.Pattern()] = name
 	}
 	for _, o := range Operations() {
-		if _, ok := called[o.Pattern()]; !ok {
-			t.Errorf("no client method calls %s", o.Pattern())
+		if len(called[o.Pattern()]) == 0 {
+			t.Errorf("no client method calls %s: add one to the area's service (calling it through its row)", o.Pattern())
 		}
 	}
+	if methods < len(Operations()) {
+		t.Fatalf("only %d client methods found", methods)
+	}
+}
+
+// callWithZeroes calls m, a client method, with ctx, id for a string, a new
+// zero value for a pointer, and returns its error; a method returning a
+// sequence is read to its first item.
+func callWithZeroes(t *testing.T, m reflect.Value, ctx context.Context, id string) error {
+	t.Helper()
+	in := make([]reflect.Value, m.Type().NumIn())
+	for i := range in {
+		switch pt := m.Type().In(i); {
+		case pt == reflect.TypeFor[context.Context]():
+			in[i] = reflect.ValueOf(ctx)
+		case pt.Kind() == reflect.String:
+			in[i] = reflect.ValueOf(id).Convert(pt)
+		case pt.Kind() == reflect.Pointer:
+			in[i] = reflect.New(pt.Elem())
+		default:
+			t.Fatalf("%v: cannot make an argument of type %v", m.Type(), pt)
+		}
+	}
+	out := m.Call(in)
+	last := out[len(out)-1]
+	if last.Kind() == reflect.Func { // iter.Seq2[*T, error]
+		var err error
+		yield := reflect.MakeFunc(last.Type().In(0), func(args []reflect.Value) []reflect.Value {
+			err, _ = args[1].Interface().(error)
+			return []reflect.Value{reflect.ValueOf(false)}
+		})
+		last.Call([]reflect.Value{yield})
+		return err
+	}
+	err, _ := last.Interface().(error)
+	return err
 }
 
 // TestOperationTableIsComplete: each row of the table says all that the
@@ -247,11 +255,11 @@ func TestEntriesFollowTheTable(t *testing.T) {
 		values map[string]string
 		want   []Entry
 	}{
-		{get("/resources/v1/{id}"), map[string]string{"id": "r1"}, []Entry{{"/resources/v1/{id}", "id", "r1"}}},
-		{get("/shop/products/v1/{productId}"), map[string]string{"productId": "p1", "id": "x"}, []Entry{{"/shop/products/v1/{productId}", "productId", "p1"}}},
-		{get("/shop/orders/v1"), map[string]string{"locationRef": "l1", "status": "new"}, []Entry{{"/shop/orders/v1", "locationRef", "l1"}}},
-		{get("/billing/credit_notes/v1"), map[string]string{"invoiceRef": "i1", "locationRef": ""}, []Entry{{"/billing/credit_notes/v1", "invoiceRef", "i1"}}},
-		{get("/transactions/money/v1"), map[string]string{"status": "failed"}, nil},
+		{get(OpGetResource.Route), map[string]string{"id": "r1"}, []Entry{{OpGetResource.Route, "id", "r1"}}},
+		{get(OpGetProduct.Route), map[string]string{"productId": "p1", "id": "x"}, []Entry{{OpGetProduct.Route, "productId", "p1"}}},
+		{get(OpListOrders.Route), map[string]string{"locationRef": "l1", "status": "new"}, []Entry{{OpListOrders.Route, "locationRef", "l1"}}},
+		{get(OpListCreditNotes.Route), map[string]string{"invoiceRef": "i1", "locationRef": ""}, []Entry{{OpListCreditNotes.Route, "invoiceRef", "i1"}}},
+		{get(OpListTransactions.Route), map[string]string{"status": "failed"}, nil},
 	}
 	for _, c := range cases {
 		if got := c.op.Entries(c.values); !slices.Equal(got, c.want) {
@@ -260,14 +268,14 @@ func TestEntriesFollowTheTable(t *testing.T) {
 	}
 	i1, l1 := "i1", "l1"
 	note := &CreditNote{InvoiceRef: &i1, LocationRef: &l1}
-	want := []Entry{{"/billing/invoices/v1/{id}/items", "id", "i1"}, {"/billing/credit_notes/v1", "invoiceRef", "i1"}, {"/billing/credit_notes/v1", "locationRef", "l1"}}
-	if got := StaleAfter(http.MethodPost, "/billing/credit_notes/v1", "", note); !slices.Equal(got, want) {
+	want := []Entry{{OpListInvoiceItems.Route, "id", "i1"}, {OpListCreditNotes.Route, "invoiceRef", "i1"}, {OpListCreditNotes.Route, "locationRef", "l1"}}
+	if got := StaleAfter(http.MethodPost, OpListCreditNotes.Route, "", note); !slices.Equal(got, want) {
 		t.Errorf("StaleAfter(POST credit note) = %v, want %v", got, want)
 	}
-	if got := StaleAfter(http.MethodPut, "/visitors/visits/v1/{id}", "v%201", nil); !slices.Equal(got, []Entry{{"/visitors/visits/v1/{id}", "id", "v 1"}}) {
+	if got := StaleAfter(http.MethodPut, OpGetVisit.Route, "v%201", nil); !slices.Equal(got, []Entry{{OpGetVisit.Route, "id", "v 1"}}) {
 		t.Errorf("StaleAfter(PUT visit) = %v", got)
 	}
-	if got := StaleAfter(http.MethodPost, "/feed/posts/v1", "", nil); got != nil {
+	if got := StaleAfter(http.MethodPost, OpCreatePost.Route, "", nil); got != nil {
 		t.Errorf("StaleAfter(POST post) = %v, want nothing", got)
 	}
 }

@@ -3,7 +3,6 @@ package restclient
 import (
 	"fmt"
 	"reflect"
-	"slices"
 	"sync"
 )
 
@@ -37,27 +36,25 @@ func envelopeType(k envelopeKey) reflect.Type {
 	return t.(reflect.Type)
 }
 
-// parseOneWith is parseOne through an envelope struct decoded by unmarshal:
-// encoding/json, in the tests that hold the generated decoders to it.
-func parseOneWith[T any](key string, unmarshal func([]byte, any) error) parseFunc {
+// parseOneWithType is parseOneWith for the answer type t (a *T).
+func parseOneWithType(t reflect.Type, key string, unmarshal func([]byte, any) error) parseFunc {
 	return func(data []byte) (any, pageInfo, error) {
-		env := reflect.New(envelopeType(envelopeKey{t: reflect.TypeFor[*T](), key: key}))
+		env := reflect.New(envelopeType(envelopeKey{t: t, key: key}))
 		if err := unmarshal(data, env.Interface()); err != nil {
 			return nil, pageInfo{}, err
 		}
-		v := env.Elem().Field(0).Interface().(*T)
-		if v == nil {
+		v := env.Elem().Field(0)
+		if v.IsNil() {
 			return nil, pageInfo{}, errNoObject(key)
 		}
-		return v, pageInfo{}, nil
+		return v.Interface(), pageInfo{}, nil
 	}
 }
 
-// parseListWith is parseList through an envelope struct decoded by
-// unmarshal.
-func parseListWith[T any](key string, unmarshal func([]byte, any) error) parseFunc {
+// parseListWithType is parseListWith for the answer type t (a []*T).
+func parseListWithType(t reflect.Type, key string, unmarshal func([]byte, any) error) parseFunc {
 	return func(data []byte) (any, pageInfo, error) {
-		env := reflect.New(envelopeType(envelopeKey{t: reflect.TypeFor[[]*T](), key: key, list: true})).Elem()
+		env := reflect.New(envelopeType(envelopeKey{t: t, key: key, list: true})).Elem()
 		if err := unmarshal(data, env.Addr().Interface()); err != nil {
 			return nil, pageInfo{}, err
 		}
@@ -68,6 +65,19 @@ func parseListWith[T any](key string, unmarshal func([]byte, any) error) parseFu
 		if s := env.Field(2).Interface().(*string); s != nil {
 			p.searchQueryNext = *s
 		}
-		return slices.Clip(env.Field(0).Interface().([]*T)), p, nil
+		l := env.Field(0)
+		return l.Slice3(0, l.Len(), l.Len()).Interface(), p, nil
 	}
+}
+
+// parseOneWith is parseOne through an envelope struct decoded by unmarshal:
+// encoding/json, in the tests that hold the generated decoders to it.
+func parseOneWith[T any](key string, unmarshal func([]byte, any) error) parseFunc {
+	return parseOneWithType(reflect.TypeFor[*T](), key, unmarshal)
+}
+
+// parseListWith is parseList through an envelope struct decoded by
+// unmarshal.
+func parseListWith[T any](key string, unmarshal func([]byte, any) error) parseFunc {
+	return parseListWithType(reflect.TypeFor[[]*T](), key, unmarshal)
 }

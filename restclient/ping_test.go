@@ -10,7 +10,7 @@ func TestPing(t *testing.T) {
 	u := newUpstream(t)
 	var status atomic.Int32
 	status.Store(http.StatusUnauthorized)
-	u.handle("GET /resources/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpGetResource.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "" {
 			t.Error("ping sent credentials")
 		}

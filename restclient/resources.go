@@ -2,39 +2,19 @@ package restclient
 
 import (
 	"context"
-	"errors"
-	"net/http"
-)
-
-// The decoders of the operations' answers, made once.
-var (
-	parseBooking  = parseOne[Booking]("booking")
-	parseResource = parseOne[Resource]("resource")
 )
 
 // ResourcesService covers the resources area: bookable resources and bookings.
 type ResourcesService service
 
-// CreateBooking books a resource.
-//
-// REST: POST /resources/bookings/v1 with body {"booking": req}.
+// CreateBooking books a resource (OpCreateBooking).
 func (s *ResourcesService) CreateBooking(ctx context.Context, req *BookingCreateRequest) (*Booking, *Response, error) {
-	if req == nil {
-		return nil, nil, errors.New("restclient: CreateBooking: nil request")
-	}
-	return doOne[Booking](ctx, s.client, http.MethodPost, "/resources/bookings/v1", "",
-		parseBooking, map[string]any{"booking": req})
+	return write(ctx, s.client, OpCreateBooking, "", req)
 }
 
-// GetResource returns one bookable resource.
-//
-// REST: GET /resources/v1/{id}.
+// GetResource returns one bookable resource (OpGetResource).
 func (s *ResourcesService) GetResource(ctx context.Context, id string) (*Resource, *Response, error) {
-	seg, err := escapeID("GetResource", id)
-	if err != nil {
-		return nil, nil, err
-	}
-	return doOne[Resource](ctx, s.client, http.MethodGet, "/resources/v1/{id}", seg, parseResource, nil)
+	return get(ctx, s.client, OpGetResource, id)
 }
 
 // GetResourceLazily is GetResource for callers that seldom read more than a
@@ -42,41 +22,31 @@ func (s *ResourcesService) GetResource(ctx context.Context, id string) (*Resourc
 // confirmationEmail, credits, money, dynamicPricing, duration,
 // externalCalendar, plans, schedule) are validated, left nil, and decoded
 // by Complete.
-//
-// REST: GET /resources/v1/{id}.
 func (s *ResourcesService) GetResourceLazily(ctx context.Context, id string) (*Resource, *Response, error) {
-	seg, err := escapeID("GetResourceLazily", id)
-	if err != nil {
-		return nil, nil, err
-	}
-	return doOne[Resource](ctx, s.client, http.MethodGet, "/resources/v1/{id}", seg, parseResourceLazy, nil)
+	return invoke(ctx, s.client, OpGetResource, id, nil, nil, OpGetResource.lazy)
 }
 
-// parseResourceLazy is GetResourceLazily's parseFunc.
-var parseResourceLazy parseFunc = func(data []byte) (any, pageInfo, error) {
-	v, err := parseResourceLazily(data, http.MethodGet, "/resources/v1/{id}")
-	return v, pageInfo{}, err
-}
-
-// parseResourceLazily decodes {"resource": {...}} with the lazy decoder.
-func parseResourceLazily(data []byte, method, route string) (*Resource, error) {
-	v, deferred, err := (*Resource)(nil).parseOneLazy("resource", data)
-	if err != nil {
-		return nil, err
+// resourceLazily returns GetResourceLazily's decoder for op, whose eager
+// decoder (GetResource's) is eager: it decodes {"resource": {...}} with the
+// lazy decoder, and Complete decodes the whole body with eager.
+func resourceLazily(op *Operation, eager parseFunc) parseFunc {
+	whole := func(data []byte) (*Resource, error) {
+		v, _, err := eager(data)
+		if err != nil {
+			return nil, err
+		}
+		return v.(*Resource), nil
 	}
-	if deferred {
-		v.lazy = &lazyDoc[Resource]{body: data, method: method, route: route, whole: wholeResource}
+	return func(data []byte) (any, pageInfo, error) {
+		v, deferred, err := (*Resource)(nil).parseOneLazy(op.Key, data)
+		if err != nil {
+			return nil, pageInfo{}, err
+		}
+		if deferred {
+			v.lazy = &lazyDoc[Resource]{body: data, method: op.Method, route: op.Route, whole: whole}
+		}
+		return v, pageInfo{}, nil
 	}
-	return v, nil
-}
-
-// wholeResource decodes data as GetResource does.
-func wholeResource(data []byte) (*Resource, error) {
-	v, _, err := parseResource(data)
-	if err != nil {
-		return nil, err
-	}
-	return v.(*Resource), nil
 }
 
 // Complete returns v with every field decoded: v itself unless

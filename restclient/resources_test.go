@@ -8,8 +8,8 @@ import (
 func TestCreateBooking(t *testing.T) {
 	u := newUpstream(t)
 	b := fixture(t, "booking.json")
-	u.serveJSON("POST /resources/bookings/v1", wantRequest{
-		method: "POST", path: "/resources/bookings/v1",
+	u.serveJSON(OpCreateBooking.Pattern(), wantRequest{
+		method: "POST", path: OpCreateBooking.Route,
 		body: `{"booking":{"resourceRef":"res-1","startDate":"2021-05-21T10:00:00Z","endDate":"2021-05-21T12:30:00Z","title":""}}`,
 	}, http.StatusCreated, `{"booking":`+b+`}`)
 	c := u.client()
@@ -39,7 +39,7 @@ func TestGetResource(t *testing.T) {
 	u := newUpstream(t)
 	obs := &observations{}
 	r := fixture(t, "resource.json")
-	u.handle("GET /resources/v1/{id}", func(w http.ResponseWriter, req *http.Request) {
+	u.handle(OpGetResource.Pattern(), func(w http.ResponseWriter, req *http.Request) {
 		wantRequest{method: "GET", path: "/resources/v1/a%2Fb%20c%3F"}.check(t, req)
 		if id := req.PathValue("id"); id != "a/b c?" {
 			t.Errorf("id = %q", id)
@@ -56,7 +56,7 @@ func TestGetResource(t *testing.T) {
 	if *got.AccessVendor3GroupRef != 3 || got.Schedule.Public.Items[0].Days.Saturday == nil || *got.Schedule.Public.Items[0].Days.Saturday {
 		t.Error("unexpected values")
 	}
-	checkObserved(t, obs, "GET", "/resources/v1/{id}", 200)
+	checkObserved(t, obs, "GET", OpGetResource.Route, 200)
 	for _, bad := range []string{"", ".", ".."} {
 		if _, _, err := c.Resources.GetResource(obs.ctx(t), bad); err == nil {
 			t.Errorf("id %q accepted", bad)

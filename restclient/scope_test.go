@@ -15,7 +15,7 @@ import (
 func TestScopeSettingsNest(t *testing.T) {
 	u := newUpstream(t)
 	var seenAuth []string
-	u.handle("GET /resources/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpGetResource.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		seenAuth = append(seenAuth, r.Header.Get("Authorization"))
 		io.WriteString(w, `{"resource":{"id":"r"}}`)
 	})

@@ -36,7 +36,7 @@ func awaitWaiters(t *testing.T, c *Client, n int) (flights int) {
 
 // blockingResource serves GET /resources/v1/{id} once release is closed.
 func blockingResource(t *testing.T, u *upstream, release chan struct{}) {
-	u.handle("GET /resources/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpGetResource.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-release:
 		case <-time.After(10 * time.Second):
@@ -100,7 +100,7 @@ func TestSharedGetsOneUpstreamCall(t *testing.T) {
 	defer obs.mu.Unlock()
 	var own, shared int
 	for _, ci := range obs.calls {
-		if ci.Status != 200 || ci.Err != nil || ci.Route != "/resources/v1/{id}" {
+		if ci.Status != 200 || ci.Err != nil || ci.Route != OpGetResource.Route {
 			t.Errorf("observed %+v", ci)
 		}
 		if ci.Shared {
@@ -119,7 +119,7 @@ func TestSharedGetsNeverAcrossCredentials(t *testing.T) {
 	release := make(chan struct{})
 	var mu sync.Mutex
 	seen := map[string]int{}
-	u.handle("GET /events/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpGetEvent.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		seen[r.Header.Get("Authorization")+"|"+r.Header.Get("service-network-id")]++
 		mu.Unlock()
@@ -214,7 +214,7 @@ func TestSharedGetAbandonedIsCancelled(t *testing.T) {
 	u := newUpstream(t)
 	var n atomic.Int64
 	entered, gone := make(chan struct{}), make(chan struct{})
-	u.handle("GET /events/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpGetEvent.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		if n.Add(1) == 1 {
 			close(entered)
 			<-r.Context().Done() // the last waiter left: the call is cancelled
@@ -250,7 +250,7 @@ func TestSharedGetAbandonedIsCancelled(t *testing.T) {
 func TestSharedGetsShareErrors(t *testing.T) {
 	u := newUpstream(t)
 	release := make(chan struct{})
-	u.handle("GET /events/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpGetEvent.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		<-release
 		w.WriteHeader(404)
 		io.WriteString(w, `{"message":"no such event","type":"not_found"}`)
@@ -313,16 +313,16 @@ func concurrentHits(t *testing.T, u *upstream, pattern string, body string, call
 func TestSharedGetsOffAndWritesNeverShared(t *testing.T) {
 	u := newUpstream(t)
 	c := u.client(WithSharedGets(false))
-	concurrentHits(t, u, "GET /events/v1/{id}", `{"event":{"id":"e"}}`, func() error {
+	concurrentHits(t, u, OpGetEvent.Pattern(), `{"event":{"id":"e"}}`, func() error {
 		_, _, err := c.Events.GetEvent(ctxT(t), "e")
 		return err
 	})
 	c = u.client() // sharing on: still one call per write
-	concurrentHits(t, u, "PUT /visitors/visits/v1/{id}", `{"visit":{"id":"v"}}`, func() error {
+	concurrentHits(t, u, OpUpdateVisit.Pattern(), `{"visit":{"id":"v"}}`, func() error {
 		_, _, err := c.Visitors.UpdateVisit(ctxT(t), "v", &VisitUpdateRequest{})
 		return err
 	})
-	concurrentHits(t, u, "POST /feed/posts/v1", `{"post":{"id":"p"}}`, func() error {
+	concurrentHits(t, u, OpCreatePost.Pattern(), `{"post":{"id":"p"}}`, func() error {
 		_, _, err := c.Feed.CreatePost(ctxT(t), &PostCreateRequest{})
 		return err
 	})
@@ -418,7 +418,7 @@ func TestSharedGetsReadOnlyDecodedOnce(t *testing.T) {
 func TestSharedGetsReadOnlyMalformed(t *testing.T) {
 	u := newUpstream(t)
 	release := make(chan struct{})
-	u.handle("GET /shop/products/v1", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpListProducts.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		<-release
 		io.WriteString(w, `{"products":[{"id":"p1","title":7}]}`)
 	})
@@ -437,7 +437,7 @@ func TestSharedGetsReadOnlyMalformed(t *testing.T) {
 	close(release)
 	for range n {
 		var de *DecodeError
-		if err := <-errs; !errors.As(err, &de) || de.Route != "/shop/products/v1" {
+		if err := <-errs; !errors.As(err, &de) || de.Route != OpListProducts.Route {
 			t.Errorf("got %v, want a DecodeError of /shop/products/v1", err)
 		}
 	}
@@ -469,7 +469,7 @@ func TestDetachedIsWithoutCancel(t *testing.T) {
 func TestSharedGetsEachParse(t *testing.T) {
 	u := newUpstream(t)
 	release := make(chan struct{})
-	u.handle("GET /resources/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpGetResource.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		<-release
 		io.WriteString(w, `{"resource":{"id":"r1","title":"Room","money":{"currency":"EUR"}}}`)
 	})

@@ -3,15 +3,7 @@ package restclient
 import (
 	"context"
 	"iter"
-	"net/http"
 	"net/url"
-)
-
-// The decoders of the operations' answers, made once.
-var (
-	parseOrderList   = parseList[Order]("orders")
-	parseProduct     = parseOne[Product]("product")
-	parseProductList = parseList[Product]("products")
 )
 
 // ShopService covers the shop area: products and orders.
@@ -22,26 +14,22 @@ type ProductListOptions struct {
 	LocationRef string // sent as locationRef
 }
 
-// ListProducts returns every product of a location (the list is not paged).
-//
-// REST: GET /shop/products/v1?locationRef=.
-func (s *ShopService) ListProducts(ctx context.Context, opts *ProductListOptions) ([]*Product, *Response, error) {
+// Values returns o as the list's query.
+func (o ProductListOptions) Values() url.Values {
 	q := url.Values{}
-	if opts != nil {
-		setIf(q, "locationRef", opts.LocationRef)
-	}
-	return doList[Product](ctx, s.client, "/shop/products/v1", "", q, parseProductList)
+	setIf(q, "locationRef", o.LocationRef)
+	return q
 }
 
-// GetProduct returns one product.
-//
-// REST: GET /shop/products/v1/{productId}.
+// ListProducts returns every product of a location (OpListProducts; the
+// list is not paged).
+func (s *ShopService) ListProducts(ctx context.Context, opts *ProductListOptions) ([]*Product, *Response, error) {
+	return query(ctx, s.client, OpListProducts, valuesOf(opts))
+}
+
+// GetProduct returns one product (OpGetProduct).
 func (s *ShopService) GetProduct(ctx context.Context, id string) (*Product, *Response, error) {
-	seg, err := escapeID("GetProduct", id)
-	if err != nil {
-		return nil, nil, err
-	}
-	return doOne[Product](ctx, s.client, http.MethodGet, "/shop/products/v1/{productId}", seg, parseProduct, nil)
+	return get(ctx, s.client, OpGetProduct, id)
 }
 
 // OrderListOptions filter ListOrders. LocationRef is required by the upstream.
@@ -52,11 +40,9 @@ type OrderListOptions struct {
 	ListOptions
 }
 
-func (o *OrderListOptions) query() url.Values {
+// Values returns o as the list's query.
+func (o OrderListOptions) Values() url.Values {
 	q := url.Values{}
-	if o == nil {
-		return q
-	}
 	setIf(q, "locationRef", o.LocationRef)
 	setIf(q, "status", string(o.Status))
 	o.CreateDate.encode(q, "createDate")
@@ -64,18 +50,15 @@ func (o *OrderListOptions) query() url.Values {
 	return q
 }
 
-// ListOrders lists one page of shop orders; Response.NextPageToken leads to
-// the next.
-//
-// REST: GET /shop/orders/v1.
+// ListOrders lists one page of shop orders (OpListOrders);
+// Response.NextPageToken leads to the next.
 func (s *ShopService) ListOrders(ctx context.Context, opts *OrderListOptions) ([]*Order, *Response, error) {
-	return doList[Order](ctx, s.client, "/shop/orders/v1", "", opts.query(), parseOrderList)
+	return query(ctx, s.client, OpListOrders, valuesOf(opts))
 }
 
 // AllOrders iterates over every order matching opts, following pages from
-// opts.NextPageToken; an error ends the sequence.
-//
-// REST: GET /shop/orders/v1, once per page.
+// opts.NextPageToken; an error ends the sequence (OpListOrders, once per
+// page).
 func (s *ShopService) AllOrders(ctx context.Context, opts *OrderListOptions) iter.Seq2[*Order, error] {
 	o := OrderListOptions{}
 	if opts != nil {

@@ -10,7 +10,7 @@ import (
 func TestListProducts(t *testing.T) {
 	u := newUpstream(t)
 	p := fixture(t, "product.json")
-	u.serveJSON("GET /shop/products/v1", wantRequest{method: "GET", path: "/shop/products/v1", query: url.Values{"locationRef": {"loc-1"}}},
+	u.serveJSON(OpListProducts.Pattern(), wantRequest{method: "GET", path: OpListProducts.Route, query: url.Values{"locationRef": {"loc-1"}}},
 		http.StatusOK, `{"products":[`+p+`,`+p+`]}`)
 	got, _, err := u.client().Shop.ListProducts(ctxT(t), &ProductListOptions{LocationRef: "loc-1"})
 	if err != nil {
@@ -25,7 +25,7 @@ func TestListProducts(t *testing.T) {
 
 func TestListProductsNilOptions(t *testing.T) {
 	u := newUpstream(t)
-	u.serveJSON("GET /shop/products/v1", wantRequest{method: "GET", path: "/shop/products/v1"}, http.StatusOK, `{"products":null}`)
+	u.serveJSON(OpListProducts.Pattern(), wantRequest{method: "GET", path: OpListProducts.Route}, http.StatusOK, `{"products":null}`)
 	got, _, err := u.client().Shop.ListProducts(ctxT(t), nil)
 	if err != nil || got != nil {
 		t.Fatalf("%v %v", got, err)
@@ -36,7 +36,7 @@ func TestGetProduct(t *testing.T) {
 	u := newUpstream(t)
 	obs := &observations{}
 	p := fixture(t, "product.json")
-	u.serveJSON("GET /shop/products/v1/{productId}", wantRequest{method: "GET", path: "/shop/products/v1/prod-1"}, http.StatusOK, `{"product":`+p+`}`)
+	u.serveJSON(OpGetProduct.Pattern(), wantRequest{method: "GET", path: "/shop/products/v1/prod-1"}, http.StatusOK, `{"product":`+p+`}`)
 	c := u.client()
 	got, _, err := c.Shop.GetProduct(obs.ctx(t), "prod-1")
 	if err != nil {
@@ -44,7 +44,7 @@ func TestGetProduct(t *testing.T) {
 	}
 	assertComplete(t, got, nil)
 	assertRoundTrip(t, got, p)
-	checkObserved(t, obs, "GET", "/shop/products/v1/{productId}", 200)
+	checkObserved(t, obs, "GET", OpGetProduct.Route, 200)
 	if _, _, err := c.Shop.GetProduct(obs.ctx(t), ""); err == nil {
 		t.Error("empty id accepted")
 	}
@@ -58,7 +58,7 @@ var orderPartials = map[string][]string{
 func TestListOrders(t *testing.T) {
 	u := newUpstream(t)
 	o := fixture(t, "order.json")
-	u.serveJSON("GET /shop/orders/v1", wantRequest{method: "GET", path: "/shop/orders/v1", query: url.Values{
+	u.serveJSON(OpListOrders.Pattern(), wantRequest{method: "GET", path: OpListOrders.Route, query: url.Values{
 		"locationRef": {"loc-1"}, "status": {"inProgress"}, "createDate[lte]": {"2021-06-01T00:00:00Z"}, "limit": {"100"},
 	}}, http.StatusOK, `{"orders":[`+o+`],"nextPageToken":"n2"}`)
 	lte := mustTime(t, "2021-06-01T00:00:00Z")
@@ -80,7 +80,7 @@ func TestListOrders(t *testing.T) {
 
 func TestAllOrders(t *testing.T) {
 	u := newUpstream(t)
-	u.handle("GET /shop/orders/v1", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpListOrders.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("nextPageToken") == "" {
 			w.Write([]byte(`{"orders":[{"id":"o1"}],"nextPageToken":"b"}`))
 			return

@@ -92,7 +92,7 @@ func TestTimestampKeepsUnreadableValues(t *testing.T) {
 // every other field and record is intact.
 func TestUnreadableTimestampLosesOnlyItsField(t *testing.T) {
 	u := newUpstream(t)
-	u.handle("GET /shop/orders/v1", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpListOrders.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"orders":[
 			{"id":"o1","createDate":"2021-05-21","number":1},
 			{"id":"o2","createDate":"last tuesday","number":2,"deleteDate":"2021-05-22T10:00:00+0000"},

@@ -23,7 +23,7 @@ func TestCallSpans(t *testing.T) {
 	u := newUpstream(t)
 	var mu sync.Mutex
 	var parents []string
-	u.handle("GET /events/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpGetEvent.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		parents = append(parents, r.Header.Get("traceparent"))
 		n := len(parents)
@@ -70,8 +70,8 @@ func TestCallSpans(t *testing.T) {
 	}
 	for i, s := range calls {
 		a := attrs(s)
-		if s.Name != "GET /events/v1/{id}" || s.Parent.SpanID() != parent.SpanContext().SpanID() ||
-			a["url.template"] != "/events/v1/{id}" || a["http.request.method"] != "GET" || a["server.address"] != "127.0.0.1" ||
+		if s.Name != OpGetEvent.Pattern() || s.Parent.SpanID() != parent.SpanContext().SpanID() ||
+			a["url.template"] != OpGetEvent.Route || a["http.request.method"] != "GET" || a["server.address"] != "127.0.0.1" ||
 			a[string(BudgetWaitAttr)] == "" {
 			t.Errorf("span %d: %s parent %s %v", i, s.Name, s.Parent.SpanID(), a)
 		}

@@ -6,11 +6,6 @@ import (
 	"net/url"
 )
 
-// The decoders of the operations' answers, made once.
-var (
-	parseTransactionList = parseList[Transaction]("transactions")
-)
-
 // TransactionsService covers the transactions area: money transactions.
 type TransactionsService service
 
@@ -24,11 +19,9 @@ type TransactionListOptions struct {
 	ListOptions
 }
 
-func (o *TransactionListOptions) query() url.Values {
+// Values returns o as the list's query.
+func (o TransactionListOptions) Values() url.Values {
 	q := url.Values{}
-	if o == nil {
-		return q
-	}
 	setIf(q, "locationRef", o.LocationRef)
 	setIf(q, "status", string(o.Status))
 	setIf(q, "type", string(o.Type))
@@ -37,18 +30,15 @@ func (o *TransactionListOptions) query() url.Values {
 	return q
 }
 
-// ListTransactions lists one page of money transactions;
-// Response.NextPageToken leads to the next.
-//
-// REST: GET /transactions/money/v1.
+// ListTransactions lists one page of money transactions
+// (OpListTransactions); Response.NextPageToken leads to the next.
 func (s *TransactionsService) ListTransactions(ctx context.Context, opts *TransactionListOptions) ([]*Transaction, *Response, error) {
-	return doList[Transaction](ctx, s.client, "/transactions/money/v1", "", opts.query(), parseTransactionList)
+	return query(ctx, s.client, OpListTransactions, valuesOf(opts))
 }
 
 // AllTransactions iterates over every money transaction matching opts,
-// following pages from opts.NextPageToken; an error ends the sequence.
-//
-// REST: GET /transactions/money/v1, once per page.
+// following pages from opts.NextPageToken; an error ends the sequence
+// (OpListTransactions, once per page).
 func (s *TransactionsService) AllTransactions(ctx context.Context, opts *TransactionListOptions) iter.Seq2[*Transaction, error] {
 	o := TransactionListOptions{}
 	if opts != nil {

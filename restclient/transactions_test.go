@@ -19,8 +19,8 @@ var transactionPartials = map[string][]string{
 func TestListTransactions(t *testing.T) {
 	u := newUpstream(t)
 	tx := fixture(t, "transaction.json")
-	u.handle("GET /transactions/money/v1", func(w http.ResponseWriter, r *http.Request) {
-		wantRequest{method: "GET", path: "/transactions/money/v1", query: url.Values{
+	u.handle(OpListTransactions.Pattern(), func(w http.ResponseWriter, r *http.Request) {
+		wantRequest{method: "GET", path: OpListTransactions.Route, query: url.Values{
 			"locationRef":     {"loc-1"},
 			"status":          {"succeeded"},
 			"type":            {"booking"},
@@ -57,7 +57,7 @@ func TestListTransactions(t *testing.T) {
 
 func TestListTransactionsNilOptions(t *testing.T) {
 	u := newUpstream(t)
-	u.serveJSON("GET /transactions/money/v1", wantRequest{method: "GET", path: "/transactions/money/v1"}, 200, `{}`)
+	u.serveJSON(OpListTransactions.Pattern(), wantRequest{method: "GET", path: OpListTransactions.Route}, 200, `{}`)
 	got, resp, err := u.client().Transactions.ListTransactions(ctxT(t), nil)
 	if err != nil || len(got) != 0 || resp.NextPageToken != "" {
 		t.Fatalf("got %v %v %v", got, resp, err)
@@ -67,7 +67,7 @@ func TestListTransactionsNilOptions(t *testing.T) {
 func TestAllTransactions(t *testing.T) {
 	u := newUpstream(t)
 	var tokens []string
-	u.handle("GET /transactions/money/v1", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpListTransactions.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		tokens = append(tokens, q.Get("nextPageToken"))
 		if q.Get("status") != "failed" || q.Get("limit") != "2" {
@@ -110,7 +110,7 @@ func TestAllTransactions(t *testing.T) {
 
 func TestAllTransactionsErrors(t *testing.T) {
 	u := newUpstream(t)
-	u.handle("GET /transactions/money/v1", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpListTransactions.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Query().Get("nextPageToken") {
 		case "":
 			w.Write([]byte(`{"transactions":[{"id":"1"}],"nextPageToken":"same"}`))

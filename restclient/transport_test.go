@@ -244,7 +244,7 @@ func TestGet408OnIdleConnection(t *testing.T) {
 	if ci := obs.last(t); ci.Retries != 0 || ci.Err != nil || ci.Status != http.StatusOK {
 		t.Errorf("B's call observed as %+v, want one attempt answered 200", ci)
 	}
-	if s := c.ClientBreakerState(http.MethodGet, "/events/v1/{id}", tenantB); s != BreakerClosed {
+	if s := c.ClientBreakerState(http.MethodGet, OpGetEvent.Route, tenantB); s != BreakerClosed {
 		t.Errorf("B's breaker %v: the 408 counted as a failure", s)
 	}
 	if n := wc.late.Load(); n != 0 {
@@ -297,7 +297,7 @@ func TestGetRequestAsNetHTTP(t *testing.T) {
 	}
 	var got []seen
 	var mu sync.Mutex
-	u.handle("GET /events/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpGetEvent.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		mu.Lock()
 		got = append(got, seen{r.RequestURI, r.Host, r.Header.Clone(), string(b), r.ContentLength})
@@ -339,7 +339,7 @@ func TestGetRequestAsNetHTTP(t *testing.T) {
 // *http.Client's has, repeated headers included.
 func TestGetAnswerAsNetHTTP(t *testing.T) {
 	u := newUpstream(t)
-	u.handle("GET /events/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpGetEvent.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h["ratelimit-remaining"] = []string{"7"} // sent as is, in lower case
 		h.Add("X-Many", "one")
@@ -378,7 +378,7 @@ func TestGetConnectionsReused(t *testing.T) {
 	u := newUpstream(t)
 	conns := countConns(u)
 	big := `{"event":{"id":"e","title":"` + strings.Repeat("x", 20000) + `"}}`
-	u.handle("GET /events/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpGetEvent.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		if r.PathValue("id") == "chunked" {
 			w.Write([]byte(big[:10000])) // over the server's buffer: chunked
 			w.Write([]byte(big[10000:]))
@@ -425,7 +425,7 @@ func TestGetStaleConnectionSentAgain(t *testing.T) {
 		}
 	})
 	var n atomic.Int64
-	u.handle("GET /events/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpGetEvent.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		n.Add(1)
 		w.Write([]byte(`{"event":{"id":"e"}}`))
 	})
@@ -536,7 +536,7 @@ func TestGetCancelClosesConnection(t *testing.T) {
 	conns := countConns(u)
 	entered, gone := make(chan struct{}), make(chan struct{})
 	var first atomic.Bool
-	u.handle("GET /events/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpGetEvent.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		if first.CompareAndSwap(false, true) {
 			close(entered)
 			<-r.Context().Done()
@@ -605,7 +605,7 @@ func TestGetAfterUpstreamDroppedIdleConnections(t *testing.T) {
 	conns := func() int { mu.Lock(); defer mu.Unlock(); return len(open) }
 	release := make(chan struct{})
 	var n atomic.Int64
-	u.handle("GET /events/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+	u.handle(OpGetEvent.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		if n.Add(1) <= 6 {
 			<-release
 		}

@@ -8,8 +8,8 @@ import (
 func TestCreateVisit(t *testing.T) {
 	u := newUpstream(t)
 	v := fixture(t, "visit.json")
-	u.serveJSON("POST /visitors/visits/v1", wantRequest{
-		method: "POST", path: "/visitors/visits/v1",
+	u.serveJSON(OpCreateVisit.Pattern(), wantRequest{
+		method: "POST", path: OpCreateVisit.Route,
 		body: `{"visit":{"date":"2021-05-21T10:00:00Z","locationRef":"loc-1","visitor":{"email":"g@example.com","name":"Grace"},"comment":"hi"}}`,
 	}, http.StatusCreated, `{"visit":`+v+`}`)
 	got, _, err := u.client().Visitors.CreateVisit(ctxT(t), &VisitCreateRequest{
@@ -34,7 +34,7 @@ func TestCreateVisit(t *testing.T) {
 func TestGetVisit(t *testing.T) {
 	u := newUpstream(t)
 	v := fixture(t, "visit.json")
-	u.serveJSON("GET /visitors/visits/v1/{id}", wantRequest{method: "GET", path: "/visitors/visits/v1/v-1"}, http.StatusOK, `{"visit":`+v+`}`)
+	u.serveJSON(OpGetVisit.Pattern(), wantRequest{method: "GET", path: "/visitors/visits/v1/v-1"}, http.StatusOK, `{"visit":`+v+`}`)
 	got, _, err := u.client().Visitors.GetVisit(ctxT(t), "v-1")
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +50,7 @@ func TestUpdateVisit(t *testing.T) {
 	u := newUpstream(t)
 	v := fixture(t, "visit.json")
 	// Comment nil: absent from the body (left unchanged upstream).
-	u.serveJSON("PUT /visitors/visits/v1/{id}", wantRequest{
+	u.serveJSON(OpUpdateVisit.Pattern(), wantRequest{
 		method: "PUT", path: "/visitors/visits/v1/v-1",
 		body: `{"visit":{"date":"2021-05-22T09:00:00Z"}}`,
 	}, http.StatusOK, `{"visit":`+v+`}`)
@@ -71,8 +71,8 @@ func TestUpdateVisit(t *testing.T) {
 func TestCreateVisitRequest(t *testing.T) {
 	u := newUpstream(t)
 	v := fixture(t, "visit_request.json")
-	u.serveJSON("POST /visitors/requests/v1", wantRequest{
-		method: "POST", path: "/visitors/requests/v1",
+	u.serveJSON(OpCreateVisitRequest.Pattern(), wantRequest{
+		method: "POST", path: OpCreateVisitRequest.Route,
 		body: `{"request":{"locationRef":"loc-1","userRefHost":"u-1","visitor":{"email":"g@example.com","name":"Grace"}}}`,
 	}, http.StatusCreated, `{"request":`+v+`}`)
 	got, _, err := u.client().Visitors.CreateVisitRequest(ctxT(t), &VisitRequestCreateRequest{

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/workspacenet/facade/restclient"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -28,27 +30,27 @@ func samples(ts *testServer) []sample {
 	loc := ids["location"][0]
 	visit := map[string]any{"visit": map[string]any{"date": "2026-02-01T10:00:00Z", "locationRef": loc, "visitor": map[string]any{"email": "a@example.com", "name": "A"}}}
 	return []sample{
-		{"POST /billing/credit_notes/v1", "POST", "/billing/credit_notes/v1", map[string]any{"creditNote": map[string]any{"invoiceRef": ids["invoice"][0], "reason": "other",
+		{restclient.OpCreateCreditNote.Pattern(), "POST", restclient.OpListCreditNotes.Route, map[string]any{"creditNote": map[string]any{"invoiceRef": ids["invoice"][0], "reason": "other",
 			"lines": []any{map[string]any{"invoiceItemRef": ids["invoiceItem"][0], "amount": 0.01}}}}, "invoices", true},
-		{"GET /billing/credit_notes/v1", "GET", "/billing/credit_notes/v1?locationRef=" + loc, nil, "invoices", false},
-		{"GET /billing/invoices/v1/{id}/items", "GET", "/billing/invoices/v1/" + ids["invoice"][0] + "/items", nil, "invoices", false},
-		{"POST /resources/bookings/v1", "POST", "/resources/bookings/v1", map[string]any{"booking": map[string]any{"resourceRef": ids["resource"][2],
+		{restclient.OpListCreditNotes.Pattern(), "GET", "/billing/credit_notes/v1?locationRef=" + loc, nil, "invoices", false},
+		{restclient.OpListInvoiceItems.Pattern(), "GET", "/billing/invoices/v1/" + ids["invoice"][0] + "/items", nil, "invoices", false},
+		{restclient.OpCreateBooking.Pattern(), "POST", restclient.OpCreateBooking.Route, map[string]any{"booking": map[string]any{"resourceRef": ids["resource"][2],
 			"startDate": "2028-01-01T10:00:00Z", "endDate": "2028-01-01T11:00:00Z"}}, "resources", true},
-		{"GET /resources/v1/{id}", "GET", "/resources/v1/" + ids["resource"][0], nil, "resources", false},
-		{"POST /visitors/visits/v1", "POST", "/visitors/visits/v1", visit, "visitors", true},
-		{"GET /visitors/visits/v1/{id}", "GET", "/visitors/visits/v1/" + ids["visit"][0], nil, "visitors", false},
-		{"PUT /visitors/visits/v1/{id}", "PUT", "/visitors/visits/v1/" + ids["visit"][0], map[string]any{"visit": map[string]any{"date": "2026-02-01T10:00:00Z"}}, "visitors", true},
-		{"POST /visitors/requests/v1", "POST", "/visitors/requests/v1", map[string]any{"request": map[string]any{"locationRef": loc, "userRefHost": ids["user"][0],
+		{restclient.OpGetResource.Pattern(), "GET", "/resources/v1/" + ids["resource"][0], nil, "resources", false},
+		{restclient.OpCreateVisit.Pattern(), "POST", restclient.OpCreateVisit.Route, visit, "visitors", true},
+		{restclient.OpGetVisit.Pattern(), "GET", "/visitors/visits/v1/" + ids["visit"][0], nil, "visitors", false},
+		{restclient.OpUpdateVisit.Pattern(), "PUT", "/visitors/visits/v1/" + ids["visit"][0], map[string]any{"visit": map[string]any{"date": "2026-02-01T10:00:00Z"}}, "visitors", true},
+		{restclient.OpCreateVisitRequest.Pattern(), "POST", restclient.OpCreateVisitRequest.Route, map[string]any{"request": map[string]any{"locationRef": loc, "userRefHost": ids["user"][0],
 			"visitor": map[string]any{"email": "a@example.com", "name": "A"}}}, "visitors", true},
-		{"POST /feed/posts/v1", "POST", "/feed/posts/v1", map[string]any{"post": map[string]any{"locationRef": loc, "text": "x"}}, "feed", true},
-		{"PUT /feed/posts/v1/{id}", "PUT", "/feed/posts/v1/" + ids["post"][0], map[string]any{"post": map[string]any{"text": "y"}}, "feed", true},
-		{"GET /feed/posts/v1/{id}/comments", "GET", "/feed/posts/v1/" + ids["post"][0] + "/comments", nil, "feed", false},
-		{"GET /transactions/money/v1", "GET", "/transactions/money/v1?locationRef=" + loc, nil, "transactions", false},
-		{"GET /shop/products/v1", "GET", "/shop/products/v1?locationRef=" + loc, nil, "shop", false},
-		{"GET /shop/products/v1/{productId}", "GET", "/shop/products/v1/" + ids["product"][0], nil, "shop", true},
-		{"GET /shop/orders/v1", "GET", "/shop/orders/v1?locationRef=" + loc, nil, "shop", false},
-		{"GET /discounts/redemptions/v1", "GET", "/discounts/redemptions/v1?couponRef=" + ids["coupon"][0], nil, "invoices", false},
-		{"GET /events/v1/{id}", "GET", "/events/v1/" + ids["event"][0], nil, "events", true},
+		{restclient.OpCreatePost.Pattern(), "POST", restclient.OpCreatePost.Route, map[string]any{"post": map[string]any{"locationRef": loc, "text": "x"}}, "feed", true},
+		{restclient.OpUpdatePost.Pattern(), "PUT", "/feed/posts/v1/" + ids["post"][0], map[string]any{"post": map[string]any{"text": "y"}}, "feed", true},
+		{restclient.OpListComments.Pattern(), "GET", "/feed/posts/v1/" + ids["post"][0] + "/comments", nil, "feed", false},
+		{restclient.OpListTransactions.Pattern(), "GET", "/transactions/money/v1?locationRef=" + loc, nil, "transactions", false},
+		{restclient.OpListProducts.Pattern(), "GET", "/shop/products/v1?locationRef=" + loc, nil, "shop", false},
+		{restclient.OpGetProduct.Pattern(), "GET", "/shop/products/v1/" + ids["product"][0], nil, "shop", true},
+		{restclient.OpListOrders.Pattern(), "GET", "/shop/orders/v1?locationRef=" + loc, nil, "shop", false},
+		{restclient.OpListRedemptions.Pattern(), "GET", "/discounts/redemptions/v1?couponRef=" + ids["coupon"][0], nil, "invoices", false},
+		{restclient.OpGetEvent.Pattern(), "GET", "/events/v1/" + ids["event"][0], nil, "events", true},
 	}
 }
 
@@ -117,7 +119,7 @@ func TestBearerOnlyAndNetworkHeader(t *testing.T) {
 	ts := newTestServer(t)
 	ss := samples(ts)
 	for _, s := range ss {
-		if s.route == "POST /visitors/visits/v1" || s.route == "POST /feed/posts/v1" {
+		if s.route == restclient.OpCreateVisit.Pattern() || s.route == restclient.OpCreatePost.Pattern() {
 			ts.do(t, ts.basic(), s.method, s.path, s.body).wantError(t, 401, "unauthorized", "Bearer")
 		}
 	}

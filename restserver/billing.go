@@ -37,7 +37,8 @@ type creditNotesPage struct {
 // invoice or a location (both: of that invoice in that location), newest
 // first.
 func (s *Server) listCreditNotes(r *http.Request, c *caller) (int, any, error) {
-	const route = "GET /billing/credit_notes/v1"
+	// A page token is bound to the row's pattern, as the mux registered it.
+	route := r.Pattern
 	q := r.URL.Query()
 	invoice, err := uuidParam(q, "invoiceRef")
 	if err != nil {

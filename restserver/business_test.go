@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/restserver/wire"
 )
 
@@ -46,7 +47,7 @@ func TestParallelBookingsNeverOverbook(t *testing.T) {
 		wg.Go(func() {
 			// Overlapping windows: every pair overlaps at 10:00-10:30.
 			s := start.Add(time.Duration(i%4) * 15 * time.Minute)
-			statuses[i] = ts.do(t, ts.bearer(), "POST", "/resources/bookings/v1", bookingBody(res, s, 90)).status
+			statuses[i] = ts.do(t, ts.bearer(), "POST", restclient.OpCreateBooking.Route, bookingBody(res, s, 90)).status
 		})
 	}
 	wg.Wait()
@@ -63,18 +64,18 @@ func TestParallelBookingsNeverOverbook(t *testing.T) {
 	if created != capacity {
 		t.Fatalf("%d bookings created for capacity %d", created, capacity)
 	}
-	r := ts.do(t, ts.bearer(), "POST", "/resources/bookings/v1", bookingBody(res, start.Add(30*time.Minute), 30))
+	r := ts.do(t, ts.bearer(), "POST", restclient.OpCreateBooking.Route, bookingBody(res, start.Add(30*time.Minute), 30))
 	r.wantError(t, 409, "conflict", "fully booked")
 	// Adjacent (non-overlapping) slots are free.
-	ts.ok(t, ts.bearer(), 201, "POST", "/resources/bookings/v1", bookingBody(res, start.Add(-60*time.Minute), 60))
-	ts.ok(t, ts.bearer(), 201, "POST", "/resources/bookings/v1", bookingBody(res, start.Add(135*time.Minute), 60))
+	ts.ok(t, ts.bearer(), 201, "POST", restclient.OpCreateBooking.Route, bookingBody(res, start.Add(-60*time.Minute), 60))
+	ts.ok(t, ts.bearer(), 201, "POST", restclient.OpCreateBooking.Route, bookingBody(res, start.Add(135*time.Minute), 60))
 }
 
 func TestBookingPriceAndTransaction(t *testing.T) {
 	ts := newTestServer(t)
 	res := addResource(t, ts, 1, 30, 240, 30)
 	var out struct{ Booking wire.Booking }
-	ts.ok(t, ts.bearer(), 201, "POST", "/resources/bookings/v1", bookingBody(res, time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC), 90)).json(t, &out)
+	ts.ok(t, ts.bearer(), 201, "POST", restclient.OpCreateBooking.Route, bookingBody(res, time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC), 90)).json(t, &out)
 	b := out.Booking
 	if *b.Payment.Amount != 18.75 || *b.MembershipRefOwner != ts.Manifest.IDs["membership"][0] || *b.Title != "Test room" {
 		t.Fatalf("booking = %+v, payment %+v", b, b.Payment)
@@ -88,12 +89,12 @@ func TestBookingPriceAndTransaction(t *testing.T) {
 	other := ts.Manifest.IDs["membership"][3]
 	body := bookingBody(res, time.Date(2030, 1, 2, 9, 0, 0, 0, time.UTC), 60)
 	body["booking"].(map[string]any)["membershipRefOwner"] = other
-	ts.ok(t, ts.bearer(), 201, "POST", "/resources/bookings/v1", body).json(t, &out)
+	ts.ok(t, ts.bearer(), 201, "POST", restclient.OpCreateBooking.Route, body).json(t, &out)
 	if *out.Booking.MembershipRefOwner != other {
 		t.Fatalf("owner %s", *out.Booking.MembershipRefOwner)
 	}
 	body["booking"].(map[string]any)["membershipRefOwner"] = ts.Manifest.OtherNetworks[0].IDs["membership"][0]
-	ts.do(t, ts.bearer(), "POST", "/resources/bookings/v1", body).wantError(t, 404, "not_found", "membershipRefOwner")
+	ts.do(t, ts.bearer(), "POST", restclient.OpCreateBooking.Route, body).wantError(t, 404, "not_found", "membershipRefOwner")
 }
 
 // invoiceWithItems loads an invoice through the API.
@@ -144,7 +145,7 @@ func TestCreditNoteAmounts(t *testing.T) {
 	inv, item := freshInvoice(t, ts, "issued")
 	var out struct{ CreditNote wire.CreditNote }
 	// One unit of 40 by quantity.
-	ts.ok(t, ts.basic(), 201, "POST", "/billing/credit_notes/v1", creditNoteBody(inv, "duplicate", map[string]any{"invoiceItemRef": item, "quantity": 1})).json(t, &out)
+	ts.ok(t, ts.basic(), 201, "POST", restclient.OpListCreditNotes.Route, creditNoteBody(inv, "duplicate", map[string]any{"invoiceItemRef": item, "quantity": 1})).json(t, &out)
 	cn := out.CreditNote
 	if *cn.TotalAmount != 40 || *cn.TotalExcludingTaxAmount != 33.33 || *cn.Type != "prePayment" || *cn.PrePaymentAmount != 40 || *cn.Lines[0].Quantity != 1 {
 		t.Fatalf("credit note = %+v", cn)
@@ -157,21 +158,21 @@ func TestCreditNoteAmounts(t *testing.T) {
 		t.Fatalf("invoice after credit: due %v, credit notes %v", *invDoc.AmountDue, *invDoc.PrePaymentCreditNotesAmount)
 	}
 	// 2 units remain (80): 3 units or 80.01 is too much; nothing changes.
-	ts.do(t, ts.basic(), "POST", "/billing/credit_notes/v1", creditNoteBody(inv, "other", map[string]any{"invoiceItemRef": item, "quantity": 3})).
+	ts.do(t, ts.basic(), "POST", restclient.OpListCreditNotes.Route, creditNoteBody(inv, "other", map[string]any{"invoiceItemRef": item, "quantity": 3})).
 		wantError(t, 409, "conflict", "remaining quantity")
-	ts.do(t, ts.basic(), "POST", "/billing/credit_notes/v1", creditNoteBody(inv, "other", map[string]any{"invoiceItemRef": item, "amount": 80.01})).
+	ts.do(t, ts.basic(), "POST", restclient.OpListCreditNotes.Route, creditNoteBody(inv, "other", map[string]any{"invoiceItemRef": item, "amount": 80.01})).
 		wantError(t, 409, "conflict", "remaining amount")
 	// By amount, then the rest with neither quantity nor amount.
 	out.CreditNote = wire.CreditNote{}
-	ts.ok(t, ts.basic(), 201, "POST", "/billing/credit_notes/v1", creditNoteBody(inv, "other", map[string]any{"invoiceItemRef": item, "amount": 30})).json(t, &out)
+	ts.ok(t, ts.basic(), 201, "POST", restclient.OpListCreditNotes.Route, creditNoteBody(inv, "other", map[string]any{"invoiceItemRef": item, "amount": 30})).json(t, &out)
 	if *out.CreditNote.TotalAmount != 30 || out.CreditNote.Lines[0].Quantity != nil {
 		t.Fatalf("amount credit = %+v", out.CreditNote)
 	}
-	ts.ok(t, ts.basic(), 201, "POST", "/billing/credit_notes/v1", creditNoteBody(inv, "other", map[string]any{"invoiceItemRef": item})).json(t, &out)
+	ts.ok(t, ts.basic(), 201, "POST", restclient.OpListCreditNotes.Route, creditNoteBody(inv, "other", map[string]any{"invoiceItemRef": item})).json(t, &out)
 	if *out.CreditNote.TotalAmount != 50 {
 		t.Fatalf("rest credit = %v", *out.CreditNote.TotalAmount)
 	}
-	ts.do(t, ts.basic(), "POST", "/billing/credit_notes/v1", creditNoteBody(inv, "other", map[string]any{"invoiceItemRef": item, "amount": 0.01})).
+	ts.do(t, ts.basic(), "POST", restclient.OpListCreditNotes.Route, creditNoteBody(inv, "other", map[string]any{"invoiceItemRef": item, "amount": 0.01})).
 		wantError(t, 409, "conflict", "fully credited")
 	var list struct{ CreditNotes []wire.CreditNote }
 	ts.ok(t, ts.basic(), 200, "GET", "/billing/credit_notes/v1?invoiceRef="+inv, nil).json(t, &list)
@@ -193,24 +194,24 @@ func TestCreditNotePaidInvoiceAndAtomicity(t *testing.T) {
 	body["creditNote"].(map[string]any)["refunds"] = []any{map[string]any{"amount": 20, "transactionRef": tx}}
 	body["creditNote"].(map[string]any)["outOfBandAmount"] = 5
 	var out struct{ CreditNote wire.CreditNote }
-	ts.ok(t, ts.basic(), 201, "POST", "/billing/credit_notes/v1", body).json(t, &out)
+	ts.ok(t, ts.basic(), 201, "POST", restclient.OpListCreditNotes.Route, body).json(t, &out)
 	cn := out.CreditNote
 	if *cn.Type != "postPayment" || *cn.CreditAmount != 25 || *cn.OutOfBandAmount != 5 || len(cn.Refunds) != 1 || *cn.PostPaymentAmount != 50 {
 		t.Fatalf("credit note = %+v", cn)
 	}
 	// Parts that do not add up.
 	body["creditNote"].(map[string]any)["creditAmount"] = 40
-	ts.do(t, ts.basic(), "POST", "/billing/credit_notes/v1", body).wantError(t, 400, "invalid_request", "creditAmount")
+	ts.do(t, ts.basic(), "POST", restclient.OpListCreditNotes.Route, body).wantError(t, 400, "invalid_request", "creditAmount")
 	// Unpaid invoices take no refunds.
 	inv3, item3 := freshInvoice(t, ts, "issued")
 	b3 := creditNoteBody(inv3, "other", map[string]any{"invoiceItemRef": item3, "amount": 1})
 	b3["creditNote"].(map[string]any)["refunds"] = []any{map[string]any{"amount": 1, "transactionRef": tx}}
-	ts.do(t, ts.basic(), "POST", "/billing/credit_notes/v1", b3).wantError(t, 400, "invalid_request", "paid invoices only")
+	ts.do(t, ts.basic(), "POST", restclient.OpListCreditNotes.Route, b3).wantError(t, 400, "invalid_request", "paid invoices only")
 	// A line of another invoice rejects the whole note: the first line's
 	// item stays uncredited.
 	var before float64
 	ts.db.read.QueryRow(`SELECT credited_amount FROM invoice_items WHERE id = ?`, item).Scan(&before)
-	ts.do(t, ts.basic(), "POST", "/billing/credit_notes/v1", creditNoteBody(inv, "other",
+	ts.do(t, ts.basic(), "POST", restclient.OpListCreditNotes.Route, creditNoteBody(inv, "other",
 		map[string]any{"invoiceItemRef": item, "amount": 1}, map[string]any{"invoiceItemRef": item2, "amount": 1})).
 		wantError(t, 400, "invalid_request", "another invoice")
 	var after float64
@@ -220,12 +221,12 @@ func TestCreditNotePaidInvoiceAndAtomicity(t *testing.T) {
 	}
 	_ = inv2
 	// Unknown invoice, unknown item, voided invoice.
-	ts.do(t, ts.basic(), "POST", "/billing/credit_notes/v1", creditNoteBody(newID(), "other", map[string]any{"invoiceItemRef": item})).
+	ts.do(t, ts.basic(), "POST", restclient.OpListCreditNotes.Route, creditNoteBody(newID(), "other", map[string]any{"invoiceItemRef": item})).
 		wantError(t, 404, "not_found", "invoice")
-	ts.do(t, ts.basic(), "POST", "/billing/credit_notes/v1", creditNoteBody(inv, "other", map[string]any{"invoiceItemRef": newID()})).
+	ts.do(t, ts.basic(), "POST", restclient.OpListCreditNotes.Route, creditNoteBody(inv, "other", map[string]any{"invoiceItemRef": newID()})).
 		wantError(t, 404, "not_found", "invoice item")
 	inv4, item4 := freshInvoice(t, ts, "voided")
-	ts.do(t, ts.basic(), "POST", "/billing/credit_notes/v1", creditNoteBody(inv4, "other", map[string]any{"invoiceItemRef": item4})).
+	ts.do(t, ts.basic(), "POST", restclient.OpListCreditNotes.Route, creditNoteBody(inv4, "other", map[string]any{"invoiceItemRef": item4})).
 		wantError(t, 409, "conflict", "voided")
 }
 
@@ -261,13 +262,13 @@ func TestTenancy(t *testing.T) {
 		}
 	}
 	// Writes that reference the main network's records are 404s.
-	ts.do(t, other, "POST", "/resources/bookings/v1", bookingBody(mine.IDs["resource"][0], time.Date(2031, 1, 1, 9, 0, 0, 0, time.UTC), 60)).wantError(t, 404, "not_found", "resource")
+	ts.do(t, other, "POST", restclient.OpCreateBooking.Route, bookingBody(mine.IDs["resource"][0], time.Date(2031, 1, 1, 9, 0, 0, 0, time.UTC), 60)).wantError(t, 404, "not_found", "resource")
 	ts.do(t, other, "PUT", "/visitors/visits/v1/"+mine.IDs["visit"][0], map[string]any{"visit": map[string]any{"date": "2026-02-01T10:00:00Z"}}).wantError(t, 404, "not_found", "visit")
 	ts.do(t, other, "PUT", "/feed/posts/v1/"+mine.IDs["post"][0], map[string]any{"post": map[string]any{"text": "x"}}).wantError(t, 404, "not_found", "post")
-	ts.do(t, other, "POST", "/feed/posts/v1", map[string]any{"post": map[string]any{"locationRef": loc, "text": "x"}}).wantError(t, 404, "not_found", "location")
-	ts.do(t, other, "POST", "/visitors/requests/v1", map[string]any{"request": map[string]any{"locationRef": theirs.IDs["location"][0], "userRefHost": mine.IDs["user"][0],
+	ts.do(t, other, "POST", restclient.OpCreatePost.Route, map[string]any{"post": map[string]any{"locationRef": loc, "text": "x"}}).wantError(t, 404, "not_found", "location")
+	ts.do(t, other, "POST", restclient.OpCreateVisitRequest.Route, map[string]any{"request": map[string]any{"locationRef": theirs.IDs["location"][0], "userRefHost": mine.IDs["user"][0],
 		"visitor": map[string]any{"email": "a@example.com", "name": "A"}}}).wantError(t, 404, "not_found", "user")
-	ts.do(t, other, "POST", "/billing/credit_notes/v1", creditNoteBody(mine.IDs["invoice"][0], "other", map[string]any{"invoiceItemRef": mine.IDs["invoiceItem"][0]})).
+	ts.do(t, other, "POST", restclient.OpListCreditNotes.Route, creditNoteBody(mine.IDs["invoice"][0], "other", map[string]any{"invoiceItemRef": mine.IDs["invoiceItem"][0]})).
 		wantError(t, 404, "not_found", "invoice")
 	// The other network sees its own data.
 	ts.ok(t, other, 200, "GET", "/resources/v1/"+theirs.IDs["resource"][0], nil)
@@ -278,7 +279,7 @@ func TestTenancy(t *testing.T) {
 	}
 	ts.do(t, auth{"Bearer " + cr.BearerToken, cr.NetworkID}, "GET", "/resources/v1/"+mine.IDs["resource"][0], nil).wantError(t, 404, "not_found", "resource")
 	var out struct{ Visit wire.Visit }
-	ts.ok(t, auth{"Bearer " + cr.BearerToken, cr.NetworkID}, 201, "POST", "/visitors/visits/v1", map[string]any{"visit": map[string]any{
+	ts.ok(t, auth{"Bearer " + cr.BearerToken, cr.NetworkID}, 201, "POST", restclient.OpCreateVisit.Route, map[string]any{"visit": map[string]any{
 		"date": "2026-02-01T10:00:00Z", "locationRef": cr.LocationID, "visitor": map[string]any{"email": "a@example.com", "name": "A"}}}).json(t, &out)
 	ts.do(t, ts.bearer(), "GET", "/visitors/visits/v1/"+out.Visit.ID, nil).wantError(t, 404, "not_found", "visit")
 	ts.ok(t, auth{cr.BasicAuth, ""}, 200, "GET", "/visitors/visits/v1/"+out.Visit.ID, nil)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 
+	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/restserver/openapi/openapitest"
 )
 
@@ -46,7 +47,7 @@ func TestDocumentLimitBounds(t *testing.T) {
 		}
 	}
 	sort.Strings(paged)
-	want := []string{"GET /billing/credit_notes/v1", "GET /discounts/redemptions/v1", "GET /shop/orders/v1", "GET /transactions/money/v1"}
+	want := []string{restclient.OpListCreditNotes.Pattern(), restclient.OpListRedemptions.Pattern(), restclient.OpListOrders.Pattern(), restclient.OpListTransactions.Pattern()}
 	if !slices.Equal(paged, want) {
 		t.Errorf("operations with a limit: %q, want %q", paged, want)
 	}
@@ -59,11 +60,11 @@ func TestDocumentLimitBounds(t *testing.T) {
 func TestDocumentNoNotFoundOrConflictOnLists(t *testing.T) {
 	doc := loadDocument(t)
 	lists := map[string]string{
-		"/billing/credit_notes/v1":  "creditNotes",
-		"/transactions/money/v1":    "transactions",
-		"/shop/products/v1":         "products",
-		"/shop/orders/v1":           "orders",
-		"/discounts/redemptions/v1": "redemptions",
+		restclient.OpListCreditNotes.Route:  "creditNotes",
+		restclient.OpListTransactions.Route: "transactions",
+		restclient.OpListProducts.Route:     "products",
+		restclient.OpListOrders.Route:       "orders",
+		restclient.OpListRedemptions.Route:  "redemptions",
 	}
 	for path, item := range doc.Paths.Map() {
 		op := item.Get
@@ -149,7 +150,7 @@ func TestDocumentMediaKeyRequired(t *testing.T) {
 	}
 	ts := newTestServer(t)
 	loc := ts.Manifest.IDs["location"][0]
-	ts.do(t, ts.bearer(), "POST", "/feed/posts/v1", map[string]any{"post": map[string]any{"locationRef": loc, "text": "hi",
+	ts.do(t, ts.bearer(), "POST", restclient.OpCreatePost.Route, map[string]any{"post": map[string]any{"locationRef": loc, "text": "hi",
 		"media": []any{map[string]any{}}}}).wantError(t, 400, "invalid_request", "post.media[0].key: is required")
 	ts.do(t, ts.bearer(), "PUT", "/feed/posts/v1/"+ts.Manifest.IDs["post"][0], map[string]any{"post": map[string]any{
 		"media": []any{map[string]any{"key": ""}}}}).wantError(t, 400, "invalid_request", "post.media[0].key: is required")
@@ -190,29 +191,29 @@ func TestDocumentClosedRequestBodies(t *testing.T) {
 	// Each body sets every property its schema declares, so that every
 	// object of the schema is reached; a booking takes a new hour each time.
 	cases := []bodyCase{
-		{"POST", "/billing/credit_notes/v1", ts.basic(), 201, func() map[string]any {
+		{"POST", restclient.OpListCreditNotes.Route, ts.basic(), 201, func() map[string]any {
 			return map[string]any{"creditNote": map[string]any{"invoiceRef": inv, "reason": "other", "memo": "m", "internalNote": "n",
 				"effectiveDate": "2026-01-10T00:00:00Z", "creditAmount": 0, "outOfBandAmount": 0,
 				"lines":   []any{map[string]any{"invoiceItemRef": firstItem(t, ts, inv), "amount": 0.5, "quantity": 0.01}},
 				"refunds": []any{map[string]any{"amount": 0.5, "transactionRef": items.Invoice.Transaction.ID, "id": items.Invoice.Transaction.ID}}}}
 		}},
-		{"POST", "/resources/bookings/v1", ts.basic(), 201, func() map[string]any {
+		{"POST", restclient.OpCreateBooking.Route, ts.basic(), 201, func() map[string]any {
 			hour++
 			start := fmt.Sprintf("2027-03-01T%02d:00:00Z", hour)
 			end := fmt.Sprintf("2027-03-01T%02d:30:00Z", hour)
 			return map[string]any{"booking": map[string]any{"resourceRef": ids["resource"][0], "startDate": start, "endDate": end,
 				"memo": "m", "title": "t", "membershipRefOwner": ids["membership"][0]}}
 		}},
-		{"POST", "/visitors/visits/v1", ts.bearer(), 201, func() map[string]any {
+		{"POST", restclient.OpCreateVisit.Route, ts.bearer(), 201, func() map[string]any {
 			return map[string]any{"visit": map[string]any{"date": "2027-03-02T09:00:00Z", "locationRef": loc, "comment": "c", "visitor": visitor()}}
 		}},
 		{"PUT", "/visitors/visits/v1/" + ids["visit"][0], ts.basic(), 200, func() map[string]any {
 			return map[string]any{"visit": map[string]any{"date": "2027-03-03T09:00:00Z", "comment": "c"}}
 		}},
-		{"POST", "/visitors/requests/v1", ts.basic(), 201, func() map[string]any {
+		{"POST", restclient.OpCreateVisitRequest.Route, ts.basic(), 201, func() map[string]any {
 			return map[string]any{"request": map[string]any{"locationRef": loc, "userRefHost": ids["user"][1], "visitor": visitor()}}
 		}},
-		{"POST", "/feed/posts/v1", ts.bearer(), 201, func() map[string]any {
+		{"POST", restclient.OpCreatePost.Route, ts.bearer(), 201, func() map[string]any {
 			return map[string]any{"post": map[string]any{"locationRef": loc, "text": "t", "media": []any{map[string]any{"key": "a.png"}}, "og": og()}}
 		}},
 		{"PUT", "/feed/posts/v1/" + ids["post"][0], ts.basic(), 200, func() map[string]any {

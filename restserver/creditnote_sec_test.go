@@ -3,6 +3,7 @@ package restserver
 import (
 	"testing"
 
+	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/restserver/wire"
 )
 
@@ -13,11 +14,11 @@ func TestCreditNoteLineRoundingToZeroIsRefused(t *testing.T) {
 	ts := newTestServer(t)
 	inv, item := freshInvoice(t, ts, "issued") // 3 x 40
 	notes := ts.count(t, "credit_notes")
-	ts.do(t, ts.basic(), "POST", "/billing/credit_notes/v1", creditNoteBody(inv, "other", map[string]any{"invoiceItemRef": item, "amount": 0.004})).
+	ts.do(t, ts.basic(), "POST", restclient.OpListCreditNotes.Route, creditNoteBody(inv, "other", map[string]any{"invoiceItemRef": item, "amount": 0.004})).
 		wantError(t, 400, "invalid_request", "creditNote.lines[0].amount: credits 0.00")
 	// 120 / 3 x 0.0001 = 0.004 -> 0.00: the quantity is named.
 	inv2, item2 := freshInvoice(t, ts, "issued")
-	ts.do(t, ts.basic(), "POST", "/billing/credit_notes/v1", creditNoteBody(inv2, "other",
+	ts.do(t, ts.basic(), "POST", restclient.OpListCreditNotes.Route, creditNoteBody(inv2, "other",
 		map[string]any{"invoiceItemRef": item2, "quantity": 0.0001})).
 		wantError(t, 400, "invalid_request", "creditNote.lines[0].quantity: credits 0.00")
 	if n := ts.count(t, "credit_notes"); n != notes {
@@ -30,7 +31,7 @@ func TestCreditNoteLineRoundingToZeroIsRefused(t *testing.T) {
 	}
 	// The first real note of the invoice gets the first number.
 	var out struct{ CreditNote wire.CreditNote }
-	ts.ok(t, ts.basic(), 201, "POST", "/billing/credit_notes/v1", creditNoteBody(inv, "other", map[string]any{"invoiceItemRef": item, "amount": 0.01})).json(t, &out)
+	ts.ok(t, ts.basic(), 201, "POST", restclient.OpListCreditNotes.Route, creditNoteBody(inv, "other", map[string]any{"invoiceItemRef": item, "amount": 0.01})).json(t, &out)
 	if *out.CreditNote.Number != "CN-T-1-1" || *out.CreditNote.TotalAmount != 0.01 {
 		t.Fatalf("credit note number %s total %v, want CN-T-1-1 0.01", *out.CreditNote.Number, *out.CreditNote.TotalAmount)
 	}
@@ -53,14 +54,14 @@ func TestCreditNoteRefundIDOfAnotherNetwork(t *testing.T) {
 	// Another network's transaction and an id that names nothing get the
 	// same answer: the 404 reveals nothing about other tenants.
 	for _, id := range []string{foreign, "00000000-0000-4000-8000-0000000000aa"} {
-		ts.do(t, ts.basic(), "POST", "/billing/credit_notes/v1", body(id)).
+		ts.do(t, ts.basic(), "POST", restclient.OpListCreditNotes.Route, body(id)).
 			wantError(t, 404, "not_found", "creditNote.refunds[0].id: transaction not found")
 	}
 	if n := ts.count(t, "credit_notes"); n != notes {
 		t.Fatalf("a credit note with a refund id outside the caller's transactions was stored")
 	}
 	var out struct{ CreditNote wire.CreditNote }
-	ts.ok(t, ts.basic(), 201, "POST", "/billing/credit_notes/v1", body(own)).json(t, &out)
+	ts.ok(t, ts.basic(), 201, "POST", restclient.OpListCreditNotes.Route, body(own)).json(t, &out)
 	if len(out.CreditNote.Refunds) != 1 || out.CreditNote.Refunds[0].ID != own {
 		t.Fatalf("refunds = %+v", out.CreditNote.Refunds)
 	}

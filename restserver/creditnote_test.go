@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/restserver/wire"
 )
 
@@ -398,6 +399,6 @@ func TestDeletedInvoiceItem(t *testing.T) {
 	if found == nil {
 		t.Fatal("no deleted invoice item in the demo data")
 	}
-	ts.do(t, ts.basic(), "POST", "/billing/credit_notes/v1", map[string]any{"creditNote": map[string]any{"invoiceRef": invID, "reason": "other",
+	ts.do(t, ts.basic(), "POST", restclient.OpListCreditNotes.Route, map[string]any{"creditNote": map[string]any{"invoiceRef": invID, "reason": "other",
 		"lines": []any{map[string]any{"invoiceItemRef": found.ID}}}}).wantError(t, 409, "conflict", "creditNote.lines[0].invoiceItemRef: the item was deleted")
 }

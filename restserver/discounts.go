@@ -15,7 +15,8 @@ type redemptionsPage struct {
 // listRedemptions is GET /discounts/redemptions/v1: the redemptions of a
 // coupon or a promocode (both: of both), newest first.
 func (s *Server) listRedemptions(r *http.Request, c *caller) (int, any, error) {
-	const route = "GET /discounts/redemptions/v1"
+	// A page token is bound to the row's pattern, as the mux registered it.
+	route := r.Pattern
 	q := r.URL.Query()
 	coupon, err := uuidParam(q, "couponRef")
 	if err != nil {

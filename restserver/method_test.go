@@ -1,6 +1,10 @@
 package restserver
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/workspacenet/facade/restclient"
+)
 
 // TestUnknownMethodOnAKnownPath: a known path with a method it does not
 // serve answers 405 with Allow listing the path's methods and a JSON
@@ -13,7 +17,7 @@ func TestUnknownMethodOnAKnownPath(t *testing.T) {
 		{"POST", "/resources/v1/" + ids["resource"][0], "GET"},
 		{"DELETE", "/visitors/visits/v1/" + ids["visit"][0], "GET, PUT"},
 		{"PATCH", "/feed/posts/v1/" + ids["post"][0], "PUT"},
-		{"DELETE", "/billing/credit_notes/v1", "GET, POST"},
+		{"DELETE", restclient.OpListCreditNotes.Route, "GET, POST"},
 		{"GET", "/oauth2/token", "POST"},
 		{"POST", "/healthz", "GET"},
 	} {

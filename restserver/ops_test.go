@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/restserver/wire"
 )
 
@@ -130,7 +131,7 @@ func TestAllOperationsHappyPath(t *testing.T) {
 		}
 	})
 	t.Run("visits", func(t *testing.T) {
-		r := ts.ok(t, b, 201, "POST", "/visitors/visits/v1", map[string]any{"visit": map[string]any{
+		r := ts.ok(t, b, 201, "POST", restclient.OpCreateVisit.Route, map[string]any{"visit": map[string]any{
 			"date": "2026-02-01T10:00:00Z", "locationRef": loc, "visitor": map[string]any{"email": "ann@example.com", "name": "Ann"}, "comment": "hi"}})
 		var out struct{ Visit wire.Visit }
 		r.json(t, &out)
@@ -147,7 +148,7 @@ func TestAllOperationsHappyPath(t *testing.T) {
 	})
 	t.Run("visit request", func(t *testing.T) {
 		var out struct{ Request wire.VisitRequest }
-		ts.ok(t, ba, 201, "POST", "/visitors/requests/v1", map[string]any{"request": map[string]any{
+		ts.ok(t, ba, 201, "POST", restclient.OpCreateVisitRequest.Route, map[string]any{"request": map[string]any{
 			"locationRef": loc, "userRefHost": ids["user"][1], "visitor": map[string]any{"email": "bo@example.com", "name": "Bo"}}}).json(t, &out)
 		if *out.Request.UserRefHost != ids["user"][1] || *out.Request.MembershipRefHost != ids["membership"][1] {
 			t.Fatalf("request = %+v", out.Request)
@@ -155,7 +156,7 @@ func TestAllOperationsHappyPath(t *testing.T) {
 	})
 	t.Run("posts", func(t *testing.T) {
 		var out struct{ Post wire.Post }
-		ts.ok(t, b, 201, "POST", "/feed/posts/v1", map[string]any{"post": map[string]any{"locationRef": loc, "text": "hello",
+		ts.ok(t, b, 201, "POST", restclient.OpCreatePost.Route, map[string]any{"post": map[string]any{"locationRef": loc, "text": "hello",
 			"media": []map[string]any{{"key": "a.png"}}, "og": map[string]any{"url": "https://example.com"}}}).json(t, &out)
 		if *out.Post.Text != "hello" || len(out.Post.Media) != 1 || *out.Post.Media[0].Mime != "image/png" {
 			t.Fatalf("post = %+v", out.Post)
@@ -175,7 +176,7 @@ func TestAllOperationsHappyPath(t *testing.T) {
 		res := ids["resource"][0]
 		start := time.Date(2027, 3, 1, 9, 0, 0, 0, time.UTC)
 		var out struct{ Booking wire.Booking }
-		ts.ok(t, ba, 201, "POST", "/resources/bookings/v1", map[string]any{"booking": map[string]any{
+		ts.ok(t, ba, 201, "POST", restclient.OpCreateBooking.Route, map[string]any{"booking": map[string]any{
 			"resourceRef": res, "startDate": start, "endDate": start.Add(time.Hour), "title": "Standup"}}).json(t, &out)
 		if *out.Booking.ResourceRef != res || *out.Booking.Title != "Standup" || out.Booking.UserOwner == nil {
 			t.Fatalf("booking = %+v", out.Booking)
@@ -184,7 +185,7 @@ func TestAllOperationsHappyPath(t *testing.T) {
 	t.Run("credit note", func(t *testing.T) {
 		inv, item := creditableItem(t, ts)
 		var out struct{ CreditNote wire.CreditNote }
-		ts.ok(t, ba, 201, "POST", "/billing/credit_notes/v1", map[string]any{"creditNote": map[string]any{
+		ts.ok(t, ba, 201, "POST", restclient.OpListCreditNotes.Route, map[string]any{"creditNote": map[string]any{
 			"invoiceRef": inv, "reason": "duplicate", "lines": []map[string]any{{"invoiceItemRef": item, "amount": 0.5}}, "memo": "m"}}).json(t, &out)
 		if *out.CreditNote.TotalAmount != 0.5 || len(out.CreditNote.Lines) != 1 || *out.CreditNote.Memo != "m" {
 			t.Fatalf("credit note = %+v", out.CreditNote)

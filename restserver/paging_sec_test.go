@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/restserver/wire"
 )
 
@@ -71,7 +72,7 @@ func TestPageTokensRevealNoCounter(t *testing.T) {
 	mainInv, mainItem := invoiceIn(t, ts, ts.Manifest.NetworkID, ts.Manifest.IDs["location"][0])
 	otherInv, otherItem := invoiceIn(t, ts, other.NetworkID, other.IDs["location"][0])
 	note := func(a auth, inv, item string) {
-		ts.ok(t, a, 201, "POST", "/billing/credit_notes/v1", creditNoteBody(inv, "other", map[string]any{"invoiceItemRef": item, "amount": 1}))
+		ts.ok(t, a, 201, "POST", restclient.OpListCreditNotes.Route, creditNoteBody(inv, "other", map[string]any{"invoiceItemRef": item, "amount": 1}))
 	}
 	list := "/billing/credit_notes/v1?invoiceRef=" + mainInv
 	token := func(limit int) string {
@@ -201,7 +202,7 @@ func TestPagingTieBreakUnchanged(t *testing.T) {
 	ts := newTestServer(t)
 	inv, item := invoiceIn(t, ts, ts.Manifest.NetworkID, ts.Manifest.IDs["location"][0])
 	var out struct{ CreditNote map[string]any }
-	ts.ok(t, ts.basic(), 201, "POST", "/billing/credit_notes/v1", creditNoteBody(inv, "other", map[string]any{"invoiceItemRef": item, "amount": 1})).json(t, &out)
+	ts.ok(t, ts.basic(), 201, "POST", restclient.OpListCreditNotes.Route, creditNoteBody(inv, "other", map[string]any{"invoiceItemRef": item, "amount": 1})).json(t, &out)
 	same := time.Date(2031, 3, 4, 5, 6, 7, 0, time.UTC)
 	ctx := context.Background()
 	for range 8 {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/workspacenet/facade/restclient"
 )
 
 // page is a decoded list page: the ids of its items and its raw keys.
@@ -82,7 +84,7 @@ func TestPagingIsStableUnderInserts(t *testing.T) {
 	inserts := 0
 	got := walk(t, ts, path+"&limit=7", "transactions", func() {
 		// Each booking adds a transaction to this location.
-		ts.ok(t, ts.bearer(), 201, "POST", "/resources/bookings/v1", bookingBody(res, start.Add(time.Duration(inserts)*time.Hour), 60))
+		ts.ok(t, ts.bearer(), 201, "POST", restclient.OpCreateBooking.Route, bookingBody(res, start.Add(time.Duration(inserts)*time.Hour), 60))
 		inserts++
 	})
 	if inserts < 20 {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/restserver/wire"
 )
 
@@ -18,7 +19,7 @@ func TestDataSurvivesRestart(t *testing.T) {
 
 	ts := newTestServerConfig(t, cfg)
 	var out struct{ Visit wire.Visit }
-	ts.ok(t, ts.bearer(), 201, "POST", "/visitors/visits/v1", map[string]any{"visit": map[string]any{
+	ts.ok(t, ts.bearer(), 201, "POST", restclient.OpCreateVisit.Route, map[string]any{"visit": map[string]any{
 		"date": "2026-03-01T10:00:00Z", "locationRef": ts.Manifest.IDs["location"][0], "visitor": map[string]any{"email": "p@example.com", "name": "P"}}}).json(t, &out)
 	loc := ts.Manifest.IDs["location"][0]
 	p := getPage(t, ts, ts.basic(), "/transactions/money/v1?limit=10&locationRef="+loc, "transactions")
@@ -137,7 +138,7 @@ func TestMigrationBackfillsUserEmail(t *testing.T) {
 	var out struct {
 		Request wire.VisitRequest `json:"request"`
 	}
-	ts2.ok(t, ts2.basic(), 201, "POST", "/visitors/requests/v1", map[string]any{"request": map[string]any{
+	ts2.ok(t, ts2.basic(), 201, "POST", restclient.OpCreateVisitRequest.Route, map[string]any{"request": map[string]any{
 		"locationRef": ts2.Manifest.IDs["location"][0], "userRefHost": ts2.Manifest.IDs["user"][0],
 		"visitor": map[string]any{"email": strings.ToUpper(visit.Visit.UserHost.Email), "name": "Member"}}}).json(t, &out)
 	if out.Request.UserRefVisitor == nil || *out.Request.UserRefVisitor != visit.Visit.UserRefHost {
@@ -146,7 +147,7 @@ func TestMigrationBackfillsUserEmail(t *testing.T) {
 	var stranger struct {
 		Request wire.VisitRequest `json:"request"`
 	}
-	ts2.ok(t, ts2.basic(), 201, "POST", "/visitors/requests/v1", map[string]any{"request": map[string]any{
+	ts2.ok(t, ts2.basic(), 201, "POST", restclient.OpCreateVisitRequest.Route, map[string]any{"request": map[string]any{
 		"locationRef": ts2.Manifest.IDs["location"][0], "userRefHost": ts2.Manifest.IDs["user"][0],
 		"visitor": map[string]any{"email": "stranger@example.com", "name": "Stranger"}}}).json(t, &stranger)
 	if stranger.Request.ID == "" || stranger.Request.UserRefVisitor != nil {

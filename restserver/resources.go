@@ -6,19 +6,6 @@ import (
 	"github.com/workspacenet/facade/restserver/wire"
 )
 
-// getResource is GET /resources/v1/{id}.
-func (s *Server) getResource(r *http.Request, c *caller) (int, any, error) {
-	id, err := pathID(r, "id")
-	if err != nil {
-		return 0, nil, err
-	}
-	res, err := s.db.resource(r.Context(), c.network, id)
-	if err != nil {
-		return 0, nil, notFound(err, "resource not found")
-	}
-	return http.StatusOK, map[string]any{"resource": res}, nil
-}
-
 // createBooking is POST /resources/bookings/v1. The store checks the
 // resource's rules (booking.go) and stores the booking in one write
 // transaction.

@@ -58,35 +58,44 @@ func TestServerHandlesEveryOperation(t *testing.T) {
 func TestBindRoutesRefusesAMismatch(t *testing.T) {
 	ops := restclient.Operations()
 	h := func(*http.Request, *caller) (int, any, error) { return http.StatusOK, nil, nil }
-	all := func() map[string]handlerFunc {
-		m := map[string]handlerFunc{}
-		for _, o := range ops {
-			m[o.Pattern()] = h
+	all := func() map[restclient.Row]handlerFunc {
+		m := map[restclient.Row]handlerFunc{}
+		for i := range ops {
+			m[&ops[i]] = h
 		}
 		return m
 	}
 	if _, err := bindRoutes(ops, all()); err != nil {
 		t.Fatalf("a handler for every operation: %v", err)
 	}
+	byRow := func(m map[restclient.Row]handlerFunc, op restclient.Row) restclient.Row {
+		for k := range m {
+			if k.Row().Pattern() == op.Row().Pattern() {
+				return k
+			}
+		}
+		t.Fatalf("no handler of %s", op.Row().Pattern())
+		return nil
+	}
 
 	missing := all()
-	delete(missing, "GET /events/v1/{id}")
+	delete(missing, byRow(missing, restclient.OpGetEvent))
 	_, err := bindRoutes(ops, missing)
-	if err == nil || !strings.Contains(err.Error(), "operations without a handler: GET /events/v1/{id}") {
+	if err == nil || !strings.Contains(err.Error(), "operations without a handler: "+restclient.OpGetEvent.Pattern()) {
 		t.Errorf("missing handler: err = %v", err)
 	}
 
 	extra := all()
-	extra["DELETE /resources/v1/{id}"] = h
+	extra[&restclient.Operation{Method: http.MethodDelete, Route: restclient.OpGetResource.Route}] = h
 	_, err = bindRoutes(ops, extra)
-	if err == nil || !strings.Contains(err.Error(), "handlers of no operation: DELETE /resources/v1/{id}") {
+	if err == nil || !strings.Contains(err.Error(), "handlers of no operation: DELETE "+restclient.OpGetResource.Route) {
 		t.Errorf("extra handler: err = %v", err)
 	}
 
 	nilHandler := all()
-	nilHandler["POST /feed/posts/v1"] = nil
+	nilHandler[byRow(nilHandler, restclient.OpCreatePost)] = nil
 	_, err = bindRoutes(ops, nilHandler)
-	if err == nil || !strings.Contains(err.Error(), "POST /feed/posts/v1") {
+	if err == nil || !strings.Contains(err.Error(), restclient.OpCreatePost.Pattern()) {
 		t.Errorf("nil handler: err = %v", err)
 	}
 }

@@ -1,6 +1,6 @@
 // Package restserver is a local implementation of the Workspace Network
-// Service REST API (../shared/spec/workspace-network-api.md) on SQLite: all 18
-// operations, Basic and Bearer authentication with scopes, tenancy per
+// Service REST API (../shared/spec/workspace-network-api.md) on SQLite: every
+// operation of restclient's table, Basic and Bearer authentication with scopes, tenancy per
 // network, encrypted page tokens, deterministic demo data and test hooks.
 package restserver
 
@@ -24,6 +24,7 @@ import (
 
 	"github.com/workspacenet/facade/restserver/hooks"
 	"github.com/workspacenet/facade/restserver/openapi"
+	"github.com/workspacenet/facade/restserver/wire"
 )
 
 // Config configures a Server.
@@ -177,41 +178,66 @@ type route struct {
 	handle handlerFunc
 }
 
-// handlers returns the handler of each operation, by its pattern
-// ("METHOD /path/template", also its hooks key).
-func (s *Server) handlers() map[string]handlerFunc {
-	return map[string]handlerFunc{
-		"POST /billing/credit_notes/v1":       s.createCreditNote,
-		"GET /billing/credit_notes/v1":        s.listCreditNotes,
-		"GET /billing/invoices/v1/{id}/items": s.getInvoiceItems,
-		"POST /resources/bookings/v1":         s.createBooking,
-		"GET /resources/v1/{id}":              s.getResource,
-		"POST /visitors/visits/v1":            s.createVisit,
-		"GET /visitors/visits/v1/{id}":        s.getVisit,
-		"PUT /visitors/visits/v1/{id}":        s.updateVisit,
-		"POST /visitors/requests/v1":          s.createVisitRequest,
-		"POST /feed/posts/v1":                 s.createPost,
-		"PUT /feed/posts/v1/{id}":             s.updatePost,
-		"GET /feed/posts/v1/{id}/comments":    s.listComments,
-		"GET /transactions/money/v1":          s.listTransactions,
-		"GET /shop/products/v1":               s.listProducts,
-		"GET /shop/products/v1/{productId}":   s.getProduct,
-		"GET /shop/orders/v1":                 s.listOrders,
-		"GET /discounts/redemptions/v1":       s.listRedemptions,
-		"GET /events/v1/{id}":                 s.getEvent,
+// handlers returns the handler of each operation, keyed by its row in
+// restclient's table (whose pattern, "METHOD /path/template", is also its
+// hooks key).
+func (s *Server) handlers() map[restclient.Row]handlerFunc {
+	return map[restclient.Row]handlerFunc{
+		restclient.OpCreateCreditNote:   s.createCreditNote,
+		restclient.OpListCreditNotes:    s.listCreditNotes,
+		restclient.OpListInvoiceItems:   s.getInvoiceItems,
+		restclient.OpCreateBooking:      s.createBooking,
+		restclient.OpGetResource:        byID[wire.Resource](s, restclient.OpGetResource, "resources"),
+		restclient.OpCreateVisit:        s.createVisit,
+		restclient.OpGetVisit:           byID[wire.Visit](s, restclient.OpGetVisit, "visits"),
+		restclient.OpUpdateVisit:        s.updateVisit,
+		restclient.OpCreateVisitRequest: s.createVisitRequest,
+		restclient.OpCreatePost:         s.createPost,
+		restclient.OpUpdatePost:         s.updatePost,
+		restclient.OpListComments:       s.listComments,
+		restclient.OpListTransactions:   s.listTransactions,
+		restclient.OpListProducts:       s.listProducts,
+		restclient.OpGetProduct:         byID[wire.Product](s, restclient.OpGetProduct, "products"),
+		restclient.OpListOrders:         s.listOrders,
+		restclient.OpListRedemptions:    s.listRedemptions,
+		restclient.OpGetEvent:           byID[wire.Event](s, restclient.OpGetEvent, "events"),
+	}
+}
+
+// byID is the handler of op, a GET of one record by the id in its path:
+// the record of table in the caller's network, decoded as a W and answered
+// under op's Key ({"event": {...}}); 404 when there is none (a record of
+// another network included).
+func byID[W any](s *Server, op restclient.Row, table string) handlerFunc {
+	o := op.Row()
+	param, notFoundMsg := o.TagParams()[0], o.Key+" not found"
+	return func(r *http.Request, c *caller) (int, any, error) {
+		id, err := pathID(r, param)
+		if err != nil {
+			return 0, nil, err
+		}
+		var v W
+		if err := getDoc(r.Context(), s.db.read, table, c.network, id, &v); err != nil {
+			return 0, nil, notFound(err, notFoundMsg)
+		}
+		return http.StatusOK, map[string]any{o.Key: &v}, nil
 	}
 }
 
 // bindRoutes pairs every operation of ops with its handler by pattern. An
 // operation without a handler, or a handler of no operation, is an error.
-func bindRoutes(ops []restclient.Operation, handlers map[string]handlerFunc) ([]route, error) {
+func bindRoutes(ops []restclient.Operation, handlers map[restclient.Row]handlerFunc) ([]route, error) {
+	byPattern := make(map[string]handlerFunc, len(handlers))
+	for op, h := range handlers {
+		byPattern[op.Row().Pattern()] = h
+	}
 	var routes []route
 	var missing []string
 	seen := make(map[string]bool, len(ops))
 	for _, op := range ops {
 		p := op.Pattern()
 		seen[p] = true
-		h, ok := handlers[p]
+		h, ok := byPattern[p]
 		if !ok || h == nil {
 			missing = append(missing, p)
 			continue
@@ -219,7 +245,7 @@ func bindRoutes(ops []restclient.Operation, handlers map[string]handlerFunc) ([]
 		routes = append(routes, route{op: op, handle: h})
 	}
 	var extra []string
-	for p := range handlers {
+	for p := range byPattern {
 		if !seen[p] {
 			extra = append(extra, p)
 		}

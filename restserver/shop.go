@@ -21,19 +21,6 @@ func (s *Server) listProducts(r *http.Request, c *caller) (int, any, error) {
 	return http.StatusOK, map[string]any{"products": products}, nil
 }
 
-// getProduct is GET /shop/products/v1/{productId}.
-func (s *Server) getProduct(r *http.Request, c *caller) (int, any, error) {
-	id, err := pathID(r, "productId")
-	if err != nil {
-		return 0, nil, err
-	}
-	p, err := s.db.product(r.Context(), c.network, id)
-	if err != nil {
-		return 0, nil, notFound(err, "product not found")
-	}
-	return http.StatusOK, map[string]any{"product": p}, nil
-}
-
 // ordersPage is the body of GET /shop/orders/v1.
 type ordersPage struct {
 	Orders        []json.RawMessage `json:"orders"`
@@ -43,7 +30,8 @@ type ordersPage struct {
 // listOrders is GET /shop/orders/v1: the orders of a location, newest first,
 // filtered by status and createDate range.
 func (s *Server) listOrders(r *http.Request, c *caller) (int, any, error) {
-	const route = "GET /shop/orders/v1"
+	// A page token is bound to the row's pattern, as the mux registered it.
+	route := r.Pattern
 	q := r.URL.Query()
 	location, err := requiredUUIDParam(q, "locationRef")
 	if err != nil {

@@ -10,15 +10,6 @@ import (
 
 // Resources and bookings.
 
-// resource returns resource id of network; errNotFound when there is none.
-func (s *store) resource(ctx context.Context, network, id string) (*wire.Resource, error) {
-	var res wire.Resource
-	if err := getDoc(ctx, s.read, "resources", network, id, &res); err != nil {
-		return nil, err
-	}
-	return &res, nil
-}
-
 // createBooking stores the booking of in in network, created at now, in one
 // write transaction: it loads the resource (404), checks the duration (400),
 // loads the owner (404), checks that the overlapping bookings leave a seat

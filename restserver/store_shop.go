@@ -3,8 +3,6 @@ package restserver
 import (
 	"context"
 	"encoding/json"
-
-	"github.com/workspacenet/facade/restserver/wire"
 )
 
 // Products and orders.
@@ -12,15 +10,6 @@ import (
 // products returns every product of a location of network, newest first.
 func (s *store) products(ctx context.Context, network, location string) ([]json.RawMessage, error) {
 	return docs(ctx, s.read, `SELECT doc FROM products WHERE network_id = ? AND location_id = ? ORDER BY create_date DESC, rowid DESC`, network, location)
-}
-
-// product returns product id of network; errNotFound when there is none.
-func (s *store) product(ctx context.Context, network, id string) (*wire.Product, error) {
-	var p wire.Product
-	if err := getDoc(ctx, s.read, "products", network, id, &p); err != nil {
-		return nil, err
-	}
-	return &p, nil
 }
 
 // orderFilter selects the orders of a location; the other fields narrow

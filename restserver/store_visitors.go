@@ -34,15 +34,6 @@ func (s *store) createVisit(ctx context.Context, network, membership string, now
 	})
 }
 
-// visit returns visit id of network; errNotFound when there is none.
-func (s *store) visit(ctx context.Context, network, id string) (*wire.Visit, error) {
-	var v wire.Visit
-	if err := getDoc(ctx, s.read, "visits", network, id, &v); err != nil {
-		return nil, err
-	}
-	return &v, nil
-}
-
 // updateVisit applies upd to visit id of network and stores it, in one write
 // transaction; errNotFound when there is no such visit.
 func (s *store) updateVisit(ctx context.Context, network, id string, upd visitUpdate) (*wire.Visit, error) {

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/workspacenet/facade/restclient"
 )
 
 // TestTestEndpointsAreOffByDefault: without Config.TestEndpoints, GET /_stats,
@@ -20,7 +22,7 @@ func TestTestEndpointsAreOffByDefault(t *testing.T) {
 	for _, m := range []struct{ method, path string }{{"GET", "/_stats"}, {"DELETE", "/_stats"}, {"POST", "/_stats/reset"}, {"GET", "/_stats/reset"}} {
 		r := ts.do(t, auth{}, m.method, m.path, nil)
 		r.wantError(t, 404, "not_found", m.path)
-		for _, leak := range []string{`"routes"`, `"total"`, `"injected"`, "/resources/v1/{id}"} {
+		for _, leak := range []string{`"routes"`, `"total"`, `"injected"`, restclient.OpGetResource.Route} {
 			if strings.Contains(string(r.body), leak) {
 				t.Errorf("%s %s body %s exposes %s", m.method, m.path, r.body, leak)
 			}
@@ -37,7 +39,7 @@ func TestTestEndpointsAreOffByDefault(t *testing.T) {
 		Total  int64            `json:"total"`
 	}
 	on.ok(t, auth{}, 200, "GET", "/_stats", nil).json(t, &stats)
-	if stats.Total != 1 || stats.Routes["GET /resources/v1/{id}"] != 1 {
+	if stats.Total != 1 || stats.Routes[restclient.OpGetResource.Pattern()] != 1 {
 		t.Fatalf("/_stats = %+v", stats)
 	}
 	on.ok(t, auth{}, 204, "DELETE", "/_stats", nil)

@@ -19,7 +19,8 @@ type transactionsPage struct {
 // listTransactions is GET /transactions/money/v1: the money transactions of
 // a location, newest first, filtered by status, type and createDate range.
 func (s *Server) listTransactions(r *http.Request, c *caller) (int, any, error) {
-	const route = "GET /transactions/money/v1"
+	// A page token is bound to the row's pattern, as the mux registered it.
+	route := r.Pattern
 	q := r.URL.Query()
 	location, err := requiredUUIDParam(q, "locationRef")
 	if err != nil {

@@ -68,19 +68,6 @@ func (s *Server) createVisit(r *http.Request, c *caller) (int, any, error) {
 	return http.StatusCreated, map[string]any{"visit": v}, nil
 }
 
-// getVisit is GET /visitors/visits/v1/{id}.
-func (s *Server) getVisit(r *http.Request, c *caller) (int, any, error) {
-	id, err := pathID(r, "id")
-	if err != nil {
-		return 0, nil, err
-	}
-	v, err := s.db.visit(r.Context(), c.network, id)
-	if err != nil {
-		return 0, nil, notFound(err, "visit not found")
-	}
-	return http.StatusOK, map[string]any{"visit": v}, nil
-}
-
 // visitUpdate is a validated PUT /visitors/visits/v1/{id} body.
 type visitUpdate struct {
 	date    *wire.Timestamp // replaces the date

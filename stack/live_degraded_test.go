@@ -20,8 +20,8 @@ func TestLiveWithoutRedisMidway(t *testing.T) {
 	up, sts, subs := liveReplicas(t, rs.URL, 500*time.Millisecond)
 	m, loc := up.Manifest, up.Manifest.IDs["location"][0]
 	creds := restclient.Credentials{Authorization: "Bearer " + m.BearerToken, NetworkID: m.NetworkID}
-	polls := func(i int) int64 { return sts[i].Live.Stats().Polls["/shop/orders/v1"] }
-	served := func() int64 { return int64(up.Server.Hooks().Counts()["GET /shop/orders/v1"]) }
+	polls := func(i int) int64 { return sts[i].Live.Stats().Polls[restclient.OpListOrders.Route] }
+	served := func() int64 { return int64(up.Server.Hooks().Counts()[restclient.OpListOrders.Pattern()]) }
 	// oneHolder waits until, over 5 polls in a row, only one replica
 	// polled, and the upstream served those polls only (one more in flight
 	// at most); it returns the holder.

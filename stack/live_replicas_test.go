@@ -29,7 +29,7 @@ func TestLivePollerSharedByReplicas(t *testing.T) {
 	m, loc := up.Manifest, up.Manifest.IDs["location"][0]
 	creds := restclient.Credentials{Authorization: "Bearer " + m.BearerToken, NetworkID: m.NetworkID}
 	ctx := t.Context()
-	polls := func(st *stack.Stack) int64 { return st.Live.Stats().Polls["/shop/orders/v1"] }
+	polls := func(st *stack.Stack) int64 { return st.Live.Stats().Polls[restclient.OpListOrders.Route] }
 	testenv.WaitFor(t, "polls", func() bool { return polls(sts[0])+polls(sts[1]) >= 3 })
 	holder, follower := 0, 1
 	if polls(sts[1]) > 0 {
@@ -38,7 +38,7 @@ func TestLivePollerSharedByReplicas(t *testing.T) {
 	if polls(sts[follower]) != 0 {
 		t.Fatalf("both replicas polled: %d and %d", polls(sts[0]), polls(sts[1]))
 	}
-	served := up.Server.Hooks().Counts()["GET /shop/orders/v1"]
+	served := up.Server.Hooks().Counts()[restclient.OpListOrders.Pattern()]
 	if p := polls(sts[holder]); served != p && served != p+1 {
 		t.Fatalf("the upstream served %d order lists, the holder made %d polls", served, p)
 	}
@@ -50,7 +50,7 @@ func TestLivePollerSharedByReplicas(t *testing.T) {
 			t.Fatalf("replica %d: %+v, want CREATED %s", i, e, created)
 		}
 		// The follower's event carries the holder's poll call (the report).
-		if len(e.Calls) != 1 || e.Calls[0].Route != "/shop/orders/v1" || e.Calls[0].Status != http.StatusOK || e.Calls[0].Start.IsZero() {
+		if len(e.Calls) != 1 || e.Calls[0].Route != restclient.OpListOrders.Route || e.Calls[0].Status != http.StatusOK || e.Calls[0].Start.IsZero() {
 			t.Fatalf("replica %d: poll calls %+v, want the holder's one list of orders", i, e.Calls)
 		}
 	}

@@ -97,7 +97,7 @@ func TestMetricsScrape(t *testing.T) {
 		}
 	}
 	// Retry-After beyond the request's deadline: the call is not retried.
-	st.Embedded.Server.Hooks().SetFault("GET /resources/v1/{id}", hooks.Fault{Kind: hooks.Fault429, Rate: 1, RetryAfter: time.Hour})
+	st.Embedded.Server.Hooks().SetFault(restclient.OpGetResource.Pattern(), hooks.Fault{Kind: hooks.Fault429, Rate: 1, RetryAfter: time.Hour})
 	if r := query(queries.First, map[string]any{"id": other}); len(r.Errors) != 1 || r.Errors[0].Code() != "RATE_LIMITED" {
 		t.Fatalf("FirstQuery answered 429: want one RATE_LIMITED, got %s", r.Raw)
 	}
@@ -164,14 +164,14 @@ func TestMetricsScrape(t *testing.T) {
 	if got := val("facade_upstream_budget_wait_seconds", nil); got != total {
 		t.Errorf("facade_upstream_budget_wait_seconds_count = %v, want one per call sent (%v)", got, total)
 	}
-	res429 := map[string]string{"method": "GET", "route": "/resources/v1/{id}"}
-	if got, injected := val("facade_upstream_rate_limited_total", res429), stats.Injected["GET /resources/v1/{id}"]["429"]; got != 1 || injected != 1 {
+	res429 := map[string]string{"method": "GET", "route": restclient.OpGetResource.Route}
+	if got, injected := val("facade_upstream_rate_limited_total", res429), stats.Injected[restclient.OpGetResource.Pattern()]["429"]; got != 1 || injected != 1 {
 		t.Errorf("facade_upstream_rate_limited_total = %v, the service injected %v 429s; want 1 and 1", got, injected)
 	}
-	if got := val("facade_upstream_calls_total", map[string]string{"route": "/resources/v1/{id}", "status_class": "4xx"}); got != 1 {
+	if got := val("facade_upstream_calls_total", map[string]string{"route": restclient.OpGetResource.Route, "status_class": "4xx"}); got != 1 {
 		t.Errorf("facade_upstream_calls_total{4xx} = %v, want the 429", got)
 	}
-	if got := val("restserver_http_requests_total", map[string]string{"route": "/resources/v1/{id}", "status_class": "4xx"}); got != 1 {
+	if got := val("restserver_http_requests_total", map[string]string{"route": restclient.OpGetResource.Route, "status_class": "4xx"}); got != 1 {
 		t.Errorf("restserver_http_requests_total{4xx} = %v, want the 429", got)
 	}
 
@@ -180,7 +180,7 @@ func TestMetricsScrape(t *testing.T) {
 	if got := val("facade_cache_lookups_total", map[string]string{"family": "resources", "result": "hit"}); got != float64(cacheHits) || got < 2 {
 		t.Errorf("cache hits = %v, the call reports showed %d (want at least 2)", got, cacheHits)
 	}
-	if got, want := val("facade_cache_lookups_total", map[string]string{"family": "resources", "result": "miss"}), stats.Routes["GET /resources/v1/{id}"]; got != want {
+	if got, want := val("facade_cache_lookups_total", map[string]string{"family": "resources", "result": "miss"}), stats.Routes[restclient.OpGetResource.Pattern()]; got != want {
 		t.Errorf("cache misses = %v, want the resources fetched, %v", got, want)
 	}
 

@@ -15,8 +15,8 @@ func TestReportMarksBatchesAndOffsets(t *testing.T) {
 	c := &Collector{Start: time.Now().Add(-time.Hour), Keep: true}
 	h := c.Hooks()
 	ctx := context.Background()
-	h.After(WithBatch(ctx, 3), restclient.CallInfo{Method: "GET", Route: "/resources/v1/{id}", Status: 200, Duration: time.Minute})
-	h.After(ctx, restclient.CallInfo{Method: "GET", Route: "/shop/products/v1", Status: 200, Cached: true})
+	h.After(WithBatch(ctx, 3), restclient.CallInfo{Method: "GET", Route: restclient.OpGetResource.Route, Status: 200, Duration: time.Minute})
+	h.After(ctx, restclient.CallInfo{Method: "GET", Route: restclient.OpListProducts.Route, Status: 200, Cached: true})
 	rep := c.Report()
 	if rep.Count != 1 || rep.CacheHits != 1 || len(rep.Calls) != 2 {
 		t.Fatalf("report %+v", rep)
@@ -41,8 +41,8 @@ func TestHooksFrom(t *testing.T) {
 	h := HooksFrom(func(ctx context.Context) *Collector { c, _ := ctx.Value(collectorKey{}).(*Collector); return c })
 	a, b := &Collector{Max: 1}, &Collector{Max: 2}
 	ctxA, ctxB := context.WithValue(context.Background(), collectorKey{}, a), context.WithValue(context.Background(), collectorKey{}, b)
-	cs := restclient.CallStart{Method: "GET", Route: "/resources/v1/{id}"}
-	info := restclient.CallInfo{Method: "GET", Route: "/resources/v1/{id}", Status: 200}
+	cs := restclient.CallStart{Method: "GET", Route: restclient.OpGetResource.Route}
+	info := restclient.CallInfo{Method: "GET", Route: restclient.OpGetResource.Route, Status: 200}
 	for i, want := range []bool{true, false} {
 		if err := h.Before(ctxA, cs); (err == nil) != want {
 			t.Errorf("call %d of a: %v", i+1, err)

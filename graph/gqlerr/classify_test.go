@@ -14,7 +14,7 @@ import (
 )
 
 func TestHardeningCodes(t *testing.T) {
-	open := &restclient.CircuitOpenError{Method: "GET", Route: "/resources/v1/{id}"}
+	open := &restclient.CircuitOpenError{Method: "GET", Route: restclient.OpGetResource.Route}
 	cases := []struct {
 		err  error
 		code string
@@ -31,7 +31,7 @@ func TestHardeningCodes(t *testing.T) {
 	}
 	e := gqlerr.Presenter(slog.New(slog.DiscardHandler))(context.Background(), open)
 	up, _ := e.Extensions["upstream"].(map[string]any)
-	if up["path"] != "/resources/v1/{id}" || e.Extensions["code"] != errcode.UpstreamUnavailable {
+	if up["path"] != restclient.OpGetResource.Route || e.Extensions["code"] != errcode.UpstreamUnavailable {
 		t.Errorf("presented circuit-open error: %+v", e.Extensions)
 	}
 }

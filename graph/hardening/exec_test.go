@@ -34,7 +34,7 @@ func TestRequestDeadlineWithHangingRelation(t *testing.T) {
 		GraphOpts:  func(o *graph.Options) { o.RequestTimeout = 2 * time.Second },
 		ClientOpts: []restclient.Option{restclient.WithRetry(restclient.RetryPolicy{})},
 	})
-	env.Hooks().SetFault("GET /resources/v1/{id}", hooks.Fault{Kind: hooks.FaultHang, Rate: 1})
+	env.Hooks().SetFault(restclient.OpGetResource.Pattern(), hooks.Fault{Kind: hooks.FaultHang, Rate: 1})
 	loc := env.ID(t, "location", 0)
 	r := query(t, env, env.Bearer(), `{ location(id: "`+loc+`") {
 		transactions(first: 20) { nodes { id booking { resource { capacity } } } } } }`, nil)

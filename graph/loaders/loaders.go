@@ -16,6 +16,7 @@ package loaders
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
 
@@ -24,7 +25,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/workspacenet/facade/graph/calls"
-	"github.com/workspacenet/facade/graph/paging"
 	"github.com/workspacenet/facade/restclient"
 )
 
@@ -54,28 +54,51 @@ type Config struct {
 // DefaultConfig returns the default tuning (part of graph.DefaultOptions).
 func DefaultConfig() Config { return Config{MaxConcurrency: DefaultMaxConcurrency} }
 
-// Loaders are one request's batching loaders: the facade's Source. List
-// pages are keyed by their options, so equal options asked twice in a
-// request are fetched once.
+// Loaders are one request's loaders: the facade's Source. The batching
+// loaders (New) keep one loader per GET operation of restclient's table,
+// made on its first use (most queries need one or two, and a dataloader
+// costs dozens of allocations to set up); list pages are keyed by their
+// filter, so equal filters asked twice in a request are fetched once. The
+// naive baseline (NewNaive) makes every call as it is asked.
 type Loaders struct {
-	cfg Config
-	up  Upstream
-	sem chan struct{}
-
-	// Each loader is made on its first use: most queries need one or two
-	// of them, and a dataloader costs dozens of allocations to set up.
-	resource           lazy[string, *restclient.Resource]
-	event              lazy[string, *restclient.Event]
-	visit              lazy[string, *restclient.Visit]
-	product            lazy[string, *restclient.Product]
-	productsByLocation lazy[string, []*restclient.Product]
-	invoice            lazy[string, *restclient.InvoiceItems]
-	comments           lazy[string, []*restclient.Comment]
-	creditNotes        lazy[restclient.CreditNoteListOptions, *paging.Page[restclient.CreditNote]]
-	transactions       lazy[restclient.TransactionListOptions, *paging.Page[restclient.Transaction]]
-	orders             lazy[restclient.OrderListOptions, *paging.Page[restclient.Order]]
-	redemptions        lazy[restclient.RedemptionListOptions, *paging.Page[restclient.Redemption]]
+	cfg    Config
+	client *restclient.Client
+	naive  bool
+	sem    chan struct{}
+	slots  [maxGets]slot
 }
+
+// maxGets bounds the GET operations of restclient's table (each has its
+// slot in every request's Loaders); the package refuses to start when the
+// table has more.
+const maxGets = 16
+
+// slotOf maps an operation's table index to its slot (-1: not a GET).
+var slotOf = func() []int {
+	out := make([]int, len(restclient.Operations()))
+	n := 0
+	for i, op := range restclient.Operations() {
+		out[i] = -1
+		if op.Method == http.MethodGet {
+			out[i] = n
+			n++
+		}
+	}
+	if n > maxGets {
+		panic(fmt.Sprintf("graph/loaders: restclient's table has %d GET operations, more than maxGets (%d): raise it", n, maxGets))
+	}
+	return out
+}()
+
+// slot is the place of one operation's loader in a request's Loaders.
+type slot struct {
+	once   sync.Once
+	loader any // *dataloader.Loader[K, V]
+	cache  any // *dataloader.InMemoryCache[K, V], the loader's cache
+}
+
+// slot returns op's slot; op must be a GET of the table.
+func (l *Loaders) slot(op *restclient.Operation) *slot { return &l.slots[slotOf[op.Index()]] }
 
 // New returns fresh loaders for one request.
 func New(client *restclient.Client, cfg Config) *Loaders {
@@ -84,84 +107,56 @@ func New(client *restclient.Client, cfg Config) *Loaders {
 	return l
 }
 
+// NewNaive returns the naive baseline for one request: every field that
+// needs an upstream object makes its own call, with no batching, no
+// per-request cache, no answers from embedded summaries and no lookups of
+// products in their location's list. Its calls are bounded as the batching
+// loaders' are: at most DefaultMaxConcurrency in flight.
+func NewNaive(client *restclient.Client) *Loaders {
+	return &Loaders{client: client, naive: true, sem: make(chan struct{}, DefaultMaxConcurrency)}
+}
+
 // Init makes l fresh loaders for one request, as New does, in place (a
 // Loaders inside a request's own allocation). l must not be in use.
 func (l *Loaders) Init(client *restclient.Client, cfg Config) {
-	// The fetch funcs take the Loaders instead of capturing them: they are
-	// static, so a request's loaders cost no allocation until used.
-	*l = Loaders{cfg: cfg, up: Upstream{Client: client}}
+	*l = Loaders{cfg: cfg, client: client}
 	if cfg.MaxConcurrency > 0 {
 		l.sem = make(chan struct{}, cfg.MaxConcurrency)
 	}
-	l.resource.name, l.resource.fetch = "resource", func(l *Loaders, ctx context.Context, id string) (*restclient.Resource, error) {
-		return l.up.Resource(ctx, id)
-	}
-	l.event.name, l.event.fetch = "event", func(l *Loaders, ctx context.Context, id string) (*restclient.Event, error) {
-		return l.up.Event(ctx, id)
-	}
-	l.visit.name, l.visit.fetch = "visit", func(l *Loaders, ctx context.Context, id string) (*restclient.Visit, error) {
-		return l.up.Visit(ctx, id)
-	}
-	l.product.name, l.product.fetch = "product", func(l *Loaders, ctx context.Context, id string) (*restclient.Product, error) {
-		return l.up.Product(ctx, id)
-	}
-	l.productsByLocation.name, l.productsByLocation.fetch = "productsByLocation", func(l *Loaders, ctx context.Context, loc string) ([]*restclient.Product, error) {
-		v, err := l.up.ProductsInLocation(ctx, loc)
-		if err == nil {
-			for _, p := range v {
-				l.product.prime(ctx, l, p.ID, p)
-			}
-		}
-		return v, err
-	}
-	l.invoice.name, l.invoice.fetch = "invoice", func(l *Loaders, ctx context.Context, id string) (*restclient.InvoiceItems, error) {
-		return l.up.Invoice(ctx, id)
-	}
-	l.comments.name, l.comments.fetch = "comments", func(l *Loaders, ctx context.Context, id string) ([]*restclient.Comment, error) {
-		return l.up.Comments(ctx, id)
-	}
-	l.creditNotes.name, l.creditNotes.fetch = "creditNotes", func(l *Loaders, ctx context.Context, o restclient.CreditNoteListOptions) (*paging.Page[restclient.CreditNote], error) {
-		return l.up.CreditNotes(ctx, o)
-	}
-	l.transactions.name, l.transactions.fetch = "transactions", func(l *Loaders, ctx context.Context, o restclient.TransactionListOptions) (*paging.Page[restclient.Transaction], error) {
-		return l.up.Transactions(ctx, o)
-	}
-	l.orders.name, l.orders.fetch = "orders", func(l *Loaders, ctx context.Context, o restclient.OrderListOptions) (*paging.Page[restclient.Order], error) {
-		return l.up.Orders(ctx, o)
-	}
-	l.redemptions.name, l.redemptions.fetch = "redemptions", func(l *Loaders, ctx context.Context, o restclient.RedemptionListOptions) (*paging.Page[restclient.Redemption], error) {
-		return l.up.Redemptions(ctx, o)
-	}
 }
 
-// lazy is a loader made on its first use: a graph-gophers dataloader whose
-// cache is the request's de-duplication. Each key is fetched once per
-// request and its result kept for the rest of it; a key primed before it is
-// loaded is never fetched.
-type lazy[K comparable, V any] struct {
-	name  string // in spans and metrics
-	fetch func(*Loaders, context.Context, K) (V, error)
-
-	once   sync.Once
-	loader *dataloader.Loader[K, V]
-	cache  *dataloader.InMemoryCache[K, V] // the loader's cache
+// fetcher makes the upstream call behind key k of a loader (byID, byFilter:
+// values holding their operation's row, so that a loader is made without a
+// function value of its own).
+type fetcher[K, V any] interface {
+	fetch(l *Loaders, ctx context.Context, k K) (V, error)
 }
 
-// get returns the dataloader, making it on the first call.
-func (z *lazy[K, V]) get(l *Loaders) *dataloader.Loader[K, V] {
-	z.once.Do(func() {
-		z.cache = dataloader.NewCache[K, V]()
-		z.loader = newLoader(l, z.name, z.fetch, z.cache)
-	})
-	return z.loader
+// initSlot puts in s, under s.once, a graph-gophers dataloader whose cache
+// is the request's de-duplication: each key is fetched once per request and
+// its result kept for the rest of it, and a key primed before it is loaded
+// is never fetched. name names it in spans and metrics; f makes its calls.
+func initSlot[K comparable, V any, F fetcher[K, V]](s *slot, l *Loaders, name string, f F) {
+	c := dataloader.NewCache[K, V]()
+	s.cache, s.loader = c, newLoader[K, V](l, name, f, c)
 }
 
-// load loads key k through the loader. A key the request loaded or primed
-// before is answered from the loader's cache directly: Load would make a
-// channel and a result cell before looking there (5 allocations per hit).
-func (z *lazy[K, V]) load(ctx context.Context, l *Loaders, k K) (V, error) {
-	dl := z.get(l)
-	if t, ok := z.cache.Get(ctx, k); ok {
+// loaderIn returns the loader s holds, and its cache.
+func loaderIn[K comparable, V any](s *slot) (*dataloader.Loader[K, V], *dataloader.InMemoryCache[K, V]) {
+	dl, ok := s.loader.(*dataloader.Loader[K, V])
+	if !ok {
+		panic(fmt.Sprintf("graph/loaders: a loader used with two kinds of key or answer (%T)", s.loader))
+	}
+	return dl, s.cache.(*dataloader.InMemoryCache[K, V])
+}
+
+// load loads key k through the loader s holds (initSlot). A key the request
+// loaded or primed before is answered from the loader's cache directly:
+// Load would make a channel and a result cell before looking there (5
+// allocations per hit).
+func load[K comparable, V any](ctx context.Context, l *Loaders, s *slot, k K) (V, error) {
+	dl, cache := loaderIn[K, V](s)
+	if t, ok := cache.Get(ctx, k); ok {
 		return t()
 	}
 	if p := l.cfg.Priority; p != nil {
@@ -170,12 +165,21 @@ func (z *lazy[K, V]) load(ctx context.Context, l *Loaders, k K) (V, error) {
 	return dl.Load(ctx, k)()
 }
 
-// prime stores v as k's result unless k is loaded or loading.
-func (z *lazy[K, V]) prime(ctx context.Context, l *Loaders, k K, v V) {
-	z.get(l).Prime(ctx, k, v)
+// acquire takes one of the request's slots for a call in flight, or
+// returns ctx's error; release gives it back.
+func (l *Loaders) acquire(ctx context.Context) error {
+	select {
+	case l.sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
-// newLoader builds the dataloader name whose batch function fans fetch out
+func (l *Loaders) release() { <-l.sem }
+
+// newLoader builds the dataloader name whose batch function fans f's fetch
+// out
 // over the batch's distinct keys, bounded by the request's semaphore, and
 // returns results aligned with the keys. With a window (Config.Wait > 0) a
 // batch collects the keys asked for during it; without one each key is
@@ -184,7 +188,7 @@ func (z *lazy[K, V]) prime(ctx context.Context, l *Loaders, k K, v V) {
 // of the batch's upstream calls. A fetch that panics fails its key's loads
 // with an error and the key is fetched again by the next load (the
 // dataloader's own recovery).
-func newLoader[K comparable, V any](l *Loaders, name string, fetch func(*Loaders, context.Context, K) (V, error), cache dataloader.Cache[K, V]) *dataloader.Loader[K, V] {
+func newLoader[K comparable, V any, F fetcher[K, V]](l *Loaders, name string, f F, cache dataloader.Cache[K, V]) *dataloader.Loader[K, V] {
 	var dl *dataloader.Loader[K, V]
 	one := func(ctx context.Context, k K) (res *dataloader.Result[V]) {
 		defer func() {
@@ -205,7 +209,7 @@ func newLoader[K comparable, V any](l *Loaders, name string, fetch func(*Loaders
 			}
 			defer func() { <-l.sem }()
 		}
-		v, err := fetch(l, ctx, k)
+		v, err := f.fetch(l, ctx, k)
 		return &dataloader.Result[V]{Data: v, Error: err}
 	}
 	batch := func(parent context.Context, keys []K) []*dataloader.Result[V] {

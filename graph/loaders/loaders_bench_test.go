@@ -28,29 +28,27 @@ func BenchmarkNew(b *testing.B) {
 func BenchmarkLoad(b *testing.B) {
 	ctx := b.Context()
 	res := &restclient.Resource{ID: "r1"}
-	fetch := func(_ *Loaders, _ context.Context, id string) (*restclient.Resource, error) { return res, nil }
-	newLazy := func(l *Loaders) *lazy[string, *restclient.Resource] {
-		return &lazy[string, *restclient.Resource]{name: "bench", fetch: fetch}
+	fetch := func(_ *Loaders, _ context.Context, id string) (*restclient.Resource, error) {
+		return res, nil
 	}
 	b.Run("miss", func(b *testing.B) {
 		l := New(nil, DefaultConfig())
 		b.ReportAllocs()
 		for b.Loop() {
-			z := newLazy(l)
-			if v, err := z.load(ctx, l, "r1"); v != res || err != nil {
+			z := testLoader(l, fetch)
+			if v, err := z.load(ctx, "r1"); v != res || err != nil {
 				b.Fatal(v, err)
 			}
 		}
 	})
 	b.Run("hit", func(b *testing.B) {
-		l := New(nil, DefaultConfig())
-		z := newLazy(l)
-		if _, err := z.load(ctx, l, "r1"); err != nil {
+		z := testLoader(New(nil, DefaultConfig()), fetch)
+		if _, err := z.load(ctx, "r1"); err != nil {
 			b.Fatal(err)
 		}
 		b.ReportAllocs()
 		for b.Loop() {
-			if v, err := z.load(ctx, l, "r1"); v != res || err != nil {
+			if v, err := z.load(ctx, "r1"); v != res || err != nil {
 				b.Fatal(v, err)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/workspacenet/facade/graph/errcode"
 	"github.com/workspacenet/facade/graph/overhttp"
+	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/testenv"
 )
 
@@ -124,7 +125,7 @@ func TestStatusesAndMediaTypes(t *testing.T) {
 			if got := mediaType(t, r); got != tc.want {
 				t.Errorf("Accept %q: answered %q, want %q", tc.accept, got, tc.want)
 			}
-			if calls, _ := env.Calls(); calls["GET /resources/v1/{id}"] != 1 {
+			if calls, _ := env.Calls(); calls[restclient.OpGetResource.Pattern()] != 1 {
 				t.Errorf("Accept %q: upstream calls %v, want one resource", tc.accept, calls)
 			}
 		}
@@ -277,7 +278,7 @@ func TestGETAndCSRFPrevention(t *testing.T) {
 				if r.Status != http.StatusOK || len(r.Errors) > 0 || !strings.Contains(string(r.Data), res) || mediaType(t, r) != accept {
 					t.Fatalf("%d %q %s", r.Status, r.Header.Get("Content-Type"), r.Raw)
 				}
-				if calls, total := env.Calls(); total != 1 || calls["GET /resources/v1/{id}"] != 1 {
+				if calls, total := env.Calls(); total != 1 || calls[restclient.OpGetResource.Pattern()] != 1 {
 					t.Errorf("upstream calls %v, want the one resource", calls)
 				}
 			})

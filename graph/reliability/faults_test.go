@@ -73,7 +73,7 @@ func faultTargets(env *testenv.Env, t *testing.T) []faultTarget {
 	return []faultTarget{
 		{
 			name:  "nested relation",
-			route: "GET /resources/v1/{id}",
+			route: restclient.OpGetResource.Pattern(),
 			query: `{ location(id: "` + loc + `") {
 				products { id }
 				transactions(first: 30, type: BOOKING) { nodes { id booking { resource { id capacity } } } } } }`,
@@ -95,7 +95,7 @@ func faultTargets(env *testenv.Env, t *testing.T) []faultTarget {
 		},
 		{
 			name:    "root list",
-			route:   "GET /shop/orders/v1",
+			route:   restclient.OpListOrders.Pattern(),
 			query:   `{ orders(locationId: "` + loc + `", first: 5) { nodes { id } } resource(id: "` + res + `") { id title } products(locationId: "` + loc + `") { id } }`,
 			errPath: regexp.MustCompile(`^orders$`),
 			check: func(t *testing.T, env *testenv.Env, data any) {
@@ -189,7 +189,7 @@ func TestFaultMatrix(t *testing.T) {
 // breaker open however slow the machine is, a short one lets it recover.
 func TestCircuitBreaker(t *testing.T) {
 	noLeaks(t)
-	const route = "GET /resources/v1/{id}"
+	var route = restclient.OpGetResource.Pattern()
 	// trip starts an env whose breaker opens after 3 consecutive failures for
 	// openTimeout, opens it with a failing route, and clears the fault, so
 	// that any call let through would succeed. It returns the env, the query
@@ -305,7 +305,7 @@ func TestCircuitBreaker(t *testing.T) {
 // one, is held too and counted once released.
 func TestSharedUpstreamCalls(t *testing.T) {
 	noLeaks(t)
-	const route = "GET /resources/v1/{id}"
+	var route = restclient.OpGetResource.Pattern()
 	var (
 		arrived = make(chan struct{}, 16) // one per upstream resource call
 		release = make(chan struct{})
@@ -315,7 +315,7 @@ func TestSharedUpstreamCalls(t *testing.T) {
 	gate.Store(&release)
 	// onCall reports each logical resource call a request starts.
 	onCall := restclient.CallHooks{Before: func(_ context.Context, c restclient.CallStart) error {
-		if c.Method == http.MethodGet && c.Route == "/resources/v1/{id}" {
+		if c.Method == http.MethodGet && c.Route == restclient.OpGetResource.Route {
 			started <- struct{}{}
 		}
 		return nil

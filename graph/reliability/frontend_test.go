@@ -12,6 +12,7 @@ import (
 
 	"github.com/workspacenet/facade/internal/budget"
 	"github.com/workspacenet/facade/internal/gqlclient"
+	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/stack"
 	"github.com/workspacenet/facade/testenv"
 )
@@ -195,7 +196,7 @@ func TestUnsolicitedAnswerNeverReachesAnotherTenant(t *testing.T) {
 	ask("B again (cached)", b, resB)
 
 	calls, _ := env.Calls()
-	if n := calls["GET /resources/v1/{id}"]; n != 2 {
+	if n := calls[restclient.OpGetResource.Pattern()]; n != 2 {
 		t.Errorf("the upstream served %d resource GETs, want 2 (one per tenant):\n%s", n, testenv.FormatCalls(calls))
 	}
 }

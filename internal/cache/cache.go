@@ -250,12 +250,10 @@ func (c *Cache) cacheable(creds restclient.Credentials, route, path string) ([]t
 // Invalidate makes stale, for every caller and every replica sharing the
 // store, the entries of route (a GET route template, cached here or not)
 // whose param has value: param is a path parameter of route ("id" of
-// "/resources/v1/{id}", "productId" of "/shop/products/v1/{productId}"; value
-// unescaped) or a filter of a list route (invoiceRef or locationRef of
-// "/billing/credit_notes/v1"; locationRef of "/transactions/money/v1",
-// "/shop/products/v1" and "/shop/orders/v1"; couponRef or promocodeRef of
-// "/discounts/redemptions/v1"), which then matches every page and every
-// other query of that list with that filter value. The error reports only a
+// restclient.OpGetResource's, "productId" of OpGetProduct's; value
+// unescaped) or one of the route's CacheTags, a filter of a list route
+// (invoiceRef or locationRef of OpListCreditNotes'), which then matches
+// every page and every other query of that list with that filter value. The error reports only a
 // route or param that names no tag (a programming error); a store failure is
 // not an error: the entries then stay until their TTL, and Stats().Errors
 // counts it. Invalidate is not cancelled with ctx.

@@ -214,13 +214,13 @@ func TestInvalidateArguments(t *testing.T) {
 	for _, ok := range []struct{ route, param string }{
 		{resRoute, "id"},
 		{visitRoute, "id"}, // not cached here, maybe by another replica
-		{"/shop/products/v1/{productId}", "productId"},
-		{"/billing/invoices/v1/{id}/items", "id"},
-		{"/feed/posts/v1/{id}/comments", "id"},
+		{restclient.OpGetProduct.Route, "productId"},
+		{restclient.OpListInvoiceItems.Route, "id"},
+		{restclient.OpListComments.Route, "id"},
 		{notesRoute, "invoiceRef"},
 		{notesRoute, "locationRef"},
-		{"/shop/products/v1", "locationRef"},
-		{"/discounts/redemptions/v1", "promocodeRef"},
+		{restclient.OpListProducts.Route, "locationRef"},
+		{restclient.OpListRedemptions.Route, "promocodeRef"},
 	} {
 		if err := c.Invalidate(ctx, ok.route, ok.param, "v"); err != nil {
 			t.Errorf("Invalidate(%s, %s): %v", ok.route, ok.param, err)
@@ -230,7 +230,7 @@ func TestInvalidateArguments(t *testing.T) {
 		{"/resources/v1/{ID}", "id", "known: /billing"},
 		{resRoute, "resourceId", `known: id`},
 		{notesRoute, "id", "known: invoiceRef, locationRef"},
-		{"/shop/products/v1", "productId", "known: locationRef"},
+		{restclient.OpListProducts.Route, "productId", "known: locationRef"},
 	} {
 		err := c.Invalidate(ctx, bad.route, bad.param, "v")
 		if err == nil || !strings.Contains(err.Error(), bad.want) {

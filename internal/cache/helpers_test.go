@@ -22,10 +22,10 @@ var (
 	charlie = restclient.Credentials{Authorization: "Bearer tok-ALPHA-91c2e7", NetworkID: "9a8b7c6d-5e4f-4a3b-9c2d-1e0f2a3b4c5d"}
 )
 
-const (
-	resRoute   = "/resources/v1/{id}"
-	notesRoute = "/billing/credit_notes/v1"
-	visitRoute = "/visitors/visits/v1/{id}"
+var (
+	resRoute   = restclient.OpGetResource.Route
+	notesRoute = restclient.OpListCreditNotes.Route
+	visitRoute = restclient.OpGetVisit.Route
 )
 
 func resPath(id string) string { return "/resources/v1/" + id }

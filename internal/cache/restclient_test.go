@@ -16,7 +16,7 @@ import (
 func TestThroughRestclient(t *testing.T) {
 	var calls atomic.Int64
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /resources/v1/{id}", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc(restclient.OpGetResource.Pattern(), func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
 		io.WriteString(w, `{"resource":{"id":"`+r.PathValue("id")+`","title":"`+r.Header.Get("Authorization")+`"}}`)
 	})

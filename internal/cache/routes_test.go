@@ -4,6 +4,7 @@ import (
 	"maps"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -23,17 +24,17 @@ func TestTagsOf(t *testing.T) {
 		{resRoute, "/resources/v1/a/b", nil},
 		{resRoute, "/resources/v2/res-1", nil},
 		{resRoute, "/resources/v1/%zz", nil},
-		{"/billing/invoices/v1/{id}/items", "/billing/invoices/v1/inv-1/items", []tag{{"id", "inv-1"}}},
-		{"/billing/invoices/v1/{id}/items", "/billing/invoices/v1/inv-1/other", nil},
-		{"/feed/posts/v1/{id}/comments", "/feed/posts/v1/p-9/comments?limit=5", []tag{{"id", "p-9"}}},
-		{"/shop/products/v1/{productId}", "/shop/products/v1/pr-1", []tag{{"productId", "pr-1"}}},
-		{"/shop/products/v1", "/shop/products/v1?limit=25&locationRef=loc%201", []tag{{"locationRef", "loc 1"}}},
-		{"/shop/products/v1", "/shop/products/v1", nil},
-		{"/shop/products/v1", "/shop/products/v1/pr-1", nil},
+		{restclient.OpListInvoiceItems.Route, "/billing/invoices/v1/inv-1/items", []tag{{"id", "inv-1"}}},
+		{restclient.OpListInvoiceItems.Route, "/billing/invoices/v1/inv-1/other", nil},
+		{restclient.OpListComments.Route, "/feed/posts/v1/p-9/comments?limit=5", []tag{{"id", "p-9"}}},
+		{restclient.OpGetProduct.Route, "/shop/products/v1/pr-1", []tag{{"productId", "pr-1"}}},
+		{restclient.OpListProducts.Route, "/shop/products/v1?limit=25&locationRef=loc%201", []tag{{"locationRef", "loc 1"}}},
+		{restclient.OpListProducts.Route, restclient.OpListProducts.Route, nil},
+		{restclient.OpListProducts.Route, "/shop/products/v1/pr-1", nil},
 		{notesRoute, notesRoute + "?invoiceRef=i&locationRef=l", []tag{{"invoiceRef", "i"}, {"locationRef", "l"}}},
 		{notesRoute, notesRoute + "?limit=25", nil},
 		{notesRoute, notesRoute + "?invoiceRef=%zz", nil},
-		{"/discounts/redemptions/v1", "/discounts/redemptions/v1?couponRef=c", []tag{{"couponRef", "c"}}},
+		{restclient.OpListRedemptions.Route, "/discounts/redemptions/v1?couponRef=c", []tag{{"couponRef", "c"}}},
 		{"/unknown/{id}", "/unknown/1", nil},
 	} {
 		got, ok := tagsOf(tc.route, tc.path)
@@ -82,11 +83,11 @@ func TestParseTTLs(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]time.Duration{
-		"GET /resources/v1/{id}":            30 * time.Second,
-		"GET /events/v1/{id}":               30 * time.Second,
-		"GET /shop/products/v1":             90 * time.Second,
-		"GET /shop/products/v1/{productId}": 90 * time.Second,
-		"GET /billing/credit_notes/v1":      5 * time.Second,
+		restclient.OpGetResource.Pattern():     30 * time.Second,
+		restclient.OpGetEvent.Pattern():        30 * time.Second,
+		restclient.OpListProducts.Pattern():    90 * time.Second,
+		restclient.OpGetProduct.Pattern():      90 * time.Second,
+		restclient.OpListCreditNotes.Pattern(): 5 * time.Second,
 	}
 	if !maps.Equal(got, want) {
 		t.Errorf("ParseTTLs = %v", got)
@@ -97,15 +98,22 @@ func TestParseTTLs(t *testing.T) {
 	if m, err := ParseTTLs(""); err != nil || len(m) != 0 {
 		t.Errorf(`ParseTTLs("") = %v, %v`, m, err)
 	}
+	// The families, in the table's order.
+	var families []string
+	for _, op := range restclient.Operations() {
+		if op.CacheFamily != "" && !slices.Contains(families, op.CacheFamily) {
+			families = append(families, op.CacheFamily)
+		}
+	}
 	for spec, want := range map[string]string{
-		"resources=30s,bookings=5s":  `unknown TTL family "bookings" (known: creditNotes, invoices, resources, visits, comments, transactions, products, orders, redemptions, events)`,
-		"Resources=30s":              `unknown TTL family "Resources"`,
-		"resources":                  "want family=duration",
-		"=5s":                        "want family=duration",
-		"resources=30":               "missing unit",
-		"resources=-1s":              "negative",
-		"resources=1s,resources=2s":  "given twice",
-		"resources=30s,,events=30s,": "want family=duration",
+		"resources=30s,nosuchfamily=5s": `unknown TTL family "nosuchfamily" (known: ` + strings.Join(families, ", ") + ")",
+		"Resources=30s":                 `unknown TTL family "Resources"`,
+		"resources":                     "want family=duration",
+		"=5s":                           "want family=duration",
+		"resources=30":                  "missing unit",
+		"resources=-1s":                 "negative",
+		"resources=1s,resources=2s":     "given twice",
+		"resources=30s,,events=30s,":    "want family=duration",
 	} {
 		if _, err := ParseTTLs(spec); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ParseTTLs(%q) = %v; want an error with %q", spec, err, want)
@@ -114,18 +122,23 @@ func TestParseTTLs(t *testing.T) {
 }
 
 func TestDefaultTTLs(t *testing.T) {
-	want := map[string]time.Duration{
-		"GET /resources/v1/{id}":            30 * time.Second,
-		"GET /events/v1/{id}":               30 * time.Second,
-		"GET /shop/products/v1":             30 * time.Second,
-		"GET /shop/products/v1/{productId}": 30 * time.Second,
+	// Every GET whose row gives a default TTL; reference data (resources)
+	// is cached for 30 s.
+	want := map[string]time.Duration{}
+	for _, op := range restclient.Operations() {
+		if op.CacheTTL > 0 {
+			want[op.Pattern()] = op.CacheTTL
+		}
 	}
 	d := DefaultTTLs()
+	if d[restclient.OpGetResource.Pattern()] != 30*time.Second {
+		t.Errorf("resources are cached %v by default, want 30s", d[restclient.OpGetResource.Pattern()])
+	}
 	if !maps.Equal(d, want) {
 		t.Errorf("DefaultTTLs = %v", d)
 	}
-	d["GET /transactions/money/v1"] = time.Hour
-	if _, ok := DefaultTTLs()["GET /transactions/money/v1"]; ok {
+	d[restclient.OpListTransactions.Pattern()] = time.Hour
+	if _, ok := DefaultTTLs()[restclient.OpListTransactions.Pattern()]; ok {
 		t.Error("DefaultTTLs shares its map")
 	}
 }

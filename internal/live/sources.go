@@ -2,45 +2,47 @@ package live
 
 import (
 	"context"
-	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/workspacenet/facade/restclient"
 )
 
-// The sources of the facade's subscriptions. Each names its GET route and
-// filter in its Key; what its changes make stale in the response cache
-// derives from the route's row in restclient's operation table (its path
-// parameter and CacheTags), and for lists of what a write creates, from
-// that write's Stale.
+// The sources of the facade's subscriptions. Each names the row of the GET
+// it polls (restclient's operation table), and its Key the route and
+// filter; what its changes make stale in the response cache derives from
+// that row (its path parameter and CacheTags), and for lists of what a write
+// creates, from that write's Stale.
 
-// filtered returns the Key of route's source with filter kv (name, value
-// pairs; empty values are no filter) and the cached entries of route that a
-// change in it makes stale.
-func filtered(route string, kv ...string) (key string, stale func([]Event) []restclient.Entry) {
-	q := url.Values{}
+// filtered returns the Key of the source polling op with pathID in its path
+// parameter (if it has one) and query q (its filters: "limit" is not one),
+// and the cached entries of op that a change in it makes stale.
+func filtered(op *restclient.Operation, pathID string, q url.Values) (key string, stale func([]Event) []restclient.Entry) {
+	f := url.Values{}
 	values := map[string]string{}
-	for i := 0; i+1 < len(kv); i += 2 {
-		if kv[i+1] != "" {
-			q.Set(kv[i], kv[i+1])
-			values[kv[i]] = kv[i+1]
+	if params := op.TagParams(); pathID != "" && len(params) > 0 && strings.Contains(op.Route, "{"+params[0]+"}") {
+		f.Set(params[0], pathID)
+		values[params[0]] = pathID
+	}
+	for k, v := range q {
+		if k != "limit" && len(v) > 0 && v[0] != "" {
+			f.Set(k, v[0])
+			values[k] = v[0]
 		}
 	}
-	op, _ := restclient.LookupOperation(http.MethodGet, route)
 	entries := op.Entries(values)
-	return route + "?" + q.Encode(), func([]Event) []restclient.Entry { return entries }
+	return op.Route + "?" + f.Encode(), func([]Event) []restclient.Entry { return entries }
 }
 
-// alsoCreatedBy adds to stale what the write method route would have made
-// stale had it answered each changed item (a poll that sees a new credit
-// note makes its invoice's entries stale as POST /billing/credit_notes/v1
-// does).
-func alsoCreatedBy(stale func([]Event) []restclient.Entry, method, route string) func([]Event) []restclient.Entry {
+// alsoCreatedBy adds to stale what the write op would have made stale had
+// it answered each changed item (a poll that sees a new credit note makes
+// its invoice's entries stale as creating it does).
+func alsoCreatedBy(stale func([]Event) []restclient.Entry, op *restclient.Operation) func([]Event) []restclient.Entry {
 	return func(changes []Event) []restclient.Entry {
 		out := stale(changes)
 		for _, e := range changes {
 			if e.Kind != Failed {
-				out = append(out, restclient.StaleAfter(method, route, "", e.Value)...)
+				out = append(out, restclient.StaleAfter(op.Method, op.Route, "", e.Value)...)
 			}
 		}
 		return out
@@ -74,40 +76,35 @@ func listItems[T any](list []*T, id func(*T) string, date func(*T) *restclient.T
 	return out
 }
 
-// list is the source of a list route filtered by kv (filtered's pairs):
-// fetch returns the newest page, id and date an item's id ("": known by
-// its fingerprint) and create date.
-func list[T any](route string, kv []string, fetch func(context.Context) ([]*T, *restclient.Response, error), id func(*T) string, date func(*T) *restclient.Timestamp) Source {
-	key, stale := filtered(route, kv...)
+// list is the source of the list op's answer to pathID (in its path
+// parameter, if it has one) and query q (filters and page size): id and
+// date are an item's id ("": known by its fingerprint) and create date.
+func list[T any](c *restclient.Client, op *restclient.Op[[]*T], pathID string, q url.Values, id func(*T) string, date func(*T) *restclient.Timestamp) Source {
+	key, stale := filtered(op.Row(), pathID, q)
 	return Source{
 		Key:    key,
 		Decode: decoder[T](),
-		Route:  route,
+		Route:  op.Route,
 		Stale:  stale,
 		Fetch: func(ctx context.Context) ([]Item, error) {
-			l, _, err := fetch(ctx)
+			l, _, err := restclient.Get(ctx, c, op, pathID, q)
 			return listItems(l, id, date), err
 		},
 	}
 }
 
+// page is the page a list source asks for: the newest PageSize items.
 var page = restclient.ListOptions{Limit: PageSize}
 
 // Transactions is the newest page of a location's money transactions.
 func Transactions(c *restclient.Client, location string, status restclient.TransactionStatus, typ restclient.TransactionType) Source {
-	return list("/transactions/money/v1", []string{"locationRef", location, "status", string(status), "type", string(typ)},
-		func(ctx context.Context) ([]*restclient.Transaction, *restclient.Response, error) {
-			return c.Transactions.ListTransactions(ctx, &restclient.TransactionListOptions{LocationRef: location, Status: status, Type: typ, ListOptions: page})
-		},
+	return list(c, restclient.OpListTransactions, "", restclient.TransactionListOptions{LocationRef: location, Status: status, Type: typ, ListOptions: page}.Values(),
 		func(v *restclient.Transaction) string { return v.ID }, func(v *restclient.Transaction) *restclient.Timestamp { return v.CreateDate })
 }
 
 // Orders is the newest page of a location's shop orders.
 func Orders(c *restclient.Client, location string, status restclient.OrderStatus) Source {
-	return list("/shop/orders/v1", []string{"locationRef", location, "status", string(status)},
-		func(ctx context.Context) ([]*restclient.Order, *restclient.Response, error) {
-			return c.Shop.ListOrders(ctx, &restclient.OrderListOptions{LocationRef: location, Status: status, ListOptions: page})
-		},
+	return list(c, restclient.OpListOrders, "", restclient.OrderListOptions{LocationRef: location, Status: status, ListOptions: page}.Values(),
 		func(v *restclient.Order) string { return v.ID }, func(v *restclient.Order) *restclient.Timestamp { return v.CreateDate })
 }
 
@@ -116,13 +113,9 @@ func Orders(c *restclient.Client, location string, status restclient.OrderStatus
 // creating the credit note does (its invoice, its invoice's and its
 // location's lists).
 func CreditNotes(c *restclient.Client, invoice, location string) Source {
-	const route = "/billing/credit_notes/v1"
-	s := list(route, []string{"invoiceRef", invoice, "locationRef", location},
-		func(ctx context.Context) ([]*restclient.CreditNote, *restclient.Response, error) {
-			return c.Billing.ListCreditNotes(ctx, &restclient.CreditNoteListOptions{InvoiceRef: invoice, LocationRef: location, ListOptions: page})
-		},
+	s := list(c, restclient.OpListCreditNotes, "", restclient.CreditNoteListOptions{InvoiceRef: invoice, LocationRef: location, ListOptions: page}.Values(),
 		func(v *restclient.CreditNote) string { return v.ID }, func(v *restclient.CreditNote) *restclient.Timestamp { return v.CreateDate })
-	s.Stale = alsoCreatedBy(s.Stale, http.MethodPost, route)
+	s.Stale = alsoCreatedBy(s.Stale, restclient.OpCreateCreditNote.Row())
 	return s
 }
 
@@ -130,31 +123,26 @@ func CreditNotes(c *restclient.Client, invoice, location string) Source {
 // promocode (one of the two). A redemption has no id: each is known by its
 // fingerprint.
 func Redemptions(c *restclient.Client, coupon, promocode string) Source {
-	return list("/discounts/redemptions/v1", []string{"couponRef", coupon, "promocodeRef", promocode},
-		func(ctx context.Context) ([]*restclient.Redemption, *restclient.Response, error) {
-			return c.Discounts.ListRedemptions(ctx, &restclient.RedemptionListOptions{CouponRef: coupon, PromocodeRef: promocode, ListOptions: page})
-		},
+	return list(c, restclient.OpListRedemptions, "", restclient.RedemptionListOptions{CouponRef: coupon, PromocodeRef: promocode, ListOptions: page}.Values(),
 		func(*restclient.Redemption) string { return "" }, func(v *restclient.Redemption) *restclient.Timestamp { return v.CreateDate })
 }
 
 // Comments is every comment of a post.
 func Comments(c *restclient.Client, post string) Source {
-	return list("/feed/posts/v1/{id}/comments", []string{"id", post},
-		func(ctx context.Context) ([]*restclient.Comment, *restclient.Response, error) {
-			return c.Feed.ListComments(ctx, post)
-		},
+	return list(c, restclient.OpListComments, post, nil,
 		func(v *restclient.Comment) string { return v.ID }, func(v *restclient.Comment) *restclient.Timestamp { return v.CreateDate })
 }
 
-func one[T any](route, param, id string, get func(context.Context, string) (*T, *restclient.Response, error)) Source {
-	key, stale := filtered(route, param, id)
+// one is the source of the GET op of one object, id.
+func one[T any](c *restclient.Client, op *restclient.Op[*T], id string) Source {
+	key, stale := filtered(op.Row(), id, nil)
 	return Source{
 		Key:    key,
-		Route:  route,
+		Route:  op.Route,
 		Decode: decoder[T](),
 		Stale:  stale,
 		Fetch: func(ctx context.Context) ([]Item, error) {
-			v, _, err := get(ctx, id)
+			v, _, err := restclient.Get(ctx, c, op, id, nil)
 			if err != nil {
 				return nil, err
 			}
@@ -164,21 +152,13 @@ func one[T any](route, param, id string, get func(context.Context, string) (*T, 
 }
 
 // Visit is one visit.
-func Visit(c *restclient.Client, id string) Source {
-	return one("/visitors/visits/v1/{id}", "id", id, c.Visitors.GetVisit)
-}
+func Visit(c *restclient.Client, id string) Source { return one(c, restclient.OpGetVisit, id) }
 
 // Resource is one bookable resource.
-func Resource(c *restclient.Client, id string) Source {
-	return one("/resources/v1/{id}", "id", id, c.Resources.GetResource)
-}
+func Resource(c *restclient.Client, id string) Source { return one(c, restclient.OpGetResource, id) }
 
 // EventSource is one event.
-func EventSource(c *restclient.Client, id string) Source {
-	return one("/events/v1/{id}", "id", id, c.Events.GetEvent)
-}
+func EventSource(c *restclient.Client, id string) Source { return one(c, restclient.OpGetEvent, id) }
 
 // Product is one shop product.
-func Product(c *restclient.Client, id string) Source {
-	return one("/shop/products/v1/{productId}", "productId", id, c.Shop.GetProduct)
-}
+func Product(c *restclient.Client, id string) Source { return one(c, restclient.OpGetProduct, id) }

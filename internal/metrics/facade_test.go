@@ -14,7 +14,7 @@ import (
 // recordOne records one request of one upstream call, as the handler does.
 func recordOne(f *Facade) {
 	r := f.StartRequest()
-	f.CallHooks().After(WithRequest(context.Background(), r), restclient.CallInfo{Method: "GET", Route: "/resources/v1/{id}", Status: 200, Duration: time.Millisecond})
+	f.CallHooks().After(WithRequest(context.Background(), r), restclient.CallInfo{Method: "GET", Route: restclient.OpGetResource.Route, Status: 200, Duration: time.Millisecond})
 	r.SetOperation("query", "Resource")
 	r.Responded()
 	r.End()
@@ -27,7 +27,7 @@ func TestObserversCount(t *testing.T) {
 	for range 3 {
 		recordOne(f)
 	}
-	if n := testutil.ToFloat64(f.calls.WithLabelValues("GET", "/resources/v1/{id}", "2xx")); n != 3 {
+	if n := testutil.ToFloat64(f.calls.WithLabelValues("GET", restclient.OpGetResource.Route, "2xx")); n != 3 {
 		t.Errorf("calls 2xx: %v, want 3", n)
 	}
 	if n := testutil.ToFloat64(f.requests.WithLabelValues("query", "Resource", "ok")); n != 3 {

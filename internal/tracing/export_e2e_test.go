@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/workspacenet/facade/internal/tracing"
+	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/stack"
 	"github.com/workspacenet/facade/testenv"
 )
@@ -178,7 +179,7 @@ func TestOTLPExportFromEnv(t *testing.T) {
 					t.Errorf("service span %q, want its route", e.span.Name)
 				}
 				if e.span.Kind == tracepb.Span_SPAN_KIND_CLIENT && e.service == "facade-under-test" &&
-					stringAttr(e.span.Attributes, "url.template") != "/resources/v1/{id}" {
+					stringAttr(e.span.Attributes, "url.template") != restclient.OpGetResource.Route {
 					t.Errorf("client span %q: url.template %q", e.span.Name, stringAttr(e.span.Attributes, "url.template"))
 				}
 			}

@@ -16,11 +16,13 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/workspacenet/facade/restclient"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-const route = "GET /resources/v1/{id}"
+var route = restclient.OpGetResource.Pattern()
 
 // wait fails the test if ch is not closed within 10 seconds.
 func wait(t *testing.T, ch <-chan struct{}, what string) {
@@ -515,7 +517,7 @@ func TestParseSpecGood(t *testing.T) {
 		{Route: route, Fault: &Fault{Kind: Fault503, Rate: 0.5}},
 		{Route: "*", Fault: &Fault{Kind: Fault429, Rate: 0.1, RetryAfter: 2 * time.Second}},
 		{Route: "*", Fault: &Fault{Kind: FaultHang, Rate: 0.01}},
-		{Route: "POST /resources/bookings/v1", Fault: &Fault{Kind: FaultReset, Rate: 1}},
+		{Route: restclient.OpCreateBooking.Pattern(), Fault: &Fault{Kind: FaultReset, Rate: 1}},
 		{Route: "*", Latency: &Latency{}},
 	}
 	if len(rules) != len(want) {

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/workspacenet/facade/restclient"
 )
 
 // injectOne sends one request to route on f and lets the fault of kind run
@@ -191,7 +193,7 @@ func TestStatsInjectedJSON(t *testing.T) {
 	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
 		t.Fatal(err)
 	}
-	if n := body.Injected["GET /resources/v1/{id}"]["503"]; n != 1 || len(body.Injected) != 1 {
+	if n := body.Injected[restclient.OpGetResource.Pattern()]["503"]; n != 1 || len(body.Injected) != 1 {
 		t.Fatalf("/_stats body %s: want injected {%q: {\"503\": 1}}", rec.Body.Bytes(), route)
 	}
 }

@@ -6,11 +6,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/workspacenet/facade/restclient"
 )
 
 func TestSeenRecordsTraceHeaders(t *testing.T) {
 	h := New()
-	const route = "GET /resources/v1/{id}"
+	var route = restclient.OpGetResource.Pattern()
 	ok := h.Wrap(route, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	send := func(tp string) {
 		r := httptest.NewRequest(http.MethodGet, "/resources/v1/1", nil)

@@ -1,5 +1,5 @@
 // Package openapi holds the OpenAPI 3.0 document of the local REST service
-// (the 18 operations of the Workspace Network Service API plus POST
+// (the operations of the Workspace Network Service API plus POST
 // /oauth2/token) and serves it. Checking live traffic against it is
 // test-only and lives in openapitest, so that the OpenAPI library is not
 // linked into programs.

@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/restserver/hooks"
 )
 
@@ -127,7 +128,7 @@ func TestValidatorResponses(t *testing.T) {
 		{"two violations", canned{200, nil, `{"resource":{"id":"` + uuid1 + `","capacity":"4","title":5}}`}, []string{"capacity", "title"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv, rep := newValidated(t, map[string]canned{"GET /resources/v1/{id}": tc.answer}, nil)
+			srv, rep := newValidated(t, map[string]canned{restclient.OpGetResource.Pattern(): tc.answer}, nil)
 			resp, body := send(t, srv, "GET", "/resources/v1/"+uuid2, "", "")
 			// The response reaches the client unchanged.
 			if resp.StatusCode != tc.answer.status || body != tc.answer.body {
@@ -158,24 +159,24 @@ func TestValidatorRequestsReportedOnlyWhenAccepted(t *testing.T) {
 		method, path, ct, body string
 		want                   string // "" = no report
 	}{
-		{"valid list", map[string]canned{"GET /transactions/money/v1": okTx}, "GET",
+		{"valid list", map[string]canned{restclient.OpListTransactions.Pattern(): okTx}, "GET",
 			"/transactions/money/v1?locationRef=" + uuid1 + "&limit=100&status=failed&type=order&createDate%5Bgte%5D=2021-05-21T10:00:00Z", "", "", ""},
-		{"missing required param accepted", map[string]canned{"GET /transactions/money/v1": okTx}, "GET",
-			"/transactions/money/v1", "", "", "locationRef"},
-		{"missing required param rejected", map[string]canned{"GET /transactions/money/v1": rejected}, "GET",
-			"/transactions/money/v1", "", "", ""},
-		{"limit out of range accepted", map[string]canned{"GET /transactions/money/v1": okTx}, "GET",
+		{"missing required param accepted", map[string]canned{restclient.OpListTransactions.Pattern(): okTx}, "GET",
+			restclient.OpListTransactions.Route, "", "", "locationRef"},
+		{"missing required param rejected", map[string]canned{restclient.OpListTransactions.Pattern(): rejected}, "GET",
+			restclient.OpListTransactions.Route, "", "", ""},
+		{"limit out of range accepted", map[string]canned{restclient.OpListTransactions.Pattern(): okTx}, "GET",
 			"/transactions/money/v1?locationRef=" + uuid1 + "&limit=101", "", "", "limit"},
-		{"bad status enum accepted", map[string]canned{"GET /transactions/money/v1": okTx}, "GET",
+		{"bad status enum accepted", map[string]canned{restclient.OpListTransactions.Pattern(): okTx}, "GET",
 			"/transactions/money/v1?locationRef=" + uuid1 + "&status=done", "", "", "status"},
-		{"bad date filter accepted", map[string]canned{"GET /transactions/money/v1": okTx}, "GET",
+		{"bad date filter accepted", map[string]canned{restclient.OpListTransactions.Pattern(): okTx}, "GET",
 			"/transactions/money/v1?locationRef=" + uuid1 + "&createDate%5Blte%5D=tomorrow", "", "", "createDate[lte]"},
-		{"valid body", map[string]canned{"POST /resources/bookings/v1": okBooking}, "POST", "/resources/bookings/v1",
+		{"valid body", map[string]canned{restclient.OpCreateBooking.Pattern(): okBooking}, "POST", restclient.OpCreateBooking.Route,
 			"application/json", `{"booking":{"resourceRef":"` + uuid2 + `","startDate":"2021-05-21T10:00:00Z","endDate":"2021-05-21T11:00:00Z"}}`, ""},
-		{"body missing required field accepted", map[string]canned{"POST /resources/bookings/v1": okBooking}, "POST", "/resources/bookings/v1",
+		{"body missing required field accepted", map[string]canned{restclient.OpCreateBooking.Pattern(): okBooking}, "POST", restclient.OpCreateBooking.Route,
 			"application/json", `{"booking":{"resourceRef":"` + uuid2 + `","startDate":"2021-05-21T10:00:00Z"}}`, "endDate"},
-		{"body missing required field rejected", map[string]canned{"POST /resources/bookings/v1": {400, nil, `{"message":"endDate is required","type":"invalid_request"}`}},
-			"POST", "/resources/bookings/v1", "application/json", `{"booking":{"resourceRef":"` + uuid2 + `"}}`, ""},
+		{"body missing required field rejected", map[string]canned{restclient.OpCreateBooking.Pattern(): {400, nil, `{"message":"endDate is required","type":"invalid_request"}`}},
+			"POST", restclient.OpCreateBooking.Route, "application/json", `{"booking":{"resourceRef":"` + uuid2 + `"}}`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, rep := newValidated(t, tc.answers, nil)
@@ -212,12 +213,12 @@ func TestValidatorTokenEndpoint(t *testing.T) {
 
 func TestValidatorSkips(t *testing.T) {
 	h := hooks.New()
-	h.SetFault("GET /resources/v1/{id}", hooks.Fault{Kind: hooks.FaultMalformed, Rate: 1})
-	h.SetFault("GET /events/v1/{id}", hooks.Fault{Kind: hooks.FaultReset, Rate: 1})
+	h.SetFault(restclient.OpGetResource.Pattern(), hooks.Fault{Kind: hooks.FaultMalformed, Rate: 1})
+	h.SetFault(restclient.OpGetEvent.Pattern(), hooks.Fault{Kind: hooks.FaultReset, Rate: 1})
 	srv, rep := newValidated(t, nil, func(mux *http.ServeMux) {
 		real := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { t.Error("faulted handler ran") })
-		mux.Handle("GET /resources/v1/{id}", h.Wrap("GET /resources/v1/{id}", real))
-		mux.Handle("GET /events/v1/{id}", h.Wrap("GET /events/v1/{id}", real))
+		mux.Handle(restclient.OpGetResource.Pattern(), h.Wrap(restclient.OpGetResource.Pattern(), real))
+		mux.Handle(restclient.OpGetEvent.Pattern(), h.Wrap(restclient.OpGetEvent.Pattern(), real))
 		mux.Handle("/_stats", h.StatsHandler())
 		mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "ok") })
 	})
