@@ -26,12 +26,20 @@ import (
 // other settings.
 func liveEnv(t *testing.T, cfg func(*stack.Config)) *testenv.Env {
 	t.Helper()
-	return testenv.New(t, testenv.Options{Config: func(c *stack.Config) {
+	return liveEnvWith(t, testenv.Options{Config: cfg})
+}
+
+// liveEnvWith is liveEnv with o (its Config applied after the polls').
+func liveEnvWith(t *testing.T, o testenv.Options) *testenv.Env {
+	t.Helper()
+	cfg := o.Config
+	o.Config = func(c *stack.Config) {
 		c.Live.Interval, c.Live.AllowFastPolls = 50*time.Millisecond, true
 		if cfg != nil {
 			cfg(c)
 		}
-	}})
+	}
+	return testenv.New(t, o)
 }
 
 // wsClient is a graphql-transport-ws client over one WebSocket.
