@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"container/list"
 	"context"
 	"fmt"
 	"net/http"
@@ -20,9 +21,9 @@ import (
 // request) until its credentials are proven (connection_init, then
 // Client.Authenticate), it counts only against the bound of opening
 // connections of its remote address (LiveMaxInitPerAddress) and of the
-// replica (LiveMaxConnections again, a pool of its own), so that no
-// client, however many sockets it opens without proving anything, holds a
-// slot of the others. Proven, it is open: it counts against the replica's
+// replica (LiveMaxConnections again, a pool of its own whose oldest
+// connection makes room for a new one), so that no client, however many
+// sockets it opens without proving anything, holds a slot of the others. Proven, it is open: it counts against the replica's
 // LiveMaxConnections and its upstream client's
 // LiveMaxConnectionsPerCredential. A WebSocket open with no operation for
 // LiveIdleTimeout is closed (1000, with the reason). A restart (Restart)
@@ -56,6 +57,7 @@ type liveConns struct {
 	perClient map[string]int
 	byAddr    map[string]int // opening, by remote address
 	nOpening  int
+	oldest    list.List // the opening connections, oldest first
 	all       map[*liveConn]struct{}
 	stopped   bool
 	empty     chan struct{} // closed when all empties after stopped
@@ -83,6 +85,7 @@ type liveConn struct {
 
 	// Under reg.mu.
 	state  connState
+	queued *list.Element // in reg.oldest while opening
 	client string
 	ops    int
 	timer  *time.Timer
@@ -124,29 +127,45 @@ func (c *liveConn) take() bool {
 func (c *liveConn) give() { c.n.Add(-1) }
 
 // opening takes an opening slot for a connection from addr (a WebSocket
-// when ws, ended by end), or refuses it:
-// 503 TOO_MANY_CONNECTIONS when the replica's open or opening connections
-// are at LiveMaxConnections (or it is restarting), 429 when addr's opening
-// ones are at LiveMaxInitPerAddress. The connection is released by
-// release, whatever becomes of it.
+// when ws, ended by end), or refuses it: 503 TOO_MANY_CONNECTIONS when the
+// replica's open connections are at LiveMaxConnections (or it is
+// restarting), 429 when addr's opening ones are at LiveMaxInitPerAddress.
+// When the replica's opening connections are at LiveMaxConnections, the
+// oldest of them is ended (1013) to make room: a client proves its
+// credentials in one round trip and an upstream call, so the oldest is the
+// one that waits on purpose. The connection is released by release,
+// whatever becomes of it.
 func (l *liveConns) opening(addr string, ws bool, max int, end func(code int, reason string)) (*liveConn, *guard.Refusal) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	switch {
 	case l.stopped:
+		l.mu.Unlock()
 		return nil, &guard.Refusal{Status: http.StatusServiceUnavailable, Code: errcode.TooManyConnections,
 			Message: "this server is restarting; connect again"}
-	case l.maxOpen > 0 && (l.open >= l.maxOpen || l.nOpening >= l.maxOpen):
+	case l.maxOpen > 0 && l.open >= l.maxOpen:
+		l.mu.Unlock()
 		return nil, &guard.Refusal{Status: http.StatusServiceUnavailable, Code: errcode.TooManyConnections,
 			Message: fmt.Sprintf("too many live connections on this server (at most %d); retry later", l.maxOpen)}
 	case l.maxInitPerAddr > 0 && l.byAddr[addr] >= l.maxInitPerAddr:
+		l.mu.Unlock()
 		return nil, &guard.Refusal{Status: http.StatusTooManyRequests, Code: errcode.TooManyConnections,
 			Message: fmt.Sprintf("too many live connections opening from this address (at most %d that have not proven their credentials yet); retry later", l.maxInitPerAddr)}
+	}
+	var evicted *liveConn
+	if l.maxOpen > 0 && l.nOpening >= l.maxOpen {
+		evicted = l.oldest.Front().Value.(*liveConn)
+		l.leaveOpeningLocked(evicted)
+		evicted.state = connGone
 	}
 	c := &liveConn{max: max, reg: l, addr: addr, ws: ws, end: end, state: connOpening}
 	l.byAddr[addr]++
 	l.nOpening++
+	c.queued = l.oldest.PushBack(c)
 	l.all[c] = struct{}{}
+	l.mu.Unlock()
+	if evicted != nil {
+		evicted.end(closeTryLater, "Try again later: too many connections opening")
+	}
 	return c, nil
 }
 
@@ -182,6 +201,8 @@ func (l *liveConns) leaveOpeningLocked(c *liveConn) {
 		delete(l.byAddr, c.addr)
 	}
 	l.nOpening--
+	l.oldest.Remove(c.queued)
+	c.queued = nil
 }
 
 // release gives back c's slot, once it has ended.

@@ -130,8 +130,9 @@ func TestLiveConnectionsProveTheirCredentialsFirst(t *testing.T) {
 // connection_init carries no credentials, 20 at a time, are every one
 // closed 4401 or refused 429 at the upgrade (the address has 4 opening at
 // most); its sockets that never send connection_init hold 4 opening slots
-// and no more; a credential it holds opens 3 connections and no more
-// (1013). Meanwhile tenants at other addresses connect, and one subscribes
+// and no more, and from many addresses, once the replica's 40 opening slots
+// are full, the oldest makes room for a tenant (closed 1013); a credential
+// it holds opens 3 connections and no more (1013). Meanwhile tenants at other addresses connect, and one subscribes
 // and receives the next change.
 func TestLiveAnonymousFloodLeavesTenantsConnecting(t *testing.T) {
 	env := liveEnv(t, func(c *stack.Config) {
@@ -178,14 +179,35 @@ func TestLiveAnonymousFloodLeavesTenantsConnecting(t *testing.T) {
 	t.Logf("400 anonymous sockets: %v", outcomes)
 
 	// Sockets that never send connection_init: 4 opening, the fifth refused.
+	var silent []*websocket.Conn
 	for range 4 {
 		conn, resp, err := dialLive(t, env, attacker, "graphql-transport-ws")
 		if err != nil {
 			t.Fatalf("silent socket: %v %v", resp, err)
 		}
 		t.Cleanup(func() { conn.CloseNow() })
+		silent = append(silent, conn)
 	}
 	refusedUpgrade(t, env, attacker, http.StatusTooManyRequests, "TOO_MANY_CONNECTIONS")
+	// From 9 more addresses, 36 more: the replica's 40 opening slots are
+	// full; the next connection, a tenant's, takes the oldest one's (closed
+	// 1013).
+	for a := range 9 {
+		for range 4 {
+			conn, resp, err := dialLive(t, env, from(fmt.Sprintf("203.0.113.%d", 100+a)), "graphql-transport-ws")
+			if err != nil {
+				t.Fatalf("silent socket: %v %v", resp, err)
+			}
+			t.Cleanup(func() { conn.CloseNow() })
+		}
+	}
+	connectLiveWith(t, env, from("198.51.100.3"), initOf(env.Bearer()))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var ce websocket.CloseError
+	if _, _, err := silent[0].Read(ctx); !errors.As(err, &ce) || ce.Code != websocket.StatusTryAgainLater {
+		t.Fatalf("the oldest opening socket once the replica's pool is full: %v, want closed 1013", err)
+	}
 
 	// A credential the attacker holds: 3 connections, the fourth closed 1013.
 	stolen := env.Basic()

@@ -33,6 +33,10 @@ import (
 // larger message is read or written in several system calls.
 const liveBufferBytes = 1024
 
+// liveSendBuffer is a WebSocket's kernel send buffer (SO_SNDBUF; Linux
+// doubles it for its own bookkeeping).
+const liveSendBuffer = 32 << 10
+
 // liveWebsocket is gqlgen's coder/websocket implementation with small
 // buffers, whose connections are kept alive by ka and read through wsConn.
 type liveWebsocket struct {
@@ -244,6 +248,13 @@ func (s smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if err := brw.Writer.Flush(); err != nil {
 		conn.Close()
 		return nil, nil, err
+	}
+	// The kernel's send buffer of the connection, fixed: a client that
+	// does not read holds at most that much of the pod's memory in its
+	// socket (autotuning would grow it to megabytes), and its events wait,
+	// coalesced and bounded, in its subscriptions' queues.
+	if tc, ok := conn.(interface{ SetWriteBuffer(int) error }); ok {
+		_ = tc.SetWriteBuffer(liveSendBuffer)
 	}
 	// The WebSocket library reads on from conn after what the reader has
 	// buffered: the bytes the server read ahead go into the new reader's

@@ -151,7 +151,7 @@ func DefaultConfig() Config {
 		APQRedisBytes:   apq.DefaultTotalBytes,
 		RedisOpTimeout:  redisx.DefaultOpTimeout,
 		Graph:           graph.DefaultOptions(),
-		Live: live.Config{Interval: live.DefaultInterval, Buffer: live.DefaultBuffer,
+		Live: live.Config{Interval: live.DefaultInterval, Buffer: live.DefaultBuffer, MaxQueued: live.DefaultMaxQueued,
 			MaxPerCredential: live.DefaultMaxPerCredential, MaxTotal: live.DefaultMaxSubscriptions},
 	}
 }
@@ -256,6 +256,7 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	dur(&c.DemoActivity, "demo-activity", "DEMO_ACTIVITY", "with the embedded REST service: how often the program makes a new order, a new payment or a payment succeed in the first demo location; 0 = never")
 	dur(&c.Live.Interval, "live-interval", "LIVE_INTERVAL", "interval between two polls of a subscription's source, at least 1s; stretched while the client's budget is short")
 	num(&c.Live.Buffer, "live-buffer", "LIVE_BUFFER", "most distinct objects waiting for one subscriber (updates of one object coalesce); beyond it the subscription ends with SUBSCRIBER_TOO_SLOW (at least 1)")
+	num(&c.Live.MaxQueued, "live-max-queued", "LIVE_MAX_QUEUED", "most objects waiting for the subscribers of this replica together; beyond it a subscriber still holding events of an earlier poll ends with SUBSCRIBER_TOO_SLOW; 0 = no limit")
 	num(&c.Live.MaxPerCredential, "live-max-per-credential", "LIVE_MAX_PER_CREDENTIAL", "maximum subscriptions of one upstream client on this replica; 0 = no limit")
 	num(&c.Live.MaxTotal, "live-max-subscriptions", "LIVE_MAX_SUBSCRIPTIONS", "maximum subscriptions on this replica; 0 = no limit")
 	num(&g.LiveMaxPerConnection, "live-max-per-connection", "LIVE_MAX_PER_CONNECTION", "maximum subscriptions of one WebSocket; 0 = no limit")
@@ -329,7 +330,8 @@ func (c *Config) Validate() error {
 		"-max-cost-in-flight": c.Graph.MaxCostInFlight, "-max-response-bytes": c.Graph.MaxResponseBytes, "-client-cost-share": c.Graph.ClientCostShare,
 		"-live-max-per-credential": c.Live.MaxPerCredential, "-live-max-subscriptions": c.Live.MaxTotal,
 		"-live-max-per-connection": c.Graph.LiveMaxPerConnection, "-live-max-connections": c.Graph.LiveMaxConnections,
-		"-live-max-connections-per-credential": c.Graph.LiveMaxConnectionsPerCredential, "-live-max-init-per-address": c.Graph.LiveMaxInitPerAddress} {
+		"-live-max-connections-per-credential": c.Graph.LiveMaxConnectionsPerCredential, "-live-max-init-per-address": c.Graph.LiveMaxInitPerAddress,
+		"-live-max-queued": c.Live.MaxQueued} {
 		if v < 0 {
 			return fmt.Errorf("%s: %d is negative (0 turns it off)", name, v)
 		}
