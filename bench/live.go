@@ -135,6 +135,7 @@ func (b *liveBench) replica(ctx context.Context, secret []byte) (*stack.Stack, s
 	cfg.Playground, cfg.MetricsAddr, cfg.RedisOpTimeout = false, "", 2*time.Second
 	cfg.Live.Interval = b.interval
 	cfg.Live.MaxTotal, cfg.Live.MaxPerCredential, cfg.Graph.LiveMaxConnections = 0, 0, 0
+	cfg.Graph.LiveMaxConnectionsPerCredential, cfg.Graph.LiveMaxInitPerAddress, cfg.Live.MaxQueued = 0, 0, 0
 	cfg.Graph.LiveKeepAlive = 0
 	st, err := stack.Start(ctx, cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
@@ -369,7 +370,8 @@ func (b *liveBench) idle(ctx context.Context, base string, n int) ([]*websocket.
 }
 
 // liveFacadeEnv makes this binary the facade of the idle measurement: the
-// upstream's URL, one replica, the live defaults but no bounds.
+// upstream's URL, one replica, the live defaults but no bounds (one client
+// opens every connection, from one address).
 const liveFacadeEnv = "BENCH_LIVE_FACADE"
 
 func maybeServeLiveFacade() bool {
@@ -381,7 +383,7 @@ func maybeServeLiveFacade() bool {
 	cfg := stack.DefaultConfig()
 	cfg.Upstream, cfg.Playground, cfg.MetricsAddr = url, false, ""
 	cfg.Live.MaxTotal, cfg.Live.MaxPerCredential, cfg.Graph.LiveMaxConnections = 0, 0, 0
-	cfg.Graph.LiveMaxPerConnection = 0
+	cfg.Graph.LiveMaxPerConnection, cfg.Graph.LiveMaxConnectionsPerCredential, cfg.Graph.LiveMaxInitPerAddress, cfg.Live.MaxQueued = 0, 0, 0, 0
 	st, err := stack.Start(ctx, cfg, slog.New(slog.DiscardHandler))
 	if err == nil {
 		var ln net.Listener

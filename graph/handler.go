@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -132,10 +132,24 @@ type Options struct {
 	// refused and /graphql serves neither WebSocket nor SSE.
 	Live *live.Hub
 	// LiveMaxConnections bounds the WebSocket and SSE connections open at
-	// once; LiveMaxPerConnection the subscriptions of one WebSocket. 0: no
-	// bound.
-	LiveMaxConnections   int
-	LiveMaxPerConnection int
+	// once (their credentials proven), and, apart, those still opening;
+	// LiveMaxConnectionsPerCredential the open ones of one upstream client;
+	// LiveMaxInitPerAddress the opening ones of one remote address
+	// (guard.ClientAddress); LiveMaxPerConnection the subscriptions of one
+	// WebSocket (liveconns.go). 0: no bound.
+	LiveMaxConnections              int
+	LiveMaxConnectionsPerCredential int
+	LiveMaxInitPerAddress           int
+	LiveMaxPerConnection            int
+	// LiveIdleTimeout closes a WebSocket that has had no subscription or
+	// query running for that long (1000, with the reason). 0: never.
+	LiveIdleTimeout time.Duration
+	// TrustedProxies are the peers whose X-Forwarded-For names the remote
+	// address of a live connection (guard.ClientAddress); none: the peer.
+	TrustedProxies []netip.Prefix
+	// LiveRestart, when set, ends the live connections when it is closed
+	// (before Live is): see Restart.
+	LiveRestart *Restart
 	// LiveKeepAlive is the interval of the WebSocket's keep-alive messages
 	// (graphql-ws "ka", graphql-transport-ws ping) and of SSE comments. 0:
 	// none.
@@ -209,10 +223,13 @@ func DefaultOptions() Options {
 
 		ResponseWriteTimeout: DefaultResponseWriteTimeout,
 
-		LiveMaxConnections:   DefaultLiveMaxConnections,
-		LiveMaxPerConnection: DefaultLiveMaxPerConnection,
-		LiveKeepAlive:        DefaultLiveKeepAlive,
-		LiveInitTimeout:      DefaultLiveInitTimeout,
+		LiveMaxConnections:              DefaultLiveMaxConnections,
+		LiveMaxConnectionsPerCredential: DefaultLiveMaxConnectionsPerCredential,
+		LiveMaxInitPerAddress:           DefaultLiveMaxInitPerAddress,
+		LiveMaxPerConnection:            DefaultLiveMaxPerConnection,
+		LiveIdleTimeout:                 DefaultLiveIdleTimeout,
+		LiveKeepAlive:                   DefaultLiveKeepAlive,
+		LiveInitTimeout:                 DefaultLiveInitTimeout,
 	}
 }
 
@@ -240,8 +257,11 @@ func NewHandler(o Options) http.Handler {
 	if o.Budget != nil {
 		paceHooks = budgetHooks(o.Budget)
 	}
+	var conns *liveConns
 	if o.Live != nil {
-		o.liveTransports(srv, paceHooks)
+		conns = newLiveConns(&o)
+		o.LiveRestart.add(conns)
+		o.liveTransports(srv, conns, paceHooks)
 	}
 	// The one transport: GraphQL over HTTP as its spec says (graph/overhttp).
 	srv.AddTransport(overhttp.Transport{WriteTimeout: o.ResponseWriteTimeout})
@@ -255,6 +275,8 @@ func NewHandler(o Options) http.Handler {
 	if o.Introspection {
 		srv.Use(extension.Introspection{})
 	}
+	// First of the parameter mutators: what a WebSocket's reader refused.
+	srv.Use(liveParams{trusted: len(o.TrustedDocuments) > 0})
 	if len(o.TrustedDocuments) > 0 {
 		srv.Use(trusted.Extension{Docs: o.TrustedDocuments})
 		o.APQCache = nil
@@ -312,25 +334,15 @@ func NewHandler(o Options) http.Handler {
 		// RESPONSE_TOO_LARGE.
 		srv.AroundResponses(capResponse(o.MaxResponseBytes))
 	}
-	srv.AroundOperations(refuseSubscriptionOverHTTP)
-	var liveConns atomic.Int64
+	srv.AroundOperations(liveOperations)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		entry := accesslog.From(ctx)
 		ctx, done := observe(ctx, o.Metrics, r)
 		defer done()
 		if o.Live != nil && isUpgrade(r) {
-			o.serveLive(w, r.WithContext(ctx), srv, &liveConns, paceHooks)
+			o.serveUpgrade(w, r.WithContext(ctx), srv, conns)
 			return
-		}
-		if o.Live != nil {
-			if params, ok := o.isSubscriptionStream(r); ok {
-				if params.DocumentID != "" && len(o.TrustedDocuments) > 0 {
-					ctx = trusted.WithDocumentID(ctx, params.DocumentID)
-				}
-				o.serveLive(w, r.WithContext(ctx), srv, &liveConns, paceHooks)
-				return
-			}
 		}
 		if r.Method == http.MethodOptions {
 			w.Header().Set("Allow", guard.Allowed)
@@ -347,7 +359,11 @@ func NewHandler(o Options) http.Handler {
 			refuse(w, entry, mt, overhttp.NotAcceptable())
 			return
 		}
-		if !o.DisableCSRFPrevention {
+		// A request for text/event-stream (graphql-sse, or incremental
+		// delivery over SSE) is routed once parsed (eventStreams); one by GET
+		// is checked against CSRF then unless it is a subscription.
+		stream := o.Live != nil && isEventStream(r)
+		if !o.DisableCSRFPrevention && !(stream && r.Method == http.MethodGet) {
 			if ref := guard.CSRF(r); ref != nil {
 				refuse(w, entry, mt, ref)
 				return
@@ -358,8 +374,8 @@ func NewHandler(o Options) http.Handler {
 			return
 		}
 		params, ref := decode(w, r, o.MaxBodyBytes)
-		if ref == nil && o.MaxQueryBytes > 0 && len(params.Query) > o.MaxQueryBytes {
-			ref = guard.QueryTooLarge(len(params.Query), o.MaxQueryBytes)
+		if ref == nil {
+			ref = o.checkQuery(params)
 		}
 		if ref != nil {
 			refuse(w, entry, mt, ref)
@@ -369,8 +385,11 @@ func NewHandler(o Options) http.Handler {
 			ctx = trusted.WithDocumentID(ctx, params.DocumentID)
 		}
 		ctx = overhttp.WithRequest(ctx, params, mt)
+		if stream {
+			ctx = context.WithValue(ctx, eventStreamKey{}, params)
+		}
 
-		if o.RequestTimeout > 0 {
+		if o.RequestTimeout > 0 && !stream { // a stream's: once routed
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(ctx, o.RequestTimeout)
 			defer cancel()
@@ -393,6 +412,16 @@ func NewHandler(o Options) http.Handler {
 		}
 		entry.SetUpstreamCalls(req.calls.Count(), req.calls.CacheHits(), req.calls.Waited())
 	})
+}
+
+// checkQuery refuses a request whose query text is longer than
+// MaxQueryBytes, before it is parsed or stored: 413 QUERY_TOO_LARGE (over
+// a WebSocket: the operation's error). Every transport calls it.
+func (o *Options) checkQuery(p *guard.Params) *guard.Refusal {
+	if o.MaxQueryBytes > 0 && len(p.Query) > o.MaxQueryBytes {
+		return guard.QueryTooLarge(len(p.Query), o.MaxQueryBytes)
+	}
+	return nil
 }
 
 // credentialsOf returns the credentials of headers h (nil without an

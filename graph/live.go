@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/workspacenet/facade/graph/admission"
@@ -211,32 +210,6 @@ func node[T any](ctx context.Context, admit *admission.Controller, e *model.Live
 	v, _ := e.Node.(*T)
 	return v, nil
 }
-
-// liveConn bounds the subscriptions of one connection (a WebSocket; an SSE
-// request carries one operation).
-type liveConn struct {
-	max int // 0: no bound
-	n   atomic.Int64
-}
-
-type liveConnKey struct{}
-
-func connFrom(ctx context.Context) *liveConn {
-	if c, ok := ctx.Value(liveConnKey{}).(*liveConn); ok {
-		return c
-	}
-	return &liveConn{}
-}
-
-func (c *liveConn) take() bool {
-	if c.n.Add(1) > int64(c.max) && c.max > 0 {
-		c.n.Add(-1)
-		return false
-	}
-	return true
-}
-
-func (c *liveConn) give() { c.n.Add(-1) }
 
 // checkOneID validates two optional id arguments of which exactly one must
 // be given.

@@ -1,16 +1,16 @@
 package graph
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -19,11 +19,11 @@ import (
 	coderws "github.com/coder/websocket"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
-	"github.com/vektah/gqlparser/v2/parser"
 
 	"github.com/workspacenet/facade/graph/admission"
 	"github.com/workspacenet/facade/graph/calls"
 	"github.com/workspacenet/facade/graph/errcode"
+	"github.com/workspacenet/facade/graph/gqlerr"
 	"github.com/workspacenet/facade/graph/guard"
 	"github.com/workspacenet/facade/graph/limits"
 	"github.com/workspacenet/facade/graph/overhttp"
@@ -35,18 +35,27 @@ import (
 //
 // Subscriptions (and any other operation) are served on /graphql over
 // WebSocket, subprotocols graphql-transport-ws and the legacy graphql-ws
-// (gqlgen's transport.Websocket), and over SSE, graphql-sse's distinct
-// connections mode: a POST of one subscription with Accept:
-// text/event-stream, answered with `next` events and one `complete`
-// (gqlgen's transport.SSE; other operations asking for text/event-stream
-// are incremental delivery, served by the GraphQL-over-HTTP transport).
-// Both connections count against LiveMaxConnections. A WebSocket upgrade
-// must come from the server's own origin or one CheckOrigin allows (no
+// (gqlgen's transport.Websocket, read through wsConn), and over SSE,
+// graphql-sse's distinct connections mode: a POST (or GET) of one operation
+// with Accept: text/event-stream. Such a request is decoded, checked and
+// parsed once, as any GraphQL-over-HTTP request (the handler, then one
+// CreateOperationContext: eventStreams), and routed by what it is: a
+// subscription is answered with `next` events and one `complete`, any
+// other operation is incremental delivery, written by the GraphQL-over-HTTP
+// transport from the same operation context.
+//
+// A connection holds nothing beyond its opening slot (liveconns.go) until
+// its credentials are proven: a WebSocket's connection_init payload's
+// Authorization and service-network-id, else the upgrade request's
+// headers; an SSE request's headers. None (and no ServerCredentials): the
+// WebSocket is closed 4401, the SSE request refused 401. The upstream
+// refuses them: 4403, 401 or 403. The upstream cannot tell (5xx, a
+// timeout): 1013 (try again later), 503. Then the connection is open and
+// counts against LiveMaxConnections and LiveMaxConnectionsPerCredential
+// (beyond them: 1013, 503 TOO_MANY_CONNECTIONS). A WebSocket upgrade must
+// come from the server's own origin or one CheckOrigin allows (no
 // cross-site WebSocket hijacking: a browser sends its cookies and its
-// origin, never the page's choice of either). Its credentials are the
-// connection_init payload's Authorization and service-network-id, else the
-// upgrade request's headers; an SSE request's are its headers, as for any
-// request.
+// origin, never the page's choice of either).
 
 // Defaults of the live options.
 const (
@@ -71,117 +80,6 @@ func isEventStream(r *http.Request) bool {
 	return (r.Method == http.MethodPost || r.Method == http.MethodGet) && strings.Contains(r.Header.Get("Accept"), "text/event-stream")
 }
 
-// eventSourceKey marks an operation received by a GET graphql-sse request:
-// no mutation.
-type eventSourceKey struct{}
-
-// eventSourceAsPost turns a GET graphql-sse request (EventSource: query,
-// variables, operationName and extensions in the query string, variables
-// and extensions as JSON) into the POST the SSE transport reads.
-func eventSourceAsPost(r *http.Request) (*http.Request, *guard.Refusal) {
-	q := r.URL.Query()
-	params := map[string]any{"query": q.Get("query")}
-	if v := q.Get("operationName"); v != "" {
-		params["operationName"] = v
-	}
-	for _, k := range []string{"variables", "extensions"} {
-		if v := q.Get(k); v != "" {
-			var m map[string]any
-			if err := json.Unmarshal([]byte(v), &m); err != nil {
-				return nil, &guard.Refusal{Status: http.StatusBadRequest, Code: errcode.BadRequest,
-					Message: "the query string's " + k + " must be a JSON object"}
-			}
-			params[k] = m
-		}
-	}
-	body, _ := json.Marshal(params)
-	p := r.Clone(context.WithValue(r.Context(), eventSourceKey{}, true))
-	p.Method = http.MethodPost
-	p.Header.Set("Content-Type", "application/json")
-	p.Body, p.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
-	return p, nil
-}
-
-// isSubscriptionStream reports whether r is a graphql-sse request of a
-// subscription: a query or mutation asking for text/event-stream is
-// incremental delivery (@defer, @stream) over SSE, served by the
-// GraphQL-over-HTTP transport. The operation's text is document's answer
-// for the request's parameters (its query, else the persisted query its
-// hash names). It reads at most maxBody+1 bytes of the body (0: no bound)
-// and gives r's body back whole; a body it cannot read as one operation
-// whose query parses within maxQuery bytes is not a subscription (the
-// GraphQL-over-HTTP transport then answers it with its error, an unknown
-// hash with PERSISTED_QUERY_NOT_FOUND). It returns the request's
-// parameters when it is one. maxBody, maxQuery and maxTokens are o's
-// MaxBodyBytes, MaxQueryBytes and Limits.MaxTokens.
-func (o *Options) isSubscriptionStream(r *http.Request) (*guard.Params, bool) {
-	maxBody, maxQuery, maxTokens := o.MaxBodyBytes, o.MaxQueryBytes, o.Limits.MaxTokens
-	if !isEventStream(r) {
-		return nil, false
-	}
-	if r.Method == http.MethodGet {
-		p, ref := guard.DecodeQuery(r)
-		return p, ref == nil && isSubscription(o.document(r.Context(), p), p.OperationName, maxQuery, maxTokens)
-	}
-	var src io.Reader = r.Body
-	if maxBody > 0 {
-		src = io.LimitReader(r.Body, maxBody+1)
-	}
-	body, err := io.ReadAll(src)
-	r.Body = struct {
-		io.Reader
-		io.Closer
-	}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
-	if err != nil || (maxBody > 0 && int64(len(body)) > maxBody) {
-		return nil, false
-	}
-	p, ref := guard.DecodeBody(body)
-	return p, ref == nil && isSubscription(o.document(r.Context(), p), p.OperationName, maxQuery, maxTokens)
-}
-
-// document returns the text of the operation p names: its query, else the
-// trusted document of its documentId, else the trusted document or
-// automatic persisted query of its extensions.persistedQuery.sha256Hash
-// ("" when none is known).
-func (o *Options) document(ctx context.Context, p *guard.Params) string {
-	if p.Query != "" {
-		return p.Query
-	}
-	pq, _ := p.Extensions["persistedQuery"].(map[string]any)
-	hash, _ := pq["sha256Hash"].(string)
-	if len(o.TrustedDocuments) > 0 && p.DocumentID != "" {
-		hash = p.DocumentID
-	}
-	switch {
-	case hash == "":
-		return ""
-	case len(o.TrustedDocuments) > 0:
-		return o.TrustedDocuments[strings.ToLower(strings.TrimPrefix(hash, "sha256:"))]
-	case o.APQCache != nil:
-		q, _ := o.APQCache.Get(ctx, hash)
-		return q
-	}
-	return ""
-}
-
-// isSubscription reports whether the operation operationName of query
-// (the only one when operationName is empty) is a subscription; a query
-// longer than maxQuery bytes or maxTokens tokens (0: no bound), or that does
-// not parse, is not.
-func isSubscription(query, operationName string, maxQuery, maxTokens int) bool {
-	if query == "" || (maxQuery > 0 && len(query) > maxQuery) {
-		return false
-	}
-	doc, gerr := parser.ParseQueryWithTokenLimit(&ast.Source{Input: query}, maxTokens)
-	if gerr != nil {
-		return false
-	}
-	if op := doc.Operations.ForName(operationName); op != nil {
-		return op.Operation == ast.Subscription
-	}
-	return len(doc.Operations) == 1 && doc.Operations[0].Operation == ast.Subscription
-}
-
 // liveOnly is a transport that takes only the requests serveLive passes on
 // (their context is marked with liveKey): a query asking for
 // text/event-stream goes to the GraphQL-over-HTTP transport instead, and so
@@ -200,18 +98,24 @@ func sameOrigin(r *http.Request, origin string) bool {
 
 // liveTransports adds the WebSocket and SSE transports to srv; they must
 // go before the GraphQL-over-HTTP transport, which takes every request.
-func (o *Options) liveTransports(srv *handler.Server, paceHooks restclient.CallHooks) {
-	// Only the upgrades serveLive passes on: gqlgen's transport takes any
+func (o *Options) liveTransports(srv *handler.Server, conns *liveConns, paceHooks restclient.CallHooks) {
+	var readLimit *int64
+	if o.MaxBodyBytes > 0 {
+		readLimit = &o.MaxBodyBytes
+	}
+	// Only the upgrades serveUpgrade passes on: gqlgen's transport takes any
 	// Upgrade header, the WebSocket library any that lists websocket.
 	srv.AddTransport(liveOnly{transport.Websocket{
-		// The origin is checked before the upgrade (serveLive).
+		// The origin is checked before the upgrade (serveUpgrade).
 		Implementation: liveWebsocket{
 			inner: transport.CoderWebsocketImplementation{AcceptOptions: coderws.AcceptOptions{InsecureSkipVerify: true}},
 			ka:    newSharedKeepAlive(o.LiveKeepAlive),
+			o:     o,
 		},
 		// Keep-alive messages: liveWebsocket's, one goroutine for all.
-		MissingPongOk: true,
-		InitTimeout:   cmp.Or(max(o.LiveInitTimeout, 0), DefaultLiveInitTimeout),
+		MissingPongOk:    true,
+		InitTimeout:      cmp.Or(max(o.LiveInitTimeout, 0), DefaultLiveInitTimeout),
+		PayloadReadLimit: readLimit,
 		InitFunc: func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
 			h := initHeaders(p)
 			creds := credentialsOf(h)
@@ -221,17 +125,62 @@ func (o *Options) liveTransports(srv *handler.Server, paceHooks restclient.CallH
 			trace := o.UpstreamTrace && (h.Get(TraceHeader) == "1" || ctx.Value(upgradeTraceKey{}) != nil)
 			if creds != nil {
 				if len(creds.Authorization) > guard.MaxCredentialHeaderBytes || len(creds.NetworkID) > guard.MaxCredentialHeaderBytes {
-					return transport.WithWebsocketCloseCode(ctx, 4400), nil, &gqlerror.Error{Message: "the connection_init credentials are longer than 4 KiB; no credentials are that long", Extensions: map[string]any{"code": errcode.BadRequest}}
+					return closeWith(ctx, closeBadRequest, "Bad request: credentials longer than 4 KiB"), nil, &gqlerror.Error{Message: "the connection_init credentials are longer than 4 KiB; no credentials are that long", Extensions: map[string]any{"code": errcode.BadRequest}}
 				}
 				if err := creds.Check(); err != nil {
-					return transport.WithWebsocketCloseCode(ctx, 4400), nil, &gqlerror.Error{Message: "the connection_init credentials cannot be right: " + err.Error(), Extensions: map[string]any{"code": errcode.BadRequest}}
+					return closeWith(ctx, closeBadRequest, "Bad request: credentials that cannot be right"), nil, &gqlerror.Error{Message: "the connection_init credentials cannot be right: " + err.Error(), Extensions: map[string]any{"code": errcode.BadRequest}}
 				}
+			} else if o.ServerCredentials == nil {
+				return closeWith(ctx, closeUnauthorized, "Unauthorized: connection_init carries no Authorization"), nil, refusalError(noCredentials)
 			}
 			ctx, _ = o.newRequest(ctx, creds, trace, false, paceHooks)
+			if ref, code, reason := o.prove(ctx); ref != nil {
+				return closeWith(ctx, code, reason), nil, refusalError(ref)
+			}
+			if reason, ok := conns.establish(connFrom(ctx), restclient.IdentityFromContext(ctx)); !ok {
+				return closeWith(ctx, closeTryLater, "Try again later: "+reason), nil, &gqlerror.Error{Message: reason, Extensions: map[string]any{"code": errcode.TooManyConnections}}
+			}
 			return ctx, nil, nil
 		},
 	}})
-	srv.AddTransport(liveOnly{transport.SSE{KeepAlivePingInterval: o.LiveKeepAlive}})
+	srv.AddTransport(eventStreams{o: o, conns: conns, http: overhttp.Transport{WriteTimeout: o.ResponseWriteTimeout}})
+}
+
+// closeWith returns ctx carrying the close code and reason gqlgen closes a
+// WebSocket with when its InitFunc refuses it (a reason fits in 123 bytes).
+func closeWith(ctx context.Context, code int, reason string) context.Context {
+	return transport.AppendCloseReason(transport.WithWebsocketCloseCode(ctx, code), reason)
+}
+
+// prove asks the upstream whether the credentials of ctx (a live
+// connection's request) are valid, within LiveInitTimeout
+// (restclient.Client.Authenticate): nil when they are; else the refusal
+// of an SSE request, and the WebSocket close code and reason to end the
+// connection with: 401 UNAUTHENTICATED (403 FORBIDDEN for a token of
+// another network) and 4403 when the upstream refuses them, 503
+// UPSTREAM_UNAVAILABLE and 1013 when it could not tell.
+func (o *Options) prove(ctx context.Context) (*guard.Refusal, int, string) {
+	pctx, cancel := context.WithTimeout(ctx, cmp.Or(max(o.LiveInitTimeout, 0), DefaultLiveInitTimeout))
+	defer cancel()
+	err := o.Client.Authenticate(pctx)
+	_, known := errors.AsType[*restclient.RefusedCredentialsError](err)
+	switch {
+	case err == nil:
+		return nil, 0, ""
+	case restclient.IsNetworkMismatch(err):
+		return &guard.Refusal{Status: http.StatusForbidden, Code: errcode.Forbidden,
+			Message: "the upstream refused these credentials: the token is not of the network service-network-id names"}, closeForbidden, "Forbidden: the upstream refused these credentials"
+	case known || restclient.IsUnauthorized(err):
+		return &guard.Refusal{Status: http.StatusUnauthorized, Code: errcode.Unauthenticated,
+			Message: "the upstream refused these credentials"}, closeForbidden, "Forbidden: the upstream refused these credentials"
+	}
+	return &guard.Refusal{Status: http.StatusServiceUnavailable, Code: errcode.UpstreamUnavailable,
+		Message: "the upstream could not confirm these credentials; retry later"}, closeTryLater, "Try again later: the upstream could not confirm these credentials"
+}
+
+// refusalError is ref as a GraphQL error (a WebSocket's connection_error).
+func refusalError(ref *guard.Refusal) *gqlerror.Error {
+	return &gqlerror.Error{Message: ref.Message, Extensions: map[string]any{"code": ref.Code}}
 }
 
 // upgradeCredentialsKey holds the credentials of the upgrade request's
@@ -267,52 +216,28 @@ func initHeaders(p transport.InitPayload) http.Header {
 	return h
 }
 
-// serveLive serves a WebSocket or SSE request with srv, after the origin
-// check and the bound of connections.
-func (o *Options) serveLive(w http.ResponseWriter, r *http.Request, srv *handler.Server, conns *atomic.Int64, paceHooks restclient.CallHooks) {
+// noCredentials refuses a live connection without credentials (and a
+// server without ServerCredentials).
+var noCredentials = &guard.Refusal{Status: http.StatusUnauthorized, Code: errcode.Unauthenticated, Message: gqlerr.ErrNoCredentials.Error()}
+
+// serveUpgrade serves a WebSocket upgrade with srv, after the origin check,
+// the credential headers' check and an opening slot (conns).
+func (o *Options) serveUpgrade(w http.ResponseWriter, r *http.Request, srv *handler.Server, conns *liveConns) {
 	ctx := r.Context()
 	entry := accesslog.From(ctx)
-	if isUpgrade(r) {
-		if origin := r.Header.Get("Origin"); origin != "" && !sameOrigin(r, origin) && (o.CheckOrigin == nil || !o.CheckOrigin(origin)) {
-			refuse(w, entry, overhttp.JSON, &guard.Refusal{Status: http.StatusForbidden, Code: errcode.OriginNotAllowed,
-				Message: "this origin may not open a WebSocket to this server"})
-			return
-		}
-		if ref := guard.CredentialHeaders(r); ref != nil {
-			refuse(w, entry, overhttp.JSON, ref)
-			return
-		}
-	} else if r.Method == http.MethodGet {
-		// A GET carries no body and runs no mutation (refuseSubscriptionOverHTTP).
-		if ref := guard.CredentialHeaders(r); ref != nil {
-			refuse(w, entry, overhttp.JSON, ref)
-			return
-		}
-		p, ref := eventSourceAsPost(r)
-		if ref != nil {
-			refuse(w, entry, overhttp.JSON, ref)
-			return
-		}
-		r, ctx = p, p.Context()
-	} else {
-		if !o.DisableCSRFPrevention {
-			if ref := guard.CSRF(r); ref != nil {
-				refuse(w, entry, overhttp.JSON, ref)
-				return
-			}
-		}
-		if ref := guard.CredentialHeaders(r); ref != nil {
-			refuse(w, entry, overhttp.JSON, ref)
-			return
-		}
-		if o.MaxBodyBytes > 0 {
-			r.Body = http.MaxBytesReader(w, r.Body, o.MaxBodyBytes)
-		}
+	if origin := r.Header.Get("Origin"); origin != "" && !sameOrigin(r, origin) && (o.CheckOrigin == nil || !o.CheckOrigin(origin)) {
+		refuse(w, entry, overhttp.JSON, &guard.Refusal{Status: http.StatusForbidden, Code: errcode.OriginNotAllowed,
+			Message: "this origin may not open a WebSocket to this server"})
+		return
 	}
-	if n := conns.Add(1); o.LiveMaxConnections > 0 && n > int64(o.LiveMaxConnections) {
-		conns.Add(-1)
-		refuse(w, entry, overhttp.JSON, &guard.Refusal{Status: http.StatusServiceUnavailable, Code: errcode.TooManyConnections,
-			Message: "too many live connections on this server; retry later"})
+	if ref := guard.CredentialHeaders(r); ref != nil {
+		refuse(w, entry, overhttp.JSON, ref)
+		return
+	}
+	end := &wsEnd{}
+	c, ref := conns.opening(guard.ClientAddress(r, o.TrustedProxies), true, o.LiveMaxPerConnection, end.end)
+	if ref != nil {
+		refuse(w, entry, overhttp.JSON, ref)
 		return
 	}
 	// A live connection outlives the server's read and write timeouts.
@@ -320,18 +245,13 @@ func (o *Options) serveLive(w http.ResponseWriter, r *http.Request, srv *handler
 	_ = rc.SetReadDeadline(time.Time{})
 	_ = rc.SetWriteDeadline(time.Time{})
 	ctx = context.WithValue(ctx, liveKey{}, true)
-	ctx = context.WithValue(ctx, liveConnKey{}, &liveConn{max: o.LiveMaxPerConnection})
-	if isUpgrade(r) {
-		ctx = context.WithValue(ctx, upgradeCredentialsKey{}, credentialsOf(r.Header))
-		if r.Header.Get(TraceHeader) == "1" {
-			ctx = context.WithValue(ctx, upgradeTraceKey{}, true)
-		}
-		o.serveWebsocket(w, r.WithContext(ctx), srv, func() { conns.Add(-1) })
-		return
+	ctx = context.WithValue(ctx, liveConnKey{}, c)
+	ctx = context.WithValue(ctx, wsEndKey{}, end)
+	ctx = context.WithValue(ctx, upgradeCredentialsKey{}, credentialsOf(r.Header))
+	if r.Header.Get(TraceHeader) == "1" {
+		ctx = context.WithValue(ctx, upgradeTraceKey{}, true)
 	}
-	defer conns.Add(-1)
-	ctx, _ = o.newRequest(ctx, credentialsOf(r.Header), o.UpstreamTrace && r.Header.Get(TraceHeader) == "1", false, paceHooks)
-	srv.ServeHTTP(flusher{w, rc}, r.WithContext(ctx))
+	o.serveWebsocket(w, r.WithContext(ctx), srv, end, func() { conns.release(c) })
 }
 
 // serveWebsocket serves the WebSocket of r on a goroutine of its own and
@@ -339,9 +259,12 @@ func (o *Options) serveLive(w http.ResponseWriter, r *http.Request, srv *handler
 // go of the HTTP connection, its goroutine and its buffers, which an open
 // WebSocket would otherwise hold for its whole life. The WebSocket's
 // context is r's without its cancellation (the handler's return cancels
-// r's), cancelled when the WebSocket ends; done runs then.
-func (o *Options) serveWebsocket(w http.ResponseWriter, r *http.Request, srv *handler.Server, done func()) {
+// r's), cancelled when the WebSocket ends or by end; done runs then.
+func (o *Options) serveWebsocket(w http.ResponseWriter, r *http.Request, srv *handler.Server, end *wsEnd, done func()) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+	end.mu.Lock()
+	end.cancel = cancel
+	end.mu.Unlock()
 	accepted := make(chan struct{})
 	ended := make(chan struct{})
 	ctx = context.WithValue(ctx, acceptedKey{}, accepted)
@@ -366,15 +289,193 @@ func (o *Options) serveWebsocket(w http.ResponseWriter, r *http.Request, srv *ha
 // is accepted (liveWebsocket.Accept): the handler may return.
 type acceptedKey struct{}
 
-// flusher gives the SSE transport the http.Flusher of the writer below the
-// middlewares' wrappers.
-type flusher struct {
-	http.ResponseWriter
-	rc *http.ResponseController
+// eventStreamKey holds the decoded parameters of a request asking for
+// text/event-stream, which eventStreams serves.
+type eventStreamKey struct{}
+
+// eventStreams serves the requests the handler marks with eventStreamKey
+// (decoded and checked as every GraphQL-over-HTTP request): it creates
+// their operation context, once, and serves a subscription as graphql-sse's
+// distinct connections mode (serveEventStream); any other operation goes
+// on to the GraphQL-over-HTTP transport with that operation context
+// (incremental delivery over SSE), within RequestTimeout.
+type eventStreams struct {
+	o     *Options
+	conns *liveConns
+	http  overhttp.Transport
 }
 
-func (f flusher) Flush()                      { _ = f.rc.Flush() }
-func (f flusher) Unwrap() http.ResponseWriter { return f.ResponseWriter }
+func (t eventStreams) Supports(r *http.Request) bool {
+	_, ok := r.Context().Value(eventStreamKey{}).(*guard.Params)
+	return ok
+}
+
+func (t eventStreams) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	ctx := r.Context()
+	p := ctx.Value(eventStreamKey{}).(*guard.Params)
+	params := &p.RawParams
+	params.Headers = r.Header
+	params.ReadTime = graphql.TraceTiming{Start: graphql.GetStartTime(ctx), End: graphql.Now()}
+	oc, errs := exec.CreateOperationContext(ctx, params)
+	if oc.Operation != nil && oc.Operation.Operation == ast.Subscription {
+		t.o.serveEventStream(w, r, exec, oc, errs, t.conns)
+		return
+	}
+	// A GET asking for a stream skipped CSRF prevention, which an
+	// EventSource cannot satisfy, in case it was a subscription.
+	if r.Method == http.MethodGet && !t.o.DisableCSRFPrevention {
+		if ref := guard.CSRF(r); ref != nil {
+			refuse(w, accesslog.From(ctx), overhttp.JSON, ref)
+			return
+		}
+	}
+	if t.o.RequestTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, t.o.RequestTimeout)
+		defer cancel()
+		r = r.WithContext(ctx)
+	}
+	t.http.Do(w, r, created{exec, oc, errs})
+}
+
+// created is an executor whose operation context is already created.
+type created struct {
+	graphql.GraphExecutor
+	oc   *graphql.OperationContext
+	errs gqlerror.List
+}
+
+func (c created) CreateOperationContext(context.Context, *graphql.RawParams) (*graphql.OperationContext, gqlerror.List) {
+	return c.oc, c.errs
+}
+
+// serveEventStream serves the subscription oc (errs: its request errors)
+// as graphql-sse's distinct connections mode, once the request has
+// credentials, an opening slot, their proof and an open slot (conns):
+// text/event-stream, a `next` event per response, each written within
+// ResponseWriteTimeout, and `complete` when the subscription ends. A
+// stream the client or a restart ends has no `complete` (graphql-sse's
+// client then connects again).
+func (o *Options) serveEventStream(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, oc *graphql.OperationContext, errs gqlerror.List, conns *liveConns) {
+	ctx := r.Context()
+	entry := accesslog.From(ctx)
+	if !requestFrom(ctx).hasCredentials {
+		refuse(w, entry, overhttp.JSON, noCredentials)
+		return
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	c, ref := conns.opening(guard.ClientAddress(r, o.TrustedProxies), false, o.LiveMaxPerConnection, func(int, string) { cancel() })
+	if ref != nil {
+		refuse(w, entry, overhttp.JSON, ref)
+		return
+	}
+	defer conns.release(c)
+	if ref, _, _ := o.prove(ctx); ref != nil {
+		refuse(w, entry, overhttp.JSON, ref)
+		return
+	}
+	if reason, ok := conns.establish(c, restclient.IdentityFromContext(ctx)); !ok {
+		refuse(w, entry, overhttp.JSON, &guard.Refusal{Status: http.StatusServiceUnavailable, Code: errcode.TooManyConnections, Message: reason + "; retry later"})
+		return
+	}
+	ctx = context.WithValue(ctx, liveKey{}, true)
+	ctx = context.WithValue(ctx, liveConnKey{}, c)
+	ctx = graphql.WithOperationContext(ctx, oc)
+
+	// A live stream outlives the server's read and write timeouts; each
+	// write has ResponseWriteTimeout.
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{})
+	_ = rc.SetWriteDeadline(time.Time{})
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	s := &sseWriter{w: w, rc: rc, timeout: o.ResponseWriteTimeout}
+	if !s.write(":\n\n") {
+		return
+	}
+	var pings sync.WaitGroup
+	defer func() { cancel(); pings.Wait() }() // nothing writes once the handler returns
+	if every := o.LiveKeepAlive; every > 0 {
+		pings.Go(func() {
+			t := time.NewTicker(every)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+					if !s.write(": ping\n\n") {
+						cancel()
+						return
+					}
+				}
+			}
+		})
+	}
+	if errs != nil {
+		if s.next(exec.DispatchError(ctx, errs)) {
+			s.write("event: complete\n\n")
+		}
+		return
+	}
+	responses, dctx := exec.DispatchOperation(ctx, oc)
+	for {
+		resp := responses(dctx)
+		if resp == nil {
+			break
+		}
+		if !s.next(resp) {
+			return
+		}
+	}
+	if ctx.Err() == nil {
+		s.write("event: complete\n\n")
+	}
+}
+
+// sseWriter writes the events of one stream, one at a time, each flushed
+// within timeout (0: no deadline of its own).
+type sseWriter struct {
+	mu      sync.Mutex
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+	failed  bool
+}
+
+// write writes text and flushes it; false once a write failed.
+func (s *sseWriter) write(text string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.writeLocked([]byte(text))
+}
+
+func (s *sseWriter) writeLocked(b []byte) bool {
+	if s.failed {
+		return false
+	}
+	if s.timeout > 0 {
+		_ = s.rc.SetWriteDeadline(time.Now().Add(s.timeout))
+	}
+	if _, err := s.w.Write(b); err != nil || s.rc.Flush() != nil {
+		s.failed = true
+	}
+	return !s.failed
+}
+
+// next writes resp as a `next` event.
+func (s *sseWriter) next(resp *graphql.Response) bool {
+	b, err := json.Marshal(resp)
+	if err != nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.writeLocked(slices.Concat([]byte("event: next\ndata: "), b, []byte("\n\n")))
+}
 
 // eventRequest gives each response of a live transport (each event of a
 // subscription, each query or mutation sent over a WebSocket) a request of
@@ -419,24 +520,20 @@ func (o *Options) eventRequest(admit *admission.Controller) graphql.ResponseMidd
 	}
 }
 
-// refuseSubscriptionOverHTTP answers a subscription that did not come over
-// a live transport with BAD_REQUEST; one that did gets its liveSlot.
-func refuseSubscriptionOverHTTP(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-	oc := graphql.GetOperationContext(ctx)
-	if oc.Operation != nil && oc.Operation.Operation == ast.Mutation && ctx.Value(eventSourceKey{}) != nil {
-		return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{{
-			Message:    "a mutation is not sent by GET: POST it",
-			Extensions: map[string]any{"code": errcode.BadRequest},
-		}}})
+// liveOperations counts the operations of a live connection (its idle
+// timer runs while it has none) and gives a subscription over a live
+// transport its liveSlot. (A subscription over plain HTTP never gets here:
+// graph/overhttp refuses it.)
+func liveOperations(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	if ctx.Value(liveKey{}) == nil {
+		return next(ctx)
 	}
-	if oc.Operation != nil && oc.Operation.Operation == ast.Subscription && ctx.Value(liveKey{}) != nil {
+	if c := connFrom(ctx); c.reg != nil {
+		c.reg.begin(c)
+		context.AfterFunc(ctx, func() { c.reg.finish(c) })
+	}
+	if oc := graphql.GetOperationContext(ctx); oc.Operation != nil && oc.Operation.Operation == ast.Subscription {
 		return next(context.WithValue(ctx, liveSlotKey{}, &liveSlot{trace: requestFrom(ctx).trace}))
-	}
-	if oc.Operation != nil && oc.Operation.Operation == ast.Subscription && ctx.Value(liveKey{}) == nil {
-		return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{{
-			Message:    "a subscription is served over WebSocket (graphql-transport-ws) or SSE (POST with Accept: text/event-stream), not in a plain HTTP response",
-			Extensions: map[string]any{"code": errcode.BadRequest},
-		}}})
 	}
 	return next(ctx)
 }

@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/workspacenet/facade/graph"
+	"github.com/workspacenet/facade/graph/guard"
 	"github.com/workspacenet/facade/internal/apq"
 	"github.com/workspacenet/facade/internal/budget"
 	"github.com/workspacenet/facade/internal/cache"
@@ -172,7 +173,7 @@ func DefaultConfig() Config {
 		APQRedisBytes:   apq.DefaultTotalBytes,
 		RedisOpTimeout:  redisx.DefaultOpTimeout,
 		Graph:           graph.DefaultOptions(),
-		Live: live.Config{Interval: live.DefaultInterval, Buffer: live.DefaultBuffer,
+		Live: live.Config{Interval: live.DefaultInterval, Buffer: live.DefaultBuffer, MaxQueued: live.DefaultMaxQueued,
 			MaxPerCredential: live.DefaultMaxPerCredential, MaxTotal: live.DefaultMaxSubscriptions},
 		DemoTestEndpoints: true,
 		DemoAddr:          DefaultDemoAddr,
@@ -220,7 +221,7 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	}
 	g, l := &c.Graph, &c.Graph.Limits
 	csrf := !g.DisableCSRFPrevention
-	var cors, corsHeaders, level string
+	var cors, corsHeaders, level, trustedProxies string
 	bodyBytes := int(g.MaxBodyBytes)
 	queryCacheBytes, apqBytes := int(g.QueryCacheBytes), int(g.APQCacheBytes)
 	str(&c.Addr, "addr", "ADDR", "listen address")
@@ -281,10 +282,15 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	dur(&c.DemoActivity, "demo-activity", "DEMO_ACTIVITY", "with the embedded REST service: how often the program makes a new order, a new payment or a payment succeed in the last demo location (no documented example reads it); 0 = never")
 	dur(&c.Live.Interval, "live-interval", "LIVE_INTERVAL", "interval between two polls of a subscription's source, at least 1s; stretched while the client's budget is short")
 	num(&c.Live.Buffer, "live-buffer", "LIVE_BUFFER", "most distinct objects waiting for one subscriber (updates of one object coalesce); beyond it the subscription ends with SUBSCRIBER_TOO_SLOW (at least 1)")
+	num(&c.Live.MaxQueued, "live-max-queued", "LIVE_MAX_QUEUED", "most objects waiting for the subscribers of this replica together; beyond it a subscriber still holding events of an earlier poll ends with SUBSCRIBER_TOO_SLOW; 0 = no limit")
 	num(&c.Live.MaxPerCredential, "live-max-per-credential", "LIVE_MAX_PER_CREDENTIAL", "maximum subscriptions of one upstream client on this replica; 0 = no limit")
 	num(&c.Live.MaxTotal, "live-max-subscriptions", "LIVE_MAX_SUBSCRIPTIONS", "maximum subscriptions on this replica; 0 = no limit")
 	num(&g.LiveMaxPerConnection, "live-max-per-connection", "LIVE_MAX_PER_CONNECTION", "maximum subscriptions of one WebSocket; 0 = no limit")
 	num(&g.LiveMaxConnections, "live-max-connections", "LIVE_MAX_CONNECTIONS", "maximum WebSocket and SSE connections open on this replica; 0 = no limit")
+	num(&g.LiveMaxConnectionsPerCredential, "live-max-connections-per-credential", "LIVE_MAX_CONNECTIONS_PER_CREDENTIAL", "maximum WebSocket and SSE connections of one upstream client on this replica; beyond it a WebSocket is closed 1013, an SSE request refused 503; 0 = no limit")
+	num(&g.LiveMaxInitPerAddress, "live-max-init-per-address", "LIVE_MAX_INIT_PER_ADDRESS", "maximum connections of one remote address (see -trusted-proxies) whose credentials are not proven yet; beyond it 429 TOO_MANY_CONNECTIONS; 0 = no limit")
+	dur(&g.LiveIdleTimeout, "live-idle-timeout", "LIVE_IDLE_TIMEOUT", "a WebSocket with no subscription or query for this long is closed (1000, with the reason); 0 = never")
+	str(&trustedProxies, "trusted-proxies", "TRUSTED_PROXIES", "comma-separated addresses and CIDR prefixes of proxies whose X-Forwarded-For names the client's address (for -live-max-init-per-address); empty = the TCP peer is the client")
 	dur(&g.LiveInitTimeout, "live-init-timeout", "LIVE_INIT_TIMEOUT", "how long a WebSocket may wait before its connection_init; past it the connection is closed (1002)")
 	dur(&g.LiveKeepAlive, "live-keepalive", "LIVE_KEEPALIVE", "interval of the keep-alive messages on WebSocket and SSE connections; 0 = none")
 	boolean(&c.LiveOff, "live-off", "LIVE_OFF", "turn subscriptions off (no WebSocket, no SSE)")
@@ -314,6 +320,11 @@ func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	g.MaxBodyBytes = int64(bodyBytes)
 	g.QueryCacheBytes, g.APQCacheBytes = int64(queryCacheBytes), int64(apqBytes)
 	c.CORSOrigins = splitList(cors)
+	proxies, err := guard.ParsePrefixes(splitList(trustedProxies))
+	if err != nil {
+		return Config{}, fmt.Errorf("-trusted-proxies: %w", err)
+	}
+	g.TrustedProxies = proxies
 	c.CORSHeaders = splitList(corsHeaders)
 	if v := getenv("FACADE_SECRET"); v != "" {
 		secret, err := hex.DecodeString(strings.TrimSpace(v))
@@ -354,7 +365,9 @@ func (c *Config) Validate() error {
 		"-max-cost-in-flight": c.Graph.MaxCostInFlight, "-max-response-bytes": c.Graph.MaxResponseBytes, "-client-cost-share": c.Graph.ClientCostShare,
 		"-live-max-per-credential": c.Live.MaxPerCredential, "-live-max-subscriptions": c.Live.MaxTotal,
 		"-max-representations":     l.MaxRepresentations,
-		"-live-max-per-connection": c.Graph.LiveMaxPerConnection, "-live-max-connections": c.Graph.LiveMaxConnections} {
+		"-live-max-per-connection": c.Graph.LiveMaxPerConnection, "-live-max-connections": c.Graph.LiveMaxConnections,
+		"-live-max-connections-per-credential": c.Graph.LiveMaxConnectionsPerCredential, "-live-max-init-per-address": c.Graph.LiveMaxInitPerAddress,
+		"-live-max-queued": c.Live.MaxQueued} {
 		if v < 0 {
 			return fmt.Errorf("%s: %d is negative (0 turns it off)", name, v)
 		}
@@ -370,6 +383,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Graph.LiveInitTimeout <= 0 {
 		return fmt.Errorf("-live-init-timeout: %v must be positive", c.Graph.LiveInitTimeout)
+	}
+	if c.Graph.LiveIdleTimeout < 0 {
+		return fmt.Errorf("-live-idle-timeout: %v is negative (0 = never)", c.Graph.LiveIdleTimeout)
 	}
 	if c.Graph.LiveKeepAlive < 0 {
 		return fmt.Errorf("-live-keepalive: %v is negative", c.Graph.LiveKeepAlive)

@@ -147,6 +147,7 @@ type Stack struct {
 	MetricsURL      string
 
 	server        *http.Server
+	restart       *graph.Restart // nil with LiveOff
 	metricsServer *metrics.Server
 	draining      atomic.Bool
 }
@@ -284,6 +285,8 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
 		}
 		st.Live = live.New(lc)
 		c.Graph.Live = st.Live
+		st.restart = graph.NewRestart()
+		c.Graph.LiveRestart = st.restart
 		c.Graph.CheckOrigin = func(origin string) bool { return slices.Contains(c.CORSOrigins, origin) }
 	}
 	st.Config = c
@@ -311,10 +314,6 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
 	if c.Graph.RequestTimeout > 0 {
 		st.server.WriteTimeout = c.Graph.RequestTimeout + 5*time.Second
 	}
-	if st.Live != nil {
-		// Subscriptions end first, so their streams complete.
-		st.server.RegisterOnShutdown(st.Live.Close)
-	}
 	return st, nil
 }
 
@@ -327,9 +326,18 @@ func (s *Stack) Serve(ln net.Listener) error { return s.server.Serve(ln) }
 // "Connection: close"; requests are still served.
 func (s *Stack) Drain() { s.draining.Store(true) }
 
-// Shutdown stops accepting requests, waits for those in flight until ctx
-// ends, then stops the embedded REST service.
+// Shutdown ends the live connections as a restart does (every WebSocket
+// closed 1012 with a close frame, every SSE stream without `complete`:
+// their clients connect again, to another replica) and waits for them
+// until ctx ends, stops the pollers, stops accepting requests, waits for
+// those in flight until ctx ends, then stops the embedded REST service.
 func (s *Stack) Shutdown(ctx context.Context) error {
+	if s.restart != nil {
+		s.restart.Close(ctx)
+	}
+	if s.Live != nil {
+		s.Live.Close()
+	}
 	err := s.server.Shutdown(ctx)
 	s.Client.CloseIdleConnections()
 	if s.metricsServer != nil {

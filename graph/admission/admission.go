@@ -43,6 +43,7 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/workspacenet/facade/graph/errcode"
@@ -349,11 +350,12 @@ func (extension) ExtensionName() string                   { return "Admission" }
 func (extension) Validate(graphql.ExecutableSchema) error { return nil }
 
 // MutateOperationContext waits for room for the operation's cost, or
-// refuses it with OVERLOADED.
+// refuses it with OVERLOADED. A subscription is not admitted as a whole:
+// each of its events is (Hold).
 func (x extension) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
 	s, _ := ctx.Value(slotKey{}).(*slot)
 	st := limits.Of(oc)
-	if s == nil || st == nil || s.held > 0 {
+	if s == nil || st == nil || s.held > 0 || oc.Operation != nil && oc.Operation.Operation == ast.Subscription {
 		return nil
 	}
 	c := x.c

@@ -57,7 +57,7 @@ const (
 	IntrospectionDisabled = "INTROSPECTION_DISABLED"
 	// TooManySubscriptions: a subscription beyond -live-max-per-connection (on one WebSocket), -live-max-per-credential (of one upstream client on this replica) or -live-max-subscriptions (on this replica); extensions.maximum and extensions.limit ("connection", "credential" or "total"). Refused before any upstream call.
 	TooManySubscriptions = "TOO_MANY_SUBSCRIPTIONS"
-	// TooManyConnections: HTTP 503 refusal of a WebSocket or SSE connection beyond -live-max-connections on this replica.
+	// TooManyConnections: HTTP 503 refusal of a WebSocket or SSE connection beyond -live-max-connections or -live-max-connections-per-credential on this replica, HTTP 429 beyond -live-max-init-per-address connections of one address not yet proven (a WebSocket refused after its upgrade is closed 1013).
 	TooManyConnections = "TOO_MANY_CONNECTIONS"
 	// SubscriberTooSlow: the last event of a subscription whose client did not take its events: more than -live-buffer distinct objects were waiting for it (updates of one object are coalesced first).
 	SubscriberTooSlow = "SUBSCRIBER_TOO_SLOW"

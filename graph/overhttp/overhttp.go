@@ -14,6 +14,8 @@
 //   - A request that is not well-formed (graph/guard: malformed JSON, no
 //     query, a parameter of the wrong type) is 400 in both; other refusals
 //     keep their own status (405, 406, 413, 415, 503).
+//   - A subscription cannot be executed in one response (graph serves it
+//     over WebSocket and SSE): 400 BAD_REQUEST in both.
 //
 // The handler (graph.NewHandler) negotiates and decodes the request first
 // (Negotiate, graph/guard) and puts both in the context (WithRequest); the
@@ -241,6 +243,14 @@ func (t Transport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 			status = http.StatusBadRequest
 		}
 		t.send(w, status, exec.DispatchError(graphql.WithOperationContext(ctx, oc), errs))
+		return
+	}
+	if oc.Operation.Operation == ast.Subscription {
+		// A stream of results has no place in one HTTP response: the
+		// request cannot be executed here (GraphQL over HTTP: 4xx).
+		e := gqlerror.Errorf("a subscription is served over WebSocket (graphql-transport-ws) or SSE (Accept: text/event-stream), not in a plain HTTP response")
+		e.Extensions = map[string]any{"code": errcode.BadRequest}
+		t.send(w, http.StatusBadRequest, exec.DispatchError(graphql.WithOperationContext(ctx, oc), gqlerror.List{e}))
 		return
 	}
 	if r.Method == http.MethodGet && oc.Operation.Operation != ast.Query {

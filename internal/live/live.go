@@ -36,12 +36,15 @@
 package live
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,6 +64,8 @@ const (
 	DefaultMaxPerCredential   = 100
 	DefaultMaxSubscriptions   = 20000
 	DefaultPollTimeout        = 30 * time.Second
+	DefaultMaxPolling         = 64
+	DefaultMaxQueued          = 20000
 	pageSize                  = 100
 	eventChannelNotifications = 1
 )
@@ -163,12 +168,22 @@ type Config struct {
 	// Buffer is the most distinct nodes queued for one subscriber; past it
 	// the subscriber ends with ErrTooSlow. 0: DefaultBuffer.
 	Buffer int
+	// MaxQueued bounds the events queued for every subscriber of the Hub
+	// together: past it, a subscriber that still has events of an earlier
+	// poll waiting when more come ends with ErrTooSlow (one that takes its
+	// events as they come never does). 0: no bound.
+	MaxQueued int
 	// MaxPerCredential bounds the subscriptions of one upstream identity in
 	// this Hub, MaxTotal all of them. 0: no bound.
 	MaxPerCredential int
 	MaxTotal         int
 	// PollTimeout bounds one poll. 0: DefaultPollTimeout.
 	PollTimeout time.Duration
+	// MaxPolling bounds the polls between their request's sending (its
+	// rate budget granted) and their page's decoding, at once: each holds
+	// its page's body and objects, which would otherwise pile up while the
+	// CPU decodes them. 0: DefaultMaxPolling.
+	MaxPolling int
 	// AllowFastPolls lets Interval go below MinInterval (tests of the
 	// package's own callers that count polls, never the program).
 	AllowFastPolls bool
@@ -207,6 +222,9 @@ type Hub struct {
 
 	statsMu sync.Mutex
 	polls   map[string]int64 // route -> polls made
+
+	polling chan struct{} // Config.MaxPolling slots
+	queued  atomic.Int64  // events in the subscriptions' queues
 }
 
 type pollerKey struct{ identity, source string }
@@ -225,7 +243,11 @@ func New(c Config) *Hub {
 	if c.PollTimeout <= 0 {
 		c.PollTimeout = DefaultPollTimeout
 	}
-	return &Hub{c: c, pollers: map[pollerKey]*poller{}, perCred: map[string]int{}, polls: map[string]int64{}}
+	if c.MaxPolling <= 0 {
+		c.MaxPolling = DefaultMaxPolling
+	}
+	return &Hub{c: c, pollers: map[pollerKey]*poller{}, perCred: map[string]int{}, polls: map[string]int64{},
+		polling: make(chan struct{}, c.MaxPolling)}
 }
 
 // Interval is the configured interval.
@@ -289,12 +311,14 @@ type Stats struct {
 	// Polls are the polls this Hub made, by route, counted once compared
 	// with the previous (a poll cancelled in flight is not counted).
 	Polls map[string]int64
+	// Queued are the events waiting in the subscriptions' queues.
+	Queued int64
 }
 
 // Stats returns the Hub's counters now.
 func (h *Hub) Stats() Stats {
 	h.mu.Lock()
-	st := Stats{Pollers: len(h.pollers), Subscriptions: h.total, Polls: map[string]int64{}}
+	st := Stats{Pollers: len(h.pollers), Subscriptions: h.total, Polls: map[string]int64{}, Queued: h.queued.Load()}
 	for _, p := range h.pollers {
 		if p.ready.Load() {
 			st.Ready++
@@ -455,12 +479,30 @@ func (p *poller) pollWith(ctx context.Context) (items []Item, waited time.Durati
 	}
 	var mu sync.Mutex
 	var made []Call
-	hooks = append(hooks, restclient.CallHooks{After: func(_ context.Context, info restclient.CallInfo) {
-		mu.Lock()
-		made = append(made, Call{Method: info.Method, Route: info.Route, Status: info.Status,
-			Start: time.Now().Add(-info.Duration), Duration: info.Duration, Waited: info.Waited})
-		mu.Unlock()
-	}})
+	held := false // a polling slot, from the first attempt's sending to the call's end
+	hooks = append(hooks, restclient.CallHooks{
+		Send: func(ctx context.Context, _ restclient.CallStart) error {
+			if held {
+				return nil
+			}
+			select {
+			case p.h.polling <- struct{}{}:
+				held = true
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		},
+		After: func(_ context.Context, info restclient.CallInfo) {
+			if held {
+				<-p.h.polling
+				held = false
+			}
+			mu.Lock()
+			made = append(made, Call{Method: info.Method, Route: info.Route, Status: info.Status,
+				Start: time.Now().Add(-info.Duration), Duration: info.Duration, Waited: info.Waited})
+			mu.Unlock()
+		}})
 	creds := p.creds
 	// Background: a query's identical GET never waits for this poll's
 	// before it is sent (restclient's shared GETs).
@@ -517,9 +559,13 @@ func (p *poller) diff(items []Item, at time.Time, interval time.Duration) []Even
 	seen := make(map[string]uint64, len(items))
 	var newest time.Time
 	var events []Event
+	var encoded [][]byte // of events, in their order
 	for _, it := range items {
-		fp := Fingerprint(it.Value)
-		id := it.ID
+		b, _ := json.Marshal(it.Value)
+		fp := fingerprint(b)
+		// A decoded id aliases its page's body (restclient's decoders):
+		// the baseline and the events keep a copy, not the page.
+		id := strings.Clone(it.ID)
 		if id == "" {
 			id = fmt.Sprintf("fp:%016x", fp)
 		}
@@ -538,10 +584,13 @@ func (p *poller) diff(items []Item, at time.Time, interval time.Duration) []Even
 				kind = Updated
 			}
 			events = append(events, Event{Kind: kind, ID: id, Value: it.Value, At: at, Interval: interval})
+			encoded = append(encoded, b)
 		case old != fp:
 			events = append(events, Event{Kind: Updated, ID: id, Value: it.Value, At: at, Interval: interval})
+			encoded = append(encoded, b)
 		}
 	}
+	p.detach(events, encoded)
 	// The upstream lists newest first; events go oldest first.
 	for i, j := 0, len(events)-1; i < j; i, j = i+1, j-1 {
 		events[i], events[j] = events[j], events[i]
@@ -552,6 +601,25 @@ func (p *poller) diff(items []Item, at time.Time, interval time.Duration) []Even
 		p.newest = newest
 	}
 	return events
+}
+
+// detach gives events the objects decoded again from their JSON encodings
+// (encoded, in the same order), all at once: what a subscriber's queue
+// keeps of them then holds the changed objects of one poll only, never the
+// page's body, which the strings of the page's objects alias (restclient's
+// decoders). Events keep their objects when the source cannot decode.
+func (p *poller) detach(events []Event, encoded [][]byte) {
+	if p.src.Decode == nil || len(events) == 0 || slices.ContainsFunc(encoded, func(b []byte) bool { return b == nil }) {
+		return
+	}
+	body := append([]byte(`{"items":[`), bytes.Join(encoded, []byte(","))...)
+	values, err := p.src.Decode(append(body, "]}"...))
+	if err != nil || len(values) != len(events) {
+		return
+	}
+	for i := range events {
+		events[i].Value = values[i]
+	}
 }
 
 // invalidate drops the cached entries the changes among events make stale.
@@ -624,6 +692,14 @@ func Fingerprint(v any) uint64 {
 	if err != nil {
 		return 0
 	}
+	return fingerprint(b)
+}
+
+// fingerprint is Fingerprint of an object encoded as b (nil: 0).
+func fingerprint(b []byte) uint64 {
+	if b == nil {
+		return 0
+	}
 	h := fnv.New64a()
 	_, _ = h.Write(b)
 	return h.Sum64()
@@ -685,6 +761,7 @@ func (s *Subscription) pop() Event {
 	e := s.queue[0]
 	s.queue[0] = Event{}
 	s.queue = s.queue[1:]
+	s.p.h.queued.Add(-1)
 	delete(s.byID, e.ID)
 	for id, i := range s.byID {
 		s.byID[id] = i - 1
@@ -702,6 +779,11 @@ func (s *Subscription) push(events []Event) {
 		s.mu.Unlock()
 		return
 	}
+	h := s.p.h
+	// Behind: events of an earlier poll still wait. Only such a
+	// subscriber is ended for the replica's bound, never one taking its
+	// events as they come, whatever burst it receives.
+	behind := len(s.queue) > 0
 	over := false
 	for _, e := range events {
 		s.interval = e.Interval
@@ -720,7 +802,8 @@ func (s *Subscription) push(events []Event) {
 			s.byID[e.ID] = len(s.queue)
 		}
 		s.queue = append(s.queue, e)
-		if len(s.queue) > s.p.h.c.Buffer {
+		queued := h.queued.Add(1)
+		if len(s.queue) > h.c.Buffer || behind && h.c.MaxQueued > 0 && queued > int64(h.c.MaxQueued) {
 			over = true
 			break
 		}
@@ -756,6 +839,7 @@ func (s *Subscription) end(err error) {
 		return
 	}
 	s.done, s.err = true, err
+	s.p.h.queued.Add(-int64(len(s.queue)))
 	s.queue, s.byID = nil, nil
 	stop := s.stopCtx
 	s.stopCtx = nil

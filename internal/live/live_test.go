@@ -282,3 +282,38 @@ func TestDeliverOffersOneAtATime(t *testing.T) {
 		t.Fatal("offered after the end")
 	}
 }
+
+// TestReplicaQueueBoundEndsTheSubscribersBehind: past MaxQueued events
+// waiting in the Hub, a subscriber that still has events of an earlier
+// poll when more come ends with ErrTooSlow; one that takes its events as
+// they come gets a whole burst, even over the bound.
+func TestReplicaQueueBoundEndsTheSubscribersBehind(t *testing.T) {
+	h := fastHub(Config{Buffer: 10, MaxQueued: 4})
+	defer h.Close()
+	ps, pf := newPolls(), newPolls()
+	slow, _ := h.Subscribe(context.Background(), alice, ps.source("slow"))
+	fast, _ := h.Subscribe(context.Background(), alice, pf.source("fast"))
+	three := []Item{item("c", "new", 3), item("b", "new", 2), item("a", "new", 1)}
+	ps.answer(t, nil, nil) // baselines
+	pf.answer(t, nil, nil)
+	ps.answer(t, three, nil)
+	ps.answer(t, three, nil) // the previous poll is applied: 3 wait for slow
+	pf.answer(t, three, nil)
+	pf.answer(t, three, nil)
+	if q := h.Stats().Queued; q != 6 {
+		t.Fatalf("%d events queued, want 6", q)
+	}
+	for _, id := range []string{"a", "b", "c"} {
+		if e, err := next(t, fast); err != nil || e.ID != id {
+			t.Fatalf("fast subscriber, over the bound: %+v %v, want %s", e, err, id)
+		}
+	}
+	more := append([]Item{item("e", "new", 5), item("d", "new", 4)}, three...)
+	ps.answer(t, more, nil) // its last poll: slow ends
+	if _, err := next(t, slow); !errors.Is(err, ErrTooSlow) {
+		t.Fatalf("slow subscriber behind, over the bound: %v, want ErrTooSlow", err)
+	}
+	if q := h.Stats().Queued; q != 0 {
+		t.Fatalf("%d events queued after the slow subscriber ended, want 0", q)
+	}
+}
