@@ -10,14 +10,11 @@ import (
 // carry no credentials (and a client without fixed ones).
 var ErrNoCredentials = errors.New("restclient: no credentials")
 
-// probeRoute and probeID are the call Authenticate makes: a read every
-// deployment serves, of an id that cannot exist, so that any answer but a
-// refusal of the credentials is a 404 (or a 403 for a scope they lack),
-// given after the upstream authenticated them.
-const (
-	probeRoute = "/resources/v1/{id}"
-	probeID    = "00000000-0000-0000-0000-000000000000"
-)
+// The call Authenticate makes: a read every deployment serves (OpGetResource)
+// of probeID, an id that cannot exist, so that any answer but a refusal of
+// the credentials is a 404 (or a 403 for a scope they lack), given after the
+// upstream authenticated them.
+const probeID = "00000000-0000-0000-0000-000000000000"
 
 // Authenticate proves the credentials of ctx's calls (its scope's, else
 // the client's fixed ones) to the upstream, for a caller that must know
@@ -49,7 +46,7 @@ func (c *Client) Authenticate(ctx context.Context) error {
 		now := g.now()
 		if e, ok := g.refused.get(creds.id, now); ok {
 			g.mu.Unlock()
-			return refusedCall(call{method: http.MethodGet, route: probeRoute}, e)
+			return refusedCall(call{method: OpGetResource.Method, route: OpGetResource.Route}, e)
 		}
 		_, ok := g.trusted.get(creds.id, now)
 		g.mu.Unlock()
@@ -57,7 +54,7 @@ func (c *Client) Authenticate(ctx context.Context) error {
 			return nil
 		}
 	}
-	_, _, err := c.do(WithoutCacheReads(ctx), call{method: http.MethodGet, route: probeRoute, id: probeID})
+	_, _, err := c.do(WithoutCacheReads(ctx), call{method: OpGetResource.Method, route: OpGetResource.Route, id: probeID})
 	if err == nil {
 		return nil
 	}

@@ -65,6 +65,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/restserver"
 )
 
@@ -613,7 +614,7 @@ func newUpstream() (*upstream, error) {
 
 func (u *upstream) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
-	if r.URL.Path != "/shop/orders/v1" {
+	if r.URL.Path != restclient.OpListOrders.Route {
 		w.WriteHeader(http.StatusNotFound)
 		_, _ = io.WriteString(w, `{"message":"not found","type":"not_found"}`)
 		return
