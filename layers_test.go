@@ -14,9 +14,9 @@ var layers = []struct {
 	name     string
 	packages []string // path prefixes, a whole element each
 }{
-	{"utilities", []string{"internal/accesslog", "internal/childproc", "internal/clock", "internal/counts",
-		"internal/credkey", "internal/ctxval", "internal/gqlclient", "internal/httpx", "internal/ids",
-		"internal/queries", "internal/redistest", "internal/sealbox", "internal/sizedlru", "internal/tracing", "internal/workers",
+	{"utilities", []string{"internal/base/accesslog", "internal/childproc", "internal/base/clock", "internal/base/counts",
+		"internal/base/credkey", "internal/base/ctxval", "internal/gqlclient", "internal/base/httpx", "internal/base/ids",
+		"internal/queries", "internal/redistest", "internal/base/sealbox", "internal/base/sizedlru", "internal/base/tracing", "internal/base/workers",
 		"restclient/internal", "restserver/wire", "playground"}},
 	{"the REST client", []string{"restclient"}},
 	{"the local REST service", []string{"restserver"}},
@@ -78,11 +78,11 @@ func TestImportsRunOneWay(t *testing.T) {
 // TestLayerOf: the most specific prefix wins, whole path elements only.
 func TestLayerOf(t *testing.T) {
 	for pkg, want := range map[string]string{
-		"": "the composition root", "stack": "the composition root", "internal/ids": "utilities",
+		"": "the composition root", "stack": "the composition root", "internal/base/ids": "utilities",
 		"restclient": "the REST client", "restclient/internal/jsongen": "utilities",
 		"restserver/wire": "utilities", "restserver/hooks": "the local REST service",
 		"internal/budget": "upstream policies", "graph/loaders/naive": "the GraphQL layer",
-		"internal/tracing/gqltrace": "utilities", "testenv": "programs and test harnesses",
+		"internal/base/tracing/gqltrace": "utilities", "testenv": "programs and test harnesses",
 	} {
 		if i := layerOf(pkg); i < 0 || layers[i].name != want {
 			t.Errorf("layerOf(%q) = %d, want %s", pkg, i, want)

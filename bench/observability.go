@@ -12,8 +12,8 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/workspacenet/facade/internal/base/tracing"
 	"github.com/workspacenet/facade/internal/budget"
-	"github.com/workspacenet/facade/internal/tracing"
 	"github.com/workspacenet/facade/stack"
 )
 

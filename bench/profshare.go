@@ -27,7 +27,7 @@ type Shares struct {
 // tracing off too).
 var (
 	metricsPackages = []string{"github.com/prometheus/", "github.com/workspacenet/facade/internal/metrics"}
-	tracingPackages = []string{"go.opentelemetry.io/", "github.com/workspacenet/facade/internal/tracing",
+	tracingPackages = []string{"go.opentelemetry.io/", "github.com/workspacenet/facade/internal/base/tracing",
 		"github.com/workspacenet/facade/restclient.startCallSpan", "github.com/workspacenet/facade/restclient.endCallSpan",
 		"github.com/workspacenet/facade/restclient.injectTrace", "github.com/workspacenet/facade/graph/loaders.batchSpan"}
 )

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/workspacenet/facade/internal/counts"
+	"github.com/workspacenet/facade/internal/base/counts"
 	"github.com/workspacenet/facade/internal/queries"
 )
 

@@ -40,8 +40,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/workspacenet/facade/internal/clock"
-	"github.com/workspacenet/facade/internal/workers"
+	"github.com/workspacenet/facade/internal/base/clock"
+	"github.com/workspacenet/facade/internal/base/workers"
 )
 
 // Defaults of a new Client.

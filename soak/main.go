@@ -30,8 +30,8 @@ import (
 	"time"
 
 	"github.com/workspacenet/facade/graph/errcode"
+	"github.com/workspacenet/facade/internal/base/counts"
 	"github.com/workspacenet/facade/internal/budget"
-	"github.com/workspacenet/facade/internal/counts"
 	"github.com/workspacenet/facade/internal/gqlclient"
 	"github.com/workspacenet/facade/restserver/hooks"
 	"github.com/workspacenet/facade/stack"

@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"github.com/workspacenet/facade/graph"
+	"github.com/workspacenet/facade/internal/base/counts"
 	"github.com/workspacenet/facade/internal/budget"
-	"github.com/workspacenet/facade/internal/counts"
 	"github.com/workspacenet/facade/internal/gqlclient"
 	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/restserver"

@@ -38,8 +38,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/workspacenet/facade/internal/base/tracing"
 	"github.com/workspacenet/facade/internal/metrics"
-	"github.com/workspacenet/facade/internal/tracing"
 	"github.com/workspacenet/facade/restserver"
 	"github.com/workspacenet/facade/restserver/hooks"
 )

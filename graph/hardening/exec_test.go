@@ -16,7 +16,7 @@ import (
 
 	"github.com/workspacenet/facade/graph"
 	"github.com/workspacenet/facade/graph/trusted"
-	"github.com/workspacenet/facade/internal/accesslog"
+	"github.com/workspacenet/facade/internal/base/accesslog"
 	"github.com/workspacenet/facade/internal/gqlclient"
 	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/restserver/hooks"

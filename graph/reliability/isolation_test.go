@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/workspacenet/facade/internal/accesslog"
+	"github.com/workspacenet/facade/internal/base/accesslog"
 	"github.com/workspacenet/facade/restserver"
 	"github.com/workspacenet/facade/testenv"
 )

@@ -27,8 +27,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/workspacenet/facade/internal/base/sizedlru"
 	"github.com/workspacenet/facade/internal/redisx"
-	"github.com/workspacenet/facade/internal/sizedlru"
 )
 
 const (

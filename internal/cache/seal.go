@@ -10,7 +10,7 @@ import (
 	"errors"
 	"hash"
 
-	"github.com/workspacenet/facade/internal/sealbox"
+	"github.com/workspacenet/facade/internal/base/sealbox"
 
 	"github.com/workspacenet/facade/restclient"
 )

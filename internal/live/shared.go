@@ -14,8 +14,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/workspacenet/facade/internal/base/sealbox"
 	"github.com/workspacenet/facade/internal/redisx"
-	"github.com/workspacenet/facade/internal/sealbox"
 	"github.com/workspacenet/facade/restclient"
 )
 
@@ -32,7 +32,7 @@ import (
 // under a key derived from the secret (the identity alone is a plain hash,
 // and names a client's budget log in Redis: a plain hash of it and a
 // source would let a reader of Redis confirm a guessed source);
-// every value is sealed (internal/sealbox, under the facade's secret, the
+// every value is sealed (internal/base/sealbox, under the facade's secret, the
 // name as additional data): nothing in Redis reads in clear, and nothing
 // sealed for one name opens as another's. While Redis is unavailable
 // (redisx degraded) every replica polls for its own subscribers; so does a

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/workspacenet/facade/internal/httpx"
+	"github.com/workspacenet/facade/internal/base/httpx"
 
 	"github.com/prometheus/client_golang/prometheus"
 )

@@ -17,8 +17,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/workspacenet/facade/internal/ctxval"
-	"github.com/workspacenet/facade/internal/httpx"
+	"github.com/workspacenet/facade/internal/base/ctxval"
+	"github.com/workspacenet/facade/internal/base/httpx"
 )
 
 // RequestIDHeader carries the request id, in and out.

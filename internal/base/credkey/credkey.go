@@ -13,7 +13,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/workspacenet/facade/internal/ids"
+	"github.com/workspacenet/facade/internal/base/ids"
 )
 
 // Authorization returns the canonical spelling of an Authorization header

@@ -9,8 +9,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/workspacenet/facade/internal/base/tracing"
 	"github.com/workspacenet/facade/internal/queries"
-	"github.com/workspacenet/facade/internal/tracing"
 	"github.com/workspacenet/facade/stack"
 	"github.com/workspacenet/facade/testenv"
 )
