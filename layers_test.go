@@ -20,7 +20,7 @@ var layers = []struct {
 		"restclient/internal", "restserver/wire", "playground"}},
 	{"the REST client", []string{"restclient"}},
 	{"the local REST service", []string{"restserver"}},
-	{"upstream policies", []string{"internal/budget", "internal/cache", "internal/redisx", "internal/apq", "internal/metrics", "internal/live"}},
+	{"upstream policies", []string{"internal/policy/budget", "internal/policy/cache", "internal/policy/redisx", "internal/policy/apq", "internal/policy/metrics", "internal/policy/live"}},
 	{"the GraphQL layer", []string{"graph"}},
 	{"the composition root", []string{"stack", ""}},
 	{"programs and test harnesses", []string{"cmd", "bench", "soak", "testenv", "e2e"}},
@@ -81,7 +81,7 @@ func TestLayerOf(t *testing.T) {
 		"": "the composition root", "stack": "the composition root", "internal/base/ids": "utilities",
 		"restclient": "the REST client", "restclient/internal/jsongen": "utilities",
 		"restserver/wire": "utilities", "restserver/hooks": "the local REST service",
-		"internal/budget": "upstream policies", "graph/loaders/naive": "the GraphQL layer",
+		"internal/policy/budget": "upstream policies", "graph/loaders/naive": "the GraphQL layer",
 		"internal/base/tracing/gqltrace": "utilities", "testenv": "programs and test harnesses",
 	} {
 		if i := layerOf(pkg); i < 0 || layers[i].name != want {

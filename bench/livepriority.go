@@ -22,7 +22,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/workspacenet/facade/internal/live"
+	"github.com/workspacenet/facade/internal/policy/live"
 	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/stack"
 )

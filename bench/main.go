@@ -120,7 +120,7 @@ func run(args []string) error {
 	critN := fs.Int("critpath-n", 20, "traced requests of each query's critical-path decomposition (batched, concurrency 1, every latency); 0 skips it")
 	critOnly := fs.Bool("critpath-only", false, "measure only the critical-path decomposition (for the queries of -only, at the latencies of -latency); prints a table, writes no file")
 	dashboards := fs.String("dashboards", "", `measure only K dashboards of one credential started together (each its own location) through the default budget against 10 requests/s per client and 20 ms, for each K of this comma list ("6,12"); prints a table, writes no file`)
-	fs.BoolVar(&withMetrics, "metrics", false, "record the facade's Prometheus metrics (internal/metrics) during every run, to measure their overhead")
+	fs.BoolVar(&withMetrics, "metrics", false, "record the facade's Prometheus metrics (internal/policy/metrics) during every run, to measure their overhead")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

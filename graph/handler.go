@@ -26,12 +26,12 @@ import (
 	"github.com/workspacenet/facade/graph/overhttp"
 	"github.com/workspacenet/facade/graph/paging"
 	"github.com/workspacenet/facade/graph/trusted"
-	"github.com/workspacenet/facade/internal/apq"
 	"github.com/workspacenet/facade/internal/base/accesslog"
 	"github.com/workspacenet/facade/internal/base/sizedlru"
-	"github.com/workspacenet/facade/internal/budget"
-	"github.com/workspacenet/facade/internal/live"
-	"github.com/workspacenet/facade/internal/metrics"
+	"github.com/workspacenet/facade/internal/policy/apq"
+	"github.com/workspacenet/facade/internal/policy/budget"
+	"github.com/workspacenet/facade/internal/policy/live"
+	"github.com/workspacenet/facade/internal/policy/metrics"
 	"github.com/workspacenet/facade/restclient"
 )
 

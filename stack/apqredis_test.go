@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/workspacenet/facade/internal/apq"
 	"github.com/workspacenet/facade/internal/gqlclient"
+	"github.com/workspacenet/facade/internal/policy/apq"
 	"github.com/workspacenet/facade/internal/redistest"
 	"github.com/workspacenet/facade/stack"
 	"github.com/workspacenet/facade/testenv"

@@ -17,12 +17,12 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/workspacenet/facade/graph"
-	"github.com/workspacenet/facade/internal/apq"
-	"github.com/workspacenet/facade/internal/budget"
-	"github.com/workspacenet/facade/internal/cache"
-	"github.com/workspacenet/facade/internal/live"
-	"github.com/workspacenet/facade/internal/metrics"
-	"github.com/workspacenet/facade/internal/redisx"
+	"github.com/workspacenet/facade/internal/policy/apq"
+	"github.com/workspacenet/facade/internal/policy/budget"
+	"github.com/workspacenet/facade/internal/policy/cache"
+	"github.com/workspacenet/facade/internal/policy/live"
+	"github.com/workspacenet/facade/internal/policy/metrics"
+	"github.com/workspacenet/facade/internal/policy/redisx"
 	"github.com/workspacenet/facade/restclient"
 )
 

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/workspacenet/facade/internal/live"
+	"github.com/workspacenet/facade/internal/policy/live"
 	"github.com/workspacenet/facade/internal/redistest"
 	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/testenv"

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/workspacenet/facade/internal/budget"
 	"github.com/workspacenet/facade/internal/gqlclient"
-	"github.com/workspacenet/facade/internal/live"
+	"github.com/workspacenet/facade/internal/policy/budget"
+	"github.com/workspacenet/facade/internal/policy/live"
 	"github.com/workspacenet/facade/internal/redistest"
 	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/stack"

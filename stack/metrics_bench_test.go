@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/workspacenet/facade/internal/budget"
+	"github.com/workspacenet/facade/internal/policy/budget"
 	"github.com/workspacenet/facade/internal/queries"
 	"github.com/workspacenet/facade/stack"
 	"github.com/workspacenet/facade/testenv"

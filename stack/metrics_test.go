@@ -20,7 +20,7 @@ import (
 
 	"github.com/workspacenet/facade/graph/trusted"
 	"github.com/workspacenet/facade/internal/gqlclient"
-	"github.com/workspacenet/facade/internal/metrics"
+	"github.com/workspacenet/facade/internal/policy/metrics"
 	"github.com/workspacenet/facade/internal/queries"
 	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/restserver/hooks"

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/workspacenet/facade/internal/gqlclient"
-	"github.com/workspacenet/facade/internal/metrics"
+	"github.com/workspacenet/facade/internal/policy/metrics"
 )
 
 // TestUnauthenticatedNamesTakeNoLabel: operations whose credentials the

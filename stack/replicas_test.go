@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/workspacenet/facade/graph"
-	"github.com/workspacenet/facade/internal/budget"
 	"github.com/workspacenet/facade/internal/gqlclient"
+	"github.com/workspacenet/facade/internal/policy/budget"
 	"github.com/workspacenet/facade/internal/queries"
 	"github.com/workspacenet/facade/internal/redistest"
 	"github.com/workspacenet/facade/stack"

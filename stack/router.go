@@ -16,7 +16,7 @@ import (
 	"github.com/workspacenet/facade/graph/guard"
 	"github.com/workspacenet/facade/internal/base/accesslog"
 	"github.com/workspacenet/facade/internal/base/tracing"
-	"github.com/workspacenet/facade/internal/redisx"
+	"github.com/workspacenet/facade/internal/policy/redisx"
 	"github.com/workspacenet/facade/playground"
 	"github.com/workspacenet/facade/restclient"
 )

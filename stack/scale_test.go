@@ -14,8 +14,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/workspacenet/facade/internal/budget"
 	"github.com/workspacenet/facade/internal/gqlclient"
+	"github.com/workspacenet/facade/internal/policy/budget"
 	"github.com/workspacenet/facade/internal/queries"
 	"github.com/workspacenet/facade/internal/redistest"
 	"github.com/workspacenet/facade/restclient"

@@ -39,7 +39,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/workspacenet/facade/internal/base/tracing"
-	"github.com/workspacenet/facade/internal/metrics"
+	"github.com/workspacenet/facade/internal/policy/metrics"
 	"github.com/workspacenet/facade/restserver"
 	"github.com/workspacenet/facade/restserver/hooks"
 )

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/workspacenet/facade/internal/budget"
 	"github.com/workspacenet/facade/internal/gqlclient"
+	"github.com/workspacenet/facade/internal/policy/budget"
 	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/stack"
 	"github.com/workspacenet/facade/testenv"

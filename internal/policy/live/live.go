@@ -46,7 +46,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/workspacenet/facade/internal/budget"
+	"github.com/workspacenet/facade/internal/policy/budget"
 	"github.com/workspacenet/facade/restclient"
 )
 

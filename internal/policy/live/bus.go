@@ -9,7 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/workspacenet/facade/internal/redisx"
+	"github.com/workspacenet/facade/internal/policy/redisx"
 )
 
 // The replica's one PubSub connection

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workspacenet/facade/internal/policy/redisx"
 	"github.com/workspacenet/facade/internal/redistest"
-	"github.com/workspacenet/facade/internal/redisx"
 )
 
 // heldSource is one source polled by several replicas: each replica's

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workspacenet/facade/internal/policy/redisx"
 	"github.com/workspacenet/facade/internal/redistest"
-	"github.com/workspacenet/facade/internal/redisx"
 )
 
 func hashOf(q string) string {

@@ -28,7 +28,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/workspacenet/facade/internal/base/sizedlru"
-	"github.com/workspacenet/facade/internal/redisx"
+	"github.com/workspacenet/facade/internal/policy/redisx"
 )
 
 const (

@@ -10,7 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/workspacenet/facade/internal/budget"
+	"github.com/workspacenet/facade/internal/policy/budget"
 	"github.com/workspacenet/facade/restclient"
 )
 
@@ -238,7 +238,7 @@ func (f *Facade) answered(_ context.Context, cs restclient.CallStart, resp *http
 	}
 }
 
-// CacheLookup records a response cache lookup of family (internal/cache).
+// CacheLookup records a response cache lookup of family (internal/policy/cache).
 func (f *Facade) CacheLookup(family string, hit bool) {
 	if f == nil {
 		return

@@ -15,8 +15,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/workspacenet/facade/internal/policy/redisx"
 	"github.com/workspacenet/facade/internal/redistest"
-	"github.com/workspacenet/facade/internal/redisx"
 )
 
 // These tests run against a real Redis server, in real time. They assert

@@ -7,7 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/workspacenet/facade/internal/redisx"
+	"github.com/workspacenet/facade/internal/policy/redisx"
 )
 
 // DefaultRedisTimeout is the op timeout of NewRedisStore(r, 0).
