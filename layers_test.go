@@ -14,16 +14,16 @@ var layers = []struct {
 	name     string
 	packages []string // path prefixes, a whole element each
 }{
-	{"utilities", []string{"internal/base/accesslog", "internal/childproc", "internal/base/clock", "internal/base/counts",
-		"internal/base/credkey", "internal/base/ctxval", "internal/gqlclient", "internal/base/httpx", "internal/base/ids",
-		"internal/queries", "internal/redistest", "internal/base/sealbox", "internal/base/sizedlru", "internal/base/tracing", "internal/base/workers",
+	{"utilities", []string{"internal/base/accesslog", "internal/testsupport/childproc", "internal/base/clock", "internal/base/counts",
+		"internal/base/credkey", "internal/base/ctxval", "internal/testsupport/gqlclient", "internal/base/httpx", "internal/base/ids",
+		"internal/testsupport/queries", "internal/testsupport/redistest", "internal/base/sealbox", "internal/base/sizedlru", "internal/base/tracing", "internal/base/workers",
 		"restclient/internal", "restserver/wire", "playground"}},
 	{"the REST client", []string{"restclient"}},
 	{"the local REST service", []string{"restserver"}},
 	{"upstream policies", []string{"internal/policy/budget", "internal/policy/cache", "internal/policy/redisx", "internal/policy/apq", "internal/policy/metrics", "internal/policy/live"}},
 	{"the GraphQL layer", []string{"graph"}},
 	{"the composition root", []string{"stack", ""}},
-	{"programs and test harnesses", []string{"cmd", "bench", "soak", "testenv", "e2e"}},
+	{"programs and test harnesses", []string{"cmd", "bench", "soak", "internal/testsupport/testenv", "e2e"}},
 }
 
 const module = "github.com/workspacenet/facade"
@@ -82,7 +82,7 @@ func TestLayerOf(t *testing.T) {
 		"restclient": "the REST client", "restclient/internal/jsongen": "utilities",
 		"restserver/wire": "utilities", "restserver/hooks": "the local REST service",
 		"internal/policy/budget": "upstream policies", "graph/loaders/naive": "the GraphQL layer",
-		"internal/base/tracing/gqltrace": "utilities", "testenv": "programs and test harnesses",
+		"internal/base/tracing/gqltrace": "utilities", "internal/testsupport/testenv": "programs and test harnesses",
 	} {
 		if i := layerOf(pkg); i < 0 || layers[i].name != want {
 			t.Errorf("layerOf(%q) = %d, want %s", pkg, i, want)

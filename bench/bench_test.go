@@ -17,7 +17,7 @@ import (
 
 	"github.com/workspacenet/facade/bench/floor"
 	"github.com/workspacenet/facade/graph/loaders"
-	"github.com/workspacenet/facade/internal/gqlclient"
+	"github.com/workspacenet/facade/internal/testsupport/gqlclient"
 )
 
 // TestSuiteCallsEqualMinimum runs the whole suite in its smallest form (one

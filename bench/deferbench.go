@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/workspacenet/facade/graph/loaders"
-	"github.com/workspacenet/facade/internal/gqlclient"
 	"github.com/workspacenet/facade/internal/policy/budget"
-	"github.com/workspacenet/facade/internal/queries"
+	"github.com/workspacenet/facade/internal/testsupport/gqlclient"
+	"github.com/workspacenet/facade/internal/testsupport/queries"
 )
 
 // The "deferred dashboard" measurement (-defer N): the documented dashboard

@@ -26,7 +26,7 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/workspacenet/facade/internal/childproc"
+	"github.com/workspacenet/facade/internal/testsupport/childproc"
 	"github.com/workspacenet/facade/restserver"
 	"github.com/workspacenet/facade/stack"
 )

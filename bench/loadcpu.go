@@ -26,8 +26,8 @@ import (
 
 	"github.com/workspacenet/facade/bench/floor"
 	"github.com/workspacenet/facade/graph/loaders"
-	"github.com/workspacenet/facade/internal/childproc"
-	"github.com/workspacenet/facade/internal/gqlclient"
+	"github.com/workspacenet/facade/internal/testsupport/childproc"
+	"github.com/workspacenet/facade/internal/testsupport/gqlclient"
 	"github.com/workspacenet/facade/stack"
 )
 

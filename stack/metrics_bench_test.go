@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/workspacenet/facade/internal/policy/budget"
-	"github.com/workspacenet/facade/internal/queries"
+	"github.com/workspacenet/facade/internal/testsupport/queries"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/stack"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // BenchmarkDashboardMetrics runs the README's dashboard through the facade's

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/workspacenet/facade/internal/policy/budget"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/stack"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // BenchmarkPipeline measures the request pipeline's own cost: a request

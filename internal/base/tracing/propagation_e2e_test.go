@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/workspacenet/facade/testenv"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 )
 
 // TestCallerTraceHeadersAreNotForwarded: a caller's tracestate and baggage

@@ -16,9 +16,9 @@ import (
 
 	"github.com/workspacenet/facade/internal/base/accesslog"
 	"github.com/workspacenet/facade/internal/base/tracing"
-	"github.com/workspacenet/facade/internal/queries"
+	"github.com/workspacenet/facade/internal/testsupport/queries"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/stack"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // panicOn is a field interceptor that panics in the resolver of

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/workspacenet/facade/internal/policy/redisx"
-	"github.com/workspacenet/facade/internal/redistest"
+	"github.com/workspacenet/facade/internal/testsupport/redistest"
 )
 
 func hashOf(q string) string {

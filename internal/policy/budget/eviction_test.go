@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/workspacenet/facade/internal/redistest"
+	"github.com/workspacenet/facade/internal/testsupport/redistest"
 )
 
 // TestBudgetKeysSurviveMaxmemory fills a Redis with maxmemory 4 MB under

@@ -16,7 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/workspacenet/facade/internal/policy/redisx"
-	"github.com/workspacenet/facade/internal/redistest"
+	"github.com/workspacenet/facade/internal/testsupport/redistest"
 )
 
 // These tests run against a real Redis server, in real time. They assert

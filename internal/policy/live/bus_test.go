@@ -15,7 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/workspacenet/facade/internal/policy/redisx"
-	"github.com/workspacenet/facade/internal/redistest"
+	"github.com/workspacenet/facade/internal/testsupport/redistest"
 )
 
 // logLines is a slog destination the tests read.

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/workspacenet/facade/internal/policy/redisx"
-	"github.com/workspacenet/facade/internal/redistest"
+	"github.com/workspacenet/facade/internal/testsupport/redistest"
 )
 
 // heldSource is one source polled by several replicas: each replica's

@@ -3,7 +3,7 @@
 // memory, demo data) behind a real HTTP listener, and the facade's router in
 // front of it, talking over loopback HTTP exactly as in production. It is a
 // thin testing.TB wrapper: the demo credentials, a GraphQL client
-// (internal/gqlclient), and the upstream's per-route counters and fault hooks.
+// (internal/testsupport/gqlclient), and the upstream's per-route counters and fault hooks.
 package testenv
 
 import (
@@ -20,8 +20,8 @@ import (
 
 	"github.com/workspacenet/facade/graph"
 	"github.com/workspacenet/facade/internal/base/counts"
-	"github.com/workspacenet/facade/internal/gqlclient"
 	"github.com/workspacenet/facade/internal/policy/budget"
+	"github.com/workspacenet/facade/internal/testsupport/gqlclient"
 	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/restserver"
 	"github.com/workspacenet/facade/restserver/hooks"
