@@ -550,100 +550,135 @@ func (b *Budget) pump(bk *bucket) {
 		}
 		now := time.Now()
 		if now.Before(bk.paused) {
-			d := bk.paused.Sub(now)
-			// An interactive waiter paused here is noted for the other
-			// replicas (once a pause): their polls give way at its end.
-			note := b.rc != nil && bk.mode != local && !bk.queue[0].turn.Background && bk.noted.Before(bk.paused)
-			if note {
-				bk.noted = bk.paused
-			}
-			bk.mu.Unlock()
-			if note {
-				b.notePaused(bk)
-			}
-			bk.sleep(d)
+			b.sleepOutPause(bk, now)
 			continue
 		}
 		b.setMode(bk, now)
-		at := now
-		if bk.mode == local || bk.mode == recovering {
-			at = b.local.next(bk.sent, now)
-			if bk.mode == local && bk.fence.After(at) {
-				at = bk.fence
-			}
-		}
-		if bk.mode != local && bk.next.After(at) {
-			at = bk.next
-		}
-		if at.After(now) {
+		if at := b.nextSlot(bk, now); at.After(now) {
 			bk.mu.Unlock()
 			bk.sleep(at.Sub(now))
 			continue
 		}
 		if bk.mode == local {
-			b.grant(bk, now, now, bk.queue[0].turn.Background)
-			w := bk.pop()
-			close(w.ready)
+			b.grantFirst(bk, now, now)
 			bk.mu.Unlock()
 			continue
 		}
-		var primes []time.Time
-		if bk.mode == recovering && !bk.primed {
-			primes = slices.Clone(trimLog(bk.sent, now, b.lim.window))
-		}
-		class := "b"
-		switch {
-		case bk.queue[0].turn.Background:
-		case bk.interactive > 1:
-			class = "I" // others wait behind it: the note stays once it is served
-		default:
-			class = "i"
-		}
-		bk.mu.Unlock()
-		a, err := b.ask(bk, primes, class)
-		bk.mu.Lock()
-		now = time.Now()
-		switch {
-		case redisx.IsKeyError(err):
-			// The client's key holds something else (written by hand, or
-			// by another program): Redis is up, and this client paces
-			// with the local share while its key stays broken.
-			if at := b.local.next(bk.sent, now); at.After(now) || now.Before(bk.paused) || len(bk.queue) == 0 {
-				bk.mu.Unlock()
-				bk.sleep(max(at.Sub(now), time.Millisecond))
-				continue
-			}
-			b.grant(bk, now, now, bk.queue[0].turn.Background)
-			w := bk.pop()
-			close(w.ready)
-		case err != nil:
-			// Counted against Redis; setMode goes local once it is
-			// degraded. Until then, ask again shortly.
-			bk.mu.Unlock()
-			if b.rc.HealthyKey(bk.key) {
-				bk.sleep(retryFailed)
-			}
-			continue
-		case a.granted:
-			bk.primed = true
-			if len(bk.queue) > 0 && !now.Before(bk.paused) {
-				b.grant(bk, now, a.at, bk.queue[0].turn.Background)
-				w := bk.pop()
-				close(w.ready)
-			} else { // the slot is lost: Redis cannot take it back
-				b.grant(bk, now, a.at, true)
-			}
-		case a.paused:
-			bk.primed = true
-			if until := now.Add(min(a.wait, b.maxPause)); until.After(bk.paused) {
-				bk.paused = until
-			}
-		default:
-			bk.primed = true
-			bk.next = now.Add(max(a.wait, time.Millisecond))
-		}
-		bk.mu.Unlock()
+		b.askShared(bk, now)
 	}
+}
+
+// sleepOutPause waits for the end of bk's pause, which runs at now (bk.mu
+// held; released). An interactive waiter paused here is noted for the other
+// replicas (once a pause): their polls give way at its end.
+func (b *Budget) sleepOutPause(bk *bucket, now time.Time) {
+	d := bk.paused.Sub(now)
+	note := b.rc != nil && bk.mode != local && !bk.queue[0].turn.Background && bk.noted.Before(bk.paused)
+	if note {
+		bk.noted = bk.paused
+	}
+	bk.mu.Unlock()
+	if note {
+		b.notePaused(bk)
+	}
+	bk.sleep(d)
+}
+
+// nextSlot is the earliest time bk's mode lets a slot go, from now (bk.mu
+// held): the local share's (after the fence, when local), and not before
+// the shared log said to ask again.
+func (b *Budget) nextSlot(bk *bucket, now time.Time) time.Time {
+	at := now
+	if bk.mode == local || bk.mode == recovering {
+		at = b.local.next(bk.sent, now)
+		if bk.mode == local && bk.fence.After(at) {
+			at = bk.fence
+		}
+	}
+	if bk.mode != local && bk.next.After(at) {
+		at = bk.next
+	}
+	return at
+}
+
+// grantFirst grants a slot to the best waiter, at now (at by the deciding
+// clock), and wakes it (bk.mu held; the queue not empty).
+func (b *Budget) grantFirst(bk *bucket, now, at time.Time) {
+	b.grant(bk, now, at, bk.queue[0].turn.Background)
+	w := bk.pop()
+	close(w.ready)
+}
+
+// askShared asks the shared log for a slot for the best waiter and acts on
+// the answer (bk.mu held; released).
+func (b *Budget) askShared(bk *bucket, now time.Time) {
+	var primes []time.Time
+	if bk.mode == recovering && !bk.primed {
+		primes = slices.Clone(trimLog(bk.sent, now, b.lim.window))
+	}
+	class := askClass(bk)
+	bk.mu.Unlock()
+	a, err := b.ask(bk, primes, class)
+	if err != nil && !redisx.IsKeyError(err) {
+		// Counted against Redis; setMode goes local once it is
+		// degraded. Until then, ask again shortly.
+		if b.rc.HealthyKey(bk.key) {
+			bk.sleep(retryFailed)
+		}
+		return
+	}
+	bk.mu.Lock()
+	d := b.settle(bk, time.Now(), a, err)
+	bk.mu.Unlock()
+	if d > 0 {
+		bk.sleep(d)
+	}
+}
+
+// askClass is how the best waiter of bk asks the shared log (bk.mu held):
+// "b" in the background, "i" interactive, "I" interactive with others
+// waiting behind it (its note stays once it is served).
+func askClass(bk *bucket) string {
+	switch {
+	case bk.queue[0].turn.Background:
+		return "b"
+	case bk.interactive > 1:
+		return "I"
+	default:
+		return "i"
+	}
+}
+
+// settle acts at now on the shared log's answer a, or on err, a key error
+// (bk.mu held): it grants, pauses or puts off the next ask, and returns how
+// long the pump sleeps before its next turn (0: none).
+func (b *Budget) settle(bk *bucket, now time.Time, a answer, err error) time.Duration {
+	if err != nil {
+		// The client's key holds something else (written by hand, or by
+		// another program): Redis is up, and this client paces with the
+		// local share while its key stays broken.
+		if at := b.local.next(bk.sent, now); at.After(now) || now.Before(bk.paused) || len(bk.queue) == 0 {
+			return max(at.Sub(now), time.Millisecond)
+		}
+		b.grantFirst(bk, now, now)
+		return 0
+	}
+	bk.primed = true
+	switch {
+	case a.granted:
+		if len(bk.queue) > 0 && !now.Before(bk.paused) {
+			b.grantFirst(bk, now, a.at)
+		} else { // the slot is lost: Redis cannot take it back
+			b.grant(bk, now, a.at, true)
+		}
+	case a.paused:
+		if until := now.Add(min(a.wait, b.maxPause)); until.After(bk.paused) {
+			bk.paused = until
+		}
+	default:
+		bk.next = now.Add(max(a.wait, time.Millisecond))
+	}
+	return 0
 }
 
 // answer is what the Redis log said to a request for a slot.
