@@ -136,90 +136,129 @@ return 0`)
 // two replicas never publish the changes of one baseline.
 func (s *Shared) run(p *poller) {
 	name := s.name(p.key)
-	lease, state, channel := sharedPrefix+"lease:"+name, sharedPrefix+"state:"+name, sharedPrefix+"ch:"+name
-	ad := []byte(name)
-	in := s.bus.listen(channel)
-	defer s.bus.leave(channel, in)
 	interval := p.h.c.Interval
-	ttl := max(interval*2/3, 2*time.Millisecond)
-	renew := max(interval/3, time.Millisecond)
-	wake := time.NewTimer(renew)
-	defer wake.Stop()
-	s.awaitListening(p, in, lease, wake)
-	holding := false
-	defer func() {
-		if holding {
-			ctx, cancel := context.WithTimeout(context.Background(), s.rc.OpTimeout())
-			_ = s.rc.DoKey(ctx, lease, func(ctx context.Context, r redis.UniversalClient) error {
-				return dropLease.Run(ctx, r, []string{lease}, s.replica).Err()
-			})
-			cancel()
-		}
-	}()
-	var nextPoll time.Time
+	r := &sharedRun{
+		s: s, p: p, ad: []byte(name),
+		lease: sharedPrefix + "lease:" + name, state: sharedPrefix + "state:" + name, channel: sharedPrefix + "ch:" + name,
+		ttl: max(interval*2/3, 2*time.Millisecond), renew: max(interval/3, time.Millisecond),
+	}
+	r.in = s.bus.listen(r.channel)
+	defer s.bus.leave(r.channel, r.in)
+	r.wake = time.NewTimer(r.renew)
+	defer r.wake.Stop()
+	s.awaitListening(p, r.in, r.lease, r.wake)
+	defer r.release()
 	for {
-		held := s.takeLease(p.ctx, lease, ttl)
-		if held && !holding {
-			s.loadState(p, state, ad)
+		held := s.takeLease(p.ctx, r.lease, r.ttl)
+		if held && !r.holding {
+			s.loadState(p, r.state, r.ad)
 		}
-		holding = held
-		alone := !holding && !in.isListening()
-		if (holding || alone) && !time.Now().Before(nextPoll) {
-			var items []Item
-			var waited time.Duration
-			var lost bool
-			var err error
-			if holding {
-				items, waited, lost, err = s.pollHolding(p, lease, ttl, renew)
-			} else {
-				items, waited, err = p.poll()
-			}
-			if p.ctx.Err() != nil {
-				return
-			}
-			if lost {
-				// Another replica holds the lease: it polls, and publishes.
-				holding = false
-			} else {
-				events, next, end := p.apply(items, waited, err, time.Now())
-				p.h.countPoll(p.src.Route)
-				nextPoll = time.Now().Add(next)
-				if holding {
-					s.announce(p, channel, ad, events, next, end)
-				}
-				if end != nil {
-					p.endAll(end)
-					return
-				}
-				p.publish(events)
-				if holding {
-					s.saveState(p, state, ad, 10*next)
-				}
-			}
-		}
-		// Wake to renew the lease, or to poll on time.
-		d := renew
-		if holding || alone {
-			d = min(d, max(time.Until(nextPoll), 0))
-		}
-		wake.Reset(d)
-		select {
-		case <-p.ctx.Done():
+		r.holding = held
+		alone := !r.holding && !r.in.isListening()
+		if (r.holding || alone) && !time.Now().Before(r.nextPoll) && r.poll() {
 			return
-		case <-wake.C:
-		case <-in.wake:
-			for _, m := range in.take() {
-				if end := s.receive(p, m, ad); end != nil {
-					p.endAll(end)
-					return
-				}
-				if holding {
-					// Another replica polled: it holds the lease now.
-					nextPoll = time.Now().Add(p.currentInterval())
-				}
+		}
+		if r.wait(alone) {
+			return
+		}
+	}
+}
+
+// sharedRun is one poller's loop with Redis (Shared.run): its source's
+// names in Redis, its channel's inbox, and whether it holds the lease.
+type sharedRun struct {
+	s                     *Shared
+	p                     *poller
+	lease, state, channel string
+	ad                    []byte // the source's name, the sealed values' associated data
+	in                    *inbox
+	ttl, renew            time.Duration // the lease's life, and how often it is renewed
+	wake                  *time.Timer
+	holding               bool
+	nextPoll              time.Time
+}
+
+// poll polls once, holding the lease (renewed meanwhile) or alone, and
+// applies the result: it delivers the events, and, holding, announces them
+// to the other replicas and saves the baseline. A lease lost during the poll
+// drops the result. It reports whether the poller ended (its context done,
+// or the source gone).
+func (r *sharedRun) poll() (ended bool) {
+	var (
+		items  []Item
+		waited time.Duration
+		lost   bool
+		err    error
+	)
+	if r.holding {
+		items, waited, lost, err = r.s.pollHolding(r.p, r.lease, r.ttl, r.renew)
+	} else {
+		items, waited, err = r.p.poll()
+	}
+	if r.p.ctx.Err() != nil {
+		return true
+	}
+	if lost {
+		// Another replica holds the lease: it polls, and publishes.
+		r.holding = false
+		return false
+	}
+	events, next, end := r.p.apply(items, waited, err, time.Now())
+	r.p.h.countPoll(r.p.src.Route)
+	r.nextPoll = time.Now().Add(next)
+	if r.holding {
+		r.s.announce(r.p, r.channel, r.ad, events, next, end)
+	}
+	if end != nil {
+		r.p.endAll(end)
+		return true
+	}
+	r.p.publish(events)
+	if r.holding {
+		r.s.saveState(r.p, r.state, r.ad, 10*next)
+	}
+	return false
+}
+
+// wait sleeps until the lease is due for renewal or, when this replica
+// polls (holding, or alone), the next poll is due, delivering what the
+// holder publishes meanwhile. It reports whether the poller ended.
+func (r *sharedRun) wait(alone bool) (ended bool) {
+	d := r.renew
+	if r.holding || alone {
+		d = min(d, max(time.Until(r.nextPoll), 0))
+	}
+	r.wake.Reset(d)
+	select {
+	case <-r.p.ctx.Done():
+		return true
+	case <-r.wake.C:
+	case <-r.in.wake:
+		for _, m := range r.in.take() {
+			if end := r.s.receive(r.p, m, r.ad); end != nil {
+				r.p.endAll(end)
+				return true
+			}
+			if r.holding {
+				// Another replica polled: it holds the lease now.
+				r.nextPoll = time.Now().Add(r.p.currentInterval())
 			}
 		}
 	}
+	return false
+}
+
+// release gives the lease back, when held, for another replica to take
+// at once.
+func (r *sharedRun) release() {
+	if !r.holding {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), r.s.rc.OpTimeout())
+	defer cancel()
+	_ = r.s.rc.DoKey(ctx, r.lease, func(ctx context.Context, rd redis.UniversalClient) error {
+		return dropLease.Run(ctx, rd, []string{r.lease}, r.s.replica).Err()
+	})
 }
 
 // awaitListening waits, at most one Redis operation's time, for the
