@@ -160,111 +160,150 @@ func parseShell(block string, first int) ([]lineCurl, error) {
 // variable, or an unquoted one holding blanks (bash would split it), is an
 // error. With array set it stops at an unquoted ')' and returns the rest.
 func shellWords(s string, vars map[string][]string, array bool) (words []string, rest string, err error) {
-	var cur strings.Builder
-	in := false
-	flush := func() {
-		if in {
-			words = append(words, cur.String())
-		}
-		cur.Reset()
-		in = false
-	}
-	lookup := func(at string) (val []string, n int, all bool, err error) {
-		m := regexp.MustCompile(`^\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)(\[@\])?\})`).FindStringSubmatch(at)
-		if m == nil {
-			return nil, 0, false, fmt.Errorf("unsupported $ form at %.20q", at)
-		}
-		name := m[1] + m[2]
-		v, ok := vars[name]
-		if !ok {
-			return nil, 0, false, fmt.Errorf("$%s is not set", name)
-		}
-		return v, len(m[0]), m[3] != "", nil
-	}
-	for i := 0; i < len(s); {
-		c := s[i]
+	lx := &shellLexer{s: s, vars: vars}
+	for lx.i < len(s) {
+		c := s[lx.i]
 		switch {
 		case c == ' ' || c == '\t':
-			flush()
-			i++
-		case c == '#' && !in:
-			return words, "", nil
+			lx.flush()
+			lx.i++
+		case c == '#' && !lx.in:
+			return lx.words, "", nil
 		case c == ')' && array:
-			flush()
-			return words, s[i+1:], nil
+			lx.flush()
+			return lx.words, s[lx.i+1:], nil
 		case c == '\'':
-			j := strings.IndexByte(s[i+1:], '\'')
-			if j < 0 {
-				return nil, "", errors.New("unterminated '")
-			}
-			cur.WriteString(s[i+1 : i+1+j])
-			in, i = true, i+j+2
-		case strings.HasPrefix(s[i:], `"${`) && !in:
-			// "${A[@]}" alone: one word per element.
-			v, n, all, err := lookup(s[i+1:])
-			if err != nil {
-				return nil, "", err
-			}
-			if all && strings.HasPrefix(s[i+1+n:], `"`) {
-				words = append(words, v...)
-				i += n + 2
-				continue
-			}
-			fallthrough
+			err = lx.singleQuoted()
 		case c == '"':
-			in = true
-			for i++; ; {
-				if i >= len(s) {
-					return nil, "", errors.New(`unterminated "`)
-				}
-				c := s[i]
-				if c == '"' {
-					i++
-					break
-				}
-				if c == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`", s[i+1]) >= 0 {
-					cur.WriteByte(s[i+1])
-					i += 2
-					continue
-				}
-				if c == '$' {
-					v, n, all, err := lookup(s[i:])
-					if err != nil {
-						return nil, "", err
-					}
-					if all || len(v) != 1 {
-						return nil, "", errors.New(`an array inside "..." with other text`)
-					}
-					cur.WriteString(v[0])
-					i += n
-					continue
-				}
-				cur.WriteByte(c)
-				i++
-			}
-		case c == '\\' && i+1 < len(s):
-			cur.WriteByte(s[i+1])
-			in, i = true, i+2
+			err = lx.doubleQuoted()
+		case c == '\\' && lx.i+1 < len(s):
+			lx.cur.WriteByte(s[lx.i+1])
+			lx.in, lx.i = true, lx.i+2
 		case c == '$':
-			v, n, all, err := lookup(s[i:])
-			if err != nil {
-				return nil, "", err
-			}
-			if all || len(v) != 1 || strings.ContainsAny(v[0], " \t") {
-				return nil, "", fmt.Errorf("unquoted %s would be split by the shell", s[i:i+n])
-			}
-			cur.WriteString(v[0])
-			in, i = true, i+n
+			err = lx.unquotedVar()
 		default:
-			cur.WriteByte(c)
-			in, i = true, i+1
+			lx.cur.WriteByte(c)
+			lx.in, lx.i = true, lx.i+1
+		}
+		if err != nil {
+			return nil, "", err
 		}
 	}
-	flush()
+	lx.flush()
 	if array {
 		return nil, "", errors.New("unterminated (")
 	}
-	return words, "", nil
+	return lx.words, "", nil
+}
+
+// shellLexer is shellWords' state: s read up to i, the words so far and
+// the word being read (in: one is, even if empty).
+type shellLexer struct {
+	s     string
+	i     int
+	vars  map[string][]string
+	words []string
+	cur   strings.Builder
+	in    bool
+}
+
+// flush ends the word being read, if any.
+func (lx *shellLexer) flush() {
+	if lx.in {
+		lx.words = append(lx.words, lx.cur.String())
+	}
+	lx.cur.Reset()
+	lx.in = false
+}
+
+// singleQuoted reads '...' at i, taken as it is.
+func (lx *shellLexer) singleQuoted() error {
+	j := strings.IndexByte(lx.s[lx.i+1:], '\'')
+	if j < 0 {
+		return errors.New("unterminated '")
+	}
+	lx.cur.WriteString(lx.s[lx.i+1 : lx.i+1+j])
+	lx.in, lx.i = true, lx.i+j+2
+	return nil
+}
+
+// doubleQuoted reads "..." at i: "${A[@]}" alone at the start of a word is
+// one word per element; otherwise \" \\ \$ \` escape, and $X and ${X}
+// (one value each) are replaced.
+func (lx *shellLexer) doubleQuoted() error {
+	s := lx.s
+	if strings.HasPrefix(s[lx.i:], `"${`) && !lx.in {
+		v, n, all, err := lx.lookup(s[lx.i+1:])
+		if err != nil {
+			return err
+		}
+		if all && strings.HasPrefix(s[lx.i+1+n:], `"`) {
+			lx.words = append(lx.words, v...)
+			lx.i += n + 2
+			return nil
+		}
+	}
+	lx.in = true
+	for lx.i++; ; {
+		if lx.i >= len(s) {
+			return errors.New(`unterminated "`)
+		}
+		c := s[lx.i]
+		switch {
+		case c == '"':
+			lx.i++
+			return nil
+		case c == '\\' && lx.i+1 < len(s) && strings.IndexByte("\"\\$`", s[lx.i+1]) >= 0:
+			lx.cur.WriteByte(s[lx.i+1])
+			lx.i += 2
+		case c == '$':
+			v, n, all, err := lx.lookup(s[lx.i:])
+			if err != nil {
+				return err
+			}
+			if all || len(v) != 1 {
+				return errors.New(`an array inside "..." with other text`)
+			}
+			lx.cur.WriteString(v[0])
+			lx.i += n
+		default:
+			lx.cur.WriteByte(c)
+			lx.i++
+		}
+	}
+}
+
+// unquotedVar reads $X or ${X} at i: one value without blanks, which bash
+// would not split.
+func (lx *shellLexer) unquotedVar() error {
+	v, n, all, err := lx.lookup(lx.s[lx.i:])
+	if err != nil {
+		return err
+	}
+	if all || len(v) != 1 || strings.ContainsAny(v[0], " \t") {
+		return fmt.Errorf("unquoted %s would be split by the shell", lx.s[lx.i:lx.i+n])
+	}
+	lx.cur.WriteString(v[0])
+	lx.in, lx.i = true, lx.i+n
+	return nil
+}
+
+// shellVar matches $X, ${X} and ${X[@]}.
+var shellVar = regexp.MustCompile(`^\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)(\[@\])?\})`)
+
+// lookup reads the variable at the start of at: its value, the length of
+// its form, and whether the form names every element (${A[@]}).
+func (lx *shellLexer) lookup(at string) (val []string, n int, all bool, err error) {
+	m := shellVar.FindStringSubmatch(at)
+	if m == nil {
+		return nil, 0, false, fmt.Errorf("unsupported $ form at %.20q", at)
+	}
+	name := m[1] + m[2]
+	v, ok := lx.vars[name]
+	if !ok {
+		return nil, 0, false, fmt.Errorf("$%s is not set", name)
+	}
+	return v, len(m[0]), m[3] != "", nil
 }
 
 // parseCurl reads the curl options the documentation uses.
