@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/workspacenet/facade/testenv"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 )
 
 // TestDocsStateEveryFlagWithItsDefault: docs/configuration.md has a row for

@@ -1,29 +1,30 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
 )
 
-// layers are the module's packages from the bottom up (paths below the
-// module, "" for the program itself): a package may import its own layer
+// layers are the module's floors from the bottom up (paths below the
+// module, "" for the program itself): a package may import its own floor
 // and the ones below it, never one above. Test files are not checked: tests
-// sit above everything they test.
+// sit above everything they test. internal/ holds three floors, each in a
+// folder named for it: base (below restclient), policy (above it) and
+// testsupport (above the product, under the programs that use it).
 var layers = []struct {
 	name     string
 	packages []string // path prefixes, a whole element each
 }{
-	{"utilities", []string{"internal/accesslog", "internal/childproc", "internal/clock", "internal/counts",
-		"internal/credkey", "internal/ctxval", "internal/gqlclient", "internal/httpx", "internal/ids",
-		"internal/queries", "internal/redistest", "internal/sealbox", "internal/sizedlru", "internal/tracing", "internal/workers",
-		"restclient/internal", "restserver/wire", "playground"}},
+	{"utilities", []string{"internal/base"}},
 	{"the REST client", []string{"restclient"}},
 	{"the local REST service", []string{"restserver"}},
-	{"upstream policies", []string{"internal/budget", "internal/cache", "internal/redisx", "internal/apq", "internal/metrics", "internal/live"}},
-	{"the GraphQL layer", []string{"graph"}},
+	{"upstream policies", []string{"internal/policy"}},
+	{"the GraphQL layer", []string{"graph", "playground"}},
 	{"the composition root", []string{"stack", ""}},
-	{"programs and test harnesses", []string{"cmd", "bench", "soak", "testenv", "e2e"}},
+	{"test support", []string{"internal/testsupport", "restserver/openapi/openapitest"}},
+	{"programs and test harnesses", []string{"cmd", "bench", "soak", "e2e", "restclient/internal/jsongen", "graph/internal/objectsgen"}},
 }
 
 const module = "github.com/workspacenet/facade"
@@ -78,17 +79,52 @@ func TestImportsRunOneWay(t *testing.T) {
 // TestLayerOf: the most specific prefix wins, whole path elements only.
 func TestLayerOf(t *testing.T) {
 	for pkg, want := range map[string]string{
-		"": "the composition root", "stack": "the composition root", "internal/ids": "utilities",
-		"restclient": "the REST client", "restclient/internal/jsongen": "utilities",
-		"restserver/wire": "utilities", "restserver/hooks": "the local REST service",
-		"internal/budget": "upstream policies", "graph/loaders/naive": "the GraphQL layer",
-		"internal/tracing/gqltrace": "utilities", "testenv": "programs and test harnesses",
+		"": "the composition root", "stack": "the composition root", "internal/base/ids": "utilities",
+		"restclient": "the REST client", "restclient/internal/jsongen": "programs and test harnesses",
+		"restserver/wire": "the local REST service", "restserver/hooks": "the local REST service",
+		"restserver/openapi": "the local REST service", "restserver/openapi/openapitest": "test support",
+		"internal/policy/budget": "upstream policies", "graph/loaders/naive": "the GraphQL layer",
+		"internal/base/tracing/gqltrace": "utilities", "internal/testsupport/testenv": "test support",
+		"playground": "the GraphQL layer", "graph/internal/objectsgen": "programs and test harnesses",
 	} {
 		if i := layerOf(pkg); i < 0 || layers[i].name != want {
 			t.Errorf("layerOf(%q) = %d, want %s", pkg, i, want)
 		}
 	}
-	if layerOf("restclientx") >= 0 || layerOf("graphql") >= 0 {
+	if layerOf("restclientx") >= 0 || layerOf("graphql") >= 0 || layerOf("internal/cache") >= 0 {
 		t.Error("a prefix matched part of a path element")
+	}
+}
+
+// TestLayoutSaysTheFloors: docs/contributing.md's Layout section names every
+// floor of the layers table and every path the table places, in the table's
+// order, so the page a newcomer reads is the table the test enforces.
+func TestLayoutSaysTheFloors(t *testing.T) {
+	b, err := os.ReadFile("docs/contributing.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	i := strings.Index(page, "\n## Layout\n")
+	if i < 0 {
+		t.Fatal("docs/contributing.md has no Layout section")
+	}
+	section := page[i+1:]
+	if j := strings.Index(section[1:], "\n## "); j >= 0 {
+		section = section[:j+1]
+	}
+	at := 0
+	for _, l := range layers {
+		k := strings.Index(section[at:], l.name)
+		if k < 0 {
+			t.Errorf("the Layout section does not name the floor %q after the one below it", l.name)
+			continue
+		}
+		at += k + len(l.name)
+		for _, p := range l.packages {
+			if p != "" && !strings.Contains(section, "`"+p) {
+				t.Errorf("the Layout section does not name %s (floor %q)", p, l.name)
+			}
+		}
 	}
 }

@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"github.com/workspacenet/facade/graph/errcode"
-	"github.com/workspacenet/facade/internal/childproc"
-	"github.com/workspacenet/facade/internal/gqlclient"
+	"github.com/workspacenet/facade/internal/testsupport/childproc"
+	"github.com/workspacenet/facade/internal/testsupport/gqlclient"
 	"github.com/workspacenet/facade/stack"
 )
 

@@ -21,10 +21,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/workspacenet/facade/internal/gqlclient"
-	"github.com/workspacenet/facade/internal/queries"
+	"github.com/workspacenet/facade/internal/testsupport/gqlclient"
+	"github.com/workspacenet/facade/internal/testsupport/queries"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/stack"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // runAsProgram, set in a child's environment, makes the test binary run the

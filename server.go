@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/workspacenet/facade/internal/tracing"
+	"github.com/workspacenet/facade/internal/base/tracing"
 	"github.com/workspacenet/facade/stack"
 )
 

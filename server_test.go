@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/workspacenet/facade/internal/gqlclient"
+	"github.com/workspacenet/facade/internal/testsupport/gqlclient"
 	"github.com/workspacenet/facade/restserver"
 )
 

@@ -17,7 +17,7 @@ import (
 
 	"github.com/workspacenet/facade/bench/floor"
 	"github.com/workspacenet/facade/graph/loaders"
-	"github.com/workspacenet/facade/internal/gqlclient"
+	"github.com/workspacenet/facade/internal/testsupport/gqlclient"
 )
 
 // TestSuiteCallsEqualMinimum runs the whole suite in its smallest form (one
@@ -272,7 +272,7 @@ func TestProfileOwner(t *testing.T) {
 		return s
 	}
 	for want, s := range map[string]*profile.Sample{
-		"metrics": sample("runtime.mallocgc", "time.Now", "github.com/workspacenet/facade/internal/metrics.(*Facade).StartRequest", "github.com/workspacenet/facade/graph.(*Handler).ServeHTTP"),
+		"metrics": sample("runtime.mallocgc", "time.Now", "github.com/workspacenet/facade/internal/policy/metrics.(*Facade).StartRequest", "github.com/workspacenet/facade/graph.(*Handler).ServeHTTP"),
 		"tracing": sample("sync.(*Mutex).Lock", "go.opentelemetry.io/otel/sdk/trace.(*tracer).Start", "github.com/workspacenet/facade/restclient.startCallSpan"),
 		"":        sample("runtime.mallocgc", "github.com/99designs/gqlgen/graphql/executor.(*Executor).Exec", "go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp.(*middleware).serveHTTP"),
 		"none":    sample("runtime.gcBgMarkWorker"),

@@ -14,7 +14,7 @@ import (
 
 	"github.com/workspacenet/facade/graph"
 	"github.com/workspacenet/facade/graph/calls"
-	"github.com/workspacenet/facade/internal/gqlclient"
+	"github.com/workspacenet/facade/internal/testsupport/gqlclient"
 	"github.com/workspacenet/facade/restserver/hooks"
 )
 

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/workspacenet/facade/graph/loaders"
-	"github.com/workspacenet/facade/internal/gqlclient"
-	"github.com/workspacenet/facade/internal/queries"
+	"github.com/workspacenet/facade/internal/testsupport/gqlclient"
+	"github.com/workspacenet/facade/internal/testsupport/queries"
 	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/stack"
 )

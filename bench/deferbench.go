@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/workspacenet/facade/graph/loaders"
-	"github.com/workspacenet/facade/internal/budget"
-	"github.com/workspacenet/facade/internal/gqlclient"
-	"github.com/workspacenet/facade/internal/queries"
+	"github.com/workspacenet/facade/internal/policy/budget"
+	"github.com/workspacenet/facade/internal/testsupport/gqlclient"
+	"github.com/workspacenet/facade/internal/testsupport/queries"
 )
 
 // The "deferred dashboard" measurement (-defer N): the documented dashboard
@@ -76,102 +76,20 @@ func deferredDashboards(ctx context.Context, cfg Config, rounds int) (*DeferRun,
 		return nil, err
 	}
 	defer f.close()
-	hc := &http.Client{Timeout: time.Minute}
-	vars := map[string]any{"locationId": fx.Location}
-	send := func(query, accept string) (first, last time.Duration, payloads int, err error) {
-		body, _ := json.Marshal(gqlclient.Request{Query: query, Variables: vars})
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.url, bytes.NewReader(body))
-		if err != nil {
-			return 0, 0, 0, err
-		}
-		req.Header = who.Clone()
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", accept)
-		start := time.Now()
-		resp, err := hc.Do(req)
-		if err != nil {
-			return 0, 0, 0, err
-		}
-		defer resp.Body.Close()
-		payload := func(b []byte) error {
-			if payloads == 0 {
-				first = time.Since(start)
-			}
-			payloads++
-			if bytes.Contains(b, []byte(`"errors"`)) {
-				return fmt.Errorf("errors: %.200s", b)
-			}
-			return nil
-		}
-		mt, params, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-		switch mt {
-		case "multipart/mixed":
-			mr := multipart.NewReader(resp.Body, params["boundary"])
-			for {
-				p, err := mr.NextPart()
-				if err == io.EOF {
-					return first, time.Since(start), payloads, nil
-				}
-				if err != nil {
-					return 0, 0, 0, err
-				}
-				b, err := io.ReadAll(p)
-				if err != nil {
-					return 0, 0, 0, err
-				}
-				if err := payload(b); err != nil {
-					return 0, 0, 0, err
-				}
-			}
-		case "text/event-stream":
-			sc := bufio.NewScanner(resp.Body)
-			sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
-			for sc.Scan() {
-				line := sc.Bytes()
-				if data, ok := bytes.CutPrefix(line, []byte("data: ")); ok && len(bytes.TrimSpace(data)) > 0 {
-					if err := payload(data); err != nil {
-						return 0, 0, 0, err
-					}
-				}
-				if bytes.Equal(line, []byte("event: complete")) {
-					return first, time.Since(start), payloads, nil
-				}
-			}
-			return 0, 0, 0, fmt.Errorf("the event stream ended without complete: %v", sc.Err())
-		}
-		b, err := io.ReadAll(resp.Body)
-		d := time.Since(start)
-		if err == nil && bytes.Contains(b, []byte(`"errors"`)) {
-			err = fmt.Errorf("errors: %.200s", b)
-		}
-		return d, d, 1, err
-	}
-	callsOfOne := func(query, accept string) (int64, error) {
-		if err := up.ResetStats(); err != nil {
-			return 0, err
-		}
-		if _, _, _, err := send(query, accept); err != nil {
-			return 0, err
-		}
-		st, err := up.Stats()
-		if err != nil {
-			return 0, err
-		}
-		return st.Total, nil
-	}
+	dc := &deferClient{ctx: ctx, hc: &http.Client{Timeout: time.Minute}, url: f.url, who: who, vars: map[string]any{"locationId": fx.Location}}
 	r := &DeferRun{Rounds: rounds}
-	if r.WholeCalls, err = callsOfOne(queries.Dashboard, "application/json"); err != nil {
+	if r.WholeCalls, err = dc.callsOfOne(up, queries.Dashboard, "application/json"); err != nil {
 		return nil, err
 	}
 	for _, c := range deferCases {
 		cr := DeferCaseRun{Name: c.name}
-		if cr.Calls, err = callsOfOne(c.query, c.accept); err != nil {
+		if cr.Calls, err = dc.callsOfOne(up, c.query, c.accept); err != nil {
 			return nil, fmt.Errorf("%s: %w", c.name, err)
 		}
 		r.Cases = append(r.Cases, cr)
 	}
 	for i := range rounds {
-		d, _, _, err := send(queries.Dashboard, "application/json")
+		d, _, _, err := dc.send(queries.Dashboard, "application/json")
 		if err != nil {
 			r.WholeErrors++
 			cfg.logf("defer round %d, whole: %v", i, err)
@@ -180,7 +98,7 @@ func deferredDashboards(ctx context.Context, cfg Config, rounds int) (*DeferRun,
 		}
 		for j, c := range deferCases {
 			cr := &r.Cases[j]
-			first, last, n, err := send(c.query, c.accept)
+			first, last, n, err := dc.send(c.query, c.accept)
 			if err != nil || n < 2 {
 				cr.Fails++
 				cfg.logf("defer round %d, %s: %d payloads, %v", i, c.name, n, err)
@@ -190,6 +108,130 @@ func deferredDashboards(ctx context.Context, cfg Config, rounds int) (*DeferRun,
 		}
 	}
 	return r, nil
+}
+
+// deferClient sends the dashboard's queries, with vars, to the facade at
+// url as who.
+type deferClient struct {
+	ctx  context.Context
+	hc   *http.Client
+	url  string
+	who  http.Header
+	vars map[string]any
+}
+
+// callsOfOne is the upstream calls of one query, sent alone.
+func (dc *deferClient) callsOfOne(up *upstream, query, accept string) (int64, error) {
+	if err := up.ResetStats(); err != nil {
+		return 0, err
+	}
+	if _, _, _, err := dc.send(query, accept); err != nil {
+		return 0, err
+	}
+	st, err := up.Stats()
+	if err != nil {
+		return 0, err
+	}
+	return st.Total, nil
+}
+
+// send posts query accepting accept and reads the answer: the time to its
+// first payload and to its last, and how many it had. A payload with
+// errors is an error.
+func (dc *deferClient) send(query, accept string) (first, last time.Duration, payloads int, err error) {
+	body, _ := json.Marshal(gqlclient.Request{Query: query, Variables: dc.vars})
+	req, err := http.NewRequestWithContext(dc.ctx, http.MethodPost, dc.url, bytes.NewReader(body))
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	req.Header = dc.who.Clone()
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", accept)
+	pt := &payloadTimer{start: time.Now()}
+	resp, err := dc.hc.Do(req)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	defer resp.Body.Close()
+	mt, params, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch mt {
+	case "multipart/mixed":
+		err = pt.readMultipart(resp.Body, params["boundary"])
+	case "text/event-stream":
+		err = pt.readEventStream(resp.Body)
+	default:
+		b, err := io.ReadAll(resp.Body)
+		d := time.Since(pt.start)
+		if err == nil && bytes.Contains(b, []byte(`"errors"`)) {
+			err = fmt.Errorf("errors: %.200s", b)
+		}
+		return d, d, 1, err
+	}
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	return pt.first, pt.last, pt.n, nil
+}
+
+// payloadTimer times the payloads of one answer from start: the first,
+// the end of the last, and counts them.
+type payloadTimer struct {
+	start       time.Time
+	first, last time.Duration
+	n           int
+}
+
+// take counts payload b (an error when it holds errors).
+func (pt *payloadTimer) take(b []byte) error {
+	if pt.n == 0 {
+		pt.first = time.Since(pt.start)
+	}
+	pt.n++
+	if bytes.Contains(b, []byte(`"errors"`)) {
+		return fmt.Errorf("errors: %.200s", b)
+	}
+	return nil
+}
+
+// readMultipart reads a multipart/mixed answer's parts to its end.
+func (pt *payloadTimer) readMultipart(body io.Reader, boundary string) error {
+	mr := multipart.NewReader(body, boundary)
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			pt.last = time.Since(pt.start)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		b, err := io.ReadAll(p)
+		if err != nil {
+			return err
+		}
+		if err := pt.take(b); err != nil {
+			return err
+		}
+	}
+}
+
+// readEventStream reads an event stream's data up to its complete event.
+func (pt *payloadTimer) readEventStream(body io.Reader) error {
+	sc := bufio.NewScanner(body)
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if data, ok := bytes.CutPrefix(line, []byte("data: ")); ok && len(bytes.TrimSpace(data)) > 0 {
+			if err := pt.take(data); err != nil {
+				return err
+			}
+		}
+		if bytes.Equal(line, []byte("event: complete")) {
+			pt.last = time.Since(pt.start)
+			return nil
+		}
+	}
+	return fmt.Errorf("the event stream ended without complete: %v", sc.Err())
 }
 
 // Print writes the table of r.

@@ -26,7 +26,7 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/workspacenet/facade/internal/childproc"
+	"github.com/workspacenet/facade/internal/testsupport/childproc"
 	"github.com/workspacenet/facade/restserver"
 	"github.com/workspacenet/facade/stack"
 )
@@ -72,8 +72,36 @@ func runLive(ctx context.Context, interval time.Duration, subscribers, credentia
 	w := os.Stdout
 	fmt.Fprintf(w, "## Live data (go run ./bench -live, %s)\n\n", time.Now().UTC().Format("2006-01-02"))
 	fmt.Fprintf(w, "Interval %v; the local REST service enforcing 10 requests/s per client; two replicas on one Redis; %d CPUs, %s.\n\n", interval, runtime.NumCPU(), runtime.Version())
+	if err := b.sharedRows(ctx, w, bases, sts, subscribers, rounds); err != nil {
+		return err
+	}
+	// Many credentials, one source each.
+	if credentials > 0 {
+		perInterval, maxPerSecond, err := b.credentials(ctx, bases[0], credentials, rounds)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "| %d credentials, one source each: polls per interval; most requests of one client in any second | %.1f; %d | %d; at most 10 |\n", credentials, perInterval, maxPerSecond, credentials)
+	}
+	// Interactive latency with 5 active sources of the same credential.
+	none, five, err := b.interactive(ctx, bases[0])
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "| interactive query (orders(first: 5) of a location) p50, without / with 5 active sources of its credential | %v / %v (%+.0f%%) | within 10%% |\n", none.Round(10*time.Microsecond), five.Round(10*time.Microsecond), 100*(float64(five)/float64(none)-1))
+	if idle > 0 {
+		if err := b.idleRow(ctx, w, idle); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(w)
+	return nil
+}
 
-	// 1. Subscribers of one source, one credential, over two replicas.
+// sharedRows measures subscribers of one source, one credential, over the
+// replicas (at bases): the polls per interval and the event latency, then
+// closes them and waits for their subscriptions to end.
+func (b *liveBench) sharedRows(ctx context.Context, w io.Writer, bases []string, sts []*stack.Stack, subscribers, rounds int) error {
 	conns, n, lat, err := b.shared(ctx, bases, subscribers, rounds)
 	if err != nil {
 		return err
@@ -83,49 +111,34 @@ func runLive(ctx context.Context, interval time.Duration, subscribers, credentia
 	fmt.Fprintf(w, "| %d subscribers of one source, one credential, 2 replicas: upstream polls per interval | %.2f (%d intervals) | 1 |\n", subscribers, polls/float64(rounds), rounds)
 	slices.Sort(lat)
 	p50, p99 := percentile(lat, 0.5), percentile(lat, 0.99)
-	fmt.Fprintf(w, "| event latency after a change (%d events), p50 / p99 | %v / %v | %v / %v |\n", len(lat), p50.Round(time.Millisecond), p99.Round(time.Millisecond), interval/2+100*time.Millisecond, interval+200*time.Millisecond)
+	fmt.Fprintf(w, "| event latency after a change (%d events), p50 / p99 | %v / %v | %v / %v |\n", len(lat), p50.Round(time.Millisecond), p99.Round(time.Millisecond), b.interval/2+100*time.Millisecond, b.interval+200*time.Millisecond)
 	for _, c := range conns {
 		c.CloseNow()
 	}
 	waitFor(func() bool { return sts[0].Live.Stats().Subscriptions+sts[1].Live.Stats().Subscriptions == 0 })
+	return nil
+}
 
-	// 2. Many credentials, one source each.
-	if credentials > 0 {
-		perInterval, maxPerSecond, err := b.credentials(ctx, bases[0], credentials, rounds)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "| %d credentials, one source each: polls per interval; most requests of one client in any second | %.1f; %d | %d; at most 10 |\n", credentials, perInterval, maxPerSecond, credentials)
-	}
-
-	// 3. Interactive latency with 5 active sources of the same credential.
-	none, five, err := b.interactive(ctx, bases[0])
+// idleRow measures idle subscribers of one source on one replica, a
+// process of its own: its RSS before and with them.
+func (b *liveBench) idleRow(ctx context.Context, w io.Writer, idle int) error {
+	var hello struct{ URL string }
+	child, err := childproc.StartSelf(&hello, time.Minute, nil, liveFacadeEnv+"="+b.up.URL)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "| interactive query (orders(first: 5) of a location) p50, without / with 5 active sources of its credential | %v / %v (%+.0f%%) | within 10%% |\n", none.Round(10*time.Microsecond), five.Round(10*time.Microsecond), 100*(float64(five)/float64(none)-1))
-
-	// 4. Idle subscribers on one replica, a process of its own.
-	if idle > 0 {
-		var hello struct{ URL string }
-		child, err := childproc.StartSelf(&hello, time.Minute, nil, liveFacadeEnv+"="+up.URL)
-		if err != nil {
-			return err
-		}
-		defer child.Stop()
-		rss0 := rssOf(child.Pid)
-		conns, err := b.idle(ctx, hello.URL, idle)
-		if err != nil {
-			return err
-		}
-		time.Sleep(2 * interval)
-		rss1 := rssOf(child.Pid)
-		fmt.Fprintf(w, "| %d idle WebSocket subscribers of one source on one replica: RSS of the facade process | %.0f MB (%.0f MB before; %.1f KB per subscriber) | under 600 MB |\n", idle, float64(rss1)/1e6, float64(rss0)/1e6, float64(rss1-rss0)/float64(idle)/1e3)
-		for _, c := range conns {
-			c.CloseNow()
-		}
+	defer child.Stop()
+	rss0 := rssOf(child.Pid)
+	conns, err := b.idle(ctx, hello.URL, idle)
+	if err != nil {
+		return err
 	}
-	fmt.Fprintln(w)
+	time.Sleep(2 * b.interval)
+	rss1 := rssOf(child.Pid)
+	fmt.Fprintf(w, "| %d idle WebSocket subscribers of one source on one replica: RSS of the facade process | %.0f MB (%.0f MB before; %.1f KB per subscriber) | under 600 MB |\n", idle, float64(rss1)/1e6, float64(rss0)/1e6, float64(rss1-rss0)/float64(idle)/1e3)
+	for _, c := range conns {
+		c.CloseNow()
+	}
 	return nil
 }
 

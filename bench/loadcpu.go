@@ -26,8 +26,8 @@ import (
 
 	"github.com/workspacenet/facade/bench/floor"
 	"github.com/workspacenet/facade/graph/loaders"
-	"github.com/workspacenet/facade/internal/childproc"
-	"github.com/workspacenet/facade/internal/gqlclient"
+	"github.com/workspacenet/facade/internal/testsupport/childproc"
+	"github.com/workspacenet/facade/internal/testsupport/gqlclient"
 	"github.com/workspacenet/facade/stack"
 )
 
@@ -238,141 +238,184 @@ func runLoadCPU(ctx context.Context, cfg Config, up *upstream, who http.Header, 
 	if err != nil {
 		return nil, fmt.Errorf("minting tokens: %w", err)
 	}
-	var servers []*loadServer
-	defer func() {
-		for _, s := range servers {
-			_ = s.proc.Stop()
-		}
-	}()
-	var h facadeHello
-	memEnv := ""
-	if lc.Mem {
-		memEnv = "1"
-	}
-	child, err := childproc.StartSelf(&h, time.Minute, nil, facadeEnv+"="+up.url,
-		facadeProfileEnv+"="+lc.Profile, facadeMemEnv+"="+memEnv)
-	if err != nil {
+	fl := &loadFleet{}
+	defer fl.stop()
+	if err := fl.start(lc, up, who, queries); err != nil {
 		return nil, err
-	}
-	servers = append(servers, &loadServer{name: thisBuild, gql: newGQLClient(h.URL, who), proc: child})
-	measured := func(names []string) bool {
-		return slices.ContainsFunc(queries, func(q *benchQuery) bool { return slices.Contains(names, q.Name) })
-	}
-	if measured(floorQueries) {
-		var fh facadeHello
-		p, err := childproc.StartSelf(&fh, time.Minute, nil, floorEnv+"="+up.url)
-		if err != nil {
-			return nil, fmt.Errorf("floor: %w", err)
-		}
-		// A new token per request only: with one token, the facade shares
-		// identical GETs in flight between requests, which the floor does not.
-		servers = append(servers, &loadServer{name: floorName, gql: newGQLClient(fh.URL, who), proc: p, queries: floorQueries,
-			tokens: []string{"per request"}, check: "bytes"})
-	}
-	if lc.Tailcall != "" && measured(floorQueries) {
-		name, url, p, err := startTailcall(lc.Tailcall, up.url)
-		if err != nil {
-			return nil, fmt.Errorf("tailcall: %w", err)
-		}
-		servers = append(servers, &loadServer{name: name, gql: newGQLClient(url, who), proc: p, queries: floorQueries,
-			tokens: []string{"per request"}, check: "data, enums as upstream"})
-	}
-	for _, bin := range lc.Compare {
-		url, proc, err := startProgram(bin, up.url)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", bin, err)
-		}
-		servers = append(servers, &loadServer{name: bin, gql: newGQLClient(url, who), proc: proc})
 	}
 	var peaks procPeaks
 	if lc.Mem {
 		var pids []int
-		for _, s := range servers {
+		for _, s := range fl.servers {
 			pids = append(pids, s.proc.Pid)
 		}
 		wctx, stop := context.WithCancel(ctx)
 		defer stop()
 		go peaks.watch(wctx, pids)
 	}
-	nid := who.Get("service-network-id")
 	out := &LoadResult{PeakRSSKB: map[string]int64{}}
 	for _, q := range queries {
 		if !slices.Contains(loadQueries, q.Name) {
 			continue
 		}
-		body := requestBody(q)
-		calls, err := checkAnswers(ctx, cfg, up, servers, q.Name, body)
+		runs, err := fl.measure(ctx, cfg, up, q, tokens, who.Get("service-network-id"))
 		if err != nil {
 			return nil, err
 		}
-		for _, variant := range tokenVariants {
-			header := func() http.Header { return nil } // the client's: who
-			if variant == "per request" {
-				var i atomic.Int64
-				header = func() http.Header { return gqlclient.Credentials("Bearer "+tokens[int(i.Add(1))%len(tokens)], nid) }
-			}
-			var these []*loadServer
-			for _, s := range servers {
-				if s.runs(q.Name, variant) {
-					these = append(these, s)
-				}
-			}
-			rounds := 1
-			if len(these) > 1 {
-				rounds = max(lc.Rounds, 1)
-			}
-			for round := range rounds {
-				order := slices.Clone(these)
-				if round%2 == 1 {
-					slices.Reverse(order)
-				}
-				for _, s := range order {
-					cpu := func() time.Duration { return procCPU(s.proc.Pid) }
-					build := func() []byte { return body }
-					send := func(ctx context.Context, body []byte) (time.Duration, error) {
-						_, took, err := exchange(ctx, s.gql, body, header())
-						return took, err
-					}
-					closedLoop(ctx, lc.Conc, 0, 2*lc.Conc, cpu, build, send) // warm-up: connections, caches, heap
-					// This build's profiles, halfway through its first round's run.
-					var profiled chan error
-					if lc.MemProfile != "" && s.proc == child && round == 0 {
-						prefix := fmt.Sprintf("%s.%s.%s", lc.MemProfile, q.Name, strings.ReplaceAll(variant, " ", "-"))
-						profiled = make(chan error, 1)
-						time.AfterFunc(lc.Dur/2, func() { profiled <- fetchProfiles(h.MemURL, prefix) })
-					}
-					r := LoadCPURun{Facade: s.name, Query: q.Name, Tokens: variant, Round: round + 1, Calls: calls[s.name],
-						LatRun: closedLoop(ctx, lc.Conc, lc.Dur, 1, cpu, build, send)}
-					if profiled != nil {
-						if err := <-profiled; err != nil {
-							return nil, fmt.Errorf("profiles of %s under load: %w", q.Name, err)
-						}
-					}
-					r.LatencyMs = ms(lc.Latency)
-					cfg.logf("load      %-9s %-12s %-20s round %d/%d c=%d lat=%v cpu/req=%.3fms qps=%.0f p50=%.2fms n=%d err=%d %s", q.Name, variant, s.name, round+1, rounds, lc.Conc, lc.Latency, r.CPUMsPerQ, r.QPS, r.P50Ms, r.N, r.Errors, r.FirstErr)
-					if r.N == 0 {
-						return nil, fmt.Errorf("%s under load (%s): no answer without errors: %s", q.Name, s.name, r.FirstErr)
-					}
-					out.Runs = append(out.Runs, r)
-				}
-			}
-		}
+		out.Runs = append(out.Runs, runs...)
 	}
-	for _, s := range servers {
+	for _, s := range fl.servers {
 		out.PeakRSSKB[s.name] = peakRSSKB(strconv.Itoa(s.proc.Pid))
 	}
 	if lc.Mem {
 		out.PeakProc = map[string]procMem{}
-		for _, s := range servers {
+		for _, s := range fl.servers {
 			out.PeakProc[s.name] = peaks.of(s.proc.Pid)
 		}
-		m, err := fetchMemPeak(h.MemURL)
+		m, err := fetchMemPeak(fl.hello.MemURL)
 		if err != nil {
 			return nil, fmt.Errorf("this build's memory at its peak: %w", err)
 		}
 		out.PeakRuntime = &m
 	}
 	return out, nil
+}
+
+// loadFleet is the servers measured under load: this build first (child,
+// which said hello), then those beside it.
+type loadFleet struct {
+	servers []*loadServer
+	child   *childproc.Process
+	hello   facadeHello
+}
+
+// stop stops every server started.
+func (fl *loadFleet) stop() {
+	for _, s := range fl.servers {
+		_ = s.proc.Stop()
+	}
+}
+
+// start starts this build, then the floor and Tailcall when queries holds
+// one of floorQueries, then -load-compare's builds, each on up.
+func (fl *loadFleet) start(lc LoadCPU, up *upstream, who http.Header, queries []*benchQuery) error {
+	memEnv := ""
+	if lc.Mem {
+		memEnv = "1"
+	}
+	child, err := childproc.StartSelf(&fl.hello, time.Minute, nil, facadeEnv+"="+up.url,
+		facadeProfileEnv+"="+lc.Profile, facadeMemEnv+"="+memEnv)
+	if err != nil {
+		return err
+	}
+	fl.child = child
+	fl.servers = append(fl.servers, &loadServer{name: thisBuild, gql: newGQLClient(fl.hello.URL, who), proc: child})
+	measured := slices.ContainsFunc(queries, func(q *benchQuery) bool { return slices.Contains(floorQueries, q.Name) })
+	if measured {
+		var fh facadeHello
+		p, err := childproc.StartSelf(&fh, time.Minute, nil, floorEnv+"="+up.url)
+		if err != nil {
+			return fmt.Errorf("floor: %w", err)
+		}
+		// A new token per request only: with one token, the facade shares
+		// identical GETs in flight between requests, which the floor does not.
+		fl.servers = append(fl.servers, &loadServer{name: floorName, gql: newGQLClient(fh.URL, who), proc: p, queries: floorQueries,
+			tokens: []string{"per request"}, check: "bytes"})
+	}
+	if lc.Tailcall != "" && measured {
+		name, url, p, err := startTailcall(lc.Tailcall, up.url)
+		if err != nil {
+			return fmt.Errorf("tailcall: %w", err)
+		}
+		fl.servers = append(fl.servers, &loadServer{name: name, gql: newGQLClient(url, who), proc: p, queries: floorQueries,
+			tokens: []string{"per request"}, check: "data, enums as upstream"})
+	}
+	for _, bin := range lc.Compare {
+		url, proc, err := startProgram(bin, up.url)
+		if err != nil {
+			return fmt.Errorf("%s: %w", bin, err)
+		}
+		fl.servers = append(fl.servers, &loadServer{name: bin, gql: newGQLClient(url, who), proc: proc})
+	}
+	return nil
+}
+
+// measure checks q's answers, then runs it under load with each token
+// variant on the servers that run it (tokens: those minted, in network nid),
+// in interleaved rounds when more than one does.
+func (fl *loadFleet) measure(ctx context.Context, cfg Config, up *upstream, q *benchQuery, tokens []string, nid string) ([]LoadCPURun, error) {
+	body := requestBody(q)
+	calls, err := checkAnswers(ctx, cfg, up, fl.servers, q.Name, body)
+	if err != nil {
+		return nil, err
+	}
+	var runs []LoadCPURun
+	for _, variant := range tokenVariants {
+		header := func() http.Header { return nil } // the client's: who
+		if variant == "per request" {
+			var i atomic.Int64
+			header = func() http.Header { return gqlclient.Credentials("Bearer "+tokens[int(i.Add(1))%len(tokens)], nid) }
+		}
+		var these []*loadServer
+		for _, s := range fl.servers {
+			if s.runs(q.Name, variant) {
+				these = append(these, s)
+			}
+		}
+		rounds := 1
+		if len(these) > 1 {
+			rounds = max(cfg.Load.Rounds, 1)
+		}
+		for round := range rounds {
+			order := slices.Clone(these)
+			if round%2 == 1 {
+				slices.Reverse(order)
+			}
+			for _, s := range order {
+				r, err := fl.run(ctx, cfg, s, q.Name, variant, round, rounds, body, header)
+				if err != nil {
+					return nil, err
+				}
+				r.Calls = calls[s.name]
+				runs = append(runs, r)
+			}
+		}
+	}
+	return runs, nil
+}
+
+// run is one run of query (request body) on s with the token variant's
+// headers, in round of rounds, after a warm-up; this build's profiles are
+// taken halfway through its first round, when asked.
+func (fl *loadFleet) run(ctx context.Context, cfg Config, s *loadServer, query, variant string, round, rounds int, body []byte, header func() http.Header) (LoadCPURun, error) {
+	lc := cfg.Load
+	cpu := func() time.Duration { return procCPU(s.proc.Pid) }
+	build := func() []byte { return body }
+	send := func(ctx context.Context, body []byte) (time.Duration, error) {
+		_, took, err := exchange(ctx, s.gql, body, header())
+		return took, err
+	}
+	closedLoop(ctx, lc.Conc, 0, 2*lc.Conc, cpu, build, send) // warm-up: connections, caches, heap
+	// This build's profiles, halfway through its first round's run.
+	var profiled chan error
+	if lc.MemProfile != "" && s.proc == fl.child && round == 0 {
+		prefix := fmt.Sprintf("%s.%s.%s", lc.MemProfile, query, strings.ReplaceAll(variant, " ", "-"))
+		profiled = make(chan error, 1)
+		time.AfterFunc(lc.Dur/2, func() { profiled <- fetchProfiles(fl.hello.MemURL, prefix) })
+	}
+	r := LoadCPURun{Facade: s.name, Query: query, Tokens: variant, Round: round + 1,
+		LatRun: closedLoop(ctx, lc.Conc, lc.Dur, 1, cpu, build, send)}
+	if profiled != nil {
+		if err := <-profiled; err != nil {
+			return r, fmt.Errorf("profiles of %s under load: %w", query, err)
+		}
+	}
+	r.LatencyMs = ms(lc.Latency)
+	cfg.logf("load      %-9s %-12s %-20s round %d/%d c=%d lat=%v cpu/req=%.3fms qps=%.0f p50=%.2fms n=%d err=%d %s", query, variant, s.name, round+1, rounds, lc.Conc, lc.Latency, r.CPUMsPerQ, r.QPS, r.P50Ms, r.N, r.Errors, r.FirstErr)
+	if r.N == 0 {
+		return r, fmt.Errorf("%s under load (%s): no answer without errors: %s", query, s.name, r.FirstErr)
+	}
+	return r, nil
 }
 
 // checkAnswers sends body (query's request) once to each server that

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -12,8 +13,8 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
-	"github.com/workspacenet/facade/internal/budget"
-	"github.com/workspacenet/facade/internal/tracing"
+	"github.com/workspacenet/facade/internal/base/tracing"
+	"github.com/workspacenet/facade/internal/policy/budget"
 	"github.com/workspacenet/facade/stack"
 )
 
@@ -103,84 +104,110 @@ func observabilityOverhead(ctx context.Context, cfg Config, rounds int) (*Overhe
 		return nil, err
 	}
 	defer up.Close()
-	dash := suite(fx)[0]
-	// The tracer providers are made at the first traced run, so that the
-	// first baseline run is in a process that never traced.
-	exp := &countingExporter{}
-	var tp *tracing.Providers
+	m := &obsMeasure{cfg: cfg, up: up, who: who, dash: suite(fx)[0], exp: &countingExporter{}}
 	defer func() {
-		if tp != nil {
-			_ = tp.Shutdown(context.Background())
+		if m.tp != nil {
+			_ = m.tp.Shutdown(context.Background())
 		}
 	}()
-
-	o := &Overhead{Rounds: rounds, Query: dash.Name}
+	o := &Overhead{Rounds: rounds, Query: m.dash.Name}
 	for _, c := range obsConfigs {
 		o.Rows = append(o.Rows, &ObsRow{Config: c})
 	}
 	for r := range rounds {
 		for _, row := range o.Rows {
-			metricsOn := row.Config == obsMetrics || row.Config == obsBoth
-			traced := row.Config == obsTracing || row.Config == obsBoth
-			c := stack.DefaultConfig()
-			c.Upstream, c.Playground = up.url, false
-			c.Budget, c.CacheTTL = budget.Config{}, "" // the facade's own work, every call made
-			if metricsOn {
-				c.MetricsAddr = "127.0.0.1:0"
-			}
-			if traced && tp == nil {
-				if tp, err = tracing.NewProviders(ctx, exp); err != nil {
-					return nil, err
-				}
-			}
-			if traced {
-				c.TracerProvider = tp.Facade
-			}
-			st, err := stack.Start(ctx, c, nil)
-			if err != nil {
+			if err := m.run(ctx, row, r == rounds-1); err != nil {
 				return nil, err
 			}
-			if metricsOn != (st.MetricsRegistry != nil) {
-				_ = st.Close()
-				return nil, fmt.Errorf("%s: metrics on %v, registry %v", row.Config, metricsOn, st.MetricsRegistry != nil)
-			}
-			if traced {
-				_ = tp.Facade.ForceFlush(ctx)
-			}
-			spans0 := exp.n.Load()
-			// Every run is profiled (the profiler's own cost alike for all),
-			// for the share of the CPU in the metrics and tracing code.
-			var (
-				cost Cost
-				prof *bytes.Buffer
-			)
-			if cfg.CPUProfile != "" && r == rounds-1 {
-				prof = new(bytes.Buffer)
-			}
-			err = row.Shares.profiled(func() (err error) {
-				cost, err = costRun(st.Handler, who, dash, cfg.CostDur, cfg.CostMinN)
-				return err
-			}, prof)
-			if err == nil && prof != nil {
-				err = os.WriteFile(cfg.CPUProfile+"."+row.Config+".pprof", prof.Bytes(), 0o644)
-			}
-			if err == nil && traced {
-				err = tp.Facade.ForceFlush(ctx)
-				row.spans += exp.n.Load() - spans0
-				row.tracedN += int64(cost.N + costWarmup)
-			}
-			if err == nil && metricsOn {
-				row.Recorded += graphqlRequestsRecorded(st)
-				row.Executed += cost.N + costWarmup
-			}
-			_ = st.Close()
-			if err != nil {
-				return nil, fmt.Errorf("dashboard (%s): %w", row.Config, err)
-			}
-			row.Runs = append(row.Runs, cost)
+			cost := row.Runs[len(row.Runs)-1]
 			cfg.logf("round %d %-8s %.3f ms CPU, %.0f allocs, %.1f KB per query (n=%d)", r+1, row.Config, cost.CPUMsPerQuery, cost.AllocsPerQ, cost.KBPerQuery, cost.N)
 		}
 	}
+	o.summarize()
+	return o, nil
+}
+
+// obsMeasure is the observability measurement's state: the upstream, the
+// dashboard, and the exporter and tracer providers of the traced rows
+// (made at the first traced run, so that the first baseline run is in a
+// process that never traced).
+type obsMeasure struct {
+	cfg  Config
+	up   *upstream
+	who  http.Header
+	dash *benchQuery
+	exp  *countingExporter
+	tp   *tracing.Providers
+}
+
+// run measures the dashboard's cost once on a stack started in row's
+// configuration (profiled; the profile written in the last round when
+// asked), adding to row's runs, spans and metrics counts.
+func (m *obsMeasure) run(ctx context.Context, row *ObsRow, last bool) error {
+	metricsOn := row.Config == obsMetrics || row.Config == obsBoth
+	traced := row.Config == obsTracing || row.Config == obsBoth
+	c := stack.DefaultConfig()
+	c.Upstream, c.Playground = m.up.url, false
+	c.Budget, c.CacheTTL = budget.Config{}, "" // the facade's own work, every call made
+	if metricsOn {
+		c.MetricsAddr = "127.0.0.1:0"
+	}
+	if traced && m.tp == nil {
+		var err error
+		if m.tp, err = tracing.NewProviders(ctx, m.exp); err != nil {
+			return err
+		}
+	}
+	if traced {
+		c.TracerProvider = m.tp.Facade
+	}
+	st, err := stack.Start(ctx, c, nil)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if metricsOn != (st.MetricsRegistry != nil) {
+		return fmt.Errorf("%s: metrics on %v, registry %v", row.Config, metricsOn, st.MetricsRegistry != nil)
+	}
+	if traced {
+		_ = m.tp.Facade.ForceFlush(ctx)
+	}
+	spans0 := m.exp.n.Load()
+	// Every run is profiled (the profiler's own cost alike for all),
+	// for the share of the CPU in the metrics and tracing code.
+	var (
+		cost Cost
+		prof *bytes.Buffer
+	)
+	if m.cfg.CPUProfile != "" && last {
+		prof = new(bytes.Buffer)
+	}
+	err = row.Shares.profiled(func() (err error) {
+		cost, err = costRun(st.Handler, m.who, m.dash, m.cfg.CostDur, m.cfg.CostMinN)
+		return err
+	}, prof)
+	if err == nil && prof != nil {
+		err = os.WriteFile(m.cfg.CPUProfile+"."+row.Config+".pprof", prof.Bytes(), 0o644)
+	}
+	if err == nil && traced {
+		err = m.tp.Facade.ForceFlush(ctx)
+		row.spans += m.exp.n.Load() - spans0
+		row.tracedN += int64(cost.N + costWarmup)
+	}
+	if err == nil && metricsOn {
+		row.Recorded += graphqlRequestsRecorded(st)
+		row.Executed += cost.N + costWarmup
+	}
+	if err != nil {
+		return fmt.Errorf("dashboard (%s): %w", row.Config, err)
+	}
+	row.Runs = append(row.Runs, cost)
+	return nil
+}
+
+// summarize computes each row's medians, spans per query and changes
+// against the baseline (by round for the CPU), and the baseline's spread.
+func (o *Overhead) summarize() {
 	base := o.row(obsBaseline)
 	for _, row := range o.Rows {
 		row.Median = medianCost(row.Runs)
@@ -203,7 +230,6 @@ func observabilityOverhead(ctx context.Context, cfg Config, rounds int) (*Overhe
 	}
 	slices.Sort(cpu)
 	o.BaselineSpreadPct = (cpu[len(cpu)-1] - cpu[0]) / median(cpu) * 100
-	return o, nil
 }
 
 // graphqlRequestsRecorded is facade_graphql_requests_total summed over its

@@ -26,8 +26,8 @@ type Shares struct {
 // facade's tracing functions elsewhere (which run, and return at once, with
 // tracing off too).
 var (
-	metricsPackages = []string{"github.com/prometheus/", "github.com/workspacenet/facade/internal/metrics"}
-	tracingPackages = []string{"go.opentelemetry.io/", "github.com/workspacenet/facade/internal/tracing",
+	metricsPackages = []string{"github.com/prometheus/", "github.com/workspacenet/facade/internal/policy/metrics"}
+	tracingPackages = []string{"go.opentelemetry.io/", "github.com/workspacenet/facade/internal/base/tracing",
 		"github.com/workspacenet/facade/restclient.startCallSpan", "github.com/workspacenet/facade/restclient.endCallSpan",
 		"github.com/workspacenet/facade/restclient.injectTrace", "github.com/workspacenet/facade/graph/loaders.batchSpan"}
 )

@@ -8,8 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/workspacenet/facade/internal/counts"
-	"github.com/workspacenet/facade/internal/queries"
+	"github.com/workspacenet/facade/internal/base/counts"
+	"github.com/workspacenet/facade/internal/testsupport/queries"
 )
 
 // The upstream routes a query may need, as the REST service counts them.

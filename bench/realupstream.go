@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/workspacenet/facade/graph/loaders"
-	"github.com/workspacenet/facade/internal/budget"
-	"github.com/workspacenet/facade/internal/gqlclient"
-	"github.com/workspacenet/facade/internal/queries"
+	"github.com/workspacenet/facade/internal/policy/budget"
+	"github.com/workspacenet/facade/internal/testsupport/gqlclient"
+	"github.com/workspacenet/facade/internal/testsupport/queries"
 )
 
 // The "real upstream" scenario: the documented dashboard (docs/querying.md) against an upstream

@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/workspacenet/facade/graph/loaders"
-	"github.com/workspacenet/facade/internal/budget"
-	"github.com/workspacenet/facade/internal/cache"
-	"github.com/workspacenet/facade/internal/gqlclient"
-	"github.com/workspacenet/facade/internal/queries"
+	"github.com/workspacenet/facade/internal/policy/budget"
+	"github.com/workspacenet/facade/internal/policy/cache"
+	"github.com/workspacenet/facade/internal/testsupport/gqlclient"
+	"github.com/workspacenet/facade/internal/testsupport/queries"
 )
 
 // The "refresh" scenario: the documented dashboard (docs/querying.md) on screen in 20 browsers of

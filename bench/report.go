@@ -136,11 +136,29 @@ func markdown(res *Results, prev *Results, plots []string) string {
 	hiLat := highestLatency(res)
 
 	w("%s\n\n", markBegin)
+	runSection(w, res)
+	summarySection(w, res, hiLat)
+	critPathSection(w, res, hiLat)
+	costSection(w, res, prev)
+	loadSection(w, res)
+	perQuerySection(w, res)
+	scenarioSections(w, res)
+	plotsSection(w, plots)
+	w("%s\n", markEnd)
+	return b.String()
+}
+
+// runSection says when, where and how the run was made.
+func runSection(w func(string, ...any), res *Results) {
 	w("## Run\n\n")
 	w("- Date: %s\n- Machine: %s\n- Go: %s\n- Command: `%s`\n", res.Date, res.Machine, res.GoVersion, res.Command)
 	w("- Demo data scale %d; each load run lasts %s (and at least the minimum sample count); the whole run took %.0f s.\n", res.Scale, res.DurPerRun, res.ElapsedSec)
 	w("- Fixtures (demo ids): location `%v`, invoice `%v`, post `%v`, booked resource `%v`.\n\n", res.Fixtures["location"], res.Fixtures["invoice"], res.Fixtures["post"], res.Fixtures["resource"])
+}
 
+// summarySection holds each query's calls and latency against the
+// targets, at upstream latency hiLat.
+func summarySection(w func(string, ...any), res *Results, hiLat float64) {
 	w("## Summary against the targets\n\n")
 	w("Minimum = distinct upstream things the query needed, computed from the data it returned. ")
 	w("Bound = dependent REST rounds (from the data) × injected latency. Latencies are at concurrency 1, upstream latency %g ms.\n\n", hiLat)
@@ -166,8 +184,11 @@ func markdown(res *Results, prev *Results, plots []string) string {
 			r.P50Ms-bound, yesNo(r.N > 0 && r.P50Ms <= bound+targetSlackMs), path, overPath, pathMet)
 	}
 	w("\n")
-	critPathSection(w, res, hiLat)
+}
 
+// costSection is each query's CPU and allocations, with the change since
+// prev (nil: none), and the peak RSS.
+func costSection(w func(string, ...any), res, prev *Results) {
 	w("## Facade cost per query\n\n")
 	w("CPU time (user + system, GC included) and heap allocations of the facade process only — the REST service runs in a child process — ")
 	w("over sequential executions through the HTTP handler at 0 ms upstream latency.")
@@ -210,7 +231,10 @@ func markdown(res *Results, prev *Results, plots []string) string {
 		w(", REST service child process %.1f MiB", float64(res.UpstreamRSSKB)/1024)
 	}
 	w(" (the facade's figure includes the load generator, which shares its process).\n\n")
+}
 
+// loadSection is the facade under load, when measured.
+func loadSection(w func(string, ...any), res *Results) {
 	if res.Load != nil && len(res.Load.Runs) > 0 {
 		r := res.Load.Runs[0]
 		w("## Facade under load\n\n")
@@ -222,7 +246,10 @@ func markdown(res *Results, prev *Results, plots []string) string {
 		w("Upstream calls: those of one request sent alone, counted by the REST service.\n\n")
 		w("%s\n", loadTable(res.Load))
 	}
+}
 
+// perQuerySection is each query's closed-loop runs.
+func perQuerySection(w func(string, ...any), res *Results) {
 	w("## Per query\n\n")
 	w("Each row is a closed-loop run: `conc` clients send the query back to back. Throughput at 0 ms upstream latency and the highest concurrency is the saturation throughput of this machine (facade, REST service and load generator share its CPUs).\n\n")
 	for _, q := range res.Queries {
@@ -244,7 +271,12 @@ func markdown(res *Results, prev *Results, plots []string) string {
 		}
 		w("\n")
 	}
+}
 
+// scenarioSections are the dashboard against concurrency and against the
+// batch wait, the real API's limit and the refreshed screens, those
+// measured.
+func scenarioSections(w func(string, ...any), res *Results) {
 	if len(res.Sweep) > 0 {
 		w("## Dashboard against concurrency (upstream latency %g ms)\n\n", res.Sweep[0].LatencyMs)
 		w("| mode | conc | p50 | p95 | p99 | queries/s | samples |\n|---|---:|---:|---:|---:|---:|---:|\n")
@@ -285,14 +317,16 @@ func markdown(res *Results, prev *Results, plots []string) string {
 		}
 		w("\n")
 	}
+}
+
+// plotsSection shows the plots.
+func plotsSection(w func(string, ...any), plots []string) {
 	if len(plots) > 0 {
 		w("## Plots\n\n")
 		for _, p := range slices.Sorted(slices.Values(plots)) {
 			w("![%s](docs/bench/%s)\n\n", strings.TrimSuffix(p, ".png"), p)
 		}
 	}
-	w("%s\n", markEnd)
-	return b.String()
 }
 
 // writeMarkdown replaces the generated section of path (creating the file

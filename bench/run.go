@@ -21,8 +21,8 @@ import (
 
 	"github.com/workspacenet/facade/graph/loaders"
 	"github.com/workspacenet/facade/graph/loaders/naive"
-	"github.com/workspacenet/facade/internal/budget"
-	"github.com/workspacenet/facade/internal/gqlclient"
+	"github.com/workspacenet/facade/internal/policy/budget"
+	"github.com/workspacenet/facade/internal/testsupport/gqlclient"
 	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/stack"
 )

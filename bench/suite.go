@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/workspacenet/facade/graph/loaders"
+	"github.com/workspacenet/facade/internal/testsupport/gqlclient"
 )
 
 // Config is one benchmark run.
@@ -157,7 +158,6 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	for _, q := range queries {
 		res.Queries = append(res.Queries, &QueryResult{Name: q.Name, Title: q.Title, Text: q.Text, Modes: map[string]*ModeResult{}})
 	}
-
 	if cfg.LoadOnly {
 		if res.Load, err = runLoadCPU(ctx, cfg, up, who, queries); err != nil {
 			return nil, err
@@ -165,7 +165,6 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		res.ElapsedSec = time.Since(began).Seconds()
 		return res, nil
 	}
-
 	for _, lat := range cfg.Latencies {
 		if err := up.SetLatency(lat); err != nil {
 			return nil, err
@@ -174,103 +173,160 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 			if (cfg.BatchedOnly || cfg.CritPathOnly) && mode != modeBatched {
 				continue // the decomposition is of the batched facade only
 			}
-			f, err := startFacade(up.url, mode, loaders.DefaultConfig())
-			if err != nil {
+			if err := cfg.measureMode(ctx, up, who, lat, mode, queries, res); err != nil {
 				return nil, err
 			}
-			c := newGQLClient(f.url, who)
-			for i, q := range queries {
-				qr := res.Queries[i]
-				mr := qr.Modes[mode]
-				if mr == nil {
-					mr = &ModeResult{Calls: map[string]int64{}}
-					qr.Modes[mode] = mr
-				}
-				if _, err := do(ctx, c, q); err != nil { // warm up
-					f.close()
-					return nil, fmt.Errorf("%s (%s, %v): %w", q.Name, mode, lat, err)
-				}
-				routes, total, data, err := callsOf(ctx, up, c, q)
-				if err != nil {
-					f.close()
-					return nil, fmt.Errorf("%s (%s, %v): %w", q.Name, mode, lat, err)
-				}
-				mr.Calls[latKey(lat)] = total
-				if mr.CallsByRoute == nil {
-					mr.CallsByRoute = routes
-				}
-				if mode == modeBatched && qr.MinByRoute == nil {
-					n, err := q.Needs(data)
-					if err != nil {
-						f.close()
-						return nil, fmt.Errorf("%s: minimum: %w", q.Name, err)
-					}
-					qr.MinCalls, qr.MinByRoute, qr.Rounds, qr.Deps = n.Calls(), n.ByRoute(), n.Rounds(), n.Deps()
-				}
-				if mode == modeBatched && cfg.CritPathN > 0 && !cfg.CostOnly {
-					cp, err := critPathRun(ctx, up, c, q, qr.Deps, cfg.CritPathN)
-					if err != nil {
-						f.close()
-						return nil, fmt.Errorf("%s critical path (%v): %w", q.Name, lat, err)
-					}
-					if mr.CritPath == nil {
-						mr.CritPath = map[string]*CritPath{}
-					}
-					mr.CritPath[latKey(lat)] = cp
-					d := cp.Median
-					cfg.logf("%-9s %-7s lat=%-5v critical path (median of %d): total=%.2fms path=%.2fms own=%+.2fms before=%.2f between=%.2f after=%.2f; path: slept=%.2f handler=%.2f client=%.2f",
-						q.Name, mode, lat, cp.N, d.Total, d.CritPath, d.Own, d.Before, d.Between, d.After, d.Slept, d.Handled, d.Client)
-				}
-				if cfg.CritPathOnly {
-					continue
-				}
-				for _, conc := range cfg.Conc {
-					if cfg.CostOnly {
-						break
-					}
-					r := loadRun(ctx, c, q, conc, cfg.Dur, cfg.MinN)
-					r.LatencyMs = ms(lat)
-					mr.Runs = append(mr.Runs, r)
-					cfg.logf("%-9s %-7s lat=%-5v c=%-3d calls=%-4d p50=%7.2fms p95=%7.2fms p99=%7.2fms qps=%7.1f cpu/q=%6.3fms n=%d err=%d %s",
-						q.Name, mode, lat, conc, total, r.P50Ms, r.P95Ms, r.P99Ms, r.QPS, r.CPUMsPerQ, r.N, r.Errors, r.FirstErr)
-				}
-				if lat == 0 && mr.Cost == nil {
-					cost, err := cfg.measureCost(f.handler, who, q, mode)
-					if err != nil {
-						f.close()
-						return nil, fmt.Errorf("%s cost (%s): %w", q.Name, mode, err)
-					}
-					mr.Cost = &cost
-					cfg.logf("%-9s %-7s cost: %.3f ms CPU, %.0f allocs, %.1f KB per query (n=%d)", q.Name, mode, cost.CPUMsPerQuery, cost.AllocsPerQ, cost.KBPerQuery, cost.N)
-				}
-			}
-			f.close()
 		}
 	}
-
 	if cfg.CostOnly || cfg.CritPathOnly || cfg.Only != nil { // a partial run: no sweep or scenarios
 		res.FacadeRSSKB = peakRSSKB("self")
 		res.ElapsedSec = time.Since(began).Seconds()
 		return res, nil
 	}
-
-	if cfg.Load.Dur > 0 {
-		if res.Load, err = runLoadCPU(ctx, cfg, up, who, queries); err != nil {
-			return nil, err
-		}
-	}
-
-	// The dashboard against concurrency, and against the batch wait, at the
-	// highest latency of the run.
-	lat := cfg.Latencies[len(cfg.Latencies)-1]
-	if err := up.SetLatency(lat); err != nil {
+	if err := cfg.runWhole(ctx, up, who, fx, queries, res); err != nil {
 		return nil, err
 	}
+	res.FacadeRSSKB = peakRSSKB("self")
+	if up.pid != 0 {
+		res.UpstreamRSSKB = peakRSSKB(strconv.Itoa(up.pid))
+	}
+	res.ElapsedSec = time.Since(began).Seconds()
+	return res, nil
+}
+
+// measureMode measures every query on one facade in mode, at upstream
+// latency lat, into res.
+func (cfg Config) measureMode(ctx context.Context, up *upstream, who http.Header, lat time.Duration, mode string, queries []*benchQuery, res *Results) error {
+	f, err := startFacade(up.url, mode, loaders.DefaultConfig())
+	if err != nil {
+		return err
+	}
+	defer f.close()
+	c := newGQLClient(f.url, who)
+	for i, q := range queries {
+		qr := res.Queries[i]
+		mr := qr.Modes[mode]
+		if mr == nil {
+			mr = &ModeResult{Calls: map[string]int64{}}
+			qr.Modes[mode] = mr
+		}
+		if err := cfg.measureQuery(ctx, up, f, c, who, lat, q, qr, mode, mr); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// measureQuery measures q on facade f in mode at latency lat: its calls
+// (and, batched, the minimum the data needs and the critical path), its
+// latency at each concurrency, and its cost at latency 0.
+func (cfg Config) measureQuery(ctx context.Context, up *upstream, f *facade, c *gqlclient.Client, who http.Header, lat time.Duration, q *benchQuery, qr *QueryResult, mode string, mr *ModeResult) error {
+	if _, err := do(ctx, c, q); err != nil { // warm up
+		return fmt.Errorf("%s (%s, %v): %w", q.Name, mode, lat, err)
+	}
+	routes, total, data, err := callsOf(ctx, up, c, q)
+	if err != nil {
+		return fmt.Errorf("%s (%s, %v): %w", q.Name, mode, lat, err)
+	}
+	mr.Calls[latKey(lat)] = total
+	if mr.CallsByRoute == nil {
+		mr.CallsByRoute = routes
+	}
+	if mode == modeBatched && qr.MinByRoute == nil {
+		n, err := q.Needs(data)
+		if err != nil {
+			return fmt.Errorf("%s: minimum: %w", q.Name, err)
+		}
+		qr.MinCalls, qr.MinByRoute, qr.Rounds, qr.Deps = n.Calls(), n.ByRoute(), n.Rounds(), n.Deps()
+	}
+	if mode == modeBatched && cfg.CritPathN > 0 && !cfg.CostOnly {
+		if err := cfg.measureCritPath(ctx, up, c, lat, q, qr, mode, mr); err != nil {
+			return err
+		}
+	}
+	if cfg.CritPathOnly {
+		return nil
+	}
+	for _, conc := range cfg.Conc {
+		if cfg.CostOnly {
+			break
+		}
+		r := loadRun(ctx, c, q, conc, cfg.Dur, cfg.MinN)
+		r.LatencyMs = ms(lat)
+		mr.Runs = append(mr.Runs, r)
+		cfg.logf("%-9s %-7s lat=%-5v c=%-3d calls=%-4d p50=%7.2fms p95=%7.2fms p99=%7.2fms qps=%7.1f cpu/q=%6.3fms n=%d err=%d %s",
+			q.Name, mode, lat, conc, total, r.P50Ms, r.P95Ms, r.P99Ms, r.QPS, r.CPUMsPerQ, r.N, r.Errors, r.FirstErr)
+	}
+	if lat == 0 && mr.Cost == nil {
+		cost, err := cfg.measureCost(f.handler, who, q, mode)
+		if err != nil {
+			return fmt.Errorf("%s cost (%s): %w", q.Name, mode, err)
+		}
+		mr.Cost = &cost
+		cfg.logf("%-9s %-7s cost: %.3f ms CPU, %.0f allocs, %.1f KB per query (n=%d)", q.Name, mode, cost.CPUMsPerQuery, cost.AllocsPerQ, cost.KBPerQuery, cost.N)
+	}
+	return nil
+}
+
+// measureCritPath decomposes q's critical path at latency lat into mr.
+func (cfg Config) measureCritPath(ctx context.Context, up *upstream, c *gqlclient.Client, lat time.Duration, q *benchQuery, qr *QueryResult, mode string, mr *ModeResult) error {
+	cp, err := critPathRun(ctx, up, c, q, qr.Deps, cfg.CritPathN)
+	if err != nil {
+		return fmt.Errorf("%s critical path (%v): %w", q.Name, lat, err)
+	}
+	if mr.CritPath == nil {
+		mr.CritPath = map[string]*CritPath{}
+	}
+	mr.CritPath[latKey(lat)] = cp
+	d := cp.Median
+	cfg.logf("%-9s %-7s lat=%-5v critical path (median of %d): total=%.2fms path=%.2fms own=%+.2fms before=%.2f between=%.2f after=%.2f; path: slept=%.2f handler=%.2f client=%.2f",
+		q.Name, mode, lat, cp.N, d.Total, d.CritPath, d.Own, d.Before, d.Between, d.After, d.Slept, d.Handled, d.Client)
+	return nil
+}
+
+// runWhole measures what only a whole run does: under load, the dashboard
+// against concurrency and against the batch wait (at the highest latency
+// of the run), and the scenarios.
+func (cfg Config) runWhole(ctx context.Context, up *upstream, who http.Header, fx *fixtures, queries []*benchQuery, res *Results) error {
+	var err error
+	if cfg.Load.Dur > 0 {
+		if res.Load, err = runLoadCPU(ctx, cfg, up, who, queries); err != nil {
+			return err
+		}
+	}
+	lat := cfg.Latencies[len(cfg.Latencies)-1]
+	if err := up.SetLatency(lat); err != nil {
+		return err
+	}
 	dash := queries[0]
+	if err := cfg.sweepDashboard(ctx, up, who, dash, lat, res); err != nil {
+		return err
+	}
+	for _, w := range cfg.Waits {
+		if err := cfg.dashboardAtWait(ctx, up, who, dash, lat, w, res); err != nil {
+			return err
+		}
+	}
+	if cfg.RealDur > 0 {
+		if res.RealUpstream, err = runRealUpstream(ctx, cfg, up, fx); err != nil {
+			return err
+		}
+	}
+	if cfg.RefreshRounds > 0 {
+		if res.Refresh, err = runRefresh(ctx, cfg, up, fx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sweepDashboard runs the dashboard at each concurrency of the sweep, in
+// each mode, at latency lat.
+func (cfg Config) sweepDashboard(ctx context.Context, up *upstream, who http.Header, dash *benchQuery, lat time.Duration, res *Results) error {
 	for _, mode := range modes {
 		f, err := startFacade(up.url, mode, loaders.DefaultConfig())
 		if err != nil {
-			return nil, err
+			return err
 		}
 		c := newGQLClient(f.url, who)
 		for _, conc := range cfg.Sweep {
@@ -281,46 +337,30 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		}
 		f.close()
 	}
-	for _, w := range cfg.Waits {
-		f, err := startFacade(up.url, modeBatched, loaders.Config{Wait: w, MaxConcurrency: loaders.DefaultMaxConcurrency})
-		if err != nil {
-			return nil, err
-		}
-		c := newGQLClient(f.url, who)
-		if _, err := do(ctx, c, dash); err != nil {
-			f.close()
-			return nil, err
-		}
-		_, total, _, err := callsOf(ctx, up, c, dash)
-		if err != nil {
-			f.close()
-			return nil, err
-		}
-		r := loadRun(ctx, c, dash, 1, cfg.Dur, cfg.MinN)
-		r.LatencyMs = ms(lat)
-		res.Waits = append(res.Waits, WaitResult{WaitMs: ms(w), LatencyMs: ms(lat), Calls: total, Run: r})
-		cfg.logf("wait=%-6v lat=%-5v calls=%d p50=%7.2fms p95=%7.2fms", w, lat, total, r.P50Ms, r.P95Ms)
-		f.close()
-	}
+	return nil
+}
 
-	if cfg.RealDur > 0 {
-		if res.RealUpstream, err = runRealUpstream(ctx, cfg, up, fx); err != nil {
-			return nil, err
-		}
+// dashboardAtWait runs the dashboard on a batched facade whose loaders wait
+// w for a batch, at latency lat: its calls and its latency alone.
+func (cfg Config) dashboardAtWait(ctx context.Context, up *upstream, who http.Header, dash *benchQuery, lat, w time.Duration, res *Results) error {
+	f, err := startFacade(up.url, modeBatched, loaders.Config{Wait: w, MaxConcurrency: loaders.DefaultMaxConcurrency})
+	if err != nil {
+		return err
 	}
-
-	if cfg.RefreshRounds > 0 {
-		if res.Refresh, err = runRefresh(ctx, cfg, up, fx); err != nil {
-			return nil, err
-		}
+	defer f.close()
+	c := newGQLClient(f.url, who)
+	if _, err := do(ctx, c, dash); err != nil {
+		return err
 	}
-
-	res.FacadeRSSKB = peakRSSKB("self")
-	if up.pid != 0 {
-		res.UpstreamRSSKB = peakRSSKB(strconv.Itoa(up.pid))
+	_, total, _, err := callsOf(ctx, up, c, dash)
+	if err != nil {
+		return err
 	}
-	res.ElapsedSec = time.Since(began).Seconds()
-	return res, nil
+	r := loadRun(ctx, c, dash, 1, cfg.Dur, cfg.MinN)
+	r.LatencyMs = ms(lat)
+	res.Waits = append(res.Waits, WaitResult{WaitMs: ms(w), LatencyMs: ms(lat), Calls: total, Run: r})
+	cfg.logf("wait=%-6v lat=%-5v calls=%d p50=%7.2fms p95=%7.2fms", w, lat, total, r.P50Ms, r.P95Ms)
+	return nil
 }
 
 // findFixtures picks demo data that exercises every link: the first location,
@@ -346,7 +386,25 @@ func findFixtures(ctx context.Context, up *upstream, who http.Header) (*fixtures
 		return nil, errNoFixture
 	}
 	fx := &fixtures{Location: ids["location"][0]}
+	if fx.Invoice, err = richestInvoice(ask, fx.Location); err != nil {
+		return nil, err
+	}
+	if fx.Post, err = busiestPost(ask, ids["post"]); err != nil {
+		return nil, err
+	}
+	if fx.Resource, err = bookableResource(ctx, c, ask, fx, ids["resource"]); err != nil {
+		return nil, err
+	}
+	return fx, nil
+}
 
+// asker runs a query of the fixtures' search and decodes its data into v.
+type asker func(text string, vars map[string]any, v any) error
+
+// richestInvoice is the invoice, among the first 30 with credit notes in
+// location, with the most items, booking items and credit notes (one
+// booking item at least).
+func richestInvoice(ask asker, location string) (string, error) {
 	var cn struct {
 		Location struct {
 			CreditNotes struct {
@@ -356,11 +414,11 @@ func findFixtures(ctx context.Context, up *upstream, who http.Header) (*fixtures
 			} `json:"creditNotes"`
 		} `json:"location"`
 	}
-	if err := ask(`query($l: ID!) { location(id: $l) { creditNotes(first: 100) { nodes { invoiceRef } } } }`, map[string]any{"l": fx.Location}, &cn); err != nil {
-		return nil, fmt.Errorf("fixtures: %w", err)
+	if err := ask(`query($l: ID!) { location(id: $l) { creditNotes(first: 100) { nodes { invoiceRef } } } }`, map[string]any{"l": location}, &cn); err != nil {
+		return "", fmt.Errorf("fixtures: %w", err)
 	}
 	seen := map[string]bool{}
-	best := -1
+	best, invoice := -1, ""
 	for _, n := range cn.Location.CreditNotes.Nodes {
 		if n.InvoiceRef == "" || seen[n.InvoiceRef] || len(seen) >= 30 {
 			continue
@@ -377,7 +435,7 @@ func findFixtures(ctx context.Context, up *upstream, who http.Header) (*fixtures
 			} `json:"invoice"`
 		}
 		if err := ask(`query($id: ID!) { invoice(id: $id) { items { booking { id } } creditNotes(first: 25) { nodes { id } } } }`, map[string]any{"id": n.InvoiceRef}, &inv); err != nil {
-			return nil, fmt.Errorf("fixtures: %w", err)
+			return "", fmt.Errorf("fixtures: %w", err)
 		}
 		bookings := 0
 		for _, it := range inv.Invoice.Items {
@@ -387,15 +445,20 @@ func findFixtures(ctx context.Context, up *upstream, who http.Header) (*fixtures
 		}
 		score := len(inv.Invoice.Items) + bookings + len(inv.Invoice.CreditNotes.Nodes)
 		if bookings > 0 && score > best {
-			best, fx.Invoice = score, n.InvoiceRef
+			best, invoice = score, n.InvoiceRef
 		}
 	}
-	if fx.Invoice == "" {
-		return nil, fmt.Errorf("fixtures: no invoice with booking items and credit notes: %w", errNoFixture)
+	if invoice == "" {
+		return "", fmt.Errorf("fixtures: no invoice with booking items and credit notes: %w", errNoFixture)
 	}
+	return invoice, nil
+}
 
-	best = -1
-	for i, p := range ids["post"] {
+// busiestPost is the post, among the first 40, with the most replies (then
+// comments).
+func busiestPost(ask asker, posts []string) (string, error) {
+	best, post := -1, ""
+	for i, p := range posts {
 		if i >= 40 {
 			break
 		}
@@ -405,7 +468,7 @@ func findFixtures(ctx context.Context, up *upstream, who http.Header) (*fixtures
 			} `json:"postComments"`
 		}
 		if err := ask(`query($p: ID!) { postComments(postId: $p) { parentCommentRef } }`, map[string]any{"p": p}, &th); err != nil {
-			return nil, fmt.Errorf("fixtures: %w", err)
+			return "", fmt.Errorf("fixtures: %w", err)
 		}
 		replies := 0
 		for _, cm := range th.PostComments {
@@ -414,22 +477,26 @@ func findFixtures(ctx context.Context, up *upstream, who http.Header) (*fixtures
 			}
 		}
 		if score := 2*replies + len(th.PostComments); score > best {
-			best, fx.Post = score, p
+			best, post = score, p
 		}
 	}
+	return post, nil
+}
 
-	// Bookings add transactions to their resource's location: book in
-	// another location, so the dashboard and the feed read the same data on
-	// every execution.
+// bookableResource is the first resource outside fx's location that takes
+// the suite's one-hour booking (made through c). Bookings add transactions
+// to their resource's location: booking in another location, the dashboard
+// and the feed read the same data on every execution.
+func bookableResource(ctx context.Context, c *gqlclient.Client, ask asker, fx *fixtures, resources []string) (string, error) {
 	var lastErr error
-	for _, r := range ids["resource"] {
+	for _, r := range resources {
 		var res struct {
 			Resource struct {
 				LocationRef string `json:"locationRef"`
 			} `json:"resource"`
 		}
 		if err := ask(`query($id: ID!) { resource(id: $id) { locationRef } }`, map[string]any{"id": r}, &res); err != nil {
-			return nil, fmt.Errorf("fixtures: %w", err)
+			return "", fmt.Errorf("fixtures: %w", err)
 		}
 		if res.Resource.LocationRef == fx.Location {
 			continue
@@ -437,10 +504,10 @@ func findFixtures(ctx context.Context, up *upstream, who http.Header) (*fixtures
 		fx.Resource = r
 		q := suite(fx)[4] // the mutation
 		if _, err := do(ctx, c, q); err == nil {
-			return fx, nil
+			return r, nil
 		} else {
 			lastErr = err
 		}
 	}
-	return nil, fmt.Errorf("fixtures: no resource accepts a one-hour booking: %w", errors.Join(errNoFixture, lastErr))
+	return "", fmt.Errorf("fixtures: no resource accepts a one-hour booking: %w", errors.Join(errNoFixture, lastErr))
 }

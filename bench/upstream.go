@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/workspacenet/facade/internal/childproc"
-	"github.com/workspacenet/facade/internal/gqlclient"
+	"github.com/workspacenet/facade/internal/testsupport/childproc"
+	"github.com/workspacenet/facade/internal/testsupport/gqlclient"
 	"github.com/workspacenet/facade/restserver"
 	"github.com/workspacenet/facade/restserver/hooks"
 	"github.com/workspacenet/facade/stack"

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/stack"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // requiredEnv, when set, turns the skip of a test that cannot find node, the

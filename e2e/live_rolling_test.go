@@ -21,9 +21,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/workspacenet/facade/internal/redistest"
+	"github.com/workspacenet/facade/internal/testsupport/redistest"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/stack"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // TestLiveClientsReconnectThroughARollingRestart: two replicas sharing

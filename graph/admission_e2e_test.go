@@ -11,7 +11,7 @@ import (
 
 	"github.com/workspacenet/facade/graph"
 	"github.com/workspacenet/facade/graph/errcode"
-	"github.com/workspacenet/facade/testenv"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 )
 
 // heldFirst returns testenv options whose upstream, once armed is set, holds

@@ -6,13 +6,13 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"github.com/workspacenet/facade/internal/apq"
+	"github.com/workspacenet/facade/internal/policy/apq"
 	"github.com/workspacenet/facade/restclient"
 )
 
 // APQStore keeps the automatic persisted queries: Add in this process,
 // Share for the other replicas too, as a registration of client (an
-// upstream identity). internal/apq's Store is one.
+// upstream identity). internal/policy/apq's Store is one.
 type APQStore interface {
 	graphql.Cache[string]
 	Share(ctx context.Context, hash, query, client string) bool

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/workspacenet/facade/graph/errcode"
-	"github.com/workspacenet/facade/testenv"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 )
 
 // TestBasicSpellingsForwardedAsSent: a Basic credential in a base64

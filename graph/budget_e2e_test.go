@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"github.com/workspacenet/facade/graph"
-	"github.com/workspacenet/facade/internal/budget"
-	"github.com/workspacenet/facade/internal/queries"
+	"github.com/workspacenet/facade/internal/policy/budget"
+	"github.com/workspacenet/facade/internal/testsupport/queries"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/restserver/hooks"
 	"github.com/workspacenet/facade/stack"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // realLimit is an Env whose upstream enforces the real API's 10 requests per

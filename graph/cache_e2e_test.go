@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/workspacenet/facade/graph"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/stack"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // cached is an Env whose response cache keeps the given route families

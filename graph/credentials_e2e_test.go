@@ -9,9 +9,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/workspacenet/facade/internal/gqlclient"
+	"github.com/workspacenet/facade/internal/testsupport/gqlclient"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/restclient"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // headerLog records the credential headers of every upstream request.

@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/workspacenet/facade/graph"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/restserver"
 	"github.com/workspacenet/facade/stack"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // gateEnv is an Env whose authentication gate has refusedTTL and waits for

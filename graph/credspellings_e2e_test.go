@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/workspacenet/facade/graph"
-	"github.com/workspacenet/facade/testenv"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 )
 
 // spellings returns c's credentials spelled eight ways the upstream takes

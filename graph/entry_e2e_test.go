@@ -3,8 +3,8 @@ package graph_test
 import (
 	"testing"
 
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/restclient"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // TestEntryPoints runs every Query field on demo ids and compares the answer

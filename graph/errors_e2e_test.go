@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/restserver/hooks"
-	"github.com/workspacenet/facade/testenv"
 )
 
 const unknownUUID = "00000000-0000-4000-8000-000000000000"

@@ -9,9 +9,9 @@ import (
 	"github.com/workspacenet/facade/graph"
 	"github.com/workspacenet/facade/graph/errcode"
 	"github.com/workspacenet/facade/graph/limits"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/stack"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // entitiesQuery is what a router sends to resolve entities of the facade.

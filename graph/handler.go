@@ -26,12 +26,12 @@ import (
 	"github.com/workspacenet/facade/graph/overhttp"
 	"github.com/workspacenet/facade/graph/paging"
 	"github.com/workspacenet/facade/graph/trusted"
-	"github.com/workspacenet/facade/internal/accesslog"
-	"github.com/workspacenet/facade/internal/apq"
-	"github.com/workspacenet/facade/internal/budget"
-	"github.com/workspacenet/facade/internal/live"
-	"github.com/workspacenet/facade/internal/metrics"
-	"github.com/workspacenet/facade/internal/sizedlru"
+	"github.com/workspacenet/facade/internal/base/accesslog"
+	"github.com/workspacenet/facade/internal/base/sizedlru"
+	"github.com/workspacenet/facade/internal/policy/apq"
+	"github.com/workspacenet/facade/internal/policy/budget"
+	"github.com/workspacenet/facade/internal/policy/live"
+	"github.com/workspacenet/facade/internal/policy/metrics"
 	"github.com/workspacenet/facade/restclient"
 )
 
@@ -49,7 +49,7 @@ type Options struct {
 	// graph/loaders/naive); Loaders is then unused.
 	NewLoaders func(*restclient.Client) loaders.Source
 	// Logger receives resolver errors and panics (with the request id of
-	// the access log, internal/accesslog); nil discards.
+	// the access log, internal/base/accesslog); nil discards.
 	Logger *slog.Logger
 	// Introspection enables __schema and __type queries.
 	Introspection bool
@@ -120,7 +120,7 @@ type Options struct {
 	APQCacheSize  int
 	APQCacheBytes int64
 	// APQCache, when set, stores them instead of an in-process store of
-	// APQCacheSize and APQCacheBytes (internal/apq: shared by replicas
+	// APQCacheSize and APQCacheBytes (internal/policy/apq: shared by replicas
 	// through Redis, for credentials the upstream accepted).
 	APQCache APQStore
 	// TrustedDocuments, when non-empty, are the only operations executed.
@@ -128,7 +128,7 @@ type Options struct {
 	// Extensions are added to the GraphQL server after the facade's own
 	// (instrumentation, and tests that need a field interceptor).
 	Extensions []graphql.HandlerExtension
-	// Live feeds the subscriptions (internal/live); nil: subscriptions are
+	// Live feeds the subscriptions (internal/policy/live); nil: subscriptions are
 	// refused and /graphql serves neither WebSocket nor SSE.
 	Live *live.Hub
 	// LiveMaxConnections bounds the WebSocket and SSE connections open at
@@ -176,7 +176,7 @@ type Options struct {
 	// caller credentials would lend the server's to every client).
 	FederationServerCredentials bool
 	// Metrics, when set, records requests, upstream calls, loader batches
-	// and admission (internal/metrics, graph/metrics.go); nil: none.
+	// and admission (internal/policy/metrics, graph/metrics.go); nil: none.
 	Metrics *metrics.Facade
 }
 
@@ -242,7 +242,7 @@ const TraceHeader = "X-Upstream-Trace"
 // (405; OPTIONS is answered 204), an Accept it cannot answer (406), a
 // request CSRF prevention stops (400), credential headers that cannot be
 // right (400), a POST that is not JSON (415) or too large (413), a request
-// that is not well-formed (400). Mount it behind internal/accesslog's
+// that is not well-formed (400). Mount it behind internal/base/accesslog's
 // middleware, which gives each request its id and log line.
 func NewHandler(o Options) http.Handler {
 	if o.Logger == nil {

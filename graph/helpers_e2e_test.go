@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/restclient"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // calls is an expected upstream call count per operation (a row of

@@ -20,7 +20,7 @@ import (
 	"github.com/workspacenet/facade/graph/generated"
 	"github.com/workspacenet/facade/graph/overhttp"
 	"github.com/workspacenet/facade/graph/paging"
-	"github.com/workspacenet/facade/internal/accesslog"
+	"github.com/workspacenet/facade/internal/base/accesslog"
 )
 
 // Incremental delivery (@defer, @stream) on gqlgen's execution.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/workspacenet/facade/testenv"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 )
 
 // TestMutationInputsRefusedBeforeTheCall sends inputs the upstream refuses

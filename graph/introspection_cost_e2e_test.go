@@ -10,7 +10,7 @@ import (
 
 	"github.com/workspacenet/facade/graph/errcode"
 	"github.com/workspacenet/facade/graph/limits"
-	"github.com/workspacenet/facade/testenv"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 )
 
 // objects counts the JSON objects in v.

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/workspacenet/facade/graph/errcode"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/restclient"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // The invoice fields restclient.ListInvoiceItemsLazily leaves undecoded

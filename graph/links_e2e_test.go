@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/restclient"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // TestLinks covers every relation of graph.md's Links table with an exact

@@ -13,7 +13,7 @@ import (
 	"github.com/workspacenet/facade/graph/gqlerr"
 	"github.com/workspacenet/facade/graph/limits"
 	"github.com/workspacenet/facade/graph/model"
-	"github.com/workspacenet/facade/internal/live"
+	"github.com/workspacenet/facade/internal/policy/live"
 	"github.com/workspacenet/facade/restclient"
 )
 

@@ -18,8 +18,8 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/stack"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // liveEnv starts the stack with polls every 50 ms (below the program's

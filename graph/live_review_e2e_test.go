@@ -9,8 +9,8 @@ import (
 
 	"github.com/workspacenet/facade/graph"
 	"github.com/workspacenet/facade/graph/errcode"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/stack"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // TestLiveQueriesOverWebSocketAreAdmitted: a query sent over a WebSocket

@@ -9,9 +9,9 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/workspacenet/facade/internal/queries"
+	"github.com/workspacenet/facade/internal/testsupport/queries"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/stack"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // TestClientsGoingAwayLeaveNothingRunning: a WebSocket client that drops
@@ -23,7 +23,7 @@ import (
 // deferred part (which watches no context) is among them when a group
 // drops its part: without execGate, 4 of 10 runs left it.
 func TestClientsGoingAwayLeaveNothingRunning(t *testing.T) {
-	opts := []goleak.Option{goleak.IgnoreCurrent(), goleak.IgnoreTopFunction("github.com/workspacenet/facade/internal/workers.(*Pool).worker")}
+	opts := []goleak.Option{goleak.IgnoreCurrent(), goleak.IgnoreTopFunction("github.com/workspacenet/facade/internal/base/workers.(*Pool).worker")}
 	t.Cleanup(func() { goleak.VerifyNone(t, opts...) }) // after the env's shutdown
 	deferredRoute := regexp.MustCompile(`^/(transactions|billing|resources|events)/`)
 	var armed atomic.Bool

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/stack"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // TestLivePollsInvalidateWhatTheirChangesMakeStale: with invoices and credit

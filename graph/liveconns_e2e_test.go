@@ -15,9 +15,9 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/stack"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // connectLiveWith is connectLive with the upgrade's headers h.

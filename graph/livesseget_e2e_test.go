@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/restclient"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // TestLiveOverSSEByGet: graphql-sse's distinct connections mode by GET

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/stack"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // TestLiveOverSSEByPersistedQuery: Apollo's persisted-query flow for a

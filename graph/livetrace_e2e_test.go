@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/workspacenet/facade/graph"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/stack"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // TestLiveEventReportsItsPollAndLinks: a subscription whose connection_init

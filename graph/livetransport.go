@@ -27,7 +27,7 @@ import (
 	"github.com/workspacenet/facade/graph/guard"
 	"github.com/workspacenet/facade/graph/limits"
 	"github.com/workspacenet/facade/graph/overhttp"
-	"github.com/workspacenet/facade/internal/accesslog"
+	"github.com/workspacenet/facade/internal/base/accesslog"
 	"github.com/workspacenet/facade/restclient"
 )
 

@@ -16,8 +16,8 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/workspacenet/facade/graph"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/stack"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // TestLiveKeepAliveFromOneGoroutine: graphql-transport-ws connections get

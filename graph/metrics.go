@@ -9,9 +9,9 @@ import (
 
 	"github.com/workspacenet/facade/graph/calls"
 	"github.com/workspacenet/facade/graph/gqlerr"
-	"github.com/workspacenet/facade/internal/accesslog"
-	"github.com/workspacenet/facade/internal/budget"
-	"github.com/workspacenet/facade/internal/metrics"
+	"github.com/workspacenet/facade/internal/base/accesslog"
+	"github.com/workspacenet/facade/internal/policy/budget"
+	"github.com/workspacenet/facade/internal/policy/metrics"
 	"github.com/workspacenet/facade/restclient"
 )
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/workspacenet/facade/graph/gqlerr"
 	"github.com/workspacenet/facade/graph/model"
-	"github.com/workspacenet/facade/internal/ids"
+	"github.com/workspacenet/facade/internal/base/ids"
 	"github.com/workspacenet/facade/restclient"
 )
 

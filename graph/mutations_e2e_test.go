@@ -5,8 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/restserver/hooks"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // A slot far after the demo data's bookings, on a weekday inside opening

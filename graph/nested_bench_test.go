@@ -3,8 +3,8 @@ package graph_test
 import (
 	"testing"
 
-	"github.com/workspacenet/facade/internal/queries"
-	"github.com/workspacenet/facade/testenv"
+	"github.com/workspacenet/facade/internal/testsupport/queries"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 )
 
 // BenchmarkNestedQuery executes the nested dashboard query end to end (HTTP

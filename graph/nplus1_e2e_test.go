@@ -5,9 +5,9 @@ import (
 
 	"github.com/workspacenet/facade/graph"
 	"github.com/workspacenet/facade/graph/loaders/naive"
-	"github.com/workspacenet/facade/internal/queries"
+	"github.com/workspacenet/facade/internal/testsupport/queries"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/restclient"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // TestReadmeQueries guards the README's nested queries against N+1: the

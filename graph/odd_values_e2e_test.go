@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/stack"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // oddTransactions wraps the local REST service: in its answers to the

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/restclient"
-	"github.com/workspacenet/facade/testenv"
 )
 
 const txPage = `query($l: ID!, $first: Int, $after: String, $status: TransactionStatus, $type: TransactionType, $from: DateTime, $to: DateTime) {

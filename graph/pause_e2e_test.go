@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/workspacenet/facade/graph"
-	"github.com/workspacenet/facade/internal/budget"
+	"github.com/workspacenet/facade/internal/policy/budget"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/stack"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // TestLearnedPausesAreCapped: an upstream that answers 429 asking for a

@@ -10,8 +10,8 @@ import (
 
 	"github.com/workspacenet/facade/graph"
 	"github.com/workspacenet/facade/graph/errcode"
-	"github.com/workspacenet/facade/internal/gqlclient"
-	"github.com/workspacenet/facade/testenv"
+	"github.com/workspacenet/facade/internal/testsupport/gqlclient"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 )
 
 // padded returns query followed by a comment making it exactly n bytes.

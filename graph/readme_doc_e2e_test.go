@@ -12,9 +12,9 @@ import (
 	"testing"
 
 	"github.com/workspacenet/facade/graph/errcode"
-	"github.com/workspacenet/facade/internal/queries"
+	"github.com/workspacenet/facade/internal/testsupport/queries"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/stack"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // The local servers the documentation names: `go run .` and

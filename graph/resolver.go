@@ -6,7 +6,7 @@ import (
 	"github.com/workspacenet/facade/graph/admission"
 	"github.com/workspacenet/facade/graph/loaders"
 	"github.com/workspacenet/facade/graph/paging"
-	"github.com/workspacenet/facade/internal/live"
+	"github.com/workspacenet/facade/internal/policy/live"
 	"github.com/workspacenet/facade/restclient"
 )
 

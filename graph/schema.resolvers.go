@@ -11,7 +11,7 @@ import (
 	"github.com/workspacenet/facade/graph/generated"
 	"github.com/workspacenet/facade/graph/loaders"
 	"github.com/workspacenet/facade/graph/model"
-	"github.com/workspacenet/facade/internal/live"
+	"github.com/workspacenet/facade/internal/policy/live"
 	"github.com/workspacenet/facade/restclient"
 )
 

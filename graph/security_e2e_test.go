@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/workspacenet/facade/graph"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/restserver/hooks"
 	"github.com/workspacenet/facade/stack"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // manyResources selects n resource root fields, each with its own id: n

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/workspacenet/facade/graph"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/stack"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // metric reads one of the facade's metrics without labels (a gauge) from the

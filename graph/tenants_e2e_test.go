@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/stack"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // TestOneTenantsFloodLeavesRoomForAnother: tenant B floods the facade with

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/workspacenet/facade/graph/errcode"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/stack"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // rewriteCreateDates wraps the local REST service: in its answers to the

@@ -15,8 +15,8 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/workspacenet/facade/graph/trusted"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/stack"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // The answers of one request over each transport, as the bounds table of

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/workspacenet/facade/graph/errcode"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/restserver/hooks"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // Values that fail as they are written (an unreadable timestamp:

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/workspacenet/facade/graph/errcode"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/restserver/hooks"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // The upstream's future: values of the closed enumerations the spec lists

@@ -40,8 +40,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/workspacenet/facade/internal/clock"
-	"github.com/workspacenet/facade/internal/workers"
+	"github.com/workspacenet/facade/internal/base/clock"
+	"github.com/workspacenet/facade/internal/base/workers"
 )
 
 // Defaults of a new Client.
@@ -412,82 +412,43 @@ func (c *Client) do(ctx context.Context, rc call) (resp *Response, v any, err er
 		return nil, nil, errors.New("restclient: nil context")
 	}
 	start := time.Now()
-	var (
-		f      fetched
-		shared bool
-		fl     *flight
-	)
 	sc := scopeOf(ctx)
 	creds := c.credentials(sc)
 	cacheable := rc.method == http.MethodGet && c.cache != nil && rc.decodes()
 	// target is the URL; uri, its part below the base URL, shares its bytes.
 	target := c.target(&rc)
 	uri := target[len(c.base):]
-	if cacheable && !sc.noCacheReads && creds.validate() == nil {
-		if body, ok := c.cache.Get(ctx, creds.Credentials, rc.route, uri); ok {
-			if resp, v, err := c.fromCache(ctx, sc.hooks, rc, body, start); err == nil {
-				return resp, v, nil
-			}
-			// An entry that does not decode is a miss: fetch afresh.
+	if cacheable && !sc.noCacheReads {
+		if resp, v, ok := c.cached(ctx, sc.hooks, &rc, &creds, uri, start); ok {
+			return resp, v, nil
 		}
 	}
+	var (
+		f      fetched
+		shared bool
+		fl     *flight
+	)
 	chain, err := before(ctx, sc.hooks, CallStart{Method: rc.method, Route: rc.route, Priority: priorityOf(ctx)})
 	if len(chain) > 0 {
-		defer func() {
-			status := 0
-			if resp != nil && resp.Response != nil {
-				status = resp.StatusCode
-			}
-			after(ctx, chain, CallInfo{
-				Method: rc.method, Route: rc.route, Status: status,
-				Duration: time.Since(start), Retries: f.retries, RateLimited: f.rateLimited, Waited: f.waited,
-				Err: err, Shared: shared,
-			})
-		}()
+		defer func() { ended(ctx, chain, &rc, start, resp, &f, shared, err) }()
 	}
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := creds.validate(); err != nil {
+	payload, err := sendable(ctx, &rc, &creds)
+	if err != nil {
 		return nil, nil, err
 	}
-	var payload []byte
-	if rc.body != nil {
-		payload, err = json.Marshal(rc.body)
-		if err != nil {
-			return nil, nil, fmt.Errorf("restclient: %s %s: encoding request body: %w", rc.method, rc.route, err)
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, nil, err
-	}
-	if rc.method == http.MethodGet && c.shareGets {
-		f, shared, fl, err = c.sharedFetch(ctx, rc, target, creds, sc.background)
-		if f.hr != nil && !c.flights.alone(fl) {
-			f.hr = copyResponse(f.hr) // the flight's answer is every waiter's
-		}
-	} else {
-		f, err = c.guardedFetch(ctx, rc, target, payload, creds, ctx.Deadline)
-	}
+	f, shared, fl, err = c.exchange(ctx, &rc, target, payload, creds, sc.background)
 	if f.hr != nil {
 		resp = &Response{Response: f.hr}
 	}
-	if err != nil {
+	if err != nil || !rc.decodes() {
 		return resp, nil, err
 	}
-	if !rc.decodes() {
-		return resp, nil, nil
+	if v, err = decodeAnswer(resp, &rc, fl, f.data, sc.readOnly, &creds); err != nil {
+		return resp, nil, err
 	}
-	var page pageInfo
-	if fl != nil && rc.parse != nil && sc.readOnly {
-		v, page, err = fl.parsed(rc.parse)
-	} else {
-		v, page, err = rc.decodeBody(f.data)
-	}
-	if err != nil {
-		return resp, nil, &DecodeError{Method: rc.method, Route: rc.route, Err: redactErr(err, creds.secrets())}
-	}
-	resp.NextPageToken, resp.SearchQueryNext = page.next, page.searchQueryNext
 	if cacheable && !shared {
 		c.cache.Put(ctx, creds.Credentials, rc.route, uri, f.data)
 	}
@@ -495,6 +456,87 @@ func (c *Client) do(ctx context.Context, rc call) (resp *Response, v any, err er
 		c.invalidate(ctx, rc.method, rc.route, rc.id, v)
 	}
 	return resp, v, nil
+}
+
+// cached answers rc from the response cache when it holds a body for creds
+// (valid ones only) and uri that decodes; ok is false otherwise, and the
+// call is made afresh.
+func (c *Client) cached(ctx context.Context, hooks []CallHooks, rc *call, creds *who, uri string, start time.Time) (resp *Response, v any, ok bool) {
+	if creds.validate() != nil {
+		return nil, nil, false
+	}
+	body, ok := c.cache.Get(ctx, creds.Credentials, rc.route, uri)
+	if !ok {
+		return nil, nil, false
+	}
+	resp, v, err := c.fromCache(ctx, hooks, *rc, body, start)
+	return resp, v, err == nil
+}
+
+// ended tells the After hooks of chain how rc's call ended.
+func ended(ctx context.Context, chain []CallHooks, rc *call, start time.Time, resp *Response, f *fetched, shared bool, err error) {
+	status := 0
+	if resp != nil && resp.Response != nil {
+		status = resp.StatusCode
+	}
+	after(ctx, chain, CallInfo{
+		Method: rc.method, Route: rc.route, Status: status,
+		Duration: time.Since(start), Retries: f.retries, RateLimited: f.rateLimited, Waited: f.waited,
+		Err: err, Shared: shared,
+	})
+}
+
+// sendable returns rc's encoded body once the call may be sent: its
+// credentials are valid header values, its body encodes, ctx is alive.
+func sendable(ctx context.Context, rc *call, creds *who) ([]byte, error) {
+	if err := creds.validate(); err != nil {
+		return nil, err
+	}
+	var payload []byte
+	if rc.body != nil {
+		var err error
+		if payload, err = json.Marshal(rc.body); err != nil {
+			return nil, fmt.Errorf("restclient: %s %s: encoding request body: %w", rc.method, rc.route, err)
+		}
+	}
+	return payload, ctx.Err()
+}
+
+// exchange makes rc's exchange: a GET joins an identical one in flight when
+// sharing is on (shared: it did; fl: the flight, whose answer is copied for
+// each caller but the flight's only one), any other call goes alone through
+// its route's breaker.
+func (c *Client) exchange(ctx context.Context, rc *call, target string, payload []byte, creds who, background bool) (f fetched, shared bool, fl *flight, err error) {
+	if rc.method != http.MethodGet || !c.shareGets {
+		f, err = c.guardedFetch(ctx, *rc, target, payload, creds, ctx.Deadline)
+		return f, false, nil, err
+	}
+	f, shared, fl, err = c.sharedFetch(ctx, *rc, target, creds, background)
+	if f.hr != nil && !c.flights.alone(fl) {
+		f.hr = copyResponse(f.hr) // the flight's answer is every waiter's
+	}
+	return f, shared, fl, err
+}
+
+// decodeAnswer decodes data, rc's 2xx body, and sets resp's page tokens; a
+// caller that only reads results (readOnly) of a shared GET takes the
+// flight's one decoding.
+func decodeAnswer(resp *Response, rc *call, fl *flight, data []byte, readOnly bool, creds *who) (any, error) {
+	var (
+		v    any
+		page pageInfo
+		err  error
+	)
+	if fl != nil && rc.parse != nil && readOnly {
+		v, page, err = fl.parsed(rc.parse)
+	} else {
+		v, page, err = rc.decodeBody(data)
+	}
+	if err != nil {
+		return nil, &DecodeError{Method: rc.method, Route: rc.route, Err: redactErr(err, creds.secrets())}
+	}
+	resp.NextPageToken, resp.SearchQueryNext = page.next, page.searchQueryNext
+	return v, nil
 }
 
 // fromCache answers rc with a cached body, and tells the After hooks.

@@ -16,7 +16,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/workspacenet/facade/internal/clock"
+	"github.com/workspacenet/facade/internal/base/clock"
 )
 
 func TestNewClientValidation(t *testing.T) {

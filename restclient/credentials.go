@@ -9,8 +9,8 @@ import (
 	"log/slog"
 	"strings"
 
-	"github.com/workspacenet/facade/internal/credkey"
-	"github.com/workspacenet/facade/internal/ids"
+	"github.com/workspacenet/facade/internal/base/credkey"
+	"github.com/workspacenet/facade/internal/base/ids"
 )
 
 // Credentials are the two headers that authenticate a call upstream:
@@ -244,7 +244,7 @@ func basicAuthorization(clientID, clientSecret string) string {
 }
 
 // Normalized returns c in the one spelling of the upstream client it names
-// (internal/credkey): the Authorization scheme as "Basic" or "Bearer"
+// (internal/base/credkey): the Authorization scheme as "Basic" or "Bearer"
 // whatever its case, blanks trimmed and collapsed, a Basic credential's
 // base64 decoded and encoded again in standard padded form (kept as given
 // when it does not decode), the network id trimmed and, when a uuid, lower

@@ -23,7 +23,7 @@ func TestDecodeItemsReadsWhatJSONWrote(t *testing.T) {
 	}
 }
 
-// TestDecodeItemsOfEveryWatchedObject: every object internal/live watches
+// TestDecodeItemsOfEveryWatchedObject: every object internal/policy/live watches
 // has its decoders.
 func TestDecodeItemsOfEveryWatchedObject(t *testing.T) {
 	empty := []byte(`{"items":[]}`)

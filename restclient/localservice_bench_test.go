@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/workspacenet/facade/internal/childproc"
+	"github.com/workspacenet/facade/internal/testsupport/childproc"
 	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/restserver"
 )

@@ -11,5 +11,5 @@ import (
 // (localservice_bench_test.go) lives as long as the test binary, and with
 // it the goroutine reading its stdout.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/workspacenet/facade/internal/childproc.readHello"))
+	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/workspacenet/facade/internal/testsupport/childproc.readHello"))
 }

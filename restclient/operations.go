@@ -43,7 +43,7 @@ type Operation struct {
 	RequireNetwork bool
 
 	// The response cache, GETs only (every GET has a family). CacheFamily
-	// names the route in a TTL spec (internal/cache.ParseTTLs; one family
+	// names the route in a TTL spec (internal/policy/cache.ParseTTLs; one family
 	// may hold several routes), CacheTTL is the family's default TTL (0: not
 	// cached unless configured), and CacheTags are the list filters whose
 	// values tag the route's entries beside its path parameter, so that a

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/workspacenet/facade/internal/workers"
+	"github.com/workspacenet/facade/internal/base/workers"
 )
 
 // Shared GETs

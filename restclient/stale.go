@@ -66,7 +66,7 @@ func StaleAfter(method, route, id string, v any) []Entry {
 
 // invalidate drops the cache entries a successful write made stale
 // (StaleAfter). Invalidate's error is not the write's: every Stale of the
-// table is one the cache can invalidate (internal/cache's
+// table is one the cache can invalidate (internal/policy/cache's
 // TestStaleEntriesAreInvalidatable), and a cache whose store fails counts
 // it itself.
 func (c *Client) invalidate(ctx context.Context, method, route, id string, v any) {

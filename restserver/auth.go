@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/workspacenet/facade/internal/ids"
+	"github.com/workspacenet/facade/internal/base/ids"
 )
 
 // ScopeFamilies are the scope families of the API; each has a ".readonly"
@@ -80,7 +80,7 @@ func (s *Server) authenticate(r *http.Request, requireNetwork bool) (*caller, er
 	switch strings.ToLower(scheme) {
 	case "basic":
 		// Strict standard base64 only: one pair has one spelling, so the
-		// rate limit (keyed by the spelling, internal/credkey) counts one
+		// rate limit (keyed by the spelling, internal/base/credkey) counts one
 		// client where authentication sees one.
 		raw, err := base64.StdEncoding.Strict().DecodeString(cred)
 		if err != nil {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/workspacenet/facade/internal/ids"
+	"github.com/workspacenet/facade/internal/base/ids"
 	"github.com/workspacenet/facade/restserver/wire"
 )
 
@@ -72,28 +72,8 @@ func validateCreditNote(req *wire.CreditNoteCreateRequest, now time.Time) (*cred
 		return nil, invalidf("creditNote.reason: must be one of %s", strings.Join(creditNoteReasons, ", "))
 	}
 	in.reason = *req.Reason
-	if len(req.Lines) == 0 {
-		return nil, invalidf("creditNote.lines: at least one line is required")
-	}
-	if len(req.Lines) > 100 {
-		return nil, invalidf("creditNote.lines: at most 100 lines")
-	}
-	for i, l := range req.Lines {
-		f := fmt.Sprintf("creditNote.lines[%d]", i)
-		id, err := refParam(l.InvoiceItemRef, f+".invoiceItemRef")
-		if err != nil {
-			return nil, err
-		}
-		if slices.ContainsFunc(in.lines, func(l creditLineInput) bool { return l.itemID == id }) {
-			return nil, invalidf("%s.invoiceItemRef: the item appears in two lines", f)
-		}
-		if l.Quantity != nil && *l.Quantity <= 0 {
-			return nil, invalidf("%s.quantity: must be greater than 0", f)
-		}
-		if l.Amount != nil && *l.Amount <= 0 {
-			return nil, invalidf("%s.amount: must be greater than 0", f)
-		}
-		in.lines = append(in.lines, creditLineInput{itemID: id, quantity: l.Quantity, amount: l.Amount})
+	if in.lines, err = validateCreditLines(req.Lines); err != nil {
+		return nil, err
 	}
 	if req.CreditAmount != nil && *req.CreditAmount < 0 {
 		return nil, invalidf("creditNote.creditAmount: must not be negative")
@@ -102,24 +82,8 @@ func validateCreditNote(req *wire.CreditNoteCreateRequest, now time.Time) (*cred
 		return nil, invalidf("creditNote.outOfBandAmount: must not be negative")
 	}
 	in.creditAmount, in.outOfBandAmount = req.CreditAmount, req.OutOfBandAmount
-	for i, rf := range req.Refunds {
-		f := fmt.Sprintf("creditNote.refunds[%d]", i)
-		if rf.Amount == nil || *rf.Amount <= 0 {
-			return nil, invalidf("%s.amount: must be greater than 0", f)
-		}
-		txID, err := refParam(rf.TransactionRef, f+".transactionRef")
-		if err != nil {
-			return nil, err
-		}
-		if rf.ID != nil && !ids.IsUUID(*rf.ID) {
-			return nil, invalidf("%s.id: must be a uuid", f)
-		}
-		r := refundInput{amount: *rf.Amount, transactionID: txID}
-		if rf.ID != nil {
-			r.id = strings.ToLower(*rf.ID)
-		}
-		in.refunds = append(in.refunds, r)
-		in.refundTotal += *rf.Amount
+	if in.refunds, in.refundTotal, err = validateRefunds(req.Refunds); err != nil {
+		return nil, err
 	}
 	in.memo = req.Memo
 	if in.memo == nil {
@@ -133,6 +97,66 @@ func validateCreditNote(req *wire.CreditNoteCreateRequest, now time.Time) (*cred
 		in.effectiveDate = wire.NewTimestamp(now)
 	}
 	return in, nil
+}
+
+// validateCreditLines checks a credit note's lines: 1 to 100, each of its
+// own item, with a quantity and an amount greater than 0 when set.
+func validateCreditLines(lines []wire.CreditNoteLineRequest) ([]creditLineInput, error) {
+	if len(lines) == 0 {
+		return nil, invalidf("creditNote.lines: at least one line is required")
+	}
+	if len(lines) > 100 {
+		return nil, invalidf("creditNote.lines: at most 100 lines")
+	}
+	var out []creditLineInput
+	for i, l := range lines {
+		f := fmt.Sprintf("creditNote.lines[%d]", i)
+		id, err := refParam(l.InvoiceItemRef, f+".invoiceItemRef")
+		if err != nil {
+			return nil, err
+		}
+		if slices.ContainsFunc(out, func(l creditLineInput) bool { return l.itemID == id }) {
+			return nil, invalidf("%s.invoiceItemRef: the item appears in two lines", f)
+		}
+		if l.Quantity != nil && *l.Quantity <= 0 {
+			return nil, invalidf("%s.quantity: must be greater than 0", f)
+		}
+		if l.Amount != nil && *l.Amount <= 0 {
+			return nil, invalidf("%s.amount: must be greater than 0", f)
+		}
+		out = append(out, creditLineInput{itemID: id, quantity: l.Quantity, amount: l.Amount})
+	}
+	return out, nil
+}
+
+// validateRefunds checks a credit note's refunds (each an amount greater
+// than 0 to a transaction, with a uuid when it names one) and returns them
+// with their total.
+func validateRefunds(refunds []wire.CreditNoteRefundRequest) ([]refundInput, float64, error) {
+	var (
+		out   []refundInput
+		total float64
+	)
+	for i, rf := range refunds {
+		f := fmt.Sprintf("creditNote.refunds[%d]", i)
+		if rf.Amount == nil || *rf.Amount <= 0 {
+			return nil, 0, invalidf("%s.amount: must be greater than 0", f)
+		}
+		txID, err := refParam(rf.TransactionRef, f+".transactionRef")
+		if err != nil {
+			return nil, 0, err
+		}
+		if rf.ID != nil && !ids.IsUUID(*rf.ID) {
+			return nil, 0, invalidf("%s.id: must be a uuid", f)
+		}
+		r := refundInput{amount: *rf.Amount, transactionID: txID}
+		if rf.ID != nil {
+			r.id = strings.ToLower(*rf.ID)
+		}
+		out = append(out, r)
+		total += *rf.Amount
+	}
+	return out, total, nil
 }
 
 // creditItem is an invoice item as crediting sees it: the stored item,
@@ -187,110 +211,162 @@ func computeCreditNote(in *creditNoteInput, inv *wire.Invoice, items []*creditIt
 		return nil, conflictf("creditNote.invoiceRef: the invoice is voided")
 	}
 	out := &creditAmounts{}
-	type taxKey struct {
-		rate      float64
-		inclusive bool
-	}
-	taxes := map[taxKey]*wire.Tax{}
-	var keys []taxKey
+	var taxes taxGroups
 	for i, l := range in.lines {
-		f := fmt.Sprintf("creditNote.lines[%d]", i)
-		ci := items[i]
-		if ci == nil {
-			return nil, notFoundf("%s.invoiceItemRef: invoice item not found", f)
+		line, err := creditLine(fmt.Sprintf("creditNote.lines[%d]", i), l, items[i], in.invoiceID)
+		if err != nil {
+			return nil, err
 		}
-		if ci.invoiceID != in.invoiceID {
-			return nil, invalidf("%s.invoiceItemRef: the item belongs to another invoice", f)
-		}
-		item := &ci.item
-		if item.DeleteDate != nil {
-			return nil, conflictf("%s.invoiceItemRef: the item was deleted from the invoice", f)
-		}
-		itemTotal, itemQty := deref(item.TotalAmount, 0), deref(item.Quantity, 1)
-		remQ, remA := itemQty-ci.creditedQty, round2(itemTotal-ci.creditedAmount)
-		var q, a float64
-		switch {
-		case l.quantity == nil && l.amount == nil:
-			q, a = remQ, remA
-		case l.amount == nil:
-			q = *l.quantity
-			if q >= remQ-quantityEpsilon {
-				a = remA
-			} else {
-				a = round2(itemTotal / itemQty * q)
-			}
-		case l.quantity == nil:
-			a = round2(*l.amount)
-		default:
-			q, a = *l.quantity, round2(*l.amount)
-		}
-		if remA <= 0 || remQ <= quantityEpsilon && l.amount == nil {
-			return nil, conflictf("%s.invoiceItemRef: the item is already fully credited", f)
-		}
-		if q > remQ+quantityEpsilon {
-			return nil, conflictf("%s.quantity: exceeds the item's remaining quantity %g", f, remQ)
-		}
-		if a > remA+amountEpsilon {
-			return nil, conflictf("%s.amount: exceeds the item's remaining amount %.2f", f, remA)
-		}
-		if a < amountEpsilon {
-			// Rounded to cents the line credits nothing: refused rather
-			// than issued as a note (and a number) of 0.00.
-			field := f + ".amount"
-			if l.amount == nil {
-				field = f + ".quantity"
-			}
-			return nil, invalidf("%s: credits 0.00 once rounded to cents; a line must credit at least 0.01", field)
-		}
-		lineExcl := a
-		if itemTotal > 0 && item.TotalExcludingTaxAmount != nil {
-			lineExcl = round2(a * *item.TotalExcludingTaxAmount / itemTotal)
-		}
-		tax := &wire.Tax{Amount: new(round2(a - lineExcl)), TaxableAmount: new(lineExcl), Rate: new(0.0), Inclusive: new(true)}
-		if item.Tax != nil {
-			tax.Rate, tax.Inclusive = item.Tax.Rate, item.Tax.Inclusive
-		}
-		key := taxKey{deref(tax.Rate, 0), deref(tax.Inclusive, true)}
-		if t, ok := taxes[key]; ok {
-			*t.Amount = round2(*t.Amount + *tax.Amount)
-			*t.TaxableAmount = round2(*t.TaxableAmount + lineExcl)
-		} else {
-			taxes[key] = &wire.Tax{Amount: new(*tax.Amount), TaxableAmount: new(lineExcl), Rate: tax.Rate, Inclusive: tax.Inclusive}
-			keys = append(keys, key)
-		}
-		line := creditedLine{item: item, creditedQty: q, amount: a, excl: lineExcl, tax: tax}
-		if l.quantity != nil || l.amount == nil {
-			line.quantity = new(q)
-		}
+		taxes.add(line.tax, line.excl)
 		out.lines = append(out.lines, line)
-		out.total = round2(out.total + a)
-		out.excl = round2(out.excl + lineExcl)
+		out.total = round2(out.total + line.amount)
+		out.excl = round2(out.excl + line.excl)
 	}
-	slices.SortStableFunc(keys, func(a, b taxKey) int { return cmp.Compare(a.rate, b.rate) })
-	for _, k := range keys {
-		out.taxes = append(out.taxes, *taxes[k])
-	}
-
-	out.paid = inv.Status != nil && *inv.Status == "paid"
-	out.noteType = "prePayment"
-	if out.paid {
-		out.noteType = "postPayment"
-		out.outOfBand = deref(in.outOfBandAmount, 0)
-		out.creditAmount = round2(out.total - in.refundTotal - out.outOfBand)
-		if in.creditAmount != nil {
-			out.creditAmount = *in.creditAmount
-		}
-		if out.creditAmount < -amountEpsilon || abs(in.refundTotal+out.outOfBand+out.creditAmount-out.total) > amountEpsilon {
-			return nil, invalidf("creditNote.creditAmount: refunds + outOfBandAmount + creditAmount must equal the credited total %.2f", out.total)
-		}
-		out.postPayment = out.total
-	} else {
-		if in.refundTotal > 0 || deref(in.outOfBandAmount, 0) > 0 || deref(in.creditAmount, 0) > 0 {
-			return nil, invalidf("creditNote.refunds: refunds, outOfBandAmount and creditAmount apply to paid invoices only; this credit note reduces the amount due")
-		}
-		out.prePayment = out.total
+	out.taxes = taxes.list()
+	if err := out.split(in, inv); err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// creditLine applies the amount rules to line l, named f, of a credit note
+// of invoice invoiceID: ci is its stored item (nil: none). Without a
+// quantity or an amount the line credits what remains of the item; with a
+// quantity alone, that share of the item's total (what remains, for the
+// last units).
+func creditLine(f string, l creditLineInput, ci *creditItem, invoiceID string) (creditedLine, error) {
+	if ci == nil {
+		return creditedLine{}, notFoundf("%s.invoiceItemRef: invoice item not found", f)
+	}
+	if ci.invoiceID != invoiceID {
+		return creditedLine{}, invalidf("%s.invoiceItemRef: the item belongs to another invoice", f)
+	}
+	item := &ci.item
+	if item.DeleteDate != nil {
+		return creditedLine{}, conflictf("%s.invoiceItemRef: the item was deleted from the invoice", f)
+	}
+	itemTotal, itemQty := deref(item.TotalAmount, 0), deref(item.Quantity, 1)
+	remQ, remA := itemQty-ci.creditedQty, round2(itemTotal-ci.creditedAmount)
+	var q, a float64
+	switch {
+	case l.quantity == nil && l.amount == nil:
+		q, a = remQ, remA
+	case l.amount == nil:
+		q = *l.quantity
+		if q >= remQ-quantityEpsilon {
+			a = remA
+		} else {
+			a = round2(itemTotal / itemQty * q)
+		}
+	case l.quantity == nil:
+		a = round2(*l.amount)
+	default:
+		q, a = *l.quantity, round2(*l.amount)
+	}
+	if err := creditFits(f, l, q, a, remQ, remA); err != nil {
+		return creditedLine{}, err
+	}
+	lineExcl := a
+	if itemTotal > 0 && item.TotalExcludingTaxAmount != nil {
+		lineExcl = round2(a * *item.TotalExcludingTaxAmount / itemTotal)
+	}
+	tax := &wire.Tax{Amount: new(round2(a - lineExcl)), TaxableAmount: new(lineExcl), Rate: new(0.0), Inclusive: new(true)}
+	if item.Tax != nil {
+		tax.Rate, tax.Inclusive = item.Tax.Rate, item.Tax.Inclusive
+	}
+	line := creditedLine{item: item, creditedQty: q, amount: a, excl: lineExcl, tax: tax}
+	if l.quantity != nil || l.amount == nil {
+		line.quantity = new(q)
+	}
+	return line, nil
+}
+
+// creditFits checks that a line (l, named f) crediting quantity q and
+// amount a fits what remains of its item (remQ, remA), and credits at
+// least a cent.
+func creditFits(f string, l creditLineInput, q, a, remQ, remA float64) error {
+	if remA <= 0 || remQ <= quantityEpsilon && l.amount == nil {
+		return conflictf("%s.invoiceItemRef: the item is already fully credited", f)
+	}
+	if q > remQ+quantityEpsilon {
+		return conflictf("%s.quantity: exceeds the item's remaining quantity %g", f, remQ)
+	}
+	if a > remA+amountEpsilon {
+		return conflictf("%s.amount: exceeds the item's remaining amount %.2f", f, remA)
+	}
+	if a < amountEpsilon {
+		// Rounded to cents the line credits nothing: refused rather
+		// than issued as a note (and a number) of 0.00.
+		field := f + ".amount"
+		if l.amount == nil {
+			field = f + ".quantity"
+		}
+		return invalidf("%s: credits 0.00 once rounded to cents; a line must credit at least 0.01", field)
+	}
+	return nil
+}
+
+// taxGroups sums the lines' taxes by rate and inclusiveness.
+type taxGroups struct {
+	byKey map[taxKey]*wire.Tax
+	keys  []taxKey // in the order first seen
+}
+
+type taxKey struct {
+	rate      float64
+	inclusive bool
+}
+
+// add counts a line's tax, on taxable amount excl.
+func (g *taxGroups) add(tax *wire.Tax, excl float64) {
+	key := taxKey{deref(tax.Rate, 0), deref(tax.Inclusive, true)}
+	if t, ok := g.byKey[key]; ok {
+		*t.Amount = round2(*t.Amount + *tax.Amount)
+		*t.TaxableAmount = round2(*t.TaxableAmount + excl)
+		return
+	}
+	if g.byKey == nil {
+		g.byKey = map[taxKey]*wire.Tax{}
+	}
+	g.byKey[key] = &wire.Tax{Amount: new(*tax.Amount), TaxableAmount: new(excl), Rate: tax.Rate, Inclusive: tax.Inclusive}
+	g.keys = append(g.keys, key)
+}
+
+// list returns the groups by rate (the first seen first among equal rates).
+func (g *taxGroups) list() []wire.Tax {
+	slices.SortStableFunc(g.keys, func(a, b taxKey) int { return cmp.Compare(a.rate, b.rate) })
+	var out []wire.Tax
+	for _, k := range g.keys {
+		out = append(out, *g.byKey[k])
+	}
+	return out
+}
+
+// split places the total on its side of the payment of inv: before it the
+// note reduces the amount due (and takes no refund, out-of-band amount or
+// credit); after it, the total is the refunds, the out-of-band amount and
+// the credit, which is the rest unless in sets it.
+func (out *creditAmounts) split(in *creditNoteInput, inv *wire.Invoice) error {
+	out.paid = inv.Status != nil && *inv.Status == "paid"
+	out.noteType = "prePayment"
+	if !out.paid {
+		if in.refundTotal > 0 || deref(in.outOfBandAmount, 0) > 0 || deref(in.creditAmount, 0) > 0 {
+			return invalidf("creditNote.refunds: refunds, outOfBandAmount and creditAmount apply to paid invoices only; this credit note reduces the amount due")
+		}
+		out.prePayment = out.total
+		return nil
+	}
+	out.noteType = "postPayment"
+	out.outOfBand = deref(in.outOfBandAmount, 0)
+	out.creditAmount = round2(out.total - in.refundTotal - out.outOfBand)
+	if in.creditAmount != nil {
+		out.creditAmount = *in.creditAmount
+	}
+	if out.creditAmount < -amountEpsilon || abs(in.refundTotal+out.outOfBand+out.creditAmount-out.total) > amountEpsilon {
+		return invalidf("creditNote.creditAmount: refunds + outOfBandAmount + creditAmount must equal the credited total %.2f", out.total)
+	}
+	out.postPayment = out.total
+	return nil
 }
 
 // newCreditNote assembles the credit note of in with the computed amounts:

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/workspacenet/facade/internal/ids"
+	"github.com/workspacenet/facade/internal/base/ids"
 	"github.com/workspacenet/facade/restserver/wire"
 )
 

@@ -18,8 +18,8 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/workspacenet/facade/internal/sealbox"
-	"github.com/workspacenet/facade/internal/tracing"
+	"github.com/workspacenet/facade/internal/base/sealbox"
+	"github.com/workspacenet/facade/internal/base/tracing"
 	"github.com/workspacenet/facade/restclient"
 
 	"github.com/workspacenet/facade/restserver/hooks"

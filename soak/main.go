@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -22,7 +23,6 @@ import (
 	"os/signal"
 	"runtime"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,9 +30,9 @@ import (
 	"time"
 
 	"github.com/workspacenet/facade/graph/errcode"
-	"github.com/workspacenet/facade/internal/budget"
-	"github.com/workspacenet/facade/internal/counts"
-	"github.com/workspacenet/facade/internal/gqlclient"
+	"github.com/workspacenet/facade/internal/base/counts"
+	"github.com/workspacenet/facade/internal/policy/budget"
+	"github.com/workspacenet/facade/internal/testsupport/gqlclient"
 	"github.com/workspacenet/facade/restserver/hooks"
 	"github.com/workspacenet/facade/stack"
 )
@@ -158,35 +158,15 @@ type result struct {
 // the traffic mix for cfg.duration while printing a report line every
 // cfg.interval, and waits for the goroutines to come to rest.
 func soak(ctx context.Context, cfg config, out io.Writer) (*result, error) {
-	faults, err := hooks.ParseSpec(cfg.faults)
+	faults, err := parseFaults(cfg.faults)
 	if err != nil {
-		return nil, fmt.Errorf("-faults: %w", err)
+		return nil, err
 	}
-	for _, r := range faults {
-		if r.Route == hooks.AllRoutes {
-			return nil, errors.New("-faults: name routes, not *, so errors can be attributed")
-		}
-	}
-
-	// The facade and its upstream, the local REST service on an in-memory
-	// database, whose hooks inject the faults and count them. No rate
-	// budget and no response cache: the soak measures the facade's
-	// stability, and every request's faults, not the pacing.
-	sc := stack.DefaultConfig()
-	sc.DataDir = ""
-	sc.UpstreamTimeout = 2 * time.Second
-	sc.Graph.RequestTimeout = 5 * time.Second
-	sc.Budget, sc.DemoRateLimit, sc.CacheTTL = budget.Config{}, 0, ""
-	st, err := stack.Start(ctx, sc, slog.New(slog.DiscardHandler))
+	st, url, err := startSoakStack(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer st.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	go func() { _ = st.Serve(ln) }()
 	h := st.Embedded.Server.Hooks()
 	h.Seed(cfg.seed)
 
@@ -202,7 +182,7 @@ func soak(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 	// end and the goroutines at rest compared with the start.
 	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: cfg.concurrency}}
 	defer hc.CloseIdleConnections()
-	client := &gqlclient.Client{URL: "http://" + ln.Addr().String() + "/graphql", HTTP: hc}
+	client := &gqlclient.Client{URL: url, HTTP: hc}
 	restingBefore := runtime.NumGoroutine()
 	var wg sync.WaitGroup
 	for i := range cfg.concurrency {
@@ -216,64 +196,120 @@ func soak(ctx context.Context, cfg config, out io.Writer) (*result, error) {
 
 	fmt.Fprintln(out, "| t | requests | req/s | errors by code | RSS MiB | goroutines | heap in use MiB |")
 	fmt.Fprintln(out, "|---|---|---|---|---|---|---|")
-	var samples []sample
-	start := time.Now()
+	rep := &reporter{out: out, tally: tally, start: time.Now()}
+	rep.lastAt = rep.start
 	tick := time.NewTicker(cfg.interval)
 	defer tick.Stop()
-	var last int64
-	lastAt := start
-	report := func() {
-		now := time.Now()
-		n := tally.requests.Load()
-		tally.mu.Lock()
-		codes := tally.codes
-		tally.codes = map[string]int64{}
-		tally.mu.Unlock()
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		s := sample{
-			at: now.Sub(start).Round(time.Second), requests: n - last,
-			rps: float64(n-last) / now.Sub(lastAt).Seconds(), codes: codes,
-			rssKB: rssKB(), goroutines: runtime.NumGoroutine(), heapInuse: ms.HeapInuse,
-		}
-		last, lastAt = n, now
-		samples = append(samples, s)
-		fmt.Fprintf(out, "| %v | %d | %.0f | %s | %.1f | %d | %.1f |\n", s.at, s.requests, s.rps, formatCodes(s.codes),
-			float64(s.rssKB)/1024, s.goroutines, float64(s.heapInuse)/(1<<20))
-	}
 loop:
 	for {
 		select {
 		case <-runCtx.Done():
 			break loop
 		case <-tick.C:
-			report()
+			rep.report()
 		}
 	}
 	wg.Wait()
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	// At rest: once the calls of abandoned requests have ended and the idle
-	// connections of the load generator (into the facade) and of the facade
-	// (into the upstream) are closed, the goroutines return to their count
-	// before the load (a leak would keep some per request). The count is
-	// polled: connections close asynchronously. The bound only ends a run
-	// whose goroutines never come to rest.
-	restingAfter := runtime.NumGoroutine()
+	restingAfter := comeToRest(restingBefore, hc, st)
+	rep.report()
+	fmt.Fprintf(out, "\ngoroutines at rest: %d before the load, %d after (limit %d)\n", restingBefore, restingAfter, restingBefore+restSlack)
+	return &result{cfg: cfg, st: tally, samples: rep.samples, injected: injectedFaults(st.Embedded.Server.Hooks()), faults: faults,
+		restingBefore: restingBefore, restingAfter: restingAfter}, nil
+}
+
+// parseFaults reads the -faults spec; each rule names a route, so that
+// errors can be attributed.
+func parseFaults(spec string) ([]hooks.Rule, error) {
+	faults, err := hooks.ParseSpec(spec)
+	if err != nil {
+		return nil, fmt.Errorf("-faults: %w", err)
+	}
+	for _, r := range faults {
+		if r.Route == hooks.AllRoutes {
+			return nil, errors.New("-faults: name routes, not *, so errors can be attributed")
+		}
+	}
+	return faults, nil
+}
+
+// startSoakStack starts the facade and its upstream, the local REST
+// service on an in-memory database, whose hooks inject the faults and
+// count them, and serves the facade on a loopback port (url: its GraphQL
+// endpoint). No rate budget and no response cache: the soak measures the
+// facade's stability, and every request's faults, not the pacing.
+func startSoakStack(ctx context.Context) (*stack.Stack, string, error) {
+	sc := stack.DefaultConfig()
+	sc.DataDir = ""
+	sc.UpstreamTimeout = 2 * time.Second
+	sc.Graph.RequestTimeout = 5 * time.Second
+	sc.Budget, sc.DemoRateLimit, sc.CacheTTL = budget.Config{}, 0, ""
+	st, err := stack.Start(ctx, sc, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return nil, "", err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		_ = st.Close()
+		return nil, "", err
+	}
+	go func() { _ = st.Serve(ln) }()
+	return st, "http://" + ln.Addr().String() + "/graphql", nil
+}
+
+// reporter prints a report line per interval from the tally, and keeps
+// each line as a sample.
+type reporter struct {
+	out     io.Writer
+	tally   *stats
+	start   time.Time
+	last    int64
+	lastAt  time.Time
+	samples []sample
+}
+
+// report samples the requests and errors since the last report, the RSS,
+// goroutines and heap, and prints them.
+func (rp *reporter) report() {
+	now := time.Now()
+	n := rp.tally.requests.Load()
+	rp.tally.mu.Lock()
+	codes := rp.tally.codes
+	rp.tally.codes = map[string]int64{}
+	rp.tally.mu.Unlock()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	s := sample{
+		at: now.Sub(rp.start).Round(time.Second), requests: n - rp.last,
+		rps: float64(n-rp.last) / now.Sub(rp.lastAt).Seconds(), codes: codes,
+		rssKB: rssKB(), goroutines: runtime.NumGoroutine(), heapInuse: ms.HeapInuse,
+	}
+	rp.last, rp.lastAt = n, now
+	rp.samples = append(rp.samples, s)
+	fmt.Fprintf(rp.out, "| %v | %d | %.0f | %s | %.1f | %d | %.1f |\n", s.at, s.requests, s.rps, formatCodes(s.codes),
+		float64(s.rssKB)/1024, s.goroutines, float64(s.heapInuse)/(1<<20))
+}
+
+// comeToRest returns the goroutines once at rest: once the calls of
+// abandoned requests have ended and the idle connections of the load
+// generator (hc, into the facade) and of the facade (into the upstream)
+// are closed, they return to their count before the load (before; a leak
+// would keep some per request). The count is polled: connections close
+// asynchronously. The bound only ends a run whose goroutines never come to
+// rest.
+func comeToRest(before int, hc *http.Client, st *stack.Stack) int {
+	after := runtime.NumGoroutine()
 	for wait := time.Now().Add(30 * time.Second); ; {
 		hc.CloseIdleConnections()
 		st.Client.CloseIdleConnections()
-		restingAfter = runtime.NumGoroutine()
-		if restingAfter <= restingBefore+restSlack || time.Now().After(wait) {
-			break
+		after = runtime.NumGoroutine()
+		if after <= before+restSlack || time.Now().After(wait) {
+			return after
 		}
 		time.Sleep(100 * time.Millisecond) // polling a count, bounded above
 	}
-	report()
-	fmt.Fprintf(out, "\ngoroutines at rest: %d before the load, %d after (limit %d)\n", restingBefore, restingAfter, restingBefore+restSlack)
-	return &result{cfg: cfg, st: tally, samples: samples, injected: injectedFaults(st.Embedded.Server.Hooks()), faults: faults,
-		restingBefore: restingBefore, restingAfter: restingAfter}, nil
 }
 
 // restSlack is how many more goroutines than before the load may remain at
@@ -323,88 +359,21 @@ type checks struct {
 
 // verdict prints the summary and returns an error when a check fails.
 func (r *result) verdict(out io.Writer, c checks) error {
-	var fails []string
-	cfg, st, samples, injected, faults := r.cfg, r.st, r.samples, r.injected, r.faults
+	st := r.st
 	st.mu.Lock()
 	defer st.mu.Unlock()
-
-	fmt.Fprintf(out, "\nrequests: %d; errors by code over the run: %s\n", st.requests.Load(), formatCodes(st.total))
-	fmt.Fprintln(out, "injected faults (counted by the upstream):")
-	routes := make([]string, 0, len(injected))
-	for r := range injected {
-		routes = append(routes, r)
-	}
-	sort.Strings(routes)
-	for _, r := range routes {
-		fmt.Fprintf(out, "  %s: %s\n", r, formatCodes(injected[r]))
-	}
-	fmt.Fprintln(out, "fault-coded errors by upstream route:")
-	eroutes := make([]string, 0, len(st.byRoute))
-	for r := range st.byRoute {
-		eroutes = append(eroutes, r)
-	}
-	sort.Strings(eroutes)
-	for _, r := range eroutes {
-		fmt.Fprintf(out, "  %s: %s\n", r, formatCodes(st.byRoute[r]))
-	}
-
-	// Errors: nothing unexpected, and every fault-coded error on a route
-	// where a fault of a kind causing that code was injected.
-	if st.nProblem > 0 {
-		fails = append(fails, fmt.Sprintf("%d unexpected outcomes, e.g.:\n    %s", st.nProblem, strings.Join(st.problems, "\n    ")))
-	}
-	for _, r := range eroutes {
-		for code := range st.byRoute[r] {
-			ok := false
-			for kind, n := range injected[r] {
-				if n > 0 && faultCodes[hooks.FaultKind(kind)] == code {
-					ok = true
-				}
-			}
-			if !ok {
-				fails = append(fails, fmt.Sprintf("%s errors on %s, where no fault causing them was injected", code, r))
-			}
-		}
-	}
-	if len(injected) == 0 && len(faultRoutes(faults)) > 0 && st.requests.Load() > 1000 {
-		fails = append(fails, "no fault was injected: the fault hooks did not work")
-	}
+	eroutes := r.printErrors(out)
+	fails := r.errorFails(eroutes)
 	if r.restingAfter > r.restingBefore+restSlack {
 		fails = append(fails, fmt.Sprintf("goroutines at rest grew from %d to %d: a leak", r.restingBefore, r.restingAfter))
 	}
-
-	// Flatness: after a warm-up sample, the last third against the first.
 	switch {
 	case !c.flatness:
 		fmt.Fprintln(out, "flatness: not checked (needs a long run on a machine of its own: go run ./soak)")
-	case len(samples) >= 7:
-		s := samples[1 : len(samples)-1] // no warm-up, no resting sample
-		third := len(s) / 3
-		first, lastT := s[:third], s[len(s)-third:]
-		med := func(xs []sample, f func(sample) float64) float64 {
-			v := make([]float64, len(xs))
-			for i, x := range xs {
-				v[i] = f(x)
-			}
-			slices.Sort(v)
-			return v[len(v)/2]
-		}
-		check := func(name string, f func(sample) float64, slack float64) {
-			a, b := med(first, f), med(lastT, f)
-			limit := a*(1+cfg.tolerance) + slack
-			fmt.Fprintf(out, "%s: first third %.1f, last third %.1f (limit %.1f)\n", name, a, b, limit)
-			if b > limit {
-				fails = append(fails, fmt.Sprintf("%s grew from %.1f to %.1f (limit %.1f)", name, a, b, limit))
-			}
-		}
-		check("RSS MiB", func(x sample) float64 { return float64(x.rssKB) / 1024 }, 8)
-		check("heap in use MiB", func(x sample) float64 { return float64(x.heapInuse) / (1 << 20) }, 8)
-		// Under load the count follows the requests in flight (a hang holds
-		// a few goroutines for seconds): a wide margin; the check at rest
-		// is the precise one.
-		check("goroutines under load", func(x sample) float64 { return float64(x.goroutines) }, float64(max(16*cfg.concurrency, 64)))
+	case len(r.samples) >= 7:
+		fails = append(fails, r.flatnessFails(out)...)
 	default:
-		fmt.Fprintf(out, "flatness: not checked (%d samples; needs 7)\n", len(samples))
+		fmt.Fprintf(out, "flatness: not checked (%d samples; needs 7)\n", len(r.samples))
 	}
 	if len(fails) > 0 {
 		fmt.Fprintf(out, "\nverdict: FAIL\n  - %s\n", strings.Join(fails, "\n  - "))
@@ -412,6 +381,86 @@ func (r *result) verdict(out io.Writer, c checks) error {
 	}
 	fmt.Fprintln(out, "\nverdict: PASS")
 	return nil
+}
+
+// printErrors prints the requests, the errors by code, the faults injected
+// by route and the fault-coded errors by route; it returns those routes,
+// sorted (r.st.mu held).
+func (r *result) printErrors(out io.Writer) []string {
+	st, injected := r.st, r.injected
+	fmt.Fprintf(out, "\nrequests: %d; errors by code over the run: %s\n", st.requests.Load(), formatCodes(st.total))
+	fmt.Fprintln(out, "injected faults (counted by the upstream):")
+	for _, route := range slices.Sorted(maps.Keys(injected)) {
+		fmt.Fprintf(out, "  %s: %s\n", route, formatCodes(injected[route]))
+	}
+	fmt.Fprintln(out, "fault-coded errors by upstream route:")
+	eroutes := slices.Sorted(maps.Keys(st.byRoute))
+	for _, route := range eroutes {
+		fmt.Fprintf(out, "  %s: %s\n", route, formatCodes(st.byRoute[route]))
+	}
+	return eroutes
+}
+
+// errorFails checks the errors: nothing unexpected, every fault-coded
+// error (on eroutes) on a route where a fault of a kind causing that code
+// was injected, and some fault injected when faults were asked for (r.st.mu
+// held).
+func (r *result) errorFails(eroutes []string) []string {
+	var fails []string
+	st, injected := r.st, r.injected
+	if st.nProblem > 0 {
+		fails = append(fails, fmt.Sprintf("%d unexpected outcomes, e.g.:\n    %s", st.nProblem, strings.Join(st.problems, "\n    ")))
+	}
+	for _, route := range eroutes {
+		for code := range st.byRoute[route] {
+			ok := false
+			for kind, n := range injected[route] {
+				if n > 0 && faultCodes[hooks.FaultKind(kind)] == code {
+					ok = true
+				}
+			}
+			if !ok {
+				fails = append(fails, fmt.Sprintf("%s errors on %s, where no fault causing them was injected", code, route))
+			}
+		}
+	}
+	if len(injected) == 0 && len(faultRoutes(r.faults)) > 0 && st.requests.Load() > 1000 {
+		fails = append(fails, "no fault was injected: the fault hooks did not work")
+	}
+	return fails
+}
+
+// flatnessFails compares, after a warm-up sample, the last third of the
+// samples under load with the first (at least 7 samples): RSS, heap in
+// use and goroutines, each within the tolerance and a slack.
+func (r *result) flatnessFails(out io.Writer) []string {
+	var fails []string
+	s := r.samples[1 : len(r.samples)-1] // no warm-up, no resting sample
+	third := len(s) / 3
+	first, lastT := s[:third], s[len(s)-third:]
+	med := func(xs []sample, f func(sample) float64) float64 {
+		v := make([]float64, len(xs))
+		for i, x := range xs {
+			v[i] = f(x)
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	check := func(name string, f func(sample) float64, slack float64) {
+		a, b := med(first, f), med(lastT, f)
+		limit := a*(1+r.cfg.tolerance) + slack
+		fmt.Fprintf(out, "%s: first third %.1f, last third %.1f (limit %.1f)\n", name, a, b, limit)
+		if b > limit {
+			fails = append(fails, fmt.Sprintf("%s grew from %.1f to %.1f (limit %.1f)", name, a, b, limit))
+		}
+	}
+	check("RSS MiB", func(x sample) float64 { return float64(x.rssKB) / 1024 }, 8)
+	check("heap in use MiB", func(x sample) float64 { return float64(x.heapInuse) / (1 << 20) }, 8)
+	// Under load the count follows the requests in flight (a hang holds
+	// a few goroutines for seconds): a wide margin; the check at rest
+	// is the precise one.
+	check("goroutines under load", func(x sample) float64 { return float64(x.goroutines) }, float64(max(16*r.cfg.concurrency, 64)))
+	return fails
 }
 
 func faultRoutes(rules []hooks.Rule) []string {

@@ -11,13 +11,13 @@ import (
 	"time"
 
 	"github.com/workspacenet/facade/graph/errcode"
-	"github.com/workspacenet/facade/internal/gqlclient"
-	"github.com/workspacenet/facade/internal/queries"
+	"github.com/workspacenet/facade/internal/testsupport/gqlclient"
+	"github.com/workspacenet/facade/internal/testsupport/queries"
 	"github.com/workspacenet/facade/restserver"
 )
 
 // A paging walk, updates and deliberately bad inputs, beside the documented
-// queries (internal/queries).
+// queries (internal/testsupport/queries).
 const (
 	qPage = `query Walk($l: ID!, $after: String) {
   transactions(locationId: $l, first: 40, after: $after) { nodes { id } pageInfo { hasNextPage endCursor } } }`

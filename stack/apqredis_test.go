@@ -12,11 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/workspacenet/facade/internal/apq"
-	"github.com/workspacenet/facade/internal/gqlclient"
-	"github.com/workspacenet/facade/internal/redistest"
+	"github.com/workspacenet/facade/internal/policy/apq"
+	"github.com/workspacenet/facade/internal/testsupport/gqlclient"
+	"github.com/workspacenet/facade/internal/testsupport/redistest"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/stack"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // TestPersistedQueryFloodsLeaveRedisWithinItsBound floods a replica with

@@ -18,12 +18,12 @@ import (
 
 	"github.com/workspacenet/facade/graph"
 	"github.com/workspacenet/facade/graph/guard"
-	"github.com/workspacenet/facade/internal/apq"
-	"github.com/workspacenet/facade/internal/budget"
-	"github.com/workspacenet/facade/internal/cache"
-	"github.com/workspacenet/facade/internal/live"
-	"github.com/workspacenet/facade/internal/metrics"
-	"github.com/workspacenet/facade/internal/redisx"
+	"github.com/workspacenet/facade/internal/policy/apq"
+	"github.com/workspacenet/facade/internal/policy/budget"
+	"github.com/workspacenet/facade/internal/policy/cache"
+	"github.com/workspacenet/facade/internal/policy/live"
+	"github.com/workspacenet/facade/internal/policy/metrics"
+	"github.com/workspacenet/facade/internal/policy/redisx"
 	"github.com/workspacenet/facade/restclient"
 )
 
@@ -85,7 +85,7 @@ type Config struct {
 	// Cluster, Sentinel).
 	RedisURL string
 	// APQClientBytes and APQRedisBytes bound the persisted queries written
-	// to Redis per hour (internal/apq: a query lives there an hour): by one
+	// to Redis per hour (internal/policy/apq: a query lives there an hour): by one
 	// upstream client, and by all; 0 shares none through Redis.
 	APQClientBytes, APQRedisBytes int
 	// RedisOpTimeout bounds each Redis operation (0: redisx.DefaultOpTimeout);
@@ -102,7 +102,7 @@ type Config struct {
 	Secret []byte
 
 	// MetricsAddr is the listen address of the Prometheus /metrics endpoint
-	// (internal/metrics), a listener of its own; "" = no metrics at all.
+	// (internal/policy/metrics), a listener of its own; "" = no metrics at all.
 	// ParseFlags defaults it to metrics.DefaultAddr in demo mode (no
 	// upstream URL) unless -metrics-addr or METRICS_ADDR is given.
 	MetricsAddr string
@@ -111,7 +111,7 @@ type Config struct {
 	// so two demos (or tests) on one machine do not fail on the port.
 	MetricsOptional bool
 
-	// Live sizes the pollers that feed the subscriptions (internal/live;
+	// Live sizes the pollers that feed the subscriptions (internal/policy/live;
 	// Start sets its Budget, Cache and Hooks). LiveOff turns subscriptions
 	// off.
 	Live    live.Config
@@ -127,7 +127,7 @@ type Config struct {
 	ClientOptions []restclient.Option
 	// UpstreamMiddleware wraps the embedded REST service's handler.
 	UpstreamMiddleware func(http.Handler) http.Handler
-	// TracerProvider, when set, traces the stack (internal/tracing): a
+	// TracerProvider, when set, traces the stack (internal/base/tracing): a
 	// server span per request, the GraphQL operation's name on it, loader
 	// and upstream call spans, traceparent to the upstream, trace_id and
 	// span_id on the request's log lines. nil: tracing off, nothing

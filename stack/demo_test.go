@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/stack"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // TestSecretMustLookRandom: a FACADE_SECRET of one repeated byte, or of

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/workspacenet/facade/internal/gqlclient"
+	"github.com/workspacenet/facade/internal/testsupport/gqlclient"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/stack"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // TestDrainReportsUnreadyAndClosesConnections: once Drain is called (the

@@ -4,10 +4,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/workspacenet/facade/internal/live"
-	"github.com/workspacenet/facade/internal/redistest"
+	"github.com/workspacenet/facade/internal/policy/live"
+	"github.com/workspacenet/facade/internal/testsupport/redistest"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/restclient"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // TestLiveWithoutRedisMidway: two replicas on one Redis share one poller;

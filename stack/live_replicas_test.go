@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/workspacenet/facade/internal/live"
-	"github.com/workspacenet/facade/internal/redistest"
+	"github.com/workspacenet/facade/internal/policy/live"
+	"github.com/workspacenet/facade/internal/testsupport/redistest"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/stack"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // TestLivePollerSharedByReplicas: two replicas on one Redis, one

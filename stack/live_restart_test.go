@@ -13,8 +13,8 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/stack"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // TestShutdownEndsLiveConnectionsAsARestart: on Shutdown (what SIGTERM

@@ -5,10 +5,10 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/workspacenet/facade/internal/budget"
-	"github.com/workspacenet/facade/internal/queries"
+	"github.com/workspacenet/facade/internal/policy/budget"
+	"github.com/workspacenet/facade/internal/testsupport/queries"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/stack"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // BenchmarkDashboardMetrics runs the README's dashboard through the facade's

@@ -19,13 +19,13 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/workspacenet/facade/graph/trusted"
-	"github.com/workspacenet/facade/internal/gqlclient"
-	"github.com/workspacenet/facade/internal/metrics"
-	"github.com/workspacenet/facade/internal/queries"
+	"github.com/workspacenet/facade/internal/policy/metrics"
+	"github.com/workspacenet/facade/internal/testsupport/gqlclient"
+	"github.com/workspacenet/facade/internal/testsupport/queries"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/restserver/hooks"
 	"github.com/workspacenet/facade/stack"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // The README's demo ids (deterministic demo data): a desk with a parent, and

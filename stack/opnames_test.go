@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/workspacenet/facade/internal/gqlclient"
-	"github.com/workspacenet/facade/internal/metrics"
+	"github.com/workspacenet/facade/internal/policy/metrics"
+	"github.com/workspacenet/facade/internal/testsupport/gqlclient"
 )
 
 // TestUnauthenticatedNamesTakeNoLabel: operations whose credentials the

@@ -6,8 +6,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/workspacenet/facade/internal/cache"
-	"github.com/workspacenet/facade/internal/redisx"
+	"github.com/workspacenet/facade/internal/policy/cache"
+	"github.com/workspacenet/facade/internal/policy/redisx"
 )
 
 // healthStore is the response cache's Redis store behind redisx's health

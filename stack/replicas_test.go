@@ -17,12 +17,12 @@ import (
 	"time"
 
 	"github.com/workspacenet/facade/graph"
-	"github.com/workspacenet/facade/internal/budget"
-	"github.com/workspacenet/facade/internal/gqlclient"
-	"github.com/workspacenet/facade/internal/queries"
-	"github.com/workspacenet/facade/internal/redistest"
+	"github.com/workspacenet/facade/internal/policy/budget"
+	"github.com/workspacenet/facade/internal/testsupport/gqlclient"
+	"github.com/workspacenet/facade/internal/testsupport/queries"
+	"github.com/workspacenet/facade/internal/testsupport/redistest"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/stack"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // replica is one facade process of a replicated deployment, as the program

@@ -14,9 +14,9 @@ import (
 
 	"github.com/workspacenet/facade/graph"
 	"github.com/workspacenet/facade/graph/guard"
-	"github.com/workspacenet/facade/internal/accesslog"
-	"github.com/workspacenet/facade/internal/redisx"
-	"github.com/workspacenet/facade/internal/tracing"
+	"github.com/workspacenet/facade/internal/base/accesslog"
+	"github.com/workspacenet/facade/internal/base/tracing"
+	"github.com/workspacenet/facade/internal/policy/redisx"
 	"github.com/workspacenet/facade/playground"
 	"github.com/workspacenet/facade/restclient"
 )

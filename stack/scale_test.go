@@ -14,14 +14,14 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/workspacenet/facade/internal/budget"
-	"github.com/workspacenet/facade/internal/gqlclient"
-	"github.com/workspacenet/facade/internal/queries"
-	"github.com/workspacenet/facade/internal/redistest"
+	"github.com/workspacenet/facade/internal/policy/budget"
+	"github.com/workspacenet/facade/internal/testsupport/gqlclient"
+	"github.com/workspacenet/facade/internal/testsupport/queries"
+	"github.com/workspacenet/facade/internal/testsupport/redistest"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/restserver"
 	"github.com/workspacenet/facade/stack"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // The scale tests: two replicas with the program's Redis settings (the

@@ -24,14 +24,14 @@ import (
 
 	"github.com/workspacenet/facade/graph"
 	"github.com/workspacenet/facade/graph/trusted"
-	"github.com/workspacenet/facade/internal/apq"
-	"github.com/workspacenet/facade/internal/budget"
-	"github.com/workspacenet/facade/internal/cache"
-	"github.com/workspacenet/facade/internal/live"
-	"github.com/workspacenet/facade/internal/metrics"
-	"github.com/workspacenet/facade/internal/redisx"
-	"github.com/workspacenet/facade/internal/tracing"
-	"github.com/workspacenet/facade/internal/tracing/gqltrace"
+	"github.com/workspacenet/facade/internal/base/tracing"
+	"github.com/workspacenet/facade/internal/base/tracing/gqltrace"
+	"github.com/workspacenet/facade/internal/policy/apq"
+	"github.com/workspacenet/facade/internal/policy/budget"
+	"github.com/workspacenet/facade/internal/policy/cache"
+	"github.com/workspacenet/facade/internal/policy/live"
+	"github.com/workspacenet/facade/internal/policy/metrics"
+	"github.com/workspacenet/facade/internal/policy/redisx"
 	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/restserver"
 	"github.com/workspacenet/facade/restserver/hooks"
@@ -45,7 +45,7 @@ type UpstreamConfig struct {
 	Hooks      *hooks.Hooks                    // latency, faults, counters; nil: a fresh set
 	RateLimit  int                             // requests per second per client, as the real API; 0 = off
 	Middleware func(http.Handler) http.Handler // wraps its handler; nil: none
-	// Metrics records its requests (internal/metrics); nil: none.
+	// Metrics records its requests (internal/policy/metrics); nil: none.
 	Metrics *metrics.RESTServer
 	// TestEndpoints serves GET/DELETE /_stats, POST /_stats/reset and POST
 	// /_test/... (restserver.Config.TestEndpoints); off they answer 404.

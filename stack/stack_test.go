@@ -16,10 +16,10 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/workspacenet/facade/graph/errcode"
-	"github.com/workspacenet/facade/internal/accesslog"
-	"github.com/workspacenet/facade/internal/gqlclient"
+	"github.com/workspacenet/facade/internal/base/accesslog"
+	"github.com/workspacenet/facade/internal/testsupport/gqlclient"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/stack"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // start parses args as the program does, lets adjust change the result,

@@ -23,7 +23,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/workspacenet/facade/internal/gqlclient"
+	"github.com/workspacenet/facade/internal/testsupport/gqlclient"
 	"github.com/workspacenet/facade/stack"
 )
 

@@ -38,8 +38,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/workspacenet/facade/internal/metrics"
-	"github.com/workspacenet/facade/internal/tracing"
+	"github.com/workspacenet/facade/internal/base/tracing"
+	"github.com/workspacenet/facade/internal/policy/metrics"
 	"github.com/workspacenet/facade/restserver"
 	"github.com/workspacenet/facade/restserver/hooks"
 )
@@ -62,88 +62,26 @@ func main() {
 // -demo-manifest it prints the manifest and returns. Once listening it
 // writes "listening on http://ADDR" to stderr.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	envOr := func(key, def string) string {
-		if v := getenv(key); v != "" {
-			return v
-		}
-		return def
-	}
-	h := hooks.New()
-	fs := flag.NewFlagSet(filepath.Base(args[0]), flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	addr := fs.String("addr", envOr("RESTSERVER_ADDR", "127.0.0.1:8081"), "listen address [RESTSERVER_ADDR]")
-	dbPath := fs.String("db", envOr("RESTSERVER_DB", defaultDB), `SQLite database file, ":memory:" for a throw-away one [RESTSERVER_DB]`)
-	scaleDef, err := strconv.Atoi(envOr("RESTSERVER_DEMO_SCALE", "1"))
+	o, err := parseFlags(args, getenv, stderr)
 	if err != nil {
-		return fmt.Errorf("RESTSERVER_DEMO_SCALE: %w", err)
-	}
-	scale := fs.Int("demo-scale", scaleDef, "demo data scale when the database is empty; 0 = no demo data [RESTSERVER_DEMO_SCALE]")
-	rateDef, err := strconv.Atoi(envOr("RESTSERVER_RATE_LIMIT", "0"))
-	if err != nil {
-		return fmt.Errorf("RESTSERVER_RATE_LIMIT: %w", err)
-	}
-	rateLimit := fs.Int("rate-limit", rateDef, "requests per second per client (the real API allows 10); above it 429; 0 = off [RESTSERVER_RATE_LIMIT]")
-	noRetryAfter := fs.Bool("rate-limit-no-retry-after", getenv("RESTSERVER_RATE_LIMIT_NO_RETRY_AFTER") == "true",
-		"answer rate-limited requests without Retry-After, as the real API may [RESTSERVER_RATE_LIMIT_NO_RETRY_AFTER]")
-	testDef := false
-	if v := getenv("RESTSERVER_TEST_ENDPOINTS"); v != "" {
-		if testDef, err = strconv.ParseBool(v); err != nil {
-			return fmt.Errorf("RESTSERVER_TEST_ENDPOINTS: %w", err)
-		}
-	}
-	testEndpoints := fs.Bool("test-endpoints", testDef,
-		"serve the test-only endpoints: GET /_stats (request counters), DELETE /_stats and POST /_stats/reset; off they answer 404 [RESTSERVER_TEST_ENDPOINTS]")
-	metricsAddr := fs.String("metrics-addr", getenv("RESTSERVER_METRICS_ADDR"), "listen address of the Prometheus /metrics endpoint; empty = off [RESTSERVER_METRICS_ADDR]")
-	manifest := fs.Bool("demo-manifest", false, "print the demo manifest (credentials and ids) as JSON and exit")
-	fs.Var(h.LatencyFlag(), "latency", `injected latency, e.g. "*=20ms+5ms" or "GET /resources/v1/{id}=50ms" (repeatable) [RESTSERVER_LATENCY]`)
-	fs.Var(h.FaultFlag(), "fault", `injected faults, e.g. "GET /resources/v1/{id}=503@0.5" or "*=429@0.1:2s" (repeatable) [RESTSERVER_FAULT]`)
-	if v := getenv("RESTSERVER_LATENCY"); v != "" {
-		if err := h.ApplyLatencySpec(v); err != nil {
-			return fmt.Errorf("RESTSERVER_LATENCY: %w", err)
-		}
-	}
-	if v := getenv("RESTSERVER_FAULT"); v != "" {
-		if err := h.ApplyFaultSpec(v); err != nil {
-			return fmt.Errorf("RESTSERVER_FAULT: %w", err)
-		}
-	}
-	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
-	if *rateLimit < 0 {
-		return fmt.Errorf("-rate-limit: %d is negative (0 = off)", *rateLimit)
-	}
-	if *dbPath != ":memory:" {
-		if err := os.MkdirAll(filepath.Dir(*dbPath), 0o755); err != nil {
+	if o.dbPath != ":memory:" {
+		if err := os.MkdirAll(filepath.Dir(o.dbPath), 0o755); err != nil {
 			return err
 		}
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
-	// Traces as the facade's (docs/operating.md, Traces): OTEL_* names the exporter;
-	// the service reports as workspace-network-service unless
-	// OTEL_SERVICE_NAME says otherwise.
-	providers, err := tracing.FromEnv(ctx, getenv)
+	tp, logger, shutdown, err := serviceTracing(ctx, getenv, logger)
 	if err != nil {
 		return err
 	}
-	var tp trace.TracerProvider
-	if providers != nil {
-		tp = providers.Upstream
-		if getenv("OTEL_SERVICE_NAME") != "" {
-			tp = providers.Facade
-		}
-		logger = slog.New(tracing.LogHandler(logger.Handler()))
-		defer func() {
-			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			_ = providers.Shutdown(sctx)
-		}()
-	}
-	cfg := restserver.Config{DBPath: *dbPath, DemoScale: *scale, Logger: logger, Hooks: h,
-		RateLimit: hooks.RateLimit{PerSecond: *rateLimit, OmitRetryAfter: *noRetryAfter}, TestEndpoints: *testEndpoints,
+	defer shutdown()
+	cfg := restserver.Config{DBPath: o.dbPath, DemoScale: o.scale, Logger: logger, Hooks: o.hooks,
+		RateLimit: hooks.RateLimit{PerSecond: o.rateLimit, OmitRetryAfter: o.noRetryAfter}, TestEndpoints: o.testEndpoints,
 		TracerProvider: tp}
 	var reg *prometheus.Registry
-	if *metricsAddr != "" && !*manifest {
+	if o.metricsAddr != "" && !o.manifest {
 		reg = metrics.NewRegistry()
 		cfg.Instrument = metrics.NewRESTServer(reg).Instrument
 	}
@@ -152,18 +90,117 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	defer srv.Close()
-
-	if *manifest {
-		m, err := srv.Manifest()
-		if err != nil {
-			return err
-		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(m)
+	if o.manifest {
+		return printManifest(srv, stdout)
 	}
+	return serve(ctx, srv, o, reg, logger, stderr)
+}
 
-	ln, err := net.Listen("tcp", *addr)
+// options are the service's flags, parsed.
+type options struct {
+	addr, dbPath, metricsAddr string
+	scale, rateLimit          int
+	noRetryAfter              bool
+	testEndpoints, manifest   bool
+	hooks                     *hooks.Hooks // with the -latency and -fault specs
+}
+
+// parseFlags parses args, each flag's default from its environment
+// variable (a malformed one is an error naming it).
+func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*options, error) {
+	envOr := func(key, def string) string {
+		if v := getenv(key); v != "" {
+			return v
+		}
+		return def
+	}
+	o := &options{hooks: hooks.New()}
+	h := o.hooks
+	fs := flag.NewFlagSet(filepath.Base(args[0]), flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.addr, "addr", envOr("RESTSERVER_ADDR", "127.0.0.1:8081"), "listen address [RESTSERVER_ADDR]")
+	fs.StringVar(&o.dbPath, "db", envOr("RESTSERVER_DB", defaultDB), `SQLite database file, ":memory:" for a throw-away one [RESTSERVER_DB]`)
+	scaleDef, err := strconv.Atoi(envOr("RESTSERVER_DEMO_SCALE", "1"))
+	if err != nil {
+		return nil, fmt.Errorf("RESTSERVER_DEMO_SCALE: %w", err)
+	}
+	fs.IntVar(&o.scale, "demo-scale", scaleDef, "demo data scale when the database is empty; 0 = no demo data [RESTSERVER_DEMO_SCALE]")
+	rateDef, err := strconv.Atoi(envOr("RESTSERVER_RATE_LIMIT", "0"))
+	if err != nil {
+		return nil, fmt.Errorf("RESTSERVER_RATE_LIMIT: %w", err)
+	}
+	fs.IntVar(&o.rateLimit, "rate-limit", rateDef, "requests per second per client (the real API allows 10); above it 429; 0 = off [RESTSERVER_RATE_LIMIT]")
+	fs.BoolVar(&o.noRetryAfter, "rate-limit-no-retry-after", getenv("RESTSERVER_RATE_LIMIT_NO_RETRY_AFTER") == "true",
+		"answer rate-limited requests without Retry-After, as the real API may [RESTSERVER_RATE_LIMIT_NO_RETRY_AFTER]")
+	testDef := false
+	if v := getenv("RESTSERVER_TEST_ENDPOINTS"); v != "" {
+		if testDef, err = strconv.ParseBool(v); err != nil {
+			return nil, fmt.Errorf("RESTSERVER_TEST_ENDPOINTS: %w", err)
+		}
+	}
+	fs.BoolVar(&o.testEndpoints, "test-endpoints", testDef,
+		"serve the test-only endpoints: GET /_stats (request counters), DELETE /_stats and POST /_stats/reset; off they answer 404 [RESTSERVER_TEST_ENDPOINTS]")
+	fs.StringVar(&o.metricsAddr, "metrics-addr", getenv("RESTSERVER_METRICS_ADDR"), "listen address of the Prometheus /metrics endpoint; empty = off [RESTSERVER_METRICS_ADDR]")
+	fs.BoolVar(&o.manifest, "demo-manifest", false, "print the demo manifest (credentials and ids) as JSON and exit")
+	fs.Var(h.LatencyFlag(), "latency", `injected latency, e.g. "*=20ms+5ms" or "GET /resources/v1/{id}=50ms" (repeatable) [RESTSERVER_LATENCY]`)
+	fs.Var(h.FaultFlag(), "fault", `injected faults, e.g. "GET /resources/v1/{id}=503@0.5" or "*=429@0.1:2s" (repeatable) [RESTSERVER_FAULT]`)
+	if v := getenv("RESTSERVER_LATENCY"); v != "" {
+		if err := h.ApplyLatencySpec(v); err != nil {
+			return nil, fmt.Errorf("RESTSERVER_LATENCY: %w", err)
+		}
+	}
+	if v := getenv("RESTSERVER_FAULT"); v != "" {
+		if err := h.ApplyFaultSpec(v); err != nil {
+			return nil, fmt.Errorf("RESTSERVER_FAULT: %w", err)
+		}
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		return nil, err
+	}
+	if o.rateLimit < 0 {
+		return nil, fmt.Errorf("-rate-limit: %d is negative (0 = off)", o.rateLimit)
+	}
+	return o, nil
+}
+
+// serviceTracing sets up traces as the facade's (docs/operating.md,
+// Traces): OTEL_* names the exporter; the service reports as
+// workspace-network-service unless OTEL_SERVICE_NAME says otherwise. It
+// returns the service's tracer provider (nil: none), logger (with trace
+// ids, when tracing) and what flushes the traces at the end.
+func serviceTracing(ctx context.Context, getenv func(string) string, logger *slog.Logger) (trace.TracerProvider, *slog.Logger, func(), error) {
+	providers, err := tracing.FromEnv(ctx, getenv)
+	if err != nil || providers == nil {
+		return nil, logger, func() {}, err
+	}
+	tp := providers.Upstream
+	if getenv("OTEL_SERVICE_NAME") != "" {
+		tp = providers.Facade
+	}
+	shutdown := func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = providers.Shutdown(sctx)
+	}
+	return tp, slog.New(tracing.LogHandler(logger.Handler())), shutdown, nil
+}
+
+// printManifest writes the demo manifest as indented JSON.
+func printManifest(srv *restserver.Server, stdout io.Writer) error {
+	m, err := srv.Manifest()
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(m)
+}
+
+// serve serves srv on o.addr, and the metrics of reg (nil: none) on
+// o.metricsAddr, until ctx ends; then it shuts down, waiting up to 10 s for
+// requests in progress.
+func serve(ctx context.Context, srv *restserver.Server, o *options, reg *prometheus.Registry, logger *slog.Logger, stderr io.Writer) error {
+	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return err
 	}
@@ -177,7 +214,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	metricsNote := ""
 	if reg != nil {
-		ms, err := metrics.Listen(*metricsAddr, reg, logger)
+		ms, err := metrics.Listen(o.metricsAddr, reg, logger)
 		if err != nil {
 			ln.Close()
 			return fmt.Errorf("-metrics-addr: %w", err)
@@ -185,7 +222,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		defer ms.Shutdown(context.Background())
 		metricsNote = ", metrics " + ms.URL()
 	}
-	fmt.Fprintf(stderr, "listening on http://%s (database %s%s)\n", ln.Addr(), *dbPath, metricsNote)
+	fmt.Fprintf(stderr, "listening on http://%s (database %s%s)\n", ln.Addr(), o.dbPath, metricsNote)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

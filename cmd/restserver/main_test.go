@@ -19,8 +19,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/restserver"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // addrWriter collects output and reports the address of "listening on".

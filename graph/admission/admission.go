@@ -48,8 +48,8 @@ import (
 
 	"github.com/workspacenet/facade/graph/errcode"
 	"github.com/workspacenet/facade/graph/limits"
-	"github.com/workspacenet/facade/internal/accesslog"
-	"github.com/workspacenet/facade/internal/ctxval"
+	"github.com/workspacenet/facade/internal/base/accesslog"
+	"github.com/workspacenet/facade/internal/base/ctxval"
 )
 
 // Defaults: the bound holds four operations at the default cost limit

@@ -18,7 +18,7 @@ import (
 
 	"github.com/workspacenet/facade/graph/calls"
 	"github.com/workspacenet/facade/graph/errcode"
-	"github.com/workspacenet/facade/internal/budget"
+	"github.com/workspacenet/facade/internal/policy/budget"
 	"github.com/workspacenet/facade/restclient"
 )
 

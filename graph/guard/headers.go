@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/workspacenet/facade/graph/errcode"
-	"github.com/workspacenet/facade/internal/ids"
+	"github.com/workspacenet/facade/internal/base/ids"
 )
 
 // MaxCredentialHeaderBytes bounds the Authorization and service-network-id

@@ -16,11 +16,11 @@ import (
 
 	"github.com/workspacenet/facade/graph"
 	"github.com/workspacenet/facade/graph/trusted"
-	"github.com/workspacenet/facade/internal/accesslog"
-	"github.com/workspacenet/facade/internal/gqlclient"
+	"github.com/workspacenet/facade/internal/base/accesslog"
+	"github.com/workspacenet/facade/internal/testsupport/gqlclient"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/restserver/hooks"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // TestRequestDeadlineWithHangingRelation: a nested relation whose upstream

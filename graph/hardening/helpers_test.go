@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/workspacenet/facade/internal/gqlclient"
-	"github.com/workspacenet/facade/testenv"
+	"github.com/workspacenet/facade/internal/testsupport/gqlclient"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 )
 
 // only fails t unless r holds exactly one error, of code.

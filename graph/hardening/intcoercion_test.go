@@ -6,7 +6,7 @@ import (
 
 	"github.com/workspacenet/facade/graph/errcode"
 	"github.com/workspacenet/facade/graph/limits"
-	"github.com/workspacenet/facade/testenv"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 )
 
 // TestIntVariableAsStringCannotBypassTheCostLimit: gqlgen coerces an Int

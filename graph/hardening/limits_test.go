@@ -10,7 +10,7 @@ import (
 	"github.com/workspacenet/facade/graph"
 	"github.com/workspacenet/facade/graph/errcode"
 	"github.com/workspacenet/facade/graph/limits"
-	"github.com/workspacenet/facade/testenv"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 )
 
 func TestDefaultLimitsLetReadmeQueriesAndIntrospectionThrough(t *testing.T) {

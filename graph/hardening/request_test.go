@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/workspacenet/facade/graph"
-	"github.com/workspacenet/facade/internal/gqlclient"
-	"github.com/workspacenet/facade/testenv"
+	"github.com/workspacenet/facade/internal/testsupport/gqlclient"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 )
 
 func TestCSRFPrevention(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/parser"
 
-	"github.com/workspacenet/facade/internal/queries"
+	"github.com/workspacenet/facade/internal/testsupport/queries"
 )
 
 func TestCountDocument(t *testing.T) {

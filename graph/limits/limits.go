@@ -42,7 +42,7 @@ const (
 )
 
 // Defaults (DefaultConfig): they let GraphiQL's introspection query and
-// every documented query (internal/queries) through with a wide margin.
+// every documented query (internal/testsupport/queries) through with a wide margin.
 const (
 	DefaultMaxDepth      = 12
 	DefaultMaxAliases    = 30

@@ -17,8 +17,8 @@ import (
 	"github.com/workspacenet/facade/graph/errcode"
 	"github.com/workspacenet/facade/graph/generated"
 	"github.com/workspacenet/facade/graph/limits"
-	"github.com/workspacenet/facade/internal/queries"
-	"github.com/workspacenet/facade/testenv"
+	"github.com/workspacenet/facade/internal/testsupport/queries"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 )
 
 func schema() *ast.Schema { return generated.NewExecutableSchema(generated.Config{}).Schema() }

@@ -51,7 +51,7 @@ import (
 
 	"github.com/workspacenet/facade/graph/errcode"
 	"github.com/workspacenet/facade/graph/guard"
-	"github.com/workspacenet/facade/internal/ctxval"
+	"github.com/workspacenet/facade/internal/base/ctxval"
 )
 
 // The response media types.

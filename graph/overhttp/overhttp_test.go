@@ -9,8 +9,8 @@ import (
 
 	"github.com/workspacenet/facade/graph/errcode"
 	"github.com/workspacenet/facade/graph/overhttp"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/restclient"
-	"github.com/workspacenet/facade/testenv"
 )
 
 const (

@@ -23,7 +23,7 @@ import (
 	"strings"
 
 	"github.com/workspacenet/facade/graph/gqlerr"
-	"github.com/workspacenet/facade/internal/sealbox"
+	"github.com/workspacenet/facade/internal/base/sealbox"
 )
 
 const (
@@ -283,7 +283,7 @@ func scopeHash(scope string) [scopeLen]byte {
 	return [scopeLen]byte(h[:scopeLen])
 }
 
-// Codec seals and opens cursors (internal/sealbox: AES-256-GCM under a key
+// Codec seals and opens cursors (internal/base/sealbox: AES-256-GCM under a key
 // derived by HKDF-SHA256 from a server secret). It is safe for concurrent use.
 type Codec struct {
 	box *sealbox.Box

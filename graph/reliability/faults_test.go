@@ -14,9 +14,9 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/workspacenet/facade/graph"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/restclient"
 	"github.com/workspacenet/facade/restserver/hooks"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // deadline is the per-request deadline of the fault tests; margin is how much

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/workspacenet/facade/graph"
-	"github.com/workspacenet/facade/internal/gqlclient"
-	"github.com/workspacenet/facade/testenv"
+	"github.com/workspacenet/facade/internal/testsupport/gqlclient"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 )
 
 // FuzzGraphQLRequest posts arbitrary bodies (raw, or as the query of a JSON

@@ -15,18 +15,18 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/workspacenet/facade/internal/gqlclient"
-	"github.com/workspacenet/facade/testenv"
+	"github.com/workspacenet/facade/internal/testsupport/gqlclient"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 )
 
 // noLeaks makes t fail if a goroutine started during the test outlives it.
 // Call it before testenv.New: cleanups run last-in first-out, so the check
 // runs after the env has shut down. restclient's idle flight goroutines
-// (internal/workers), waiting for the next shared call for a while, are kept
+// (internal/base/workers), waiting for the next shared call for a while, are kept
 // on purpose; one still running a call is not idle and counts.
 func noLeaks(t *testing.T) {
 	t.Helper()
-	opts := []goleak.Option{goleak.IgnoreCurrent(), goleak.IgnoreTopFunction("github.com/workspacenet/facade/internal/workers.(*Pool).worker")}
+	opts := []goleak.Option{goleak.IgnoreCurrent(), goleak.IgnoreTopFunction("github.com/workspacenet/facade/internal/base/workers.(*Pool).worker")}
 	t.Cleanup(func() { goleak.VerifyNone(t, opts...) })
 }
 

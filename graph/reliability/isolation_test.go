@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/workspacenet/facade/internal/accesslog"
+	"github.com/workspacenet/facade/internal/base/accesslog"
+	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/restserver"
-	"github.com/workspacenet/facade/testenv"
 )
 
 // idsOf returns every id of every kind the manifest lists.

@@ -79,7 +79,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/workspacenet/facade/internal/clock"
+	"github.com/workspacenet/facade/internal/base/clock"
 )
 
 // AllRoutes is the route key that applies a latency or fault to every route.

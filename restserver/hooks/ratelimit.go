@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/workspacenet/facade/internal/credkey"
+	"github.com/workspacenet/facade/internal/base/credkey"
 )
 
 // # Rate limit
@@ -16,7 +16,7 @@ import (
 // The real API allows 10 requests per second per client and answers 429
 // above it. SetRateLimit gives the local service that constraint: per client
 // (the Authorization header's value in its normalised spelling,
-// internal/credkey: "bearer  tok" and "Bearer tok" are one client, as they
+// internal/base/credkey: "bearer  tok" and "Bearer tok" are one client, as they
 // are to the authentication), a request arriving when the client
 // already had PerSecond requests accepted in the last second is answered
 // 429 {"message", "type": "rate_limited"} with Retry-After in whole seconds
