@@ -50,7 +50,9 @@ func TestWritesPollTheWritersSourcesAtOnce(t *testing.T) {
 	env := liveEnv(t, func(c *stack.Config) { c.Live.Interval = time.Minute })
 	writer, other := env.Bearer(), env.ReadOnly()
 	visit, inv := env.ID(t, "visit", 0), env.ID(t, "invoice", 0)
-	var invoice struct{ Invoice struct{ Items []struct{ ID string } } }
+	var invoice struct {
+		Invoice struct{ Items []struct{ ID string } }
+	}
 	testenv.MustData(t, env.Query(t, writer, `query($id: ID!) { invoice(id: $id) { items { id } } }`, map[string]any{"id": inv}), &invoice)
 	if len(invoice.Invoice.Items) == 0 {
 		t.Fatalf("invoice %s has no items", inv)
