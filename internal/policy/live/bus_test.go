@@ -85,7 +85,7 @@ func (r *replica) confirmed() int {
 	n := 0
 	for name, c := range b.channels {
 		// The sources' channels: not the identities' poke channels.
-		if c.confirmed && !strings.HasPrefix(name, sharedPrefix+"poke:") {
+		if c.confirmed && !strings.HasPrefix(name, pokeChannelPrefix) {
 			n++
 		}
 	}
@@ -99,7 +99,7 @@ func (r *replica) pokeConfirmed() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for name, c := range b.channels {
-		if c.confirmed && strings.HasPrefix(name, sharedPrefix+"poke:") {
+		if c.confirmed && strings.HasPrefix(name, pokeChannelPrefix) {
 			return true
 		}
 	}

@@ -72,6 +72,11 @@ func reads(src Source, stale []restclient.Entry) bool {
 	return false
 }
 
+// pokeChannelPrefix begins an identity's poke channel: under the sources'
+// channels' prefix (wnf:live:ch:), so that the one ACL channel pattern of
+// docs/redis.md admits both; a source's channel is the prefix and a hex name.
+const pokeChannelPrefix = sharedPrefix + "ch:poke:"
+
 // pokeMsg is what Poke publishes on an identity's poke channel.
 type pokeMsg struct {
 	Replica string             `json:"r"`
@@ -90,7 +95,7 @@ func (s *Shared) pokeName(identity string) string {
 // pollers were poked.
 func (s *Shared) publishPoke(identity string, stale []restclient.Entry) {
 	name := s.pokeName(identity)
-	channel := sharedPrefix + "poke:" + name
+	channel := pokeChannelPrefix + name
 	if !s.rc.HealthyKey(channel) {
 		return
 	}

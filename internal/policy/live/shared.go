@@ -145,7 +145,7 @@ func (s *Shared) run(p *poller) {
 	r.in = s.bus.listen(r.channel)
 	defer s.bus.leave(r.channel, r.in)
 	pokeName := s.pokeName(p.key.identity)
-	r.pokeAD, r.pokeChannel = []byte(pokeName), sharedPrefix+"poke:"+pokeName
+	r.pokeAD, r.pokeChannel = []byte(pokeName), pokeChannelPrefix+pokeName
 	r.pokes = s.bus.listen(r.pokeChannel)
 	defer s.bus.leave(r.pokeChannel, r.pokes)
 	r.wake = time.NewTimer(r.renew)
