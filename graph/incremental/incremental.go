@@ -1,4 +1,7 @@
-package graph
+// Package incremental delivers a query in parts (@defer, @stream) on
+// gqlgen's execution: the handler installs its Extension and names what it
+// gives it in one type, Host.
+package incremental
 
 import (
 	"bytes"
@@ -18,12 +21,13 @@ import (
 	"github.com/workspacenet/facade/graph/admission"
 	"github.com/workspacenet/facade/graph/errcode"
 	"github.com/workspacenet/facade/graph/generated"
+	"github.com/workspacenet/facade/graph/gqlerr"
 	"github.com/workspacenet/facade/graph/overhttp"
 	"github.com/workspacenet/facade/graph/paging"
 	"github.com/workspacenet/facade/internal/base/accesslog"
 )
 
-// Incremental delivery (@defer, @stream) on gqlgen's execution.
+// Extension is incremental delivery (@defer, @stream) on gqlgen's execution.
 //
 // The facade delivers @defer itself, gqlgen's executor resolving each
 // payload's fields:
@@ -69,55 +73,70 @@ import (
 //   - The operation holds its admission units until its last part is
 //     written (admission.Keep); the call cap, cost limit, response size cap
 //     and deadline are the request's, for all its parts.
-type incremental struct {
-	schema   graphql.ExecutableSchema // for the parts' objects and @stream's items (generated.Objects)
-	maxBytes int                      // the response size cap, over all parts (0: none)
+type Extension struct {
+	Host     Host                     // the handler, as incremental delivery knows it
+	Schema   graphql.ExecutableSchema // for the parts' objects and @stream's items (generated.Objects)
+	MaxBytes int                      // the response size cap, over all parts (0: none)
 	// The server's: the parts on the query root resolve on a response
 	// context of their own, outside gqlgen's execution.
-	present graphql.ErrorPresenterFunc
-	recover graphql.RecoverFunc
+	Present graphql.ErrorPresenterFunc
+	Recover graphql.RecoverFunc
+}
+
+// Host is what incremental delivery needs of the handler, for the request
+// a context is served in: the one type it knows the handler by.
+type Host interface {
+	// Attach gives the request of ctx d, the deferral of its operation;
+	// false outside the handler's requests (d is then not used).
+	Attach(ctx context.Context, d *Deferral) bool
+	// Deferral returns what Attach gave the request of ctx (nil: none).
+	Deferral(ctx context.Context) *Deferral
+	// OneResult reports whether the transport of ctx answers a query with
+	// one result whatever the client accepts (graphql-transport-ws over a
+	// WebSocket).
+	OneResult(ctx context.Context) bool
+	// FirstPayload records that the initial payload of the request of ctx
+	// is written (the call report's timing).
+	FirstPayload(ctx context.Context)
+	// CallReport returns the upstream call report of the request of ctx,
+	// for its last payload; nil when it did not ask for one.
+	CallReport(ctx context.Context) any
 }
 
 var (
-	_ graphql.OperationContextMutator = incremental{}
-	_ graphql.OperationInterceptor    = incremental{}
+	_ graphql.OperationContextMutator = Extension{}
+	_ graphql.OperationInterceptor    = Extension{}
 )
 
-func (incremental) ExtensionName() string                   { return "IncrementalDelivery" }
-func (incremental) Validate(graphql.ExecutableSchema) error { return nil }
+func (Extension) ExtensionName() string                   { return "IncrementalDelivery" }
+func (Extension) Validate(graphql.ExecutableSchema) error { return nil }
 
 // MutateOperationContext refuses a negative @stream initialCount, and sets
 // up the operation's deferral, or removes its @defer directives when it
 // cannot be delivered in parts (@stream is then ignored: it runs only in a
 // deferral).
-func (x incremental) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
+func (x Extension) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
 	if oc.Doc == nil || oc.Operation == nil || !strings.Contains(oc.RawQuery, "defer") && !strings.Contains(oc.RawQuery, "stream") && oc.RawQuery != "" {
 		return nil
 	}
-	if !hasIncremental(oc.Doc, oc.Operation.SelectionSet, map[string]bool{}) {
-		return nil
-	}
-	if err := checkStreams(oc.Doc, oc.Operation.SelectionSet, oc.Variables, map[string]bool{}); err != nil {
+	found, err := scan(oc.Doc, oc.Operation.SelectionSet, oc.Variables)
+	if !found || err != nil {
 		return err
 	}
 	format := overhttp.AcceptsIncremental(oc.Headers).Format
-	if ctx.Value(liveKey{}) != nil {
-		// A query over a WebSocket: graphql-transport-ws has one result
-		// per query, whatever the upgrade request's Accept said.
+	if x.Host.OneResult(ctx) {
 		format = overhttp.NotIncremental
 	}
 	if oc.Operation.Operation != ast.Query || format == overhttp.NotIncremental {
 		withoutDefer(oc)
 		return nil
 	}
-	req := requestFrom(ctx)
-	if req.Context == nil {
+	d := &Deferral{host: x.Host, ctx: ctx, schema: x.Schema, present: x.Present, recover: x.Recover, maxBytes: x.MaxBytes,
+		sent: make(chan struct{}), events: make(chan event, 4), v02: format == overhttp.IncrementalV02}
+	if !x.Host.Attach(ctx, d) {
 		return nil // not a request of the handler
 	}
-	d := &deferral{req: req, schema: x.schema, present: x.present, recover: x.recover, maxBytes: x.maxBytes,
-		sent: make(chan struct{}), events: make(chan event, 4), v02: format == overhttp.IncrementalV02}
 	d.mark(oc)
-	req.deferral = d
 	fields := oc.ResolverMiddleware
 	oc.ResolverMiddleware = func(ctx context.Context, next graphql.Resolver) (any, error) {
 		fc := graphql.GetFieldContext(ctx)
@@ -141,8 +160,8 @@ func (x incremental) MutateOperationContext(ctx context.Context, oc *graphql.Ope
 
 // InterceptOperation delivers the parts of a deferred operation in order of
 // completion, the upstream call report in the last.
-func (incremental) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-	d := requestFrom(ctx).deferral
+func (x Extension) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	d := x.Host.Deferral(ctx)
 	if d == nil {
 		return next(ctx)
 	}
@@ -150,9 +169,10 @@ func (incremental) InterceptOperation(ctx context.Context, next graphql.Operatio
 	return d.handler(next(ctx))
 }
 
-// deferral is the state of one operation delivered in parts.
-type deferral struct {
-	req     *request
+// Deferral is the state of one operation delivered in parts.
+type Deferral struct {
+	host    Host
+	ctx     context.Context // the request's, as the operation starts
 	schema  graphql.ExecutableSchema
 	present graphql.ErrorPresenterFunc
 	recover graphql.RecoverFunc
@@ -177,7 +197,7 @@ type deferral struct {
 	parts   []*part             // in the order they were registered
 	waiting map[partAt][]*part  // the parts not started, by what resolved their object
 	open    int                 // parts registered whose last payload is not out yet
-	pages   map[string]nextPage // by the path of a connection streamed by page
+	pages   map[string]NextPage // by the path of a connection streamed by page
 	nextID  int                 // v0.2: the next part id
 	done    map[*part]int       // the parts whose payload is written: 1, a stream's: the items written
 }
@@ -262,7 +282,7 @@ type event struct {
 // mark gives oc a copy of its document and operation whose deferred
 // fragments (@defer, if true, on an object type) are marked skipped, and
 // without the other @defer directives (rewriteDefer).
-func (d *deferral) mark(oc *graphql.OperationContext) {
+func (d *Deferral) mark(oc *graphql.OperationContext) {
 	skip := &ast.Directive{Name: "skip", Definition: d.schema.Schema().Directives["skip"],
 		Arguments: ast.ArgumentList{{Name: "if", Value: &ast.Value{Kind: ast.BooleanValue, Raw: "true"}}}}
 	d.marks = map[ast.Selection]string{}
@@ -273,7 +293,7 @@ func (d *deferral) mark(oc *graphql.OperationContext) {
 // groupsOf returns the deferred fragments that apply to an object of type
 // typ selected with sel (directly or through fragments that are not
 // deferred), by label, in the order of their first fragment.
-func (d *deferral) groupsOf(sel ast.SelectionSet, typ string) []group {
+func (d *Deferral) groupsOf(sel ast.SelectionSet, typ string) []group {
 	if len(d.marks) == 0 || len(sel) == 0 {
 		return nil
 	}
@@ -345,7 +365,7 @@ func (d *deferral) groupsOf(sel ast.SelectionSet, typ string) []group {
 
 // applies reports whether a fragment with the type condition cond applies
 // to an object of type typ.
-func (d *deferral) applies(cond, typ string) bool {
+func (d *Deferral) applies(cond, typ string) bool {
 	if cond == "" || cond == typ {
 		return true
 	}
@@ -377,7 +397,7 @@ func included(dirs ast.DirectiveList, vars map[string]any) bool {
 
 // deferIn registers the parts of the deferred fragments in the selection
 // of the field of fc, which resolved to res: one per object and label.
-func (d *deferral) deferIn(ctx context.Context, fc *graphql.FieldContext, res any) {
+func (d *Deferral) deferIn(ctx context.Context, fc *graphql.FieldContext, res any) {
 	if fc.Field.Definition == nil || len(fc.Field.Selections) == 0 {
 		return
 	}
@@ -405,7 +425,7 @@ func (d *deferral) deferIn(ctx context.Context, fc *graphql.FieldContext, res an
 
 // deferItem registers the parts of groups on the element i of list, at
 // index (its index in the whole list) under the list's path.
-func (d *deferral) deferItem(ctx context.Context, listPath ast.Path, typ string, list reflect.Value, i, index int, groups []group) {
+func (d *Deferral) deferItem(ctx context.Context, listPath ast.Path, typ string, list reflect.Value, i, index int, groups []group) {
 	e := list.Index(i)
 	switch {
 	case e.Kind() == reflect.Pointer && e.IsNil():
@@ -421,7 +441,7 @@ func (d *deferral) deferItem(ctx context.Context, listPath ast.Path, typ string,
 // register adds a part for each group on the object obj of type typ at
 // path, resolved at ctx, known with the payload ctx resolves for; it runs
 // once that payload is written.
-func (d *deferral) register(ctx context.Context, path ast.Path, typ string, obj any, groups []group) {
+func (d *Deferral) register(ctx context.Context, path ast.Path, typ string, obj any, groups []group) {
 	if len(groups) == 0 {
 		return
 	}
@@ -450,7 +470,7 @@ func (d *deferral) register(ctx context.Context, path ast.Path, typ string, obj 
 
 // openStream registers the stream of the list at listPath: its part (the
 // label, else "stream <path>", as calls name it).
-func (d *deferral) openStream(ctx context.Context, listPath ast.Path, label string) *part {
+func (d *Deferral) openStream(ctx context.Context, listPath ast.Path, label string) *part {
 	owner, item := partOf(ctx)
 	p := &part{path: listPath, label: label, name: label, owner: owner, item: item, stream: true}
 	if p.name == "" {
@@ -471,7 +491,7 @@ func (d *deferral) openStream(ctx context.Context, listPath ast.Path, label stri
 // writtenLocked reports whether the payload that carries what resolves at
 // k is written (d.mu held): the initial payload (k.p nil), a deferred
 // group's, or a stream's run that holds item k.item.
-func (d *deferral) writtenLocked(k partAt) bool {
+func (d *Deferral) writtenLocked(k partAt) bool {
 	if k.p == nil {
 		select {
 		case <-d.sent:
@@ -490,7 +510,7 @@ func (d *deferral) writtenLocked(k partAt) bool {
 // keysOf calls f with the key of each part ev's payload makes known: the
 // initial payload's (the zero event), a deferred group's, each item of a
 // stream's run (d.mu held).
-func (d *deferral) keysOf(ev event, f func(partAt)) {
+func (d *Deferral) keysOf(ev event, f func(partAt)) {
 	if ev.p == nil || !ev.p.stream {
 		f(partAt{p: ev.p, item: -1})
 		return
@@ -502,7 +522,7 @@ func (d *deferral) keysOf(ev event, f func(partAt)) {
 
 // written records that the payload of ev (the initial one for the zero
 // event) is written and starts the parts it made known.
-func (d *deferral) written(ev event) {
+func (d *Deferral) written(ev event) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.keysOf(ev, func(k partAt) {
@@ -517,9 +537,7 @@ func (d *deferral) written(ev event) {
 		select {
 		case <-d.sent:
 		default:
-			if d.req.calls != nil {
-				d.req.calls.FirstPayload()
-			}
+			d.host.FirstPayload(d.ctx)
 			close(d.sent)
 		}
 		return
@@ -533,7 +551,7 @@ func (d *deferral) written(ev event) {
 // run resolves the fields of the deferred group p on its object and sends
 // its payload; the deferred fragments among them become parts of their
 // own, known with it.
-func (d *deferral) run(p *part) {
+func (d *Deferral) run(p *part) {
 	ctx := graphql.WithFreshResponseContext(context.WithValue(p.ctx, partKey{}, partAt{p: p, item: -1}))
 	d.register(ctx, p.path, p.typ, p.obj, d.groupsOf(p.sel, p.typ))
 	m, ok := d.objects.Marshal(ctx, p.typ, p.sel, p.obj)
@@ -566,7 +584,7 @@ func payload(data graphql.Marshaler, path ast.Path, label string, ctxs ...contex
 
 // wait waits until the initial payload is written; false if ctx ends
 // first.
-func (d *deferral) wait(ctx context.Context) bool {
+func (d *Deferral) wait(ctx context.Context) bool {
 	select {
 	case <-d.sent:
 		return true
@@ -584,10 +602,10 @@ func (d *deferral) wait(ctx context.Context) bool {
 // items arrive in order, as their links load. A list inside a deferred
 // part (or a stream's items) comes whole in it: its stream would have to
 // start after the payload that holds the list.
-func (d *deferral) stream(ctx context.Context, fc *graphql.FieldContext, dir *ast.Directive, vars map[string]any, resolve func(context.Context) (any, error)) (any, error) {
+func (d *Deferral) stream(ctx context.Context, fc *graphql.FieldContext, dir *ast.Directive, vars map[string]any, resolve func(context.Context) (any, error)) (any, error) {
 	res, err := resolve(ctx)
 	args := dir.ArgumentMap(vars)
-	if on, _ := args["if"].(bool); err != nil || !on || d.schema == nil || inDeferredPart(ctx) {
+	if on, _ := args["if"].(bool); err != nil || !on || d.schema == nil || InPart(ctx) {
 		return res, err
 	}
 	n, _ := args["initialCount"].(int64)
@@ -661,29 +679,29 @@ func (d *deferral) stream(ctx context.Context, fc *graphql.FieldContext, dir *as
 	return list.Slice(0, first).Interface(), nil
 }
 
-// nextPage fetches the next page of a streamed connection's list: its
+// NextPage fetches the next page of a streamed connection's list: its
 // items (a slice of the list's type) and whether it was the last.
-type nextPage func(ctx context.Context) (items any, last bool, err error)
+type NextPage func(ctx context.Context) (items any, last bool, err error)
 
-// streamsPages reports, for the connection field ctx resolves, whether its
-// list is streamed page by page: the operation is delivered in parts, the
+// StreamsPages reports, for the connection field ctx resolves, whether its
+// list is streamed page by page (list: nodes or edges; "" if not): d (nil
+// outside a deferred operation) is the operation's, the
 // connection may take more than one upstream page (first above
 // paging.UpstreamMaxLimit), and it selects one list, nodes or edges (list),
 // under @stream, and nothing else (pageInfo needs the last page; a deferred
 // fragment on it, every page). The connection then registers its later pages
-// (deferral.registerPages).
-func streamsPages(ctx context.Context, first *int) (d *deferral, list string) {
-	d = requestFrom(ctx).deferral
-	if d == nil || first == nil || *first <= paging.UpstreamMaxLimit || inDeferredPart(ctx) {
-		return nil, ""
+// (RegisterPages).
+func (d *Deferral) StreamsPages(ctx context.Context, first *int) (list string) {
+	if d == nil || first == nil || *first <= paging.UpstreamMaxLimit || InPart(ctx) {
+		return ""
 	}
 	fc := graphql.GetFieldContext(ctx)
 	if fc == nil || fc.Field.Field == nil {
-		return nil, ""
+		return ""
 	}
 	typ := fc.Field.Definition.Type.Name()
 	if len(d.groupsOf(fc.Field.Selections, typ)) > 0 {
-		return nil, "" // a deferred part completes the connection: it needs every page
+		return "" // a deferred part completes the connection: it needs every page
 	}
 	oc := graphql.GetOperationContext(ctx)
 	for _, f := range graphql.CollectFields(oc, fc.Field.Selections, []string{typ}) {
@@ -692,36 +710,36 @@ func streamsPages(ctx context.Context, first *int) (d *deferral, list string) {
 		case "nodes", "edges":
 			dir := f.Directives.ForName("stream")
 			if list != "" || dir == nil {
-				return nil, ""
+				return ""
 			}
 			if on, _ := dir.ArgumentMap(oc.Variables)["if"].(bool); !on {
-				return nil, ""
+				return ""
 			}
 			list = f.Name
 		default:
-			return nil, ""
+			return ""
 		}
 	}
 	if list == "" {
-		return nil, ""
+		return ""
 	}
-	return d, list
+	return list
 }
 
-// registerPages registers next as the source of the later pages of the
+// RegisterPages registers next as the source of the later pages of the
 // connection ctx resolves, for the stream of its list.
-func (d *deferral) registerPages(ctx context.Context, next nextPage) {
+func (d *Deferral) RegisterPages(ctx context.Context, next NextPage) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.pages == nil {
-		d.pages = map[string]nextPage{}
+		d.pages = map[string]NextPage{}
 	}
 	d.pages[graphql.GetFieldContext(ctx).Path().String()] = next
 }
 
 // pagesOf returns (and forgets) the source of the later pages of the list
 // whose field context is fc, nil when it has none.
-func (d *deferral) pagesOf(fc *graphql.FieldContext) nextPage {
+func (d *Deferral) pagesOf(fc *graphql.FieldContext) NextPage {
 	if fc.Parent == nil {
 		return nil
 	}
@@ -734,12 +752,12 @@ func (d *deferral) pagesOf(fc *graphql.FieldContext) nextPage {
 }
 
 // streamPages is stream for a connection's list whose later pages src
-// fetches (streamsPages): list holds the first page's items. The initial
+// fetches (StreamsPages): list holds the first page's items. The initial
 // payload has the first initialCount items (with as many pages fetched as
 // they need); once it is written, the rest of the page is sent, then each
 // later page's items as soon as that page is fetched and its items' links
 // are loaded, one part per page, in order.
-func (d *deferral) streamPages(ctx context.Context, fc *graphql.FieldContext, n int, label string, list reflect.Value, src nextPage) (any, error) {
+func (d *Deferral) streamPages(ctx context.Context, fc *graphql.FieldContext, n int, label string, list reflect.Value, src NextPage) (any, error) {
 	last := false
 	for list.Len() <= n && !last {
 		more, l, err := src(ctx)
@@ -811,7 +829,7 @@ func (d *deferral) streamPages(ctx context.Context, fc *graphql.FieldContext, n 
 // initial payload, then the parts as they complete. Each call after the
 // first means the payload the previous one returned is written: the parts
 // it announced start.
-func (d *deferral) handler(inner graphql.ResponseHandler) graphql.ResponseHandler {
+func (d *Deferral) handler(inner graphql.ResponseHandler) graphql.ResponseHandler {
 	first := true
 	var last event
 	return func(ctx context.Context) *graphql.Response {
@@ -830,7 +848,7 @@ func (d *deferral) handler(inner graphql.ResponseHandler) graphql.ResponseHandle
 			if d.over(resp) {
 				// The initial payload alone is too large: the refusal is the
 				// whole answer, as for any operation.
-				r := &graphql.Response{Data: []byte("null"), Errors: gqlerror.List{tooLarge(d.size, d.maxBytes)}}
+				r := &graphql.Response{Data: []byte("null"), Errors: gqlerror.List{gqlerr.ResponseTooLarge(d.size, d.maxBytes)}}
 				d.codes(r)
 				d.report(r)
 				return r
@@ -882,7 +900,7 @@ func (d *deferral) handler(inner graphql.ResponseHandler) graphql.ResponseHandle
 
 // over adds the size of resp's data to the operation's and reports whether
 // the sum is above the response size cap.
-func (d *deferral) over(resp *graphql.Response) bool {
+func (d *Deferral) over(resp *graphql.Response) bool {
 	d.size += len(resp.Data)
 	return d.maxBytes > 0 && d.size > d.maxBytes
 }
@@ -891,8 +909,8 @@ func (d *deferral) over(resp *graphql.Response) bool {
 // response size cap, by the last payload: the part, data null, with the
 // RESPONSE_TOO_LARGE error (v0.2: its id and the other parts still open
 // are completed with it), and the call report.
-func (d *deferral) refuse(resp *graphql.Response) *graphql.Response {
-	e := tooLarge(d.size, d.maxBytes)
+func (d *Deferral) refuse(resp *graphql.Response) *graphql.Response {
+	e := gqlerr.ResponseTooLarge(d.size, d.maxBytes)
 	r := &graphql.Response{Data: []byte("null"), Path: resp.Path, Label: resp.Label, Errors: gqlerror.List{e}}
 	if r.Path == nil {
 		r.Path = ast.Path{}
@@ -907,7 +925,7 @@ func (d *deferral) refuse(resp *graphql.Response) *graphql.Response {
 // initial payload or the payload of ev: the parts it makes known (those it
 // brings the objects of), the part it delivers and whether it completes it,
 // and, in the last, the parts still open.
-func (d *deferral) annotate(ctx context.Context, resp *graphql.Response, ev event, initial bool) {
+func (d *Deferral) annotate(ctx context.Context, resp *graphql.Response, ev event, initial bool) {
 	if !d.v02 {
 		return
 	}
@@ -971,19 +989,19 @@ func comparePaths(a, b ast.Path) int {
 }
 
 // report adds the upstream call report to the last payload, when asked for.
-func (d *deferral) report(resp *graphql.Response) {
-	if req := d.req; req.trace && req.calls != nil {
+func (d *Deferral) report(resp *graphql.Response) {
+	if r := d.host.CallReport(d.ctx); r != nil {
 		if resp.Extensions == nil {
 			resp.Extensions = map[string]any{}
 		}
-		resp.Extensions["upstream"] = req.calls.Report()
+		resp.Extensions["upstream"] = r
 	}
 }
 
 // codes gives the access log the error codes of a part (the initial
 // payload passes through upstreamReport).
-func (d *deferral) codes(resp *graphql.Response) {
-	entry := accesslog.From(d.req)
+func (d *Deferral) codes(resp *graphql.Response) {
+	entry := accesslog.From(d.ctx)
 	for _, e := range resp.Errors {
 		if c, ok := e.Extensions["code"].(string); ok {
 			entry.AddCodes(c)
@@ -991,12 +1009,12 @@ func (d *deferral) codes(resp *graphql.Response) {
 	}
 }
 
-// callPart names the part of the response an upstream call made with ctx
-// serves, for the call report: "" outside a deferred operation, "initial",
-// or the label of the deferred part or stream (when it has none,
+// CallPart names the part of the response an upstream call made with ctx
+// serves, for the call report: "" outside a deferred operation (d nil),
+// "initial", or the label of the deferred part or stream (when it has none,
 // "deferred <path>" or "stream <path>").
-func callPart(ctx context.Context) string {
-	if requestFrom(ctx).deferral == nil {
+func (d *Deferral) CallPart(ctx context.Context) string {
+	if d == nil {
 		return ""
 	}
 	if p, _ := partOf(ctx); p != nil {
@@ -1005,20 +1023,20 @@ func callPart(ctx context.Context) string {
 	return "initial"
 }
 
-// inDeferredPart reports whether ctx resolves what a payload after the
-// initial one brings (a deferred part, or a stream's later items).
-func inDeferredPart(ctx context.Context) bool {
+// InPart reports whether ctx resolves what a payload after the initial one
+// brings (a deferred part, or a stream's later items).
+func InPart(ctx context.Context) bool {
 	p, _ := partOf(ctx)
 	return p != nil
 }
 
-// lookahead returns the fields the query selects on what the field of ctx
+// Lookahead returns the fields the query selects on what the field of ctx
 // resolves to, as gqlgen collects them (satisfies: the object types, nil
-// for any), the fields of its deferred fragments included: what a
-// resolver loads must be what the query without @defer loads.
-func lookahead(ctx context.Context, satisfies []string) []graphql.CollectedField {
+// for any), the fields of its deferred fragments included (d: the
+// operation's, nil if it is not deferred): what a resolver loads must be
+// what the query without @defer loads.
+func (d *Deferral) Lookahead(ctx context.Context, satisfies []string) []graphql.CollectedField {
 	fc := graphql.GetFieldContext(ctx)
-	d := requestFrom(ctx).deferral
 	if d == nil || len(d.marks) == 0 || fc == nil {
 		return graphql.CollectFieldsCtx(ctx, satisfies)
 	}
@@ -1027,7 +1045,7 @@ func lookahead(ctx context.Context, satisfies []string) []graphql.CollectedField
 
 // lookaheadSet returns sel with its deferred fragments unmarked, and the
 // fragments it spreads that hold one inline.
-func (d *deferral) lookaheadSet(sel ast.SelectionSet) ast.SelectionSet {
+func (d *Deferral) lookaheadSet(sel ast.SelectionSet) ast.SelectionSet {
 	k := keyOf(sel, "")
 	d.mu.Lock()
 	out, ok := d.looks[k]
@@ -1127,6 +1145,15 @@ func checkStreams(doc *ast.QueryDocument, ss ast.SelectionSet, vars map[string]a
 
 // hasIncremental reports whether ss, or a fragment it spreads, has @defer
 // or @stream.
+// scan reports whether ss, or a fragment it spreads, has @defer or @stream,
+// and refuses a negative @stream initialCount.
+func scan(doc *ast.QueryDocument, ss ast.SelectionSet, vars map[string]any) (bool, *gqlerror.Error) {
+	if !hasIncremental(doc, ss, map[string]bool{}) {
+		return false, nil
+	}
+	return true, checkStreams(doc, ss, vars, map[string]bool{})
+}
+
 func hasIncremental(doc *ast.QueryDocument, ss ast.SelectionSet, seen map[string]bool) bool {
 	return hasDefer(doc, ss, seen) || hasStream(doc, ss, map[string]bool{})
 }
