@@ -468,26 +468,6 @@ func (d *Deferral) register(ctx context.Context, path ast.Path, typ string, obj 
 	}
 }
 
-// openStream registers the stream of the list at listPath: its part (the
-// label, else "stream <path>", as calls name it).
-func (d *Deferral) openStream(ctx context.Context, listPath ast.Path, label string) *part {
-	owner, item := partOf(ctx)
-	p := &part{path: listPath, label: label, name: label, owner: owner, item: item, stream: true}
-	if p.name == "" {
-		p.name = "stream " + listPath.String()
-	}
-	key := partAt{p: owner, item: item}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.parts = append(d.parts, p)
-	d.open++
-	if d.waiting == nil {
-		d.waiting = map[partAt][]*part{}
-	}
-	d.waiting[key] = append(d.waiting[key], p) // to be announced; it runs itself
-	return p
-}
-
 // writtenLocked reports whether the payload that carries what resolves at
 // k is written (d.mu held): the initial payload (k.p nil), a deferred
 // group's, or a stream's run that holds item k.item.
@@ -593,92 +573,6 @@ func (d *Deferral) wait(ctx context.Context) bool {
 	}
 }
 
-// stream resolves the list field of fc with resolve and, when @stream (dir)
-// is on and the list has more than its initialCount items of a type
-// generated.Streams marshals, returns the first initialCount for the
-// initial payload and resolves the others apart once it is written, all at
-// once: each part is a run of them (a JSON array at the path of its first
-// item), sent as soon as it and every item before it are complete, so the
-// items arrive in order, as their links load. A list inside a deferred
-// part (or a stream's items) comes whole in it: its stream would have to
-// start after the payload that holds the list.
-func (d *Deferral) stream(ctx context.Context, fc *graphql.FieldContext, dir *ast.Directive, vars map[string]any, resolve func(context.Context) (any, error)) (any, error) {
-	res, err := resolve(ctx)
-	args := dir.ArgumentMap(vars)
-	if on, _ := args["if"].(bool); err != nil || !on || d.schema == nil || InPart(ctx) {
-		return res, err
-	}
-	n, _ := args["initialCount"].(int64)
-	label, _ := args["label"].(string)
-	list := reflect.ValueOf(res)
-	if src := d.pagesOf(fc); src != nil && n >= 0 && list.Kind() == reflect.Slice {
-		return d.streamPages(ctx, fc, int(n), label, list, src)
-	}
-	if n < 0 || list.Kind() != reflect.Slice || int64(list.Len()) <= n {
-		return res, err
-	}
-	if !generated.Streams(res) {
-		return res, err // not a connection's list
-	}
-	first, total := int(n), list.Len()
-	listPath, sel, typ := fc.Path(), fc.Field.Selections, fc.Field.Definition.Type.Name()
-	sp := d.openStream(ctx, listPath, label)
-	go func() {
-		if !d.wait(ctx) {
-			return
-		}
-		groups := d.groupsOf(sel, typ)
-		// Each item resolves on a response context of its own (ictxs):
-		// a run's errors are its items', read once the run is marshalled.
-		items := make([]graphql.Marshaler, total)
-		ictxs := make([]context.Context, total)
-		done := make(chan int, total-first)
-		for i := first; i < total; i++ {
-			go func() {
-				ictx := graphql.WithFreshResponseContext(context.WithValue(ctx, partKey{}, partAt{p: sp, item: i}))
-				d.deferItem(ictx, listPath, typ, list, i, i, groups)
-				items[i], _ = d.objects.Item(ictx, sel, res, i, i)
-				ictxs[i] = ictx
-				done <- i
-			}()
-		}
-		complete := make([]bool, total)
-		next := first
-		for range total - first {
-			var i int
-			select {
-			case i = <-done:
-			case <-ctx.Done():
-				return
-			}
-			complete[i] = true
-			from := next
-			for next < total && complete[next] {
-				next++
-			}
-			if next == from {
-				continue
-			}
-			run := graphql.Array(items[from:next])
-			var data graphql.Marshaler = run
-			runCtxs := ictxs[from:next]
-			if slices.Contains(run, graphql.Marshaler(graphql.Null)) {
-				data, next = graphql.Null, total // an item that cannot be null is: the rest is not sent
-			}
-			resp := payload(data, append(slices.Clip(listPath), ast.PathIndex(from)), label, runCtxs...)
-			select {
-			case d.events <- event{resp: resp, p: sp, last: next == total, to: next}:
-			case <-ctx.Done():
-				return
-			}
-			if next == total {
-				return
-			}
-		}
-	}()
-	return list.Slice(0, first).Interface(), nil
-}
-
 // NextPage fetches the next page of a streamed connection's list: its
 // items (a slice of the list's type) and whether it was the last.
 type NextPage func(ctx context.Context) (items any, last bool, err error)
@@ -749,80 +643,6 @@ func (d *Deferral) pagesOf(fc *graphql.FieldContext) NextPage {
 	next := d.pages[key]
 	delete(d.pages, key)
 	return next
-}
-
-// streamPages is stream for a connection's list whose later pages src
-// fetches (StreamsPages): list holds the first page's items. The initial
-// payload has the first initialCount items (with as many pages fetched as
-// they need); once it is written, the rest of the page is sent, then each
-// later page's items as soon as that page is fetched and its items' links
-// are loaded, one part per page, in order.
-func (d *Deferral) streamPages(ctx context.Context, fc *graphql.FieldContext, n int, label string, list reflect.Value, src NextPage) (any, error) {
-	last := false
-	for list.Len() <= n && !last {
-		more, l, err := src(ctx)
-		if err != nil {
-			return list.Interface(), err
-		}
-		list, last = reflect.AppendSlice(list, reflect.ValueOf(more)), l
-	}
-	if last && list.Len() <= n {
-		return list.Interface(), nil
-	}
-	listPath, sel, typ := fc.Path(), fc.Field.Selections, fc.Field.Definition.Type.Name()
-	sp := d.openStream(ctx, listPath, label)
-	go func() {
-		if !d.wait(ctx) {
-			return
-		}
-		groups := d.groupsOf(sel, typ)
-		chunk, index := list.Slice(n, list.Len()), n
-		for {
-			if chunk.Len() > 0 || last {
-				// The run of a page: its items resolve on a response context
-				// of its own, whose errors are read once the run is
-				// marshalled.
-				rctx := graphql.WithFreshResponseContext(ctx)
-				items := make([]graphql.Marshaler, chunk.Len())
-				var wg sync.WaitGroup
-				for i := range items {
-					wg.Go(func() {
-						ictx := context.WithValue(rctx, partKey{}, partAt{p: sp, item: index + i})
-						d.deferItem(ictx, listPath, typ, chunk, i, index+i, groups)
-						items[i], _ = d.objects.Item(ictx, sel, chunk.Interface(), i, index+i)
-					})
-				}
-				wg.Wait()
-				var data graphql.Marshaler = graphql.Array(items)
-				if slices.Contains(items, graphql.Marshaler(graphql.Null)) {
-					data, last = graphql.Null, true // an item that cannot be null is: the rest is not sent
-				}
-				resp := payload(data, append(slices.Clip(listPath), ast.PathIndex(index)), label, rctx)
-				index += chunk.Len()
-				select {
-				case d.events <- event{resp: resp, p: sp, last: last, to: index}:
-				case <-ctx.Done():
-					return
-				}
-				if last {
-					return
-				}
-			}
-			fctx := graphql.WithFreshResponseContext(context.WithValue(ctx, partKey{}, partAt{p: sp, item: index}))
-			more, l, err := src(fctx)
-			if err != nil {
-				graphql.AddError(fctx, err)
-				resp := payload(graphql.Null, append(slices.Clip(listPath), ast.PathIndex(index)), label, fctx)
-				select {
-				case d.events <- event{resp: resp, p: sp, last: true, to: index}:
-				case <-ctx.Done():
-				}
-				return
-			}
-			chunk, last = reflect.ValueOf(more), l
-		}
-	}()
-	return list.Slice(0, n).Interface(), nil
 }
 
 // handler returns the operation's response handler over gqlgen's: the
