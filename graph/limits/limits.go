@@ -27,6 +27,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/workspacenet/facade/graph/errcode"
+	"github.com/workspacenet/facade/graph/gqlerr"
 	"github.com/workspacenet/facade/graph/scalars"
 )
 
@@ -269,9 +270,8 @@ func CheckVariables(op *ast.OperationDefinition, vars map[string]any) *gqlerror.
 			continue
 		}
 		if bad, ok := badInt(d.Type, v); !ok {
-			e := gqlerror.Errorf("variable $%s: Int must be a whole number between -2147483648 and 2147483647, got %s", d.Variable, bad)
-			e.Extensions = map[string]any{"code": errcode.BadUserInput, "field": "$" + d.Variable}
-			return e
+			return gqlerr.New(errcode.BadUserInput, fmt.Sprintf("variable $%s: Int must be a whole number between -2147483648 and 2147483647, got %s", d.Variable, bad),
+				map[string]any{"field": "$" + d.Variable})
 		}
 	}
 	return nil
@@ -325,9 +325,8 @@ func sat(a, b int) int {
 // Error returns the QUERY_TOO_COMPLEX error for limit (one of the names
 // above) with the value found and the maximum.
 func Error(limit string, value, maximum int) *gqlerror.Error {
-	e := gqlerror.Errorf("the operation exceeds the %s limit: %d, maximum %d", limit, value, maximum)
-	e.Extensions = map[string]any{"code": errcode.QueryTooComplex, "limit": limit, "value": value, "maximum": maximum}
-	return e
+	return gqlerr.New(errcode.QueryTooComplex, fmt.Sprintf("the operation exceeds the %s limit: %d, maximum %d", limit, value, maximum),
+		map[string]any{"limit": limit, "value": value, "maximum": maximum})
 }
 
 // TokenLimit rewrites the parser's "exceeded token limit" error into the
