@@ -21,7 +21,7 @@ var layers = []struct {
 	{"the REST client", []string{"restclient"}},
 	{"the local REST service", []string{"restserver"}},
 	{"upstream policies", []string{"internal/policy"}},
-	{"the GraphQL layer", []string{"graph", "graph/incremental", "playground"}},
+	{"the GraphQL layer", []string{"graph", "graph/incremental", "graph/walk", "playground"}},
 	{"the composition root", []string{"stack", ""}},
 	{"test support", []string{"internal/testsupport", "restserver/openapi/openapitest"}},
 	{"programs and test harnesses", []string{"cmd", "bench", "soak", "e2e", "restclient/internal/jsongen", "graph/internal/generate", "graph/internal/gqlgenplugin"}},
