@@ -50,10 +50,10 @@ import (
 //     deferred fragments become parts in turn. So every upstream call of a
 //     payload goes after the payload that announces its part is written; in
 //     the client's rate budget a part's calls rank after the initial ones
-//     (callPriority) and are marked with the part in the call report
-//     (callPart), which comes in the last payload.
+//     (the handler ranks calls by InPart) and are marked with the part in
+//     the call report (Deferral.CallPart), which comes in the last payload.
 //   - Lookahead: what a resolver reads of its selection to decide what to
-//     load (an embedded summary that suffices, cursors, pages: lookahead)
+//     load (an embedded summary that suffices, cursors, pages: Lookahead)
 //     includes the deferred fragments' fields, so the object a part
 //     completes is the one the query without @defer resolves, with the
 //     same calls.
@@ -61,9 +61,11 @@ import (
 //     (overhttp.AcceptsIncremental), and any operation but a query, runs the
 //     operation with its @defer directives removed: the whole result in one
 //     ordinary response.
-//   - @stream on a connection's nodes or edges (stream): the first
+//   - @stream on a connection's nodes or edges (stream.go): the first
 //     initialCount items in the initial payload, the others resolved apart
-//     once it is written, delivered in order in runs as they complete; a
+//     once it is written and sent by one writer (streamWriter): in order,
+//     in runs as they complete, or a page at a time when the connection
+//     fetches its later pages as the stream goes (StreamsPages); a
 //     negative initialCount is BAD_USER_INPUT.
 //   - Delivery: the parts in the order they complete, each with hasNext,
 //     the call report in the last; incrementalSpec=v0.2: each part announced
