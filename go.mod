@@ -91,5 +91,3 @@ require (
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.11.0 // indirect
 )
-
-tool github.com/99designs/gqlgen

@@ -21,10 +21,10 @@ var layers = []struct {
 	{"the REST client", []string{"restclient"}},
 	{"the local REST service", []string{"restserver"}},
 	{"upstream policies", []string{"internal/policy"}},
-	{"the GraphQL layer", []string{"graph", "playground"}},
+	{"the GraphQL layer", []string{"graph", "graph/incremental", "graph/walk", "playground"}},
 	{"the composition root", []string{"stack", ""}},
 	{"test support", []string{"internal/testsupport", "restserver/openapi/openapitest"}},
-	{"programs and test harnesses", []string{"cmd", "bench", "soak", "e2e", "restclient/internal/jsongen", "graph/internal/objectsgen"}},
+	{"programs and test harnesses", []string{"cmd", "bench", "soak", "e2e", "restclient/internal/jsongen", "graph/internal/generate", "graph/internal/gqlgenplugin"}},
 }
 
 const module = "github.com/workspacenet/facade"
@@ -85,7 +85,8 @@ func TestLayerOf(t *testing.T) {
 		"restserver/openapi": "the local REST service", "restserver/openapi/openapitest": "test support",
 		"internal/policy/budget": "upstream policies", "graph/loaders/naive": "the GraphQL layer",
 		"internal/base/tracing/gqltrace": "utilities", "internal/testsupport/testenv": "test support",
-		"playground": "the GraphQL layer", "graph/internal/objectsgen": "programs and test harnesses",
+		"playground": "the GraphQL layer", "graph/internal/generate": "programs and test harnesses",
+		"graph/internal/gqlgenplugin": "programs and test harnesses", "graph/incremental": "the GraphQL layer",
 	} {
 		if i := layerOf(pkg); i < 0 || layers[i].name != want {
 			t.Errorf("layerOf(%q) = %d, want %s", pkg, i, want)

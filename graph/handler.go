@@ -2,7 +2,6 @@ package graph
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -21,6 +20,7 @@ import (
 	"github.com/workspacenet/facade/graph/generated"
 	"github.com/workspacenet/facade/graph/gqlerr"
 	"github.com/workspacenet/facade/graph/guard"
+	"github.com/workspacenet/facade/graph/incremental"
 	"github.com/workspacenet/facade/graph/limits"
 	"github.com/workspacenet/facade/graph/loaders"
 	"github.com/workspacenet/facade/graph/overhttp"
@@ -319,7 +319,7 @@ func NewHandler(o Options) http.Handler {
 	}
 	srv.AroundRootFields(o.federationGate)
 	srv.AroundRootFields(requireCredentials)
-	srv.Use(incremental{schema: schema, maxBytes: o.MaxResponseBytes, present: presenter, recover: recoverFunc})
+	srv.Use(incremental.Extension{Host: deliveryHost{}, Schema: schema, MaxBytes: o.MaxResponseBytes, Present: presenter, Recover: recoverFunc})
 	for _, x := range o.Extensions {
 		srv.Use(x)
 	}
@@ -585,8 +585,8 @@ type request struct {
 	// document passed validation and the limits.
 	apqHash, apqQuery string
 	apqValid          bool
-	deferral          *deferral // a query delivered in parts (@defer), else nil
-	release           func()    // gives back the admission units of a subscription's event
+	deferral          *incremental.Deferral // a query delivered in parts (@defer), else nil
+	release           func()                // gives back the admission units of a subscription's event
 }
 
 type requestKey struct{}
@@ -685,22 +685,13 @@ func upstreamReport(ctx context.Context, next graphql.ResponseHandler) *graphql.
 // admission, not here); the cap keeps that buffer from being copied again by
 // the transport's JSON encoding and sent.
 // An operation delivered in parts is capped over all its parts, by its
-// deferral (incremental.go).
+// deferral (graph/incremental).
 func capResponse(maxBytes int) graphql.ResponseMiddleware {
 	return func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 		resp := next(ctx)
 		if resp == nil || len(resp.Data) <= maxBytes || requestFrom(ctx).deferral != nil {
 			return resp
 		}
-		return &graphql.Response{Data: []byte("null"), Errors: gqlerror.List{tooLarge(len(resp.Data), maxBytes)}}
-	}
-}
-
-// tooLarge is the RESPONSE_TOO_LARGE error of a response of size bytes of
-// data, above maxBytes.
-func tooLarge(size, maxBytes int) *gqlerror.Error {
-	return &gqlerror.Error{
-		Message:    fmt.Sprintf("the response is larger than the limit: %d bytes of data, maximum %d; ask for fewer fields or smaller pages", size, maxBytes),
-		Extensions: map[string]any{"code": errcode.ResponseTooLarge, "value": size, "maximum": maxBytes},
+		return &graphql.Response{Data: []byte("null"), Errors: gqlerror.List{gqlerr.ResponseTooLarge(len(resp.Data), maxBytes)}}
 	}
 }

@@ -108,7 +108,7 @@ func connection[T, E, C any](ctx context.Context, cursors *paging.Codec, scope s
 			return none, err
 		}
 		if !pages.Done() {
-			d.registerPages(ctx, func(ctx context.Context) (any, bool, error) {
+			d.RegisterPages(ctx, func(ctx context.Context) (any, bool, error) {
 				es, err := pages.Next(ctx)
 				if err != nil {
 					return nil, true, err

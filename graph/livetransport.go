@@ -125,10 +125,10 @@ func (o *Options) liveTransports(srv *handler.Server, conns *liveConns, paceHook
 			trace := o.UpstreamTrace && (h.Get(TraceHeader) == "1" || ctx.Value(upgradeTraceKey{}) != nil)
 			if creds != nil {
 				if len(creds.Authorization) > guard.MaxCredentialHeaderBytes || len(creds.NetworkID) > guard.MaxCredentialHeaderBytes {
-					return closeWith(ctx, closeBadRequest, "Bad request: credentials longer than 4 KiB"), nil, &gqlerror.Error{Message: "the connection_init credentials are longer than 4 KiB; no credentials are that long", Extensions: map[string]any{"code": errcode.BadRequest}}
+					return closeWith(ctx, closeBadRequest, "Bad request: credentials longer than 4 KiB"), nil, gqlerr.New(errcode.BadRequest, "the connection_init credentials are longer than 4 KiB; no credentials are that long", nil)
 				}
 				if err := creds.Check(); err != nil {
-					return closeWith(ctx, closeBadRequest, "Bad request: credentials that cannot be right"), nil, &gqlerror.Error{Message: "the connection_init credentials cannot be right: " + err.Error(), Extensions: map[string]any{"code": errcode.BadRequest}}
+					return closeWith(ctx, closeBadRequest, "Bad request: credentials that cannot be right"), nil, gqlerr.New(errcode.BadRequest, "the connection_init credentials cannot be right: "+err.Error(), nil)
 				}
 			} else if o.ServerCredentials == nil {
 				return closeWith(ctx, closeUnauthorized, "Unauthorized: connection_init carries no Authorization"), nil, refusalError(noCredentials)
@@ -138,7 +138,7 @@ func (o *Options) liveTransports(srv *handler.Server, conns *liveConns, paceHook
 				return closeWith(ctx, code, reason), nil, refusalError(ref)
 			}
 			if reason, ok := conns.establish(connFrom(ctx), restclient.IdentityFromContext(ctx)); !ok {
-				return closeWith(ctx, closeTryLater, "Try again later: "+reason), nil, &gqlerror.Error{Message: reason, Extensions: map[string]any{"code": errcode.TooManyConnections}}
+				return closeWith(ctx, closeTryLater, "Try again later: "+reason), nil, gqlerr.New(errcode.TooManyConnections, reason, nil)
 			}
 			return ctx, nil, nil
 		},
@@ -180,7 +180,7 @@ func (o *Options) prove(ctx context.Context) (*guard.Refusal, int, string) {
 
 // refusalError is ref as a GraphQL error (a WebSocket's connection_error).
 func refusalError(ref *guard.Refusal) *gqlerror.Error {
-	return &gqlerror.Error{Message: ref.Message, Extensions: map[string]any{"code": ref.Code}}
+	return gqlerr.New(ref.Code, ref.Message, nil)
 }
 
 // upgradeCredentialsKey holds the credentials of the upgrade request's

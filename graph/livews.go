@@ -146,7 +146,7 @@ func (c *wsConn) check(data []byte) []byte {
 	n.Lock()
 	n.refusal, n.documentID = nil, ""
 	if ref != nil {
-		n.refusal = &gqlerror.Error{Message: ref.Message, Extensions: map[string]any{"code": ref.Code}}
+		n.refusal = refusalError(ref)
 	} else {
 		n.documentID = p.DocumentID
 	}

@@ -47,6 +47,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/workspacenet/facade/graph/errcode"
+	"github.com/workspacenet/facade/graph/gqlerr"
 	"github.com/workspacenet/facade/graph/limits"
 	"github.com/workspacenet/facade/internal/base/accesslog"
 	"github.com/workspacenet/facade/internal/base/ctxval"
@@ -372,14 +373,11 @@ func (x extension) MutateOperationContext(ctx context.Context, oc *graphql.Opera
 // refusal is the OVERLOADED error of an operation of cost.
 func (c *Controller) refusal(ctx context.Context, cost int, ownShare bool) *gqlerror.Error {
 	accesslog.From(ctx).AddCodes(errcode.Overloaded)
-	var e *gqlerror.Error
+	msg := fmt.Sprintf("the server is busy with other operations (cost %d does not fit in the %d in flight before %v): retry later", cost, c.limit, c.cfg.Wait)
 	if ownShare {
-		e = gqlerror.Errorf("the operations in flight with these credentials hold their share of the server (%d cost units, more only while %d stay free for other clients): cost %d found no room within %v; retry later", c.share, c.share, cost, c.cfg.Wait)
-	} else {
-		e = gqlerror.Errorf("the server is busy with other operations (cost %d does not fit in the %d in flight before %v): retry later", cost, c.limit, c.cfg.Wait)
+		msg = fmt.Sprintf("the operations in flight with these credentials hold their share of the server (%d cost units, more only while %d stay free for other clients): cost %d found no room within %v; retry later", c.share, c.share, cost, c.cfg.Wait)
 	}
-	e.Extensions = map[string]any{"code": errcode.Overloaded, "cost": cost, "retryAfter": c.retryAfter}
-	return e
+	return gqlerr.New(errcode.Overloaded, msg, map[string]any{"cost": cost, "retryAfter": c.retryAfter})
 }
 
 // Hold admits work of cost for client that writes no HTTP status of its

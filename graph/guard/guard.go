@@ -20,8 +20,10 @@ import (
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/workspacenet/facade/graph/errcode"
+	"github.com/workspacenet/facade/graph/gqlerr"
 )
 
 // PreflightHeaders are the request headers that prove a browser sent a CORS
@@ -62,16 +64,9 @@ func (r *Refusal) Write(w http.ResponseWriter, contentType string) {
 		w.Header().Set("Allow", r.Allow)
 	}
 	w.WriteHeader(r.Status)
-	type ext struct {
-		Code string `json:"code"`
-	}
-	type gqlError struct {
-		Message    string `json:"message"`
-		Extensions ext    `json:"extensions"`
-	}
 	_ = json.NewEncoder(w).Encode(struct {
-		Errors []gqlError `json:"errors"`
-	}{[]gqlError{{r.Message, ext{r.Code}}}})
+		Errors gqlerror.List `json:"errors"`
+	}{gqlerror.List{gqlerr.New(r.Code, r.Message, nil)}})
 }
 
 // Method refuses, with 405 and Allow, a method the endpoint does not serve

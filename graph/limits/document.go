@@ -7,6 +7,8 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vektah/gqlparser/v2/parser"
+
+	"github.com/workspacenet/facade/graph/walk"
 )
 
 // Document limits are checked on the parsed document before validation:
@@ -58,37 +60,31 @@ func (x *Extension) MutateOperationParameters(ctx context.Context, p *graphql.Ra
 
 // CountDocument returns the selections and directive uses written in doc.
 func CountDocument(doc *ast.QueryDocument) (selections, directives int) {
-	var c counter
+	var w walk.Walker
+	count := walk.Visitor{
+		Field: func(f *ast.Field) bool {
+			selections++
+			directives += len(f.Directives)
+			return true
+		},
+		Fragment: func(f walk.Fragment) bool {
+			selections++
+			directives += len(f.Directives)
+			return !f.Spread // a fragment is counted where it is defined
+		},
+	}
 	for _, op := range doc.Operations {
-		c.directives += len(op.Directives)
+		directives += len(op.Directives)
 		for _, v := range op.VariableDefinitions {
-			c.directives += len(v.Directives)
+			directives += len(v.Directives)
 		}
-		c.walk(op.SelectionSet)
+		w.Walk(op.SelectionSet, count)
 	}
 	for _, f := range doc.Fragments {
-		c.directives += len(f.Directives)
-		c.walk(f.SelectionSet)
+		directives += len(f.Directives)
+		w.Walk(f.SelectionSet, count)
 	}
-	return c.selections, c.directives
-}
-
-type counter struct{ selections, directives int }
-
-func (c *counter) walk(set ast.SelectionSet) {
-	for _, s := range set {
-		c.selections++
-		switch s := s.(type) {
-		case *ast.Field:
-			c.directives += len(s.Directives)
-			c.walk(s.SelectionSet)
-		case *ast.InlineFragment:
-			c.directives += len(s.Directives)
-			c.walk(s.SelectionSet)
-		case *ast.FragmentSpread:
-			c.directives += len(s.Directives)
-		}
-	}
+	return selections, directives
 }
 
 // NodeBytes is the memory counted for each node of a parsed document
@@ -107,6 +103,20 @@ func DocumentBytes(query string, doc *ast.QueryDocument) int64 {
 		return int64(len(query))
 	}
 	var n nodeCounter
+	var w walk.Walker
+	count := walk.Visitor{
+		Field: func(f *ast.Field) bool {
+			n.nodes++
+			n.arguments(f.Arguments)
+			n.directives(f.Directives)
+			return true
+		},
+		Fragment: func(f walk.Fragment) bool {
+			n.nodes++
+			n.directives(f.Directives)
+			return !f.Spread // a fragment is counted where it is defined
+		},
+	}
 	for _, op := range doc.Operations {
 		n.nodes += 1 + len(op.VariableDefinitions)
 		for _, v := range op.VariableDefinitions {
@@ -114,34 +124,17 @@ func DocumentBytes(query string, doc *ast.QueryDocument) int64 {
 			n.directives(v.Directives)
 		}
 		n.directives(op.Directives)
-		n.set(op.SelectionSet)
+		w.Walk(op.SelectionSet, count)
 	}
 	for _, f := range doc.Fragments {
 		n.nodes++
 		n.directives(f.Directives)
-		n.set(f.SelectionSet)
+		w.Walk(f.SelectionSet, count)
 	}
 	return int64(len(query)) + int64(n.nodes)*NodeBytes
 }
 
 type nodeCounter struct{ nodes int }
-
-func (n *nodeCounter) set(set ast.SelectionSet) {
-	for _, s := range set {
-		n.nodes++
-		switch s := s.(type) {
-		case *ast.Field:
-			n.arguments(s.Arguments)
-			n.directives(s.Directives)
-			n.set(s.SelectionSet)
-		case *ast.InlineFragment:
-			n.directives(s.Directives)
-			n.set(s.SelectionSet)
-		case *ast.FragmentSpread:
-			n.directives(s.Directives)
-		}
-	}
-}
 
 func (n *nodeCounter) directives(ds ast.DirectiveList) {
 	for _, d := range ds {

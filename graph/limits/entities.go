@@ -40,7 +40,7 @@ func (w *walker) entities(f *ast.Field, depth int) (cost, maxDepth int) {
 			maxDepth = max(maxDepth, d)
 		}
 		cost += c
-		if w.steps > walkBudget {
+		if w.walk.Exhausted() {
 			break
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/workspacenet/facade/graph/walk"
 )
 
 // SchemaSize holds the numbers an introspection selection (__schema,
@@ -152,32 +154,17 @@ func (z *SchemaSize) length(parent, name string, isList bool, level, estimate in
 // it).
 func (w *walker) introspection(set ast.SelectionSet, parent string, level int) float64 {
 	cost := 0.0
-	for _, sel := range set {
-		w.steps++
-		if w.steps > walkBudget {
-			return cost
+	w.walk.Walk(set, walk.Visitor{Field: func(s *ast.Field) bool {
+		if len(s.SelectionSet) == 0 || s.Definition == nil {
+			return false // scalars, enums, __typename
 		}
-		switch s := sel.(type) {
-		case *ast.Field:
-			if len(s.SelectionSet) == 0 || s.Definition == nil {
-				continue // scalars, enums, __typename
-			}
-			typ := s.Definition.Type
-			n, next := w.opts.Schema.length(parent, s.Name, typ.Elem != nil, level, w.opts.ListEstimate)
-			if n > 0 {
-				cost += n * (1 + w.introspection(s.SelectionSet, typ.Name(), next))
-			}
-		case *ast.InlineFragment:
-			cost += w.introspection(s.SelectionSet, parent, level)
-		case *ast.FragmentSpread:
-			if s.Definition == nil || w.active[s.Name] {
-				continue
-			}
-			w.active[s.Name] = true
-			cost += w.introspection(s.Definition.SelectionSet, parent, level)
-			delete(w.active, s.Name)
+		typ := s.Definition.Type
+		n, next := w.opts.Schema.length(parent, s.Name, typ.Elem != nil, level, w.opts.ListEstimate)
+		if n > 0 {
+			cost += n * (1 + w.introspection(s.SelectionSet, typ.Name(), next))
 		}
-	}
+		return false
+	}})
 	return cost
 }
 

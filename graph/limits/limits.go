@@ -27,7 +27,9 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/workspacenet/facade/graph/errcode"
+	"github.com/workspacenet/facade/graph/gqlerr"
 	"github.com/workspacenet/facade/graph/scalars"
+	"github.com/workspacenet/facade/graph/walk"
 )
 
 // Names of the limits, as carried in extensions.limit.
@@ -131,13 +133,13 @@ func Measure(op *ast.OperationDefinition, vars map[string]any, o Options) Stats 
 	if o.ListEstimate <= 0 {
 		o.ListEstimate = DefaultListEstimate
 	}
-	w := &walker{vars: vars, opts: o, active: map[string]bool{}}
+	w := &walker{vars: vars, opts: o, walk: walk.Walker{Budget: walkBudget}}
 	var s Stats
 	s.Cost, s.Depth = w.selectionSet(op.SelectionSet, 1, "", 0)
 	s.RootFields = w.roots
 	s.Aliases = w.aliases
 	s.Representations = w.representations
-	s.Truncated = w.steps > walkBudget
+	s.Truncated = w.walk.Exhausted()
 	if s.Truncated && s.Cost < walkBudget {
 		s.Cost = walkBudget
 	}
@@ -147,8 +149,7 @@ func Measure(op *ast.OperationDefinition, vars map[string]any, o Options) Stats 
 type walker struct {
 	vars    map[string]any
 	opts    Options
-	active  map[string]bool // fragments on the current path (cycle guard)
-	steps   int
+	walk    walk.Walker // fragments expanded, not inside themselves; at most walkBudget selections
 	roots   int
 	aliases int
 	// representations given to `_entities`
@@ -166,34 +167,17 @@ func (w *walker) selectionSet(set ast.SelectionSet, depth int, parent string, co
 // that applies to an object of type only: its fragments on another type
 // are left out (an abstract type's selection, `_entities`'s).
 func (w *walker) selections(set ast.SelectionSet, depth int, parent string, connFirst int, only string) (cost, maxDepth int) {
-	applies := func(typeCondition string) bool {
-		return only == "" || typeCondition == "" || typeCondition == only || typeCondition == entityUnion
-	}
-	for _, sel := range set {
-		w.steps++
-		if w.steps > walkBudget {
-			return cost, maxDepth
-		}
-		var c, d int
-		switch s := sel.(type) {
-		case *ast.Field:
-			c, d = w.field(s, depth, parent, connFirst)
-		case *ast.InlineFragment:
-			if !applies(s.TypeCondition) {
-				continue
-			}
-			c, d = w.selections(s.SelectionSet, depth, parent, connFirst, only)
-		case *ast.FragmentSpread:
-			if s.Definition == nil || w.active[s.Name] || !applies(s.Definition.TypeCondition) {
-				continue
-			}
-			w.active[s.Name] = true
-			c, d = w.selections(s.Definition.SelectionSet, depth, parent, connFirst, only)
-			delete(w.active, s.Name)
-		}
-		cost += c
-		maxDepth = max(maxDepth, d)
-	}
+	w.walk.Walk(set, walk.Visitor{
+		Field: func(f *ast.Field) bool {
+			c, d := w.field(f, depth, parent, connFirst)
+			cost += c
+			maxDepth = max(maxDepth, d)
+			return false // field measures what it selects
+		},
+		Fragment: func(f walk.Fragment) bool {
+			return only == "" || f.TypeCondition == "" || f.TypeCondition == only || f.TypeCondition == entityUnion
+		},
+	})
 	return cost, maxDepth
 }
 
@@ -269,9 +253,8 @@ func CheckVariables(op *ast.OperationDefinition, vars map[string]any) *gqlerror.
 			continue
 		}
 		if bad, ok := badInt(d.Type, v); !ok {
-			e := gqlerror.Errorf("variable $%s: Int must be a whole number between -2147483648 and 2147483647, got %s", d.Variable, bad)
-			e.Extensions = map[string]any{"code": errcode.BadUserInput, "field": "$" + d.Variable}
-			return e
+			return gqlerr.New(errcode.BadUserInput, fmt.Sprintf("variable $%s: Int must be a whole number between -2147483648 and 2147483647, got %s", d.Variable, bad),
+				map[string]any{"field": "$" + d.Variable})
 		}
 	}
 	return nil
@@ -325,9 +308,8 @@ func sat(a, b int) int {
 // Error returns the QUERY_TOO_COMPLEX error for limit (one of the names
 // above) with the value found and the maximum.
 func Error(limit string, value, maximum int) *gqlerror.Error {
-	e := gqlerror.Errorf("the operation exceeds the %s limit: %d, maximum %d", limit, value, maximum)
-	e.Extensions = map[string]any{"code": errcode.QueryTooComplex, "limit": limit, "value": value, "maximum": maximum}
-	return e
+	return gqlerr.New(errcode.QueryTooComplex, fmt.Sprintf("the operation exceeds the %s limit: %d, maximum %d", limit, value, maximum),
+		map[string]any{"limit": limit, "value": value, "maximum": maximum})
 }
 
 // TokenLimit rewrites the parser's "exceeded token limit" error into the

@@ -14,7 +14,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"github.com/workspacenet/facade/graph/errcode"
+	"github.com/workspacenet/facade/graph/gqlerr"
 )
 
 // Format is an incremental delivery format (@defer): the payloads of a
@@ -66,29 +66,8 @@ func AcceptsIncremental(h http.Header) Incremental {
 			continue // the common case: no media range to parse
 		}
 		for part := range strings.SplitSeq(v, ",") {
-			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-			if err != nil || (mt != "multipart/mixed" && mt != "text/event-stream") {
-				continue
-			}
-			q := 1.0
-			if v, ok := params["q"]; ok {
-				if q, err = strconv.ParseFloat(v, 64); err != nil || q <= 0 || q > 1 {
-					continue
-				}
-			}
-			m := Incremental{Format: Defer20220824, SSE: mt == "text/event-stream"}
-			inc, hasInc := params["incrementalspec"]
-			def, hasDef := params["deferspec"]
-			switch {
-			case hasInc && inc == "v0.2":
-				m.Format = IncrementalV02
-			case hasDef && def == "20220824" && !hasInc:
-			case !hasInc && !hasDef:
-			default:
-				continue // another version
-			}
-			isNamed := hasInc || hasDef
-			if q > bestQ || q == bestQ && isNamed && !named {
+			m, q, isNamed, ok := incrementalRange(part)
+			if ok && (q > bestQ || q == bestQ && isNamed && !named) {
 				best, bestQ, named = m, q, isNamed
 			}
 		}
@@ -97,6 +76,35 @@ func AcceptsIncremental(h http.Header) Incremental {
 		return Incremental{}
 	}
 	return best
+}
+
+// incrementalRange reads one media range of an Accept header: the
+// incremental format it asks for, its quality and whether it names its
+// format; ok is false for a range that is not an incremental one we
+// deliver (another media type or spec version, a bad quality).
+func incrementalRange(r string) (m Incremental, q float64, named, ok bool) {
+	mt, params, err := mime.ParseMediaType(strings.TrimSpace(r))
+	if err != nil || (mt != "multipart/mixed" && mt != "text/event-stream") {
+		return m, 0, false, false
+	}
+	q = 1.0
+	if v, has := params["q"]; has {
+		if q, err = strconv.ParseFloat(v, 64); err != nil || q <= 0 || q > 1 {
+			return m, 0, false, false
+		}
+	}
+	m = Incremental{Format: Defer20220824, SSE: mt == "text/event-stream"}
+	inc, hasInc := params["incrementalspec"]
+	def, hasDef := params["deferspec"]
+	switch {
+	case hasInc && inc == "v0.2":
+		m.Format = IncrementalV02
+	case hasDef && def == "20220824" && !hasInc:
+	case !hasInc && !hasDef:
+	default:
+		return m, 0, false, false // another version
+	}
+	return m, q, hasInc || hasDef, true
 }
 
 // Part is what a payload of a response in parts says, in the
@@ -247,115 +255,134 @@ type payloads struct {
 // completed at once).
 func (p *payloads) write(b *bytes.Buffer, resp *graphql.Response, initial bool, part *Part) error {
 	b.WriteByte('{')
-	n := b.Len()
-	sep := func() {
-		if b.Len() > n {
-			b.WriteByte(',')
-		}
-	}
-	member := func(name string, v any) error {
-		sep()
-		b.WriteString(`"` + name + `":`)
-		return encode(b, v)
-	}
+	start := b.Len()
+	var err error
 	switch {
 	case initial:
-		if len(resp.Errors) > 0 {
-			if err := member("errors", resp.Errors); err != nil {
-				return err
-			}
-		}
-		sep()
-		b.WriteString(`"data":`)
-		b.Write(orNull(resp.Data))
-		if p.format == IncrementalV02 {
-			b.WriteString(`,"pending":`)
-			var pending []Pending
-			if part != nil {
-				pending = part.Pending
-			}
-			if err := writePending(b, pending); err != nil {
-				return err
-			}
-		}
+		err = p.writeInitial(b, resp, part)
 	case p.format == IncrementalV02 && part != nil:
-		if err := writeV02(b, resp, part); err != nil {
-			return err
-		}
+		err = writeV02(b, resp, part)
 	case len(resp.Data) == 0 && resp.Path == nil:
 		// The end of the stream alone: {"hasNext":false}.
 	case p.format == Defer20220824:
-		b.WriteString(`"incremental":[{`)
-		if len(resp.Errors) > 0 {
-			b.WriteString(`"errors":`)
-			if err := encode(b, resp.Errors); err != nil {
-				return err
-			}
-			b.WriteByte(',')
-		}
-		if items(resp) {
-			b.WriteString(`"items":`)
-		} else {
-			b.WriteString(`"data":`)
-		}
-		b.Write(orNull(resp.Data))
-		b.WriteString(`,"path":`)
-		if err := encode(b, pathOf(resp)); err != nil {
-			return err
-		}
-		if resp.Label != "" {
-			b.WriteString(`,"label":`)
-			if err := encode(b, resp.Label); err != nil {
-				return err
-			}
-		}
-		b.WriteString(`}]`)
+		err = writeDefer20220824(b, resp)
 	default: // IncrementalV02: the part is announced, delivered and completed at once
-		id := strconv.Quote(strconv.Itoa(p.ids))
-		p.ids++
-		b.WriteString(`"pending":[{"id":` + id + `,"path":`)
-		path := pathOf(resp)
-		if items(resp) {
-			path = resp.Path[:len(resp.Path)-1] // a stream's path is its list's
-		}
-		if err := encode(b, path); err != nil {
-			return err
-		}
-		if resp.Label != "" {
-			b.WriteString(`,"label":`)
-			if err := encode(b, resp.Label); err != nil {
-				return err
-			}
-		}
-		b.WriteString(`}]`)
-		if null := len(resp.Data) == 0 || string(resp.Data) == "null"; null {
-			// A part whose data is null (a non-null field of it failed) is
-			// completed with its errors and delivers nothing.
-			b.WriteString(`,"completed":[{"id":` + id)
-			if len(resp.Errors) > 0 {
-				b.WriteString(`,"errors":`)
-				if err := encode(b, resp.Errors); err != nil {
-					return err
-				}
-			}
-			b.WriteString(`}]`)
-			break
-		}
-		b.WriteString(`,"incremental":[{"id":` + id)
-		if err := writeIncrementalEntry(b, resp); err != nil {
-			return err
-		}
-		b.WriteString(`}],"completed":[{"id":` + id + `}]`)
+		err = p.writeWholePart(b, resp)
 	}
-	sep()
+	if err != nil {
+		return err
+	}
+	if b.Len() > start {
+		b.WriteByte(',')
+	}
 	b.WriteString(`"hasNext":` + strconv.FormatBool(HasNext(resp)))
 	if len(resp.Extensions) > 0 {
-		if err := member("extensions", resp.Extensions); err != nil {
+		b.WriteString(`,"extensions":`)
+		if err := encode(b, resp.Extensions); err != nil {
 			return err
 		}
 	}
 	b.WriteByte('}')
 	return nil
+}
+
+// writeInitial writes the members of the initial payload: its errors, its
+// data and (IncrementalV02) the parts it announces.
+func (p *payloads) writeInitial(b *bytes.Buffer, resp *graphql.Response, part *Part) error {
+	if len(resp.Errors) > 0 {
+		b.WriteString(`"errors":`)
+		if err := encode(b, resp.Errors); err != nil {
+			return err
+		}
+		b.WriteByte(',')
+	}
+	b.WriteString(`"data":`)
+	b.Write(orNull(resp.Data))
+	if p.format != IncrementalV02 {
+		return nil
+	}
+	b.WriteString(`,"pending":`)
+	var pending []Pending
+	if part != nil {
+		pending = part.Pending
+	}
+	return writePending(b, pending)
+}
+
+// writeDefer20220824 writes the members of a later payload in the
+// deferSpec=20220824 format: one incremental entry.
+func writeDefer20220824(b *bytes.Buffer, resp *graphql.Response) error {
+	b.WriteString(`"incremental":[{`)
+	if len(resp.Errors) > 0 {
+		b.WriteString(`"errors":`)
+		if err := encode(b, resp.Errors); err != nil {
+			return err
+		}
+		b.WriteByte(',')
+	}
+	if items(resp) {
+		b.WriteString(`"items":`)
+	} else {
+		b.WriteString(`"data":`)
+	}
+	b.Write(orNull(resp.Data))
+	b.WriteString(`,"path":`)
+	if err := encode(b, pathOf(resp)); err != nil {
+		return err
+	}
+	if err := writeLabel(b, resp.Label); err != nil {
+		return err
+	}
+	b.WriteString(`}]`)
+	return nil
+}
+
+// writeWholePart writes the members of a later payload in the
+// IncrementalV02 format whose part the operation did not describe: the part
+// is announced, delivered and completed at once.
+func (p *payloads) writeWholePart(b *bytes.Buffer, resp *graphql.Response) error {
+	id := strconv.Quote(strconv.Itoa(p.ids))
+	p.ids++
+	b.WriteString(`"pending":[{"id":` + id + `,"path":`)
+	path := pathOf(resp)
+	if items(resp) {
+		path = resp.Path[:len(resp.Path)-1] // a stream's path is its list's
+	}
+	if err := encode(b, path); err != nil {
+		return err
+	}
+	if err := writeLabel(b, resp.Label); err != nil {
+		return err
+	}
+	b.WriteString(`}]`)
+	if null := len(resp.Data) == 0 || string(resp.Data) == "null"; null {
+		// A part whose data is null (a non-null field of it failed) is
+		// completed with its errors and delivers nothing.
+		b.WriteString(`,"completed":[{"id":` + id)
+		if len(resp.Errors) > 0 {
+			b.WriteString(`,"errors":`)
+			if err := encode(b, resp.Errors); err != nil {
+				return err
+			}
+		}
+		b.WriteString(`}]`)
+		return nil
+	}
+	b.WriteString(`,"incremental":[{"id":` + id)
+	if err := writeIncrementalEntry(b, resp); err != nil {
+		return err
+	}
+	b.WriteString(`}],"completed":[{"id":` + id + `}]`)
+	return nil
+}
+
+// writeLabel writes `,"label":` and label, when it is not empty.
+func writeLabel(b *bytes.Buffer, label string) error {
+	if label == "" {
+		return nil
+	}
+	b.WriteString(`,"label":`)
+	return encode(b, label)
 }
 
 // writePending appends the pending entries ps as a JSON array.
@@ -455,7 +482,9 @@ func writeV02(b *bytes.Buffer, resp *graphql.Response, part *Part) error {
 // writeInternal replaces a payload that could not be encoded: an internal
 // error, and the end of the stream.
 func (p *payloads) writeInternal(b *bytes.Buffer) {
-	b.WriteString(`{"errors":[{"message":"internal error","extensions":{"code":"` + errcode.Internal + `"}}],"hasNext":false}`)
+	b.WriteString(`{"errors":`)
+	b.Write(gqlerr.InternalErrors)
+	b.WriteString(`,"hasNext":false}`)
 }
 
 // items reports whether resp is a @stream part: the later items of a list

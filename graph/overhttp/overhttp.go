@@ -37,6 +37,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -50,6 +51,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/workspacenet/facade/graph/errcode"
+	"github.com/workspacenet/facade/graph/gqlerr"
 	"github.com/workspacenet/facade/graph/guard"
 	"github.com/workspacenet/facade/internal/base/ctxval"
 )
@@ -248,8 +250,7 @@ func (t Transport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 	if oc.Operation.Operation == ast.Subscription {
 		// A stream of results has no place in one HTTP response: the
 		// request cannot be executed here (GraphQL over HTTP: 4xx).
-		e := gqlerror.Errorf("a subscription is served over WebSocket (graphql-transport-ws) or SSE (Accept: text/event-stream), not in a plain HTTP response")
-		e.Extensions = map[string]any{"code": errcode.BadRequest}
+		e := gqlerr.New(errcode.BadRequest, "a subscription is served over WebSocket (graphql-transport-ws) or SSE (Accept: text/event-stream), not in a plain HTTP response", nil)
 		t.send(w, http.StatusBadRequest, exec.DispatchError(graphql.WithOperationContext(ctx, oc), gqlerror.List{e}))
 		return
 	}
@@ -257,8 +258,7 @@ func (t Transport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 		// GET is safe: a mutation must be a POST (HTTP semantics: 405 and
 		// the methods that would do).
 		w.Header().Set("Allow", http.MethodPost)
-		e := gqlerror.Errorf("a %s cannot be sent by GET: send it as a POST", oc.Operation.Operation)
-		e.Extensions = map[string]any{"code": errcode.MethodNotAllowed}
+		e := gqlerr.New(errcode.MethodNotAllowed, fmt.Sprintf("a %s cannot be sent by GET: send it as a POST", oc.Operation.Operation), nil)
 		t.send(w, http.StatusMethodNotAllowed, exec.DispatchError(graphql.WithOperationContext(ctx, oc), gqlerror.List{e}))
 		return
 	}
@@ -300,7 +300,7 @@ func (t Transport) send(w http.ResponseWriter, status int, resp *graphql.Respons
 // still a clean 500.
 func write(w http.ResponseWriter, status int, resp *graphql.Response) {
 	if resp == nil {
-		resp = &graphql.Response{Errors: gqlerror.List{{Message: "internal error", Extensions: map[string]any{"code": errcode.Internal}}}}
+		resp = &graphql.Response{Errors: gqlerror.List{gqlerr.Internal()}}
 		status = http.StatusInternalServerError
 	}
 	head := buffers.Get().(*bytes.Buffer)
@@ -332,7 +332,7 @@ func write(w http.ResponseWriter, status int, resp *graphql.Response) {
 	tail.WriteByte('}')
 	if err != nil {
 		w.WriteHeader(http.StatusInternalServerError)
-		_, _ = io.WriteString(w, `{"errors":[{"message":"internal error","extensions":{"code":"`+errcode.Internal+`"}}]}`)
+		_, _ = io.WriteString(w, `{"errors":`+string(gqlerr.InternalErrors)+`}`)
 		return
 	}
 	w.WriteHeader(status)

@@ -25,6 +25,7 @@ import (
 	"github.com/vektah/gqlparser/v2/parser"
 
 	"github.com/workspacenet/facade/graph/errcode"
+	"github.com/workspacenet/facade/graph/gqlerr"
 )
 
 // Documents maps sha256 hex to document.
@@ -111,11 +112,7 @@ func (x Extension) MutateOperationParameters(ctx context.Context, p *graphql.Raw
 	return nil
 }
 
-func refuse(code, msg string) *gqlerror.Error {
-	e := gqlerror.Errorf("%s", msg)
-	e.Extensions = map[string]any{"code": code}
-	return e
-}
+func refuse(code, msg string) *gqlerror.Error { return gqlerr.New(code, msg, nil) }
 
 // OperationNames returns the names of the operations the documents define
 // (metrics label them by name); documents that do not parse add none.
