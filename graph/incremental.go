@@ -18,6 +18,7 @@ import (
 	"github.com/workspacenet/facade/graph/admission"
 	"github.com/workspacenet/facade/graph/errcode"
 	"github.com/workspacenet/facade/graph/generated"
+	"github.com/workspacenet/facade/graph/livetransport"
 	"github.com/workspacenet/facade/graph/overhttp"
 	"github.com/workspacenet/facade/graph/paging"
 	"github.com/workspacenet/facade/internal/base/accesslog"
@@ -101,7 +102,7 @@ func (x incremental) MutateOperationContext(ctx context.Context, oc *graphql.Ope
 		return err
 	}
 	format := overhttp.AcceptsIncremental(oc.Headers).Format
-	if ctx.Value(liveKey{}) != nil {
+	if livetransport.IsLive(ctx) {
 		// A query over a WebSocket: graphql-transport-ws has one result
 		// per query, whatever the upgrade request's Accept said.
 		format = overhttp.NotIncremental

@@ -23,6 +23,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/workspacenet/facade/graph"
+	"github.com/workspacenet/facade/graph/livetransport"
 	"github.com/workspacenet/facade/graph/trusted"
 	"github.com/workspacenet/facade/internal/base/tracing"
 	"github.com/workspacenet/facade/internal/base/tracing/gqltrace"
@@ -147,7 +148,7 @@ type Stack struct {
 	MetricsURL      string
 
 	server        *http.Server
-	restart       *graph.Restart // nil with LiveOff
+	restart       *livetransport.Restart // nil with LiveOff
 	metricsServer *metrics.Server
 	draining      atomic.Bool
 }
@@ -285,7 +286,7 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
 		}
 		st.Live = live.New(lc)
 		c.Graph.Live = st.Live
-		st.restart = graph.NewRestart()
+		st.restart = livetransport.NewRestart()
 		c.Graph.LiveRestart = st.restart
 		c.Graph.CheckOrigin = func(origin string) bool { return slices.Contains(c.CORSOrigins, origin) }
 	}

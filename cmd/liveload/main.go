@@ -595,7 +595,7 @@ func newUpstream() (*upstream, error) {
 	}
 	local := httptest.NewServer(rs.Handler())
 	defer local.Close()
-	req, _ := http.NewRequest(http.MethodGet, local.URL+"/shop/orders/v1?limit=1&locationRef="+m.IDs["location"][0], nil)
+	req, _ := http.NewRequest(http.MethodGet, local.URL+restclient.OpListOrders.Route+"?limit=1&locationRef="+m.IDs["location"][0], nil)
 	req.Header.Set("Authorization", "Bearer "+m.BearerToken)
 	req.Header.Set("service-network-id", m.NetworkID)
 	resp, err := http.DefaultClient.Do(req)

@@ -1,4 +1,4 @@
-package graph
+package livetransport
 
 import (
 	"container/list"
