@@ -114,8 +114,8 @@ func WithEventStream(ctx context.Context, p *guard.Params) context.Context {
 	return context.WithValue(ctx, eventStreamKey{}, p)
 }
 
-// IsLive reports whether ctx is an operation's received over a live
-// transport.
+// IsLive reports whether ctx is the context of an operation received over
+// a live transport.
 func IsLive(ctx context.Context) bool { return ctx.Value(liveKey{}) != nil }
 
 // Operations counts the operations of a live connection: its idle timer
