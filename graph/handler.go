@@ -149,7 +149,7 @@ type Options struct {
 	// address of a live connection (guard.ClientAddress); none: the peer.
 	TrustedProxies []netip.Prefix
 	// LiveRestart, when set, ends the live connections when it is closed
-	// (before Live is): see Restart.
+	// (before Live is): see livetransport.Restart.
 	LiveRestart *livetransport.Restart
 	// LiveKeepAlive is the interval of the WebSocket's keep-alive messages
 	// (graphql-ws "ka", graphql-transport-ws ping) and of SSE comments. 0:

@@ -304,7 +304,7 @@ func (l *liveConns) counts() (open, opening int) {
 }
 
 // A Restart ends the live connections of the handlers it is given
-// (Options.LiveRestart) as a restart of the server does: every WebSocket
+// (Options.Restart; graph.Options.LiveRestart) as a restart of the server does: every WebSocket
 // is closed with 1012 (service restart) and a close frame, every SSE
 // stream ends without `complete`, and new ones are refused, so that
 // graphql-ws and graphql-sse clients reconnect, to another replica. Close
