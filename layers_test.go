@@ -12,16 +12,20 @@ import (
 // and the ones below it, never one above. Test files are not checked: tests
 // sit above everything they test. internal/ holds three floors, each in a
 // folder named for it: base (below restclient), policy (above it) and
-// testsupport (above the product, under the programs that use it).
+// testsupport (above the product, under the programs that use it). A path
+// ending in "/" places the packages below that folder, not the folder's
+// own: graph's parts (graph/...) stand below its endpoint (graph), which
+// mounts them.
 var layers = []struct {
 	name     string
-	packages []string // path prefixes, a whole element each
+	packages []string // path prefixes, a whole element each ("x/": below x only)
 }{
 	{"utilities", []string{"internal/base"}},
 	{"the REST client", []string{"restclient"}},
 	{"the local REST service", []string{"restserver"}},
 	{"upstream policies", []string{"internal/policy"}},
-	{"the GraphQL layer", []string{"graph", "graph/incremental", "graph/walk", "playground"}},
+	{"the GraphQL parts", []string{"graph/", "playground"}},
+	{"the GraphQL endpoint", []string{"graph"}},
 	{"the composition root", []string{"stack", ""}},
 	{"test support", []string{"internal/testsupport", "restserver/openapi/openapitest"}},
 	{"programs and test harnesses", []string{"cmd", "bench", "soak", "e2e", "restclient/internal/jsongen", "graph/internal/generate", "graph/internal/gqlgenplugin"}},
@@ -35,7 +39,8 @@ func layerOf(pkg string) int {
 	best, bestLen := -1, -1
 	for i, l := range layers {
 		for _, p := range l.packages {
-			if (pkg == p || p == "" && pkg == "" || p != "" && strings.HasPrefix(pkg, p+"/")) && len(p) > bestLen {
+			below := strings.HasSuffix(p, "/") && strings.HasPrefix(pkg, p)
+			if (below || pkg == p || p != "" && !strings.HasSuffix(p, "/") && strings.HasPrefix(pkg, p+"/")) && len(p) > bestLen {
 				best, bestLen = i, len(p)
 			}
 		}
@@ -83,10 +88,11 @@ func TestLayerOf(t *testing.T) {
 		"restclient": "the REST client", "restclient/internal/jsongen": "programs and test harnesses",
 		"restserver/wire": "the local REST service", "restserver/hooks": "the local REST service",
 		"restserver/openapi": "the local REST service", "restserver/openapi/openapitest": "test support",
-		"internal/policy/budget": "upstream policies", "graph/loaders/naive": "the GraphQL layer",
+		"internal/policy/budget": "upstream policies", "graph/loaders/naive": "the GraphQL parts",
+		"graph": "the GraphQL endpoint", "graph/livetransport": "the GraphQL parts",
 		"internal/base/tracing/gqltrace": "utilities", "internal/testsupport/testenv": "test support",
-		"playground": "the GraphQL layer", "graph/internal/generate": "programs and test harnesses",
-		"graph/internal/gqlgenplugin": "programs and test harnesses", "graph/incremental": "the GraphQL layer",
+		"playground": "the GraphQL parts", "graph/internal/generate": "programs and test harnesses",
+		"graph/internal/gqlgenplugin": "programs and test harnesses", "graph/incremental": "the GraphQL parts",
 	} {
 		if i := layerOf(pkg); i < 0 || layers[i].name != want {
 			t.Errorf("layerOf(%q) = %d, want %s", pkg, i, want)

@@ -13,13 +13,13 @@ import (
 	"time"
 
 	"github.com/workspacenet/facade/graph"
-	"github.com/workspacenet/facade/graph/calls"
+	"github.com/workspacenet/facade/internal/policy/calls"
 	"github.com/workspacenet/facade/internal/testsupport/gqlclient"
 	"github.com/workspacenet/facade/restserver/hooks"
 )
 
 // The critical-path decomposition: where one request's time goes, from the
-// facade's own call report (X-Upstream-Trace: 1, graph/calls: each upstream
+// facade's own call report (X-Upstream-Trace: 1, internal/policy/calls: each upstream
 // call's start and duration as the facade's client saw them, decoding
 // included) and the REST service's timing log (hooks.Timings: each call's
 // injected sleep and handler time).

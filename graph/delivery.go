@@ -6,6 +6,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/workspacenet/facade/graph/incremental"
+	"github.com/workspacenet/facade/graph/livetransport"
 )
 
 // deliveryHost is the handler as incremental delivery (graph/incremental)
@@ -29,7 +30,7 @@ func (deliveryHost) Deferral(ctx context.Context) *incremental.Deferral {
 
 // OneResult: a query over a WebSocket; graphql-transport-ws has one result
 // per query, whatever the upgrade request's Accept said.
-func (deliveryHost) OneResult(ctx context.Context) bool { return ctx.Value(liveKey{}) != nil }
+func (deliveryHost) OneResult(ctx context.Context) bool { return livetransport.IsLive(ctx) }
 
 func (deliveryHost) FirstPayload(ctx context.Context) {
 	if c := requestFrom(ctx).calls; c != nil {

@@ -14,71 +14,71 @@ import (
 )
 
 // FindManyBookingByIDs is the resolver for the findManyBookingByIDs field.
-func (r entityResolver) FindManyBookingByIDs(ctx context.Context, reps []*model.BookingByIDsInput) ([]*restclient.Booking, error) {
+func (r *entityResolver) FindManyBookingByIDs(ctx context.Context, reps []*model.BookingByIDsInput) ([]*restclient.Booking, error) {
 	return unresolvable[restclient.Booking]("Booking", repIDs(reps, func(r *model.BookingByIDsInput) string { return r.ID }))
 }
 
 // FindManyCommentByIDs is the resolver for the findManyCommentByIDs field.
-func (r entityResolver) FindManyCommentByIDs(ctx context.Context, reps []*model.CommentByIDsInput) ([]*restclient.Comment, error) {
+func (r *entityResolver) FindManyCommentByIDs(ctx context.Context, reps []*model.CommentByIDsInput) ([]*restclient.Comment, error) {
 	return unresolvable[restclient.Comment]("Comment", repIDs(reps, func(r *model.CommentByIDsInput) string { return r.ID }))
 }
 
 // FindManyCreditNoteByIDs is the resolver for the findManyCreditNoteByIDs field.
-func (r entityResolver) FindManyCreditNoteByIDs(ctx context.Context, reps []*model.CreditNoteByIDsInput) ([]*restclient.CreditNote, error) {
+func (r *entityResolver) FindManyCreditNoteByIDs(ctx context.Context, reps []*model.CreditNoteByIDsInput) ([]*restclient.CreditNote, error) {
 	return unresolvable[restclient.CreditNote]("CreditNote", repIDs(reps, func(r *model.CreditNoteByIDsInput) string { return r.ID }))
 }
 
 // FindManyEventByIDs is the resolver for the findManyEventByIDs field.
-func (r entityResolver) FindManyEventByIDs(ctx context.Context, reps []*model.EventByIDsInput) ([]*restclient.Event, error) {
+func (r *entityResolver) FindManyEventByIDs(ctx context.Context, reps []*model.EventByIDsInput) ([]*restclient.Event, error) {
 	return entities(ctx, repIDs(reps, func(r *model.EventByIDsInput) string { return r.ID }), byOp(restclient.OpGetEvent))
 }
 
 // FindManyInvoiceByIDs is the resolver for the findManyInvoiceByIDs field.
-func (r entityResolver) FindManyInvoiceByIDs(ctx context.Context, reps []*model.InvoiceByIDsInput) ([]*restclient.Invoice, error) {
+func (r *entityResolver) FindManyInvoiceByIDs(ctx context.Context, reps []*model.InvoiceByIDsInput) ([]*restclient.Invoice, error) {
 	return entities(ctx, repIDs(reps, func(r *model.InvoiceByIDsInput) string { return r.ID }), func(ctx context.Context, id string) (*restclient.Invoice, error) { return invoiceByRef(ctx, &id) })
 }
 
 // FindManyLocationByIDs is the resolver for the findManyLocationByIDs field.
-func (r entityResolver) FindManyLocationByIDs(ctx context.Context, reps []*model.LocationByIDsInput) ([]*model.Location, error) {
+func (r *entityResolver) FindManyLocationByIDs(ctx context.Context, reps []*model.LocationByIDsInput) ([]*model.Location, error) {
 	return entities(ctx, repIDs(reps, func(r *model.LocationByIDsInput) string { return r.ID }), func(_ context.Context, id string) (*model.Location, error) { return &model.Location{ID: id}, nil })
 }
 
 // FindManyOrderByIDs is the resolver for the findManyOrderByIDs field.
-func (r entityResolver) FindManyOrderByIDs(ctx context.Context, reps []*model.OrderByIDsInput) ([]*restclient.Order, error) {
+func (r *entityResolver) FindManyOrderByIDs(ctx context.Context, reps []*model.OrderByIDsInput) ([]*restclient.Order, error) {
 	return unresolvable[restclient.Order]("Order", repIDs(reps, func(r *model.OrderByIDsInput) string { return r.ID }))
 }
 
 // FindManyPostByIDs is the resolver for the findManyPostByIDs field.
-func (r entityResolver) FindManyPostByIDs(ctx context.Context, reps []*model.PostByIDsInput) ([]*restclient.Post, error) {
+func (r *entityResolver) FindManyPostByIDs(ctx context.Context, reps []*model.PostByIDsInput) ([]*restclient.Post, error) {
 	return unresolvable[restclient.Post]("Post", repIDs(reps, func(r *model.PostByIDsInput) string { return r.ID }))
 }
 
 // FindManyProductByIDs is the resolver for the findManyProductByIDs field.
-func (r entityResolver) FindManyProductByIDs(ctx context.Context, reps []*model.ProductByIDsInput) ([]*restclient.Product, error) {
+func (r *entityResolver) FindManyProductByIDs(ctx context.Context, reps []*model.ProductByIDsInput) ([]*restclient.Product, error) {
 	return entities(ctx, repIDs(reps, func(r *model.ProductByIDsInput) string { return r.ID }), byOp(restclient.OpGetProduct))
 }
 
 // FindManyResourceByIDs is the resolver for the findManyResourceByIDs field.
-func (r entityResolver) FindManyResourceByIDs(ctx context.Context, reps []*model.ResourceByIDsInput) ([]*restclient.Resource, error) {
+func (r *entityResolver) FindManyResourceByIDs(ctx context.Context, reps []*model.ResourceByIDsInput) ([]*restclient.Resource, error) {
 	return entities(ctx, repIDs(reps, func(r *model.ResourceByIDsInput) string { return r.ID }), byOp(restclient.OpGetResource))
 }
 
 // FindManyTransactionByIDs is the resolver for the findManyTransactionByIDs field.
-func (r entityResolver) FindManyTransactionByIDs(ctx context.Context, reps []*model.TransactionByIDsInput) ([]*restclient.Transaction, error) {
+func (r *entityResolver) FindManyTransactionByIDs(ctx context.Context, reps []*model.TransactionByIDsInput) ([]*restclient.Transaction, error) {
 	return unresolvable[restclient.Transaction]("Transaction", repIDs(reps, func(r *model.TransactionByIDsInput) string { return r.ID }))
 }
 
 // FindManyVisitByIDs is the resolver for the findManyVisitByIDs field.
-func (r entityResolver) FindManyVisitByIDs(ctx context.Context, reps []*model.VisitByIDsInput) ([]*restclient.Visit, error) {
+func (r *entityResolver) FindManyVisitByIDs(ctx context.Context, reps []*model.VisitByIDsInput) ([]*restclient.Visit, error) {
 	return entities(ctx, repIDs(reps, func(r *model.VisitByIDsInput) string { return r.ID }), byOp(restclient.OpGetVisit))
 }
 
 // FindManyVisitRequestByIDs is the resolver for the findManyVisitRequestByIDs field.
-func (r entityResolver) FindManyVisitRequestByIDs(ctx context.Context, reps []*model.VisitRequestByIDsInput) ([]*restclient.VisitRequest, error) {
+func (r *entityResolver) FindManyVisitRequestByIDs(ctx context.Context, reps []*model.VisitRequestByIDsInput) ([]*restclient.VisitRequest, error) {
 	return unresolvable[restclient.VisitRequest]("VisitRequest", repIDs(reps, func(r *model.VisitRequestByIDsInput) string { return r.ID }))
 }
 
 // Entity returns generated.EntityResolver implementation.
-func (r *Resolver) Entity() generated.EntityResolver { return entityResolver{r} }
+func (r *Resolver) Entity() generated.EntityResolver { return &entityResolver{r} }
 
 type entityResolver struct{ *Resolver }

@@ -15,13 +15,13 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/workspacenet/facade/graph/admission"
-	"github.com/workspacenet/facade/graph/calls"
 	"github.com/workspacenet/facade/graph/errcode"
 	"github.com/workspacenet/facade/graph/generated"
 	"github.com/workspacenet/facade/graph/gqlerr"
 	"github.com/workspacenet/facade/graph/guard"
 	"github.com/workspacenet/facade/graph/incremental"
 	"github.com/workspacenet/facade/graph/limits"
+	"github.com/workspacenet/facade/graph/livetransport"
 	"github.com/workspacenet/facade/graph/loaders"
 	"github.com/workspacenet/facade/graph/overhttp"
 	"github.com/workspacenet/facade/graph/paging"
@@ -30,6 +30,7 @@ import (
 	"github.com/workspacenet/facade/internal/base/sizedlru"
 	"github.com/workspacenet/facade/internal/policy/apq"
 	"github.com/workspacenet/facade/internal/policy/budget"
+	"github.com/workspacenet/facade/internal/policy/calls"
 	"github.com/workspacenet/facade/internal/policy/live"
 	"github.com/workspacenet/facade/internal/policy/metrics"
 	"github.com/workspacenet/facade/restclient"
@@ -136,7 +137,7 @@ type Options struct {
 	// LiveMaxConnectionsPerCredential the open ones of one upstream client;
 	// LiveMaxInitPerAddress the opening ones of one remote address
 	// (guard.ClientAddress); LiveMaxPerConnection the subscriptions of one
-	// WebSocket (liveconns.go). 0: no bound.
+	// WebSocket (graph/livetransport). 0: no bound.
 	LiveMaxConnections              int
 	LiveMaxConnectionsPerCredential int
 	LiveMaxInitPerAddress           int
@@ -148,8 +149,8 @@ type Options struct {
 	// address of a live connection (guard.ClientAddress); none: the peer.
 	TrustedProxies []netip.Prefix
 	// LiveRestart, when set, ends the live connections when it is closed
-	// (before Live is): see Restart.
-	LiveRestart *Restart
+	// (before Live is): see livetransport.Restart.
+	LiveRestart *livetransport.Restart
 	// LiveKeepAlive is the interval of the WebSocket's keep-alive messages
 	// (graphql-ws "ka", graphql-transport-ws ping) and of SSE comments. 0:
 	// none.
@@ -223,18 +224,18 @@ func DefaultOptions() Options {
 
 		ResponseWriteTimeout: DefaultResponseWriteTimeout,
 
-		LiveMaxConnections:              DefaultLiveMaxConnections,
-		LiveMaxConnectionsPerCredential: DefaultLiveMaxConnectionsPerCredential,
-		LiveMaxInitPerAddress:           DefaultLiveMaxInitPerAddress,
-		LiveMaxPerConnection:            DefaultLiveMaxPerConnection,
-		LiveIdleTimeout:                 DefaultLiveIdleTimeout,
-		LiveKeepAlive:                   DefaultLiveKeepAlive,
-		LiveInitTimeout:                 DefaultLiveInitTimeout,
+		LiveMaxConnections:              livetransport.DefaultLiveMaxConnections,
+		LiveMaxConnectionsPerCredential: livetransport.DefaultLiveMaxConnectionsPerCredential,
+		LiveMaxInitPerAddress:           livetransport.DefaultLiveMaxInitPerAddress,
+		LiveMaxPerConnection:            livetransport.DefaultLiveMaxPerConnection,
+		LiveIdleTimeout:                 livetransport.DefaultLiveIdleTimeout,
+		LiveKeepAlive:                   livetransport.DefaultLiveKeepAlive,
+		LiveInitTimeout:                 livetransport.DefaultLiveInitTimeout,
 	}
 }
 
 // TraceHeader is the request header that asks for the upstream call report.
-const TraceHeader = "X-Upstream-Trace"
+const TraceHeader = guard.TraceHeader
 
 // NewHandler returns the http.Handler serving GraphQL over HTTP (POST, and
 // GET for queries only; statuses and media types in graph/overhttp).
@@ -245,86 +246,156 @@ const TraceHeader = "X-Upstream-Trace"
 // that is not well-formed (400). Mount it behind internal/base/accesslog's
 // middleware, which gives each request its id and log line.
 func NewHandler(o Options) http.Handler {
+	e := newEndpoint(o)
+	e.addTransports()
+	e.useDocuments()
+	e.useAdmission()
+	e.useErrors()
+	e.useFieldGates()
+	e.useResponses()
+	return e
+}
+
+// endpoint is the GraphQL endpoint NewHandler returns: gqlgen's server for
+// the schema, with the facade's transports, extensions and middlewares,
+// added in named steps in the order gqlgen runs them.
+type endpoint struct {
+	o         Options
+	resolvers *Resolver
+	schema    graphql.ExecutableSchema
+	srv       *handler.Server
+	docs      graphql.Cache[*ast.QueryDocument]
+	// paceHooks pace every request's upstream calls with o.Budget (the
+	// same hooks for every request; unset without a budget).
+	paceHooks restclient.CallHooks
+	live      *livetransport.Transports // nil: live data off
+	admit     *admission.Controller     // nil: admission off
+	present   graphql.ErrorPresenterFunc
+	recover   graphql.RecoverFunc
+}
+
+func newEndpoint(o Options) *endpoint {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	o.Logger = slog.New(accesslog.Handler(o.Logger.Handler()))
-
-	resolvers := &Resolver{client: o.Client, log: o.Logger, cursors: paging.NewCodec(o.CursorSecret), live: o.Live}
-	schema := generated.NewExecutableSchema(generated.Config{Resolvers: resolvers})
-	srv := handler.New(schema)
-	var paceHooks restclient.CallHooks // the same for every request
+	e := &endpoint{o: o}
+	e.resolvers = &Resolver{client: o.Client, log: o.Logger, cursors: paging.NewCodec(o.CursorSecret), live: o.Live}
+	e.schema = generated.NewExecutableSchema(generated.Config{Resolvers: e.resolvers})
+	e.srv = handler.New(e.schema)
 	if o.Budget != nil {
-		paceHooks = budgetHooks(o.Budget)
+		e.paceHooks = o.Budget.Hooks(requestTurn, nil)
 	}
-	var conns *liveConns
+	return e
+}
+
+// addTransports adds the live transports (with live data on), then the one
+// transport of GraphQL over HTTP as its spec says (graph/overhttp), which
+// takes every request the others leave.
+func (e *endpoint) addTransports() {
+	o := &e.o
 	if o.Live != nil {
-		conns = newLiveConns(&o)
-		o.LiveRestart.add(conns)
-		o.liveTransports(srv, conns, paceHooks)
+		e.live = livetransport.New(livetransport.Options{
+			Endpoint: e, Client: o.Client, Logger: o.Logger, ServerCredentials: o.ServerCredentials, Restart: o.LiveRestart,
+			UpstreamTrace: o.UpstreamTrace, DisableCSRFPrevention: o.DisableCSRFPrevention, MaxBodyBytes: o.MaxBodyBytes,
+			RequestTimeout: o.RequestTimeout, ResponseWriteTimeout: o.ResponseWriteTimeout,
+			LiveMaxConnections: o.LiveMaxConnections, LiveMaxConnectionsPerCredential: o.LiveMaxConnectionsPerCredential,
+			LiveMaxInitPerAddress: o.LiveMaxInitPerAddress, LiveMaxPerConnection: o.LiveMaxPerConnection,
+			LiveIdleTimeout: o.LiveIdleTimeout, LiveKeepAlive: o.LiveKeepAlive, LiveInitTimeout: o.LiveInitTimeout,
+			TrustedProxies: o.TrustedProxies, CheckOrigin: o.CheckOrigin,
+		})
+		// First of the parameter mutators: what a WebSocket's reader refused.
+		e.live.Register(e.srv, len(o.TrustedDocuments) > 0)
 	}
-	// The one transport: GraphQL over HTTP as its spec says (graph/overhttp).
-	srv.AddTransport(overhttp.Transport{WriteTimeout: o.ResponseWriteTimeout})
-	var docs graphql.Cache[*ast.QueryDocument] = graphql.NoCache[*ast.QueryDocument]{}
+	e.srv.AddTransport(overhttp.Transport{WriteTimeout: o.ResponseWriteTimeout})
+}
+
+// useDocuments bounds parsing and the cache of parsed documents, and adds
+// introspection, the trusted documents or the persisted queries, and the
+// limits, in that order.
+func (e *endpoint) useDocuments() {
+	o, srv := &e.o, e.srv
+	e.docs = graphql.NoCache[*ast.QueryDocument]{}
 	if o.QueryCacheBytes > 0 {
-		docs = sizedlru.New(o.QueryCacheBytes, 0, limits.DocumentBytes)
+		e.docs = sizedlru.New(o.QueryCacheBytes, 0, limits.DocumentBytes)
 	}
-	srv.SetQueryCache(docs)
+	srv.SetQueryCache(e.docs)
 	srv.SetParserTokenLimit(o.Limits.MaxTokens)
 	srv.SetDisableSuggestion(o.DisableSuggestions)
 	if o.Introspection {
 		srv.Use(extension.Introspection{})
 	}
-	// First of the parameter mutators: what a WebSocket's reader refused.
-	srv.Use(liveParams{trusted: len(o.TrustedDocuments) > 0})
 	if len(o.TrustedDocuments) > 0 {
 		srv.Use(trusted.Extension{Docs: o.TrustedDocuments})
 		o.APQCache = nil
 	} else if o.APQCacheSize > 0 && o.APQCacheBytes > 0 {
 		if o.APQCache == nil {
-			o.APQCache = newAPQStore(o)
+			o.APQCache = newAPQStore(*o)
 		}
 		srv.Use(extension.AutomaticPersistedQuery{Cache: apqDeferred{o.APQCache}})
 	} else {
 		o.APQCache = nil
 	}
-	srv.Use(limits.New(o.Limits).UseQueryCache(docs))
+	srv.Use(limits.New(o.Limits).UseQueryCache(e.docs))
 	if o.APQCache != nil { // after the limits: stores what passed them
 		srv.Use(apqCommit{o.APQCache})
 	}
-	// Admission runs after the limits extension, whose cost it admits.
-	admit := admission.New(admission.Config{MaxCostInFlight: o.MaxCostInFlight, ClientShare: o.ClientCostShare, Wait: o.AdmissionWait})
-	resolvers.admit = admit
-	if admit != nil {
-		srv.Use(admit.Extension())
-		o.Metrics.SetAdmission(admit)
+}
+
+// useAdmission admits the cost the limits measured (after them), and has
+// the metrics observe admission and the loaders' batches.
+func (e *endpoint) useAdmission() {
+	o := &e.o
+	e.admit = admission.New(admission.Config{MaxCostInFlight: o.MaxCostInFlight, ClientShare: o.ClientCostShare, Wait: o.AdmissionWait})
+	e.resolvers.admit = e.admit
+	if e.admit != nil {
+		e.srv.Use(e.admit.Extension())
+		o.Metrics.SetAdmission(e.admit)
 	}
 	if o.Metrics != nil && o.Loaders.ObserveBatch == nil {
 		o.Loaders.ObserveBatch = o.Metrics.LoaderBatch
 	}
+}
+
+// useErrors presents every error with its code (graph/gqlerr) and recovers
+// a resolver's panic as an INTERNAL error on its field.
+func (e *endpoint) useErrors() {
+	o := &e.o
 	present := gqlerr.Presenter(o.Logger)
-	presenter := func(ctx context.Context, err error) *gqlerror.Error {
-		e := limits.TokenLimit(present(ctx, err), o.Limits.MaxTokens)
+	e.present = func(ctx context.Context, err error) *gqlerror.Error {
+		pe := limits.TokenLimit(present(ctx, err), o.Limits.MaxTokens)
 		if o.DisableSuggestions {
-			e = gqlerr.WithoutSuggestions(e)
+			pe = gqlerr.WithoutSuggestions(pe)
 		}
-		return e
+		return pe
 	}
-	recoverFunc := gqlerr.Recover(o.Logger)
-	srv.SetErrorPresenter(presenter)
-	srv.SetRecoverFunc(recoverFunc)
+	e.recover = gqlerr.Recover(o.Logger)
+	e.srv.SetErrorPresenter(e.present)
+	e.srv.SetRecoverFunc(e.recover)
+}
+
+// useFieldGates gates the root fields (introspection, Federation's, the
+// credentials), then adds incremental delivery and Options.Extensions.
+func (e *endpoint) useFieldGates() {
+	o, srv := &e.o, e.srv
 	if !o.Introspection {
 		srv.AroundRootFields(refuseIntrospection)
 		srv.Use(routerService{}) // `_service` for the router (gqlgen's needs introspection on)
 	}
 	srv.AroundRootFields(o.federationGate)
 	srv.AroundRootFields(requireCredentials)
-	srv.Use(incremental.Extension{Host: deliveryHost{}, Schema: schema, MaxBytes: o.MaxResponseBytes, Present: presenter, Recover: recoverFunc})
+	srv.Use(incremental.Extension{Host: deliveryHost{}, Schema: e.schema, MaxBytes: o.MaxResponseBytes, Present: e.present, Recover: e.recover})
 	for _, x := range o.Extensions {
 		srv.Use(x)
 	}
+}
+
+// useResponses adds the response middlewares, outermost first, and the
+// operations' over live transports.
+func (e *endpoint) useResponses() {
+	o, srv := &e.o, e.srv
 	// Outermost: each event of a subscription is a request of its own.
-	srv.AroundResponses(o.eventRequest(admit))
+	srv.AroundResponses(o.eventRequest(e.admit))
 	if o.Metrics != nil {
 		srv.AroundResponses(observeOperation) // outermost: sees the final response
 	}
@@ -334,84 +405,114 @@ func NewHandler(o Options) http.Handler {
 		// RESPONSE_TOO_LARGE.
 		srv.AroundResponses(capResponse(o.MaxResponseBytes))
 	}
-	srv.AroundOperations(liveOperations)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx := r.Context()
-		entry := accesslog.From(ctx)
-		ctx, done := observe(ctx, o.Metrics, r)
-		defer done()
-		if o.Live != nil && isUpgrade(r) {
-			o.serveUpgrade(w, r.WithContext(ctx), srv, conns)
-			return
-		}
-		if r.Method == http.MethodOptions {
-			w.Header().Set("Allow", guard.Allowed)
-			w.WriteHeader(http.StatusNoContent)
-			return
-		}
-		// Every refusal is written in the media type the client accepts.
-		mt, acceptable := overhttp.Negotiate(r.Header)
-		if ref := guard.Method(r); ref != nil {
-			refuse(w, entry, mt, ref)
-			return
-		}
-		if !acceptable && overhttp.AcceptsIncremental(r.Header).Format == overhttp.NotIncremental {
-			refuse(w, entry, mt, overhttp.NotAcceptable())
-			return
-		}
-		// A request for text/event-stream (graphql-sse, or incremental
-		// delivery over SSE) is routed once parsed (eventStreams); one by GET
-		// is checked against CSRF then unless it is a subscription.
-		stream := o.Live != nil && isEventStream(r)
-		if !o.DisableCSRFPrevention && !(stream && r.Method == http.MethodGet) {
-			if ref := guard.CSRF(r); ref != nil {
-				refuse(w, entry, mt, ref)
-				return
-			}
-		}
-		if ref := guard.CredentialHeaders(r); ref != nil {
-			refuse(w, entry, mt, ref)
-			return
-		}
-		params, ref := decode(w, r, o.MaxBodyBytes)
-		if ref == nil {
-			ref = o.checkQuery(params)
-		}
-		if ref != nil {
-			refuse(w, entry, mt, ref)
-			return
-		}
-		if params.DocumentID != "" && len(o.TrustedDocuments) > 0 {
-			ctx = trusted.WithDocumentID(ctx, params.DocumentID)
-		}
-		ctx = overhttp.WithRequest(ctx, params, mt)
-		if stream {
-			ctx = context.WithValue(ctx, eventStreamKey{}, params)
-		}
+	if e.live != nil {
+		srv.AroundOperations(livetransport.Operations)
+		srv.AroundOperations(subscriptionSlots)
+	}
+}
 
-		if o.RequestTimeout > 0 && !stream { // a stream's: once routed
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, o.RequestTimeout)
-			defer cancel()
+func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ctx, done := observe(r.Context(), e.o.Metrics, r)
+	defer done()
+	if e.live != nil && livetransport.IsUpgrade(r) {
+		e.live.ServeUpgrade(w, r.WithContext(ctx), e.srv)
+		return
+	}
+	if r.Method == http.MethodOptions {
+		w.Header().Set("Allow", guard.Allowed)
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	// Every refusal is written in the media type the client accepts.
+	mt, acceptable := overhttp.Negotiate(r.Header)
+	stream := e.live != nil && livetransport.IsEventStream(r)
+	params, ref := e.admitRequest(w, r, acceptable, stream)
+	if ref != nil {
+		refuse(w, accesslog.From(ctx), mt, ref)
+		return
+	}
+	e.serve(ctx, w, r, params, mt, stream)
+}
+
+// admitRequest returns the GraphQL parameters of r, or the refusal of a
+// request refused before GraphQL (NewHandler lists them in order;
+// acceptable: r accepts a media type of overhttp.Negotiate's). A
+// request for text/event-stream (stream: graphql-sse, or incremental
+// delivery over SSE) by GET is checked against CSRF once parsed, unless it
+// is a subscription (the live transport's SSE).
+func (e *endpoint) admitRequest(w http.ResponseWriter, r *http.Request, acceptable, stream bool) (*guard.Params, *guard.Refusal) {
+	if ref := guard.Method(r); ref != nil {
+		return nil, ref
+	}
+	if !acceptable && overhttp.AcceptsIncremental(r.Header).Format == overhttp.NotIncremental {
+		return nil, overhttp.NotAcceptable()
+	}
+	if !e.o.DisableCSRFPrevention && !(stream && r.Method == http.MethodGet) {
+		if ref := guard.CSRF(r); ref != nil {
+			return nil, ref
 		}
-		trace := o.UpstreamTrace && r.Header.Get(TraceHeader) == "1"
-		var req *request
-		ctx, req = o.newRequest(ctx, credentialsOf(r.Header), trace, noCache(r), paceHooks)
-		req.router = o.fromRouter(r.Header)
-		if admit != nil {
-			// Holds the cost units while the operation executes, as the
-			// upstream client of its credentials; 503 on refusal.
-			var slot *admission.Slot
-			ctx, slot = admit.Begin(ctx, w, restclient.IdentityFromContext(ctx))
-			defer slot.End()
-			w = slot.Writer()
-		}
-		srv.ServeHTTP(w, r.WithContext(ctx))
-		if o.APQCache != nil {
-			shareAPQ(ctx, o.APQCache, o.Client, req)
-		}
-		entry.SetUpstreamCalls(req.calls.Count(), req.calls.CacheHits(), req.calls.Waited())
-	})
+	}
+	if ref := guard.CredentialHeaders(r); ref != nil {
+		return nil, ref
+	}
+	params, ref := decode(w, r, e.o.MaxBodyBytes)
+	if ref == nil {
+		ref = e.o.checkQuery(params)
+	}
+	return params, ref
+}
+
+// serve executes the request r of params, under ctx (mt: the media type
+// of its response; stream: it asks for text/event-stream), as a request of
+// the facade's (newRequest), holding its admission units while it executes.
+func (e *endpoint) serve(ctx context.Context, w http.ResponseWriter, r *http.Request, params *guard.Params, mt string, stream bool) {
+	o := &e.o
+	if params.DocumentID != "" && len(o.TrustedDocuments) > 0 {
+		ctx = trusted.WithDocumentID(ctx, params.DocumentID)
+	}
+	ctx = overhttp.WithRequest(ctx, params, mt)
+	if stream {
+		ctx = livetransport.WithEventStream(ctx, params)
+	}
+	if o.RequestTimeout > 0 && !stream { // a stream's: once routed
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.RequestTimeout)
+		defer cancel()
+	}
+	trace := o.UpstreamTrace && r.Header.Get(TraceHeader) == "1"
+	var req *request
+	ctx, req = o.newRequest(ctx, guard.Credentials(r.Header), trace, noCache(r), e.paceHooks)
+	req.router = o.fromRouter(r.Header)
+	if e.admit != nil {
+		// Holds the cost units while the operation executes, as the
+		// upstream client of its credentials; 503 on refusal.
+		var slot *admission.Slot
+		ctx, slot = e.admit.Begin(ctx, w, restclient.IdentityFromContext(ctx))
+		defer slot.End()
+		w = slot.Writer()
+	}
+	e.srv.ServeHTTP(w, r.WithContext(ctx))
+	if o.APQCache != nil {
+		shareAPQ(ctx, o.APQCache, o.Client, req)
+	}
+	accesslog.From(ctx).SetUpstreamCalls(req.calls.Count(), req.calls.CacheHits(), req.calls.Waited())
+}
+
+// The endpoint as the live transports see it (livetransport.Endpoint).
+
+func (e *endpoint) NewRequest(ctx context.Context, creds *restclient.Credentials, trace bool) context.Context {
+	ctx, _ = e.o.newRequest(ctx, creds, trace, false, e.paceHooks)
+	return ctx
+}
+
+func (e *endpoint) HasCredentials(ctx context.Context) bool { return requestFrom(ctx).hasCredentials }
+
+func (e *endpoint) CheckQuery(p *guard.Params) *guard.Refusal { return e.o.checkQuery(p) }
+
+func (e *endpoint) NewOperation(ctx context.Context) {
+	if r := requestFrom(ctx); r.Context != nil {
+		r.apqHash, r.apqQuery, r.apqValid = "", "", false
+	}
 }
 
 // checkQuery refuses a request whose query text is longer than
@@ -422,16 +523,6 @@ func (o *Options) checkQuery(p *guard.Params) *guard.Refusal {
 		return guard.QueryTooLarge(len(p.Query), o.MaxQueryBytes)
 	}
 	return nil
-}
-
-// credentialsOf returns the credentials of headers h (nil without an
-// Authorization header).
-func credentialsOf(h http.Header) *restclient.Credentials {
-	auth := strings.TrimSpace(h.Get("Authorization"))
-	if auth == "" {
-		return nil
-	}
-	return &restclient.Credentials{Authorization: auth, NetworkID: strings.TrimSpace(h.Get(guard.NetworkIDHeader))}
 }
 
 // newRequest returns ctx carrying a new request (its loaders, its call
@@ -518,25 +609,15 @@ func decode(w http.ResponseWriter, r *http.Request, maxBody int64) (*guard.Param
 
 // refuse answers a request refused before GraphQL in media type mt.
 func refuse(w http.ResponseWriter, entry *accesslog.Entry, mt string, ref *guard.Refusal) {
-	entry.AddCodes(ref.Code)
-	ref.Write(w, overhttp.ContentType(mt))
+	ref.Answer(w, entry, overhttp.ContentType(mt))
 }
 
-// budgetHooks pace upstream requests with b, as the upstream identity of
-// the credentials their context carries, and let b learn from every answer.
-// A client's calls are served in the order their requests arrived, then by
-// the priority the call carries (callPriority, set where the call is made).
-func budgetHooks(b *budget.Budget) restclient.CallHooks {
-	return restclient.CallHooks{
-		Send: func(ctx context.Context, cs restclient.CallStart) error {
-			turn := budget.Turn{Request: requestFrom(ctx).arrival, Priority: cs.Priority}
-			_, err := b.Wait(ctx, restclient.IdentityFromContext(ctx), turn)
-			return err
-		},
-		Answered: func(ctx context.Context, _ restclient.CallStart, resp *http.Response) {
-			b.Learn(restclient.IdentityFromContext(ctx), resp.StatusCode, resp.Header)
-		},
-	}
+// requestTurn is the place of a request's call among its client's waiting
+// calls in the budget (o.Budget.Hooks): its requests are served in the order
+// they arrived, then by the priority the call carries (callPriority, set
+// where the call is made).
+func requestTurn(ctx context.Context, cs restclient.CallStart) budget.Turn {
+	return budget.Turn{Request: requestFrom(ctx).arrival, Priority: cs.Priority}
 }
 
 // deferredRank is added to the priority of a call made for a deferred part
@@ -671,7 +752,7 @@ func upstreamReport(ctx context.Context, next graphql.ResponseHandler) *graphql.
 			resp.Extensions = map[string]any{}
 		}
 		if slot, ok := ctx.Value(liveSlotKey{}).(*liveSlot); ok {
-			resp.Extensions["upstream"] = eventReport(slot.pollsOfTaken(), req.calls)
+			resp.Extensions["upstream"] = eventReport(slot.pollOfTaken(), req.calls)
 		} else {
 			resp.Extensions["upstream"] = req.calls.Report()
 		}

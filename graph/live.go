@@ -7,12 +7,17 @@ import (
 	"sync"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
 	"github.com/workspacenet/facade/graph/admission"
-	"github.com/workspacenet/facade/graph/calls"
 	"github.com/workspacenet/facade/graph/errcode"
 	"github.com/workspacenet/facade/graph/gqlerr"
 	"github.com/workspacenet/facade/graph/limits"
+	"github.com/workspacenet/facade/graph/livetransport"
 	"github.com/workspacenet/facade/graph/model"
+	"github.com/workspacenet/facade/internal/policy/calls"
 	"github.com/workspacenet/facade/internal/policy/live"
 	"github.com/workspacenet/facade/restclient"
 )
@@ -30,13 +35,13 @@ func (r *Resolver) subscribe(ctx context.Context, src live.Source) (<-chan *mode
 	if !ok || !requestFrom(ctx).hasCredentials {
 		return nil, gqlerr.ErrNoCredentials
 	}
-	conn := connFrom(ctx)
-	if !conn.take() {
-		return nil, tooManySubscriptions("connection", conn.max)
+	conn := livetransport.ConnOf(ctx)
+	if !conn.Take() {
+		return nil, tooManySubscriptions("connection", conn.Max())
 	}
 	sub, err := r.live.Subscribe(ctx, creds, src)
 	if err != nil {
-		conn.give()
+		conn.Give()
 		if lim, ok := errors.AsType[*live.LimitError](err); ok {
 			return nil, tooManySubscriptions(lim.What, lim.Limit)
 		}
@@ -53,7 +58,7 @@ func (r *Resolver) subscribe(ctx context.Context, src live.Source) (<-chan *mode
 	// ended is never taken when it waited for room in ch (a subscriber
 	// too slow): the transport stops asking for responses with ctx.
 	var gave sync.Once
-	give := func() { gave.Do(conn.give) }
+	give := func() { gave.Do(conn.Give) }
 	stop := context.AfterFunc(ctx, give)
 	sub.Deliver(func(e live.Event, end error) bool {
 		var ev *model.LiveEvent
@@ -64,7 +69,7 @@ func (r *Resolver) subscribe(ctx context.Context, src live.Source) (<-chan *mode
 		default:
 			ev = &model.LiveEvent{Kind: kinds[e.Kind], Node: e.Value, Err: e.Err, At: restclient.Timestamp{Time: e.At.UTC()}, PollIntervalMs: int(e.Interval.Milliseconds())}
 		}
-		if ev != nil && !slot.send(ch, ev, e.Calls) {
+		if ev != nil && !slot.send(ch, ev, e) {
 			return false
 		}
 		if end != nil {
@@ -83,20 +88,21 @@ func (r *Resolver) subscribe(ctx context.Context, src live.Source) (<-chan *mode
 // liveSlot is where a live operation's subscription is found by the
 // transport's next call for a response (eventRequest), which refills the
 // subscription's channel from its queue. When the operation asked for the
-// upstream call report (trace), it also holds the poll calls of the events
-// in the channel, in the channel's order: the report of the response that
-// takes an event from the channel starts with them (upstreamReport).
+// upstream call report (trace), it also holds the polls of the events in
+// the channel, in the channel's order: the report of the response that
+// takes an event from the channel starts with its poll's calls
+// (upstreamReport).
 type liveSlot struct {
 	sub   *live.Subscription
 	trace bool
 
 	mu    sync.Mutex
-	polls [][]live.Call
+	polls []live.Event
 }
 
-// send puts ev in ch if there is room, with the calls of the poll that saw
-// it; it reports whether it did. s may be nil.
-func (s *liveSlot) send(ch chan<- *model.LiveEvent, ev *model.LiveEvent, polls []live.Call) bool {
+// send puts ev in ch if there is room, with the live event e whose poll
+// saw it; it reports whether it did. s may be nil.
+func (s *liveSlot) send(ch chan<- *model.LiveEvent, ev *model.LiveEvent, e live.Event) bool {
 	if s == nil || !s.trace {
 		select {
 		case ch <- ev:
@@ -105,29 +111,29 @@ func (s *liveSlot) send(ch chan<- *model.LiveEvent, ev *model.LiveEvent, polls [
 			return false
 		}
 	}
-	// Under the lock: the response that takes ev reads its polls after
-	// they are recorded (pollsOfTaken).
+	// Under the lock: the response that takes ev reads its poll after it
+	// is recorded (pollOfTaken).
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	select {
 	case ch <- ev:
-		s.polls = append(s.polls, polls)
+		s.polls = append(s.polls, live.Event{Calls: e.Calls, CallsStart: e.CallsStart})
 		return true
 	default:
 		return false
 	}
 }
 
-// pollsOfTaken returns the poll calls of the event the transport took last
-// from the channel.
-func (s *liveSlot) pollsOfTaken() []live.Call {
+// pollOfTaken returns the poll (live.Event.Calls and CallsStart) of the
+// event the transport took last from the channel.
+func (s *liveSlot) pollOfTaken() live.Event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.polls) == 0 {
-		return nil
+		return live.Event{}
 	}
 	p := s.polls[0]
-	s.polls[0] = nil
+	s.polls[0] = live.Event{}
 	s.polls = s.polls[1:]
 	return p
 }
@@ -135,33 +141,24 @@ func (s *liveSlot) pollsOfTaken() []live.Call {
 // eventReport is the extensions.upstream of a subscription's event: the
 // calls of the poll that saw the change (part "poll"), then the calls made
 // to resolve the event's selection (its links), on one time line starting
-// at the poll's first call. Count counts both.
-func eventReport(polls []live.Call, c *calls.Collector) calls.Report {
+// when the poll began. Count counts both.
+func eventReport(poll live.Event, c *calls.Collector) calls.Report {
 	rep := c.Report()
-	if len(polls) == 0 {
+	if len(poll.Calls) == 0 {
 		return rep
-	}
-	origin := polls[0].Start
-	for _, p := range polls {
-		if p.Start.Before(origin) {
-			origin = p.Start
-		}
-	}
-	out := make([]calls.Call, 0, len(polls)+len(rep.Calls))
-	for _, p := range polls {
-		out = append(out, calls.Call{Method: p.Method, Path: p.Route, Status: p.Status, StartMs: msOf(p.Start.Sub(origin)),
-			DurationMs: msOf(p.Duration), WaitedMs: msOf(p.Waited), Part: "poll"})
 	}
 	shift := 0.0
 	if start := c.Origin(); !start.IsZero() {
-		shift = msOf(start.Sub(origin))
+		shift = msOf(start.Sub(poll.CallsStart))
 	}
+	out := make([]calls.Call, 0, len(poll.Calls)+len(rep.Calls))
+	out = append(out, poll.Calls...)
 	for _, l := range rep.Calls {
 		l.StartMs += shift
 		out = append(out, l)
 	}
 	rep.Calls = out
-	rep.Count += len(polls)
+	rep.Count += len(poll.Calls)
 	return rep
 }
 
@@ -226,4 +223,60 @@ func enumValue[T ~string](p *T) T {
 		return ""
 	}
 	return *p
+}
+
+// eventRequest gives each response of a live transport (each event of a
+// subscription, each query or mutation sent over a WebSocket) a request of
+// its own: its loaders and its collector of upstream calls, so what it
+// links is fetched afresh, batched, and counted against MaxUpstreamCalls
+// per response, never cached across the connection's operations. A query or
+// mutation has the deadline RequestTimeout and holds its cost units in admit
+// while it executes, as over HTTP (a subscription's events are admitted one
+// by one: node).
+func (o *Options) eventRequest(admit *admission.Controller) graphql.ResponseMiddleware {
+	return func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+		if !livetransport.IsLive(ctx) {
+			return next(ctx)
+		}
+		if slot, ok := ctx.Value(liveSlotKey{}).(*liveSlot); ok && slot.sub != nil {
+			slot.sub.Pump()
+		}
+		prev := requestFrom(ctx)
+		req := &request{Context: ctx, hasCredentials: prev.hasCredentials, trace: prev.trace}
+		req.collector = calls.Collector{Max: o.MaxUpstreamCalls, Keep: prev.trace, Part: callPart}
+		req.calls = &req.collector
+		req.loaders = o.requestLoaders(&req.batching)
+		if oc := graphql.GetOperationContext(ctx); oc.Operation != nil && oc.Operation.Operation != ast.Subscription && o.RequestTimeout > 0 {
+			var cancel context.CancelFunc
+			req.Context, cancel = context.WithTimeout(req.Context, o.RequestTimeout)
+			defer cancel()
+		}
+		if oc := graphql.GetOperationContext(ctx); admit != nil && oc.Operation != nil && oc.Operation.Operation != ast.Subscription {
+			if st := limits.Of(oc); st != nil {
+				release, err := admit.Hold(req, restclient.IdentityFromContext(ctx), st.Cost)
+				if err != nil {
+					return &graphql.Response{Errors: gqlerror.List{err}}
+				}
+				req.release = release
+			}
+		}
+		resp := next(eventRootField(req))
+		if req.release != nil {
+			req.release()
+		}
+		return resp
+	}
+}
+
+// subscriptionSlots gives a subscription over a live transport its
+// liveSlot. (A subscription over plain HTTP never gets here: graph/overhttp
+// refuses it.)
+func subscriptionSlots(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	if !livetransport.IsLive(ctx) {
+		return next(ctx)
+	}
+	if oc := graphql.GetOperationContext(ctx); oc.Operation != nil && oc.Operation.Operation == ast.Subscription {
+		return next(context.WithValue(ctx, liveSlotKey{}, &liveSlot{trace: requestFrom(ctx).trace}))
+	}
+	return next(ctx)
 }

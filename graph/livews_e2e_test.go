@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/workspacenet/facade/graph"
+	"github.com/workspacenet/facade/graph/livetransport"
 	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/stack"
 )
@@ -120,7 +120,7 @@ func TestLiveInitTimeoutClosesSilentConnections(t *testing.T) {
 	}
 	defer conn.CloseNow()
 	// Closed before half the default wait: the configured one applies.
-	ctx, cancel := context.WithTimeout(context.Background(), graph.DefaultLiveInitTimeout/2)
+	ctx, cancel := context.WithTimeout(context.Background(), livetransport.DefaultLiveInitTimeout/2)
 	defer cancel()
 	for {
 		_, msg, err := conn.Read(ctx)

@@ -7,10 +7,10 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
-	"github.com/workspacenet/facade/graph/calls"
 	"github.com/workspacenet/facade/graph/gqlerr"
 	"github.com/workspacenet/facade/internal/base/accesslog"
 	"github.com/workspacenet/facade/internal/policy/budget"
+	"github.com/workspacenet/facade/internal/policy/calls"
 	"github.com/workspacenet/facade/internal/policy/metrics"
 	"github.com/workspacenet/facade/restclient"
 )

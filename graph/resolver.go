@@ -15,10 +15,9 @@ import (
 // It serves as dependency injection for your app, add any dependencies you require
 // here.
 
-// Resolver is the root resolver, the generated.ResolverRoot the handler
-// gives gqlgen: it holds what every field resolver needs. Its getters
-// (gqlgen's, from graph/internal/resolvertmpl) return each object's resolver,
-// a struct{ *Resolver }, by value: without an allocation.
+// Resolver is the root resolver, the one generated.ResolverRoot (its
+// getters are gqlgen's, in the *.resolvers.go files): it holds what every
+// field resolver needs.
 type Resolver struct {
 	client *restclient.Client
 	log    *slog.Logger

@@ -16,52 +16,52 @@ import (
 )
 
 // Resource is the resolver for the resource field.
-func (r bookingResolver) Resource(ctx context.Context, obj *restclient.Booking) (*restclient.Resource, error) {
+func (r *bookingResolver) Resource(ctx context.Context, obj *restclient.Booking) (*restclient.Resource, error) {
 	return byRef(ctx, restclient.OpGetResource, obj.ResourceRef)
 }
 
 // ParentComment is the resolver for the parentComment field.
-func (r commentResolver) ParentComment(ctx context.Context, obj *restclient.Comment) (*restclient.Comment, error) {
+func (r *commentResolver) ParentComment(ctx context.Context, obj *restclient.Comment) (*restclient.Comment, error) {
 	return parentComment(ctx, obj)
 }
 
 // Replies is the resolver for the replies field.
-func (r commentResolver) Replies(ctx context.Context, obj *restclient.Comment) ([]*restclient.Comment, error) {
+func (r *commentResolver) Replies(ctx context.Context, obj *restclient.Comment) ([]*restclient.Comment, error) {
 	return replies(ctx, obj)
 }
 
 // Node is the resolver for the node field.
-func (r commentEventResolver) Node(ctx context.Context, obj *model.LiveEvent) (*restclient.Comment, error) {
+func (r *commentEventResolver) Node(ctx context.Context, obj *model.LiveEvent) (*restclient.Comment, error) {
 	return node[restclient.Comment](ctx, r.admit, obj)
 }
 
 // Location is the resolver for the location field.
-func (r companyResolver) Location(ctx context.Context, obj *restclient.Company) (*model.Location, error) {
+func (r *companyResolver) Location(ctx context.Context, obj *restclient.Company) (*model.Location, error) {
 	return location(obj.LocationRef)
 }
 
 // Invoice is the resolver for the invoice field.
-func (r creditNoteResolver) Invoice(ctx context.Context, obj *restclient.CreditNote) (*restclient.Invoice, error) {
+func (r *creditNoteResolver) Invoice(ctx context.Context, obj *restclient.CreditNote) (*restclient.Invoice, error) {
 	return invoiceByRef(ctx, obj.InvoiceRef)
 }
 
 // Lines is the resolver for the lines field.
-func (r creditNoteResolver) Lines(ctx context.Context, obj *restclient.CreditNote) ([]*restclient.CreditNoteLine, error) {
+func (r *creditNoteResolver) Lines(ctx context.Context, obj *restclient.CreditNote) ([]*restclient.CreditNoteLine, error) {
 	return ptrs(obj.Lines), nil
 }
 
 // Location is the resolver for the location field.
-func (r creditNoteResolver) Location(ctx context.Context, obj *restclient.CreditNote) (*model.Location, error) {
+func (r *creditNoteResolver) Location(ctx context.Context, obj *restclient.CreditNote) (*model.Location, error) {
 	return location(obj.LocationRef)
 }
 
 // Node is the resolver for the node field.
-func (r creditNoteEventResolver) Node(ctx context.Context, obj *model.LiveEvent) (*restclient.CreditNote, error) {
+func (r *creditNoteEventResolver) Node(ctx context.Context, obj *model.LiveEvent) (*restclient.CreditNote, error) {
 	return node[restclient.CreditNote](ctx, r.admit, obj)
 }
 
 // InvoiceItem is the resolver for the invoiceItem field.
-func (r creditNoteLineResolver) InvoiceItem(ctx context.Context, obj *restclient.CreditNoteLine) (*restclient.InvoiceItem, error) {
+func (r *creditNoteLineResolver) InvoiceItem(ctx context.Context, obj *restclient.CreditNoteLine) (*restclient.InvoiceItem, error) {
 	if obj.InvoiceRef == nil || obj.InvoiceItemRef == nil {
 		return nil, nil
 	}
@@ -69,137 +69,137 @@ func (r creditNoteLineResolver) InvoiceItem(ctx context.Context, obj *restclient
 }
 
 // Invoice is the resolver for the invoice field.
-func (r creditNoteLineResolver) Invoice(ctx context.Context, obj *restclient.CreditNoteLine) (*restclient.Invoice, error) {
+func (r *creditNoteLineResolver) Invoice(ctx context.Context, obj *restclient.CreditNoteLine) (*restclient.Invoice, error) {
 	return invoiceByRef(ctx, obj.InvoiceRef)
 }
 
 // Location is the resolver for the location field.
-func (r creditNoteLineResolver) Location(ctx context.Context, obj *restclient.CreditNoteLine) (*model.Location, error) {
+func (r *creditNoteLineResolver) Location(ctx context.Context, obj *restclient.CreditNoteLine) (*model.Location, error) {
 	return location(obj.LocationRef)
 }
 
 // Location is the resolver for the location field.
-func (r eventResolver) Location(ctx context.Context, obj *restclient.Event) (*model.Location, error) {
+func (r *eventResolver) Location(ctx context.Context, obj *restclient.Event) (*model.Location, error) {
 	return location(obj.LocationRef)
 }
 
 // Node is the resolver for the node field.
-func (r eventEventResolver) Node(ctx context.Context, obj *model.LiveEvent) (*restclient.Event, error) {
+func (r *eventEventResolver) Node(ctx context.Context, obj *model.LiveEvent) (*restclient.Event, error) {
 	return node[restclient.Event](ctx, r.admit, obj)
 }
 
 // Taxes is the resolver for the taxes field.
-func (r invoiceResolver) Taxes(ctx context.Context, obj *restclient.Invoice) ([]*restclient.Tax, error) {
+func (r *invoiceResolver) Taxes(ctx context.Context, obj *restclient.Invoice) ([]*restclient.Tax, error) {
 	return completed(obj, func(v *restclient.Invoice) []*restclient.Tax { return ptrs(v.Taxes) })
 }
 
 // BaseAmounts is the resolver for the baseAmounts field.
-func (r invoiceResolver) BaseAmounts(ctx context.Context, obj *restclient.Invoice) (*restclient.InvoiceBaseAmounts, error) {
+func (r *invoiceResolver) BaseAmounts(ctx context.Context, obj *restclient.Invoice) (*restclient.InvoiceBaseAmounts, error) {
 	return completed(obj, func(v *restclient.Invoice) *restclient.InvoiceBaseAmounts { return v.BaseAmounts })
 }
 
 // Location is the resolver for the location field.
-func (r invoiceResolver) Location(ctx context.Context, obj *restclient.Invoice) (*model.Location, error) {
+func (r *invoiceResolver) Location(ctx context.Context, obj *restclient.Invoice) (*model.Location, error) {
 	return location(obj.LocationRef)
 }
 
 // Company is the resolver for the company field.
-func (r invoiceResolver) Company(ctx context.Context, obj *restclient.Invoice) (*restclient.Company, error) {
+func (r *invoiceResolver) Company(ctx context.Context, obj *restclient.Invoice) (*restclient.Company, error) {
 	return completed(obj, func(v *restclient.Invoice) *restclient.Company { return v.Company })
 }
 
 // Customer is the resolver for the customer field.
-func (r invoiceResolver) Customer(ctx context.Context, obj *restclient.Invoice) (*restclient.InvoiceCustomer, error) {
+func (r *invoiceResolver) Customer(ctx context.Context, obj *restclient.Invoice) (*restclient.InvoiceCustomer, error) {
 	return completed(obj, func(v *restclient.Invoice) *restclient.InvoiceCustomer { return v.Customer })
 }
 
 // CustomerAddress is the resolver for the customerAddress field.
-func (r invoiceResolver) CustomerAddress(ctx context.Context, obj *restclient.Invoice) (*restclient.Address, error) {
+func (r *invoiceResolver) CustomerAddress(ctx context.Context, obj *restclient.Invoice) (*restclient.Address, error) {
 	return completed(obj, func(v *restclient.Invoice) *restclient.Address { return v.CustomerAddress })
 }
 
 // Items is the resolver for the items field.
-func (r invoiceResolver) Items(ctx context.Context, obj *restclient.Invoice) ([]*restclient.InvoiceItem, error) {
+func (r *invoiceResolver) Items(ctx context.Context, obj *restclient.Invoice) ([]*restclient.InvoiceItem, error) {
 	return completed(obj, func(v *restclient.Invoice) []*restclient.InvoiceItem { return ptrs(v.Items) })
 }
 
 // Payments is the resolver for the payments field.
-func (r invoiceResolver) Payments(ctx context.Context, obj *restclient.Invoice) ([]*restclient.InvoicePayment, error) {
+func (r *invoiceResolver) Payments(ctx context.Context, obj *restclient.Invoice) ([]*restclient.InvoicePayment, error) {
 	return completed(obj, func(v *restclient.Invoice) []*restclient.InvoicePayment { return ptrs(v.Payments) })
 }
 
 // Transaction is the resolver for the transaction field.
-func (r invoiceResolver) Transaction(ctx context.Context, obj *restclient.Invoice) (*restclient.InvoiceTransaction, error) {
+func (r *invoiceResolver) Transaction(ctx context.Context, obj *restclient.Invoice) (*restclient.InvoiceTransaction, error) {
 	return completed(obj, func(v *restclient.Invoice) *restclient.InvoiceTransaction { return v.Transaction })
 }
 
 // User is the resolver for the user field.
-func (r invoiceResolver) User(ctx context.Context, obj *restclient.Invoice) (*restclient.User, error) {
+func (r *invoiceResolver) User(ctx context.Context, obj *restclient.Invoice) (*restclient.User, error) {
 	return completed(obj, func(v *restclient.Invoice) *restclient.User { return v.User })
 }
 
 // CreditNotes is the resolver for the creditNotes field.
-func (r invoiceResolver) CreditNotes(ctx context.Context, obj *restclient.Invoice, first *int, after *string) (*model.CreditNoteConnection, error) {
+func (r *invoiceResolver) CreditNotes(ctx context.Context, obj *restclient.Invoice, first *int, after *string) (*model.CreditNoteConnection, error) {
 	return creditNoteConnection(ctx, r.cursors, obj.ID, "", first, after)
 }
 
 // Invoice is the resolver for the invoice field.
-func (r invoiceItemResolver) Invoice(ctx context.Context, obj *restclient.InvoiceItem) (*restclient.Invoice, error) {
+func (r *invoiceItemResolver) Invoice(ctx context.Context, obj *restclient.InvoiceItem) (*restclient.Invoice, error) {
 	return invoiceByRef(ctx, obj.InvoiceRef)
 }
 
 // Location is the resolver for the location field.
-func (r invoiceItemResolver) Location(ctx context.Context, obj *restclient.InvoiceItem) (*model.Location, error) {
+func (r *invoiceItemResolver) Location(ctx context.Context, obj *restclient.InvoiceItem) (*model.Location, error) {
 	return location(obj.LocationRef)
 }
 
 // Order is the resolver for the order field.
-func (r invoiceItemResolver) Order(ctx context.Context, obj *restclient.InvoiceItem) (*model.InvoiceItemOrder, error) {
+func (r *invoiceItemResolver) Order(ctx context.Context, obj *restclient.InvoiceItem) (*model.InvoiceItemOrder, error) {
 	return model.InvoiceItemOrderOf(obj), nil
 }
 
 // Resource is the resolver for the resource field.
-func (r invoiceItemBookingResolver) Resource(ctx context.Context, obj *restclient.InvoiceItemBooking) (*restclient.Resource, error) {
+func (r *invoiceItemBookingResolver) Resource(ctx context.Context, obj *restclient.InvoiceItemBooking) (*restclient.Resource, error) {
 	return embeddedResourceOr(ctx, obj.Resource, embeddedItemResource)
 }
 
 // Product is the resolver for the product field.
-func (r invoiceItemOrderResolver) Product(ctx context.Context, obj *model.InvoiceItemOrder) (*restclient.Product, error) {
+func (r *invoiceItemOrderResolver) Product(ctx context.Context, obj *model.InvoiceItemOrder) (*restclient.Product, error) {
 	return embeddedProductOr(ctx, obj.Product, embeddedIDTitle, obj.LocationRef)
 }
 
 // ProductOption is the resolver for the productOption field.
-func (r invoiceItemOrderResolver) ProductOption(ctx context.Context, obj *model.InvoiceItemOrder) (*restclient.ProductOption, error) {
+func (r *invoiceItemOrderResolver) ProductOption(ctx context.Context, obj *model.InvoiceItemOrder) (*restclient.ProductOption, error) {
 	return embeddedOptionOr(ctx, obj.ProductOption, obj.Product, obj.LocationRef)
 }
 
 // Event is the resolver for the event field.
-func (r invoiceItemTicketResolver) Event(ctx context.Context, obj *restclient.InvoiceItemTicket) (*restclient.Event, error) {
+func (r *invoiceItemTicketResolver) Event(ctx context.Context, obj *restclient.InvoiceItemTicket) (*restclient.Event, error) {
 	return embeddedEventOr(ctx, obj.Event)
 }
 
 // Products is the resolver for the products field.
-func (r locationResolver) Products(ctx context.Context, obj *model.Location) ([]*restclient.Product, error) {
+func (r *locationResolver) Products(ctx context.Context, obj *model.Location) ([]*restclient.Product, error) {
 	return loaders.ProductsInLocation(ctx, obj.ID)
 }
 
 // Orders is the resolver for the orders field.
-func (r locationResolver) Orders(ctx context.Context, obj *model.Location, status *restclient.OrderStatus, createDate *model.DateRangeInput, first *int, after *string) (*model.OrderConnection, error) {
+func (r *locationResolver) Orders(ctx context.Context, obj *model.Location, status *restclient.OrderStatus, createDate *model.DateRangeInput, first *int, after *string) (*model.OrderConnection, error) {
 	return orderConnection(ctx, r.cursors, obj.ID, status, createDate, first, after)
 }
 
 // Transactions is the resolver for the transactions field.
-func (r locationResolver) Transactions(ctx context.Context, obj *model.Location, status *restclient.TransactionStatus, typeArg *restclient.TransactionType, createDate *model.DateRangeInput, first *int, after *string) (*model.TransactionConnection, error) {
+func (r *locationResolver) Transactions(ctx context.Context, obj *model.Location, status *restclient.TransactionStatus, typeArg *restclient.TransactionType, createDate *model.DateRangeInput, first *int, after *string) (*model.TransactionConnection, error) {
 	return transactionConnection(ctx, r.cursors, obj.ID, status, typeArg, createDate, first, after)
 }
 
 // CreditNotes is the resolver for the creditNotes field.
-func (r locationResolver) CreditNotes(ctx context.Context, obj *model.Location, first *int, after *string) (*model.CreditNoteConnection, error) {
+func (r *locationResolver) CreditNotes(ctx context.Context, obj *model.Location, first *int, after *string) (*model.CreditNoteConnection, error) {
 	return creditNoteConnection(ctx, r.cursors, "", obj.ID, first, after)
 }
 
 // CreateCreditNote is the resolver for the createCreditNote field.
-func (r mutationResolver) CreateCreditNote(ctx context.Context, input model.CreateCreditNoteInput) (*model.CreateCreditNotePayload, error) {
+func (r *mutationResolver) CreateCreditNote(ctx context.Context, input model.CreateCreditNoteInput) (*model.CreateCreditNotePayload, error) {
 	req, err := createCreditNoteRequest(input)
 	cn, err := mutate(ctx, r.Resolver, restclient.OpCreateCreditNote, "", req, err, r.client.Billing.CreateCreditNote)
 	if err != nil {
@@ -209,7 +209,7 @@ func (r mutationResolver) CreateCreditNote(ctx context.Context, input model.Crea
 }
 
 // CreateBooking is the resolver for the createBooking field.
-func (r mutationResolver) CreateBooking(ctx context.Context, input model.CreateBookingInput) (*model.CreateBookingPayload, error) {
+func (r *mutationResolver) CreateBooking(ctx context.Context, input model.CreateBookingInput) (*model.CreateBookingPayload, error) {
 	req, err := createBookingRequest(input)
 	b, err := mutate(ctx, r.Resolver, restclient.OpCreateBooking, "", req, err, r.client.Resources.CreateBooking)
 	if err != nil {
@@ -219,7 +219,7 @@ func (r mutationResolver) CreateBooking(ctx context.Context, input model.CreateB
 }
 
 // CreateVisit is the resolver for the createVisit field.
-func (r mutationResolver) CreateVisit(ctx context.Context, input model.CreateVisitInput) (*model.CreateVisitPayload, error) {
+func (r *mutationResolver) CreateVisit(ctx context.Context, input model.CreateVisitInput) (*model.CreateVisitPayload, error) {
 	req, err := createVisitRequest(input)
 	v, err := mutate(ctx, r.Resolver, restclient.OpCreateVisit, "", req, err, r.client.Visitors.CreateVisit)
 	if err != nil {
@@ -229,7 +229,7 @@ func (r mutationResolver) CreateVisit(ctx context.Context, input model.CreateVis
 }
 
 // UpdateVisit is the resolver for the updateVisit field.
-func (r mutationResolver) UpdateVisit(ctx context.Context, id string, input model.UpdateVisitInput) (*model.UpdateVisitPayload, error) {
+func (r *mutationResolver) UpdateVisit(ctx context.Context, id string, input model.UpdateVisitInput) (*model.UpdateVisitPayload, error) {
 	req, err := updateVisitRequest(id, input)
 	v, err := mutate(ctx, r.Resolver, restclient.OpUpdateVisit, id, req, err, func(ctx context.Context, req *restclient.VisitUpdateRequest) (*restclient.Visit, *restclient.Response, error) {
 		return r.client.Visitors.UpdateVisit(ctx, id, req)
@@ -241,7 +241,7 @@ func (r mutationResolver) UpdateVisit(ctx context.Context, id string, input mode
 }
 
 // CreateVisitRequest is the resolver for the createVisitRequest field.
-func (r mutationResolver) CreateVisitRequest(ctx context.Context, input model.CreateVisitRequestInput) (*model.CreateVisitRequestPayload, error) {
+func (r *mutationResolver) CreateVisitRequest(ctx context.Context, input model.CreateVisitRequestInput) (*model.CreateVisitRequestPayload, error) {
 	req, err := createVisitRequestRequest(input)
 	v, err := mutate(ctx, r.Resolver, restclient.OpCreateVisitRequest, "", req, err, r.client.Visitors.CreateVisitRequest)
 	if err != nil {
@@ -251,7 +251,7 @@ func (r mutationResolver) CreateVisitRequest(ctx context.Context, input model.Cr
 }
 
 // CreatePost is the resolver for the createPost field.
-func (r mutationResolver) CreatePost(ctx context.Context, input model.CreatePostInput) (*model.CreatePostPayload, error) {
+func (r *mutationResolver) CreatePost(ctx context.Context, input model.CreatePostInput) (*model.CreatePostPayload, error) {
 	req, err := createPostRequest(input)
 	p, err := mutate(ctx, r.Resolver, restclient.OpCreatePost, "", req, err, r.client.Feed.CreatePost)
 	if err != nil {
@@ -261,7 +261,7 @@ func (r mutationResolver) CreatePost(ctx context.Context, input model.CreatePost
 }
 
 // UpdatePost is the resolver for the updatePost field.
-func (r mutationResolver) UpdatePost(ctx context.Context, id string, input model.UpdatePostInput) (*model.UpdatePostPayload, error) {
+func (r *mutationResolver) UpdatePost(ctx context.Context, id string, input model.UpdatePostInput) (*model.UpdatePostPayload, error) {
 	req, err := updatePostRequest(id, input)
 	p, err := mutate(ctx, r.Resolver, restclient.OpUpdatePost, id, req, err, func(ctx context.Context, req *restclient.PostUpdateRequest) (*restclient.Post, *restclient.Response, error) {
 		return r.client.Feed.UpdatePost(ctx, id, req)
@@ -273,47 +273,47 @@ func (r mutationResolver) UpdatePost(ctx context.Context, id string, input model
 }
 
 // Location is the resolver for the location field.
-func (r orderResolver) Location(ctx context.Context, obj *restclient.Order) (*model.Location, error) {
+func (r *orderResolver) Location(ctx context.Context, obj *restclient.Order) (*model.Location, error) {
 	return location(obj.LocationRef)
 }
 
 // Option is the resolver for the option field.
-func (r orderResolver) Option(ctx context.Context, obj *restclient.Order) (*restclient.ProductOption, error) {
+func (r *orderResolver) Option(ctx context.Context, obj *restclient.Order) (*restclient.ProductOption, error) {
 	return embeddedOptionOr(ctx, obj.Option, obj.Product, obj.LocationRef)
 }
 
 // Product is the resolver for the product field.
-func (r orderResolver) Product(ctx context.Context, obj *restclient.Order) (*restclient.Product, error) {
+func (r *orderResolver) Product(ctx context.Context, obj *restclient.Order) (*restclient.Product, error) {
 	return embeddedProductOr(ctx, obj.Product, embeddedOrderProduct, obj.LocationRef)
 }
 
 // Node is the resolver for the node field.
-func (r orderEventResolver) Node(ctx context.Context, obj *model.LiveEvent) (*restclient.Order, error) {
+func (r *orderEventResolver) Node(ctx context.Context, obj *model.LiveEvent) (*restclient.Order, error) {
 	return node[restclient.Order](ctx, r.admit, obj)
 }
 
 // Comments is the resolver for the comments field.
-func (r postResolver) Comments(ctx context.Context, obj *restclient.Post) ([]*restclient.Comment, error) {
+func (r *postResolver) Comments(ctx context.Context, obj *restclient.Post) ([]*restclient.Comment, error) {
 	return loaders.Get(ctx, restclient.OpListComments, obj.ID)
 }
 
 // Location is the resolver for the location field.
-func (r postResolver) Location(ctx context.Context, obj *restclient.Post) (*model.Location, error) {
+func (r *postResolver) Location(ctx context.Context, obj *restclient.Post) (*model.Location, error) {
 	return location(obj.LocationRef)
 }
 
 // Location is the resolver for the location field.
-func (r productResolver) Location(ctx context.Context, obj *restclient.Product) (*model.Location, error) {
+func (r *productResolver) Location(ctx context.Context, obj *restclient.Product) (*model.Location, error) {
 	return location(obj.LocationRef)
 }
 
 // Node is the resolver for the node field.
-func (r productEventResolver) Node(ctx context.Context, obj *model.LiveEvent) (*restclient.Product, error) {
+func (r *productEventResolver) Node(ctx context.Context, obj *model.LiveEvent) (*restclient.Product, error) {
 	return node[restclient.Product](ctx, r.admit, obj)
 }
 
 // Resource is the resolver for the resource field.
-func (r queryResolver) Resource(ctx context.Context, id string) (*restclient.Resource, error) {
+func (r *queryResolver) Resource(ctx context.Context, id string) (*restclient.Resource, error) {
 	if err := checkID("id", id); err != nil {
 		return nil, err
 	}
@@ -321,7 +321,7 @@ func (r queryResolver) Resource(ctx context.Context, id string) (*restclient.Res
 }
 
 // Event is the resolver for the event field.
-func (r queryResolver) Event(ctx context.Context, id string) (*restclient.Event, error) {
+func (r *queryResolver) Event(ctx context.Context, id string) (*restclient.Event, error) {
 	if err := checkID("id", id); err != nil {
 		return nil, err
 	}
@@ -329,7 +329,7 @@ func (r queryResolver) Event(ctx context.Context, id string) (*restclient.Event,
 }
 
 // Visit is the resolver for the visit field.
-func (r queryResolver) Visit(ctx context.Context, id string) (*restclient.Visit, error) {
+func (r *queryResolver) Visit(ctx context.Context, id string) (*restclient.Visit, error) {
 	if err := checkID("id", id); err != nil {
 		return nil, err
 	}
@@ -337,7 +337,7 @@ func (r queryResolver) Visit(ctx context.Context, id string) (*restclient.Visit,
 }
 
 // Product is the resolver for the product field.
-func (r queryResolver) Product(ctx context.Context, id string) (*restclient.Product, error) {
+func (r *queryResolver) Product(ctx context.Context, id string) (*restclient.Product, error) {
 	if err := checkID("id", id); err != nil {
 		return nil, err
 	}
@@ -345,7 +345,7 @@ func (r queryResolver) Product(ctx context.Context, id string) (*restclient.Prod
 }
 
 // Products is the resolver for the products field.
-func (r queryResolver) Products(ctx context.Context, locationID string) ([]*restclient.Product, error) {
+func (r *queryResolver) Products(ctx context.Context, locationID string) ([]*restclient.Product, error) {
 	if err := checkID("locationId", locationID); err != nil {
 		return nil, err
 	}
@@ -353,7 +353,7 @@ func (r queryResolver) Products(ctx context.Context, locationID string) ([]*rest
 }
 
 // Invoice is the resolver for the invoice field.
-func (r queryResolver) Invoice(ctx context.Context, id string) (*restclient.Invoice, error) {
+func (r *queryResolver) Invoice(ctx context.Context, id string) (*restclient.Invoice, error) {
 	if err := checkID("id", id); err != nil {
 		return nil, err
 	}
@@ -361,7 +361,7 @@ func (r queryResolver) Invoice(ctx context.Context, id string) (*restclient.Invo
 }
 
 // CreditNotes is the resolver for the creditNotes field.
-func (r queryResolver) CreditNotes(ctx context.Context, invoiceID *string, locationID *string, first *int, after *string) (*model.CreditNoteConnection, error) {
+func (r *queryResolver) CreditNotes(ctx context.Context, invoiceID *string, locationID *string, first *int, after *string) (*model.CreditNoteConnection, error) {
 	if err := checkOptIDs("invoiceId", invoiceID, "locationId", locationID); err != nil {
 		return nil, err
 	}
@@ -369,7 +369,7 @@ func (r queryResolver) CreditNotes(ctx context.Context, invoiceID *string, locat
 }
 
 // Transactions is the resolver for the transactions field.
-func (r queryResolver) Transactions(ctx context.Context, locationID string, status *restclient.TransactionStatus, typeArg *restclient.TransactionType, createDate *model.DateRangeInput, first *int, after *string) (*model.TransactionConnection, error) {
+func (r *queryResolver) Transactions(ctx context.Context, locationID string, status *restclient.TransactionStatus, typeArg *restclient.TransactionType, createDate *model.DateRangeInput, first *int, after *string) (*model.TransactionConnection, error) {
 	if err := checkID("locationId", locationID); err != nil {
 		return nil, err
 	}
@@ -377,7 +377,7 @@ func (r queryResolver) Transactions(ctx context.Context, locationID string, stat
 }
 
 // Orders is the resolver for the orders field.
-func (r queryResolver) Orders(ctx context.Context, locationID string, status *restclient.OrderStatus, createDate *model.DateRangeInput, first *int, after *string) (*model.OrderConnection, error) {
+func (r *queryResolver) Orders(ctx context.Context, locationID string, status *restclient.OrderStatus, createDate *model.DateRangeInput, first *int, after *string) (*model.OrderConnection, error) {
 	if err := checkID("locationId", locationID); err != nil {
 		return nil, err
 	}
@@ -385,7 +385,7 @@ func (r queryResolver) Orders(ctx context.Context, locationID string, status *re
 }
 
 // Redemptions is the resolver for the redemptions field.
-func (r queryResolver) Redemptions(ctx context.Context, couponID *string, promocodeID *string, first *int, after *string) (*model.RedemptionConnection, error) {
+func (r *queryResolver) Redemptions(ctx context.Context, couponID *string, promocodeID *string, first *int, after *string) (*model.RedemptionConnection, error) {
 	if err := checkOptIDs("couponId", couponID, "promocodeId", promocodeID); err != nil {
 		return nil, err
 	}
@@ -393,7 +393,7 @@ func (r queryResolver) Redemptions(ctx context.Context, couponID *string, promoc
 }
 
 // PostComments is the resolver for the postComments field.
-func (r queryResolver) PostComments(ctx context.Context, postID string) ([]*restclient.Comment, error) {
+func (r *queryResolver) PostComments(ctx context.Context, postID string) ([]*restclient.Comment, error) {
 	if err := checkID("postId", postID); err != nil {
 		return nil, err
 	}
@@ -401,7 +401,7 @@ func (r queryResolver) PostComments(ctx context.Context, postID string) ([]*rest
 }
 
 // Location is the resolver for the location field.
-func (r queryResolver) Location(ctx context.Context, id string) (*model.Location, error) {
+func (r *queryResolver) Location(ctx context.Context, id string) (*model.Location, error) {
 	if err := checkID("id", id); err != nil {
 		return nil, err
 	}
@@ -409,87 +409,87 @@ func (r queryResolver) Location(ctx context.Context, id string) (*model.Location
 }
 
 // Location is the resolver for the location field.
-func (r redemptionResolver) Location(ctx context.Context, obj *restclient.Redemption) (*model.Location, error) {
+func (r *redemptionResolver) Location(ctx context.Context, obj *restclient.Redemption) (*model.Location, error) {
 	return location(obj.LocationRef)
 }
 
 // Node is the resolver for the node field.
-func (r redemptionEventResolver) Node(ctx context.Context, obj *model.LiveEvent) (*restclient.Redemption, error) {
+func (r *redemptionEventResolver) Node(ctx context.Context, obj *model.LiveEvent) (*restclient.Redemption, error) {
 	return node[restclient.Redemption](ctx, r.admit, obj)
 }
 
 // Location is the resolver for the location field.
-func (r resourceResolver) Location(ctx context.Context, obj *restclient.Resource) (*model.Location, error) {
+func (r *resourceResolver) Location(ctx context.Context, obj *restclient.Resource) (*model.Location, error) {
 	return location(obj.LocationRef)
 }
 
 // Parent is the resolver for the parent field.
-func (r resourceResolver) Parent(ctx context.Context, obj *restclient.Resource) (*restclient.Resource, error) {
+func (r *resourceResolver) Parent(ctx context.Context, obj *restclient.Resource) (*restclient.Resource, error) {
 	return byRef(ctx, restclient.OpGetResource, obj.ParentRef)
 }
 
 // Image is the resolver for the image field.
-func (r resourceResolver) Image(ctx context.Context, obj *restclient.Resource) (*restclient.ResourceImage, error) {
+func (r *resourceResolver) Image(ctx context.Context, obj *restclient.Resource) (*restclient.ResourceImage, error) {
 	return completed(obj, func(v *restclient.Resource) *restclient.ResourceImage { return v.Image })
 }
 
 // AutoRelease is the resolver for the autoRelease field.
-func (r resourceResolver) AutoRelease(ctx context.Context, obj *restclient.Resource) (*restclient.ResourceAutoRelease, error) {
+func (r *resourceResolver) AutoRelease(ctx context.Context, obj *restclient.Resource) (*restclient.ResourceAutoRelease, error) {
 	return completed(obj, func(v *restclient.Resource) *restclient.ResourceAutoRelease { return v.AutoRelease })
 }
 
 // CheckIn is the resolver for the checkIn field.
-func (r resourceResolver) CheckIn(ctx context.Context, obj *restclient.Resource) (*restclient.ResourceCheckIn, error) {
+func (r *resourceResolver) CheckIn(ctx context.Context, obj *restclient.Resource) (*restclient.ResourceCheckIn, error) {
 	return completed(obj, func(v *restclient.Resource) *restclient.ResourceCheckIn { return v.CheckIn })
 }
 
 // ConfirmationEmail is the resolver for the confirmationEmail field.
-func (r resourceResolver) ConfirmationEmail(ctx context.Context, obj *restclient.Resource) (*restclient.ResourceConfirmationEmail, error) {
+func (r *resourceResolver) ConfirmationEmail(ctx context.Context, obj *restclient.Resource) (*restclient.ResourceConfirmationEmail, error) {
 	return completed(obj, func(v *restclient.Resource) *restclient.ResourceConfirmationEmail { return v.ConfirmationEmail })
 }
 
 // Credits is the resolver for the credits field.
-func (r resourceResolver) Credits(ctx context.Context, obj *restclient.Resource) (*restclient.ResourcePricing, error) {
+func (r *resourceResolver) Credits(ctx context.Context, obj *restclient.Resource) (*restclient.ResourcePricing, error) {
 	return completed(obj, func(v *restclient.Resource) *restclient.ResourcePricing { return v.Credits })
 }
 
 // Money is the resolver for the money field.
-func (r resourceResolver) Money(ctx context.Context, obj *restclient.Resource) (*restclient.ResourcePricing, error) {
+func (r *resourceResolver) Money(ctx context.Context, obj *restclient.Resource) (*restclient.ResourcePricing, error) {
 	return completed(obj, func(v *restclient.Resource) *restclient.ResourcePricing { return v.Money })
 }
 
 // DynamicPricing is the resolver for the dynamicPricing field.
-func (r resourceResolver) DynamicPricing(ctx context.Context, obj *restclient.Resource) (*restclient.ResourceDynamicPricing, error) {
+func (r *resourceResolver) DynamicPricing(ctx context.Context, obj *restclient.Resource) (*restclient.ResourceDynamicPricing, error) {
 	return completed(obj, func(v *restclient.Resource) *restclient.ResourceDynamicPricing { return v.DynamicPricing })
 }
 
 // Duration is the resolver for the duration field.
-func (r resourceResolver) Duration(ctx context.Context, obj *restclient.Resource) (*restclient.ResourceDuration, error) {
+func (r *resourceResolver) Duration(ctx context.Context, obj *restclient.Resource) (*restclient.ResourceDuration, error) {
 	return completed(obj, func(v *restclient.Resource) *restclient.ResourceDuration { return v.Duration })
 }
 
 // ExternalCalendar is the resolver for the externalCalendar field.
-func (r resourceResolver) ExternalCalendar(ctx context.Context, obj *restclient.Resource) (*restclient.ResourceExternalCalendar, error) {
+func (r *resourceResolver) ExternalCalendar(ctx context.Context, obj *restclient.Resource) (*restclient.ResourceExternalCalendar, error) {
 	return completed(obj, func(v *restclient.Resource) *restclient.ResourceExternalCalendar { return v.ExternalCalendar })
 }
 
 // Plans is the resolver for the plans field.
-func (r resourceResolver) Plans(ctx context.Context, obj *restclient.Resource) (*restclient.ResourcePlans, error) {
+func (r *resourceResolver) Plans(ctx context.Context, obj *restclient.Resource) (*restclient.ResourcePlans, error) {
 	return completed(obj, func(v *restclient.Resource) *restclient.ResourcePlans { return v.Plans })
 }
 
 // Schedule is the resolver for the schedule field.
-func (r resourceResolver) Schedule(ctx context.Context, obj *restclient.Resource) (*restclient.ResourceSchedule, error) {
+func (r *resourceResolver) Schedule(ctx context.Context, obj *restclient.Resource) (*restclient.ResourceSchedule, error) {
 	return completed(obj, func(v *restclient.Resource) *restclient.ResourceSchedule { return v.Schedule })
 }
 
 // Node is the resolver for the node field.
-func (r resourceEventResolver) Node(ctx context.Context, obj *model.LiveEvent) (*restclient.Resource, error) {
+func (r *resourceEventResolver) Node(ctx context.Context, obj *model.LiveEvent) (*restclient.Resource, error) {
 	return node[restclient.Resource](ctx, r.admit, obj)
 }
 
 // TransactionEvents is the resolver for the transactionEvents field.
-func (r subscriptionResolver) TransactionEvents(ctx context.Context, locationID string, status *restclient.TransactionStatus, typeArg *restclient.TransactionType) (<-chan *model.LiveEvent, error) {
+func (r *subscriptionResolver) TransactionEvents(ctx context.Context, locationID string, status *restclient.TransactionStatus, typeArg *restclient.TransactionType) (<-chan *model.LiveEvent, error) {
 	if err := checkID("locationId", locationID); err != nil {
 		return nil, err
 	}
@@ -497,7 +497,7 @@ func (r subscriptionResolver) TransactionEvents(ctx context.Context, locationID 
 }
 
 // OrderEvents is the resolver for the orderEvents field.
-func (r subscriptionResolver) OrderEvents(ctx context.Context, locationID string, status *restclient.OrderStatus) (<-chan *model.LiveEvent, error) {
+func (r *subscriptionResolver) OrderEvents(ctx context.Context, locationID string, status *restclient.OrderStatus) (<-chan *model.LiveEvent, error) {
 	if err := checkID("locationId", locationID); err != nil {
 		return nil, err
 	}
@@ -505,7 +505,7 @@ func (r subscriptionResolver) OrderEvents(ctx context.Context, locationID string
 }
 
 // CreditNoteEvents is the resolver for the creditNoteEvents field.
-func (r subscriptionResolver) CreditNoteEvents(ctx context.Context, invoiceID *string, locationID *string) (<-chan *model.LiveEvent, error) {
+func (r *subscriptionResolver) CreditNoteEvents(ctx context.Context, invoiceID *string, locationID *string) (<-chan *model.LiveEvent, error) {
 	if err := checkOneID("invoiceId", invoiceID, "locationId", locationID); err != nil {
 		return nil, err
 	}
@@ -513,7 +513,7 @@ func (r subscriptionResolver) CreditNoteEvents(ctx context.Context, invoiceID *s
 }
 
 // RedemptionEvents is the resolver for the redemptionEvents field.
-func (r subscriptionResolver) RedemptionEvents(ctx context.Context, couponID *string, promocodeID *string) (<-chan *model.LiveEvent, error) {
+func (r *subscriptionResolver) RedemptionEvents(ctx context.Context, couponID *string, promocodeID *string) (<-chan *model.LiveEvent, error) {
 	if err := checkOneID("couponId", couponID, "promocodeId", promocodeID); err != nil {
 		return nil, err
 	}
@@ -521,7 +521,7 @@ func (r subscriptionResolver) RedemptionEvents(ctx context.Context, couponID *st
 }
 
 // VisitEvents is the resolver for the visitEvents field.
-func (r subscriptionResolver) VisitEvents(ctx context.Context, id string) (<-chan *model.LiveEvent, error) {
+func (r *subscriptionResolver) VisitEvents(ctx context.Context, id string) (<-chan *model.LiveEvent, error) {
 	if err := checkID("id", id); err != nil {
 		return nil, err
 	}
@@ -529,7 +529,7 @@ func (r subscriptionResolver) VisitEvents(ctx context.Context, id string) (<-cha
 }
 
 // CommentEvents is the resolver for the commentEvents field.
-func (r subscriptionResolver) CommentEvents(ctx context.Context, postID string) (<-chan *model.LiveEvent, error) {
+func (r *subscriptionResolver) CommentEvents(ctx context.Context, postID string) (<-chan *model.LiveEvent, error) {
 	if err := checkID("postId", postID); err != nil {
 		return nil, err
 	}
@@ -537,7 +537,7 @@ func (r subscriptionResolver) CommentEvents(ctx context.Context, postID string) 
 }
 
 // ResourceUpdated is the resolver for the resourceUpdated field.
-func (r subscriptionResolver) ResourceUpdated(ctx context.Context, id string) (<-chan *model.LiveEvent, error) {
+func (r *subscriptionResolver) ResourceUpdated(ctx context.Context, id string) (<-chan *model.LiveEvent, error) {
 	if err := checkID("id", id); err != nil {
 		return nil, err
 	}
@@ -545,7 +545,7 @@ func (r subscriptionResolver) ResourceUpdated(ctx context.Context, id string) (<
 }
 
 // EventUpdated is the resolver for the eventUpdated field.
-func (r subscriptionResolver) EventUpdated(ctx context.Context, id string) (<-chan *model.LiveEvent, error) {
+func (r *subscriptionResolver) EventUpdated(ctx context.Context, id string) (<-chan *model.LiveEvent, error) {
 	if err := checkID("id", id); err != nil {
 		return nil, err
 	}
@@ -553,7 +553,7 @@ func (r subscriptionResolver) EventUpdated(ctx context.Context, id string) (<-ch
 }
 
 // ProductUpdated is the resolver for the productUpdated field.
-func (r subscriptionResolver) ProductUpdated(ctx context.Context, id string) (<-chan *model.LiveEvent, error) {
+func (r *subscriptionResolver) ProductUpdated(ctx context.Context, id string) (<-chan *model.LiveEvent, error) {
 	if err := checkID("id", id); err != nil {
 		return nil, err
 	}
@@ -561,12 +561,12 @@ func (r subscriptionResolver) ProductUpdated(ctx context.Context, id string) (<-
 }
 
 // Location is the resolver for the location field.
-func (r transactionResolver) Location(ctx context.Context, obj *restclient.Transaction) (*model.Location, error) {
+func (r *transactionResolver) Location(ctx context.Context, obj *restclient.Transaction) (*model.Location, error) {
 	return location(obj.LocationRef)
 }
 
 // Invoice is the resolver for the invoice field.
-func (r transactionResolver) Invoice(ctx context.Context, obj *restclient.Transaction) (*restclient.Invoice, error) {
+func (r *transactionResolver) Invoice(ctx context.Context, obj *restclient.Transaction) (*restclient.Invoice, error) {
 	if obj.Invoice == nil || obj.Invoice.ID == "" {
 		return nil, nil
 	}
@@ -577,174 +577,174 @@ func (r transactionResolver) Invoice(ctx context.Context, obj *restclient.Transa
 }
 
 // Order is the resolver for the order field.
-func (r transactionResolver) Order(ctx context.Context, obj *restclient.Transaction) (*model.TransactionOrder, error) {
+func (r *transactionResolver) Order(ctx context.Context, obj *restclient.Transaction) (*model.TransactionOrder, error) {
 	return model.TransactionOrderOf(obj), nil
 }
 
 // Resource is the resolver for the resource field.
-func (r transactionBookingResolver) Resource(ctx context.Context, obj *restclient.TransactionBooking) (*restclient.Resource, error) {
+func (r *transactionBookingResolver) Resource(ctx context.Context, obj *restclient.TransactionBooking) (*restclient.Resource, error) {
 	return embeddedResourceOr(ctx, obj.Resource, embeddedResource)
 }
 
 // Node is the resolver for the node field.
-func (r transactionEventResolver) Node(ctx context.Context, obj *model.LiveEvent) (*restclient.Transaction, error) {
+func (r *transactionEventResolver) Node(ctx context.Context, obj *model.LiveEvent) (*restclient.Transaction, error) {
 	return node[restclient.Transaction](ctx, r.admit, obj)
 }
 
 // Option is the resolver for the option field.
-func (r transactionOrderResolver) Option(ctx context.Context, obj *model.TransactionOrder) (*model.TransactionOrderOption, error) {
+func (r *transactionOrderResolver) Option(ctx context.Context, obj *model.TransactionOrder) (*model.TransactionOrderOption, error) {
 	return transactionOrderOption(ctx, obj)
 }
 
 // Product is the resolver for the product field.
-func (r transactionOrderResolver) Product(ctx context.Context, obj *model.TransactionOrder) (*restclient.Product, error) {
+func (r *transactionOrderResolver) Product(ctx context.Context, obj *model.TransactionOrder) (*restclient.Product, error) {
 	return embeddedProductOr(ctx, obj.Product, embeddedIDTitle, obj.LocationRef)
 }
 
 // Event is the resolver for the event field.
-func (r transactionTicketResolver) Event(ctx context.Context, obj *restclient.TransactionTicket) (*restclient.Event, error) {
+func (r *transactionTicketResolver) Event(ctx context.Context, obj *restclient.TransactionTicket) (*restclient.Event, error) {
 	return embeddedEventOr(ctx, obj.Event)
 }
 
 // Location is the resolver for the location field.
-func (r visitResolver) Location(ctx context.Context, obj *restclient.Visit) (*model.Location, error) {
+func (r *visitResolver) Location(ctx context.Context, obj *restclient.Visit) (*model.Location, error) {
 	return model.LocationOfVisit(obj), nil
 }
 
 // Node is the resolver for the node field.
-func (r visitEventResolver) Node(ctx context.Context, obj *model.LiveEvent) (*restclient.Visit, error) {
+func (r *visitEventResolver) Node(ctx context.Context, obj *model.LiveEvent) (*restclient.Visit, error) {
 	return node[restclient.Visit](ctx, r.admit, obj)
 }
 
 // Location is the resolver for the location field.
-func (r visitRequestResolver) Location(ctx context.Context, obj *restclient.VisitRequest) (*model.Location, error) {
+func (r *visitRequestResolver) Location(ctx context.Context, obj *restclient.VisitRequest) (*model.Location, error) {
 	return location(obj.LocationRef)
 }
 
 // Booking returns generated.BookingResolver implementation.
-func (r *Resolver) Booking() generated.BookingResolver { return bookingResolver{r} }
+func (r *Resolver) Booking() generated.BookingResolver { return &bookingResolver{r} }
 
 // Comment returns generated.CommentResolver implementation.
-func (r *Resolver) Comment() generated.CommentResolver { return commentResolver{r} }
+func (r *Resolver) Comment() generated.CommentResolver { return &commentResolver{r} }
 
 // CommentEvent returns generated.CommentEventResolver implementation.
-func (r *Resolver) CommentEvent() generated.CommentEventResolver { return commentEventResolver{r} }
+func (r *Resolver) CommentEvent() generated.CommentEventResolver { return &commentEventResolver{r} }
 
 // Company returns generated.CompanyResolver implementation.
-func (r *Resolver) Company() generated.CompanyResolver { return companyResolver{r} }
+func (r *Resolver) Company() generated.CompanyResolver { return &companyResolver{r} }
 
 // CreditNote returns generated.CreditNoteResolver implementation.
-func (r *Resolver) CreditNote() generated.CreditNoteResolver { return creditNoteResolver{r} }
+func (r *Resolver) CreditNote() generated.CreditNoteResolver { return &creditNoteResolver{r} }
 
 // CreditNoteEvent returns generated.CreditNoteEventResolver implementation.
 func (r *Resolver) CreditNoteEvent() generated.CreditNoteEventResolver {
-	return creditNoteEventResolver{r}
+	return &creditNoteEventResolver{r}
 }
 
 // CreditNoteLine returns generated.CreditNoteLineResolver implementation.
 func (r *Resolver) CreditNoteLine() generated.CreditNoteLineResolver {
-	return creditNoteLineResolver{r}
+	return &creditNoteLineResolver{r}
 }
 
 // Event returns generated.EventResolver implementation.
-func (r *Resolver) Event() generated.EventResolver { return eventResolver{r} }
+func (r *Resolver) Event() generated.EventResolver { return &eventResolver{r} }
 
 // EventEvent returns generated.EventEventResolver implementation.
-func (r *Resolver) EventEvent() generated.EventEventResolver { return eventEventResolver{r} }
+func (r *Resolver) EventEvent() generated.EventEventResolver { return &eventEventResolver{r} }
 
 // Invoice returns generated.InvoiceResolver implementation.
-func (r *Resolver) Invoice() generated.InvoiceResolver { return invoiceResolver{r} }
+func (r *Resolver) Invoice() generated.InvoiceResolver { return &invoiceResolver{r} }
 
 // InvoiceItem returns generated.InvoiceItemResolver implementation.
-func (r *Resolver) InvoiceItem() generated.InvoiceItemResolver { return invoiceItemResolver{r} }
+func (r *Resolver) InvoiceItem() generated.InvoiceItemResolver { return &invoiceItemResolver{r} }
 
 // InvoiceItemBooking returns generated.InvoiceItemBookingResolver implementation.
 func (r *Resolver) InvoiceItemBooking() generated.InvoiceItemBookingResolver {
-	return invoiceItemBookingResolver{r}
+	return &invoiceItemBookingResolver{r}
 }
 
 // InvoiceItemOrder returns generated.InvoiceItemOrderResolver implementation.
 func (r *Resolver) InvoiceItemOrder() generated.InvoiceItemOrderResolver {
-	return invoiceItemOrderResolver{r}
+	return &invoiceItemOrderResolver{r}
 }
 
 // InvoiceItemTicket returns generated.InvoiceItemTicketResolver implementation.
 func (r *Resolver) InvoiceItemTicket() generated.InvoiceItemTicketResolver {
-	return invoiceItemTicketResolver{r}
+	return &invoiceItemTicketResolver{r}
 }
 
 // Location returns generated.LocationResolver implementation.
-func (r *Resolver) Location() generated.LocationResolver { return locationResolver{r} }
+func (r *Resolver) Location() generated.LocationResolver { return &locationResolver{r} }
 
 // Mutation returns generated.MutationResolver implementation.
-func (r *Resolver) Mutation() generated.MutationResolver { return mutationResolver{r} }
+func (r *Resolver) Mutation() generated.MutationResolver { return &mutationResolver{r} }
 
 // Order returns generated.OrderResolver implementation.
-func (r *Resolver) Order() generated.OrderResolver { return orderResolver{r} }
+func (r *Resolver) Order() generated.OrderResolver { return &orderResolver{r} }
 
 // OrderEvent returns generated.OrderEventResolver implementation.
-func (r *Resolver) OrderEvent() generated.OrderEventResolver { return orderEventResolver{r} }
+func (r *Resolver) OrderEvent() generated.OrderEventResolver { return &orderEventResolver{r} }
 
 // Post returns generated.PostResolver implementation.
-func (r *Resolver) Post() generated.PostResolver { return postResolver{r} }
+func (r *Resolver) Post() generated.PostResolver { return &postResolver{r} }
 
 // Product returns generated.ProductResolver implementation.
-func (r *Resolver) Product() generated.ProductResolver { return productResolver{r} }
+func (r *Resolver) Product() generated.ProductResolver { return &productResolver{r} }
 
 // ProductEvent returns generated.ProductEventResolver implementation.
-func (r *Resolver) ProductEvent() generated.ProductEventResolver { return productEventResolver{r} }
+func (r *Resolver) ProductEvent() generated.ProductEventResolver { return &productEventResolver{r} }
 
 // Query returns generated.QueryResolver implementation.
-func (r *Resolver) Query() generated.QueryResolver { return queryResolver{r} }
+func (r *Resolver) Query() generated.QueryResolver { return &queryResolver{r} }
 
 // Redemption returns generated.RedemptionResolver implementation.
-func (r *Resolver) Redemption() generated.RedemptionResolver { return redemptionResolver{r} }
+func (r *Resolver) Redemption() generated.RedemptionResolver { return &redemptionResolver{r} }
 
 // RedemptionEvent returns generated.RedemptionEventResolver implementation.
 func (r *Resolver) RedemptionEvent() generated.RedemptionEventResolver {
-	return redemptionEventResolver{r}
+	return &redemptionEventResolver{r}
 }
 
 // Resource returns generated.ResourceResolver implementation.
-func (r *Resolver) Resource() generated.ResourceResolver { return resourceResolver{r} }
+func (r *Resolver) Resource() generated.ResourceResolver { return &resourceResolver{r} }
 
 // ResourceEvent returns generated.ResourceEventResolver implementation.
-func (r *Resolver) ResourceEvent() generated.ResourceEventResolver { return resourceEventResolver{r} }
+func (r *Resolver) ResourceEvent() generated.ResourceEventResolver { return &resourceEventResolver{r} }
 
 // Subscription returns generated.SubscriptionResolver implementation.
-func (r *Resolver) Subscription() generated.SubscriptionResolver { return subscriptionResolver{r} }
+func (r *Resolver) Subscription() generated.SubscriptionResolver { return &subscriptionResolver{r} }
 
 // Transaction returns generated.TransactionResolver implementation.
-func (r *Resolver) Transaction() generated.TransactionResolver { return transactionResolver{r} }
+func (r *Resolver) Transaction() generated.TransactionResolver { return &transactionResolver{r} }
 
 // TransactionBooking returns generated.TransactionBookingResolver implementation.
 func (r *Resolver) TransactionBooking() generated.TransactionBookingResolver {
-	return transactionBookingResolver{r}
+	return &transactionBookingResolver{r}
 }
 
 // TransactionEvent returns generated.TransactionEventResolver implementation.
 func (r *Resolver) TransactionEvent() generated.TransactionEventResolver {
-	return transactionEventResolver{r}
+	return &transactionEventResolver{r}
 }
 
 // TransactionOrder returns generated.TransactionOrderResolver implementation.
 func (r *Resolver) TransactionOrder() generated.TransactionOrderResolver {
-	return transactionOrderResolver{r}
+	return &transactionOrderResolver{r}
 }
 
 // TransactionTicket returns generated.TransactionTicketResolver implementation.
 func (r *Resolver) TransactionTicket() generated.TransactionTicketResolver {
-	return transactionTicketResolver{r}
+	return &transactionTicketResolver{r}
 }
 
 // Visit returns generated.VisitResolver implementation.
-func (r *Resolver) Visit() generated.VisitResolver { return visitResolver{r} }
+func (r *Resolver) Visit() generated.VisitResolver { return &visitResolver{r} }
 
 // VisitEvent returns generated.VisitEventResolver implementation.
-func (r *Resolver) VisitEvent() generated.VisitEventResolver { return visitEventResolver{r} }
+func (r *Resolver) VisitEvent() generated.VisitEventResolver { return &visitEventResolver{r} }
 
 // VisitRequest returns generated.VisitRequestResolver implementation.
-func (r *Resolver) VisitRequest() generated.VisitRequestResolver { return visitRequestResolver{r} }
+func (r *Resolver) VisitRequest() generated.VisitRequestResolver { return &visitRequestResolver{r} }
 
 type (
 	bookingResolver            struct{ *Resolver }

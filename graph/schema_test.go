@@ -273,47 +273,63 @@ func TestEveryFieldOfEveryObject(t *testing.T) {
 	}
 }
 
-// TestLinks checks graph.md's "Links" table: each resolvable Ref gains a
-// nullable object field, and every object with a locationRef has a location.
+// TestLinks derives graph.md's links from the schema and holds them to its
+// "Links" rules: each resolvable Ref (`xRef` of an object a Query field
+// answers by id, as every locationRef's Location) gains its link `x`, of
+// that object; every link (a field gqlgen.yml makes a resolver whose type
+// is an object, a list of objects or a connection) is nullable, since a
+// failed relation is null with an error; and a Ref's link is a resolver
+// (an embedded summary, named <Type><Field>, is not a link).
 func TestLinks(t *testing.T) {
 	cfg, schema := loadConfig(t)
-	links := map[string]string{
-		"Booking.resource": "Resource", "Resource.parent": "Resource",
-		"CreditNote.invoice": "Invoice", "CreditNoteLine.invoice": "Invoice",
-		"CreditNoteLine.invoiceItem": "InvoiceItem", "InvoiceItem.invoice": "Invoice",
-		"Invoice.creditNotes":         "CreditNoteConnection",
-		"InvoiceItemBooking.resource": "Resource", "TransactionBooking.resource": "Resource",
-		"InvoiceItemOrder.product": "Product", "TransactionOrder.product": "Product", "Order.product": "Product",
-		"Order.option": "ProductOption", "TransactionOrder.option": "TransactionOrderOption",
-		"InvoiceItemOrder.productOption": "ProductOption",
-		"InvoiceItemTicket.event":        "Event", "TransactionTicket.event": "Event",
-		"Transaction.invoice": "Invoice", "Transaction.order": "TransactionOrder", "InvoiceItem.order": "InvoiceItemOrder",
-		"Comment.parentComment": "Comment", "Comment.replies": "[Comment!]", "Post.comments": "[Comment!]",
-		"Visit.location":    "Location",
-		"Location.products": "[Product!]", "Location.orders": "OrderConnection",
-		"Location.transactions": "TransactionConnection", "Location.creditNotes": "CreditNoteConnection",
-	}
-	for _, d := range userTypes(schema) {
-		if d.Kind == gql.Object && d.Fields.ForName("locationRef") != nil {
-			links[d.Name+".location"] = "Location"
+	byID := map[string]bool{} // the objects a Query field answers by id
+	for _, f := range schema.Query.Fields {
+		if len(f.Arguments) == 1 && f.Arguments[0].Name == "id" {
+			byID[f.Type.Name()] = true
 		}
 	}
-	for key, want := range links {
-		typ, field, _ := strings.Cut(key, ".")
-		def := schema.Types[typ]
-		if def == nil {
-			t.Errorf("%s: no type %s", key, typ)
+	if len(byID) == 0 {
+		t.Fatal("no Query field answers an object by id")
+	}
+	refLinks, links := 0, 0
+	for _, d := range userTypes(schema) {
+		if d.Kind != gql.Object || d == schema.Query || d == schema.Mutation || d == schema.Subscription {
 			continue
 		}
-		f := def.Fields.ForName(field)
-		switch {
-		case f == nil:
-			t.Errorf("%s missing", key)
-		case f.Type.String() != want:
-			t.Errorf("%s: type %s, want %s (nullable: a failed relation is null with an error)", key, f.Type, want)
-		case !cfg.Models[typ].Fields[field].Resolver:
-			t.Errorf("%s: not a forced resolver in gqlgen.yml", key)
+		for _, f := range d.Fields {
+			name, ok := strings.CutSuffix(f.Name, "Ref")
+			if !ok || name == "" {
+				continue
+			}
+			target := strings.ToUpper(name[:1]) + name[1:]
+			link := d.Fields.ForName(name)
+			switch {
+			case link == nil && byID[target]:
+				t.Errorf("%s.%s: Query answers a %s by id, but %s has no link %q", d.Name, f.Name, target, d.Name, name)
+			case link == nil || link.Type.Name() == d.Name+target:
+				// No link, or the summary the object embeds (named
+				// <Type><Field>, as PostMembership): not a link.
+			case byID[target] && link.Type.String() != target:
+				t.Errorf("%s.%s: %s, want %s (nullable: a failed relation is null with an error)", d.Name, name, link.Type, target)
+			case !cfg.Models[d.Name].Fields[name].Resolver:
+				t.Errorf("%s.%s: the link of %s is not a forced resolver in gqlgen.yml", d.Name, name, f.Name)
+			default:
+				refLinks++
+			}
 		}
+		for _, f := range d.Fields {
+			def := schema.Types[f.Type.Name()]
+			if !cfg.Models[d.Name].Fields[f.Name].Resolver || def == nil || def.Kind != gql.Object {
+				continue
+			}
+			links++
+			if f.Type.NonNull {
+				t.Errorf("%s.%s: %s, want a nullable type (a failed relation is null with an error)", d.Name, f.Name, f.Type)
+			}
+		}
+	}
+	if refLinks == 0 || links < refLinks {
+		t.Errorf("%d links of a Ref, %d links in all: the schema has none", refLinks, links)
 	}
 }
 
@@ -327,7 +343,8 @@ func TestLinks(t *testing.T) {
 //   - an argument naming a record is an ID: `id`, or `<kind>Id` (sent as
 //     `<kind>Ref`);
 //   - a field returning a connection ends with `first: Int = 25, after:
-//     String`;
+//     String`, and every connection type has its edge type, of the Relay
+//     shape;
 //   - a mutation `x` takes `input: XInput!` (after the id it changes) and
 //     returns a nullable `XPayload`; a Query field returns a nullable type.
 func TestEntryPointsAndEnums(t *testing.T) {
@@ -411,10 +428,18 @@ func TestEntryPointsAndEnums(t *testing.T) {
 			t.Errorf("enum %s = %v, want %v", name, got, values)
 		}
 	}
-	for _, conn := range []string{"CreditNote", "Transaction", "Order", "Redemption"} {
-		c, e := schema.Types[conn+"Connection"], schema.Types[conn+"Edge"]
-		if c == nil || e == nil {
-			t.Errorf("%s: connection or edge type missing", conn)
+	// Every connection type of the schema has its edge type, both of the
+	// Relay shape.
+	conns := 0
+	for _, d := range userTypes(schema) {
+		conn, ok := strings.CutSuffix(d.Name, "Connection")
+		if !ok || d.Kind != gql.Object {
+			continue
+		}
+		conns++
+		c, e := d, schema.Types[conn+"Edge"]
+		if e == nil {
+			t.Errorf("%s: edge type missing", conn)
 			continue
 		}
 		for field, typ := range map[string]string{"edges": "[" + conn + "Edge!]!", "nodes": "[" + conn + "!]!", "pageInfo": "PageInfo!"} {
@@ -427,6 +452,9 @@ func TestEntryPointsAndEnums(t *testing.T) {
 				t.Errorf("%sEdge.%s: want %s", conn, field, typ)
 			}
 		}
+	}
+	if conns == 0 {
+		t.Error("the schema has no connection type")
 	}
 }
 

@@ -151,7 +151,7 @@ func TestUpstreamReportStartOffsets(t *testing.T) {
 // with the default (no window) every key is dispatched alone and no call
 // carries one. Whether a given key lands in a window depends on scheduling,
 // so the windowed run checks what is marked, not how much (unit test:
-// graph/calls).
+// internal/policy/calls).
 func TestUpstreamReportBatch(t *testing.T) {
 	type report struct {
 		Calls []struct {

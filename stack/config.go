@@ -186,171 +186,247 @@ func DefaultConfig() Config {
 // lines are visible to every local user.
 func ParseFlags(args []string, getenv func(string) string, stderr io.Writer) (Config, error) {
 	c := DefaultConfig()
-	fs := flag.NewFlagSet("facade", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var errs []error
-	env := func(name, def string) string {
-		if v := getenv(name); v != "" {
-			return v
-		}
-		return def
+	f := newFlags(&c, getenv, stderr)
+	f.serverFlags(&c)
+	f.upstreamFlags(&c)
+	f.limitFlags(&c)
+	f.liveFlags(&c)
+	if len(f.errs) > 0 {
+		return Config{}, errors.Join(f.errs...)
 	}
-	str := func(p *string, name, envName, usage string) {
-		fs.StringVar(p, name, env(envName, *p), usage+" ("+envName+")")
-	}
-	num := func(p *int, name, envName, usage string) {
-		v, err := strconv.Atoi(env(envName, strconv.Itoa(*p)))
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %q is not an integer", envName, getenv(envName)))
-		}
-		fs.IntVar(p, name, v, usage+" ("+envName+")")
-	}
-	dur := func(p *time.Duration, name, envName, usage string) {
-		v, err := time.ParseDuration(env(envName, p.String()))
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %q is not a duration", envName, getenv(envName)))
-		}
-		fs.DurationVar(p, name, v, usage+" ("+envName+")")
-	}
-	boolean := func(p *bool, name, envName, usage string) {
-		v, err := strconv.ParseBool(env(envName, strconv.FormatBool(*p)))
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %q is not a boolean", envName, getenv(envName)))
-		}
-		fs.BoolVar(p, name, v, usage+" ("+envName+")")
-	}
-	g, l := &c.Graph, &c.Graph.Limits
-	csrf := !g.DisableCSRFPrevention
-	var cors, corsHeaders, level, trustedProxies string
-	bodyBytes := int(g.MaxBodyBytes)
-	queryCacheBytes, apqBytes := int(g.QueryCacheBytes), int(g.APQCacheBytes)
-	str(&c.Addr, "addr", "ADDR", "listen address")
-	str(&c.Upstream, "upstream", "UPSTREAM_URL", "base URL of the REST API; empty starts the local REST service on demo data")
-	str(&c.DataDir, "data-dir", "DATA_DIR", "directory of the embedded REST service's SQLite file; delete it to reset the demo data")
-	str(&cors, "cors-origins", "CORS_ORIGINS", "comma-separated browser origins allowed to call /graphql, each scheme://host[:port] with no path; '*' is refused")
-	str(&corsHeaders, "cors-headers", "CORS_HEADERS", "comma-separated request headers browsers may send cross-origin, added to the defaults (docs/configuration.md)")
-	str(&c.UpstreamTrace, "upstream-trace", "UPSTREAM_TRACE", "allow X-Upstream-Trace: 1 to return the upstream call report: auto (on with the embedded demo upstream), on, off")
-	level = "info"
-	str(&level, "log-level", "LOG_LEVEL", "debug, info, warn or error")
-	str(&c.TrustedDocs, "trusted-documents", "TRUSTED_DOCUMENTS", "JSON file of sha256 -> document: only these operations are executed")
-	str(&c.RedisURL, "redis-url", "REDIS_URL", "Redis (redis://, rediss://, a comma list for Cluster, redis-sentinel://) shared by replicas: rate budget, response cache, persisted queries; empty keeps them in this process")
-	dur(&c.RedisOpTimeout, "redis-timeout", "REDIS_TIMEOUT", "bound of one Redis operation: 3 in a row running out of it (or a refused connection) put the replica on its local state until Redis answers again")
-	num(&c.Replicas, "replicas", "REPLICAS", "replicas sharing the upstream clients: without Redis, or while it is down, each paces at -upstream-rps divided by this")
-	str(&c.CacheTTL, "cache-ttl", "CACHE_TTL", "response cache TTL per route family, e.g. resources=30s,products=30s,events=30s; empty caches nothing")
-	num(&c.DemoScale, "demo-scale", "DEMO_SCALE", "size of the embedded demo data")
-	num(&c.DemoRateLimit, "demo-rate-limit", "DEMO_RATE_LIMIT", "the embedded REST service's rate limit, requests per second per client as the real API; 0 = off")
-	rps := int(c.Budget.RPS)
-	num(&rps, "upstream-rps", "UPSTREAM_RPS", "most upstream requests per second per upstream client (the real API allows 10); 0 = no pacing")
-	num(&c.Budget.Burst, "upstream-burst", "UPSTREAM_BURST", "of them, how many may go back to back (1 to -upstream-rps)")
-	dur(&c.Budget.MaxPause, "max-upstream-pause", "MAX_UPSTREAM_PAUSE", "longest pause of an upstream client learned from one answer (Retry-After, RateLimit-Reset): a longer one asked for is this long")
-	ag := &c.AuthGate
-	dur(&ag.Trust, "credential-trust", "CREDENTIAL_TRUST", "a credential the upstream answered 2xx within this long is trusted: its calls go out together; another sends its first call alone and the rest wait for its answer; 0 = off")
-	dur(&ag.RefusedTTL, "credential-refused-ttl", "CREDENTIAL_REFUSED_TTL", "a credential the upstream answered 401 is refused, unsent, for this long; 0 = not remembered")
-	num(&ag.MaxEntries, "credential-table-size", "CREDENTIAL_TABLE_SIZE", "credentials remembered as trusted, and as refused, at most (each table); the least recently confirmed is forgotten first")
-	dur(&ag.ProbeWait, "credential-probe-wait", "CREDENTIAL_PROBE_WAIT", "how long an unproven credential's other calls wait for its first call's answer; then they fail unsent (UPSTREAM_UNAVAILABLE), never sent beside it; 0 = as long as the request allows")
-	dur(&g.RequestTimeout, "request-timeout", "REQUEST_TIMEOUT", "deadline of one GraphQL request, inherited by its upstream calls; 0 = none")
-	dur(&c.UpstreamTimeout, "upstream-timeout", "UPSTREAM_TIMEOUT", "timeout of one upstream attempt")
-	dur(&c.ShutdownTimeout, "shutdown-timeout", "SHUTDOWN_TIMEOUT", "time given to in-flight requests on SIGINT/SIGTERM")
-	dur(&c.ShutdownDelay, "shutdown-delay", "SHUTDOWN_DELAY", "on SIGINT/SIGTERM, keep serving this long with /readyz answering 503 and connections closed after each response, so load balancers stop sending first; 0 = stop accepting at once")
-	dur(&g.Loaders.Wait, "loader-wait", "LOADER_WAIT", "batch window of the loaders; 0 dispatches at once")
-	boolean(&c.Playground, "playground", "PLAYGROUND", "serve GraphiQL at /")
-	boolean(&g.Introspection, "introspection", "INTROSPECTION", "allow introspection queries")
-	boolean(&c.Production, "production", "PRODUCTION", "turn introspection, field suggestions, the playground, the upstream call report and the embedded REST service's test endpoints off, whatever their own flags say")
-	boolean(&csrf, "csrf-prevention", "CSRF_PREVENTION", "refuse requests a browser could send cross-site without a CORS preflight: no Content-Type or a simple one, and no Apollo-Require-Preflight, X-Apollo-Operation-Name, GraphQL-Require-Preflight or X-Requested-With header")
-	num(&l.MaxDepth, "max-depth", "MAX_DEPTH", "maximum field nesting of an operation; 0 = no limit")
-	num(&l.MaxAliases, "max-aliases", "MAX_ALIASES", "maximum aliased fields in an operation; 0 = no limit")
-	num(&l.MaxRootFields, "max-root-fields", "MAX_ROOT_FIELDS", "maximum root fields of an operation; 0 = no limit")
-	num(&l.MaxCost, "max-cost", "MAX_COST", "maximum cost of an operation (docs/hardening.md); 0 = no limit")
-	num(&l.MaxTokens, "max-tokens", "MAX_TOKENS", "maximum parser tokens of a document; 0 = no limit")
-	num(&l.MaxSelections, "max-selections", "MAX_SELECTIONS", "maximum field selections written in a document (checked before validation); 0 = no limit")
-	num(&l.MaxDirectives, "max-directives", "MAX_DIRECTIVES", "maximum directives written in a document; 0 = no limit")
-	num(&g.MaxUpstreamCalls, "max-upstream-calls", "MAX_UPSTREAM_CALLS", "maximum upstream calls of one request; 0 = no limit")
-	num(&bodyBytes, "max-body-bytes", "MAX_BODY_BYTES", "maximum size of a request body in bytes (at least 1)")
-	num(&g.MaxCostInFlight, "max-cost-in-flight", "MAX_COST_IN_FLIGHT", "maximum summed cost of the operations executing at once (docs/hardening.md); beyond it an operation waits -admission-wait, then gets 503 OVERLOADED; 0 = no limit")
-	dur(&g.AdmissionWait, "admission-wait", "ADMISSION_WAIT", "how long an operation waits for room under -max-cost-in-flight before 503 OVERLOADED; 0 refuses at once")
-	num(&g.ClientCostShare, "client-cost-share", "CLIENT_COST_SHARE", "cost units of -max-cost-in-flight one upstream client may hold whatever the others do; beyond them it takes more only while this many stay free for other clients; 0 = no share")
-	dur(&g.ResponseWriteTimeout, "response-write-timeout", "RESPONSE_WRITE_TIMEOUT", "time a client has to read a response once it is ready; a slower one is cut off; 0 = only the server's write timeout")
-	num(&g.MaxResponseBytes, "max-response-bytes", "MAX_RESPONSE_BYTES", "maximum size of a response's data in bytes: larger is answered RESPONSE_TOO_LARGE; 0 = no limit")
-	num(&g.MaxQueryBytes, "max-query-bytes", "MAX_QUERY_BYTES", "maximum size of a query text in bytes, comments included (GET, POST, persisted-query registration): longer is refused 413 QUERY_TOO_LARGE before parsing; 0 = no limit")
-	num(&queryCacheBytes, "query-cache-bytes", "QUERY_CACHE_BYTES", "bytes of parsed documents cached, each counted as its text plus 320 per node; 0 = no cache")
-	num(&g.APQCacheSize, "apq-cache-size", "APQ_CACHE_SIZE", "automatic persisted queries remembered in this process; 0 = APQ off")
-	num(&apqBytes, "apq-cache-bytes", "APQ_CACHE_BYTES", "bytes of automatic persisted queries remembered in this process; 0 = APQ off")
-	num(&c.APQClientBytes, "apq-redis-client-bytes", "APQ_REDIS_CLIENT_BYTES", "bytes of persisted queries one upstream client may write to Redis per hour (each counted 256 more); 0 = none shared")
-	num(&c.APQRedisBytes, "apq-redis-bytes", "APQ_REDIS_BYTES", "bytes of persisted queries all clients may write to Redis per hour: Redis holds at most twice this; 0 = none shared")
-	boolean(&c.DemoTestEndpoints, "demo-test-endpoints", "DEMO_TEST_ENDPOINTS", "with the embedded REST service: serve its unauthenticated test endpoints (POST /_test/{table}/{id}/set and /copy, /_stats) on its loopback address; always off with -production")
-	str(&c.DemoAddr, "demo-addr", "DEMO_ADDR", "with the embedded REST service: its listen address, on loopback (127.0.0.1, ::1 or localhost); port 0 = a free port, printed at start")
-	dur(&c.DemoActivity, "demo-activity", "DEMO_ACTIVITY", "with the embedded REST service: how often the program makes a new order, a new payment or a payment succeed in the last demo location (no documented example reads it); 0 = never")
-	dur(&c.Live.Interval, "live-interval", "LIVE_INTERVAL", "interval between two polls of a subscription's source, at least 1s; stretched while the client's budget is short")
-	num(&c.Live.Buffer, "live-buffer", "LIVE_BUFFER", "most distinct objects waiting for one subscriber (updates of one object coalesce); beyond it the subscription ends with SUBSCRIBER_TOO_SLOW (at least 1)")
-	num(&c.Live.MaxQueued, "live-max-queued", "LIVE_MAX_QUEUED", "most objects waiting for the subscribers of this replica together; beyond it a subscriber still holding events of an earlier poll ends with SUBSCRIBER_TOO_SLOW; 0 = no limit")
-	num(&c.Live.MaxPerCredential, "live-max-per-credential", "LIVE_MAX_PER_CREDENTIAL", "maximum subscriptions of one upstream client on this replica; 0 = no limit")
-	num(&c.Live.MaxTotal, "live-max-subscriptions", "LIVE_MAX_SUBSCRIPTIONS", "maximum subscriptions on this replica; 0 = no limit")
-	num(&g.LiveMaxPerConnection, "live-max-per-connection", "LIVE_MAX_PER_CONNECTION", "maximum subscriptions of one WebSocket; 0 = no limit")
-	num(&g.LiveMaxConnections, "live-max-connections", "LIVE_MAX_CONNECTIONS", "maximum WebSocket and SSE connections open on this replica; 0 = no limit")
-	num(&g.LiveMaxConnectionsPerCredential, "live-max-connections-per-credential", "LIVE_MAX_CONNECTIONS_PER_CREDENTIAL", "maximum WebSocket and SSE connections of one upstream client on this replica; beyond it a WebSocket is closed 1013, an SSE request refused 503; 0 = no limit")
-	num(&g.LiveMaxInitPerAddress, "live-max-init-per-address", "LIVE_MAX_INIT_PER_ADDRESS", "maximum connections of one remote address (see -trusted-proxies) whose credentials are not proven yet; beyond it 429 TOO_MANY_CONNECTIONS; 0 = no limit")
-	dur(&g.LiveIdleTimeout, "live-idle-timeout", "LIVE_IDLE_TIMEOUT", "a WebSocket with no subscription or query for this long is closed (1000, with the reason); 0 = never")
-	str(&trustedProxies, "trusted-proxies", "TRUSTED_PROXIES", "comma-separated addresses and CIDR prefixes of proxies whose X-Forwarded-For names the client's address (for -live-max-init-per-address); empty = the TCP peer is the client")
-	dur(&g.LiveInitTimeout, "live-init-timeout", "LIVE_INIT_TIMEOUT", "how long a WebSocket may wait before its connection_init; past it the connection is closed (1002)")
-	dur(&g.LiveKeepAlive, "live-keepalive", "LIVE_KEEPALIVE", "interval of the keep-alive messages on WebSocket and SSE connections; 0 = none")
-	boolean(&c.LiveOff, "live-off", "LIVE_OFF", "turn subscriptions off (no WebSocket, no SSE)")
-	num(&l.MaxRepresentations, "max-representations", "MAX_REPRESENTATIONS", "maximum representations given to _entities in one operation (Federation, docs/federation.md); 0 = no limit")
-	str(&g.RouterSecretHeader, "router-secret-header", "ROUTER_SECRET_HEADER", "request header carrying the federation router's shared secret (ROUTER_SECRET): with it, or without -production and ROUTER_SECRET, _service and _entities are answered")
-	boolean(&g.FederationServerCredentials, "federation-server-credentials", "FEDERATION_SERVER_CREDENTIALS", "let _entities use UPSTREAM_AUTHORIZATION when the request carries no credentials (by default it is UNAUTHENTICATED)")
-	str(&c.MetricsAddr, "metrics-addr", "METRICS_ADDR", "listen address of the Prometheus /metrics endpoint; empty = off (demo mode, without -upstream: "+metrics.DefaultAddr+" unless given)")
-	if len(errs) > 0 {
-		return Config{}, errors.Join(errs...)
-	}
-	if err := fs.Parse(args); err != nil {
+	if err := f.fs.Parse(args); err != nil {
 		return Config{}, err
 	}
-	if fs.NArg() > 0 {
-		return Config{}, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	if f.fs.NArg() > 0 {
+		return Config{}, fmt.Errorf("unexpected arguments: %q", f.fs.Args())
 	}
-	metricsGiven := getenv("METRICS_ADDR") != ""
-	fs.Visit(func(f *flag.Flag) { metricsGiven = metricsGiven || f.Name == "metrics-addr" })
+	if err := f.apply(&c); err != nil {
+		return Config{}, err
+	}
+	if err := c.fromEnvironment(getenv); err != nil {
+		return Config{}, err
+	}
+	return c, c.Validate()
+}
+
+// flags binds the command line's flags to a Config: each flag's default is
+// its environment variable's value, else the Config's. errs are the
+// environment's values that do not parse.
+type flags struct {
+	fs     *flag.FlagSet
+	getenv func(string) string
+	errs   []error
+	// The flags whose Config field has another type or form (apply).
+	csrf                                     bool
+	cors, corsHeaders, level, trustedProxies string
+	bodyBytes, queryCacheBytes, apqBytes     int
+	rps                                      int
+}
+
+func newFlags(c *Config, getenv func(string) string, stderr io.Writer) *flags {
+	f := &flags{fs: flag.NewFlagSet("facade", flag.ContinueOnError), getenv: getenv}
+	f.fs.SetOutput(stderr)
+	g := &c.Graph
+	f.csrf, f.level = !g.DisableCSRFPrevention, "info"
+	f.bodyBytes, f.queryCacheBytes, f.apqBytes = int(g.MaxBodyBytes), int(g.QueryCacheBytes), int(g.APQCacheBytes)
+	f.rps = int(c.Budget.RPS)
+	return f
+}
+
+func (f *flags) env(name, def string) string {
+	if v := f.getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func (f *flags) str(p *string, name, envName, usage string) {
+	f.fs.StringVar(p, name, f.env(envName, *p), usage+" ("+envName+")")
+}
+
+func (f *flags) num(p *int, name, envName, usage string) {
+	v, err := strconv.Atoi(f.env(envName, strconv.Itoa(*p)))
+	if err != nil {
+		f.errs = append(f.errs, fmt.Errorf("%s: %q is not an integer", envName, f.getenv(envName)))
+	}
+	f.fs.IntVar(p, name, v, usage+" ("+envName+")")
+}
+
+func (f *flags) dur(p *time.Duration, name, envName, usage string) {
+	v, err := time.ParseDuration(f.env(envName, p.String()))
+	if err != nil {
+		f.errs = append(f.errs, fmt.Errorf("%s: %q is not a duration", envName, f.getenv(envName)))
+	}
+	f.fs.DurationVar(p, name, v, usage+" ("+envName+")")
+}
+
+func (f *flags) boolean(p *bool, name, envName, usage string) {
+	v, err := strconv.ParseBool(f.env(envName, strconv.FormatBool(*p)))
+	if err != nil {
+		f.errs = append(f.errs, fmt.Errorf("%s: %q is not a boolean", envName, f.getenv(envName)))
+	}
+	f.fs.BoolVar(p, name, v, usage+" ("+envName+")")
+}
+
+// serverFlags: the server, its switches, Redis, the demo and metrics.
+func (f *flags) serverFlags(c *Config) {
+	g := &c.Graph
+	f.str(&c.Addr, "addr", "ADDR", "listen address")
+	f.str(&c.Upstream, "upstream", "UPSTREAM_URL", "base URL of the REST API; empty starts the local REST service on demo data")
+	f.str(&c.DataDir, "data-dir", "DATA_DIR", "directory of the embedded REST service's SQLite file; delete it to reset the demo data")
+	f.str(&f.cors, "cors-origins", "CORS_ORIGINS", "comma-separated browser origins allowed to call /graphql, each scheme://host[:port] with no path; '*' is refused")
+	f.str(&f.corsHeaders, "cors-headers", "CORS_HEADERS", "comma-separated request headers browsers may send cross-origin, added to the defaults (docs/configuration.md)")
+	f.str(&c.UpstreamTrace, "upstream-trace", "UPSTREAM_TRACE", "allow X-Upstream-Trace: 1 to return the upstream call report: auto (on with the embedded demo upstream), on, off")
+	f.str(&f.level, "log-level", "LOG_LEVEL", "debug, info, warn or error")
+	f.str(&c.TrustedDocs, "trusted-documents", "TRUSTED_DOCUMENTS", "JSON file of sha256 -> document: only these operations are executed")
+	f.str(&c.RedisURL, "redis-url", "REDIS_URL", "Redis (redis://, rediss://, a comma list for Cluster, redis-sentinel://) shared by replicas: rate budget, response cache, persisted queries; empty keeps them in this process")
+	f.dur(&c.RedisOpTimeout, "redis-timeout", "REDIS_TIMEOUT", "bound of one Redis operation: 3 in a row running out of it (or a refused connection) put the replica on its local state until Redis answers again")
+	f.num(&c.Replicas, "replicas", "REPLICAS", "replicas sharing the upstream clients: without Redis, or while it is down, each paces at -upstream-rps divided by this")
+	f.str(&c.CacheTTL, "cache-ttl", "CACHE_TTL", "response cache TTL per route family, e.g. resources=30s,products=30s,events=30s; empty caches nothing")
+	f.num(&c.DemoScale, "demo-scale", "DEMO_SCALE", "size of the embedded demo data")
+	f.num(&c.DemoRateLimit, "demo-rate-limit", "DEMO_RATE_LIMIT", "the embedded REST service's rate limit, requests per second per client as the real API; 0 = off")
+	f.dur(&c.ShutdownTimeout, "shutdown-timeout", "SHUTDOWN_TIMEOUT", "time given to in-flight requests on SIGINT/SIGTERM")
+	f.dur(&c.ShutdownDelay, "shutdown-delay", "SHUTDOWN_DELAY", "on SIGINT/SIGTERM, keep serving this long with /readyz answering 503 and connections closed after each response, so load balancers stop sending first; 0 = stop accepting at once")
+	f.boolean(&c.Playground, "playground", "PLAYGROUND", "serve GraphiQL at /")
+	f.boolean(&g.Introspection, "introspection", "INTROSPECTION", "allow introspection queries")
+	f.boolean(&c.Production, "production", "PRODUCTION", "turn introspection, field suggestions, the playground, the upstream call report and the embedded REST service's test endpoints off, whatever their own flags say")
+	f.boolean(&f.csrf, "csrf-prevention", "CSRF_PREVENTION", "refuse requests a browser could send cross-site without a CORS preflight: no Content-Type or a simple one, and no Apollo-Require-Preflight, X-Apollo-Operation-Name, GraphQL-Require-Preflight or X-Requested-With header")
+	f.boolean(&c.DemoTestEndpoints, "demo-test-endpoints", "DEMO_TEST_ENDPOINTS", "with the embedded REST service: serve its unauthenticated test endpoints (POST /_test/{table}/{id}/set and /copy, /_stats) on its loopback address; always off with -production")
+	f.str(&c.DemoAddr, "demo-addr", "DEMO_ADDR", "with the embedded REST service: its listen address, on loopback (127.0.0.1, ::1 or localhost); port 0 = a free port, printed at start")
+	f.dur(&c.DemoActivity, "demo-activity", "DEMO_ACTIVITY", "with the embedded REST service: how often the program makes a new order, a new payment or a payment succeed in the last demo location (no documented example reads it); 0 = never")
+	f.str(&c.MetricsAddr, "metrics-addr", "METRICS_ADDR", "listen address of the Prometheus /metrics endpoint; empty = off (demo mode, without -upstream: "+metrics.DefaultAddr+" unless given)")
+}
+
+// upstreamFlags: the upstream's pacing, credentials and timeouts, and
+// Federation's.
+func (f *flags) upstreamFlags(c *Config) {
+	g := &c.Graph
+	ag := &c.AuthGate
+	f.num(&f.rps, "upstream-rps", "UPSTREAM_RPS", "most upstream requests per second per upstream client (the real API allows 10); 0 = no pacing")
+	f.num(&c.Budget.Burst, "upstream-burst", "UPSTREAM_BURST", "of them, how many may go back to back (1 to -upstream-rps)")
+	f.dur(&c.Budget.MaxPause, "max-upstream-pause", "MAX_UPSTREAM_PAUSE", "longest pause of an upstream client learned from one answer (Retry-After, RateLimit-Reset): a longer one asked for is this long")
+	f.dur(&ag.Trust, "credential-trust", "CREDENTIAL_TRUST", "a credential the upstream answered 2xx within this long is trusted: its calls go out together; another sends its first call alone and the rest wait for its answer; 0 = off")
+	f.dur(&ag.RefusedTTL, "credential-refused-ttl", "CREDENTIAL_REFUSED_TTL", "a credential the upstream answered 401 is refused, unsent, for this long; 0 = not remembered")
+	f.num(&ag.MaxEntries, "credential-table-size", "CREDENTIAL_TABLE_SIZE", "credentials remembered as trusted, and as refused, at most (each table); the least recently confirmed is forgotten first")
+	f.dur(&ag.ProbeWait, "credential-probe-wait", "CREDENTIAL_PROBE_WAIT", "how long an unproven credential's other calls wait for its first call's answer; then they fail unsent (UPSTREAM_UNAVAILABLE), never sent beside it; 0 = as long as the request allows")
+	f.dur(&c.UpstreamTimeout, "upstream-timeout", "UPSTREAM_TIMEOUT", "timeout of one upstream attempt")
+	f.dur(&g.Loaders.Wait, "loader-wait", "LOADER_WAIT", "batch window of the loaders; 0 dispatches at once")
+	f.str(&g.RouterSecretHeader, "router-secret-header", "ROUTER_SECRET_HEADER", "request header carrying the federation router's shared secret (ROUTER_SECRET): with it, or without -production and ROUTER_SECRET, _service and _entities are answered")
+	f.boolean(&g.FederationServerCredentials, "federation-server-credentials", "FEDERATION_SERVER_CREDENTIALS", "let _entities use UPSTREAM_AUTHORIZATION when the request carries no credentials (by default it is UNAUTHENTICATED)")
+}
+
+// limitFlags: the bounds of one operation and of the operations at once.
+func (f *flags) limitFlags(c *Config) {
+	g, l := &c.Graph, &c.Graph.Limits
+	f.dur(&g.RequestTimeout, "request-timeout", "REQUEST_TIMEOUT", "deadline of one GraphQL request, inherited by its upstream calls; 0 = none")
+	f.num(&l.MaxDepth, "max-depth", "MAX_DEPTH", "maximum field nesting of an operation; 0 = no limit")
+	f.num(&l.MaxAliases, "max-aliases", "MAX_ALIASES", "maximum aliased fields in an operation; 0 = no limit")
+	f.num(&l.MaxRootFields, "max-root-fields", "MAX_ROOT_FIELDS", "maximum root fields of an operation; 0 = no limit")
+	f.num(&l.MaxCost, "max-cost", "MAX_COST", "maximum cost of an operation (docs/hardening.md); 0 = no limit")
+	f.num(&l.MaxTokens, "max-tokens", "MAX_TOKENS", "maximum parser tokens of a document; 0 = no limit")
+	f.num(&l.MaxSelections, "max-selections", "MAX_SELECTIONS", "maximum field selections written in a document (checked before validation); 0 = no limit")
+	f.num(&l.MaxDirectives, "max-directives", "MAX_DIRECTIVES", "maximum directives written in a document; 0 = no limit")
+	f.num(&g.MaxUpstreamCalls, "max-upstream-calls", "MAX_UPSTREAM_CALLS", "maximum upstream calls of one request; 0 = no limit")
+	f.num(&f.bodyBytes, "max-body-bytes", "MAX_BODY_BYTES", "maximum size of a request body in bytes (at least 1)")
+	f.num(&g.MaxCostInFlight, "max-cost-in-flight", "MAX_COST_IN_FLIGHT", "maximum summed cost of the operations executing at once (docs/hardening.md); beyond it an operation waits -admission-wait, then gets 503 OVERLOADED; 0 = no limit")
+	f.dur(&g.AdmissionWait, "admission-wait", "ADMISSION_WAIT", "how long an operation waits for room under -max-cost-in-flight before 503 OVERLOADED; 0 refuses at once")
+	f.num(&g.ClientCostShare, "client-cost-share", "CLIENT_COST_SHARE", "cost units of -max-cost-in-flight one upstream client may hold whatever the others do; beyond them it takes more only while this many stay free for other clients; 0 = no share")
+	f.dur(&g.ResponseWriteTimeout, "response-write-timeout", "RESPONSE_WRITE_TIMEOUT", "time a client has to read a response once it is ready; a slower one is cut off; 0 = only the server's write timeout")
+	f.num(&g.MaxResponseBytes, "max-response-bytes", "MAX_RESPONSE_BYTES", "maximum size of a response's data in bytes: larger is answered RESPONSE_TOO_LARGE; 0 = no limit")
+	f.num(&g.MaxQueryBytes, "max-query-bytes", "MAX_QUERY_BYTES", "maximum size of a query text in bytes, comments included (GET, POST, persisted-query registration): longer is refused 413 QUERY_TOO_LARGE before parsing; 0 = no limit")
+	f.num(&f.queryCacheBytes, "query-cache-bytes", "QUERY_CACHE_BYTES", "bytes of parsed documents cached, each counted as its text plus 320 per node; 0 = no cache")
+	f.num(&g.APQCacheSize, "apq-cache-size", "APQ_CACHE_SIZE", "automatic persisted queries remembered in this process; 0 = APQ off")
+	f.num(&f.apqBytes, "apq-cache-bytes", "APQ_CACHE_BYTES", "bytes of automatic persisted queries remembered in this process; 0 = APQ off")
+	f.num(&c.APQClientBytes, "apq-redis-client-bytes", "APQ_REDIS_CLIENT_BYTES", "bytes of persisted queries one upstream client may write to Redis per hour (each counted 256 more); 0 = none shared")
+	f.num(&c.APQRedisBytes, "apq-redis-bytes", "APQ_REDIS_BYTES", "bytes of persisted queries all clients may write to Redis per hour: Redis holds at most twice this; 0 = none shared")
+	f.num(&l.MaxRepresentations, "max-representations", "MAX_REPRESENTATIONS", "maximum representations given to _entities in one operation (Federation, docs/federation.md); 0 = no limit")
+}
+
+// liveFlags: subscriptions and live connections.
+func (f *flags) liveFlags(c *Config) {
+	g := &c.Graph
+	f.dur(&c.Live.Interval, "live-interval", "LIVE_INTERVAL", "interval between two polls of a subscription's source, at least 1s; stretched while the client's budget is short")
+	f.num(&c.Live.Buffer, "live-buffer", "LIVE_BUFFER", "most distinct objects waiting for one subscriber (updates of one object coalesce); beyond it the subscription ends with SUBSCRIBER_TOO_SLOW (at least 1)")
+	f.num(&c.Live.MaxQueued, "live-max-queued", "LIVE_MAX_QUEUED", "most objects waiting for the subscribers of this replica together; beyond it a subscriber still holding events of an earlier poll ends with SUBSCRIBER_TOO_SLOW; 0 = no limit")
+	f.num(&c.Live.MaxPerCredential, "live-max-per-credential", "LIVE_MAX_PER_CREDENTIAL", "maximum subscriptions of one upstream client on this replica; 0 = no limit")
+	f.num(&c.Live.MaxTotal, "live-max-subscriptions", "LIVE_MAX_SUBSCRIPTIONS", "maximum subscriptions on this replica; 0 = no limit")
+	f.num(&g.LiveMaxPerConnection, "live-max-per-connection", "LIVE_MAX_PER_CONNECTION", "maximum subscriptions of one WebSocket; 0 = no limit")
+	f.num(&g.LiveMaxConnections, "live-max-connections", "LIVE_MAX_CONNECTIONS", "maximum WebSocket and SSE connections open on this replica; 0 = no limit")
+	f.num(&g.LiveMaxConnectionsPerCredential, "live-max-connections-per-credential", "LIVE_MAX_CONNECTIONS_PER_CREDENTIAL", "maximum WebSocket and SSE connections of one upstream client on this replica; beyond it a WebSocket is closed 1013, an SSE request refused 503; 0 = no limit")
+	f.num(&g.LiveMaxInitPerAddress, "live-max-init-per-address", "LIVE_MAX_INIT_PER_ADDRESS", "maximum connections of one remote address (see -trusted-proxies) whose credentials are not proven yet; beyond it 429 TOO_MANY_CONNECTIONS; 0 = no limit")
+	f.dur(&g.LiveIdleTimeout, "live-idle-timeout", "LIVE_IDLE_TIMEOUT", "a WebSocket with no subscription or query for this long is closed (1000, with the reason); 0 = never")
+	f.str(&f.trustedProxies, "trusted-proxies", "TRUSTED_PROXIES", "comma-separated addresses and CIDR prefixes of proxies whose X-Forwarded-For names the client's address (for -live-max-init-per-address); empty = the TCP peer is the client")
+	f.dur(&g.LiveInitTimeout, "live-init-timeout", "LIVE_INIT_TIMEOUT", "how long a WebSocket may wait before its connection_init; past it the connection is closed (1002)")
+	f.dur(&g.LiveKeepAlive, "live-keepalive", "LIVE_KEEPALIVE", "interval of the keep-alive messages on WebSocket and SSE connections; 0 = none")
+	f.boolean(&c.LiveOff, "live-off", "LIVE_OFF", "turn subscriptions off (no WebSocket, no SSE)")
+}
+
+// apply sets what the parsed flags say in another form: the metrics'
+// default address in demo mode, the log level, the lists.
+func (f *flags) apply(c *Config) error {
+	g := &c.Graph
+	metricsGiven := f.getenv("METRICS_ADDR") != ""
+	f.fs.Visit(func(fl *flag.Flag) { metricsGiven = metricsGiven || fl.Name == "metrics-addr" })
 	if !metricsGiven && c.Upstream == "" {
 		c.MetricsAddr, c.MetricsOptional = metrics.DefaultAddr, true
 	}
-	if err := c.LogLevel.UnmarshalText([]byte(level)); err != nil {
-		return Config{}, fmt.Errorf("-log-level: %w", err)
+	if err := c.LogLevel.UnmarshalText([]byte(f.level)); err != nil {
+		return fmt.Errorf("-log-level: %w", err)
 	}
-	c.Budget.RPS = float64(rps)
-	g.DisableCSRFPrevention = !csrf
-	g.MaxBodyBytes = int64(bodyBytes)
-	g.QueryCacheBytes, g.APQCacheBytes = int64(queryCacheBytes), int64(apqBytes)
-	c.CORSOrigins = splitList(cors)
-	proxies, err := guard.ParsePrefixes(splitList(trustedProxies))
+	c.Budget.RPS = float64(f.rps)
+	g.DisableCSRFPrevention = !f.csrf
+	g.MaxBodyBytes = int64(f.bodyBytes)
+	g.QueryCacheBytes, g.APQCacheBytes = int64(f.queryCacheBytes), int64(f.apqBytes)
+	c.CORSOrigins = splitList(f.cors)
+	proxies, err := guard.ParsePrefixes(splitList(f.trustedProxies))
 	if err != nil {
-		return Config{}, fmt.Errorf("-trusted-proxies: %w", err)
+		return fmt.Errorf("-trusted-proxies: %w", err)
 	}
 	g.TrustedProxies = proxies
-	c.CORSHeaders = splitList(corsHeaders)
+	c.CORSHeaders = splitList(f.corsHeaders)
+	return nil
+}
+
+// fromEnvironment sets the secrets and the server's credentials, which come
+// from the environment only.
+func (c *Config) fromEnvironment(getenv func(string) string) error {
+	g := &c.Graph
 	if v := getenv("FACADE_SECRET"); v != "" {
 		secret, err := hex.DecodeString(strings.TrimSpace(v))
 		if err != nil || len(secret) < cache.MinSecretLen {
-			return Config{}, fmt.Errorf("FACADE_SECRET: want at least %d bytes as hex (openssl rand -hex 32)", cache.MinSecretLen)
+			return fmt.Errorf("FACADE_SECRET: want at least %d bytes as hex (openssl rand -hex 32)", cache.MinSecretLen)
 		}
 		c.Secret = secret
 	}
 	if v := getenv("ROUTER_SECRET"); v != "" {
 		if len(v) < minRouterSecret {
-			return Config{}, fmt.Errorf("ROUTER_SECRET: want at least %d characters (openssl rand -hex 32)", minRouterSecret)
+			return fmt.Errorf("ROUTER_SECRET: want at least %d characters (openssl rand -hex 32)", minRouterSecret)
 		}
 		g.RouterSecret = v
 	}
 	if a := getenv("UPSTREAM_AUTHORIZATION"); a != "" {
 		cr := restclient.Credentials{Authorization: a, NetworkID: getenv("UPSTREAM_NETWORK_ID")}
 		if err := cr.Check(); err != nil { // a Bearer token without a network id, ...
-			return Config{}, fmt.Errorf("UPSTREAM_AUTHORIZATION, UPSTREAM_NETWORK_ID: %w", err)
+			return fmt.Errorf("UPSTREAM_AUTHORIZATION, UPSTREAM_NETWORK_ID: %w", err)
 		}
 		g.ServerCredentials = &cr
 	}
-	return c, c.Validate()
+	return nil
 }
 
 // Validate reports the first setting that makes no sense.
 func (c *Config) Validate() error {
+	for _, check := range []func() error{c.validateLimits, c.validateLive, c.validateUpstream, c.validateDemo, c.validateServer} {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateLimits: the switch of the call report and the bounds, none
+// negative.
+func (c *Config) validateLimits() error {
 	switch c.UpstreamTrace {
 	case "auto", "on", "off":
 	default:
@@ -372,6 +448,11 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("%s: %d is negative (0 turns it off)", name, v)
 		}
 	}
+	return nil
+}
+
+// validateLive: subscriptions, live connections and Federation's secret.
+func (c *Config) validateLive() error {
 	if c.Live.Interval < live.MinInterval && !c.Live.AllowFastPolls {
 		return fmt.Errorf("-live-interval: %v is below the minimum %v", c.Live.Interval, live.MinInterval)
 	}
@@ -390,6 +471,12 @@ func (c *Config) Validate() error {
 	if c.Graph.LiveKeepAlive < 0 {
 		return fmt.Errorf("-live-keepalive: %v is negative", c.Graph.LiveKeepAlive)
 	}
+	return nil
+}
+
+// validateUpstream: pacing, the credential gate, replicas, the cache and
+// its secret.
+func (c *Config) validateUpstream() error {
 	if c.Budget.MaxPause < 0 {
 		return fmt.Errorf("-max-upstream-pause: %v is negative", c.Budget.MaxPause)
 	}
@@ -413,6 +500,12 @@ func (c *Config) Validate() error {
 	if n := distinctBytes(c.Secret); len(c.Secret) > 0 && n < MinSecretDistinctBytes {
 		return fmt.Errorf("FACADE_SECRET: %d distinct byte values in its %d bytes, want at least %d: it is not random (a random 32-byte secret has about 30); make one with openssl rand -hex 32", n, len(c.Secret), MinSecretDistinctBytes)
 	}
+	return nil
+}
+
+// validateDemo: the embedded REST service, the body limit and the
+// request's timeouts.
+func (c *Config) validateDemo() error {
 	if c.DemoActivity < 0 {
 		return fmt.Errorf("-demo-activity: %v is negative (0 = off)", c.DemoActivity)
 	}
@@ -437,6 +530,12 @@ func (c *Config) Validate() error {
 	if c.Graph.ResponseWriteTimeout < 0 {
 		return fmt.Errorf("-response-write-timeout: %v is negative (0 = the server's write timeout only)", c.Graph.ResponseWriteTimeout)
 	}
+	return nil
+}
+
+// validateServer: shutdown, the upstream's timeout, the demo's scale and
+// CORS.
+func (c *Config) validateServer() error {
 	if c.ShutdownDelay < 0 {
 		return fmt.Errorf("-shutdown-delay: %v is negative (0 = none)", c.ShutdownDelay)
 	}

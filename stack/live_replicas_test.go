@@ -50,7 +50,7 @@ func TestLivePollerSharedByReplicas(t *testing.T) {
 			t.Fatalf("replica %d: %+v, want CREATED %s", i, e, created)
 		}
 		// The follower's event carries the holder's poll call (the report).
-		if len(e.Calls) != 1 || e.Calls[0].Route != restclient.OpListOrders.Route || e.Calls[0].Status != http.StatusOK || e.Calls[0].Start.IsZero() {
+		if len(e.Calls) != 1 || e.Calls[0].Path != restclient.OpListOrders.Route || e.Calls[0].Status != http.StatusOK || e.Calls[0].Part != "poll" || e.CallsStart.IsZero() {
 			t.Fatalf("replica %d: poll calls %+v, want the holder's one list of orders", i, e.Calls)
 		}
 	}

@@ -23,6 +23,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/workspacenet/facade/graph"
+	"github.com/workspacenet/facade/graph/livetransport"
 	"github.com/workspacenet/facade/graph/trusted"
 	"github.com/workspacenet/facade/internal/base/tracing"
 	"github.com/workspacenet/facade/internal/base/tracing/gqltrace"
@@ -147,7 +148,7 @@ type Stack struct {
 	MetricsURL      string
 
 	server        *http.Server
-	restart       *graph.Restart // nil with LiveOff
+	restart       *livetransport.Restart // nil with LiveOff
 	metricsServer *metrics.Server
 	draining      atomic.Bool
 }
@@ -158,6 +159,21 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
+	logger, err := c.prepare(logger)
+	if err != nil {
+		return nil, err
+	}
+	st := &Stack{UpstreamURL: c.Upstream}
+	if err := st.build(ctx, &c, logger); err != nil {
+		st.Close()
+		return nil, err
+	}
+	return st, nil
+}
+
+// prepare applies to c what its switches imply (tracing, production) and
+// loads its trusted documents; it returns the logger of the stack.
+func (c *Config) prepare(logger *slog.Logger) (*slog.Logger, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -183,49 +199,22 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
 		}
 		c.Graph.TrustedDocuments = docs
 	}
-	st := &Stack{UpstreamURL: c.Upstream}
-	var restMetrics *metrics.RESTServer
-	if c.MetricsAddr != "" {
-		reg := metrics.NewRegistry()
-		ms, err := metrics.Listen(c.MetricsAddr, reg, logger)
-		switch {
-		case err != nil && c.MetricsOptional:
-			logger.Warn("metrics are off: cannot listen on the metrics address", "addr", c.MetricsAddr, "err", err)
-		case err != nil:
-			return nil, fmt.Errorf("-metrics-addr: %w", err)
-		default:
-			o := metrics.Options{Refusal: graph.RefusalReason}
-			if docs := c.Graph.TrustedDocuments; len(docs) > 0 {
-				o.Operations, o.OnlyOperations = docs.OperationNames(), true
-			}
-			st.metricsServer, st.MetricsRegistry, st.MetricsURL = ms, reg, ms.URL()
-			st.Metrics = metrics.NewFacade(reg, o)
-			restMetrics = metrics.NewRESTServer(reg)
-		}
+	return logger, nil
+}
+
+// build starts the parts of the stack in order: metrics, the upstream
+// (embedded without one), Redis, the client and its policies, live data,
+// the HTTP server. On an error, what it started is left for Close.
+func (st *Stack) build(ctx context.Context, c *Config, logger *slog.Logger) error {
+	restMetrics, err := st.startMetrics(c, logger)
+	if err != nil {
+		return err
 	}
-	if c.Upstream == "" {
-		up, err := StartUpstream(ctx, UpstreamConfig{DataDir: c.DataDir, DemoScale: c.DemoScale, RateLimit: c.DemoRateLimit,
-			Logger: logger.With("component", "restserver"), Middleware: c.UpstreamMiddleware, Metrics: restMetrics,
-			// The test endpoints (counters, record changes) serve the tests
-			// (testenv), the soak and a reader of docs/live-data.md, on
-			// loopback; never in production.
-			TestEndpoints: c.DemoTestEndpoints, Addr: c.DemoAddr, TracerProvider: c.UpstreamTracerProvider})
-		if err != nil {
-			st.Close()
-			return nil, err
-		}
-		st.Embedded, st.UpstreamURL = up, up.URL
+	if err := st.startUpstream(ctx, c, logger, restMetrics); err != nil {
+		return err
 	}
-	if c.RedisURL != "" {
-		r, err := redisx.Open(c.RedisURL, redisx.Options{Logger: logger.With("component", "redis"), OpTimeout: c.RedisOpTimeout})
-		if err != nil {
-			st.Close()
-			return nil, fmt.Errorf("-redis-url: %w", err)
-		}
-		st.Redis = r
-		if len(c.Secret) == 0 {
-			logger.Warn("FACADE_SECRET is not set: this replica's cache entries and cursors are sealed with a random secret, so replicas do not share them")
-		}
+	if err := st.openRedis(c, logger); err != nil {
+		return err
 	}
 	// The one secret of this process, given or drawn once here, keys both
 	// the response cache and the connections' cursors.
@@ -235,11 +224,83 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
 		_, _ = rand.Read(secret)
 	}
 	c.Graph.CursorSecret = secret
-	rc, err := newCache(c, secret, st.Redis, st.Metrics)
+	rc, err := newCache(*c, secret, st.Redis, st.Metrics)
 	if err != nil {
-		st.Close()
-		return nil, err
+		return err
 	}
+	if err := st.newClient(c, rc, logger); err != nil {
+		return err
+	}
+	st.usePolicies(c)
+	if !c.LiveOff {
+		st.startLive(c, rc, secret)
+	}
+	st.Config = *c
+	st.newServer(c, logger)
+	return nil
+}
+
+// startMetrics listens on c.MetricsAddr, when set, and returns the
+// metrics of the embedded REST service (nil without metrics).
+func (st *Stack) startMetrics(c *Config, logger *slog.Logger) (*metrics.RESTServer, error) {
+	if c.MetricsAddr == "" {
+		return nil, nil
+	}
+	reg := metrics.NewRegistry()
+	ms, err := metrics.Listen(c.MetricsAddr, reg, logger)
+	switch {
+	case err != nil && c.MetricsOptional:
+		logger.Warn("metrics are off: cannot listen on the metrics address", "addr", c.MetricsAddr, "err", err)
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("-metrics-addr: %w", err)
+	}
+	o := metrics.Options{Refusal: graph.RefusalReason}
+	if docs := c.Graph.TrustedDocuments; len(docs) > 0 {
+		o.Operations, o.OnlyOperations = docs.OperationNames(), true
+	}
+	st.metricsServer, st.MetricsRegistry, st.MetricsURL = ms, reg, ms.URL()
+	st.Metrics = metrics.NewFacade(reg, o)
+	return metrics.NewRESTServer(reg), nil
+}
+
+// startUpstream starts the local REST service when c names no upstream.
+func (st *Stack) startUpstream(ctx context.Context, c *Config, logger *slog.Logger, restMetrics *metrics.RESTServer) error {
+	if c.Upstream != "" {
+		return nil
+	}
+	up, err := StartUpstream(ctx, UpstreamConfig{DataDir: c.DataDir, DemoScale: c.DemoScale, RateLimit: c.DemoRateLimit,
+		Logger: logger.With("component", "restserver"), Middleware: c.UpstreamMiddleware, Metrics: restMetrics,
+		// The test endpoints (counters, record changes) serve the tests
+		// (testenv), the soak and a reader of docs/live-data.md, on
+		// loopback; never in production.
+		TestEndpoints: c.DemoTestEndpoints, Addr: c.DemoAddr, TracerProvider: c.UpstreamTracerProvider})
+	if err != nil {
+		return err
+	}
+	st.Embedded, st.UpstreamURL = up, up.URL
+	return nil
+}
+
+// openRedis opens c.RedisURL, when set.
+func (st *Stack) openRedis(c *Config, logger *slog.Logger) error {
+	if c.RedisURL == "" {
+		return nil
+	}
+	r, err := redisx.Open(c.RedisURL, redisx.Options{Logger: logger.With("component", "redis"), OpTimeout: c.RedisOpTimeout})
+	if err != nil {
+		return fmt.Errorf("-redis-url: %w", err)
+	}
+	st.Redis = r
+	if len(c.Secret) == 0 {
+		logger.Warn("FACADE_SECRET is not set: this replica's cache entries and cursors are sealed with a random secret, so replicas do not share them")
+	}
+	return nil
+}
+
+// newClient makes the REST client of the upstream, with the response cache
+// rc (nil: none), and gives it to the GraphQL endpoint.
+func (st *Stack) newClient(c *Config, rc *cache.Cache, logger *slog.Logger) error {
 	opts := []restclient.Option{
 		restclient.WithTimeout(c.UpstreamTimeout),
 		restclient.WithAuthGate(c.AuthGate),
@@ -256,12 +317,17 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
 	opts = append(opts, c.ClientOptions...)
 	client, err := restclient.NewClient(st.UpstreamURL, opts...)
 	if err != nil {
-		st.Close()
-		return nil, fmt.Errorf("upstream %q: %w", st.UpstreamURL, err)
+		return fmt.Errorf("upstream %q: %w", st.UpstreamURL, err)
 	}
 	st.Client = client
 	st.Metrics.SetClient(client)
 	c.Graph.Client, c.Graph.Logger, c.Graph.Metrics = client, logger, st.Metrics
+	return nil
+}
+
+// usePolicies gives the GraphQL endpoint its rate budget, its persisted
+// queries in Redis (with one) and the upstream call report's switch.
+func (st *Stack) usePolicies(c *Config) {
 	bc := c.Budget
 	bc.Redis, bc.Replicas = st.Redis, c.Replicas
 	c.Graph.Budget = budget.New(bc)
@@ -271,30 +337,38 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
 			MaxQueryBytes: c.Graph.MaxQueryBytes, ClientBytes: int64(c.APQClientBytes), TotalBytes: int64(c.APQRedisBytes)})
 	}
 	c.Graph.UpstreamTrace = c.UpstreamTrace == "on" || (c.UpstreamTrace == "auto" && st.Embedded != nil)
-	if !c.LiveOff {
-		lc := c.Live
-		lc.Budget = c.Graph.Budget
-		if st.Metrics != nil {
-			lc.Hooks = []restclient.CallHooks{st.Metrics.CallHooks()}
-		}
-		if rc != nil {
-			lc.Cache = rc
-		}
-		if st.Redis != nil {
-			lc.Shared = live.NewShared(st.Redis, secret)
-		}
-		st.Live = live.New(lc)
-		c.Graph.Live = st.Live
-		st.restart = graph.NewRestart()
-		c.Graph.LiveRestart = st.restart
-		c.Graph.CheckOrigin = func(origin string) bool { return slices.Contains(c.CORSOrigins, origin) }
+}
+
+// startLive starts the pollers of the subscriptions (their changes
+// invalidate rc's entries, nil: no cache; shared by the replicas through
+// Redis, sealed with secret) and the live transports' restart.
+func (st *Stack) startLive(c *Config, rc *cache.Cache, secret []byte) {
+	lc := c.Live
+	lc.Budget = c.Graph.Budget
+	if st.Metrics != nil {
+		lc.Hooks = []restclient.CallHooks{st.Metrics.CallHooks()}
 	}
-	st.Config = c
+	if rc != nil {
+		lc.Cache = rc
+	}
+	if st.Redis != nil {
+		lc.Shared = live.NewShared(st.Redis, secret)
+	}
+	st.Live = live.New(lc)
+	c.Graph.Live = st.Live
+	st.restart = livetransport.NewRestart()
+	c.Graph.LiveRestart = st.restart
+	c.Graph.CheckOrigin = func(origin string) bool { return slices.Contains(c.CORSOrigins, origin) }
+}
+
+// newServer makes the stack's routes (the GraphQL endpoint among them) and
+// its HTTP server.
+func (st *Stack) newServer(c *Config, logger *slog.Logger) {
 	st.Handler = newRouter(routes{
 		tracer:      c.TracerProvider,
 		graphql:     graph.NewHandler(c.Graph),
-		playground:  playgroundHandler(c, st.Embedded),
-		client:      client,
+		playground:  playgroundHandler(*c, st.Embedded),
+		client:      st.Client,
 		redis:       st.Redis,
 		cors:        c.CORSOrigins,
 		corsHeaders: c.CORSHeaders,
@@ -302,7 +376,7 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
 		draining:    &st.draining,
 	})
 	if st.metricsServer != nil {
-		st.metricsServer.Handle("GET /readyz", readyHandler(client, st.Redis, &st.draining, true))
+		st.metricsServer.Handle("GET /readyz", readyHandler(st.Client, st.Redis, &st.draining, true))
 	}
 	st.server = &http.Server{
 		Handler:           st.Handler,
@@ -314,7 +388,6 @@ func Start(ctx context.Context, c Config, logger *slog.Logger) (*Stack, error) {
 	if c.Graph.RequestTimeout > 0 {
 		st.server.WriteTimeout = c.Graph.RequestTimeout + 5*time.Second
 	}
-	return st, nil
 }
 
 // Serve serves the stack on ln until Shutdown or Close; it returns

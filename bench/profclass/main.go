@@ -35,7 +35,7 @@ var cats = []struct {
 	{"gqlgen execution and response writing", []string{"github.com/99designs/gqlgen", "github.com/vektah/", me + "graph/generated", me + "graph/scalars", me + "graph.", me + "graph/model", me + "graph/paging"}},
 	{"loaders", []string{"github.com/graph-gophers/dataloader", me + "graph/loaders"}},
 	{"HTTP client and upstream I/O", []string{me + "restclient", "github.com/sony/gobreaker", "golang.org/x/time"}},
-	{"request pipeline", []string{me + "graph/guard", me + "graph/limits", me + "internal/", me + "graph/admission", me + "graph/calls", "log/slog", "github.com/rs/cors"}},
+	{"request pipeline", []string{me + "graph/guard", me + "graph/limits", me + "internal/", me + "graph/admission", "log/slog", "github.com/rs/cors"}},
 	{"bench harness", []string{"main."}},
 }
 

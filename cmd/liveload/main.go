@@ -116,49 +116,21 @@ type multiFlag []string
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
+// run measures the facade's memory through the phases of load.phases
+// against the bounds of the Deployment manifest (divided by scale, the
+// environment changed by sets), the child built from this module unless
+// facade names its binary, and holds the last phase for hold.
 func run(manifest, facade string, scale int, hold time.Duration, sets []string) (*Result, error) {
-	env, limit, err := readManifest(manifest)
+	env, limit, b, err := childEnv(manifest, scale, sets)
 	if err != nil {
 		return nil, err
 	}
-	for _, s := range sets {
-		k, v, ok := strings.Cut(s, "=")
-		if !ok {
-			return nil, fmt.Errorf("-set %q: want NAME=value", s)
-		}
-		env[k] = v
-	}
-	bound := func(name string, def int) int {
-		n := def
-		if v, ok := env[name]; ok {
-			n, _ = strconv.Atoi(v)
-		}
-		n = max(n/max(scale, 1), 1)
-		env[name] = strconv.Itoa(n)
-		return n
-	}
-	maxConns := bound("LIVE_MAX_CONNECTIONS", 10000)
-	perCredConns := bound("LIVE_MAX_CONNECTIONS_PER_CREDENTIAL", 100)
-	perAddr := bound("LIVE_MAX_INIT_PER_ADDRESS", 16)
-	maxSubs := bound("LIVE_MAX_SUBSCRIPTIONS", 20000)
-	bound("LIVE_MAX_QUEUED", 20000)
-	perCredSubs := bound("LIVE_MAX_PER_CREDENTIAL", 100)
-	perConn := bound("LIVE_MAX_PER_CONNECTION", 50)
-	secret := make([]byte, 32)
-	_, _ = rand.Read(secret)
 	up, err := newUpstream()
 	if err != nil {
 		return nil, err
 	}
 	defer up.srv.Close()
 	env["UPSTREAM_URL"] = up.srv.URL
-	env["ADDR"] = "127.0.0.1:0"
-	env["METRICS_ADDR"] = "127.0.0.1:0"
-	env["FACADE_SECRET"] = hex.EncodeToString(secret)
-	env["TRUSTED_PROXIES"] = "127.0.0.1/32"
-	env["LIVE_INIT_TIMEOUT"] = "1h" // the opening sockets are held while measured
-	env["LOG_LEVEL"] = "error"
-	delete(env, "REDIS_URL") // the manifest's is a secret; the response cache is not used here
 	if facade == "" {
 		dir, err := os.MkdirTemp("", "liveload")
 		if err != nil {
@@ -175,109 +147,195 @@ func run(manifest, facade string, scale int, hold time.Duration, sets []string) 
 		return nil, err
 	}
 	defer child.stop()
-
-	res := &Result{Manifest: manifest, Env: env, Limit: limit}
-	measure := func(name string, count int) {
-		live, ok := child.gc.after(2, 3*time.Second) // two cycles that began after the phase
-		if !ok {
-			// A quiet phase: garbage of its own (1 MiB request bodies)
-			// makes the child collect.
-			nudge(base, child)
-			live, _ = child.gc.after(1, 3*time.Second)
-		}
-		rss, hwm := procMemory(child.pid)
-		p := Phase{Name: name, Count: count, RSS: rss, HWM: hwm, Live: live}
-		if n := len(res.Phases); n > 0 && count > 0 {
-			p.LivePerItem = (live - res.Phases[n-1].Live) / int64(count)
-		}
-		res.Phases = append(res.Phases, p)
-		log.Printf("%s: %d, live %.1f MiB (%.1f KiB each), VmRSS %.1f MiB, VmHWM %.1f MiB", name, count,
-			float64(live)/(1<<20), float64(p.LivePerItem)/(1<<10), float64(rss)/(1<<20), float64(hwm)/(1<<20))
-	}
-	measure("started", 0)
-	ctx := context.Background()
-	ws := "ws" + strings.TrimPrefix(base, "http") + "/graphql"
-	var conns []*websocket.Conn
+	l := &load{child: child, base: base, up: up, b: b, res: &Result{Manifest: manifest, Env: env, Limit: limit}}
 	defer func() {
-		for _, c := range conns {
+		for _, c := range l.conns {
 			c.CloseNow()
 		}
 	}()
-	// 1. Open connections, perCredConns per credential, each credential
-	// proven by one upstream call: one fewer than the bound, since at the
-	// bound a new upgrade is refused before it opens.
-	creds := max((maxConns+perCredConns-1)/perCredConns, (maxSubs+perCredSubs-1)/perCredSubs)
-	open := make([]*liveClient, 0, maxConns)
-	for i := range max(maxConns-1, 1) {
-		cred := fmt.Sprintf("Bearer liveload-%d", i%creds)
-		c, err := dial(ctx, ws, http.Header{"X-Forwarded-For": {"192.168.0.1"}})
-		if err != nil {
-			return nil, fmt.Errorf("connection %d: %w", i, err)
-		}
-		conns = append(conns, c)
-		lc := &liveClient{conn: c, cred: cred}
-		if err := lc.init(ctx); err != nil {
-			return nil, fmt.Errorf("connection %d: %w", i, err)
-		}
-		open = append(open, lc)
-	}
-	measure("open", len(open))
-
-	// 2. Subscriptions: each of its own location's orders, within the
-	// bounds per connection and per credential.
-	perCred := map[string]int{}
-	subs := 0
-	for round := 0; subs < maxSubs && round < perConn; round++ {
-		for _, lc := range open {
-			if subs == maxSubs {
-				break
-			}
-			if perCred[lc.cred] == perCredSubs {
-				continue
-			}
-			perCred[lc.cred]++
-			if err := lc.subscribe(ctx, newUUID()); err != nil {
-				return nil, err
-			}
-			subs++
-		}
-	}
-	// Every poller has its baseline once each location was polled twice.
-	if err := up.waitPolls(subs, 2, 1, 10*time.Minute); err != nil {
+	if err := l.phases(context.Background()); err != nil {
 		return nil, err
 	}
-	for _, lc := range open {
-		lc.drain(ctx) // nothing is queued for them yet
-	}
-	measure("subscriptions", subs)
+	_, l.res.PeakRSS = procMemory(child.pid)
+	time.Sleep(hold)
+	l.res.Fits = l.res.PeakRSS < limit
+	return l.res, nil
+}
 
+// bounds are the child's bounds of live connections and subscriptions.
+type bounds struct {
+	maxConns, perCredConns, perAddr, maxSubs, perCredSubs, perConn int
+}
+
+// childEnv returns the child's environment (the manifest's, changed by
+// sets, its bounds divided by scale), its memory limit, and its bounds.
+func childEnv(manifest string, scale int, sets []string) (map[string]string, int64, bounds, error) {
+	env, limit, err := readManifest(manifest)
+	if err != nil {
+		return nil, 0, bounds{}, err
+	}
+	for _, s := range sets {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok {
+			return nil, 0, bounds{}, fmt.Errorf("-set %q: want NAME=value", s)
+		}
+		env[k] = v
+	}
+	bound := func(name string, def int) int {
+		n := def
+		if v, ok := env[name]; ok {
+			n, _ = strconv.Atoi(v)
+		}
+		n = max(n/max(scale, 1), 1)
+		env[name] = strconv.Itoa(n)
+		return n
+	}
+	var b bounds
+	b.maxConns = bound("LIVE_MAX_CONNECTIONS", 10000)
+	b.perCredConns = bound("LIVE_MAX_CONNECTIONS_PER_CREDENTIAL", 100)
+	b.perAddr = bound("LIVE_MAX_INIT_PER_ADDRESS", 16)
+	b.maxSubs = bound("LIVE_MAX_SUBSCRIPTIONS", 20000)
+	bound("LIVE_MAX_QUEUED", 20000)
+	b.perCredSubs = bound("LIVE_MAX_PER_CREDENTIAL", 100)
+	b.perConn = bound("LIVE_MAX_PER_CONNECTION", 50)
+	secret := make([]byte, 32)
+	_, _ = rand.Read(secret)
+	env["ADDR"] = "127.0.0.1:0"
+	env["METRICS_ADDR"] = "127.0.0.1:0"
+	env["FACADE_SECRET"] = hex.EncodeToString(secret)
+	env["TRUSTED_PROXIES"] = "127.0.0.1/32"
+	env["LIVE_INIT_TIMEOUT"] = "1h" // the opening sockets are held while measured
+	env["LOG_LEVEL"] = "error"
+	delete(env, "REDIS_URL") // the manifest's is a secret; the response cache is not used here
+	return env, limit, b, nil
+}
+
+// load is one run against the child: its connections and the phases
+// measured.
+type load struct {
+	child *child
+	base  string
+	up    *upstream
+	b     bounds
+	res   *Result
+	conns []*websocket.Conn
+	open  []*liveClient
+	subs  int
+}
+
+// measure records the phase name with count items (connections,
+// subscriptions).
+func (l *load) measure(name string, count int) {
+	res, child := l.res, l.child
+	live, ok := child.gc.after(2, 3*time.Second) // two cycles that began after the phase
+	if !ok {
+		// A quiet phase: garbage of its own (1 MiB request bodies)
+		// makes the child collect.
+		nudge(l.base, child)
+		live, _ = child.gc.after(1, 3*time.Second)
+	}
+	rss, hwm := procMemory(child.pid)
+	p := Phase{Name: name, Count: count, RSS: rss, HWM: hwm, Live: live}
+	if n := len(res.Phases); n > 0 && count > 0 {
+		p.LivePerItem = (live - res.Phases[n-1].Live) / int64(count)
+	}
+	res.Phases = append(res.Phases, p)
+	log.Printf("%s: %d, live %.1f MiB (%.1f KiB each), VmRSS %.1f MiB, VmHWM %.1f MiB", name, count,
+		float64(live)/(1<<20), float64(p.LivePerItem)/(1<<10), float64(rss)/(1<<20), float64(hwm)/(1<<20))
+}
+
+// phases measures the child started, then with its connections open, its
+// subscriptions, its pool of opening sockets full, and its buffers full.
+func (l *load) phases(ctx context.Context) error {
+	l.measure("started", 0)
+	ws := "ws" + strings.TrimPrefix(l.base, "http") + "/graphql"
+	if err := l.openConns(ctx, ws); err != nil {
+		return err
+	}
+	l.measure("open", len(l.open))
+	if err := l.subscribe(ctx); err != nil {
+		return err
+	}
+	l.measure("subscriptions", l.subs)
 	// 3. The pool of opening sockets, full: perAddr from each address.
-	for i := range maxConns {
-		h := http.Header{"X-Forwarded-For": {fmt.Sprintf("10.%d.%d.1", i/perAddr/256%256, i/perAddr%256)}}
+	b := l.b
+	for i := range b.maxConns {
+		h := http.Header{"X-Forwarded-For": {fmt.Sprintf("10.%d.%d.1", i/b.perAddr/256%256, i/b.perAddr%256)}}
 		c, err := dial(ctx, ws, h)
 		if err != nil {
-			return nil, fmt.Errorf("opening socket %d: %w", i, err)
+			return fmt.Errorf("opening socket %d: %w", i, err)
 		}
-		conns = append(conns, c)
+		l.conns = append(l.conns, c)
 	}
-	measure("opening", maxConns)
+	l.measure("opening", b.maxConns)
 
 	// 4. Every order changes at every poll; the clients stop reading.
-	for _, lc := range open {
+	for _, lc := range l.open {
 		lc.stopReading()
 	}
-	up.churn.Store(true)
-	up.resetPolls()
+	l.up.churn.Store(true)
+	l.up.resetPolls()
 	// Three polls of every order changed: each queue has its 100 orders
 	// (the first poll's left the socket full), or its subscription has
 	// ended (SUBSCRIBER_TOO_SLOW: past LIVE_BUFFER, or behind while the
 	// replica holds LIVE_MAX_QUEUED) and its poller stopped.
-	up.waitChurn(subs, 3, 10*time.Second, 10*time.Minute)
-	measure("buffers", subs)
-	_, res.PeakRSS = procMemory(child.pid)
-	time.Sleep(hold)
-	res.Fits = res.PeakRSS < limit
-	return res, nil
+	l.up.waitChurn(l.subs, 3, 10*time.Second, 10*time.Minute)
+	l.measure("buffers", l.subs)
+	return nil
+}
+
+// openConns opens the connections, perCredConns per credential, each
+// credential proven by one upstream call: one fewer than the bound, since
+// at the bound a new upgrade is refused before it opens.
+func (l *load) openConns(ctx context.Context, ws string) error {
+	b := l.b
+	creds := max((b.maxConns+b.perCredConns-1)/b.perCredConns, (b.maxSubs+b.perCredSubs-1)/b.perCredSubs)
+	l.open = make([]*liveClient, 0, b.maxConns)
+	for i := range max(b.maxConns-1, 1) {
+		cred := fmt.Sprintf("Bearer liveload-%d", i%creds)
+		c, err := dial(ctx, ws, http.Header{"X-Forwarded-For": {"192.168.0.1"}})
+		if err != nil {
+			return fmt.Errorf("connection %d: %w", i, err)
+		}
+		l.conns = append(l.conns, c)
+		lc := &liveClient{conn: c, cred: cred}
+		if err := lc.init(ctx); err != nil {
+			return fmt.Errorf("connection %d: %w", i, err)
+		}
+		l.open = append(l.open, lc)
+	}
+	return nil
+}
+
+// subscribe makes the subscriptions: each of its own location's orders,
+// within the bounds per connection and per credential; then waits until
+// every poller has its baseline.
+func (l *load) subscribe(ctx context.Context) error {
+	b := l.b
+	perCred := map[string]int{}
+	for round := 0; l.subs < b.maxSubs && round < b.perConn; round++ {
+		for _, lc := range l.open {
+			if l.subs == b.maxSubs {
+				break
+			}
+			if perCred[lc.cred] == b.perCredSubs {
+				continue
+			}
+			perCred[lc.cred]++
+			if err := lc.subscribe(ctx, newUUID()); err != nil {
+				return err
+			}
+			l.subs++
+		}
+	}
+	// Every poller has its baseline once each location was polled twice.
+	if err := l.up.waitPolls(l.subs, 2, 1, 10*time.Minute); err != nil {
+		return err
+	}
+	for _, lc := range l.open {
+		lc.drain(ctx) // nothing is queued for them yet
+	}
+	return nil
 }
 
 // readManifest returns the facade container's environment (its literal
@@ -595,7 +653,7 @@ func newUpstream() (*upstream, error) {
 	}
 	local := httptest.NewServer(rs.Handler())
 	defer local.Close()
-	req, _ := http.NewRequest(http.MethodGet, local.URL+"/shop/orders/v1?limit=1&locationRef="+m.IDs["location"][0], nil)
+	req, _ := http.NewRequest(http.MethodGet, local.URL+restclient.OpListOrders.Route+"?limit=1&locationRef="+m.IDs["location"][0], nil)
 	req.Header.Set("Authorization", "Bearer "+m.BearerToken)
 	req.Header.Set("service-network-id", m.NetworkID)
 	resp, err := http.DefaultClient.Do(req)

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/workspacenet/facade/graph/calls"
 	"github.com/workspacenet/facade/graph/errcode"
 	"github.com/workspacenet/facade/graph/gqlerr"
+	"github.com/workspacenet/facade/internal/policy/calls"
 	"github.com/workspacenet/facade/restclient"
 )
 

@@ -24,6 +24,7 @@ import (
 
 	"github.com/workspacenet/facade/graph/errcode"
 	"github.com/workspacenet/facade/graph/gqlerr"
+	"github.com/workspacenet/facade/internal/base/accesslog"
 )
 
 // PreflightHeaders are the request headers that prove a browser sent a CORS
@@ -53,6 +54,13 @@ type Refusal struct {
 	Code    string
 	Message string
 	Allow   string
+}
+
+// Answer writes r (Write) and gives its code to the request's access log
+// line (entry).
+func (r *Refusal) Answer(w http.ResponseWriter, entry *accesslog.Entry, contentType string) {
+	entry.AddCodes(r.Code)
+	r.Write(w, contentType)
 }
 
 // Write answers w with r as {"errors":[{"message","extensions":{"code"}}]}

@@ -6,7 +6,22 @@ import (
 
 	"github.com/workspacenet/facade/graph/errcode"
 	"github.com/workspacenet/facade/internal/base/ids"
+	"github.com/workspacenet/facade/restclient"
 )
+
+// TraceHeader is the request header that asks for the upstream call report
+// (extensions.upstream), when the endpoint allows it.
+const TraceHeader = "X-Upstream-Trace"
+
+// Credentials returns the credentials of headers h (nil without an
+// Authorization header): Authorization and service-network-id, trimmed.
+func Credentials(h http.Header) *restclient.Credentials {
+	auth := strings.TrimSpace(h.Get("Authorization"))
+	if auth == "" {
+		return nil
+	}
+	return &restclient.Credentials{Authorization: auth, NetworkID: strings.TrimSpace(h.Get(NetworkIDHeader))}
+}
 
 // MaxCredentialHeaderBytes bounds the Authorization and service-network-id
 // headers: real credentials are far shorter, and whatever the facade accepts

@@ -24,7 +24,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/workspacenet/facade/graph/calls"
+	"github.com/workspacenet/facade/internal/policy/calls"
 	"github.com/workspacenet/facade/restclient"
 )
 

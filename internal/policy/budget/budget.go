@@ -850,6 +850,27 @@ func (bk *bucket) sleep(d time.Duration) bool {
 	}
 }
 
+// Hooks returns the call hooks that pace upstream calls with b: each call
+// waits for its turn (turn: its place among its client's waiting calls) as
+// the upstream identity of the credentials its context carries
+// (restclient.IdentityFromContext), and b learns from every answer
+// (Learn). waited, when set, is told how long each call waited. Queries
+// and polls pace their calls with these hooks, each with its own turns.
+func (b *Budget) Hooks(turn func(context.Context, restclient.CallStart) Turn, waited func(time.Duration)) restclient.CallHooks {
+	return restclient.CallHooks{
+		Send: func(ctx context.Context, cs restclient.CallStart) error {
+			w, err := b.Wait(ctx, restclient.IdentityFromContext(ctx), turn(ctx, cs))
+			if waited != nil {
+				waited(w)
+			}
+			return err
+		},
+		Answered: func(ctx context.Context, _ restclient.CallStart, resp *http.Response) {
+			b.Learn(restclient.IdentityFromContext(ctx), resp.StatusCode, resp.Header)
+		},
+	}
+}
+
 // Learn reads an answer the upstream gave client: a 429 pauses the client's
 // budget (Retry-After, else one second doubling with each 429 in a row), and
 // rate limit headers saying nothing remains pause it until their reset; each

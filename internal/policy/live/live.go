@@ -42,7 +42,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -50,6 +49,7 @@ import (
 	"time"
 
 	"github.com/workspacenet/facade/internal/policy/budget"
+	"github.com/workspacenet/facade/internal/policy/calls"
 	"github.com/workspacenet/facade/restclient"
 )
 
@@ -141,21 +141,15 @@ type Event struct {
 	Interval time.Duration
 	// Err is the poll's error when Kind is Failed.
 	Err error
-	// Calls are the upstream calls of the poll that saw it (shared by the
-	// events of one poll; never modified).
-	Calls []Call
+	// Calls are the upstream calls of the poll that saw it, of part "poll"
+	// (shared by the events of one poll; never modified); their StartMs
+	// count from CallsStart, when the poll began.
+	Calls      []calls.Call
+	CallsStart time.Time
 }
 
-// Call is one upstream call of a poll: no credentials, no ids (Route is the
-// path template).
-type Call struct {
-	Method   string        `json:"m"`
-	Route    string        `json:"r"`
-	Status   int           `json:"s"`
-	Start    time.Time     `json:"t"`
-	Duration time.Duration `json:"d"`
-	Waited   time.Duration `json:"w,omitempty"`
-}
+// pollPart is the part of the report (calls.Call.Part) of a poll's calls.
+func pollPart(context.Context) string { return "poll" }
 
 // Config sizes a Hub.
 type Config struct {
@@ -400,11 +394,12 @@ type poller struct {
 	poke chan struct{}
 
 	// Owned by the polling goroutine.
-	seen     map[string]uint64
-	newest   time.Time
-	baseline bool
-	failures int
-	calls    []Call // the last poll's
+	seen       map[string]uint64
+	newest     time.Time
+	baseline   bool
+	failures   int
+	calls      []calls.Call // the last poll's
+	callsStart time.Time    // the origin of their StartMs
 }
 
 func (p *poller) currentInterval() time.Duration {
@@ -462,7 +457,9 @@ func (p *poller) publish(events []Event) {
 // budget's shared log lets an interactive call waiting on any replica go
 // first), so an interactive query never waits behind a poll for more than
 // the one slot a poll already holds.
-var pollTurn = budget.Turn{Background: true}
+func pollTurn(context.Context, restclient.CallStart) budget.Turn {
+	return budget.Turn{Background: true}
+}
 
 // poll fetches the source once, with the subscriber's credentials, at the
 // lowest priority of its budget; waited is how long the budget held it.
@@ -476,19 +473,11 @@ func (p *poller) pollWith(ctx context.Context) (items []Item, waited time.Durati
 	defer cancel()
 	hooks := append([]restclient.CallHooks(nil), p.h.c.Hooks...)
 	if b := p.h.c.Budget; b != nil {
-		hooks = append(hooks, restclient.CallHooks{
-			Send: func(ctx context.Context, _ restclient.CallStart) error {
-				w, err := b.Wait(ctx, restclient.IdentityFromContext(ctx), pollTurn)
-				waited += w
-				return err
-			},
-			Answered: func(ctx context.Context, _ restclient.CallStart, resp *http.Response) {
-				b.Learn(restclient.IdentityFromContext(ctx), resp.StatusCode, resp.Header)
-			},
-		})
+		hooks = append(hooks, b.Hooks(pollTurn, func(w time.Duration) { waited += w }))
 	}
-	var mu sync.Mutex
-	var made []Call
+	// The poll's calls, on a time line from its start, each of part "poll"
+	// (Event.Calls).
+	made := &calls.Collector{Keep: true, Start: time.Now(), Part: pollPart}
 	held := false // a polling slot, from the first attempt's sending to the call's end
 	hooks = append(hooks, restclient.CallHooks{
 		Send: func(ctx context.Context, _ restclient.CallStart) error {
@@ -503,24 +492,18 @@ func (p *poller) pollWith(ctx context.Context) (items []Item, waited time.Durati
 				return ctx.Err()
 			}
 		},
-		After: func(_ context.Context, info restclient.CallInfo) {
+		After: func(context.Context, restclient.CallInfo) {
 			if held {
 				<-p.h.polling
 				held = false
 			}
-			mu.Lock()
-			made = append(made, Call{Method: info.Method, Route: info.Route, Status: info.Status,
-				Start: time.Now().Add(-info.Duration), Duration: info.Duration, Waited: info.Waited})
-			mu.Unlock()
-		}})
+		}}, restclient.CallHooks{After: made.Hooks().After})
 	creds := p.creds
 	// Background: a query's identical GET never waits for this poll's
 	// before it is sent (restclient's shared GETs).
 	ctx = restclient.WithScope(ctx, restclient.Scope{Credentials: &creds, ReadOnlyResults: true, NoCacheReads: true, Background: true, Hooks: hooks})
 	items, err = p.src.Fetch(ctx)
-	mu.Lock()
-	p.calls = made
-	mu.Unlock()
+	p.calls, p.callsStart = made.Report().Calls, made.Start
 	return items, waited, err
 }
 
@@ -537,7 +520,7 @@ func (p *poller) apply(items []Item, waited time.Duration, err error, at time.Ti
 		next := base << min(p.failures, 4)
 		next = min(next, base*MaxStretch)
 		p.setInterval(next)
-		return []Event{{Kind: Failed, At: at, Interval: next, Err: err, Calls: p.calls}}, next, nil
+		return []Event{{Kind: Failed, At: at, Interval: next, Err: err, Calls: p.calls, CallsStart: p.callsStart}}, next, nil
 	}
 	p.failures = 0
 	next := base
@@ -552,7 +535,7 @@ func (p *poller) apply(items []Item, waited time.Duration, err error, at time.Ti
 	p.setInterval(next)
 	events := p.diff(items, at, next)
 	for i := range events {
-		events[i].Calls = p.calls
+		events[i].Calls, events[i].CallsStart = p.calls, p.callsStart
 	}
 	return events, next, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/workspacenet/facade/internal/base/sealbox"
+	"github.com/workspacenet/facade/internal/policy/calls"
 	"github.com/workspacenet/facade/internal/policy/redisx"
 	"github.com/workspacenet/facade/restclient"
 )
@@ -78,7 +79,8 @@ type sharedMsg struct {
 	Events   []sharedEvent   `json:"e,omitempty"`
 	Items    json.RawMessage `json:"i,omitempty"` // {"items": [the values of the non-Failed events]}
 	End      *sharedErr      `json:"end,omitempty"`
-	Calls    []Call          `json:"c,omitempty"` // the poll's
+	Calls    []calls.Call    `json:"c,omitempty"` // the poll's
+	Start    time.Time       `json:"t,omitzero"`  // the poll's start (Event.CallsStart)
 }
 
 type sharedEvent struct {
@@ -358,7 +360,7 @@ func (s *Shared) pollHolding(p *poller, lease string, ttl, renew time.Duration) 
 
 // announce publishes a poll's events (or the error that ends the source).
 func (s *Shared) announce(p *poller, channel string, ad []byte, events []Event, next time.Duration, end error) {
-	m := sharedMsg{Replica: s.replica, Interval: next, Calls: p.calls}
+	m := sharedMsg{Replica: s.replica, Interval: next, Calls: p.calls, Start: p.callsStart}
 	var values []any
 	for _, e := range events {
 		se := sharedEvent{Kind: e.Kind, ID: e.ID, At: e.At}
@@ -414,7 +416,7 @@ func (s *Shared) receive(p *poller, payload string, ad []byte) error {
 	}
 	events := make([]Event, 0, len(m.Events))
 	for _, se := range m.Events {
-		e := Event{Kind: se.Kind, ID: se.ID, At: se.At, Interval: m.Interval, Calls: m.Calls}
+		e := Event{Kind: se.Kind, ID: se.ID, At: se.At, Interval: m.Interval, Calls: m.Calls, CallsStart: m.Start}
 		if se.Kind == Failed {
 			e.Err = se.Err.err(p.src.Route)
 		} else {

@@ -1,4 +1,4 @@
-package graph
+package livetransport
 
 import (
 	"bufio"
@@ -75,7 +75,7 @@ const initReadLimit = 16 << 10
 // operation (subscribe, or start in graphql-ws) checked before gqlgen
 // decodes it as an HTTP request's body is: one JSON object of the right
 // members (guard.DecodeBody), a query within -max-query-bytes
-// (Options.checkQuery). A refused operation reaches gqlgen as an empty one,
+// (Endpoint.CheckQuery). A refused operation reaches gqlgen as an empty one,
 // which liveParams refuses with the refusal's error first thing, so that
 // gqlgen answers it in the subprotocol's terms and nothing parses it. A
 // documentId (trusted documents) is handed to liveParams the same way.
@@ -140,7 +140,7 @@ func (c *wsConn) check(data []byte) []byte {
 	}
 	p, ref := guard.DecodeBody(m.Payload)
 	if ref == nil {
-		ref = c.o.checkQuery(p)
+		ref = c.o.Endpoint.CheckQuery(p)
 	}
 	n := &c.live.next
 	n.Lock()
@@ -166,7 +166,10 @@ func (c *wsConn) check(data []byte) []byte {
 // own; with trusted documents only, as over HTTP), and the automatic
 // persisted query the connection's previous operation registered is
 // forgotten (each operation registers its own).
-type liveParams struct{ trusted bool }
+type liveParams struct {
+	trusted  bool
+	endpoint Endpoint
+}
 
 var _ interface {
 	graphql.HandlerExtension
@@ -188,9 +191,7 @@ func (x liveParams) MutateOperationParameters(ctx context.Context, p *graphql.Ra
 	if refusal != nil {
 		return refusal
 	}
-	if r := requestFrom(ctx); r.Context != nil {
-		r.apqHash, r.apqQuery, r.apqValid = "", "", false
-	}
+	x.endpoint.NewOperation(ctx)
 	if doc != "" && x.trusted {
 		ext := make(map[string]any, len(p.Extensions)+1)
 		maps.Copy(ext, p.Extensions)

@@ -1,4 +1,4 @@
-package graph
+package livetransport
 
 import (
 	"cmp"
@@ -20,12 +20,9 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"github.com/workspacenet/facade/graph/admission"
-	"github.com/workspacenet/facade/graph/calls"
 	"github.com/workspacenet/facade/graph/errcode"
 	"github.com/workspacenet/facade/graph/gqlerr"
 	"github.com/workspacenet/facade/graph/guard"
-	"github.com/workspacenet/facade/graph/limits"
 	"github.com/workspacenet/facade/graph/overhttp"
 	"github.com/workspacenet/facade/internal/base/accesslog"
 	"github.com/workspacenet/facade/restclient"
@@ -44,7 +41,7 @@ import (
 // other operation is incremental delivery, written by the GraphQL-over-HTTP
 // transport from the same operation context.
 //
-// A connection holds nothing beyond its opening slot (liveconns.go) until
+// A connection holds nothing beyond its opening slot (conns.go) until
 // its credentials are proven: a WebSocket's connection_init payload's
 // Authorization and service-network-id, else the upgrade request's
 // headers; an SSE request's headers. None (and no ServerCredentials): the
@@ -98,7 +95,7 @@ func sameOrigin(r *http.Request, origin string) bool {
 
 // liveTransports adds the WebSocket and SSE transports to srv; they must
 // go before the GraphQL-over-HTTP transport, which takes every request.
-func (o *Options) liveTransports(srv *handler.Server, conns *liveConns, paceHooks restclient.CallHooks) {
+func (o *Options) liveTransports(srv *handler.Server, conns *liveConns) {
 	var readLimit *int64
 	if o.MaxBodyBytes > 0 {
 		readLimit = &o.MaxBodyBytes
@@ -118,11 +115,11 @@ func (o *Options) liveTransports(srv *handler.Server, conns *liveConns, paceHook
 		PayloadReadLimit: readLimit,
 		InitFunc: func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
 			h := initHeaders(p)
-			creds := credentialsOf(h)
+			creds := guard.Credentials(h)
 			if creds == nil {
 				creds = upgradeCredentials(ctx)
 			}
-			trace := o.UpstreamTrace && (h.Get(TraceHeader) == "1" || ctx.Value(upgradeTraceKey{}) != nil)
+			trace := o.UpstreamTrace && (h.Get(guard.TraceHeader) == "1" || ctx.Value(upgradeTraceKey{}) != nil)
 			if creds != nil {
 				if len(creds.Authorization) > guard.MaxCredentialHeaderBytes || len(creds.NetworkID) > guard.MaxCredentialHeaderBytes {
 					return closeWith(ctx, closeBadRequest, "Bad request: credentials longer than 4 KiB"), nil, gqlerr.New(errcode.BadRequest, "the connection_init credentials are longer than 4 KiB; no credentials are that long", nil)
@@ -133,7 +130,7 @@ func (o *Options) liveTransports(srv *handler.Server, conns *liveConns, paceHook
 			} else if o.ServerCredentials == nil {
 				return closeWith(ctx, closeUnauthorized, "Unauthorized: connection_init carries no Authorization"), nil, refusalError(noCredentials)
 			}
-			ctx, _ = o.newRequest(ctx, creds, trace, false, paceHooks)
+			ctx = o.Endpoint.NewRequest(ctx, creds, trace)
 			if ref, code, reason := o.prove(ctx); ref != nil {
 				return closeWith(ctx, code, reason), nil, refusalError(ref)
 			}
@@ -194,12 +191,12 @@ func upgradeCredentials(ctx context.Context) *restclient.Credentials {
 }
 
 // upgradeTraceKey marks a WebSocket whose upgrade request asked for the
-// upstream call report (TraceHeader).
+// upstream call report (guard.TraceHeader).
 type upgradeTraceKey struct{}
 
 // initHeaders returns the headers of a connection_init payload: its string
 // values, whatever their case, at the top level or in "headers" (for
-// credentials: Authorization and service-network-id; TraceHeader).
+// credentials: Authorization and service-network-id; guard.TraceHeader).
 func initHeaders(p transport.InitPayload) http.Header {
 	h := http.Header{}
 	add := func(m map[string]any) {
@@ -247,8 +244,8 @@ func (o *Options) serveUpgrade(w http.ResponseWriter, r *http.Request, srv *hand
 	ctx = context.WithValue(ctx, liveKey{}, true)
 	ctx = context.WithValue(ctx, liveConnKey{}, c)
 	ctx = context.WithValue(ctx, wsEndKey{}, end)
-	ctx = context.WithValue(ctx, upgradeCredentialsKey{}, credentialsOf(r.Header))
-	if r.Header.Get(TraceHeader) == "1" {
+	ctx = context.WithValue(ctx, upgradeCredentialsKey{}, guard.Credentials(r.Header))
+	if r.Header.Get(guard.TraceHeader) == "1" {
 		ctx = context.WithValue(ctx, upgradeTraceKey{}, true)
 	}
 	o.serveWebsocket(w, r.WithContext(ctx), srv, end, func() { conns.release(c) })
@@ -359,7 +356,7 @@ func (c created) CreateOperationContext(context.Context, *graphql.RawParams) (*g
 func (o *Options) serveEventStream(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, oc *graphql.OperationContext, errs gqlerror.List, conns *liveConns) {
 	ctx := r.Context()
 	entry := accesslog.From(ctx)
-	if !requestFrom(ctx).hasCredentials {
+	if !o.Endpoint.HasCredentials(ctx) {
 		refuse(w, entry, overhttp.JSON, noCredentials)
 		return
 	}
@@ -475,65 +472,4 @@ func (s *sseWriter) next(resp *graphql.Response) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.writeLocked(slices.Concat([]byte("event: next\ndata: "), b, []byte("\n\n")))
-}
-
-// eventRequest gives each response of a live transport (each event of a
-// subscription, each query or mutation sent over a WebSocket) a request of
-// its own: its loaders and its collector of upstream calls, so what it
-// links is fetched afresh, batched, and counted against MaxUpstreamCalls
-// per response, never cached across the connection's operations. A query or
-// mutation has the deadline RequestTimeout and holds its cost units in admit
-// while it executes, as over HTTP (a subscription's events are admitted one
-// by one: node).
-func (o *Options) eventRequest(admit *admission.Controller) graphql.ResponseMiddleware {
-	return func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-		if ctx.Value(liveKey{}) == nil {
-			return next(ctx)
-		}
-		if slot, ok := ctx.Value(liveSlotKey{}).(*liveSlot); ok && slot.sub != nil {
-			slot.sub.Pump()
-		}
-		prev := requestFrom(ctx)
-		req := &request{Context: ctx, hasCredentials: prev.hasCredentials, trace: prev.trace}
-		req.collector = calls.Collector{Max: o.MaxUpstreamCalls, Keep: prev.trace, Part: callPart}
-		req.calls = &req.collector
-		req.loaders = o.requestLoaders(&req.batching)
-		if oc := graphql.GetOperationContext(ctx); oc.Operation != nil && oc.Operation.Operation != ast.Subscription && o.RequestTimeout > 0 {
-			var cancel context.CancelFunc
-			req.Context, cancel = context.WithTimeout(req.Context, o.RequestTimeout)
-			defer cancel()
-		}
-		if oc := graphql.GetOperationContext(ctx); admit != nil && oc.Operation != nil && oc.Operation.Operation != ast.Subscription {
-			if st := limits.Of(oc); st != nil {
-				release, err := admit.Hold(req, restclient.IdentityFromContext(ctx), st.Cost)
-				if err != nil {
-					return &graphql.Response{Errors: gqlerror.List{err}}
-				}
-				req.release = release
-			}
-		}
-		resp := next(eventRootField(req))
-		if req.release != nil {
-			req.release()
-		}
-		return resp
-	}
-}
-
-// liveOperations counts the operations of a live connection (its idle
-// timer runs while it has none) and gives a subscription over a live
-// transport its liveSlot. (A subscription over plain HTTP never gets here:
-// graph/overhttp refuses it.)
-func liveOperations(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-	if ctx.Value(liveKey{}) == nil {
-		return next(ctx)
-	}
-	if c := connFrom(ctx); c.reg != nil {
-		c.reg.begin(c)
-		context.AfterFunc(ctx, func() { c.reg.finish(c) })
-	}
-	if oc := graphql.GetOperationContext(ctx); oc.Operation != nil && oc.Operation.Operation == ast.Subscription {
-		return next(context.WithValue(ctx, liveSlotKey{}, &liveSlot{trace: requestFrom(ctx).trace}))
-	}
-	return next(ctx)
 }

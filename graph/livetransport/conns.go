@@ -1,4 +1,4 @@
-package graph
+package livetransport
 
 import (
 	"container/list"
@@ -304,12 +304,12 @@ func (l *liveConns) counts() (open, opening int) {
 }
 
 // A Restart ends the live connections of the handlers it is given
-// (Options.LiveRestart) as a restart of the server does: every WebSocket
-// is closed with 1012 (service restart) and a close frame, every SSE
-// stream ends without `complete`, and new ones are refused, so that
-// graphql-ws and graphql-sse clients reconnect, to another replica. Close
-// it before the live.Hub, whose end would otherwise be delivered as the
-// subscriptions' end.
+// (Options.Restart; graph.Options.LiveRestart) as a restart of the server
+// does: every WebSocket is closed with 1012 (service restart) and a close
+// frame, every SSE stream ends without `complete`, and new ones are
+// refused, so that graphql-ws and graphql-sse clients reconnect, to
+// another replica. Close it before the live.Hub, whose end would otherwise
+// be delivered as the subscriptions' end.
 type Restart struct {
 	mu   sync.Mutex
 	done bool
