@@ -384,7 +384,8 @@ func (b *liveBench) idle(ctx context.Context, base string, n int) ([]*websocket.
 
 // liveFacadeEnv makes this binary the facade of the idle measurement: the
 // upstream's URL, one replica, the live defaults but no bounds (one client
-// opens every connection, from one address).
+// opens every connection, from one address), the program's GC settings
+// (stack.SetGC).
 const liveFacadeEnv = "BENCH_LIVE_FACADE"
 
 func maybeServeLiveFacade() bool {
@@ -393,6 +394,7 @@ func maybeServeLiveFacade() bool {
 		return false
 	}
 	ctx := childproc.ParentGone()
+	stack.SetGC(os.Getenv) // the program's pacing, as its own main sets it
 	cfg := stack.DefaultConfig()
 	cfg.Upstream, cfg.Playground, cfg.MetricsAddr = url, false, ""
 	cfg.Live.MaxTotal, cfg.Live.MaxPerCredential, cfg.Graph.LiveMaxConnections = 0, 0, 0

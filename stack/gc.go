@@ -13,12 +13,14 @@ import (
 )
 
 // DefaultGOGC is the garbage collector's pacing of a facade process unless
-// the environment sets GOGC: the heap may grow to three times the live heap
+// the environment sets GOGC: the heap may grow to five times the live heap
 // before a collection. A facade's live heap is small (caches, parsed
 // documents, the requests in flight) while it allocates fast, so Go's
-// default (100) collects very often; 200 trades a little memory for fewer
-// collections.
-const DefaultGOGC = 200
+// default (100) collects very often; 400 trades memory for fewer
+// collections, and the soft memory limit (MemoryLimitPercent of the
+// container's, or GOMEMLIMIT) makes the collector work harder before that
+// memory reaches the container's limit.
+const DefaultGOGC = 400
 
 // MemoryLimitPercent is the share of the container's memory limit (its
 // cgroup's) that SetGC gives the Go runtime as its soft memory limit when

@@ -146,10 +146,10 @@ func TestSetGCFollowsTheCgroupUnlessGOMEMLIMITIsSet(t *testing.T) {
 		want             int64
 		desc             string
 	}{
-		{limited, "", (256 << 20) / 100 * MemoryLimitPercent, "GOGC=200, GOMEMLIMIT=204MiB (80 % of the cgroup's memory limit 256MiB, /sys/fs/cgroup/memory.max)"},
-		{limited, "100MiB", 100 << 20, "GOGC=200, GOMEMLIMIT=100MiB (environment)"},
-		{limited, "off", math.MaxInt64, "GOGC=200, GOMEMLIMIT=off (environment)"},
-		{unlimited, "", math.MaxInt64, "GOGC=200, no memory limit (no cgroup memory limit)"},
+		{limited, "", (256 << 20) / 100 * MemoryLimitPercent, "GOGC=400, GOMEMLIMIT=204MiB (80 % of the cgroup's memory limit 256MiB, /sys/fs/cgroup/memory.max)"},
+		{limited, "100MiB", 100 << 20, "GOGC=400, GOMEMLIMIT=100MiB (environment)"},
+		{limited, "off", math.MaxInt64, "GOGC=400, GOMEMLIMIT=off (environment)"},
+		{unlimited, "", math.MaxInt64, "GOGC=400, no memory limit (no cgroup memory limit)"},
 	} {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), gcChildEnv+"="+tc.root, "GOMEMLIMIT="+tc.gomemlimit, "GOGC=")

@@ -140,3 +140,81 @@ func BenchmarkDecodeBodyNumbers(b *testing.B) {
 		}
 	}
 }
+
+// decodeBodyUnmarshal is DecodeBody by json.Unmarshal into a struct of the
+// members (each as whatever JSON value it holds): the plain way, oracle of
+// DecodeBody's scan.
+func decodeBodyUnmarshal(body []byte) (*Params, *Refusal) {
+	t := bytes.TrimLeft(body, " \t\r\n")
+	if len(t) > 0 && t[0] == '[' {
+		return nil, badRequest("batched requests (a JSON array) are not supported: send one operation per request")
+	}
+	var raw struct {
+		Query, OperationName, DocumentID any
+		Variables, Extensions            json.RawMessage
+	}
+	if len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &raw) != nil {
+		return nil, badRequest("the request body is not a JSON object {\"query\", \"variables\", \"operationName\", \"extensions\"}")
+	}
+	p := &Params{}
+	for _, m := range []struct {
+		name string
+		v    any
+		dst  *string
+	}{{"query", raw.Query, &p.Query}, {"operationName", raw.OperationName, &p.OperationName}, {"documentId", raw.DocumentID, &p.DocumentID}} {
+		if m.v == nil {
+			continue
+		}
+		v, ok := m.v.(string)
+		if !ok {
+			return nil, badRequest("the request member \"" + m.name + "\" must be a string")
+		}
+		*m.dst = v
+	}
+	for _, m := range []struct {
+		name string
+		raw  json.RawMessage
+		dst  *map[string]any
+	}{{"variables", raw.Variables, &p.Variables}, {"extensions", raw.Extensions, &p.Extensions}} {
+		if ref := decodeMember("request member", m.name, m.raw, m.dst); ref != nil {
+			return nil, ref
+		}
+	}
+	return p, p.check()
+}
+
+// bodyCorpus are request bodies DecodeBody must answer as json.Unmarshal
+// does: members named in any case and in encoding/json's folding (ſ for s,
+// ı for i, K for k), escaped names, duplicates, numbers out of range, wrong
+// types, escapes and invalid UTF-8.
+var bodyCorpus = []string{
+	`{"query":"{ __typename }"}`, `{"qu\u0065ry":"escaped name"}`, `{"variableſ":{"a":1},"query":"q"}`, `{"documentıd":"d"}`,
+	`{"query":"q","operatıonName":"O"}`, `{"query":"q","extensıonſ":{"persistedQuery":{"version":1}}}`, "{\"query\":\"q\",\"ex\u212aensions\":{}}",
+	`{"query":1e400}`, `{"query":{"a":[1e999]}}`, `{"query":"q","variables":{"a":1e400}}`, `{"query":"q","x":1e400}`, `{"operationName":-1e400,"query":"q"}`,
+	`{"query":"q","query":null}`, `{"query":null,"query":"q"}`, `{"query":[1,"a"]}`, `{"query":"a\nb\tc\u0041\ud83d\ude00\ud800x"}`,
+	"{\"query\":\"\xc3\x28 \xe2\x82\"}", "{\"\xff\":\"x\",\"query\":\"q\"}", `{"query":"q","variables":{"a":"b"},"variables":null}`,
+	`{"query":"\u0000"}`, `{"query":"\\\"\/"}`, `{ "query" : "q" , "variables" : { "a" : [ 1 , 2 ] } }`, `{"query":"q","operationName":"\ud83d"}`,
+}
+
+// DecodeBody answers every body of the corpus and of TestDecodeBodyAgreesWithTwoPass as json.Unmarshal does.
+func TestDecodeBodyAgreesWithUnmarshal(t *testing.T) {
+	for _, body := range bodyCorpus {
+		checkAgainstUnmarshal(t, []byte(body))
+	}
+}
+
+// FuzzDecodeBody: DecodeBody answers any body as json.Unmarshal does.
+func FuzzDecodeBody(f *testing.F) {
+	for _, body := range bodyCorpus {
+		f.Add([]byte(body))
+	}
+	f.Fuzz(checkAgainstUnmarshal)
+}
+
+func checkAgainstUnmarshal(t *testing.T, body []byte) {
+	gp, gref := DecodeBody(body)
+	wp, wref := decodeBodyUnmarshal(body)
+	if !reflect.DeepEqual(gp, wp) || !reflect.DeepEqual(gref, wref) {
+		t.Errorf("%q:\n got  %+v %+v\n json.Unmarshal %+v %+v", body, gp, gref, wp, wref)
+	}
+}

@@ -49,6 +49,11 @@ type Config struct {
 	// Priority, when set, ranks the upstream call a load makes for ctx
 	// (restclient.WithPriority; graph's callPriority).
 	Priority func(ctx context.Context) int
+	// ThroughLoad sends every key missing from a loader's cache through
+	// the dataloader's Load (its batcher and sleeper goroutines) even
+	// without a window, where it is otherwise fetched on the loading
+	// goroutine (loadHere): the oracle of that path in tests.
+	ThroughLoad bool
 }
 
 // DefaultConfig returns the default tuning (part of graph.DefaultOptions).
@@ -95,6 +100,10 @@ type slot struct {
 	once   sync.Once
 	loader any // *dataloader.Loader[K, V]
 	cache  any // *dataloader.InMemoryCache[K, V], the loader's cache
+	batch  any // dataloader.BatchFunc[K, V], the loader's batch function
+	// mu makes loadHere's look-up and store of a missing key one step, as
+	// the dataloader's own lock does Load's.
+	mu sync.Mutex
 }
 
 // slot returns op's slot; op must be a GET of the table.
@@ -138,7 +147,8 @@ type fetcher[K, V any] interface {
 // is never fetched. name names it in spans and metrics; f makes its calls.
 func initSlot[K comparable, V any, F fetcher[K, V]](s *slot, l *Loaders, name string, f F) {
 	c := dataloader.NewCache[K, V]()
-	s.cache, s.loader = c, newLoader[K, V](l, name, f, c)
+	dl, batch := newLoader[K, V](l, name, f, c)
+	s.cache, s.loader, s.batch = c, dl, batch
 }
 
 // loaderIn returns the loader s holds, and its cache.
@@ -153,7 +163,11 @@ func loaderIn[K comparable, V any](s *slot) (*dataloader.Loader[K, V], *dataload
 // load loads key k through the loader s holds (initSlot). A key the request
 // loaded or primed before is answered from the loader's cache directly:
 // Load would make a channel and a result cell before looking there (5
-// allocations per hit).
+// allocations per hit). A missing key is fetched by the loader's batch
+// function: through Load when there is a batch window (the batcher collects
+// the window's keys), else on this goroutine (loadHere), as a batch of its
+// one key. Both give the same answers, errors and calls (Load is the
+// oracle: Config.ThroughLoad).
 func load[K comparable, V any](ctx context.Context, l *Loaders, s *slot, k K) (V, error) {
 	dl, cache := loaderIn[K, V](s)
 	if t, ok := cache.Get(ctx, k); ok {
@@ -162,7 +176,10 @@ func load[K comparable, V any](ctx context.Context, l *Loaders, s *slot, k K) (V
 	if p := l.cfg.Priority; p != nil {
 		ctx = restclient.WithPriority(ctx, p(ctx))
 	}
-	return dl.Load(ctx, k)()
+	if l.cfg.Wait > 0 || l.cfg.ThroughLoad {
+		return dl.Load(ctx, k)()
+	}
+	return loadHere(ctx, s, dl, cache, k)
 }
 
 // acquire takes one of the request's slots for a call in flight, or
@@ -178,9 +195,9 @@ func (l *Loaders) acquire(ctx context.Context) error {
 
 func (l *Loaders) release() { <-l.sem }
 
-// newLoader builds the dataloader name whose batch function fans f's fetch
-// out
-// over the batch's distinct keys, bounded by the request's semaphore, and
+// newLoader builds the dataloader name, and returns it with its batch
+// function (loadHere runs it too), which fans f's fetch out over the batch's
+// distinct keys, bounded by the request's semaphore, and
 // returns results aligned with the keys. With a window (Config.Wait > 0) a
 // batch collects the keys asked for during it; without one each key is
 // dispatched as its own batch at once (batch capacity 1, no timer). In a
@@ -188,7 +205,7 @@ func (l *Loaders) release() { <-l.sem }
 // of the batch's upstream calls. A fetch that panics fails its key's loads
 // with an error and the key is fetched again by the next load (the
 // dataloader's own recovery).
-func newLoader[K comparable, V any, F fetcher[K, V]](l *Loaders, name string, f F, cache dataloader.Cache[K, V]) *dataloader.Loader[K, V] {
+func newLoader[K comparable, V any, F fetcher[K, V]](l *Loaders, name string, f F, cache dataloader.Cache[K, V]) (*dataloader.Loader[K, V], dataloader.BatchFunc[K, V]) {
 	var dl *dataloader.Loader[K, V]
 	one := func(ctx context.Context, k K) (res *dataloader.Result[V]) {
 		defer func() {
@@ -246,7 +263,7 @@ func newLoader[K comparable, V any, F fetcher[K, V]](l *Loaders, name string, f 
 		dl = dataloader.NewBatchedLoader(batch, dataloader.WithCache(cache), dataloader.WithWait[K, V](0),
 			dataloader.WithBatchCapacity[K, V](1), dataloader.WithInputCapacity[K, V](1))
 	}
-	return dl
+	return dl, batch
 }
 
 type ctxKey struct{}

@@ -10,14 +10,27 @@ import (
 	"github.com/workspacenet/facade/restclient"
 )
 
+// bothPaths runs test with the default configuration (a missing key
+// fetched on the loading goroutine) and with its oracle, every missing key
+// through the dataloader's Load (Config.ThroughLoad).
+func bothPaths(t *testing.T, test func(t *testing.T, cfg Config)) {
+	for _, through := range []bool{false, true} {
+		cfg := DefaultConfig()
+		cfg.ThroughLoad = through
+		t.Run(map[bool]string{false: "here", true: "through Load"}[through], func(t *testing.T) { test(t, cfg) })
+	}
+}
+
 // TestLoaderFetchesEachKeyOnce: without a batch window, concurrent loads of
 // one key make one fetch and all get its result; a primed key is not
 // fetched, and priming a loaded key keeps what was loaded.
-func TestLoaderFetchesEachKeyOnce(t *testing.T) {
+func TestLoaderFetchesEachKeyOnce(t *testing.T) { bothPaths(t, testFetchesEachKeyOnce) }
+
+func testFetchesEachKeyOnce(t *testing.T, cfg Config) {
 	var fetches atomic.Int32
 	started, release := make(chan struct{}), make(chan struct{})
 	res := &restclient.Resource{ID: "r1"}
-	z := testLoader(New(nil, DefaultConfig()), func(_ *Loaders, _ context.Context, id string) (*restclient.Resource, error) {
+	z := testLoader(New(nil, cfg), func(_ *Loaders, _ context.Context, id string) (*restclient.Resource, error) {
 		if fetches.Add(1) == 1 {
 			close(started)
 		}
@@ -85,10 +98,12 @@ func (z *tloader) prime(ctx context.Context, k string, v *restclient.Resource) {
 
 // TestLoaderPanic: a fetch that panics fails the loads of its key with an
 // error (the process goes on), and the key is fetched again by the next load.
-func TestLoaderPanic(t *testing.T) {
+func TestLoaderPanic(t *testing.T) { bothPaths(t, testPanic) }
+
+func testPanic(t *testing.T, cfg Config) {
 	started, release := make(chan struct{}), make(chan struct{})
 	var fetches atomic.Int32
-	z := testLoader(New(nil, DefaultConfig()), func(_ *Loaders, _ context.Context, id string) (*restclient.Resource, error) {
+	z := testLoader(New(nil, cfg), func(_ *Loaders, _ context.Context, id string) (*restclient.Resource, error) {
 		if fetches.Add(1) == 1 {
 			close(started)
 			<-release

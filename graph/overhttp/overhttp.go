@@ -295,7 +295,8 @@ func (t Transport) send(w http.ResponseWriter, status int, resp *graphql.Respons
 // that order, each only when present (gqlgen's Response always writes
 // "data"; here there is no "data" entry when the operation did not run).
 // The data, already JSON from gqlgen's executor, is written as it is: never
-// re-validated, compacted or copied (it is the bulk of a response). The
+// re-validated, compacted or copied (it is the bulk of a response); the
+// whole answer's length is its Content-Length. The
 // errors and extensions are marshalled first, so a failure to marshal them is
 // still a clean 500.
 func write(w http.ResponseWriter, status int, resp *graphql.Response) {
@@ -335,6 +336,9 @@ func write(w http.ResponseWriter, status int, resp *graphql.Response) {
 		_, _ = io.WriteString(w, `{"errors":`+string(gqlerr.InternalErrors)+`}`)
 		return
 	}
+	// The answer's length is known: sent as its Content-Length, net/http
+	// writes it as it is rather than in chunks.
+	w.Header().Set("Content-Length", strconv.Itoa(head.Len()+len(resp.Data)+tail.Len()))
 	w.WriteHeader(status)
 	_, _ = w.Write(head.Bytes())
 	if len(resp.Data) > 0 {

@@ -3,6 +3,7 @@ package overhttp
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -31,7 +32,8 @@ func (s *sink) Write(b []byte) (int, error) { s.body = append(s.body, b...); ret
 
 // TestWriteIsEncodingJSONsBody: write's bytes are what encoding/json makes of
 // the response as the spec writes it (errors, data, extensions in that order,
-// each only when present; data as it is), for every combination.
+// each only when present; data as it is), for every combination, with its
+// length as the Content-Length.
 func TestWriteIsEncodingJSONsBody(t *testing.T) {
 	type body struct {
 		Errors     gqlerror.List   `json:"errors,omitempty"`
@@ -53,6 +55,9 @@ func TestWriteIsEncodingJSONsBody(t *testing.T) {
 				write(&s, http.StatusOK, resp)
 				if s.status != http.StatusOK || string(s.body) != string(want) {
 					t.Errorf("data %q, %d errors, extensions %v: %d %s, want 200 %s", data, len(e), x != nil, s.status, s.body, want)
+				}
+				if cl := s.Header().Get("Content-Length"); cl != strconv.Itoa(len(want)) {
+					t.Errorf("data %q, %d errors, extensions %v: Content-Length %q, want %d", data, len(e), x != nil, cl, len(want))
 				}
 			}
 		}
