@@ -22,6 +22,7 @@ import (
 	"github.com/workspacenet/facade/graph/gqlerr"
 	"github.com/workspacenet/facade/graph/guard"
 	"github.com/workspacenet/facade/graph/limits"
+	"github.com/workspacenet/facade/graph/livequery"
 	"github.com/workspacenet/facade/graph/loaders"
 	"github.com/workspacenet/facade/graph/overhttp"
 	"github.com/workspacenet/facade/graph/paging"
@@ -154,6 +155,14 @@ type Options struct {
 	// (graphql-ws "ka", graphql-transport-ws ping) and of SSE comments. 0:
 	// none.
 	LiveKeepAlive time.Duration
+	// LiveQueryMaxBytes bounds what one live query keeps between its runs
+	// (graph/livequery: its last result, and the bodies its last run read);
+	// 0: livequery.DefaultMaxBytes.
+	LiveQueryMaxBytes int
+	// LiveReferenceInterval is the polling interval of the reference
+	// objects a live query reads (resources, events, products): their
+	// cache TTL. 0: livequery.DefaultReferenceInterval.
+	LiveReferenceInterval time.Duration
 	// LiveInitTimeout bounds a WebSocket's wait for connection_init: past
 	// it the connection is closed (gqlgen's transport: 1002, "connection
 	// initialisation timeout"). It must be positive.
@@ -230,6 +239,7 @@ func DefaultOptions() Options {
 		LiveIdleTimeout:                 DefaultLiveIdleTimeout,
 		LiveKeepAlive:                   DefaultLiveKeepAlive,
 		LiveInitTimeout:                 DefaultLiveInitTimeout,
+		LiveQueryMaxBytes:               livequery.DefaultMaxBytes,
 	}
 }
 
@@ -335,6 +345,10 @@ func NewHandler(o Options) http.Handler {
 		srv.AroundResponses(capResponse(o.MaxResponseBytes))
 	}
 	srv.AroundOperations(liveOperations)
+	if o.Live != nil {
+		srv.AroundOperations(liveQueries(livequery.New(livequery.Config{Hub: o.Live, Client: o.Client,
+			MaxBytes: o.LiveQueryMaxBytes, ReferenceInterval: o.LiveReferenceInterval})))
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		entry := accesslog.From(ctx)
@@ -529,7 +543,8 @@ func refuse(w http.ResponseWriter, entry *accesslog.Entry, mt string, ref *guard
 func budgetHooks(b *budget.Budget) restclient.CallHooks {
 	return restclient.CallHooks{
 		Send: func(ctx context.Context, cs restclient.CallStart) error {
-			turn := budget.Turn{Request: requestFrom(ctx).arrival, Priority: cs.Priority}
+			// A live query's re-run takes the polls' turn (livequery.IsRerun).
+			turn := budget.Turn{Request: requestFrom(ctx).arrival, Priority: cs.Priority, Background: livequery.IsRerun(ctx)}
 			_, err := b.Wait(ctx, restclient.IdentityFromContext(ctx), turn)
 			return err
 		},
