@@ -1,11 +1,13 @@
 package graph_test
 
 import (
+	"context"
 	"encoding/json"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/workspacenet/facade/internal/testsupport/queries"
 	"github.com/workspacenet/facade/internal/testsupport/testenv"
@@ -181,4 +183,63 @@ func applyOp(t *testing.T, doc any, path []string, op string, value any) any {
 	}
 	t.Fatalf("patch path %v into %T", path, doc)
 	return nil
+}
+
+// TestLiveQueryOverSSE: the dashboard with @live over graphql-sse: the
+// first `next` is the ordinary result with revision 1; a status change of
+// one order comes as a patch that, applied, equals a fresh query's result.
+// Over plain HTTP the same query answers once, as without @live.
+func TestLiveQueryOverSSE(t *testing.T) {
+	env := liveEnv(t, nil)
+	bearer := env.Bearer()
+	loc := env.ID(t, "location", 0)
+	vars := map[string]any{"l": loc}
+	order := firstOrder(t, env, loc)
+	plain := env.Query(t, bearer, liveDashboard, vars)
+	if len(plain.Errors) != 0 || plain.Extensions["liveResult"] != nil || strings.Contains(string(plain.Raw), `"revision"`) {
+		t.Fatalf("@live over plain HTTP: %s, want the ordinary result", plain.Raw)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	resp := sseDo(t, ctx, env, bearer, map[string]any{"query": liveDashboard, "variables": vars}, nil, nil)
+	defer resp.Body.Close()
+	mustStream(t, "a live query by POST", resp)
+	events := sseEvents(resp)
+	first := nextSSE(t, events)
+	if first.Revision != 1 || len(first.Data) == 0 || !sameJSON(t, first.Data, plain.Data) {
+		t.Fatalf("first result: revision %d, data %s", first.Revision, first.Data)
+	}
+	testenv.WaitFor(t, "every watched source polled once", func() bool {
+		st := env.Stack.Live.Stats()
+		return st.Pollers == len(first.Extensions.Live.Watched) && st.Ready == st.Pollers
+	})
+	status := "canceled"
+	if order.Status == "CANCELED" {
+		status = "completed"
+	}
+	restChange(t, env, "/_test/orders/"+order.ID+"/set", map[string]any{"status": status})
+	upd := nextSSE(t, events)
+	if upd.Revision != 2 || len(upd.Patch) == 0 {
+		t.Fatalf("update: revision %d, patch %v", upd.Revision, upd.Patch)
+	}
+	patched := applyPatch(t, decodeJSON(t, first.Data), upd.Patch)
+	if fresh := env.Query(t, bearer, queries.BenchDashboard, vars); !reflect.DeepEqual(patched, decodeJSON(t, fresh.Data)) {
+		t.Fatalf("patched result differs from a fresh query's: patch %v", upd.Patch)
+	}
+}
+
+func nextSSE(t *testing.T, events <-chan string) liveResult {
+	t.Helper()
+	select {
+	case e := <-events:
+		var r liveResult
+		if !strings.HasPrefix(e, "next ") || json.Unmarshal([]byte(strings.TrimPrefix(e, "next ")), &r) != nil {
+			t.Fatalf("event %.300s, want a next event", e)
+		}
+		return r
+	case <-time.After(30 * time.Second):
+		t.Fatal("no event")
+		return liveResult{}
+	}
 }
