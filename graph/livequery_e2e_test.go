@@ -60,13 +60,22 @@ func TestLiveQueryDashboardOverWebSocket(t *testing.T) {
 	init["X-Upstream-Trace"] = "1"
 	c := connectLive(t, env, init)
 	c.subscribe("1", liveDashboard, vars)
-	first, raw := nextLive(t, c, "1")
+	first, firstRaw := nextLive(t, c, "1")
+	raw := firstRaw
 	if first.Revision != 1 || len(first.Data) == 0 || string(first.Data) == "null" || len(first.Extensions.Live.Watched) == 0 {
 		t.Fatalf("first result %s, want revision 1, data and what is watched", raw)
 	}
 	fresh := env.Query(t, bearer, queries.BenchDashboard, vars)
 	if !sameJSON(t, first.Data, fresh.Data) {
 		t.Fatalf("first result's data differs from the query without @live")
+	}
+	// Another network's dashboard, live on its own connection.
+	oc := connectLive(t, env, initOf(env.Other(t)))
+	oc.subscribe("1", liveDashboard, map[string]any{"l": env.Manifest.OtherNetworks[0].IDs["location"][0]})
+	if other, raw := nextLive(t, oc, "1"); other.Revision != 1 || len(other.Extensions.Live.Watched) == 0 {
+		t.Fatalf("other network's first result %.300s", raw)
+	} else {
+		first.Extensions.Live.Watched = append(first.Extensions.Live.Watched, other.Extensions.Live.Watched...)
 	}
 	testenv.WaitFor(t, "every watched source polled once", func() bool {
 		st := env.Stack.Live.Stats()
@@ -85,7 +94,7 @@ func TestLiveQueryDashboardOverWebSocket(t *testing.T) {
 	if upd.Extensions.Upstream.Count != 0 {
 		t.Errorf("re-run made %d upstream calls, want 0 (the poll's answer serves it): %s", upd.Extensions.Upstream.Count, raw)
 	}
-	t.Logf("watched %d, not watched %v; update %s", len(first.Extensions.Live.Watched), first.Extensions.Live.NotWatched, raw)
+	t.Logf("watched %v, not watched %v; first result %d bytes, update %d bytes: %s", first.Extensions.Live.Watched, first.Extensions.Live.NotWatched, len(firstRaw), len(raw), raw)
 	patched := applyPatch(t, decodeJSON(t, first.Data), upd.Patch)
 	fresh = env.Query(t, bearer, queries.BenchDashboard, vars)
 	if !reflect.DeepEqual(patched, decodeJSON(t, fresh.Data)) {
@@ -98,12 +107,15 @@ func TestLiveQueryDashboardOverWebSocket(t *testing.T) {
 	// Nothing changes for several polls of every source: nothing is sent.
 	polls := env.Stack.Live.Stats().Polls[restclient.OpListOrders.Route]
 	waitPolls(t, env, restclient.OpListOrders.Route, polls+3)
-	select {
-	case m := <-c.ops("1"):
-		t.Fatalf("an update without a change: %s", m.Payload)
-	default:
+	for _, ch := range []chan wsMsg{c.ops("1"), oc.ops("1")} {
+		select {
+		case m := <-ch:
+			t.Fatalf("an update without a change (or of another network's change): %s", m.Payload)
+		default:
+		}
 	}
 	c.send(wsMsg{ID: "1", Type: "complete"})
+	oc.send(wsMsg{ID: "1", Type: "complete"})
 	testenv.WaitFor(t, "the live query's sources let go", func() bool { return env.Stack.Live.Stats().Subscriptions == 0 })
 }
 
@@ -233,6 +245,7 @@ func nextSSE(t *testing.T, events <-chan string) liveResult {
 	t.Helper()
 	select {
 	case e := <-events:
+		t.Logf("event of %d bytes: %.400s", len(e)-len("next "), e)
 		var r liveResult
 		if !strings.HasPrefix(e, "next ") || json.Unmarshal([]byte(strings.TrimPrefix(e, "next ")), &r) != nil {
 			t.Fatalf("event %.300s, want a next event", e)
