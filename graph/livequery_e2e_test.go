@@ -12,6 +12,7 @@ import (
 	"github.com/workspacenet/facade/internal/testsupport/queries"
 	"github.com/workspacenet/facade/internal/testsupport/testenv"
 	"github.com/workspacenet/facade/restclient"
+	"github.com/workspacenet/facade/stack"
 )
 
 // liveDashboard is the README dashboard as a live query.
@@ -27,6 +28,7 @@ type liveResult struct {
 		Live struct {
 			Watched    []map[string]any
 			NotWatched []map[string]any
+			KeptBytes  int
 		}
 		Upstream struct{ Count, CacheHits int }
 	}
@@ -94,7 +96,7 @@ func TestLiveQueryDashboardOverWebSocket(t *testing.T) {
 	if upd.Extensions.Upstream.Count != 0 {
 		t.Errorf("re-run made %d upstream calls, want 0 (the poll's answer serves it): %s", upd.Extensions.Upstream.Count, raw)
 	}
-	t.Logf("watched %v, not watched %v; first result %d bytes, update %d bytes: %s", first.Extensions.Live.Watched, first.Extensions.Live.NotWatched, len(firstRaw), len(raw), raw)
+	t.Logf("kept %d bytes; watched %v, not watched %v; first result %d bytes, update %d bytes: %s", first.Extensions.Live.KeptBytes, first.Extensions.Live.Watched, first.Extensions.Live.NotWatched, len(firstRaw), len(raw), raw)
 	patched := applyPatch(t, decodeJSON(t, first.Data), upd.Patch)
 	fresh = env.Query(t, bearer, queries.BenchDashboard, vars)
 	if !reflect.DeepEqual(patched, decodeJSON(t, fresh.Data)) {
@@ -254,5 +256,37 @@ func nextSSE(t *testing.T, events <-chan string) liveResult {
 	case <-time.After(30 * time.Second):
 		t.Fatal("no event")
 		return liveResult{}
+	}
+}
+
+// TestLiveQueryBounds: a live query counts against the connection's
+// subscriptions, and one whose result is larger than -live-query-max-bytes
+// gets its first result, then LIVE_QUERY_TOO_LARGE and its end.
+func TestLiveQueryBounds(t *testing.T) {
+	env := liveEnv(t, func(c *stack.Config) { c.Graph.LiveMaxPerConnection, c.Graph.LiveQueryMaxBytes = 1, 2000 })
+	c := connectLive(t, env, initOf(env.Bearer()))
+	vars := map[string]any{"l": env.ID(t, "location", 0)}
+	c.subscribe("1", liveDashboard, vars)
+	if first, raw := nextLive(t, c, "1"); first.Revision != 1 {
+		t.Fatalf("first result %.300s", raw)
+	}
+	end, raw := nextLive(t, c, "1")
+	if len(end.Errors) != 1 || end.Errors[0]["extensions"].(map[string]any)["code"] != "LIVE_QUERY_TOO_LARGE" || end.Revision != 2 {
+		t.Fatalf("after a result over the bound: %.300s", raw)
+	}
+	if m := c.next("1"); m.Type != "complete" {
+		t.Fatalf("after LIVE_QUERY_TOO_LARGE: %+v", m)
+	}
+	testenv.WaitFor(t, "its sources let go", func() bool { return env.Stack.Live.Stats().Subscriptions == 0 })
+
+	// Two live queries on a connection allowing one subscription.
+	small := `query($l: ID!) @live { location(id: $l) { orders(first: 1) { nodes { id } } } }`
+	c.subscribe("2", small, vars)
+	if r, raw := nextLive(t, c, "2"); r.Revision != 1 {
+		t.Fatalf("first small live query: %.300s", raw)
+	}
+	c.subscribe("3", small, vars)
+	if r, raw := nextLive(t, c, "3"); len(r.Errors) == 0 || r.Errors[0]["extensions"].(map[string]any)["code"] != "TOO_MANY_SUBSCRIPTIONS" {
+		t.Fatalf("second live query on a connection of one: %.300s", raw)
 	}
 }

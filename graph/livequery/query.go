@@ -109,6 +109,7 @@ func (q *query) first(ctx context.Context) *graphql.Response {
 	q.revision = 1
 	info := q.watch(reads)
 	q.bound()
+	info["keptBytes"] = len(q.last) + len(q.lastErrs) + q.memo.bytes()
 	if resp.Extensions == nil {
 		resp.Extensions = map[string]any{}
 	}
