@@ -66,3 +66,22 @@ func TestImageBuildOutputsAreIgnored(t *testing.T) {
 		}
 	}
 }
+
+// TestMeasurementPagesAreReferences: BENCHMARKS.md and RELIABILITY.md are
+// reference pages (the method, the latest results, what each limit means);
+// no heading is dated, and no heading names a session or a run of a day:
+// history stays in the commit log.
+func TestMeasurementPagesAreReferences(t *testing.T) {
+	dated := regexp.MustCompile(`\b20\d\d-\d\d-\d\d\b|(?i)\b(session|run of|round \d+)\b`)
+	for _, page := range []string{"BENCHMARKS.md", "RELIABILITY.md"} {
+		raw, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(raw), "\n") {
+			if strings.HasPrefix(line, "#") && dated.MatchString(line) {
+				t.Errorf("%s:%d: a dated or diary heading: %q", page, i+1, line)
+			}
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -377,5 +378,42 @@ func TestAnswerDiff(t *testing.T) {
 		if d := answerDiff(want, resp(tc.got), tc.check); (tc.diff == "") != (d == "") || !strings.HasPrefix(d, tc.diff) {
 			t.Errorf("%s, %s: %q, want %q", tc.got, tc.check, d, tc.diff)
 		}
+	}
+}
+
+// TestBenchmarksPageHoldsTheGeneratedBlockAsWritten: BENCHMARKS.md has one
+// generated block, and its sections are the ones markdown() renders from
+// bench/results.json, in its order, so nothing hand-written sits inside the
+// markers where the next run would drop it. (The text within a section is
+// the generator's of the run that wrote it.)
+func TestBenchmarksPageHoldsTheGeneratedBlockAsWritten(t *testing.T) {
+	raw, err := os.ReadFile("../BENCHMARKS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(raw)
+	if strings.Count(page, markBegin) != 1 || strings.Count(page, markEnd) != 1 || strings.Index(page, markBegin) > strings.Index(page, markEnd) {
+		t.Fatalf("BENCHMARKS.md: want one %q before one %q", markBegin, markEnd)
+	}
+	block := page[strings.Index(page, markBegin) : strings.Index(page, markEnd)+len(markEnd)]
+	b, err := os.ReadFile("results.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := new(Results)
+	if err := json.Unmarshal(b, res); err != nil {
+		t.Fatal(err)
+	}
+	var plots []string
+	for _, m := range regexp.MustCompile(`(?m)^!\[[^\]]*\]\(docs/bench/([^)]+)\)$`).FindAllStringSubmatch(block, -1) {
+		plots = append(plots, m[1])
+	}
+	headings := regexp.MustCompile(`(?m)^##+ .*$`)
+	got, want := headings.FindAllString(block, -1), headings.FindAllString(markdown(res, nil, plots), -1)
+	if !slices.Equal(got, want) {
+		t.Errorf("BENCHMARKS.md's generated block has the sections\n%q\nwhere bench/report.go renders\n%q\nfrom bench/results.json: hand-written sections inside the markers are lost on the next run", got, want)
+	}
+	if !strings.HasPrefix(block, markBegin+"\n\n## Run\n") {
+		t.Errorf("BENCHMARKS.md: the generated block does not start with its Run section")
 	}
 }
