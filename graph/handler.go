@@ -345,10 +345,7 @@ func NewHandler(o Options) http.Handler {
 		srv.AroundResponses(capResponse(o.MaxResponseBytes))
 	}
 	srv.AroundOperations(liveOperations)
-	if o.Live != nil {
-		srv.AroundOperations(liveQueries(livequery.New(livequery.Config{Hub: o.Live, Client: o.Client,
-			MaxBytes: o.LiveQueryMaxBytes, ReferenceInterval: o.LiveReferenceInterval})))
-	}
+	srv.AroundOperations(liveQueries(o.liveQueryEngine()))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		entry := accesslog.From(ctx)

@@ -40,6 +40,15 @@ func liveQueries(engine *livequery.Engine) graphql.OperationMiddleware {
 	}
 }
 
+// liveQueryEngine is the engine of the live queries: nil when live data
+// is off.
+func (o *Options) liveQueryEngine() *livequery.Engine {
+	if o.Live == nil {
+		return nil
+	}
+	return livequery.New(livequery.Config{Hub: o.Live, Client: o.Client, MaxBytes: o.LiveQueryMaxBytes, ReferenceInterval: o.LiveReferenceInterval})
+}
+
 // incrementalIn reports whether sel uses @defer or @stream.
 func incrementalIn(sel ast.SelectionSet) bool {
 	for _, s := range sel {
