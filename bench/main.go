@@ -17,6 +17,7 @@
 //	go run ./bench -load-only -only resource,orders -load-compare /tmp/facade-old  # the same beside another build
 //	go run ./bench -load-only -only resource,orders -scale 4 -load-compare-tailcall /tmp/tailcall/tailcall  # beside Tailcall (a Rust gateway)
 //	go run ./bench -live      # live data: polls, event latency, memory (live.go)
+//	go run ./bench -live-query 200 # @live queries: update bytes, re-run calls, idle memory (livequery.go)
 //	go run ./bench -quick -metrics -out /tmp/m.md -results /tmp/m.json  # with Prometheus metrics recorded
 //
 // Everything runs on loopback: the REST service in a child process (this
@@ -125,6 +126,7 @@ type flags struct {
 	cpuProfile, memProfile                    string
 	replot                                    bool
 	liveRun                                   bool
+	liveQueryIdle                             int
 	liveInterval                              time.Duration
 	liveSubs, liveCreds, liveIdle, liveRounds int
 	livePriority, obsRounds, deferRounds      int
@@ -167,6 +169,7 @@ func parseFlags(args []string) (*flags, error) {
 	fs.StringVar(&f.memProfile, "memprofile", "", "write an allocation profile of each query's batched cost run to <prefix>.<query>.pprof")
 	fs.BoolVar(&f.replot, "replot", false, "measure nothing: redraw the plots and the markdown tables from -results")
 	fs.BoolVar(&f.liveRun, "live", false, "measure only live data (live.go): polls per interval of -live-subscribers subscribers over two replicas on one Redis, event latency, -live-credentials credentials, interactive latency beside 5 sources, -live-idle idle subscribers' memory; prints a markdown section, writes nothing")
+	fs.IntVar(&f.liveQueryIdle, "live-query", 0, "measure only @live queries (livequery.go): bytes of an update against the full result, REST calls of a re-run against a full run, heap of this many idle live dashboards; prints a markdown section, writes nothing")
 	fs.DurationVar(&f.liveInterval, "live-interval", time.Second, "polling interval of the -live run")
 	fs.IntVar(&f.liveSubs, "live-subscribers", 1000, "subscribers of one source in the -live run")
 	fs.IntVar(&f.liveCreds, "live-credentials", 100, "credentials of one source each in the -live run; 0 skips it")
@@ -294,6 +297,8 @@ func runApart(ctx context.Context, f *flags, cfg Config, args []string) (ran boo
 		return true, runWriteThrough(ctx, f.writeThrough) // writethrough.go
 	case f.livePriority > 0:
 		return true, runLivePriority(ctx, f.livePriority, 4*f.liveRounds) // livepriority.go
+	case f.liveQueryIdle > 0:
+		return true, runLiveQuery(ctx, f.liveQueryIdle) // livequery.go
 	case f.liveRun:
 		return true, runLive(ctx, f.liveInterval, f.liveSubs, f.liveCreds, f.liveIdle, f.liveRounds) // live.go
 	case f.obsRounds > 0:

@@ -21,6 +21,7 @@ import (
 	"github.com/workspacenet/facade/graph/guard"
 	"github.com/workspacenet/facade/graph/incremental"
 	"github.com/workspacenet/facade/graph/limits"
+	"github.com/workspacenet/facade/graph/livequery"
 	"github.com/workspacenet/facade/graph/livetransport"
 	"github.com/workspacenet/facade/graph/loaders"
 	"github.com/workspacenet/facade/graph/overhttp"
@@ -155,6 +156,14 @@ type Options struct {
 	// (graphql-ws "ka", graphql-transport-ws ping) and of SSE comments. 0:
 	// none.
 	LiveKeepAlive time.Duration
+	// LiveQueryMaxBytes bounds what one live query keeps between its runs
+	// (graph/livequery: its last result, and the bodies its last run read);
+	// 0: livequery.DefaultMaxBytes.
+	LiveQueryMaxBytes int
+	// LiveReferenceInterval is the polling interval of the reference
+	// objects a live query reads (resources, events, products): their
+	// cache TTL. 0: livequery.DefaultReferenceInterval.
+	LiveReferenceInterval time.Duration
 	// LiveInitTimeout bounds a WebSocket's wait for connection_init: past
 	// it the connection is closed (gqlgen's transport: 1002, "connection
 	// initialisation timeout"). It must be positive.
@@ -231,6 +240,7 @@ func DefaultOptions() Options {
 		LiveIdleTimeout:                 livetransport.DefaultLiveIdleTimeout,
 		LiveKeepAlive:                   livetransport.DefaultLiveKeepAlive,
 		LiveInitTimeout:                 livetransport.DefaultLiveInitTimeout,
+		LiveQueryMaxBytes:               livequery.DefaultMaxBytes,
 	}
 }
 
@@ -408,6 +418,7 @@ func (e *endpoint) useResponses() {
 	if e.live != nil {
 		srv.AroundOperations(livetransport.Operations)
 		srv.AroundOperations(subscriptionSlots)
+		srv.AroundOperations(liveQueries(o.liveQueryEngine()))
 	}
 }
 
@@ -615,9 +626,10 @@ func refuse(w http.ResponseWriter, entry *accesslog.Entry, mt string, ref *guard
 // requestTurn is the place of a request's call among its client's waiting
 // calls in the budget (o.Budget.Hooks): its requests are served in the order
 // they arrived, then by the priority the call carries (callPriority, set
-// where the call is made).
+// where the call is made). A live query's re-run takes the polls' turn
+// (livequery.IsRerun).
 func requestTurn(ctx context.Context, cs restclient.CallStart) budget.Turn {
-	return budget.Turn{Request: requestFrom(ctx).arrival, Priority: cs.Priority}
+	return budget.Turn{Request: requestFrom(ctx).arrival, Priority: cs.Priority, Background: livequery.IsRerun(ctx)}
 }
 
 // deferredRank is added to the priority of a call made for a deferred part

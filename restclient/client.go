@@ -364,6 +364,9 @@ type call struct {
 	// (a shared GET whose callers read results only, WithReadOnlyResults,
 	// parses once for all of them); without it the body is ignored.
 	parse parseFunc
+	// asked: the context's ReadLog and the response cache were asked
+	// already (doLogged); do asks neither.
+	asked bool
 }
 
 // target returns rc's URL: the base URL, rc.route with rc.id in its
@@ -418,7 +421,10 @@ func (c *Client) do(ctx context.Context, rc call) (resp *Response, v any, err er
 	// target is the URL; uri, its part below the base URL, shares its bytes.
 	target := c.target(&rc)
 	uri := target[len(c.base):]
-	if cacheable && !sc.noCacheReads {
+	if sc.reads != nil && !rc.asked && rc.method == http.MethodGet && rc.decodes() {
+		return c.doLogged(ctx, sc, rc, creds, uri, start)
+	}
+	if cacheable && !sc.noCacheReads && !rc.asked {
 		if resp, v, ok := c.cached(ctx, sc.hooks, &rc, &creds, uri, start); ok {
 			return resp, v, nil
 		}
@@ -452,10 +458,45 @@ func (c *Client) do(ctx context.Context, rc call) (resp *Response, v any, err er
 	if cacheable && !shared {
 		c.cache.Put(ctx, creds.Credentials, rc.route, uri, f.data)
 	}
+	if sc.reads != nil && rc.method == http.MethodGet {
+		sc.reads.Read(rc.route, unescaped(rc.id), rc.query, uri, bytes.Clone(f.data))
+	}
 	if rc.method != http.MethodGet && c.cache != nil {
 		c.invalidate(ctx, rc.method, rc.route, rc.id, v)
 	}
 	return resp, v, nil
+}
+
+// doLogged is do for a decoded GET whose context has a ReadLog: the log
+// answers first, as a cache hit; a body the response cache answers is read
+// into the log too; else the call goes on as any (do, without the log's
+// answer), and its 2xx body is read into the log.
+func (c *Client) doLogged(ctx context.Context, sc *scope, rc call, creds who, uri string, start time.Time) (*Response, any, error) {
+	if body, ok := sc.reads.Answer(rc.route, uri); ok {
+		if resp, v, err := c.fromCache(ctx, sc.hooks, rc, body, start); err == nil {
+			sc.reads.Read(rc.route, unescaped(rc.id), rc.query, uri, body)
+			return resp, v, nil
+		}
+	}
+	if c.cache != nil && !sc.noCacheReads && creds.validate() == nil {
+		if body, ok := c.cache.Get(ctx, creds.Credentials, rc.route, uri); ok {
+			if resp, v, err := c.fromCache(ctx, sc.hooks, rc, body, start); err == nil {
+				sc.reads.Read(rc.route, unescaped(rc.id), rc.query, uri, body)
+				return resp, v, nil
+			}
+		}
+	}
+	// do reads the fetched body into the log.
+	rc.asked = true
+	return c.do(ctx, rc)
+}
+
+// unescaped is a call's path segment as its caller gave it.
+func unescaped(seg string) string {
+	if s, err := url.PathUnescape(seg); err == nil {
+		return s
+	}
+	return seg
 }
 
 // cached answers rc from the response cache when it holds a body for creds

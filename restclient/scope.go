@@ -1,6 +1,9 @@
 package restclient
 
-import "context"
+import (
+	"context"
+	"net/url"
+)
 
 // A caller's settings in the context
 //
@@ -28,6 +31,21 @@ type Scope struct {
 	Background bool
 	// Hooks are installed inside the hooks ctx carries, as WithCallHooks.
 	Hooks []CallHooks
+	// Reads, when set, answers the context's decoded GETs before the
+	// response cache and hears every 2xx body they read (ReadLog); nil
+	// keeps what ctx says.
+	Reads ReadLog
+}
+
+// ReadLog is the memory of one caller's GETs across its executions (a live
+// query's re-runs): Answer gives the body to answer a GET with, as a cache
+// hit (no upstream call; CallInfo.Cached), and Read hears the 2xx body of
+// each decoded GET answered with the context (by Answer, the response cache
+// or the upstream). id is the unescaped path parameter ("" without), q the
+// query; body must not be modified. Safe for concurrent use.
+type ReadLog interface {
+	Answer(route, uri string) (body []byte, ok bool)
+	Read(route, id string, q url.Values, uri string, body []byte)
 }
 
 // scope is the settings of a context; never modified once stored.
@@ -38,7 +56,8 @@ type scope struct {
 	noCacheReads bool
 	background   bool
 	hooks        []CallHooks // outermost first
-	headerVals   [2]string   // who's headerVals when set here
+	reads        ReadLog
+	headerVals   [2]string // who's headerVals when set here
 	// buf holds hooks when they fit (a request installs at most four sets),
 	// saving the chain its own allocation.
 	buf [4]CallHooks
@@ -63,7 +82,10 @@ func WithScope(ctx context.Context, s Scope) context.Context {
 	outer := scopeOf(ctx)
 	n := &scope{who: outer.who, hasWho: outer.hasWho,
 		readOnly: outer.readOnly || s.ReadOnlyResults, noCacheReads: outer.noCacheReads || s.NoCacheReads,
-		background: outer.background || s.Background}
+		background: outer.background || s.Background, reads: outer.reads}
+	if s.Reads != nil {
+		n.reads = s.Reads
+	}
 	if s.Credentials != nil {
 		n.who, n.hasWho = identifyIn(*s.Credentials, &n.headerVals), true
 	}

@@ -350,6 +350,7 @@ func (f *flags) liveFlags(c *Config) {
 	f.num(&c.Live.MaxQueued, "live-max-queued", "LIVE_MAX_QUEUED", "most objects waiting for the subscribers of this replica together; beyond it a subscriber still holding events of an earlier poll ends with SUBSCRIBER_TOO_SLOW; 0 = no limit")
 	f.num(&c.Live.MaxPerCredential, "live-max-per-credential", "LIVE_MAX_PER_CREDENTIAL", "maximum subscriptions of one upstream client on this replica; 0 = no limit")
 	f.num(&c.Live.MaxTotal, "live-max-subscriptions", "LIVE_MAX_SUBSCRIPTIONS", "maximum subscriptions on this replica; 0 = no limit")
+	f.num(&g.LiveQueryMaxBytes, "live-query-max-bytes", "LIVE_QUERY_MAX_BYTES", "most bytes one @live query keeps between its runs (its last result and the bodies its last run read): a larger result ends it with LIVE_QUERY_TOO_LARGE, larger bodies are not kept (its re-runs fetch what they read)")
 	f.num(&g.LiveMaxPerConnection, "live-max-per-connection", "LIVE_MAX_PER_CONNECTION", "maximum subscriptions of one WebSocket; 0 = no limit")
 	f.num(&g.LiveMaxConnections, "live-max-connections", "LIVE_MAX_CONNECTIONS", "maximum WebSocket and SSE connections open on this replica; 0 = no limit")
 	f.num(&g.LiveMaxConnectionsPerCredential, "live-max-connections-per-credential", "LIVE_MAX_CONNECTIONS_PER_CREDENTIAL", "maximum WebSocket and SSE connections of one upstream client on this replica; beyond it a WebSocket is closed 1013, an SSE request refused 503; 0 = no limit")

@@ -61,6 +61,8 @@ const (
 	TooManyConnections = "TOO_MANY_CONNECTIONS"
 	// SubscriberTooSlow: the last event of a subscription whose client did not take its events: more than -live-buffer distinct objects were waiting for it (updates of one object are coalesced first).
 	SubscriberTooSlow = "SUBSCRIBER_TOO_SLOW"
+	// LiveQueryTooLarge: the last update of a live query whose result is larger than -live-query-max-bytes (docs/live-data.md); extensions.maximum. The result before it was sent.
+	LiveQueryTooLarge = "LIVE_QUERY_TOO_LARGE"
 	// OriginNotAllowed: HTTP 403 refusal of a WebSocket upgrade whose Origin is neither the server's own nor in -cors-origins (cross-site WebSocket hijacking).
 	OriginNotAllowed = "ORIGIN_NOT_ALLOWED"
 	// RouterSecretRequired: a `_service` or `_entities` field (Federation) from a request without the router's shared secret, where one is required (-production, or ROUTER_SECRET set); the field is null, nothing is sent upstream.

@@ -450,6 +450,15 @@ on any other field, it is ignored.
 directive @stream(if: Boolean! = true, label: String, initialCount: Int! = 0) on FIELD
 
 """
+A live query (docs/live-data.md), as the graphql-live-query convention spells it: over a
+WebSocket or graphql-sse, the first result is the ordinary result, with ` + "`" + `revision` + "`" + ` 1 and
+` + "`" + `extensions.live` + "`" + ` naming the sources watched and those that cannot be; after it, every time a
+source the query read changes upstream, a JSON Patch (RFC 6902) of the result as ` + "`" + `patch` + "`" + ` with
+the next ` + "`" + `revision` + "`" + `. Over plain HTTP the query answers once, as without it.
+"""
+directive @live(if: Boolean! = true) on QUERY
+
+"""
 An instant as an RFC 3339 string in UTC, e.g. ` + "`" + `2021-05-21T10:00:00Z` + "`" + `
 (fractional seconds only when set). Inputs may carry any offset; they are
 converted to UTC.

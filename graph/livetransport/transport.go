@@ -23,6 +23,7 @@ import (
 	"github.com/workspacenet/facade/graph/errcode"
 	"github.com/workspacenet/facade/graph/gqlerr"
 	"github.com/workspacenet/facade/graph/guard"
+	"github.com/workspacenet/facade/graph/livequery"
 	"github.com/workspacenet/facade/graph/overhttp"
 	"github.com/workspacenet/facade/internal/base/accesslog"
 	"github.com/workspacenet/facade/restclient"
@@ -314,7 +315,7 @@ func (t eventStreams) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 	params.Headers = r.Header
 	params.ReadTime = graphql.TraceTiming{Start: graphql.GetStartTime(ctx), End: graphql.Now()}
 	oc, errs := exec.CreateOperationContext(ctx, params)
-	if oc.Operation != nil && oc.Operation.Operation == ast.Subscription {
+	if oc.Operation != nil && (oc.Operation.Operation == ast.Subscription || livequery.Is(oc)) {
 		t.o.serveEventStream(w, r, exec, oc, errs, t.conns)
 		return
 	}
@@ -471,5 +472,5 @@ func (s *sseWriter) next(resp *graphql.Response) bool {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.writeLocked(slices.Concat([]byte("event: next\ndata: "), b, []byte("\n\n")))
+	return s.writeLocked(slices.Concat([]byte("event: next\ndata: "), livequery.Lift(b), []byte("\n\n")))
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/workspacenet/facade/graph/errcode"
 	"github.com/workspacenet/facade/graph/guard"
+	"github.com/workspacenet/facade/graph/livequery"
 )
 
 // An idle WebSocket subscriber costs what its connection holds for as long
@@ -96,6 +97,16 @@ func (c *wsConn) SetReadLimit(n int64) {
 		}
 		l.SetReadLimit(n)
 	}
+}
+
+// WriteJSON writes v, a live query's result in the graphql-live-query
+// convention's shape (livequery.LiftFrame).
+func (c *wsConn) WriteJSON(v any) error {
+	b, err := livequery.LiftFrame(v)
+	if err != nil {
+		return err
+	}
+	return c.WebsocketConn.WriteJSON(b)
 }
 
 func (c *wsConn) SetReadDeadline(t time.Time) error {

@@ -128,6 +128,10 @@ type Source struct {
 	// Decode reads back {"items": [...]} of Item values encoded as JSON
 	// (what one replica fetched, for the others: shared.go).
 	Decode func(data []byte) ([]any, error)
+	// Interval, when longer than Config.Interval, is the source's own
+	// interval (reference data polled at its cache TTL); the poller of a
+	// source keeps the interval of the Source that started it.
+	Interval time.Duration
 }
 
 // Event is one change, or one failed poll, delivered to a subscriber.
@@ -275,7 +279,7 @@ func (h *Hub) Subscribe(ctx context.Context, creds restclient.Credentials, src S
 	h.perCred[id]++
 	p := h.pollers[key]
 	if p == nil || p.ctx.Err() != nil {
-		p = &poller{h: h, key: key, src: src, creds: creds.Normalized(), subs: map[*Subscription]struct{}{}, interval: h.c.Interval, poke: make(chan struct{}, 1)}
+		p = &poller{h: h, key: key, src: src, creds: creds.Normalized(), subs: map[*Subscription]struct{}{}, interval: max(h.c.Interval, src.Interval), poke: make(chan struct{}, 1)}
 		p.ctx, p.cancel = context.WithCancel(context.Background())
 		h.pollers[key] = p
 		p.start()
@@ -402,6 +406,9 @@ type poller struct {
 	callsStart time.Time    // the origin of their StartMs
 }
 
+// base is the source's interval before stretching.
+func (p *poller) base() time.Duration { return max(p.h.c.Interval, p.src.Interval) }
+
 func (p *poller) currentInterval() time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -511,7 +518,7 @@ func (p *poller) pollWith(ctx context.Context) (items []Item, waited time.Durati
 // changes, the wait before the next poll, and the error that ends the
 // source's subscriptions (a 401 or 403), if any.
 func (p *poller) apply(items []Item, waited time.Duration, err error, at time.Time) ([]Event, time.Duration, error) {
-	base := p.h.c.Interval
+	base := p.base()
 	if err != nil {
 		if fatal(err) {
 			return nil, 0, err

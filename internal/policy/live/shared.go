@@ -138,7 +138,7 @@ return 0`)
 // two replicas never publish the changes of one baseline.
 func (s *Shared) run(p *poller) {
 	name := s.name(p.key)
-	interval := p.h.c.Interval
+	interval := p.base()
 	r := &sharedRun{
 		s: s, p: p, ad: []byte(name),
 		lease: sharedPrefix + "lease:" + name, state: sharedPrefix + "state:" + name, channel: sharedPrefix + "ch:" + name,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/workspacenet/facade/restclient"
 )
@@ -168,3 +169,65 @@ func EventSource(c *restclient.Client, id string) Source { return one(c, restcli
 
 // Product is one shop product.
 func Product(c *restclient.Client, id string) Source { return one(c, restclient.OpGetProduct, id) }
+
+// Products is every product of a location (the list is not paged).
+func Products(c *restclient.Client, location string) Source {
+	return list(c, restclient.OpListProducts, "", restclient.ProductListOptions{LocationRef: location}.Values(),
+		func(v *restclient.Product) string { return v.ID }, func(*restclient.Product) *restclient.Timestamp { return nil })
+}
+
+// InvoiceItems is one invoice with its items.
+func InvoiceItems(c *restclient.Client, invoice string) Source {
+	return one(c, restclient.OpListInvoiceItems, invoice)
+}
+
+// ForRead returns the source that watches what a GET of route read (id in
+// its path parameter, q its query), or why none does: a page after the
+// first or a date filter (a list source watches the newest page of a
+// filter), or a route no source polls. ref is the interval of reference
+// data (resources, events, products: polled at their cache TTL); other
+// sources poll at the Hub's interval.
+func ForRead(c *restclient.Client, route, id string, q url.Values, ref time.Duration) (src Source, notWatched string) {
+	if q.Get("nextPageToken") != "" {
+		return Source{}, "a page after the first: only the newest page of a list is watched"
+	}
+	if q.Get("createDate") != "" || hasPrefixKey(q, "createDate") {
+		return Source{}, "a date filter: only the newest page of a list is watched"
+	}
+	switch route {
+	case restclient.OpListTransactions.Route:
+		src = Transactions(c, q.Get("locationRef"), restclient.TransactionStatus(q.Get("status")), restclient.TransactionType(q.Get("type")))
+	case restclient.OpListOrders.Route:
+		src = Orders(c, q.Get("locationRef"), restclient.OrderStatus(q.Get("status")))
+	case restclient.OpListCreditNotes.Route:
+		src = CreditNotes(c, q.Get("invoiceRef"), q.Get("locationRef"))
+	case restclient.OpListRedemptions.Route:
+		src = Redemptions(c, q.Get("couponRef"), q.Get("promocodeRef"))
+	case restclient.OpListComments.Route:
+		src = Comments(c, id)
+	case restclient.OpGetVisit.Route:
+		src = Visit(c, id)
+	case restclient.OpListInvoiceItems.Route:
+		src = InvoiceItems(c, id)
+	case restclient.OpListProducts.Route:
+		src, src.Interval = Products(c, q.Get("locationRef")), ref
+	case restclient.OpGetProduct.Route:
+		src, src.Interval = Product(c, id), ref
+	case restclient.OpGetResource.Route:
+		src, src.Interval = Resource(c, id), ref
+	case restclient.OpGetEvent.Route:
+		src, src.Interval = EventSource(c, id), ref
+	default:
+		return Source{}, "no poller watches this route"
+	}
+	return src, ""
+}
+
+func hasPrefixKey(q url.Values, prefix string) bool {
+	for k := range q {
+		if strings.HasPrefix(k, prefix) {
+			return true
+		}
+	}
+	return false
+}
