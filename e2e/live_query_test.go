@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os/exec"
 	"reflect"
@@ -75,7 +76,9 @@ func TestLiveQueryClients(t *testing.T) {
 	if order.Status != nil && *order.Status == status {
 		status = restclient.OrderStatusCompleted
 	}
-	setOrder(t, st.UpstreamURL, order.ID, string(status))
+	if err := setOrder(st.UpstreamURL, order.ID, string(status)); err != nil {
+		t.Fatal(err)
+	}
 	testenv.WaitFor(t, "both clients' second result", func() bool {
 		return len(results("graphqlWs")) == 2 && len(results("urql")) == 2
 	})
@@ -182,17 +185,17 @@ func startLiveClients(t *testing.T, node, endpoint string, creds restclient.Cred
 
 // setOrder sets an order's status on the local REST service (a test
 // endpoint: a change made outside the facade).
-func setOrder(t *testing.T, upstream, id, status string) {
-	t.Helper()
+func setOrder(upstream, id, status string) error {
 	body, _ := json.Marshal(map[string]string{"status": status})
 	resp, err := http.Post(upstream+"/_test/orders/"+id+"/set", "application/json", bytes.NewReader(body))
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		t.Fatalf("set order %s: HTTP %d", id, resp.StatusCode)
+		return fmt.Errorf("set order %s: HTTP %d", id, resp.StatusCode)
 	}
+	return nil
 }
 
 // freshData runs query over plain HTTP and returns its data, decoded.
