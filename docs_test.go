@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"net/http"
 	"os"
 	"path"
 	"regexp"
@@ -14,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/workspacenet/facade/internal/testsupport/testenv"
+	"github.com/workspacenet/facade/restclient"
 )
 
 // TestDocsStateEveryFlagWithItsDefault: docs/configuration.md has a row for
@@ -65,6 +67,53 @@ func TestImageBuildOutputsAreIgnored(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestLiveDataListsWhatEachWriteRefreshes: docs/live-data.md's table of
+// writes has one row for each write of restclient's operation table, saying
+// what its row makes stale (Stale) or why nothing (NothingStale), in the
+// table's words and order.
+func TestLiveDataListsWhatEachWriteRefreshes(t *testing.T) {
+	doc, err := os.ReadFile("docs/live-data.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, o := range restclient.Operations() {
+		if o.Method != http.MethodGet {
+			want = append(want, writeRow(o))
+		}
+	}
+	var got []string
+	for line := range strings.SplitSeq(string(doc), "\n") {
+		if strings.HasPrefix(line, "| `POST ") || strings.HasPrefix(line, "| `PUT ") {
+			got = append(got, line)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("docs/live-data.md's rows of writes:\n%s\nwant, from restclient/operations.go:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// writeRow is the row of docs/live-data.md's table of writes for o.
+func writeRow(o restclient.Operation) string {
+	if len(o.Stale) == 0 {
+		return "| `" + o.Pattern() + "` | nothing: " + o.NothingStale + " |"
+	}
+	var parts []string
+	for _, s := range o.Stale {
+		var value string
+		switch s.From {
+		case "{id}":
+			value = "the written id"
+		case restclient.AnyValue:
+			value = "any value"
+		default:
+			value = "its `" + s.From + "`"
+		}
+		parts = append(parts, "`GET "+s.Route+"` with `"+s.Param+"` = "+value)
+	}
+	return "| `" + o.Pattern() + "` | " + strings.Join(parts, "; ") + " |"
 }
 
 // TestMeasurementPagesAreReferences: BENCHMARKS.md and RELIABILITY.md are

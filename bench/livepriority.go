@@ -82,13 +82,18 @@ func runLivePriority(ctx context.Context, sources, rounds int) error {
 // sharing Redis at redisURL (one secret), each serving on a loopback port
 // (bases); the replicas started are returned even with an error.
 func startPriorityReplicas(ctx context.Context, upstreamURL, redisURL string) (sts []*stack.Stack, bases []string, err error) {
+	return startReplicasAt(ctx, upstreamURL, redisURL, live.MinInterval)
+}
+
+// startReplicasAt is startPriorityReplicas polling every interval.
+func startReplicasAt(ctx context.Context, upstreamURL, redisURL string, interval time.Duration) (sts []*stack.Stack, bases []string, err error) {
 	secret := make([]byte, 32)
 	_, _ = rand.Read(secret)
 	for range 2 {
 		cfg := stack.DefaultConfig()
 		cfg.Upstream, cfg.RedisURL, cfg.Secret, cfg.Replicas = upstreamURL, redisURL, secret, 2
 		cfg.Playground, cfg.MetricsAddr, cfg.CacheTTL = false, "", ""
-		cfg.Live.Interval = live.MinInterval
+		cfg.Live.Interval = interval
 		cfg.Live.MaxTotal, cfg.Live.MaxPerCredential = 0, 0
 		st, err := stack.Start(ctx, cfg, slog.New(slog.DiscardHandler))
 		if err != nil {

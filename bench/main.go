@@ -130,6 +130,7 @@ type flags struct {
 	liveInterval                              time.Duration
 	liveSubs, liveCreds, liveIdle, liveRounds int
 	livePriority, obsRounds, deferRounds      int
+	writeThrough                              int
 	loadDur, loadLat                          time.Duration
 	loadConc, loadTokens, loadRounds          int
 	loadCompare, loadTailcall, loadProfile    string
@@ -175,6 +176,7 @@ func parseFlags(args []string) (*flags, error) {
 	fs.IntVar(&f.liveIdle, "live-idle", 10000, "idle subscribers on one replica in the -live run; 0 skips it")
 	fs.IntVar(&f.liveRounds, "live-rounds", 10, "intervals each -live measurement lasts")
 	fs.IntVar(&f.livePriority, "live-priority", 0, "measure only a polled object's query against an unpolled one's while this many sources of their client poll through two replicas on one Redis (livepriority.go); prints a table, writes nothing")
+	fs.IntVar(&f.writeThrough, "write-through", 0, "measure only this many updateVisit and createCreditNote of one client through the facade until its own subscription's event, polls every 5 s, over two replicas on one Redis (writethrough.go); prints a table, writes nothing")
 	fs.IntVar(&f.obsRounds, "observability-overhead", 0, "measure only the dashboard's CPU and allocations per query with no metrics nor tracing, metrics, tracing (100% sampled, discarding exporter) and both, alternating this many rounds; prints a table and the verdict against the observability targets (metrics under 3% of CPU, tracing off free), writes nothing")
 	fs.IntVar(&f.deferRounds, "defer", 0, "measure only the dashboard with its transactions and credit notes deferred (multipart/mixed), and with its transactions' links and credit notes deferred (multipart/mixed 2022 and v0.2, SSE), against the whole answer, at 10 requests/s per client and 20 ms upstream latency, alternating this many rounds; prints a table, writes nothing")
 	fs.DurationVar(&f.loadDur, "load-dur", 4*time.Second, "each run of the under-load measurement: the facade in a process of its own, -load-conc clients, its CPU per request (loadcpu.go); 0 skips it")
@@ -262,7 +264,7 @@ func replot(f *flags) error {
 }
 
 // runApart runs the measurement the flags ask for instead of the suite
-// (-dashboards, -defer, -live-priority, -live, -observability-overhead),
+// (-dashboards, -defer, -write-through, -live-priority, -live, -observability-overhead),
 // printing its table; ran is false when they ask for none.
 func runApart(ctx context.Context, f *flags, cfg Config, args []string) (ran bool, err error) {
 	header := func() {
@@ -291,6 +293,8 @@ func runApart(ctx context.Context, f *flags, cfg Config, args []string) (ran boo
 		header()
 		r.Print(os.Stdout)
 		return true, nil
+	case f.writeThrough > 0:
+		return true, runWriteThrough(ctx, f.writeThrough) // writethrough.go
 	case f.livePriority > 0:
 		return true, runLivePriority(ctx, f.livePriority, 4*f.liveRounds) // livepriority.go
 	case f.liveQueryIdle > 0:

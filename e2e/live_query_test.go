@@ -32,7 +32,7 @@ type liveReport struct {
 	Errors                     json.RawMessage
 }
 
-// TestLiveQueryClients: the README dashboard as a @live query, with the two
+// TestLiveQueryGraphqlWsAndUrql: the README dashboard as a @live query, with the two
 // clients of docs/live-data.md: graphql-ws directly, its results through
 // the graphql-live-query JSON Patch applier, and urql's subscriptionExchange
 // over graphql-ws through the same applier. Each gets the whole result
@@ -40,7 +40,7 @@ type liveReport struct {
 // service's test endpoint reaches each as a patch (revision 2, no data),
 // and the patched result equals a fresh query's; more polls of an unchanged
 // upstream send nothing more.
-func TestLiveQueryClients(t *testing.T) {
+func TestLiveQueryGraphqlWsAndUrql(t *testing.T) {
 	node := requireNode(t)
 	t.Setenv("NODE_OPTIONS", "--experimental-websocket") // Node 20: WebSocket behind a flag
 	base, st := startDemo(t, func(c *stack.Config) {

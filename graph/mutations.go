@@ -292,7 +292,7 @@ func updatePostRequest(id string, in model.UpdatePostInput) (*restclient.PostUpd
 }
 
 // mutate runs one upstream write for a validated request.
-func mutate[Req, Res any](ctx context.Context, req Req, verr error, call func(context.Context, Req) (Res, *restclient.Response, error)) (Res, error) {
+func mutate[Req, Res any](ctx context.Context, r *Resolver, op restclient.Row, id string, req Req, verr error, call func(context.Context, Req) (Res, *restclient.Response, error)) (Res, error) {
 	var zero Res
 	if verr != nil {
 		return zero, verr
@@ -301,7 +301,20 @@ func mutate[Req, Res any](ctx context.Context, req Req, verr error, call func(co
 	if err != nil {
 		return zero, err
 	}
+	r.wrote(ctx, op, id, res)
 	return res, nil
+}
+
+// wrote makes the caller's live sources that the write op (answered 2xx
+// with answer; id in its path parameter, if it has one) made stale poll at
+// once (live.Hub.Poke): the caller's subscriptions see its own change at
+// once, other clients' at their next poll.
+func (r *Resolver) wrote(ctx context.Context, op restclient.Row, id string, answer any) {
+	if r.live == nil {
+		return
+	}
+	o := op.Row()
+	r.live.Poke(restclient.IdentityFromContext(ctx), restclient.StaleAfter(o.Method, o.Route, id, answer))
 }
 
 // checkOptIDs validates two optional id arguments of which the query needs

@@ -201,7 +201,7 @@ func (r locationResolver) CreditNotes(ctx context.Context, obj *model.Location, 
 // CreateCreditNote is the resolver for the createCreditNote field.
 func (r mutationResolver) CreateCreditNote(ctx context.Context, input model.CreateCreditNoteInput) (*model.CreateCreditNotePayload, error) {
 	req, err := createCreditNoteRequest(input)
-	cn, err := mutate(ctx, req, err, r.client.Billing.CreateCreditNote)
+	cn, err := mutate(ctx, r.Resolver, restclient.OpCreateCreditNote, "", req, err, r.client.Billing.CreateCreditNote)
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +211,7 @@ func (r mutationResolver) CreateCreditNote(ctx context.Context, input model.Crea
 // CreateBooking is the resolver for the createBooking field.
 func (r mutationResolver) CreateBooking(ctx context.Context, input model.CreateBookingInput) (*model.CreateBookingPayload, error) {
 	req, err := createBookingRequest(input)
-	b, err := mutate(ctx, req, err, r.client.Resources.CreateBooking)
+	b, err := mutate(ctx, r.Resolver, restclient.OpCreateBooking, "", req, err, r.client.Resources.CreateBooking)
 	if err != nil {
 		return nil, err
 	}
@@ -221,7 +221,7 @@ func (r mutationResolver) CreateBooking(ctx context.Context, input model.CreateB
 // CreateVisit is the resolver for the createVisit field.
 func (r mutationResolver) CreateVisit(ctx context.Context, input model.CreateVisitInput) (*model.CreateVisitPayload, error) {
 	req, err := createVisitRequest(input)
-	v, err := mutate(ctx, req, err, r.client.Visitors.CreateVisit)
+	v, err := mutate(ctx, r.Resolver, restclient.OpCreateVisit, "", req, err, r.client.Visitors.CreateVisit)
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +231,7 @@ func (r mutationResolver) CreateVisit(ctx context.Context, input model.CreateVis
 // UpdateVisit is the resolver for the updateVisit field.
 func (r mutationResolver) UpdateVisit(ctx context.Context, id string, input model.UpdateVisitInput) (*model.UpdateVisitPayload, error) {
 	req, err := updateVisitRequest(id, input)
-	v, err := mutate(ctx, req, err, func(ctx context.Context, req *restclient.VisitUpdateRequest) (*restclient.Visit, *restclient.Response, error) {
+	v, err := mutate(ctx, r.Resolver, restclient.OpUpdateVisit, id, req, err, func(ctx context.Context, req *restclient.VisitUpdateRequest) (*restclient.Visit, *restclient.Response, error) {
 		return r.client.Visitors.UpdateVisit(ctx, id, req)
 	})
 	if err != nil {
@@ -243,7 +243,7 @@ func (r mutationResolver) UpdateVisit(ctx context.Context, id string, input mode
 // CreateVisitRequest is the resolver for the createVisitRequest field.
 func (r mutationResolver) CreateVisitRequest(ctx context.Context, input model.CreateVisitRequestInput) (*model.CreateVisitRequestPayload, error) {
 	req, err := createVisitRequestRequest(input)
-	v, err := mutate(ctx, req, err, r.client.Visitors.CreateVisitRequest)
+	v, err := mutate(ctx, r.Resolver, restclient.OpCreateVisitRequest, "", req, err, r.client.Visitors.CreateVisitRequest)
 	if err != nil {
 		return nil, err
 	}
@@ -253,7 +253,7 @@ func (r mutationResolver) CreateVisitRequest(ctx context.Context, input model.Cr
 // CreatePost is the resolver for the createPost field.
 func (r mutationResolver) CreatePost(ctx context.Context, input model.CreatePostInput) (*model.CreatePostPayload, error) {
 	req, err := createPostRequest(input)
-	p, err := mutate(ctx, req, err, r.client.Feed.CreatePost)
+	p, err := mutate(ctx, r.Resolver, restclient.OpCreatePost, "", req, err, r.client.Feed.CreatePost)
 	if err != nil {
 		return nil, err
 	}
@@ -263,7 +263,7 @@ func (r mutationResolver) CreatePost(ctx context.Context, input model.CreatePost
 // UpdatePost is the resolver for the updatePost field.
 func (r mutationResolver) UpdatePost(ctx context.Context, id string, input model.UpdatePostInput) (*model.UpdatePostPayload, error) {
 	req, err := updatePostRequest(id, input)
-	p, err := mutate(ctx, req, err, func(ctx context.Context, req *restclient.PostUpdateRequest) (*restclient.Post, *restclient.Response, error) {
+	p, err := mutate(ctx, r.Resolver, restclient.OpUpdatePost, id, req, err, func(ctx context.Context, req *restclient.PostUpdateRequest) (*restclient.Post, *restclient.Response, error) {
 		return r.client.Feed.UpdatePost(ctx, id, req)
 	})
 	if err != nil {

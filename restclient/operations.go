@@ -54,8 +54,12 @@ type Operation struct {
 
 	// Stale lists, for a write, the cached GET entries its success makes
 	// stale, for every caller (the client invalidates them through its
-	// ResponseCache once the write is answered 2xx).
-	Stale []Stale
+	// ResponseCache once the write is answered 2xx), and the live sources
+	// it makes stale for its caller (the facade polls them at once).
+	// NothingStale is, for a write whose Stale is empty, why no GET of the
+	// table reads what it changes. Every write has one of the two.
+	Stale        []Stale
+	NothingStale string
 
 	index    int  // position in the table
 	hasParam bool // Route has a {parameter}
@@ -79,11 +83,18 @@ const (
 
 // Stale names cached entries a write makes stale: those of the GET Route
 // whose Param (its path parameter, or one of its CacheTags) has the value
-// From names: "{id}" is the write's own path parameter, anything else the
-// JSON name of a string field of the write's answer ("invoiceRef").
+// From names: "{id}" is the write's own path parameter, AnyValue every
+// value (the write's answer does not say which), anything else the JSON
+// name of a string field of the write's answer ("invoiceRef").
 type Stale struct {
 	Route, Param, From string
 }
+
+// AnyValue, as a Stale's From and an Entry's Value, stands for every value
+// of the Param: the write's answer does not name the one it changed. The
+// response cache cannot drop such entries (they are left to their TTL);
+// the write's caller's live sources of the Route are all polled.
+const AnyValue = "*"
 
 // Op is one row of the table: an operation whose answer decodes into a T.
 // The rows are the package's Op... variables; treat them as read only.
@@ -194,6 +205,12 @@ func (o *Op[T]) stales(get Row, param, from string) *Op[T] {
 	return o
 }
 
+// staleNothing says why the write o makes no GET entry stale (NothingStale).
+func (o *Op[T]) staleNothing(reason string) *Op[T] {
+	o.NothingStale = reason
+	return o
+}
+
 // lazily gives o a lazily decoding variant (lazy.go), made from o's row and
 // its eager decoder.
 func (o *Op[T]) lazily(parse func(op *Operation, eager parseFunc) parseFunc) *Op[T] {
@@ -213,18 +230,21 @@ var (
 	// The invoice (its amounts and credit notes) and the credit-note lists
 	// of that invoice and of its location.
 	OpCreateCreditNote = operation(http.MethodPost, "/billing/credit_notes/v1", "invoices", object[CreditNote]("creditNote")).stales(OpListInvoiceItems, "id", "invoiceRef").stales(OpListCreditNotes, "invoiceRef", "invoiceRef").stales(OpListCreditNotes, "locationRef", "locationRef")
-	// A booking creates a transaction, but its answer does not say the
-	// location: transaction lists are left to their TTL.
-	OpCreateBooking      = operation(http.MethodPost, "/resources/bookings/v1", "resources", object[Booking]("booking"))
-	OpGetResource        = operation(http.MethodGet, "/resources/v1/{id}", "resources", object[Resource]("resource")).readOnlyOK().cached("resources", referenceTTL).lazily(resourceLazily)
-	OpCreateVisit        = operation(http.MethodPost, "/visitors/visits/v1", "visitors", object[Visit]("visit")).bearerOnly()
-	OpGetVisit           = operation(http.MethodGet, "/visitors/visits/v1/{id}", "visitors", object[Visit]("visit")).readOnlyOK().cached("visits", 0)
-	OpUpdateVisit        = operation(http.MethodPut, "/visitors/visits/v1/{id}", "visitors", object[Visit]("visit")).stales(OpGetVisit, "id", "{id}")
-	OpCreateVisitRequest = operation(http.MethodPost, "/visitors/requests/v1", "visitors", object[VisitRequest]("request"))
-	OpCreatePost         = operation(http.MethodPost, "/feed/posts/v1", "feed", object[Post]("post")).bearerOnly()
-	OpUpdatePost         = operation(http.MethodPut, "/feed/posts/v1/{id}", "feed", object[Post]("post"))
+	OpListTransactions = operation(http.MethodGet, "/transactions/money/v1", "transactions", array[Transaction]("transactions")).readOnlyOK().cached("transactions", 0, "locationRef")
+	// A booking creates a transaction of its resource's location, which its
+	// answer does not name: every transaction list of the caller.
+	OpCreateBooking = operation(http.MethodPost, "/resources/bookings/v1", "resources", object[Booking]("booking")).stales(OpListTransactions, "locationRef", AnyValue)
+	OpGetResource   = operation(http.MethodGet, "/resources/v1/{id}", "resources", object[Resource]("resource")).readOnlyOK().cached("resources", referenceTTL).lazily(resourceLazily)
+	OpGetVisit      = operation(http.MethodGet, "/visitors/visits/v1/{id}", "visitors", object[Visit]("visit")).readOnlyOK().cached("visits", 0)
+	// The new visit's own entry (a read of it made before it existed).
+	OpCreateVisit = operation(http.MethodPost, "/visitors/visits/v1", "visitors", object[Visit]("visit")).bearerOnly().stales(OpGetVisit, "id", "id")
+	OpUpdateVisit = operation(http.MethodPut, "/visitors/visits/v1/{id}", "visitors", object[Visit]("visit")).stales(OpGetVisit, "id", "{id}")
+	// No operation of the API reads visit requests or posts (a post's
+	// comments do not hold the post).
+	OpCreateVisitRequest = operation(http.MethodPost, "/visitors/requests/v1", "visitors", object[VisitRequest]("request")).staleNothing("no read of the API returns visit requests")
+	OpCreatePost         = operation(http.MethodPost, "/feed/posts/v1", "feed", object[Post]("post")).bearerOnly().staleNothing("no read of the API returns posts; a new post has no comments")
+	OpUpdatePost         = operation(http.MethodPut, "/feed/posts/v1/{id}", "feed", object[Post]("post")).staleNothing("no read of the API returns posts; a post's comments do not hold it")
 	OpListComments       = operation(http.MethodGet, "/feed/posts/v1/{id}/comments", "feed", array[Comment]("comments")).readOnlyOK().cached("comments", 0)
-	OpListTransactions   = operation(http.MethodGet, "/transactions/money/v1", "transactions", array[Transaction]("transactions")).readOnlyOK().cached("transactions", 0, "locationRef")
 	OpListProducts       = operation(http.MethodGet, "/shop/products/v1", "shop", array[Product]("products")).readOnlyOK().cached("products", referenceTTL, "locationRef")
 	OpGetProduct         = operation(http.MethodGet, "/shop/products/v1/{productId}", "shop", object[Product]("product")).cached("products", referenceTTL)
 	OpListOrders         = operation(http.MethodGet, "/shop/orders/v1", "shop", array[Order]("orders")).readOnlyOK().cached("orders", 0, "locationRef")

@@ -220,8 +220,12 @@ func TestOperationTableIsComplete(t *testing.T) {
 			t.Errorf("%s: a GET without a CacheFamily (.cached(family, ttl, tags...))", o.Pattern())
 		case o.Method != http.MethodGet && (o.CacheFamily != "" || o.CacheTTL != 0 || len(o.CacheTags) > 0):
 			t.Errorf("%s: a write with cache settings", o.Pattern())
-		case o.Method == http.MethodGet && len(o.Stale) > 0:
+		case o.Method == http.MethodGet && (len(o.Stale) > 0 || o.NothingStale != ""):
 			t.Errorf("%s: a GET makes nothing stale", o.Pattern())
+		case o.Method != http.MethodGet && len(o.Stale) == 0 && o.NothingStale == "":
+			t.Errorf("%s: a write that says neither what it makes stale (.stales) nor why nothing (.staleNothing)", o.Pattern())
+		case len(o.Stale) > 0 && o.NothingStale != "":
+			t.Errorf("%s: a write that makes entries stale and says nothing is", o.Pattern())
 		}
 		for _, s := range o.Stale {
 			g, ok := gets[s.Route]
@@ -277,5 +281,11 @@ func TestEntriesFollowTheTable(t *testing.T) {
 	}
 	if got := StaleAfter(http.MethodPost, OpCreatePost.Route, "", nil); got != nil {
 		t.Errorf("StaleAfter(POST post) = %v, want nothing", got)
+	}
+	if got := StaleAfter(http.MethodPost, OpCreateBooking.Route, "", &Booking{}); !slices.Equal(got, []Entry{{OpListTransactions.Route, "locationRef", AnyValue}}) {
+		t.Errorf("StaleAfter(POST booking) = %v, want every transaction list", got)
+	}
+	if got := StaleAfter(http.MethodPost, OpCreateVisit.Route, "", &Visit{ID: "v1"}); !slices.Equal(got, []Entry{{OpGetVisit.Route, "id", "v1"}}) {
+		t.Errorf("StaleAfter(POST visit) = %v", got)
 	}
 }

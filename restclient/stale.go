@@ -42,7 +42,8 @@ func (o Operation) Entries(values map[string]string) []Entry {
 // route makes stale (its operation's Stale, the table in operations.go):
 // the value of each comes from the write's path parameter (id, escaped as
 // sent) or from a string field of its answer v, by JSON name. A value that
-// is absent or empty makes nothing stale. A poll that sees what a write
+// is absent or empty makes nothing stale; a From of AnyValue gives an Entry
+// whose Value is AnyValue. A poll that sees what a write
 // created (a new credit note) makes the same entries stale.
 func StaleAfter(method, route, id string, v any) []Entry {
 	op, ok := LookupOperation(method, route)
@@ -52,9 +53,12 @@ func StaleAfter(method, route, id string, v any) []Entry {
 	var out []Entry
 	for _, s := range op.Stale {
 		var value string
-		if s.From == "{id}" {
+		switch s.From {
+		case "{id}":
 			value, _ = url.PathUnescape(id)
-		} else {
+		case AnyValue:
+			value = AnyValue
+		default:
 			value = jsonString(v, s.From)
 		}
 		if value != "" {
@@ -71,6 +75,9 @@ func StaleAfter(method, route, id string, v any) []Entry {
 // it itself.
 func (c *Client) invalidate(ctx context.Context, method, route, id string, v any) {
 	for _, e := range StaleAfter(method, route, id, v) {
+		if e.Value == AnyValue {
+			continue // left to the entries' TTL (AnyValue)
+		}
 		_ = c.cache.Invalidate(ctx, e.Route, e.Param, e.Value)
 	}
 }

@@ -53,7 +53,9 @@ func TestLiveQueriesOfOneClientOnTwoReplicas(t *testing.T) {
 	servedBefore, pollsBefore := hooks.Counts()[restclient.OpListOrders.Pattern()], polls(reps[0].st)+polls(reps[1].st)
 
 	var d struct {
-		Location struct{ Orders struct{ Nodes []struct{ ID, Status string } } }
+		Location struct {
+			Orders struct{ Nodes []struct{ ID, Status string } }
+		}
 	}
 	if err := json.Unmarshal(firsts[0], &d); err != nil || len(d.Location.Orders.Nodes) == 0 {
 		t.Fatalf("first result %s: %v", firsts[0], err)

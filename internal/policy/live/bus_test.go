@@ -83,12 +83,27 @@ func (r *replica) confirmed() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	n := 0
-	for _, c := range b.channels {
-		if c.confirmed {
+	for name, c := range b.channels {
+		// The sources' channels: not the identities' poke channels.
+		if c.confirmed && !strings.HasPrefix(name, pokeChannelPrefix) {
 			n++
 		}
 	}
 	return n
+}
+
+// pokeConfirmed reports whether Redis confirmed an identity's poke channel
+// on r's PubSub connection.
+func (r *replica) pokeConfirmed() bool {
+	b := r.sh.bus
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for name, c := range b.channels {
+		if c.confirmed && strings.HasPrefix(name, pokeChannelPrefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // redisClients returns, from CLIENT LIST, the connections named name: how
@@ -117,9 +132,9 @@ func redisClients(t *testing.T, rs *redistest.Server, name string) (conns int, s
 }
 
 // TestOneRedisConnectionForEveryPoller: a replica with 10 pollers, then
-// 1,000 (each its own source, so its own channel), holds at most its pool
-// (pool_size 4 in the URL) and one PubSub connection, which subscribes every
-// channel: the replica's Redis connections do not grow with its pollers.
+// 1,000 (each its own source, so its own channel; one identity, so one
+// poke channel), holds at most its pool (pool_size 4 in the URL) and one
+// PubSub connection, which subscribes every channel: the replica's Redis connections do not grow with its pollers.
 func TestOneRedisConnectionForEveryPoller(t *testing.T) {
 	rs := redistest.Start(t)
 	const pool = 4
@@ -131,8 +146,9 @@ func TestOneRedisConnectionForEveryPoller(t *testing.T) {
 		waitFor(t, fmt.Sprintf("%d pollers ready", n), func() bool { return r.hub.Stats().Ready == n })
 		conns, subs := redisClients(t, rs, "wnf-live-test")
 		t.Logf("%d pollers: %d Redis connections, channels per PubSub connection %v, %d goroutines more", n, conns, subs, runtime.NumGoroutine()-g0)
-		if len(subs) != 1 || subs[0] != n {
-			t.Errorf("%d pollers: PubSub connections subscribing %v channels, want one connection with %d", n, subs, n)
+		// Their n sources' channels and their one identity's poke channel.
+		if len(subs) != 1 || subs[0] != n+1 {
+			t.Errorf("%d pollers: PubSub connections subscribing %v channels, want one connection with %d", n, subs, n+1)
 		}
 		if conns > pool+1 {
 			t.Errorf("%d pollers: %d Redis connections, want at most the pool (%d) and one PubSub", n, conns, pool)

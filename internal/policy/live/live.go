@@ -118,6 +118,10 @@ type Source struct {
 	// Fetch makes the poll's upstream calls with ctx, which carries the
 	// subscriber's credentials and the budget's hooks.
 	Fetch func(ctx context.Context) ([]Item, error)
+	// Reads are the response cache entries of Route the source reads (its
+	// path parameter's and its tagging filters' values): a write of its
+	// client that makes one of them stale makes it poll at once (Hub.Poke).
+	Reads []restclient.Entry
 	// Stale returns the response cache entries the changes a poll saw
 	// make stale (nil: none).
 	Stale func(changes []Event) []restclient.Entry
@@ -281,7 +285,7 @@ func (h *Hub) Subscribe(ctx context.Context, creds restclient.Credentials, src S
 	h.perCred[id]++
 	p := h.pollers[key]
 	if p == nil || p.ctx.Err() != nil {
-		p = &poller{h: h, key: key, src: src, creds: creds.Normalized(), subs: map[*Subscription]struct{}{}, interval: max(h.c.Interval, src.Interval)}
+		p = &poller{h: h, key: key, src: src, creds: creds.Normalized(), subs: map[*Subscription]struct{}{}, interval: max(h.c.Interval, src.Interval), poke: make(chan struct{}, 1)}
 		p.ctx, p.cancel = context.WithCancel(context.Background())
 		h.pollers[key] = p
 		p.start()
@@ -395,6 +399,10 @@ type poller struct {
 
 	ready atomic.Bool // the baseline is set (Stats)
 
+	// poke asks for a poll now (Hub.Poke); pokes that come while one
+	// waits, or during a poll, make one poll.
+	poke chan struct{}
+
 	// Owned by the polling goroutine.
 	seen     map[string]uint64
 	newest   time.Time
@@ -440,6 +448,8 @@ func (p *poller) run() {
 			t.Stop()
 			return
 		case <-t.C:
+		case <-p.poke:
+			t.Stop()
 		}
 	}
 }

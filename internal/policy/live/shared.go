@@ -144,9 +144,13 @@ func (s *Shared) run(p *poller) {
 	}
 	r.in = s.bus.listen(r.channel)
 	defer s.bus.leave(r.channel, r.in)
+	pokeName := s.pokeName(p.key.identity)
+	r.pokeAD, r.pokeChannel = []byte(pokeName), pokeChannelPrefix+pokeName
+	r.pokes = s.bus.listen(r.pokeChannel)
+	defer s.bus.leave(r.pokeChannel, r.pokes)
 	r.wake = time.NewTimer(r.renew)
 	defer r.wake.Stop()
-	s.awaitListening(p, r.in, r.lease, r.wake)
+	s.awaitListening(p, r.lease, r.wake, r.in, r.pokes)
 	defer r.release()
 	for {
 		held := s.takeLease(p.ctx, r.lease, r.ttl)
@@ -172,10 +176,14 @@ type sharedRun struct {
 	lease, state, channel string
 	ad                    []byte // the source's name, the sealed values' associated data
 	in                    *inbox
-	ttl, renew            time.Duration // the lease's life, and how often it is renewed
-	wake                  *time.Timer
-	holding               bool
-	nextPoll              time.Time
+	// pokes hears the poke channel of the poller's identity (Hub.Poke).
+	pokes       *inbox
+	pokeChannel string
+	pokeAD      []byte
+	ttl, renew  time.Duration // the lease's life, and how often it is renewed
+	wake        *time.Timer
+	holding     bool
+	nextPoll    time.Time
 }
 
 // poll polls once, holding the lease (renewed meanwhile) or alone, and
@@ -244,6 +252,14 @@ func (r *sharedRun) wait(alone bool) (ended bool) {
 				r.nextPoll = time.Now().Add(r.p.currentInterval())
 			}
 		}
+	case <-r.p.poke:
+		r.poked()
+	case <-r.pokes.wake:
+		for _, m := range r.pokes.take() {
+			if r.s.pokedBy(r.p, m, r.pokeAD) {
+				r.poked()
+			}
+		}
 	}
 	return false
 }
@@ -262,23 +278,28 @@ func (r *sharedRun) release() {
 }
 
 // awaitListening waits, at most one Redis operation's time, for the
-// replica's PubSub connection to hear the source's channel before the
-// first lease is tried: a poller that would not hold the lease then
-// hears the holder from its first poll on, instead of polling alone. Not
-// while Redis is unavailable (every replica polls alone then).
-func (s *Shared) awaitListening(p *poller, in *inbox, lease string, t *time.Timer) {
+// replica's PubSub connection to hear the source's channel and its
+// identity's poke channel (in, pokes) before the first lease is tried: a
+// poller that would not hold the lease then hears the holder from its first
+// poll on, instead of polling alone, and a holder hears the pokes of the
+// writes made after its first poll. Not while Redis is unavailable (every
+// replica polls alone then).
+func (s *Shared) awaitListening(p *poller, lease string, t *time.Timer, in, pokes *inbox) {
 	if !s.rc.HealthyKey(lease) {
 		return
 	}
 	t.Reset(s.rc.OpTimeout())
-	defer in.poke() // messages that came meanwhile are taken by run's loop
-	for !in.isListening() {
+	// Messages that came meanwhile are taken by run's loop.
+	defer in.poke()
+	defer pokes.poke()
+	for !in.isListening() || !pokes.isListening() {
 		select {
 		case <-p.ctx.Done():
 			return
 		case <-t.C:
 			return
 		case <-in.wake:
+		case <-pokes.wake:
 		}
 	}
 }

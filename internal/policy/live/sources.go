@@ -17,8 +17,8 @@ import (
 
 // filtered returns the Key of the source polling op with pathID in its path
 // parameter (if it has one) and query q (its filters: "limit" is not one),
-// and the cached entries of op that a change in it makes stale.
-func filtered(op *restclient.Operation, pathID string, q url.Values) (key string, stale func([]Event) []restclient.Entry) {
+// and the cached entries of op it reads, which a change in it makes stale.
+func filtered(op *restclient.Operation, pathID string, q url.Values) (key string, reads []restclient.Entry) {
 	f := url.Values{}
 	values := map[string]string{}
 	if params := op.TagParams(); pathID != "" && len(params) > 0 && strings.Contains(op.Route, "{"+params[0]+"}") {
@@ -31,8 +31,12 @@ func filtered(op *restclient.Operation, pathID string, q url.Values) (key string
 			values[k] = v[0]
 		}
 	}
-	entries := op.Entries(values)
-	return op.Route + "?" + f.Encode(), func([]Event) []restclient.Entry { return entries }
+	return op.Route + "?" + f.Encode(), op.Entries(values)
+}
+
+// staleOf is the Stale of a source reading entries: a change makes them stale.
+func staleOf(entries []restclient.Entry) func([]Event) []restclient.Entry {
+	return func([]Event) []restclient.Entry { return entries }
 }
 
 // alsoCreatedBy adds to stale what the write op would have made stale had
@@ -81,12 +85,13 @@ func listItems[T any](list []*T, id func(*T) string, date func(*T) *restclient.T
 // parameter, if it has one) and query q (filters and page size): id and
 // date are an item's id ("": known by its fingerprint) and create date.
 func list[T any](c *restclient.Client, op *restclient.Op[[]*T], pathID string, q url.Values, id func(*T) string, date func(*T) *restclient.Timestamp) Source {
-	key, stale := filtered(op.Row(), pathID, q)
+	key, reads := filtered(op.Row(), pathID, q)
 	return Source{
 		Key:    key,
 		Decode: decoder[T](),
 		Route:  op.Route,
-		Stale:  stale,
+		Reads:  reads,
+		Stale:  staleOf(reads),
 		Fetch: func(ctx context.Context) ([]Item, error) {
 			l, _, err := restclient.Get(ctx, c, op, pathID, q)
 			return listItems(l, id, date), err
@@ -136,12 +141,13 @@ func Comments(c *restclient.Client, post string) Source {
 
 // one is the source of the GET op of one object, id.
 func one[T any](c *restclient.Client, op *restclient.Op[*T], id string) Source {
-	key, stale := filtered(op.Row(), id, nil)
+	key, reads := filtered(op.Row(), id, nil)
 	return Source{
 		Key:    key,
 		Route:  op.Route,
 		Decode: decoder[T](),
-		Stale:  stale,
+		Reads:  reads,
+		Stale:  staleOf(reads),
 		Fetch: func(ctx context.Context) ([]Item, error) {
 			v, _, err := restclient.Get(ctx, c, op, id, nil)
 			if err != nil {
