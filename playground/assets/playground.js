@@ -219,7 +219,7 @@
             try { data = applyPatch(data, r.patch || []); } catch (e) { broken = 'the patch of revision ' + r.revision + ' did not apply: ' + e.message; }
           }
           extensions = Object.assign({}, extensions, ext);
-        } else {
+        } else if ('data' in r) {
           data = r.data;
           extensions = ext;
         }
