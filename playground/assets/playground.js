@@ -25,6 +25,15 @@
 // deferred part's label). For a subscription's event the report starts with
 // the calls of the poll that saw the change (part "poll"), then the loads of
 // the event's links.
+//
+// A query marked @live (docs/live-data.md) runs over the same WebSocket: the
+// result pane shows the current result (the first one, then each update's
+// JSON Patch applied to it, with its revision), and the panel lists the
+// query's runs by revision, newest first: each with the polls that saw the
+// change (extensions.live.polls) and the re-run's calls
+// (extensions.upstream). A run's part is named by its revision, a number the
+// server assigns (data-upstream-revision), never by a string of the
+// document, so no @defer label (data-upstream-part) can take its name.
 (function () {
   'use strict';
 
@@ -51,7 +60,23 @@
     listeners.slice().forEach(function (fn) { fn(lastReport); });
   }
 
-  // operation returns the type ("query", "mutation", "subscription") of
+  // LIVE_RUNS_KEPT is how many runs of a live query the panel lists.
+  var LIVE_RUNS_KEPT = 20;
+
+  // publishLive shows the runs of a live query: runs is its list, oldest
+  // first, to which result (one of its results) adds a run {revision, polls
+  // (extensions.live.polls), report (extensions.upstream or null)}.
+  function publishLive(operation, runs, result) {
+    var ext = (result && result.extensions) || {};
+    runs.push({ revision: result.revision, polls: (ext.live && ext.live.polls) || [], report: ext.upstream || null });
+    if (runs.length > LIVE_RUNS_KEPT) { runs.shift(); }
+    seq++;
+    lastReport = { seq: seq, operation: operation, report: ext.upstream || null, live: runs.slice() };
+    listeners.slice().forEach(function (fn) { fn(lastReport); });
+  }
+
+  // operation returns the type ("query", "mutation", "subscription", or
+  // "live" for a query marked @live) of
   // the operation GraphiQL runs: the named one, else the document's only
   // one. GraphiQL 3.9 may still send the name of the previous tab's
   // operation right after a tab switch: a name the document does not have,
@@ -59,27 +84,36 @@
   function operation(params) {
     var doc = ((params && params.query) || '').replace(/#[^\n]*/g, '').replace(/"""[\s\S]*?"""|"(?:[^"\\]|\\.)*"/g, '""');
     var ops = [];
-    var re = /(?:^|[}\s])(query|mutation|subscription)\b\s*([_A-Za-z][_0-9A-Za-z]*)?/g;
+    var re = /(?:^|[}\s])(query|mutation|subscription)\b\s*([_A-Za-z][_0-9A-Za-z]*)?([^{]*)/g;
     var m;
     while ((m = re.exec(doc)) !== null) {
-      ops.push({ type: m[1], name: m[2] || '' });
+      ops.push({ type: m[1], name: m[2] || '', header: m[3] || '' });
     }
     if (ops.length === 0 && /^\s*\{/.test(doc)) {
-      ops.push({ type: 'query', name: '' });
+      ops.push({ type: 'query', name: '', header: '' });
     }
     var name = params && params.operationName;
     for (var i = 0; i < ops.length; i++) {
       if (name && ops[i].name === name) {
-        return ops[i].type;
+        return kind(ops[i]);
       }
     }
     if (ops.length === 1) {
       if (name) {
         params.operationName = ops[0].name || undefined;
       }
-      return ops[0].type;
+      return kind(ops[0]);
     }
     return '';
+  }
+
+  // kind is an operation's type, "live" for a query whose header (its
+  // variables and directives) has @live, unless @live(if: false).
+  function kind(op) {
+    if (op.type === 'query' && /@live\b/.test(op.header) && !/@live\s*\(\s*if\s*:\s*false\s*\)/.test(op.header)) {
+      return 'live';
+    }
+    return op.type;
   }
 
   // EVENTS_KEPT is how many events of a subscription the result pane lists.
@@ -122,17 +156,100 @@
     };
   }
 
+  // applyPatch applies a JSON Patch (RFC 6902: add, remove, replace, the
+  // operations the server sends) to a copy of doc and returns it.
+  function applyPatch(doc, patch) {
+    var root = { v: JSON.parse(JSON.stringify(doc === undefined ? null : doc)) };
+    patch.forEach(function (op) {
+      var keys = op.path === '' ? [] : op.path.slice(1).split('/').map(function (k) {
+        return k.replace(/~1/g, '/').replace(/~0/g, '~');
+      });
+      var parent = root;
+      var key = 'v';
+      keys.forEach(function (k) {
+        parent = parent[key];
+        if (parent === null || typeof parent !== 'object') { throw new Error('no ' + op.path + ' to patch'); }
+        key = Array.isArray(parent) && k === '-' ? parent.length : k;
+      });
+      if (Array.isArray(parent) && key !== 'v') {
+        var i = Number(key);
+        if (op.op === 'add') { parent.splice(i, 0, op.value); return; }
+        if (op.op === 'remove') { parent.splice(i, 1); return; }
+      }
+      if (op.op === 'add' || op.op === 'replace') { parent[key] = op.value; return; }
+      if (op.op === 'remove') { delete parent[key]; return; }
+      throw new Error('unsupported patch operation ' + op.op);
+    });
+    return root.v;
+  }
+
+  // liveResult keeps a live query's current result for the result pane:
+  // add takes each result as sent (the first whole, with revision 1, then
+  // {patch, revision}) and view() is what GraphiQL shows: {revision,
+  // liveQuery: {status, updatesReceived, lastPatch}, data, errors,
+  // extensions (but upstream: the panel's)}. A revision out of sequence
+  // (or a patch that does not apply) shows as an error: the data may be
+  // stale.
+  function liveResult() {
+    var data = null;
+    var revision = 0;
+    var updates = 0;
+    var errors;
+    var extensions;
+    var lastPatch;
+    var broken;
+    return {
+      add: function (r) {
+        errors = r.errors;
+        var ext = {};
+        Object.keys(r.extensions || {}).forEach(function (k) {
+          if (k !== 'upstream') { ext[k] = r.extensions[k]; }
+        });
+        if (ext.live && ext.live.polls) {
+          ext.live = Object.assign({}, ext.live);
+          delete ext.live.polls; // drawn in the panel
+          if (!Object.keys(ext.live).length) { delete ext.live; }
+        }
+        if ('patch' in r) {
+          updates++;
+          lastPatch = r.patch;
+          if (r.revision !== revision + 1) {
+            broken = 'revision ' + r.revision + ' after ' + revision + ': an update was missed, the data may be stale';
+          } else {
+            try { data = applyPatch(data, r.patch || []); } catch (e) { broken = 'the patch of revision ' + r.revision + ' did not apply: ' + e.message; }
+          }
+          extensions = Object.assign({}, extensions, ext);
+        } else if ('data' in r) {
+          data = r.data;
+          extensions = ext;
+        }
+        revision = r.revision || revision;
+      },
+      view: function (note) {
+        var v = { revision: revision, liveQuery: { status: note || 'live: each change upstream patches this result', updatesReceived: updates } };
+        if (lastPatch) { v.liveQuery.lastPatch = lastPatch; }
+        v.data = data;
+        if (errors || broken) { v.errors = (errors || []).concat(broken ? [{ message: broken }] : []); }
+        if (extensions && Object.keys(extensions).length) { v.extensions = extensions; }
+        return v;
+      }
+    };
+  }
+
   // subscribe runs a subscription over graphql-transport-ws: an observable
   // GraphiQL shows until the stream completes or the user stops it. The pane
   // shows the event log (eventLog), newest first, and a status line while
   // waiting for the first event and once the stream has ended.
-  function subscribe(params, headers) {
+  // With live, the operation is a query marked @live: the pane shows its
+  // current result (liveResult) and the panel its runs (publishLive).
+  function subscribe(params, headers, live) {
     return {
       subscribe: function (observer) {
         var url = new URL(cfg.endpoint, window.location.href);
         url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
         var ws = new WebSocket(url.toString(), 'graphql-transport-ws');
-        var log = eventLog();
+        var log = live ? liveResult() : eventLog();
+        var runs = [];
         var done = false;
         function finish(note) {
           if (!done) {
@@ -152,13 +269,17 @@
           switch (m.type) {
             case 'connection_ack':
               send({ id: '1', type: 'subscribe', payload: { query: params.query, variables: params.variables, operationName: params.operationName } });
-              observer.next(log.view('subscribed: each change arrives as an event, newest first (a subscription sees changes, not the current state)'));
+              observer.next(log.view(live ? 'live: waiting for the first result' : 'subscribed: each change arrives as an event, newest first (a subscription sees changes, not the current state)'));
               break;
             case 'ping':
               send({ type: 'pong' });
               break;
             case 'next':
-              publish(params.operationName || '', m.payload);
+              if (live) {
+                publishLive(params.operationName || '', runs, m.payload);
+              } else {
+                publish(params.operationName || '', m.payload);
+              }
               log.add(m.payload);
               observer.next(log.view());
               break;
@@ -202,10 +323,11 @@
     if (cfg.upstreamTrace && !headers.has(TRACE_HEADER)) {
       headers.set(TRACE_HEADER, '1');
     }
-    if (operation(params) === 'subscription') {
+    var type = operation(params);
+    if (type === 'subscription' || type === 'live') {
       headers.delete('Content-Type');
       headers.delete('Accept');
-      return subscribe(params, headers);
+      return subscribe(params, headers, type === 'live');
     }
     // GraphiQL's own schema fetch is not the user's operation.
     var introspection = params && params.operationName === 'IntrospectionQuery';
@@ -377,6 +499,9 @@
     return order.map(function (p) { return { part: p, n: counts[p] }; });
   }
 
+  // Waterfall draws report; within a live query's run (props.revision) its
+  // rows carry the run's revision and props.title names the report (the
+  // polls, the re-run).
   function Waterfall(props) {
     var rep = props.report;
     var calls = (rep.calls || []).slice().sort(function (a, b) {
@@ -387,8 +512,9 @@
     var scale = end > 0 ? 100 / end : 0;
     return h('div', { className: 'upstream-waterfall' },
       h('p', { className: 'upstream-summary', 'data-upstream-count': rep.count, 'data-upstream-cache-hits': rep.cacheHits || 0 },
+        props.title ? h('span', { className: 'upstream-report-title' }, props.title + ': ') : null,
         summary(rep), end > 0 ? h('span', { className: 'upstream-span' }, ' in ' + fmtMs(end)) : null),
-      byPart(calls).length ? h('ul', { className: 'upstream-parts' }, byPart(calls).map(function (p) {
+      !props.revision && byPart(calls).length ? h('ul', { className: 'upstream-parts' }, byPart(calls).map(function (p) {
         return h('li', { key: p.part, 'data-upstream-part': p.part, 'data-calls': p.n }, 'part ', h('strong', null, p.part), ': ' + p.n + (p.n === 1 ? ' call' : ' calls'));
       })) : null,
       h('ul', { className: 'upstream-routes' }, byRoute(calls).map(function (r) {
@@ -402,6 +528,7 @@
           key: i,
           className: 'upstream-call' + (failed ? ' upstream-failed' : '') + (c.cached ? ' upstream-cached' : '') + (c.part === 'poll' ? ' upstream-poll' : c.part && c.part !== 'initial' ? ' upstream-deferred' : ''),
           'data-part': c.part || '',
+          'data-revision': props.revision || undefined,
           'data-upstream-call': c.method + ' ' + c.path,
           'data-status': c.status,
           'data-cached': c.cached ? 'true' : 'false',
@@ -424,6 +551,28 @@
       })));
   }
 
+  // LiveRuns lists a live query's runs, newest first, each a part named by
+  // its revision: the polls that saw the change, then the re-run's calls.
+  function LiveRuns(props) {
+    return h('ol', { className: 'upstream-revisions' }, props.runs.slice().reverse().map(function (run) {
+      var polls = run.polls || [];
+      var what = run.revision === 1 ? 'the first run' :
+        'the re-run after ' + (polls.length === 1 ? 'a poll' : polls.length + ' polls') + ' saw a change';
+      return h('li', {
+        key: run.revision,
+        className: 'upstream-revision',
+        'data-upstream-revision': run.revision,
+        'data-polls': polls.length,
+        'data-calls': run.report ? run.report.count : 0,
+        'data-cache-hits': run.report ? run.report.cacheHits || 0 : 0
+      },
+      h('p', { className: 'upstream-revision-title' }, h('strong', null, 'revision ' + run.revision), ': ' + what),
+      polls.length ? h(Waterfall, { report: { count: polls.length, calls: polls }, revision: run.revision, title: 'polls' }) : null,
+      run.report ? h(Waterfall, { report: run.report, revision: run.revision, title: run.revision === 1 ? 'run' : 're-run' }) :
+        h('p', { className: 'upstream-empty' }, 'no call report'));
+    }));
+  }
+
   function UpstreamCallsPanel() {
     var state = React.useState(lastReport);
     var current = state[0];
@@ -439,6 +588,8 @@
     var body;
     if (!current) {
       body = h('p', { className: 'upstream-empty' }, 'Run an operation: the REST calls the facade makes for it appear here, each with its route, status and duration.');
+    } else if (current.live) {
+      body = h(LiveRuns, { runs: current.live });
     } else if (!current.report) {
       body = h('p', { className: 'upstream-empty' }, 'The last response has no upstream call report (the server sends it only when ' + TRACE_HEADER + ' is 1 and the report is enabled).');
     } else {
@@ -446,7 +597,8 @@
     }
     return h('section', { className: 'upstream-panel', 'data-testid': 'upstream-calls', 'data-seq': current ? current.seq : 0 },
       h('div', { className: 'graphiql-doc-explorer-title' }, PANEL_TITLE),
-      current && current.operation ? h('p', { className: 'upstream-operation' }, 'Last operation: ', h('code', null, current.operation)) : null,
+      current && current.operation ? h('p', { className: 'upstream-operation' }, 'Last operation: ', h('code', null, current.operation),
+        current.live && current.live.length ? ' (live, revision ' + current.live[current.live.length - 1].revision + ')' : null) : null,
       body);
   }
 
