@@ -240,46 +240,52 @@ func DecodeBody(body []byte) (*Params, *Refusal) {
 	if len(t) > 0 && t[0] == '[' {
 		return nil, badRequest("batched requests (a JSON array) are not supported: send one operation per request")
 	}
-	// One pass over the body, without copying it nor reflection (scanBody:
-	// what json.Unmarshal into a struct of the members would read), then
-	// each member's type checked in the order of the members; variables and
-	// extensions are decoded with numbers as json.Number, as gqlgen decodes
-	// them.
+	// One pass over the body, without copying it: each member decoded as
+	// whatever JSON value it holds (variables and extensions kept raw, then
+	// decoded with numbers as json.Number, as gqlgen decodes them), then its
+	// type checked in the order of the members.
 	notObject := func() *Refusal {
 		return badRequest("the request body is not a JSON object {\"query\", \"variables\", \"operationName\", \"extensions\"}")
 	}
 	if len(t) == 0 || t[0] != '{' {
 		return nil, notObject()
 	}
-	raw, ok := scanBody(t)
-	if !ok || raw.badNumber {
+	var raw rawBody
+	if json.Unmarshal(t, &raw) != nil {
 		return nil, notObject()
 	}
 	p := &Params{}
-	for _, m := range [...]struct {
+	for _, m := range []struct {
 		name string
-		raw  []byte
+		v    any
 		dst  *string
-	}{{"query", raw.query, &p.Query}, {"operationName", raw.operationName, &p.OperationName}, {"documentId", raw.documentID, &p.DocumentID}} {
-		if len(m.raw) == 0 || string(m.raw) == "null" {
+	}{{"query", raw.Query, &p.Query}, {"operationName", raw.OperationName, &p.OperationName}, {"documentId", raw.DocumentID, &p.DocumentID}} {
+		if m.v == nil {
 			continue
 		}
-		v, ok := unquote(m.raw)
+		v, ok := m.v.(string)
 		if !ok {
 			return nil, badRequest("the request member \"" + m.name + "\" must be a string")
 		}
-		*m.dst = string(v)
+		*m.dst = v
 	}
-	for _, m := range [...]struct {
+	for _, m := range []struct {
 		name string
 		raw  json.RawMessage
 		dst  *map[string]any
-	}{{"variables", raw.variables, &p.Variables}, {"extensions", raw.extensions, &p.Extensions}} {
+	}{{"variables", raw.Variables, &p.Variables}, {"extensions", raw.Extensions, &p.Extensions}} {
 		if ref := decodeMember("request member", m.name, m.raw, m.dst); ref != nil {
 			return nil, ref
 		}
 	}
 	return p, p.check()
+}
+
+// rawBody is a request object with each member as whatever JSON value it
+// holds.
+type rawBody struct {
+	Query, OperationName, DocumentID any
+	Variables, Extensions            json.RawMessage
 }
 
 // DecodeQuery decodes the parameters of a GET from its query string: query,
