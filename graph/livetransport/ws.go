@@ -59,8 +59,11 @@ func (l liveWebsocket) Accept(w http.ResponseWriter, r *http.Request, opts trans
 		c.set(conn)
 	}
 	if l.ka != nil {
-		// The connection is served for as long as the request's handler runs.
-		l.ka.add(r.Context(), conn)
+		// Kept alive from the server's first message (connection_ack) for as
+		// long as the request's handler runs: never a keep-alive before the
+		// ack, nor to a connection still proving its credentials.
+		ctx := r.Context()
+		conn.startKeepAlive = func() { l.ka.add(ctx, conn) }
 	}
 	return conn, nil
 }
@@ -87,6 +90,9 @@ type wsConn struct {
 
 	limit  int64 // the read limit gqlgen set; 0: none yet
 	inited bool  // the first message was read
+
+	startKeepAlive func()    // nil: no keep-alive
+	keepAlive      sync.Once // startKeepAlive after the first message written
 }
 
 func (c *wsConn) SetReadLimit(n int64) {
@@ -106,7 +112,11 @@ func (c *wsConn) WriteJSON(v any) error {
 	if err != nil {
 		return err
 	}
-	return c.WebsocketConn.WriteJSON(b)
+	err = c.WebsocketConn.WriteJSON(b)
+	if c.startKeepAlive != nil {
+		c.keepAlive.Do(c.startKeepAlive)
+	}
+	return err
 }
 
 func (c *wsConn) SetReadDeadline(t time.Time) error {
