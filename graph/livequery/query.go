@@ -26,10 +26,12 @@ func (e *Engine) Serve(ctx context.Context, next graphql.OperationHandler, creds
 	q := &query{e: e, opCtx: ctx, next: next, creds: creds, memo: newMemo(), watches: map[string]*watch{},
 		pending: map[string][]live.Event{}, wake: make(chan struct{}, 1)}
 	context.AfterFunc(ctx, func() {
-		q.closeAll()
+		// The connection's slot first: once its sources are let go, a new
+		// live query of the connection can take it.
 		if release != nil {
 			release()
 		}
+		q.closeAll()
 	})
 	return q.respond
 }
