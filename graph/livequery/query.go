@@ -26,10 +26,12 @@ func (e *Engine) Serve(ctx context.Context, next graphql.OperationHandler, creds
 	q := &query{e: e, opCtx: ctx, next: next, creds: creds, memo: newMemo(), watches: map[string]*watch{},
 		pending: map[string][]live.Event{}, wake: make(chan struct{}, 1)}
 	context.AfterFunc(ctx, func() {
-		q.closeAll()
+		// The connection's slot first: once its sources are let go, a new
+		// live query of the connection can take it.
 		if release != nil {
 			release()
 		}
+		q.closeAll()
 	})
 	return q.respond
 }
@@ -142,7 +144,7 @@ func (q *query) rerun(ctx context.Context) *graphql.Response {
 	q.mu.Unlock()
 	q.lastRun = time.Now()
 	resp := q.run(ctx, true)
-	if resp == nil || len(resp.Data) == 0 || bytes.Equal(bytes.TrimSpace(resp.Data), []byte("null")) {
+	if failed(resp) {
 		// Failed: its errors go to the client, the result stays, and the
 		// query runs again after a backoff, as a failing poll.
 		q.memo.endMerge()
@@ -171,6 +173,22 @@ func (q *query) rerun(ctx context.Context) *graphql.Response {
 	q.revision++
 	q.bound()
 	return q.update(resp, ops, polls)
+}
+
+// failed reports whether a re-run failed: no data, or an upstream call
+// that failed for a reason that passes (its field's null is not what the
+// upstream holds, so it must not replace the last result).
+func failed(resp *graphql.Response) bool {
+	if resp == nil || len(resp.Data) == 0 || bytes.Equal(bytes.TrimSpace(resp.Data), []byte("null")) {
+		return true
+	}
+	for _, e := range resp.Errors {
+		switch e.Extensions["code"] {
+		case errcode.UpstreamUnavailable, errcode.RateLimited, errcode.Overloaded:
+			return true
+		}
+	}
+	return false
 }
 
 // update makes resp the update of the current revision: patch in place of
