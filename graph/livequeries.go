@@ -11,6 +11,7 @@ import (
 	"github.com/workspacenet/facade/graph/gqlerr"
 	"github.com/workspacenet/facade/graph/livequery"
 	"github.com/workspacenet/facade/graph/livetransport"
+	"github.com/workspacenet/facade/graph/walk"
 	"github.com/workspacenet/facade/restclient"
 )
 
@@ -50,32 +51,24 @@ func (o *Options) liveQueryEngine() *livequery.Engine {
 	return livequery.New(livequery.Config{Hub: o.Live, Client: o.Client, MaxBytes: o.LiveQueryMaxBytes, ReferenceInterval: o.LiveReferenceInterval})
 }
 
-// incrementalIn reports whether sel uses @defer or @stream.
+// incrementalIn reports whether sel uses @defer or @stream (graph/walk).
 func incrementalIn(sel ast.SelectionSet) bool {
-	for _, s := range sel {
-		switch s := s.(type) {
-		case *ast.Field:
-			if s.Directives.ForName("stream") != nil || incrementalIn(s.SelectionSet) {
-				return true
-			}
-		case *ast.InlineFragment:
-			if s.Directives.ForName("defer") != nil || incrementalIn(s.SelectionSet) {
-				return true
-			}
-		case *ast.FragmentSpread:
-			if s.Directives.ForName("defer") != nil || (s.Definition != nil && incrementalIn(s.Definition.SelectionSet)) {
-				return true
-			}
-		}
-	}
-	return false
+	found := false
+	var w walk.Walker
+	w.Walk(sel, walk.Visitor{
+		Field: func(f *ast.Field) bool {
+			found = found || f.Directives.ForName("stream") != nil
+			return !found
+		},
+		Fragment: func(f walk.Fragment) bool {
+			found = found || f.Directives.ForName("defer") != nil
+			return !found
+		},
+	})
+	return found
 }
 
 // oneError is the one response of an operation refused with c.
 func oneError(c *gqlerr.Coded) graphql.ResponseHandler {
-	ext := map[string]any{"code": c.Code}
-	for k, v := range c.Ext {
-		ext[k] = v
-	}
-	return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{{Message: c.Message, Extensions: ext}}})
+	return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{gqlerr.New(c.Code, c.Message, c.Ext)}})
 }

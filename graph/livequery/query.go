@@ -13,6 +13,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/workspacenet/facade/graph/errcode"
+	"github.com/workspacenet/facade/graph/gqlerr"
 	"github.com/workspacenet/facade/internal/policy/calls"
 	"github.com/workspacenet/facade/internal/policy/live"
 	"github.com/workspacenet/facade/restclient"
@@ -249,8 +250,8 @@ func (q *query) delay() time.Duration {
 func (q *query) bound() {
 	maxBytes := q.e.c.MaxBytes
 	if len(q.last) > maxBytes {
-		q.end(&gqlerror.Error{Message: "the live query ended: its result is larger than this server keeps for a live query; run it without @live",
-			Extensions: map[string]any{"code": errcode.LiveQueryTooLarge, "maximum": maxBytes}})
+		q.end(gqlerr.New(errcode.LiveQueryTooLarge, "the live query ended: its result is larger than this server keeps for a live query; run it without @live",
+			map[string]any{"maximum": maxBytes}))
 		return
 	}
 	if len(q.last)+q.memo.bytes() > maxBytes {
@@ -402,8 +403,8 @@ func describe(want map[string]live.Source, not []map[string]string, interval tim
 func subscribeError(err error) error {
 	if lim, ok := errors.AsType[*live.LimitError](err); ok {
 		what := map[string]string{"credential": "for these credentials", "total": "on this server"}[lim.What]
-		return &gqlerror.Error{Message: "the live query ended: too many subscriptions " + what + " (each source a live query watches is one)",
-			Extensions: map[string]any{"code": errcode.TooManySubscriptions, "limit": lim.What, "maximum": lim.Limit}}
+		return gqlerr.New(errcode.TooManySubscriptions, "the live query ended: too many subscriptions "+what+" (each source a live query watches is one)",
+			map[string]any{"limit": lim.What, "maximum": lim.Limit})
 	}
 	return err
 }
@@ -414,12 +415,12 @@ func asGQL(err error) *gqlerror.Error {
 		return g
 	}
 	if errors.Is(err, live.ErrClosed) {
-		return &gqlerror.Error{Message: "the live query ended: the server is shutting down; run it again", Extensions: map[string]any{"code": errcode.UpstreamUnavailable}}
+		return gqlerr.New(errcode.UpstreamUnavailable, "the live query ended: the server is shutting down; run it again", nil)
 	}
 	if errors.Is(err, live.ErrTooSlow) {
-		return &gqlerror.Error{Message: "the live query ended: its changes were not taken as fast as they came", Extensions: map[string]any{"code": errcode.SubscriberTooSlow}}
+		return gqlerr.New(errcode.SubscriberTooSlow, "the live query ended: its changes were not taken as fast as they came", nil)
 	}
-	return &gqlerror.Error{Message: "the live query ended: " + err.Error(), Extensions: map[string]any{"code": errcode.UpstreamUnavailable}}
+	return gqlerr.New(errcode.UpstreamUnavailable, "the live query ended: "+err.Error(), nil)
 }
 
 func compact(b []byte) []byte {
