@@ -43,18 +43,8 @@ type liveReport struct {
 func TestLiveQueryGraphqlWsAndUrql(t *testing.T) {
 	node := requireNode(t)
 	t.Setenv("NODE_OPTIONS", "--experimental-websocket") // Node 20: WebSocket behind a flag
-	base, st := startDemo(t, func(c *stack.Config) {
-		c.Live.Interval, c.Live.AllowFastPolls = 100*time.Millisecond, true
-	})
-	m := st.Embedded.Manifest
-	creds := restclient.Credentials{Authorization: "Bearer " + m.BearerToken, NetworkID: m.NetworkID}
-	loc := m.IDs["location"][0]
-	orders, _, err := st.Client.Shop.ListOrders(restclient.WithCredentials(t.Context(), creds),
-		&restclient.OrderListOptions{LocationRef: loc, ListOptions: restclient.ListOptions{Limit: 1}})
-	if err != nil || len(orders) == 0 {
-		t.Fatalf("orders: %v", err)
-	}
-	order := orders[0]
+	d := startLiveDemo(t)
+	base, st, creds, loc, order, status := d.base, d.st, d.creds, d.loc, d.order, d.status
 	live := strings.Replace(queries.Dashboard, "query Dashboard($locationId: ID!) {", "query Dashboard($locationId: ID!) @live {", 1)
 	if live == queries.Dashboard {
 		t.Fatal("queries.Dashboard's first line changed: mark it @live here")
@@ -72,10 +62,6 @@ func TestLiveQueryGraphqlWsAndUrql(t *testing.T) {
 		return s.Pollers > 0 && s.Ready == s.Pollers
 	})
 
-	status := restclient.OrderStatusCanceled
-	if order.Status != nil && *order.Status == status {
-		status = restclient.OrderStatusCompleted
-	}
 	if err := setOrder(st.UpstreamURL, order.ID, string(status)); err != nil {
 		t.Fatal(err)
 	}
@@ -181,6 +167,37 @@ func startLiveClients(t *testing.T, node, endpoint string, creds restclient.Cred
 		}
 		return out
 	}
+}
+
+// liveDemo is the demo stack of a live-query test (polls every 100 ms),
+// its first location's newest order, and the status it is to be changed to.
+type liveDemo struct {
+	base   string
+	st     *stack.Stack
+	creds  restclient.Credentials
+	loc    string
+	order  *restclient.Order
+	status restclient.OrderStatus
+}
+
+func startLiveDemo(t *testing.T) liveDemo {
+	t.Helper()
+	base, st := startDemo(t, func(c *stack.Config) {
+		c.Live.Interval, c.Live.AllowFastPolls = 100*time.Millisecond, true
+	})
+	m := st.Embedded.Manifest
+	d := liveDemo{base: base, st: st, loc: m.IDs["location"][0],
+		creds: restclient.Credentials{Authorization: "Bearer " + m.BearerToken, NetworkID: m.NetworkID}}
+	orders, _, err := st.Client.Shop.ListOrders(restclient.WithCredentials(t.Context(), d.creds),
+		&restclient.OrderListOptions{LocationRef: d.loc, ListOptions: restclient.ListOptions{Limit: 1}})
+	if err != nil || len(orders) == 0 {
+		t.Fatalf("orders: %v", err)
+	}
+	d.order, d.status = orders[0], restclient.OrderStatusCanceled
+	if d.order.Status != nil && *d.order.Status == d.status {
+		d.status = restclient.OrderStatusCompleted
+	}
+	return d
 }
 
 // setOrder sets an order's status on the local REST service (a test

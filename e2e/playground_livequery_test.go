@@ -12,7 +12,6 @@ import (
 
 	"github.com/workspacenet/facade/internal/testsupport/queries"
 	"github.com/workspacenet/facade/restclient"
-	"github.com/workspacenet/facade/stack"
 )
 
 // TestBrowserPlaygroundLiveQuery: in chromium at 1280x800, the playground
@@ -26,22 +25,8 @@ import (
 // $PLAYGROUND_SCREENSHOT, when set, is where the screenshot is kept.
 func TestBrowserPlaygroundLiveQuery(t *testing.T) {
 	node := requireBrowser(t)
-	base, st := startDemo(t, func(c *stack.Config) {
-		c.Live.Interval, c.Live.AllowFastPolls = 100*time.Millisecond, true
-	})
-	m := st.Embedded.Manifest
-	creds := restclient.Credentials{Authorization: "Bearer " + m.BearerToken, NetworkID: m.NetworkID}
-	loc := m.IDs["location"][0]
-	orders, _, err := st.Client.Shop.ListOrders(restclient.WithCredentials(t.Context(), creds),
-		&restclient.OrderListOptions{LocationRef: loc, ListOptions: restclient.ListOptions{Limit: 1}})
-	if err != nil || len(orders) == 0 {
-		t.Fatalf("orders: %v", err)
-	}
-	order := orders[0]
-	status := restclient.OrderStatusCanceled
-	if order.Status != nil && *order.Status == status {
-		status = restclient.OrderStatusCompleted
-	}
+	d := startLiveDemo(t)
+	base, st, creds, loc, order, status := d.base, d.st, d.creds, d.loc, d.order, d.status
 	query := strings.NewReplacer("query Dashboard($locationId: ID!) {", "query Dashboard @live {", "$locationId", `"`+loc+`"`).Replace(queries.Dashboard)
 	if !strings.Contains(query, "@live") {
 		t.Fatal("queries.Dashboard's first line changed: mark it @live here")
